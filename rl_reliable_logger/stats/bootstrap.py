@@ -1,0 +1,367 @@
+"""Stratified bootstrap engine, vectorised over replicates, in bounded-memory chunks.
+
+Dimension key: R replicates (a chunk of them), M tasks, N_m runs of task m, K = Σ N_m runs of one
+algorithm (all tasks concatenated), S task *slots* (M; with task resampling a slot holds a
+resampled task).
+
+One algorithm's data is a :class:`Cells` object: its runs concatenated task by task. A replicate
+is described by which runs it drew: ``idx[r, s, n]`` indexes into the K runs, ``valid`` marks the
+first N_{task(s)} positions of each slot. From the draws a :class:`Resample` derives, lazily,
+
+* ``weights`` (R, K): the probability mass of each original run in each replicate's empirical
+  distribution, where every task carries mass 1/M and each run of task m 1/(M·N_m) per draw; and
+* ``task_means(values)`` (R, S): the mean of each slot.
+
+Metrics are functions of a Resample (see ``metrics.py``). Because the draws do not depend on the
+values, the same Resample evaluated on the scores at different training steps resamples *whole
+runs* consistently across time.
+
+Random numbers: one uniform double per drawn run, from a numpy Generator consumed in replicate
+order, so results are bit-identical for a given seed whatever the chunk size.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+from scipy import special
+
+Method = Literal["percentile", "basic", "bc", "bca"]
+METHODS = ("percentile", "basic", "bc", "bca")
+
+#: Memory budget (bytes) for one chunk of replicates; tune with ``chunk_bytes=`` where offered.
+DEFAULT_CHUNK_BYTES = 64 * 2**20
+
+
+def as_generator(seed: int | np.random.Generator | np.random.SeedSequence | None) -> np.random.Generator:
+    """A numpy Generator from an int, a SeedSequence, a Generator (used as is) or None (fresh entropy)."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    return np.random.default_rng(seed)
+
+
+@dataclass(frozen=True)
+class Cells:
+    """One algorithm's runs, task by task, concatenated (ragged: each task keeps its own count)."""
+
+    values: np.ndarray  # (K,) final scores, task-major
+    sizes: np.ndarray  # (M,) runs per task
+    offsets: np.ndarray  # (M,) index of each task's first run in ``values``
+    task_of: np.ndarray  # (K,) task index of each run
+
+    @classmethod
+    def from_list(cls, per_task: Sequence[np.ndarray]) -> "Cells":
+        """Build from one 1-D array of run scores per task."""
+        arrays = [np.asarray(a, dtype=float).ravel() for a in per_task]
+        if not arrays:
+            raise ValueError("no tasks")
+        sizes = np.array([a.size for a in arrays], dtype=np.int64)
+        if (sizes == 0).any():
+            raise ValueError("every task needs at least one run")
+        offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        task_of = np.repeat(np.arange(len(arrays)), sizes)
+        return cls(np.concatenate(arrays), sizes, offsets, task_of)
+
+    @classmethod
+    def from_array(cls, scores: np.ndarray) -> "Cells":
+        """Build from rliable's rectangular ``(runs, tasks)`` array."""
+        scores = np.asarray(scores, dtype=float)
+        if scores.ndim == 1:
+            scores = scores[:, None]
+        return cls.from_list([scores[:, j] for j in range(scores.shape[1])])
+
+    @property
+    def n_tasks(self) -> int:
+        return int(self.sizes.size)
+
+    @property
+    def n_runs(self) -> int:
+        return int(self.values.size)
+
+    @property
+    def rectangular(self) -> bool:
+        return bool((self.sizes == self.sizes[0]).all())
+
+    @property
+    def base_weights(self) -> np.ndarray:
+        """Mass of each run in the original data: 1/(M·N_m)."""
+        return 1.0 / (self.n_tasks * self.sizes[self.task_of])
+
+    def padded(self, values: np.ndarray | None = None) -> np.ndarray:
+        """(N_max, M) array, NaN where a task has fewer runs (the slow-path custom-metric input)."""
+        values = self.values if values is None else values
+        out = np.full((int(self.sizes.max()), self.n_tasks), np.nan)
+        rows = np.arange(self.n_runs) - self.offsets[self.task_of]
+        out[rows, self.task_of] = values
+        return out
+
+
+@dataclass
+class Resample:
+    """A batch of replicates (or the original data) of one algorithm, as draws of run indices.
+
+    Layout: ``idx[n, r, s]`` is the n-th run drawn for task slot s of replicate r (run-major, so
+    reductions over the runs of a slot are sums of whole contiguous (R, S) planes). ``values`` are
+    the run scores the metrics read (the final scores, or one training step's).
+    """
+
+    cells: Cells
+    idx: np.ndarray  # (N_max, R, S) int indices into the K runs
+    valid: np.ndarray | None  # (N_max, R, S) or (N_max, 1, S) bool, None when every position is drawn
+    slot_sizes: np.ndarray  # (R, S) or (1, S) runs per slot
+    values: np.ndarray
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def n_reps(self) -> int:
+        return int(self.idx.shape[1])
+
+    @property
+    def n_slots(self) -> int:
+        return int(self.idx.shape[2])
+
+    def with_values(self, values: np.ndarray) -> "Resample":
+        """The same draws evaluated on other scores of the same runs (e.g. another training step)."""
+        kept = {k: v for k, v in self._cache.items() if k == "counts"}
+        return Resample(self.cells, self.idx, self.valid, self.slot_sizes, np.asarray(values, float), kept)
+
+    def _per_draw_mass(self) -> np.ndarray:
+        """(R or 1, S) mass of one draw in each slot: 1/(S·N_slot)."""
+        return 1.0 / (self.n_slots * self.slot_sizes)
+
+    def counts(self) -> np.ndarray:
+        """(R, K) how often each original run was drawn (summed over slots) in each replicate."""
+        if "counts" not in self._cache:
+            self._cache["counts"] = self._bincount(self.idx)
+        return self._cache["counts"]
+
+    def _bincount(self, index: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        reps, k = self.n_reps, self.cells.n_runs
+        flat = index + (np.arange(reps, dtype=np.int64) * k)[None, :, None]
+        if self.valid is not None:
+            valid = np.broadcast_to(self.valid, index.shape)
+            flat = flat[valid]
+            if weights is not None:
+                weights = np.broadcast_to(weights, index.shape)[valid]
+        elif weights is not None:
+            weights = np.broadcast_to(weights, index.shape).ravel()
+        out = np.bincount(flat.ravel(), weights=weights, minlength=reps * k)
+        return out.reshape(reps, k).astype(float, copy=False)
+
+    @property
+    def weights(self) -> np.ndarray:
+        """(R, K) mass of each original run in each replicate; rows sum to 1, each slot to 1/S."""
+        if "weights" not in self._cache:
+            if self.slot_sizes.shape[0] == 1:  # every slot of every replicate is the same task: scale counts
+                self._cache["weights"] = self.counts() * self.cells.base_weights[None, :]
+            else:
+                per_draw = np.broadcast_to(self._per_draw_mass()[None], self.idx.shape)
+                self._cache["weights"] = self._bincount(self.idx, per_draw)
+        return self._cache["weights"]
+
+    def order(self) -> np.ndarray:
+        """Permutation sorting ``values`` ascending (stable)."""
+        if "order" not in self._cache:
+            self._cache["order"] = np.argsort(self.values, kind="stable")
+        return self._cache["order"]
+
+    def sorted_weights(self) -> tuple[np.ndarray, np.ndarray]:
+        """Values ascending and each replicate's weights in that order: ((K,), (R, K))."""
+        if "sorted" not in self._cache:
+            order = self.order()
+            if "weights" in self._cache or "counts" in self._cache:
+                w = self.weights[:, order]
+            else:  # draw straight into sorted positions: one bincount, no (R, K) gather
+                rank = np.empty_like(order)
+                rank[order] = np.arange(order.size)
+                if self.slot_sizes.shape[0] == 1:
+                    w = self._bincount(rank[self.idx]) * self.cells.base_weights[order][None, :]
+                else:
+                    per_draw = np.broadcast_to(self._per_draw_mass()[None], self.idx.shape)
+                    w = self._bincount(rank[self.idx], per_draw)
+            self._cache["sorted"] = (self.values[order], w)
+        return self._cache["sorted"]
+
+    def task_means(self) -> np.ndarray:
+        """(R, S) mean score of each task slot."""
+        if "task_means" not in self._cache:
+            gathered = self.values[self.idx]
+            if self.valid is not None:
+                gathered = np.where(self.valid, gathered, 0.0)
+            self._cache["task_means"] = gathered.sum(axis=0) / self.slot_sizes
+        return self._cache["task_means"]
+
+    def padded_samples(self) -> np.ndarray:
+        """(R, N_max, S) resampled scores, NaN-padded: the input of slow-path custom metrics."""
+        gathered = self.values[self.idx]
+        if self.valid is not None:
+            gathered = np.where(self.valid, gathered, np.nan)
+        return np.moveaxis(gathered, 0, 1)
+
+
+def original(cells: Cells, values: np.ndarray | None = None) -> Resample:
+    """The original data as a one-replicate Resample (for point estimates)."""
+    n_max = int(cells.sizes.max())
+    pos = np.arange(n_max)
+    valid = pos[:, None] < cells.sizes[None, :]  # (N, M)
+    idx = np.where(valid, cells.offsets[None, :] + pos[:, None], 0)[:, None, :]
+    return Resample(
+        cells, idx, None if valid.all() else valid[:, None, :], cells.sizes[None, :].astype(float),
+        cells.values if values is None else np.asarray(values, float),
+    )
+
+
+def draw(cells: Cells, reps: int, rng: np.random.Generator, *, task_bootstrap: bool = False) -> Resample:
+    """Draw ``reps`` stratified-bootstrap replicates of one algorithm.
+
+    Runs are resampled with replacement within each task, each task keeping its own run count
+    N_m. With ``task_bootstrap`` the M tasks are first resampled with replacement, and the runs of
+    each drawn slot are then resampled independently (rliable's ``task_bootstrap=True``).
+    """
+    n_tasks = cells.n_tasks
+    n_max = int(cells.sizes.max())
+    pos = np.arange(n_max)
+    if task_bootstrap:
+        tasks = rng.integers(0, n_tasks, size=(reps, n_tasks))
+        sizes = cells.sizes[tasks]  # (R, S)
+        local = (rng.random((n_max, reps, n_tasks)) * sizes[None]).astype(np.int64)
+        valid = pos[:, None, None] < sizes[None]
+        idx = np.where(valid, cells.offsets[tasks][None] + local, 0)
+        return Resample(cells, idx, valid, sizes.astype(float), cells.values)
+    if cells.rectangular:
+        n = n_max
+        dtype = np.uint8 if n <= 255 else np.int64
+        local = rng.integers(0, n, size=(n, reps, n_tasks), dtype=dtype)
+        idx = local.astype(np.int32 if cells.n_runs < 2**31 else np.int64) + cells.offsets.astype(np.int32)[None, None, :]
+        return Resample(cells, idx, None, cells.sizes[None, :].astype(float), cells.values)
+    local = (rng.random((n_max, reps, n_tasks)) * cells.sizes[None, None, :]).astype(np.int64)
+    valid = (pos[:, None] < cells.sizes[None, :])[:, None, :]
+    idx = np.where(valid, cells.offsets[None, None, :] + local, 0)
+    return Resample(cells, idx, valid, cells.sizes[None, :].astype(float), cells.values)
+
+
+def chunk_sizes(reps: int, cells: Cells, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> Iterator[int]:
+    """Split ``reps`` so that one chunk's arrays stay near ``chunk_bytes`` (≈ 4 (R,K)-sized float arrays)."""
+    per_rep = 8 * 4 * max(cells.n_runs, int(cells.sizes.max()) * cells.n_tasks)
+    step = max(1, int(chunk_bytes // per_rep))
+    done = 0
+    while done < reps:
+        n = min(step, reps - done)
+        yield n
+        done += n
+
+
+def replicates(
+    cells: Cells,
+    statistic: Callable[[Resample], np.ndarray],
+    reps: int,
+    rng: np.random.Generator,
+    *,
+    task_bootstrap: bool = False,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    progress: Callable[[int], None] | None = None,
+) -> np.ndarray:
+    """Bootstrap distribution of a batched ``statistic``: returns (reps, ...) stacked over chunks."""
+    out = []
+    for n in chunk_sizes(reps, cells, chunk_bytes):
+        out.append(np.asarray(statistic(draw(cells, n, rng, task_bootstrap=task_bootstrap))))
+        if progress is not None:
+            progress(n)
+    return np.concatenate(out, axis=0)
+
+
+# ---------------------------------------------------------------------------- intervals
+def _quantile(dist: np.ndarray, q: np.ndarray | float) -> np.ndarray:
+    return np.quantile(dist, q, axis=0)
+
+
+def interval(
+    dist: np.ndarray,
+    point: np.ndarray,
+    *,
+    ci: float = 0.95,
+    method: Method = "percentile",
+    jackknife: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Confidence interval (low, high) for each statistic from its bootstrap distribution.
+
+    Args:
+        dist: (B, ...) bootstrap replicates.
+        point: (...) estimate on the original data.
+        ci: confidence level, e.g. 0.95.
+        method: ``percentile`` (default), ``basic``, ``bc`` (bias-corrected) or ``bca`` (bias-
+            corrected and accelerated; needs ``jackknife``, the (J, ...) leave-one-run-out values,
+            from which each statistic gets its *own* acceleration).
+    """
+    if not 0 < ci < 1:
+        raise ValueError(f"ci must be in (0, 1), got {ci}")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    alpha = 1.0 - ci
+    point = np.asarray(point, dtype=float)
+    if method == "percentile":
+        return _quantile(dist, alpha / 2), _quantile(dist, 1 - alpha / 2)
+    if method == "basic":
+        lo, hi = _quantile(dist, alpha / 2), _quantile(dist, 1 - alpha / 2)
+        return 2 * point - hi, 2 * point - lo
+    # bias correction: z0 = Φ⁻¹(fraction of replicates below the estimate), ties count half
+    below = (dist < point).mean(axis=0) + 0.5 * (dist == point).mean(axis=0)
+    z0 = special.ndtri(np.clip(below, 1e-12, 1 - 1e-12))
+    if method == "bca":
+        if jackknife is None:
+            raise ValueError("bca needs the jackknife values of each statistic")
+        centred = jackknife.mean(axis=0) - jackknife
+        num = (centred**3).sum(axis=0)
+        den = 6.0 * (centred**2).sum(axis=0) ** 1.5
+        accel = np.divide(num, den, out=np.zeros_like(num, dtype=float), where=den > 0)
+    else:
+        accel = np.zeros_like(z0)
+    zs = special.ndtri(np.array([alpha / 2, 1 - alpha / 2]))
+    bounds = []
+    for z in zs:
+        adj = z0 + (z0 + z) / (1 - accel * (z0 + z))
+        q = special.ndtr(adj)
+        bounds.append(_diag_quantile(dist, q))
+    return bounds[0], bounds[1]
+
+
+def _diag_quantile(dist: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Quantile q[i] of column i (each statistic its own level)."""
+    flat = dist.reshape(dist.shape[0], -1)
+    qs = np.broadcast_to(np.asarray(q, float), dist.shape[1:]).ravel()
+    out = np.array([np.quantile(flat[:, i], qs[i]) if np.isfinite(qs[i]) else np.nan for i in range(flat.shape[1])])
+    return out.reshape(dist.shape[1:])
+
+
+def jackknife_resamples(cells: Cells, values: np.ndarray | None = None) -> Iterator[Resample]:
+    """Leave-one-run-out replicates (one per run whose task has ≥ 2 runs), in small batches.
+
+    Removing run k of task m leaves task m with N_m - 1 runs, so the task keeps equal total weight.
+    """
+    values = cells.values if values is None else values
+    removable = np.flatnonzero(cells.sizes[cells.task_of] >= 2)
+    n_max = int(cells.sizes.max())
+    pos = np.arange(n_max)
+    for start in range(0, removable.size, 256):
+        drop = removable[start : start + 256]
+        reps = drop.size
+        task = cells.task_of[drop]
+        sizes = np.broadcast_to(cells.sizes, (reps, cells.n_tasks)).copy()
+        sizes[np.arange(reps), task] -= 1
+        local = np.broadcast_to(pos[:, None, None], (n_max, reps, cells.n_tasks)).copy()
+        drop_local = drop - cells.offsets[task]
+        # in the dropped run's own task, positions at or after it shift by one
+        local[:, np.arange(reps), task] += pos[:, None] >= drop_local[None, :]
+        valid = pos[:, None, None] < sizes[None]
+        idx = np.where(valid, cells.offsets[None, None, :] + local, 0)
+        yield Resample(cells, idx, valid, sizes.astype(float), values)
+
+
+def jackknife(cells: Cells, statistic: Callable[[Resample], np.ndarray], values: np.ndarray | None = None) -> np.ndarray:
+    """Leave-one-run-out values of a batched statistic: (J, ...)."""
+    parts = [np.asarray(statistic(r)) for r in jackknife_resamples(cells, values)]
+    if not parts:
+        raise ValueError("BCa needs at least one task with two or more runs")
+    return np.concatenate(parts, axis=0)

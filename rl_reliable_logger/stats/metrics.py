@@ -1,0 +1,208 @@
+"""Aggregate metrics, each computed on a whole batch of bootstrap replicates at once.
+
+Every metric is a function ``f(resample) -> ndarray (R,)`` of a :class:`~.bootstrap.Resample`:
+a batch of replicates, each a weighted empirical distribution over one algorithm's runs in which
+every task carries mass 1/M and each run of task m mass 1/(M·N_m). On rectangular data (equal runs
+per task) every run weighs the same and the metrics equal rliable's definitions:
+
+* ``mean``: mean over tasks of per-task mean scores (= mean over all runs when rectangular);
+* ``median``: median over tasks of per-task mean scores;
+* ``iqm``: the 25% trimmed mean over all runs (``scipy.stats.trim_mean(x, 0.25, axis=None)``:
+  ⌊0.25·K⌋ of the K runs are cut from each end); with unequal runs the same *mass* ⌊0.25·K⌋/K
+  is trimmed from each end of the weighted distribution (a run on the boundary counts in part);
+* ``optimality_gap``: γ − mean(min(score, γ)) over runs, γ = 1 by default;
+* ``trimmed_mean(p)``: as IQM with proportion p cut from each end;
+* ``dp25``: mean of the bottom 25% of runs (by mass, the boundary run counted in part) — the
+  "deployment" view of how bad the worst quarter of training runs is;
+* ``prob_above(t)``: fraction of runs scoring above t (e.g. t = 1: superhuman);
+* probability of improvement lives in :func:`probability_of_improvement` (two algorithms).
+
+Custom metrics: wrap a batched function with :func:`batched`; a plain function of a
+``(runs, tasks)`` array (NaN-padded when runs differ) is accepted too and called once per
+replicate (slower; documented in the README).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .bootstrap import Resample
+
+MetricFn = Callable[[Resample], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A named batched metric."""
+
+    name: str
+    fn: MetricFn
+
+    def __call__(self, resample: Resample) -> np.ndarray:
+        return np.asarray(self.fn(resample), dtype=float).reshape(resample.n_reps)
+
+
+def batched(fn: MetricFn, name: str | None = None) -> Metric:
+    """Mark ``fn(resample) -> (R,)`` as a batched metric (the fast path).
+
+    Example:
+        >>> import numpy as np
+        >>> top = batched(lambda r: r.task_means().max(axis=1), name="best_task")
+    """
+    return Metric(name or getattr(fn, "__name__", "custom"), fn)
+
+
+def per_replicate(fn: Callable[[np.ndarray], float], name: str | None = None) -> Metric:
+    """Adapt an rliable-style ``fn(scores[runs, tasks]) -> float`` (called once per replicate)."""
+
+    def run(resample: Resample) -> np.ndarray:
+        samples = resample.padded_samples()
+        return np.array([float(fn(s)) for s in samples])
+
+    return Metric(name or getattr(fn, "__name__", "custom"), run)
+
+
+# --------------------------------------------------------------------------- helpers
+def _sorted(resample: Resample) -> tuple[np.ndarray, np.ndarray]:
+    """Values in ascending order and the replicate weights in the same order."""
+    return resample.sorted_weights()
+
+
+def _mass_between(weights_sorted: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """Part of each run's mass lying in the cumulative-mass window [lo, hi]."""
+    upper = np.cumsum(weights_sorted, axis=1)
+    lower = upper - weights_sorted
+    return np.clip(np.minimum(upper, hi) - np.maximum(lower, lo), 0.0, None)
+
+
+# --------------------------------------------------------------------------- metrics
+def mean(resample: Resample) -> np.ndarray:
+    """Mean over tasks of per-task mean scores."""
+    return resample.task_means().mean(axis=1)
+
+
+def median(resample: Resample) -> np.ndarray:
+    """Median over tasks of per-task mean scores."""
+    return np.median(resample.task_means(), axis=1)
+
+
+def trimmed_mean(proportion: float) -> MetricFn:
+    """Trimmed mean cutting ``proportion`` of runs from each end (0.25 gives the IQM)."""
+    if not 0 <= proportion < 0.5:
+        raise ValueError(f"trim proportion must be in [0, 0.5), got {proportion}")
+
+    def fn(resample: Resample) -> np.ndarray:
+        k = resample.cells.n_runs
+        cut = math.floor(proportion * k) / k
+        values, weights = _sorted(resample)
+        kept = _mass_between(weights, cut, 1.0 - cut)
+        return (kept @ values) / kept.sum(axis=1)
+
+    fn.__name__ = f"trimmed_mean_{proportion:g}"
+    return fn
+
+
+iqm = trimmed_mean(0.25)
+iqm.__name__ = "iqm"
+
+
+def optimality_gap(gamma: float = 1.0) -> MetricFn:
+    """γ − mean(min(score, γ)): how far below the target γ the runs fall on average."""
+
+    def fn(resample: Resample) -> np.ndarray:
+        values, weights = _sorted(resample)
+        return gamma - weights @ np.minimum(values, gamma)
+
+    fn.__name__ = "optimality_gap"
+    return fn
+
+
+def lower_tail_mean(fraction: float = 0.25) -> MetricFn:
+    """Mean of the bottom ``fraction`` of runs by mass (DP-25 for 0.25)."""
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction must be in (0, 1], got {fraction}")
+
+    def fn(resample: Resample) -> np.ndarray:
+        values, weights = _sorted(resample)
+        kept = _mass_between(weights, 0.0, fraction)
+        return (kept @ values) / kept.sum(axis=1)
+
+    fn.__name__ = f"dp{round(fraction * 100)}"
+    return fn
+
+
+def prob_above(threshold: float) -> MetricFn:
+    """Fraction of runs (each task weighted equally) scoring strictly above ``threshold``."""
+
+    def fn(resample: Resample) -> np.ndarray:
+        values, weights = _sorted(resample)
+        return weights @ (values > threshold).astype(float)
+
+    fn.__name__ = f"p_above_{threshold:g}"
+    return fn
+
+
+def get_metric(name: str | Metric | Callable, *, gamma: float = 1.0) -> Metric:
+    """Resolve a metric name (``mean``, ``median``, ``iqm``, ``optimality_gap``, ``dp25``,
+    ``trimmed_mean_0.1``, ``p_above_1``) or a callable into a :class:`Metric`."""
+    if isinstance(name, Metric):
+        return name
+    if callable(name):
+        return per_replicate(name)
+    key = str(name).strip().lower()
+    fixed: dict[str, MetricFn] = {
+        "mean": mean,
+        "median": median,
+        "iqm": iqm,
+        "optimality_gap": optimality_gap(gamma),
+        "dp25": lower_tail_mean(0.25),
+    }
+    if key in fixed:
+        return Metric(key, fixed[key])
+    for prefix, factory in (("trimmed_mean_", trimmed_mean), ("p_above_", prob_above), ("dp", None)):
+        if key.startswith(prefix):
+            try:
+                number = float(key[len(prefix):])
+            except ValueError:
+                break
+            if factory is None:
+                return Metric(key, lower_tail_mean(number / 100.0))
+            return Metric(key, factory(number))
+    raise ValueError(
+        f"unknown metric {name!r}: use mean, median, iqm, optimality_gap, dp25, trimmed_mean_<p>, "
+        "p_above_<t>, or pass a function."
+    )
+
+
+# --------------------------------------------------------------------------- improvement
+def _pair_scores(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """S[a, b] = 1 if x_a > y_b, 1/2 if equal, 0 otherwise."""
+    return (x[:, None] > y[None, :]) + 0.5 * (x[:, None] == y[None, :])
+
+
+def probability_of_improvement(x_tasks: list[np.ndarray], y_tasks: list[np.ndarray]) -> float:
+    """P(X > Y): per-task Mann–Whitney U / (n_x·n_y), ties counting 1/2, averaged over tasks.
+
+    Example:
+        >>> probability_of_improvement([np.array([2., 3.])], [np.array([1., 3.])])
+        0.625
+    """
+    return float(np.mean([_pair_scores(np.asarray(x, float), np.asarray(y, float)).mean() for x, y in zip(x_tasks, y_tasks)]))
+
+
+def improvement_replicates(cells_x, counts_x: np.ndarray, cells_y, counts_y: np.ndarray) -> np.ndarray:
+    """Bootstrap values of P(X > Y) from independent replicates of X and Y: (R,).
+
+    ``counts_*`` are (R, K) draw counts (:meth:`Resample.counts`). For each task,
+    U = Σ_a Σ_b c_x[a] c_y[b] S[a, b] / (n_x n_y), with S the pairwise win/tie matrix.
+    """
+    total = np.zeros(counts_x.shape[0])
+    for m in range(cells_x.n_tasks):
+        sx = slice(cells_x.offsets[m], cells_x.offsets[m] + cells_x.sizes[m])
+        sy = slice(cells_y.offsets[m], cells_y.offsets[m] + cells_y.sizes[m])
+        pair = _pair_scores(cells_x.values[sx], cells_y.values[sy])
+        total += ((counts_x[:, sx] @ pair) * counts_y[:, sy]).sum(axis=1) / (cells_x.sizes[m] * cells_y.sizes[m])
+    return total / cells_x.n_tasks

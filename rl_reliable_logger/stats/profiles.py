@@ -1,0 +1,70 @@
+"""Score distributions (performance profiles), optimality gap over γ, and rank distributions.
+
+* Run-score profile: for each τ, the fraction of runs scoring above τ (each task weighted equally).
+* Average-score profile: the fraction of tasks whose mean score is above τ.
+* Gap curve: γ − E[min(score, γ)] for a grid of γ (the optimality gap as a function of the target).
+* Ranks: probability that each algorithm takes rank k (1 = best mean score) on each task, over
+  independent bootstrap replicates of every algorithm; tied means share the tied ranks equally.
+
+All are batched over replicates: each function maps a :class:`~.bootstrap.Resample` to (R, ...).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .bootstrap import Resample
+
+
+def default_taus(values: np.ndarray, n: int = 101) -> np.ndarray:
+    """A τ grid from min(0, lowest score) to the highest score."""
+    values = np.asarray(values, float)
+    lo = min(0.0, float(values.min()))
+    hi = float(values.max())
+    if hi <= lo:
+        hi = lo + 1.0
+    return np.linspace(lo, hi, n)
+
+
+def run_score_profile(resample: Resample, taus: np.ndarray) -> np.ndarray:
+    """(R, T) fraction of runs (task-weighted) with score > τ."""
+    values, weights = resample.sorted_weights()
+    # survival = 1 - cumulative mass at or below τ
+    cum = np.cumsum(weights, axis=1)
+    pos = np.searchsorted(values, taus, side="right")  # runs with value <= τ are the first `pos`
+    below = np.where(pos > 0, cum[:, np.maximum(pos - 1, 0)], 0.0)
+    return np.clip(1.0 - below, 0.0, 1.0)
+
+
+def average_score_profile(resample: Resample, taus: np.ndarray) -> np.ndarray:
+    """(R, T) fraction of tasks whose mean score is > τ."""
+    means = resample.task_means()
+    out = np.empty((means.shape[0], taus.size))
+    for i, tau in enumerate(taus):  # T is small (≈100); each step is a vectorised pass over (R, S)
+        out[:, i] = (means > tau).mean(axis=1)
+    return out
+
+
+def gap_curve(resample: Resample, gammas: np.ndarray) -> np.ndarray:
+    """(R, G) optimality gap γ − E[min(score, γ)] for each γ."""
+    values, weights = resample.sorted_weights()
+    return gammas[None, :] - weights @ np.minimum(values[:, None], gammas[None, :])
+
+
+def rank_probabilities(task_means: np.ndarray) -> np.ndarray:
+    """Rank distribution from per-task means of every algorithm.
+
+    Args:
+        task_means: (A, R, M) mean score of algorithm a on task m in replicate r.
+
+    Returns:
+        (A, M, A): probability that algorithm a takes rank k+1 (1 = highest mean) on task m. Tied
+        algorithms share their ranks: a tie of t algorithms over ranks j..j+t-1 gives each 1/t of each.
+    """
+    n_alg, reps, n_tasks = task_means.shape
+    greater = (task_means[None, :, :, :] > task_means[:, None, :, :]).sum(axis=1)  # (A, R, M) # better than a
+    equal = (task_means[None, :, :, :] == task_means[:, None, :, :]).sum(axis=1)  # includes a itself
+    probs = np.zeros((n_alg, n_tasks, n_alg))
+    for k in range(n_alg):  # rank k+1 is held when greater <= k < greater + equal
+        share = ((greater <= k) & (k < greater + equal)) / equal
+        probs[:, :, k] = share.mean(axis=1)
+    return probs
