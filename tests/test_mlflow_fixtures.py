@@ -5,6 +5,7 @@ Imported by the other ``test_mlflow_*`` modules; it holds no tests of its own.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,14 @@ def use_store(uri: str, monkeypatch: pytest.MonkeyPatch):
 def make_store(tmp_dir: Path) -> str:
     """Create an MLflow SQLite store (runs the migrations once) and return its URI."""
     uri = f"sqlite:///{tmp_dir}/mlflow.db"
-    mlflow.MlflowClient(uri).search_experiments()
+    # MLflow caches one store per URI and fixes its artifact root ("./mlruns") when the store is
+    # first made: make it from inside tmp_dir so no test writes artifacts into the checkout.
+    cwd = os.getcwd()
+    os.chdir(tmp_dir)
+    try:
+        mlflow.MlflowClient(uri).search_experiments()
+    finally:
+        os.chdir(cwd)
     return uri
 
 

@@ -620,8 +620,33 @@ def _note(report: "Report") -> str:
 
 
 def _write_table_json(frame: Any, path: Path) -> None:
-    """MLflow's table JSON (``{"columns": [...], "data": [[...]]}``), written by us so it overwrites."""
-    frame.to_json(path, orient="split", index=False, date_format="iso")
+    """MLflow's table JSON (``{"columns": [...], "data": [[...]]}``), written by us so it overwrites.
+
+    Floats are written exactly (``json`` round-trips them; pandas' ``to_json`` keeps 10 digits);
+    NaN / missing become ``null``.
+    """
+    payload = {"columns": [str(c) for c in frame.columns],
+               "data": [[_json_value(v) for v in row] for row in frame.itertuples(index=False, name=None)]}
+    path.write_text(json.dumps(payload, allow_nan=False))
+
+
+def _json_value(value: Any) -> Any:
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()  # numpy scalar -> Python
+    if value is None:
+        return None
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, (bool, int, str)):
+        return value
+    try:
+        import pandas as pd
+
+        if pd.isna(value):
+            return None
+    except (TypeError, ValueError):
+        pass
+    return str(value)
 
 
 def _write_report(tracker: _Tracker, run_id: str, report: "Report") -> list[str]:
