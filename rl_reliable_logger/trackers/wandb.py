@@ -57,6 +57,7 @@ OFFLINE_INDEX = "rl-reliable-published.json"
 #: Provenance keys that change on every evaluation without changing the results.
 _VOLATILE_PROVENANCE = {"created_at", "created", "timestamp", "time", "elapsed", "elapsed_seconds",
                         "duration", "duration_seconds", "hostname", "host", "wall_time"}
+_VOLATILE_SOURCE = {"skipped_analysis_runs"}
 _UNFINISHED_STATES = ("running", "pending")
 _INTERNAL_CONFIG = {"_wandb", "wandb_version"}
 
@@ -381,6 +382,9 @@ def report_hash(report: "Report") -> str:
     for name in sorted(report.extra):
         h.update(name.encode() + b"\0" + report.extra[name].to_csv(index=False).encode() + b"\0")
     prov = {k: v for k, v in report.provenance.items() if k not in _VOLATILE_PROVENANCE}
+    if isinstance(prov.get("source"), Mapping):
+        # earlier analysis runs are skipped by the source; publishing one must not change the hash
+        prov["source"] = {k: v for k, v in prov["source"].items() if k not in _VOLATILE_SOURCE}
     h.update(json.dumps(prov, sort_keys=True, default=str).encode())
     h.update(json.dumps(list(report.warnings)).encode())
     return h.hexdigest()
@@ -518,6 +522,18 @@ def _env(**values: str | None) -> Iterator[None]:
                 os.environ[k] = v
 
 
+class PublishResult(str):
+    """Where a report went (a ``str``); ``skipped`` is True when the same content was already there."""
+
+    skipped: bool = False
+
+    @classmethod
+    def make(cls, location: str, skipped: bool) -> "PublishResult":
+        out = cls(location)
+        out.skipped = skipped
+        return out
+
+
 def publish_wandb(
     report: "Report",
     *,
@@ -547,7 +563,8 @@ def publish_wandb(
     ``WANDB_DIR`` or the working directory); for offline publishing pass the folder that holds
     the source runs' ``wandb/`` so the analysis run is synced with them.
 
-    Returns the run URL (online), the offline run directory (offline), or the earlier location.
+    Returns the run URL (online), the offline run directory (offline), or the earlier location
+    (a :class:`PublishResult`, a ``str`` whose ``skipped`` says whether nothing new was logged).
 
     Example:
         >>> publish_wandb(report, project="hopper", entity="my-team", sweep="abc123")  # doctest: +SKIP
@@ -568,11 +585,11 @@ def publish_wandb(
         if effective_mode == "offline":
             previous = _previous_offline(_index_path(dir), art_name, digest, entity, project)
             if previous:
-                return str(previous["run_dir"])
+                return PublishResult.make(str(previous["run_dir"]), True)
         else:
             previous_ref = _previous_online(art_name, digest, entity, project)
             if previous_ref:
-                return previous_ref
+                return PublishResult.make(previous_ref, True)
 
     algorithms = ", ".join(report.algorithms) if len(report.aggregates) else ""
     settings_kwargs: dict[str, Any] = {"silent": True} if os.environ.get("WANDB_SILENT") else {}
@@ -632,7 +649,7 @@ def publish_wandb(
                         "sweep": sweep, "group": group, "run_id": run_id, "run_dir": location,
                         "published_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
         _write_index(index, entries)
-    return str(location)
+    return PublishResult.make(str(location), False)
 
 
 # ---------------------------------------------------------------------------- end of training
