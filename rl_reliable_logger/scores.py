@@ -171,19 +171,19 @@ class ScoreTable:
         raw = frame["score"]
         numeric = pd.to_numeric(raw, errors="coerce").astype("float64")
         problems = []
-        missing = raw.isna()
-        non_numeric = numeric.isna() & ~missing
-        non_finite = ~np.isfinite(numeric.to_numpy()) & ~numeric.isna().to_numpy()
-        nan_literal = numeric.isna() & ~missing & raw.astype(str).str.strip().str.lower().isin({"nan", "inf", "-inf"})
+        missing = raw.map(lambda v: v is None or v is pd.NA).astype(bool)
+        non_finite = ~np.isfinite(numeric.to_numpy()) & ~missing.to_numpy()
+        text = raw.astype(str).str.strip().str.lower()
+        nan_like = numeric.isna() & ~missing & (raw.map(lambda v: isinstance(v, float)).astype(bool) | text.isin({"nan", "inf", "-inf", ""}))
+        non_numeric = numeric.isna() & ~missing & ~nan_like
         for index in frame.index[missing]:
-            row = frame.loc[index]
-            problems.append(self._problem(row, index, f"missing score in column {score_col!r}"))
-        for index in frame.index[non_numeric & ~nan_literal]:
-            row = frame.loc[index]
-            problems.append(self._problem(row, index, f"non-numeric score {raw[index]!r} in column {score_col!r}"))
-        for index in frame.index[non_finite | nan_literal.to_numpy()]:
-            row = frame.loc[index]
-            problems.append(self._problem(row, index, f"non-finite score {raw[index]!r}"))
+            problems.append(self._problem(frame.loc[index], index, f"missing score in column {score_col!r}"))
+        for index in frame.index[non_numeric]:
+            problems.append(self._problem(frame.loc[index], index, f"non-numeric score {raw[index]!r} in column {score_col!r}"))
+        for index in frame.index[non_finite & ~non_numeric.to_numpy()]:
+            value = numeric[index]
+            label = "nan (empty or NaN)" if np.isnan(value) else repr(float(value))
+            problems.append(self._problem(frame.loc[index], index, f"non-finite score {label}"))
         frame = frame.copy()
         frame["score"] = numeric
         if "step" in frame.columns:

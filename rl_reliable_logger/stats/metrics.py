@@ -95,6 +95,11 @@ def trimmed_mean(proportion: float) -> MetricFn:
         raise ValueError(f"trim proportion must be in [0, 0.5), got {proportion}")
 
     def fn(resample: Resample) -> np.ndarray:
+        if resample.equal_weights:  # scipy.stats.trim_mean on each replicate, exactly
+            samples = resample.sorted_samples()
+            n = samples.shape[1]
+            cut_n = math.floor(proportion * n)
+            return samples[:, cut_n : n - cut_n].mean(axis=1)
         k = resample.cells.n_runs
         cut = math.floor(proportion * k) / k
         values, weights = _sorted(resample)
@@ -113,6 +118,8 @@ def optimality_gap(gamma: float = 1.0) -> MetricFn:
     """γ − mean(min(score, γ)): how far below the target γ the runs fall on average."""
 
     def fn(resample: Resample) -> np.ndarray:
+        if resample.equal_weights:
+            return gamma - np.minimum(resample.sorted_samples(), gamma).mean(axis=1)
         values, weights = _sorted(resample)
         return gamma - weights @ np.minimum(values, gamma)
 
@@ -138,6 +145,8 @@ def prob_above(threshold: float) -> MetricFn:
     """Fraction of runs (each task weighted equally) scoring strictly above ``threshold``."""
 
     def fn(resample: Resample) -> np.ndarray:
+        if resample.equal_weights:
+            return (resample.sorted_samples() > threshold).mean(axis=1)
         values, weights = _sorted(resample)
         return weights @ (values > threshold).astype(float)
 
