@@ -16,23 +16,17 @@ from typing import Any
 
 __version__ = "0.1.0"
 
+# The function `evaluate` shares its name with its module: import it eagerly so that
+# `rl_reliable_logger.evaluate` is always the function (numpy/pandas/scipy only; no tracker).
+from .evaluate import evaluate  # noqa: E402
+from .report import Report  # noqa: E402
+from .scores import ScoreTable, ScoreTableError  # noqa: E402
+
 __all__ = ["ScoreTable", "ScoreTableError", "Report", "evaluate", "log_final_score", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
-    # Lazy: `import rl_reliable_logger` stays fast and pulls in neither pandas nor a tracker.
-    if name in ("ScoreTable", "ScoreTableError"):
-        from . import scores
-
-        return getattr(scores, name)
-    if name == "Report":
-        from .report import Report
-
-        return Report
-    if name == "evaluate":
-        from .evaluate import evaluate
-
-        return evaluate
+    # Lazy: the tracker clients (wandb, mlflow) load only when a training script logs a score.
     if name == "log_final_score":
         from .callback import log_final_score
 
