@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -95,7 +96,7 @@ class ScoreTable:
         problems = bad + dups
         if problems and on_invalid == "raise":
             texts = [p["text"] for p in problems]
-            raise ScoreTableError(self._message(texts), texts)
+            raise ScoreTableError(self._message(texts, problems), texts)
         dropped += problems
         frame = frame.drop(index=[p["index"] for p in problems])
         gaps, gap_drops = self._check_coverage(frame)
@@ -257,7 +258,7 @@ class ScoreTable:
         return texts, drops
 
     @staticmethod
-    def _message(texts: list[str]) -> str:
+    def _message(texts: list[str], problems: list[dict[str, Any]] | None = None) -> str:
         fix = (
             "Fix the data at its source, or pass --drop-invalid (on_invalid='drop') to drop these rows; "
             "every dropped row is listed in the report's provenance."
@@ -269,7 +270,14 @@ class ScoreTable:
             )
         if any("has no runs on task" in t for t in texts):
             fix = "Evaluate all algorithms on the same tasks, or " + fix[0].lower() + fix[1:]
-        return f"{len(texts)} problem(s) in the scores:\n{_listing(texts)}\n{fix}"
+        summary = ""
+        if problems and len(texts) > _MAX_LISTED:
+            groups: dict[tuple[str, str], int] = {}
+            for p in problems:
+                kind = re.sub(r" ('.*'|\S+ \(.*\)|-?inf|nan)", "", p["reason"].split(" in column")[0].split(" (also")[0])
+                groups[(kind, p["algorithm"])] = groups.get((kind, p["algorithm"]), 0) + 1
+            summary = "by kind and algorithm: " + "; ".join(f"{k} — {a}: {n}" for (k, a), n in groups.items()) + "\n"
+        return f"{len(texts)} problem(s) in the scores:\n{summary}{_listing(texts)}\n{fix}"
 
     def _warn_small_cells(self) -> None:
         sizes = self.frame.groupby(["algorithm", "task"], sort=False)["run_id"].nunique()
