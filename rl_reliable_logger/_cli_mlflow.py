@@ -128,8 +128,10 @@ def _handler(args: argparse.Namespace) -> int:
         return 0
     experiment = table.source["experiments"][0]["id"]
     try:
+        no_figures = bool(getattr(args, "no_figures", False))
         published = publish_mlflow(report, tracking_uri=args.tracking_uri, experiment=experiment,
-                                   parent_run_id=run_id)
+                                   parent_run_id=run_id, figures=not no_figures,
+                                   report_dir=args.out if args.out and not no_figures else None)
     except (TrackerError, ValueError) as err:
         raise CliError(f"the analysis ran but publishing to MLflow failed: {err}") from None
     where = f"run {published} (experiment {table.source['experiments'][0]['name']!r})"

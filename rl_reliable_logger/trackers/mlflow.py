@@ -513,6 +513,15 @@ def mlflow_table(
 _REPORT_TABLES = ("aggregates", "per_task", "improvement", "differences", "profiles", "ranks", "gap_curve", "curves", "scores")
 
 
+_REPORT_FILES = {"provenance.json", "report.html", "table.tex", "table.md", "figures"}
+
+
+def _known_tables(report: "Report") -> set[str]:
+    from ..report import OPTIONAL_TABLES
+
+    return set(_REPORT_TABLES) | set(OPTIONAL_TABLES) | set(report.extra)
+
+
 def report_hash(report: "Report") -> str:
     """Content hash of a report's tables and warnings (what makes two publishes "the same")."""
     digest = hashlib.sha256()
@@ -649,16 +658,28 @@ def _json_value(value: Any) -> Any:
     return str(value)
 
 
-def _write_report(tracker: _Tracker, run_id: str, report: "Report") -> list[str]:
+def _write_report(tracker: _Tracker, run_id: str, report: "Report", *, figures: bool = True,
+                  report_dir: str | os.PathLike | None = None) -> list[str]:
     """Upload files, table JSONs, metrics and the table registry tag; returns the table paths."""
+    import shutil
+
     from mlflow.entities import Metric
 
     client = tracker.client
     with tempfile.TemporaryDirectory(prefix="rl-reliable-mlflow-") as tmp:
         files = Path(tmp) / "report"
-        try:
-            report.save(files)
-        except ImportError:  # figures not available: tables + provenance only
+        if report_dir is not None:  # already written by `--out DIR`: upload it, do not draw twice
+            files.mkdir()
+            for item in Path(report_dir).iterdir():  # only the report's own files, never a user's others
+                if item.name in _REPORT_FILES or (item.suffix == ".csv" and item.stem in _known_tables(report)):
+                    copy = shutil.copytree if item.is_dir() else shutil.copy2
+                    copy(item, files / item.name)
+        elif figures:
+            try:
+                report.save(files)
+            except ImportError:  # figures not available: tables + provenance only
+                report.save_tables(files)
+        else:
             report.save_tables(files)
         tables_dir = files / "tables"
         tables_dir.mkdir(exist_ok=True)
@@ -701,6 +722,8 @@ def publish_mlflow(
     experiment: str | None = None,
     parent_run_id: str | None = None,
     run_name: str = ANALYSIS_RUN_NAME,
+    figures: bool = True,
+    report_dir: str | os.PathLike | None = None,
 ) -> str:
     """Publish ``report`` to MLflow; return the id of the run that holds it.
 
@@ -709,6 +732,8 @@ def publish_mlflow(
     first experiment the scores came from). Idempotent: the tag ``rl_reliable.report_hash`` is set
     last, and a report whose hash is already there (on the parent run, or on an analysis run in
     the experiment) is not written again. Publishing never writes to the runs the scores came from.
+    ``figures=False`` uploads tables and provenance only; ``report_dir`` uploads a folder already
+    written by ``report.save(report_dir)`` instead of drawing the figures again.
 
     Example:
         >>> run_id = publish_mlflow(report, experiment="bandits")      # doctest: +SKIP
@@ -739,7 +764,7 @@ def publish_mlflow(
         if run.data.tags.get(HASH_TAG) == digest:
             return parent_run_id
         tags.pop(ROLE_TAG)  # the parent is the user's run: do not mark it as an analysis run
-        _write_report(tracker, parent_run_id, report)
+        _write_report(tracker, parent_run_id, report, figures=figures, report_dir=report_dir)
         _set_tags(tracker, parent_run_id, tags)
         _set_tags(tracker, parent_run_id, {HASH_TAG: digest})
         return parent_run_id
@@ -756,7 +781,7 @@ def publish_mlflow(
                        tags={ROLE_TAG: ANALYSIS_ROLE, "mlflow.note.content": _note(report)})
     run_id = run.info.run_id
     try:
-        _write_report(tracker, run_id, report)
+        _write_report(tracker, run_id, report, figures=figures, report_dir=report_dir)
         _set_tags(tracker, run_id, tags)
         _set_tags(tracker, run_id, {HASH_TAG: digest})
     except BaseException:
