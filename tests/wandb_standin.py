@@ -193,6 +193,16 @@ class StandIn:
         self.sweeps[sweep_id] = sw
         return sw
 
+    def add_artifact(self, entity: str, project: str, name: str, *, type: str, digest: str,
+                     aliases: list[str], metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Store an artifact version (looked up by ``name:alias`` or ``name:vN``)."""
+        version = sum(1 for a in self.artifacts if a["name"] == name)
+        art = {"id": base64.b64encode(f"Artifact:{name}:{version}".encode()).decode(), "entity": entity,
+               "project": project, "name": name, "type": type, "digest": digest, "aliases": list(aliases),
+               "version": version, "metadata": metadata or {}}
+        self.artifacts.append(art)
+        return art
+
     def fail(self, op: str, status: int = 500, *, times: int = 1, delay: float = 0.0) -> None:
         """Inject ``times`` failures on operation ``op`` ("*" = any)."""
         self.faults.append(Fault(op, status, delay, times))
@@ -253,6 +263,24 @@ def _run_node(st: StandIn, run: dict[str, Any], project_id: str) -> dict[str, An
         "historyLineCount": len(run["history"]),
         "user": {"name": "tester", "username": "tester"},
         "historyKeys": {"lastStep": last_step, "keys": {k: {"typeCounts": [{"type": "number", "count": len(run["history"])}]} for k in keys}},
+    }
+
+
+def _membership(art: dict[str, Any]) -> dict[str, Any]:
+    """``ArtifactMembershipFragment`` for a stored artifact (shape the 0.31 pydantic models accept)."""
+    proj = {"id": "UHJvamVjdDox", "internalId": "1", "name": art["project"], "entity": {"name": art["entity"]}}
+    coll = {"__typename": "ArtifactSequence", "name": art["name"], "project": proj}
+    aliases = [{"__typename": "ArtifactAlias", "id": f"al{i}", "alias": a} for i, a in enumerate(art["aliases"])]
+    return {
+        "__typename": "ArtifactCollectionMembership", "id": f"mem-{art['id']}", "versionIndex": art["version"],
+        "createdAt": "2026-01-01T00:00:00", "aliases": aliases, "artifactCollection": coll,
+        "artifact": {
+            "__typename": "Artifact", "id": art["id"], "artifactSequence": coll, "versionIndex": art["version"],
+            "artifactType": {"name": art["type"]}, "description": None, "metadata": json.dumps(art.get("metadata", {})),
+            "ttlDurationSeconds": -1, "ttlIsInherited": True, "tags": [], "historyStep": None, "state": "COMMITTED",
+            "size": 0, "digest": art["digest"], "digestAlgorithm": "MANIFEST_MD5", "commitHash": None, "fileCount": 0,
+            "createdAt": "2026-01-01T00:00:00", "updatedAt": None,
+        },
     }
 
 
@@ -324,13 +352,15 @@ def _answer(st: StandIn, op: str, variables: dict[str, Any]) -> dict[str, Any]:
             "earlyStopJobRunning": False, "controller": None, "scheduler": None, "description": None,
             "runCount": len(runs), "runCountExpected": sw["runCountExpected"],
         }}}
-    if op in ("ArtifactByName", "ProjectArtifact", "Artifact"):
-        name = variables.get("name") or variables.get("artifactName") or ""
+    if op == "ArtifactMembershipByName":
+        name = variables.get("name") or ""
         base, _, alias = name.partition(":")
+        alias = alias or "latest"
         for art in st.artifacts:
-            if art["name"] == base and (art["entity"], art["project"]) == (entity, project) and alias in art["aliases"] + [art["digest"], ""]:
-                return {"project": {"artifact": {"id": art["id"], "digest": art["digest"], "aliases": art["aliases"]}}}
-        return {"project": {"artifact": None}}
+            if art["name"] == base and (art["entity"], art["project"]) == (entity, project) and (
+                    alias in art["aliases"] or alias == f"v{art['version']}"):
+                return {"project": {"artifactCollectionMembership": _membership(art)}}
+        return {"project": {"artifactCollectionMembership": None}}
     return {}
 
 
@@ -348,7 +378,10 @@ class _Handler(BaseHTTPRequestHandler):
         for k, v in (headers or {}).items():
             self.send_header(k, v)
         self.end_headers()
-        self.wfile.write(body)
+        try:
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (timeout tests); nothing to answer
 
     def do_GET(self) -> None:  # noqa: N802
         st = self.st
@@ -446,7 +479,7 @@ def start(st: StandIn | None = None) -> tuple[StandIn, ThreadingHTTPServer]:
     server = ThreadingHTTPServer((st.host, 0), handler)
     server.daemon_threads = True
     st.port = server.server_address[1]
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     return st, server
 
 

@@ -101,7 +101,7 @@ def _configure_retries(retry_max: int | None, retry_wait_max: float | None, time
 def _describe_error(exc: BaseException, what: str) -> TrackerError:
     """One clear message for every client failure; never includes the API key."""
     name = type(exc).__name__
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else name
+    text = " ".join(str(exc).split())[:600] or name
     base_url = os.environ.get("WANDB_BASE_URL", "https://api.wandb.ai")
     low = text.lower()
     if name in ("AuthenticationError", "UsageError") or "api key" in low or "401" in low or "not logged in" in low \
@@ -311,8 +311,9 @@ def sweep_status(path: str, sweep: str, *, api: Any = None) -> dict[str, Any]:
     api = api or _api()
     with _errors(f"reading sweep {sweep}"):
         entity = entity or api.default_entity
-        api.flush()  # Api caches sweeps and runs; every poll must see fresh state
+        api.flush()  # Api caches runs and sweeps; every poll must see fresh state
         sw = api.sweep(f"{entity}/{project}/{sweep}")
+        sw.load(force=True)  # flush() leaves the sweep cache alone
         active = api.runs(f"{entity}/{project}", filters=_combine_filters(sweep, None, _UNFINISHED_STATES),
                           per_page=DEFAULT_PER_PAGE, lazy=False)
         active_ids = [f"{r.id} ({r.state})" for r in active]
@@ -335,6 +336,7 @@ def wait_for_sweep(
     progress: Callable[[str], None] | None = print,
     api: Any = None,
     _sleep: Callable[[float], None] = time.sleep,
+    _clock: Callable[[], float] = time.monotonic,
 ) -> dict[str, Any]:
     """Block until the sweep is FINISHED (or CANCELED) and none of its runs is running or pending.
 
@@ -345,7 +347,7 @@ def wait_for_sweep(
         >>> wait_for_sweep("my-team/hopper", "abc123", timeout=3600, poll=60)  # doctest: +SKIP
     """
     api = api or _api()
-    start = time.monotonic()
+    start = _clock()
     while True:
         status = sweep_status(path, sweep, api=api)
         done = status["state"] in ("FINISHED", "CANCELED") and not status["active"]
@@ -356,7 +358,7 @@ def wait_for_sweep(
             progress(line + (" - done" if done else ""))
         if done:
             return status
-        elapsed = time.monotonic() - start
+        elapsed = _clock() - start
         if elapsed + poll > timeout:
             still = ", ".join(status["active"][:10]) or "none, but the sweep is not finished"
             raise TrackerError(
