@@ -201,7 +201,8 @@ def _publish(report: Any, args: argparse.Namespace, records: list[Any]) -> None:
                            "say where to publish with --project PROJECT")
     else:
         entity, project = wb._split_path(args.path)
-    kwargs: dict[str, Any] = {"project": project, "entity": entity, "force": args.force_publish}
+    kwargs: dict[str, Any] = {"project": project, "entity": entity, "force": args.force_publish,
+                              "figures": not args.no_figures, "files_dir": args.out}
     if target == "sweep":
         kwargs["sweep"] = sweep
     else:

@@ -38,7 +38,7 @@ sys.path.insert(0, os.environ["RL_REPO"])
 sys.path.insert(0, os.path.join(os.environ["RL_REPO"], "integrations", "wandb"))
 import wandb
 import train
-from rl_reliable_logger.trackers.wandb import _log_final_score
+from rl_reliable_logger import log_final_score   # the public one-line call (detects W&B)
 
 root = sys.argv[1]
 manifest = []
@@ -53,13 +53,13 @@ for algorithm in ("ucb", "gradient"):
                 run.log(row, step=step)
                 hist.append((step, row["eval/return"]))
             score = train.train(algorithm, task, seed, steps=120, eval_every=40, log=log)
-            _log_final_score(score, algorithm, task, seed)
+            assert log_final_score(score, algorithm=algorithm, task=task, seed=seed) == "wandb"
             manifest.append({"id": run.id, "algorithm": algorithm, "task": task, "seed": seed, "score": score,
                              "history": hist, "dir": run.settings.sync_dir, "sweep": "sw1" if algorithm == "ucb" else None})
             run.finish()
 # a run that failed (non-zero exit code), with a score logged before failing
 run = wandb.init(project="bandits", dir=root)
-_log_final_score(0.5, "ucb", "bandit-easy", 9)
+log_final_score(0.5, algorithm="ucb", task="bandit-easy", seed=9)
 manifest.append({"id": run.id, "failed": True, "dir": run.settings.sync_dir})
 run.finish(exit_code=1)
 json.dump(manifest, open(os.path.join(root, "manifest.json"), "w"))
@@ -263,8 +263,8 @@ from rl_reliable_logger.trackers.wandb import publish_wandb
 root = sys.argv[1]
 first = publish_wandb(_small_report(), project="bandits", sweep="sw1", mode="offline", dir=root)
 second = publish_wandb(_small_report(), project="bandits", sweep="sw1", mode="offline", dir=root)
-third = publish_wandb(_small_report(shift=0.01), project="bandits", sweep="sw1", mode="offline", dir=root)
-grp = publish_wandb(_small_report(), project="bandits", mode="offline", dir=root)
+third = publish_wandb(_small_report(shift=0.01), project="bandits", sweep="sw1", mode="offline", dir=root, figures=False)
+grp = publish_wandb(_small_report(), project="bandits", mode="offline", dir=root, figures=False)
 print(json.dumps([first, second, third, grp]))
 """
     out = subprocess.run([sys.executable, "-c", script, str(root)], env=written["env"], capture_output=True,
@@ -307,6 +307,7 @@ def test_published_run_is_attached_to_sweep_with_artifact_tables_and_summary(pub
     assert {"latest", "sweep-sw1", "rh-" + report_hash(_small_report())[:16]} <= set(art.aliases)
     paths = {e.path for e in art.manifest.contents}
     assert {"tables/aggregates.table.json", "tables/profiles.table.json", "files/aggregates.csv"} <= paths
+    assert {"files/report.html", "files/figures/performance_profile.png"} <= paths  # figures + HTML report
     # the grouped publish (no sweep) goes to group rl-reliable
     grp = off.read_offline_run(next(Path(published["group"]).glob("run-*.wandb")))
     assert grp.attrs["group"] == "rl-reliable" and grp.attrs["sweep"] is None
@@ -322,3 +323,61 @@ def test_report_hash_ignores_volatile_provenance_only():
     assert report_hash(a) == report_hash(b)
     b.provenance["reps"] = 201
     assert report_hash(a) != report_hash(b)
+
+
+# ---------------------------------------------------------------------------- CLI (offline)
+STATS = ["--seed", "0", "--reps", "200", "--profile-reps", "200", "--improvement-reps", "200", "--quiet"]
+
+
+def test_cli_offline_out_matches_evaluate_on_the_same_scores(written, tmp_path, capsys):
+    from rl_reliable_logger.cli import main
+
+    rows = [{"algorithm": m["algorithm"], "task": m["task"], "seed": m["seed"], "score": m["score"]}
+            for m in _good(written["manifest"])]
+    csv = tmp_path / "scores.csv"
+    pd.DataFrame(rows).to_csv(csv, index=False)
+    assert main(["evaluate", str(csv), *STATS, "--no-figures", "--out", str(tmp_path / "a")]) == 0
+    assert main(["wandb", "--offline-dir", str(written["root"]), *STATS, "--no-figures",
+                 "--out", str(tmp_path / "b"), "--publish", "none"]) == 0
+    err = capsys.readouterr().err
+    assert "hard-killed" in err and "1 failed" in err
+    a_files = sorted(p.name for p in (tmp_path / "a").iterdir())
+    assert a_files == sorted(p.name for p in (tmp_path / "b").iterdir())
+    for name in ("aggregates", "per_task", "improvement", "profiles", "differences", "ranks"):
+        pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "a" / f"{name}.csv"), pd.read_csv(tmp_path / "b" / f"{name}.csv"))
+    prov = json.loads((tmp_path / "b" / "provenance.json").read_text())
+    assert prov["source"]["kind"] == "wandb-offline"
+    assert [e["state"] for e in prov["source"]["excluded"]] == ["failed"]
+    assert any("hard-killed" in p for p in prov["source"]["offline_problems"])
+
+
+def test_cli_offline_errors_are_clear(written, capsys):
+    from rl_reliable_logger.cli import main
+
+    assert main(["wandb", *STATS]) == 2
+    assert "either ENTITY/PROJECT" in capsys.readouterr().err
+    assert main(["wandb", "--offline-dir", str(written["root"]), "--score-key", "summary.nope", *STATS,
+                 "--publish", "none"]) == 2
+    err = capsys.readouterr().err
+    assert "lack summary.nope" in err and _good(written["manifest"])[0]["id"] in err
+    assert main(["wandb", "--offline-dir", str(written["root"]), "--filter", "{bad", *STATS]) == 2
+    assert "--filter is not valid JSON" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_cli_offline_publish_twice_logs_once(written, tmp_path):
+    import shutil
+
+    root = tmp_path / "copy"
+    shutil.copytree(written["root"], root, symlinks=True)
+    cmd = [sys.executable, "-m", "rl_reliable_logger.cli", "wandb", "--offline-dir", str(root / "wandb"), *STATS,
+           "--publish", "group", "--group", "cli-test", "--no-figures"]
+    env = wandb_env(root)
+    first = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, cwd=REPO)
+    second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert first.returncode == 0 and second.returncode == 0, first.stderr[-2000:] + second.stderr[-2000:]
+    assert "published to W&B:" in first.stderr
+    assert "already published to W&B with the same content" in second.stderr
+    new = [r for r in read_offline_runs(root) if r.attrs["group"] == "cli-test"]
+    assert len(new) == 1 and new[0].attrs["job_type"] == ANALYSIS_JOB_TYPE
+    assert new[0].attrs["project"] == "bandits"

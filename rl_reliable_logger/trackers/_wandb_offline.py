@@ -421,4 +421,15 @@ def read_offline_runs(directory: str | os.PathLike, *, history_keys: Iterable[st
             result.append(read_offline_run(log, history_keys=history_keys))
         except (ValueError, OSError) as exc:
             result.problems.append(OfflineProblem(str(log.parent), str(exc)))
+    # creation order, like the online listing (+created_at); folder names tie within one second
+    result.sort(key=lambda r: (_time_key(r.attrs.get("start_time")), r.attrs.get("path") or ""))
     return result
+
+
+def _time_key(stamp: str | None) -> str:
+    """``2026-11-22T00:31:11.65369Z`` -> a string that sorts in time order (fraction padded to 9 digits)."""
+    if not stamp:
+        return ""
+    body = stamp.rstrip("Z")
+    whole, _, frac = body.partition(".")
+    return f"{whole}.{(frac + '0' * 9)[:9]}"

@@ -449,11 +449,23 @@ def _hash_alias(digest: str) -> str:
     return "rh-" + digest[:16]
 
 
-def _save_report_files(report: "Report", out: Path) -> list[str]:
-    """Tables + figures + HTML when the renderer is available, else tables only."""
-    try:
-        report.save(out)
-    except ImportError:
+def _save_report_files(report: "Report", out: Path, *, figures: bool = True,
+                       files_dir: str | os.PathLike | None = None) -> list[str]:
+    """Tables + figures + HTML when the renderer is available, else tables only.
+
+    ``files_dir``: a folder already written by ``report.save`` (``rl-reliable ... --out DIR``) is
+    copied instead of drawing everything again.
+    """
+    import shutil
+
+    if files_dir is not None and (Path(files_dir) / "aggregates.csv").exists():
+        shutil.copytree(files_dir, out, dirs_exist_ok=True)
+    elif figures:
+        try:
+            report.save(out)
+        except ImportError:
+            report.save_tables(out)
+    else:
         report.save_tables(out)
     return sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
 
@@ -547,6 +559,8 @@ def publish_wandb(
     name: str | None = None,
     dir: str | os.PathLike | None = None,
     force: bool = False,
+    figures: bool = True,
+    files_dir: str | os.PathLike | None = None,
 ) -> str:
     """Publish ``report`` as a new W&B run of job type ``rl-reliable-analysis``; return where it went.
 
@@ -563,7 +577,8 @@ def publish_wandb(
     offline runs records earlier publishes. On a match nothing is logged and the earlier location
     is returned. ``force=True`` skips the check. ``dir`` is wandb's run root (default
     ``WANDB_DIR`` or the working directory); for offline publishing pass the folder that holds
-    the source runs' ``wandb/`` so the analysis run is synced with them.
+    the source runs' ``wandb/`` so the analysis run is synced with them. ``figures=False`` attaches
+    tables only; ``files_dir`` reuses a folder already written by ``report.save``.
 
     Returns the run URL (online), the offline run directory (offline), or the earlier location
     (a :class:`PublishResult`, a ``str`` whose ``skipped`` says whether nothing new was logged).
@@ -600,7 +615,7 @@ def publish_wandb(
     tags = ["rl-reliable"] + ([f"sweep:{sweep}"] if sweep else [])
     with tempfile.TemporaryDirectory(prefix="rl-reliable-wandb-") as tmp, \
             _errors(f"publishing the report to {entity + '/' if entity else ''}{project}"):
-        files = _save_report_files(report, Path(tmp))
+        files = _save_report_files(report, Path(tmp), figures=figures, files_dir=files_dir)
         run = wandb.init(
             project=project,
             entity=entity,
