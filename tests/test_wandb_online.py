@@ -239,3 +239,73 @@ def test_online_publish_of_known_content_is_skipped(wandb_standin):
     ops = [op for op, _ in st.requests[n_before:]]
     assert "ArtifactMembershipByName" in ops
     assert not any(op.startswith(("UpsertBucket", "CreateArtifact")) for op in ops)  # no run, no artifact created
+
+
+# ---------------------------------------------------------------------------- CLI (online)
+def _grid(st, *, sweep="sw1"):
+    """2 algorithms x 2 tasks x 3 seeds in one sweep, hand-made scores, one crashed extra run."""
+    scores = {}
+    for a_i, algo in enumerate(["ppo", "sac"]):
+        for t_i, task in enumerate(["hopper", "walker"]):
+            for seed in range(3):
+                score = 10.0 * a_i + 3.0 * t_i + seed * 0.5
+                scores[(algo, task, seed)] = score
+                st.add_run("ent", "proj", id=f"{algo}-{task}-{seed}", sweep=sweep,
+                           config={"rl_reliable_algorithm": algo, "rl_reliable_task": task, "rl_reliable_seed": seed},
+                           summary={"rl_reliable_final_score": score}, tags=[f"algorithm:{algo}", f"task:{task}"])
+    st.add_run("ent", "proj", id="crashed-1", sweep=sweep, state="crashed",
+               config={"rl_reliable_algorithm": "ppo", "rl_reliable_task": "hopper", "rl_reliable_seed": 9})
+    return scores
+
+
+def test_cli_wait_then_evaluate_matches_evaluate_on_same_scores(wandb_standin, tmp_path, capsys, monkeypatch):
+    import pandas as pd
+
+    from rl_reliable_logger.cli import main
+
+    st = wandb_standin
+    scores = _grid(st)
+    st.add_sweep("ent", "proj", "sw1", state="FINISHED", expected=13)
+    monkeypatch.setenv("WANDB_X_GRAPHQL_RETRY_MAX", "2")
+    stats = ["--seed", "0", "--reps", "200", "--profile-reps", "200", "--improvement-reps", "200", "--quiet", "--no-figures"]
+    rc = main(["wandb", "ent/proj", "--sweep", "sw1", "--wait", "--poll", "0.1", "--publish", "none",
+               "--out", str(tmp_path / "w"), *stats])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    assert "sweep sw1: finished, 13/13 runs, 0 running or pending - done" in err
+    assert "1 crashed" in err
+    csv = tmp_path / "s.csv"
+    pd.DataFrame([{"algorithm": a, "task": t, "seed": s, "score": v} for (a, t, s), v in scores.items()]).to_csv(csv, index=False)
+    assert main(["evaluate", str(csv), "--out", str(tmp_path / "e"), *stats]) == 0
+    for name in ("aggregates", "per_task", "improvement", "profiles", "differences", "ranks"):
+        pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "e" / f"{name}.csv"), pd.read_csv(tmp_path / "w" / f"{name}.csv"))
+    # hand check: ppo's mean over tasks of per-task means = (0.5 + 3.5) / 2 = 2.0
+    agg = pd.read_csv(tmp_path / "w" / "aggregates.csv")
+    assert agg.query("algorithm == 'ppo' and metric == 'mean'")["point"].item() == pytest.approx(2.0)
+    prov = json.loads((tmp_path / "w" / "provenance.json").read_text())
+    assert prov["source"]["kind"] == "wandb" and prov["source"]["sweep"] == "sw1"
+    assert prov["source"]["excluded"] == [{"run_id": "crashed-1", "name": "crashed-1", "state": "crashed"}]
+
+
+def test_cli_field_flags_and_filter(wandb_standin, tmp_path, capsys):
+    from rl_reliable_logger.cli import main
+
+    st = wandb_standin
+    for i in range(8):
+        st.add_run("ent", "proj", id=f"r{i}", config={"algo": "A" if i < 4 else "B", "env": "E1" if i % 2 else "E2", "s": i},
+                   summary={"ret": float(i)}, tags=["keep" if i != 7 else "drop"])
+    stats = ["--seed", "0", "--reps", "200", "--profile-reps", "200", "--improvement-reps", "200", "--quiet", "--no-figures"]
+    rc = main(["wandb", "ent/proj", "--filter", '{"tags": {"$in": ["keep"]}}', "--algorithm-key", "config.algo",
+               "--task-key", "config.env", "--seed-key", "config.s", "--score-key", "summary.ret", "--drop-invalid",
+               "--out", str(tmp_path / "o"), *stats])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    assert "not published to W&B" in err
+    import pandas as pd
+
+    used = pd.read_csv(tmp_path / "o" / "scores.csv")
+    assert "r7" not in set(used["tracker_run_id"])  # filtered out server-side
+    rc = main(["wandb", "ent/proj", "--filter", "[1]", *stats])
+    assert rc == 2 and "must be a JSON object" in capsys.readouterr().err
+    rc = main(["wandb", "ent/proj", "--wait", *stats])
+    assert rc == 2 and "--wait needs --sweep" in capsys.readouterr().err
