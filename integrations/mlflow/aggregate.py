@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -56,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     experiment = experiment or os.environ.get("MLFLOW_EXPERIMENT_ID") or "0"
     cli_args = build_cli_args(experiment, args.parent_run_id, args.filter, int(args.reps), int(args.seed), args.out,
                               os.environ.get("MLFLOW_RUN_ID"))
-    print("rl-reliable " + " ".join(cli_args), flush=True)
+    print("rl-reliable " + shlex.join(cli_args), flush=True)
     return cli.main(cli_args) or 0
 
 

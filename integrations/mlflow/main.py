@@ -1,9 +1,9 @@
 """Run a grid of algorithms x tasks x seeds as child runs of one parent run, then aggregate.
 
-Each grid point is the project's ``train`` entry point, started either as an MLflow project step
-(``--launcher mlflow``: ``mlflow.projects.run(..., "train")``, one process per run, the usual
-multi-step workflow) or in this process as a nested run (``--launcher inline``: same code, much
-faster). Either way the child runs carry ``mlflow.parentRunId`` and
+Each grid point is the project's ``train`` entry point, started either in this process as a nested
+run (``--launcher inline``, the default: same code, about 0.2 s per run) or as an MLflow project
+step (``--launcher mlflow``: ``mlflow.projects.run(..., "train")``, one process per run, the usual
+multi-step workflow, a few seconds per run). Either way the child runs carry ``mlflow.parentRunId`` and
 ``mlflow.project.entryPoint = train``. The ``aggregate`` step then analyses exactly those children
 and publishes the report onto the parent run.
 """
@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=float, default=5)
     parser.add_argument("--steps", type=float, default=2000)
     parser.add_argument("--reps", type=float, default=2000)
-    parser.add_argument("--launcher", choices=("mlflow", "inline"), default="mlflow")
+    parser.add_argument("--launcher", choices=("mlflow", "inline"), default="inline")
     args = parser.parse_args(argv)
 
     import mlflow

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 import zlib
 from pathlib import Path
@@ -114,6 +115,8 @@ def main(argv: list[str] | None = None) -> float:
     active = mlflow.active_run()
     run = contextlib.nullcontext(active) if active else mlflow.start_run(run_name=f"{args.algorithm}-{args.task}-s{seed}")
     with run:
+        if not active and "MLFLOW_RUN_ID" not in os.environ:  # plain `python train.py`: record the config
+            mlflow.log_params({"algorithm": args.algorithm, "task": args.task, "seed": seed, "steps": steps})
         for step, value in curve:
             mlflow.log_metrics({"normalized_reward": value}, step=step)
         # The one line a training script needs:
