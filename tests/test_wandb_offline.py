@@ -381,3 +381,22 @@ def test_cli_offline_publish_twice_logs_once(written, tmp_path):
     new = [r for r in read_offline_runs(root) if r.attrs["group"] == "cli-test"]
     assert len(new) == 1 and new[0].attrs["job_type"] == ANALYSIS_JOB_TYPE
     assert new[0].attrs["project"] == "bandits"
+
+
+@pytest.mark.slow
+def test_offline_example_runs_end_to_end_without_account(tmp_path):
+    """integrations/wandb/offline_example.py on a clean environment (no key, no network)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}
+    env["HOME"] = str(tmp_path / "home")  # no ~/.netrc, no wandb settings
+    cmd = [sys.executable, str(REPO / "integrations" / "wandb" / "offline_example.py"), str(tmp_path / "demo"),
+           "--seeds", "2", "--reps", "200", "--steps", "80"]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    assert (tmp_path / "demo" / "results" / "aggregates.csv").exists()
+    agg = pd.read_csv(tmp_path / "demo" / "results" / "aggregates.csv")
+    assert set(agg["algorithm"]) == {"eps-greedy", "ucb", "gradient"}
+    runs = read_offline_runs(tmp_path / "demo")
+    assert sum(r.attrs["job_type"] == ANALYSIS_JOB_TYPE for r in runs) == 1
+    assert sum(r.state == "finished" and r.attrs["job_type"] != ANALYSIS_JOB_TYPE for r in runs) == 12
+    again = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert again.returncode == 0 and "already published" in again.stderr
