@@ -292,6 +292,10 @@ def test_published_run_is_attached_to_sweep_with_artifact_tables_and_summary(pub
     assert rec.summary["iqm/ucb"] == pytest.approx(0.9)
     assert rec.summary["iqm/ucb_low"] == pytest.approx(0.8) and rec.summary["mean/gradient_high"] == pytest.approx(0.75)
     assert rec.summary["rl_reliable/report_hash"] == report_hash(_small_report())
+    # charts built from the tables (bar per metric, profile lines) and the figures as images
+    for key in ("charts/iqm_table", "charts/profile_runs_table", "charts/probability_of_improvement_table",
+                "figures/performance_profile"):
+        assert any(k == key or k.startswith(key + ".") for k in rec.summary), key
     # the artifact record, read with wandb's own protobuf schema
     from wandb.proto import wandb_internal_pb2 as pb
 
@@ -400,3 +404,22 @@ def test_offline_example_runs_end_to_end_without_account(tmp_path):
     assert sum(r.state == "finished" and r.attrs["job_type"] != ANALYSIS_JOB_TYPE for r in runs) == 12
     again = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert again.returncode == 0 and "already published" in again.stderr
+
+
+def test_log_final_score_needs_a_run_and_a_finite_score(monkeypatch):
+    import wandb
+
+    from rl_reliable_logger.trackers.base import TrackerError
+    from rl_reliable_logger.trackers.wandb import _log_final_score
+
+    monkeypatch.setattr(wandb, "run", None)
+    with pytest.raises(TrackerError, match="no active W&B run"):
+        _log_final_score(1.0, "ppo", "pong", 0)
+
+    class FakeRun:  # only to reach the value checks; real runs are covered above
+        config = summary = None
+        tags = ()
+
+    for bad in (float("nan"), float("inf"), "abc"):
+        with pytest.raises(ValueError, match="ppo/pong seed 0"):
+            _log_final_score(bad, "ppo", "pong", 0, run=FakeRun())
