@@ -39,17 +39,24 @@ def _report(source_runs: dict[tuple[str, int], str], experiment: tuple[str, str]
                   provenance=provenance, warnings=["2 runs per cell: intervals are wide"])
 
 
+@pytest.fixture(scope="module")
+def store_uri(tmp_path_factory):
+    return make_store(tmp_path_factory.mktemp("mlflow-sink"))
+
+
 @pytest.fixture()
-def setup(tmp_path):
-    uri = make_store(tmp_path)
+def setup(store_uri, request):
+    """A fresh experiment (named after the test) with four source runs, in the module's store."""
+    uri = store_uri
     client = mlflow.MlflowClient(uri)
-    exp = client.create_experiment("sink")
+    name = request.node.name
+    exp = client.create_experiment(name)
     runs = {}
     for alg, score in (("PPO", 0.6), ("PPO", 0.8), ("DQN", 0.2), ("DQN", 0.4)):
         seed = len([k for k in runs if k[0] == alg])
         runs[(alg, seed)] = log_run(client, exp, f"{alg}-{seed}", tags={**convention(alg, "Pong", seed), "sweep": "a"},
                                     metrics={"rl_reliable_final_score": score})
-    return {"uri": uri, "client": client, "exp": exp, "runs": runs, "report": _report(runs, (exp, "sink"))}
+    return {"uri": uri, "client": client, "exp": exp, "runs": runs, "report": _report(runs, (exp, name)), "name": name}
 
 
 def _download_json(client, run_id, path, tmp_path):
@@ -59,7 +66,7 @@ def _download_json(client, run_id, path, tmp_path):
 def test_new_analysis_run_holds_tables_metrics_and_tags(setup, tmp_path, monkeypatch):
     client, report = setup["client"], setup["report"]
     before = snapshot(client, list(setup["runs"].values()))
-    run_id = publish_mlflow(report, tracking_uri=setup["uri"], experiment="sink")
+    run_id = publish_mlflow(report, tracking_uri=setup["uri"], experiment=setup["name"])
 
     run = client.get_run(run_id)
     assert run.info.run_name == "rl-reliable-analysis" and run.info.status == "FINISHED"
@@ -92,7 +99,7 @@ def test_new_analysis_run_holds_tables_metrics_and_tags(setup, tmp_path, monkeyp
 
 def test_publishing_the_same_report_twice_adds_nothing(setup):
     client, report = setup["client"], setup["report"]
-    first = publish_mlflow(report, tracking_uri=setup["uri"], experiment="sink")
+    first = publish_mlflow(report, tracking_uri=setup["uri"], experiment=setup["name"])
     state = snapshot(client, [first])
     second = publish_mlflow(report, tracking_uri=setup["uri"], experiment=setup["exp"])
     assert second == first
@@ -100,7 +107,7 @@ def test_publishing_the_same_report_twice_adds_nothing(setup):
     analysis = client.search_runs([setup["exp"]], "tags.`rl_reliable.role` = 'analysis'")
     assert len(analysis) == 1
     # a different report is a new run
-    third = publish_mlflow(_report(setup["runs"], (setup["exp"], "sink"), shift=0.01), tracking_uri=setup["uri"])
+    third = publish_mlflow(_report(setup["runs"], (setup["exp"], setup["name"]), shift=0.01), tracking_uri=setup["uri"])
     assert third != first and client.get_run(third).data.metrics["iqm/PPO"] == 0.76
 
 
@@ -119,7 +126,7 @@ def test_publish_to_a_parent_run_is_idempotent_and_keeps_its_status(setup, tmp_p
     registered = json.loads(run.data.tags["mlflow.loggedArtifacts"])
     assert len(registered) == len({json.dumps(r, sort_keys=True) for r in registered}) == 4
     # an updated report overwrites the files and re-registers nothing twice
-    newer = _report(setup["runs"], (setup["exp"], "sink"), shift=0.05)
+    newer = _report(setup["runs"], (setup["exp"], setup["name"]), shift=0.05)
     assert publish_mlflow(newer, tracking_uri=setup["uri"], parent_run_id=parent) == parent
     run = client.get_run(parent)
     assert json.loads(run.data.tags["mlflow.loggedArtifacts"]) == registered

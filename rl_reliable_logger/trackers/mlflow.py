@@ -129,7 +129,8 @@ def _bounded_retries() -> Iterator[None]:
 def _is_connection_error(err: BaseException) -> bool:
     text = str(err)
     markers = ("failed with exception", "Max retries exceeded", "Connection refused", "timed out",
-               "Failed to establish a new connection", "NameResolutionError", "RemoteDisconnected")
+               "Failed to establish a new connection", "NameResolutionError", "RemoteDisconnected",
+               "too many 5", "failed with error code 5", "Read timed out")
     return any(m in text for m in markers)
 
 
