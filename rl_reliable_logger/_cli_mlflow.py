@@ -88,6 +88,16 @@ def _publish_target(args: argparse.Namespace) -> tuple[str, str | None]:
     return "run", value
 
 
+def _hyperparameter_fields(keys: str | None) -> dict[str, str] | None:
+    """``--hyperparameter-keys params.lr,params.clip`` names field references: fetch them as columns."""
+    if not keys:
+        return None
+    from .trackers.base import KINDS
+
+    refs = [k.strip() for k in keys.split(",") if k.strip()]
+    return {ref: ref for ref in refs if ref.split(".", 1)[0] in KINDS and "." in ref} or None
+
+
 def _handler(args: argparse.Namespace) -> int:
     from .cli import CliError, run_and_report
     from .trackers.base import TrackerError
@@ -115,6 +125,7 @@ def _handler(args: argparse.Namespace) -> int:
             algorithms=_split(args.only_algorithms),
             tasks=_split(args.only_tasks),
             exclude_run_ids=[run_id] if run_id else [],
+            extra_fields=_hyperparameter_fields(getattr(args, "hyperparameter_keys", None)),
         )
     except (TrackerError, ValueError) as err:
         raise CliError(str(err)) from None

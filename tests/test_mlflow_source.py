@@ -125,8 +125,10 @@ def test_other_field_references(store, tmp_path):
         for seed in range(2):
             log_run(client, exp, f"env-x", params={"algo": alg, "seed": seed}, metrics={"ret": seed + (alg == "a2")})
     table = mlflow_table("by-params", tracking_uri=store["uri"], algorithm="params.algo", task="run.name",
-                         seed="params.seed", score="metrics.ret")
+                         seed="params.seed", score="metrics.ret", extra_fields={"algo_param": "params.algo",
+                                                                                 "absent": "params.nope"})
     assert sorted(table.frame.score.tolist()) == [0.0, 1.0, 1.0, 2.0]
+    assert (table.frame.algo_param == table.frame.algorithm).all() and table.frame.absent.isna().all()
     assert set(table.frame.task) == {"env-x"}
 
 

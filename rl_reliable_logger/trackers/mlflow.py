@@ -347,6 +347,7 @@ class MlflowSource:
         tasks: Sequence[str] | None = None,
         exclude_run_ids: Sequence[str] = (),
         page_size: int = _PAGE_SIZE,
+        extra_fields: Mapping[str, str] | None = None,
     ) -> "ScoreTable":
         """See :func:`mlflow_table`."""
         refs = {"algorithm": algorithm, "task": task, "seed": seed, "score": score}
@@ -389,6 +390,7 @@ class MlflowSource:
         table = records_to_table(
             kept, algorithm=algorithm, task=task, seed=seed, score=score,
             include_unfinished=include_unfinished, on_invalid=on_invalid, history_key=history_key, source=source,
+            extra_fields=extra_fields,
         )
         unrelated = [s for s in skipped if s["reason"].startswith("has none")]
         if unrelated:
@@ -487,6 +489,7 @@ def mlflow_table(
     tasks: Sequence[str] | None = None,
     exclude_run_ids: Sequence[str] = (),
     page_size: int = _PAGE_SIZE,
+    extra_fields: Mapping[str, str] | None = None,
 ) -> "ScoreTable":
     """A ScoreTable from MLflow runs, grouped by field references.
 
@@ -496,7 +499,8 @@ def mlflow_table(
     none of the four fields (parent runs, unrelated runs) and earlier analysis runs are skipped
     and listed in ``table.source["skipped"]``; a run that has some fields but not all is an error
     naming it. ``algorithms`` / ``tasks`` keep only those values (client-side OR). ``curve_key``
-    (a metric) reads its full history for sample-efficiency curves.
+    (a metric) reads its full history for sample-efficiency curves. ``extra_fields`` adds columns
+    (``{"lr": "params.lr"}``), e.g. hyperparameters; a run without one gets an empty cell.
 
     Example:
         >>> table = mlflow_table("bandits", algorithm="params.algorithm", task="params.task",
@@ -507,6 +511,7 @@ def mlflow_table(
         experiments, filter_string=filter_string, algorithm=algorithm, task=task, seed=seed, score=score,
         include_unfinished=include_unfinished, on_invalid=on_invalid, curve_key=curve_key,
         algorithms=algorithms, tasks=tasks, exclude_run_ids=exclude_run_ids, page_size=page_size,
+        extra_fields=extra_fields,
     )
 
 
