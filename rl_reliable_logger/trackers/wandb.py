@@ -593,6 +593,8 @@ def publish_wandb(
     effective_mode = mode or os.environ.get("WANDB_MODE") or "online"
     if effective_mode in ("dryrun",):
         effective_mode = "offline"
+    if effective_mode == "disabled":
+        return PublishResult.make("nothing published: W&B is disabled (WANDB_MODE=disabled)", True)
     group = None if sweep else (group or "rl-reliable")
     art_name = artifact_name(project=project, sweep=sweep, group=group)
     digest = report_hash(report)
