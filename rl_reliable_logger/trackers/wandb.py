@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import json
 import math
 import os
@@ -516,24 +515,6 @@ def _charts(wandb: Any, report: "Report", tables: dict[str, Any]) -> dict[str, A
         charts["charts/probability_of_improvement"] = wandb.plot.bar(
             wandb.Table(dataframe=sub.reset_index(drop=True)), "pair", "point", title="P(X > Y)")
     return charts
-
-
-@contextlib.contextmanager
-def _env(**values: str | None) -> Iterator[None]:
-    old = {k: os.environ.get(k) for k in values}
-    try:
-        for k, v in values.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 class PublishResult(str):
