@@ -61,9 +61,9 @@ def _versions() -> dict[str, str]:
     }
 
 
-def _cells_by_algorithm(table: ScoreTable) -> dict[str, bs.Cells]:
+def _cells_by_algorithm(table: ScoreTable, tasks: list[str]) -> dict[str, bs.Cells]:
     cells = table.cells()
-    return {alg: bs.Cells.from_list([cells[(alg, t)] for t in table.tasks]) for alg in table.algorithms}
+    return {alg: bs.Cells.from_list([cells[(alg, t)] for t in tasks]) for alg in table.algorithms}
 
 
 def _ci(dist: np.ndarray, point: np.ndarray, ci: float, method: str, jack: np.ndarray | None = None):
@@ -150,8 +150,11 @@ def evaluate(
         normalization = final.source.get("normalization_description", str(normalize))
     warnings += _score_key_warnings(table)
 
-    algorithms, tasks = final.algorithms, final.tasks
-    cells = _cells_by_algorithm(final)
+    algorithms = final.algorithms
+    # the engine sees tasks (and random streams are assigned to algorithms) in sorted name order,
+    # so results do not depend on the order of the input rows
+    tasks = sorted(final.tasks)
+    cells = _cells_by_algorithm(final, tasks)
     metric_objs = [mt.get_metric(m, gamma=gamma) for m in metrics]
     names = [m.name for m in metric_objs]
     if len(set(names)) != len(names):
@@ -159,11 +162,12 @@ def evaluate(
 
     root = bs.as_generator(seed)
     streams = root.spawn(5 * len(algorithms))  # fixed layout: results do not depend on what else is computed
-    agg_rng = {a: streams[5 * i] for i, a in enumerate(algorithms)}
-    prof_rng = {a: streams[5 * i + 1] for i, a in enumerate(algorithms)}
-    task_rng = {a: streams[5 * i + 2] for i, a in enumerate(algorithms)}
-    poi_rng = {a: streams[5 * i + 3] for i, a in enumerate(algorithms)}
-    curve_rng = {a: streams[5 * i + 4] for i, a in enumerate(algorithms)}
+    slot = {a: i for i, a in enumerate(sorted(algorithms))}
+    agg_rng = {a: streams[5 * slot[a]] for a in algorithms}
+    prof_rng = {a: streams[5 * slot[a] + 1] for a in algorithms}
+    task_rng = {a: streams[5 * slot[a] + 2] for a in algorithms}
+    poi_rng = {a: streams[5 * slot[a] + 3] for a in algorithms}
+    curve_rng = {a: streams[5 * slot[a] + 4] for a in algorithms}
 
     total = len(algorithms) * (reps + 2 * profile_reps + improvement_reps) + (len(algorithms) * curve_reps if curves else 0)
     bar = _Progress(total, progress)
@@ -381,7 +385,7 @@ def _curves(table, curve_metrics, gamma, reps, n_points, rngs, chunk_bytes, ci, 
     metric_objs = [mt.get_metric(m, gamma=gamma) for m in curve_metrics]
     rows = []
     for alg in table.algorithms:
-        per_task = [np.stack(by_cell[(alg, t)]) for t in table.tasks]  # each (N_m, G)
+        per_task = [np.stack(by_cell[(alg, t)]) for t in sorted(table.tasks)]  # each (N_m, G)
         cells = bs.Cells.from_list([p[:, 0] for p in per_task])
         values = np.concatenate(per_task, axis=0)  # (K, G), same run order as cells
 

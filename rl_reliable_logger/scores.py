@@ -340,8 +340,9 @@ class ScoreTable:
         return self._replace(frame)
 
     def cells(self) -> dict[tuple[str, str], np.ndarray]:
-        """Final scores per (algorithm, task), in table order of algorithms and tasks."""
-        frame = self.final().frame
+        """Final scores per (algorithm, task), in table order of algorithms and tasks, runs by run id."""
+        # runs ordered by run id inside each cell: results do not depend on the input's row order
+        frame = self.final().frame.sort_values("run_id", kind="stable")
         out: dict[tuple[str, str], np.ndarray] = {}
         groups = {key: g["score"].to_numpy(dtype=float) for key, g in frame.groupby(["algorithm", "task"], sort=False)}
         for alg in self.algorithms:

@@ -124,3 +124,12 @@ def test_max_over_training_score_key_is_warned():
     df = pd.DataFrame({"algorithm": ["A"] * 4, "task": ["x"] * 4, "seed": range(4), "max_return": [1.0, 2, 3, 4]})
     table = ScoreTable(df, score="max_return", source={"score_column": "max_return"})
     assert any("maximum over training" in w for w in evaluate(table, seed=0, **FAST).warnings)
+
+
+def test_results_do_not_depend_on_row_order(atari_subset):
+    shuffled = ScoreTable(atari_subset.frame.sample(frac=1.0, random_state=3), run_id="run_id")
+    a = evaluate(atari_subset, seed=0, **FAST)
+    b = evaluate(shuffled, seed=0, **FAST)
+    pd.testing.assert_frame_equal(a.aggregates, b.aggregates)
+    pd.testing.assert_frame_equal(a.differences, b.differences)
+    pd.testing.assert_frame_equal(a.improvement, b.improvement)
