@@ -1,0 +1,278 @@
+"""Speed (and agreement) of rl_reliable_logger against rliable 1.2, plus a large-scale time/memory check.
+
+Run:  bash benchmarks/setup_rliable_venv.sh && python benchmarks/bench_vs_rliable.py
+
+Part 1 - paper-default analysis on real Atari 100k data (6 algorithms x 10 runs x 26 games, human
+normalised; see ``atari_data.py`` for the construction: DER, DrQ, DrQ(eps), OTR, SPR runs 0-9 and
+"SPR-b" = SPR runs 10-19 of the same published release):
+
+* 4 aggregates (mean, median, IQM, optimality gap), 50,000 replicates per algorithm;
+* performance profiles (run-score and average-score), 2,000 replicates, 101 taus;
+* probability of improvement, all 15 pairs, 2,000 replicates.
+
+rl_reliable_logger runs in this interpreter; rliable runs in ``benchmarks/.rliable-venv`` through
+``rliable_worker.py`` (its own interpreter, data passed as a temporary .npz). rliable's POI takes
+~20 s per pair, so only ``--poi-pairs`` pairs (default 3) are timed and the total is extrapolated
+linearly to 15 pairs (printed as such). Point estimates of both libraries are compared (to 1e-9).
+
+Part 2 - 10 algorithms x 57 tasks x 100 runs (synthetic, fixed seed) at 50,000 replicates: time
+and peak RSS (``resource.getrusage(RUSAGE_SELF).ru_maxrss`` of a fresh subprocess) for the 4
+aggregates alone and for the full ``evaluate()``. Target: < 30 s and < 2 GB.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from rl_reliable_logger.evaluate import evaluate  # noqa: E402
+from rl_reliable_logger.normalize import get_normalizer  # noqa: E402
+from rl_reliable_logger.scores import ScoreTable  # noqa: E402
+
+VENV_PY = HERE / ".rliable-venv" / "bin" / "python"
+METRICS = ("mean", "median", "iqm", "optimality_gap")
+
+
+def machine() -> str:
+    model = "?"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import scipy
+
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    return (f"load average (1/5/15 min) at start: {load}  "
+            f"nproc={os.cpu_count()} cpu={model!r} python={platform.python_version()} numpy={np.__version__} "
+            f"scipy={scipy.__version__} pandas={pd.__version__}")
+
+
+# --------------------------------------------------------------------------- part 1: ours
+def time_ours(table: ScoreTable, taus: np.ndarray, args) -> tuple[dict[str, float], object, float]:
+    """Per-workload times through evaluate()'s own building blocks, then the full evaluate()."""
+    import importlib
+
+    ev_mod = importlib.import_module("rl_reliable_logger.evaluate")  # the module (the package exports the function)
+    from rl_reliable_logger.stats import bootstrap as bs
+    from rl_reliable_logger.stats import metrics as mt
+
+    final = get_normalizer("atari100k").apply(table.final())
+    times: dict[str, float] = {}
+    try:  # private helpers: the same code evaluate() runs, timed piece by piece
+        cells = ev_mod._cells_by_algorithm(final)
+        algs = list(cells)
+        rngs = dict(zip(algs, np.random.default_rng(args.seed).spawn(len(algs))))
+        none = lambda n: None  # noqa: E731
+        objs = [mt.get_metric(m) for m in METRICS]
+        t0 = time.perf_counter()
+        ev_mod._aggregates(cells, objs, args.reps, rngs, False, bs.DEFAULT_CHUNK_BYTES, 0.95, "percentile", none)
+        times["aggregates"] = time.perf_counter() - t0
+        gammas = np.linspace(0.0, 1.0, 51)
+        t0 = time.perf_counter()
+        ev_mod._profiles(cells, taus, gammas, args.profile_reps, rngs, False, bs.DEFAULT_CHUNK_BYTES, 0.95, "percentile", none)
+        times["profiles"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        ev_mod._improvement(cells, args.improvement_reps, rngs, bs.DEFAULT_CHUNK_BYTES, 0.95, "percentile", none)
+        times["poi"] = time.perf_counter() - t0
+    except (AttributeError, TypeError) as exc:  # the private layout changed: only the total is timed
+        print(f"  (per-workload timing unavailable: {exc!r})")
+    t0 = time.perf_counter()
+    report = evaluate(table, normalize="atari100k", reps=args.reps, profile_reps=args.profile_reps,
+                      improvement_reps=args.improvement_reps, taus=taus, seed=args.seed)
+    total = time.perf_counter() - t0
+    return times, report, total
+
+
+# --------------------------------------------------------------------------- part 1: rliable
+def run_rliable(scores: dict[str, np.ndarray], taus: np.ndarray, pairs: list[tuple[int, int]], args) -> dict | None:
+    if not VENV_PY.exists():
+        print(f"  rliable venv not found ({VENV_PY}): run `bash benchmarks/setup_rliable_venv.sh` to compare.")
+        return None
+    algs = list(scores)
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = Path(tmp) / "in.npz", Path(tmp) / "out.json"
+        np.savez(src, algorithms=np.array(algs), scores=np.stack([scores[a] for a in algs]), taus=taus,
+                 seed=args.seed, reps=args.reps, profile_reps=args.profile_reps, improvement_reps=args.improvement_reps,
+                 ci=0.95, poi_pairs=np.array(pairs, dtype=int).reshape(-1, 2),
+                 workloads=np.array(["aggregates", "profiles", "poi"]))
+        t0 = time.perf_counter()
+        proc = subprocess.run([str(VENV_PY), str(HERE / "rliable_worker.py"), str(src), str(dst)],
+                              capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        if proc.returncode != 0:
+            print("  rliable worker failed:\n" + proc.stderr[-3000:])
+            return None
+        out = json.loads(dst.read_text())
+        out["wall"] = wall
+        return out
+
+
+def part1(args) -> dict:
+    import atari_data
+
+    print("=" * 100)
+    print("Part 1: paper-default analysis, Atari 100k, 6 algorithms x 10 runs x 26 games (human-normalised)")
+    table = ScoreTable(atari_data.rectangular_frame())
+    final = get_normalizer("atari100k").apply(table.final())
+    scores = atari_data.score_dict(final)
+    algs = list(scores)
+    all_values = np.concatenate([s.ravel() for s in scores.values()])
+    taus = np.linspace(min(0.0, all_values.min()), all_values.max(), 101)
+    print(f"  algorithms: {algs}; runs x tasks per algorithm: {scores[algs[0]].shape}; "
+          f"reps {args.reps} / profiles {args.profile_reps} on {taus.size} taus / POI {args.improvement_reps}")
+
+    ours, report, ours_total = time_ours(table, taus, args)
+    all_pairs = list(itertools.combinations(range(len(algs)), 2))
+    pairs = all_pairs[: args.poi_pairs]
+    theirs = None if args.skip_rliable else run_rliable(scores, taus, pairs, args)
+
+    rows = []
+    if theirs is not None:
+        t = theirs["times"]
+        poi_measured = float(np.sum(t["poi_pairs"]))
+        poi_total = poi_measured / len(pairs) * len(all_pairs)
+        rl_prof = t["profile_runs"] + t["profile_tasks"]
+        rows = [
+            ("4 aggregates, 50k reps x 6 algs" if args.reps == 50_000 else f"4 aggregates, {args.reps} reps x 6 algs",
+             ours.get("aggregates"), t["aggregates"], ""),
+            (f"profiles (runs + tasks), {args.profile_reps} reps, {taus.size} taus", ours.get("profiles"), rl_prof,
+             "ours also computes the optimality-gap curve in the same pass"),
+            (f"POI, 15 pairs, {args.improvement_reps} reps", ours.get("poi"), poi_total,
+             f"rliable: {len(pairs)} pairs timed ({poi_measured:.1f} s), x{len(all_pairs)}/{len(pairs)} = EXTRAPOLATED"
+             if len(pairs) < len(all_pairs) else "rliable: all pairs timed"),
+        ]
+        print()
+        print(f"  {'workload':<48} {'ours (s)':>9} {'rliable (s)':>12} {'ratio':>8}  note")
+        for name, o, r, note in rows:
+            ratio = f"{r / o:7.0f}x" if o else "   n/a"
+            print(f"  {name:<48} {o if o is not None else float('nan'):9.2f} {r:12.2f} {ratio}  {note}")
+        o_sum = sum(o for _, o, _, _ in rows if o is not None) or float("nan")
+        r_sum = sum(r for _, _, r, _ in rows)
+        print(f"  {'total of the three workloads':<48} {o_sum:9.2f} {r_sum:12.2f} {r_sum / o_sum:7.0f}x"
+              + ("  (rliable POI extrapolated)" if len(pairs) < len(all_pairs) else ""))
+        print(f"  {'full evaluate() (adds per-task CIs, ranks, diffs)':<48} {ours_total:9.2f} {r_sum:12.2f} "
+              f"{r_sum / ours_total:7.0f}x")
+        print(f"  rliable per-pair POI times: {', '.join(f'{x:.1f}' for x in t['poi_pairs'])} s; "
+              f"rliable subprocess wall time {theirs['wall']:.1f} s (includes imports)")
+
+        # agreement of point estimates
+        agg = report.aggregates.set_index(["algorithm", "metric"])["point"]
+        diffs = {m: max(abs(agg[(a, m)] - theirs["aggregates"][a]["point"][j]) for a in algs) for j, m in enumerate(METRICS)}
+        imp = report.improvement.set_index(["algorithm_x", "algorithm_y"])["point"]
+        diffs["poi (15 pairs)"] = max(abs(imp[tuple(k.split(","))] - v) for k, v in theirs["poi_point"].items())
+        print("\n  point estimates, max |ours - rliable| over algorithms / pairs:")
+        for m, d in diffs.items():
+            print(f"    {m:<16} {d:.2e}  {'OK' if d <= 1e-9 else 'MISMATCH (> 1e-9)'}")
+        # intervals (different random streams: differences are Monte-Carlo noise)
+        lo = report.aggregates.set_index(["algorithm", "metric"])
+        ci_diff = max(max(abs(lo.loc[(a, m), "low"] - theirs["aggregates"][a]["low"][j]),
+                          abs(lo.loc[(a, m), "high"] - theirs["aggregates"][a]["high"][j]))
+                      for a in algs for j, m in enumerate(METRICS))
+        poi_ci = report.improvement.set_index(["algorithm_x", "algorithm_y"])
+        p_diff = max(max(abs(poi_ci.loc[tuple(k.split(",")), "low"] - v["low"]),
+                         abs(poi_ci.loc[tuple(k.split(",")), "high"] - v["high"])) for k, v in theirs["poi"].items())
+        print(f"  interval endpoints (independent random streams, so Monte-Carlo noise only): aggregates max |diff| "
+              f"{ci_diff:.4f}, POI ({len(pairs)} pairs) max |diff| {p_diff:.4f}")
+    else:
+        print(f"  ours: {ours}; full evaluate() {ours_total:.2f} s")
+    return {"ours": ours, "ours_total": ours_total, "rliable": theirs, "rows": rows}
+
+
+# --------------------------------------------------------------------------- part 2
+def synthetic_table(n_alg: int = 10, n_tasks: int = 57, n_runs: int = 100, seed: int = 0) -> ScoreTable:
+    """Skewed per-task scores (lognormal with task-specific scale) with algorithm effects; fixed seed."""
+    rng = np.random.default_rng(seed)
+    task_mu = rng.normal(-0.5, 0.7, n_tasks)
+    task_sigma = rng.uniform(0.3, 1.2, n_tasks)
+    alg_shift = np.linspace(-0.3, 0.3, n_alg)
+    vals = np.exp(task_mu[None, :, None] + alg_shift[:, None, None]
+                  + task_sigma[None, :, None] * rng.standard_normal((n_alg, n_tasks, n_runs)))
+    a, t, s = np.meshgrid(np.arange(n_alg), np.arange(n_tasks), np.arange(n_runs), indexing="ij")
+    df = pd.DataFrame({"algorithm": [f"alg{i:02d}" for i in a.ravel()], "task": [f"task{j:02d}" for j in t.ravel()],
+                       "seed": s.ravel(), "score": vals.ravel()})
+    return ScoreTable(df)
+
+
+def large_worker(mode: str, reps: int) -> None:
+    """Subprocess body: build the data, measure RSS before, run, print JSON with time and peak RSS."""
+    table = synthetic_table()
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    t0 = time.perf_counter()
+    if mode == "aggregates":
+        from rl_reliable_logger.stats import bootstrap as bs
+        from rl_reliable_logger.stats import metrics as mt
+
+        cells = table.cells()
+        objs = [mt.get_metric(m) for m in METRICS]
+        rngs = np.random.default_rng(0).spawn(len(table.algorithms))
+        for alg, rng in zip(table.algorithms, rngs):
+            c = bs.Cells.from_list([cells[(alg, t)] for t in table.tasks])
+            dist = bs.replicates(c, lambda r: np.stack([m(r) for m in objs], axis=1), reps, rng)
+            bs.interval(dist, dist.mean(axis=0))
+    else:
+        evaluate(table, reps=reps, seed=0)
+    elapsed = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"mode": mode, "seconds": elapsed, "peak_rss_mb": peak, "rss_before_mb": rss_before}))
+
+
+def part2(args) -> list[dict]:
+    print("=" * 100)
+    print(f"Part 2: 10 algorithms x 57 tasks x 100 runs (synthetic lognormal, seed 0), {args.reps} reps; "
+          "target < 30 s and < 2 GB")
+    results = []
+    for mode, label in (("aggregates", "4 aggregates only"), ("full", "full evaluate() (+profiles, POI 45 pairs, ranks, ...)")):
+        proc = subprocess.run([sys.executable, __file__, "--large-worker", mode, "--reps", str(args.reps)],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(f"  {label}: FAILED\n{proc.stderr[-3000:]}")
+            continue
+        res = json.loads(proc.stdout.strip().splitlines()[-1])
+        ok_t, ok_m = res["seconds"] < 30, res["peak_rss_mb"] < 2048
+        print(f"  {label:<56} {res['seconds']:7.2f} s  peak RSS {res['peak_rss_mb']:7.0f} MB "
+              f"(data loaded: {res['rss_before_mb']:.0f} MB)  time {'MET' if ok_t else 'NOT MET'}, "
+              f"memory {'MET' if ok_m else 'NOT MET'}")
+        results.append(res)
+    return results
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--reps", type=int, default=50_000)
+    p.add_argument("--profile-reps", type=int, default=2_000)
+    p.add_argument("--improvement-reps", type=int, default=2_000)
+    p.add_argument("--poi-pairs", type=int, default=3, help="rliable POI pairs actually timed (of 15)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--skip-rliable", action="store_true")
+    p.add_argument("--skip-large", action="store_true")
+    p.add_argument("--large-worker", choices=["aggregates", "full"], help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.large_worker:
+        large_worker(args.large_worker, args.reps)
+        return
+    print(machine())
+    part1(args)
+    if not args.skip_large:
+        part2(args)
+    print(f"load average (1/5/15 min) at end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
