@@ -165,6 +165,10 @@ def _value_html(value: Any, depth: int = 0) -> str:
     if isinstance(value, (list, tuple)):
         if not value:
             return '<span class="note">(none)</span>'
+        if all(isinstance(v, (list, tuple)) for v in value):  # e.g. runs_used: [algorithm, task, run_id]
+            width = max(len(v) for v in value)
+            names = ["algorithm", "task", "run_id"] if width == 3 else [f"field {i + 1}" for i in range(width)]
+            value = [dict(zip(names, v)) for v in value]
         if all(isinstance(v, Mapping) for v in value):
             frame = pd.DataFrame(list(value))
             table = frame_html(frame, max_rows=500)

@@ -107,8 +107,9 @@ _NORMALISER_NAMES = {
 def score_label(report: "Report | None" = None, normalization: str | None = None) -> str:
     """Axis label that says which normalisation the scores carry.
 
-    Reads ``provenance["score_label"]`` if set, else ``provenance["normalize"]``
-    (or ``"normalization"``); ``None`` means raw scores.
+    Reads ``provenance["score_label"]`` if set, else the normaliser's description that
+    ``evaluate`` stores in ``provenance["normalization"]``, else a label for the
+    ``provenance["normalize"]`` name; no normaliser means raw scores.
 
     Example:
         >>> score_label(normalization="atari")
@@ -119,6 +120,9 @@ def score_label(report: "Report | None" = None, normalization: str | None = None
         if prov.get("score_label"):
             return str(prov["score_label"])
         normalization = prov.get("normalize", prov.get("normalization"))
+        described = prov.get("normalization")  # evaluate() stores the normaliser's own description here
+        if normalization not in (None, "None") and isinstance(described, str) and described not in ("", str(normalization)):
+            return described
     if isinstance(normalization, dict):  # e.g. {"name": "atari", ...}
         normalization = normalization.get("name") or normalization.get("kind")
     if normalization is None or str(normalization).lower() in ("", "none", "raw", "nan"):
@@ -141,11 +145,11 @@ def _resolve(
             raise ValueError(f"this Report has no {name!r} table; it is only present when evaluate() computed it") from None
     else:
         raise TypeError(f"expected a Report or a pandas DataFrame, got {type(obj).__name__}")
+    if frame.empty:
+        raise ValueError(f"the {name!r} table is empty, so there is nothing to draw")
     missing = [c for c in required if c not in frame.columns]
     if missing:
         raise ValueError(f"the {name!r} table lacks column(s) {missing}; expected at least {list(required)}")
-    if frame.empty:
-        raise ValueError(f"the {name!r} table is empty, so there is nothing to draw")
     algorithms: list[str] = []
     if report is not None:
         try:
@@ -752,7 +756,15 @@ def plot_task_scores(
     t = len(tasks)
     ncols = ncols or min(t, 6)
     nrows = math.ceil(t / ncols)
-    fig = _new_figure((2.3 * ncols + (1.8 if n > 1 else 0), 1.9 * nrows + 0.6))
+    from matplotlib.figure import Figure as _Figure
+
+    # fixed margins instead of constrained layout: the latter costs seconds with dozens of panels
+    legend_rows = math.ceil(n / min(n, max(ncols, 4)))
+    bottom_in = 0.35 + 0.22 * legend_rows
+    height = 1.9 * nrows + 0.7 + bottom_in
+    fig = _Figure(figsize=(2.3 * ncols + 0.9, height))
+    fig.subplots_adjust(left=0.75 / (2.3 * ncols + 0.9), right=0.98, top=1 - 0.65 / height, bottom=bottom_in / height,
+                        wspace=0.35, hspace=0.45)
     axs = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
     for a, task_name in zip(axs, tasks):
         draw(a, frame[frame["task"] == task_name], 0.0, 1.0)
@@ -762,14 +774,14 @@ def plot_task_scores(
         _decorate(a, "y")
     for a in axs[t:]:
         a.set_visible(False)
-    fig.supylabel(label, fontsize="medium")
+    fig.supylabel(label, fontsize="medium", x=0.01)
     from matplotlib.lines import Line2D
 
     handles = [Line2D([], [], marker="o", linestyle="", color=colors[alg], label=alg) for alg in algorithms]
-    fig.legend(handles=handles, loc="outside lower center", frameon=False, fontsize="small",
+    fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0), frameon=False, fontsize="small",
                ncol=min(n, max(ncols, 4)))
     what = "mean per algorithm" if kind == "strip" else "median, quartiles"
-    fig.suptitle(f"Score of every run per task (black: {what})", fontsize="medium")
+    fig.suptitle(f"Score of every run per task (black: {what})", fontsize="medium", y=1 - 0.15 / height)
     return fig
 
 
