@@ -17,6 +17,7 @@ import pandas as pd
 
 from .report import Report
 from .scores import ScoreTable, ScoreTableError
+from .stats import _kernels
 from .stats import bootstrap as bs
 from .stats import curves as cv
 from .stats import metrics as mt
@@ -260,9 +261,14 @@ def _score_key_warnings(table: ScoreTable) -> list[str]:
 def _aggregates(cells, metric_objs, reps, rngs, task_bootstrap, chunk_bytes, ci, method, bar):
     rows, dists = [], {}
     stacked = lambda r: np.stack([m(r) for m in metric_objs], axis=1)  # noqa: E731
+    specs = [m.spec for m in metric_objs]
+    if _kernels.AVAILABLE and all(spec is not None for spec in specs):
+        fast = lambda r: _kernels.fused_metrics(r, specs)  # noqa: E731  same draws, compiled
+    else:
+        fast = stacked
     for alg, c in cells.items():
         point = stacked(bs.original(c))[0]
-        dist = bs.replicates(c, stacked, reps, rngs[alg], task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes, progress=bar)
+        dist = bs.replicates(c, fast, reps, rngs[alg], task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes, progress=bar)
         jack = bs.jackknife(c, stacked) if method == "bca" else None
         low, high = bs.interval(dist, point, ci=ci, method=method, jackknife=jack)  # type: ignore[arg-type]
         dists[alg] = dist

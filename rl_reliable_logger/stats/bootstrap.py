@@ -16,10 +16,9 @@ Metrics are functions of a Resample (see ``metrics.py``). Because the draws do n
 values, the same Resample evaluated on the scores at different training steps resamples *whole
 runs* consistently across time.
 
-Random numbers come from one numpy Generator per algorithm and analysis: the same inputs, seed and
-``chunk_bytes`` give bit-identical results. (With unequal runs per task the stream is consumed in
-replicate order, so there the chunk size does not matter either; equal-runs data draws small
-integers in bulk, which is faster but ties the stream to the chunking.)
+Random numbers come from one numpy Generator per algorithm and analysis, as raw 32-bit words
+consumed replicate by replicate: the same inputs and seed give bit-identical results, whatever the
+chunk size (without task resampling; with it, also for the same ``chunk_bytes``).
 """
 from __future__ import annotations
 
@@ -100,34 +99,97 @@ class Cells:
         return out
 
 
-@dataclass
 class Resample:
     """A batch of replicates (or the original data) of one algorithm, as draws of run indices.
 
     Layout: ``idx[n, r, s]`` is the n-th run drawn for task slot s of replicate r (run-major, so
     reductions over the runs of a slot are sums of whole contiguous (R, S) planes). ``values`` are
     the run scores the metrics read (the final scores, or one training step's).
+
+    Drawn replicates keep their raw 32-bit uniforms (``uniforms``: (R, S, N_max)) and the task of
+    each slot (``slot_tasks``: (R, S), None when slot s is task s); ``idx`` is derived from them
+    on first use, so a compiled kernel can read the uniforms without ever building ``idx``.
     """
 
-    cells: Cells
-    idx: np.ndarray  # (N_max, R, S) int indices into the K runs
-    valid: np.ndarray | None  # (N_max, R, S) or (N_max, 1, S) bool, None when every position is drawn
-    slot_sizes: np.ndarray  # (R, S) or (1, S) runs per slot
-    values: np.ndarray
-    _cache: dict = field(default_factory=dict, repr=False)
+    def __init__(
+        self,
+        cells: Cells,
+        values: np.ndarray,
+        *,
+        idx: np.ndarray | None = None,
+        valid: np.ndarray | None = None,
+        slot_sizes: np.ndarray | None = None,
+        uniforms: np.ndarray | None = None,
+        slot_tasks: np.ndarray | None = None,
+        cache: dict | None = None,
+    ) -> None:
+        self.cells = cells
+        self.values = np.asarray(values, dtype=float)
+        self.uniforms = uniforms
+        self.slot_tasks = slot_tasks
+        self._idx, self._valid = idx, valid
+        if slot_sizes is None:
+            slot_sizes = (cells.sizes[slot_tasks] if slot_tasks is not None else cells.sizes[None, :]).astype(float)
+        self.slot_sizes = slot_sizes
+        self._cache: dict = {} if cache is None else cache
+        if idx is None and uniforms is None:
+            raise ValueError("a Resample needs run indices or uniforms")
+
+    def _build_index(self) -> None:
+        cells, u = self.cells, self.uniforms
+        tasks = self.slot_tasks
+        if tasks is None:
+            sizes = cells.sizes[None, :, None]
+            offsets = cells.offsets[None, :, None]
+        else:
+            sizes = cells.sizes[tasks][:, :, None]
+            offsets = cells.offsets[tasks][:, :, None]
+        # ⌊u·n / 2³²⌋ in floating point: u·n < 2⁵³, so the product and the floor are exact
+        local = np.multiply(u, sizes * 2.0**-32, dtype=np.float64).astype(np.int64)
+        idx = offsets + local  # (R, S, N)
+        pos = np.arange(u.shape[2])
+        if tasks is None and cells.rectangular:
+            valid = None
+        elif tasks is None:
+            valid = (pos[:, None] < cells.sizes[None, :])[:, None, :]
+        else:
+            valid = pos[:, None, None] < cells.sizes[tasks][None]
+        idx = np.ascontiguousarray(np.moveaxis(idx, 2, 0))
+        if valid is not None:
+            idx = np.where(valid, idx, 0)
+        if cells.n_runs < 2**31:
+            idx = idx.astype(np.int32)
+        self._idx, self._valid = idx, valid
+
+    @property
+    def idx(self) -> np.ndarray:
+        """(N_max, R, S) indices into the K runs."""
+        if self._idx is None:
+            self._build_index()
+        return self._idx  # type: ignore[return-value]
+
+    @property
+    def valid(self) -> np.ndarray | None:
+        """Which positions were drawn (None: all of them)."""
+        if self._idx is None:
+            self._build_index()
+        return self._valid
 
     @property
     def n_reps(self) -> int:
-        return int(self.idx.shape[1])
+        return int(self.uniforms.shape[0] if self._idx is None else self._idx.shape[1])  # type: ignore[union-attr]
 
     @property
     def n_slots(self) -> int:
-        return int(self.idx.shape[2])
+        return int(self.uniforms.shape[1] if self._idx is None else self._idx.shape[2])  # type: ignore[union-attr]
 
     def with_values(self, values: np.ndarray) -> "Resample":
         """The same draws evaluated on other scores of the same runs (e.g. another training step)."""
         kept = {k: v for k, v in self._cache.items() if k == "counts"}
-        return Resample(self.cells, self.idx, self.valid, self.slot_sizes, np.asarray(values, float), kept)
+        return Resample(
+            self.cells, values, idx=self.idx, valid=self.valid, slot_sizes=self.slot_sizes,
+            uniforms=self.uniforms, slot_tasks=self.slot_tasks, cache=kept,
+        )
 
     def _per_draw_mass(self) -> np.ndarray:
         """(R or 1, S) mass of one draw in each slot: 1/(S·N_slot)."""
@@ -233,9 +295,16 @@ def original(cells: Cells, values: np.ndarray | None = None) -> Resample:
     valid = pos[:, None] < cells.sizes[None, :]  # (N, M)
     idx = np.where(valid, cells.offsets[None, :] + pos[:, None], 0)[:, None, :]
     return Resample(
-        cells, idx, None if valid.all() else valid[:, None, :], cells.sizes[None, :].astype(float),
-        cells.values if values is None else np.asarray(values, float),
+        cells, cells.values if values is None else values, idx=idx,
+        valid=None if valid.all() else valid[:, None, :], slot_sizes=cells.sizes[None, :].astype(float),
     )
+
+
+def uniform32(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """Raw 32-bit uniforms from the generator's bit stream, consumed in C order."""
+    n = int(np.prod(shape))
+    words = rng.bit_generator.random_raw((n + 1) // 2)
+    return words.view(np.uint32)[:n].reshape(shape)
 
 
 def draw(cells: Cells, reps: int, rng: np.random.Generator, *, task_bootstrap: bool = False) -> Resample:
@@ -244,29 +313,18 @@ def draw(cells: Cells, reps: int, rng: np.random.Generator, *, task_bootstrap: b
     Runs are resampled with replacement within each task, each task keeping its own run count
     N_m. With ``task_bootstrap`` the M tasks are first resampled with replacement, and the runs of
     each drawn slot are then resampled independently (rliable's ``task_bootstrap=True``).
+
+    A draw from n items is ⌊u·n / 2³²⌋ for a raw 32-bit uniform u (multiply-shift, no rejection):
+    every index has probability within n/2³² of 1/n (< 3·10⁻⁷ relative for n ≤ 1000), far below
+    any Monte-Carlo error. The stream is consumed replicate by replicate (with task resampling:
+    the chunk's task draws first), so the same seed gives the same replicates.
     """
     n_tasks = cells.n_tasks
-    n_max = int(cells.sizes.max())
-    pos = np.arange(n_max)
+    tasks = None
     if task_bootstrap:
-        tasks = rng.integers(0, n_tasks, size=(reps, n_tasks))
-        sizes = cells.sizes[tasks]  # (R, S)
-        local = (rng.random((n_max, reps, n_tasks)) * sizes[None]).astype(np.int64)
-        valid = pos[:, None, None] < sizes[None]
-        idx = np.where(valid, cells.offsets[tasks][None] + local, 0)
-        return Resample(cells, idx, valid, sizes.astype(float), cells.values)
-    if cells.rectangular:
-        n = n_max
-        dtype = np.uint8 if n <= 255 else np.int64
-        local = rng.integers(0, n, size=(n, reps, n_tasks), dtype=dtype)
-        idx = local.astype(np.int32 if cells.n_runs < 2**31 else np.int64) + cells.offsets.astype(np.int32)[None, None, :]
-        return Resample(cells, idx, None, cells.sizes[None, :].astype(float), cells.values)
-    # drawn replicate-major, so that splitting the replicates into chunks leaves the stream unchanged
-    u = np.moveaxis(rng.random((reps, n_max, n_tasks)), 1, 0)
-    local = (u * cells.sizes[None, None, :]).astype(np.int64)
-    valid = (pos[:, None] < cells.sizes[None, :])[:, None, :]
-    idx = np.where(valid, cells.offsets[None, None, :] + local, 0)
-    return Resample(cells, idx, valid, cells.sizes[None, :].astype(float), cells.values)
+        tasks = ((uniform32(rng, (reps, n_tasks)).astype(np.uint64) * np.uint64(n_tasks)) >> np.uint64(32)).astype(np.int64)
+    u = uniform32(rng, (reps, n_tasks, int(cells.sizes.max())))
+    return Resample(cells, cells.values, uniforms=u, slot_tasks=tasks)
 
 
 def chunk_sizes(reps: int, cells: Cells, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> Iterator[int]:
@@ -383,7 +441,7 @@ def jackknife_resamples(cells: Cells, values: np.ndarray | None = None) -> Itera
         local[:, np.arange(reps), task] += pos[:, None] >= drop_local[None, :]
         valid = pos[:, None, None] < sizes[None]
         idx = np.where(valid, cells.offsets[None, None, :] + local, 0)
-        yield Resample(cells, idx, valid, sizes.astype(float), values)
+        yield Resample(cells, values, idx=idx, valid=valid, slot_sizes=sizes.astype(float))
 
 
 def jackknife(cells: Cells, statistic: Callable[[Resample], np.ndarray], values: np.ndarray | None = None) -> np.ndarray:

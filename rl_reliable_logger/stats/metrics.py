@@ -40,6 +40,8 @@ class Metric:
 
     name: str
     fn: MetricFn
+    #: (code, parameter) of a built-in metric, which lets a compiled kernel compute it (see _kernels)
+    spec: tuple[str, float] | None = None
 
     def __call__(self, resample: Resample) -> np.ndarray:
         return np.asarray(self.fn(resample), dtype=float).reshape(resample.n_reps)
@@ -162,24 +164,27 @@ def get_metric(name: str | Metric | Callable, *, gamma: float = 1.0) -> Metric:
     if callable(name):
         return per_replicate(name)
     key = str(name).strip().lower()
-    fixed: dict[str, MetricFn] = {
-        "mean": mean,
-        "median": median,
-        "iqm": iqm,
-        "optimality_gap": optimality_gap(gamma),
-        "dp25": lower_tail_mean(0.25),
+    fixed: dict[str, tuple[MetricFn, tuple[str, float]]] = {
+        "mean": (mean, ("mean", 0.0)),
+        "median": (median, ("median", 0.0)),
+        "iqm": (iqm, ("trim", 0.25)),
+        "optimality_gap": (optimality_gap(gamma), ("gap", float(gamma))),
+        "dp25": (lower_tail_mean(0.25), ("tail", 0.25)),
     }
     if key in fixed:
-        return Metric(key, fixed[key])
-    for prefix, factory in (("trimmed_mean_", trimmed_mean), ("p_above_", prob_above), ("dp", None)):
+        fn, spec = fixed[key]
+        return Metric(key, fn, spec)
+    for prefix, factory, code, scale in (
+        ("trimmed_mean_", trimmed_mean, "trim", 1.0),
+        ("p_above_", prob_above, "above", 1.0),
+        ("dp", lower_tail_mean, "tail", 0.01),
+    ):
         if key.startswith(prefix):
             try:
-                number = float(key[len(prefix):])
+                number = float(key[len(prefix):]) * scale
             except ValueError:
                 break
-            if factory is None:
-                return Metric(key, lower_tail_mean(number / 100.0))
-            return Metric(key, factory(number))
+            return Metric(key, factory(number), (code, number))
     raise ValueError(
         f"unknown metric {name!r}: use mean, median, iqm, optimality_gap, dp25, trimmed_mean_<p>, "
         "p_above_<t>, or pass a function."
@@ -206,12 +211,19 @@ def improvement_replicates(cells_x, counts_x: np.ndarray, cells_y, counts_y: np.
     """Bootstrap values of P(X > Y) from independent replicates of X and Y: (R,).
 
     ``counts_*`` are (R, K) draw counts (:meth:`Resample.counts`). For each task,
-    U = Σ_a Σ_b c_x[a] c_y[b] S[a, b] / (n_x n_y), with S the pairwise win/tie matrix.
+    U = Σ_a c_x[a] (#y draws below x_a + ½ #y draws equal to x_a) / (n_x n_y): a cumulative sum over
+    the sorted y runs, O(R·(n_x + n_y)) per task instead of the O(R·n_x·n_y) pairwise matrix.
     """
     total = np.zeros(counts_x.shape[0])
     for m in range(cells_x.n_tasks):
         sx = slice(cells_x.offsets[m], cells_x.offsets[m] + cells_x.sizes[m])
         sy = slice(cells_y.offsets[m], cells_y.offsets[m] + cells_y.sizes[m])
-        pair = _pair_scores(cells_x.values[sx], cells_y.values[sy])
-        total += ((counts_x[:, sx] @ pair) * counts_y[:, sy]).sum(axis=1) / (cells_x.sizes[m] * cells_y.sizes[m])
+        x, y = cells_x.values[sx], cells_y.values[sy]
+        order = np.argsort(y, kind="stable")
+        cum = np.zeros((counts_y.shape[0], y.size + 1))
+        np.cumsum(counts_y[:, sy][:, order], axis=1, out=cum[:, 1:])
+        below = np.searchsorted(y[order], x, side="left")
+        upto = np.searchsorted(y[order], x, side="right")
+        wins = cum[:, below] + 0.5 * (cum[:, upto] - cum[:, below])  # (R, n_x)
+        total += (counts_x[:, sx] * wins).sum(axis=1) / (x.size * y.size)
     return total / cells_x.n_tasks
