@@ -311,12 +311,14 @@ def plot_performance_profiles(
     ax: "Axes | None" = None,
     colors: dict[str, str] | None = None,
     xlabel: str | None = None,
+    max_tau: float | None = None,
 ) -> "Figure":
     """Score distributions: fraction of runs (or tasks) with score > tau, with pointwise CI bands.
 
     ``kind="runs"`` is the run-score distribution, ``"tasks"`` the average-score distribution.
     ``nonlinear=True`` warps the tau axis by the fraction of runs (rliable's
-    ``use_non_linear_scaling``); tick labels still show tau.
+    ``use_non_linear_scaling``); tick labels still show tau. ``max_tau`` clips the drawn τ range
+    (e.g. 8 for ALE 200M, where a few runs reach scores of 50 and flatten a linear axis).
 
     Example:
         >>> fig = plot_performance_profiles(report, nonlinear=True)   # doctest: +SKIP
@@ -335,6 +337,10 @@ def plot_performance_profiles(
     fig, a = _axes(ax, (6.4 + (1.8 if n > 5 else 0), 4.2))
     label = xlabel or score_label(rep)
     frame = frame.rename(columns={"fraction": "point"})
+    if max_tau is not None:
+        frame = frame[frame["tau"] <= max_tau]
+        if frame.empty:
+            raise ValueError(f"no tau <= max_tau={max_tau} in the profiles table")
     if nonlinear:
         pivot = frame.pivot_table(index="tau", columns="algorithm", values="point").sort_index()
         if pivot.isna().any().any():
@@ -346,13 +352,18 @@ def plot_performance_profiles(
             return np.interp(t, taus, warped)
 
         _line_with_band(a, frame, "tau", algorithms, colors, xfun=xfun)
-        idx = np.unique(np.linspace(0, len(taus) - 1, 6).round().astype(int))
+        from matplotlib.ticker import MaxNLocator
+
+        # round tau values, placed through the warp; drop ones that would print on top of each other
+        cands = MaxNLocator(nbins=10, steps=[1, 2, 2.5, 5, 10]).tick_values(taus.min(), taus.max())
+        cands = cands[(cands >= taus.min() - 1e-12) & (cands <= taus.max() + 1e-12)]
         ticks, labels, last = [], [], -np.inf
-        for k in idx:  # drop ticks that would print on top of each other
-            if warped[k] - last >= 0.06 or not ticks:
-                ticks.append(warped[k])
-                labels.append(f"{taus[k]:g}")
-                last = warped[k]
+        for tau_tick in cands:
+            pos = float(np.interp(tau_tick, taus, warped))
+            if pos - last >= 0.08:
+                ticks.append(pos)
+                labels.append(f"{tau_tick:.3g}")
+                last = pos
         a.set_xticks(ticks)
         a.set_xticklabels(labels)
         a.set_xlabel(f"τ ({label})")
