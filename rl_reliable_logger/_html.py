@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from . import _paper_tables
@@ -89,7 +90,7 @@ def frame_html(frame: pd.DataFrame, *, max_rows: int | None = None, numeric_digi
         out.append("<tr>")
         for c in cols:
             v = r[c]
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
+            if isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_)):
                 out.append(f'<td class="num">{_num(v, numeric_digits)}</td>')
             else:
                 out.append(f"<td>{esc(v)}</td>")
@@ -157,9 +158,19 @@ def _per_task(report: "Report") -> str:
 
 def _value_html(value: Any, depth: int = 0) -> str:
     """Render a provenance value: scalars inline, dicts as nested tables, lists of dicts as tables."""
+    if value is None:
+        return '<span class="note">none</span>'
     if isinstance(value, Mapping):
         if not value:
             return '<span class="note">(none)</span>'
+        inner = list(value.values())
+        if len(inner) > 1 and all(isinstance(v, Mapping) and v and all(not isinstance(x, (Mapping, list, tuple)) for x in v.values())
+                                  for v in inner):
+            # e.g. runs_per_task {algorithm: {task: n}}: one compact matrix instead of nested tables
+            grid = pd.DataFrame({k: dict(v) for k, v in value.items()}).T
+            grid.insert(0, "", [str(k) for k in grid.index])
+            table = frame_html(grid.reset_index(drop=True))
+            return f'<details><summary>{len(grid)} × {grid.shape[1] - 1} table</summary><div class="scroll">{table}</div></details>'
         rows = "".join(f"<tr><th>{esc(k)}</th><td>{_value_html(v, depth + 1)}</td></tr>" for k, v in value.items())
         return f"<table>{rows}</table>"
     if isinstance(value, (list, tuple)):
