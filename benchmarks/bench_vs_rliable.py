@@ -12,7 +12,7 @@ normalised; see ``atari_data.py`` for the construction: DER, DrQ, DrQ(eps), OTR,
 
 rl_reliable_logger runs in this interpreter; rliable runs in ``benchmarks/.rliable-venv`` through
 ``rliable_worker.py`` (its own interpreter, data passed as a temporary .npz). rliable's POI takes
-~20 s per pair, so only ``--poi-pairs`` pairs (default 3) are timed and the total is extrapolated
+~20 s per pair in anchors.md and 45-90 s measured here, so only ``--poi-pairs`` pairs (default 3) are timed and the total is extrapolated
 linearly to 15 pairs (printed as such). Point estimates of both libraries are compared (to 1e-9).
 
 Part 2 - 10 algorithms x 57 tasks x 100 runs (synthetic, fixed seed) at 50,000 replicates: time
@@ -76,7 +76,8 @@ def time_ours(table: ScoreTable, taus: np.ndarray, args) -> tuple[dict[str, floa
     final = get_normalizer("atari100k").apply(table.final())
     times: dict[str, float] = {}
     try:  # private helpers: the same code evaluate() runs, timed piece by piece
-        cells = ev_mod._cells_by_algorithm(final)
+        by_cell = final.cells()
+        cells = {a: bs.Cells.from_list([by_cell[(a, t)] for t in final.tasks]) for a in final.algorithms}
         algs = list(cells)
         rngs = dict(zip(algs, np.random.default_rng(args.seed).spawn(len(algs))))
         none = lambda n: None  # noqa: E731
@@ -215,17 +216,18 @@ def large_worker(mode: str, reps: int) -> None:
     table = synthetic_table()
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     t0 = time.perf_counter()
-    if mode == "aggregates":
+    if mode == "aggregates":  # what evaluate() runs for the aggregates (its compiled fast path when present)
+        import importlib
+
         from rl_reliable_logger.stats import bootstrap as bs
         from rl_reliable_logger.stats import metrics as mt
 
+        ev_mod = importlib.import_module("rl_reliable_logger.evaluate")
         cells = table.cells()
+        by_alg = {a: bs.Cells.from_list([cells[(a, t)] for t in table.tasks]) for a in table.algorithms}
+        rngs = dict(zip(by_alg, np.random.default_rng(0).spawn(len(by_alg))))
         objs = [mt.get_metric(m) for m in METRICS]
-        rngs = np.random.default_rng(0).spawn(len(table.algorithms))
-        for alg, rng in zip(table.algorithms, rngs):
-            c = bs.Cells.from_list([cells[(alg, t)] for t in table.tasks])
-            dist = bs.replicates(c, lambda r: np.stack([m(r) for m in objs], axis=1), reps, rng)
-            bs.interval(dist, dist.mean(axis=0))
+        ev_mod._aggregates(by_alg, objs, reps, rngs, False, bs.DEFAULT_CHUNK_BYTES, 0.95, "percentile", lambda n: None)
     else:
         evaluate(table, reps=reps, seed=0)
     elapsed = time.perf_counter() - t0

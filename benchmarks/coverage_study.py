@@ -34,9 +34,9 @@ Run sizes: ``equal`` (10 runs on every task) and ``ragged`` (5-10 runs per task,
 configuration).
 
 Usage:
-    python benchmarks/coverage.py                     # default grid, 1000 trials, 2000 reps (a few minutes)
-    python benchmarks/coverage.py --trials 300 --reps 1000 --models lognormal --tasks 5
-    python benchmarks/coverage.py --check-truth
+    python benchmarks/coverage_study.py                     # default grid, 1000 trials, 2000 reps (a few minutes)
+    python benchmarks/coverage_study.py --trials 300 --reps 1000 --models lognormal --tasks 5
+    python benchmarks/coverage_study.py --check-truth
 """
 from __future__ import annotations
 

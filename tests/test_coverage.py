@@ -1,6 +1,6 @@
 """Fast simulated coverage of the 95% percentile stratified-bootstrap intervals (IQM and mean).
 
-A reduced version of ``benchmarks/coverage.py`` (see it for the models and for how the true values
+A reduced version of ``benchmarks/coverage_study.py`` (see it for the models and for how the true values
 are computed exactly): 500 (equal runs) and 300 (ragged runs) simulated data sets from a skewed,
 heavy-tailed RL-like population (``pareto-mix``: per task, a fraction w_m of "failed" runs near 0
 and a Pareto(alpha_m in [2.2, 4]) tail, 10 tasks), each analysed with the library's stratified bootstrap at 1,000 replicates, exactly
@@ -49,11 +49,11 @@ LOWER = {"equal": 0.90, "ragged": 0.85}
 
 
 def _load_study():
-    # loaded by path under its own name: a plain ``import coverage`` would be coverage.py the package
+    # loaded by path under its own name: the name is unique so it cannot clash with anything on sys.path
     name = "rl_reliable_logger_bench_coverage"
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "coverage.py")
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "coverage_study.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
