@@ -26,19 +26,27 @@ numba = None
 CODES = {"mean": 0, "median": 1, "trim": 2, "gap": 3, "tail": 4, "above": 5}
 
 
-def _kernel(u, slot_tasks, has_tasks, sizes, offsets, values, rank, sorted_values, n_runs, codes, params, out):
+def _kernel(u, slot_tasks, has_tasks, sizes, offsets, values, rank, sorted_values,
+            mass_points, index_points, codes, slots_of, out):
+    """Per replicate: slot means and a histogram of drawn runs in sorted order, then one walk.
+
+    The walk records, at each requested cumulative mass t (``mass_points``, ascending), the
+    weighted sum of the lowest mass t of the replicate (the boundary run counted in part), and at
+    each requested sorted position (``index_points``, ascending) the mass and weighted sum of the
+    runs before it. Every built-in metric is a closed form of those records.
+    """
     reps, slots, _ = u.shape
     k_total = sorted_values.shape[0]
+    n_mass = mass_points.shape[0]
+    n_index = index_points.shape[0]
     n_metrics = codes.shape[0]
     n_blocks = min(reps, 64)
-    cuts = np.empty(n_metrics)
-    for q in range(n_metrics):
-        cuts[q] = np.floor(params[q] * n_runs) / n_runs
     for block in numba.prange(n_blocks):
         hist = np.zeros(k_total)
         means = np.empty(slots)
-        num = np.empty(n_metrics)
-        den = np.empty(n_metrics)
+        below_sum = np.empty(n_mass)
+        at_mass = np.empty(n_index)
+        at_sum = np.empty(n_index)
         start = block * reps // n_blocks
         stop = (block + 1) * reps // n_blocks
         for r in range(start, stop):
@@ -55,54 +63,57 @@ def _kernel(u, slot_tasks, has_tasks, sizes, offsets, values, rank, sorted_value
                     hist[rank[j]] += weight
                 means[s] = acc / n
                 total += means[s]
-            num[:] = 0.0
-            den[:] = 0.0
-            # one walk over the sorted runs serves every distribution metric (and clears the histogram)
             cum = 0.0
+            wsum = 0.0
+            mi = 0
+            ii = 0
             for k in range(k_total):
+                while ii < n_index and index_points[ii] == k:
+                    at_mass[ii] = cum
+                    at_sum[ii] = wsum
+                    ii += 1
                 w = hist[k]
                 if w == 0.0:
                     continue
                 hist[k] = 0.0
-                lo = cum
-                cum += w
                 v = sorted_values[k]
-                for q in range(n_metrics):
-                    code = codes[q]
-                    if code == 2:
-                        kept = min(cum, 1.0 - cuts[q]) - max(lo, cuts[q])
-                        if kept > 0.0:
-                            num[q] += kept * v
-                            den[q] += kept
-                    elif code == 3:
-                        num[q] += w * min(v, params[q])
-                    elif code == 4:
-                        kept = min(cum, params[q]) - lo
-                        if kept > 0.0:
-                            num[q] += kept * v
-                            den[q] += kept
-                    elif code == 5:
-                        if v > params[q]:
-                            num[q] += w
+                new_cum = cum + w
+                while mi < n_mass and mass_points[mi] <= new_cum:
+                    below_sum[mi] = wsum + (mass_points[mi] - cum) * v
+                    mi += 1
+                cum = new_cum
+                wsum += w * v
+            while mi < n_mass:  # rounding: the total mass can fall a hair short of 1
+                below_sum[mi] = wsum
+                mi += 1
+            while ii < n_index:
+                at_mass[ii] = cum
+                at_sum[ii] = wsum
+                ii += 1
             median = 0.0
             for q in range(n_metrics):
-                if codes[q] == 1:
+                if codes[q, 0] == 1:
                     means.sort()
                     half = slots // 2
                     median = means[half] if slots % 2 == 1 else 0.5 * (means[half - 1] + means[half])
                     break
             for q in range(n_metrics):
-                code = codes[q]
+                code = codes[q, 0]
+                a = codes[q, 1]
+                b = codes[q, 2]
                 if code == 0:
                     out[r, q] = total / slots
                 elif code == 1:
                     out[r, q] = median
-                elif code == 2 or code == 4:
-                    out[r, q] = num[q] / den[q]
-                elif code == 3:
-                    out[r, q] = params[q] - num[q]
-                else:
-                    out[r, q] = num[q]
+                elif code == 2:  # trimmed mean: mass between points a and b
+                    out[r, q] = (below_sum[b] - below_sum[a]) / (mass_points[b] - mass_points[a])
+                elif code == 3:  # optimality gap: gamma - E[min(X, gamma)], runs below gamma end at index a
+                    gamma = slots_of[q]
+                    out[r, q] = gamma - (at_sum[a] + gamma * (cum - at_mass[a]))
+                elif code == 4:  # lower-tail mean up to mass point a
+                    out[r, q] = below_sum[a] / mass_points[a]
+                else:  # fraction strictly above a threshold: runs above start at index a
+                    out[r, q] = cum - at_mass[a]
 
 
 _compiled = None
@@ -122,8 +133,35 @@ def fused_metrics(resample, specs: list[tuple[str, float]]) -> np.ndarray:
     """(R, len(specs)) built-in metrics of a drawn Resample, computed by the compiled kernel."""
     cells = resample.cells
     order = np.argsort(resample.values, kind="stable")
+    sorted_values = resample.values[order]
     rank = np.empty(order.size, dtype=np.int64)
     rank[order] = np.arange(order.size)
+    n_runs = cells.n_runs
+    mass, index = [], []
+    plan = []
+    for code, p in specs:
+        if code == "trim":
+            cut = np.floor(p * n_runs) / n_runs
+            plan.append((CODES[code], _slot(mass, cut), _slot(mass, 1.0 - cut), 0.0))
+        elif code == "tail":
+            plan.append((CODES[code], _slot(mass, p), 0, 0.0))
+        elif code == "gap":
+            plan.append((CODES[code], _slot(index, int(np.searchsorted(sorted_values, p, side="left"))), 0, p))
+        elif code == "above":
+            plan.append((CODES[code], _slot(index, int(np.searchsorted(sorted_values, p, side="right"))), 0, p))
+        else:
+            plan.append((CODES[code], 0, 0, 0.0))
+    mass_points, remap_mass = _sorted_points(mass, float)
+    index_points, remap_index = _sorted_points(index, np.int64)
+    codes = np.zeros((len(plan), 3), dtype=np.int64)
+    params = np.zeros(len(plan))
+    for q, (code, a, b, p) in enumerate(plan):
+        if code in (2, 4):
+            a, b = remap_mass[a], remap_mass[b]
+        elif code in (3, 5):
+            a = remap_index[a]
+        codes[q] = (code, a, b)
+        params[q] = p
     tasks = resample.slot_tasks
     has_tasks = tasks is not None
     if tasks is None:
@@ -137,10 +175,25 @@ def fused_metrics(resample, specs: list[tuple[str, float]]) -> np.ndarray:
         cells.offsets.astype(np.int64),
         resample.values,
         rank,
-        resample.values[order],
-        float(cells.n_runs),
-        np.array([CODES[c] for c, _ in specs], dtype=np.int64),
-        np.array([p for _, p in specs], dtype=float),
+        sorted_values,
+        mass_points,
+        index_points,
+        codes,
+        params,
         out,
     )
     return out
+
+
+def _slot(points: list, value) -> int:
+    points.append(value)
+    return len(points) - 1
+
+
+def _sorted_points(points: list, dtype) -> tuple[np.ndarray, list[int]]:
+    """Points ascending (as the walk needs them) and where each original point went."""
+    order = sorted(range(len(points)), key=lambda i: points[i])
+    remap = [0] * len(points)
+    for new, old in enumerate(order):
+        remap[old] = new
+    return np.array([points[i] for i in order], dtype=dtype).reshape(-1), remap
