@@ -26,8 +26,8 @@ numba = None
 CODES = {"mean": 0, "median": 1, "trim": 2, "gap": 3, "tail": 4, "above": 5}
 
 
-def _kernel(u, slot_tasks, has_tasks, sizes, offsets, values, rank, sorted_values,
-            mass_points, index_points, codes, slots_of, out):
+def _kernel(u, slot_tasks, has_tasks, sizes, offsets, values, rank, sorted_values, sorted_weight,
+            mass_points, index_points, codes, params, out):
     """Per replicate: slot means and a histogram of drawn runs in sorted order, then one walk.
 
     The walk records, at each requested cumulative mass t (``mass_points``, ascending), the
@@ -42,7 +42,7 @@ def _kernel(u, slot_tasks, has_tasks, sizes, offsets, values, rank, sorted_value
     n_metrics = codes.shape[0]
     n_blocks = min(reps, 64)
     for block in numba.prange(n_blocks):
-        hist = np.zeros(k_total)
+        hist = np.zeros(k_total, dtype=np.int32)  # draw counts by sorted position (small: stays in cache)
         means = np.empty(slots)
         below_sum = np.empty(n_mass)
         at_mass = np.empty(n_index)
@@ -55,12 +55,11 @@ def _kernel(u, slot_tasks, has_tasks, sizes, offsets, values, rank, sorted_value
                 t = np.int64(slot_tasks[r, s]) if has_tasks else np.int64(s)
                 n = np.int64(sizes[t])
                 off = np.int64(offsets[t])
-                weight = 1.0 / (slots * n)
                 acc = 0.0
                 for i in range(n):
                     j = off + np.int64((np.uint64(u[r, s, i]) * np.uint64(n)) >> np.uint64(32))
                     acc += values[j]
-                    hist[rank[j]] += weight
+                    hist[rank[j]] += 1
                 means[s] = acc / n
                 total += means[s]
             cum = 0.0
@@ -72,10 +71,9 @@ def _kernel(u, slot_tasks, has_tasks, sizes, offsets, values, rank, sorted_value
                     at_mass[ii] = cum
                     at_sum[ii] = wsum
                     ii += 1
-                w = hist[k]
-                if w == 0.0:
-                    continue
-                hist[k] = 0.0
+                # branch-free: about a third of the runs are not drawn, an unpredictable branch
+                w = hist[k] * sorted_weight[k]  # each draw of a run of task m weighs 1/(S·N_m)
+                hist[k] = 0
                 v = sorted_values[k]
                 new_cum = cum + w
                 while mi < n_mass and mass_points[mi] <= new_cum:
@@ -108,7 +106,7 @@ def _kernel(u, slot_tasks, has_tasks, sizes, offsets, values, rank, sorted_value
                 elif code == 2:  # trimmed mean: mass between points a and b
                     out[r, q] = (below_sum[b] - below_sum[a]) / (mass_points[b] - mass_points[a])
                 elif code == 3:  # optimality gap: gamma - E[min(X, gamma)], runs below gamma end at index a
-                    gamma = slots_of[q]
+                    gamma = params[q]
                     out[r, q] = gamma - (at_sum[a] + gamma * (cum - at_mass[a]))
                 elif code == 4:  # lower-tail mean up to mass point a
                     out[r, q] = below_sum[a] / mass_points[a]
@@ -134,8 +132,9 @@ def fused_metrics(resample, specs: list[tuple[str, float]]) -> np.ndarray:
     cells = resample.cells
     order = np.argsort(resample.values, kind="stable")
     sorted_values = resample.values[order]
-    rank = np.empty(order.size, dtype=np.int64)
-    rank[order] = np.arange(order.size)
+    rank = np.empty(order.size, dtype=np.int32)
+    rank[order] = np.arange(order.size, dtype=np.int32)
+    sorted_weight = 1.0 / (cells.n_tasks * cells.sizes[cells.task_of][order])  # 1/(S·N_m), sorted order
     n_runs = cells.n_runs
     mass, index = [], []
     plan = []
@@ -176,6 +175,7 @@ def fused_metrics(resample, specs: list[tuple[str, float]]) -> np.ndarray:
         resample.values,
         rank,
         sorted_values,
+        sorted_weight,
         mass_points,
         index_points,
         codes,
