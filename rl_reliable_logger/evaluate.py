@@ -304,7 +304,6 @@ def _profiles(cells, taus, gammas, reps, rngs, task_bootstrap, chunk_bytes, ci, 
         point = stat(bs.original(c))[0]
         dist = bs.replicates(c, stat, reps, rngs[alg], task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes, progress=bar)
         low, high = _ci(dist, point, ci, method)
-        low, high = np.clip(low, None, None), np.clip(high, None, None)
         for k, kind in enumerate(("runs", "tasks")):
             sl = slice(k * n_t, (k + 1) * n_t)
             for tau, p, lo, hi in zip(taus, point[sl], np.clip(low[sl], 0, 1), np.clip(high[sl], 0, 1)):
@@ -355,8 +354,9 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar):
     counts: dict[str, list[np.ndarray]] = {}
     for alg, c in cells.items():
         counts[alg] = []
+        small = np.uint16 if int(c.sizes.max()) < 2**16 else np.uint32  # counts ≤ N_m: 4x less memory
         for n in sizes:
-            counts[alg].append(bs.draw(c, n, rngs[alg]).counts())
+            counts[alg].append(bs.draw(c, n, rngs[alg]).counts().astype(small))
             bar(n)
     rows = []
     for i, x in enumerate(algorithms):

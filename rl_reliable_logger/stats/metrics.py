@@ -221,9 +221,9 @@ def improvement_replicates(cells_x, counts_x: np.ndarray, cells_y, counts_y: np.
         x, y = cells_x.values[sx], cells_y.values[sy]
         order = np.argsort(y, kind="stable")
         cum = np.zeros((counts_y.shape[0], y.size + 1))
-        np.cumsum(counts_y[:, sy][:, order], axis=1, out=cum[:, 1:])
+        np.cumsum(counts_y[:, sy][:, order], axis=1, out=cum[:, 1:], dtype=float)
         below = np.searchsorted(y[order], x, side="left")
         upto = np.searchsorted(y[order], x, side="right")
         wins = cum[:, below] + 0.5 * (cum[:, upto] - cum[:, below])  # (R, n_x)
-        total += (counts_x[:, sx] * wins).sum(axis=1) / (x.size * y.size)
+        total += (counts_x[:, sx].astype(float) * wins).sum(axis=1) / (x.size * y.size)
     return total / cells_x.n_tasks
