@@ -147,14 +147,19 @@ def _add_jordan(report: Any, table: Any, args: argparse.Namespace) -> None:
     try:
         if args.jordan:
             tables, warnings = bridge.jordan_tables(
-                table.final(), delta=args.delta, method=args.jordan_ci, score_range=score_range, seed=args.seed
+                table.final(), delta=args.delta, method=args.jordan_ci, score_range=score_range, seed=args.seed,
+                progress=not getattr(args, "quiet", False) and sys.stderr.isatty(),
             )
             report.extra.update(tables)
             report.warnings.extend(warnings)
             report.provenance["jordan"] = {"delta": args.delta, "method": args.jordan_ci, "score_range": score_range}
         if args.hyperparameter_keys:
             keys = [k.strip() for k in args.hyperparameter_keys.split(",") if k.strip()]
-            tuning, warnings = bridge.tuning_table(table.final(), keys, seed=args.seed, reps=min(args.reps, 5000))
+            metrics = _metrics(args)
+            tuning, warnings = bridge.tuning_table(
+                table.final(), keys, seed=args.seed, reps=min(args.reps, 5000), normalize=args.normalize,
+                metric="iqm" if "iqm" in metrics else metrics[0], ci=args.ci,
+            )
             report.extra["tuning"] = tuning
             report.warnings.extend(warnings)
     except ValueError as err:

@@ -141,6 +141,11 @@ def evaluate(
             from ._jordan_report import percentile_normalize
 
             final = percentile_normalize(final)
+            final.source["normalization_description"] = "performance percentile (Jordan et al. 2020; 0 to 1)"
+            warnings.append(
+                "performance percentiles are fitted on these same runs and then held fixed: the bootstrap "
+                "intervals do not include the normaliser's own uncertainty (Jordan et al.'s PBP intervals do)."
+            )
         else:
             from .normalize import get_normalizer
 

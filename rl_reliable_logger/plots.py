@@ -90,6 +90,7 @@ def metric_title(metric: str) -> str:
 
 
 _NORMALISER_NAMES = {
+    "percentiles": "performance percentile (Jordan et al. 2020; 0 to 1)",
     "atari": "human-normalised score (random = 0, human = 1)",
     "atari_100k": "human-normalised score (random = 0, human = 1)",
     "atari_57": "human-normalised score (random = 0, human = 1)",
