@@ -63,8 +63,10 @@ def _versions() -> dict[str, str]:
 
 
 def _cells_by_algorithm(table: ScoreTable, tasks: list[str]) -> dict[str, bs.Cells]:
+    # runs sorted by score within each task: a canonical order (results depend on neither the input's
+    # row order nor run ids), and probability of improvement needs no per-replicate sort
     cells = table.cells()
-    return {alg: bs.Cells.from_list([cells[(alg, t)] for t in tasks]) for alg in table.algorithms}
+    return {alg: bs.Cells.from_list([np.sort(cells[(alg, t)]) for t in tasks]) for alg in table.algorithms}
 
 
 def _ci(dist: np.ndarray, point: np.ndarray, ci: float, method: str, jack: np.ndarray | None = None):
@@ -304,10 +306,14 @@ def _profiles(cells, taus, gammas, reps, rngs, task_bootstrap, chunk_bytes, ci, 
             [pf.run_score_profile(r, taus), pf.average_score_profile(r, taus), pf.gap_curve(r, gammas)], axis=1
         )
 
+    # the same quantities from the compiled kernel (same draws; equal to rounding)
+    specs = [("above", float(t)) for t in taus] + [("tasks_above", float(t)) for t in taus] + [("gap", float(g)) for g in gammas]
+    fast = (lambda r: _kernels.fused_metrics(r, specs)) if _kernels.AVAILABLE else stat  # noqa: E731
+
     n_t = taus.size
     for alg, c in cells.items():
         point = stat(bs.original(c))[0]
-        dist = bs.replicates(c, stat, reps, rngs[alg], task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes, progress=bar)
+        dist = bs.replicates(c, fast, reps, rngs[alg], task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes, progress=bar)
         low, high = _ci(dist, point, ci, method)
         for k, kind in enumerate(("runs", "tasks")):
             sl = slice(k * n_t, (k + 1) * n_t)
@@ -327,7 +333,11 @@ def _per_task_and_ranks(cells, tasks, reps, rngs, chunk_bytes, ci, method, bar):
     means_by_alg = []
     for alg, c in cells.items():
         point = bs.original(c).task_means()[0]
-        dist = bs.replicates(c, lambda r: r.task_means(), reps, rngs[alg], chunk_bytes=chunk_bytes, progress=bar)
+        if _kernels.AVAILABLE:
+            means = lambda r: _kernels.fused_metrics(r, [("mean", 0.0)], task_means=True)[1]  # noqa: E731
+        else:
+            means = lambda r: r.task_means()  # noqa: E731
+        dist = bs.replicates(c, means, reps, rngs[alg], chunk_bytes=chunk_bytes, progress=bar)
         means_by_alg.append(dist)
         low, high = _ci(dist, point, ci, method)
         for m, task in enumerate(tasks):
@@ -361,7 +371,8 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar):
         counts[alg] = []
         small = np.uint16 if int(c.sizes.max()) < 2**16 else np.uint32  # counts ≤ N_m: 4x less memory
         for n in sizes:
-            counts[alg].append(bs.draw(c, n, rngs[alg]).counts().astype(small))
+            batch = bs.draw(c, n, rngs[alg])
+            counts[alg].append(_kernels.draw_counts(batch) if _kernels.AVAILABLE else batch.counts().astype(small))
             bar(n)
     rows = []
     for i, x in enumerate(algorithms):
@@ -371,7 +382,8 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar):
                 [cx.values[cx.offsets[m] : cx.offsets[m] + cx.sizes[m]] for m in range(cx.n_tasks)],
                 [cy.values[cy.offsets[m] : cy.offsets[m] + cy.sizes[m]] for m in range(cy.n_tasks)],
             )
-            dist = np.concatenate([mt.improvement_replicates(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
+            replicate = _kernels.improvement if _kernels.AVAILABLE else mt.improvement_replicates
+            dist = np.concatenate([replicate(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
             low, high = _ci(dist[:, None], np.array([point]), ci, method)
             rows.append({"algorithm_x": x, "algorithm_y": y, "point": point, "low": float(low[0]), "high": float(high[0])})
             rows.append({"algorithm_x": y, "algorithm_y": x, "point": 1 - point, "low": 1 - float(high[0]), "high": 1 - float(low[0])})

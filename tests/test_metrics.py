@@ -108,3 +108,14 @@ def test_custom_metrics_fast_and_slow_path_agree():
 def test_unknown_metric_names_the_choices():
     with pytest.raises(ValueError, match="iqm"):
         mt.get_metric("best")
+
+
+def test_probability_of_improvement_rectangular_path_equals_per_task_loop():
+    rng = np.random.default_rng(9)
+    x_cells = Cells.from_array(np.round(rng.normal(size=(6, 5)), 1))  # rounding makes ties
+    y_cells = Cells.from_array(np.round(rng.normal(size=(4, 5)), 1))
+    bx, by = draw(x_cells, 30, rng), draw(y_cells, 30, rng)
+    fast = mt.improvement_replicates(x_cells, bx.counts(), y_cells, by.counts())
+    sx, sy = bx.padded_samples(), by.padded_samples()
+    slow = [mt.probability_of_improvement(list(a.T), list(b.T)) for a, b in zip(sx, sy)]
+    np.testing.assert_allclose(fast, slow, atol=1e-12)

@@ -23,11 +23,11 @@ import importlib.util
 AVAILABLE = importlib.util.find_spec("numba") is not None and not os.environ.get("RL_RELIABLE_NO_NUMBA")
 numba = None
 
-CODES = {"mean": 0, "median": 1, "trim": 2, "gap": 3, "tail": 4, "above": 5}
+CODES = {"mean": 0, "median": 1, "trim": 2, "gap": 3, "tail": 4, "above": 5, "tasks_above": 6}
 
 
 def _kernel(u, slot_tasks, has_tasks, sizes, offsets, values, rank, sorted_values, sorted_weight,
-            mass_points, index_points, codes, params, out):
+            mass_points, index_points, codes, params, out, means_out, want_means):
     """Per replicate: slot means and a histogram of drawn runs in sorted order, then one walk.
 
     The walk records, at each requested cumulative mass t (``mass_points``, ascending), the
@@ -62,6 +62,8 @@ def _kernel(u, slot_tasks, has_tasks, sizes, offsets, values, rank, sorted_value
                     hist[rank[j]] += 1
                 means[s] = acc / n
                 total += means[s]
+                if want_means:
+                    means_out[r, s] = means[s]
             cum = 0.0
             wsum = 0.0
             mi = 0
@@ -90,7 +92,7 @@ def _kernel(u, slot_tasks, has_tasks, sizes, offsets, values, rank, sorted_value
                 ii += 1
             median = 0.0
             for q in range(n_metrics):
-                if codes[q, 0] == 1:
+                if codes[q, 0] == 1 or codes[q, 0] == 6:
                     means.sort()
                     half = slots // 2
                     median = means[half] if slots % 2 == 1 else 0.5 * (means[half - 1] + means[half])
@@ -110,8 +112,10 @@ def _kernel(u, slot_tasks, has_tasks, sizes, offsets, values, rank, sorted_value
                     out[r, q] = gamma - (at_sum[a] + gamma * (cum - at_mass[a]))
                 elif code == 4:  # lower-tail mean up to mass point a
                     out[r, q] = below_sum[a] / mass_points[a]
-                else:  # fraction strictly above a threshold: runs above start at index a
+                elif code == 5:  # fraction strictly above a threshold: runs above start at index a
                     out[r, q] = cum - at_mass[a]
+                else:  # fraction of task means strictly above a threshold (means are sorted)
+                    out[r, q] = (slots - np.searchsorted(means, params[q], side="right")) / slots
 
 
 _compiled = None
@@ -127,8 +131,11 @@ def _get():
     return _compiled
 
 
-def fused_metrics(resample, specs: list[tuple[str, float]]) -> np.ndarray:
-    """(R, len(specs)) built-in metrics of a drawn Resample, computed by the compiled kernel."""
+def fused_metrics(resample, specs: list[tuple[str, float]], *, task_means: bool = False):
+    """(R, len(specs)) built-in metrics of a drawn Resample, computed by the compiled kernel.
+
+    With ``task_means`` also returns the (R, S) slot means: ``(values, means)``.
+    """
     cells = resample.cells
     order = np.argsort(resample.values, kind="stable")
     sorted_values = resample.values[order]
@@ -148,6 +155,8 @@ def fused_metrics(resample, specs: list[tuple[str, float]]) -> np.ndarray:
             plan.append((CODES[code], _slot(index, int(np.searchsorted(sorted_values, p, side="left"))), 0, p))
         elif code == "above":
             plan.append((CODES[code], _slot(index, int(np.searchsorted(sorted_values, p, side="right"))), 0, p))
+        elif code == "tasks_above":
+            plan.append((CODES[code], 0, 0, p))
         else:
             plan.append((CODES[code], 0, 0, 0.0))
     mass_points, remap_mass = _sorted_points(mass, float)
@@ -166,6 +175,7 @@ def fused_metrics(resample, specs: list[tuple[str, float]]) -> np.ndarray:
     if tasks is None:
         tasks = np.zeros((1, 1), dtype=np.int64)
     out = np.empty((resample.n_reps, len(specs)))
+    means_out = np.empty((resample.n_reps, resample.n_slots) if task_means else (1, 1))
     _get()(
         resample.uniforms,
         np.ascontiguousarray(tasks, dtype=np.int64),
@@ -181,8 +191,10 @@ def fused_metrics(resample, specs: list[tuple[str, float]]) -> np.ndarray:
         codes,
         params,
         out,
+        means_out,
+        task_means,
     )
-    return out
+    return (out, means_out) if task_means else out
 
 
 def _slot(points: list, value) -> int:
@@ -197,3 +209,84 @@ def _sorted_points(points: list, dtype) -> tuple[np.ndarray, list[int]]:
     for new, old in enumerate(order):
         remap[old] = new
     return np.array([points[i] for i in order], dtype=dtype).reshape(-1), remap
+
+
+def _improvement_kernel(cx, cy, x_sizes, x_offsets, y_sizes, y_offsets, below, upto, out):
+    """P(X > Y) per replicate from draw counts; y runs sorted within each task."""
+    reps = cx.shape[0]
+    n_tasks = x_sizes.shape[0]
+    max_ny = 0
+    for m in range(n_tasks):
+        max_ny = max(max_ny, y_sizes[m])
+    n_blocks = min(reps, 64)
+    for block in numba.prange(n_blocks):
+        cum = np.zeros(max_ny + 1)
+        for r in range(block * reps // n_blocks, (block + 1) * reps // n_blocks):
+            total = 0.0
+            for m in range(n_tasks):
+                ny = y_sizes[m]
+                oy = y_offsets[m]
+                for b in range(ny):
+                    cum[b + 1] = cum[b] + cy[r, oy + b]
+                nx = x_sizes[m]
+                ox = x_offsets[m]
+                acc = 0.0
+                for a in range(nx):
+                    lo = cum[below[ox + a]]
+                    acc += cx[r, ox + a] * (lo + 0.5 * (cum[upto[ox + a]] - lo))
+                total += acc / (nx * ny)
+            out[r] = total / n_tasks
+
+
+_compiled_improvement = None
+
+
+def improvement(cells_x, counts_x: np.ndarray, cells_y, counts_y: np.ndarray) -> np.ndarray:
+    """Compiled :func:`~rl_reliable_logger.stats.metrics.improvement_replicates` (same numbers)."""
+    global _compiled_improvement, numba
+    if _compiled_improvement is None:
+        _get()  # imports numba
+        _compiled_improvement = numba.njit(parallel=True, cache=True, nogil=True)(_improvement_kernel)
+    below = np.empty(cells_x.n_runs, dtype=np.int64)
+    upto = np.empty(cells_x.n_runs, dtype=np.int64)
+    for m in range(cells_x.n_tasks):
+        sx = slice(cells_x.offsets[m], cells_x.offsets[m] + cells_x.sizes[m])
+        y = cells_y.values[cells_y.offsets[m] : cells_y.offsets[m] + cells_y.sizes[m]]
+        if (np.diff(y) < 0).any():
+            raise ValueError("improvement kernel needs the runs of each task sorted by score")
+        below[sx] = np.searchsorted(y, cells_x.values[sx], side="left")
+        upto[sx] = np.searchsorted(y, cells_x.values[sx], side="right")
+    out = np.empty(counts_x.shape[0])
+    _compiled_improvement(
+        counts_x, counts_y, cells_x.sizes.astype(np.int64), cells_x.offsets.astype(np.int64),
+        cells_y.sizes.astype(np.int64), cells_y.offsets.astype(np.int64), below, upto, out,
+    )
+    return out
+
+
+def _counts_kernel(u, sizes, offsets, out):
+    reps, slots, _ = u.shape
+    for r in numba.prange(reps):
+        for s in range(slots):
+            n = np.int64(sizes[s])
+            off = np.int64(offsets[s])
+            for i in range(n):
+                out[r, off + np.int64((np.uint64(u[r, s, i]) * np.uint64(n)) >> np.uint64(32))] += 1
+
+
+_compiled_counts = None
+
+
+def draw_counts(resample) -> np.ndarray:
+    """(R, K) uint16 draw counts of a drawn Resample without task resampling (same as ``counts()``)."""
+    global _compiled_counts, numba
+    if resample.slot_tasks is not None or resample.uniforms is None:
+        raise ValueError("draw_counts needs fresh draws without task resampling")
+    if _compiled_counts is None:
+        _get()
+        _compiled_counts = numba.njit(parallel=True, cache=True, nogil=True)(_counts_kernel)
+    cells = resample.cells
+    dtype = np.uint16 if int(cells.sizes.max()) < 2**16 else np.uint32
+    out = np.zeros((resample.n_reps, cells.n_runs), dtype=dtype)
+    _compiled_counts(resample.uniforms, cells.sizes.astype(np.int64), cells.offsets.astype(np.int64), out)
+    return out
