@@ -293,10 +293,20 @@ class ScoreTable:
             self.warnings.append(
                 f"{len(few)} cell(s) have fewer than 5 runs: intervals will be wide and can under-cover."
             )
-        if sizes.nunique() > 1:
+        ragged = [
+            f"{alg} ({s.min()}–{s.max()})" for alg, s in sizes.groupby(level=0, sort=False) if s.nunique() > 1
+        ]
+        if ragged:
             self.warnings.append(
-                f"runs per (algorithm, task) differ ({sizes.min()}–{sizes.max()}): each task still carries equal "
-                "weight; each run of task m weighs 1/(M·N_m)."
+                f"runs per task differ within {', '.join(ragged[:8])}{', ...' if len(ragged) > 8 else ''}: each task "
+                "still carries equal weight (each run of task m weighs 1/(M·N_m))."
+            )
+        per_alg = sizes.groupby(level=0, sort=False).max()
+        if per_alg.nunique() > 1:
+            fewest = per_alg[per_alg == per_alg.min()].index.tolist()
+            self.warnings.append(
+                f"{', '.join(map(str, fewest[:8]))} ha{'s' if len(fewest) == 1 else 've'} fewer runs per task "
+                f"({per_alg.min()} vs up to {per_alg.max()}): expect wider intervals there."
             )
 
     # ------------------------------------------------------------------ accessors

@@ -16,10 +16,14 @@ from .bootstrap import Resample
 
 
 def default_taus(values: np.ndarray, n: int = 101) -> np.ndarray:
-    """A τ grid from min(0, lowest score) to the highest score."""
+    """A τ grid from min(0, lowest score) to the 99th percentile of all scores.
+
+    Stopping at the 99th percentile (not the maximum) keeps a few outlier runs from squashing the
+    informative part of the profile into a corner; beyond it every profile is ≤ 1%.
+    """
     values = np.asarray(values, float)
     lo = min(0.0, float(values.min()))
-    hi = float(values.max())
+    hi = float(np.quantile(values, 0.99))
     if hi <= lo:
         hi = lo + 1.0
     return np.linspace(lo, hi, n)
