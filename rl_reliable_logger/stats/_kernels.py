@@ -247,13 +247,16 @@ def improvement(cells_x, counts_x: np.ndarray, cells_y, counts_y: np.ndarray) ->
     if _compiled_improvement is None:
         _get()  # imports numba
         _compiled_improvement = numba.njit(parallel=True, cache=True, nogil=True)(_improvement_kernel)
+    # the kernel walks y's runs in ascending order within each task (evaluate() stores them so)
+    perm = np.lexsort((cells_y.values, cells_y.task_of))
+    if (perm != np.arange(perm.size)).any():
+        counts_y = np.ascontiguousarray(counts_y[:, perm])
+    y_sorted = cells_y.values[perm]
     below = np.empty(cells_x.n_runs, dtype=np.int64)
     upto = np.empty(cells_x.n_runs, dtype=np.int64)
     for m in range(cells_x.n_tasks):
         sx = slice(cells_x.offsets[m], cells_x.offsets[m] + cells_x.sizes[m])
-        y = cells_y.values[cells_y.offsets[m] : cells_y.offsets[m] + cells_y.sizes[m]]
-        if (np.diff(y) < 0).any():
-            raise ValueError("improvement kernel needs the runs of each task sorted by score")
+        y = y_sorted[cells_y.offsets[m] : cells_y.offsets[m] + cells_y.sizes[m]]
         below[sx] = np.searchsorted(y, cells_x.values[sx], side="left")
         upto[sx] = np.searchsorted(y, cells_x.values[sx], side="right")
     out = np.empty(counts_x.shape[0])
