@@ -243,7 +243,7 @@ _compiled_improvement = None
 
 def improvement(cells_x, counts_x: np.ndarray, cells_y, counts_y: np.ndarray) -> np.ndarray:
     """Compiled :func:`~rl_reliable_logger.stats.metrics.improvement_replicates` (same numbers)."""
-    global _compiled_improvement, numba
+    global _compiled_improvement
     if _compiled_improvement is None:
         _get()  # imports numba
         _compiled_improvement = numba.njit(parallel=True, cache=True, nogil=True)(_improvement_kernel)
@@ -282,7 +282,7 @@ _compiled_counts = None
 
 def draw_counts(resample) -> np.ndarray:
     """(R, K) uint16 draw counts of a drawn Resample without task resampling (same as ``counts()``)."""
-    global _compiled_counts, numba
+    global _compiled_counts
     if resample.slot_tasks is not None or resample.uniforms is None:
         raise ValueError("draw_counts needs fresh draws without task resampling")
     if _compiled_counts is None:

@@ -23,7 +23,7 @@ chunk size (without task resampling; with it, also for the same ``chunk_bytes``)
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
