@@ -173,7 +173,7 @@ def format_summary(report: Any) -> str:
         return "(no results)"
     cells = agg.assign(text=[f"{p:.3f} [{lo:.3f}, {hi:.3f}]" for p, lo, hi in zip(agg["point"], agg["low"], agg["high"])])
     wide = cells.pivot(index="algorithm", columns="metric", values="text")
-    wide = wide.reindex(index=report.algorithms, columns=list(pd_unique(agg["metric"])))
+    wide = wide.reindex(index=report.algorithms, columns=list(dict.fromkeys(agg["metric"])))
     prov = report.provenance
     header = (
         f"{len(prov.get('algorithms', []))} algorithms × {len(prov.get('tasks', []))} tasks; "
@@ -184,13 +184,6 @@ def format_summary(report: Any) -> str:
     for w in report.warnings:
         lines.append(f"warning: {w}")
     return "\n".join(lines)
-
-
-def pd_unique(values: Any) -> list[Any]:
-    seen: dict[Any, None] = {}
-    for v in values:
-        seen.setdefault(v, None)
-    return list(seen)
 
 
 # ----------------------------------------------------------------------------- evaluate

@@ -90,14 +90,6 @@ class Cells:
         """Mass of each run in the original data: 1/(M·N_m)."""
         return 1.0 / (self.n_tasks * self.sizes[self.task_of])
 
-    def padded(self, values: np.ndarray | None = None) -> np.ndarray:
-        """(N_max, M) array, NaN where a task has fewer runs (the slow-path custom-metric input)."""
-        values = self.values if values is None else values
-        out = np.full((int(self.sizes.max()), self.n_tasks), np.nan)
-        rows = np.arange(self.n_runs) - self.offsets[self.task_of]
-        out[rows, self.task_of] = values
-        return out
-
 
 class Resample:
     """A batch of replicates (or the original data) of one algorithm, as draws of run indices.
