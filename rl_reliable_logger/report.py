@@ -83,6 +83,16 @@ class Report:
             return getattr(self, name)
         return self.extra[name]
 
+    def update_digest(self, digest: Any) -> None:
+        """Feed every table (as CSV, in a fixed order) into a ``hashlib`` digest.
+
+        The tracker sinks build their "same report?" hashes on this, each adding what else counts.
+        """
+        for name in TABLES:
+            digest.update(name.encode() + b"\0" + getattr(self, name).to_csv(index=False).encode() + b"\0")
+        for name in sorted(self.extra):
+            digest.update(name.encode() + b"\0" + self.extra[name].to_csv(index=False).encode() + b"\0")
+
     def headline(self, metric: str = "iqm") -> pd.DataFrame:
         """The aggregate rows of one metric, one per algorithm."""
         return self.aggregates[self.aggregates["metric"] == metric].reset_index(drop=True)

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
+from ..report import OPTIONAL_TABLES, TABLES
 from .base import DEFAULT_KEYS, RunRecord, TrackerError, parse_field_ref, records_to_table, resolve
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -516,26 +517,17 @@ def mlflow_table(
 
 
 # --------------------------------------------------------------------------- sink
-_REPORT_TABLES = ("aggregates", "per_task", "improvement", "differences", "profiles", "ranks", "gap_curve", "curves", "scores")
-
-
 _REPORT_FILES = {"provenance.json", "report.html", "table.tex", "table.md", "figures"}
 
 
 def _known_tables(report: "Report") -> set[str]:
-    from ..report import OPTIONAL_TABLES
-
-    return set(_REPORT_TABLES) | set(OPTIONAL_TABLES) | set(report.extra)
+    return set(TABLES) | set(OPTIONAL_TABLES) | set(report.extra)
 
 
 def report_hash(report: "Report") -> str:
     """Content hash of a report's tables and warnings (what makes two publishes "the same")."""
     digest = hashlib.sha256()
-    for name in _REPORT_TABLES:
-        frame = getattr(report, name)
-        digest.update(name.encode() + b"\0" + frame.to_csv(index=False).encode() + b"\0")
-    for name in sorted(report.extra):
-        digest.update(name.encode() + b"\0" + report.extra[name].to_csv(index=False).encode() + b"\0")
+    report.update_digest(digest)
     digest.update(json.dumps(list(report.warnings)).encode())
     return digest.hexdigest()[:32]
 
@@ -690,7 +682,7 @@ def _write_report(tracker: _Tracker, run_id: str, report: "Report", *, figures: 
         tables_dir = files / "tables"
         tables_dir.mkdir(exist_ok=True)
         table_paths = []
-        named = [(n, getattr(report, n)) for n in _REPORT_TABLES] + sorted(report.extra.items())
+        named = [(n, getattr(report, n)) for n in TABLES] + sorted(report.extra.items())
         for name, frame in named:
             if frame is None or frame.empty:
                 continue

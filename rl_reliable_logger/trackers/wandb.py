@@ -375,13 +375,7 @@ def report_hash(report: "Report") -> str:
     them twice is recognised as one report.
     """
     h = hashlib.sha256()
-    from ..report import TABLES
-
-    for name in TABLES:
-        frame = getattr(report, name)
-        h.update(name.encode() + b"\0" + frame.to_csv(index=False).encode() + b"\0")
-    for name in sorted(report.extra):
-        h.update(name.encode() + b"\0" + report.extra[name].to_csv(index=False).encode() + b"\0")
+    report.update_digest(h)
     prov = {k: v for k, v in report.provenance.items() if k not in _VOLATILE_PROVENANCE}
     if isinstance(prov.get("source"), Mapping):
         # earlier analysis runs are skipped by the source; publishing one must not change the hash
