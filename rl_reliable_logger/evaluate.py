@@ -133,6 +133,8 @@ def evaluate(
         raise ValueError(f"method must be one of {', '.join(bs.METHODS)}, got {method!r}")
     if not 0 < ci < 1:
         raise ValueError(f"ci must be between 0 and 1 (e.g. 0.95), got {ci}")
+    if curves and not table.has_steps:  # checked before any resampling work
+        raise ScoreTableError("curves need per-step scores: give the input a step column (--step-key).")
     started = _dt.datetime.now(_dt.timezone.utc)
     raw_table = table
     final = table.final()
@@ -151,10 +153,8 @@ def evaluate(
         else:
             from .normalize import get_normalizer
 
-            normalizer = get_normalizer(normalize)
-            final = normalizer.apply(final)
-            if table.has_steps:
-                table = normalizer.apply(table)
+            table = get_normalizer(normalize).apply(table)  # every step, so curves are normalised too
+            final = table.final()
         normalization = final.source.get("normalization_description", str(normalize))
     warnings += _score_key_warnings(table)
 
@@ -192,8 +192,6 @@ def evaluate(
         curve_table = pd.DataFrame(columns=["algorithm", "metric", "step", "point", "low", "high"])
         curve_info: dict[str, Any] = {}
         if curves:
-            if not table.has_steps:
-                raise ScoreTableError("curves need per-step scores: give the input a step column (--step-key).")
             curve_table, curve_info = _curves(table, curve_metrics, gamma, curve_reps, curve_points, curve_rng, chunk_bytes, ci, method, bar)
             if curve_info.get("left_out"):
                 warnings.append(
