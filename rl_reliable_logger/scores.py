@@ -41,7 +41,8 @@ def _listing(items: Sequence[str]) -> str:
     return "\n".join(shown)
 
 
-def _fmt_seed(seed: Any) -> str:
+def seed_key(seed: Any) -> str:
+    """A seed as a run key: ``3.0`` and ``3`` are the same run, ``"3"``."""
     if isinstance(seed, float) and seed.is_integer():
         return str(int(seed))
     return str(seed)
@@ -150,7 +151,7 @@ class ScoreTable:
         if run_id is not None:
             out["run_id"] = data[run_id].astype(str)
         else:
-            out["run_id"] = [_fmt_seed(s) for s in out["seed"]]
+            out["run_id"] = [seed_key(s) for s in out["seed"]]
         out["score"] = data[score]
         if step is not None:
             out["step"] = data[step]
@@ -216,7 +217,7 @@ class ScoreTable:
             names = ", ".join(f"row {i}" + self._extra_name(frame.loc[i]) for i in group.index)
             for index in rest:
                 row = frame.loc[index]
-                what = "seed" if seed_given or row["run_id"] == _fmt_seed(row["seed"]) else "run id"
+                what = "seed" if seed_given or row["run_id"] == seed_key(row["seed"]) else "run id"
                 problem = self._problem(row, index, f"duplicate {what} {row['run_id']!r} (also in row {first})")
                 problem["text"] = (
                     f"duplicate {what} {row['run_id']!r} for {row['algorithm']} / {row['task']}"

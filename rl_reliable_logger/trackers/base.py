@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..scores import ScoreTable, ScoreTableError
+from ..scores import ScoreTable, ScoreTableError, seed_key
 
 #: The end-of-training convention: names written by :func:`rl_reliable_logger.log_final_score`.
 DEFAULT_KEYS = {
@@ -136,12 +136,6 @@ def _resolve_tag(tags: list[str] | dict[str, str], key: str) -> str:
     raise _Missing
 
 
-def _seed_key(seed: Any) -> str:
-    if isinstance(seed, float) and seed.is_integer():
-        return str(int(seed))
-    return str(seed)
-
-
 def _run_label(record: RunRecord) -> str:
     return f"{record.run_id}" + (f" ({record.name})" if record.name and record.name != record.run_id else "")
 
@@ -225,7 +219,7 @@ def records_to_table(
             "algorithm": values["algorithm"],
             "task": values["task"],
             # the ScoreTable key: the seed unless a run key is named, so two runs with one seed clash
-            "run_id": str(values["run_key"]) if "run_key" in values else _seed_key(values["seed"]),
+            "run_id": str(values["run_key"]) if "run_key" in values else seed_key(values["seed"]),
             "seed": values["seed"],
             "tracker_run_id": record.run_id,
             "run_name": record.name,
