@@ -1,4 +1,4 @@
-"""Optional compiled kernel (numba) for the built-in aggregate metrics.
+"""Optional compiled kernels (numba): built-in aggregates, profiles, task means, draw counts, POI.
 
 The numpy engine materialises index arrays and sorts every replicate; this kernel reads the same
 raw 32-bit uniforms (so it draws exactly the same replicates) and, per replicate, accumulates the
@@ -118,17 +118,18 @@ def _kernel(u, slot_tasks, has_tasks, sizes, offsets, values, rank, sorted_value
                     out[r, q] = (slots - np.searchsorted(means, params[q], side="right")) / slots
 
 
-_compiled = None
+_jitted: dict = {}
 
 
-def _get():
-    global _compiled, numba
-    if _compiled is None:
+def _jit(kernel):
+    """The compiled form of ``kernel`` (numba is imported on first use; compiled code is cached on disk)."""
+    global numba
+    if kernel not in _jitted:
         import numba as _numba
 
-        numba = _numba  # the kernel's global name, resolved at compile time
-        _compiled = numba.njit(parallel=True, cache=True, fastmath=False, nogil=True)(_kernel)
-    return _compiled
+        numba = _numba  # the kernels' global name, resolved at compile time
+        _jitted[kernel] = numba.njit(parallel=True, cache=True, nogil=True)(kernel)
+    return _jitted[kernel]
 
 
 def fused_metrics(resample, specs: list[tuple[str, float]], *, task_means: bool = False):
@@ -176,7 +177,7 @@ def fused_metrics(resample, specs: list[tuple[str, float]], *, task_means: bool 
         tasks = np.zeros((1, 1), dtype=np.int64)
     out = np.empty((resample.n_reps, len(specs)))
     means_out = np.empty((resample.n_reps, resample.n_slots) if task_means else (1, 1))
-    _get()(
+    _jit(_kernel)(
         resample.uniforms,
         np.ascontiguousarray(tasks, dtype=np.int64),
         has_tasks,
@@ -238,15 +239,8 @@ def _improvement_kernel(cx, cy, x_sizes, x_offsets, y_sizes, y_offsets, below, u
             out[r] = total / n_tasks
 
 
-_compiled_improvement = None
-
-
 def improvement(cells_x, counts_x: np.ndarray, cells_y, counts_y: np.ndarray) -> np.ndarray:
     """Compiled :func:`~rl_reliable_logger.stats.metrics.improvement_replicates` (same numbers)."""
-    global _compiled_improvement
-    if _compiled_improvement is None:
-        _get()  # imports numba
-        _compiled_improvement = numba.njit(parallel=True, cache=True, nogil=True)(_improvement_kernel)
     # the kernel walks y's runs in ascending order within each task (evaluate() stores them so)
     perm = np.lexsort((cells_y.values, cells_y.task_of))
     if (perm != np.arange(perm.size)).any():
@@ -260,7 +254,7 @@ def improvement(cells_x, counts_x: np.ndarray, cells_y, counts_y: np.ndarray) ->
         below[sx] = np.searchsorted(y, cells_x.values[sx], side="left")
         upto[sx] = np.searchsorted(y, cells_x.values[sx], side="right")
     out = np.empty(counts_x.shape[0])
-    _compiled_improvement(
+    _jit(_improvement_kernel)(
         counts_x, counts_y, cells_x.sizes.astype(np.int64), cells_x.offsets.astype(np.int64),
         cells_y.sizes.astype(np.int64), cells_y.offsets.astype(np.int64), below, upto, out,
     )
@@ -277,19 +271,12 @@ def _counts_kernel(u, sizes, offsets, out):
                 out[r, off + np.int64((np.uint64(u[r, s, i]) * np.uint64(n)) >> np.uint64(32))] += 1
 
 
-_compiled_counts = None
-
-
 def draw_counts(resample) -> np.ndarray:
     """(R, K) uint16 draw counts of a drawn Resample without task resampling (same as ``counts()``)."""
-    global _compiled_counts
     if resample.slot_tasks is not None or resample.uniforms is None:
         raise ValueError("draw_counts needs fresh draws without task resampling")
-    if _compiled_counts is None:
-        _get()
-        _compiled_counts = numba.njit(parallel=True, cache=True, nogil=True)(_counts_kernel)
     cells = resample.cells
     dtype = np.uint16 if int(cells.sizes.max()) < 2**16 else np.uint32
     out = np.zeros((resample.n_reps, cells.n_runs), dtype=dtype)
-    _compiled_counts(resample.uniforms, cells.sizes.astype(np.int64), cells.offsets.astype(np.int64), out)
+    _jit(_counts_kernel)(resample.uniforms, cells.sizes.astype(np.int64), cells.offsets.astype(np.int64), out)
     return out
