@@ -10,6 +10,7 @@ is SPR's runs 10-19 (raw returns) from the same published release
 Everything is raw returns; human normalisation is done by rl_reliable_logger's ``atari100k``
 normaliser (random -> 0, human -> 1), and the *same* normalised array is handed to rliable.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -32,7 +33,9 @@ def rectangular_frame(with_spr_b: bool = True) -> pd.DataFrame:
             raise FileNotFoundError(f"{LONG_CSV} is needed for SPR-b (SPR runs 10-19)")
         long = pd.read_csv(LONG_CSV)
         b = long[(long["algorithm"] == "SPR") & long["run_index"].between(10, 19)]
-        b = pd.DataFrame({"algorithm": "SPR-b", "task": b["game"], "seed": b["run_index"] - 10, "score": b["raw_return"]})
+        b = pd.DataFrame(
+            {"algorithm": "SPR-b", "task": b["game"], "seed": b["run_index"] - 10, "score": b["raw_return"]}
+        )
         df = pd.concat([df, b], ignore_index=True)
     counts = df.groupby(["algorithm", "task"]).size()
     assert (counts == 10).all() and df["task"].nunique() == 26, "expected 10 runs on each of 26 games"

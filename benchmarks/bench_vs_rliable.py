@@ -19,6 +19,7 @@ Part 2 - 10 algorithms x 57 tasks x 100 runs (synthetic, fixed seed) at 50,000 r
 and peak RSS (``resource.getrusage(RUSAGE_SELF).ru_maxrss`` of a fresh subprocess) for the 4
 aggregates alone and for the full ``evaluate()``. Target: < 30 s and < 2 GB.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,9 +40,9 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from rl_reliable_logger.evaluate import evaluate  # noqa: E402
-from rl_reliable_logger.normalize import get_normalizer  # noqa: E402
-from rl_reliable_logger.scores import ScoreTable  # noqa: E402
+from rl_reliable_logger.analysis.evaluation import evaluate  # noqa: E402
+from rl_reliable_logger.data.normalize import get_normalizer  # noqa: E402
+from rl_reliable_logger.data.scores import ScoreTable  # noqa: E402
 
 VENV_PY = HERE / ".rliable-venv" / "bin" / "python"
 METRICS = ("mean", "median", "iqm", "optimality_gap")
@@ -59,9 +60,11 @@ def machine() -> str:
     import scipy
 
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
-    return (f"load average (1/5/15 min) at start: {load}  "
-            f"nproc={os.cpu_count()} cpu={model!r} python={platform.python_version()} numpy={np.__version__} "
-            f"scipy={scipy.__version__} pandas={pd.__version__}")
+    return (
+        f"load average (1/5/15 min) at start: {load}  "
+        f"nproc={os.cpu_count()} cpu={model!r} python={platform.python_version()} numpy={np.__version__} "
+        f"scipy={scipy.__version__} pandas={pd.__version__}"
+    )
 
 
 # --------------------------------------------------------------------------- part 1: ours
@@ -69,7 +72,7 @@ def time_ours(table: ScoreTable, taus: np.ndarray, args) -> tuple[dict[str, floa
     """Per-workload times through evaluate()'s own building blocks, then the full evaluate()."""
     import importlib
 
-    ev_mod = importlib.import_module("rl_reliable_logger.evaluate")  # the module (the package exports the function)
+    ev_mod = importlib.import_module("rl_reliable_logger.analysis.evaluation")  # the module (the package exports the function)
     from rl_reliable_logger.stats import bootstrap as bs
     from rl_reliable_logger.stats import metrics as mt
 
@@ -80,14 +83,16 @@ def time_ours(table: ScoreTable, taus: np.ndarray, args) -> tuple[dict[str, floa
         cells = {a: bs.Cells.from_list([by_cell[(a, t)] for t in final.tasks]) for a in final.algorithms}
         algs = list(cells)
         rngs = dict(zip(algs, np.random.default_rng(args.seed).spawn(len(algs))))
-        none = lambda n: None  # noqa: E731
+        none = lambda n: None
         objs = [mt.get_metric(m) for m in METRICS]
         t0 = time.perf_counter()
         ev_mod._aggregates(cells, objs, args.reps, rngs, False, bs.DEFAULT_CHUNK_BYTES, 0.95, "percentile", none)
         times["aggregates"] = time.perf_counter() - t0
         gammas = np.linspace(0.0, 1.0, 51)
         t0 = time.perf_counter()
-        ev_mod._profiles(cells, taus, gammas, args.profile_reps, rngs, False, bs.DEFAULT_CHUNK_BYTES, 0.95, "percentile", none)
+        ev_mod._profiles(
+            cells, taus, gammas, args.profile_reps, rngs, False, bs.DEFAULT_CHUNK_BYTES, 0.95, "percentile", none
+        )
         times["profiles"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         ev_mod._improvement(cells, args.improvement_reps, rngs, bs.DEFAULT_CHUNK_BYTES, 0.95, "percentile", none)
@@ -95,8 +100,15 @@ def time_ours(table: ScoreTable, taus: np.ndarray, args) -> tuple[dict[str, floa
     except (AttributeError, TypeError) as exc:  # the private layout changed: only the total is timed
         print(f"  (per-workload timing unavailable: {exc!r})")
     t0 = time.perf_counter()
-    report = evaluate(table, normalize="atari100k", reps=args.reps, profile_reps=args.profile_reps,
-                      improvement_reps=args.improvement_reps, taus=taus, seed=args.seed)
+    report = evaluate(
+        table,
+        normalize="atari100k",
+        reps=args.reps,
+        profile_reps=args.profile_reps,
+        improvement_reps=args.improvement_reps,
+        taus=taus,
+        seed=args.seed,
+    )
     total = time.perf_counter() - t0
     return times, report, total
 
@@ -109,13 +121,23 @@ def run_rliable(scores: dict[str, np.ndarray], taus: np.ndarray, pairs: list[tup
     algs = list(scores)
     with tempfile.TemporaryDirectory() as tmp:
         src, dst = Path(tmp) / "in.npz", Path(tmp) / "out.json"
-        np.savez(src, algorithms=np.array(algs), scores=np.stack([scores[a] for a in algs]), taus=taus,
-                 seed=args.seed, reps=args.reps, profile_reps=args.profile_reps, improvement_reps=args.improvement_reps,
-                 ci=0.95, poi_pairs=np.array(pairs, dtype=int).reshape(-1, 2),
-                 workloads=np.array(["aggregates", "profiles", "poi"]))
+        np.savez(
+            src,
+            algorithms=np.array(algs),
+            scores=np.stack([scores[a] for a in algs]),
+            taus=taus,
+            seed=args.seed,
+            reps=args.reps,
+            profile_reps=args.profile_reps,
+            improvement_reps=args.improvement_reps,
+            ci=0.95,
+            poi_pairs=np.array(pairs, dtype=int).reshape(-1, 2),
+            workloads=np.array(["aggregates", "profiles", "poi"]),
+        )
         t0 = time.perf_counter()
-        proc = subprocess.run([str(VENV_PY), str(HERE / "rliable_worker.py"), str(src), str(dst)],
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            [str(VENV_PY), str(HERE / "rliable_worker.py"), str(src), str(dst)], capture_output=True, text=True
+        )
         wall = time.perf_counter() - t0
         if proc.returncode != 0:
             print("  rliable worker failed:\n" + proc.stderr[-3000:])
@@ -136,8 +158,10 @@ def part1(args) -> dict:
     algs = list(scores)
     all_values = np.concatenate([s.ravel() for s in scores.values()])
     taus = np.linspace(min(0.0, all_values.min()), all_values.max(), 101)
-    print(f"  algorithms: {algs}; runs x tasks per algorithm: {scores[algs[0]].shape}; "
-          f"reps {args.reps} / profiles {args.profile_reps} on {taus.size} taus / POI {args.improvement_reps}")
+    print(
+        f"  algorithms: {algs}; runs x tasks per algorithm: {scores[algs[0]].shape}; "
+        f"reps {args.reps} / profiles {args.profile_reps} on {taus.size} taus / POI {args.improvement_reps}"
+    )
 
     ours, report, ours_total = time_ours(table, taus, args)
     all_pairs = list(itertools.combinations(range(len(algs)), 2))
@@ -151,13 +175,28 @@ def part1(args) -> dict:
         poi_total = poi_measured / len(pairs) * len(all_pairs)
         rl_prof = t["profile_runs"] + t["profile_tasks"]
         rows = [
-            ("4 aggregates, 50k reps x 6 algs" if args.reps == 50_000 else f"4 aggregates, {args.reps} reps x 6 algs",
-             ours.get("aggregates"), t["aggregates"], ""),
-            (f"profiles (runs + tasks), {args.profile_reps} reps, {taus.size} taus", ours.get("profiles"), rl_prof,
-             "ours also computes the optimality-gap curve in the same pass"),
-            (f"POI, 15 pairs, {args.improvement_reps} reps", ours.get("poi"), poi_total,
-             f"rliable: {len(pairs)} pairs timed ({poi_measured:.1f} s), x{len(all_pairs)}/{len(pairs)} = EXTRAPOLATED"
-             if len(pairs) < len(all_pairs) else "rliable: all pairs timed"),
+            (
+                "4 aggregates, 50k reps x 6 algs"
+                if args.reps == 50_000
+                else f"4 aggregates, {args.reps} reps x 6 algs",
+                ours.get("aggregates"),
+                t["aggregates"],
+                "",
+            ),
+            (
+                f"profiles (runs + tasks), {args.profile_reps} reps, {taus.size} taus",
+                ours.get("profiles"),
+                rl_prof,
+                "ours also computes the optimality-gap curve in the same pass",
+            ),
+            (
+                f"POI, 15 pairs, {args.improvement_reps} reps",
+                ours.get("poi"),
+                poi_total,
+                f"rliable: {len(pairs)} pairs timed ({poi_measured:.1f} s), x{len(all_pairs)}/{len(pairs)} = EXTRAPOLATED"
+                if len(pairs) < len(all_pairs)
+                else "rliable: all pairs timed",
+            ),
         ]
         print()
         print(f"  {'workload':<48} {'ours (s)':>9} {'rliable (s)':>12} {'ratio':>8}  note")
@@ -166,16 +205,24 @@ def part1(args) -> dict:
             print(f"  {name:<48} {o if o is not None else float('nan'):9.2f} {r:12.2f} {ratio}  {note}")
         o_sum = sum(o for _, o, _, _ in rows if o is not None) or float("nan")
         r_sum = sum(r for _, _, r, _ in rows)
-        print(f"  {'total of the three workloads':<48} {o_sum:9.2f} {r_sum:12.2f} {r_sum / o_sum:7.0f}x"
-              + ("  (rliable POI extrapolated)" if len(pairs) < len(all_pairs) else ""))
-        print(f"  {'full evaluate() (adds per-task CIs, ranks, diffs)':<48} {ours_total:9.2f} {r_sum:12.2f} "
-              f"{r_sum / ours_total:7.0f}x")
-        print(f"  rliable per-pair POI times: {', '.join(f'{x:.1f}' for x in t['poi_pairs'])} s; "
-              f"rliable subprocess wall time {theirs['wall']:.1f} s (includes imports)")
+        print(
+            f"  {'total of the three workloads':<48} {o_sum:9.2f} {r_sum:12.2f} {r_sum / o_sum:7.0f}x"
+            + ("  (rliable POI extrapolated)" if len(pairs) < len(all_pairs) else "")
+        )
+        print(
+            f"  {'full evaluate() (adds per-task CIs, ranks, diffs)':<48} {ours_total:9.2f} {r_sum:12.2f} "
+            f"{r_sum / ours_total:7.0f}x"
+        )
+        print(
+            f"  rliable per-pair POI times: {', '.join(f'{x:.1f}' for x in t['poi_pairs'])} s; "
+            f"rliable subprocess wall time {theirs['wall']:.1f} s (includes imports)"
+        )
 
         # agreement of point estimates
         agg = report.aggregates.set_index(["algorithm", "metric"])["point"]
-        diffs = {m: max(abs(agg[(a, m)] - theirs["aggregates"][a]["point"][j]) for a in algs) for j, m in enumerate(METRICS)}
+        diffs = {
+            m: max(abs(agg[(a, m)] - theirs["aggregates"][a]["point"][j]) for a in algs) for j, m in enumerate(METRICS)
+        }
         imp = report.improvement.set_index(["algorithm_x", "algorithm_y"])["point"]
         diffs["poi (15 pairs)"] = max(abs(imp[tuple(k.split(","))] - v) for k, v in theirs["poi_point"].items())
         print("\n  point estimates, max |ours - rliable| over algorithms / pairs:")
@@ -183,14 +230,26 @@ def part1(args) -> dict:
             print(f"    {m:<16} {d:.2e}  {'OK' if d <= 1e-9 else 'MISMATCH (> 1e-9)'}")
         # intervals (different random streams: differences are Monte-Carlo noise)
         lo = report.aggregates.set_index(["algorithm", "metric"])
-        ci_diff = max(max(abs(lo.loc[(a, m), "low"] - theirs["aggregates"][a]["low"][j]),
-                          abs(lo.loc[(a, m), "high"] - theirs["aggregates"][a]["high"][j]))
-                      for a in algs for j, m in enumerate(METRICS))
+        ci_diff = max(
+            max(
+                abs(lo.loc[(a, m), "low"] - theirs["aggregates"][a]["low"][j]),
+                abs(lo.loc[(a, m), "high"] - theirs["aggregates"][a]["high"][j]),
+            )
+            for a in algs
+            for j, m in enumerate(METRICS)
+        )
         poi_ci = report.improvement.set_index(["algorithm_x", "algorithm_y"])
-        p_diff = max(max(abs(poi_ci.loc[tuple(k.split(",")), "low"] - v["low"]),
-                         abs(poi_ci.loc[tuple(k.split(",")), "high"] - v["high"])) for k, v in theirs["poi"].items())
-        print(f"  interval endpoints (independent random streams, so Monte-Carlo noise only): aggregates max |diff| "
-              f"{ci_diff:.4f}, POI ({len(pairs)} pairs) max |diff| {p_diff:.4f}")
+        p_diff = max(
+            max(
+                abs(poi_ci.loc[tuple(k.split(",")), "low"] - v["low"]),
+                abs(poi_ci.loc[tuple(k.split(",")), "high"] - v["high"]),
+            )
+            for k, v in theirs["poi"].items()
+        )
+        print(
+            f"  interval endpoints (independent random streams, so Monte-Carlo noise only): aggregates max |diff| "
+            f"{ci_diff:.4f}, POI ({len(pairs)} pairs) max |diff| {p_diff:.4f}"
+        )
     else:
         print(f"  ours: {ours}; full evaluate() {ours_total:.2f} s")
     return {"ours": ours, "ours_total": ours_total, "rliable": theirs, "rows": rows}
@@ -203,11 +262,20 @@ def synthetic_table(n_alg: int = 10, n_tasks: int = 57, n_runs: int = 100, seed:
     task_mu = rng.normal(-0.5, 0.7, n_tasks)
     task_sigma = rng.uniform(0.3, 1.2, n_tasks)
     alg_shift = np.linspace(-0.3, 0.3, n_alg)
-    vals = np.exp(task_mu[None, :, None] + alg_shift[:, None, None]
-                  + task_sigma[None, :, None] * rng.standard_normal((n_alg, n_tasks, n_runs)))
+    vals = np.exp(
+        task_mu[None, :, None]
+        + alg_shift[:, None, None]
+        + task_sigma[None, :, None] * rng.standard_normal((n_alg, n_tasks, n_runs))
+    )
     a, t, s = np.meshgrid(np.arange(n_alg), np.arange(n_tasks), np.arange(n_runs), indexing="ij")
-    df = pd.DataFrame({"algorithm": [f"alg{i:02d}" for i in a.ravel()], "task": [f"task{j:02d}" for j in t.ravel()],
-                       "seed": s.ravel(), "score": vals.ravel()})
+    df = pd.DataFrame(
+        {
+            "algorithm": [f"alg{i:02d}" for i in a.ravel()],
+            "task": [f"task{j:02d}" for j in t.ravel()],
+            "seed": s.ravel(),
+            "score": vals.ravel(),
+        }
+    )
     return ScoreTable(df)
 
 
@@ -222,7 +290,7 @@ def large_worker(mode: str, reps: int) -> None:
         from rl_reliable_logger.stats import bootstrap as bs
         from rl_reliable_logger.stats import metrics as mt
 
-        ev_mod = importlib.import_module("rl_reliable_logger.evaluate")
+        ev_mod = importlib.import_module("rl_reliable_logger.analysis.evaluation")
         cells = table.cells()
         by_alg = {a: bs.Cells.from_list([cells[(a, t)] for t in table.tasks]) for a in table.algorithms}
         rngs = dict(zip(by_alg, np.random.default_rng(0).spawn(len(by_alg))))
@@ -237,20 +305,28 @@ def large_worker(mode: str, reps: int) -> None:
 
 def part2(args) -> list[dict]:
     print("=" * 100)
-    print(f"Part 2: 10 algorithms x 57 tasks x 100 runs (synthetic lognormal, seed 0), {args.reps} reps; "
-          "target < 30 s and < 2 GB")
+    print(
+        f"Part 2: 10 algorithms x 57 tasks x 100 runs (synthetic lognormal, seed 0), {args.reps} reps; "
+        "target < 30 s and < 2 GB"
+    )
     results = []
-    for mode, label in (("aggregates", "4 aggregates only"), ("full", "full evaluate() (+profiles, POI 45 pairs, ranks, ...)")):
-        proc = subprocess.run([sys.executable, __file__, "--large-worker", mode, "--reps", str(args.reps)],
-                              capture_output=True, text=True)
+    for mode, label in (
+        ("aggregates", "4 aggregates only"),
+        ("full", "full evaluate() (+profiles, POI 45 pairs, ranks, ...)"),
+    ):
+        proc = subprocess.run(
+            [sys.executable, __file__, "--large-worker", mode, "--reps", str(args.reps)], capture_output=True, text=True
+        )
         if proc.returncode != 0:
             print(f"  {label}: FAILED\n{proc.stderr[-3000:]}")
             continue
         res = json.loads(proc.stdout.strip().splitlines()[-1])
         ok_t, ok_m = res["seconds"] < 30, res["peak_rss_mb"] < 2048
-        print(f"  {label:<56} {res['seconds']:7.2f} s  peak RSS {res['peak_rss_mb']:7.0f} MB "
-              f"(data loaded: {res['rss_before_mb']:.0f} MB)  time {'MET' if ok_t else 'NOT MET'}, "
-              f"memory {'MET' if ok_m else 'NOT MET'}")
+        print(
+            f"  {label:<56} {res['seconds']:7.2f} s  peak RSS {res['peak_rss_mb']:7.0f} MB "
+            f"(data loaded: {res['rss_before_mb']:.0f} MB)  time {'MET' if ok_t else 'NOT MET'}, "
+            f"memory {'MET' if ok_m else 'NOT MET'}"
+        )
         results.append(res)
     return results
 

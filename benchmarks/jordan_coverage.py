@@ -23,6 +23,7 @@ Examples::
     python benchmarks/jordan_coverage.py --n 10 30 100 1000 --trials 500 --reps 2000
     python benchmarks/jordan_coverage.py --methods pbp --tie-rule authors --scenarios ties
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,7 +37,7 @@ from scipy import integrate, stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rl_reliable_logger.stats import jordan as jd  # noqa: E402
+from rl_reliable_logger.stats import jordan as jd
 
 
 # --------------------------------------------------------------------------- scenarios
@@ -96,7 +97,9 @@ class Continuous(Scenario):
                         continue  # identical continuous distributions: exactly 1/2
                     fi = stats.beta(*self.ab[i, j]).pdf
                     Fk = stats.beta(*self.ab[k, j]).cdf
-                    mu[i, j, k] = integrate.quad(lambda x: Fk(x) * fi(x), 0.0, 1.0, epsabs=1e-13, epsrel=1e-12, limit=200)[0]
+                    mu[i, j, k] = integrate.quad(
+                        lambda x, Fk=Fk, fi=fi: Fk(x) * fi(x), 0.0, 1.0, epsabs=1e-13, epsrel=1e-12, limit=200
+                    )[0]
         return mu
 
 
@@ -115,8 +118,15 @@ def make_scenario(name: str, n_alg: int, n_env: int, rng: np.random.Generator) -
 # --------------------------------------------------------------------------- one trial
 def run_method(method: str, samples, args, support, rng) -> jd.JordanResult:
     return jd.jordan_evaluate(
-        samples, method=method, delta=args.delta, support=support, tie_rule=args.tie_rule, t_split=args.t_split,
-        bootstrap_split=args.bootstrap_split, reps=args.reps, seed=rng,
+        samples,
+        method=method,
+        delta=args.delta,
+        support=support,
+        tie_rule=args.tie_rule,
+        t_split=args.t_split,
+        bootstrap_split=args.bootstrap_split,
+        reps=args.reps,
+        seed=rng,
     )
 
 
@@ -161,8 +171,10 @@ def main(argv: list[str] | None = None) -> int:
 
     root = np.random.default_rng(args.seed)
     rows = []
-    print(f"delta = {args.delta}, nA = {args.n_alg}, nE = {args.n_env}, trials = {args.trials}, bootstrap reps = {args.reps}, "
-          f"tie rule = {args.tie_rule}, PBP-t split = {args.t_split}, bootstrap split = {args.bootstrap_split}")
+    print(
+        f"delta = {args.delta}, nA = {args.n_alg}, nE = {args.n_env}, trials = {args.trials}, bootstrap reps = {args.reps}, "
+        f"tie rule = {args.tie_rule}, PBP-t split = {args.t_split}, bootstrap split = {args.bootstrap_split}"
+    )
     for scen_name in args.scenarios:
         scen = make_scenario(scen_name, args.n_alg, args.n_env, root)
         y_true = jd.equilibrium(scen.true_mu()).y
@@ -184,16 +196,25 @@ def main(argv: list[str] | None = None) -> int:
                 fr = float(fails.mean())
                 se = float(np.sqrt(max(fr * (1 - fr), 1e-12) / args.trials))
                 row = {
-                    "scenario": scen.name, "n": n, "method": m, "FR": fr, "FR_se": se,
-                    "FR_auth": authors_failure_rate(pt, lo, hi), "SIG": float(np.mean([significant_pairs(a, b) for a, b in zip(lo, hi)])),
-                    "width": float(np.mean(hi - lo)), "sec": float(np.mean(rec[m]["sec"])),
+                    "scenario": scen.name,
+                    "n": n,
+                    "method": m,
+                    "FR": fr,
+                    "FR_se": se,
+                    "FR_auth": authors_failure_rate(pt, lo, hi),
+                    "SIG": float(np.mean([significant_pairs(a, b) for a, b in zip(lo, hi)])),
+                    "width": float(np.mean(hi - lo)),
+                    "sec": float(np.mean(rec[m]["sec"])),
                     # one-sided exact binomial test of FR <= delta at level 0.05
                     "p_value": float(stats.binom.sf(int(fails.sum()) - 1, args.trials, args.delta)),
                 }
                 row["valid"] = "NO" if row["p_value"] < 0.05 else "ok"
                 rows.append(row)
-                print(f"  n={n:>6} {m:>10}: FR={fr:.3f} (±{se:.3f})  FR_auth={row['FR_auth']:.3f}  SIG={row['SIG']:.2f}  "
-                      f"width={row['width']:.3f}  {row['sec']:.2f}s/trial  FR<=delta: {row['valid']} (p={row['p_value']:.3f})", flush=True)
+                print(
+                    f"  n={n:>6} {m:>10}: FR={fr:.3f} (±{se:.3f})  FR_auth={row['FR_auth']:.3f}  SIG={row['SIG']:.2f}  "
+                    f"width={row['width']:.3f}  {row['sec']:.2f}s/trial  FR<=delta: {row['valid']} (p={row['p_value']:.3f})",
+                    flush=True,
+                )
     summary = pd.DataFrame(rows)
     print("\nsummary (FR = failure rate against the true aggregate; the claim is FR <= delta):")
     print(summary.to_string(index=False, float_format=lambda v: f"{v:.3f}"))

@@ -10,6 +10,7 @@ Run:
     python examples/dopamine_figures.py                 # writes examples/figures/dopamine_*.png
     python examples/dopamine_figures.py --out results/  # also the full report folder (HTML, LaTeX, CSV)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,9 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from rl_reliable_logger import plots
-from rl_reliable_logger.evaluate import evaluate
-from rl_reliable_logger.scores import ScoreTable
+from rl_reliable_logger import ScoreTable, evaluate, save_report
+from rl_reliable_logger.render import figures as plots
 
 HERE = Path(__file__).resolve().parent
 NO_REFERENCE = ["airraid", "carnival", "elevatoraction", "journeyescape", "pooyan"]
@@ -31,8 +31,15 @@ def load(path: Path) -> ScoreTable:
     wide = wide[~wide["game"].isin(NO_REFERENCE)]
     long = wide.melt(id_vars=["game", "agent", "run"], var_name="iteration", value_name="return")
     long["iteration"] = long["iteration"].str.removeprefix("iter_").astype(int)
-    return ScoreTable(long, algorithm="agent", task="game", seed="run", score="return", step="iteration",
-                      source={"kind": "csv", "path": path.name, "origin": "google/dopamine baselines"})
+    return ScoreTable(
+        long,
+        algorithm="agent",
+        task="game",
+        seed="run",
+        score="return",
+        step="iteration",
+        source={"kind": "csv", "path": path.name, "origin": "google/dopamine baselines"},
+    )
 
 
 def main() -> None:
@@ -44,8 +51,9 @@ def main() -> None:
     args = ap.parse_args()
 
     table = load(args.data)
-    report = evaluate(table, normalize="atari", curves=True, reps=args.reps, profile_reps=1000,
-                      improvement_reps=1000, seed=0)
+    report = evaluate(
+        table, normalize="atari", curves=True, reps=args.reps, profile_reps=1000, improvement_reps=1000, seed=0
+    )
     report.provenance["step_label"] = "training iteration (1 iteration = 1M frames)"
     print(report.aggregates.round(3).to_string(index=False))
 
@@ -61,7 +69,7 @@ def main() -> None:
         fig.savefig(path, dpi=72, bbox_inches="tight", metadata={"Software": None})
         print("wrote", path)
     if args.out:
-        report.save(args.out)
+        save_report(report, args.out)
         print("wrote", args.out / "report.html")
 
 

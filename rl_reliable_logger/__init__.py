@@ -4,31 +4,55 @@ Normalised scores, IQM, optimality gap, stratified-bootstrap confidence interval
 profiles, probability of improvement (Agarwal et al., 2021) and Jordan et al. (2020) performance
 percentiles / PBP intervals, computed from W&B or MLflow runs and published back to them.
 
+This module is the public API; the folders below it are the layers (see docs/architecture.md).
+
 Example:
-    >>> from rl_reliable_logger import ScoreTable, evaluate        # doctest: +SKIP
-    >>> table = ScoreTable.from_csv("scores.csv")                  # doctest: +SKIP
-    >>> report = evaluate(table, normalize="atari", seed=0)        # doctest: +SKIP
-    >>> report.save("results/")                                    # doctest: +SKIP
+    >>> from rl_reliable_logger import ScoreTable, evaluate, save_report  # doctest: +SKIP
+    >>> table = ScoreTable.from_csv("scores.csv")                        # doctest: +SKIP
+    >>> report = evaluate(table, normalize="atari", seed=0)              # doctest: +SKIP
+    >>> save_report(report, "results/")                                  # doctest: +SKIP
 """
+
 from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
+from .analysis.evaluation import evaluate
+from .analysis.report import Report
+from .data.scores import ScoreTable
+from .errors import InputError, RLReliableError, ScoreTableError, TrackerError
+from .version import __version__
 
-# The function `evaluate` shares its name with its module: import it eagerly so that
-# `rl_reliable_logger.evaluate` is always the function (numpy/pandas/scipy only; no tracker).
-from .evaluate import evaluate  # noqa: E402
-from .report import Report  # noqa: E402
-from .scores import ScoreTable, ScoreTableError  # noqa: E402
+__all__ = [
+    "InputError",
+    "RLReliableError",
+    "Report",
+    "ScoreTable",
+    "ScoreTableError",
+    "TrackerError",
+    "__version__",
+    "evaluate",
+    "jordan_tables",
+    "load_report",
+    "log_final_score",
+    "save_report",
+    "tuning_table",
+]
 
-__all__ = ["ScoreTable", "ScoreTableError", "Report", "evaluate", "log_final_score", "__version__"]
+# Loaded on first use: matplotlib (rendering) and the tracker clients stay out of `import rl_reliable_logger`.
+_LAZY = {
+    "save_report": ("rl_reliable_logger.render.writer", "save_report"),
+    "load_report": ("rl_reliable_logger.render.writer", "load_report"),
+    "log_final_score": ("rl_reliable_logger.trackers.callback", "log_final_score"),
+    "jordan_tables": ("rl_reliable_logger.analysis.jordan", "jordan_tables"),
+    "tuning_table": ("rl_reliable_logger.analysis.jordan", "tuning_table"),
+}
 
 
 def __getattr__(name: str) -> Any:
-    # Lazy: the tracker clients (wandb, mlflow) load only when a training script logs a score.
-    if name == "log_final_score":
-        from .callback import log_final_score
+    if name in _LAZY:
+        import importlib
 
-        return log_final_score
+        module, attr = _LAZY[name]
+        return getattr(importlib.import_module(module), attr)
     raise AttributeError(f"module 'rl_reliable_logger' has no attribute {name!r}")

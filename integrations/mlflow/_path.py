@@ -4,6 +4,7 @@ An installed package (``pip install rl_reliable_logger[mlflow]``) always wins; o
 installed do we fall back to the checkout two folders up, so ``mlflow run integrations/mlflow``
 works in a clone of the repository too.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -18,5 +19,7 @@ def ensure_package() -> None:
     if (checkout / "rl_reliable_logger" / "__init__.py").exists():
         sys.path.insert(0, str(checkout))
         return
-    raise SystemExit("rl_reliable_logger is not installed: run `pip install 'rl_reliable_logger[mlflow]'` in the environment "
-                     "whose `python` is first on PATH, then `mlflow run ... --env-manager local` again.")
+    raise SystemExit(
+        "rl_reliable_logger is not installed: run `pip install 'rl_reliable_logger[mlflow]'` in the environment "
+        "whose `python` is first on PATH, then `mlflow run ... --env-manager local` again."
+    )

@@ -8,6 +8,7 @@ convention and publishes onto this step's own MLflow run (``MLFLOW_RUN_ID``, set
 
 This is a thin wrapper over ``rl-reliable mlflow ...``; see ``docs/mlflow.md``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,8 +20,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
-def build_cli_args(experiment: str, parent_run_id: str, filter_string: str, reps: int, seed: int, out: str,
-                   active_run_id: str | None) -> list[str]:
+def build_cli_args(
+    experiment: str, parent_run_id: str, filter_string: str, reps: int, seed: int, out: str, active_run_id: str | None
+) -> list[str]:
     """The ``rl-reliable`` argument list this step runs (separate so it can be printed and tested)."""
     clauses = [filter_string.strip()] if filter_string.strip() else []
     if parent_run_id:
@@ -47,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     import _path
 
     _path.ensure_package()
-    from rl_reliable_logger import cli
+    from rl_reliable_logger.cli import main as cli
 
     experiment = args.experiment
     if not experiment and args.parent_run_id:
@@ -55,8 +57,15 @@ def main(argv: list[str] | None = None) -> int:
 
         experiment = mlflow.MlflowClient().get_run(args.parent_run_id).info.experiment_id
     experiment = experiment or os.environ.get("MLFLOW_EXPERIMENT_ID") or "0"
-    cli_args = build_cli_args(experiment, args.parent_run_id, args.filter, int(args.reps), int(args.seed), args.out,
-                              os.environ.get("MLFLOW_RUN_ID"))
+    cli_args = build_cli_args(
+        experiment,
+        args.parent_run_id,
+        args.filter,
+        int(args.reps),
+        int(args.seed),
+        args.out,
+        os.environ.get("MLFLOW_RUN_ID"),
+    )
     print("rl-reliable " + shlex.join(cli_args), flush=True)
     return cli.main(cli_args) or 0
 

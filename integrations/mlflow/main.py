@@ -7,11 +7,11 @@ multi-step workflow, a few seconds per run). Either way the child runs carry ``m
 ``mlflow.project.entryPoint = train``. The ``aggregate`` step then analyses exactly those children
 and publishes the report onto the parent run.
 """
+
 from __future__ import annotations
 
 import argparse
 import itertools
-import os
 import sys
 from pathlib import Path
 
@@ -49,23 +49,37 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[{i}/{len(grid)}] train {algorithm} on {task}, seed {seed}", flush=True)
             params = {"algorithm": algorithm, "task": task, "seed": seed, "steps": int(args.steps)}
             if args.launcher == "mlflow":
-                mlflow.projects.run(str(HERE), "train", parameters=params, env_manager="local",
-                                    experiment_id=experiment_id, synchronous=True)
+                mlflow.projects.run(
+                    str(HERE),
+                    "train",
+                    parameters=params,
+                    env_manager="local",
+                    experiment_id=experiment_id,
+                    synchronous=True,
+                )
             else:
                 with mlflow.start_run(run_name=f"{algorithm}-{task}-s{seed}", nested=True):
                     mlflow.set_tag("mlflow.project.entryPoint", "train")
                     mlflow.log_params(params)
-                    train.main(["--algorithm", algorithm, "--task", task, "--seed", str(seed),
-                                "--steps", str(int(args.steps))])
+                    train.main(
+                        ["--algorithm", algorithm, "--task", task, "--seed", str(seed), "--steps", str(int(args.steps))]
+                    )
         aggregate = {"parent_run_id": parent_id, "reps": int(args.reps)}
         if args.launcher == "mlflow":
-            mlflow.projects.run(str(HERE), "aggregate", parameters=aggregate, env_manager="local",
-                                experiment_id=experiment_id, synchronous=True)
+            mlflow.projects.run(
+                str(HERE),
+                "aggregate",
+                parameters=aggregate,
+                env_manager="local",
+                experiment_id=experiment_id,
+                synchronous=True,
+            )
         else:
             import aggregate as aggregate_step
 
-            aggregate_step.main(["--parent-run-id", parent_id, "--reps", str(int(args.reps)),
-                                 "--experiment", experiment_id])
+            aggregate_step.main(
+                ["--parent-run-id", parent_id, "--reps", str(int(args.reps)), "--experiment", experiment_id]
+            )
     print(f"grid parent run {parent_id}: the analysis is in its artifacts under rl_reliable/", flush=True)
     return 0
 

@@ -18,6 +18,7 @@ same quantity over a moving window is logged as the metric ``normalized_reward``
 
 Run alone:  ``python train.py --algorithm ucb1 --task bernoulli-10 --seed 0``
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,7 +48,9 @@ def task_arms(task: str) -> tuple[np.ndarray, str]:
     raise SystemExit(f"unknown task {task!r}; choose one of {', '.join(TASKS)}")
 
 
-def run_bandit(algorithm: str, task: str, seed: int, steps: int = 2000, n_points: int = 20) -> tuple[float, list[tuple[int, float]]]:
+def run_bandit(
+    algorithm: str, task: str, seed: int, steps: int = 2000, n_points: int = 20
+) -> tuple[float, list[tuple[int, float]]]:
     """Train one learner; return (final normalised score, curve as [(step, normalised reward)])."""
     if algorithm not in ALGORITHMS:
         raise SystemExit(f"unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}")
@@ -89,7 +92,7 @@ def run_bandit(algorithm: str, task: str, seed: int, steps: int = 2000, n_points
 
     window = max(1, steps // 10)
     every = max(1, steps // n_points)
-    curve = [(t, normalised(chosen_mean[max(0, t - window):t])) for t in range(every, steps + 1, every)]
+    curve = [(t, normalised(chosen_mean[max(0, t - window) : t])) for t in range(every, steps + 1, every)]
     return normalised(chosen_mean[-window:]), curve
 
 
@@ -102,9 +105,8 @@ def main(argv: list[str] | None = None) -> float:
     args = parser.parse_args(argv)
     seed, steps = int(args.seed), int(args.steps)
 
-    import mlflow
-
     import _path
+    import mlflow
 
     _path.ensure_package()
     import rl_reliable_logger
@@ -113,7 +115,9 @@ def main(argv: list[str] | None = None) -> float:
     # Under `mlflow run` the run already exists (MLFLOW_RUN_ID) and start_run() resumes it; when a
     # caller already has an active run (main.py --launcher inline) we log into that one.
     active = mlflow.active_run()
-    run = contextlib.nullcontext(active) if active else mlflow.start_run(run_name=f"{args.algorithm}-{args.task}-s{seed}")
+    run = (
+        contextlib.nullcontext(active) if active else mlflow.start_run(run_name=f"{args.algorithm}-{args.task}-s{seed}")
+    )
     with run:
         if not active and "MLFLOW_RUN_ID" not in os.environ:  # plain `python train.py`: record the config
             mlflow.log_params({"algorithm": args.algorithm, "task": args.task, "seed": seed, "steps": steps})

@@ -13,6 +13,7 @@ Later, with an account: `wandb sync WORKDIR/wandb/offline-run-*` uploads everyth
 WANDB_DATA_DIR, where wandb stages artifact files, until then). Running the script again
 publishes nothing new: the report content is unchanged.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,27 +33,57 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     # before wandb is imported: offline, quiet, everything inside WORKDIR
     os.environ.update(
-        WANDB_MODE="offline", WANDB_DIR=str(work), WANDB_DATA_DIR=str(work / "wandb-data"),
-        WANDB_CACHE_DIR=str(work / "wandb-cache"), WANDB_SILENT="true", WANDB_X_DISABLE_STATS="true",
-        WANDB_X_DISABLE_MACHINE_INFO="true", WANDB_ERROR_REPORTING="false",
+        WANDB_MODE="offline",
+        WANDB_DIR=str(work),
+        WANDB_DATA_DIR=str(work / "wandb-data"),
+        WANDB_CACHE_DIR=str(work / "wandb-cache"),
+        WANDB_SILENT="true",
+        WANDB_X_DISABLE_STATS="true",
+        WANDB_X_DISABLE_MACHINE_INFO="true",
+        WANDB_ERROR_REPORTING="false",
     )
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import train
 
-    from rl_reliable_logger.cli import main as rl_reliable
+    from rl_reliable_logger.cli.main import main as rl_reliable
 
     existing = list((work / "wandb").glob("offline-run-*")) if (work / "wandb").exists() else []
     if not existing:
         for algorithm in ("eps-greedy", "ucb", "gradient"):
             for task in ("bandit-easy", "bandit-hard"):
                 for seed in range(args.seeds):
-                    score = train.main(["--algorithm", algorithm, "--task", task, "--seed", str(seed),
-                                        "--steps", str(args.steps), "--project", "rl-reliable-bandits"])
+                    score = train.main(
+                        [
+                            "--algorithm",
+                            algorithm,
+                            "--task",
+                            task,
+                            "--seed",
+                            str(seed),
+                            "--steps",
+                            str(args.steps),
+                            "--project",
+                            "rl-reliable-bandits",
+                        ]
+                    )
                     print(f"trained {algorithm:10s} {task:12s} seed {seed}: final score {score:.3f}")
     else:
         print(f"reusing {len(existing)} offline runs in {work / 'wandb'}")
-    return rl_reliable(["wandb", "--offline-dir", str(work), "--seed", "0", "--reps", str(args.reps),
-                        "--out", str(work / "results"), "--publish", "group"])
+    return rl_reliable(
+        [
+            "wandb",
+            "--offline-dir",
+            str(work),
+            "--seed",
+            "0",
+            "--reps",
+            str(args.reps),
+            "--out",
+            str(work / "results"),
+            "--publish",
+            "group",
+        ]
+    )
 
 
 if __name__ == "__main__":

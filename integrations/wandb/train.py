@@ -9,6 +9,7 @@ algorithm / task / seed in the documented convention so ``rl-reliable wandb`` ne
     WANDB_MODE=offline python train.py --algorithm ucb --task bandit-hard  # no account needed
     wandb sweep sweep.yaml && wandb agent ENTITY/PROJECT/SWEEP_ID          # the whole grid
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,8 +37,15 @@ def make_task(task: str, seed: int) -> np.ndarray:
     return means
 
 
-def train(algorithm: str, task: str, seed: int, *, steps: int = 400, eval_every: int = 40,
-          log: Callable[[dict, int], None] | None = None) -> float:
+def train(
+    algorithm: str,
+    task: str,
+    seed: int,
+    *,
+    steps: int = 400,
+    eval_every: int = 40,
+    log: Callable[[dict, int], None] | None = None,
+) -> float:
     """Train one agent; return its final score (the fraction of the best arm's mean it earns greedily).
 
     Evaluation is exact: the expected reward of the current greedy (or softmax) policy, divided by
@@ -104,8 +112,7 @@ def main(argv: list[str] | None = None) -> float:
 
     # Under `wandb agent` the sweep's parameters arrive as --algorithm/--task/--seed arguments.
     run = wandb.init(project=args.project, config=vars(args), group=f"{args.algorithm}-{args.task}")
-    score = train(args.algorithm, args.task, args.seed, steps=args.steps,
-                  log=lambda row, step: run.log(row, step=step))
+    score = train(args.algorithm, args.task, args.seed, steps=args.steps, log=lambda row, step: run.log(row, step=step))
     log_final_score(score, algorithm=args.algorithm, task=args.task, seed=args.seed)  # the one line
     run.finish()
     return score

@@ -1,0 +1,1 @@
+"""Pure statistics: numpy/scipy (and optional numba) arrays in, arrays out. Knows no ScoreTable, no tracker."""

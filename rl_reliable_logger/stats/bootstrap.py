@@ -20,6 +20,7 @@ Random numbers come from one numpy Generator per algorithm and analysis, as raw 
 consumed replicate by replicate: the same inputs and seed give bit-identical results, whatever the
 chunk size (without task resampling; with it, also for the same ``chunk_bytes``).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
@@ -53,7 +54,7 @@ class Cells:
     task_of: np.ndarray  # (K,) task index of each run
 
     @classmethod
-    def from_list(cls, per_task: Sequence[np.ndarray]) -> "Cells":
+    def from_list(cls, per_task: Sequence[np.ndarray]) -> Cells:
         """Build from one 1-D array of run scores per task."""
         arrays = [np.asarray(a, dtype=float).ravel() for a in per_task]
         if not arrays:
@@ -66,7 +67,7 @@ class Cells:
         return cls(np.concatenate(arrays), sizes, offsets, task_of)
 
     @classmethod
-    def from_array(cls, scores: np.ndarray) -> "Cells":
+    def from_array(cls, scores: np.ndarray) -> Cells:
         """Build from rliable's rectangular ``(runs, tasks)`` array."""
         scores = np.asarray(scores, dtype=float)
         if scores.ndim == 1:
@@ -175,12 +176,18 @@ class Resample:
     def n_slots(self) -> int:
         return int(self.uniforms.shape[1] if self._idx is None else self._idx.shape[2])  # type: ignore[union-attr]
 
-    def with_values(self, values: np.ndarray) -> "Resample":
+    def with_values(self, values: np.ndarray) -> Resample:
         """The same draws evaluated on other scores of the same runs (e.g. another training step)."""
         kept = {k: v for k, v in self._cache.items() if k == "counts"}
         return Resample(
-            self.cells, values, idx=self.idx, valid=self.valid, slot_sizes=self.slot_sizes,
-            uniforms=self.uniforms, slot_tasks=self.slot_tasks, cache=kept,
+            self.cells,
+            values,
+            idx=self.idx,
+            valid=self.valid,
+            slot_sizes=self.slot_sizes,
+            uniforms=self.uniforms,
+            slot_tasks=self.slot_tasks,
+            cache=kept,
         )
 
     def _per_draw_mass(self) -> np.ndarray:
@@ -287,8 +294,11 @@ def original(cells: Cells, values: np.ndarray | None = None) -> Resample:
     valid = pos[:, None] < cells.sizes[None, :]  # (N, M)
     idx = np.where(valid, cells.offsets[None, :] + pos[:, None], 0)[:, None, :]
     return Resample(
-        cells, cells.values if values is None else values, idx=idx,
-        valid=None if valid.all() else valid[:, None, :], slot_sizes=cells.sizes[None, :].astype(float),
+        cells,
+        cells.values if values is None else values,
+        idx=idx,
+        valid=None if valid.all() else valid[:, None, :],
+        slot_sizes=cells.sizes[None, :].astype(float),
     )
 
 
@@ -314,7 +324,9 @@ def draw(cells: Cells, reps: int, rng: np.random.Generator, *, task_bootstrap: b
     n_tasks = cells.n_tasks
     tasks = None
     if task_bootstrap:
-        tasks = ((uniform32(rng, (reps, n_tasks)).astype(np.uint64) * np.uint64(n_tasks)) >> np.uint64(32)).astype(np.int64)
+        tasks = ((uniform32(rng, (reps, n_tasks)).astype(np.uint64) * np.uint64(n_tasks)) >> np.uint64(32)).astype(
+            np.int64
+        )
     u = uniform32(rng, (reps, n_tasks, int(cells.sizes.max())))
     return Resample(cells, cells.values, uniforms=u, slot_tasks=tasks)
 
@@ -436,7 +448,9 @@ def jackknife_resamples(cells: Cells, values: np.ndarray | None = None) -> Itera
         yield Resample(cells, values, idx=idx, valid=valid, slot_sizes=sizes.astype(float))
 
 
-def jackknife(cells: Cells, statistic: Callable[[Resample], np.ndarray], values: np.ndarray | None = None) -> np.ndarray:
+def jackknife(
+    cells: Cells, statistic: Callable[[Resample], np.ndarray], values: np.ndarray | None = None
+) -> np.ndarray:
     """Leave-one-run-out values of a batched statistic: (J, ...)."""
     parts = [np.asarray(statistic(r)) for r in jackknife_resamples(cells, values)]
     if not parts:

@@ -9,6 +9,7 @@ left out of the curves (they still count for final scores) and reported by the c
 Resampling: each bootstrap replicate draws whole runs once and follows the same runs across all
 steps (rliable draws a fresh run for every step, which breaks any statistic across time).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -97,6 +97,7 @@ degenerate interval cannot push its own best rank down, and comparisons ignore d
 ``1e-12`` so equal aggregates share a rank despite round-off. The DKW band of the quantile plots uses
 ``delta/(nA*nE)`` so all bands hold at once.
 """
+
 from __future__ import annotations
 
 import math
@@ -307,7 +308,9 @@ def chain_structure(n_alg: int, n_env: int) -> ChainStructure:
     eta = 1.0 / n_nbr if n_nbr > 0 else 0.0
     gamma = (n_states - 1) / n_states
     i_idx, j_idx, k_idx = (a.ravel() for a in np.indices((n_alg, n_env, n_alg)))
-    others_a = np.array([[x for x in range(n_alg) if x != i] for i in range(n_alg)], dtype=np.int64).reshape(n_alg, n_alg - 1)
+    others_a = np.array([[x for x in range(n_alg) if x != i] for i in range(n_alg)], dtype=np.int64).reshape(
+        n_alg, n_alg - 1
+    )
     others_q = np.array([[x for x in range(n_q) if x != q] for q in range(n_q)], dtype=np.int64).reshape(n_q, n_q - 1)
     nbr_p = (others_a[i_idx] * n_env + j_idx[:, None]) * n_alg + k_idx[:, None]
     nbr_q = i_idx[:, None] * n_q + others_q[j_idx * n_alg + k_idx]
@@ -525,7 +528,9 @@ def stationary_distribution(C: np.ndarray, gamma: float | None = None) -> np.nda
     return np.linalg.solve(np.swapaxes(A, -1, -2), b)[..., 0]
 
 
-def power_iteration(C: np.ndarray, gamma: float | None = None, *, tol: float = 1e-15, max_iter: int = 10_000_000) -> np.ndarray:
+def power_iteration(
+    C: np.ndarray, gamma: float | None = None, *, tol: float = 1e-15, max_iter: int = 10_000_000
+) -> np.ndarray:
     """Stationary distribution of ``G = gamma C + (1-gamma)/|S| 11^T`` by power iteration (for tests)."""
     S = C.shape[0]
     if gamma is None:
@@ -862,7 +867,13 @@ def aggregate_bounds(
             y_hi[i], y_lo[i] = up.value, dn.value
             iters += [up.iterations, dn.iterations]
             slack = max(slack, up.slack, dn.slack)
-    info = {"n_uncertain": chain.n_uncertain, "iterations": iters, "max_slack": slack, "tie_rule": tie_rule, "min_sign": min_sign}
+    info = {
+        "n_uncertain": chain.n_uncertain,
+        "iterations": iters,
+        "max_slack": slack,
+        "tie_rule": tie_rule,
+        "min_sign": min_sign,
+    }
     return y_lo, y_hi, info
 
 
@@ -938,7 +949,10 @@ def _bootstrap(samples, reps, seed, m, progress, presorted, solver, max_chunk_by
         b = min(chunk, reps - done)
         # Resampling weights (how often each run is drawn) per cell, drawn in a fixed order.
         W = [[_draw_counts(rng, int(sizes[i, j]), b) for j in range(n_env)] for i in range(n_alg)]
-        cumW = [[np.concatenate([np.zeros((b, 1), np.int64), np.cumsum(W[i][j], axis=1)], axis=1) for j in range(n_env)] for i in range(n_alg)]
+        cumW = [
+            [np.concatenate([np.zeros((b, 1), np.int64), np.cumsum(W[i][j], axis=1)], axis=1) for j in range(n_env)]
+            for i in range(n_alg)
+        ]
         mu = np.empty((b, n_alg, n_env, n_alg))
         for j in range(n_env):
             for i in range(n_alg):
@@ -975,7 +989,9 @@ def _bootstrap(samples, reps, seed, m, progress, presorted, solver, max_chunk_by
                 sol = np.linalg.solve(np.swapaxes(A, -1, -2), rhs)[..., 0]
                 del A
             else:
-                sol = np.stack([ChainSolver(sl, cs, solver="iterative").solve(rhs1, transpose=True, x0=pi0) for sl in slots])
+                sol = np.stack(
+                    [ChainSolver(sl, cs, solver="iterative").solve(rhs1, transpose=True, x0=pi0) for sl in slots]
+                )
             if len(cache) < 4096:
                 for t, r in enumerate(solve_rows):
                     cache[keys[r]] = sol[t]
@@ -1032,7 +1048,15 @@ def quantile_bands(
                 keep = np.unique(np.round(np.linspace(0, z.size - 1, max_points)).astype(int))
                 z, cdf = z[keep], cdf[keep]
             eps = float(dkw_epsilon(x.size, d))
-            row.append({"score": z, "cdf": cdf, "cdf_low": np.maximum(cdf - eps, 0.0), "cdf_high": np.minimum(cdf + eps, 1.0), "eps": eps})
+            row.append(
+                {
+                    "score": z,
+                    "cdf": cdf,
+                    "cdf_low": np.maximum(cdf - eps, 0.0),
+                    "cdf_high": np.minimum(cdf + eps, 1.0),
+                    "eps": eps,
+                }
+            )
         out.append(row)
     return out
 
@@ -1115,11 +1139,23 @@ def jordan_evaluate(
     eq = equilibrium(mu, m=m, solver=solver)
     info: dict[str, Any] = {"n_states": chain_structure(n_alg, n_env).n_states, "m": m}
     result = JordanResult(
-        y=eq.y, low=eq.y.copy(), high=eq.y.copy(), rank=np.ones(n_alg, int), rank_worst=np.ones(n_alg, int),
-        rank_best=np.ones(n_alg, int), method=method, delta=delta, mu=mu, equilibrium=eq, info=info, warnings=warnings,
+        y=eq.y,
+        low=eq.y.copy(),
+        high=eq.y.copy(),
+        rank=np.ones(n_alg, int),
+        rank_worst=np.ones(n_alg, int),
+        rank_best=np.ones(n_alg, int),
+        method=method,
+        delta=delta,
+        mu=mu,
+        equilibrium=eq,
+        info=info,
+        warnings=warnings,
     )
     if n_alg == 1:
-        warnings.append("a single algorithm: its Jordan aggregate is 1/2 by definition (it is only compared with itself).")
+        warnings.append(
+            "a single algorithm: its Jordan aggregate is 1/2 by definition (it is only compared with itself)."
+        )
         result.low = np.array([0.5])
         result.high = np.array([0.5])
         result.rank, result.rank_worst, result.rank_best = ranks(result.y, result.low, result.high)
@@ -1128,13 +1164,17 @@ def jordan_evaluate(
         sup, w = resolve_support(s, support)
         warnings += w
         lo, hi = pbp_payoff_bounds(s, delta, sup, presorted=True)
-        y_lo, y_hi, opt = aggregate_bounds(lo, hi, tie_rule=tie_rule, min_sign=min_sign, m=m, max_iter=max_iter, solver=solver)
+        y_lo, y_hi, opt = aggregate_bounds(
+            lo, hi, tie_rule=tie_rule, min_sign=min_sign, m=m, max_iter=max_iter, solver=solver
+        )
         result.mu_low, result.mu_high, result.support = lo, hi, sup
         result.low, result.high = y_lo, y_hi
         info.update(opt, delta_cell=_split_cells(delta, n_alg, n_env))
     elif method == "pbp-t":
         lo, hi = pbpt_payoff_bounds(s, delta, t_split=t_split, clip=clip_t, presorted=True)
-        y_lo, y_hi, opt = aggregate_bounds(lo, hi, tie_rule=tie_rule, min_sign=min_sign, m=m, max_iter=max_iter, solver=solver)
+        y_lo, y_hi, opt = aggregate_bounds(
+            lo, hi, tie_rule=tie_rule, min_sign=min_sign, m=m, max_iter=max_iter, solver=solver
+        )
         result.mu_low, result.mu_high = lo, hi
         result.low, result.high = y_lo, y_hi
         info.update(opt, t_split=t_split, clip_t=clip_t, delta_mean=_t_delta(delta, n_alg, n_env, t_split))

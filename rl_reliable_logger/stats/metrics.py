@@ -21,6 +21,7 @@ Custom metrics: wrap a batched function with :func:`batched`; a plain function o
 ``(runs, tasks)`` array (NaN-padded when runs differ) is accepted too and called once per
 replicate (slower; documented in the README).
 """
+
 from __future__ import annotations
 
 import math
@@ -181,7 +182,7 @@ def get_metric(name: str | Metric | Callable, *, gamma: float = 1.0) -> Metric:
     ):
         if key.startswith(prefix):
             try:
-                number = float(key[len(prefix):]) * scale
+                number = float(key[len(prefix) :]) * scale
             except ValueError:
                 break
             return Metric(key, factory(number), (code, number))
@@ -204,7 +205,9 @@ def probability_of_improvement(x_tasks: list[np.ndarray], y_tasks: list[np.ndarr
         >>> probability_of_improvement([np.array([2., 3.])], [np.array([1., 3.])])
         0.625
     """
-    return float(np.mean([_pair_scores(np.asarray(x, float), np.asarray(y, float)).mean() for x, y in zip(x_tasks, y_tasks)]))
+    return float(
+        np.mean([_pair_scores(np.asarray(x, float), np.asarray(y, float)).mean() for x, y in zip(x_tasks, y_tasks)])
+    )
 
 
 def improvement_replicates(cells_x, counts_x: np.ndarray, cells_y, counts_y: np.ndarray) -> np.ndarray:

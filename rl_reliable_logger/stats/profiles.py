@@ -8,6 +8,7 @@
 
 All are batched over replicates: each function maps a :class:`~.bootstrap.Resample` to (R, ...).
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -21,6 +21,7 @@ Configurations are the distinct value tuples of the hyperparameter columns (miss
 value). A configuration is eligible for ``tuned`` if it has a run on every task, and for ``split`` if
 both halves of its seeds have a run on every task.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -161,20 +162,42 @@ def tuning_views(
         runs = base[base["algorithm"] == alg]
         n_configs = int(runs["config"].nunique())
 
-        def emit(view: str, rows: pd.DataFrame, config: str, n_eligible: int, score: float) -> None:
+        def emit(
+            view: str,
+            rows: pd.DataFrame,
+            config: str,
+            n_eligible: int,
+            score: float,
+            alg: str = alg,
+            n_configs: int = n_configs,
+        ) -> None:
             label = f"{alg} [{VIEWS[view]}]"
             rel = rows.drop(columns=["_run"]).copy()
             rel["base_algorithm"] = alg
             rel["view"] = view
             rel["algorithm"] = label
             out.append(rel)
-            choices.append({
-                "algorithm": alg, "view": view, "label": label, "config": config, "n_configs": n_configs,
-                "n_eligible": n_eligible, "n_runs": int(len(rows)), "selection_score": score,
-            })
+            choices.append(
+                {
+                    "algorithm": alg,
+                    "view": view,
+                    "label": label,
+                    "config": config,
+                    "n_configs": n_configs,
+                    "n_eligible": n_eligible,
+                    "n_runs": int(len(rows)),
+                    "selection_score": score,
+                }
+            )
 
         if "complete" in views:
-            emit("complete", runs, "all configurations" if n_configs > 1 else str(runs["config"].iloc[0]), n_configs, float("nan"))
+            emit(
+                "complete",
+                runs,
+                "all configurations" if n_configs > 1 else str(runs["config"].iloc[0]),
+                n_configs,
+                float("nan"),
+            )
         if "tuned" in views:
             ch = _choose(runs, tasks, criterion)
             if ch.config is None:
@@ -187,7 +210,7 @@ def tuning_views(
         if "split" in views:
             # Split each configuration's seeds (configs in sorted order, so the stream is reproducible).
             sel_parts, eval_parts = [], []
-            for config, cruns in runs.groupby("config", sort=True):
+            for _config, cruns in runs.groupby("config", sort=True):
                 select, evaluate = split_halves(list(cruns["_run"]), rng)
                 sel_parts.append(cruns[cruns["_run"].isin(select)])
                 eval_parts.append(cruns[cruns["_run"].isin(evaluate)])
@@ -195,8 +218,10 @@ def tuning_views(
             ev = pd.concat(eval_parts) if eval_parts else runs.iloc[:0]
             # Eligible: a run on every task in both halves.
             ok = [
-                c for c in sorted(runs["config"].unique())
-                if set(tasks) <= set(sel.loc[sel["config"] == c, "task"]) and set(tasks) <= set(ev.loc[ev["config"] == c, "task"])
+                c
+                for c in sorted(runs["config"].unique())
+                if set(tasks) <= set(sel.loc[sel["config"] == c, "task"])
+                and set(tasks) <= set(ev.loc[ev["config"] == c, "task"])
             ]
             ch = _choose(sel[sel["config"].isin(ok)], tasks, criterion)
             if ch.config is None:
@@ -205,7 +230,9 @@ def tuning_views(
                 emit("split", ev[ev["config"] == ch.config], ch.config, ch.n_eligible, ch.score)
     if tuned_labels:
         warnings.append(
-            "tuned view (" + ", ".join(map(str, tuned_labels)) + "): the best configuration was chosen on the same runs "
+            "tuned view ("
+            + ", ".join(map(str, tuned_labels))
+            + "): the best configuration was chosen on the same runs "
             "that are reported, so its score is optimistically biased (a maximum over noisy estimates); compare it "
             "with the split-half view, whose reported runs played no part in the choice."
         )

@@ -1,4 +1,4 @@
-"""Tracker adapters (sources and sinks). Each tracker module imports its client lazily."""
-from .base import DEFAULT_KEYS, FieldRef, RunRecord, TrackerError, parse_field_ref, records_to_table
+"""Tracker adapters: W&B and MLflow sources and sinks behind one contract (see ``base``).
 
-__all__ = ["DEFAULT_KEYS", "FieldRef", "RunRecord", "TrackerError", "parse_field_ref", "records_to_table"]
+Each tracker's client (``wandb``, ``mlflow``) is imported only inside the adapter that needs it.
+"""

@@ -1,0 +1,1 @@
+"""``evaluate()``: a ScoreTable and options in, the complete Report out."""

@@ -1,0 +1,219 @@
+"""Bridge between :class:`~rl_reliable_logger.scores.ScoreTable` and the Jordan et al. (2020) methods.
+
+* :func:`jordan_tables` -- the equilibrium aggregate with simultaneous intervals (``jordan`` table) and
+  the per-task ECDFs with DKW bands behind the quantile-function figure (``jordan_quantiles`` table).
+* :func:`tuning_table` -- the tuning-aware view of a hyperparameter sweep, evaluated with the core
+  :func:`~rl_reliable_logger.evaluate`.
+
+The maths lives in :mod:`rl_reliable_logger.stats.jordan` and :mod:`rl_reliable_logger.stats.tuning`;
+``docs/jordan.md`` explains the methods and every choice made where the paper is ambiguous.
+
+Table schemas:
+
+``jordan``            algorithm, aggregate, low, high, rank, method, delta, rank_worst, rank_best
+``jordan_quantiles``  algorithm, task, score, cdf, cdf_low, cdf_high
+``tuning``            algorithm, view, label, config, n_configs, n_eligible, n_runs, selection_score,
+                      metric, point, low, high
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..data.normalize import get_normalizer
+from ..data.scores import ScoreTable
+from ..stats import jordan as jd
+from ..stats import tuning as tn
+
+__all__ = ["JORDAN_COLUMNS", "QUANTILE_COLUMNS", "jordan_tables", "tuning_table"]
+
+JORDAN_COLUMNS = ["algorithm", "aggregate", "low", "high", "rank", "method", "delta", "rank_worst", "rank_best"]
+QUANTILE_COLUMNS = ["algorithm", "task", "score", "cdf", "cdf_low", "cdf_high"]
+TUNING_COLUMNS = [
+    "algorithm",
+    "view",
+    "label",
+    "config",
+    "n_configs",
+    "n_eligible",
+    "n_runs",
+    "selection_score",
+    "metric",
+    "point",
+    "low",
+    "high",
+]
+
+ScoreRange = tuple[float, float] | Mapping[str, tuple[float, float]] | None
+
+
+def _samples(table: ScoreTable) -> tuple[list[list[np.ndarray]], list[str], list[str]]:
+    final = table.final()
+    cells = final.cells()
+    algorithms, tasks = final.algorithms, final.tasks
+    return [[cells[(a, t)] for t in tasks] for a in algorithms], algorithms, tasks
+
+
+def _support(score_range: ScoreRange, tasks: list[str]) -> Any:
+    if score_range is None:
+        return None
+    if isinstance(score_range, Mapping):
+        missing = [t for t in tasks if t not in score_range]
+        if missing:
+            raise ValueError(f"score_range has no (low, high) for task(s): {', '.join(map(str, missing))}")
+        return np.array([[float(score_range[t][0]), float(score_range[t][1])] for t in tasks])
+    pair = tuple(float(x) for x in score_range)  # type: ignore[union-attr]
+    if len(pair) != 2:
+        raise ValueError(f"score_range must be (low, high), got {score_range!r}")
+    return pair
+
+
+def jordan_tables(
+    table: ScoreTable,
+    *,
+    delta: float = jd.DEFAULT_DELTA,
+    method: str = "pbp",
+    score_range: ScoreRange = None,
+    reps: int = 10_000,
+    seed: int | np.random.Generator | None = None,
+    tie_rule: str = "strict",
+    min_sign: str = "signed",
+    t_split: str = "cells",
+    clip_t: bool = False,
+    bootstrap_split: str = "cells",
+    progress: bool = False,
+    max_points: int | None = 2000,
+) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """Jordan et al. aggregate with ``1 - delta`` simultaneous intervals, and the DKW quantile table.
+
+    Args:
+        table: per-run scores (raw scores are fine: percentiles do not depend on the scale).
+        delta: the intervals of all algorithms hold together with probability >= 1 - delta (PBP; PBP-t
+            and the bootstrap only approximately).
+        method: ``"pbp"`` (default), ``"pbp-t"`` or ``"bootstrap"``.
+        score_range: known score bounds for PBP: ``(low, high)`` for every task or ``{task: (low, high)}``.
+            Without it PBP uses the observed range and warns that its guarantee is then approximate.
+        reps, seed, progress: bootstrap replicates (default 10,000 as in the paper), seed, progress bar.
+        tie_rule, min_sign, t_split, clip_t, bootstrap_split: see ``docs/jordan.md`` (defaults are the
+            principled choices; ``"authors"``/``"abs"`` reproduce the authors' code).
+        max_points: at most this many points per (algorithm, task) in ``jordan_quantiles``.
+
+    Returns:
+        ``({"jordan": ..., "jordan_quantiles": ...}, warnings)``.
+
+    Example:
+        >>> tables, warnings = jordan_tables(table, delta=0.05, method="pbp-t")   # doctest: +SKIP
+        >>> tables["jordan"][["algorithm", "aggregate", "low", "high", "rank"]]  # doctest: +SKIP
+    """
+    samples, algorithms, tasks = _samples(table)
+    res = jd.jordan_evaluate(
+        samples,
+        method=method,
+        delta=delta,
+        support=_support(score_range, tasks),
+        tie_rule=tie_rule,
+        min_sign=min_sign,
+        t_split=t_split,
+        clip_t=clip_t,
+        bootstrap_split=bootstrap_split,
+        reps=reps,
+        seed=seed,
+        progress=progress,
+    )
+    warnings = [f"Jordan aggregate: {w}" for w in res.warnings]
+    if score_range is not None and res.method != "pbp":
+        warnings.append(f"Jordan aggregate: score_range is only used by PBP; ignored for {res.method}.")
+    agg = pd.DataFrame(
+        {
+            "algorithm": algorithms,
+            "aggregate": res.y,
+            "low": res.low,
+            "high": res.high,
+            "rank": res.rank.astype(int),
+            "method": res.method,
+            "delta": float(delta),
+            "rank_worst": res.rank_worst.astype(int),
+            "rank_best": res.rank_best.astype(int),
+        },
+        columns=JORDAN_COLUMNS,
+    )
+    bands = jd.quantile_bands(samples, delta, max_points=max_points)
+    parts = []
+    for i, alg in enumerate(algorithms):
+        for j, task in enumerate(tasks):
+            b = bands[i][j]
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "algorithm": alg,
+                        "task": task,
+                        "score": b["score"],
+                        "cdf": b["cdf"],
+                        "cdf_low": b["cdf_low"],
+                        "cdf_high": b["cdf_high"],
+                    }
+                )
+            )
+    quant = pd.concat(parts, ignore_index=True)[QUANTILE_COLUMNS]
+    return {"jordan": agg, "jordan_quantiles": quant}, warnings
+
+
+def tuning_table(
+    table: ScoreTable,
+    hyperparameter_keys: Sequence[str],
+    *,
+    metric: str = "iqm",
+    reps: int = 5_000,
+    seed: int | None = None,
+    normalize: str | Any | None = None,
+    ci: float = 0.95,
+    views: Sequence[str] = ("complete", "tuned", "split"),
+) -> tuple[pd.DataFrame, list[str]]:
+    """Complete-algorithm vs tune-and-report vs split-half views of a sweep, evaluated side by side.
+
+    Args:
+        table: per-run scores whose frame carries the hyperparameter columns.
+        hyperparameter_keys: the columns that define a configuration.
+        metric: aggregate metric reported and used to pick the best configuration (``iqm`` by default;
+            any core metric name).
+        reps, seed, ci: passed to :func:`~rl_reliable_logger.evaluate` (the seed also drives the random
+            split of seeds).
+        normalize: normalise first (any ``evaluate`` normaliser, or ``"percentiles"``); the selection
+            pools tasks, so raw scores on tasks of different scales would let one task dominate.
+        views: subset of ``("complete", "tuned", "split")``.
+
+    Returns:
+        ``(tuning, warnings)`` with the columns of ``TUNING_COLUMNS``.
+    """
+    from .evaluation import evaluate
+
+    keys = [str(k) for k in hyperparameter_keys]
+    final = table.final()
+    warnings: list[str] = []
+    if normalize is not None:
+        final = get_normalizer(normalize).apply(final)
+    elif len(final.tasks) > 1:
+        warnings.append(
+            "tuning view: scores are not normalised, so selecting the best configuration pools raw scores of "
+            "tasks with possibly different scales; pass normalize= (or --normalize) if they differ."
+        )
+    root = np.random.default_rng(seed)
+    split_rng, eval_seed = root.spawn(2)
+    runs, choices, w = tn.tuning_views(
+        final.frame, keys, criterion=tn.metric_criterion(metric), seed=split_rng, views=views
+    )
+    warnings += [f"tuning view: {x}" if not x.startswith("tuning") else x for x in w]
+    if runs.empty:
+        return pd.DataFrame(columns=TUNING_COLUMNS), warnings
+    cols = [c for c in ("algorithm", "task", "run_id", "seed", "score") if c in runs.columns]
+    relabelled = ScoreTable(runs[cols], run_id="run_id", seed="seed" if "seed" in cols else None)
+    report = evaluate(
+        relabelled, metrics=[metric], reps=reps, profile_reps=1, improvement_reps=1, ci=ci, seed=eval_seed
+    )
+    agg = report.aggregates.rename(columns={"algorithm": "label"})[["label", "metric", "point", "low", "high"]]
+    out = choices.merge(agg, on="label", how="left")
+    return out[TUNING_COLUMNS], warnings

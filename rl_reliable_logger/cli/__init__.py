@@ -1,0 +1,1 @@
+"""The ``rl-reliable`` command line: wiring only (parser, shared options, subcommands)."""

@@ -1,0 +1,189 @@
+"""``rl-reliable mlflow``: analyse the runs of MLflow experiments and publish the report to MLflow.
+
+    rl-reliable mlflow --experiment bandits                       # convention of log_final_score
+    rl-reliable mlflow --experiment A --experiment B --filter "tags.sweep = 'a'" \\
+        --algorithm-key params.algo --task-key params.env --seed-key params.seed \\
+        --score-key metrics.eval_return --reps 50000 --seed 0 --out results/ --publish none
+
+``--publish``: ``new`` (a run named ``rl-reliable-analysis`` in the first experiment; the default
+when one experiment is given), a run id (publish onto that run, e.g. an MLproject parent run), or
+``none`` (the default when several experiments are given: say where with ``--publish``).
+mlflow is imported only when the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..errors import TrackerError
+from ..trackers.base.records import KINDS
+from ..trackers.mlflow.adapter import DEFAULT_REFS, mlflow_table, publish_mlflow
+from .common import CliError, add_evaluate_options, run_and_report
+
+_DESCRIPTION = """\
+Pull the runs of one or more MLflow experiments (names or ids), group them into algorithm x task x
+seed final scores, evaluate them (IQM, optimality gap, stratified-bootstrap CIs, profiles, ...),
+print the results, optionally write the same files as `rl-reliable evaluate --out DIR`, and
+publish the report to MLflow (a new `rl-reliable-analysis` run, or an existing parent run).
+
+With no field flags the runs must follow the convention written by
+rl_reliable_logger.log_final_score(score, algorithm=..., task=..., seed=...):
+tags rl_reliable_algorithm / rl_reliable_task / rl_reliable_seed and metric rl_reliable_final_score.
+Only FINISHED runs are used unless --include-unfinished. Runs that have none of the fields
+(e.g. MLproject parent runs) and earlier analysis runs are skipped and listed in provenance.
+MLflow filters join clauses with AND only: to compare several tag values, leave them out of
+--filter (grouping happens on the client) or pick them with --only-algorithms / --only-tasks.
+"""
+
+
+def _split(values: list[str] | None) -> list[str] | None:
+    if not values:
+        return None
+    out = [part.strip() for value in values for part in value.split(",") if part.strip()]
+    return out or None
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``mlflow`` sub-command to the ``rl-reliable`` parser."""
+    parser = subparsers.add_parser(
+        "mlflow",
+        help="analyse MLflow runs and publish the report to MLflow",
+        description=_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    src = parser.add_argument_group("MLflow source")
+    src.add_argument(
+        "--tracking-uri",
+        default=None,
+        metavar="URI",
+        help="tracking URI (default: MLFLOW_TRACKING_URI, else MLflow's default sqlite:///<cwd>/mlflow.db)",
+    )
+    src.add_argument(
+        "--experiment",
+        action="append",
+        required=True,
+        metavar="NAME_OR_ID",
+        help="experiment name or id; repeat for several experiments",
+    )
+    src.add_argument(
+        "--filter",
+        default="",
+        metavar="FILTER",
+        help="MLflow search filter, AND only, e.g. \"tags.sweep = 'a' and params.lr = '0.001'\"",
+    )
+    for name in ("algorithm", "task", "seed", "score"):
+        src.add_argument(
+            f"--{name}-key",
+            default=DEFAULT_REFS[name],
+            metavar="REF",
+            help=f"field reference of the {name} (tags.X, params.X, metrics.X, run.name, ...; "
+            f"default {DEFAULT_REFS[name]})",
+        )
+    src.add_argument(
+        "--include-unfinished",
+        action="store_true",
+        help="also use runs that are not FINISHED (running, failed, killed)",
+    )
+    src.add_argument(
+        "--only-algorithms",
+        action="append",
+        metavar="A,B",
+        help="keep only these algorithm values (client-side; MLflow filters have no OR)",
+    )
+    src.add_argument("--only-tasks", action="append", metavar="T1,T2", help="keep only these task values")
+    src.add_argument(
+        "--curve-key",
+        default=None,
+        metavar="METRIC",
+        help="metric whose full history (get_metric_history) gives the learning curves; with --curves",
+    )
+    pub = parser.add_argument_group("publishing to MLflow")
+    pub.add_argument(
+        "--publish",
+        default=None,
+        metavar="new|RUN_ID|none",
+        help="where to publish the report: `new` run `rl-reliable-analysis` in the first experiment "
+        "(default with one experiment), an existing run id, or `none` (default with several)",
+    )
+    add_evaluate_options(parser)
+    parser.set_defaults(func=_handler)
+
+
+def _publish_target(args: argparse.Namespace) -> tuple[str, str | None]:
+    value = args.publish
+    if value is None:
+        value = "new" if len(args.experiment) == 1 else "none"
+    value = str(value).strip()
+    if value.lower() in ("new", "none"):
+        return value.lower(), None
+    if not value:
+        raise ValueError("--publish needs `new`, `none` or a run id")
+    return "run", value
+
+
+def _hyperparameter_fields(keys: str | None) -> dict[str, str] | None:
+    """``--hyperparameter-keys params.lr,params.clip`` names field references: fetch them as columns."""
+    if not keys:
+        return None
+    refs = [k.strip() for k in keys.split(",") if k.strip()]
+    return {ref: ref for ref in refs if ref.split(".", 1)[0] in KINDS and "." in ref} or None
+
+
+def _handler(args: argparse.Namespace) -> int:
+    try:
+        mode, run_id = _publish_target(args)
+    except ValueError as err:
+        raise CliError(str(err)) from None
+    if getattr(args, "curves", False) and not args.curve_key:
+        raise CliError(
+            "--curves needs --curve-key METRIC: the metric logged during training whose history "
+            "gives the learning curves (e.g. --curve-key normalized_reward)."
+        )
+    try:
+        table = mlflow_table(
+            args.experiment,
+            tracking_uri=args.tracking_uri,
+            filter_string=args.filter,
+            algorithm=args.algorithm_key,
+            task=args.task_key,
+            seed=args.seed_key,
+            score=args.score_key,
+            include_unfinished=args.include_unfinished,
+            on_invalid="drop" if getattr(args, "drop_invalid", False) else "raise",
+            curve_key=args.curve_key if getattr(args, "curves", False) else None,
+            algorithms=_split(args.only_algorithms),
+            tasks=_split(args.only_tasks),
+            exclude_run_ids=[run_id] if run_id else [],
+            extra_fields=_hyperparameter_fields(getattr(args, "hyperparameter_keys", None)),
+        )
+    except (TrackerError, ValueError) as err:
+        raise CliError(str(err)) from None
+
+    report = run_and_report(table, args, source=table.source)
+
+    if mode == "none":
+        if args.publish is None:
+            print(
+                "not published to MLflow (several experiments: pass --publish new or --publish RUN_ID)", file=sys.stderr
+            )
+        return 0
+    experiment = table.source["experiments"][0]["id"]
+    try:
+        no_figures = bool(getattr(args, "no_figures", False))
+        published = publish_mlflow(
+            report,
+            tracking_uri=args.tracking_uri,
+            experiment=experiment,
+            parent_run_id=run_id,
+            figures=not no_figures,
+            report_dir=args.out if args.out and not no_figures else None,
+        )
+    except (TrackerError, ValueError) as err:
+        raise CliError(f"the analysis ran but publishing to MLflow failed: {err}") from None
+    where = f"run {published} (experiment {table.source['experiments'][0]['name']!r})"
+    print(
+        f"published to MLflow {where}: artifacts under rl_reliable/, tables under rl_reliable/tables/", file=sys.stderr
+    )
+    return 0

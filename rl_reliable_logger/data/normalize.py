@@ -1,0 +1,214 @@
+"""Score normalisation: ``(score - low) / (high - low)`` per task, with packaged reference tables.
+
+Packaged tables (``references/*.csv``, built from the rliable authors' published references):
+
+=============== ============================================================ ==================
+name            tasks                                                        low → 0, high → 1
+=============== ============================================================ ==================
+``atari``       the 57 Atari games (alias ``atari57``)                       random → human
+``atari100k``   the 26-game Atari 100k subset                                random → human
+``atari-record`` the 57 Atari games                                          random → human world record
+``procgen``     the 16 Procgen games, easy mode (alias ``procgen-easy``)     min → max return
+``dmc``         any DeepMind Control task (returns lie in [0, 1000])         0 → 1000
+=============== ============================================================ ==================
+
+Procgen hard-mode ranges are published in the Procgen paper's appendix but could not be
+confirmed from a primary source here, so they are not packaged: pass them as a CSV.
+
+A user table is a CSV with columns ``task,low,high``. Task names match tolerantly:
+``ALE/Pong-v5``, ``PongNoFrameskip-v4``, ``pong`` and ``Pong`` are the same game, and
+``bankheist`` matches ``BankHeist``. A task with no reference is an error listing every
+unmatched task and the closest known names — never a silent skip.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ScoreTableError
+from .scores import ScoreTable
+
+_PACKAGED = {
+    "atari": "atari57.csv",
+    "atari57": "atari57.csv",
+    "atari-57": "atari57.csv",
+    "atari100k": "atari100k.csv",
+    "atari-100k": "atari100k.csv",
+    "atari-record": "atari57_record.csv",
+    "procgen": "procgen_easy.csv",
+    "procgen-easy": "procgen_easy.csv",
+}
+_RANGES = {"dmc": (0.0, 1000.0), "dm_control": (0.0, 1000.0)}
+
+_PREFIXES = re.compile(r"^(ale/|procgen:|procgen-|procgen_|dmc[/:_-]|dm_control[/:_-])", re.I)
+_SUFFIXES = re.compile(r"(noframeskip|deterministic)?(-v\d+)?$", re.I)
+
+
+def canonical_task_name(name: str) -> str:
+    """Reduce a task name to a comparison key: ``ALE/BankHeist-v5`` → ``bankheist``.
+
+    Example:
+        >>> canonical_task_name("PongNoFrameskip-v4"), canonical_task_name("ALE/Pong-v5")
+        ('pong', 'pong')
+    """
+    text = str(name).strip()
+    text = _PREFIXES.sub("", text)
+    text = _SUFFIXES.sub("", text)
+    return re.sub(r"[^0-9a-z]", "", text.lower())
+
+
+@dataclass(frozen=True)
+class Normalizer:
+    """A per-task affine map; ``name`` says what 0 and 1 mean (shown on every figure axis)."""
+
+    name: str
+    table: pd.DataFrame | None = None  # columns task, low, high (None for a range normaliser)
+    low: float | None = None
+    high: float | None = None
+    description: str = ""
+
+    def bounds(self, tasks: list[str]) -> dict[str, tuple[float, float]]:
+        """(low, high) per task; raises ScoreTableError listing unmatched tasks and close names."""
+        if self.table is None:
+            return {t: (float(self.low), float(self.high)) for t in tasks}  # type: ignore[arg-type]
+        keyed: dict[str, tuple[str, float, float]] = {}
+        for task, low, high in self.table[["task", "low", "high"]].itertuples(index=False):
+            keyed[canonical_task_name(task)] = (task, float(low), float(high))
+        out, unmatched = {}, []
+        for task in tasks:
+            hit = keyed.get(canonical_task_name(task))
+            if hit is None:
+                unmatched.append(task)
+            else:
+                out[task] = (hit[1], hit[2])
+        if unmatched:
+            known = [v[0] for v in keyed.values()]
+            lines = []
+            for task in unmatched:
+                close = difflib.get_close_matches(canonical_task_name(task), list(keyed), n=3, cutoff=0.6)
+                hint = f" (closest: {', '.join(keyed[c][0] for c in close)})" if close else ""
+                lines.append(f"  - {task}{hint}")
+            raise ScoreTableError(
+                f"{len(unmatched)} task(s) have no reference score in the {self.name!r} table:\n"
+                + "\n".join(lines)
+                + f"\nThe table knows {len(known)} tasks. Drop these tasks, or pass your own CSV with columns "
+                "task,low,high (--normalize path/to/refs.csv)."
+            )
+        bad = [t for t, (lo, hi) in out.items() if not hi > lo]
+        if bad:
+            raise ScoreTableError(f"reference scores need high > low; not so for: {', '.join(bad)}")
+        return out
+
+    #: An affine map applies to every training step, so learning curves are normalised too.
+    per_step: bool = True
+    #: Nothing to add to the report's warnings.
+    caveat: str | None = None
+
+    def apply(self, table: ScoreTable) -> ScoreTable:
+        """Normalised copy of ``table`` (raw scores kept in ``raw_score``)."""
+        bounds = self.bounds(table.tasks)
+        frame = table.frame
+        low = frame["task"].map({t: b[0] for t, b in bounds.items()}).to_numpy(float)
+        high = frame["task"].map({t: b[1] for t, b in bounds.items()}).to_numpy(float)
+        scores = (frame["score"].to_numpy(float) - low) / (high - low)
+        out = table.with_scores(scores)
+        out.source = {**out.source, "normalization": self.name, "normalization_description": self.description}
+        return out
+
+
+@dataclass(frozen=True)
+class PercentileNormalizer:
+    """Jordan et al.'s performance percentiles, fitted on the final scores being evaluated."""
+
+    name: str = "percentiles"
+    weights: str = "equilibrium"
+    description: str = "performance percentile (Jordan et al. 2020; 0 to 1)"
+    #: Fitted on final scores only: curves cannot be normalised this way.
+    per_step: bool = False
+    caveat: str | None = (
+        "performance percentiles are fitted on these same runs and then held fixed: the bootstrap "
+        "intervals do not include the normaliser's own uncertainty (Jordan et al.'s PBP intervals do)."
+    )
+
+    def apply(self, table: ScoreTable) -> ScoreTable:
+        """The final scores of ``table`` mapped to performance percentiles on their task."""
+        from .percentiles import percentile_normalize
+
+        out = percentile_normalize(table.final(), weights=self.weights)
+        out.source["normalization_description"] = self.description
+        return out
+
+
+_PERCENTILE_NAMES = ("percentiles", "percentile", "jordan")
+
+
+def available() -> list[str]:
+    """Names of the packaged normalisers."""
+    return sorted(set(_PACKAGED) | set(_RANGES))
+
+
+def _describe(name: str) -> str:
+    if name.startswith("atari-record"):
+        return "human world-record normalised score (random = 0, record = 1)"
+    if name.startswith("atari"):
+        return "human-normalised score (random = 0, human = 1)"
+    if name.startswith("procgen"):
+        return "min-max normalised return (Procgen easy mode)"
+    if name in _RANGES:
+        return "return / 1000 (DM Control)"
+    return f"normalised score ({name})"
+
+
+def get_normalizer(spec: str | os.PathLike | Normalizer | PercentileNormalizer) -> Normalizer | PercentileNormalizer:
+    """A packaged normaliser by name, ``"percentiles"`` (Jordan et al.), or a user CSV ``task,low,high`` by path.
+
+    Example:
+        >>> get_normalizer("atari100k").bounds(["ALE/Pong-v5"])
+        {'ALE/Pong-v5': (-20.7, 14.6)}
+    """
+    if isinstance(spec, (Normalizer, PercentileNormalizer)):
+        return spec
+    key = str(spec).strip().lower()
+    if key in _PERCENTILE_NAMES:
+        return PercentileNormalizer()
+    if key in _PACKAGED:
+        ref = resources.files(__package__) / "references" / _PACKAGED[key]
+        with resources.as_file(ref) as path:
+            table = pd.read_csv(path)
+        return Normalizer(name=key, table=table, description=_describe(key))
+    if key in _RANGES:
+        low, high = _RANGES[key]
+        return Normalizer(name=key, low=low, high=high, description=_describe(key))
+    path = Path(spec)
+    if path.exists():
+        table = pd.read_csv(path)
+        missing = {"task", "low", "high"} - set(table.columns)
+        if missing:
+            raise ScoreTableError(
+                f"{path}: a reference table needs columns task,low,high; missing {', '.join(sorted(missing))} "
+                f"(it has {', '.join(map(str, table.columns))})."
+            )
+        nonnum = table[
+            ~np.isfinite(pd.to_numeric(table["low"], errors="coerce"))
+            | ~np.isfinite(pd.to_numeric(table["high"], errors="coerce"))
+        ]
+        if len(nonnum):
+            raise ScoreTableError(f"{path}: non-numeric low/high for task(s) {', '.join(map(str, nonnum['task']))}")
+        return Normalizer(name=path.name, table=table, description=f"normalised score ({path.name}: low = 0, high = 1)")
+    raise ScoreTableError(
+        f"unknown normalisation {spec!r}: use one of {', '.join(available())}, 'percentiles' (Jordan et al.), "
+        "or the path of a CSV with columns task,low,high."
+    )
+
+
+def normalize(table: ScoreTable, spec: str | os.PathLike | Normalizer | PercentileNormalizer) -> ScoreTable:
+    """Normalise ``table`` with a packaged name or a CSV path (see :func:`get_normalizer`)."""
+    return get_normalizer(spec).apply(table)

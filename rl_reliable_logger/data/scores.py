@@ -1,0 +1,490 @@
+"""ScoreTable: the one data model every source produces and every analysis consumes.
+
+A tidy (long) table, one row per run and task (and per step for learning curves), with the
+canonical columns ``algorithm, task, run_id, seed, score`` (+ ``step``) and any extra
+provenance columns (run URL, hyperparameters, state, ...).
+
+Validation happens once, here, so that every downstream step can trust its input. Each
+problem is named (algorithm, task, run, row) and comes with the fix. By default a problem is an
+error; ``on_invalid="drop"`` drops the offending rows instead and records each one (with its
+reason) in :attr:`ScoreTable.dropped`, which ends up in the report's provenance.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ScoreTableError
+
+CANONICAL = ("algorithm", "task", "run_id", "seed", "score")
+_MAX_LISTED = 15
+
+
+def _listing(items: Sequence[str]) -> str:
+    shown = [f"  - {item}" for item in items[:_MAX_LISTED]]
+    if len(items) > _MAX_LISTED:
+        shown.append(f"  - ... and {len(items) - _MAX_LISTED} more")
+    return "\n".join(shown)
+
+
+def seed_key(seed: Any) -> str:
+    """A seed as a run key: ``3.0`` and ``3`` are the same run, ``"3"``."""
+    if isinstance(seed, float) and seed.is_integer():
+        return str(int(seed))
+    return str(seed)
+
+
+class ScoreTable:
+    """Per-run scores of several algorithms on several tasks, validated.
+
+    Args:
+        data: a long DataFrame, one row per run (and task, and step).
+        algorithm, task, seed, score: the columns that hold each field.
+        run_id: column with a unique run key (e.g. a tracker run id). Default: the seed, so two
+            rows with the same (algorithm, task, seed) are duplicates.
+        step: column with the training step, for learning curves (optional).
+        on_invalid: ``"raise"`` (default) or ``"drop"`` the offending rows (recorded in ``dropped``).
+        source: free-form description of where the scores came from (goes to provenance).
+
+    Runs per task may differ between cells: each (algorithm, task) cell keeps its own count,
+    and every task carries equal total weight in aggregate metrics.
+
+    Example:
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"algorithm": ["A"] * 4, "task": ["x", "x", "y", "y"],
+        ...                    "seed": [0, 1, 0, 1], "score": [0.1, 0.3, 0.5, 0.7]})
+        >>> ScoreTable(df).cells()[("A", "x")]
+        array([0.1, 0.3])
+    """
+
+    def __init__(
+        self,
+        data: pd.DataFrame,
+        *,
+        algorithm: str = "algorithm",
+        task: str = "task",
+        seed: str | None = "seed",
+        score: str = "score",
+        run_id: str | None = None,
+        step: str | None = None,
+        on_invalid: Literal["raise", "drop"] = "raise",
+        source: Mapping[str, Any] | None = None,
+    ) -> None:
+        if on_invalid not in ("raise", "drop"):
+            raise ValueError(f"on_invalid must be 'raise' or 'drop', not {on_invalid!r}")
+        if not isinstance(data, pd.DataFrame):
+            raise TypeError(f"ScoreTable needs a pandas DataFrame, got {type(data).__name__}")
+        self.source: dict[str, Any] = dict(source or {})
+        self.warnings: list[str] = []
+        dropped: list[dict[str, Any]] = []
+        frame = self._canonical(data, algorithm, task, seed, score, run_id, step)
+        frame, bad = self._check_scores(frame, score)
+        dups = self._check_duplicates(frame, seed_given=run_id is None)
+        problems = bad + dups
+        if problems and on_invalid == "raise":
+            texts = [p["text"] for p in problems]
+            raise ScoreTableError(self._message(texts, problems), texts)
+        dropped += problems
+        frame = frame.drop(index=[p["index"] for p in problems])
+        gaps, gap_drops = self._check_coverage(frame)
+        if gaps and on_invalid == "raise":
+            raise ScoreTableError(self._message(gaps), gaps)
+        dropped += gap_drops
+        frame = frame.drop(index=[p["index"] for p in gap_drops])
+        if frame.empty:
+            raise ScoreTableError(
+                "no valid scores left"
+                + (f" after dropping {len(dropped)} invalid rows" if dropped else "")
+                + "; check the score column and the grouping keys."
+            )
+        self.frame = frame.reset_index(drop=True)
+        self.dropped = pd.DataFrame(
+            [{k: p.get(k) for k in ("run_id", "algorithm", "task", "reason")} for p in dropped],
+            columns=["run_id", "algorithm", "task", "reason"],
+        )
+        self._warn_small_cells()
+
+    # ------------------------------------------------------------------ validation
+    @staticmethod
+    def _canonical(data, algorithm, task, seed, score, run_id, step) -> pd.DataFrame:
+        if len(data) == 0:
+            raise ScoreTableError("the input has no rows: nothing to evaluate. Check the file or the run filter.")
+        wanted = {"algorithm": algorithm, "task": task, "score": score}
+        if seed is not None:
+            wanted["seed"] = seed
+        if run_id is not None:
+            wanted["run_id"] = run_id
+        if step is not None:
+            wanted["step"] = step
+        if seed is None and run_id is None:
+            raise ScoreTableError("each run needs a key: give a seed column or a run_id column.")
+        absent = {field: col for field, col in wanted.items() if col not in data.columns}
+        if absent:
+            cols = ", ".join(map(str, data.columns))
+            parts = [f"{field} column {col!r}" for field, col in absent.items()]
+            raise ScoreTableError(
+                f"unknown column(s): {'; '.join(parts)}. The input has: {cols}. "
+                "Name the right columns with --algorithm-key/--task-key/--seed-key/--score-key "
+                "(or the algorithm=/task=/seed=/score= arguments)."
+            )
+        out = pd.DataFrame(index=data.index)
+        out["algorithm"] = data[algorithm].astype(str)
+        out["task"] = data[task].astype(str)
+        if seed is not None:
+            out["seed"] = data[seed]
+        else:
+            out["seed"] = pd.Series([None] * len(data), index=data.index, dtype="object")
+        if run_id is not None:
+            out["run_id"] = data[run_id].astype(str)
+        else:
+            out["run_id"] = [seed_key(s) for s in out["seed"]]
+        out["score"] = data[score]
+        if step is not None:
+            out["step"] = data[step]
+        used = set(wanted.values())
+        for col in data.columns:
+            if col not in used and col not in out.columns:
+                out[col] = data[col]
+        order = [c for c in ("algorithm", "task", "run_id", "seed", "score", "step") if c in out.columns]
+        return out[order + [c for c in out.columns if c not in order]]
+
+    @staticmethod
+    def _where(row: pd.Series, index: Any) -> str:
+        where = f"{row['algorithm']} / {row['task']} run {row['run_id']!r}"
+        if "step" in row.index:
+            where += f" step {row['step']}"
+        return where + f" (row {index})"
+
+    def _check_scores(self, frame: pd.DataFrame, score_col: str):
+        raw = frame["score"]
+        numeric = pd.to_numeric(raw, errors="coerce").astype("float64")
+        problems = []
+        missing = raw.map(lambda v: v is None or v is pd.NA).astype(bool)
+        non_finite = ~np.isfinite(numeric.to_numpy()) & ~missing.to_numpy()
+        text = raw.astype(str).str.strip().str.lower()
+        nan_like = (
+            numeric.isna()
+            & ~missing
+            & (raw.map(lambda v: isinstance(v, float)).astype(bool) | text.isin({"nan", "inf", "-inf", ""}))
+        )
+        non_numeric = numeric.isna() & ~missing & ~nan_like
+        for index in frame.index[missing]:
+            problems.append(self._problem(frame.loc[index], index, f"missing score in column {score_col!r}"))
+        for index in frame.index[non_numeric]:
+            problems.append(
+                self._problem(frame.loc[index], index, f"non-numeric score {raw[index]!r} in column {score_col!r}")
+            )
+        for index in frame.index[non_finite & ~non_numeric.to_numpy()]:
+            value = numeric[index]
+            label = "nan (empty or NaN)" if np.isnan(value) else repr(float(value))
+            problems.append(self._problem(frame.loc[index], index, f"non-finite score {label}"))
+        frame = frame.copy()
+        frame["score"] = numeric
+        if "step" in frame.columns:
+            steps = pd.to_numeric(frame["step"], errors="coerce")
+            for index in frame.index[steps.isna()]:
+                row = frame.loc[index]
+                problems.append(self._problem(row, index, f"missing or non-numeric step {frame.at[index, 'step']!r}"))
+            frame["step"] = steps
+        return frame, problems
+
+    def _problem(self, row: pd.Series, index: Any, reason: str) -> dict[str, Any]:
+        return {
+            "index": index,
+            "run_id": row["run_id"],
+            "algorithm": row["algorithm"],
+            "task": row["task"],
+            "reason": reason,
+            "text": f"{reason}: {self._where(row, index)}",
+        }
+
+    def _check_duplicates(self, frame: pd.DataFrame, seed_given: bool) -> list[dict[str, Any]]:
+        keys = ["algorithm", "task", "run_id"] + (["step"] if "step" in frame.columns else [])
+        dup = frame.duplicated(keys, keep=False)
+        problems: list[dict[str, Any]] = []
+        if not dup.any():
+            return problems
+        for _, group in frame[dup].groupby(keys, sort=False):
+            first, *rest = list(group.index)
+            names = ", ".join(f"row {i}" + self._extra_name(frame.loc[i]) for i in group.index)
+            for index in rest:
+                row = frame.loc[index]
+                what = "seed" if seed_given or row["run_id"] == seed_key(row["seed"]) else "run id"
+                problem = self._problem(row, index, f"duplicate {what} {row['run_id']!r} (also in row {first})")
+                problem["text"] = (
+                    f"duplicate {what} {row['run_id']!r} for {row['algorithm']} / {row['task']}"
+                    + (f" step {row['step']}" if "step" in row.index else "")
+                    + f": {names}"
+                )
+                problems.append(problem)
+        return problems
+
+    @staticmethod
+    def _extra_name(row: pd.Series) -> str:
+        parts = [
+            f"{col}={row[col]}"
+            for col in ("tracker_run_id", "run_name", "name", "source_dir")
+            if col in row.index and pd.notna(row[col])
+        ]
+        return f" ({', '.join(parts)})" if parts else ""
+
+    @staticmethod
+    def _check_coverage(frame: pd.DataFrame) -> tuple[list[str], list[dict[str, Any]]]:
+        """Algorithms missing tasks that others have: (one text per gap, one drop record per row)."""
+        tasks_by_alg = frame.groupby("algorithm", sort=False)["task"].agg(set)
+        all_tasks = set(frame["task"])
+        texts, incomplete = [], set()
+        for alg, tasks in tasks_by_alg.items():
+            for task in sorted(all_tasks - tasks):
+                texts.append(f"algorithm {alg!r} has no runs on task {task!r}, which other algorithms have")
+                incomplete.add(task)
+        drops = [
+            {
+                "index": index,
+                "run_id": row["run_id"],
+                "algorithm": row["algorithm"],
+                "task": row["task"],
+                "reason": f"task {row['task']!r} is missing for some algorithm; dropped for every algorithm",
+            }
+            for index, row in frame[frame["task"].isin(incomplete)].iterrows()
+        ]
+        return texts, drops
+
+    @staticmethod
+    def _message(texts: list[str], problems: list[dict[str, Any]] | None = None) -> str:
+        fix = (
+            "Fix the data at its source, or pass --drop-invalid (on_invalid='drop') to drop these rows; "
+            "every dropped row is listed in the report's provenance."
+        )
+        if any(t.startswith("duplicate") for t in texts):
+            fix = (
+                "If these are different runs, give each a unique key (--run-key / run_id=, e.g. the tracker run id "
+                "or a source column); otherwise remove the duplicates. " + fix
+            )
+        if any("has no runs on task" in t for t in texts):
+            fix = "Evaluate all algorithms on the same tasks, or " + fix[0].lower() + fix[1:]
+        summary = ""
+        if problems and len(texts) > _MAX_LISTED:
+            groups: dict[tuple[str, str], int] = {}
+            for p in problems:
+                kind = re.sub(
+                    r" ('.*'|\S+ \(.*\)|-?inf|nan)", "", p["reason"].split(" in column")[0].split(" (also")[0]
+                )
+                groups[(kind, p["algorithm"])] = groups.get((kind, p["algorithm"]), 0) + 1
+            summary = "by kind and algorithm: " + "; ".join(f"{k} — {a}: {n}" for (k, a), n in groups.items()) + "\n"
+        return f"{len(texts)} problem(s) in the scores:\n{summary}{_listing(texts)}\n{fix}"
+
+    def _warn_small_cells(self) -> None:
+        sizes = self.frame.groupby(["algorithm", "task"], sort=False)["run_id"].nunique()
+        singles = [f"{a} / {t}" for (a, t), n in sizes.items() if n < 2]
+        if singles:
+            self.warnings.append(
+                f"{len(singles)} (algorithm, task) cell(s) have a single run ({', '.join(singles[:8])}"
+                + (", ..." if len(singles) > 8 else "")
+                + "): point estimates are fine, but bootstrap intervals cannot reflect run-to-run variation there."
+            )
+        few = sizes[(sizes >= 2) & (sizes < 5)]
+        if len(few):
+            self.warnings.append(
+                f"{len(few)} cell(s) have fewer than 5 runs: intervals will be wide and can under-cover."
+            )
+        ragged = [f"{alg} ({s.min()}–{s.max()})" for alg, s in sizes.groupby(level=0, sort=False) if s.nunique() > 1]
+        if ragged:
+            self.warnings.append(
+                f"runs per task differ within {', '.join(ragged[:8])}{', ...' if len(ragged) > 8 else ''}: each task "
+                "still carries equal weight (each run of task m weighs 1/(M·N_m))."
+            )
+        per_alg = sizes.groupby(level=0, sort=False).max()
+        if per_alg.nunique() > 1:
+            fewest = per_alg[per_alg == per_alg.min()].index.tolist()
+            self.warnings.append(
+                f"{', '.join(map(str, fewest[:8]))} ha{'s' if len(fewest) == 1 else 've'} fewer runs per task "
+                f"({per_alg.min()} vs up to {per_alg.max()}): expect wider intervals there."
+            )
+
+    # ------------------------------------------------------------------ accessors
+    @property
+    def algorithms(self) -> list[str]:
+        """Algorithms in order of first appearance."""
+        return list(pd.unique(self.frame["algorithm"]))
+
+    @property
+    def tasks(self) -> list[str]:
+        """Tasks in order of first appearance."""
+        return list(pd.unique(self.frame["task"]))
+
+    @property
+    def has_steps(self) -> bool:
+        return "step" in self.frame.columns
+
+    def final(self) -> ScoreTable:
+        """One row per run: the score at the last step (the table itself if it has no steps)."""
+        if not self.has_steps:
+            return self
+        frame = self.frame.sort_values("step", kind="stable")
+        last = frame.groupby(["algorithm", "task", "run_id"], sort=False).tail(1).sort_index()
+        return self._replace(last.drop(columns=["step"]))
+
+    def _replace(self, frame: pd.DataFrame) -> ScoreTable:
+        """A new table with the same metadata and ``frame`` (already canonical and valid)."""
+        new = object.__new__(ScoreTable)
+        new.frame = frame.reset_index(drop=True)
+        new.source = dict(self.source)
+        new.warnings = list(self.warnings)
+        new.dropped = self.dropped.copy()
+        return new
+
+    def with_scores(self, scores: np.ndarray | pd.Series, *, keep_raw: bool = True) -> ScoreTable:
+        """A copy with the ``score`` column replaced (e.g. normalised); raw scores kept as ``raw_score``."""
+        frame = self.frame.copy()
+        if keep_raw and "raw_score" not in frame.columns:
+            frame.insert(frame.columns.get_loc("score") + 1, "raw_score", frame["score"])
+        frame["score"] = np.asarray(scores, dtype=float)
+        return self._replace(frame)
+
+    def cells(self) -> dict[tuple[str, str], np.ndarray]:
+        """Final scores per (algorithm, task), in table order of algorithms and tasks, runs by run id."""
+        # runs ordered by run id inside each cell: results do not depend on the input's row order
+        frame = self.final().frame.sort_values("run_id", kind="stable")
+        out: dict[tuple[str, str], np.ndarray] = {}
+        groups = {key: g["score"].to_numpy(dtype=float) for key, g in frame.groupby(["algorithm", "task"], sort=False)}
+        for alg in self.algorithms:
+            for task in self.tasks:
+                if (alg, task) in groups:
+                    out[(alg, task)] = groups[(alg, task)]
+        return out
+
+    def runs_per_cell(self) -> pd.DataFrame:
+        """Number of runs in each (algorithm, task) cell, as a wide table."""
+        frame = self.final().frame
+        counts = frame.groupby(["algorithm", "task"], sort=False).size().unstack("task")
+        return counts.reindex(index=self.algorithms, columns=self.tasks)
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    def __repr__(self) -> str:
+        n_runs = self.final().frame.shape[0]
+        return (
+            f"ScoreTable({len(self.algorithms)} algorithms × {len(self.tasks)} tasks, {n_runs} runs"
+            + (", with steps" if self.has_steps else "")
+            + ")"
+        )
+
+    # ------------------------------------------------------------------ conversions
+    @classmethod
+    def from_pandas(cls, data: pd.DataFrame, **kwargs: Any) -> ScoreTable:
+        """Same as the constructor (for symmetry with the other ``from_*``)."""
+        return cls(data, **kwargs)
+
+    def to_pandas(self) -> pd.DataFrame:
+        """A copy of the canonical long table."""
+        return self.frame.copy()
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike, **kwargs: Any) -> ScoreTable:
+        """Read CSV, Parquet or JSON by file extension."""
+        suffix = Path(path).suffix.lower()
+        if suffix in (".csv", ".tsv", ".txt", ".gz") and not str(path).endswith(".json.gz"):
+            return cls.from_csv(path, **kwargs)
+        if suffix in (".parquet", ".pq"):
+            return cls.from_parquet(path, **kwargs)
+        if suffix in (".json", ".jsonl") or str(path).endswith(".json.gz"):
+            return cls.from_json(path, **kwargs)
+        raise ScoreTableError(f"cannot tell the format of {path}: use a .csv, .parquet or .json file.")
+
+    @classmethod
+    def from_csv(cls, path: str | os.PathLike, **kwargs: Any) -> ScoreTable:
+        """Read a long CSV (``algorithm,task,seed,score`` by default)."""
+        sep = "\t" if str(path).endswith(".tsv") else ","
+        return cls(pd.read_csv(path, sep=sep, keep_default_na=True), **kwargs)
+
+    def to_csv(self, path: str | os.PathLike) -> None:
+        self.frame.to_csv(path, index=False)
+
+    @classmethod
+    def from_parquet(cls, path: str | os.PathLike, **kwargs: Any) -> ScoreTable:
+        try:
+            frame = pd.read_parquet(path)
+        except ImportError as err:  # pragma: no cover - depends on the environment
+            raise ScoreTableError(
+                f"reading Parquet needs pyarrow: pip install 'rl_reliable_logger[parquet]' ({err})"
+            ) from None
+        return cls(frame, **kwargs)
+
+    def to_parquet(self, path: str | os.PathLike) -> None:
+        self.frame.to_parquet(path, index=False)
+
+    @classmethod
+    def from_json(cls, path: str | os.PathLike, **kwargs: Any) -> ScoreTable:
+        """Read JSON: a list of records (long form), or ``{algorithm: {task: [scores]}}``."""
+        text = Path(path).read_text()
+        if str(path).endswith(".jsonl"):
+            return cls(pd.DataFrame([json.loads(line) for line in text.splitlines() if line.strip()]), **kwargs)
+        payload = json.loads(text)
+        if isinstance(payload, dict) and "columns" in payload and "data" in payload:
+            return cls(pd.DataFrame(payload["data"], columns=payload["columns"]), **kwargs)
+        if isinstance(payload, dict) and payload and all(isinstance(v, Mapping) for v in payload.values()):
+            return cls.from_nested(payload, **kwargs)
+        if isinstance(payload, list):
+            return cls(pd.DataFrame(payload), **kwargs)
+        raise ScoreTableError(
+            f"{path}: unrecognised JSON layout; expected a list of records with algorithm/task/seed/score, "
+            "or {algorithm: {task: [score per run]}}."
+        )
+
+    def to_json(self, path: str | os.PathLike) -> None:
+        self.frame.to_json(path, orient="records", indent=1)
+
+    @classmethod
+    def from_nested(cls, nested: Mapping[str, Mapping[str, Sequence[float]]], **kwargs: Any) -> ScoreTable:
+        """Build from ``{algorithm: {task: [score per run]}}``; the list position is the seed."""
+        rows = [
+            {"algorithm": alg, "task": task, "seed": i, "score": s}
+            for alg, tasks in nested.items()
+            for task, scores in tasks.items()
+            for i, s in enumerate(scores)
+        ]
+        return cls(pd.DataFrame(rows), **kwargs)
+
+    @classmethod
+    def from_rliable(
+        cls, score_dict: Mapping[str, np.ndarray], tasks: Sequence[str] | None = None, **kwargs: Any
+    ) -> ScoreTable:
+        """Build from rliable's ``{algorithm: array[runs, tasks]}``; NaN entries mean "no run"."""
+        rows = []
+        for alg, arr in score_dict.items():
+            arr = np.asarray(arr, dtype=float)
+            if arr.ndim != 2:
+                raise ScoreTableError(
+                    f"rliable scores for {alg!r} must be a 2-D array [runs, tasks], got shape {arr.shape}"
+                )
+            names = list(tasks) if tasks is not None else [f"task_{j}" for j in range(arr.shape[1])]
+            if len(names) != arr.shape[1]:
+                raise ScoreTableError(f"{alg!r} has {arr.shape[1]} task columns but {len(names)} task names were given")
+            for i in range(arr.shape[0]):
+                for j in range(arr.shape[1]):
+                    if not math.isnan(arr[i, j]):
+                        rows.append({"algorithm": alg, "task": names[j], "seed": i, "score": arr[i, j]})
+        return cls(pd.DataFrame(rows), **kwargs)
+
+    def to_rliable(self) -> tuple[dict[str, np.ndarray], list[str]]:
+        """rliable's ``{algorithm: array[runs, tasks]}`` and the task order; needs equal runs per task."""
+        sizes = self.runs_per_cell()
+        if sizes.to_numpy().min() != sizes.to_numpy().max():
+            raise ScoreTableError(
+                "rliable needs the same number of runs in every (algorithm, task) cell; this table has "
+                f"{int(sizes.to_numpy().min())} to {int(sizes.to_numpy().max())}. rl_reliable_logger itself handles this."
+            )
+        cells = self.cells()
+        out = {alg: np.stack([cells[(alg, t)] for t in self.tasks], axis=1) for alg in self.algorithms}
+        return out, self.tasks

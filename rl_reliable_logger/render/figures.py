@@ -1,0 +1,921 @@
+"""Figures drawn from :class:`~rl_reliable_logger.report.Report` tables only.
+
+Every function takes a Report (or the one table it needs, as a DataFrame), an optional
+matplotlib ``ax``, returns the :class:`matplotlib.figure.Figure` and writes no files.
+Colours come from :func:`algorithm_colors`: a colour-blind-safe palette assigned by the
+algorithm's position in ``report.algorithms``, so one algorithm keeps its colour in every figure.
+
+Example:
+    >>> from rl_reliable_logger import plots
+    >>> fig = plots.plot_interval_estimates(report)          # doctest: +SKIP
+    >>> fig.savefig("intervals.png", bbox_inches="tight")    # doctest: +SKIP
+
+Figures are created with :class:`matplotlib.figure.Figure` (not pyplot), so drawing never
+touches global pyplot state and works with the Agg backend on headless machines.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from ..analysis.report import Report
+
+__all__ = [
+    "OKABE_ITO",
+    "EXTENDED",
+    "algorithm_colors",
+    "metric_title",
+    "score_label",
+    "plot_interval_estimates",
+    "plot_performance_profiles",
+    "plot_probability_of_improvement",
+    "plot_sample_efficiency_curves",
+    "plot_rank_distributions",
+    "plot_differences",
+    "plot_task_scores",
+    "plot_optimality_gap_curve",
+]
+
+#: Okabe & Ito (2008) colour-blind-safe qualitative palette, yellow moved last (weak on white).
+OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442"]
+#: Beyond 8 algorithms: Paul Tol's "muted" scheme (also colour-blind safe), then tab20-like tones.
+EXTENDED = [
+    "#332288",
+    "#88CCEE",
+    "#44AA99",
+    "#117733",
+    "#999933",
+    "#DDCC77",
+    "#CC6677",
+    "#882255",
+    "#AA4499",
+    "#8C564B",
+    "#7F7F7F",
+    "#BCBD22",
+    "#17BECF",
+    "#9467BD",
+    "#C49C94",
+    "#F7B6D2",
+]
+_LINESTYLES = ["-", "--", "-.", ":"]
+
+_METRIC_TITLES = {
+    "mean": "Mean",
+    "median": "Median",
+    "iqm": "IQM",
+    "optimality_gap": "Optimality Gap",
+}
+#: Metrics where smaller is better (used for "best" in tables and for arrow hints).
+LOWER_IS_BETTER = frozenset({"optimality_gap"})
+
+
+# --------------------------------------------------------------------------- helpers
+def algorithm_colors(algorithms: Sequence[str]) -> dict[str, str]:
+    """Stable colour per algorithm: the i-th algorithm always gets the i-th palette colour.
+
+    Example:
+        >>> algorithm_colors(["DQN", "C51"])["C51"]
+        '#E69F00'
+    """
+    palette = OKABE_ITO + EXTENDED
+    out: dict[str, str] = {}
+    for i, name in enumerate(algorithms):
+        out[str(name)] = palette[i % len(palette)]
+    return out
+
+
+def _linestyle(i: int, n: int) -> str:
+    """Solid lines for up to 8 algorithms; beyond that cycle dashes so similar colours differ."""
+    return "-" if n <= len(OKABE_ITO) else _LINESTYLES[(i // len(OKABE_ITO)) % len(_LINESTYLES)]
+
+
+def metric_title(metric: str) -> str:
+    """Display name of a metric (``iqm`` -> ``IQM``); unknown names are title-cased."""
+    return _METRIC_TITLES.get(metric, str(metric).replace("_", " ").title())
+
+
+_NORMALISER_NAMES = {
+    "percentiles": "performance percentile (Jordan et al. 2020; 0 to 1)",
+    "atari": "human-normalised score (random = 0, human = 1)",
+    "atari_100k": "human-normalised score (random = 0, human = 1)",
+    "atari_57": "human-normalised score (random = 0, human = 1)",
+    "human": "human-normalised score (random = 0, human = 1)",
+    "atari_record": "record-normalised score (random = 0, human record = 1)",
+    "procgen": "min-max normalised score (Procgen easy)",
+    "procgen_easy": "min-max normalised score (Procgen easy)",
+    "procgen_hard": "min-max normalised score (Procgen hard)",
+    "dmc": "normalised score (return / 1000)",
+    "dm_control": "normalised score (return / 1000)",
+    "percentile": "performance percentile (Jordan et al.)",
+}
+
+
+def score_label(report: Report | None = None, normalization: str | None = None) -> str:
+    """Axis label that says which normalisation the scores carry.
+
+    Reads ``provenance["score_label"]`` if set, else the normaliser's description that
+    ``evaluate`` stores in ``provenance["normalization"]``, else a label for the
+    ``provenance["normalize"]`` name; no normaliser means raw scores.
+
+    Example:
+        >>> score_label(normalization="atari")
+        'human-normalised score (random = 0, human = 1)'
+    """
+    if normalization is None and report is not None:
+        prov = getattr(report, "provenance", {}) or {}
+        if prov.get("score_label"):
+            return str(prov["score_label"])
+        normalization = prov.get("normalize", prov.get("normalization"))
+        described = prov.get("normalization")  # evaluate() stores the normaliser's own description here
+        if (
+            normalization not in (None, "None")
+            and isinstance(described, str)
+            and described not in ("", str(normalization))
+        ):
+            return described
+    if isinstance(normalization, dict):  # e.g. {"name": "atari", ...}
+        normalization = normalization.get("name") or normalization.get("kind")
+    if normalization is None or str(normalization).lower() in ("", "none", "raw", "nan"):
+        return "raw score (not normalised)"
+    key = str(normalization).lower()
+    return _NORMALISER_NAMES.get(key, f"{normalization}-normalised score")
+
+
+def _resolve(obj: Report | pd.DataFrame, name: str, required: Sequence[str]) -> tuple[pd.DataFrame, list[str], Any]:
+    """Return (table, algorithm order, report-or-None) from a Report or a bare DataFrame."""
+    if isinstance(obj, pd.DataFrame):
+        frame, report = obj, None
+    elif hasattr(obj, "table"):
+        report = obj
+        try:
+            frame = obj.table(name)
+        except KeyError:
+            raise ValueError(
+                f"this Report has no {name!r} table; it is only present when evaluate() computed it"
+            ) from None
+    else:
+        raise TypeError(f"expected a Report or a pandas DataFrame, got {type(obj).__name__}")
+    if frame.empty:
+        raise ValueError(f"the {name!r} table is empty, so there is nothing to draw")
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise ValueError(f"the {name!r} table lacks column(s) {missing}; expected at least {list(required)}")
+    algorithms: list[str] = []
+    if report is not None:
+        try:
+            algorithms = [str(a) for a in report.algorithms]
+        except Exception:  # a hand-built Report may have no aggregates
+            algorithms = []
+    present: list[str] = []
+    for col in ("algorithm", "algorithm_x", "algorithm_y"):
+        if col in frame.columns:
+            present += [str(a) for a in pd.unique(frame[col])]
+    for a in present:  # algorithms in the table but not in the report order go last
+        if a not in algorithms:
+            algorithms.append(a)
+    return frame, algorithms, report
+
+
+def _new_figure(figsize: tuple[float, float]) -> Figure:
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=figsize, layout="constrained")
+
+
+def _axes(ax: Axes | None, figsize: tuple[float, float]) -> tuple[Figure, Axes]:
+    if ax is not None:
+        return ax.figure, ax
+    fig = _new_figure(figsize)
+    return fig, fig.add_subplot()
+
+
+def _decorate(ax: Axes, grid_axis: str = "both") -> None:
+    """The paper's clean look: no top/right spines, light grid behind the data."""
+    ax.spines["top"].set_visible(False)
+    ax.spines["right"].set_visible(False)
+    ax.grid(True, axis=grid_axis, alpha=0.25, linewidth=0.8)
+    ax.set_axisbelow(True)
+
+
+def _legend(ax: Axes, n: int, title: str | None = None) -> None:
+    """Inside the axes for a few algorithms, outside on the right for many."""
+    if n <= 5:
+        ax.legend(loc="best", frameon=False, fontsize="small", title=title)
+    else:
+        ax.legend(
+            loc="upper left",
+            bbox_to_anchor=(1.02, 1.0),
+            frameon=False,
+            fontsize="small",
+            title=title,
+            ncol=1 if n <= 20 else 2,
+        )
+
+
+def _used(algorithms: list[str], frame: pd.DataFrame, col: str = "algorithm") -> list[str]:
+    present = set(frame[col].astype(str))
+    return [a for a in algorithms if a in present]
+
+
+def _ordered(frame: pd.DataFrame, algorithms: list[str], col: str = "algorithm") -> pd.DataFrame:
+    frame = frame.copy()
+    frame[col] = frame[col].astype(str)
+    rank = {a: i for i, a in enumerate(algorithms)}
+    return frame.sort_values(col, key=lambda s: s.map(rank), kind="stable")
+
+
+def _line_with_band(
+    ax: Axes,
+    frame: pd.DataFrame,
+    x: str,
+    algorithms: list[str],
+    colors: dict[str, str],
+    *,
+    xfun=None,
+    band_alpha: float = 0.18,
+) -> None:
+    n = len(algorithms)
+    for i, alg in enumerate(algorithms):
+        sub = frame[frame["algorithm"] == alg].sort_values(x)
+        if sub.empty:
+            continue
+        xs = sub[x].to_numpy(float) if xfun is None else xfun(sub[x].to_numpy(float))
+        ax.plot(
+            xs,
+            sub["point"].to_numpy(float) if "point" in sub else sub["fraction"].to_numpy(float),
+            color=colors[alg],
+            linestyle=_linestyle(i, n),
+            linewidth=2,
+            label=alg,
+        )
+        if {"low", "high"} <= set(sub.columns) and sub[["low", "high"]].notna().all().all():
+            ax.fill_between(
+                xs,
+                sub["low"].to_numpy(float),
+                sub["high"].to_numpy(float),
+                color=colors[alg],
+                alpha=band_alpha,
+                linewidth=0,
+            )
+
+
+# --------------------------------------------------------------------------- interval estimates
+def plot_interval_estimates(
+    report: Report | pd.DataFrame,
+    *,
+    metrics: Sequence[str] | None = None,
+    ax: Axes | Sequence[Axes] | None = None,
+    colors: dict[str, str] | None = None,
+    xlabel: str | None = None,
+) -> Figure:
+    """Point estimate and CI per algorithm, one panel per metric (the paper's Fig. 9 layout).
+
+    Algorithms are rows (first algorithm on top); the bar spans the interval and the black tick
+    marks the point estimate. ``ax`` may be one Axes (one metric) or one Axes per metric.
+
+    Example:
+        >>> fig = plot_interval_estimates(report, metrics=["median", "iqm", "mean", "optimality_gap"])  # doctest: +SKIP
+    """
+    from matplotlib.ticker import MaxNLocator
+
+    frame, algorithms, rep = _resolve(report, "aggregates", ["algorithm", "metric", "point", "low", "high"])
+    frame = frame.copy()
+    frame["metric"] = frame["metric"].astype(str)
+    all_metrics = list(pd.unique(frame["metric"]))
+    if metrics is None:
+        preferred = [m for m in ("median", "iqm", "mean", "optimality_gap") if m in all_metrics]
+        metrics = preferred + [m for m in all_metrics if m not in preferred]
+    metrics = list(metrics)
+    unknown = [m for m in metrics if m not in all_metrics]
+    if unknown:
+        raise ValueError(f"metric(s) {unknown} are not in the aggregates table (it has {all_metrics})")
+    algorithms = _used(algorithms, frame)
+    colors = colors or algorithm_colors(algorithms if rep is None else rep.algorithms)
+    n = len(algorithms)
+    if ax is None:
+        fig = _new_figure((max(2.6 * len(metrics), 4.0) + 1.2, 0.9 + 0.38 * n))
+        axes = list(np.atleast_1d(fig.subplots(1, len(metrics), squeeze=False)[0]))
+    else:
+        axes = list(ax) if isinstance(ax, (list, tuple, np.ndarray)) else [ax]
+        if len(axes) != len(metrics):
+            raise ValueError(f"got {len(axes)} Axes for {len(metrics)} metrics {metrics}; pass one Axes per metric")
+        fig = axes[0].figure
+    label = xlabel or score_label(rep)
+    height = 0.6
+    for j, (metric, a) in enumerate(zip(metrics, axes)):
+        sub = frame[frame["metric"] == metric].set_index(frame.loc[frame["metric"] == metric, "algorithm"].astype(str))
+        for i, alg in enumerate(algorithms):
+            y = n - 1 - i
+            if alg not in sub.index:
+                continue
+            row = sub.loc[alg]
+            lo, hi, pt = float(row["low"]), float(row["high"]), float(row["point"])
+            a.barh(y=y, width=hi - lo, left=lo, height=height, color=colors[alg], alpha=0.75)
+            a.vlines(pt, y - height / 2, y + height / 2, color="k", linewidth=1.5, alpha=0.7)
+        a.set_yticks(range(n))
+        a.set_yticklabels(list(reversed(algorithms)) if (j == 0 or ax is not None) else [])
+        if j > 0 and ax is None:
+            a.tick_params(axis="y", length=0)
+        a.set_ylim(-0.6, n - 0.4)
+        title = metric_title(metric) + (" (lower is better)" if metric in LOWER_IS_BETTER else "")
+        a.set_title(title, fontsize="medium")
+        a.xaxis.set_major_locator(MaxNLocator(4))
+        _decorate(a, "x")
+        a.spines["left"].set_visible(False)
+        if ax is not None:
+            a.set_xlabel(label)
+    if ax is None:
+        fig.supxlabel(label, fontsize="medium")
+    return fig
+
+
+# --------------------------------------------------------------------------- performance profiles
+def _nonlinear_tau(pivot: pd.DataFrame) -> np.ndarray:
+    """rliable's non-linear tau axis: tau maps to 1 - (profile averaged over algorithms).
+
+    Equal distances on this axis hold equal fractions of runs, which spreads out the region
+    where most scores lie (the paper's appendix).
+    """
+    return 1.0 - pivot.mean(axis=1).to_numpy(float)
+
+
+def plot_performance_profiles(
+    report: Report | pd.DataFrame,
+    *,
+    kind: str = "runs",
+    nonlinear: bool = False,
+    ax: Axes | None = None,
+    colors: dict[str, str] | None = None,
+    xlabel: str | None = None,
+    max_tau: float | None = None,
+) -> Figure:
+    """Score distributions: fraction of runs (or tasks) with score > tau, with pointwise CI bands.
+
+    ``kind="runs"`` is the run-score distribution, ``"tasks"`` the average-score distribution.
+    ``nonlinear=True`` warps the tau axis by the fraction of runs (rliable's
+    ``use_non_linear_scaling``); tick labels still show tau. ``max_tau`` clips the drawn τ range
+    (e.g. 8 for ALE 200M, where a few runs reach scores of 50 and flatten a linear axis).
+
+    Example:
+        >>> fig = plot_performance_profiles(report, nonlinear=True)   # doctest: +SKIP
+    """
+    frame, algorithms, rep = _resolve(report, "profiles", ["algorithm", "tau", "fraction"])
+    if "kind" in frame.columns:
+        kinds = list(pd.unique(frame["kind"].astype(str)))
+        if kind not in kinds:
+            raise ValueError(f"no {kind!r} profiles in the table (it has {kinds})")
+        frame = frame[frame["kind"].astype(str) == kind]
+    frame = frame.copy()
+    frame["algorithm"] = frame["algorithm"].astype(str)
+    algorithms = _used(algorithms, frame)
+    colors = colors or algorithm_colors(algorithms if rep is None else rep.algorithms)
+    n = len(algorithms)
+    fig, a = _axes(ax, (6.4 + (1.8 if n > 5 else 0), 4.2))
+    label = xlabel or score_label(rep)
+    frame = frame.rename(columns={"fraction": "point"})
+    if max_tau is not None:
+        frame = frame[frame["tau"] <= max_tau]
+        if frame.empty:
+            raise ValueError(f"no tau <= max_tau={max_tau} in the profiles table")
+    if nonlinear:
+        pivot = frame.pivot_table(index="tau", columns="algorithm", values="point").sort_index()
+        if pivot.isna().any().any():
+            raise ValueError("non-linear scaling needs every algorithm's profile on the same tau grid")
+        taus = pivot.index.to_numpy(float)
+        warped = _nonlinear_tau(pivot)
+
+        def xfun(t: np.ndarray) -> np.ndarray:
+            return np.interp(t, taus, warped)
+
+        _line_with_band(a, frame, "tau", algorithms, colors, xfun=xfun)
+        from matplotlib.ticker import MaxNLocator
+
+        # round tau values, placed through the warp; drop ones that would print on top of each other
+        cands = MaxNLocator(nbins=10, steps=[1, 2, 2.5, 5, 10]).tick_values(taus.min(), taus.max())
+        cands = cands[(cands >= taus.min() - 1e-12) & (cands <= taus.max() + 1e-12)]
+        ticks, labels, last = [], [], -np.inf
+        for tau_tick in cands:
+            pos = float(np.interp(tau_tick, taus, warped))
+            if pos - last >= 0.08:
+                ticks.append(pos)
+                labels.append(f"{tau_tick:.3g}")
+                last = pos
+        a.set_xticks(ticks)
+        a.set_xticklabels(labels)
+        a.set_xlabel(f"τ ({label})")
+        a.set_title("non-linear τ axis: equal widths hold equal fractions of runs", fontsize="small")
+    else:
+        _line_with_band(a, frame, "tau", algorithms, colors)
+        a.set_xlabel(f"τ ({label})")
+    what = "runs" if kind == "runs" else "tasks (mean over runs)"
+    a.set_ylabel(f"Fraction of {what} with score > τ")
+    a.set_ylim(-0.02, 1.02)
+    _decorate(a)
+    _legend(a, n)
+    return fig
+
+
+# --------------------------------------------------------------------------- pairwise comparisons
+def _pairs_one_direction(frame: pd.DataFrame, algorithms: list[str]) -> pd.DataFrame:
+    """Keep one row per unordered pair, X earlier than Y in report order (P(Y>X) = 1 - P(X>Y))."""
+    rank = {a: i for i, a in enumerate(algorithms)}
+    rows = []
+    seen = set()
+    for _, r in frame.iterrows():
+        x, y = str(r["algorithm_x"]), str(r["algorithm_y"])
+        if x == y:
+            continue
+        key = frozenset((x, y))
+        if key in seen:
+            continue
+        seen.add(key)
+        rows.append(r)
+    out = pd.DataFrame(rows)
+    out["_order"] = [
+        (min(rank[x], rank[y]), max(rank[x], rank[y])) for x, y in zip(out["algorithm_x"], out["algorithm_y"])
+    ]
+    return out.sort_values("_order", kind="stable").drop(columns="_order")
+
+
+def _pair_rows(
+    a: Axes, frame: pd.DataFrame, colors: dict[str, str], ref: float, xlabel: str, *, right_labels: bool
+) -> None:
+    """Horizontal CI rows for pairs: colour of X, labels of X on the left and Y on the right."""
+    m = len(frame)
+    h = 0.6
+    for i, (_, r) in enumerate(frame.iterrows()):
+        y = m - 1 - i
+        lo, hi, pt = float(r["low"]), float(r["high"]), float(r["point"])
+        a.barh(y=y, width=hi - lo, left=lo, height=h, color=colors[str(r["algorithm_x"])], alpha=0.75)
+        a.vlines(pt, y - h / 2, y + h / 2, color="k", linewidth=1.5, alpha=0.7)
+    a.axvline(ref, color="k", linestyle="--", linewidth=1, alpha=0.5)
+    a.set_yticks(range(m))
+    a.set_ylim(-0.6, m - 0.4)
+    if right_labels:
+        a.set_yticklabels([str(x) for x in reversed(frame["algorithm_x"].tolist())])
+        twin = a.twinx()
+        twin.set_ylim(a.get_ylim())
+        twin.set_yticks(range(m))
+        twin.set_yticklabels([str(y) for y in reversed(frame["algorithm_y"].tolist())])
+        twin.tick_params(length=0)
+        for s in twin.spines.values():
+            s.set_visible(False)
+    else:
+        a.set_yticklabels(
+            [
+                f"{x} − {y}"
+                for x, y in zip(reversed(frame["algorithm_x"].tolist()), reversed(frame["algorithm_y"].tolist()))
+            ]
+        )
+    a.tick_params(axis="y", length=0)
+    a.set_xlabel(xlabel)
+    _decorate(a, "x")
+    a.spines["left"].set_visible(False)
+
+
+def _pair_matrix(
+    a: Axes,
+    frame: pd.DataFrame,
+    algorithms: list[str],
+    *,
+    antisym,
+    ref: float,
+    cmap: str,
+    vmin: float,
+    vmax: float,
+    cbar_label: str,
+) -> None:
+    """Matrix of X (rows) vs Y (columns) for many algorithms; bold = CI excludes ``ref``."""
+    n = len(algorithms)
+    idx = {a: i for i, a in enumerate(algorithms)}
+    point = np.full((n, n), np.nan)
+    low = np.full((n, n), np.nan)
+    high = np.full((n, n), np.nan)
+    for _, r in frame.iterrows():
+        i, j = idx[str(r["algorithm_x"])], idx[str(r["algorithm_y"])]
+        point[i, j], low[i, j], high[i, j] = r["point"], r["low"], r["high"]
+        if np.isnan(point[j, i]):
+            point[j, i], low[j, i], high[j, i] = antisym(r["point"]), antisym(r["high"]), antisym(r["low"])
+    im = a.imshow(point, cmap=cmap, vmin=vmin, vmax=vmax, aspect="equal")
+    fs = 8 if n <= 10 else 6.5
+    for i in range(n):
+        for j in range(n):
+            if np.isnan(point[i, j]):
+                continue
+            sig = low[i, j] > ref or high[i, j] < ref
+            val = point[i, j]
+            shade = (val - vmin) / (vmax - vmin)
+            a.text(
+                j,
+                i,
+                f"{val:.2f}",
+                ha="center",
+                va="center",
+                fontsize=fs,
+                fontweight="bold" if sig else "normal",
+                color="white" if abs(shade - 0.5) > 0.3 else "black",
+            )
+    a.set_xticks(range(n))
+    a.set_yticks(range(n))
+    a.set_xticklabels(algorithms, rotation=45, ha="right")
+    a.set_yticklabels(algorithms)
+    a.set_xlabel("algorithm Y")
+    a.set_ylabel("algorithm X")
+    cb = a.figure.colorbar(im, ax=a, shrink=0.8)
+    cb.set_label(cbar_label)
+
+
+#: Above this many unordered pairs the pairwise figures switch from CI rows to a matrix.
+MAX_PAIR_ROWS = 28
+
+
+def plot_probability_of_improvement(
+    report: Report | pd.DataFrame,
+    *,
+    pairs: Sequence[tuple[str, str]] | None = None,
+    layout: str = "auto",
+    ax: Axes | None = None,
+    colors: dict[str, str] | None = None,
+) -> Figure:
+    """P(X > Y) with its CI for pairs of algorithms (ties count 1/2).
+
+    ``layout="rows"`` draws the paper's figure (X on the left axis, Y on the right, dashed line
+    at 0.5); ``"matrix"`` draws every pair as a grid (bold: the CI excludes 0.5), which stays
+    readable with 15 algorithms. ``"auto"`` uses rows for up to 28 pairs.
+
+    Example:
+        >>> fig = plot_probability_of_improvement(report, pairs=[("SPR", "DER")])   # doctest: +SKIP
+    """
+    frame, algorithms, rep = _resolve(report, "improvement", ["algorithm_x", "algorithm_y", "point", "low", "high"])
+    frame = frame.copy()
+    frame["algorithm_x"] = frame["algorithm_x"].astype(str)
+    frame["algorithm_y"] = frame["algorithm_y"].astype(str)
+    colors = colors or algorithm_colors(algorithms if rep is None else rep.algorithms)
+    if pairs is not None:
+        rows = []
+        for x, y in pairs:
+            hit = frame[(frame["algorithm_x"] == x) & (frame["algorithm_y"] == y)]
+            if hit.empty:
+                rev = frame[(frame["algorithm_x"] == y) & (frame["algorithm_y"] == x)]
+                if rev.empty:
+                    raise ValueError(f"no probability of improvement for the pair ({x!r}, {y!r}) in the table")
+                r = rev.iloc[0]
+                hit = pd.DataFrame(
+                    [
+                        {
+                            "algorithm_x": x,
+                            "algorithm_y": y,
+                            "point": 1 - r["point"],
+                            "low": 1 - r["high"],
+                            "high": 1 - r["low"],
+                        }
+                    ]
+                )
+            rows.append(hit.iloc[[0]])
+        chosen = pd.concat(rows, ignore_index=True)
+    else:
+        chosen = _pairs_one_direction(frame, algorithms)
+    if layout == "auto":
+        layout = "rows" if (pairs is not None or len(chosen) <= MAX_PAIR_ROWS) else "matrix"
+    if layout == "rows":
+        longest = max(len(s) for s in list(chosen["algorithm_x"]) + list(chosen["algorithm_y"]))
+        fig, a = _axes(ax, (4.5 + 0.14 * longest, 0.8 + 0.38 * len(chosen)))
+        _pair_rows(a, chosen, colors, 0.5, "P(X > Y)   (X left, Y right)", right_labels=True)
+        a.set_xlim(min(0.0, float(chosen["low"].min()) - 0.02), max(1.0, float(chosen["high"].max()) + 0.02))
+        a.set_title("Probability of improvement", fontsize="medium")
+    elif layout == "matrix":
+        used = [a_ for a_ in algorithms if a_ in set(frame["algorithm_x"]) | set(frame["algorithm_y"])]
+        n = len(used)
+        fig, a = _axes(ax, (1.8 + 0.55 * n, 1.2 + 0.5 * n))
+        _pair_matrix(
+            a,
+            frame,
+            used,
+            antisym=lambda v: 1 - v,
+            ref=0.5,
+            cmap="RdBu_r",
+            vmin=0.0,
+            vmax=1.0,
+            cbar_label="P(X > Y); bold: CI excludes 0.5",
+        )
+        a.set_title("Probability of improvement P(X > Y)", fontsize="medium")
+    else:
+        raise ValueError(f"layout must be 'auto', 'rows' or 'matrix', not {layout!r}")
+    return fig
+
+
+def plot_differences(
+    report: Report | pd.DataFrame,
+    *,
+    metric: str | None = None,
+    layout: str = "auto",
+    ax: Axes | None = None,
+    colors: dict[str, str] | None = None,
+) -> Figure:
+    """CI of metric(X) − metric(Y) for pairs of algorithms; the dashed line is "no difference".
+
+    Defaults to IQM when present. With many pairs (``layout="auto"``) draws a matrix where bold
+    cells have a CI that excludes 0.
+
+    Example:
+        >>> fig = plot_differences(report, metric="iqm")   # doctest: +SKIP
+    """
+    frame, algorithms, rep = _resolve(
+        report, "differences", ["algorithm_x", "algorithm_y", "metric", "point", "low", "high"]
+    )
+    frame = frame.copy()
+    frame["metric"] = frame["metric"].astype(str)
+    frame["algorithm_x"] = frame["algorithm_x"].astype(str)
+    frame["algorithm_y"] = frame["algorithm_y"].astype(str)
+    available = list(pd.unique(frame["metric"]))
+    if metric is None:
+        metric = "iqm" if "iqm" in available else available[0]
+    if metric not in available:
+        raise ValueError(f"no differences for metric {metric!r} (the table has {available})")
+    frame = frame[frame["metric"] == metric]
+    colors = colors or algorithm_colors(algorithms if rep is None else rep.algorithms)
+    chosen = _pairs_one_direction(frame, algorithms)
+    label = f"{metric_title(metric)} difference X − Y ({score_label(rep)})"
+    if layout == "auto":
+        layout = "rows" if len(chosen) <= MAX_PAIR_ROWS else "matrix"
+    if layout == "rows":
+        longest = max(len(x) + len(y) for x, y in zip(chosen["algorithm_x"], chosen["algorithm_y"]))
+        fig, a = _axes(ax, (4.5 + 0.1 * longest, 0.9 + 0.38 * len(chosen)))
+        _pair_rows(a, chosen, colors, 0.0, label, right_labels=False)
+        a.set_title(f"Differences in {metric_title(metric)}", fontsize="medium")
+    elif layout == "matrix":
+        used = [a_ for a_ in algorithms if a_ in set(frame["algorithm_x"]) | set(frame["algorithm_y"])]
+        n = len(used)
+        bound = float(np.nanmax(np.abs(frame[["point"]].to_numpy(float)))) or 1.0
+        fig, a = _axes(ax, (1.8 + 0.55 * n, 1.2 + 0.5 * n))
+        _pair_matrix(
+            a,
+            frame,
+            used,
+            antisym=lambda v: -v,
+            ref=0.0,
+            cmap="RdBu_r",
+            vmin=-bound,
+            vmax=bound,
+            cbar_label=f"{metric_title(metric)}(X) − {metric_title(metric)}(Y); bold: CI excludes 0",
+        )
+        a.set_title(f"Differences in {metric_title(metric)}", fontsize="medium")
+    else:
+        raise ValueError(f"layout must be 'auto', 'rows' or 'matrix', not {layout!r}")
+    return fig
+
+
+# --------------------------------------------------------------------------- curves
+def plot_sample_efficiency_curves(
+    report: Report | pd.DataFrame,
+    *,
+    metric: str | None = None,
+    ax: Axes | None = None,
+    colors: dict[str, str] | None = None,
+    xlabel: str | None = None,
+) -> Figure:
+    """Aggregate metric over training steps with pointwise CI bands (defaults to IQM).
+
+    Example:
+        >>> fig = plot_sample_efficiency_curves(report, metric="iqm")   # doctest: +SKIP
+    """
+    frame, algorithms, rep = _resolve(report, "curves", ["algorithm", "metric", "step", "point"])
+    frame = frame.copy()
+    frame["metric"] = frame["metric"].astype(str)
+    frame["algorithm"] = frame["algorithm"].astype(str)
+    available = list(pd.unique(frame["metric"]))
+    if metric is None:
+        metric = "iqm" if "iqm" in available else available[0]
+    if metric not in available:
+        raise ValueError(f"no curves for metric {metric!r} (the table has {available})")
+    frame = frame[frame["metric"] == metric]
+    algorithms = _used(algorithms, frame)
+    colors = colors or algorithm_colors(algorithms if rep is None else rep.algorithms)
+    n = len(algorithms)
+    fig, a = _axes(ax, (6.4 + (1.8 if n > 5 else 0), 4.2))
+    _line_with_band(a, frame, "step", algorithms, colors)
+    step_label = (rep.provenance.get("step_label") if rep is not None else None) or "training step"
+    a.set_xlabel(xlabel or str(step_label))
+    a.set_ylabel(f"{metric_title(metric)} of {score_label(rep)}")
+    _decorate(a)
+    _legend(a, n)
+    return fig
+
+
+def plot_optimality_gap_curve(
+    report: Report | pd.DataFrame,
+    *,
+    ax: Axes | None = None,
+    colors: dict[str, str] | None = None,
+) -> Figure:
+    """Optimality gap as a function of the threshold γ, with CI bands (lower is better).
+
+    Example:
+        >>> fig = plot_optimality_gap_curve(report)   # doctest: +SKIP
+    """
+    frame, algorithms, rep = _resolve(report, "gap_curve", ["algorithm", "gamma", "point"])
+    frame = frame.copy()
+    frame["algorithm"] = frame["algorithm"].astype(str)
+    algorithms = _used(algorithms, frame)
+    colors = colors or algorithm_colors(algorithms if rep is None else rep.algorithms)
+    n = len(algorithms)
+    fig, a = _axes(ax, (6.4 + (1.8 if n > 5 else 0), 4.2))
+    _line_with_band(a, frame, "gamma", algorithms, colors)
+    a.set_xlabel(f"γ, the target ({score_label(rep)})")
+    a.set_ylabel("Optimality gap below γ (lower is better)")
+    _decorate(a)
+    _legend(a, n)
+    return fig
+
+
+# --------------------------------------------------------------------------- ranks
+def plot_rank_distributions(
+    report: Report | pd.DataFrame,
+    *,
+    task: str = "__average__",
+    ax: Axes | None = None,
+) -> Figure:
+    """Probability of each algorithm taking each rank (1 = best), as an annotated grid.
+
+    ``task="__average__"`` shows the mean over tasks; pass a task name for one task. A grid
+    reads the same with 2 or 15 algorithms, where stacked bars do not.
+
+    Example:
+        >>> fig = plot_rank_distributions(report)   # doctest: +SKIP
+    """
+    frame, algorithms, rep = _resolve(report, "ranks", ["algorithm", "task", "rank", "probability"])
+    frame = frame.copy()
+    frame["task"] = frame["task"].astype(str)
+    frame["algorithm"] = frame["algorithm"].astype(str)
+    tasks = list(pd.unique(frame["task"]))
+    if task not in tasks:
+        shown = tasks[:10] + (["..."] if len(tasks) > 10 else [])
+        raise ValueError(f"no rank distribution for task {task!r} (the table has {shown})")
+    frame = frame[frame["task"] == task]
+    algorithms = _used(algorithms, frame)
+    grid = frame.pivot_table(index="algorithm", columns="rank", values="probability", aggfunc="sum").reindex(algorithms)
+    grid = grid.fillna(0.0)
+    ranks = list(grid.columns)
+    n, k = len(algorithms), len(ranks)
+    longest = max(len(a_) for a_ in algorithms)
+    fig, a = _axes(ax, (1.6 + 0.08 * longest + 0.55 * k, 1.0 + 0.42 * n))
+    vmax = max(0.5, float(grid.to_numpy(float).max()))  # contrast without exaggerating small values
+    im = a.imshow(grid.to_numpy(float), cmap="Blues", vmin=0.0, vmax=vmax, aspect="auto")
+    fs = 8 if k <= 10 else 6.5
+    for i in range(n):
+        for j in range(k):
+            v = float(grid.iat[i, j])
+            if v >= 0.005:
+                a.text(
+                    j,
+                    i,
+                    f"{v:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=fs,
+                    color="white" if v > 0.6 * vmax else "black",
+                )
+    a.set_xticks(range(k))
+    a.set_xticklabels([f"{r:g}" if isinstance(r, (int, float, np.number)) else str(r) for r in ranks])
+    a.set_yticks(range(n))
+    a.set_yticklabels(algorithms)
+    a.set_xlabel("rank (1 = best)")
+    where = "averaged over tasks" if task == "__average__" else f"on {task}"
+    a.set_title(f"Rank distribution, {where}", fontsize="medium")
+    cb = fig.colorbar(im, ax=a, shrink=0.8)
+    cb.set_label("probability (bootstrap)")
+    return fig
+
+
+# --------------------------------------------------------------------------- per-task scores
+def plot_task_scores(
+    report: Report | pd.DataFrame,
+    *,
+    kind: str = "strip",
+    tasks: Sequence[str] | None = None,
+    ax: Axes | None = None,
+    ncols: int | None = None,
+    colors: dict[str, str] | None = None,
+) -> Figure:
+    """Per-task score of every run: a strip (jittered dots + mean tick) or a box per algorithm.
+
+    Without ``ax``: one small panel per task, each on its own scale (raw scores differ by orders
+    of magnitude between tasks). With ``ax``: all tasks on one shared axis (sensible for
+    normalised scores), algorithms side by side within each task.
+
+    Example:
+        >>> fig = plot_task_scores(report, kind="box")   # doctest: +SKIP
+    """
+    if kind not in ("strip", "box"):
+        raise ValueError(f"kind must be 'strip' or 'box', not {kind!r}")
+    frame, algorithms, rep = _resolve(report, "scores", ["algorithm", "task", "score"])
+    frame = frame.copy()
+    frame["algorithm"] = frame["algorithm"].astype(str)
+    frame["task"] = frame["task"].astype(str)
+    if "step" in frame.columns and frame["step"].notna().any():  # histories: keep each run's last step
+        key = [c for c in ("algorithm", "task", "run_id") if c in frame.columns]
+        frame = frame.sort_values("step").groupby(key, sort=False).tail(1)
+    all_tasks = sorted(pd.unique(frame["task"]))
+    tasks = list(tasks) if tasks is not None else all_tasks
+    missing = [t for t in tasks if t not in all_tasks]
+    if missing:
+        raise ValueError(f"task(s) {missing} are not in the scores table")
+    algorithms = _used(algorithms, frame)
+    colors = colors or algorithm_colors(algorithms if rep is None else rep.algorithms)
+    n = len(algorithms)
+    rng = np.random.default_rng(0)  # jitter only; fixed so figures are reproducible
+    label = score_label(rep)
+
+    def draw(a: Axes, sub: pd.DataFrame, offset: float, width: float) -> None:
+        for i, alg in enumerate(algorithms):
+            vals = sub.loc[sub["algorithm"] == alg, "score"].to_numpy(float)
+            vals = vals[np.isfinite(vals)]
+            if vals.size == 0:
+                continue
+            x = offset + (i - (n - 1) / 2) * width
+            if kind == "box":
+                bp = a.boxplot(
+                    vals,
+                    positions=[x],
+                    widths=width * 0.8,
+                    patch_artist=True,
+                    showfliers=True,
+                    manage_ticks=False,
+                    flierprops={"markersize": 2},
+                )
+                for patch in bp["boxes"]:
+                    patch.set_facecolor(colors[alg])
+                    patch.set_alpha(0.7)
+                for med in bp["medians"]:
+                    med.set_color("k")
+            else:
+                jit = rng.uniform(-0.3, 0.3, vals.size) * width
+                a.scatter(x + jit, vals, s=9 if vals.size < 30 else 4, color=colors[alg], alpha=0.75, linewidths=0)
+                a.hlines(vals.mean(), x - 0.4 * width, x + 0.4 * width, color="k", linewidth=1.5)
+
+    if ax is not None:
+        a = ax
+        fig = a.figure
+        width = 0.8 / max(n, 1)
+        for t_i, t in enumerate(tasks):
+            draw(a, frame[frame["task"] == t], float(t_i), width)
+        a.set_xticks(range(len(tasks)))
+        a.set_xticklabels(tasks, rotation=60 if len(tasks) > 6 else 0, ha="right" if len(tasks) > 6 else "center")
+        a.set_ylabel(label)
+        _decorate(a, "y")
+        for alg in algorithms:
+            a.scatter([], [], color=colors[alg], label=alg)
+        _legend(a, n)
+        return fig
+
+    t = len(tasks)
+    ncols = ncols or min(t, 6)
+    nrows = math.ceil(t / ncols)
+    from matplotlib.figure import Figure as _Figure
+
+    # fixed margins instead of constrained layout: the latter costs seconds with dozens of panels
+    legend_rows = math.ceil(n / min(n, max(ncols, 4)))
+    bottom_in = 0.35 + 0.22 * legend_rows
+    height = 1.9 * nrows + 0.7 + bottom_in
+    fig = _Figure(figsize=(2.3 * ncols + 0.9, height))
+    fig.subplots_adjust(
+        left=0.75 / (2.3 * ncols + 0.9),
+        right=0.98,
+        top=1 - 0.65 / height,
+        bottom=bottom_in / height,
+        wspace=0.35,
+        hspace=0.45,
+    )
+    axs = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
+    for a, task_name in zip(axs, tasks):
+        draw(a, frame[frame["task"] == task_name], 0.0, 1.0)
+        a.set_title(task_name, fontsize="small")
+        a.set_xticks([])
+        a.tick_params(axis="y", labelsize="x-small")
+        _decorate(a, "y")
+    for a in axs[t:]:
+        a.set_visible(False)
+    fig.supylabel(label, fontsize="medium", x=0.01)
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], marker="o", linestyle="", color=colors[alg], label=alg) for alg in algorithms]
+    fig.legend(
+        handles=handles,
+        loc="lower center",
+        bbox_to_anchor=(0.5, 0.0),
+        frameon=False,
+        fontsize="small",
+        ncol=min(n, max(ncols, 4)),
+    )
+    what = "mean per algorithm" if kind == "strip" else "median, quartiles"
+    fig.suptitle(f"Score of every run per task (black: {what})", fontsize="medium", y=1 - 0.15 / height)
+    return fig

@@ -1,0 +1,345 @@
+"""One self-contained ``report.html``: figures inlined as base64 PNG, no scripts, no network.
+
+Every string that can come from a user's runs (algorithm, task, run names, provenance values,
+warnings) goes through :func:`html.escape`; a Content-Security-Policy forbids scripts and any
+remote load, so even a missed escape could not run code or phone home.
+
+Example:
+    >>> page = build_html(report, figures=[Figure("intervals", "Interval estimates", png_bytes)])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import html
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from . import tables as _paper_tables
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..analysis.report import Report
+
+__all__ = ["Figure", "build_html"]
+
+
+@dataclass
+class Figure:
+    """A rendered figure for the page: file stem, heading, PNG bytes and a one-line reading guide."""
+
+    name: str
+    title: str
+    png: bytes
+    caption: str = ""
+
+
+def esc(value: Any) -> str:
+    """Escape anything for HTML text or attribute context."""
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;
+     color:#1f2328;background:#fff;margin:0;line-height:1.45}
+main{max-width:1180px;margin:0 auto;padding:24px 28px 64px}
+h1{font-size:1.7rem;margin:0 0 4px} h2{font-size:1.25rem;margin:36px 0 10px;border-bottom:1px solid #d0d7de;padding-bottom:4px}
+h3{font-size:1.05rem;margin:22px 0 6px}
+.sub{color:#57606a;margin:0 0 18px}
+nav{font-size:.92rem;margin:10px 0 18px} nav a{margin-right:14px;color:#0969da;text-decoration:none}
+table{border-collapse:collapse;font-size:.9rem;margin:6px 0 12px}
+th,td{border:1px solid #d0d7de;padding:4px 9px;text-align:left;vertical-align:top}
+th{background:#f6f8fa;font-weight:600} tbody tr:nth-child(even) td{background:#fafbfc}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.scroll{overflow:auto;max-height:560px;border:1px solid #d0d7de;display:inline-block;max-width:100%}
+.scroll table{margin:0}
+.warn{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:10px 16px;margin:12px 0}
+.warn h2{border:none;margin:0 0 4px;font-size:1.05rem} .warn ul{margin:4px 0 0;padding-left:20px}
+figure{margin:18px 0 26px} figure img{max-width:100%;height:auto;border:1px solid #eaeef2}
+figcaption{color:#57606a;font-size:.9rem;margin-top:4px}
+details{margin:8px 0} summary{cursor:pointer;color:#0969da}
+code{background:#f6f8fa;padding:1px 4px;border-radius:4px;font-size:.88em;word-break:break-all}
+.note{color:#57606a;font-size:.88rem}
+"""
+
+_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+
+
+def _num(v: Any, d: int = 3) -> str:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return esc(v)
+    if math.isnan(f):
+        return "–"
+    if f.is_integer() and abs(f) < 1e15:
+        return f"{int(f)}"
+    return f"{f:.{d}g}" if abs(f) >= 1000 else f"{f:.{d}f}"
+
+
+def frame_html(frame: pd.DataFrame, *, max_rows: int | None = None, numeric_digits: int = 3) -> str:
+    """A DataFrame as an escaped HTML table (numbers right-aligned)."""
+    cols = list(frame.columns)
+    out = ["<table><thead><tr>", *(f"<th>{esc(c)}</th>" for c in cols), "</tr></thead><tbody>"]
+    rows = frame if max_rows is None else frame.head(max_rows)
+    for _, r in rows.iterrows():
+        out.append("<tr>")
+        for c in cols:
+            v = r[c]
+            if isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_)):
+                out.append(f'<td class="num">{_num(v, numeric_digits)}</td>')
+            else:
+                out.append(f"<td>{esc(v)}</td>")
+        out.append("</tr>")
+    out.append("</tbody></table>")
+    if max_rows is not None and len(frame) > max_rows:
+        out.append(
+            f'<p class="note">First {max_rows} of {len(frame)} rows; the full table is in the CSV next to this page.</p>'
+        )
+    return "".join(out)
+
+
+def _headline(report: Report) -> str:
+    if report.aggregates.empty:
+        return "<p>No aggregate metrics were computed.</p>"
+    algorithms, metrics, cells, bold = _paper_tables.headline_cells(report)
+    runs = {}
+    if not report.scores.empty and "algorithm" in report.scores:
+        sc = report.scores
+        key = "run_id" if "run_id" in sc.columns else None
+        for alg, sub in sc.groupby(sc["algorithm"].astype(str)):
+            runs[alg] = (sub[key].nunique() if key else len(sub), sub["task"].nunique() if "task" in sub else 0)
+    head = "".join(
+        f"<th>{esc(_paper_tables._title(m))}{' ↓' if m in _paper_tables._LOWER_IS_BETTER else ' ↑'}</th>"
+        for m in metrics
+    )
+    out = ["<table><thead><tr><th>Algorithm</th>", head]
+    if runs:
+        out.append("<th>runs / tasks</th>")
+    out.append("</tr></thead><tbody>")
+    for alg in algorithms:
+        out.append(f"<tr><td>{esc(alg)}</td>")
+        for m in metrics:
+            cell = esc(cells.get((alg, m), "–"))
+            out.append(f'<td class="num">{"<b>" + cell + "</b>" if bold.get(m) == alg else cell}</td>')
+        if runs:
+            r = runs.get(alg)
+            out.append(f'<td class="num">{r[0]} / {r[1]}</td>' if r else "<td></td>")
+        out.append("</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _per_task(report: Report) -> str:
+    pt = report.per_task
+    if pt.empty:
+        return ""
+    pt = pt.copy()
+    pt["algorithm"] = pt["algorithm"].astype(str)
+    pt["task"] = pt["task"].astype(str)
+    d = _paper_tables._decimals(pt[["mean", "low", "high"]].to_numpy(float).ravel().tolist())
+
+    def cell(r: pd.Series) -> str:
+        n = "" if pd.isna(r.get("n_runs")) else f" ({int(r['n_runs'])})"
+        return f"{_paper_tables._fmt(float(r['mean']), d)} [{_paper_tables._fmt(float(r['low']), d)}, {_paper_tables._fmt(float(r['high']), d)}]{n}"
+
+    pt["cell"] = pt.apply(cell, axis=1)
+    order = [a for a in report.algorithms if a in set(pt["algorithm"])]
+    order += [a for a in pd.unique(pt["algorithm"]) if a not in order]
+    wide = pt.pivot_table(index="task", columns="algorithm", values="cell", aggfunc="first").reindex(columns=order)
+    wide = wide.reset_index().fillna("–")
+    return (
+        '<p class="note">Mean score per task [CI] (runs). Task-level intervals are wide with few runs; '
+        "read them as a guide, not a ranking.</p>"
+        f'<div class="scroll">{frame_html(wide)}</div>'
+    )
+
+
+def _value_html(value: Any, depth: int = 0) -> str:
+    """Render a provenance value: scalars inline, dicts as nested tables, lists of dicts as tables."""
+    if value is None:
+        return '<span class="note">none</span>'
+    if isinstance(value, Mapping):
+        if not value:
+            return '<span class="note">(none)</span>'
+        inner = list(value.values())
+        if len(inner) > 1 and all(
+            isinstance(v, Mapping) and v and all(not isinstance(x, (Mapping, list, tuple)) for x in v.values())
+            for v in inner
+        ):
+            # e.g. runs_per_task {algorithm: {task: n}}: one compact matrix instead of nested tables
+            grid = pd.DataFrame({k: dict(v) for k, v in value.items()}).T
+            grid.insert(0, "", [str(k) for k in grid.index])
+            table = frame_html(grid.reset_index(drop=True))
+            return f'<details><summary>{len(grid)} × {grid.shape[1] - 1} table</summary><div class="scroll">{table}</div></details>'
+        rows = "".join(f"<tr><th>{esc(k)}</th><td>{_value_html(v, depth + 1)}</td></tr>" for k, v in value.items())
+        return f"<table>{rows}</table>"
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return '<span class="note">(none)</span>'
+        if all(isinstance(v, (list, tuple)) for v in value):  # e.g. runs_used: [algorithm, task, run_id]
+            width = max(len(v) for v in value)
+            names = ["algorithm", "task", "run_id"] if width == 3 else [f"field {i + 1}" for i in range(width)]
+            value = [dict(zip(names, v)) for v in value]
+        if all(isinstance(v, Mapping) for v in value):
+            frame = pd.DataFrame(list(value))
+            table = frame_html(frame, max_rows=500)
+            return table if len(frame) <= 10 else f"<details><summary>{len(frame)} rows</summary>{table}</details>"
+        text = ", ".join(esc(v) for v in value)
+        if len(value) > 12:
+            return f"<details><summary>{len(value)} items</summary><code>{text}</code></details>"
+        return f"<code>{text}</code>" if depth else text
+    return esc(value)
+
+
+_PROV_ORDER = (
+    "source",
+    "filters",
+    "normalize",
+    "metrics",
+    "method",
+    "ci",
+    "reps",
+    "profile_reps",
+    "improvement_reps",
+    "task_bootstrap",
+    "seed",
+    "algorithms",
+    "tasks",
+    "runs_used",
+    "runs_dropped",
+    "dropped",
+    "excluded",
+    "versions",
+    "created",
+)
+
+
+def _provenance(report: Report) -> str:
+    prov = dict(report.provenance or {})
+    keys = [k for k in _PROV_ORDER if k in prov] + sorted(k for k in prov if k not in _PROV_ORDER)
+    rows = []
+    sc = report.scores
+    if not sc.empty:
+        cnt = (
+            sc.groupby([sc["algorithm"].astype(str), sc["task"].astype(str)]).size()
+            if "run_id" not in sc
+            else sc.groupby([sc["algorithm"].astype(str), sc["task"].astype(str)])["run_id"].nunique()
+        )
+        n_runs = sc["run_id"].nunique() if "run_id" in sc else len(sc)
+        rows.append(
+            "<tr><th>scores used</th><td>"
+            f"{n_runs} runs, {sc['algorithm'].nunique()} algorithms, {sc['task'].nunique()} tasks; "
+            f"runs per (algorithm, task): {int(cnt.min())}–{int(cnt.max())}</td></tr>"
+        )
+    for k in keys:
+        rows.append(f"<tr><th>{esc(k)}</th><td>{_value_html(prov[k])}</td></tr>")
+    if not rows:
+        return "<p>No provenance was recorded.</p>"
+    return f"<table>{''.join(rows)}</table>"
+
+
+def _optional_tables(report: Report) -> str:
+    out = []
+    extra = getattr(report, "extra", {}) or {}
+    if "jordan" in extra and not extra["jordan"].empty:
+        out.append("<h3>Performance percentiles and PBP aggregate (Jordan et al.)</h3>")
+        out.append(frame_html(extra["jordan"]))
+    if "tuning" in extra and not extra["tuning"].empty:
+        out.append("<h3>Tuning</h3>")
+        out.append(f'<div class="scroll">{frame_html(extra["tuning"], max_rows=300)}</div>')
+    return "".join(out)
+
+
+def _pairwise(report: Report) -> str:
+    out = []
+    if not report.improvement.empty:
+        out.append("<h3>Probability of improvement P(X &gt; Y)</h3>")
+        out.append(f'<div class="scroll">{frame_html(report.improvement, max_rows=500)}</div>')
+    if not report.differences.empty:
+        out.append("<h3>Differences metric(X) − metric(Y)</h3>")
+        out.append(f'<div class="scroll">{frame_html(report.differences, max_rows=500)}</div>')
+    return "".join(out)
+
+
+def build_html(report: Report, figures: Sequence[Figure] = (), *, title: str | None = None) -> str:
+    """The whole page as a string (write it with ``encoding="utf-8"``).
+
+    Example:
+        >>> Path("report.html").write_text(build_html(report, figs), encoding="utf-8")   # doctest: +SKIP
+    """
+    from .figures import score_label
+
+    prov = report.provenance or {}
+    title = title or "RL evaluation report"
+    src = prov.get("source")
+    if isinstance(src, Mapping):
+        src_txt = ", ".join(f"{k}: {v}" for k, v in src.items() if not isinstance(v, (Mapping, list, tuple)))
+    else:
+        src_txt = "" if src is None else str(src)
+    ci = prov.get("ci", 0.95)
+    try:
+        ci_txt = f"{float(ci) * 100:g}%"
+    except (TypeError, ValueError):
+        ci_txt = str(ci)
+    method = prov.get("method", "percentile")
+    reps = prov.get("reps")
+    sub_bits = [f"Scores: {score_label(report)}", f"{ci_txt} {method} bootstrap intervals"]
+    if reps:
+        sub_bits[-1] += f", {reps} replicates"
+    if src_txt:
+        sub_bits.append(f"Source: {src_txt}")
+    generated = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+    sections = [
+        ("headline", "Headline metrics"),
+        ("figures", "Figures"),
+        ("per-task", "Per task"),
+        ("pairwise", "Pairwise comparisons"),
+        ("provenance", "Provenance"),
+    ]
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{esc(title)}</title><style>{_CSS}</style></head><body><main>",
+        f"<h1>{esc(title)}</h1>",
+        f'<p class="sub">{" · ".join(esc(b) for b in sub_bits)}<br>Generated {esc(generated)} by rl_reliable_logger</p>',
+        "<nav>" + "".join(f'<a href="#{k}">{esc(v)}</a>' for k, v in sections) + "</nav>",
+    ]
+    if report.warnings:
+        parts.append('<div class="warn" id="warnings"><h2>Warnings</h2><ul>')
+        parts += [f"<li>{esc(w)}</li>" for w in report.warnings]
+        parts.append("</ul></div>")
+    parts.append('<h2 id="headline">Headline metrics</h2>')
+    parts.append(
+        f'<p class="note">Point estimate [{esc(ci_txt)} CI]. Bold: the best algorithm of a metric, '
+        "shown only when its interval overlaps no other algorithm's interval.</p>"
+    )
+    parts.append(_headline(report))
+    parts.append(_optional_tables(report))
+    parts.append('<h2 id="figures">Figures</h2>')
+    if not figures:
+        parts.append("<p>No figures were drawn.</p>")
+    for fig in figures:
+        data = base64.b64encode(fig.png).decode("ascii")
+        parts.append(
+            f'<figure id="fig-{esc(fig.name)}"><h3>{esc(fig.title)}</h3>'
+            f'<img alt="{esc(fig.title)}" src="data:image/png;base64,{data}">'
+            + (f"<figcaption>{esc(fig.caption)}</figcaption>" if fig.caption else "")
+            + "</figure>"
+        )
+    parts.append('<h2 id="per-task">Per task</h2>')
+    parts.append(_per_task(report) or "<p>No per-task table.</p>")
+    parts.append('<h2 id="pairwise">Pairwise comparisons</h2>')
+    parts.append(_pairwise(report) or "<p>No pairwise comparisons were computed.</p>")
+    parts.append('<h2 id="provenance">Provenance</h2>')
+    parts.append(_provenance(report))
+    parts.append("</main></body></html>")
+    return "\n".join(p for p in parts if p)

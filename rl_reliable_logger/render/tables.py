@@ -1,0 +1,239 @@
+"""Headline tables for papers: LaTeX (booktabs) and Markdown, ``0.42 [0.38, 0.46]`` cells.
+
+The best algorithm of a metric is set in bold only when its interval does not overlap any
+other algorithm's interval, so bold always means "separated by the CIs", never "largest point".
+
+Example:
+    >>> tex = to_latex(report)        # doctest: +SKIP
+    >>> md = to_markdown(report)      # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..analysis.report import Report
+
+__all__ = ["headline_cells", "best_separated", "to_latex", "to_markdown"]
+
+_TITLES = {"mean": "Mean", "median": "Median", "iqm": "IQM", "optimality_gap": "Optimality gap"}
+_LOWER_IS_BETTER = frozenset({"optimality_gap"})
+
+
+def _title(metric: str) -> str:
+    return _TITLES.get(metric, metric.replace("_", " ").title())
+
+
+def _decimals(values: Sequence[float]) -> int:
+    """2 decimals for normalised-size numbers, fewer for large raw returns, 3 for tiny ones."""
+    finite = [abs(v) for v in values if v is not None and math.isfinite(v) and v != 0]
+    if not finite:
+        return 2
+    mag = math.floor(math.log10(max(finite)))
+    if mag >= 3:
+        return 0
+    if mag >= 1:
+        return 1
+    if mag >= -1:
+        return 2
+    return 3
+
+
+def _fmt(v: float, d: int) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    return f"{v:.{d}f}"
+
+
+def _metrics(report: Report, metrics: Sequence[str] | None) -> list[str]:
+    available = [str(m) for m in pd.unique(report.aggregates["metric"])]
+    if metrics is None:
+        preferred = [m for m in ("median", "iqm", "mean", "optimality_gap") if m in available]
+        return preferred + [m for m in available if m not in preferred]
+    unknown = [m for m in metrics if m not in available]
+    if unknown:
+        raise ValueError(f"metric(s) {unknown} are not in the aggregates table (it has {available})")
+    return list(metrics)
+
+
+def _algorithms(report: Report) -> list[str]:
+    present = [str(a) for a in pd.unique(report.aggregates["algorithm"])]
+    order = [str(a) for a in report.algorithms if str(a) in present]
+    return order + [a for a in present if a not in order]
+
+
+def best_separated(rows: pd.DataFrame, lower_is_better: bool) -> str | None:
+    """The best algorithm if its CI is disjoint from every other CI, else ``None``.
+
+    ``rows`` has columns algorithm, point, low, high (one metric).
+
+    Example:
+        >>> rows = pd.DataFrame({"algorithm": ["A", "B"], "point": [0.4, 0.9], "low": [0.3, 0.8], "high": [0.5, 1.0]})
+        >>> best_separated(rows, lower_is_better=False)
+        'B'
+    """
+    rows = rows.dropna(subset=["point", "low", "high"])
+    if len(rows) < 2:
+        return None
+    best = rows.loc[rows["point"].idxmin() if lower_is_better else rows["point"].idxmax()]
+    others = rows.drop(index=best.name)
+    if lower_is_better:
+        separated = bool((best["high"] < others["low"]).all())
+    else:
+        separated = bool((best["low"] > others["high"]).all())
+    return str(best["algorithm"]) if separated else None
+
+
+def headline_cells(report: Report, metrics: Sequence[str] | None = None) -> tuple[list[str], list[str], dict, dict]:
+    """(algorithms, metrics, {(alg, metric): "0.42 [0.38, 0.46]"}, {metric: bold algorithm or None})."""
+    metrics = _metrics(report, metrics)
+    algorithms = _algorithms(report)
+    agg = report.aggregates.copy()
+    agg["algorithm"] = agg["algorithm"].astype(str)
+    agg["metric"] = agg["metric"].astype(str)
+    cells: dict[tuple[str, str], str] = {}
+    bold: dict[str, str | None] = {}
+    for m in metrics:
+        rows = agg[agg["metric"] == m]
+        d = _decimals(rows[["point", "low", "high"]].to_numpy(float).ravel().tolist())
+        for _, r in rows.iterrows():
+            cells[(r["algorithm"], m)] = (
+                f"{_fmt(float(r['point']), d)} [{_fmt(float(r['low']), d)}, {_fmt(float(r['high']), d)}]"
+            )
+        bold[m] = best_separated(rows, m in _LOWER_IS_BETTER)
+    return algorithms, metrics, cells, bold
+
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+}
+_LATEX_UNICODE = {
+    "ε": r"$\varepsilon$",
+    "ϵ": r"$\epsilon$",
+    "α": r"$\alpha$",
+    "β": r"$\beta$",
+    "γ": r"$\gamma$",
+    "λ": r"$\lambda$",
+    "μ": r"$\mu$",
+    "π": r"$\pi$",
+    "σ": r"$\sigma$",
+    "τ": r"$\tau$",
+    "θ": r"$\theta$",
+    "–": "--",
+    "—": "---",
+    "−": "-",
+}
+
+
+def latex_escape(text: str) -> str:
+    """Escape LaTeX specials and map common Greek letters so pdflatex accepts user names.
+
+    Example:
+        >>> latex_escape("DrQ(ε)_v2 & 50%")
+        'DrQ($\\\\varepsilon$)\\\\_v2 \\\\& 50\\\\%'
+    """
+    return "".join(_LATEX_SPECIAL.get(ch, _LATEX_UNICODE.get(ch, ch)) for ch in str(text))
+
+
+def to_latex(
+    report: Report,
+    metrics: Sequence[str] | None = None,
+    *,
+    caption: str | None = None,
+    label: str = "tab:rl-reliable",
+) -> str:
+    """A booktabs ``table`` with one row per algorithm and one column per metric.
+
+    Needs ``\\usepackage{booktabs}`` in the preamble.
+
+    Example:
+        >>> print(to_latex(report))   # doctest: +SKIP
+    """
+    algorithms, metrics, cells, bold = headline_cells(report, metrics)
+    prov = report.provenance or {}
+    if caption is None:
+        ci = prov.get("ci", 0.95)
+        try:
+            ci_txt = f"{float(ci) * 100:g}\\%"
+        except (TypeError, ValueError):
+            ci_txt = latex_escape(str(ci))
+        bits = [f"Point estimate [{ci_txt} confidence interval]"]
+        if prov.get("method"):
+            bits.append(f"{latex_escape(str(prov['method']))} bootstrap")
+        if prov.get("reps"):
+            bits.append(f"{prov['reps']} replicates")
+        caption = ", ".join(bits) + ". Bold: best, with an interval that overlaps no other."
+    cols = "l" + "c" * len(metrics)
+    head = " & ".join(
+        ["Algorithm"]
+        + [latex_escape(_title(m)) + (r" $\downarrow$" if m in _LOWER_IS_BETTER else r" $\uparrow$") for m in metrics]
+    )
+    lines = [
+        "% Generated by rl_reliable_logger; needs \\usepackage{booktabs}",
+        r"\begin{table}[t]",
+        r"\centering",
+        f"\\caption{{{caption}}}",
+        f"\\label{{{label}}}",
+        f"\\begin{{tabular}}{{{cols}}}",
+        r"\toprule",
+        head + r" \\",
+        r"\midrule",
+    ]
+    for alg in algorithms:
+        row = [latex_escape(alg)]
+        for m in metrics:
+            cell = cells.get((alg, m), "--")
+            cell = cell.replace("–", "--")
+            row.append(f"\\textbf{{{cell}}}" if bold.get(m) == alg else cell)
+        lines.append(" & ".join(row) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
+    return "\n".join(lines)
+
+
+def _md_escape(text: str) -> str:
+    out = str(text)
+    for ch in ("\\", "|", "*", "_", "`", "[", "]", "<", ">"):
+        out = out.replace(ch, "\\" + ch)
+    return out
+
+
+def to_markdown(report: Report, metrics: Sequence[str] | None = None) -> str:
+    """A GitHub-flavoured Markdown table of the same cells as :func:`to_latex`.
+
+    Example:
+        >>> print(to_markdown(report))   # doctest: +SKIP
+    """
+    algorithms, metrics, cells, bold = headline_cells(report, metrics)
+    head = ["Algorithm"] + [_title(m) + (" ↓" if m in _LOWER_IS_BETTER else " ↑") for m in metrics]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join([":---"] + [":---:"] * len(metrics)) + "|"]
+    for alg in algorithms:
+        row = [_md_escape(alg)]
+        for m in metrics:
+            cell = cells.get((alg, m), "–")
+            row.append(f"**{cell}**" if bold.get(m) == alg else cell)
+        lines.append("| " + " | ".join(row) + " |")
+    prov = report.provenance or {}
+    ci = prov.get("ci", 0.95)
+    try:
+        ci_txt = f"{float(ci) * 100:g}%"
+    except (TypeError, ValueError):
+        ci_txt = str(ci)
+    lines += ["", f"Point estimate [{ci_txt} CI]. Bold: best, with an interval that overlaps no other."]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,198 @@
+"""Known RL-like score populations with exact IQM and mean, for checking interval coverage by simulation.
+
+Each task is a finite mixture of lognormal and Pareto components whose CDFs and partial
+expectations ``E[X; a < X <= b]`` have closed forms, so the population IQM (the 25%-trimmed mean of
+the equal-weight task mixture) and mean (the mean of task means) are computed exactly, by root
+finding on the mixture CDF. :func:`simulate` draws many data sets from such a population, computes
+the library's stratified-bootstrap intervals for each, and counts how often they cover the truth.
+
+Models (``make_tasks``):
+
+* ``lognormal``: task m ~ LogNormal(mu_m, sigma_m), mu_m ~ N(-1, 0.7), sigma_m ~ U(0.5, 1.5).
+* ``pareto-mix``: with probability w_m ~ U(0.2, 0.6) a run "fails" (LogNormal(log 0.05, 0.5)),
+  otherwise it scores Pareto(x_m, alpha_m), x_m ~ U(0.3, 1.5), alpha_m ~ U(2.2, 4).
+
+Used by ``tests/stats/test_coverage.py`` and ``benchmarks/coverage_study.py``.
+
+Example:
+    >>> tasks = make_tasks("pareto-mix", 5, seed=0)
+    >>> round(true_mean(tasks), 3) > 0
+    True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize, special
+
+from . import bootstrap as bs
+from . import metrics as mt
+
+
+# ----------------------------------------------------------------------------- components
+@dataclass(frozen=True)
+class LogNormal:
+    mu: float
+    sigma: float
+
+    def cdf(self, x: float) -> float:
+        return 0.0 if x <= 0 else float(special.ndtr((math.log(x) - self.mu) / self.sigma))
+
+    def partial(self, a: float, b: float) -> float:
+        """E[X; a < X <= b]."""
+
+        def phi(x: float) -> float:
+            if x <= 0:
+                return 0.0
+            if math.isinf(x):
+                return 1.0
+            return float(special.ndtr((math.log(x) - self.mu - self.sigma**2) / self.sigma))
+
+        return math.exp(self.mu + self.sigma**2 / 2) * (phi(b) - phi(a))
+
+    @property
+    def mean(self) -> float:
+        return math.exp(self.mu + self.sigma**2 / 2)
+
+    def sample(self, rng: np.random.Generator, n) -> np.ndarray:
+        return np.exp(self.mu + self.sigma * rng.standard_normal(n))
+
+
+@dataclass(frozen=True)
+class Pareto:
+    scale: float
+    alpha: float
+
+    def cdf(self, x: float) -> float:
+        return 0.0 if x <= self.scale else 1.0 - (self.scale / x) ** self.alpha
+
+    def partial(self, a: float, b: float) -> float:
+        a, b = max(a, self.scale), max(b, self.scale)
+        if b <= a:
+            return 0.0
+        f = lambda x: 0.0 if math.isinf(x) else x ** (1 - self.alpha)
+        return self.alpha * self.scale**self.alpha / (self.alpha - 1) * (f(a) - f(b))
+
+    @property
+    def mean(self) -> float:
+        return self.alpha * self.scale / (self.alpha - 1)
+
+    def sample(self, rng: np.random.Generator, n) -> np.ndarray:
+        return self.scale * (1.0 - rng.random(n)) ** (-1.0 / self.alpha)
+
+
+@dataclass(frozen=True)
+class Task:
+    """A finite mixture of components: ``weights`` sum to 1."""
+
+    weights: tuple[float, ...]
+    parts: tuple
+
+    def cdf(self, x: float) -> float:
+        return sum(w * p.cdf(x) for w, p in zip(self.weights, self.parts))
+
+    def partial(self, a: float, b: float) -> float:
+        return sum(w * p.partial(a, b) for w, p in zip(self.weights, self.parts))
+
+    @property
+    def mean(self) -> float:
+        return sum(w * p.mean for w, p in zip(self.weights, self.parts))
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        which = rng.choice(len(self.parts), size=n, p=self.weights)
+        out = np.empty(n)
+        for j, p in enumerate(self.parts):
+            sel = which == j
+            out[sel] = p.sample(rng, int(sel.sum()))
+        return out
+
+
+def make_tasks(model: str, n_tasks: int, seed: int) -> list[Task]:
+    rng = np.random.default_rng(seed)
+    if model == "lognormal":
+        mus, sigmas = rng.normal(-1.0, 0.7, n_tasks), rng.uniform(0.5, 1.5, n_tasks)
+        return [Task((1.0,), (LogNormal(float(m), float(s)),)) for m, s in zip(mus, sigmas)]
+    if model == "pareto-mix":
+        w = rng.uniform(0.2, 0.6, n_tasks)
+        scale, alpha = rng.uniform(0.3, 1.5, n_tasks), rng.uniform(2.2, 4.0, n_tasks)
+        return [
+            Task((float(wi), 1.0 - float(wi)), (LogNormal(math.log(0.05), 0.5), Pareto(float(s), float(a))))
+            for wi, s, a in zip(w, scale, alpha)
+        ]
+    raise ValueError(f"unknown model {model!r}")
+
+
+# ----------------------------------------------------------------------------- true values
+def true_mean(tasks: list[Task]) -> float:
+    return float(np.mean([t.mean for t in tasks]))
+
+
+def mixture_quantile(tasks: list[Task], q: float) -> float:
+    f = lambda x: np.mean([t.cdf(x) for t in tasks]) - q
+    lo, hi = 1e-12, 1.0
+    while f(hi) < 0:
+        hi *= 2
+    return float(optimize.brentq(f, lo, hi, xtol=1e-14, rtol=1e-13, maxiter=500))
+
+
+def true_trimmed_mean(tasks: list[Task], proportion: float = 0.25) -> float:
+    """Trimmed mean of the equal-weight task mixture (exact up to root-finding precision)."""
+    a, b = mixture_quantile(tasks, proportion), mixture_quantile(tasks, 1 - proportion)
+    inner = np.mean([t.partial(a, b) for t in tasks])
+    return float(inner / (1 - 2 * proportion))
+
+
+def monte_carlo_truth(tasks: list[Task], n: int, seed: int) -> tuple[float, float]:
+    rng = np.random.default_rng(seed)
+    pooled = np.concatenate([t.sample(rng, n // len(tasks)) for t in tasks])
+    from scipy import stats
+
+    return float(stats.trim_mean(pooled, 0.25)), float(pooled.mean())
+
+
+# ----------------------------------------------------------------------------- simulation
+def run_sizes(design: str, n_tasks: int, seed: int, runs: int = 10) -> np.ndarray:
+    if design == "equal":
+        return np.full(n_tasks, runs)
+    if design == "ragged":
+        return np.random.default_rng(seed + 7).integers(5, 11, n_tasks)  # 5..10 runs per task
+    raise ValueError(design)
+
+
+@dataclass
+class Coverage:
+    trials: int
+    hits: np.ndarray  # (2,) iqm, mean
+    below: np.ndarray  # truth below the interval
+    above: np.ndarray  # truth above the interval
+    width: np.ndarray  # mean interval width
+
+    def rate(self) -> np.ndarray:
+        return self.hits / self.trials
+
+    def se(self) -> np.ndarray:
+        p = self.rate()
+        return np.sqrt(p * (1 - p) / self.trials)
+
+
+def simulate(tasks: list[Task], sizes: np.ndarray, trials: int, reps: int, seed: int, ci: float = 0.95) -> Coverage:
+    """Coverage of the percentile intervals for (IQM, mean) over ``trials`` simulated data sets."""
+    truth = np.array([true_trimmed_mean(tasks), true_mean(tasks)])
+    root = np.random.default_rng(seed)
+    data_rng, boot_rng = root.spawn(2)
+    objs = [mt.get_metric("iqm"), mt.get_metric("mean")]
+    stat = lambda r: np.stack([m(r) for m in objs], axis=1)
+    hits, below, above, width = np.zeros(2), np.zeros(2), np.zeros(2), np.zeros(2)
+    for _ in range(trials):
+        cells = bs.Cells.from_list([t.sample(data_rng, int(n)) for t, n in zip(tasks, sizes)])
+        point = stat(bs.original(cells))[0]
+        dist = bs.replicates(cells, stat, reps, boot_rng)
+        low, high = bs.interval(dist, point, ci=ci, method="percentile")
+        hits += (low <= truth) & (truth <= high)
+        below += truth < low
+        above += truth > high
+        width += high - low
+    return Coverage(trials, hits, below, above, width / trials)

@@ -1,0 +1,1 @@
+"""What every tracker shares: run records, field references, records -> ScoreTable."""

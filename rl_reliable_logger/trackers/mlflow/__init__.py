@@ -1,0 +1,1 @@
+"""The mlflow adapter: source, sink and final-score logging (the mlflow client is imported lazily)."""

@@ -1,0 +1,136 @@
+"""ScoreTable validation (each bad input has its own clear error) and conversions."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rl_reliable_logger.data.scores import ScoreTable
+from rl_reliable_logger.errors import ScoreTableError
+
+
+def frame(**overrides):
+    base = {
+        "algorithm": ["A", "A", "A", "A", "B", "B", "B", "B"],
+        "task": ["x", "x", "y", "y"] * 2,
+        "seed": [0, 1, 0, 1] * 2,
+        "score": [1.0, 2.0, 3.0, 4.0, 2.0, 3.0, 4.0, 5.0],
+    }
+    base.update(overrides)
+    return pd.DataFrame(base)
+
+
+def test_valid_table_keeps_order_and_cells():
+    table = ScoreTable(frame())
+    assert table.algorithms == ["A", "B"] and table.tasks == ["x", "y"]
+    np.testing.assert_array_equal(table.cells()[("B", "y")], [4.0, 5.0])
+    assert table.dropped.empty
+
+
+@pytest.mark.parametrize(
+    "bad, expected",
+    [
+        (np.nan, r"non-finite score nan \(empty or NaN\): A / y run .1."),
+        (np.inf, r"non-finite score inf: A / y run '1'"),
+        ("fast", r"non-numeric score 'fast' in column 'score': A / y run '1'"),
+    ],
+)
+def test_bad_scores_name_algorithm_task_and_run(bad, expected):
+    scores = [1.0, 2.0, 3.0, bad, 2.0, 3.0, 4.0, 5.0]
+    with pytest.raises(ScoreTableError, match=expected) as err:
+        ScoreTable(frame(score=scores))
+    assert "--drop-invalid" in str(err.value)
+
+
+def test_missing_score_is_its_own_error():
+    df = frame()
+    df["score"] = df["score"].astype(object)  # e.g. JSON records with "score": null
+    df.loc[2, "score"] = None
+    with pytest.raises(ScoreTableError, match="missing score in column 'score': A / y run '0'"):
+        ScoreTable(df)
+
+
+def test_duplicate_seed_names_both_rows_and_the_fix():
+    df = frame(seed=[0, 0, 0, 1, 0, 1, 0, 1])
+    with pytest.raises(ScoreTableError, match=r"duplicate seed '0' for A / x: row 0, row 1") as err:
+        ScoreTable(df)
+    assert "--run-key" in str(err.value)
+    # a run key makes them distinct runs
+    table = ScoreTable(df.assign(run=[f"r{i}" for i in range(8)]), run_id="run")
+    assert len(table.cells()[("A", "x")]) == 2
+
+
+def test_algorithm_missing_a_task_is_named():
+    df = frame().drop(index=[6, 7])
+    with pytest.raises(ScoreTableError, match="algorithm 'B' has no runs on task 'y'"):
+        ScoreTable(df)
+
+
+def test_drop_invalid_records_every_dropped_row_with_its_reason():
+    df = frame(score=[1.0, 2.0, 3.0, np.nan, 2.0, 3.0, 4.0, 5.0]).drop(index=[6])
+    table = ScoreTable(df, on_invalid="drop")
+    reasons = table.dropped.set_index(["algorithm", "task", "run_id"])["reason"]
+    assert reasons[("A", "y", "1")].startswith("non-finite score")
+    assert len(table.cells()[("A", "y")]) == 1 and len(table.cells()[("B", "y")]) == 1
+    # nothing silently vanished: kept + dropped = input
+    assert len(table.frame) + len(table.dropped) == len(df)
+
+
+def test_drop_invalid_drops_incomplete_task_for_every_algorithm():
+    df = frame().drop(index=[6, 7])
+    table = ScoreTable(df, on_invalid="drop")
+    assert table.tasks == ["x"]
+    assert set(table.dropped["task"]) == {"y"} and len(table.dropped) == 2
+
+
+def test_single_run_cell_is_allowed_with_a_warning():
+    table = ScoreTable(frame().drop(index=[1]))
+    assert any("single run" in w and "A / x" in w for w in table.warnings)
+
+
+def test_empty_input_and_unknown_columns():
+    with pytest.raises(ScoreTableError, match="no rows"):
+        ScoreTable(frame().iloc[:0])
+    with pytest.raises(ScoreTableError, match=r"score column 'return'.*The input has: algorithm, task, seed, score"):
+        ScoreTable(frame(), score="return")
+
+
+def test_conversions_round_trip(tmp_path):
+    table = ScoreTable(frame().assign(extra="k"))
+    table.to_csv(tmp_path / "s.csv")
+    table.to_json(tmp_path / "s.json")
+    table.to_parquet(tmp_path / "s.parquet")
+    for name in ("s.csv", "s.json", "s.parquet"):
+        back = ScoreTable.from_file(tmp_path / name, run_id="run_id")
+        assert back.cells().keys() == table.cells().keys()
+        for key in table.cells():
+            np.testing.assert_array_equal(back.cells()[key], table.cells()[key])
+        assert "extra" in back.frame.columns
+    nested = {"A": {"x": [1.0, 2.0]}, "B": {"x": [3.0, 4.0]}}
+    (tmp_path / "n.json").write_text(json.dumps(nested))
+    np.testing.assert_array_equal(ScoreTable.from_file(tmp_path / "n.json").cells()[("B", "x")], [3.0, 4.0])
+
+
+def test_rliable_dict_round_trip_and_ragged_refusal():
+    arrays = {"A": np.arange(6.0).reshape(3, 2), "B": np.arange(6.0, 12.0).reshape(3, 2)}
+    table = ScoreTable.from_rliable(arrays, tasks=["x", "y"])
+    back, tasks = table.to_rliable()
+    assert tasks == ["x", "y"]
+    np.testing.assert_array_equal(back["B"], arrays["B"])
+    with pytest.raises(ScoreTableError, match="same number of runs"):
+        ScoreTable(frame().drop(index=[1])).to_rliable()
+
+
+def test_steps_final_takes_last_step_per_run():
+    df = pd.DataFrame(
+        {
+            "algorithm": ["A"] * 4,
+            "task": ["x"] * 4,
+            "seed": [0, 0, 1, 1],
+            "step": [10, 20, 20, 10],
+            "score": [1.0, 5.0, 7.0, 3.0],
+        }
+    )
+    table = ScoreTable(df, step="step")
+    np.testing.assert_array_equal(np.sort(table.cells()[("A", "x")]), [5.0, 7.0])

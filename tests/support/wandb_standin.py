@@ -1,0 +1,586 @@
+"""A loopback stand-in for the W&B server, good enough for the Public API paths we use.
+
+Why: since wandb 0.31 the Public API's GraphQL goes through the Go ``wandb-core`` sidecar, so
+Python HTTP mocking libraries never see the requests. This is a real stdlib ``http.server`` on
+127.0.0.1 that answers the operations the real client sends (dispatched on the GraphQL operation
+name): ``Viewer``, ``GetDefaultEntity``, ``Runs`` (cursor pagination, MongoDB-style ``filters``),
+``Run``, ``GetSweep``/``GetSweepLegacy``, ``RunHistoryKeys``, ``RunParquetHistory`` and the HTTP
+Range GETs on the parquet URLs that ``scan_history`` makes, ``ArtifactByName`` style lookups for
+the sink's idempotence check, and fault injection (HTTP 500, 429, slow answers, auth failure).
+
+Usage (pytest)::
+
+    from tests.support.wandb_standin import wandb_standin   # fixture
+    def test_x(wandb_standin):
+        wandb_standin.add_run("ent", "proj", id="r1", config={...}, summary={...}, history=[{...}])
+        ...  # WANDB_BASE_URL / WANDB_API_KEY are set by the fixture
+
+Everything recorded: ``standin.requests`` lists ``(operation, variables)`` for every GraphQL call.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+API_KEY = "x" * 40  # any 40-character key passes the client's format check
+_OP = re.compile(r"(query|mutation)\s+(\w+)")
+
+
+# ---------------------------------------------------------------------------- filters (Mongo subset)
+def _get_field(run: dict[str, Any], key: str) -> tuple[bool, Any]:
+    """Resolve a W&B filter field on a stored run; returns (present, value)."""
+    if key.startswith("config."):
+        rest = key[len("config.") :]
+        if rest.endswith(".value"):
+            rest = rest[: -len(".value")]
+        return (rest in run["config"], run["config"].get(rest))
+    for prefix in ("summary_metrics.", "summaryMetrics.", "summary."):
+        if key.startswith(prefix):
+            rest = key[len(prefix) :]
+            return (rest in run["summary"], run["summary"].get(rest))
+    mapping = {
+        "name": "id",
+        "id": "id",
+        "displayName": "displayName",
+        "display_name": "displayName",
+        "state": "state",
+        "tags": "tags",
+        "group": "group",
+        "jobType": "jobType",
+        "sweep": "sweepName",
+        "createdAt": "createdAt",
+    }
+    if key in mapping:
+        return (True, run.get(mapping[key]))
+    return (False, None)
+
+
+def _cmp(op: str, value: Any, arg: Any) -> bool:
+    values = value if isinstance(value, list) else [value]
+    if op == "$eq":
+        return any(v == arg for v in values)
+    if op == "$ne":
+        return all(v != arg for v in values)
+    if op == "$in":
+        return any(v in arg for v in values)
+    if op == "$nin":
+        return all(v not in arg for v in values)
+    if op == "$regex":
+        return any(isinstance(v, str) and re.search(arg, v) is not None for v in values)
+    try:
+        if op == "$gt":
+            return any(v is not None and v > arg for v in values)
+        if op == "$gte":
+            return any(v is not None and v >= arg for v in values)
+        if op == "$lt":
+            return any(v is not None and v < arg for v in values)
+        if op == "$lte":
+            return any(v is not None and v <= arg for v in values)
+    except TypeError:
+        return False
+    raise ValueError(f"stand-in: unsupported operator {op}")
+
+
+def matches(run: dict[str, Any], flt: dict[str, Any] | None) -> bool:
+    """Evaluate a MongoDB-style W&B filter (the documented operator subset) against a stored run."""
+    if not flt:
+        return True
+    for key, cond in flt.items():
+        if key == "$and":
+            if not all(matches(run, c) for c in cond):
+                return False
+        elif key == "$or":
+            if not any(matches(run, c) for c in cond):
+                return False
+        elif key == "$nor":
+            if any(matches(run, c) for c in cond):
+                return False
+        else:
+            present, value = _get_field(run, key)
+            if isinstance(cond, dict) and cond and all(k.startswith("$") for k in cond):
+                for op, arg in cond.items():
+                    if op == "$exists":
+                        if bool(arg) != (present and value is not None):
+                            return False
+                    elif not (present and _cmp(op, value, arg)):
+                        if op in ("$ne", "$nin") and not present:
+                            continue
+                        return False
+            elif not (present and _cmp("$eq", value, cond)):
+                return False
+    return True
+
+
+# ---------------------------------------------------------------------------- server state
+@dataclass
+class Fault:
+    """One injected failure: answer ``op`` with ``status`` (or sleep ``delay`` seconds first)."""
+
+    op: str  # GraphQL operation name, or "*" for any
+    status: int = 500
+    delay: float = 0.0
+    times: int = 1
+
+
+@dataclass
+class StandIn:
+    """Server state plus helpers to populate it; one per test."""
+
+    host: str = "127.0.0.1"
+    port: int = 0
+    api_key: str = API_KEY
+    projects: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
+    sweeps: dict[str, dict[str, Any]] = field(default_factory=dict)
+    artifacts: list[dict[str, Any]] = field(default_factory=list)
+    requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    range_requests: list[tuple[str, str | None]] = field(default_factory=list)
+    faults: list[Fault] = field(default_factory=list)
+    parquet: dict[str, bytes] = field(default_factory=dict)
+    default_entity: str = "ent"
+    on_request: Callable[[str, dict[str, Any]], None] | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    # -- population
+    def add_run(
+        self,
+        entity: str,
+        project: str,
+        *,
+        id: str,
+        name: str | None = None,
+        state: str = "finished",
+        config: dict[str, Any] | None = None,
+        summary: dict[str, Any] | None = None,
+        tags: list[str] | None = None,
+        group: str | None = None,
+        job_type: str | None = None,
+        sweep: str | None = None,
+        history: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        """Store a run; ``history`` is a list of rows with ``_step`` (served as parquet)."""
+        runs = self.projects.setdefault((entity, project), [])
+        n = len(runs)
+        run = {
+            "id": id,
+            "displayName": name or id,
+            "state": state,
+            "config": dict(config or {}),
+            "summary": dict(summary or {}),
+            "tags": list(tags or []),
+            "group": group,
+            "jobType": job_type,
+            "sweepName": sweep,
+            "createdAt": f"2026-01-01T00:{n // 60:02d}:{n % 60:02d}",
+            "history": list(history or []),
+            "entity": entity,
+            "project": project,
+        }
+        runs.append(run)
+        if run["history"]:
+            self.parquet[f"{entity}-{project}-{id}"] = _to_parquet(run["history"])
+        return run
+
+    def add_sweep(
+        self,
+        entity: str,
+        project: str,
+        sweep_id: str,
+        *,
+        state: str = "FINISHED",
+        expected: int | None = None,
+        config: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        sw = {
+            "id": sweep_id,
+            "entity": entity,
+            "project": project,
+            "state": state,
+            "runCountExpected": expected,
+            "config": config or {"method": "grid", "parameters": {}},
+        }
+        self.sweeps[sweep_id] = sw
+        return sw
+
+    def add_artifact(
+        self,
+        entity: str,
+        project: str,
+        name: str,
+        *,
+        type: str,
+        digest: str,
+        aliases: list[str],
+        metadata: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Store an artifact version (looked up by ``name:alias`` or ``name:vN``)."""
+        version = sum(1 for a in self.artifacts if a["name"] == name)
+        art = {
+            "id": base64.b64encode(f"Artifact:{name}:{version}".encode()).decode(),
+            "entity": entity,
+            "project": project,
+            "name": name,
+            "type": type,
+            "digest": digest,
+            "aliases": list(aliases),
+            "version": version,
+            "metadata": metadata or {},
+        }
+        self.artifacts.append(art)
+        return art
+
+    def fail(self, op: str, status: int = 500, *, times: int = 1, delay: float = 0.0) -> None:
+        """Inject ``times`` failures on operation ``op`` ("*" = any)."""
+        self.faults.append(Fault(op, status, delay, times))
+
+    def ops(self) -> list[str]:
+        return [op for op, _ in self.requests]
+
+    # -- internals
+    def _take_fault(self, op: str) -> Fault | None:
+        with self.lock:
+            for f in self.faults:
+                if f.times > 0 and (f.op == op or f.op == "*"):
+                    f.times -= 1
+                    return f
+        return None
+
+
+def _to_parquet(rows: list[dict[str, Any]]) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    keys: list[str] = []
+    for row in rows:
+        for k in row:
+            if k not in keys:
+                keys.append(k)
+    cols = {k: [row.get(k) for row in rows] for k in keys}
+    if "_step" in cols:
+        cols["_step"] = [int(v) for v in cols["_step"]]
+    table = pa.table(cols)
+    buf = io.BytesIO()
+    pq.write_table(table, buf)
+    return buf.getvalue()
+
+
+def _run_node(st: StandIn, run: dict[str, Any], project_id: str) -> dict[str, Any]:
+    keys = sorted({k for row in run["history"] for k in row})
+    last_step = max((int(r.get("_step", 0)) for r in run["history"]), default=-1)
+    return {
+        "projectId": project_id,
+        "id": base64.b64encode(f"Run:v1:{run['id']}:{run['project']}:{run['entity']}".encode()).decode(),
+        "tags": run["tags"],
+        "name": run["id"],
+        "displayName": run["displayName"],
+        "sweepName": run["sweepName"],
+        "state": run["state"],
+        "config": json.dumps({k: {"value": v, "desc": None} for k, v in run["config"].items()}),
+        "group": run["group"],
+        "jobType": run["jobType"],
+        "commit": None,
+        "readOnly": False,
+        "createdAt": run["createdAt"],
+        "heartbeatAt": run["createdAt"],
+        "description": None,
+        "notes": None,
+        "systemMetrics": "{}",
+        "summaryMetrics": json.dumps(run["summary"]),
+        "historyLineCount": len(run["history"]),
+        "user": {"name": "tester", "username": "tester"},
+        "historyKeys": {
+            "lastStep": last_step,
+            "keys": {k: {"typeCounts": [{"type": "number", "count": len(run["history"])}]} for k in keys},
+        },
+    }
+
+
+def _membership(art: dict[str, Any]) -> dict[str, Any]:
+    """``ArtifactMembershipFragment`` for a stored artifact (shape the 0.31 pydantic models accept)."""
+    proj = {"id": "UHJvamVjdDox", "internalId": "1", "name": art["project"], "entity": {"name": art["entity"]}}
+    coll = {"__typename": "ArtifactSequence", "name": art["name"], "project": proj}
+    aliases = [{"__typename": "ArtifactAlias", "id": f"al{i}", "alias": a} for i, a in enumerate(art["aliases"])]
+    return {
+        "__typename": "ArtifactCollectionMembership",
+        "id": f"mem-{art['id']}",
+        "versionIndex": art["version"],
+        "createdAt": "2026-01-01T00:00:00",
+        "aliases": aliases,
+        "artifactCollection": coll,
+        "artifact": {
+            "__typename": "Artifact",
+            "id": art["id"],
+            "artifactSequence": coll,
+            "versionIndex": art["version"],
+            "artifactType": {"name": art["type"]},
+            "description": None,
+            "metadata": json.dumps(art.get("metadata", {})),
+            "ttlDurationSeconds": -1,
+            "ttlIsInherited": True,
+            "tags": [],
+            "historyStep": None,
+            "state": "COMMITTED",
+            "size": 0,
+            "digest": art["digest"],
+            "digestAlgorithm": "MANIFEST_MD5",
+            "commitHash": None,
+            "fileCount": 0,
+            "createdAt": "2026-01-01T00:00:00",
+            "updatedAt": None,
+        },
+    }
+
+
+def _project_id(st: StandIn, entity: str, project: str) -> str:
+    keys = list(st.projects)
+    return str(keys.index((entity, project)) + 1) if (entity, project) in st.projects else "999"
+
+
+def _answer(st: StandIn, op: str, variables: dict[str, Any]) -> dict[str, Any]:
+    """The ``data`` object for one GraphQL operation."""
+    entity = variables.get("entity") or variables.get("entityName") or st.default_entity
+    project = variables.get("project") or variables.get("projectName")
+    if op == "Viewer":
+        return {
+            "viewer": {
+                "id": "VXNlcjox",
+                "entity": st.default_entity,
+                "username": "tester",
+                "flags": "{}",
+                "teams": {"edges": []},
+                "admin": False,
+                "email": "t@example.invalid",
+            }
+        }
+    if op in ("GetDefaultEntity", "DefaultEntity"):
+        return {"viewer": {"id": "VXNlcjox", "entity": st.default_entity, "username": "tester"}}
+    if op == "Runs":
+        runs = [r for r in st.projects.get((entity, project), [])]
+        flt = variables.get("filters")
+        flt = json.loads(flt) if isinstance(flt, str) else flt
+        selected = [r for r in runs if matches(r, flt)]
+        order = variables.get("order") or "+created_at"
+        reverse = order.startswith("-")
+        if "created_at" in order:
+            selected.sort(key=lambda r: r["createdAt"], reverse=reverse)
+        cursor = variables.get("cursor")
+        start = int(cursor) if cursor else 0
+        per_page = int(variables.get("perPage") or 50)
+        page = selected[start : start + per_page]
+        pid = _project_id(st, entity, project)
+        edges = [{"node": _run_node(st, r, pid), "cursor": str(start + i + 1)} for i, r in enumerate(page)]
+        has_next = start + per_page < len(selected)
+        if (entity, project) not in st.projects:
+            return {"project": None}
+        return {
+            "project": {
+                "internalId": pid,
+                "runCount": len(selected),
+                "readOnly": False,
+                "runs": {"edges": edges, "pageInfo": {"endCursor": str(start + len(page)), "hasNextPage": has_next}},
+            }
+        }
+    if op in ("Run", "RunHistoryKeys", "RunParquetHistory", "HistoryPage", "RunSampledHistory"):
+        name = variables.get("name") or variables.get("runName") or variables.get("run")
+        run = next((r for r in st.projects.get((entity, project), []) if r["id"] == name), None)
+        if run is None:
+            return {"project": {"run": None}} if (entity, project) in st.projects else {"project": None}
+        node = _run_node(st, run, _project_id(st, entity, project))
+        if op == "RunParquetHistory":
+            key = f"{entity}-{project}-{run['id']}"
+            urls = [f"{st.base_url}/files/{key}.parquet"] if key in st.parquet else []
+            return {"project": {"run": {"parquetHistory": {"parquetUrls": urls, "liveData": []}}}}
+        if op == "RunSampledHistory":
+            node["sampledHistory"] = [run["history"]]
+            return {"project": {"run": node}}
+        if op == "HistoryPage":
+            lo, hi = int(variables.get("minStep", 0)), int(variables.get("maxStep", 1 << 60))
+            rows = [json.dumps(r) for r in run["history"] if lo <= int(r.get("_step", 0)) < hi]
+            return {"project": {"run": {"history": rows[: int(variables.get("pageSize", 1000))]}}}
+        return {"project": {"run": node}}
+    if op in ("GetSweep", "GetSweepLegacy", "Sweep"):
+        sid = variables.get("name") or variables.get("sweep") or variables.get("id")
+        sw = st.sweeps.get(sid)
+        if sw is None or (sw["entity"], sw["project"]) != (entity, project):
+            return {"project": {"sweep": None}}
+        runs = [r for r in st.projects.get((entity, project), []) if r["sweepName"] == sid]
+        import yaml  # wandb depends on PyYAML
+
+        return {
+            "project": {
+                "sweep": {
+                    "id": base64.b64encode(f"Sweep:{sid}".encode()).decode(),
+                    "name": sid,
+                    "displayName": sid,
+                    "state": sw["state"],
+                    "bestLoss": None,
+                    "config": yaml.safe_dump(sw["config"]),
+                    "createdAt": "2026-01-01T00:00:00",
+                    "heartbeatAt": "2026-01-01T00:00:00",
+                    "updatedAt": "2026-01-01T00:00:00",
+                    "earlyStopJobRunning": False,
+                    "controller": None,
+                    "scheduler": None,
+                    "description": None,
+                    "runCount": len(runs),
+                    "runCountExpected": sw["runCountExpected"],
+                }
+            }
+        }
+    if op == "ArtifactMembershipByName":
+        name = variables.get("name") or ""
+        base, _, alias = name.partition(":")
+        alias = alias or "latest"
+        for art in st.artifacts:
+            if (
+                art["name"] == base
+                and (art["entity"], art["project"]) == (entity, project)
+                and (alias in art["aliases"] or alias == f"v{art['version']}")
+            ):
+                return {"project": {"artifactCollectionMembership": _membership(art)}}
+        return {"project": {"artifactCollectionMembership": None}}
+    return {}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server_version = "wandb-standin/1"
+    st: StandIn  # set per server class
+
+    def log_message(self, *args: Any) -> None:  # keep pytest output clean
+        pass
+
+    def _send(
+        self, status: int, body: bytes, ctype: str = "application/json", headers: dict[str, str] | None = None
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        try:
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (timeout tests); nothing to answer
+
+    def do_GET(self) -> None:
+        st = self.st
+        m = re.match(r"^/files/(.+)\.parquet$", self.path)
+        if not m or m.group(1) not in st.parquet:
+            self._send(404, b"not found", "text/plain")
+            return
+        data = st.parquet[m.group(1)]
+        rng = self.headers.get("Range")
+        st.range_requests.append((self.path, rng))
+        if rng:
+            mm = re.match(r"bytes=(\d*)-(\d*)", rng)
+            if mm is None:
+                self._send(416, b"", "text/plain")
+                return
+            a, b = mm.groups()
+            if a == "":
+                start, end = max(0, len(data) - int(b)), len(data) - 1
+            else:
+                start = int(a)
+                end = min(int(b), len(data) - 1) if b else len(data) - 1
+            part = data[start : end + 1]
+            self._send(
+                206,
+                part,
+                "application/octet-stream",
+                {"Content-Range": f"bytes {start}-{end}/{len(data)}", "Accept-Ranges": "bytes"},
+            )
+            return
+        self._send(200, data, "application/octet-stream", {"Accept-Ranges": "bytes"})
+
+    def do_HEAD(self) -> None:
+        st = self.st
+        m = re.match(r"^/files/(.+)\.parquet$", self.path)
+        if not m or m.group(1) not in st.parquet:
+            self._send(404, b"", "text/plain")
+            return
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(st.parquet[m.group(1)])))
+        self.send_header("Accept-Ranges", "bytes")
+        self.end_headers()
+
+    def do_POST(self) -> None:
+        st = self.st
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        if not self.path.startswith("/graphql"):
+            self._send(200 if "otel" in self.path else 404, b"{}")
+            return
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            self._send(400, b'{"errors":[{"message":"bad json"}]}')
+            return
+        query = body.get("query") or ""
+        m = _OP.search(query)
+        op = body.get("operationName") or (m.group(2) if m else "")
+        variables = body.get("variables") or {}
+        with st.lock:
+            st.requests.append((op, variables))
+        if st.on_request:
+            st.on_request(op, variables)
+        if not self._authorized():
+            self._send(401, b'{"errors":[{"message":"user is not logged in"}]}')
+            return
+        fault = st._take_fault(op)
+        if fault is not None:
+            if fault.delay:
+                time.sleep(fault.delay)
+            if fault.status and fault.status != 200:
+                headers = {"Retry-After": "0"} if fault.status == 429 else None
+                self._send(
+                    fault.status,
+                    json.dumps({"errors": [{"message": f"injected {fault.status}"}]}).encode(),
+                    headers=headers,
+                )
+                return
+        try:
+            data = _answer(st, op, variables)
+        except Exception as exc:  # surfaced as a 500 so bugs in the stand-in are visible
+            self._send(500, json.dumps({"errors": [{"message": f"stand-in error: {exc!r}"}]}).encode())
+            return
+        self._send(200, json.dumps({"data": data}).encode())
+
+    def _authorized(self) -> bool:
+        auth = self.headers.get("Authorization") or ""
+        if auth.startswith("Basic "):
+            try:
+                user_pass = base64.b64decode(auth[6:]).decode()
+            except ValueError:
+                return False
+            return user_pass.split(":", 1)[-1] == self.st.api_key
+        if auth.startswith("Bearer "):
+            return auth[7:] == self.st.api_key
+        return False
+
+
+def start(st: StandIn | None = None) -> tuple[StandIn, ThreadingHTTPServer]:
+    """Start a stand-in on an ephemeral 127.0.0.1 port (daemon thread); returns (state, server)."""
+    st = st or StandIn()
+    handler = type("Handler", (_Handler,), {"st": st})
+    server = ThreadingHTTPServer((st.host, 0), handler)
+    server.daemon_threads = True
+    st.port = server.server_address[1]
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    return st, server
+
+
+#: Settings that keep the real client's retry loops short in fault tests.
+FAST_RETRY_SETTINGS = {"x_graphql_retry_max": 2, "x_graphql_retry_wait_max_seconds": 1}

@@ -1,0 +1,188 @@
+"""Publishing a Report to MLflow: new analysis run or parent run, idempotent, source runs untouched."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from rl_reliable_logger.analysis.report import Report
+from rl_reliable_logger.errors import TrackerError
+from rl_reliable_logger.trackers.mlflow.adapter import HASH_TAG, publish_mlflow, report_hash
+from tests.support.mlflow_store import convention, log_run, make_store, mlflow, snapshot, use_store
+
+
+def _report(source_runs: dict[tuple[str, int], str], experiment: tuple[str, str], shift: float = 0.0) -> Report:
+    """A small report with hand-written numbers (the sink must carry them over unchanged)."""
+    aggregates = pd.DataFrame(
+        {
+            "algorithm": ["PPO", "PPO", "DQN", "DQN"],
+            "metric": ["iqm", "mean", "iqm", "mean"],
+            "point": [0.75 + shift, 0.70, 0.25, 0.30],
+            "low": [0.60, 0.55, 0.10, 0.20],
+            "high": [0.90, 0.85, 0.40, 0.45],
+        }
+    )
+    per_task = pd.DataFrame(
+        {
+            "algorithm": ["PPO", "DQN"],
+            "task": ["Pong", "Pong"],
+            "n_runs": [2, 2],
+            "mean": [0.7, 0.3],
+            "low": [0.6, 0.2],
+            "high": [0.8, 0.4],
+            "median": [0.7, 0.3],
+            "min": [0.6, 0.2],
+            "max": [0.8, 0.4],
+        }
+    )
+    improvement = pd.DataFrame(
+        {"algorithm_x": ["PPO"], "algorithm_y": ["DQN"], "point": [1.0], "low": [1.0], "high": [1.0]}
+    )
+    scores = pd.DataFrame(
+        {
+            "algorithm": [a for a, _ in source_runs],
+            "task": ["Pong"] * len(source_runs),
+            "run_id": [str(s) for _, s in source_runs],
+            "seed": [s for _, s in source_runs],
+            "score": [0.6, 0.8, 0.2, 0.4],
+            "tracker_run_id": list(source_runs.values()),
+        }
+    )
+    exp_id, exp_name = experiment
+    provenance = {
+        "source": {
+            "tracker": "mlflow",
+            "experiments": [{"id": exp_id, "name": exp_name}],
+            "filter": "tags.sweep = 'a'",
+            "fields": {"algorithm": "tags.rl_reliable_algorithm"},
+        },
+        "reps": 200,
+        "seed": 0,
+        "method": "percentile",
+    }
+    return Report(
+        aggregates=aggregates,
+        per_task=per_task,
+        improvement=improvement,
+        scores=scores,
+        provenance=provenance,
+        warnings=["2 runs per cell: intervals are wide"],
+    )
+
+
+@pytest.fixture(scope="module")
+def store_uri(tmp_path_factory):
+    return make_store(tmp_path_factory.mktemp("mlflow-sink"))
+
+
+@pytest.fixture()
+def setup(store_uri, request):
+    """A fresh experiment (named after the test) with four source runs, in the module's store."""
+    uri = store_uri
+    client = mlflow.MlflowClient(uri)
+    name = request.node.name
+    exp = client.create_experiment(name)
+    runs = {}
+    for alg, score in (("PPO", 0.6), ("PPO", 0.8), ("DQN", 0.2), ("DQN", 0.4)):
+        seed = len([k for k in runs if k[0] == alg])
+        runs[(alg, seed)] = log_run(
+            client,
+            exp,
+            f"{alg}-{seed}",
+            tags={**convention(alg, "Pong", seed), "sweep": "a"},
+            metrics={"rl_reliable_final_score": score},
+        )
+    return {"uri": uri, "client": client, "exp": exp, "runs": runs, "report": _report(runs, (exp, name)), "name": name}
+
+
+def _download_json(client, run_id, path, tmp_path):
+    return json.loads(open(client.download_artifacts(run_id, path, str(tmp_path))).read())
+
+
+def test_new_analysis_run_holds_tables_metrics_and_tags(setup, tmp_path, monkeypatch):
+    client, report = setup["client"], setup["report"]
+    before = snapshot(client, list(setup["runs"].values()))
+    run_id = publish_mlflow(report, tracking_uri=setup["uri"], experiment=setup["name"])
+
+    run = client.get_run(run_id)
+    assert run.info.run_name == "rl-reliable-analysis" and run.info.status == "FINISHED"
+    assert run.info.experiment_id == setup["exp"]
+    assert run.data.metrics["iqm/PPO"] == 0.75 and run.data.metrics["iqm/PPO/low"] == 0.60
+    assert run.data.metrics["iqm/PPO/high"] == 0.90 and run.data.metrics["mean/DQN"] == 0.30
+    tags = run.data.tags
+    assert tags["rl_reliable.role"] == "analysis" and tags[HASH_TAG] == report_hash(report)
+    assert tags["rl_reliable.source.filter"] == "tags.sweep = 'a'"
+    assert "iqm" in tags["mlflow.note.content"]
+
+    # tables: MLflow's table JSON, registered so the UI shows them as tables, readable by load_table
+    table = _download_json(client, run_id, "rl_reliable/tables/aggregates.json", tmp_path)
+    assert table["columns"] == ["algorithm", "metric", "point", "low", "high"]
+    assert table["data"][0] == ["PPO", "iqm", 0.75, 0.6, 0.9]
+    registered = json.loads(tags["mlflow.loggedArtifacts"])
+    assert {"path": "rl_reliable/tables/aggregates.json", "type": "table"} in registered
+    with use_store(setup["uri"], monkeypatch):  # load_table searches through the fluent API
+        loaded = client.load_table(setup["exp"], "rl_reliable/tables/per_task.json", run_ids=[run_id])
+    assert loaded["mean"].tolist() == pytest.approx([0.7, 0.3])  # MLflow's reader parses floats loosely
+    # the report files and provenance (a dict artifact)
+    files = {f.path for f in client.list_artifacts(run_id, "rl_reliable")}
+    assert {"rl_reliable/aggregates.csv", "rl_reliable/provenance.json", "rl_reliable/tables"} <= files
+    prov = _download_json(client, run_id, "rl_reliable/provenance.json", tmp_path)
+    assert prov["reps"] == 200 and prov["warnings"] == ["2 runs per cell: intervals are wide"]
+
+    # the source runs are exactly as before
+    assert snapshot(client, list(setup["runs"].values())) == before
+
+
+def test_publishing_the_same_report_twice_adds_nothing(setup):
+    client, report = setup["client"], setup["report"]
+    first = publish_mlflow(report, tracking_uri=setup["uri"], experiment=setup["name"])
+    state = snapshot(client, [first])
+    second = publish_mlflow(report, tracking_uri=setup["uri"], experiment=setup["exp"])
+    assert second == first
+    assert snapshot(client, [first]) == state
+    analysis = client.search_runs([setup["exp"]], "tags.`rl_reliable.role` = 'analysis'")
+    assert len(analysis) == 1
+    # a different report is a new run
+    third = publish_mlflow(_report(setup["runs"], (setup["exp"], setup["name"]), shift=0.01), tracking_uri=setup["uri"])
+    assert third != first and client.get_run(third).data.metrics["iqm/PPO"] == 0.76
+
+
+def test_publish_to_a_parent_run_is_idempotent_and_keeps_its_status(setup, tmp_path):
+    client, report = setup["client"], setup["report"]
+    parent = log_run(client, setup["exp"], "grid-parent", tags={"kind": "parent"})
+    before_sources = snapshot(client, list(setup["runs"].values()))
+    assert publish_mlflow(report, tracking_uri=setup["uri"], parent_run_id=parent) == parent
+    once = snapshot(client, [parent])
+    assert publish_mlflow(report, tracking_uri=setup["uri"], parent_run_id=parent) == parent
+    assert snapshot(client, [parent]) == once
+    run = client.get_run(parent)
+    assert run.info.status == "FINISHED" and run.data.tags["kind"] == "parent"
+    assert "rl_reliable.role" not in run.data.tags  # the user's run is not relabelled
+    assert [m.value for m in client.get_metric_history(parent, "iqm/PPO")] == [0.75]
+    registered = json.loads(run.data.tags["mlflow.loggedArtifacts"])
+    assert len(registered) == len({json.dumps(r, sort_keys=True) for r in registered}) == 4
+    # an updated report overwrites the files and re-registers nothing twice
+    newer = _report(setup["runs"], (setup["exp"], setup["name"]), shift=0.05)
+    assert publish_mlflow(newer, tracking_uri=setup["uri"], parent_run_id=parent) == parent
+    run = client.get_run(parent)
+    assert json.loads(run.data.tags["mlflow.loggedArtifacts"]) == registered
+    assert run.data.metrics["iqm/PPO"] == 0.80 and run.data.tags[HASH_TAG] == report_hash(newer)
+    table = _download_json(client, parent, "rl_reliable/tables/aggregates.json", tmp_path)
+    assert len(table["data"]) == 4 and table["data"][0][2] == 0.80
+    assert len(client.search_runs([setup["exp"]], "")) == 5  # no run was created
+    assert snapshot(client, list(setup["runs"].values())) == before_sources
+
+
+def test_refuses_to_publish_onto_a_source_run(setup):
+    source = setup["runs"][("PPO", 0)]
+    before = snapshot(setup["client"], [source])
+    with pytest.raises(TrackerError, match="never changes source runs"):
+        publish_mlflow(setup["report"], tracking_uri=setup["uri"], parent_run_id=source)
+    assert snapshot(setup["client"], [source]) == before
+
+
+def test_unknown_parent_run_is_a_clear_error(setup):
+    with pytest.raises(TrackerError, match="parent run 'deadbeef' not found"):
+        publish_mlflow(setup["report"], tracking_uri=setup["uri"], parent_run_id="deadbeef")

@@ -1,0 +1,204 @@
+"""The slow MLflow tests: a real `mlflow server` on loopback, and the MLproject end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from rl_reliable_logger import ScoreTable, evaluate
+from rl_reliable_logger.trackers.mlflow.adapter import mlflow_table, publish_mlflow, write_final_score
+from tests.support.mlflow_store import REPO, convention, log_run, mlflow
+
+pytestmark = pytest.mark.slow
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("MLFLOW_RUN_ID", None)
+    env.pop("MLFLOW_EXPERIMENT_ID", None)
+    env.update(extra)
+    return env
+
+
+@pytest.fixture()
+def server(tmp_path):
+    """`mlflow server` on 127.0.0.1 with a free port, proxying artifacts; stopped after the test."""
+    port = _free_port()
+    log = open(tmp_path / "server.log", "w")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mlflow",
+            "server",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            "1",
+            "--backend-store-uri",
+            f"sqlite:///{tmp_path}/server.db",
+            "--artifacts-destination",
+            str(tmp_path / "artifacts"),
+        ],
+        cwd=tmp_path,
+        env=_env(tmp_path),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(
+                    f"mlflow server exited with {proc.returncode}: {(tmp_path / 'server.log').read_text()[-2000:]}"
+                )
+            try:
+                with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
+                    if response.read().strip() == b"OK":
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("mlflow server did not become healthy within 90 s")
+            time.sleep(0.5)
+        yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
+
+
+def test_against_a_real_tracking_server(server, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    client = mlflow.MlflowClient(server)
+    exp = client.create_experiment("remote")
+    scores = {
+        ("A", "t1"): [1.0, 2.0, 3.0],
+        ("A", "t2"): [4.0, 5.0, 6.0],
+        ("B", "t1"): [2.0, 3.0, 4.0],
+        ("B", "t2"): [5.0, 6.0, 7.5],
+    }
+    for (alg, task), values in scores.items():
+        for seed, score in enumerate(values):
+            log_run(
+                client,
+                exp,
+                f"{alg}-{task}-{seed}",
+                tags=convention(alg, task, seed),
+                metrics={"rl_reliable_final_score": score},
+            )
+    # the end-of-training call over HTTP, on the active run
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", server)
+    mlflow.set_tracking_uri(server)
+    try:
+        with mlflow.start_run(experiment_id=exp, run_name="B-t2-3"):
+            write_final_score(8.0, "B", "t2", 3)
+    finally:
+        mlflow.set_tracking_uri(None)
+
+    table = mlflow_table("remote", tracking_uri=server, page_size=5)
+    got = {(a, t): sorted(g.score) for (a, t), g in table.frame.groupby(["algorithm", "task"])}
+    assert got == {**{k: sorted(v) for k, v in scores.items()}, ("B", "t2"): [5.0, 6.0, 7.5, 8.0]}
+    assert table.frame["url"].str.startswith(f"{server}/#/experiments/{exp}/runs/").all()
+
+    report = evaluate(table, reps=200, profile_reps=100, improvement_reps=100, seed=0)
+    run_id = publish_mlflow(report, tracking_uri=server)
+    assert publish_mlflow(report, tracking_uri=server) == run_id
+    run = client.get_run(run_id)
+    iqm_a = report.headline("iqm").set_index("algorithm").loc["A"]
+    assert run.data.metrics["iqm/A"] == iqm_a.point and run.data.metrics["iqm/A/low"] == iqm_a.low
+    path = client.download_artifacts(run_id, "rl_reliable/tables/aggregates.json", str(tmp_path))
+    assert json.loads(Path(path).read_text())["columns"] == ["algorithm", "metric", "point", "low", "high"]
+    assert len(client.search_runs([exp], "tags.`rl_reliable.role` = 'analysis'")) == 1
+
+
+def test_mlproject_end_to_end(tmp_path):
+    """`mlflow run integrations/mlflow` trains a small grid, aggregates, and publishes onto the parent."""
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    cmd = [
+        sys.executable,
+        "-m",
+        "mlflow",
+        "run",
+        str(REPO / "integrations" / "mlflow"),
+        "--env-manager",
+        "local",
+        "--experiment-name",
+        "e2e",
+        "-P",
+        "algorithms=ucb1,thompson",
+        "-P",
+        "tasks=bernoulli-10,gaussian-5",
+        "-P",
+        "seeds=3",
+        "-P",
+        "steps=300",
+        "-P",
+        "reps=200",
+    ]
+    done = subprocess.run(
+        cmd, cwd=tmp_path, env=_env(tmp_path, MLFLOW_TRACKING_URI=uri), capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+    client = mlflow.MlflowClient(uri)
+    exp = client.get_experiment_by_name("e2e").experiment_id
+    parents = client.search_runs([exp], "tags.mlflow.project.entryPoint = 'main'")
+    assert len(parents) == 1 and parents[0].info.status == "FINISHED"
+    parent = parents[0]
+    children = client.search_runs(
+        [exp], f"tags.mlflow.parentRunId = '{parent.info.run_id}'", order_by=["attributes.start_time ASC"]
+    )
+    assert len(children) == 12 and {c.info.status for c in children} == {"FINISHED"}
+    assert {(c.data.tags["rl_reliable_algorithm"], c.data.tags["rl_reliable_task"]) for c in children} == {
+        (a, t) for a in ("ucb1", "thompson") for t in ("bernoulli-10", "gaussian-5")
+    }
+
+    # recompute from the children's metrics, read here with the plain client, and compare
+    frame = pd.DataFrame(
+        [
+            {
+                "algorithm": c.data.tags["rl_reliable_algorithm"],
+                "task": c.data.tags["rl_reliable_task"],
+                "seed": int(c.data.tags["rl_reliable_seed"]),
+                "score": c.data.metrics["rl_reliable_final_score"],
+            }
+            for c in children
+        ]
+    )
+    assert frame["score"].between(-1.5, 1.0 + 1e-9).all()  # normalised: 1 = always the best arm
+    expected = evaluate(ScoreTable(frame), reps=200, seed=0).headline("iqm").set_index("algorithm")
+    metrics = parent.data.metrics
+    for alg in ("ucb1", "thompson"):
+        assert metrics[f"iqm/{alg}"] == pytest.approx(expected.loc[alg, "point"], abs=1e-12)
+    tags = parent.data.tags
+    assert "rl_reliable.report_hash" in tags and "tags.mlflow.parentRunId" in tags["rl_reliable.source.filter"]
+    files = {f.path for f in client.list_artifacts(parent.info.run_id, "rl_reliable/tables")}
+    assert "rl_reliable/tables/aggregates.json" in files
+    assert not (REPO / "mlflow.db").exists() or (REPO / "mlflow.db").stat().st_mtime < time.time() - 3600
