@@ -4,7 +4,7 @@ Five algorithms (DER, DrQ, DrQ(eps), OTR, SPR) come from ``examples/atari100k_sc
 first 10 runs per game of the rliable paper's published Atari 100k scores. SimPLe has only 5 runs
 per game there, so it is left out of the rectangular comparison. The sixth "algorithm", ``SPR-b``,
 is SPR's runs 10-19 (raw returns) from the same published release
-(``/work/shared/data/rliable_atari_100k/final_scores_long.csv``, the long form of
+(``rliable_atari_100k/final_scores_long.csv`` in the shared data folder, the long form of
 ``final_scores_hns.json``), renumbered seeds 0-9: a real, independent second batch of SPR runs.
 
 Everything is raw returns; human normalisation is done by rl_reliable_logger's ``atari100k``
@@ -13,6 +13,7 @@ normaliser (random -> 0, human -> 1), and the *same* normalised array is handed 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,9 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_CSV = ROOT / "examples" / "atari100k_scores.csv"
-LONG_CSV = Path("/work/shared/data/rliable_atari_100k/final_scores_long.csv")
+#: The shared data folder: ``shared/data`` beside the checkout, or RL_RELIABLE_SHARED_DATA.
+SHARED_DATA = Path(os.environ.get("RL_RELIABLE_SHARED_DATA", ROOT.parent / "shared" / "data"))
+LONG_CSV = SHARED_DATA / "rliable_atari_100k" / "final_scores_long.csv"
 TEN_RUN_ALGORITHMS = ["DER", "DrQ", "DrQ(eps)", "OTR", "SPR"]
 
 
@@ -30,7 +33,10 @@ def rectangular_frame(with_spr_b: bool = True) -> pd.DataFrame:
     df = df[df["algorithm"].isin(TEN_RUN_ALGORITHMS)]
     if with_spr_b:
         if not LONG_CSV.exists():
-            raise FileNotFoundError(f"{LONG_CSV} is needed for SPR-b (SPR runs 10-19)")
+            raise FileNotFoundError(
+                f"{LONG_CSV} is needed for SPR-b (SPR runs 10-19): put the shared data beside the checkout "
+                "or set RL_RELIABLE_SHARED_DATA to its data folder"
+            )
         long = pd.read_csv(LONG_CSV)
         b = long[(long["algorithm"] == "SPR") & long["run_index"].between(10, 19)]
         b = pd.DataFrame(

@@ -72,7 +72,9 @@ def time_ours(table: ScoreTable, taus: np.ndarray, args) -> tuple[dict[str, floa
     """Per-workload times through evaluate()'s own building blocks, then the full evaluate()."""
     import importlib
 
-    ev_mod = importlib.import_module("rl_reliable_logger.analysis.evaluation")  # the module (the package exports the function)
+    ev_mod = importlib.import_module(
+        "rl_reliable_logger.analysis.evaluation"
+    )  # the module (the package exports the function)
     from rl_reliable_logger.stats import bootstrap as bs
     from rl_reliable_logger.stats import metrics as mt
 

@@ -2,7 +2,7 @@
 # Create benchmarks/.rliable-venv with rliable 1.2.0 for the comparison benchmark and tests.
 #
 # rliable 1.2.0 pins arch>=5.3.1,<8; arch 7.x imports fail with pandas 3 and arch 8 removed the
-# random_state kwarg rliable passes, so pandas is held below 3 (see /work/shared/notes/anchors.md §(d)1).
+# random_state kwarg rliable passes, so pandas is held below 3 (see the team notes (shared/notes/anchors.md) §(d)1).
 # Usage: bash benchmarks/setup_rliable_venv.sh [python]   (default python: python3)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

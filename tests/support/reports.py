@@ -1,7 +1,7 @@
 """Hand-built Reports for the figure/HTML/table tests, independent of ``evaluate()``.
 
 Scores are the first runs of real Atari 100k human-normalised results (Agarwal et al. 2021,
-copied from /work/shared/data/rliable_atari_100k) for up to 5 algorithms; more algorithms are
+copied from the team's shared data, rliable_atari_100k) for up to 5 algorithms; more algorithms are
 made by scaling those. Every table follows the Report schema and its intervals come from a
 small, explicit stratified bootstrap written here in plain numpy (not the package's engine).
 """

@@ -138,9 +138,19 @@ def test_against_a_real_tracking_server(server, tmp_path, monkeypatch):
     assert len(client.search_runs([exp], "tags.`rl_reliable.role` = 'analysis'")) == 1
 
 
+def _checkout_stores() -> dict[str, tuple[int, int] | None]:
+    """(mtime_ns, size) of the MLflow files a careless run would write into the checkout (None: absent)."""
+    out: dict[str, tuple[int, int] | None] = {}
+    for name in ("mlflow.db", "mlruns"):
+        path = REPO / name
+        out[name] = (path.stat().st_mtime_ns, path.stat().st_size) if path.exists() else None
+    return out
+
+
 def test_mlproject_end_to_end(tmp_path):
     """`mlflow run integrations/mlflow` trains a small grid, aggregates, and publishes onto the parent."""
     uri = f"sqlite:///{tmp_path}/mlflow.db"
+    before = _checkout_stores()  # the README's own example may have made these: they must stay untouched
     cmd = [
         sys.executable,
         "-m",
@@ -201,4 +211,4 @@ def test_mlproject_end_to_end(tmp_path):
     assert "rl_reliable.report_hash" in tags and "tags.mlflow.parentRunId" in tags["rl_reliable.source.filter"]
     files = {f.path for f in client.list_artifacts(parent.info.run_id, "rl_reliable/tables")}
     assert "rl_reliable/tables/aggregates.json" in files
-    assert not (REPO / "mlflow.db").exists() or (REPO / "mlflow.db").stat().st_mtime < time.time() - 3600
+    assert _checkout_stores() == before
