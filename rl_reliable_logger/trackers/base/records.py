@@ -20,6 +20,7 @@ import pandas as pd
 
 from ...data.scores import ScoreTable, seed_key
 from ...errors import ScoreTableError
+from .messages import DROP_INVALID, kw
 
 #: The end-of-training convention: names written by :func:`rl_reliable_logger.log_final_score`.
 DEFAULT_KEYS = {
@@ -176,7 +177,7 @@ def records_to_table(
         try:
             parsed[name] = parse_field_ref(ref)
         except ValueError as err:
-            raise ScoreTableError(f"--{name.replace('_', '-')}-key: {err}") from None
+            raise ScoreTableError(f"{kw(name + '=')}: {err}") from None
     records = list(records)
     info: dict[str, Any] = dict(source or {})
     info["fields"] = dict(refs)
@@ -255,15 +256,15 @@ def records_to_table(
         raise ScoreTableError(
             "some runs lack a field needed to group them:\n"
             + "\n".join(f"  - {line}" for line in lines)
-            + "\nName the right fields with --algorithm-key/--task-key/--seed-key/--score-key, "
-            "or pass --drop-invalid to leave these runs out (they are listed in provenance)."
+            + f"\nName the right fields with {kw('algorithm=')}, {kw('task=')}, {kw('seed=')} and {kw('score=')}, "
+            f"or pass {kw(DROP_INVALID)} to leave these runs out (they are listed in provenance)."
         )
     if not rows:
         states = ", ".join(f"{n} {s}" for s, n in info.get("excluded_summary", {}).items())
         raise ScoreTableError(
             "no usable runs"
             + (
-                f": all {len(records)} runs were skipped ({states}); pass --include-unfinished to use them"
+                f": all {len(records)} runs were skipped ({states}); pass {kw('include_unfinished=True')} to use them"
                 if excluded
                 else ""
             )

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from rl_reliable_logger import ScoreTable, evaluate
-from rl_reliable_logger.trackers.mlflow.adapter import mlflow_table, publish_mlflow, write_final_score
+from rl_reliable_logger.trackers.mlflow import mlflow_table, publish_mlflow, write_final_score
 from tests.support.mlflow_store import REPO, convention, log_run, mlflow
 
 pytestmark = pytest.mark.slow
@@ -128,12 +128,15 @@ def test_against_a_real_tracking_server(server, tmp_path, monkeypatch):
     assert table.frame["url"].str.startswith(f"{server}/#/experiments/{exp}/runs/").all()
 
     report = evaluate(table, reps=200, profile_reps=100, improvement_reps=100, seed=0)
-    run_id = publish_mlflow(report, tracking_uri=server)
-    assert publish_mlflow(report, tracking_uri=server) == run_id
+    first = publish_mlflow(report, tracking_uri=server)
+    again = publish_mlflow(report, tracking_uri=server)
+    assert first.created and not again.created and again.target == first.target
+    run_id = first.target
     run = client.get_run(run_id)
     iqm_a = report.headline("iqm").set_index("algorithm").loc["A"]
     assert run.data.metrics["iqm/A"] == iqm_a.point and run.data.metrics["iqm/A/low"] == iqm_a.low
-    path = client.download_artifacts(run_id, "rl_reliable/tables/aggregates.json", str(tmp_path))
+    folder = run.data.tags["rl_reliable.current_report"]
+    path = client.download_artifacts(run_id, f"{folder}/tables/aggregates.json", str(tmp_path))
     assert json.loads(Path(path).read_text())["columns"] == ["algorithm", "metric", "point", "low", "high"]
     assert len(client.search_runs([exp], "tags.`rl_reliable.role` = 'analysis'")) == 1
 
@@ -209,6 +212,7 @@ def test_mlproject_end_to_end(tmp_path):
         assert metrics[f"iqm/{alg}"] == pytest.approx(expected.loc[alg, "point"], abs=1e-12)
     tags = parent.data.tags
     assert "rl_reliable.report_hash" in tags and "tags.mlflow.parentRunId" in tags["rl_reliable.source.filter"]
-    files = {f.path for f in client.list_artifacts(parent.info.run_id, "rl_reliable/tables")}
-    assert "rl_reliable/tables/aggregates.json" in files
+    folder = tags["rl_reliable.current_report"]
+    files = {f.path for f in client.list_artifacts(parent.info.run_id, f"{folder}/tables")}
+    assert f"{folder}/tables/aggregates.json" in files
     assert _checkout_stores() == before
