@@ -20,12 +20,12 @@ from typing import Any
 
 from ..errors import RLReliableError
 from ..render.bundle import check_output_folder
-from ..trackers.base.messages import as_flags
 from ..trackers.base.publishing import check_not_source
 from ..trackers.base.records import KINDS
 from ..trackers.mlflow.sink import MlflowSink
 from ..trackers.mlflow.source import DEFAULT_REFS, MlflowSource
 from .common import CliError, add_evaluate_options, run_and_report
+from .flags import as_flags
 
 _DESCRIPTION = """\
 Pull the runs of one or more MLflow experiments (names or ids), group them into algorithm x task x

@@ -17,11 +17,11 @@ from typing import Any
 
 from ..errors import RLReliableError
 from ..render.bundle import check_output_folder
-from ..trackers.base.messages import as_flags
 from ..trackers.wandb.sink import sink_for
 from ..trackers.wandb.source import DEFAULT_PER_PAGE, DEFAULT_REFS, WandbSource
 from ..trackers.wandb.sweep import wait_for_sweep
 from .common import CliError, add_evaluate_options, run_and_report
+from .flags import as_flags
 
 _DESCRIPTION = """\
 Pull the runs of a W&B project (optionally one sweep and a W&B filter), or read offline runs

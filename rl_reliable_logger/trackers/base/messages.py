@@ -1,61 +1,19 @@
-"""How tracker messages name options: as Python keywords, which the CLI turns into its flags.
+"""How library messages name options: as Python keywords, backticked so the CLI can swap in its flags.
 
 Library code writes ``kw("include_unfinished=True")``, which renders as
-```include_unfinished=True``` (backticked). A Python user reads the keyword to pass; the CLI
-replaces each backticked keyword it knows with its flag (:data:`FLAG_FOR`), so a command-line
-user is told ``--include-unfinished`` instead. One table, so both audiences stay in step.
+```include_unfinished=True```. A Python user reads the keyword to pass; the CLI replaces each
+backticked keyword it knows with its flag (``rl_reliable_logger.cli.flags``).
 
 Example:
     >>> kw("include_unfinished=True")
     '`include_unfinished=True`'
-    >>> as_flags("pass `include_unfinished=True` to use them")
-    'pass --include-unfinished to use them'
 """
 
 from __future__ import annotations
 
-import re
-
 DROP_INVALID = "on_invalid='drop'"
-
-#: Python keyword (as written in messages) -> the flag that sets it on the command line.
-FLAG_FOR = {
-    "algorithm=": "--algorithm-key",
-    "task=": "--task-key",
-    "seed=": "--seed-key",
-    "score=": "--score-key",
-    "run_key=": "--run-key",
-    "include_unfinished=True": "--include-unfinished",
-    DROP_INVALID: "--drop-invalid",
-    "experiments=": "--experiment",
-    "filter_string=": "--filter",
-    "filters=": "--filter",
-    "tracking_uri=": "--tracking-uri",
-    "curve_key=": "--curve-key",
-    "algorithms=": "--only-algorithms",
-    "tasks=": "--only-tasks",
-    "sweep=": "--sweep",
-    "per_page=": "--per-page",
-    "parent_run_id=": "--publish RUN_ID",
-    "experiment=": "--experiment",
-    "project=": "--project",
-    "force=True": "--force",
-    "out=": "--out",
-    "timeout=": "--wait-timeout",
-    "path=": "ENTITY/PROJECT",
-    "offline_dir=": "--offline-dir",
-    "bundle=": "--out",
-}
 
 
 def kw(keyword: str) -> str:
     """A keyword as messages write it (backticked, so :func:`as_flags` can find it)."""
     return f"`{keyword}`"
-
-
-_TOKEN = re.compile(r"`([^`]+)`")
-
-
-def as_flags(text: str) -> str:
-    """``text`` with every known backticked keyword replaced by its CLI flag (others left as they are)."""
-    return _TOKEN.sub(lambda m: FLAG_FOR.get(m.group(1), m.group(0)), text)
