@@ -89,15 +89,16 @@ class Bundle:
     files: tuple[BundleFile, ...]
     contents: Mapping[str, bytes]
 
-    def copy_to(self, target: str | os.PathLike) -> list[Path]:
-        """Write the verified bytes (manifest included) into ``target``; return the file paths.
+    def copy_to(self, target: str | os.PathLike, *, manifest: bool = True) -> list[Path]:
+        """Write the verified bytes (and, with ``manifest``, the manifest) into ``target``; return the paths.
 
         Sinks upload from such a private copy, so nothing that changes in the folder after the
         check (or is not in the manifest) can be uploaded.
         """
         out = Path(target)
         written = []
-        for rel, data in [*self.contents.items(), (MANIFEST, self.manifest_bytes())]:
+        items = list(self.contents.items()) + ([(MANIFEST, self.manifest_bytes())] if manifest else [])
+        for rel, data in items:
             path = out.joinpath(*rel.split("/"))
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)

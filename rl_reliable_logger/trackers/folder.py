@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..render.bundle import BundleError, read_bundle, report_hash
+from ..render.bundle import BundleError, read_bundle, report_hash, write_bundle
 from .base.protocols import PublishResult
+from .base.publishing import bundle_files
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..analysis.report import Report
@@ -33,13 +34,17 @@ class FolderSink:
         self.figures = figures
 
     def publish(self, report: Report, *, bundle: str | os.PathLike | None = None) -> PublishResult:
-        from ..render.writer import save_report
-
         digest = report_hash(report)
-        try:
-            if read_bundle(self.path).report_hash == digest:
-                return PublishResult("folder", str(self.path), None, False, digest)
-        except BundleError:
-            pass  # no bundle yet, or not ours: save_report decides whether it may be replaced
-        save_report(report, self.path, figures=self.figures, inputs=self.inputs)
+        with bundle_files(report, bundle, figures=self.figures) as verified:  # verified before anything is written
+            try:
+                if read_bundle(self.path).report_hash == digest:
+                    return PublishResult("folder", str(self.path), None, False, digest)
+            except BundleError:
+                pass  # no bundle yet, or not ours: write_bundle decides whether it may be replaced
+            write_bundle(
+                self.path,
+                lambda tmp: verified.copy_to(tmp, manifest=False),
+                digest=digest,
+                inputs=self.inputs,
+            )
         return PublishResult("folder", str(self.path), None, True, digest)

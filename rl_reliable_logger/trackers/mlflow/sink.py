@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...analysis.report import TABLES
 from ...errors import TrackerError
+from ...render.bundle import Bundle
 from ...version import __version__
 from ..base.messages import kw
 from ..base.protocols import PublishResult
@@ -191,14 +192,15 @@ class MlflowSink:
         digest = report_hash(report)
         check_not_source(self.parent_run_id, source_run_ids(report))
         metrics = headline_metrics(report, valid=valid_metric_key)  # every key checked before any write
-        client = Tracker(self.tracking_uri, must_exist=False)
-        if self.parent_run_id:
-            return self._onto_parent(client, report, digest, metrics, bundle)
-        return self._new_run(client, report, digest, metrics, bundle)
+        with bundle_files(report, bundle, figures=self.figures) as verified:  # verified before anything is written
+            client = Tracker(self.tracking_uri, must_exist=False)
+            if self.parent_run_id:
+                return self._onto_parent(client, report, digest, metrics, verified)
+            return self._new_run(client, report, digest, metrics, verified)
 
     # ------------------------------------------------------------------ targets
     def _onto_parent(
-        self, client: Tracker, report: Report, digest: str, metrics: dict[str, float], bundle: Any
+        self, client: Tracker, report: Report, digest: str, metrics: dict[str, float], verified: Bundle
     ) -> PublishResult:
         from mlflow.exceptions import MlflowException
 
@@ -215,7 +217,7 @@ class MlflowSink:
             return PublishResult("mlflow", run_id, url, False, digest)
         _set_tags(client, run_id, {STATE_TAG: "writing"})
         try:
-            self._write(client, run, report, digest, metrics, bundle)
+            self._write(client, run, report, digest, metrics, verified)
         except BaseException as err:
             with contextlib.suppress(Exception):
                 _set_tags(client, run_id, {STATE_TAG: "failed", FAILURE_TAG: _clip(_reason(err), 500)})
@@ -224,7 +226,7 @@ class MlflowSink:
         return PublishResult("mlflow", run_id, url, True, digest)
 
     def _new_run(
-        self, client: Tracker, report: Report, digest: str, metrics: dict[str, float], bundle: Any
+        self, client: Tracker, report: Report, digest: str, metrics: dict[str, float], verified: Bundle
     ) -> PublishResult:
         exp_id = _publish_experiment(client, report, self.experiment)
         earlier = _finished_analysis_runs(client, exp_id, digest)
@@ -242,7 +244,7 @@ class MlflowSink:
         )
         run_id = run.info.run_id
         try:
-            self._write(client, run, report, digest, metrics, bundle)
+            self._write(client, run, report, digest, metrics, verified)
             _verify(client, run_id, digest, metrics)
         except BaseException as err:
             with contextlib.suppress(Exception):
@@ -260,32 +262,29 @@ class MlflowSink:
 
     # ------------------------------------------------------------------ writing
     def _write(
-        self, client: Tracker, run: Any, report: Report, digest: str, metrics: dict[str, float], bundle: Any
+        self, client: Tracker, run: Any, report: Report, digest: str, metrics: dict[str, float], verified: Bundle
     ) -> None:
-        """Upload the bundle and tables into a new folder, then make it the only current report."""
+        """Upload the verified bundle and the tables into a new folder, then make it the only current report."""
         from mlflow.entities import Metric
 
         run_id = run.info.run_id
         folder = f"{ARTIFACT_DIR}/{digest[:16]}"
-        with bundle_files(report, bundle, figures=self.figures) as verified:
-            client.call(
-                "uploading the report bundle",
-                client.client.log_artifacts,
-                run_id,
-                str(verified.root),
-                f"{folder}/bundle",
-            )
-            tables_dir = verified.root.parent / "tables"
-            tables_dir.mkdir()
-            table_paths = []
-            for name, frame in [(n, report.table(n)) for n in TABLES] + sorted(report.extra.items()):
-                if frame is None or frame.empty:
-                    continue
-                _write_table_json(frame, tables_dir / f"{name}.json")
-                table_paths.append(f"{folder}/tables/{name}.json")
-            client.call(
-                "uploading the tables", client.client.log_artifacts, run_id, str(tables_dir), f"{folder}/tables"
-            )
+        client.call(
+            "uploading the report bundle",
+            client.client.log_artifacts,
+            run_id,
+            str(verified.root),
+            f"{folder}/bundle",
+        )
+        tables_dir = verified.root.parent / "tables"
+        tables_dir.mkdir(exist_ok=True)
+        table_paths = []
+        for name, frame in [(n, report.table(n)) for n in TABLES] + sorted(report.extra.items()):
+            if frame is None or frame.empty:
+                continue
+            _write_table_json(frame, tables_dir / f"{name}.json")
+            table_paths.append(f"{folder}/tables/{name}.json")
+        client.call("uploading the tables", client.client.log_artifacts, run_id, str(tables_dir), f"{folder}/tables")
 
         fresh = client.call("reading the run", client.client.get_run, run_id)
         tags = dict(fresh.data.tags)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...analysis.report import TABLES
 from ...errors import InputError, TrackerError
+from ...render.bundle import Bundle
 from ..base.messages import kw
 from ..base.protocols import PublishResult
 from ..base.publishing import bundle_files, check_not_source, headline_metrics, report_hash, run_name, source_run_ids
@@ -203,6 +204,21 @@ class WandbSink:
         art_name = artifact_name(project=self.project, sweep=self.sweep, group=self.group)
         where = f"{self.entity + '/' if self.entity else ''}{self.project}"
 
+        with bundle_files(report, bundle, figures=self.figures) as verified:  # verified before anything is written
+            return self._publish(wandb, report, verified, digest, summary, run_id, art_name, where, mode)
+
+    def _publish(
+        self,
+        wandb: Any,
+        report: Report,
+        verified: Bundle,
+        digest: str,
+        summary: dict[str, float],
+        run_id: str,
+        art_name: str,
+        where: str,
+        mode: str,
+    ) -> PublishResult:
         if not self.force:
             if mode == "offline":
                 previous = _previous_offline(_index_path(self.dir), art_name, digest, self.entity, self.project)
@@ -216,10 +232,7 @@ class WandbSink:
         settings: dict[str, Any] = {"silent": True} if os.environ.get("WANDB_SILENT") else {}
         if self.sweep:
             settings["sweep_id"] = self.sweep
-        with (
-            bundle_files(report, bundle, figures=self.figures) as verified,
-            _errors(f"publishing the report to {where}"),
-        ):
+        with _errors(f"publishing the report to {where}"):
             run = wandb.init(
                 project=self.project,
                 entity=self.entity,
