@@ -13,7 +13,7 @@ import pytest
 from rl_reliable_logger.cli.main import main
 from rl_reliable_logger.render import bundle as rb
 from rl_reliable_logger.render import writer
-from rl_reliable_logger.render.bundle import BundleError, check_output_folder, read_bundle, report_hash
+from rl_reliable_logger.render.bundle import BundleError, read_bundle, report_hash
 from rl_reliable_logger.render.writer import load_report, save_report
 from tests.support.reports import small_report
 

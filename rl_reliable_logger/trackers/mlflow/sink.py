@@ -59,6 +59,7 @@ SUPERSEDED_TAG = "rl_reliable.superseded"
 ARTIFACT_DIR = "rl_reliable"
 LOGGED_ARTIFACTS_TAG = "mlflow.loggedArtifacts"
 _MAX_TAG_VALUE = 5000
+_ATTEMPTS = 3
 _KEY = re.compile(r"^[A-Za-z0-9_\-. /]{1,250}$")
 
 
@@ -217,12 +218,18 @@ class MlflowSink:
             return PublishResult("mlflow", run_id, url, False, digest)
         _set_tags(client, run_id, {STATE_TAG: "writing"})
         try:
-            self._write(client, run, report, digest, metrics, verified)
+            for attempt in range(_ATTEMPTS):  # another publisher on this run: write again, never leave a mix
+                self._write(client, run, report, digest, metrics, verified)
+                try:
+                    _verify(client, run_id, digest, metrics)
+                    break
+                except TrackerError:
+                    if attempt == _ATTEMPTS - 1:
+                        raise
         except BaseException as err:
             with contextlib.suppress(Exception):
                 _set_tags(client, run_id, {STATE_TAG: "failed", FAILURE_TAG: _clip(_reason(err), 500)})
             raise
-        _verify(client, run_id, digest, metrics)
         return PublishResult("mlflow", run_id, url, True, digest)
 
     def _new_run(
@@ -353,11 +360,15 @@ def _verify(client: Tracker, run_id: str, digest: str, metrics: Mapping[str, flo
     run = client.call("checking the published report", client.client.get_run, run_id)
     tags, seen = run.data.tags, run.data.metrics
     wrong = [k for k, v in metrics.items() if seen.get(k) != v]
-    if tags.get(HASH_TAG) != digest or tags.get(CURRENT_TAG) != f"{ARTIFACT_DIR}/{digest[:16]}" or wrong:
+    folder = f"{ARTIFACT_DIR}/{digest[:16]}"
+    listed = client.call("checking the published files", client.client.list_artifacts, run_id, f"{folder}/bundle")
+    if not any(f.path.endswith("/manifest.json") for f in listed):
+        wrong.append(f"{folder}/bundle/manifest.json")
+    if tags.get(HASH_TAG) != digest or tags.get(CURRENT_TAG) != folder or wrong:
         raise TrackerError(
             f"run {run_id} was changed by another publish at the same time (report hash now "
             f"{str(tags.get(HASH_TAG))[:8]}, this one {digest[:8]}"
-            + (f"; metric {wrong[0]!r} differs" if wrong else "")
+            + (f"; {wrong[0]!r} differs or is missing" if wrong else "")
             + "). Publish again once the other one has finished."
         )
 
