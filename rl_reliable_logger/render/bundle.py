@@ -162,7 +162,9 @@ def safe_relpath(rel: str) -> bool:
 
 def _walk(root: Path) -> tuple[list[str], list[str], list[str]]:
     """(files, folders, other entries) under ``root`` as relative POSIX paths; symlinks are never followed."""
-    files, dirs, other = [], [], []
+    files: list[str] = []
+    dirs: list[str] = []
+    other: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         base = Path(dirpath)
         for name in list(dirnames):

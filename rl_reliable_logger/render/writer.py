@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import re
@@ -71,7 +72,7 @@ def _table(report: Report, name: str) -> pd.DataFrame | None:
 
 
 def _has_kind(kind: str) -> Callable[[pd.DataFrame], bool]:
-    return lambda t: "kind" not in t.columns or (t["kind"].astype(str) == kind).any()
+    return lambda t: "kind" not in t.columns or bool((t["kind"].astype(str) == kind).any())
 
 
 def figure_specs(report: Report) -> list[FigureSpec]:
@@ -136,7 +137,7 @@ def figure_specs(report: Report) -> list[FigureSpec]:
                     f"Sample efficiency: {plots.metric_title(m)} over training",
                     "Aggregate score over training steps; shaded: pointwise CI (whole runs resampled).",
                     "curves",
-                    lambda r, m=m: plots.plot_sample_efficiency_curves(r, metric=m),
+                    functools.partial(plots.plot_sample_efficiency_curves, metric=m),
                 )
             )
     specs += [
@@ -146,7 +147,7 @@ def figure_specs(report: Report) -> list[FigureSpec]:
             "Probability of each algorithm taking each rank, averaged over tasks (bootstrap).",
             "ranks",
             plots.plot_rank_distributions,
-            lambda t: (t["task"].astype(str) == "__average__").any(),
+            lambda t: bool((t["task"].astype(str) == "__average__").any()),
         ),
         FigureSpec(
             "optimality_gap_curve",

@@ -41,9 +41,13 @@ class FolderSink:
                     return PublishResult("folder", str(self.path), None, False, digest)
             except BundleError:
                 pass  # no bundle yet, or not ours: write_bundle decides whether it may be replaced
+
+            def fill(tmp: Path) -> None:
+                verified.copy_to(tmp, manifest=False)
+
             write_bundle(
                 self.path,
-                lambda tmp: verified.copy_to(tmp, manifest=False),
+                fill,
                 digest=digest,
                 inputs=self.inputs,
             )

@@ -72,7 +72,7 @@ def headline_metrics(report: Report, *, valid: Callable[[str], bool] | None = No
     out: dict[str, float] = {}
     owner: dict[str, tuple[str, str]] = {}
     for row in report.aggregates.itertuples(index=False):
-        base = f"{key_segment(row.metric)}/{key_segment(row.algorithm)}"
+        base = f"{key_segment(str(row.metric))}/{key_segment(str(row.algorithm))}"
         for suffix, value in (("", row.point), ("/low", row.low), ("/high", row.high)):
             key = base + suffix
             if valid is not None and not valid(key):
@@ -89,7 +89,7 @@ def headline_metrics(report: Report, *, valid: Callable[[str], bool] | None = No
                 )
             owner[key] = who
             try:
-                number = float(value)
+                number = float(value)  # type: ignore[arg-type]
             except (TypeError, ValueError):
                 continue
             if math.isfinite(number):

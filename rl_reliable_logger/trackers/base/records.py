@@ -170,12 +170,12 @@ def records_to_table(
     refs = {"algorithm": algorithm, "task": task, "seed": seed, "score": score}
     if run_key:
         refs["run_key"] = run_key
-    for name, ref in (extra_fields or {}).items():
-        refs[name] = ref
-    parsed = {}
-    for name, ref in refs.items():
+    for name, extra in (extra_fields or {}).items():
+        refs[name] = extra
+    parsed: dict[str, FieldRef] = {}
+    for name, text in refs.items():
         try:
-            parsed[name] = parse_field_ref(ref)
+            parsed[name] = parse_field_ref(text)
         except ValueError as err:
             raise ScoreTableError(f"{kw(name + '=')}: {err}") from None
     records = list(records)
@@ -208,8 +208,8 @@ def records_to_table(
                 else:
                     values[name] = None
         if lacks:
-            for ref in lacks:
-                missing.setdefault(ref, []).append(_run_label(record))
+            for lacked in lacks:
+                missing.setdefault(lacked, []).append(_run_label(record))
             dropped_missing.append(
                 {
                     "run_id": record.run_id,

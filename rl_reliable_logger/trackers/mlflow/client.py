@@ -146,7 +146,8 @@ class Tracker:
         """Resolve experiment names or ids; a missing one is an error listing the ones that exist."""
         from mlflow.exceptions import MlflowException
 
-        found, missing = [], []
+        found: list[Any] = []
+        missing: list[str] = []
         for ref in names_or_ids:
             ref = str(ref)
             exp = self.call(f"looking up experiment {ref!r}", self.client.get_experiment_by_name, ref)
