@@ -183,7 +183,8 @@ def _decodes(value: bytes) -> bool:
     return True
 
 
-_MD_SPECIAL = set("\\`*_{}[]()<>#+-.!|~$&")
+#: Characters that can start Markdown syntax inside a table cell (links, images, emphasis, HTML, math, pipes).
+_MD_SPECIAL = set("\\`*_{}[]<>|~$&")
 
 
 def escape_markdown(text: Any) -> str:
@@ -193,7 +194,7 @@ def escape_markdown(text: Any) -> str:
 
     Example:
         >>> escape_markdown("[x](http://e) | *y*")
-        '\\\\[x\\\\]\\\\(http://e\\\\) \\\\| \\\\*y\\\\*'
+        '\\\\[x\\\\](http://e) \\\\| \\\\*y\\\\*'
     """
     out = []
     for ch in str(text):
