@@ -38,10 +38,11 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
 
 from ...analysis.report import OPTIONAL_TABLES, TABLES
+from ...data.names import escape_markdown
 from ...errors import TrackerError
+from ...redaction import redact
 from ...render.writer import save_report
 from ...version import __version__
 from ..base.records import DEFAULT_KEYS, RunRecord, parse_field_ref, records_to_table, resolve
@@ -87,15 +88,6 @@ def _import_mlflow() -> Any:
             "MLflow is not installed: `pip install 'rl_reliable_logger[mlflow]'` (or `pip install mlflow`)."
         ) from None
     return mlflow
-
-
-def _redact(uri: str) -> str:
-    """The URI without a password (``http://user:***@host``), for messages and provenance."""
-    parts = urlsplit(uri)
-    if parts.password:
-        netloc = f"{parts.username}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
-        return urlunsplit(parts._replace(netloc=netloc))
-    return uri
 
 
 def _resolve_uri(tracking_uri: str | None) -> str:
@@ -154,7 +146,7 @@ class _Tracker:
     def __init__(self, tracking_uri: str | None = None, *, must_exist: bool = True):
         mlflow = _import_mlflow()
         self.uri = _resolve_uri(tracking_uri)
-        self.shown_uri = _redact(self.uri)
+        self.shown_uri = redact(self.uri)
         path = _sqlite_path(self.uri)
         if must_exist and path is not None and not path.exists():
             raise TrackerError(
@@ -181,7 +173,7 @@ class _Tracker:
 
     def _unreachable(self, what: str, err: BaseException) -> str:
         retries = os.environ.get("MLFLOW_HTTP_REQUEST_MAX_RETRIES", RETRY_DEFAULTS["MLFLOW_HTTP_REQUEST_MAX_RETRIES"])
-        detail = str(err).splitlines()[0][:400]
+        detail = redact(str(err).splitlines()[0] if str(err) else "")[:400]
         return (
             f"could not reach the MLflow tracking server at {self.shown_uri} ({what}; gave up after "
             f"{retries} retries): {detail}\nCheck that the server is running (`mlflow server --host ... "
@@ -264,7 +256,7 @@ class _Tracker:
 
 def _run_url(uri: str, experiment_id: str, run_id: str) -> str | None:
     if uri.split(":", 1)[0].lower() in ("http", "https"):
-        return f"{_redact(uri).rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}"
+        return f"{redact(uri).rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}"
     return None
 
 
@@ -646,7 +638,7 @@ def _note(report: Report) -> str:
     agg = report.aggregates
     if not agg.empty:
         metrics = list(dict.fromkeys(agg["metric"]))
-        lines.append("| algorithm | " + " | ".join(metrics) + " |")
+        lines.append("| algorithm | " + " | ".join(escape_markdown(m) for m in metrics) + " |")
         lines.append("|---" * (len(metrics) + 1) + "|")
         for alg in dict.fromkeys(agg["algorithm"]):
             cells = []
@@ -657,10 +649,10 @@ def _note(report: Report) -> str:
                     if len(row)
                     else ""
                 )
-            lines.append(f"| {alg} | " + " | ".join(cells) + " |")
+            lines.append(f"| {escape_markdown(alg)} | " + " | ".join(cells) + " |")
     lines += ["", f"Tables: artifacts `{ARTIFACT_DIR}/tables/*.json`; report: `{ARTIFACT_DIR}/report.html`."]
     if report.warnings:
-        lines += ["", "Warnings:"] + [f"- {w}" for w in report.warnings[:20]]
+        lines += ["", "Warnings:"] + [f"- {escape_markdown(w)}" for w in report.warnings[:20]]
     return _clip("\n".join(lines), 8000)
 
 

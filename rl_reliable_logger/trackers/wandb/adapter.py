@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import TrackerError
+from ...redaction import redact
 from ...render.writer import save_report
 from ..base.records import DEFAULT_KEYS, RunRecord
 from .offline import OfflineProblem, OfflineRuns, read_offline_runs
@@ -140,14 +141,7 @@ def _describe_error(exc: BaseException, what: str) -> TrackerError:
         hint = "check the ENTITY/PROJECT spelling (and that your key can see it)."
     else:
         hint = "see the message above."
-    return TrackerError(f"W&B request failed while {what} at {base_url}: {name}: {_redact(text)}. {hint}")
-
-
-def _redact(text: str) -> str:
-    key = os.environ.get("WANDB_API_KEY")
-    if key:
-        text = text.replace(key, "<api-key>")
-    return re.sub(r"\b[0-9a-f]{40}\b", "<api-key>", text)
+    return TrackerError(f"W&B request failed while {what} at {base_url}: {name}: {redact(text)}. {hint}")
 
 
 @contextlib.contextmanager
