@@ -17,7 +17,11 @@ KEY = "0123456789abcdef0123456789abcdef01234567"
         ("postgresql://u:p%40ss@db/mlflow", "p%40ss", "postgresql://u:***@db/mlflow"),
         ("https://h/api?x=1&token=abc123&y=2", "abc123", "https://h/api?x=1&token=***&y=2"),
         ("https://h/f?access_token=s3cr3t", "s3cr3t", "access_token=***"),
-        ("https://b.s3.amazonaws.com/k?X-Amz-Signature=deadbeef99&X-Amz-Credential=AKIA/x", "deadbeef99", "X-Amz-Signature=***"),
+        (
+            "https://b.s3.amazonaws.com/k?X-Amz-Signature=deadbeef99&X-Amz-Credential=AKIA/x",
+            "deadbeef99",
+            "X-Amz-Signature=***",
+        ),
         ("https://acct.blob.core.windows.net/c?sv=2020&sig=Zm9vYmFy", "Zm9vYmFy", "sig=***"),
         ("failed: Authorization: Bearer eyJhbGciOi.abc.def", "eyJhbGciOi", "Bearer ***"),
         ("api_key='sk-live-123456'", "sk-live-123456", "api_key='***"),
