@@ -128,3 +128,56 @@ def test_names_survive_the_mlflow_store(tmp_path, monkeypatch):
             pytest.fail(f"printable names were refused: {err}")
     assert sorted(table.algorithms) == sorted(algorithms)
     assert sorted(table.tasks) == sorted(tasks)
+
+
+WANDB_WRITER = r"""
+import json, os, sys
+sys.path.insert(0, os.environ["RL_REPO"])
+import wandb
+from rl_reliable_logger import log_final_score
+
+names = json.loads(open(sys.argv[2], encoding="utf-8").read())
+for i, algorithm in enumerate(names):
+    for seed in (0, 1):
+        run = wandb.init(project="names", dir=sys.argv[1])
+        log_final_score(1.0 + i + seed, algorithm=algorithm, task="01", seed=seed)
+        run.finish()
+"""
+
+
+@pytest.mark.slow
+def test_names_survive_an_offline_wandb_run(tmp_path):
+    pytest.importorskip("wandb")
+    import subprocess
+    import sys
+
+    from rl_reliable_logger.trackers.base.records import records_to_table
+    from rl_reliable_logger.trackers.wandb.adapter import read_offline_runs
+    from tests.support.paths import REPO
+
+    algorithms = ["007", "1.0", "=cmd|' /C calc'!A0", "Café", "算法 🤖", "a.b/c"]
+    (tmp_path / "names.json").write_text(json.dumps(algorithms), encoding="utf-8")
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("WANDB_")}
+    env.update(
+        WANDB_MODE="offline",
+        WANDB_DIR=str(tmp_path),
+        WANDB_DATA_DIR=str(tmp_path / "data"),
+        WANDB_CONFIG_DIR=str(tmp_path / "config"),
+        WANDB_CACHE_DIR=str(tmp_path / "cache"),
+        WANDB_SILENT="true",
+        WANDB_ERROR_REPORTING="false",
+        WANDB_X_DISABLE_STATS="true",
+        WANDB_X_DISABLE_MACHINE_INFO="true",
+        RL_REPO=str(REPO),
+    )
+    cmd = [sys.executable, "-c", WANDB_WRITER, str(tmp_path), str(tmp_path / "names.json")]
+    subprocess.run(cmd, env=env, check=True, timeout=600)
+    table = records_to_table(
+        read_offline_runs(tmp_path),
+        algorithm="config.rl_reliable_algorithm",
+        task="config.rl_reliable_task",
+        seed="config.rl_reliable_seed",
+        score="summary.rl_reliable_final_score",
+    )
+    assert sorted(table.algorithms) == sorted(algorithms)
+    assert table.tasks == ["01"]
