@@ -149,13 +149,12 @@ def check_names(
         if any(v == "" or v in NA_MARKERS for v in text):
             raise InputError(f"{where}: a name is empty after stripping whitespace; fill the cells.")
     else:
-        padded = [i for i, v in text.items() if v != v.strip()]
+        padded = [(i, v) for i, v in text.items() if v != v.strip()]
         if padded:
-            sample = text[padded[0]]
             raise InputError(
-                f"{field} name {sample!r} has leading or trailing whitespace in {where}, row(s) {_rows(padded)}; "
-                f"fix the data, or pass names='normalize' to strip it (recorded).",
-                [f"row {i}: whitespace around {text[i]!r}" for i in padded],
+                f"{field} name {padded[0][1]!r} has leading or trailing whitespace in {where}, "
+                f"row(s) {_rows(i for i, _ in padded)}; fix the data, or pass names='normalize' to strip it (recorded).",
+                [f"row {i}: whitespace around {v!r}" for i, v in padded],
             )
     groups: dict[str, list[str]] = {}
     for name in pd.unique(text):

@@ -239,7 +239,7 @@ def get_normalizer(spec: str | os.PathLike | Normalizer | PercentileNormalizer) 
         ]
         if len(nonnum):
             raise ScoreTableError(f"{path}: non-numeric low/high for task(s) {', '.join(map(str, nonnum['task']))}")
-        empty = [int(i) + 2 for i, t in table["task"].items() if not str(t).strip()]
+        empty = [line for line, t in enumerate(table["task"], start=2) if not str(t).strip()]
         if empty:
             raise ScoreTableError(f"{path}: empty task name on line(s) {', '.join(map(str, empty))}")
         table = table.assign(low=pd.to_numeric(table["low"]), high=pd.to_numeric(table["high"]))

@@ -249,8 +249,7 @@ class ScoreTable:
             out[field], notes = check_names(data[col], field, col, mode=names)
             rewrites += notes
         if seed is not None:
-            absent = [i for i, v in data[seed].items() if is_missing(v)]
-            if absent and run_id is None:
+            if run_id is None and any(is_missing(v) for v in data[seed]):
                 check_names(data[seed], "seed", seed)  # raises, naming the rows
             out["seed"] = data[seed]
         else:
