@@ -255,7 +255,7 @@ def cases() -> list[Case]:
             {"scores.csv": _csv(_with(base, 1, score="1e400"))},
             ev,
             2,
-            error=r"non-finite score inf: A / t1 run '1' \(row 1\)",
+            error=r"(non-finite score inf|non-numeric score '1e400' in column 'score'): A / t1 run '1' \(row 1\)",
         )
     )
     add(

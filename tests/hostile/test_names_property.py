@@ -4,6 +4,7 @@ input is refused with an InputError."""
 
 from __future__ import annotations
 
+import csv
 import gzip
 import json
 import random
@@ -74,7 +75,11 @@ def check_round_trip(algorithms: list[str], tasks: list[str], path) -> None:
         accepted = ScoreTable(frame.copy())
     except InputError:
         accepted = None
-    write(frame, path)
+    try:
+        write(frame, path)
+    except csv.Error:  # Python < 3.11's csv module cannot write NUL: only names we refuse anyway hold one
+        assert accepted is None
+        return
     try:
         table = ScoreTable.from_file(path)
     except InputError:
