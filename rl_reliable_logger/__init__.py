@@ -35,6 +35,7 @@ __all__ = [
     "jordan_tables",
     "load_report",
     "log_final_score",
+    "plan",
     "save_report",
     "tuning_table",
 ]
@@ -46,6 +47,7 @@ _LAZY = {
     "log_final_score": ("rl_reliable_logger.trackers.callback", "log_final_score"),
     "jordan_tables": ("rl_reliable_logger.analysis.jordan", "jordan_tables"),
     "tuning_table": ("rl_reliable_logger.analysis.jordan", "tuning_table"),
+    "plan": ("rl_reliable_logger.analysis.planning", "plan"),
 }
 
 
