@@ -67,10 +67,13 @@ def test_separation_probability_low_for_identical_and_high_for_distant_algorithm
     pair = same.table[same.table["kind"] == "pair"].iloc[0]
     assert pair["algorithm"] == "A - B"
     assert pair["p_separate"] <= 0.15 and pair["p_separate_poi"] <= 0.15
+    assert any("cannot tell A and B apart" in w for w in same.warnings)
+    assert same.provenance["pilot_difference"]["point"] == 0.0
     apart = plan(table, compare=("C", "A"), runs=[3, 8], trials=30, sim_reps=300, seed=0)
     rows = apart.table[apart.table["kind"] == "pair"]
     assert (rows["p_separate"] == 1.0).all() and (rows["p_separate_poi"] == 1.0).all()
     assert apart.needed == {"C": 3, "A": 3}
+    assert not any("cannot tell" in w for w in apart.warnings)
 
 
 def test_target_width_gives_needed_runs_and_launch_list():
