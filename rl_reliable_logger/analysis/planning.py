@@ -408,7 +408,7 @@ def _launch(needed: dict[str, int | None], sizes: pd.DataFrame, tasks: list[str]
         if n is None:
             continue
         for t in tasks:
-            have = int(sizes.loc[a, t])
+            have = int(sizes.at[a, t])  # type: ignore[arg-type]
             rows.append({"algorithm": a, "task": t, "n_runs": have, "more_runs": max(0, n - have)})
     return pd.DataFrame(rows, columns=LAUNCH_COLUMNS)
 

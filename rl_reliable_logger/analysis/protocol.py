@@ -180,7 +180,7 @@ def _budget_checks(table: ScoreTable, budget_key: str | None, tolerance: float) 
                 f"({_names([t for t, _ in unequal])}); e.g. {example_task}: {shown}. {_names(algs)} trained for less",
                 f"{AGARWAL} / {HENDERSON}: compare algorithms at the same number of environment steps",
                 algorithms=tuple(algs),
-                tasks=tuple(t for t, _ in unequal),
+                tasks=tuple(str(t) for t, _ in unequal),
                 details={"budgets": {t: b for t, b in unequal}},
             )
         )

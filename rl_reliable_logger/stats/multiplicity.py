@@ -52,13 +52,16 @@ def holm(pvalues: Sequence[float] | np.ndarray) -> np.ndarray:
     return out
 
 
-def max_t_intervals(dist: np.ndarray, point: np.ndarray, ci: float = 0.95) -> tuple[np.ndarray, np.ndarray, float]:
+def max_t_intervals(
+    dist: np.ndarray, point: np.ndarray, ci: float = 0.95, *, scale: np.ndarray | float = 1.0
+) -> tuple[np.ndarray, np.ndarray, float]:
     """Simultaneous intervals for the P columns of ``dist`` (B, P) around ``point`` (P,).
 
     Each column is scaled by its bootstrap standard error; the ``ci`` quantile c of
-    max_p |d_bp − mean_p| / se_p over replicates gives ``point ± c·se`` for every column at once.
-    Columns with zero spread get a zero-width interval and do not enter the maximum.
-    Returns (low, high, c).
+    max_p |d_bp − mean_p| / se_p over replicates gives ``point ± c·se·scale`` for every column at
+    once. ``scale`` (scalar or (P,)) corrects the standard errors, e.g. by √(n/(n−1)) for the
+    bootstrap's plug-in variance with n runs. Columns with zero spread get a zero-width interval
+    and do not enter the maximum. Returns (low, high, c).
     """
     if not 0 < ci < 1:
         raise ValueError(f"ci must be in (0, 1), got {ci}")
@@ -72,7 +75,7 @@ def max_t_intervals(dist: np.ndarray, point: np.ndarray, ci: float = 0.95) -> tu
         return point.copy(), point.copy(), 0.0
     centred = np.abs(dist[:, live] - dist[:, live].mean(axis=0)) / se[live]
     crit = float(np.quantile(centred.max(axis=1), ci))
-    half = np.where(live, crit * se, 0.0)
+    half = np.where(live, crit * se * np.broadcast_to(np.asarray(scale, dtype=float), se.shape), 0.0)
     return point - half, point + half, crit
 
 
