@@ -42,6 +42,7 @@ from ..data.scores import ScoreTable
 from ..errors import InputError
 from ..stats import bootstrap as bs
 from ..stats import metrics as mt
+from .protocol import Finding, check_protocol
 
 Correction = Literal["variance", "none"]
 
@@ -77,6 +78,8 @@ class Plan:
     needed: dict[str, int | None]
     provenance: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    #: protocol checks on the pilot (see :mod:`~rl_reliable_logger.analysis.protocol`), shown first
+    findings: list[Finding] = field(default_factory=list)
 
     def save(self, out_dir: Any) -> list[Any]:
         """Write ``plan.csv`` (and ``launch.csv`` when a target was given); return the paths."""
@@ -226,6 +229,7 @@ def plan(
         raise InputError(f"target_width= must be positive, got {target_width}")
     if correction not in ("variance", "none"):
         raise InputError(f"correction= must be 'variance' or 'none', got {correction!r}")
+    findings = check_protocol(table)
     final = table.final()
     if normalize is not None:
         final = get_normalizer(normalize).apply(final)
@@ -344,10 +348,11 @@ def plan(
         "seed": seed,
         "pilot_difference": pilot_diff,
         "pilot_runs_per_task": {a: {t: int(x.size) for t, x in zip(tasks, pilots[a])} for a in algorithms},
+        "protocol": [f.to_dict() for f in findings],
         "method": "resample each cell's pilot runs to N (variance-corrected unless correction='none'), "
         "stratified bootstrap percentile interval on each synthetic data set",
     }
-    return Plan(frame, launch, needed, provenance, warnings)
+    return Plan(frame, launch, needed, provenance, warnings, findings)
 
 
 def _pilot_difference(

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.planning import Plan, plan
+from ..analysis.protocol import enforce, format_findings
 from ..data.scores import ScoreTable
 from ..errors import InputError, ScoreTableError
 from .common import CliError
@@ -83,6 +84,9 @@ def register(sub: Any) -> None:
     o.add_argument("--out", metavar="DIR", help="write plan.csv, launch.csv (with a target) and plan.png here")
     o.add_argument("--no-figures", action="store_true", help="with --out, write tables only")
     o.add_argument("--quiet", action="store_true", help="no progress bar, no table on stdout")
+    o.add_argument(
+        "--strict", action="store_true", help="protocol warnings (unequal runs, budgets, ...) are errors (for CI)"
+    )
     p.set_defaults(func=_cmd_plan)
 
 
@@ -124,6 +128,13 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         raise CliError(f"{path}: {err}") from None
     except (OSError, ValueError) as err:
         raise CliError(f"cannot read {path}: {err}") from None
+    if args.strict:  # fail before the simulation, not after it
+        from ..analysis.protocol import check_protocol
+
+        try:
+            enforce(check_protocol(table), strict=True)
+        except InputError as err:
+            raise CliError(str(err)) from None
     try:
         result = plan(
             table,
@@ -142,6 +153,8 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         )
     except (InputError, ScoreTableError, ValueError) as err:
         raise CliError(_flags(str(err))) from None
+    if result.findings:  # protocol problems first, before any number
+        print(format_findings(result.findings), file=sys.stderr)
     for w in table.warnings:
         print(f"warning: {w}", file=sys.stderr)
     for w in result.warnings:

@@ -62,3 +62,18 @@ def test_errors_speak_flags(tmp_path, capsys):
     assert "--compare" in err and "Nope" in err
     assert main(["plan", str(src), "--compare", "A"]) == 2
     assert "--compare needs two" in capsys.readouterr().err
+
+
+def test_protocol_findings_come_first_and_strict_fails(tmp_path, capsys):
+    src = tmp_path / "pilot.csv"
+    _pilot(src)
+    frame = pd.read_csv(src)
+    frame = frame[~((frame["algorithm"] == "B") & (frame["seed"] == 2))]  # B has 2 runs per task
+    frame.to_csv(src, index=False)
+    assert main(["plan", str(src), "--runs", "3", "--trials", "5", "--sim-reps", "50", "--quiet"]) == 0
+    err = capsys.readouterr().err
+    first = err.splitlines()[0]
+    assert first.startswith("protocol warning: runs.unequal") and "protocol warning: runs.few" in err
+    assert main(["plan", str(src), "--runs", "3", "--trials", "5", "--strict"]) == 2
+    err = capsys.readouterr().err
+    assert "strict" in err and "runs.few" in err
