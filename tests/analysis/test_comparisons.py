@@ -70,3 +70,13 @@ def test_reproducible_and_independent_of_row_order():
     pd.testing.assert_frame_equal(a, b)
     with pytest.raises(InputError, match="reps="):
         compare_all(table, reps=1)
+
+
+def test_unequal_runs_per_task_are_handled():
+    rng = np.random.default_rng(8)
+    frame = _experiment(rng, [0.0, 2.0], runs=6).frame
+    frame = frame[~((frame["algorithm"] == "alg1") & (frame["task"] == "t0") & (frame["seed"] >= 3))]
+    out = compare_all(ScoreTable(frame[["algorithm", "task", "seed", "score"]]), metric="iqm", reps=500, seed=0)
+    assert out["distinguishable"].all()
+    poi = out[out["statistic"] == "improvement"].iloc[0]
+    assert 0 <= poi["low_simultaneous"] <= poi["point"] <= poi["high_simultaneous"] <= 1
