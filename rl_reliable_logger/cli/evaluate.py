@@ -7,14 +7,21 @@ from pathlib import Path
 from typing import Any
 
 from ..data.scores import ScoreTable
-from ..errors import ScoreTableError
+from ..errors import InputError, ScoreTableError
+from ..render.bundle import check_output_folder
 from .common import EPILOG, CliError, add_evaluate_options, run_and_report
+from .flags import as_flags
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     path = Path(args.input)
     if not path.exists():
         raise CliError(f"input file {path} does not exist")
+    if args.out:
+        try:  # before any computation: never replace an input or files the tool did not write
+            check_output_folder(args.out, inputs=[path])
+        except InputError as err:
+            raise CliError(as_flags(str(err))) from None
     try:
         table = ScoreTable.from_file(
             path,

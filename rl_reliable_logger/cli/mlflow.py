@@ -5,10 +5,11 @@
         --algorithm-key params.algo --task-key params.env --seed-key params.seed \\
         --score-key metrics.eval_return --reps 50000 --seed 0 --out results/ --publish none
 
-``--publish``: ``new`` (a run named ``rl-reliable-analysis`` in the first experiment; the default
-when one experiment is given), a run id (publish onto that run, e.g. an MLproject parent run), or
-``none`` (the default when several experiments are given: say where with ``--publish``).
-mlflow is imported only when the command runs.
+``--publish``: ``new`` (a new analysis run in the first experiment; the default when one
+experiment is given), a run id (publish onto that run, e.g. an MLproject parent run; never one
+of the runs being analysed), or ``none`` (the default when several experiments are given).
+Wiring only: selection, checks and publishing live in ``trackers/``. mlflow is imported only when
+the command runs.
 """
 
 from __future__ import annotations
@@ -17,16 +18,20 @@ import argparse
 import sys
 from typing import Any
 
-from ..errors import TrackerError
+from ..errors import RLReliableError
+from ..render.bundle import check_output_folder
+from ..trackers.base.publishing import check_not_source
 from ..trackers.base.records import KINDS
-from ..trackers.mlflow.adapter import DEFAULT_REFS, mlflow_table, publish_mlflow
+from ..trackers.mlflow.sink import MlflowSink
+from ..trackers.mlflow.source import DEFAULT_REFS, MlflowSource
 from .common import CliError, add_evaluate_options, run_and_report
+from .flags import as_flags
 
 _DESCRIPTION = """\
 Pull the runs of one or more MLflow experiments (names or ids), group them into algorithm x task x
 seed final scores, evaluate them (IQM, optimality gap, stratified-bootstrap CIs, profiles, ...),
-print the results, optionally write the same files as `rl-reliable evaluate --out DIR`, and
-publish the report to MLflow (a new `rl-reliable-analysis` run, or an existing parent run).
+print the results, optionally write the same results bundle as `rl-reliable evaluate --out DIR`,
+and publish the report to MLflow (a new analysis run, or an existing parent run).
 
 With no field flags the runs must follow the convention written by
 rl_reliable_logger.log_final_score(score, algorithm=..., task=..., seed=...):
@@ -104,8 +109,9 @@ def register(subparsers: Any) -> None:
         "--publish",
         default=None,
         metavar="new|RUN_ID|none",
-        help="where to publish the report: `new` run `rl-reliable-analysis` in the first experiment "
-        "(default with one experiment), an existing run id, or `none` (default with several)",
+        help="where to publish the report: `new` analysis run in the first experiment "
+        "(default with one experiment), an existing run id (never a run being analysed), or `none` "
+        "(default with several)",
     )
     add_evaluate_options(parser)
     parser.set_defaults(func=_handler)
@@ -119,7 +125,7 @@ def _publish_target(args: argparse.Namespace) -> tuple[str, str | None]:
     if value.lower() in ("new", "none"):
         return value.lower(), None
     if not value:
-        raise ValueError("--publish needs `new`, `none` or a run id")
+        raise CliError("--publish needs `new`, `none` or a run id")
     return "run", value
 
 
@@ -132,20 +138,17 @@ def _hyperparameter_fields(keys: str | None) -> dict[str, str] | None:
 
 
 def _handler(args: argparse.Namespace) -> int:
-    try:
-        mode, run_id = _publish_target(args)
-    except ValueError as err:
-        raise CliError(str(err)) from None
+    mode, run_id = _publish_target(args)
     if getattr(args, "curves", False) and not args.curve_key:
         raise CliError(
             "--curves needs --curve-key METRIC: the metric logged during training whose history "
             "gives the learning curves (e.g. --curve-key normalized_reward)."
         )
     try:
-        table = mlflow_table(
-            args.experiment,
-            tracking_uri=args.tracking_uri,
-            filter_string=args.filter,
+        if args.out:
+            check_output_folder(args.out)
+        source = MlflowSource(args.experiment, tracking_uri=args.tracking_uri, filter_string=args.filter)
+        table = source.table(
             algorithm=args.algorithm_key,
             task=args.task_key,
             seed=args.seed_key,
@@ -155,11 +158,15 @@ def _handler(args: argparse.Namespace) -> int:
             curve_key=args.curve_key if getattr(args, "curves", False) else None,
             algorithms=_split(args.only_algorithms),
             tasks=_split(args.only_tasks),
-            exclude_run_ids=[run_id] if run_id else [],
             extra_fields=_hyperparameter_fields(getattr(args, "hyperparameter_keys", None)),
         )
-    except (TrackerError, ValueError) as err:
-        raise CliError(str(err)) from None
+        if "tracker_run_id" in table.frame:  # before any computation: never publish onto a source run
+            check_not_source(run_id, table.frame["tracker_run_id"].astype(str))
+    except RLReliableError as err:
+        raise CliError(as_flags(str(err))) from None
+    if getattr(args, "quiet", False):
+        for warning in table.warnings:
+            print(f"warning: {as_flags(warning)}", file=sys.stderr)
 
     report = run_and_report(table, args, source=table.source)
 
@@ -169,21 +176,16 @@ def _handler(args: argparse.Namespace) -> int:
                 "not published to MLflow (several experiments: pass --publish new or --publish RUN_ID)", file=sys.stderr
             )
         return 0
-    experiment = table.source["experiments"][0]["id"]
-    try:
-        no_figures = bool(getattr(args, "no_figures", False))
-        published = publish_mlflow(
-            report,
-            tracking_uri=args.tracking_uri,
-            experiment=experiment,
-            parent_run_id=run_id,
-            figures=not no_figures,
-            report_dir=args.out if args.out and not no_figures else None,
-        )
-    except (TrackerError, ValueError) as err:
-        raise CliError(f"the analysis ran but publishing to MLflow failed: {err}") from None
-    where = f"run {published} (experiment {table.source['experiments'][0]['name']!r})"
-    print(
-        f"published to MLflow {where}: artifacts under rl_reliable/, tables under rl_reliable/tables/", file=sys.stderr
+    no_figures = bool(getattr(args, "no_figures", False))
+    sink = MlflowSink(
+        tracking_uri=args.tracking_uri,
+        experiment=table.source["experiments"][0]["id"],
+        parent_run_id=run_id,
+        figures=not no_figures,
     )
+    try:
+        result = sink.publish(report, bundle=args.out or None)
+    except RLReliableError as err:
+        raise CliError(f"the analysis ran but publishing to MLflow failed: {as_flags(str(err))}") from None
+    print(result.message(), file=sys.stderr)
     return 0

@@ -9,8 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from rl_reliable_logger import plan
-from rl_reliable_logger.trackers.mlflow.adapter import mlflow_table
+from rl_reliable_logger import mlflow_table, plan, wandb_table
 from tests.support.mlflow_store import convention, log_run, make_store, mlflow
 
 
@@ -53,8 +52,6 @@ for algorithm, mu in (("ucb", 1.0), ("gradient", 2.0)):
 
 def test_plan_from_offline_wandb_runs(tmp_path):
     pytest.importorskip("wandb")
-    from rl_reliable_logger.trackers.base.records import DEFAULT_KEYS, records_to_table
-    from rl_reliable_logger.trackers.wandb.adapter import read_offline_runs
     from tests.support.paths import REPO
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}
@@ -71,14 +68,7 @@ def test_plan_from_offline_wandb_runs(tmp_path):
         PYTHONPATH=str(REPO),
     )
     subprocess.run([sys.executable, "-c", WANDB_WRITER, str(tmp_path)], env=env, check=True, timeout=300)
-    runs = read_offline_runs(tmp_path)
-    table = records_to_table(
-        runs,
-        algorithm=f"config.{DEFAULT_KEYS['algorithm']}",
-        task=f"config.{DEFAULT_KEYS['task']}",
-        seed=f"config.{DEFAULT_KEYS['seed']}",
-        score=f"summary.{DEFAULT_KEYS['score']}",
-    )
+    table = wandb_table(offline_dir=tmp_path)  # the log_final_score convention: no field arguments
     result = plan(table, metric="mean", target_width=0.5, runs=[3, 5], trials=10, sim_reps=100, seed=0)
     assert set(result.table["algorithm"]) == {"ucb", "gradient"}
     assert set(result.needed) == {"ucb", "gradient"}
