@@ -79,9 +79,9 @@ def compare_all(
         [['difference', -4.0, True], ['improvement', 0.0, True]]
     """
     if reps < 10:
-        raise InputError(f"reps= must be at least 10, got {reps}")
+        raise InputError(f"`reps=` must be at least 10, got {reps}")
     if not 0 < ci < 1:
-        raise InputError(f"ci= must be between 0 and 1 (e.g. 0.95), got {ci}")
+        raise InputError(f"`ci=` must be between 0 and 1 (e.g. 0.95), got {ci}")
     final = table.final()
     if normalize is not None:
         final = get_normalizer(normalize).apply(final)

@@ -220,15 +220,15 @@ def plan(
         [3, 10]
     """
     if trials < 2 or sim_reps < 10:
-        raise InputError("plan needs trials= of at least 2 and sim_reps= of at least 10")
+        raise InputError("plan needs `trials=` of at least 2 and `sim_reps=` of at least 10")
     if not 0 < ci < 1:
-        raise InputError(f"ci= must be between 0 and 1 (e.g. 0.95), got {ci}")
+        raise InputError(f"`ci=` must be between 0 and 1 (e.g. 0.95), got {ci}")
     if not 0 < power < 1:
-        raise InputError(f"power= must be between 0 and 1 (e.g. 0.8), got {power}")
+        raise InputError(f"`power=` must be between 0 and 1 (e.g. 0.8), got {power}")
     if target_width is not None and not target_width > 0:
-        raise InputError(f"target_width= must be positive, got {target_width}")
+        raise InputError(f"`target_width=` must be positive, got {target_width}")
     if correction not in ("variance", "none"):
-        raise InputError(f"correction= must be 'variance' or 'none', got {correction!r}")
+        raise InputError(f"`correction=` must be 'variance' or 'none', got {correction!r}")
     findings = check_protocol(table)
     final = table.final()
     if normalize is not None:
@@ -239,11 +239,11 @@ def plan(
     if compare is not None:
         names = [str(c) for c in compare]
         if len(names) != 2 or names[0] == names[1]:
-            raise InputError(f"compare= needs two different algorithm names, got {list(compare)!r}")
+            raise InputError(f"`compare=` needs two different algorithm names, got {list(compare)!r}")
         unknown = [n for n in names if n not in algorithms]
         if unknown:
             raise InputError(
-                f"compare= names unknown algorithm(s) {', '.join(map(repr, unknown))}; the table has "
+                f"`compare=` names unknown algorithm(s) {', '.join(map(repr, unknown))}; the table has "
                 + ", ".join(map(repr, algorithms))
             )
         pair = (names[0], names[1])
@@ -256,11 +256,11 @@ def plan(
     if runs is not None:
         grid = sorted({int(n) for n in runs})
         if not grid or grid[0] < 1:
-            raise InputError(f"runs= must be positive integers, got {list(runs)!r}")
+            raise InputError(f"`runs=` must be positive integers, got {list(runs)!r}")
     else:
         limit = max(20, 2 * largest) if max_runs is None else int(max_runs)
         if limit < 1:
-            raise InputError(f"max_runs= must be positive, got {max_runs}")
+            raise InputError(f"`max_runs=` must be positive, got {max_runs}")
         grid = default_grid(max(current, 2), limit)
 
     warnings: list[str] = []
@@ -332,7 +332,7 @@ def plan(
     if unmet:
         warnings.append(
             f"the target is not reached within {grid[-1]} runs per task for {', '.join(unmet)}: "
-            "raise max_runs= or relax the target."
+            "raise `max_runs=` or relax the target."
         )
     provenance = {
         "metric": metric_obj.name,

@@ -145,7 +145,7 @@ def _budgets(table: ScoreTable, budget_key: str | None) -> pd.DataFrame | None:
     if budget_key is not None:
         if budget_key not in table.frame.columns:
             raise InputError(
-                f"budget_key={budget_key!r} is not a column of the table; it has: " + ", ".join(table.frame.columns)
+                f"`budget_key=` {budget_key!r} names no column of the table; it has: " + ", ".join(table.frame.columns)
             )
         values = pd.to_numeric(table.frame[budget_key], errors="coerce")
         frame = table.frame[keys].assign(budget=values).dropna(subset=["budget"])
@@ -290,7 +290,7 @@ def _tuning_checks(final: ScoreTable, keys: Sequence[str]) -> list[Finding]:
     absent = [k for k in keys if k not in frame.columns]
     if absent:
         raise InputError(
-            f"hyperparameter_keys names unknown column(s) {', '.join(map(repr, absent))}; the table has: "
+            f"`hyperparameter_keys=` names unknown column(s) {', '.join(map(repr, absent))}; the table has: "
             + ", ".join(frame.columns)
         )
     out = []
@@ -358,7 +358,7 @@ def check_protocol(
         ['runs.unequal', 'runs.few']
     """
     if budget_tolerance < 0 or budget_tolerance >= 1:
-        raise InputError(f"budget_tolerance= must be in [0, 1), got {budget_tolerance}")
+        raise InputError(f"`budget_tolerance=` must be in [0, 1), got {budget_tolerance}")
     final = table.final()
     findings = _runs_checks(final, min_runs)
     findings += _budget_checks(table, budget_key, budget_tolerance)

@@ -18,6 +18,7 @@ from ..analysis.protocol import enforce, format_findings
 from ..data.scores import ScoreTable
 from ..errors import InputError, ScoreTableError
 from .common import CliError
+from .flags import as_flags
 
 EPILOG = """\
 examples:
@@ -179,21 +180,23 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+_PLAN_FLAGS = {
+    "target_width=": "--target-width",
+    "max_runs=": "--max-runs",
+    "sim_reps=": "--sim-reps",
+    "compare=": "--compare",
+    "trials=": "--trials",
+    "power=": "--power",
+    "runs=": "--runs",
+    "ci=": "--ci",
+}
+
+
 def _flags(text: str) -> str:
-    """Library messages name keyword arguments; the CLI names its flags."""
-    for kw, flag in (
-        ("target_width", "--target-width"),
-        ("max_runs", "--max-runs"),
-        ("sim_reps", "--sim-reps"),
-        ("compare", "--compare"),
-        ("trials", "--trials"),
-        ("power", "--power"),
-        ("runs", "--runs"),
-        ("ci", "--ci"),
-        ("correction", "--correction"),
-    ):
-        text = text.replace(f"{kw}=", flag)
-    return text
+    """Library messages name keyword arguments (backticked); the CLI names its flags."""
+    for kw, flag in _PLAN_FLAGS.items():
+        text = text.replace(f"`{kw}`", flag)
+    return as_flags(text)
 
 
 def format_plan(result: Plan) -> str:
