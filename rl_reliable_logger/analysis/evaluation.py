@@ -279,7 +279,8 @@ def _aggregates(cells, metric_objs, reps, rngs, task_bootstrap, chunk_bytes, ci,
             c, fast, reps, rngs[alg], task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes, progress=bar
         )
         jack = bs.jackknife(c, stacked) if method == "bca" else None
-        low, high = bs.interval(dist, point, ci=ci, method=method, jackknife=jack)  # type: ignore[arg-type]
+        strata = bs.jackknife_tasks(c) if method == "bca" else None
+        low, high = bs.interval(dist, point, ci=ci, method=method, jackknife=jack, strata=strata)  # type: ignore[arg-type]
         dists[alg] = dist
         for j, m in enumerate(metric_objs):
             rows.append({"algorithm": alg, "metric": m.name, "point": point[j], "low": low[j], "high": high[j]})

@@ -116,6 +116,7 @@ class Resample:
         uniforms: np.ndarray | None = None,
         slot_tasks: np.ndarray | None = None,
         cache: dict | None = None,
+        run_total: np.ndarray | None = None,
     ) -> None:
         self.cells = cells
         self.values = np.asarray(values, dtype=float)
@@ -125,6 +126,9 @@ class Resample:
         if slot_sizes is None:
             slot_sizes = (cells.sizes[slot_tasks] if slot_tasks is not None else cells.sizes[None, :]).astype(float)
         self.slot_sizes = slot_sizes
+        #: (R or 1,) number of runs in each replicate's data set: K for draws (each task slot is redrawn to
+        #: its size), K - 1 for a leave-one-run-out replicate. The trimmed means cut ⌊p·K_r⌋/K_r of mass.
+        self.run_total = np.array([float(cells.n_runs)]) if run_total is None else np.asarray(run_total, float)
         self._cache: dict = {} if cache is None else cache
         if idx is None and uniforms is None:
             raise ValueError("a Resample needs run indices or uniforms")
@@ -189,6 +193,7 @@ class Resample:
             uniforms=self.uniforms,
             slot_tasks=self.slot_tasks,
             cache=kept,
+            run_total=self.run_total,
         )
 
     def _per_draw_mass(self) -> np.ndarray:
@@ -250,8 +255,11 @@ class Resample:
 
     @property
     def equal_weights(self) -> bool:
-        """True when every drawn run weighs the same (equal runs per task): enables the sorted fast path."""
-        return bool(self.cells.rectangular)
+        """True when every drawn run weighs the same (every slot of every replicate holds the same number of
+        runs): enables the sorted fast path. False for leave-one-run-out replicates, whose shortened task
+        weighs its runs more."""
+        sizes = self.slot_sizes
+        return bool(self.cells.rectangular and (sizes == sizes.flat[0]).all())
 
     def sorted_samples(self) -> np.ndarray:
         """(R, S·N) each replicate's resampled scores in ascending order (equal-weights data only).
@@ -265,6 +273,8 @@ class Resample:
             k = order.size
             rank = np.empty(k, dtype=np.int16 if k < 2**15 else np.int32)
             rank[order] = np.arange(k, dtype=rank.dtype)
+            if self.valid is not None and not self.valid.all():
+                raise ValueError("sorted_samples needs every position drawn; use sorted_weights()")
             ranks = rank[self.idx]  # (N, R, S)
             ranks = np.ascontiguousarray(np.moveaxis(ranks, 0, 1)).reshape(self.n_reps, -1)
             ranks.sort(axis=1)
@@ -386,6 +396,7 @@ def interval(
     ci: float = 0.95,
     method: Method = "percentile",
     jackknife: np.ndarray | None = None,
+    strata: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Confidence interval (low, high) for each statistic from its bootstrap distribution.
 
@@ -395,7 +406,8 @@ def interval(
         ci: confidence level, e.g. 0.95.
         method: ``percentile`` (default), ``basic``, ``bc`` (bias-corrected) or ``bca`` (bias-
             corrected and accelerated; needs ``jackknife``, the (J, ...) leave-one-run-out values,
-            from which each statistic gets its *own* acceleration).
+            from which each statistic gets its *own* acceleration; pass ``strata`` =
+            :func:`jackknife_tasks` for the stratified (multi-sample) acceleration, see :func:`acceleration`).
     """
     if not 0 < ci < 1:
         raise ValueError(f"ci must be in (0, 1), got {ci}")
@@ -414,10 +426,7 @@ def interval(
     if method == "bca":
         if jackknife is None:
             raise ValueError("bca needs the jackknife values of each statistic")
-        centred = jackknife.mean(axis=0) - jackknife
-        num = (centred**3).sum(axis=0)
-        den = 6.0 * (centred**2).sum(axis=0) ** 1.5
-        accel = np.divide(num, den, out=np.zeros_like(num, dtype=float), where=den > 0)
+        accel = acceleration(jackknife, strata)
     else:
         accel = np.zeros_like(z0)
     zs = special.ndtri(np.array([alpha / 2, 1 - alpha / 2]))
@@ -458,7 +467,44 @@ def jackknife_resamples(cells: Cells, values: np.ndarray | None = None) -> Itera
         local[:, np.arange(reps), task] += pos[:, None] >= drop_local[None, :]
         valid = pos[:, None, None] < sizes[None]
         idx = np.where(valid, cells.offsets[None, None, :] + local, 0)
-        yield Resample(cells, values, idx=idx, valid=valid, slot_sizes=sizes.astype(float))
+        total = np.full(reps, float(cells.n_runs - 1))
+        yield Resample(cells, values, idx=idx, valid=valid, slot_sizes=sizes.astype(float), run_total=total)
+
+
+def jackknife_tasks(cells: Cells) -> np.ndarray:
+    """Task of each leave-one-run-out value of :func:`jackknife` (its strata, for the BCa acceleration)."""
+    return cells.task_of[cells.sizes[cells.task_of] >= 2]
+
+
+def acceleration(jackknife: np.ndarray, strata: np.ndarray | None = None) -> np.ndarray:
+    r"""BCa acceleration of each statistic from its leave-one-run-out values ``(J, ...)``.
+
+    With ``strata`` (the task of each value, :func:`jackknife_tasks`) the multi-sample formula of the
+    stratified bootstrap (Efron & Tibshirani 1993, §14.3; Davison & Hinkley 1997, §3.2) is used: with
+    jackknife influence values :math:`l_{mj} = (n_m - 1)(ar	heta_{m\cdot} - 	heta_{(mj)})` of run j
+    of task m (``n_m`` runs, :math:`ar	heta_{m\cdot}` the mean of that task's leave-one-out values),
+
+    .. math:: a = rac{\sum_m n_m^{-3} \sum_j l_{mj}^3}{6 \, (\sum_m n_m^{-2} \sum_j l_{mj}^2)^{3/2}}.
+
+    With one task (or ``strata=None``) it is the usual one-sample :math:`\sum c^3 / (6 (\sum c^2)^{3/2})`,
+    :math:`c_j = ar	heta - 	heta_{(j)}`. Tasks with one run cannot be left out and contribute nothing.
+    """
+    jack = np.asarray(jackknife, dtype=float)
+    if strata is None:
+        strata = np.zeros(jack.shape[0], dtype=np.int64)
+    strata = np.asarray(strata)
+    if strata.shape != (jack.shape[0],):
+        raise ValueError("strata needs one task per jackknife value")
+    num = np.zeros(jack.shape[1:])
+    den = np.zeros(jack.shape[1:])
+    for task in np.unique(strata):
+        part = jack[strata == task]
+        n = part.shape[0]
+        influence = (n - 1) * (part.mean(axis=0) - part)
+        num += (influence**3).sum(axis=0) / n**3
+        den += (influence**2).sum(axis=0) / n**2
+    den = 6.0 * den**1.5
+    return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
 
 
 def jackknife(

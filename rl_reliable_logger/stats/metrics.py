@@ -75,7 +75,7 @@ def _sorted(resample: Resample) -> tuple[np.ndarray, np.ndarray]:
     return resample.sorted_weights()
 
 
-def _mass_between(weights_sorted: np.ndarray, lo: float, hi: float) -> np.ndarray:
+def _mass_between(weights_sorted: np.ndarray, lo: float | np.ndarray, hi: float | np.ndarray) -> np.ndarray:
     """Part of each run's mass lying in the cumulative-mass window [lo, hi]."""
     upper = np.cumsum(weights_sorted, axis=1)
     lower = upper - weights_sorted
@@ -104,8 +104,8 @@ def trimmed_mean(proportion: float) -> MetricFn:
             n = samples.shape[1]
             cut_n = math.floor(proportion * n)
             return samples[:, cut_n : n - cut_n].mean(axis=1)
-        k = resample.cells.n_runs
-        cut = math.floor(proportion * k) / k
+        k = resample.run_total  # runs in each replicate's data set (K, or K - 1 when one is left out)
+        cut = (np.floor(proportion * k) / k)[:, None]
         values, weights = _sorted(resample)
         kept = _mass_between(weights, cut, 1.0 - cut)
         return (kept @ values) / kept.sum(axis=1)
