@@ -122,8 +122,10 @@ def load_old(rev: str):
 
 
 def timed(fn):
-    t0 = time.perf_counter()
+    """(result, wall seconds); the CPU seconds of the last call are kept in ``timed.cpu``."""
+    t0, c0 = time.perf_counter(), time.process_time()
     out = fn()
+    timed.cpu = time.process_time() - c0  # type: ignore[attr-defined]
     return out, time.perf_counter() - t0
 
 
@@ -138,20 +140,22 @@ def speed(args) -> None:
     _, warm = timed(lambda: jd.bootstrap_aggregate(samples, reps=2, seed=0))
     print(f"new  warm-up (2 replicates, includes numba compile or cache load): {warm:.2f} s")
     _, new = timed(lambda: jd.bootstrap_aggregate(samples, reps=args.reps, seed=0))
-    print(f"new  {args.reps} replicates: {new:.2f} s")
+    print(f"new  {args.reps} replicates: {new:.2f} s wall, {timed.cpu:.2f} s CPU (all threads)")  # type: ignore[attr-defined]
     table = ScoreTable(frame)
     _, ev = timed(lambda: evaluate(table, seed=0))
-    print(f"evaluate() with its defaults on the same table: {ev:.2f} s")
+    print(f"evaluate() with its defaults on the same table: {ev:.2f} s wall, {timed.cpu:.2f} s CPU")  # type: ignore[attr-defined]
     old_mod = None if args.skip_old else load_old(args.old_rev)
     if old_mod is not None:
         _, old = timed(lambda: old_mod.bootstrap_aggregate(samples, reps=args.old_reps, seed=0))
+        old_cpu = timed.cpu  # type: ignore[attr-defined]
         full = old * args.reps / args.old_reps
         note = (
             "" if args.old_reps == args.reps else f" (measured {old:.2f} s for {args.old_reps}; linear extrapolation)"
         )
-        print(f"old  {args.reps} replicates: {full:.1f} s{note}")
+        print(f"old  {args.reps} replicates: {full:.1f} s{note}; CPU {old_cpu * args.reps / args.old_reps:.1f} s")
         print(f"ratio old / new: {full / new:.0f}x")
     print(f"ratio new / evaluate(): {new / ev:.2f}")
+    print("(wall times depend on machine load; the CPU seconds are the steadier comparison)")
 
 
 def agreement(args) -> None:

@@ -73,9 +73,12 @@ def _cells_by_algorithm(table: ScoreTable, tasks: list[str]) -> dict[str, bs.Cel
 
 
 def _ci(dist: np.ndarray, point: np.ndarray, ci: float, method: str, jack: np.ndarray | None = None):
-    """Interval with the requested method; BCa needs a jackknife, without one it falls back to BC."""
+    """Interval with the requested method; BCa needs a jackknife, without one it falls back to BC; the expanded
+    interval needs the cells, without them it falls back to percentile."""
     if method == "bca" and jack is None:
         method = "bc"
+    if method == "expanded":
+        method = "percentile"
     return bs.interval(dist, point, ci=ci, method=method, jackknife=jack)  # type: ignore[arg-type]
 
 
@@ -229,7 +232,8 @@ def evaluate(
         "method": method,
         "method_note": (
             "aggregates use the requested method; differences, probability of improvement, profiles and per-task "
-            "intervals use it too, except that bca falls back to bc for them (no jackknife)."
+            "intervals use it too, except that bca falls back to bc for them (no jackknife) and expanded to "
+            "percentile."
         ),
         "task_bootstrap": task_bootstrap,
         "seed": seed if isinstance(seed, (int, np.integer)) or seed is None else repr(seed),
@@ -280,7 +284,7 @@ def _aggregates(cells, metric_objs, reps, rngs, task_bootstrap, chunk_bytes, ci,
         )
         jack = bs.jackknife(c, stacked) if method == "bca" else None
         strata = bs.jackknife_tasks(c) if method == "bca" else None
-        low, high = bs.interval(dist, point, ci=ci, method=method, jackknife=jack, strata=strata)  # type: ignore[arg-type]
+        low, high = bs.interval(dist, point, ci=ci, method=method, jackknife=jack, strata=strata, cells=c)  # type: ignore[arg-type]
         dists[alg] = dist
         for j, m in enumerate(metric_objs):
             rows.append({"algorithm": alg, "metric": m.name, "point": point[j], "low": low[j], "high": high[j]})

@@ -24,15 +24,16 @@ task resampling.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import special
+from scipy import special, stats
 
-Method = Literal["percentile", "basic", "bc", "bca"]
-METHODS = ("percentile", "basic", "bc", "bca")
+Method = Literal["percentile", "basic", "bc", "bca", "expanded"]
+METHODS = ("percentile", "basic", "bc", "bca", "expanded")
 
 #: Memory budget (bytes) for one chunk of replicates; tune with ``chunk_bytes=`` where offered.
 DEFAULT_CHUNK_BYTES = 64 * 2**20
@@ -290,6 +291,16 @@ class Resample:
             self._cache["task_means"] = gathered.sum(axis=0) / self.slot_sizes
         return self._cache["task_means"]
 
+    def task_variances(self) -> np.ndarray:
+        """(R, S) unbiased variance of each slot's drawn scores (0 for a slot of one run)."""
+        if "task_variances" not in self._cache:
+            gathered = self.values[self.idx] - self.task_means()[None]
+            if self.valid is not None:
+                gathered = np.where(self.valid, gathered, 0.0)
+            dof = np.maximum(self.slot_sizes - 1.0, 1.0)
+            self._cache["task_variances"] = (gathered**2).sum(axis=0) / dof
+        return self._cache["task_variances"]
+
     def padded_samples(self) -> np.ndarray:
         """(R, N_max, S) resampled scores, NaN-padded: the input of slow-path custom metrics."""
         gathered = self.values[self.idx]
@@ -397,6 +408,7 @@ def interval(
     method: Method = "percentile",
     jackknife: np.ndarray | None = None,
     strata: np.ndarray | None = None,
+    cells: Cells | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Confidence interval (low, high) for each statistic from its bootstrap distribution.
 
@@ -407,7 +419,9 @@ def interval(
         method: ``percentile`` (default), ``basic``, ``bc`` (bias-corrected) or ``bca`` (bias-
             corrected and accelerated; needs ``jackknife``, the (J, ...) leave-one-run-out values,
             from which each statistic gets its *own* acceleration; pass ``strata`` =
-            :func:`jackknife_tasks` for the stratified (multi-sample) acceleration, see :func:`acceleration`).
+            :func:`jackknife_tasks` for the stratified (multi-sample) acceleration, see :func:`acceleration`),
+            or ``expanded`` (Hesterberg's expanded percentile interval for small samples, stratified by
+            cell; needs the ``cells`` the replicates were drawn from, see :func:`expanded_level`).
     """
     if not 0 < ci < 1:
         raise ValueError(f"ci must be in (0, 1), got {ci}")
@@ -417,6 +431,11 @@ def interval(
     point = np.asarray(point, dtype=float)
     if method == "percentile":
         return _quantile(dist, alpha / 2), _quantile(dist, 1 - alpha / 2)
+    if method == "expanded":
+        if cells is None:
+            raise ValueError("the expanded percentile interval needs the cells the replicates were drawn from")
+        tail = expanded_level(cells, ci)
+        return _quantile(dist, tail), _quantile(dist, 1 - tail)
     if method == "basic":
         lo, hi = _quantile(dist, alpha / 2), _quantile(dist, 1 - alpha / 2)
         return 2 * point - hi, 2 * point - lo
@@ -436,6 +455,50 @@ def interval(
         q = special.ndtr(adj)
         bounds.append(_diag_quantile(dist, q))
     return bounds[0], bounds[1]
+
+
+def expanded_level(cells: Cells, ci: float = 0.95) -> float:
+    r"""Tail probability of Hesterberg's (2015) expanded percentile interval, stratified by cell.
+
+    The percentile bootstrap of a mean of ``n`` runs is too narrow for two reasons: the bootstrap
+    variance is ``(n-1)/n`` of the unbiased one, and it uses normal rather than ``t`` tails. Hesterberg
+    widens it by taking the percentiles at ``Φ(-sqrt(n/(n-1)) t_{α/2, n-1})`` instead of ``α/2``. With
+    stratified cells the shrinkage differs per cell; for the mean over tasks of task means it is
+
+    .. math:: c^2 = rac{\sum_m s_m^2 / N_m}{\sum_m s_m^2 (N_m - 1) / N_m^2}
+
+    (``s_m^2`` the unbiased variance of task m's runs; tasks with one run are left out, and equal
+    weights are used when every ``s_m`` is 0), and the ``t`` degrees of freedom are ``Σ_m (N_m - 1)``.
+    The tail is ``Φ(-c · t_{1-α/2, df})``. The same level is used for every statistic of these cells.
+    """
+    sizes = cells.sizes.astype(float)
+    keep = sizes >= 2
+    if not keep.any():
+        return (1.0 - ci) / 2.0
+    var = np.array([np.var(cells.values[cells.task_of == m], ddof=1) if keep[m] else 0.0 for m in range(cells.n_tasks)])
+    var = var[keep] if var[keep].sum() > 0 else np.ones(int(keep.sum()))
+    n = sizes[keep]
+    c = math.sqrt(float((var / n).sum() / (var * (n - 1) / n**2).sum()))
+    df = float((n - 1).sum())
+    return float(special.ndtr(-c * stats.t.ppf(1.0 - (1.0 - ci) / 2.0, df)))
+
+
+def studentized_mean_interval(dist: np.ndarray, point: np.ndarray, ci: float = 0.95) -> tuple[float, float]:
+    """Bootstrap-t interval for the mean over tasks from replicates of ``(mean, se)`` (``metrics.mean_se``).
+
+    ``t* = (mean* - mean) / se*`` with the stratified standard error ``se² = Σ_m s_m² / (M² N_m)``; the
+    interval is ``(mean - t*_{1-α/2} se, mean - t*_{α/2} se)``. Replicates with ``se* = 0`` (every slot
+    drew copies of one run) are dropped. Second-order accurate: it follows the skew of the data, where
+    the percentile interval does not.
+    """
+    alpha = 1.0 - ci
+    mean, se = float(point[0]), float(point[1])
+    ok = dist[:, 1] > 0
+    t = (dist[ok, 0] - mean) / dist[ok, 1]
+    if t.size == 0 or se == 0:
+        return mean, mean
+    hi_t, lo_t = np.quantile(t, [1 - alpha / 2, alpha / 2])
+    return mean - hi_t * se, mean - lo_t * se
 
 
 def _diag_quantile(dist: np.ndarray, q: np.ndarray) -> np.ndarray:

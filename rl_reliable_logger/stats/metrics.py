@@ -88,6 +88,16 @@ def mean(resample: Resample) -> np.ndarray:
     return resample.task_means().mean(axis=1)
 
 
+def mean_se(resample: Resample) -> np.ndarray:
+    """(R, 2): the mean over tasks and its stratified standard error ``sqrt(Σ_m s_m² / N_m) / M``.
+
+    The input of the bootstrap-t interval (:func:`..bootstrap.studentized_mean_interval`).
+    """
+    n_slots = resample.n_slots
+    se = np.sqrt((resample.task_variances() / resample.slot_sizes).sum(axis=1)) / n_slots
+    return np.stack([mean(resample), np.broadcast_to(se, (resample.n_reps,))], axis=1)
+
+
 def median(resample: Resample) -> np.ndarray:
     """Median over tasks of per-task mean scores."""
     return np.median(resample.task_means(), axis=1)

@@ -186,3 +186,42 @@ def test_draws_do_not_depend_on_chunk_size_or_engine(sizes, task_bootstrap, monk
         np.testing.assert_array_equal(run(chunk_bytes), whole)
     monkeypatch.setenv("RL_RELIABLE_NO_NUMBA", "1")
     np.testing.assert_allclose(run(2 * per_rep), whole, rtol=1e-12, atol=1e-12)
+
+
+def test_expanded_level_is_hesterbergs_for_one_cell():
+    from scipy import special, stats
+
+    for n in (3, 5, 10):
+        cells = bs.Cells.from_list([np.random.default_rng(n).normal(size=n)])
+        expected = special.ndtr(-np.sqrt(n / (n - 1)) * stats.t.ppf(0.975, n - 1))
+        assert bs.expanded_level(cells, 0.95) == pytest.approx(expected, rel=1e-12)
+
+
+def test_expanded_level_pools_cells_and_widens_the_percentile_interval():
+    from scipy import special, stats
+
+    rng = np.random.default_rng(4)
+    cells = bs.Cells.from_list([rng.normal(size=5) for _ in range(8)])  # equal runs: c^2 = n/(n-1), df = 8 x 4
+    expected = special.ndtr(-np.sqrt(5 / 4) * stats.t.ppf(0.975, 32))
+    assert bs.expanded_level(cells) == pytest.approx(expected, rel=1e-12)
+    dist = bs.replicates(cells, mt.mean, 4000, np.random.default_rng(1))[:, None]
+    point = mt.mean(bs.original(cells))
+    lo_p, hi_p = bs.interval(dist, point, method="percentile")
+    lo_e, hi_e = bs.interval(dist, point, method="expanded", cells=cells)
+    np.testing.assert_allclose([lo_e[0], hi_e[0]], np.quantile(dist[:, 0], [expected, 1 - expected]))
+    assert lo_e[0] < lo_p[0] and hi_e[0] > hi_p[0]
+    with pytest.raises(ValueError, match="cells"):
+        bs.interval(dist, point, method="expanded")
+
+
+def test_bootstrap_t_interval_follows_the_skew():
+    sample = np.random.default_rng(9).lognormal(sigma=1.0, size=12)
+    cells = bs.Cells.from_list([sample])
+    point = mt.mean_se(bs.original(cells))[0]
+    assert point[1] == pytest.approx(sample.std(ddof=1) / np.sqrt(12))
+    dist = bs.replicates(cells, mt.mean_se, 8000, np.random.default_rng(2))
+    t = (dist[:, 0] - point[0]) / dist[:, 1]
+    lo, hi = bs.studentized_mean_interval(dist, point)
+    assert lo == pytest.approx(point[0] - np.quantile(t, 0.975) * point[1])
+    assert hi == pytest.approx(point[0] - np.quantile(t, 0.025) * point[1])
+    assert hi - point[0] > point[0] - lo  # right-skewed data: the interval reaches further up
