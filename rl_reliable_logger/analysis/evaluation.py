@@ -117,7 +117,8 @@ def evaluate(
         profile_reps / improvement_reps / curve_reps: replicates for profiles, ranks and per-task
             intervals / probability of improvement / sample-efficiency curves.
         ci: confidence level. method: ``percentile`` | ``basic`` | ``bc`` | ``bca``.
-        task_bootstrap: also resample tasks (aggregates and profiles).
+        task_bootstrap: also resample tasks (aggregates, profiles, differences and probability of improvement;
+            every algorithm's replicate r resamples the same tasks, so differences and improvement are paired).
         seed: int or numpy Generator; the same inputs and seed give bit-identical results.
         taus: τ grid for performance profiles (default: 101 points over the score range).
         curves: also compute sample-efficiency curves (needs a table with a ``step`` column).
@@ -186,13 +187,15 @@ def evaluate(
         tau_grid = np.asarray(taus, float) if taus is not None else pf.default_taus(all_values)
         gammas = np.linspace(min(0.0, float(all_values.min())), max(gamma, float(np.quantile(all_values, 0.95))), 51)
 
-        aggregates, dists = _aggregates(cells, metric_objs, reps, agg_rng, task_bootstrap, chunk_bytes, ci, method, bar)
+        # with task resampling, every algorithm's replicate r resamples the same tasks (paired differences)
+        shared_tasks = root.spawn(1)[0].bit_generator.seed_seq if task_bootstrap else False
+        aggregates, dists = _aggregates(cells, metric_objs, reps, agg_rng, shared_tasks, chunk_bytes, ci, method, bar)
         differences = _differences(algorithms, names, aggregates, dists, ci, method)
         profiles, gap = _profiles(
             cells, tau_grid, gammas, profile_reps, prof_rng, task_bootstrap, chunk_bytes, ci, method, bar
         )
         per_task, ranks = _per_task_and_ranks(cells, tasks, profile_reps, task_rng, chunk_bytes, ci, method, bar)
-        improvement = _improvement(cells, improvement_reps, poi_rng, chunk_bytes, ci, method, bar)
+        improvement = _improvement(cells, improvement_reps, poi_rng, chunk_bytes, ci, method, bar, shared_tasks)
         curve_table = pd.DataFrame(columns=["algorithm", "metric", "step", "point", "low", "high"])
         curve_info: dict[str, Any] = {}
         if curves:
@@ -373,19 +376,20 @@ def _per_task_and_ranks(cells, tasks, reps, rngs, chunk_bytes, ci, method, bar):
     return per_task, pd.DataFrame(rank_rows, columns=["algorithm", "task", "rank", "probability"])
 
 
-def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar):
+def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar, shared_tasks=False):
     algorithms = list(cells)
     if len(algorithms) < 2:
         return pd.DataFrame(columns=["algorithm_x", "algorithm_y", "point", "low", "high"])
     # one set of independent replicates per algorithm, shared by all its pairs; only the draw
     # counts are kept, chunked identically for every algorithm
     sizes = list(bs.chunk_sizes(reps, max(cells.values(), key=lambda c: c.n_runs), chunk_bytes))
-    counts: dict[str, list[np.ndarray]] = {}
+    counts: dict[str, list] = {}
     for alg, c in cells.items():
         counts[alg] = []
+        task_rng = bs.task_stream(shared_tasks)  # the same task draws for every algorithm
         for n in sizes:
-            batch = bs.draw(c, n, rngs[alg])
-            counts[alg].append(engine.draw_counts(batch))
+            batch = bs.draw(c, n, rngs[alg], task_bootstrap=bool(shared_tasks), task_rng=task_rng)
+            counts[alg].append(batch if shared_tasks else engine.draw_counts(batch))
             bar(n)
     rows = []
     for i, x in enumerate(algorithms):
@@ -395,7 +399,10 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar):
                 [cx.values[cx.offsets[m] : cx.offsets[m] + cx.sizes[m]] for m in range(cx.n_tasks)],
                 [cy.values[cy.offsets[m] : cy.offsets[m] + cy.sizes[m]] for m in range(cy.n_tasks)],
             )
-            dist = np.concatenate([engine.improvement(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
+            if shared_tasks:
+                dist = np.concatenate([mt.improvement_task_slots(bx, by) for bx, by in zip(counts[x], counts[y])])
+            else:
+                dist = np.concatenate([engine.improvement(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
             low, high = _ci(dist[:, None], np.array([point]), ci, method)
             rows.append(
                 {"algorithm_x": x, "algorithm_y": y, "point": point, "low": float(low[0]), "high": float(high[0])}

@@ -338,27 +338,53 @@ def uniform32(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     return raw[:, :per_rep].reshape(shape)
 
 
-def draw(cells: Cells, reps: int, rng: np.random.Generator, *, task_bootstrap: bool = False) -> Resample:
+#: ``task_bootstrap`` of :func:`replicates`: False, True (tasks drawn from the algorithm's own stream), or a
+#: SeedSequence every algorithm shares, so that replicate r of every algorithm resamples the same tasks
+#: (paired differences and probability of improvement; runs stay independent).
+TaskBootstrap = bool | np.random.SeedSequence
+
+
+def draw(
+    cells: Cells,
+    reps: int,
+    rng: np.random.Generator,
+    *,
+    task_bootstrap: bool = False,
+    task_rng: np.random.Generator | None = None,
+) -> Resample:
     """Draw ``reps`` stratified-bootstrap replicates of one algorithm.
 
     Runs are resampled with replacement within each task, each task keeping its own run count
     N_m. With ``task_bootstrap`` the M tasks are first resampled with replacement, and the runs of
-    each drawn slot are then resampled independently (rliable's ``task_bootstrap=True``).
+    each drawn slot are then resampled independently (rliable's ``task_bootstrap=True``). The task
+    draws come from ``task_rng`` when given (a stream shared by the algorithms being compared, so
+    they resample the same tasks), otherwise from ``rng``.
 
     A draw from n items is ⌊u·n / 2³²⌋ for a raw 32-bit uniform u (multiply-shift, no rejection):
     every index has probability within n/2³² of 1/n (< 3·10⁻⁷ relative for n ≤ 1000), far below
-    any Monte-Carlo error. The stream is consumed replicate by replicate, each replicate a whole
-    number of 64-bit words (with task resampling: its task draws, then its run draws), so the same
-    seed gives the same replicates whatever the chunk size.
+    any Monte-Carlo error. Every stream is consumed replicate by replicate, each replicate a whole
+    number of 64-bit words (with task resampling from ``rng``: its task draws, then its run draws),
+    so the same seed gives the same replicates whatever the chunk size.
     """
     n_tasks, n_max = cells.n_tasks, int(cells.sizes.max())
     if not task_bootstrap:
         return Resample(cells, cells.values, uniforms=uniform32(rng, (reps, n_tasks, n_max)))
-    # one block of words per replicate: its task draws, then its run draws
-    u = uniform32(rng, (reps, n_tasks * (1 + n_max)))
-    tasks = ((u[:, :n_tasks].astype(np.uint64) * np.uint64(n_tasks)) >> np.uint64(32)).astype(np.int64)
-    runs = np.ascontiguousarray(u[:, n_tasks:]).reshape(reps, n_tasks, n_max)
+    if task_rng is not None:
+        u_tasks = uniform32(task_rng, (reps, n_tasks))
+        runs = uniform32(rng, (reps, n_tasks, n_max))
+    else:  # one block of words per replicate: its task draws, then its run draws
+        u = uniform32(rng, (reps, n_tasks * (1 + n_max)))
+        u_tasks = u[:, :n_tasks]
+        runs = np.ascontiguousarray(u[:, n_tasks:]).reshape(reps, n_tasks, n_max)
+    tasks = ((u_tasks.astype(np.uint64) * np.uint64(n_tasks)) >> np.uint64(32)).astype(np.int64)
     return Resample(cells, cells.values, uniforms=runs, slot_tasks=tasks)
+
+
+def task_stream(task_bootstrap: TaskBootstrap) -> np.random.Generator | None:
+    """A fresh generator on a shared task SeedSequence (the same task draws for every caller), or None."""
+    if isinstance(task_bootstrap, np.random.SeedSequence):
+        return np.random.default_rng(task_bootstrap)
+    return None
 
 
 def chunk_sizes(reps: int, cells: Cells, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> Iterator[int]:
@@ -382,14 +408,20 @@ def replicates(
     reps: int,
     rng: np.random.Generator,
     *,
-    task_bootstrap: bool = False,
+    task_bootstrap: TaskBootstrap = False,
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
     progress: Callable[[int], None] | None = None,
 ) -> np.ndarray:
-    """Bootstrap distribution of a batched ``statistic``: returns (reps, ...) stacked over chunks."""
+    """Bootstrap distribution of a batched ``statistic``: returns (reps, ...) stacked over chunks.
+
+    ``task_bootstrap``: see :data:`TaskBootstrap`; pass the same SeedSequence for every algorithm whose
+    replicates will be compared replicate by replicate (differences).
+    """
     out = []
+    task_rng = task_stream(task_bootstrap)
     for n in chunk_sizes(reps, cells, chunk_bytes):
-        out.append(np.asarray(statistic(draw(cells, n, rng, task_bootstrap=task_bootstrap))))
+        batch = draw(cells, n, rng, task_bootstrap=bool(task_bootstrap), task_rng=task_rng)
+        out.append(np.asarray(statistic(batch)))
         if progress is not None:
             progress(n)
     return np.concatenate(out, axis=0)

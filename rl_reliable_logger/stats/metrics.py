@@ -257,3 +257,27 @@ def _improvement_rectangular(cells_x, counts_x: np.ndarray, cells_y, counts_y: n
     lo = cum[:, below]
     wins = lo + 0.5 * (cum[:, upto] - lo)  # (R, M·n_x)
     return (counts_x.reshape(reps, n_tasks * nx) * wins).sum(axis=1) / (nx * ny * n_tasks)
+
+
+def improvement_task_slots(x: Resample, y: Resample, block_bytes: int = 32 * 2**20) -> np.ndarray:
+    """(R,) P(X > Y) of replicates that resampled tasks, X and Y sharing each replicate's task draw.
+
+    ``x`` and ``y`` must have the same ``slot_tasks`` (drawn with one shared task stream, see
+    :func:`..bootstrap.replicates`). Slot s of replicate r compares X's and Y's runs drawn for the task in
+    that slot: U_rs = mean over drawn pairs of [x > y] + ½[x = y]; the value is the mean over slots (a task
+    drawn twice counts twice, each time with its own run draws).
+    """
+    if x.slot_tasks is None or y.slot_tasks is None or not np.array_equal(x.slot_tasks, y.slot_tasks):
+        raise ValueError("both algorithms need the same task draws (one shared task stream)")
+    reps, slots = x.n_reps, x.n_slots
+    xv = x.padded_samples()  # (R, Nx, S), NaN where not drawn
+    yv = y.padded_samples()
+    nx, ny = x.slot_sizes, y.slot_sizes  # (R, S)
+    total = np.zeros(reps)
+    step = max(1, int(block_bytes // (8 * xv.shape[1] * yv.shape[1] * slots + 1)))
+    for start in range(0, reps, step):
+        a = xv[start : start + step, :, None, :]
+        b = yv[start : start + step, None, :, :]
+        wins = (a > b).sum(axis=(1, 2)) + 0.5 * (a == b).sum(axis=(1, 2))  # NaN compares False
+        total[start : start + step] = (wins / (nx[start : start + step] * ny[start : start + step])).mean(axis=1)
+    return total

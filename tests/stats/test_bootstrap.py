@@ -225,3 +225,49 @@ def test_bootstrap_t_interval_follows_the_skew():
     assert lo == pytest.approx(point[0] - np.quantile(t, 0.975) * point[1])
     assert hi == pytest.approx(point[0] - np.quantile(t, 0.025) * point[1])
     assert hi - point[0] > point[0] - lo  # right-skewed data: the interval reaches further up
+
+
+def test_shared_task_draws_pair_the_differences():
+    """X and a copy shifted by a constant: with one shared task draw per replicate the difference interval is
+    no wider than without task resampling (the task effect cancels); with independent task draws it is."""
+    rng = np.random.default_rng(51)
+    per_task = [rng.normal(10.0 * t, 1.0, size=5) for t in range(8)]  # very different task levels, similar spread
+    x, y = bs.Cells.from_list(per_task), bs.Cells.from_list([v + 3.0 for v in per_task])
+    seq = np.random.SeedSequence(7)
+    gx, gy = np.random.default_rng(1), np.random.default_rng(2)
+
+    def width(task_x, task_y):
+        dx = bs.replicates(x, mt.mean, 4000, np.random.default_rng(1), task_bootstrap=task_x)
+        dy = bs.replicates(y, mt.mean, 4000, np.random.default_rng(2), task_bootstrap=task_y)
+        lo, hi = np.quantile(dx - dy, [0.025, 0.975])
+        return hi - lo
+
+    runs_only = width(False, False)
+    paired = width(seq, seq)
+    unpaired = width(True, True)
+    assert paired <= runs_only * 1.05
+    assert unpaired > 2 * runs_only
+    # the shared stream gives both algorithms the same tasks, chunking included
+    bx = bs.draw(x, 50, gx, task_bootstrap=True, task_rng=bs.task_stream(seq))
+    by = bs.draw(y, 50, gy, task_bootstrap=True, task_rng=bs.task_stream(seq))
+    np.testing.assert_array_equal(bx.slot_tasks, by.slot_tasks)
+
+
+def test_improvement_with_shared_task_draws_equals_brute_force():
+    rng = np.random.default_rng(52)
+    x = bs.Cells.from_list([np.round(rng.normal(size=n), 1) for n in (3, 5, 4)])
+    y = bs.Cells.from_list([np.round(rng.normal(0.2, size=n), 1) for n in (4, 2, 6)])
+    seq = np.random.SeedSequence(3)
+    bx = bs.draw(x, 30, np.random.default_rng(1), task_bootstrap=True, task_rng=bs.task_stream(seq))
+    by = bs.draw(y, 30, np.random.default_rng(2), task_bootstrap=True, task_rng=bs.task_stream(seq))
+    got = mt.improvement_task_slots(bx, by)
+    for r in range(30):
+        per_slot = []
+        for s in range(x.n_tasks):
+            m = bx.slot_tasks[r, s]
+            xs = x.values[bx.idx[: x.sizes[m], r, s]]
+            ys = y.values[by.idx[: y.sizes[m], r, s]]
+            per_slot.append(mt.probability_of_improvement([xs], [ys]))
+        assert got[r] == pytest.approx(np.mean(per_slot), abs=1e-12)
+    with pytest.raises(ValueError, match="same task draws"):
+        mt.improvement_task_slots(bx, bs.draw(y, 30, np.random.default_rng(2), task_bootstrap=True))
