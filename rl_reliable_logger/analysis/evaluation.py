@@ -103,6 +103,7 @@ def evaluate(
     progress: bool = False,
     chunk_bytes: int = bs.DEFAULT_CHUNK_BYTES,
     source: dict[str, Any] | None = None,
+    rank_by: str = "runs",
 ) -> Report:
     """Evaluate every algorithm of ``table`` with interval estimates; return a :class:`Report`.
 
@@ -125,6 +126,8 @@ def evaluate(
         progress: show a progress bar on stderr.
         chunk_bytes: memory budget of one chunk of replicates (bounds peak memory).
         source: where the scores came from (recorded in provenance).
+        rank_by: rank distributions of ``"runs"`` (default, the paper's: one random run per task per
+            replicate) or ``"task-means"`` (bootstrapped task means); see ``stats.profiles``.
 
     Example:
         >>> import pandas as pd
@@ -138,6 +141,8 @@ def evaluate(
         raise ValueError("reps, profile_reps and improvement_reps must be positive")
     if method not in bs.METHODS:
         raise ValueError(f"method must be one of {', '.join(bs.METHODS)}, got {method!r}")
+    if rank_by not in pf.RANK_DEFINITIONS:
+        raise ValueError(f"rank_by must be one of {', '.join(pf.RANK_DEFINITIONS)}, got {rank_by!r}")
     if not 0 < ci < 1:
         raise ValueError(f"ci must be between 0 and 1 (e.g. 0.95), got {ci}")
     if curves and not table.has_steps:  # checked before any resampling work
@@ -194,7 +199,9 @@ def evaluate(
         profiles, gap = _profiles(
             cells, tau_grid, gammas, profile_reps, prof_rng, task_bootstrap, chunk_bytes, ci, method, bar
         )
-        per_task, ranks = _per_task_and_ranks(cells, tasks, profile_reps, task_rng, chunk_bytes, ci, method, bar)
+        per_task, ranks = _per_task_and_ranks(
+            cells, tasks, profile_reps, task_rng, chunk_bytes, ci, method, bar, rank_by
+        )
         improvement = _improvement(cells, improvement_reps, poi_rng, chunk_bytes, ci, method, bar, shared_tasks)
         curve_table = pd.DataFrame(columns=["algorithm", "metric", "step", "point", "low", "high"])
         curve_info: dict[str, Any] = {}
@@ -239,6 +246,7 @@ def evaluate(
             "percentile."
         ),
         "task_bootstrap": task_bootstrap,
+        "rank_by": rank_by,
         "seed": seed if isinstance(seed, (int, np.integer)) or seed is None else repr(seed),
         "chunk_bytes": chunk_bytes,
         "curves": curve_info,
@@ -338,14 +346,15 @@ def _profiles(cells, taus, gammas, reps, rngs, task_bootstrap, chunk_bytes, ci, 
     )
 
 
-def _per_task_and_ranks(cells, tasks, reps, rngs, chunk_bytes, ci, method, bar):
+def _per_task_and_ranks(cells, tasks, reps, rngs, chunk_bytes, ci, method, bar, rank_by="runs"):
     rows = []
     means_by_alg = []
     for alg, c in cells.items():
         point = bs.original(c).task_means()[0]
         means = engine.task_means()
         dist = bs.replicates(c, means, reps, rngs[alg], chunk_bytes=chunk_bytes, progress=bar)
-        means_by_alg.append(dist)
+        # after the per-task replicates on the same stream, so per-task intervals do not depend on rank_by
+        means_by_alg.append(pf.single_runs(c, reps, rngs[alg]) if rank_by == "runs" else dist)
         low, high = _ci(dist, point, ci, method)
         for m, task in enumerate(tasks):
             run_scores = c.values[c.offsets[m] : c.offsets[m] + c.sizes[m]]
