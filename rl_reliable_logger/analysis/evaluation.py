@@ -24,6 +24,7 @@ from ..stats import curves as cv
 from ..stats import engine
 from ..stats import metrics as mt
 from ..stats import profiles as pf
+from ..stats.aggregate import aggregate_intervals
 from ..version import __version__
 from .report import Report
 
@@ -74,10 +75,10 @@ def _cells_by_algorithm(table: ScoreTable, tasks: list[str]) -> dict[str, bs.Cel
 
 def _ci(dist: np.ndarray, point: np.ndarray, ci: float, method: str, jack: np.ndarray | None = None):
     """Interval with the requested method; BCa needs a jackknife, without one it falls back to BC; the expanded
-    interval needs the cells, without them it falls back to percentile."""
+    and bootstrap-t intervals need the cells, without them they fall back to percentile."""
     if method == "bca" and jack is None:
         method = "bc"
-    if method == "expanded":
+    if method in ("expanded", "bootstrap-t"):
         method = "percentile"
     return bs.interval(dist, point, ci=ci, method=method, jackknife=jack)  # type: ignore[arg-type]
 
@@ -117,7 +118,8 @@ def evaluate(
         reps: bootstrap replicates for aggregate metrics (and their differences).
         profile_reps / improvement_reps / curve_reps: replicates for profiles, ranks and per-task
             intervals / probability of improvement / sample-efficiency curves.
-        ci: confidence level. method: ``percentile`` | ``basic`` | ``bc`` | ``bca``.
+        ci: confidence level. method: ``percentile`` | ``basic`` | ``bc`` | ``bca`` | ``expanded`` (small
+            samples) | ``bootstrap-t`` (small samples; studentized for the mean, expanded otherwise).
         task_bootstrap: also resample tasks (aggregates, profiles, differences and probability of improvement;
             every algorithm's replicate r resamples the same tasks, so differences and improvement are paired).
         seed: int or numpy Generator; the same inputs and seed give bit-identical results.
@@ -242,8 +244,8 @@ def evaluate(
         "method": method,
         "method_note": (
             "aggregates use the requested method; differences, probability of improvement, profiles and per-task "
-            "intervals use it too, except that bca falls back to bc for them (no jackknife) and expanded to "
-            "percentile."
+            "intervals use it too, except that bca falls back to bc for them (no jackknife) and expanded and "
+            "bootstrap-t to percentile; bootstrap-t is studentized for the mean, expanded for other metrics."
         ),
         "task_bootstrap": task_bootstrap,
         "rank_by": rank_by,
@@ -286,17 +288,11 @@ def _score_key_warnings(table: ScoreTable) -> list[str]:
 # ----------------------------------------------------------------------------- pieces
 def _aggregates(cells, metric_objs, reps, rngs, task_bootstrap, chunk_bytes, ci, method, bar):
     rows, dists = [], {}
-    stacked = lambda r: np.stack([m(r) for m in metric_objs], axis=1)
-    fast = engine.aggregates(metric_objs)
     for alg, c in cells.items():
-        point = stacked(bs.original(c))[0]
-        dist = bs.replicates(
-            c, fast, reps, rngs[alg], task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes, progress=bar
-        )
-        jack = bs.jackknife(c, stacked) if method == "bca" else None
-        strata = bs.jackknife_tasks(c) if method == "bca" else None
-        low, high = bs.interval(dist, point, ci=ci, method=method, jackknife=jack, strata=strata, cells=c)  # type: ignore[arg-type]
-        dists[alg] = dist
+        point, low, high, dists[alg] = aggregate_intervals(
+            c, metric_objs, reps, rngs[alg], ci=ci, method=method, task_bootstrap=task_bootstrap,
+            chunk_bytes=chunk_bytes, progress=bar,
+        )  # fmt: skip
         for j, m in enumerate(metric_objs):
             rows.append({"algorithm": alg, "metric": m.name, "point": point[j], "low": low[j], "high": high[j]})
     return pd.DataFrame(rows, columns=["algorithm", "metric", "point", "low", "high"]), dists

@@ -32,8 +32,8 @@ from typing import Literal
 import numpy as np
 from scipy import special, stats
 
-Method = Literal["percentile", "basic", "bc", "bca", "expanded"]
-METHODS = ("percentile", "basic", "bc", "bca", "expanded")
+Method = Literal["percentile", "basic", "bc", "bca", "expanded", "bootstrap-t"]
+METHODS = ("percentile", "basic", "bc", "bca", "expanded", "bootstrap-t")
 
 #: Memory budget (bytes) for one chunk of replicates; tune with ``chunk_bytes=`` where offered.
 DEFAULT_CHUNK_BYTES = 64 * 2**20
@@ -453,7 +453,10 @@ def interval(
             from which each statistic gets its *own* acceleration; pass ``strata`` =
             :func:`jackknife_tasks` for the stratified (multi-sample) acceleration, see :func:`acceleration`),
             or ``expanded`` (Hesterberg's expanded percentile interval for small samples, stratified by
-            cell; needs the ``cells`` the replicates were drawn from, see :func:`expanded_level`).
+            cell; needs the ``cells`` the replicates were drawn from, see :func:`expanded_level`), or
+            ``bootstrap-t``: studentized for the mean (:func:`studentized_mean_interval`, which needs the
+            replicates' standard errors; :func:`..aggregate.aggregate_intervals` does it), here, without
+            standard errors, the expanded interval.
     """
     if not 0 < ci < 1:
         raise ValueError(f"ci must be in (0, 1), got {ci}")
@@ -463,7 +466,7 @@ def interval(
     point = np.asarray(point, dtype=float)
     if method == "percentile":
         return _quantile(dist, alpha / 2), _quantile(dist, 1 - alpha / 2)
-    if method == "expanded":
+    if method in ("expanded", "bootstrap-t"):
         if cells is None:
             raise ValueError("the expanded percentile interval needs the cells the replicates were drawn from")
         tail = expanded_level(cells, ci)

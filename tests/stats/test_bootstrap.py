@@ -271,3 +271,22 @@ def test_improvement_with_shared_task_draws_equals_brute_force():
         assert got[r] == pytest.approx(np.mean(per_slot), abs=1e-12)
     with pytest.raises(ValueError, match="same task draws"):
         mt.improvement_task_slots(bx, bs.draw(y, 30, np.random.default_rng(2), task_bootstrap=True))
+
+
+@pytest.mark.parametrize("method", bs.METHODS)
+def test_aggregate_intervals_every_method(method):
+    from rl_reliable_logger.stats.aggregate import aggregate_intervals
+
+    rng = np.random.default_rng(61)
+    cells = bs.Cells.from_list([rng.lognormal(size=n) for n in (4, 6, 5)])
+    metrics = [mt.get_metric(n) for n in ("iqm", "mean")]
+    point, low, high, dist = aggregate_intervals(cells, metrics, 3000, np.random.default_rng(2), method=method)
+    assert dist.shape == (3000, 2) and (low <= high).all()
+    same = bs.replicates(cells, lambda r: np.stack([m(r) for m in metrics], axis=1), 3000, np.random.default_rng(2))
+    np.testing.assert_allclose(dist, same, rtol=1e-12, atol=1e-12)  # the same replicates whatever the method
+    if method == "bootstrap-t":
+        se = bs.replicates(cells, mt.mean_se, 3000, np.random.default_rng(2))
+        lo, hi = bs.studentized_mean_interval(se, mt.mean_se(bs.original(cells))[0])
+        assert (low[1], high[1]) == pytest.approx((lo, hi))
+        lo_e, hi_e = bs.interval(dist, point, method="expanded", cells=cells)
+        assert (low[0], high[0]) == pytest.approx((lo_e[0], hi_e[0]))
