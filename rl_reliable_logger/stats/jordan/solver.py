@@ -141,22 +141,24 @@ def _kernel(mu, m, pi0, tol, max_sweeps, out, status):  # pragma: no cover - com
     for r in numba.prange(reps):
         x = mu[r]
         # w[i, i2, q]: probability of p's move i -> i2 at q (branch-free sweeps read it with q innermost)
-        w = np.zeros((n_alg, n_alg, n_q))
+        w = np.empty((n_alg, n_alg, n_q))
         out_p = np.zeros((n_alg, n_q))
-        near = False
+        n_near = 0
+        tie = eta / m
         for i in range(n_alg):
             for i2 in range(n_alg):
                 if i2 == i:
+                    w[i, i2, :] = 0.0
                     continue
-                for q in range(n_q):
-                    d = x[i2, q] - x[i, q]
-                    if d > 0.0:
-                        w[i, i2, q] = eta
-                    elif d == 0.0:
-                        w[i, i2, q] = eta / m
-                    elif -d <= eps * max(abs(x[i2, q]), abs(x[i, q])):
-                        near = True
-                    out_p[i, q] += w[i, i2, q]
+                for q in range(n_q):  # branch-free: the comparisons are unpredictable
+                    a = x[i, q]
+                    c2 = x[i2, q]
+                    d = c2 - a
+                    v = eta * (d > 0.0) + tie * (d == 0.0)
+                    w[i, i2, q] = v
+                    out_p[i, q] += v
+                    n_near += (d != 0.0) & (abs(d) <= eps * max(abs(c2), abs(a)))
+        near = n_near > 0
         order = np.empty((n_alg, n_q), dtype=np.int64)
         gend = np.empty((n_alg, n_q), dtype=np.int64)
         inv_a = np.empty((n_alg, n_q))
