@@ -143,6 +143,7 @@ class Resample:
         else:
             sizes = cells.sizes[tasks][:, :, None]
             offsets = cells.offsets[tasks][:, :, None]
+        assert u is not None  # a Resample without indices has uniforms (checked in __init__)
         # ⌊u·n / 2³²⌋ in floating point: u·n < 2⁵³, so the product and the floor are exact
         local = np.multiply(u, sizes * 2.0**-32, dtype=np.float64).astype(np.int64)
         idx = offsets + local  # (R, S, N)

@@ -56,7 +56,7 @@ def batched(fn: MetricFn, name: str | None = None) -> Metric:
         >>> import numpy as np
         >>> top = batched(lambda r: r.task_means().max(axis=1), name="best_task")
     """
-    return Metric(name or getattr(fn, "__name__", "custom"), fn)
+    return Metric(str(name or getattr(fn, "__name__", "custom")), fn)
 
 
 def per_replicate(fn: Callable[[np.ndarray], float], name: str | None = None) -> Metric:
@@ -66,7 +66,7 @@ def per_replicate(fn: Callable[[np.ndarray], float], name: str | None = None) ->
         samples = resample.padded_samples()
         return np.array([float(fn(s)) for s in samples])
 
-    return Metric(name or getattr(fn, "__name__", "custom"), run)
+    return Metric(str(name or getattr(fn, "__name__", "custom")), run)
 
 
 # --------------------------------------------------------------------------- helpers

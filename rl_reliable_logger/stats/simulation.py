@@ -252,7 +252,13 @@ def simulate(
                 jack = bs.jackknife(cells, pair) if method == "bca" else None
                 strata = bs.jackknife_tasks(cells) if method == "bca" else None
                 low, high = bs.interval(
-                    dist[:, :2], point[:2], ci=ci, method=method, jackknife=jack, strata=strata, cells=cells
+                    dist[:, :2],
+                    point[:2],
+                    ci=ci,
+                    method=method,  # type: ignore[arg-type]
+                    jackknife=jack,
+                    strata=strata,
+                    cells=cells,
                 )
             hits[method] += (low <= truth) & (truth <= high)
             below[method] += truth < low
