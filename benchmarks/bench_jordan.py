@@ -213,9 +213,15 @@ def main() -> None:
     parser.add_argument("--old-rev", default=OLD_REV, help="git revision holding the old stats/jordan.py")
     parser.add_argument("--skip-old", action="store_true")
     parser.add_argument("--synthetic", action="store_true")
+    parser.add_argument("--threads", type=int, help="numba threads (default: numba's; 1 gives the steadiest timing)")
     parser.add_argument("--agreement", action="store_true", help="also compare old and new distributions")
     parser.add_argument("--agreement-reps", type=int, default=5000)
     args = parser.parse_args()
+    if args.threads and engine.compiled():
+        import numba
+
+        numba.set_num_threads(args.threads)
+        print(f"numba threads: {args.threads}")
     speed(args)
     if args.agreement:
         agreement(args)
