@@ -7,6 +7,7 @@ stratified bootstrap over runs within each (algorithm, task) cell.
 
 from __future__ import annotations
 
+import copy
 import datetime as _dt
 import platform
 import sys
@@ -105,6 +106,7 @@ def evaluate(
     chunk_bytes: int = bs.DEFAULT_CHUNK_BYTES,
     source: dict[str, Any] | None = None,
     rank_by: str = "runs",
+    budget: float | None = None,
 ) -> Report:
     """Evaluate every algorithm of ``table`` with interval estimates; return a :class:`Report`.
 
@@ -130,6 +132,8 @@ def evaluate(
         source: where the scores came from (recorded in provenance).
         rank_by: rank distributions of ``"runs"`` (default, the paper's: one random run per task per
             replicate) or ``"task-means"`` (bootstrapped task means); see ``stats.profiles``.
+        budget: common training budget (a step): final scores are each run's last score at or before it, and
+            the curves end there (needs steps). Default: each run's last step; runs stopping short are named.
 
     Example:
         >>> import pandas as pd
@@ -149,16 +153,20 @@ def evaluate(
         raise ValueError(f"ci must be between 0 and 1 (e.g. 0.95), got {ci}")
     if curves and not table.has_steps:  # checked before any resampling work
         raise ScoreTableError("curves need per-step scores: give the input a step column (--step-key).")
+    if budget is not None and not table.has_steps:
+        raise ScoreTableError("`budget=` needs per-step scores: give the input a step column (--step-key).")
     started = _dt.datetime.now(_dt.timezone.utc)
     raw_table = table
-    final = table.final()
+    final = table.final(budget)
     warnings = list(table.warnings)
+    histories = _histories(table) if table.has_steps else []
+    warnings += _budget_warnings(histories, budget)
     normalization = "raw score"
     if normalize is not None:
         normalizer = get_normalizer(normalize)
         if normalizer.per_step:
             table = normalizer.apply(table)  # every step, so curves are normalised too
-            final = table.final()
+            final = table.final(budget)
         else:
             final = normalizer.apply(final)
         if normalizer.caveat:
@@ -205,19 +213,13 @@ def evaluate(
             cells, tasks, profile_reps, task_rng, chunk_bytes, ci, method, bar, rank_by
         )
         improvement = _improvement(cells, improvement_reps, poi_rng, chunk_bytes, ci, method, bar, shared_tasks)
-        curve_table = pd.DataFrame(columns=["algorithm", "metric", "step", "point", "low", "high"])
+        curve_table = pd.DataFrame(columns=["algorithm", "metric", "step", "n_runs", "point", "low", "high"])
         curve_info: dict[str, Any] = {}
         if curves:
-            curve_table, curve_info = _curves(
-                table, curve_metrics, gamma, curve_reps, curve_points, curve_rng, chunk_bytes, ci, method, bar
+            curve_table, curve_info, curve_warnings = _curves(
+                table, curve_metrics, gamma, curve_reps, curve_points, curve_rng, chunk_bytes, ci, method, bar, budget
             )
-            if curve_info.get("left_out"):
-                warnings.append(
-                    f"{len(curve_info['left_out'])} run(s) stop before the curves' last step and are left out of "
-                    "the curves (not of the final scores): "
-                    + ", ".join("/".join(k) for k in curve_info["left_out"][:8])
-                    + (" ..." if len(curve_info["left_out"]) > 8 else "")
-                )
+            warnings += curve_warnings
     finally:
         bar.close()
 
@@ -251,6 +253,7 @@ def evaluate(
         "rank_by": rank_by,
         "seed": seed if isinstance(seed, (int, np.integer)) or seed is None else repr(seed),
         "chunk_bytes": chunk_bytes,
+        "budget": budget,
         "curves": curve_info,
         "versions": _versions(),
     }
@@ -428,36 +431,104 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar, shared_tasks=F
     )
 
 
-def _curves(table, curve_metrics, gamma, reps, n_points, rngs, chunk_bytes, ci, method, bar):
+def _histories(table: ScoreTable) -> list[cv.RunHistory]:
+    """One history per run, steps ascending (duplicate steps are rejected by ScoreTable)."""
     frame = table.frame.sort_values("step", kind="stable")
-    histories = [
+    return [
         cv.RunHistory(key, g["step"].to_numpy(float), g["score"].to_numpy(float))
-        for key, g in frame.groupby(["algorithm", "task", "run_id"], sort=False)
+        for key, g in frame.groupby(["algorithm", "task", "run_id"], sort=True)
     ]
-    grid, left_out = cv.common_grid(histories, n_points)
-    left = set(left_out)
+
+
+def _run_list(runs: dict, limit: int = 8, of: dict | None = None) -> str:
+    """``A / x run 3 (last step 2e+06 of 2e+08), ...`` for a warning (at most ``limit`` runs)."""
+    items = [
+        f"{a} / {t} run {r} (last step {s:g}" + (f" of {of[(a, t)]:g})" if of is not None else ")")
+        for (a, t, r), s in list(runs.items())[:limit]
+    ]
+    return ", ".join(items) + (f", ... ({len(runs) - limit} more)" if len(runs) > limit else "")
+
+
+def _budget_warnings(histories: list[cv.RunHistory], budget: float | None) -> list[str]:
+    """Runs whose final score comes from an earlier step than the others' (see ``stats.curves.run_ends``)."""
+    if not histories:
+        return []
+    ends = cv.run_ends(histories, budget)
+    short = ends.short()
+    out = []
+    if budget is not None:
+        late = {h.key: float(h.steps[0]) for h in histories if float(h.steps[0]) > budget}
+        cells_left = {h.key[:2] for h in histories if float(h.steps[0]) <= budget}
+        missing = sorted({k[:2] for k in late} - cells_left)
+        if missing:
+            raise ScoreTableError(
+                f"`budget=` {budget:g} is before every logged step of "
+                + ", ".join(f"{a} / {t}" for a, t in missing[:8])
+                + ": no final score there; give a later budget."
+            )
+        if late:
+            out.append(
+                f"{len(late)} run(s) have no score at or before the budget {budget:g} and are left out of the final "
+                "scores: " + ", ".join(f"{a} / {t} run {r}" for a, t, r in sorted(late)[:8])
+            )
+        short = {k: s for k, s in short.items() if k not in late}
+        if short:
+            out.append(
+                f"final scores are taken at the budget {budget:g}, but {len(short)} run(s) stop more than one logging "
+                f"interval before it and contribute their last score: {_run_list(short)}"
+            )
+    elif short:
+        out.append(
+            f"{len(short)} run(s) stop more than one logging interval before the longest run of their cell, so the "
+            f"final scores mix training budgets: {_run_list(short, of=ends.ends)}; pass budget= (--budget) to take "
+            "every final score at a common step, or check that these runs did not crash."
+        )
+    return out
+
+
+def _curves(table, curve_metrics, gamma, reps, n_points, rngs, chunk_bytes, ci, method, bar, budget=None):
+    """Curve table, provenance and warnings. Runs that stop early count up to their last step; within each
+    stretch of the grid where the set of runs is fixed, every replicate follows the same whole runs."""
+    histories = _histories(table)
+    shape = cv.common_grid(histories, n_points, budget=budget)
+    grid = shape.grid
     by_cell: dict[tuple[str, str], list[np.ndarray]] = {}
     for h in histories:
-        if h.key in left:
-            continue
-        by_cell.setdefault(h.key[:2], []).append(cv.align(h, grid))
+        by_cell.setdefault(h.key[:2], []).append(cv.align(h, grid, shape.reach[h.key]))
     metric_objs = [mt.get_metric(m, gamma=gamma) for m in curve_metrics]
-    rows = []
+    tasks = sorted(table.tasks)
+    rows, counts = [], {}
     for alg in table.algorithms:
-        per_task = [np.stack(by_cell[(alg, t)]) for t in sorted(table.tasks)]  # each (N_m, G)
-        cells = bs.Cells.from_list([p[:, 0] for p in per_task])
-        values = np.concatenate(per_task, axis=0)  # (K, G), same run order as cells
+        per_task = []
+        for t in tasks:
+            block = np.stack(by_cell[(alg, t)])  # (N_m, G)
+            per_task.append(block[cv.canonical_order(block)])  # independent of row order and run ids
+            counts[(alg, t)] = cv.run_counts(~np.isnan(per_task[-1]))
+        values = np.concatenate(per_task, axis=0)  # (K, G), task-major
+        task_of = np.concatenate([np.full(p.shape[0], m) for m, p in enumerate(per_task)])
+        available = ~np.isnan(values)
+        point = np.empty((len(metric_objs), grid.size))
+        low, high = np.empty_like(point), np.empty_like(point)
+        start_state = copy.deepcopy(rngs[alg])
+        for a, b in cv.segments(available):
+            keep = available[:, a]  # runs counting over this stretch of the grid
+            sub = values[keep][:, a:b]
+            cells = bs.Cells.from_list([sub[task_of[keep] == m, 0] for m in range(len(tasks))])
 
-        def stat(r: bs.Resample, values: np.ndarray = values) -> np.ndarray:
-            # whole runs: the same draws evaluated at every step
-            return np.stack(
-                [np.stack([m(r.with_values(values[:, g])) for g in range(grid.size)], axis=1) for m in metric_objs],
-                axis=1,
-            )  # (R, n_metrics, G)
+            def stat(r: bs.Resample, sub: np.ndarray = sub) -> np.ndarray:
+                # whole runs: the same draws evaluated at every step of the stretch
+                return np.stack(
+                    [np.stack([m(r.with_values(sub[:, g])) for g in range(sub.shape[1])], axis=1) for m in metric_objs],
+                    axis=1,
+                )  # (R, n_metrics, b - a)
 
-        point = stat(bs.original(cells))[0]
-        dist = bs.replicates(cells, stat, reps, rngs[alg], chunk_bytes=chunk_bytes, progress=bar)
-        low, high = _ci(dist, point, ci, method)
+            # every stretch starts from the same stream state: stretches with the same run counts draw the same runs
+            rng = copy.deepcopy(start_state)
+            point[:, a:b] = stat(bs.original(cells))[0]
+            dist = bs.replicates(cells, stat, reps, rng, chunk_bytes=chunk_bytes, progress=None)
+            low[:, a:b], high[:, a:b] = _ci(dist, point[:, a:b], ci, method)
+        bar(reps)
+        n_alg = sum(counts[(alg, t)] for t in tasks)
         for j, m in enumerate(metric_objs):
             for g, step in enumerate(grid):
                 rows.append(
@@ -465,14 +536,42 @@ def _curves(table, curve_metrics, gamma, reps, n_points, rngs, chunk_bytes, ci, 
                         "algorithm": alg,
                         "metric": m.name,
                         "step": step,
+                        "n_runs": int(n_alg[g]),
                         "point": point[j, g],
                         "low": low[j, g],
                         "high": high[j, g],
                     }
                 )
+    losses = {c: n for c, n in counts.items() if n[-1] < n[0]}
     info = {
         "grid": [float(s) for s in grid],
-        "left_out": [list(k) for k in left_out],
-        "rule": "last value at or before each grid step; no extrapolation",
+        "budget": budget,
+        "tolerance": {f"{a} / {t}": v for (a, t), v in sorted(shape.tolerances.items())},
+        "runs_per_cell": {f"{a} / {t}": [int(x) for x in n] for (a, t), n in sorted(counts.items())},
+        "stop_early": [[*k, s] for k, s in shape.short.items()],
+        "rule": (
+            "last value at or before each grid step; a run whose last step is within its cell's largest logging "
+            "interval of the curve's end is carried to the end by its last value; runs stopping earlier count "
+            "up to their last step; no extrapolation"
+        ),
     }
-    return pd.DataFrame(rows, columns=["algorithm", "metric", "step", "point", "low", "high"]), info
+    warnings = []
+    if losses:
+        parts = []
+        for (a, t), n in sorted(losses.items()):
+            drop = next(g for g in range(grid.size) if n[g] < n[0])
+            parts.append(f"{a} / {t} {n[0]} → {n[-1]} runs from step {grid[drop]:g}")
+        warnings.append(
+            f"curves: {len(losses)} cell(s) lose runs along the curve (runs stopping more than one logging interval "
+            "before the end count only up to their last step; the n_runs column of curves.csv has the counts): "
+            + "; ".join(parts[:8])
+            + (f"; ... ({len(parts) - 8} more)" if len(parts) > 8 else "")
+        )
+    if shape.stopped_before_budget:
+        warnings.append(
+            f"curves end at step {grid[-1]:g}, before the budget {budget:g}: no run of "
+            + ", ".join(f"{a} / {t}" for a, t in shape.stopped_before_budget[:8])
+            + " reaches it."
+        )
+    columns = ["algorithm", "metric", "step", "n_runs", "point", "low", "high"]
+    return pd.DataFrame(rows, columns=columns), info, warnings

@@ -12,7 +12,7 @@ Table schemas (column names are a contract other tools rely on):
 ``profiles``     algorithm, kind, tau, fraction, low, high   (kind: ``runs`` or ``tasks``)
 ``ranks``        algorithm, task, rank, probability   (task ``__average__`` = mean over tasks)
 ``gap_curve``    algorithm, gamma, point, low, high   (optimality gap as a function of gamma)
-``curves``       algorithm, metric, step, point, low, high   (empty unless curves were asked)
+``curves``       algorithm, metric, step, n_runs, point, low, high   (empty unless curves were asked)
 ``scores``       algorithm, task, run_id, seed, score (+ step, provenance columns): the input used
 ``provenance``   dict: source, filters, runs used / dropped with reasons, reps, seed, method, ...
 ``warnings``     list of human-readable strings
@@ -76,7 +76,7 @@ class Report:
     ranks: pd.DataFrame = field(default_factory=lambda: _empty(["algorithm", "task", "rank", "probability"]))
     gap_curve: pd.DataFrame = field(default_factory=lambda: _empty(["algorithm", "gamma", "point", "low", "high"]))
     curves: pd.DataFrame = field(
-        default_factory=lambda: _empty(["algorithm", "metric", "step", "point", "low", "high"])
+        default_factory=lambda: _empty(["algorithm", "metric", "step", "n_runs", "point", "low", "high"])
     )
     scores: pd.DataFrame = field(default_factory=lambda: _empty(["algorithm", "task", "run_id", "seed", "score"]))
     provenance: dict[str, Any] = field(default_factory=dict)

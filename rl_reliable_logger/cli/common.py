@@ -96,6 +96,14 @@ def add_evaluate_options(parser: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--curve-points", type=_positive_int, default=25, help="steps on the curve grid (default: 25)")
     g.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        metavar="STEP",
+        help="common training budget (a step): final scores are taken at it and the curves end there "
+        "(default: each run's last step; runs stopping short are named in a warning)",
+    )
+    g.add_argument(
         "--drop-invalid",
         action="store_true",
         help="drop bad rows (non-finite scores, duplicates, incomplete tasks) instead of failing; "
@@ -148,6 +156,7 @@ def run_and_report(table: Any, args: argparse.Namespace, *, source: dict[str, An
             seed=args.seed,
             curves=args.curves,
             curve_points=args.curve_points,
+            budget=getattr(args, "budget", None),
             progress=show_progress,
             source=source,
         )

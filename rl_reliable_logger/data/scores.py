@@ -458,11 +458,17 @@ class ScoreTable:
     def has_steps(self) -> bool:
         return "step" in self.frame.columns
 
-    def final(self) -> ScoreTable:
-        """One row per run: the score at the last step (the table itself if it has no steps)."""
+    def final(self, at_step: float | None = None) -> ScoreTable:
+        """One row per run: the score at the last step (the table itself if it has no steps).
+
+        With ``at_step`` (a common training budget), the score at the last step at or before it; runs
+        with no step that early are left out (the caller reports them).
+        """
         if not self.has_steps:
             return self
         frame = self.frame.sort_values("step", kind="stable")
+        if at_step is not None:
+            frame = frame[frame["step"].astype(float) <= float(at_step)]
         last = frame.groupby(["algorithm", "task", "run_id"], sort=False).tail(1).sort_index()
         return self._replace(last.drop(columns=["step"]))
 
