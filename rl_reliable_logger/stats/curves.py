@@ -90,9 +90,7 @@ class CurveGrid:
         return float(self.grid[-1])
 
 
-def common_grid(
-    histories: Sequence[RunHistory], n_points: int = 25, *, budget: float | None = None
-) -> CurveGrid:
+def common_grid(histories: Sequence[RunHistory], n_points: int = 25, *, budget: float | None = None) -> CurveGrid:
     """The step grid (see the module docstring) and how far each run counts along it.
 
     When every run logged the very same steps (and there are at most ``4 * n_points``), the grid is
