@@ -141,6 +141,8 @@ def _metrics(args: argparse.Namespace) -> list[str]:
 def run_and_report(table: Any, args: argparse.Namespace, *, source: dict[str, Any] | None = None) -> Any:
     """Evaluate ``table`` with the options in ``args``, print the headline table, write ``args.out``."""
     show_progress = not getattr(args, "quiet", False) and sys.stderr.isatty()
+    if getattr(args, "budget", None) is not None and not table.has_steps:
+        raise CliError("--budget needs per-step scores: give --step-key COL (mlflow/wandb: --curves --curve-key KEY)")
     try:
         report = evaluate(
             table,
@@ -185,7 +187,7 @@ def _add_jordan(report: Any, table: Any, args: argparse.Namespace) -> None:
     try:
         if args.jordan:
             tables, warnings = bridge.jordan_tables(
-                table.final(),
+                table.final(getattr(args, "budget", None)),
                 delta=args.delta,
                 method=args.jordan_ci,
                 score_range=score_range,
@@ -199,7 +201,7 @@ def _add_jordan(report: Any, table: Any, args: argparse.Namespace) -> None:
             keys = [k.strip() for k in args.hyperparameter_keys.split(",") if k.strip()]
             metrics = _metrics(args)
             tuning, warnings = bridge.tuning_table(
-                table.final(),
+                table.final(getattr(args, "budget", None)),
                 keys,
                 seed=args.seed,
                 reps=min(args.reps, 5000),
