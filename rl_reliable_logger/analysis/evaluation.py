@@ -528,7 +528,7 @@ def _curves(table, curve_metrics, gamma, reps, n_points, rngs, chunk_bytes, ci, 
             dist = bs.replicates(cells, stat, reps, rng, chunk_bytes=chunk_bytes, progress=None)
             low[:, a:b], high[:, a:b] = _ci(dist, point[:, a:b], ci, method)
         bar(reps)
-        n_alg = sum(counts[(alg, t)] for t in tasks)
+        n_alg = np.sum([counts[(alg, t)] for t in tasks], axis=0)
         for j, m in enumerate(metric_objs):
             for g, step in enumerate(grid):
                 rows.append(
@@ -546,8 +546,10 @@ def _curves(table, curve_metrics, gamma, reps, n_points, rngs, chunk_bytes, ci, 
     info = {
         "grid": [float(s) for s in grid],
         "budget": budget,
-        "tolerance": {f"{a} / {t}": v for (a, t), v in sorted(shape.tolerances.items())},
-        "runs_per_cell": {f"{a} / {t}": [int(x) for x in n] for (a, t), n in sorted(counts.items())},
+        "runs_per_cell": [
+            {"algorithm": a, "task": t, "tolerance": shape.tolerances[(a, t)], "n_runs": [int(x) for x in n]}
+            for (a, t), n in sorted(counts.items())
+        ],
         "stop_early": [[*k, s] for k, s in shape.short.items()],
         "rule": (
             "last value at or before each grid step; a run whose last step is within its cell's largest logging "
