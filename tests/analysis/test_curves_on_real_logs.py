@@ -151,3 +151,14 @@ def test_curve_intervals_do_not_depend_on_row_order_ragged():
     frame = _jittered()
     crashed = (frame["task"] == "z") & (frame["seed"] == 4) & (frame["step"] > 9_000)
     _shuffled_equal(frame[~crashed], step="step")
+
+
+def test_curves_with_runs_lost_do_not_depend_on_chunk_size():
+    frame = _jittered()
+    crashed = (frame["task"] == "z") & (frame["seed"] == 4) & (frame["step"] > 9_000)
+    table = ScoreTable(frame[~crashed], step="step")
+    runs = [
+        evaluate(table, seed=0, curves=True, curve_reps=150, chunk_bytes=c, **FAST).curves for c in (2_000, 1 << 26)
+    ]
+    assert runs[0]["n_runs"].nunique() == 2  # the crashed run makes two stretches
+    pd.testing.assert_frame_equal(runs[0], runs[1])
