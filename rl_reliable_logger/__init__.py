@@ -15,16 +15,24 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .analysis.evaluation import evaluate
-from .analysis.report import Report
-from .data.scores import ScoreTable
 from .errors import InputError, RLReliableError, ScoreTableError, TrackerError
 from .version import __version__
 
+if TYPE_CHECKING:  # the lazy names below, for type checkers and IDEs
+    from .analysis.evaluation import evaluate
+    from .analysis.jordan import jordan_tables, tuning_table
+    from .analysis.options import AnalysisOptions, OptionError
+    from .analysis.report import Report
+    from .data.scores import ScoreTable
+    from .render.writer import load_report, save_report
+    from .trackers.callback import log_final_score
+
 __all__ = [
+    "AnalysisOptions",
     "InputError",
+    "OptionError",
     "RLReliableError",
     "Report",
     "ScoreTable",
@@ -39,8 +47,15 @@ __all__ = [
     "tuning_table",
 ]
 
-# Loaded on first use: matplotlib (rendering) and the tracker clients stay out of `import rl_reliable_logger`.
+# Loaded on first use, so that `import rl_reliable_logger` (and `rl-reliable --help`) stays fast:
+# numpy/pandas/scipy load with the first analysis name, matplotlib only with the writer, a tracker
+# client only when a tracker is used.
 _LAZY = {
+    "AnalysisOptions": ("rl_reliable_logger.analysis.options", "AnalysisOptions"),
+    "OptionError": ("rl_reliable_logger.analysis.options", "OptionError"),
+    "Report": ("rl_reliable_logger.analysis.report", "Report"),
+    "ScoreTable": ("rl_reliable_logger.data.scores", "ScoreTable"),
+    "evaluate": ("rl_reliable_logger.analysis.evaluation", "evaluate"),
     "save_report": ("rl_reliable_logger.render.writer", "save_report"),
     "load_report": ("rl_reliable_logger.render.writer", "load_report"),
     "log_final_score": ("rl_reliable_logger.trackers.callback", "log_final_score"),
@@ -54,5 +69,11 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         module, attr = _LAZY[name]
-        return getattr(importlib.import_module(module), attr)
+        value = getattr(importlib.import_module(module), attr)
+        globals()[name] = value  # looked up once
+        return value
     raise AttributeError(f"module 'rl_reliable_logger' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
