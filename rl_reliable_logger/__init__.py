@@ -47,20 +47,19 @@ __all__ = [
     "tuning_table",
 ]
 
-# Loaded on first use, so that `import rl_reliable_logger` (and `rl-reliable --help`) stays fast:
-# numpy/pandas/scipy load with the first analysis name, matplotlib only with the writer, a tracker
-# client only when a tracker is used.
+# Loaded on first use: matplotlib (rendering) and the tracker clients stay out of `import rl_reliable_logger`.
 _LAZY = {
-    "AnalysisOptions": ("rl_reliable_logger.analysis.options", "AnalysisOptions"),
-    "OptionError": ("rl_reliable_logger.analysis.options", "OptionError"),
-    "Report": ("rl_reliable_logger.analysis.report", "Report"),
-    "ScoreTable": ("rl_reliable_logger.data.scores", "ScoreTable"),
-    "evaluate": ("rl_reliable_logger.analysis.evaluation", "evaluate"),
     "save_report": ("rl_reliable_logger.render.writer", "save_report"),
     "load_report": ("rl_reliable_logger.render.writer", "load_report"),
     "log_final_score": ("rl_reliable_logger.trackers.callback", "log_final_score"),
     "jordan_tables": ("rl_reliable_logger.analysis.jordan", "jordan_tables"),
     "tuning_table": ("rl_reliable_logger.analysis.jordan", "tuning_table"),
+    # numpy/pandas/scipy too load only with the first analysis name, so `rl-reliable --help` stays fast
+    "AnalysisOptions": ("rl_reliable_logger.analysis.options", "AnalysisOptions"),
+    "OptionError": ("rl_reliable_logger.analysis.options", "OptionError"),
+    "Report": ("rl_reliable_logger.analysis.report", "Report"),
+    "ScoreTable": ("rl_reliable_logger.data.scores", "ScoreTable"),
+    "evaluate": ("rl_reliable_logger.analysis.evaluation", "evaluate"),
 }
 
 

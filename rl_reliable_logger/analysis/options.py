@@ -5,8 +5,9 @@ and a wrong option is refused here, before any resampling starts. Messages name 
 (``reps=``); the command line translates them to its flags (:meth:`OptionError.for_flag`).
 
 The confidence level rule: ``0 < ci < 1`` is a fraction (``0.95``), ``1 < ci < 100`` a percentage
-(``95``, ``99.5``); anything else (``1`` included: 1% or 100%?) is an error. The label is exact:
-``0.995`` prints as ``99.5%`` (:func:`ci_label`).
+(``95``, ``99.5``); anything else (``1`` included: 1% or 100%?) is an error, and so is a level below
+50% (``1.5`` would be a 1.5% interval: a slip, not a choice). The label is exact: ``0.995`` prints
+as ``99.5%`` (:func:`ci_label`).
 
 Example:
     >>> opts = AnalysisOptions(reps=2_000, ci=99.5)
@@ -35,6 +36,8 @@ from ..stats import metrics as mt
 
 DEFAULT_METRICS = ("mean", "median", "iqm", "optimality_gap")
 JORDAN_METHODS = ("pbp", "pbp-t", "bootstrap")
+#: Smallest confidence level accepted: anything lower is almost surely a slip (``1.5`` meaning 1.5%?).
+MIN_CI = 0.5
 #: Replicates for the tuning view when ``tuning_reps`` is not given: ``min(reps, TUNING_REPS)``.
 TUNING_REPS = 5_000
 
@@ -88,7 +91,7 @@ class AnalysisOptions:
         reps: bootstrap replicates for aggregates and their differences (paper: 50,000).
         profile_reps, improvement_reps, curve_reps: replicates for profiles / ranks / per-task intervals,
             probability of improvement, sample-efficiency curves.
-        ci: confidence level, a fraction in (0, 1) or a percentage in (1, 100); stored as a fraction.
+        ci: confidence level, a fraction in [0.5, 1) or a percentage in [50, 100); stored as a fraction.
         method: interval method, one of ``percentile`` (default), ``basic``, ``bc``, ``bca``.
         task_bootstrap: also resample tasks, not only runs within tasks.
         seed: int (default 0, so the same inputs give the same numbers), a numpy Generator, or None
@@ -216,15 +219,20 @@ class AnalysisOptions:
     @classmethod
     def _level(cls, value: Any) -> float:
         ci = cls._real("ci", value)
-        if 0 < ci < 1:
-            return ci
-        if 1 < ci < 100:
-            return ci / 100.0
-        raise OptionError(
-            "ci",
-            f"{{name}}{{eq}}{value!r} is not a confidence level: give a fraction in (0, 1) such as 0.95, "
-            "or a percentage in (1, 100) such as 95 or 99.5",
-        )
+        level = ci if 0 < ci < 1 else ci / 100.0 if 1 < ci < 100 else None
+        if level is None:
+            raise OptionError(
+                "ci",
+                f"{{name}}{{eq}}{value!r} is not a confidence level: give a fraction in (0, 1) such as 0.95, "
+                "or a percentage in (1, 100) such as 95 or 99.5",
+            )
+        if level < MIN_CI:
+            raise OptionError(
+                "ci",
+                f"{{name}}{{eq}}{value!r} reads as a {ci_label(level)} interval; levels below {ci_label(MIN_CI)} are "
+                "refused as a likely slip (did you mean 0.95 or 95?)",
+            )
+        return level
 
     @staticmethod
     def _metric(keyword: str, metric: Any) -> Any:

@@ -136,7 +136,7 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
             metavar="LEVEL",
             type=float,
             default=0.95,
-            help="confidence level: a fraction in (0, 1) such as 0.95, or a percentage in (1, 100) such as 95 or 99.5 "
+            help="confidence level: a fraction such as 0.95 or a percentage such as 95 or 99.5; at least 50%% "
             "(default: 0.95)",
         ),
     ),
