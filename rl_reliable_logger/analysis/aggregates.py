@@ -154,8 +154,8 @@ def aggregate_tables(
     """The ``aggregates`` table and every algorithm's replicates (for the differences)."""
     rows, dists = [], {}
     stacked = lambda r: np.stack([m(r) for m in metric_objs], axis=1)
-    specs = [m.spec for m in metric_objs]
-    if _kernels.AVAILABLE and all(spec is not None for spec in specs):
+    specs = [m.spec for m in metric_objs if m.spec is not None]
+    if _kernels.AVAILABLE and len(specs) == len(metric_objs):
         fast = lambda r: _kernels.fused_metrics(r, specs)
     else:
         fast = stacked

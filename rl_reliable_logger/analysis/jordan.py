@@ -56,7 +56,7 @@ def _support(score_range: ScoreRange, tasks: list[str]) -> Any:
         if missing:
             raise ValueError(f"score_range has no (low, high) for task(s): {', '.join(map(str, missing))}")
         return np.array([[float(score_range[t][0]), float(score_range[t][1])] for t in tasks])
-    pair = tuple(float(x) for x in score_range)  # type: ignore[union-attr]
+    pair = tuple(float(x) for x in score_range)
     if len(pair) != 2:
         raise ValueError(f"score_range must be (low, high), got {score_range!r}")
     return pair

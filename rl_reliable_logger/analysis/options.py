@@ -199,7 +199,7 @@ class AnalysisOptions:
         seed = self.seed
         if not (seed is None or _is_int(seed) or isinstance(seed, np.random.Generator)):
             raise OptionError("seed", f"{{name}} must be an integer, a numpy Generator or None, got {seed!r}")
-        if _is_int(seed):
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
             if seed < 0:
                 raise OptionError("seed", f"{{name}} must be a non-negative integer, got {seed!r}")
             set_("seed", int(seed))
