@@ -19,7 +19,7 @@ import pandas as pd
 from ..data.normalize import get_normalizer
 from ..data.scores import ScoreTable
 from ..stats import bootstrap as bs
-from ..stats import kernels as _kernels
+from ..stats import engine
 from ..stats import metrics as mt
 from .options import AnalysisOptions, OptionError, as_options
 
@@ -154,11 +154,7 @@ def aggregate_tables(
     """The ``aggregates`` table and every algorithm's replicates (for the differences)."""
     rows, dists = [], {}
     stacked = lambda r: np.stack([m(r) for m in metric_objs], axis=1)
-    specs = [m.spec for m in metric_objs if m.spec is not None]
-    if _kernels.AVAILABLE and len(specs) == len(metric_objs):
-        fast = lambda r: _kernels.fused_metrics(r, specs)
-    else:
-        fast = stacked
+    fast = engine.aggregates(metric_objs)
     for alg, c in cells.items():
         point = stacked(bs.original(c))[0]
         dist = bs.replicates(
