@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .options import CliError, add_analysis_options, add_output_options, analysis_options, cli_message
+from .flags import as_flags
+from .options import CliError, analysis_options, cli_message
 
-__all__ = ["EPILOG", "CliError", "add_evaluate_options", "format_summary", "run_and_report"]
+__all__ = ["EPILOG", "CliError", "format_summary", "run_and_report", "tracker_fields"]
+
+#: Kinds of tracker field references (``trackers.base.records.KINDS``, checked by a test).
+_REF_KINDS = ("config", "summary", "params", "metrics", "tags", "run")
 
 EPILOG = """\
 examples:
@@ -31,20 +36,28 @@ with 95% stratified-bootstrap intervals (Agarwal et al., 2021), seed 0 unless --
 """
 
 
-def add_evaluate_options(parser: argparse.ArgumentParser) -> None:
-    """The shared analysis and output options; flags a subcommand already defines itself are left to it."""
-    existing = set(parser._option_string_actions)  # a tracker command may define --only-algorithms itself
-    add_analysis_options(parser, skip=existing)
-    add_output_options(parser)
+def tracker_fields(keys: Sequence[str]) -> dict[str, str] | None:
+    """``--hyperparameter-keys params.lr,config.clip`` names field references: fetch them as columns of those names."""
+    refs = {k: k for k in keys if "." in k and k.split(".", 1)[0] in _REF_KINDS}
+    return refs or None
 
 
-def run_and_report(table: Any, args: argparse.Namespace, *, source: dict[str, Any] | None = None) -> Any:
-    """Evaluate ``table`` with the options in ``args``, print the summary, write ``args.out``; return the Report."""
-    from ..analysis.evaluation import evaluate
+def evaluate(table: Any, options: Any, *, source: dict[str, Any] | None = None) -> Any:
+    """``analysis.evaluate``, imported on first use so that ``rl-reliable --help`` loads no numpy."""
+    from ..analysis.evaluation import evaluate as run_analysis
+
+    return run_analysis(table, options, source=source)
+
+
+def run_and_report(
+    table: Any, args: argparse.Namespace, *, source: dict[str, Any] | None = None, options: Any = None
+) -> Any:
+    """Evaluate ``table`` with the options of ``args`` (or ``options``), print the summary, write ``args.out``."""
     from ..errors import InputError
 
     quiet = bool(getattr(args, "quiet", False))
-    options = analysis_options(args, progress=not quiet and sys.stderr.isatty())
+    progress = not quiet and sys.stderr.isatty()
+    options = analysis_options(args, progress=progress) if options is None else options.replace(progress=progress)
     try:
         report = evaluate(table, options, source=source)
     except InputError as err:
@@ -52,13 +65,16 @@ def run_and_report(table: Any, args: argparse.Namespace, *, source: dict[str, An
     if not quiet:
         print(format_summary(report))
     else:
-        for w in report.warnings:  # what was dropped or clipped is never only in provenance
-            print(f"warning: {w}", file=sys.stderr)
+        for w in report.warnings:  # what was dropped or left out is never only in provenance
+            print(f"warning: {as_flags(w)}", file=sys.stderr)
     if getattr(args, "out", None):
         from ..render.writer import save_report
 
         out = Path(args.out)
-        save_report(report, out, figures=not getattr(args, "no_figures", False))
+        try:
+            save_report(report, out, figures=not getattr(args, "no_figures", False))
+        except InputError as err:
+            raise CliError(cli_message(err)) from None
         print(f"wrote results to {out}/")
     return report
 
@@ -88,5 +104,5 @@ def format_summary(report: Any) -> str:
     if n_dropped:
         lines.append(f"dropped {n_dropped} invalid row(s) (--drop-invalid); each is listed in provenance.json")
     for w in report.warnings:
-        lines.append(f"warning: {w}")
+        lines.append(f"warning: {as_flags(w)}")
     return "\n".join(lines)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .common import EPILOG, run_and_report
-from .options import CliError, add_analysis_options, add_field_options, add_output_options
+from .options import CliError, add_analysis_options, add_field_options, add_output_options, cli_message
 
 _DESCRIPTION = """\
 Evaluate per-run final scores (long form: one row per run and task, or per run, task and step with
@@ -27,6 +27,13 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         raise CliError(f"input file {path} does not exist")
     if args.curves and not args.step_key:
         raise CliError("--curves needs per-step scores: name the step column with --step-key COLUMN")
+    if args.out:
+        from ..render.bundle import check_output_folder
+
+        try:  # before any computation: never replace an input or files the tool did not write
+            check_output_folder(args.out, inputs=[path])
+        except InputError as err:
+            raise CliError(cli_message(err)) from None
     try:
         table = ScoreTable.from_file(
             path,

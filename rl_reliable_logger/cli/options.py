@@ -17,6 +17,8 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .flags import as_flags
+
 
 class CliError(Exception):
     """A user-facing error: printed as ``error: <message>`` with exit status 2, no traceback."""
@@ -258,14 +260,15 @@ def add_field_options(
     *,
     what: str = "column",
     metavar: str = "COL",
-    examples: str = "",
+    refs: str = "",
+    run_key: bool = True,
 ) -> Any:
-    """``--algorithm-key/--task-key/--seed-key/--score-key/--run-key``: where each field of a run is found.
+    """``--algorithm-key/--task-key/--seed-key/--score-key`` (and ``--run-key``): where each field of a run is.
 
-    ``defaults`` maps algorithm/task/seed/score (and optionally run) to the source's default. Returns the
-    argument group, for a source's own field flags.
+    ``defaults`` maps algorithm/task/seed/score to the source's default; ``refs`` lists the forms a
+    field reference takes (trackers). Returns the argument group, for a source's own field flags.
     """
-    g = parser.add_argument_group("fields" + (f" ({examples})" if examples else ""))
+    g = parser.add_argument_group("fields" + (f" ({what}s: {refs})" if refs else ""))
     for name, meaning in (
         ("algorithm", "the algorithm"),
         ("task", "the task / environment"),
@@ -278,13 +281,13 @@ def add_field_options(
             metavar=metavar,
             help=f"{what} with {meaning} (default: {defaults[name]})",
         )
-    g.add_argument(
-        "--run-key",
-        default=defaults.get("run"),
-        metavar=metavar,
-        help=f"{what} with a unique run id, when a seed number is not unique (e.g. two batches of seeds)"
-        + (f" (default: {defaults['run']})" if defaults.get("run") else ""),
-    )
+    if run_key:
+        g.add_argument(
+            "--run-key",
+            default=None,
+            metavar=metavar,
+            help=f"{what} with a unique run id, when a seed number is not unique (e.g. two batches of seeds)",
+        )
     return g
 
 
@@ -320,11 +323,15 @@ def add_output_options(parser: argparse.ArgumentParser, *, out_help: str | None 
 
 
 def cli_message(err: Exception) -> str:
-    """A library error reworded for the command line: the keyword it names becomes its flag."""
+    """A library error worded for the command line: the keywords it names become flags.
+
+    Analysis options name their keyword (:class:`~rl_reliable_logger.analysis.options.OptionError`);
+    other messages backtick theirs (``include_unfinished=True``), translated by :func:`.flags.as_flags`.
+    """
     keyword = getattr(err, "keyword", None)
     if keyword and hasattr(err, "for_flag"):
         return str(err.for_flag(FLAGS.get(keyword, keyword)))
-    return str(err)
+    return as_flags(str(err))
 
 
 def analysis_options(args: argparse.Namespace, *, progress: bool = False) -> Any:

@@ -1,43 +1,53 @@
-"""``rl-reliable report DIR``: rebuild figures, ``report.html`` and paper tables from a results folder.
+"""``rl-reliable report DIR``: redraw figures, ``report.html`` and paper tables of a results bundle.
 
-Useful after upgrading the package, or after editing ``provenance.json`` (e.g. to set a
-``score_label``), without re-running the bootstrap: only the saved tables are read.
+Useful after upgrading the package, without re-running the bootstrap: the bundle is read only
+through its manifest (a partial or modified bundle is refused), and its tables are kept byte for byte.
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
-from ..analysis.report import Report
-from ..render.writer import write_all
-from .common import CliError
+from .options import CliError, cli_message
+
+_EPILOG = """\
+examples:
+  rl-reliable report results/           # redraw results/figures, report.html, table.tex, table.md
+  rl-reliable report results/ --quiet   # the same, printing only the summary line
+
+The statistics options of evaluate/mlflow/wandb do not apply: nothing is recomputed.
+"""
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: Any) -> None:
     """Add the ``report`` subcommand."""
     p = subparsers.add_parser(
         "report",
-        help="rebuild figures, report.html, table.tex and table.md from a results folder",
-        description="Read the CSV tables and provenance.json that `rl-reliable evaluate --out DIR` wrote, and "
-        "(re)write DIR/figures/*.png|svg, DIR/report.html, DIR/table.tex and DIR/table.md.",
+        help="redraw figures, report.html, table.tex and table.md of a results bundle",
+        description="Verify the results bundle that `rl-reliable evaluate --out DIR` wrote (manifest.json) and "
+        "redraw DIR/figures/*.png|svg, DIR/report.html, DIR/table.tex and DIR/table.md; the bundle is replaced "
+        "as a whole.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("dir", metavar="DIR", help="results folder written by `rl-reliable evaluate --out DIR`")
+    p.add_argument("dir", metavar="DIR", help="results bundle written by `rl-reliable evaluate --out DIR`")
+    p.add_argument_group("output").add_argument("--quiet", action="store_true", help="do not list the files written")
     p.set_defaults(func=_cmd_report)
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from ..errors import InputError
+    from ..render.writer import rerender
+
     folder = Path(args.dir)
-    if not folder.is_dir():
-        raise CliError(f"{folder} is not a folder; pass the DIR given to `rl-reliable evaluate --out DIR`")
     try:
-        report = Report.load(folder)
-    except FileNotFoundError as err:
-        raise CliError(str(err)) from None
-    if report.aggregates.empty:
-        raise CliError(f"{folder / 'aggregates.csv'} has no rows; re-run `rl-reliable evaluate --out {folder}`")
-    written = write_all(report, folder)
-    for path in written:
-        print(path)
-    print(f"wrote {len(written)} files; open {folder / 'report.html'} in a browser")
+        out, files = rerender(folder)
+    except InputError as err:
+        raise CliError(cli_message(err)) from None
+    if not args.quiet:
+        for name in files:
+            print(out / name)
+    print(f"rewrote {len(files)} files in {out}/; open {out / 'report.html'} in a browser")
     return 0

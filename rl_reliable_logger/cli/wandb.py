@@ -4,7 +4,8 @@
     rl-reliable wandb my-team/bandits --filter '{"tags": {"$in": ["baseline"]}}' --publish group
     rl-reliable wandb --offline-dir ./wandb --publish none --out results/
 
-wandb is imported only when the command runs.
+Wiring only: run selection, sweep waiting and publishing live in ``trackers/wandb``; wandb is
+imported only when the command runs.
 """
 
 from __future__ import annotations
@@ -12,13 +13,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
-from ..errors import ScoreTableError, TrackerError
-from ..trackers.base.records import DEFAULT_KEYS, records_to_table
-from ..trackers.wandb import adapter as wb
-from .common import CliError, add_evaluate_options, run_and_report
+from .common import run_and_report, tracker_fields
+from .options import (
+    CliError,
+    add_analysis_options,
+    add_field_options,
+    add_output_options,
+    analysis_options,
+    cli_message,
+)
 
 _DESCRIPTION = """\
 Pull the runs of a W&B project (optionally one sweep and a W&B filter), or read offline runs
@@ -37,19 +42,33 @@ The API key comes from WANDB_API_KEY or `wandb login`; WANDB_BASE_URL selects a 
 sweep post-hook (one agent):  wandb agent --count N ENTITY/PROJECT/ID && rl-reliable wandb ENTITY/PROJECT --sweep ID --wait
 """
 
+_EPILOG = """\
+examples:
+  rl-reliable wandb my-team/bandits --sweep abc123 --wait --seed 0 --out results/
+  rl-reliable wandb my-team/bandits --filter '{"tags": {"$in": ["baseline"]}}' --publish group
+  rl-reliable wandb --offline-dir ./wandb --only-tasks Hopper-v4 --reps 10000 --publish none --out results/
+  rl-reliable wandb my-team/sweeps --sweep abc123 --hyperparameter-keys config.lr --jordan --publish sweep
+"""
+
+#: Field references read when no field flag is given: what ``log_final_score`` writes (equal to
+#: ``trackers.wandb.source.DEFAULT_REFS``, checked by a test; spelled here so ``--help`` imports nothing heavy).
+DEFAULT_REFS = {
+    "algorithm": "config.rl_reliable_algorithm",
+    "task": "config.rl_reliable_task",
+    "seed": "config.rl_reliable_seed",
+    "score": "summary.rl_reliable_final_score",
+}
+#: Runs per listing request (``trackers.wandb.source.DEFAULT_PER_PAGE``, checked by a test).
+DEFAULT_PER_PAGE = 200
+
 
 def register(subparsers: Any) -> None:
     """Add the ``wandb`` sub-command to the ``rl-reliable`` parser."""
-    defaults = {
-        "algorithm": f"config.{DEFAULT_KEYS['algorithm']}",
-        "task": f"config.{DEFAULT_KEYS['task']}",
-        "seed": f"config.{DEFAULT_KEYS['seed']}",
-        "score": f"summary.{DEFAULT_KEYS['score']}",
-    }
     parser = subparsers.add_parser(
         "wandb",
         help="analyse W&B runs (a project, a sweep, or offline runs) and publish the report to W&B",
         description=_DESCRIPTION,
+        epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     src = parser.add_argument_group("W&B source")
@@ -66,14 +85,6 @@ def register(subparsers: Any) -> None:
         help='W&B run filter (MongoDB style), e.g. \'{"tags": {"$in": ["baseline"]}}\' or '
         '\'{"config.env_id": "Hopper"}\' (online only)',
     )
-    for name in ("algorithm", "task", "seed", "score"):
-        src.add_argument(
-            f"--{name}-key",
-            default=defaults[name],
-            metavar="REF",
-            help=f"field reference of the {name} (config.X, summary.X, tags.PREFIX, run.group, ...; "
-            f"default {defaults[name]})",
-        )
     src.add_argument(
         "--include-unfinished",
         action="store_true",
@@ -87,9 +98,17 @@ def register(subparsers: Any) -> None:
     src.add_argument(
         "--per-page",
         type=int,
-        default=200,
+        default=DEFAULT_PER_PAGE,
         metavar="N",
-        help="runs per listing request (default: 200; 1000 runs = 5 requests)",
+        help=f"runs per listing request (default: {DEFAULT_PER_PAGE}; 1000 runs = 5 requests)",
+    )
+    add_field_options(
+        parser,
+        DEFAULT_REFS,
+        what="field reference",
+        metavar="REF",
+        refs="config.X, summary.X, tags.PREFIX, run.group, ...",
+        run_key=False,
     )
     wait = parser.add_argument_group("sweep post-hook")
     wait.add_argument(
@@ -123,7 +142,8 @@ def register(subparsers: Any) -> None:
     pub.add_argument(
         "--force-publish", action="store_true", help="publish even if the same report content was published before"
     )
-    add_evaluate_options(parser)
+    add_analysis_options(parser)
+    add_output_options(parser)
     parser.set_defaults(func=_handler)
 
 
@@ -141,149 +161,73 @@ def _parse_filter(text: str | None) -> dict[str, Any] | None:
     return value
 
 
-def _common(values: list[Any]) -> Any:
-    """The value every run shares (None when they differ or some run has none)."""
-    distinct = {v or None for v in values}
-    return distinct.pop() if len(distinct) == 1 else None
-
-
 def _handler(args: argparse.Namespace) -> int:
+    from ..errors import RLReliableError
+    from ..render.bundle import check_output_folder
+    from ..trackers.wandb.sink import sink_for
+    from ..trackers.wandb.source import WandbSource
+    from ..trackers.wandb.sweep import wait_for_sweep
+
     if bool(args.path) == bool(args.offline_dir):
         raise CliError("give either ENTITY/PROJECT (online) or --offline-dir DIR (offline runs), not both / neither")
     filters = _parse_filter(args.filter)
-    if args.curves and not args.curve_key:
+    options = analysis_options(args)  # every option checked before W&B is asked anything
+    if options.curves and not args.curve_key:
         raise CliError("--curves needs --curve-key KEY: the history key logged during training (e.g. eval/return)")
-    if args.per_page < 1:
-        raise CliError("--per-page must be at least 1")
-    history_keys = [args.curve_key] if args.curves else None
-    source: dict[str, Any] = {}
+    if args.wait and args.offline_dir:
+        raise CliError("--wait needs the W&B server (ENTITY/PROJECT --sweep ID); offline runs are already final")
+    if args.wait and not args.sweep:
+        raise CliError("--wait needs --sweep ID")
     try:
-        if args.offline_dir:
-            if args.wait:
-                raise CliError(
-                    "--wait needs the W&B server (ENTITY/PROJECT --sweep ID); offline runs are already final"
-                )
-            if filters:
-                raise CliError(
-                    "--filter is a server-side W&B filter; with --offline-dir select runs with "
-                    "--sweep or the field flags instead"
-                )
-            records = wb.read_offline_runs(args.offline_dir, history_keys=history_keys)
-            problems = [str(p) for p in records.problems]
-            for p in problems:
-                print(f"warning: skipped offline run {p}", file=sys.stderr)
-            records = list(records)
-            if args.sweep:
-                records = [r for r in records if r.attrs.get("sweep") == args.sweep]
-            source = {
-                "kind": "wandb-offline",
-                "location": str(Path(args.offline_dir).absolute()),
-                "sweep": args.sweep,
-                "offline_problems": problems,
-            }
-        else:
-            if args.wait:
-                if not args.sweep:
-                    raise CliError("--wait needs --sweep ID")
-                wb.wait_for_sweep(
-                    args.path,
-                    args.sweep,
-                    timeout=args.wait_timeout,
-                    poll=args.poll,
-                    progress=lambda line: print(line, file=sys.stderr, flush=True),
-                )
-            records = wb.load_wandb_runs(
-                args.path, sweep=args.sweep, filters=filters, per_page=args.per_page, history_keys=history_keys
+        if args.out:
+            check_output_folder(args.out, inputs=[args.offline_dir] if args.offline_dir else ())
+        source = WandbSource(
+            path=args.path, offline_dir=args.offline_dir, sweep=args.sweep, filters=filters, per_page=args.per_page
+        )
+        if args.wait:
+            wait_for_sweep(
+                args.path,
+                args.sweep,
+                timeout=args.wait_timeout,
+                poll=args.poll,
+                progress=lambda line: print(line, file=sys.stderr, flush=True),
             )
-            source = {
-                "kind": "wandb",
-                "location": args.path,
-                "sweep": args.sweep,
-                "filters": filters,
-                "per_page": args.per_page,
-            }
-    except TrackerError as err:
-        raise CliError(str(err)) from None
-
-    analysis = [r.run_id for r in records if r.attrs.get("job_type") == wb.ANALYSIS_JOB_TYPE]
-    records = [r for r in records if r.attrs.get("job_type") != wb.ANALYSIS_JOB_TYPE]
-    source["skipped_analysis_runs"] = analysis
-    try:
-        table = records_to_table(
-            records,
+        table = source.table(
             algorithm=args.algorithm_key,
             task=args.task_key,
             seed=args.seed_key,
             score=args.score_key,
             include_unfinished=args.include_unfinished,
             on_invalid="drop" if args.drop_invalid else "raise",
-            history_key=args.curve_key if args.curves else None,
-            source=source,
+            curve_key=args.curve_key if options.curves else None,
+            algorithms=options.only_algorithms,
+            tasks=options.only_tasks,
+            extra_fields=tracker_fields(options.hyperparameter_keys),
         )
-    except ScoreTableError as err:
-        raise CliError(str(err)) from None
-    excluded = table.source.get("excluded_summary")
-    if excluded:
-        print(
-            "left out unfinished runs: "
-            + ", ".join(f"{n} {s}" for s, n in excluded.items())
-            + " (listed in provenance; --include-unfinished to use them)",
-            file=sys.stderr,
+        sink = sink_for(
+            source,
+            target=args.publish,
+            group=args.group,
+            project=args.publish_project,
+            force=args.force_publish,
+            figures=not args.no_figures,
         )
+    except RLReliableError as err:
+        raise CliError(cli_message(err)) from None
+    for problem in source.problems:
+        print(f"warning: skipped offline run {problem}", file=sys.stderr)
 
-    report = run_and_report(table, args, source=table.source)
-    _publish(report, args, records)
-    return 0
-
-
-def _publish(report: Any, args: argparse.Namespace, records: list[Any]) -> None:
-    sweep = args.sweep or _common([r.attrs.get("sweep") for r in records])
-    target = args.publish or ("sweep" if sweep else "none")
-    if target == "none":
+    report = run_and_report(table, args, source=table.source, options=options)
+    if sink is None:
         if args.publish is None:
             print(
                 "not published to W&B (no sweep: pass --publish group, or --publish sweep with --sweep ID)",
                 file=sys.stderr,
             )
-        return
-    if target == "sweep" and not sweep:
-        raise CliError("--publish sweep needs --sweep ID (the runs do not share one sweep); or use --publish group")
-    if args.publish_project:
-        entity, project = wb.split_path(args.publish_project)
-    elif args.offline_dir:
-        entity = _common([r.attrs.get("entity") for r in records])
-        project = _common([r.attrs.get("project") for r in records])
-        if not project:
-            raise CliError(
-                "the offline runs come from several projects (or none is recorded); "
-                "say where to publish with --project PROJECT"
-            )
-    else:
-        entity, project = wb.split_path(args.path)
-    kwargs: dict[str, Any] = {
-        "project": project,
-        "entity": entity,
-        "force": args.force_publish,
-        "figures": not args.no_figures,
-        "files_dir": args.out,
-    }
-    if target == "sweep":
-        kwargs["sweep"] = sweep
-    else:
-        kwargs["group"] = args.group
-    if args.offline_dir:
-        # the analysis run goes next to the source runs, to be uploaded with them by `wandb sync`
-        root = Path(args.offline_dir).absolute()
-        if root.is_file():
-            root = root.parent
-        if root.name.startswith(("offline-run-", "run-")):
-            root = root.parent
-        kwargs.update(mode="offline", dir=str(root.parent if root.name in ("wandb", ".wandb") else root))
+        return 0
     try:
-        where = wb.publish_wandb(report, **kwargs)
-    except TrackerError as err:
-        raise CliError(f"the analysis ran but publishing to W&B failed: {err}") from None
-    if getattr(where, "skipped", False):
-        print(f"already published to W&B with the same content, nothing new logged: {where}", file=sys.stderr)
-    else:
-        print(f"published to W&B: {where}", file=sys.stderr)
+        result = sink.publish(report, bundle=args.out or None)
+    except RLReliableError as err:
+        raise CliError(f"the analysis ran but publishing to W&B failed: {cli_message(err)}") from None
+    print(result.message(), file=sys.stderr)
+    return 0

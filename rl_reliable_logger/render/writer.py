@@ -1,6 +1,9 @@
-"""Write a Report's human-facing files: ``figures/*.png|svg``, ``report.html``, ``table.tex|md``.
+"""Write a Report as a results bundle: tables, ``figures/*.png|svg``, ``report.html``, ``table.tex|md``.
 
-Called by :func:`save_report`. Figures whose table is empty are skipped (e.g. no ``curves``
+:func:`save_report` writes every file into a fresh folder and swaps it in with a manifest (see
+:mod:`rl_reliable_logger.render.bundle`); :func:`load_report` reads a bundle back only through its
+manifest. File names never come from table contents (a metric name that is not a plain code gets a
+numbered figure name). Figures whose table is empty are skipped (e.g. no ``curves``
 unless curves were asked for). A figure that fails to draw does not lose the rest of the report:
 the failure is added to the page's warnings and re-emitted as a Python warning.
 
@@ -10,10 +13,13 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import io
 import os
+import re
+import tempfile
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +29,7 @@ import pandas as pd
 from . import figures as plots
 from . import html as _html
 from . import tables as _paper_tables
+from .bundle import MANIFEST, check_output_folder, read_bundle, report_hash, write_bundle
 from .jordan_figures import plot_quantile_functions
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -30,9 +37,19 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..analysis.report import Report
 
-__all__ = ["FigureSpec", "figure_specs", "render_figures", "save_report", "write_all"]
+__all__ = [
+    "FigureSpec",
+    "check_output_folder",
+    "figure_specs",
+    "load_report",
+    "rerender",
+    "render_figures",
+    "save_report",
+    "write_all",
+]
 
 PNG_DPI = 130
+_PLAIN_NAME = re.compile(r"^[a-z0-9_]{1,40}$")
 
 
 @dataclass
@@ -55,7 +72,7 @@ def _table(report: Report, name: str) -> pd.DataFrame | None:
 
 
 def _has_kind(kind: str) -> Callable[[pd.DataFrame], bool]:
-    return lambda t: "kind" not in t.columns or (t["kind"].astype(str) == kind).any()
+    return lambda t: "kind" not in t.columns or bool((t["kind"].astype(str) == kind).any())
 
 
 def figure_specs(report: Report) -> list[FigureSpec]:
@@ -112,14 +129,15 @@ def figure_specs(report: Report) -> list[FigureSpec]:
     ]
     curves = _table(report, "curves")
     if curves is not None and not curves.empty and "metric" in curves.columns:
-        for m in pd.unique(curves["metric"].astype(str)):
+        for i, m in enumerate(pd.unique(curves["metric"].astype(str))):
+            stem = m if _PLAIN_NAME.match(m) else str(i)  # file names never come from table contents
             specs.append(
                 FigureSpec(
-                    f"sample_efficiency_{m}",
+                    f"sample_efficiency_{stem}",
                     f"Sample efficiency: {plots.metric_title(m)} over training",
                     "Aggregate score over training steps; shaded: pointwise CI (whole runs resampled).",
                     "curves",
-                    lambda r, m=m: plots.plot_sample_efficiency_curves(r, metric=m),
+                    functools.partial(plots.plot_sample_efficiency_curves, metric=m),
                 )
             )
     specs += [
@@ -129,7 +147,7 @@ def figure_specs(report: Report) -> list[FigureSpec]:
             "Probability of each algorithm taking each rank, averaged over tasks (bootstrap).",
             "ranks",
             plots.plot_rank_distributions,
-            lambda t: (t["task"].astype(str) == "__average__").any(),
+            lambda t: bool((t["task"].astype(str) == "__average__").any()),
         ),
         FigureSpec(
             "optimality_gap_curve",
@@ -229,21 +247,62 @@ def write_all(report: Report, out_dir: Path) -> list[Path]:
     return written
 
 
-def save_report(report: Report, out_dir: str | os.PathLike, *, figures: bool = True) -> Path:
-    """Write every table (CSV), ``provenance.json`` and, with ``figures``, the figures, ``report.html``,
-    ``table.tex`` and ``table.md`` into ``out_dir``; return the folder.
+def save_report(
+    report: Report,
+    out_dir: str | os.PathLike,
+    *,
+    figures: bool = True,
+    inputs: Sequence[str | os.PathLike] = (),
+    force: bool = False,
+) -> Path:
+    """Write the report as a results bundle in ``out_dir``; return the folder.
+
+    Every table (CSV), ``provenance.json`` and, with ``figures``, the figures, ``report.html``,
+    ``table.tex`` and ``table.md`` are written into a fresh folder with ``manifest.json`` and swapped
+    in: an earlier bundle there is replaced as a whole. A folder with files the tool did not write,
+    or holding one of ``inputs``, is refused (:func:`check_output_folder`); ``force=True`` only
+    allows replacing an earlier bundle whose files were changed.
 
     Example:
         >>> save_report(evaluate(table, seed=0), "results/")   # doctest: +SKIP
     """
-    out = report.save_tables(out_dir)
-    if figures:
-        write_all(report, out)
-    return out
+
+    def fill(tmp: Path) -> None:
+        report.save_tables(tmp)
+        if figures:
+            write_all(report, tmp)
+
+    return write_bundle(out_dir, fill, digest=report_hash(report), inputs=inputs, force=force)
 
 
 def load_report(folder: str | os.PathLike) -> Report:
-    """Read a results folder written by :func:`save_report` back into a Report."""
+    """Read a results bundle written by :func:`save_report`, verified against its manifest.
+
+    A missing manifest, or a missing, changed, extra or symlinked file is a
+    :class:`~rl_reliable_logger.render.bundle.BundleError` naming the file.
+    """
     from ..analysis.report import Report
 
-    return Report.load(folder)
+    bundle = read_bundle(folder)
+    with tempfile.TemporaryDirectory(prefix="rl-reliable-load-") as tmp:
+        bundle.copy_to(tmp)  # parse exactly the verified bytes
+        return Report.load(tmp)
+
+
+def rerender(folder: str | os.PathLike) -> tuple[Path, list[str]]:
+    """Redraw the figures, ``report.html`` and paper tables of a bundle; keep its tables as they are.
+
+    Returns the folder and the names of the files it now holds. The tables and provenance are the
+    verified bytes of the old bundle, so the report's content hash does not change.
+    """
+    bundle = read_bundle(folder)
+    report = load_report(folder)
+    kept = {rel: data for rel, data in bundle.contents.items() if rel.endswith(".csv") or rel == "provenance.json"}
+
+    def fill(tmp: Path) -> None:
+        for rel, data in kept.items():
+            tmp.joinpath(*rel.split("/")).write_bytes(data)
+        write_all(report, tmp)
+
+    out = write_bundle(folder, fill, digest=bundle.report_hash)
+    return out, sorted(f.path for f in read_bundle(out).files) + [MANIFEST]

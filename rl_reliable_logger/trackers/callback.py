@@ -56,11 +56,11 @@ def log_final_score(score: float, *, algorithm: str, task: str, seed: int | str,
     value = _validate(score, algorithm, task)
     target = _detect(run)
     if target == "wandb":
-        from .wandb.adapter import write_final_score as write_wandb
+        from .wandb.final_score import write_final_score as write_wandb
 
         write_wandb(value, algorithm=str(algorithm), task=str(task), seed=seed, run=run)
     else:
-        from .mlflow.adapter import write_final_score as write_mlflow
+        from .mlflow.final_score import write_final_score as write_mlflow
 
         write_mlflow(value, algorithm=str(algorithm), task=str(task), seed=seed, run=run)
     return target

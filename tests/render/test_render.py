@@ -166,11 +166,16 @@ def test_a_failing_figure_becomes_a_warning_not_a_lost_report(tmp_path, monkeypa
 
 def test_report_command_rebuilds_from_saved_tables(hostile_dir, tmp_path, capsys):
     from rl_reliable_logger.cli.main import main
+    from rl_reliable_logger.render.writer import save_report
 
     report, out, written = hostile_dir
-    report.save_tables(tmp_path)  # tables only, as a tracker sink or an older version would leave them
-    assert not (tmp_path / "report.html").exists()
-    assert main(["report", str(tmp_path)]) == 0
+    tables = tmp_path / "bundle"
+    save_report(report, tables, figures=False)  # a bundle of tables only
+    tables_before = {p.name: p.read_bytes() for p in tables.glob("*.csv")}
+    assert not (tables / "report.html").exists()
+    assert main(["report", str(tables)]) == 0
+    assert {p.name: p.read_bytes() for p in tables.glob("*.csv")} == tables_before  # tables kept byte for byte
+    tmp_path = tables
     printed = capsys.readouterr().out
     assert "report.html" in printed and "interval_estimates.svg" in printed
     rebuilt = sorted(
@@ -182,7 +187,7 @@ def test_report_command_rebuilds_from_saved_tables(hostile_dir, tmp_path, capsys
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script" not in page  # escaping survives CSV round trip
     assert main(["report", str(tmp_path / "nope")]) == 2
-    assert "is not a folder" in capsys.readouterr().err
+    assert "not a folder" in capsys.readouterr().err
 
 
 @pytest.mark.slow

@@ -20,6 +20,7 @@ import pandas as pd
 
 from ...data.scores import ScoreTable, seed_key
 from ...errors import ScoreTableError
+from .messages import DROP_INVALID, kw
 
 #: The end-of-training convention: names written by :func:`rl_reliable_logger.log_final_score`.
 DEFAULT_KEYS = {
@@ -169,14 +170,14 @@ def records_to_table(
     refs = {"algorithm": algorithm, "task": task, "seed": seed, "score": score}
     if run_key:
         refs["run_key"] = run_key
-    for name, ref in (extra_fields or {}).items():
-        refs[name] = ref
-    parsed = {}
-    for name, ref in refs.items():
+    for name, extra in (extra_fields or {}).items():
+        refs[name] = extra
+    parsed: dict[str, FieldRef] = {}
+    for name, text in refs.items():
         try:
-            parsed[name] = parse_field_ref(ref)
+            parsed[name] = parse_field_ref(text)
         except ValueError as err:
-            raise ScoreTableError(f"--{name.replace('_', '-')}-key: {err}") from None
+            raise ScoreTableError(f"{kw(name + '=')}: {err}") from None
     records = list(records)
     info: dict[str, Any] = dict(source or {})
     info["fields"] = dict(refs)
@@ -207,8 +208,8 @@ def records_to_table(
                 else:
                     values[name] = None
         if lacks:
-            for ref in lacks:
-                missing.setdefault(ref, []).append(_run_label(record))
+            for lacked in lacks:
+                missing.setdefault(lacked, []).append(_run_label(record))
             dropped_missing.append(
                 {
                     "run_id": record.run_id,
@@ -255,15 +256,15 @@ def records_to_table(
         raise ScoreTableError(
             "some runs lack a field needed to group them:\n"
             + "\n".join(f"  - {line}" for line in lines)
-            + "\nName the right fields with --algorithm-key/--task-key/--seed-key/--score-key, "
-            "or pass --drop-invalid to leave these runs out (they are listed in provenance)."
+            + f"\nName the right fields with {kw('algorithm=')}, {kw('task=')}, {kw('seed=')} and {kw('score=')}, "
+            f"or pass {kw(DROP_INVALID)} to leave these runs out (they are listed in provenance)."
         )
     if not rows:
         states = ", ".join(f"{n} {s}" for s, n in info.get("excluded_summary", {}).items())
         raise ScoreTableError(
             "no usable runs"
             + (
-                f": all {len(records)} runs were skipped ({states}); pass --include-unfinished to use them"
+                f": all {len(records)} runs were skipped ({states}); pass {kw('include_unfinished=True')} to use them"
                 if excluded
                 else ""
             )

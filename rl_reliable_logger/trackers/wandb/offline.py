@@ -259,7 +259,7 @@ def _read_pb(path: Path, keys: set[str] | None) -> _RunState:
         raise _FormatError(f"cannot import wandb's protobuf schema ({exc})") from exc
     st = _RunState()
     for payload in _iter_chunks_payloads(path.read_bytes()):
-        rec = pb.Record()
+        rec = pb.Record()  # type: ignore[attr-defined]
         try:
             rec.ParseFromString(payload)
         except DecodeError as exc:
@@ -270,7 +270,7 @@ def _read_pb(path: Path, keys: set[str] | None) -> _RunState:
 
 def _apply_json(obj: dict[str, Any], st: _RunState, keys: set[str] | None) -> None:
     """Fold one ``wandb leet inspect --json`` line into ``st`` (the CLI's own, supported view)."""
-    kind = obj.get("type")
+    kind = str(obj.get("type"))
     body = obj.get(kind) or {}
     st.n_records += 1
     if kind == "run":

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from rl_reliable_logger import ScoreTable, evaluate
-from rl_reliable_logger.trackers.mlflow.adapter import mlflow_table, publish_mlflow, write_final_score
+from rl_reliable_logger.trackers.mlflow import mlflow_table, publish_mlflow, write_final_score
 from tests.support.mlflow_store import REPO, convention, log_run, mlflow
 
 pytestmark = pytest.mark.slow
@@ -128,12 +128,15 @@ def test_against_a_real_tracking_server(server, tmp_path, monkeypatch):
     assert table.frame["url"].str.startswith(f"{server}/#/experiments/{exp}/runs/").all()
 
     report = evaluate(table, reps=200, profile_reps=100, improvement_reps=100, seed=0)
-    run_id = publish_mlflow(report, tracking_uri=server)
-    assert publish_mlflow(report, tracking_uri=server) == run_id
+    first = publish_mlflow(report, tracking_uri=server)
+    again = publish_mlflow(report, tracking_uri=server)
+    assert first.created and not again.created and again.target == first.target
+    run_id = first.target
     run = client.get_run(run_id)
     iqm_a = report.headline("iqm").set_index("algorithm").loc["A"]
     assert run.data.metrics["iqm/A"] == iqm_a.point and run.data.metrics["iqm/A/low"] == iqm_a.low
-    path = client.download_artifacts(run_id, "rl_reliable/tables/aggregates.json", str(tmp_path))
+    folder = run.data.tags["rl_reliable.current_report"]
+    path = client.download_artifacts(run_id, f"{folder}/tables/aggregates.json", str(tmp_path))
     assert json.loads(Path(path).read_text())["columns"] == ["algorithm", "metric", "point", "low", "high"]
     assert len(client.search_runs([exp], "tags.`rl_reliable.role` = 'analysis'")) == 1
 
@@ -209,6 +212,86 @@ def test_mlproject_end_to_end(tmp_path):
         assert metrics[f"iqm/{alg}"] == pytest.approx(expected.loc[alg, "point"], abs=1e-12)
     tags = parent.data.tags
     assert "rl_reliable.report_hash" in tags and "tags.mlflow.parentRunId" in tags["rl_reliable.source.filter"]
-    files = {f.path for f in client.list_artifacts(parent.info.run_id, "rl_reliable/tables")}
-    assert "rl_reliable/tables/aggregates.json" in files
+    folder = tags["rl_reliable.current_report"]
+    files = {f.path for f in client.list_artifacts(parent.info.run_id, f"{folder}/tables")}
+    assert f"{folder}/tables/aggregates.json" in files
     assert _checkout_stores() == before
+
+
+# ---------------------------------------------------------------------------- sink contract on a real server
+PUBLISHER = r"""
+import json, sys, time
+import mlflow
+from tests.support.reports import small_report
+from rl_reliable_logger.trackers.mlflow.sink import MlflowSink
+uri, target, shift, mode = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
+real = mlflow.MlflowClient.log_artifacts
+def slow(self, *args, **kwargs):
+    time.sleep(0.5)            # widen the window in which two publishers overlap
+    if mode == "hang":
+        print("uploading", flush=True)
+        time.sleep(600)        # killed here by the test
+    return real(self, *args, **kwargs)
+mlflow.MlflowClient.log_artifacts = slow
+kwargs = {"parent_run_id": target} if mode != "hang" else {"experiment": target}
+try:
+    result = MlflowSink(tracking_uri=uri, figures=False, **kwargs).publish(small_report(shift=shift))
+    print(json.dumps({"ok": True, "hash": result.report_hash}))
+except Exception as err:
+    print(json.dumps({"ok": False, "error": str(err)}))
+"""
+
+
+def _publisher(server: str, target: str, shift: float, mode: str, tmp_path: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-c", PUBLISHER, server, target, str(shift), mode],
+        cwd=REPO,
+        env=_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_concurrent_publishes_and_a_killed_publisher_on_a_real_server(server, tmp_path):
+    from rl_reliable_logger.trackers.base.publishing import headline_metrics, report_hash
+    from tests.support.reports import small_report
+
+    client = mlflow.MlflowClient(server)
+    exp = client.create_experiment("contract")
+    parent = log_run(client, exp, "parent")
+
+    # two publishers of different reports onto one parent at the same time: never a mix
+    procs = [_publisher(server, parent, shift, "race", tmp_path) for shift in (0.0, 0.2)]
+    outcomes = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err[-2000:]
+        outcomes.append(json.loads(out.strip().splitlines()[-1]))
+    assert any(o["ok"] for o in outcomes), outcomes
+    for o in outcomes:
+        assert o["ok"] or "changed by another publish" in o["error"], o
+    run = client.get_run(parent)
+    tags = run.data.tags
+    reports = {report_hash(small_report(shift=s)): small_report(shift=s) for s in (0.0, 0.2)}
+    current = tags["rl_reliable.report_hash"]
+    assert current in reports and tags["rl_reliable.publish_state"] == "complete"
+    assert tags["rl_reliable.current_report"] == f"rl_reliable/{current[:16]}"
+    for key, value in headline_metrics(reports[current]).items():
+        assert run.data.metrics[key] == value, key  # metrics, tags and files of one report only
+    folders = {f.path for f in client.list_artifacts(parent, "rl_reliable")}
+    assert tags["rl_reliable.current_report"] in folders
+    bundle = {f.path for f in client.list_artifacts(parent, f"{tags['rl_reliable.current_report']}/bundle")}
+    assert f"{tags['rl_reliable.current_report']}/bundle/manifest.json" in bundle
+
+    # a publisher killed mid-upload leaves no run that looks complete; the next publish completes
+    hung = _publisher(server, exp, 0.5, "hang", tmp_path)
+    assert hung.stdout.readline().strip() == "uploading"
+    hung.kill()
+    hung.communicate(timeout=60)
+    (killed,) = client.search_runs([exp], "tags.`rl_reliable.role` = 'analysis'")
+    assert killed.info.status == "RUNNING" and killed.data.tags["rl_reliable.publish_state"] == "writing"
+    assert "rl_reliable.report_hash" not in killed.data.tags
+    result = publish_mlflow(small_report(shift=0.5), tracking_uri=server, experiment=exp, figures=False)
+    assert result.created and result.target != killed.info.run_id
+    assert client.get_run(result.target).info.status == "FINISHED"

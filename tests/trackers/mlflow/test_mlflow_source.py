@@ -9,7 +9,7 @@ import time
 import pytest
 
 from rl_reliable_logger.errors import ScoreTableError, TrackerError
-from rl_reliable_logger.trackers.mlflow.adapter import load_mlflow_runs, mlflow_table, write_final_score
+from rl_reliable_logger.trackers.mlflow import load_mlflow_runs, mlflow_table, write_final_score
 from tests.support.mlflow_store import convention, log_run, make_store, mlflow, use_store
 
 # Hand-written final scores: (algorithm, task, seed) -> score

@@ -22,15 +22,12 @@ from tests.support.reports import small_report
 
 pytest.importorskip("wandb")
 
+from rl_reliable_logger.trackers.base.publishing import report_hash
 from rl_reliable_logger.trackers.base.records import DEFAULT_KEYS, records_to_table
 from rl_reliable_logger.trackers.wandb import offline as off
-from rl_reliable_logger.trackers.wandb.adapter import (
-    ANALYSIS_JOB_TYPE,
-    ARTIFACT_TYPE,
-    OFFLINE_INDEX,
-    read_offline_runs,
-    report_hash,
-)
+from rl_reliable_logger.trackers.wandb.offline import read_offline_runs
+from rl_reliable_logger.trackers.wandb.sink import ARTIFACT_TYPE, OFFLINE_INDEX
+from rl_reliable_logger.trackers.wandb.source import ANALYSIS_JOB_TYPE
 
 WRITER = r"""
 import json, os, sys
@@ -260,13 +257,13 @@ def published(written: dict) -> dict:
 import json, os, sys, pickle
 sys.path.insert(0, os.environ["RL_REPO"])
 from tests.support.reports import small_report
-from rl_reliable_logger.trackers.wandb.adapter import publish_wandb
+from rl_reliable_logger.trackers.wandb.sink import publish_wandb
 root = sys.argv[1]
 first = publish_wandb(small_report(), project="bandits", sweep="sw1", mode="offline", dir=root)
 second = publish_wandb(small_report(), project="bandits", sweep="sw1", mode="offline", dir=root)
 third = publish_wandb(small_report(shift=0.01), project="bandits", sweep="sw1", mode="offline", dir=root, figures=False)
 grp = publish_wandb(small_report(), project="bandits", mode="offline", dir=root, figures=False)
-print(json.dumps([first, second, third, grp]))
+print(json.dumps([str(first), str(second), str(third), str(grp)]))
 """
     out = subprocess.run(
         [sys.executable, "-c", script, str(root)], env=written["env"], capture_output=True, text=True, timeout=300
@@ -300,7 +297,7 @@ def test_published_run_is_attached_to_sweep_with_artifact_tables_and_summary(pub
     rec = off.read_offline_run(next(Path(published["first"]).glob("run-*.wandb")))
     assert rec.attrs["sweep"] == "sw1" and rec.attrs["job_type"] == ANALYSIS_JOB_TYPE
     assert rec.summary["iqm/ucb"] == pytest.approx(0.9)
-    assert rec.summary["iqm/ucb_low"] == pytest.approx(0.8) and rec.summary["mean/gradient_high"] == pytest.approx(0.75)
+    assert rec.summary["iqm/ucb/low"] == pytest.approx(0.8) and rec.summary["mean/gradient/high"] == pytest.approx(0.75)
     assert rec.summary["rl_reliable/report_hash"] == report_hash(small_report())
     # charts built from the tables (bar per metric, profile lines) and the figures as images
     for key in (
@@ -325,6 +322,7 @@ def test_published_run_is_attached_to_sweep_with_artifact_tables_and_summary(pub
     assert {"latest", "sweep-sw1", "rh-" + report_hash(small_report())[:16]} <= set(art.aliases)
     paths = {e.path for e in art.manifest.contents}
     assert {"tables/aggregates.table.json", "tables/profiles.table.json", "files/aggregates.csv"} <= paths
+    assert "files/manifest.json" in paths  # the bundle's manifest travels with its files
     assert {"files/report.html", "files/figures/performance_profile.png"} <= paths  # figures + HTML report
     # the grouped publish (no sweep) goes to group rl-reliable
     grp = off.read_offline_run(next(Path(published["group"]).glob("run-*.wandb")))
@@ -338,6 +336,8 @@ def test_publish_never_modifies_source_runs(published):
 def test_report_hash_ignores_volatile_provenance_only():
     a, b = small_report(), small_report()
     b.provenance["created_at"] = "another time"
+    b.provenance["source"] = {"kind": "wandb", "per_page": 7, "location": "/somewhere/else"}
+    b.warnings.append("skipped 3 unrelated runs: a, b, c")
     assert report_hash(a) == report_hash(b)
     b.provenance["reps"] = 201
     assert report_hash(a) != report_hash(b)
@@ -428,7 +428,7 @@ def test_cli_offline_publish_twice_logs_once(written, tmp_path):
     first = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, cwd=REPO)
     second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, cwd=REPO)
     assert first.returncode == 0 and second.returncode == 0, first.stderr[-2000:] + second.stderr[-2000:]
-    assert "published to W&B:" in first.stderr
+    assert "published to W&B (report " in first.stderr and "already" not in first.stderr
     assert "already published to W&B with the same content" in second.stderr
     new = [r for r in read_offline_runs(root) if r.attrs["group"] == "cli-test"]
     assert len(new) == 1 and new[0].attrs["job_type"] == ANALYSIS_JOB_TYPE
@@ -467,7 +467,7 @@ def test_log_final_score_needs_a_run_and_a_finite_score(monkeypatch):
     import wandb
 
     from rl_reliable_logger.errors import TrackerError
-    from rl_reliable_logger.trackers.wandb.adapter import write_final_score
+    from rl_reliable_logger.trackers.wandb.final_score import write_final_score
 
     monkeypatch.setattr(wandb, "run", None)
     with pytest.raises(TrackerError, match="no active W&B run"):

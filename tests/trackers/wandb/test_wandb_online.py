@@ -16,16 +16,12 @@ import pytest
 pytest.importorskip("wandb")
 
 from rl_reliable_logger.errors import TrackerError
+from rl_reliable_logger.trackers.base.protocols import PublishResult
+from rl_reliable_logger.trackers.base.publishing import report_hash
 from rl_reliable_logger.trackers.base.records import records_to_table
-from rl_reliable_logger.trackers.wandb.adapter import (
-    PublishResult,
-    _hash_alias,
-    artifact_name,
-    load_wandb_runs,
-    publish_wandb,
-    report_hash,
-    wait_for_sweep,
-)
+from rl_reliable_logger.trackers.wandb.sink import _hash_alias, artifact_name, publish_wandb
+from rl_reliable_logger.trackers.wandb.source import load_wandb_runs
+from rl_reliable_logger.trackers.wandb.sweep import wait_for_sweep
 from tests.support.paths import REPO
 from tests.support.reports import small_report
 from tests.support.wandb_standin import API_KEY
@@ -163,7 +159,7 @@ def test_timeout_gives_one_clear_error(wandb_standin):
     script = (
         "import sys\n"
         f"sys.path.insert(0, {str(REPO)!r})\n"
-        "from rl_reliable_logger.trackers.wandb.adapter import load_wandb_runs\n"
+        "from rl_reliable_logger.trackers.wandb.source import load_wandb_runs\n"
         "from rl_reliable_logger.errors import TrackerError\n"
         "try:\n"
         "    load_wandb_runs('ent/proj', timeout=2, retry_max=0, retry_wait_max=1)\n"
@@ -264,8 +260,8 @@ def test_online_publish_of_known_content_is_skipped(wandb_standin):
     )
     n_before = len(st.requests)
     where = publish_wandb(report, project="proj", entity="ent", sweep="sw1", mode="online")
-    assert isinstance(where, PublishResult) and where.skipped
-    assert where == f"ent/proj/{name}:{_hash_alias(report_hash(report))}"
+    assert isinstance(where, PublishResult) and not where.created
+    assert where.target == f"ent/proj/{name}:{_hash_alias(report_hash(report))}"
     ops = [op for op, _ in st.requests[n_before:]]
     assert "ArtifactMembershipByName" in ops
     assert not any(op.startswith(("UpsertBucket", "CreateArtifact")) for op in ops)  # no run, no artifact created

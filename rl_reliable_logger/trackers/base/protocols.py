@@ -1,0 +1,97 @@
+"""The two roles a tracker plays, as Protocols: a Source of runs and a Sink for reports.
+
+Each tracker (``mlflow/``, ``wandb/``) and the results folder implement them; the CLI and users
+talk to these shapes only, so every tracker is selected, evaluated and published the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:  # pragma: no cover
+    import os
+
+    from ...analysis.report import Report
+    from ...data.scores import ScoreTable
+    from .records import RunRecord
+
+#: How each sink is named in messages.
+TRACKER_LABELS = {"folder": "the results folder", "mlflow": "MLflow", "wandb": "W&B"}
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    """What a Sink did with a report: where it is, and whether this call created it.
+
+    ``created`` is False when the same content (``report_hash``) was already there and nothing
+    new was written. ``str(result)`` is the target (a run id, an artifact or a folder).
+
+    Example:
+        >>> r = PublishResult("mlflow", "0a1b2c", None, False, "f" * 64)
+        >>> r.message()
+        'already published to MLflow with the same content (report ffffffff); nothing new written: 0a1b2c'
+    """
+
+    tracker: str
+    target: str
+    url: str | None
+    created: bool
+    report_hash: str
+
+    def __str__(self) -> str:
+        return self.target
+
+    def message(self) -> str:
+        """The one sentence every sink prints, in the same words for every tracker."""
+        where = TRACKER_LABELS.get(self.tracker, self.tracker)
+        at = self.target + (f" ({self.url})" if self.url and self.url != self.target else "")
+        if self.created:
+            return f"published to {where} (report {self.report_hash[:8]}): {at}"
+        return f"already published to {where} with the same content (report {self.report_hash[:8]}); nothing new written: {at}"
+
+
+@runtime_checkable
+class Source(Protocol):
+    """Runs of one tracker, selected at construction (experiments, a project, a sweep, a folder)."""
+
+    tracker: str
+
+    def records(self) -> Sequence[RunRecord]:
+        """Every selected run, tracker-neutral (no grouping, nothing dropped)."""
+        ...
+
+    def table(
+        self,
+        *,
+        algorithm: str,
+        task: str,
+        seed: str,
+        score: str,
+        include_unfinished: bool = False,
+        on_invalid: str = "raise",
+        curve_key: str | None = None,
+        algorithms: Sequence[str] | None = None,
+        tasks: Sequence[str] | None = None,
+        extra_fields: Mapping[str, str] | None = None,
+    ) -> ScoreTable:
+        """The runs grouped into a ScoreTable by field references (see ``trackers.base.records``)."""
+        ...
+
+
+@runtime_checkable
+class Sink(Protocol):
+    """Where a report is published; the target is fixed at construction.
+
+    Contract (the same for every sink; see docs/mlflow.md and docs/wandb.md): content hash
+    over tables + options; publishing the same content again creates nothing; never writes onto a
+    source run; a changed report replaces the previous one; a failed publish never looks
+    complete; only the bundle's manifest files are uploaded.
+    """
+
+    tracker: str
+
+    def publish(self, report: Report, *, bundle: str | os.PathLike | None = None) -> PublishResult:
+        """Publish ``report`` (and the verified files of ``bundle``, a folder written by save_report)."""
+        ...

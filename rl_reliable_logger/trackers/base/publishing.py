@@ -1,0 +1,149 @@
+"""Publishing rules every Sink shares: the content hash, headline keys, run names, source-run checks.
+
+One implementation here, used by the folder, MLflow and W&B sinks, so "already published", metric
+names, run names and refusals mean the same on every tracker.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ...errors import InputError, TrackerError
+from ...render.bundle import Bundle, read_bundle, report_hash
+from .messages import kw
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...analysis.report import Report
+
+__all__ = [
+    "bundle_files",
+    "check_not_source",
+    "headline_metrics",
+    "key_segment",
+    "report_hash",
+    "run_name",
+    "source_run_ids",
+]
+
+_PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]+")
+
+
+def key_segment(name: str) -> str:
+    """One part of a metric key for an algorithm or metric name.
+
+    A plain name (letters, digits, ``_ . -``; up to 64 characters; not starting with ``_ . -``) is
+    used as it is. Any other name keeps its plain characters and gets ``-`` plus the first 6 hex
+    digits of its SHA-256, so ``A+B`` and ``A=B`` (and ``PPO/low``) get different, stable keys.
+
+    Example:
+        >>> key_segment("PPO"), key_segment("A+B") != key_segment("A=B"), "/" in key_segment("PPO/low")
+        ('PPO', True, False)
+    """
+    text = str(name)
+    if _PLAIN.match(text) and ".." not in text:
+        return text
+    stem = _UNSAFE.sub("_", text).strip("_.-")[:40].replace("..", "_") or "x"
+    return f"{stem}-{hashlib.sha256(text.encode()).hexdigest()[:6]}"
+
+
+def headline_metrics(report: Report, *, valid: Callable[[str], bool] | None = None) -> dict[str, float]:
+    """``<metric>/<algorithm>`` with ``/low`` and ``/high`` for every aggregate row (finite values only).
+
+    Keys are built by :func:`key_segment`, checked against ``valid`` (a tracker's key rule) before
+    anything is written; two rows that would share a key are an InputError naming both.
+
+    Example:
+        >>> from rl_reliable_logger.analysis.report import Report
+        >>> import pandas as pd
+        >>> r = Report(aggregates=pd.DataFrame({"algorithm": ["PPO"], "metric": ["iqm"],
+        ...            "point": [0.5], "low": [0.4], "high": [0.6]}))
+        >>> headline_metrics(r)
+        {'iqm/PPO': 0.5, 'iqm/PPO/low': 0.4, 'iqm/PPO/high': 0.6}
+    """
+    out: dict[str, float] = {}
+    owner: dict[str, tuple[str, str]] = {}
+    for row in report.aggregates.itertuples(index=False):
+        base = f"{key_segment(str(row.metric))}/{key_segment(str(row.algorithm))}"
+        for suffix, value in (("", row.point), ("/low", row.low), ("/high", row.high)):
+            key = base + suffix
+            if valid is not None and not valid(key):
+                raise InputError(
+                    f"headline metric key {key!r} (metric {row.metric!r}, algorithm {row.algorithm!r}) "
+                    "is not accepted by the tracker; nothing was written"
+                )
+            who = (str(row.metric), str(row.algorithm))
+            if key in owner and owner[key] != who:
+                raise InputError(
+                    f"algorithms {owner[key][1]!r} and {who[1]!r} would both publish the metric key {key!r}; "
+                    "rename one of them. Nothing was written.",
+                    [f"{owner[key][1]!r} and {who[1]!r} -> {key!r}"],
+                )
+            owner[key] = who
+            try:
+                number = float(value)  # type: ignore[arg-type]
+            except (TypeError, ValueError):
+                continue
+            if math.isfinite(number):
+                out[key] = number
+    return out
+
+
+def run_name(report: Report, digest: str) -> str:
+    """``rl-reliable · 3 algorithms × 6 tasks · <hash8>``: the analysis run's name on every tracker."""
+    n_alg = len(report.algorithms) if len(report.aggregates) else 0
+    tasks = report.provenance.get("tasks")
+    if not isinstance(tasks, list):
+        tasks = list(dict.fromkeys(report.scores["task"].astype(str))) if "task" in report.scores else []
+    a = "algorithm" if n_alg == 1 else "algorithms"
+    t = "task" if len(tasks) == 1 else "tasks"
+    return f"rl-reliable · {n_alg} {a} × {len(tasks)} {t} · {digest[:8]}"
+
+
+def source_run_ids(report: Report) -> set[str]:
+    """Tracker ids of the runs the report's scores came from."""
+    scores = report.scores
+    if "tracker_run_id" not in scores.columns:
+        return set()
+    return {str(v) for v in scores["tracker_run_id"].dropna().unique()}
+
+
+def check_not_source(target: str | None, sources: Iterable[str], *, keyword: str = "parent_run_id=") -> None:
+    """Refuse to publish onto a run the scores came from (call it before any computation)."""
+    if target and str(target) in {str(s) for s in sources}:
+        raise TrackerError(
+            f"refusing to publish onto run {target}: it is one of the runs the scores came from, and publishing "
+            f"never changes source runs. Pass another run to {kw(keyword)} or publish to a new analysis run."
+        )
+
+
+@contextmanager
+def bundle_files(report: Report, bundle: str | os.PathLike | None, *, figures: bool = True) -> Iterator[Bundle]:
+    """The verified bundle of ``report`` in a private temporary folder: only its manifest files exist there.
+
+    With ``bundle`` (a folder written by ``save_report``) its files are verified against the
+    manifest and must hold this report (same content hash); otherwise a fresh bundle is written.
+    """
+    from ...render.writer import save_report
+
+    digest = report_hash(report)
+    with tempfile.TemporaryDirectory(prefix="rl-reliable-publish-") as tmp:
+        if bundle is not None:
+            verified = read_bundle(bundle)
+            if verified.report_hash != digest:
+                raise InputError(
+                    f"{Path(bundle) / 'manifest.json'}: the bundle holds another report (hash {verified.report_hash[:8]}, "
+                    f"this one {digest[:8]}); write this report there first or publish without {kw('bundle=')}"
+                )
+            verified.copy_to(Path(tmp) / "bundle")
+            yield read_bundle(Path(tmp) / "bundle")
+        else:
+            yield read_bundle(save_report(report, Path(tmp) / "bundle", figures=figures))

@@ -1,0 +1,170 @@
+"""Which tracker runs are analysed: the client-side selection every tracker shares.
+
+A tracker lists runs (server-side filters differ: MLflow has no OR, W&B cannot filter nested
+config keys); this module then decides, the same way for every tracker, which of them go into the
+ScoreTable: earlier analysis runs and runs that carry none of the fields are skipped (and listed
+with a reason), ``algorithms`` / ``tasks`` keep only those values, and a typo in them is an error
+naming the values that exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ...errors import InputError
+from .messages import kw
+from .records import FINISHED, FieldRef, RunRecord, parse_field_ref, records_to_table, resolve
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...data.scores import ScoreTable
+
+
+def _has(record: RunRecord, ref: FieldRef) -> bool:
+    try:
+        resolve(record, ref)
+        return True
+    except KeyError:
+        return False
+
+
+def parse_refs(refs: Mapping[str, str]) -> dict[str, FieldRef]:
+    """Parse ``{"algorithm": "tags.x", ...}``; a bad one is an InputError naming the keyword."""
+    out = {}
+    for name, ref in refs.items():
+        try:
+            out[name] = parse_field_ref(ref)
+        except ValueError as err:
+            raise InputError(f"{kw(name + '=')}: {err}") from None
+    return out
+
+
+def select_records(
+    records: Sequence[RunRecord],
+    refs: Mapping[str, FieldRef],
+    *,
+    is_analysis: Callable[[RunRecord], bool],
+    algorithms: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+) -> tuple[list[RunRecord], list[dict[str, Any]]]:
+    """(kept, skipped): drop analysis runs, runs with none of the fields, unselected algorithms/tasks.
+
+    A run that has some of the fields but not all is kept, so that ``records_to_table`` names it
+    as an error (it is probably a training run with a typo, not an unrelated run).
+
+    Example:
+        >>> r = RunRecord("a", None, "finished", config={"algo": "PPO"})
+        >>> kept, skipped = select_records([r], {"algorithm": parse_field_ref("config.algo")},
+        ...                                is_analysis=lambda rec: False, algorithms=["DQN", "PPO"])
+        >>> [k.run_id for k in kept], skipped
+        (['a'], [])
+    """
+    kept: list[RunRecord] = []
+    skipped: list[dict[str, Any]] = []
+    data_refs = [ref for ref in refs.values() if ref.kind != "run"]
+    seen: dict[str, set[str]] = {"algorithm": set(), "task": set()}
+    for r in records:
+        reason = None
+        if is_analysis(r):
+            reason = "is an rl-reliable analysis run"
+        elif data_refs and not any(_has(r, ref) for ref in data_refs):
+            reason = "has none of the fields " + ", ".join(str(ref) for ref in data_refs)
+        else:
+            for values, name in ((algorithms, "algorithm"), (tasks, "task")):
+                if name not in refs or not _has(r, refs[name]):
+                    continue
+                value = str(resolve(r, refs[name]))
+                seen[name].add(value)
+                if values and value not in set(map(str, values)):
+                    reason = f"{name} {value!r} not selected"
+                    break
+        if reason is None:
+            kept.append(r)
+        else:
+            skipped.append({"run_id": r.run_id, "name": r.name, "state": r.state, "reason": reason})
+    for values, name in ((algorithms, "algorithm"), (tasks, "task")):
+        unknown = [v for v in (values or ()) if str(v) not in seen[name]]
+        if unknown and seen[name]:
+            raise InputError(
+                f"{kw(name + 's=')} names {', '.join(repr(str(v)) for v in unknown)}, which no run has; "
+                f"known {name}s: {', '.join(repr(v) for v in sorted(seen[name]))}.",
+                [f"unknown {name} {v!r}" for v in unknown],
+            )
+    return kept, skipped
+
+
+def unrelated_warning(skipped: Sequence[Mapping[str, Any]], refs: Mapping[str, str], tracker: str) -> str | None:
+    """The console warning for runs skipped because they carry none of the fields (or None)."""
+    unrelated = [s for s in skipped if str(s["reason"]).startswith("has none")]
+    if not unrelated:
+        return None
+    return (
+        f"skipped {len(unrelated)} {tracker} run(s) that have none of the fields {', '.join(refs.values())} "
+        f"(e.g. parent or unrelated runs): {', '.join(str(s['run_id']) for s in unrelated[:10])}"
+        + (" ..." if len(unrelated) > 10 else "")
+    )
+
+
+def source_table(
+    records: Sequence[RunRecord],
+    *,
+    tracker: str,
+    refs: Mapping[str, str],
+    is_analysis: Callable[[RunRecord], bool],
+    source: Mapping[str, Any],
+    include_unfinished: bool = False,
+    on_invalid: str = "raise",
+    history_key: str | None = None,
+    fill_history: Callable[[list[RunRecord], str], None] | None = None,
+    algorithms: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    extra_fields: Mapping[str, str] | None = None,
+) -> ScoreTable:
+    """Select runs and group them into a ScoreTable: the one path every tracker Source takes.
+
+    ``fill_history(kept_runs, key)`` reads histories only for the runs that are used (a tracker
+    that already has them passes None). Skipped runs are listed in ``table.source["skipped"]``;
+    unrelated and unfinished runs are also said in ``table.warnings`` (printed on the console).
+    """
+    parsed = parse_refs(refs)
+    kept, skipped = select_records(records, parsed, is_analysis=is_analysis, algorithms=algorithms, tasks=tasks)
+    info = dict(source)
+    info.update({"n_runs_found": len(records), "skipped": skipped})
+    if algorithms:
+        info["algorithms_selected"] = [str(a) for a in algorithms]
+    if tasks:
+        info["tasks_selected"] = [str(t) for t in tasks]
+    where = info.get("location", f"the {tracker} runs")
+    if not kept:
+        reason = (
+            f"; {len(skipped)} run(s) were skipped because they have none of the fields "
+            f"{', '.join(refs.values())} or are analysis runs"
+            if skipped
+            else ""
+        )
+        raise InputError(
+            f"no runs to analyse in {where}{reason}. Runs need the fields named by {kw('algorithm=')}, "
+            f"{kw('task=')}, {kw('seed=')} and {kw('score=')} (default: what rl_reliable_logger.log_final_score writes)."
+        )
+    if history_key is not None and fill_history is not None:
+        fill_history([r for r in kept if include_unfinished or r.state == FINISHED], history_key)
+    table = records_to_table(
+        kept,
+        **{name: refs[name] for name in ("algorithm", "task", "seed", "score")},
+        include_unfinished=include_unfinished,
+        on_invalid=on_invalid,
+        history_key=history_key,
+        source=info,
+        extra_fields=extra_fields,
+    )
+    note = unrelated_warning(skipped, refs, tracker)
+    if note:
+        table.warnings.append(note)
+    excluded = table.source.get("excluded") or []
+    if excluded:
+        table.warnings.append(
+            f"left out {len(excluded)} unfinished {tracker} run(s) ("
+            + ", ".join(f"{n} {s}" for s, n in table.source.get("excluded_summary", {}).items())
+            + f"); pass {kw('include_unfinished=True')} to use them"
+        )
+    return table

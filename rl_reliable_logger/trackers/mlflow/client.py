@@ -1,0 +1,220 @@
+"""MLflow client plumbing: one MlflowClient per tracking URI, bounded retries, clear errors.
+
+``mlflow`` is imported inside these functions, so ``import rl_reliable_logger`` works without it.
+HTTP(S) tracking servers are retried with MLflow's own backoff, bounded by default to
+:data:`RETRY_DEFAULTS` (override with the ``MLFLOW_HTTP_REQUEST_*`` environment variables); after
+that a :class:`TrackerError` names the URI and what to check.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from ...errors import TrackerError
+from ..base.messages import kw
+
+#: Bounded retry settings used unless the environment sets them (MLflow's own defaults retry a
+#: dead server for minutes: 7 retries, backoff factor 2, 120 s timeout).
+RETRY_DEFAULTS = {
+    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "3",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+    "MLFLOW_HTTP_REQUEST_TIMEOUT": "30",
+}
+
+PAGE_SIZE = 1000
+
+
+# --------------------------------------------------------------------------- plumbing
+def _import_mlflow() -> Any:
+    try:
+        import mlflow
+    except ImportError:  # pragma: no cover - exercised only without the extra
+        raise TrackerError(
+            "MLflow is not installed: `pip install 'rl_reliable_logger[mlflow]'` (or `pip install mlflow`)."
+        ) from None
+    return mlflow
+
+
+def _redact(uri: str) -> str:
+    """The URI without a password (``http://user:***@host``), for messages and provenance."""
+    parts = urlsplit(uri)
+    if parts.password:
+        netloc = f"{parts.username}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+        return urlunsplit(parts._replace(netloc=netloc))
+    return uri
+
+
+def _resolve_uri(tracking_uri: str | None) -> str:
+    """``tracking_uri``, else MLflow's own default (``MLFLOW_TRACKING_URI``, else ``sqlite:///<cwd>/mlflow.db``)."""
+    if tracking_uri:
+        return str(tracking_uri)
+    return str(_import_mlflow().get_tracking_uri())
+
+
+def _is_remote(uri: str) -> bool:
+    return uri.split(":", 1)[0].lower() in ("http", "https", "databricks")
+
+
+def _sqlite_path(uri: str) -> Path | None:
+    if not uri.lower().startswith("sqlite:///"):
+        return None
+    path = uri[len("sqlite:///") :].split("?", 1)[0]
+    if path in ("", ":memory:"):
+        return None
+    return Path(path if path.startswith("/") else path)
+
+
+@contextlib.contextmanager
+def _bounded_retries() -> Iterator[None]:
+    """Apply :data:`RETRY_DEFAULTS` for the duration of a call unless the user set them."""
+    added = [key for key in RETRY_DEFAULTS if key not in os.environ]
+    for key in added:
+        os.environ[key] = RETRY_DEFAULTS[key]
+    try:
+        yield
+    finally:
+        for key in added:
+            os.environ.pop(key, None)
+
+
+def _is_connection_error(err: BaseException) -> bool:
+    text = str(err)
+    markers = (
+        "failed with exception",
+        "Max retries exceeded",
+        "Connection refused",
+        "timed out",
+        "Failed to establish a new connection",
+        "NameResolutionError",
+        "RemoteDisconnected",
+        "too many 5",
+        "failed with error code 5",
+        "Read timed out",
+    )
+    return any(m in text for m in markers)
+
+
+class Tracker:
+    """One MlflowClient on one URI; every call goes through :meth:`call` (retries + clear errors)."""
+
+    def __init__(self, tracking_uri: str | None = None, *, must_exist: bool = True):
+        mlflow = _import_mlflow()
+        self.uri = _resolve_uri(tracking_uri)
+        self.shown_uri = _redact(self.uri)
+        path = _sqlite_path(self.uri)
+        if must_exist and path is not None and not path.exists():
+            raise TrackerError(
+                f"no MLflow database at {path} (tracking URI {self.shown_uri}). MLflow's default store is "
+                "mlflow.db in the current folder: run from the folder you trained in, or pass "
+                f"{kw('tracking_uri=')} / set MLFLOW_TRACKING_URI (e.g. sqlite:////abs/path/mlflow.db or http://host:5000)."
+            )
+        self.client = mlflow.MlflowClient(tracking_uri=self.uri)
+
+    def call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        from mlflow.exceptions import MlflowException
+
+        with _bounded_retries():
+            try:
+                return fn(*args, **kwargs)
+            except MlflowException as err:
+                if _is_remote(self.uri) and _is_connection_error(err):
+                    raise TrackerError(self._unreachable(what, err)) from err
+                raise
+            except OSError as err:  # requests' ConnectionError is an OSError
+                if _is_remote(self.uri):
+                    raise TrackerError(self._unreachable(what, err)) from err
+                raise
+
+    def _unreachable(self, what: str, err: BaseException) -> str:
+        retries = os.environ.get("MLFLOW_HTTP_REQUEST_MAX_RETRIES", RETRY_DEFAULTS["MLFLOW_HTTP_REQUEST_MAX_RETRIES"])
+        detail = str(err).splitlines()[0][:400]
+        return (
+            f"could not reach the MLflow tracking server at {self.shown_uri} ({what}; gave up after "
+            f"{retries} retries): {detail}\nCheck that the server is running (`mlflow server --host ... "
+            f"--port ...`), that the URI is right ({kw('tracking_uri=')} / MLFLOW_TRACKING_URI) and that no proxy or "
+            "firewall blocks it. Retries and timeout are set by MLFLOW_HTTP_REQUEST_MAX_RETRIES, "
+            "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR and MLFLOW_HTTP_REQUEST_TIMEOUT."
+        )
+
+    # ------------------------------------------------------------------ experiments
+    def experiments(self, names_or_ids: Sequence[str]) -> list[Any]:
+        """Resolve experiment names or ids; a missing one is an error listing the ones that exist."""
+        from mlflow.exceptions import MlflowException
+
+        found: list[Any] = []
+        missing: list[str] = []
+        for ref in names_or_ids:
+            ref = str(ref)
+            exp = self.call(f"looking up experiment {ref!r}", self.client.get_experiment_by_name, ref)
+            if exp is None:
+                try:
+                    exp = self.call(f"looking up experiment {ref!r}", self.client.get_experiment, ref)
+                except MlflowException:
+                    exp = None
+            if exp is None or getattr(exp, "lifecycle_stage", "active") != "active":
+                missing.append(ref)
+            elif all(e.experiment_id != exp.experiment_id for e in found):
+                found.append(exp)
+        if missing:
+            existing = self.call("listing experiments", self.client.search_experiments, max_results=1000)
+            listing = ", ".join(f"{e.name!r} (id {e.experiment_id})" for e in existing) or "none"
+            raise TrackerError(
+                f"MLflow experiment(s) not found at {self.shown_uri}: {', '.join(repr(m) for m in missing)}. "
+                f"Existing experiments: {listing}. Pass {kw('experiments=')} with one of these names or ids "
+                f"(or point {kw('tracking_uri=')} at the store you trained with)."
+            )
+        return found
+
+    def search(self, experiment_ids: list[str], filter_string: str, page_size: int = PAGE_SIZE) -> list[Any]:
+        """All active runs matching ``filter_string``, page by page (one request per page)."""
+        from mlflow.entities import ViewType
+        from mlflow.exceptions import MlflowException
+
+        runs: list[Any] = []
+        token = None
+        while True:
+            try:
+                page = self.call(
+                    "searching runs",
+                    self.client.search_runs,
+                    experiment_ids,
+                    filter_string=filter_string or "",
+                    run_view_type=ViewType.ACTIVE_ONLY,
+                    max_results=page_size,
+                    page_token=token,
+                )
+            except MlflowException as err:
+                if getattr(err, "error_code", "") == "INVALID_PARAMETER_VALUE":
+                    raise TrackerError(
+                        f"MLflow rejected the filter {filter_string!r}: {err.message}\nMLflow filters join clauses "
+                        "with AND only (no OR; no IN for tags/params) and need quoted values, e.g. "
+                        "\"tags.sweep = 'a' and params.lr = '0.001'\". To compare many tag values, leave them out "
+                        "of the filter: runs are grouped by value on the client."
+                    ) from err
+                raise
+            runs.extend(page)
+            token = page.token
+            if not token:
+                return runs
+
+    def history(self, run_id: str, key: str) -> list[tuple[float, float]]:
+        points = self.call(
+            f"reading metric history {key!r} of run {run_id}", self.client.get_metric_history, run_id, key
+        )
+        ordered = sorted(points, key=lambda m: (m.step, m.timestamp))
+        # several values at one step: keep the last one logged (what MLflow shows as latest)
+        by_step: dict[float, float] = {}
+        for m in ordered:
+            by_step[float(m.step)] = float(m.value)
+        return sorted(by_step.items())
+
+
+def _run_url(uri: str, experiment_id: str, run_id: str) -> str | None:
+    if uri.split(":", 1)[0].lower() in ("http", "https"):
+        return f"{_redact(uri).rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}"
+    return None

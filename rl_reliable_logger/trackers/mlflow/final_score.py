@@ -1,0 +1,91 @@
+"""End of training on MLflow: the convention ``log_final_score`` writes onto a run.
+
+Tags ``rl_reliable_algorithm``, ``rl_reliable_task``, ``rl_reliable_seed`` and the metric
+``rl_reliable_final_score``, in one ``log_batch`` call; the MLflow Source reads exactly these by default.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+from ..base.records import DEFAULT_KEYS
+from .client import Tracker, _import_mlflow
+
+
+def write_final_score(score: Any, algorithm: Any, task: Any, seed: Any, run: Any = None) -> str:
+    """Write the end-of-training convention on an MLflow run; return its id.
+
+    Tags ``rl_reliable_algorithm``, ``rl_reliable_task``, ``rl_reliable_seed`` and the metric
+    ``rl_reliable_final_score`` (one ``log_batch`` call), on ``run`` (an id, a Run or ActiveRun)
+    or the active run. A non-finite score, a missing run, or tags that already name a different
+    algorithm/task/seed raise before anything is written.
+
+    Example:
+        >>> with mlflow.start_run():                                              # doctest: +SKIP
+        ...     write_final_score(812.5, algorithm="PPO", task="Hopper-v4", seed=3)
+    """
+    try:
+        value = float(score)
+    except (TypeError, ValueError):
+        raise ValueError(f"log_final_score: score must be a number, got {score!r}; nothing was logged.") from None
+    if isinstance(score, bool) or not math.isfinite(value):
+        raise ValueError(
+            f"log_final_score: refusing non-finite score {score!r} for {algorithm} / {task} seed {seed}; nothing "
+            "was logged and the run is unchanged. Log a finite final score (e.g. the mean evaluation return)."
+        )
+    for name, v in (("algorithm", algorithm), ("task", task), ("seed", seed)):
+        if v is None or str(v).strip() == "":
+            raise ValueError(f"log_final_score: {name} is empty; nothing was logged.")
+    mlflow = _import_mlflow()
+    from mlflow.entities import Metric, RunTag
+
+    run_id = _run_id_of(run, mlflow)
+    tracker = Tracker(None, must_exist=False)
+    client = tracker.client
+    current = tracker.call("reading the run", client.get_run, run_id).data.tags
+    wanted = {
+        DEFAULT_KEYS["algorithm"]: str(algorithm),
+        DEFAULT_KEYS["task"]: str(task),
+        DEFAULT_KEYS["seed"]: _seed_text(seed),
+    }
+    clash = {k: (current[k], v) for k, v in wanted.items() if k in current and current[k] != v}
+    if clash:
+        detail = ", ".join(f"{k} is {old!r}, new {new!r}" for k, (old, new) in clash.items())
+        raise ValueError(
+            f"log_final_score: run {run_id} already has {detail}; one run is one (algorithm, task, "
+            "seed). Nothing was logged. Start a new run for a new configuration."
+        )
+    tracker.call(
+        "logging the final score",
+        client.log_batch,
+        run_id,
+        metrics=[Metric(DEFAULT_KEYS["score"], value, int(time.time() * 1000), 0)],
+        tags=[RunTag(k, v) for k, v in wanted.items()],
+    )
+    return run_id
+
+
+def _seed_text(seed: Any) -> str:
+    if isinstance(seed, float) and seed.is_integer():
+        return str(int(seed))
+    if hasattr(seed, "item"):  # numpy scalar
+        return _seed_text(seed.item())
+    return str(seed)
+
+
+def _run_id_of(run: Any, mlflow: Any) -> str:
+    if run is None:
+        active = mlflow.active_run()
+        if active is None:
+            raise ValueError(
+                "log_final_score: no active MLflow run; call it inside `with mlflow.start_run():` or pass run=<run id>."
+            )
+        return active.info.run_id
+    if isinstance(run, str):
+        return run
+    info = getattr(run, "info", None)
+    if info is not None and getattr(info, "run_id", None):
+        return str(info.run_id)
+    raise ValueError(f"log_final_score: run must be an MLflow run id, Run or ActiveRun, got {type(run).__name__}.")

@@ -1,0 +1,447 @@
+"""MLflow as a Sink: publish a Report onto a new analysis run or an existing parent run.
+
+What lands on the run (the contract shared with W&B is in ``trackers/base/protocols.py``):
+
+* ``rl_reliable/<hash16>/bundle/`` -- the verified results bundle (only its manifest files);
+  ``rl_reliable/<hash16>/tables/*.json`` -- every table as MLflow table JSON, registered in
+  ``mlflow.loggedArtifacts`` so the UI shows them as tables;
+* headline metrics from :func:`~rl_reliable_logger.trackers.base.publishing.headline_metrics`
+  (``iqm/PPO``, ``iqm/PPO/low``, ...), logged at a new step for every new report;
+* tags ``rl_reliable.*``: ``report_hash``, ``current_report`` (the folder of the current report),
+  ``publish_state`` (``writing`` / ``complete`` / ``failed``) and provenance.
+
+Replace, don't merge: a changed report goes into its own folder; the table registry and
+``current_report`` then point at it alone, earlier report folders are deleted where the artifact
+store allows it (else listed in ``rl_reliable.superseded``), and headline keys the new report does
+not have are set to NaN. Crash-safe: a new analysis run that fails ends FAILED with
+``rl_reliable.failure``; on a parent run ``publish_state`` stays ``writing``/``failed`` and the
+hash tag is not set, so the next publish redoes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import re
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ...analysis.report import TABLES
+from ...errors import TrackerError
+from ...render.bundle import Bundle
+from ...version import __version__
+from ..base.messages import kw
+from ..base.protocols import PublishResult
+from ..base.publishing import (
+    bundle_files,
+    check_not_source,
+    headline_metrics,
+    report_hash,
+    run_name,
+    source_run_ids,
+)
+from .client import Tracker, _run_url
+from .source import ANALYSIS_ROLE, ROLE_TAG
+
+if TYPE_CHECKING:  # pragma: no cover
+    import os
+
+    from ...analysis.report import Report
+
+HASH_TAG = "rl_reliable.report_hash"
+CURRENT_TAG = "rl_reliable.current_report"
+STATE_TAG = "rl_reliable.publish_state"
+FAILURE_TAG = "rl_reliable.failure"
+SUPERSEDED_TAG = "rl_reliable.superseded"
+ARTIFACT_DIR = "rl_reliable"
+LOGGED_ARTIFACTS_TAG = "mlflow.loggedArtifacts"
+_MAX_TAG_VALUE = 5000
+_ATTEMPTS = 3
+_KEY = re.compile(r"^[A-Za-z0-9_\-. /]{1,250}$")
+
+
+def valid_metric_key(key: str) -> bool:
+    """MLflow's metric-name rule (letters, digits, ``_ - . /`` and spaces; no ``..`` or leading ``/``)."""
+    return bool(_KEY.match(key)) and ".." not in key and not key.startswith("/") and "//" not in key
+
+
+def _source_info(report: Report) -> dict[str, Any]:
+    src = (report.provenance or {}).get("source")
+    return dict(src) if isinstance(src, Mapping) else {}
+
+
+def _clip(text: str, limit: int = _MAX_TAG_VALUE) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _analysis_tags(report: Report) -> dict[str, str]:
+    src = _source_info(report)
+    prov = report.provenance or {}
+    tags = {
+        "rl_reliable.version": str(__version__),
+        "rl_reliable.n_runs": str(int(report.scores.shape[0])) if not report.scores.empty else "0",
+        "rl_reliable.algorithms": ", ".join(map(str, report.algorithms)),
+    }
+    if not report.scores.empty and "task" in report.scores:
+        tags["rl_reliable.tasks"] = ", ".join(map(str, dict.fromkeys(report.scores["task"].astype(str))))
+    if src:
+        tags["rl_reliable.source.tracker"] = str(src.get("tracker", src.get("kind", "")))
+        tags["rl_reliable.source.filter"] = str(src.get("filter", "")) or "(none)"
+        exps = src.get("experiments") or []
+        tags["rl_reliable.source.experiments"] = ", ".join(
+            f"{e.get('name')} ({e.get('id')})" if isinstance(e, Mapping) else str(e) for e in exps
+        )
+        if src.get("tracking_uri"):
+            tags["rl_reliable.source.tracking_uri"] = str(src["tracking_uri"])
+        fields = src.get("fields") or {}
+        for name in ("algorithm", "task", "seed", "score"):
+            if name in fields:
+                tags[f"rl_reliable.source.{name}_key"] = str(fields[name])
+    for key in ("reps", "seed", "method", "ci", "normalize"):
+        if key in prov and prov[key] is not None:
+            tags[f"rl_reliable.{key}"] = str(prov[key])
+    return {k: _clip(v) for k, v in tags.items() if v != ""}
+
+
+def _note(report: Report, folder: str) -> str:
+    """Markdown shown as the run's description in the MLflow UI: the headline table."""
+    lines = ["**rl-reliable analysis** (95% stratified-bootstrap CIs unless stated in provenance).", ""]
+    agg = report.aggregates
+    if not agg.empty:
+        metrics = list(dict.fromkeys(agg["metric"]))
+        lines.append("| algorithm | " + " | ".join(_md(m) for m in metrics) + " |")
+        lines.append("|---" * (len(metrics) + 1) + "|")
+        for alg in dict.fromkeys(agg["algorithm"]):
+            cells = []
+            for metric in metrics:
+                row = agg[(agg["algorithm"] == alg) & (agg["metric"] == metric)]
+                cells.append(
+                    f"{row['point'].iloc[0]:.3f} [{row['low'].iloc[0]:.3f}, {row['high'].iloc[0]:.3f}]"
+                    if len(row)
+                    else ""
+                )
+            lines.append(f"| {_md(alg)} | " + " | ".join(cells) + " |")
+    lines += ["", f"Tables: artifacts `{folder}/tables/*.json`; report: `{folder}/bundle/report.html`."]
+    if report.warnings:
+        lines += ["", "Warnings:"] + [f"- {_md(w)}" for w in report.warnings[:20]]
+    return _clip("\n".join(lines), 8000)
+
+
+def _md(text: Any) -> str:
+    """Untrusted text inside the run's Markdown note: no tables, links or HTML."""
+    return re.sub(r"([\\`*_{}\[\]()#+!|<>])", r"\\\1", str(text))
+
+
+def _json_value(value: Any) -> Any:
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()  # numpy scalar -> Python
+    if value is None:
+        return None
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, (bool, int, str)):
+        return value
+    try:
+        import pandas as pd
+
+        if pd.isna(value):
+            return None
+    except (TypeError, ValueError):
+        pass
+    return str(value)
+
+
+def _write_table_json(frame: Any, path: Path) -> None:
+    """MLflow's table JSON (``{"columns": [...], "data": [[...]]}``), written by us so it overwrites.
+
+    Floats are written exactly; NaN / missing become ``null``.
+    """
+    payload = {
+        "columns": [str(c) for c in frame.columns],
+        "data": [[_json_value(v) for v in row] for row in frame.itertuples(index=False, name=None)],
+    }
+    path.write_text(json.dumps(payload, allow_nan=False))
+
+
+class MlflowSink:
+    """Publish reports to MLflow: onto ``parent_run_id``, or onto a new analysis run in ``experiment``.
+
+    Example:
+        >>> MlflowSink(tracking_uri="sqlite:///mlflow.db", experiment="bandits").publish(report)  # doctest: +SKIP
+        PublishResult(tracker='mlflow', target='3f2a...', url=None, created=True, report_hash='...')
+    """
+
+    tracker = "mlflow"
+
+    def __init__(
+        self,
+        *,
+        tracking_uri: str | None = None,
+        experiment: str | None = None,
+        parent_run_id: str | None = None,
+        figures: bool = True,
+    ):
+        self.tracking_uri = tracking_uri
+        self.experiment = experiment
+        self.parent_run_id = parent_run_id
+        self.figures = figures
+
+    def publish(self, report: Report, *, bundle: str | os.PathLike | None = None) -> PublishResult:
+        digest = report_hash(report)
+        check_not_source(self.parent_run_id, source_run_ids(report))
+        metrics = headline_metrics(report, valid=valid_metric_key)  # every key checked before any write
+        with bundle_files(report, bundle, figures=self.figures) as verified:  # verified before anything is written
+            client = Tracker(self.tracking_uri, must_exist=False)
+            if self.parent_run_id:
+                return self._onto_parent(client, report, digest, metrics, verified)
+            return self._new_run(client, report, digest, metrics, verified)
+
+    # ------------------------------------------------------------------ targets
+    def _onto_parent(
+        self, client: Tracker, report: Report, digest: str, metrics: dict[str, float], verified: Bundle
+    ) -> PublishResult:
+        from mlflow.exceptions import MlflowException
+
+        run_id = str(self.parent_run_id)
+        try:
+            run = client.call("reading the parent run", client.client.get_run, run_id)
+        except MlflowException as err:
+            raise TrackerError(
+                f"parent run {run_id!r} not found at {client.shown_uri}: {err.message}. "
+                f"Pass an existing run id to {kw('parent_run_id=')}, or publish to a new analysis run."
+            ) from err
+        url = _run_url(client.uri, run.info.experiment_id, run_id)
+        if _complete(run.data.tags, digest):
+            return PublishResult("mlflow", run_id, url, False, digest)
+        _set_tags(client, run_id, {STATE_TAG: "writing"})
+        try:
+            for attempt in range(_ATTEMPTS):  # another publisher on this run: write again, never leave a mix
+                self._write(client, run, report, digest, metrics, verified)
+                try:
+                    _verify(client, run_id, digest, metrics)
+                    break
+                except TrackerError:
+                    if attempt == _ATTEMPTS - 1:
+                        raise
+        except BaseException as err:
+            with contextlib.suppress(Exception):
+                _set_tags(client, run_id, {STATE_TAG: "failed", FAILURE_TAG: _clip(_reason(err), 500)})
+            raise
+        return PublishResult("mlflow", run_id, url, True, digest)
+
+    def _new_run(
+        self, client: Tracker, report: Report, digest: str, metrics: dict[str, float], verified: Bundle
+    ) -> PublishResult:
+        exp_id = _publish_experiment(client, report, self.experiment)
+        earlier = _finished_analysis_runs(client, exp_id, digest)
+        if earlier:
+            first = earlier[0]
+            return PublishResult(
+                "mlflow", first.info.run_id, _run_url(client.uri, exp_id, first.info.run_id), False, digest
+            )
+        run = client.call(
+            "creating the analysis run",
+            client.client.create_run,
+            exp_id,
+            run_name=run_name(report, digest),
+            tags={ROLE_TAG: ANALYSIS_ROLE, STATE_TAG: "writing"},
+        )
+        run_id = run.info.run_id
+        try:
+            self._write(client, run, report, digest, metrics, verified)
+            _verify(client, run_id, digest, metrics)
+        except BaseException as err:
+            with contextlib.suppress(Exception):
+                _set_tags(client, run_id, {STATE_TAG: "failed", FAILURE_TAG: _clip(_reason(err), 500)})
+                client.client.set_terminated(run_id, "FAILED")
+            raise
+        client.call("finishing the analysis run", client.client.set_terminated, run_id, "FINISHED")
+        # two publishers of the same content at once: keep the oldest run, delete ours
+        same = _finished_analysis_runs(client, exp_id, digest)
+        if same and same[0].info.run_id != run_id:
+            client.call("removing a duplicate analysis run", client.client.delete_run, run_id)
+            first = same[0].info.run_id
+            return PublishResult("mlflow", first, _run_url(client.uri, exp_id, first), False, digest)
+        return PublishResult("mlflow", run_id, _run_url(client.uri, exp_id, run_id), True, digest)
+
+    # ------------------------------------------------------------------ writing
+    def _write(
+        self, client: Tracker, run: Any, report: Report, digest: str, metrics: dict[str, float], verified: Bundle
+    ) -> None:
+        """Upload the verified bundle and the tables into a new folder, then make it the only current report."""
+        from mlflow.entities import Metric
+
+        run_id = run.info.run_id
+        folder = f"{ARTIFACT_DIR}/{digest[:16]}"
+        client.call(
+            "uploading the report bundle",
+            client.client.log_artifacts,
+            run_id,
+            str(verified.root),
+            f"{folder}/bundle",
+        )
+        tables_dir = verified.root.parent / "tables"
+        tables_dir.mkdir(exist_ok=True)
+        table_paths = []
+        for name, frame in [(n, report.table(n)) for n in TABLES] + sorted(report.extra.items()):
+            if frame is None or frame.empty:
+                continue
+            _write_table_json(frame, tables_dir / f"{name}.json")
+            table_paths.append(f"{folder}/tables/{name}.json")
+        client.call("uploading the tables", client.client.log_artifacts, run_id, str(tables_dir), f"{folder}/tables")
+
+        fresh = client.call("reading the run", client.client.get_run, run_id)
+        tags = dict(fresh.data.tags)
+        registered = json.loads(tags.get(LOGGED_ARTIFACTS_TAG, "[]") or "[]")
+        kept = [r for r in registered if not str(r.get("path", "")).startswith(ARTIFACT_DIR + "/")]
+        step = int(time.time() * 1000)
+        stale = [k for k in fresh.data.metrics if _ours(k, tags) and k not in metrics]
+        batch = [Metric(key, value, step, step) for key, value in metrics.items()]
+        batch += [Metric(key, float("nan"), step, step) for key in stale]
+        for start in range(0, len(batch), 1000):
+            client.call(
+                "logging headline metrics", client.client.log_batch, run_id, metrics=batch[start : start + 1000]
+            )
+        superseded = _remove_other_reports(client, run, folder)
+        final = dict(_analysis_tags(report))
+        final.update(
+            {
+                LOGGED_ARTIFACTS_TAG: json.dumps(kept + [{"path": p, "type": "table"} for p in table_paths]),
+                CURRENT_TAG: folder,
+                "rl_reliable.headline_keys": _clip(json.dumps(sorted(metrics))),
+                SUPERSEDED_TAG: _clip(", ".join(superseded)) or "(none)",
+                "mlflow.note.content": _note(report, folder),
+            }
+        )
+        if run.data.tags.get(ROLE_TAG) != ANALYSIS_ROLE:
+            final.pop("mlflow.note.content")  # the user's parent run keeps its own description
+        _set_tags(client, run_id, final)
+        _set_tags(client, run_id, {HASH_TAG: digest, STATE_TAG: "complete"})
+
+
+def _ours(key: str, tags: Mapping[str, str]) -> bool:
+    try:
+        return key in set(json.loads(tags.get("rl_reliable.headline_keys", "[]")))
+    except ValueError:
+        return False
+
+
+def _remove_other_reports(client: Tracker, run: Any, keep: str) -> list[str]:
+    """Delete earlier report folders of this run; return the ones the store would not delete."""
+    from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
+
+    folders = [
+        f.path
+        for f in client.call("listing report folders", client.client.list_artifacts, run.info.run_id, ARTIFACT_DIR)
+        if f.is_dir and f.path != keep
+    ]
+    left = []
+    for path in folders:
+        try:
+            get_artifact_repository(run.info.artifact_uri).delete_artifacts(path)
+        except Exception:  # a store without delete: the folder stays, but is not current
+            left.append(path)
+    return left
+
+
+def _complete(tags: Mapping[str, str], digest: str) -> bool:
+    return tags.get(HASH_TAG) == digest and tags.get(STATE_TAG, "complete") == "complete"
+
+
+def _reason(err: BaseException) -> str:
+    return f"{type(err).__name__}: {err}".strip()
+
+
+def _verify(client: Tracker, run_id: str, digest: str, metrics: Mapping[str, float]) -> None:
+    """Read the run back: the current report, its hash and every headline metric must be ours."""
+    run = client.call("checking the published report", client.client.get_run, run_id)
+    tags, seen = run.data.tags, run.data.metrics
+    wrong = [k for k, v in metrics.items() if seen.get(k) != v]
+    folder = f"{ARTIFACT_DIR}/{digest[:16]}"
+    listed = client.call("checking the published files", client.client.list_artifacts, run_id, f"{folder}/bundle")
+    if not any(f.path.endswith("/manifest.json") for f in listed):
+        wrong.append(f"{folder}/bundle/manifest.json")
+    if tags.get(HASH_TAG) != digest or tags.get(CURRENT_TAG) != folder or wrong:
+        raise TrackerError(
+            f"run {run_id} was changed by another publish at the same time (report hash now "
+            f"{str(tags.get(HASH_TAG))[:8]}, this one {digest[:8]}"
+            + (f"; {wrong[0]!r} differs or is missing" if wrong else "")
+            + "). Publish again once the other one has finished."
+        )
+
+
+def _finished_analysis_runs(client: Tracker, exp_id: str, digest: str) -> list[Any]:
+    runs = client.call(
+        "looking for an earlier publish",
+        client.client.search_runs,
+        [exp_id],
+        filter_string=(
+            f"tags.`{HASH_TAG}` = '{digest}' and tags.`{ROLE_TAG}` = '{ANALYSIS_ROLE}' "
+            "and attributes.status = 'FINISHED'"
+        ),
+        max_results=50,
+    )
+    return sorted(runs, key=lambda r: (r.info.start_time or 0, r.info.run_id))
+
+
+def _set_tags(client: Tracker, run_id: str, tags: Mapping[str, str]) -> None:
+    from mlflow.entities import RunTag
+
+    items = [RunTag(k, v) for k, v in tags.items()]
+    for start in range(0, len(items), 100):
+        client.call("setting tags", client.client.log_batch, run_id, tags=items[start : start + 100])
+
+
+def _publish_experiment(client: Tracker, report: Report, experiment: str | None) -> str:
+    if experiment is None:
+        exps = _source_info(report).get("experiments") or []
+        if not exps:
+            raise TrackerError(
+                f"publishing to MLflow needs {kw('experiment=')} (a name or id): the report does not say which "
+                "MLflow experiment its scores came from."
+            )
+        first = exps[0]
+        experiment = str(first.get("id") if isinstance(first, Mapping) else first)
+    exp = client.call("looking up the experiment", client.client.get_experiment_by_name, str(experiment))
+    if exp is None:
+        from mlflow.exceptions import MlflowException
+
+        try:
+            exp = client.call("looking up the experiment", client.client.get_experiment, str(experiment))
+        except MlflowException:
+            exp = None
+    if exp is None:
+        return str(client.call("creating the experiment", client.client.create_experiment, str(experiment)))
+    if exp.lifecycle_stage != "active":
+        raise TrackerError(f"experiment {exp.name!r} (id {exp.experiment_id}) is deleted; restore it or pick another.")
+    return str(exp.experiment_id)
+
+
+def publish_mlflow(
+    report: Report,
+    *,
+    tracking_uri: str | None = None,
+    experiment: str | None = None,
+    parent_run_id: str | None = None,
+    figures: bool = True,
+    bundle: str | os.PathLike | None = None,
+) -> PublishResult:
+    """Publish ``report`` to MLflow (see :class:`MlflowSink`); return a PublishResult.
+
+    With ``parent_run_id`` the report goes onto that existing run (its status is left as it is;
+    a run the scores came from is refused); otherwise onto a new FINISHED run named
+    ``rl-reliable · N algorithms × M tasks · <hash8>`` in ``experiment`` (name or id; default: the
+    first experiment the scores came from). The same content published again writes nothing
+    (``created`` is False). ``bundle`` uploads the verified files of a folder written by
+    ``save_report(report, folder)`` instead of drawing the figures again.
+
+    Example:
+        >>> first = publish_mlflow(report, experiment="bandits")      # doctest: +SKIP
+        >>> publish_mlflow(report, experiment="bandits").created       # doctest: +SKIP
+        False
+    """
+    sink = MlflowSink(tracking_uri=tracking_uri, experiment=experiment, parent_run_id=parent_run_id, figures=figures)
+    return sink.publish(report, bundle=bundle)

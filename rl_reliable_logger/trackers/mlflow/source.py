@@ -1,0 +1,250 @@
+"""MLflow as a Source: runs of one or more experiments as RunRecords and as a ScoreTable.
+
+:class:`MlflowSource` pages through ``MlflowClient.search_runs`` over the experiments (names or
+ids) with an optional MLflow filter string. MLflow filters have no ``OR`` (and no ``IN`` for
+tags/params), so grouping over many tag values is done on the client, by the selection every
+tracker shares (:mod:`rl_reliable_logger.trackers.base.selection`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ...errors import TrackerError
+from ..base.records import DEFAULT_KEYS, RunRecord
+from ..base.selection import source_table
+from .client import PAGE_SIZE, Tracker, _is_remote, _run_url
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...data.scores import ScoreTable
+
+#: Field references of the end-of-training convention (what ``log_final_score`` writes).
+DEFAULT_REFS = {
+    "algorithm": f"tags.{DEFAULT_KEYS['algorithm']}",
+    "task": f"tags.{DEFAULT_KEYS['task']}",
+    "seed": f"tags.{DEFAULT_KEYS['seed']}",
+    "score": f"metrics.{DEFAULT_KEYS['score']}",
+}
+#: The tag that marks a run written by the MLflow sink (never analysed as a source).
+ROLE_TAG = "rl_reliable.role"
+ANALYSIS_ROLE = "analysis"
+_HISTORY_WORKERS = 8
+
+
+def _to_record(run: Any, experiment_names: Mapping[str, str], uri: str) -> RunRecord:
+    info, data = run.info, run.data
+    tags = dict(data.tags)
+    attrs = {
+        "id": info.run_id,
+        "run_id": info.run_id,
+        "name": info.run_name,
+        "status": info.status,
+        "experiment_id": info.experiment_id,
+        "experiment_name": experiment_names.get(info.experiment_id),
+        "start_time": info.start_time,
+        "end_time": info.end_time,
+        "user_id": info.user_id,
+        "artifact_uri": info.artifact_uri,
+        "lifecycle_stage": info.lifecycle_stage,
+        "parent_run_id": tags.get("mlflow.parentRunId"),
+        "entry_point": tags.get("mlflow.project.entryPoint"),
+        "url": _run_url(uri, info.experiment_id, info.run_id),
+    }
+    return RunRecord(
+        run_id=info.run_id,
+        name=info.run_name,
+        state=str(info.status).lower(),
+        config={},
+        summary=dict(data.metrics),
+        params=dict(data.params),
+        metrics=dict(data.metrics),
+        tags=tags,
+        attrs={k: v for k, v in attrs.items() if v is not None},
+        source="mlflow",
+    )
+
+
+def is_analysis_run(record: RunRecord) -> bool:
+    """True for a run the MLflow sink wrote (tag ``rl_reliable.role = analysis``)."""
+    tags = record.tags if isinstance(record.tags, Mapping) else {}
+    return tags.get(ROLE_TAG) == ANALYSIS_ROLE
+
+
+class MlflowSource:
+    """Runs of MLflow experiments (names or ids), optionally narrowed by an MLflow filter string.
+
+    Example:
+        >>> src = MlflowSource(["bandits"], tracking_uri="sqlite:///mlflow.db",
+        ...                    filter_string="tags.sweep = 'a'")             # doctest: +SKIP
+        >>> table = src.table(**DEFAULT_REFS)                                 # doctest: +SKIP
+    """
+
+    tracker = "mlflow"
+
+    def __init__(
+        self,
+        experiments: str | Sequence[str],
+        *,
+        tracking_uri: str | None = None,
+        filter_string: str = "",
+        page_size: int = PAGE_SIZE,
+    ):
+        self.experiments = [experiments] if isinstance(experiments, str) else [str(e) for e in experiments]
+        if not self.experiments:
+            raise TrackerError("no MLflow experiment given: pass `experiments=` (a name or id; several allowed).")
+        self.filter_string = filter_string or ""
+        self.page_size = page_size
+        self.client = Tracker(tracking_uri)
+        self.tracking_uri = self.client.uri
+        self._cache: tuple[list[RunRecord], list[Any]] | None = None
+
+    def _listing(self) -> tuple[list[RunRecord], list[Any]]:
+        if self._cache is None:
+            exps = self.client.experiments(self.experiments)
+            names = {e.experiment_id: e.name for e in exps}
+            runs = self.client.search([e.experiment_id for e in exps], self.filter_string, self.page_size)
+            records = [_to_record(r, names, self.client.uri) for r in runs]
+            records.sort(key=lambda r: (r.attrs.get("experiment_id", ""), r.attrs.get("start_time") or 0, r.run_id))
+            self._cache = (records, exps)
+        return self._cache
+
+    def records(self, *, history_keys: Sequence[str] = ()) -> list[RunRecord]:
+        """Every active run matching the filter; ``history_keys`` adds full metric histories."""
+        records = self._listing()[0]
+        if history_keys:
+            self.fill_histories(records, history_keys)
+        return records
+
+    def fill_histories(self, records: Sequence[RunRecord], keys: Sequence[str]) -> None:
+        """One ``get_metric_history`` call per run and key (in parallel for a remote server)."""
+        jobs = [(r, k) for r in records for k in keys]
+        if _is_remote(self.client.uri) and len(jobs) > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=_HISTORY_WORKERS) as pool:
+                results = list(pool.map(lambda job: self.client.history(job[0].run_id, job[1]), jobs))
+        else:
+            results = [self.client.history(r.run_id, k) for r, k in jobs]
+        for (record, key), points in zip(jobs, results):
+            if record.history is None:
+                record.history = {}
+            record.history[key] = points
+
+    def location(self) -> str:
+        exps = self._listing()[1]
+        return f"MLflow experiment(s) {', '.join(repr(e.name) for e in exps)} at {self.client.shown_uri}" + (
+            f" with filter {self.filter_string!r}" if self.filter_string else ""
+        )
+
+    def table(
+        self,
+        *,
+        algorithm: str = DEFAULT_REFS["algorithm"],
+        task: str = DEFAULT_REFS["task"],
+        seed: str = DEFAULT_REFS["seed"],
+        score: str = DEFAULT_REFS["score"],
+        include_unfinished: bool = False,
+        on_invalid: str = "raise",
+        curve_key: str | None = None,
+        algorithms: Sequence[str] | None = None,
+        tasks: Sequence[str] | None = None,
+        extra_fields: Mapping[str, str] | None = None,
+    ) -> ScoreTable:
+        """See :func:`mlflow_table`."""
+        records, exps = self._listing()
+        history_key = None
+        if curve_key:
+            history_key = curve_key.split(".", 1)[1] if curve_key.startswith("metrics.") else curve_key
+        source = {
+            "tracker": "mlflow",
+            "tracking_uri": self.client.shown_uri,
+            "experiments": [{"id": e.experiment_id, "name": e.name} for e in exps],
+            "filter": self.filter_string,
+            "location": self.location(),
+        }
+        return source_table(
+            records,
+            tracker="MLflow",
+            refs={"algorithm": algorithm, "task": task, "seed": seed, "score": score},
+            is_analysis=is_analysis_run,
+            source=source,
+            include_unfinished=include_unfinished,
+            on_invalid=on_invalid,
+            history_key=history_key,
+            fill_history=lambda kept, key: self.fill_histories(kept, [key]),
+            algorithms=algorithms,
+            tasks=tasks,
+            extra_fields=extra_fields,
+        )
+
+
+def load_mlflow_runs(
+    experiments: str | Sequence[str],
+    *,
+    tracking_uri: str | None = None,
+    filter_string: str = "",
+    history_keys: Sequence[str] = (),
+    page_size: int = PAGE_SIZE,
+) -> list[RunRecord]:
+    """Every active run of the experiments (names or ids) matching ``filter_string``, as RunRecords.
+
+    Paged ``search_runs`` (one request per ``page_size`` runs, never one per run); metric
+    histories only for ``history_keys`` (one ``get_metric_history`` call per run and key).
+
+    Example:
+        >>> records = load_mlflow_runs("bandits", filter_string="tags.sweep = 'a'")   # doctest: +SKIP
+        >>> records[0].tags["rl_reliable_algorithm"], records[0].metrics["rl_reliable_final_score"]  # doctest: +SKIP
+        ('ucb1', 0.81)
+    """
+    source = MlflowSource(experiments, tracking_uri=tracking_uri, filter_string=filter_string, page_size=page_size)
+    return source.records(history_keys=history_keys)
+
+
+def mlflow_table(
+    experiments: str | Sequence[str],
+    *,
+    tracking_uri: str | None = None,
+    filter_string: str = "",
+    algorithm: str = DEFAULT_REFS["algorithm"],
+    task: str = DEFAULT_REFS["task"],
+    seed: str = DEFAULT_REFS["seed"],
+    score: str = DEFAULT_REFS["score"],
+    include_unfinished: bool = False,
+    on_invalid: str = "raise",
+    curve_key: str | None = None,
+    algorithms: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    page_size: int = PAGE_SIZE,
+    extra_fields: Mapping[str, str] | None = None,
+) -> ScoreTable:
+    """A ScoreTable from MLflow runs, grouped by field references.
+
+    Defaults follow the :func:`rl_reliable_logger.log_final_score` convention, so an experiment
+    trained with it needs no field arguments. Only FINISHED runs are used unless
+    ``include_unfinished``; the others are listed in ``table.source["excluded"]``. Runs that have
+    none of the four fields (parent runs, unrelated runs) and earlier analysis runs are skipped
+    and listed in ``table.source["skipped"]``; a run that has some fields but not all is an error
+    naming it. ``algorithms`` / ``tasks`` keep only those values (client-side OR; a value no run
+    has is an error listing the known ones). ``curve_key`` (a metric) reads its full history for
+    sample-efficiency curves. ``extra_fields`` adds columns (``{"lr": "params.lr"}``), e.g.
+    hyperparameters; a run without one gets an empty cell.
+
+    Example:
+        >>> table = mlflow_table("bandits", algorithm="params.algorithm", task="params.task",
+        ...                      seed="params.seed", score="metrics.final_return")   # doctest: +SKIP
+        >>> evaluate(table, reps=2000, seed=0).headline("iqm")                        # doctest: +SKIP
+    """
+    source = MlflowSource(experiments, tracking_uri=tracking_uri, filter_string=filter_string, page_size=page_size)
+    return source.table(
+        algorithm=algorithm,
+        task=task,
+        seed=seed,
+        score=score,
+        include_unfinished=include_unfinished,
+        on_invalid=on_invalid,
+        curve_key=curve_key,
+        algorithms=algorithms,
+        tasks=tasks,
+        extra_fields=extra_fields,
+    )

@@ -1,0 +1,402 @@
+"""W&B as a Sink: publish a Report as a new analysis run with an ``rl-reliable-report`` artifact.
+
+The run (job type ``rl-reliable-analysis``) is attached to the sweep, or put in a group. It logs the
+verified results bundle (only its manifest files) and every table as a ``wandb.Table`` in one
+artifact, charts built from the tables, and the shared headline keys
+(:func:`~rl_reliable_logger.trackers.base.publishing.headline_metrics`) in the run summary.
+
+Contract (shared with MLflow, see ``trackers/base/protocols.py``): the same content is never
+published twice (alias ``rh-<hash16>`` online; ``wandb/rl-reliable-published.json`` offline); a
+changed report is a new version of the same artifact (``latest`` moves to it); the artifact is
+logged last, and a publish that fails finishes its run with exit code 1 and no artifact; a new run
+is always created, so no source run is ever written to.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ...analysis.report import TABLES
+from ...errors import InputError, TrackerError
+from ...render.bundle import Bundle
+from ..base.messages import kw
+from ..base.protocols import PublishResult
+from ..base.publishing import bundle_files, check_not_source, headline_metrics, report_hash, run_name, source_run_ids
+from .client import _api, _errors, _import_wandb, _new_run_id, split_path
+from .source import ANALYSIS_JOB_TYPE, WandbSource
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...analysis.report import Report
+
+ARTIFACT_TYPE = "rl-reliable-report"
+#: Local record of offline publishes, kept in the ``wandb/`` folder next to the offline runs.
+OFFLINE_INDEX = "rl-reliable-published.json"
+HASH_KEY = "rl_reliable/report_hash"
+
+
+def _safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", str(text)).strip("-.")[:100] or "report"
+
+
+def artifact_name(*, project: str, sweep: str | None = None, group: str | None = None) -> str:
+    """``rl-reliable-report-<sweep|group|project>``: one artifact collection per analysed set of runs."""
+    return "rl-reliable-report-" + _safe_name(sweep or group or project)
+
+
+def valid_summary_key(key: str) -> bool:
+    """W&B's rule for summary keys: not empty, not starting with ``_`` (reserved), no control characters."""
+    return bool(key) and not key.startswith("_") and key.isprintable() and len(key) <= 256
+
+
+def _root_dir(dir: str | os.PathLike | None) -> Path:
+    """Where ``wandb.init(dir=...)`` puts its ``wandb/`` folder: ``dir``, else ``WANDB_DIR``, else cwd."""
+    return Path(dir or os.environ.get("WANDB_DIR") or os.getcwd()).absolute()
+
+
+def _index_path(dir: str | os.PathLike | None = None) -> Path:
+    """``<root>/wandb/rl-reliable-published.json``: the offline publish record, next to the offline runs."""
+    root = _root_dir(dir)
+    sub = ".wandb" if (root / ".wandb").is_dir() else "wandb"  # wandb's own rule for its folder name
+    return root / sub / OFFLINE_INDEX
+
+
+def _read_index(path: Path) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(path.read_text())
+        return list(data.get("published", []))
+    except (OSError, ValueError, AttributeError):
+        return []
+
+
+def _append_index(path: Path, entry: dict[str, Any]) -> None:
+    """Add one entry; written to a temp file and renamed, then read back (a concurrent writer is detected)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    entries = _read_index(path) + [entry]
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"published": entries}, indent=1) + "\n")
+    tmp.replace(path)
+    if entry not in _read_index(path):
+        raise TrackerError(
+            f"{path}: another publish rewrote the offline publish record at the same time; the analysis run "
+            f"{entry['run_dir']} was written, run the publish again to record it"
+        )
+
+
+def _previous_offline(index: Path, name: str, digest: str, entity: str | None, project: str) -> dict[str, Any] | None:
+    for entry in _read_index(index):
+        if (
+            entry.get("artifact") == name
+            and entry.get("report_hash") == digest
+            and entry.get("project") == project
+            and (entry.get("entity") or None) == (entity or None)
+            and Path(entry.get("run_dir", "")).exists()
+        ):
+            return entry
+    return None
+
+
+def _previous_online(name: str, digest: str, entity: str | None, project: str) -> str | None:
+    """``ENTITY/PROJECT/NAME:rh-<hash>`` if that alias exists on the server, else None."""
+    api = _api()
+    with _errors(f"checking for an earlier publish of {name}"):
+        ent = entity or api.default_entity
+        ref = f"{ent}/{project}/{name}:{_hash_alias(digest)}"
+        return ref if api.artifact_exists(ref) else None
+
+
+def _hash_alias(digest: str) -> str:
+    return "rh-" + digest[:16]
+
+
+def _charts(wandb: Any, report: Report) -> dict[str, Any]:
+    """W&B charts built from the report tables (W&B's built-in Vega presets)."""
+    charts: dict[str, Any] = {}
+    agg = report.aggregates
+    for i, metric in enumerate(dict.fromkeys(agg["metric"])):
+        sub = agg[agg["metric"] == metric][["algorithm", "point", "low", "high"]].reset_index(drop=True)
+        if sub.empty:
+            continue
+        key = metric if re.fullmatch(r"[a-z0-9_]{1,40}", str(metric)) else f"metric_{i}"
+        charts[f"charts/{key}"] = wandb.plot.bar(
+            wandb.Table(dataframe=sub), "algorithm", "point", title=f"{metric} (point estimate; CI in table)"
+        )
+    prof = report.profiles
+    if not prof.empty:
+        for kind in [k for k in dict.fromkeys(prof["kind"]) if k in ("runs", "tasks")]:
+            sub = prof[prof["kind"] == kind][["algorithm", "tau", "fraction"]].reset_index(drop=True)
+            charts[f"charts/profile_{kind}"] = wandb.plot_table(
+                "wandb/line/v0",
+                wandb.Table(dataframe=sub),
+                {"x": "tau", "y": "fraction", "stroke": "algorithm"},
+                {"title": f"performance profile ({kind})"},
+            )
+    curves = report.curves
+    if not curves.empty:
+        for i, metric in enumerate(dict.fromkeys(curves["metric"])):
+            sub = curves[curves["metric"] == metric][["algorithm", "step", "point"]].reset_index(drop=True)
+            key = metric if re.fullmatch(r"[a-z0-9_]{1,40}", str(metric)) else f"metric_{i}"
+            charts[f"charts/curve_{key}"] = wandb.plot_table(
+                "wandb/line/v0",
+                wandb.Table(dataframe=sub),
+                {"x": "step", "y": "point", "stroke": "algorithm"},
+                {"title": f"{metric} over steps"},
+            )
+    imp = report.improvement
+    if not imp.empty:
+        sub = imp.assign(pair=imp["algorithm_x"].astype(str) + " > " + imp["algorithm_y"].astype(str))[
+            ["pair", "point", "low", "high"]
+        ]
+        charts["charts/probability_of_improvement"] = wandb.plot.bar(
+            wandb.Table(dataframe=sub.reset_index(drop=True)), "pair", "point", title="P(X > Y)"
+        )
+    return charts
+
+
+class WandbSink:
+    """Publish reports to W&B as a new ``rl-reliable-analysis`` run in ``project`` (attached to ``sweep`` or in ``group``).
+
+    ``mode`` is ``"online"``, ``"offline"`` (sync later with ``wandb sync``) or None (wandb's default /
+    ``WANDB_MODE``). ``dir`` is wandb's run root (default ``WANDB_DIR`` or the working directory);
+    for offline publishing pass the folder that holds the source runs' ``wandb/``. ``force=True``
+    publishes even when the same content was published before.
+
+    Example:
+        >>> WandbSink(project="hopper", entity="my-team", sweep="abc123").publish(report)  # doctest: +SKIP
+    """
+
+    tracker = "wandb"
+
+    def __init__(
+        self,
+        *,
+        project: str,
+        entity: str | None = None,
+        sweep: str | None = None,
+        group: str | None = None,
+        mode: str | None = None,
+        name: str | None = None,
+        dir: str | os.PathLike | None = None,
+        force: bool = False,
+        figures: bool = True,
+    ):
+        if mode not in (None, "online", "offline"):
+            raise InputError(f"{kw('mode=')} must be 'online', 'offline' or None, not {mode!r}")
+        self.project, self.entity, self.sweep = project, entity, sweep
+        self.group = None if sweep else (group or "rl-reliable")
+        self.mode, self.name, self.dir, self.force, self.figures = mode, name, dir, force, figures
+
+    def publish(self, report: Report, *, bundle: str | os.PathLike | None = None) -> PublishResult:
+        wandb = _import_wandb()
+        digest = report_hash(report)
+        mode = self.mode or os.environ.get("WANDB_MODE") or "online"
+        if mode == "dryrun":
+            mode = "offline"
+        if mode == "disabled":
+            raise TrackerError("W&B is disabled (WANDB_MODE=disabled): nothing can be published")
+        summary = headline_metrics(report, valid=valid_summary_key)  # every key checked before any write
+        run_id = _new_run_id()  # a new run: never the caller's (WANDB_RUN_ID under an agent), never a source
+        check_not_source(run_id, source_run_ids(report), keyword="project=")
+        art_name = artifact_name(project=self.project, sweep=self.sweep, group=self.group)
+        where = f"{self.entity + '/' if self.entity else ''}{self.project}"
+
+        with bundle_files(report, bundle, figures=self.figures) as verified:  # verified before anything is written
+            return self._publish(wandb, report, verified, digest, summary, run_id, art_name, where, mode)
+
+    def _publish(
+        self,
+        wandb: Any,
+        report: Report,
+        verified: Bundle,
+        digest: str,
+        summary: dict[str, float],
+        run_id: str,
+        art_name: str,
+        where: str,
+        mode: str,
+    ) -> PublishResult:
+        if not self.force:
+            if mode == "offline":
+                previous = _previous_offline(_index_path(self.dir), art_name, digest, self.entity, self.project)
+                if previous:
+                    return PublishResult("wandb", str(previous["run_dir"]), None, False, digest)
+            else:
+                ref = _previous_online(art_name, digest, self.entity, self.project)
+                if ref:
+                    return PublishResult("wandb", ref, None, False, digest)
+
+        settings: dict[str, Any] = {"silent": True} if os.environ.get("WANDB_SILENT") else {}
+        if self.sweep:
+            settings["sweep_id"] = self.sweep
+        with _errors(f"publishing the report to {where}"):
+            run = wandb.init(
+                project=self.project,
+                entity=self.entity,
+                group=self.group,
+                job_type=ANALYSIS_JOB_TYPE,
+                name=self.name or run_name(report, digest),
+                tags=["rl-reliable"] + ([f"sweep:{self.sweep}"] if self.sweep else []),
+                notes=f"rl_reliable_logger analysis of {', '.join(map(str, report.algorithms))}",
+                config={
+                    "rl_reliable": {
+                        k: v
+                        for k, v in report.provenance.items()
+                        if isinstance(v, (str, int, float, bool)) or v is None
+                    }
+                },
+                mode=mode,
+                id=run_id,
+                reinit="create_new",
+                settings=wandb.Settings(**settings),
+                dir=str(_root_dir(self.dir)),
+            )
+            try:
+                self._log(wandb, run, report, verified, summary, digest, art_name)
+                location = run.url if mode != "offline" else str(Path(run.settings.sync_dir))
+            except BaseException:
+                run.finish(exit_code=1)  # a failed publish never looks complete: no artifact, exit code 1
+                raise
+            run.finish()
+        if mode == "offline":
+            _append_index(
+                Path(location).parent / OFFLINE_INDEX,
+                {
+                    "artifact": art_name,
+                    "report_hash": digest,
+                    "project": self.project,
+                    "entity": self.entity,
+                    "sweep": self.sweep,
+                    "group": self.group,
+                    "run_id": run_id,
+                    "run_dir": location,
+                    "published_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                },
+            )
+            return PublishResult("wandb", location, None, True, digest)
+        return PublishResult("wandb", location, location, True, digest)
+
+    def _log(
+        self,
+        wandb: Any,
+        run: Any,
+        report: Report,
+        verified: Any,
+        summary: dict[str, float],
+        digest: str,
+        art_name: str,
+    ) -> None:
+        art = wandb.Artifact(
+            art_name,
+            type=ARTIFACT_TYPE,
+            metadata={
+                "report_hash": digest,
+                "sweep": self.sweep,
+                "group": self.group,
+                "files": [f.path for f in verified.files] + ["manifest.json"],
+                "algorithms": [str(a) for a in report.algorithms],
+            },
+        )
+        tables: dict[str, Any] = {}
+        for tname in list(TABLES) + sorted(report.extra):
+            frame = report.table(tname)
+            if frame.empty and tname == "curves":
+                continue
+            tables[tname] = wandb.Table(dataframe=frame.reset_index(drop=True))
+            art.add(tables[tname], f"tables/{tname}")
+        for entry in [*verified.files, None]:  # only the manifest's files, and the manifest
+            rel = entry.path if entry is not None else "manifest.json"
+            art.add_file(str(verified.root / rel), name=f"files/{rel}")
+        log: dict[str, Any] = {
+            f"tables/{k}": v for k, v in tables.items() if k in ("aggregates", "per_task", "improvement")
+        }
+        log.update(_charts(wandb, report))
+        for entry in verified.files:
+            if entry.path.startswith("figures/") and entry.path.endswith(".png"):
+                log[f"figures/{Path(entry.path).stem}"] = wandb.Image(str(verified.root / entry.path))
+        run.log(log)
+        run.summary.update({**summary, HASH_KEY: digest})
+        aliases = ["latest", _hash_alias(digest)] + ([f"sweep-{_safe_name(self.sweep)}"] if self.sweep else [])
+        run.log_artifact(art, aliases=aliases)  # last: a run without it is an incomplete publish
+
+
+def publish_wandb(
+    report: Report,
+    *,
+    project: str,
+    entity: str | None = None,
+    sweep: str | None = None,
+    group: str | None = None,
+    mode: str | None = None,
+    name: str | None = None,
+    dir: str | os.PathLike | None = None,
+    force: bool = False,
+    figures: bool = True,
+    bundle: str | os.PathLike | None = None,
+) -> PublishResult:
+    """Publish ``report`` to W&B (see :class:`WandbSink`); return a PublishResult.
+
+    Example:
+        >>> publish_wandb(report, project="hopper", entity="my-team", sweep="abc123").created  # doctest: +SKIP
+        True
+    """
+    sink = WandbSink(
+        project=project,
+        entity=entity,
+        sweep=sweep,
+        group=group,
+        mode=mode,
+        name=name,
+        dir=dir,
+        force=force,
+        figures=figures,
+    )
+    return sink.publish(report, bundle=bundle)
+
+
+def sink_for(
+    source: WandbSource,
+    *,
+    target: str | None = None,
+    group: str = "rl-reliable",
+    project: str | None = None,
+    force: bool = False,
+    figures: bool = True,
+) -> WandbSink | None:
+    """The sink that publishes next to ``source``'s runs: attached to their sweep (``target="sweep"``), in
+    ``group`` (``"group"``), or None (``"none"``). ``target=None`` picks the sweep when the runs share one.
+
+    Offline sources publish offline, next to the source runs, so ``wandb sync`` uploads them together.
+    """
+    sweep = source.sweep or source.common("sweep")
+    target = target or ("sweep" if sweep else "none")
+    if target == "none":
+        return None
+    if target == "sweep" and not sweep:
+        raise InputError(
+            f"publishing to a sweep needs {kw('sweep=')} (the runs do not share one sweep); or publish to a group"
+        )
+    if project:
+        entity, proj = split_path(project)
+    elif source.offline_dir is not None:
+        entity, proj = source.common("entity"), source.common("project")
+        if not proj:
+            raise InputError(
+                "the offline runs come from several projects (or none is recorded); "
+                f"say where to publish with {kw('project=')}"
+            )
+    else:
+        entity, proj = split_path(str(source.path))
+    kwargs: dict[str, Any] = {"project": proj, "entity": entity, "force": force, "figures": figures}
+    kwargs.update({"sweep": sweep} if target == "sweep" else {"group": group})
+    if source.offline_dir is not None:
+        root = source.offline_dir.absolute()
+        if root.is_file():
+            root = root.parent
+        if root.name.startswith(("offline-run-", "run-")):
+            root = root.parent
+        kwargs.update(mode="offline", dir=str(root.parent if root.name in ("wandb", ".wandb") else root))
+    return WandbSink(**kwargs)

@@ -1,0 +1,323 @@
+"""W&B as a Source: runs of a project (online, optionally one sweep and filters) or offline runs.
+
+Online listing is non-lazy (config and summary arrive with each page: ``per_page`` runs per
+request) and histories are exact (``scan_history``, never the down-sampled history). Offline runs
+are read from their transaction logs (:mod:`.offline`). Either way the runs go through the
+selection every tracker shares (:mod:`rl_reliable_logger.trackers.base.selection`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ...errors import InputError
+from ..base.messages import kw
+from ..base.records import DEFAULT_KEYS, RunRecord
+from ..base.selection import source_table
+from .client import _api, _errors, split_path
+from .offline import read_offline_runs
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...data.scores import ScoreTable
+
+#: Runs per listing request: 1000 runs cost 5 requests. W&B's own default is 50.
+DEFAULT_PER_PAGE = 200
+#: Job type of the runs the W&B sink writes (never analysed as a source).
+ANALYSIS_JOB_TYPE = "rl-reliable-analysis"
+_INTERNAL_CONFIG = {"_wandb", "wandb_version"}
+
+#: Field references of the end-of-training convention (what ``log_final_score`` writes).
+DEFAULT_REFS = {
+    "algorithm": f"config.{DEFAULT_KEYS['algorithm']}",
+    "task": f"config.{DEFAULT_KEYS['task']}",
+    "seed": f"config.{DEFAULT_KEYS['seed']}",
+    "score": f"summary.{DEFAULT_KEYS['score']}",
+}
+
+
+def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
+    if isinstance(value, Mapping) and value and not prefix.endswith("_wandb"):
+        for k, v in value.items():
+            _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
+    else:
+        out[prefix] = value
+
+
+def _flat_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in config.items():
+        if k in _INTERNAL_CONFIG:
+            continue
+        if isinstance(v, Mapping) and set(v) <= {"value", "desc"} and "value" in v:
+            v = v["value"]  # server form {"k": {"value": v}}
+        _flatten(str(k), v, out)
+    return out
+
+
+def _summary_dict(run: Any) -> dict[str, Any]:
+    try:
+        raw = run.summary._json_dict  # HTTPSummary's plain dict (no extra request)
+    except AttributeError:
+        raw = dict(run.summary)
+    out: dict[str, Any] = {}
+    for k, v in dict(raw).items():
+        _flatten(str(k), v, out)
+    return out
+
+
+def _record_from_run(run: Any, entity: str, project: str) -> RunRecord:
+    summary = _summary_dict(run)
+    attrs = {
+        "id": run.id,
+        "name": run.name,
+        "display_name": run.name,
+        "group": getattr(run, "group", None),
+        "job_type": getattr(run, "job_type", None),
+        "sweep": getattr(run, "sweep_name", None),
+        "project": project,
+        "entity": entity,
+        "url": getattr(run, "url", None),
+        "path": f"{entity}/{project}/{run.id}",
+        "created_at": getattr(run, "created_at", None),
+        "state": run.state,
+    }
+    return RunRecord(
+        run_id=run.id,
+        name=run.name,
+        state=str(run.state or "").lower(),
+        config=_flat_config(dict(run.config)),
+        summary=summary,
+        params={},
+        metrics=dict(summary),
+        tags=list(run.tags or []),
+        attrs=attrs,
+        source="wandb",
+        history=None,
+    )
+
+
+def _exact_history(run: Any, keys: list[str], page_size: int) -> dict[str, list[tuple[float, float]]]:
+    """Every logged (step, value) of ``keys`` via ``scan_history`` (exact, parquet-backed in 0.31)."""
+    out: dict[str, list[tuple[float, float]]] = {k: [] for k in keys}
+    for key in keys:
+        # one key per scan: scan_history returns only rows that contain *all* requested keys
+        for row in run.scan_history(keys=["_step", key], page_size=page_size):
+            value, step = row.get(key), row.get("_step")
+            if value is None or step is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+                continue
+            out[key].append((float(step), float(value)))
+        out[key].sort()
+    return {k: v for k, v in out.items() if v}
+
+
+def combine_filters(
+    sweep: str | None, filters: Mapping[str, Any] | None, states: Iterable[str] | None = None
+) -> dict[str, Any] | None:
+    parts: list[dict[str, Any]] = []
+    if sweep:
+        parts.append({"sweep": sweep})
+    if states:
+        parts.append({"state": {"$in": list(states)}})
+    if filters:
+        parts.append(dict(filters))
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else {"$and": parts}
+
+
+def load_wandb_runs(
+    path: str,
+    *,
+    sweep: str | None = None,
+    filters: Mapping[str, Any] | None = None,
+    per_page: int = DEFAULT_PER_PAGE,
+    history_keys: Iterable[str] | None = None,
+    history_states: Iterable[str] | None = ("finished",),
+    order: str = "+created_at",
+    timeout: float | None = None,
+    retry_max: int | None = None,
+    retry_wait_max: float | None = None,
+    api: Any = None,
+) -> list[RunRecord]:
+    """All runs of ``ENTITY/PROJECT`` (optionally one ``sweep`` and W&B ``filters``) as RunRecords.
+
+    Every state is returned (``records_to_table`` keeps only finished runs by default and lists
+    the others in provenance). Listing is non-lazy, so ``config`` and ``summary`` arrive with each
+    page: N runs cost ``ceil(N / per_page) + 1`` requests. ``history_keys`` adds exact histories
+    (one ``scan_history`` per run and key, only for runs in ``history_states``). Nested config
+    keys are flattened with ``.``; W&B cannot filter on those server-side (wandb#3087).
+
+    Example:
+        >>> runs = load_wandb_runs("my-team/hopper", sweep="abc123",
+        ...                        filters={"tags": {"$in": ["baseline"]}})   # doctest: +SKIP
+    """
+    if per_page < 1:
+        raise ValueError("per_page must be at least 1")
+    entity, project = split_path(path)
+    if api is None:
+        api = _api(timeout=timeout, retry_max=retry_max, retry_wait_max=retry_wait_max)
+    with _errors(f"resolving the default entity for {project!r}"):
+        entity = entity or api.default_entity
+    where = f"listing runs of {entity}/{project}" + (f" (sweep {sweep})" if sweep else "")
+    keys = list(history_keys or [])
+    states = {s.lower() for s in history_states} if history_states is not None else None
+    records: list[RunRecord] = []
+    with _errors(where):
+        runs = api.runs(
+            f"{entity}/{project}",
+            filters=combine_filters(sweep, filters),
+            order=order,
+            per_page=int(per_page),
+            lazy=False,
+        )
+        for run in runs:
+            rec = _record_from_run(run, entity, project)
+            if keys and (states is None or rec.state in states):
+                rec.history = _exact_history(run, keys, page_size=1000)
+            records.append(rec)
+    return records
+
+
+def is_analysis_run(record: RunRecord) -> bool:
+    """True for a run the W&B sink wrote (job type ``rl-reliable-analysis``)."""
+    return record.attrs.get("job_type") == ANALYSIS_JOB_TYPE
+
+
+def _common(values: Iterable[Any]) -> Any:
+    """The value every run shares (None when they differ or some run has none)."""
+    distinct = {v or None for v in values}
+    return distinct.pop() if len(distinct) == 1 else None
+
+
+class WandbSource:
+    """Runs of ``ENTITY/PROJECT`` (``path``; optionally one ``sweep`` and W&B ``filters``) or offline runs.
+
+    Give either ``path`` (online) or ``offline_dir`` (a folder holding ``wandb/offline-run-*``).
+
+    Example:
+        >>> WandbSource(path="my-team/hopper", sweep="abc123").table(**DEFAULT_REFS)   # doctest: +SKIP
+    """
+
+    tracker = "wandb"
+
+    def __init__(
+        self,
+        *,
+        path: str | None = None,
+        offline_dir: str | os.PathLike | None = None,
+        sweep: str | None = None,
+        filters: Mapping[str, Any] | None = None,
+        per_page: int = DEFAULT_PER_PAGE,
+    ):
+        if bool(path) == bool(offline_dir):
+            raise InputError(
+                f"give either {kw('path=')} (ENTITY/PROJECT, online) or {kw('offline_dir=')} (offline runs), "
+                "not both or neither"
+            )
+        if offline_dir and filters:
+            raise InputError(
+                f"{kw('filters=')} is a server-side W&B filter; with {kw('offline_dir=')} select runs with "
+                f"{kw('sweep=')} or the field references instead"
+            )
+        if int(per_page) < 1:
+            raise InputError(f"{kw('per_page=')} must be at least 1")
+        self.path = path
+        self.offline_dir = Path(offline_dir) if offline_dir else None
+        self.sweep = sweep
+        self.filters = dict(filters) if filters else None
+        self.per_page = int(per_page)
+        self.problems: list[str] = []
+        self._records: list[RunRecord] | None = None
+
+    def records(self, *, history_keys: Sequence[str] = ()) -> list[RunRecord]:
+        """Every run of the selection (all states); ``history_keys`` adds exact histories."""
+        if self._records is None or history_keys:
+            if self.offline_dir is not None:
+                found = read_offline_runs(self.offline_dir, history_keys=list(history_keys) or None)
+                self.problems = [str(p) for p in found.problems]
+                records = list(found)
+                if self.sweep:
+                    records = [r for r in records if r.attrs.get("sweep") == self.sweep]
+            else:
+                records = load_wandb_runs(
+                    str(self.path),
+                    sweep=self.sweep,
+                    filters=self.filters,
+                    per_page=self.per_page,
+                    history_keys=list(history_keys) or None,
+                )
+            self._records = records
+        return self._records
+
+    def common(self, attr: str) -> Any:
+        """The value of ``attrs[attr]`` every listed run shares (e.g. its sweep or project), else None."""
+        return _common(r.attrs.get(attr) for r in self.records())
+
+    def source_info(self) -> dict[str, Any]:
+        if self.offline_dir is not None:
+            return {
+                "tracker": "wandb",
+                "kind": "wandb-offline",
+                "location": str(self.offline_dir.absolute()),
+                "sweep": self.sweep,
+                "offline_problems": list(self.problems),
+            }
+        return {
+            "tracker": "wandb",
+            "kind": "wandb",
+            "location": self.path,
+            "sweep": self.sweep,
+            "filters": self.filters,
+            "per_page": self.per_page,
+        }
+
+    def table(
+        self,
+        *,
+        algorithm: str = DEFAULT_REFS["algorithm"],
+        task: str = DEFAULT_REFS["task"],
+        seed: str = DEFAULT_REFS["seed"],
+        score: str = DEFAULT_REFS["score"],
+        include_unfinished: bool = False,
+        on_invalid: str = "raise",
+        curve_key: str | None = None,
+        algorithms: Sequence[str] | None = None,
+        tasks: Sequence[str] | None = None,
+        extra_fields: Mapping[str, str] | None = None,
+    ) -> ScoreTable:
+        """The selected runs as a ScoreTable (shared selection; see ``trackers.base.selection``)."""
+        records = self.records(history_keys=[curve_key] if curve_key else ())
+        return source_table(
+            records,
+            tracker="W&B",
+            refs={"algorithm": algorithm, "task": task, "seed": seed, "score": score},
+            is_analysis=is_analysis_run,
+            source=self.source_info(),
+            include_unfinished=include_unfinished,
+            on_invalid=on_invalid,
+            history_key=curve_key,
+            algorithms=algorithms,
+            tasks=tasks,
+            extra_fields=extra_fields,
+        )
+
+
+def wandb_table(
+    path: str | None = None,
+    *,
+    offline_dir: str | os.PathLike | None = None,
+    sweep: str | None = None,
+    filters: Mapping[str, Any] | None = None,
+    per_page: int = DEFAULT_PER_PAGE,
+    **fields: Any,
+) -> ScoreTable:
+    """A ScoreTable from W&B runs (online ``path`` or ``offline_dir``); ``fields`` as in :meth:`WandbSource.table`.
+
+    Example:
+        >>> table = wandb_table("my-team/hopper", sweep="abc123")   # doctest: +SKIP
+    """
+    source = WandbSource(path=path, offline_dir=offline_dir, sweep=sweep, filters=filters, per_page=per_page)
+    return source.table(**fields)

@@ -1,0 +1,328 @@
+"""One Sink contract, tested once against the results folder, MLflow (real SQLite store) and W&B (real offline runs).
+
+Each test runs on every sink: the same content published twice creates nothing and says so in the
+same words; the content hash is the same everywhere; headline keys are collision-free; nothing is
+ever written onto a source run; only a bundle's manifest files are published; a failed publish
+never looks complete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from rl_reliable_logger.errors import InputError, TrackerError
+from rl_reliable_logger.render.bundle import BundleError, read_bundle
+from rl_reliable_logger.render.writer import save_report
+from rl_reliable_logger.trackers.base.protocols import PublishResult, Sink
+from rl_reliable_logger.trackers.base.publishing import headline_metrics, key_segment, report_hash
+from rl_reliable_logger.trackers.folder import FolderSink
+from tests.support.reports import small_report
+
+mlflow = pytest.importorskip("mlflow")
+wandb = pytest.importorskip("wandb")
+
+from rl_reliable_logger.trackers.mlflow.sink import MlflowSink  # noqa: E402
+from rl_reliable_logger.trackers.wandb import offline as off  # noqa: E402
+from rl_reliable_logger.trackers.wandb import sink as wandb_sink  # noqa: E402
+from rl_reliable_logger.trackers.wandb.sink import WandbSink  # noqa: E402
+from tests.support.mlflow_store import convention, log_run, make_store, snapshot  # noqa: E402
+
+KINDS = ["folder", "mlflow", "wandb"]
+LABELS = {"folder": "the results folder", "mlflow": "MLflow", "wandb": "W&B"}
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    return make_store(tmp_path_factory.mktemp("contract-mlflow"))
+
+
+class Target:
+    """One sink under test plus a way to look at everything it wrote."""
+
+    def __init__(self, kind: str, tmp: Path, store_uri: str, name: str):
+        self.kind, self.tmp, self.uri = kind, tmp, store_uri
+        self.client = mlflow.MlflowClient(store_uri)
+        self.exp = self.client.create_experiment(name) if kind == "mlflow" else None
+
+    def sink(self, **kw: Any) -> Sink:
+        if self.kind == "folder":
+            return FolderSink(self.tmp / "published", figures=False)
+        if self.kind == "mlflow":
+            return MlflowSink(tracking_uri=self.uri, experiment=self.exp, figures=False, **kw)
+        return WandbSink(project="contract", group="g", mode="offline", dir=self.tmp / "wb", figures=False)
+
+    def written(self) -> list[str]:
+        """Every analysis run / bundle that exists (to prove that nothing new was created)."""
+        if self.kind == "folder":
+            path = self.tmp / "published"
+            return [read_bundle(path).report_hash] if path.exists() else []
+        if self.kind == "mlflow":
+            return sorted(r.info.run_id for r in self.client.search_runs([self.exp], ""))
+        return sorted(p.name for p in (self.tmp / "wb").glob("wandb/offline-run-*"))
+
+    def headline(self, result: PublishResult) -> dict[str, float]:
+        if self.kind == "mlflow":
+            return dict(self.client.get_run(result.target).data.metrics)
+        rec = off.read_offline_run(next(Path(result.target).glob("run-*.wandb")))
+        return {k: v for k, v in rec.summary.items() if isinstance(v, float)}
+
+
+@pytest.fixture(params=KINDS)
+def target(request, tmp_path, store, monkeypatch):
+    if request.param == "wandb":
+        for key in list(os.environ):
+            if key.startswith("WANDB_"):
+                monkeypatch.delenv(key)
+        for key, value in {
+            "WANDB_MODE": "offline",
+            "WANDB_DIR": str(tmp_path / "wb"),
+            "WANDB_DATA_DIR": str(tmp_path / "wbdata"),
+            "WANDB_CONFIG_DIR": str(tmp_path / "wbconfig"),
+            "WANDB_CACHE_DIR": str(tmp_path / "wbcache"),
+            "WANDB_SILENT": "true",
+            "WANDB_ERROR_REPORTING": "false",
+            "WANDB_X_DISABLE_STATS": "true",
+            "WANDB_X_DISABLE_MACHINE_INFO": "true",
+        }.items():
+            monkeypatch.setenv(key, value)
+        (tmp_path / "wb").mkdir()
+    return Target(request.param, tmp_path, store, request.node.name)
+
+
+def _hostile_report() -> Any:
+    names = ["PPO", "PPO/low", "A+B", "A=B", "http://evil.example/x?y=1&z=../..", "_hidden"]
+    report = small_report()
+    report.aggregates = pd.DataFrame(
+        {
+            "algorithm": [n for n in names for _ in ("iqm", "mean")],
+            "metric": ["iqm", "mean"] * len(names),
+            "point": [0.1 * i for i in range(2 * len(names))],
+            "low": [0.1 * i - 0.05 for i in range(2 * len(names))],
+            "high": [0.1 * i + 0.05 for i in range(2 * len(names))],
+        }
+    )
+    report.provenance["algorithms"] = names
+    return report
+
+
+# ---------------------------------------------------------------------------- contract
+def test_every_sink_implements_the_protocol(target):
+    assert isinstance(target.sink(), Sink)
+
+
+def test_same_content_twice_creates_nothing_and_says_so_in_the_same_words(target):
+    report = small_report()
+    first = target.sink().publish(report)
+    state = target.written()
+    again = target.sink().publish(report)
+    assert first.created and not again.created
+    assert again.target == first.target and again.report_hash == first.report_hash == report_hash(report)
+    assert target.written() == state
+    label = LABELS[target.kind]
+    assert first.message().startswith(f"published to {label} (report {report_hash(report)[:8]}): ")
+    assert again.message().startswith(
+        f"already published to {label} with the same content (report {report_hash(report)[:8]}); nothing new written: "
+    )
+    changed = target.sink().publish(small_report(shift=0.01))
+    assert changed.created and changed.report_hash != first.report_hash
+
+
+def test_the_hash_ignores_paths_time_stamps_warnings_and_tracker_columns():
+    a, b = small_report(), small_report()
+    scores = pd.DataFrame({"algorithm": ["ucb"], "task": ["t"], "run_id": ["0"], "seed": [0], "score": [1.0]})
+    a.scores = scores.assign(tracker_run_id="mlflow-run-1", url="http://mlflow/1", run_name="x", state="finished")
+    b.scores = scores.assign(tracker_run_id="wandb-abc", url="https://wandb.ai/e/p/runs/abc", run_name="y")
+    b.provenance.update(created="2030-01-01", source={"kind": "wandb", "per_page": 3, "location": "/abs/path"})
+    b.warnings.append("skipped 2 unrelated runs: r1, r2")
+    assert report_hash(a) == report_hash(b)
+    b.provenance["reps"] = 999  # an analysis option
+    assert report_hash(a) != report_hash(b)
+    b.provenance["reps"] = a.provenance["reps"]
+    b.scores.loc[0, "score"] = 2.0  # a result
+    assert report_hash(a) != report_hash(b)
+
+
+def test_hostile_names_get_distinct_keys_with_the_right_numbers(target):
+    if target.kind == "folder":
+        pytest.skip("a folder has no metric keys")
+    report = _hostile_report()
+    expected = headline_metrics(report)
+    assert len(expected) == 3 * len(report.aggregates)  # no two rows share a key
+    result = target.sink().publish(report)
+    got = target.headline(result)
+    for key, value in expected.items():
+        assert got[key] == pytest.approx(value), key
+    assert got["iqm/PPO/low"] == pytest.approx(0.0 - 0.05)  # PPO's interval, not the numbers of "PPO/low"
+    assert got[f"iqm/{key_segment('PPO/low')}"] == pytest.approx(0.2)
+
+
+def test_colliding_keys_are_an_error_naming_both_and_nothing_is_written(target):
+    report = small_report()
+    report.aggregates = pd.DataFrame(
+        {
+            "algorithm": ["A+B", key_segment("A+B")],
+            "metric": ["iqm", "iqm"],
+            "point": [1.0, 2.0],
+            "low": [0.0, 1.0],
+            "high": [2.0, 3.0],
+        }
+    )
+    before = target.written()
+    if target.kind == "folder":
+        pytest.skip("a folder has no metric keys")
+    with pytest.raises(InputError, match=r"algorithms 'A\+B' and 'A_B-[0-9a-f]{6}' would both publish"):
+        target.sink().publish(report)
+    assert target.written() == before
+
+
+def test_only_the_manifest_files_of_a_bundle_are_published(target, tmp_path):
+    report = small_report()
+    out = save_report(report, tmp_path / "out", figures=False)
+    (out / ".env").write_text("API_KEY=secret")
+    before = target.written()
+    with pytest.raises(BundleError, match=r"\.env: not listed in the manifest"):
+        target.sink().publish(report, bundle=out)
+    assert target.written() == before
+    (out / ".env").unlink()
+    result = target.sink().publish(report, bundle=out)
+    assert result.created
+    other = save_report(small_report(shift=0.3), tmp_path / "other", figures=False)
+    with pytest.raises(InputError, match="the bundle holds another report"):
+        target.sink().publish(report, bundle=other)
+
+
+# ---------------------------------------------------------------------------- source runs (MLflow)
+@pytest.fixture()
+def mlflow_sources(store, request):
+    client = mlflow.MlflowClient(store)
+    exp = client.create_experiment(request.node.name)
+    ids = []
+    for alg in ("ucb", "gradient"):
+        for seed in range(3):
+            ids.append(
+                log_run(
+                    client,
+                    exp,
+                    f"{alg}-{seed}",
+                    tags=convention(alg, "t", seed),
+                    metrics={"rl_reliable_final_score": 0.1 * seed},
+                )
+            )
+    return client, exp, ids
+
+
+def test_mlflow_never_writes_onto_a_source_run(store, mlflow_sources, tmp_path):
+    from rl_reliable_logger.analysis.evaluation import evaluate
+    from rl_reliable_logger.trackers.mlflow.source import MlflowSource
+
+    client, exp, ids = mlflow_sources
+    table = MlflowSource([exp], tracking_uri=store).table()
+    report = evaluate(table, reps=50, profile_reps=20, improvement_reps=20, seed=0)
+    before = snapshot(client, ids)
+    with pytest.raises(TrackerError, match="never changes source runs"):
+        MlflowSink(tracking_uri=store, parent_run_id=ids[2]).publish(report)
+    assert snapshot(client, ids) == before
+
+
+def test_mlflow_cli_refuses_a_source_run_before_computing(store, mlflow_sources, monkeypatch, capsys):
+    import rl_reliable_logger.cli.common as common
+    from rl_reliable_logger.cli.main import main
+
+    client, exp, ids = mlflow_sources
+    monkeypatch.setattr(common, "evaluate", lambda *a, **k: pytest.fail("evaluated before the refusal"))
+    before = snapshot(client, ids)
+    argv = ["mlflow", "--tracking-uri", store, "--experiment", exp, "--seed", "0", "--quiet", "--publish", ids[0]]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"refusing to publish onto run {ids[0]}" in err and "--publish RUN_ID" in err
+    assert snapshot(client, ids) == before
+
+
+# ---------------------------------------------------------------------------- crashes
+def test_a_failed_mlflow_publish_ends_failed_and_the_next_one_completes(store, monkeypatch):
+    client = mlflow.MlflowClient(store)
+    exp = client.create_experiment("crash")
+    calls = {"n": 0}
+    real = mlflow.MlflowClient.log_artifacts
+
+    def flaky(self, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise OSError("connection reset while uploading")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(mlflow.MlflowClient, "log_artifacts", flaky)
+    with pytest.raises(OSError, match="connection reset"):
+        MlflowSink(tracking_uri=store, experiment=exp, figures=False).publish(small_report())
+    (failed,) = client.search_runs([exp], "")
+    assert failed.info.status == "FAILED"
+    assert failed.data.tags["rl_reliable.publish_state"] == "failed"
+    assert "connection reset" in failed.data.tags["rl_reliable.failure"]
+    assert "rl_reliable.report_hash" not in failed.data.tags
+    monkeypatch.setattr(mlflow.MlflowClient, "log_artifacts", real)
+    done = MlflowSink(tracking_uri=store, experiment=exp, figures=False).publish(small_report())
+    assert done.created and done.target != failed.info.run_id  # the failed run is not taken as a publish
+    assert client.get_run(done.target).info.status == "FINISHED"
+
+
+def test_a_failed_mlflow_publish_onto_a_parent_is_redone_next_time(store, monkeypatch):
+    client = mlflow.MlflowClient(store)
+    exp = client.create_experiment("crash-parent")
+    parent = log_run(client, exp, "parent")
+    real = mlflow.MlflowClient.log_batch
+
+    def failing(self, run_id, metrics=(), params=(), tags=(), **kw):
+        if metrics:
+            raise OSError("killed while logging metrics")
+        return real(self, run_id, metrics=metrics, params=params, tags=tags, **kw)
+
+    monkeypatch.setattr(mlflow.MlflowClient, "log_batch", failing)
+    with pytest.raises(OSError):
+        MlflowSink(tracking_uri=store, parent_run_id=parent, figures=False).publish(small_report())
+    tags = client.get_run(parent).data.tags
+    assert tags["rl_reliable.publish_state"] == "failed" and "rl_reliable.report_hash" not in tags
+    assert client.get_run(parent).info.status == "FINISHED"  # the user's run keeps its status
+    monkeypatch.setattr(mlflow.MlflowClient, "log_batch", real)
+    again = MlflowSink(tracking_uri=store, parent_run_id=parent, figures=False).publish(small_report())
+    assert again.created and client.get_run(parent).data.tags["rl_reliable.publish_state"] == "complete"
+
+
+def _artifact_records(run_dir: str) -> list[Any]:
+    from wandb.proto import wandb_internal_pb2 as pb
+
+    found = []
+    for payload in off._iter_chunks_payloads(next(Path(run_dir).glob("run-*.wandb")).read_bytes()):
+        record = pb.Record()
+        record.ParseFromString(payload)
+        if record.WhichOneof("record_type") == "artifact" and record.artifact.type == "rl-reliable-report":
+            found.append(record.artifact)
+    return found
+
+
+def test_a_failed_wandb_publish_exits_non_zero_without_an_artifact(target, monkeypatch):
+    if target.kind != "wandb":
+        pytest.skip("W&B only")
+
+    def broken_charts(*args, **kwargs):
+        raise RuntimeError("chart failed")
+
+    real_charts = wandb_sink._charts
+    monkeypatch.setattr(wandb_sink, "_charts", broken_charts)
+    with pytest.raises(RuntimeError, match="chart failed"):
+        target.sink().publish(small_report())
+    (run_dir,) = (target.tmp / "wb").glob("wandb/offline-run-*")
+    record = off.read_offline_run(next(run_dir.glob("run-*.wandb")))
+    assert record.state == "failed"
+    assert _artifact_records(str(run_dir)) == []
+    assert not (target.tmp / "wb" / "wandb" / wandb_sink.OFFLINE_INDEX).exists()
+    monkeypatch.setattr(wandb_sink, "_charts", real_charts)
+    done = target.sink().publish(small_report())
+    assert done.created and len(_artifact_records(done.target)) == 1
+    index = json.loads((target.tmp / "wb" / "wandb" / wandb_sink.OFFLINE_INDEX).read_text())["published"]
+    assert [e["run_dir"] for e in index] == [done.target]
