@@ -57,7 +57,7 @@ def select(table: ScoreTable, algorithms: Sequence[str] | None, tasks: Sequence[
             shown = ", ".join(repr(k) for k in sorted(known)[:50]) + (" ..." if len(known) > 50 else "")
             raise OptionError(
                 keyword,
-                f"{{name}} names {', '.join(repr(u) for u in unknown)}, which the scores do not have; "
+                f"`{keyword}=` names {', '.join(repr(u) for u in unknown)}, which the scores do not have; "
                 f"the {column}s are: {shown}",
             )
         mask &= table.frame[column].isin(list(wanted))
@@ -90,7 +90,7 @@ def prepare(table: ScoreTable, options: AnalysisOptions) -> Prepared:
     if options.curves and not table.has_steps:  # checked before any resampling work
         raise OptionError(
             "curves",
-            "sample-efficiency curves ({name}) need per-step scores: give the table a step column",
+            "sample-efficiency curves (`curves=True`) need per-step scores: give the table a step column",
         )
     table = select(table, options.only_algorithms, options.only_tasks)
     raw_final = final = table.final()

@@ -2,7 +2,7 @@
 
 ``evaluate(table, options)`` reads nothing else, so the same table and options give the same Report,
 and a wrong option is refused here, before any resampling starts. Messages name the Python keyword
-(``reps=``); the command line translates them to its flags (:meth:`OptionError.for_flag`).
+(```reps=```, backticked like every library message); the command line puts its flags in their place.
 
 The confidence level rule: ``0 < ci < 1`` is a fraction (``0.95``), ``1 < ci < 100`` a percentage
 (``95``, ``99.5``); anything else (``1`` included: 1% or 100%?) is an error, and so is a level below
@@ -16,7 +16,7 @@ Example:
     >>> AnalysisOptions(method="studentized")
     Traceback (most recent call last):
     ...
-    rl_reliable_logger.analysis.options.OptionError: method='studentized' is not an interval method; choose one of percentile, basic, bc, bca
+    rl_reliable_logger.analysis.options.OptionError: `method='studentized'` is not an interval method; choose one of percentile, basic, bc, bca
 """
 
 from __future__ import annotations
@@ -45,18 +45,13 @@ TUNING_REPS = 5_000
 class OptionError(InputError):
     """A bad analysis option. ``keyword`` is the offending keyword argument of :class:`AnalysisOptions`.
 
-    ``str(err)`` names the keyword (``reps=...``); :meth:`for_flag` words the same message with a
-    command-line flag instead (``--reps ...``).
+    The message names keywords backticked, as every library message does (```reps=```, ```ci=1.5```),
+    so that the command line can put its flags in their place (``--reps``, ``--ci 1.5``).
     """
 
-    def __init__(self, keyword: str, template: str) -> None:
+    def __init__(self, keyword: str, message: str) -> None:
         self.keyword = keyword
-        self.template = template
-        super().__init__(template.format(name=keyword, eq="="), [keyword])
-
-    def for_flag(self, flag: str) -> str:
-        """The message with ``flag`` in place of the keyword."""
-        return self.template.format(name=flag, eq=" ")
+        super().__init__(message, [keyword])
 
 
 def ci_label(ci: float) -> str:
@@ -74,7 +69,7 @@ def _names(keyword: str, value: Any) -> tuple[str, ...] | None:
         return None
     items = (value,) if isinstance(value, str) else tuple(value)
     if not items or any(not isinstance(v, str) or not v for v in items):
-        raise OptionError(keyword, f"{{name}} must be a non-empty list of non-empty names, got {value!r}")
+        raise OptionError(keyword, f"`{keyword}=` must be a non-empty list of non-empty names, got {value!r}")
     return items
 
 
@@ -142,44 +137,46 @@ class AnalysisOptions:
         for name in ("reps", "profile_reps", "improvement_reps", "curve_reps", "curve_points", "jordan_reps"):
             value = getattr(self, name)
             if not _is_int(value) or value < 1:
-                raise OptionError(name, f"{{name}} must be a positive integer, got {value!r}")
+                raise OptionError(name, f"`{name}=` must be a positive integer, got {value!r}")
             set_(name, int(value))
         if self.tuning_reps is not None:
             if not _is_int(self.tuning_reps) or self.tuning_reps < 1:
-                raise OptionError("tuning_reps", f"{{name}} must be a positive integer, got {self.tuning_reps!r}")
+                raise OptionError("tuning_reps", f"`tuning_reps=` must be a positive integer, got {self.tuning_reps!r}")
             set_("tuning_reps", int(self.tuning_reps))
         if not _is_int(self.chunk_bytes) or self.chunk_bytes < 1:
-            raise OptionError("chunk_bytes", f"{{name}} must be a positive number of bytes, got {self.chunk_bytes!r}")
+            raise OptionError(
+                "chunk_bytes", f"`chunk_bytes=` must be a positive number of bytes, got {self.chunk_bytes!r}"
+            )
         set_("ci", self._level(self.ci))
         if self.method not in bs.METHODS:
             raise OptionError(
                 "method",
-                f"{{name}}{{eq}}{self.method!r} is not an interval method; choose one of {', '.join(bs.METHODS)}",
+                f"`method={self.method!r}` is not an interval method; choose one of {', '.join(bs.METHODS)}",
             )
         if self.jordan_method not in JORDAN_METHODS:
             raise OptionError(
                 "jordan_method",
-                f"{{name}}{{eq}}{self.jordan_method!r} is not a Jordan interval method; "
+                f"`jordan_method={self.jordan_method!r}` is not a Jordan interval method; "
                 f"choose one of {', '.join(JORDAN_METHODS)}",
             )
         gamma = self._real("gamma", self.gamma)
         if not gamma > 0:
-            raise OptionError("gamma", f"{{name}} must be finite and positive, got {self.gamma!r}")
+            raise OptionError("gamma", f"`gamma=` must be finite and positive, got {self.gamma!r}")
         set_("gamma", gamma)
         delta = self._real("jordan_delta", self.jordan_delta)
         if not 0 < delta < 1:
             raise OptionError(
-                "jordan_delta", f"{{name}} must be between 0 and 1 (e.g. 0.05), got {self.jordan_delta!r}"
+                "jordan_delta", f"`jordan_delta=` must be between 0 and 1 (e.g. 0.05), got {self.jordan_delta!r}"
             )
         set_("jordan_delta", delta)
         if isinstance(self.metrics, (str, bytes)) or callable(self.metrics):
             set_("metrics", (self.metrics,))
         set_("metrics", tuple(self.metrics))
         if not self.metrics:
-            raise OptionError("metrics", "{name} is empty: give at least one metric (e.g. iqm)")
+            raise OptionError("metrics", "`metrics=` is empty: give at least one metric (e.g. iqm)")
         names = [self._metric("metrics", m).name for m in self.metrics]
         if len(set(names)) != len(names):
-            raise OptionError("metrics", f"{{name}} must be unique, got {names}")
+            raise OptionError("metrics", f"`metrics=` must be unique, got {names}")
         set_(
             "curve_metrics", tuple((self.curve_metrics,) if isinstance(self.curve_metrics, str) else self.curve_metrics)
         )
@@ -190,7 +187,7 @@ class AnalysisOptions:
         if self.taus is not None:
             taus = tuple(float(t) for t in np.asarray(self.taus, dtype=float).ravel())
             if not taus or not all(math.isfinite(t) for t in taus):
-                raise OptionError("taus", "{name} must be a non-empty list of finite numbers")
+                raise OptionError("taus", "`taus=` must be a non-empty list of finite numbers")
             set_("taus", taus)
         set_("only_algorithms", _names("only_algorithms", self.only_algorithms))
         set_("only_tasks", _names("only_tasks", self.only_tasks))
@@ -198,10 +195,10 @@ class AnalysisOptions:
         set_("score_range", self._score_range(self.score_range))
         seed = self.seed
         if not (seed is None or _is_int(seed) or isinstance(seed, np.random.Generator)):
-            raise OptionError("seed", f"{{name}} must be an integer, a numpy Generator or None, got {seed!r}")
+            raise OptionError("seed", f"`seed=` must be an integer, a numpy Generator or None, got {seed!r}")
         if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
             if seed < 0:
-                raise OptionError("seed", f"{{name}} must be a non-negative integer, got {seed!r}")
+                raise OptionError("seed", f"`seed=` must be a non-negative integer, got {seed!r}")
             set_("seed", int(seed))
         for flag in ("task_bootstrap", "curves", "jordan", "progress"):
             set_(flag, bool(getattr(self, flag)))
@@ -210,10 +207,10 @@ class AnalysisOptions:
     @staticmethod
     def _real(name: str, value: Any) -> float:
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-            raise OptionError(name, f"{{name}} must be a number, got {value!r}")
+            raise OptionError(name, f"`{name}=` must be a number, got {value!r}")
         out = float(value)
         if not math.isfinite(out):
-            raise OptionError(name, f"{{name}} must be finite, got {value!r}")
+            raise OptionError(name, f"`{name}=` must be finite, got {value!r}")
         return out
 
     @classmethod
@@ -223,13 +220,13 @@ class AnalysisOptions:
         if level is None:
             raise OptionError(
                 "ci",
-                f"{{name}}{{eq}}{value!r} is not a confidence level: give a fraction in (0, 1) such as 0.95, "
+                f"`ci={value!r}` is not a confidence level: give a fraction in (0, 1) such as 0.95, "
                 "or a percentage in (1, 100) such as 95 or 99.5",
             )
         if level < MIN_CI:
             raise OptionError(
                 "ci",
-                f"{{name}}{{eq}}{value!r} reads as a {ci_label(level)} interval; levels below {ci_label(MIN_CI)} are "
+                f"`ci={value!r}` reads as a {ci_label(level)} interval; levels below {ci_label(MIN_CI)} are "
                 "refused as a likely slip (did you mean 0.95 or 95?)",
             )
         return level
@@ -239,7 +236,7 @@ class AnalysisOptions:
         try:
             return mt.get_metric(metric)
         except (ValueError, KeyError) as err:
-            raise OptionError(keyword, f"{{name}}: {err}") from None
+            raise OptionError(keyword, f"`{keyword}=`: {err}") from None
 
     @classmethod
     def _score_range(cls, value: Any) -> Any:
@@ -250,9 +247,9 @@ class AnalysisOptions:
             try:
                 low, high = (cls._real("score_range", x) for x in v)
             except (TypeError, ValueError):
-                raise OptionError("score_range", f"{{name}} must be (low, high), got {v!r}") from None
+                raise OptionError("score_range", f"`score_range=` must be (low, high), got {v!r}") from None
             if not low < high:
-                raise OptionError("score_range", f"{{name}} needs low < high, got {v!r}")
+                raise OptionError("score_range", f"`score_range=` needs low < high, got {v!r}")
             return low, high
 
         if isinstance(value, Mapping):
@@ -353,13 +350,13 @@ class AnalysisOptions:
         per_rep = est[keyword] / value
         largest = int((avail - (total - est[keyword])) // per_rep) if per_rep > 0 else 0
         advice = (
-            f"the largest feasible {{name}} is {largest:,}"
+            f"the largest feasible `{keyword}=` is {largest:,}"
             if largest >= 1
             else "lower the other replicate counts or analyse fewer algorithms"
         )
         raise OptionError(
             keyword,
-            f"{{name}}{{eq}}{value:,} would need about {_bytes(total)} of memory for {n_algorithms} algorithm(s) x "
+            f"`{keyword}={value}` would need about {_bytes(total)} of memory for {n_algorithms} algorithm(s) x "
             f"{n_tasks} task(s) x up to {n_runs} runs, but about {_bytes(avail)} is available; {advice}",
         )
 

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .flags import as_flags
-from .options import CliError, analysis_options, cli_message
+from .flags import CliError, as_flags, cli_message
+from .options import analysis_options
 
 __all__ = ["EPILOG", "CliError", "format_summary", "run_and_report", "tracker_fields"]
 

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from .common import EPILOG, run_and_report
-from .options import CliError, add_analysis_options, add_field_options, add_output_options, cli_message
+from .flags import CliError, cli_message
+from .options import add_analysis_options, add_field_options, add_output_options
 
 _DESCRIPTION = """\
 Evaluate per-run final scores (long form: one row per run and task, or per run, task and step with

@@ -18,7 +18,7 @@ from . import mlflow as mlflow_command
 from . import report as report_command
 from . import wandb as wandb_command
 from .common import EPILOG
-from .options import CliError, cli_message
+from .flags import CliError, cli_message
 
 #: Every subcommand, in help order.
 SUBCOMMANDS = (evaluate_command, mlflow_command, wandb_command, report_command)

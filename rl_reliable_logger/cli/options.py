@@ -3,8 +3,8 @@
 ``evaluate``, ``mlflow`` and ``wandb`` add the same groups from here (:func:`add_field_options`,
 :func:`add_analysis_options`, :func:`add_output_options`), so a flag has the same name, default and
 meaning everywhere; :func:`analysis_options` is the only place flags become
-:class:`~rl_reliable_logger.analysis.options.AnalysisOptions`, and :func:`cli_message` the only place a
-library message naming a keyword (``reps=``) is reworded with the flag (``--reps``).
+:class:`~rl_reliable_logger.analysis.options.AnalysisOptions`. Flag names and the rewording of library
+messages (```reps=``` -> ``--reps``) come from the one keyword-to-flag table in ``cli/flags.py``.
 
 Nothing heavy is imported at module level: ``rl-reliable --help`` loads neither numpy nor pandas.
 Defaults shown here equal the library's (a test checks every one).
@@ -17,11 +17,18 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .flags import as_flags
+from .flags import CliError, cli_message, flag_for
 
-
-class CliError(Exception):
-    """A user-facing error: printed as ``error: <message>`` with exit status 2, no traceback."""
+__all__ = [
+    "ANALYSIS_OPTIONS",
+    "CliError",
+    "Option",
+    "add_analysis_options",
+    "add_field_options",
+    "add_output_options",
+    "analysis_options",
+    "names",
+]
 
 
 # ---------------------------------------------------------------------------- value parsers
@@ -47,13 +54,19 @@ def _joined(values: list[str] | None) -> tuple[str, ...] | None:
 
 @dataclass(frozen=True)
 class Option:
-    """One shared flag: its argparse definition and the AnalysisOptions keyword it sets (None: CLI only)."""
+    """One shared flag: the AnalysisOptions keyword it sets, its group and argparse definition.
 
-    flag: str
-    keyword: str | None
+    The flag's name comes from the one keyword-to-flag table, :data:`.flags.ANALYSIS_FLAGS`.
+    """
+
+    keyword: str
     group: str
     kwargs: Mapping[str, Any]
     convert: Callable[[Any], Any] | None = None
+
+    @property
+    def flag(self) -> str:
+        return flag_for(self.keyword)
 
 
 STATISTICS = "statistics"
@@ -64,7 +77,6 @@ OUTPUT = "output"
 #: The shared analysis flags, in help order. ``keyword`` maps each to AnalysisOptions.
 ANALYSIS_OPTIONS: tuple[Option, ...] = (
     Option(
-        "--normalize",
         "normalize",
         STATISTICS,
         dict(
@@ -74,7 +86,6 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
         ),
     ),
     Option(
-        "--metrics",
         "metrics",
         STATISTICS,
         dict(
@@ -86,13 +97,11 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
         lambda v: tuple(names(v)),
     ),
     Option(
-        "--gamma",
         "gamma",
         STATISTICS,
         dict(metavar="GAMMA", type=float, default=1.0, help="threshold of the optimality gap (default: 1)"),
     ),
     Option(
-        "--reps",
         "reps",
         STATISTICS,
         dict(
@@ -103,7 +112,6 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
         ),
     ),
     Option(
-        "--profile-reps",
         "profile_reps",
         STATISTICS,
         dict(
@@ -114,13 +122,11 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
         ),
     ),
     Option(
-        "--improvement-reps",
         "improvement_reps",
         STATISTICS,
         dict(metavar="N", type=int, default=2_000, help="replicates for probability of improvement (default: 2000)"),
     ),
     Option(
-        "--seed",
         "seed",
         STATISTICS,
         dict(
@@ -131,7 +137,6 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
         ),
     ),
     Option(
-        "--ci",
         "ci",
         STATISTICS,
         dict(
@@ -143,7 +148,6 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
         ),
     ),
     Option(
-        "--method",
         "method",
         STATISTICS,
         dict(
@@ -153,31 +157,26 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
         ),
     ),
     Option(
-        "--task-bootstrap",
         "task_bootstrap",
         STATISTICS,
         dict(action="store_true", help="also resample tasks, not only runs"),
     ),
     Option(
-        "--curves",
         "curves",
         STATISTICS,
         dict(action="store_true", help="also compute sample-efficiency curves (needs per-step scores)"),
     ),
     Option(
-        "--curve-points",
         "curve_points",
         STATISTICS,
         dict(metavar="N", type=int, default=25, help="steps on the curve grid (default: 25)"),
     ),
     Option(
-        "--curve-reps",
         "curve_reps",
         STATISTICS,
         dict(metavar="N", type=int, default=2_000, help="replicates for sample-efficiency curves (default: 2000)"),
     ),
     Option(
-        "--only-algorithms",
         "only_algorithms",
         SELECTION,
         dict(
@@ -188,20 +187,17 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
         _joined,
     ),
     Option(
-        "--only-tasks",
         "only_tasks",
         SELECTION,
         dict(action="append", metavar="T1,T2", help="analyse only these tasks (comma-separated, repeatable)"),
         _joined,
     ),
     Option(
-        "--jordan",
         "jordan",
         JORDAN,
         dict(action="store_true", help="add the equilibrium aggregate with simultaneous intervals (writes jordan.csv)"),
     ),
     Option(
-        "--delta",
         "jordan_delta",
         JORDAN,
         dict(
@@ -212,7 +208,6 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
         ),
     ),
     Option(
-        "--jordan-ci",
         "jordan_method",
         JORDAN,
         dict(
@@ -222,7 +217,6 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
         ),
     ),
     Option(
-        "--jordan-reps",
         "jordan_reps",
         JORDAN,
         dict(
@@ -233,13 +227,11 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
         ),
     ),
     Option(
-        "--score-range",
         "score_range",
         JORDAN,
         dict(type=_score_range, metavar="LOW,HIGH", help="known score range for PBP (default: observed range, warned)"),
     ),
     Option(
-        "--hyperparameter-keys",
         "hyperparameter_keys",
         JORDAN,
         dict(
@@ -249,9 +241,6 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
         lambda v: tuple(names(v)) if v else (),
     ),
 )
-
-#: AnalysisOptions keyword → flag, for rewording library messages (also options set by one command only).
-FLAGS: dict[str, str] = {o.keyword: o.flag for o in ANALYSIS_OPTIONS if o.keyword}
 
 
 def add_field_options(
@@ -322,25 +311,13 @@ def add_output_options(parser: argparse.ArgumentParser, *, out_help: str | None 
     o.add_argument("--quiet", action="store_true", help="no progress bar, no table on stdout")
 
 
-def cli_message(err: Exception) -> str:
-    """A library error worded for the command line: the keywords it names become flags.
-
-    Analysis options name their keyword (:class:`~rl_reliable_logger.analysis.options.OptionError`);
-    other messages backtick theirs (``include_unfinished=True``), translated by :func:`.flags.as_flags`.
-    """
-    keyword = getattr(err, "keyword", None)
-    if keyword and hasattr(err, "for_flag"):
-        return str(err.for_flag(FLAGS.get(keyword, keyword)))
-    return as_flags(str(err))
-
-
 def analysis_options(args: argparse.Namespace, *, progress: bool = False) -> Any:
     """The AnalysisOptions of parsed ``args``: the one mapping from flags to the library's options."""
     from ..analysis.options import AnalysisOptions, OptionError
 
     values: dict[str, Any] = {}
     for opt in ANALYSIS_OPTIONS:
-        if opt.keyword is None or not hasattr(args, opt.keyword):
+        if not hasattr(args, opt.keyword):
             continue
         value = getattr(args, opt.keyword)
         values[opt.keyword] = opt.convert(value) if opt.convert else value

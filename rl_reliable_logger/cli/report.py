@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .options import CliError, cli_message
+from .flags import CliError, cli_message
 
 _EPILOG = """\
 examples:

@@ -16,14 +16,8 @@ import sys
 from typing import Any
 
 from .common import run_and_report, tracker_fields
-from .options import (
-    CliError,
-    add_analysis_options,
-    add_field_options,
-    add_output_options,
-    analysis_options,
-    cli_message,
-)
+from .flags import CliError, cli_message
+from .options import add_analysis_options, add_field_options, add_output_options, analysis_options
 
 _DESCRIPTION = """\
 Pull the runs of a W&B project (optionally one sweep and a W&B filter), or read offline runs

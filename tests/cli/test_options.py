@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 
 from rl_reliable_logger.analysis.options import JORDAN_METHODS, AnalysisOptions
+from rl_reliable_logger.cli.flags import ANALYSIS_FLAGS, SOURCE_FLAGS, as_flags
 from rl_reliable_logger.cli.main import build_parser, main
-from rl_reliable_logger.cli.options import ANALYSIS_OPTIONS, FLAGS, analysis_options
+from rl_reliable_logger.cli.options import ANALYSIS_OPTIONS, analysis_options
 from rl_reliable_logger.stats import bootstrap as bs
 
 FAST = ["--reps", "300", "--profile-reps", "100", "--improvement-reps", "100", "--quiet"]
@@ -166,5 +167,14 @@ def test_tracker_defaults_spelled_in_the_cli_equal_the_sources():
     }
 
 
-def test_flags_of_every_option_keyword_are_known():
-    assert FLAGS["jordan_delta"] == "--delta" and FLAGS["jordan_method"] == "--jordan-ci"
+def test_one_keyword_to_flag_table():
+    fields = {f.name for f in dataclasses.fields(AnalysisOptions)}
+    assert {k.rstrip("=") for k in ANALYSIS_FLAGS} <= fields
+    assert [o.flag for o in ANALYSIS_OPTIONS] == list(ANALYSIS_FLAGS.values())  # every flag from the table
+    assert as_flags("`jordan_delta=2` is bad", analysis=True) == "--delta 2 is bad"
+    # one word, two meanings: the seed field of a source vs the random seed of an analysis
+    assert as_flags("`seed=` names no field") == "--seed-key names no field"
+    assert as_flags("`seed=-1` is negative", analysis=True) == "--seed -1 is negative"
+    assert as_flags("`curves=True` need steps", analysis=True) == "--curves need steps"
+    assert as_flags("`unknown=` stays") == "`unknown=` stays"
+    assert SOURCE_FLAGS["algorithms="] == ANALYSIS_FLAGS["only_algorithms="]  # same flag, source and analysis
