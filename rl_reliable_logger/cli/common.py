@@ -72,7 +72,9 @@ def run_and_report(
 
         out = Path(args.out)
         try:
-            save_report(report, out, figures=not getattr(args, "no_figures", False))
+            save_report(
+                report, out, figures=not getattr(args, "no_figures", False), force=getattr(args, "force", False)
+            )
         except InputError as err:
             raise CliError(cli_message(err)) from None
         print(f"wrote results to {out}/")

@@ -32,7 +32,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         from ..render.bundle import check_output_folder
 
         try:  # before any computation: never replace an input or files the tool did not write
-            check_output_folder(args.out, inputs=[path])
+            check_output_folder(args.out, inputs=[path], force=args.force)
         except InputError as err:
             raise CliError(cli_message(err)) from None
     try:

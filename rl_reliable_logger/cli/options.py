@@ -302,12 +302,18 @@ def add_analysis_options(parser: argparse.ArgumentParser, *, skip: Collection[st
 
 
 def add_output_options(parser: argparse.ArgumentParser, *, out_help: str | None = None) -> None:
-    """``--out``, ``--no-figures``, ``--quiet``."""
+    """``--out``, ``--no-figures``, ``--force``, ``--quiet``."""
     o = parser.add_argument_group(OUTPUT)
     o.add_argument(
         "--out", metavar="DIR", help=out_help or "write tables (CSV), provenance.json, figures and report.html here"
     )
     o.add_argument("--no-figures", action="store_true", help="with --out, write tables only (no PNG/SVG, no HTML)")
+    o.add_argument(
+        "--force",
+        action="store_true",
+        help="with --out, replace an earlier results bundle even if its files were edited since "
+        "(files the tool did not write are never replaced)",
+    )
     o.add_argument("--quiet", action="store_true", help="no progress bar, no table on stdout")
 
 

@@ -178,3 +178,15 @@ def test_one_keyword_to_flag_table():
     assert as_flags("`curves=True` need steps", analysis=True) == "--curves need steps"
     assert as_flags("`unknown=` stays") == "`unknown=` stays"
     assert SOURCE_FLAGS["algorithms="] == ANALYSIS_FLAGS["only_algorithms="]  # same flag, source and analysis
+
+
+def test_an_edited_bundle_is_replaced_only_with_force(scores_csv, tmp_path, capsys):
+    out = tmp_path / "res"
+    assert main(["evaluate", str(scores_csv), *FAST, "--out", str(out), "--no-figures"]) == 0
+    (out / "aggregates.csv").write_text("edited by hand\n")
+    code, _, err = _run(capsys, "evaluate", scores_csv, *FAST, "--out", out, "--no-figures")
+    assert code == 2 and "--force" in err and "force=True" not in err
+    assert (out / "aggregates.csv").read_text() == "edited by hand\n"
+    code, _, err = _run(capsys, "evaluate", scores_csv, *FAST, "--out", out, "--no-figures", "--force")
+    assert code == 0, err
+    assert pd.read_csv(out / "aggregates.csv").columns[0] == "algorithm"
