@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and IDEs
     from .analysis.evaluation import evaluate
     from .analysis.jordan import jordan_tables, tuning_table
     from .analysis.options import AnalysisOptions, OptionError
+    from .analysis.planning import plan
     from .analysis.report import Report
     from .data.scores import ScoreTable
     from .render.writer import load_report, save_report
@@ -51,6 +52,7 @@ __all__ = [
     "load_report",
     "log_final_score",
     "mlflow_table",
+    "plan",
     "publish_mlflow",
     "publish_wandb",
     "save_report",
@@ -76,6 +78,7 @@ _LAZY = {
     "publish_wandb": ("rl_reliable_logger.trackers.wandb.sink", "publish_wandb"),
     "jordan_tables": ("rl_reliable_logger.analysis.jordan", "jordan_tables"),
     "tuning_table": ("rl_reliable_logger.analysis.jordan", "tuning_table"),
+    "plan": ("rl_reliable_logger.analysis.planning", "plan"),
     # numpy/pandas/scipy too load only with the first analysis name, so `rl-reliable --help` stays fast
     "AnalysisOptions": ("rl_reliable_logger.analysis.options", "AnalysisOptions"),
     "OptionError": ("rl_reliable_logger.analysis.options", "OptionError"),

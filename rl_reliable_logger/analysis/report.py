@@ -28,6 +28,8 @@ from typing import Any
 
 import pandas as pd
 
+from ..data import csvcells
+
 
 @dataclass(frozen=True)
 class TableSpec:
@@ -107,10 +109,6 @@ SPECS: dict[str, TableSpec] = {spec.name: spec for spec in REPORT_TABLES}
 TABLES = tuple(spec.name for spec in REPORT_TABLES if spec.kind != "optional")
 #: Tables only present when the analysis asked for them (kept in ``Report.extra``).
 OPTIONAL_TABLES = tuple(spec.name for spec in REPORT_TABLES if spec.kind == "optional")
-
-
-# pandas 3 reads floats back exactly by default (and deprecates the argument); pandas 2 needs asking
-_EXACT_FLOATS: dict[str, Any] = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
 
 
 def _empty(columns: Any) -> pd.DataFrame:
@@ -206,11 +204,14 @@ class Report:
 
     # ------------------------------------------------------------------ files
     def save_tables(self, out_dir: str | os.PathLike) -> Path:
-        """Write every table as CSV plus ``provenance.json``; return the folder."""
+        """Write every table as CSV plus ``provenance.json``; return the folder.
+
+        Text cells a spreadsheet would execute get a leading ``'`` (:mod:`..data.csvcells`); :meth:`load` undoes it.
+        """
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         for name, frame in self.tables(written=True):
-            frame.to_csv(out / f"{name}.csv", index=False)
+            csvcells.write_csv(frame, out / f"{name}.csv")
         payload = dict(self.provenance)
         payload["warnings"] = list(self.warnings)
         (out / "provenance.json").write_text(json.dumps(payload, indent=2, default=str) + "\n")
@@ -221,7 +222,7 @@ class Report:
         """Read a results folder written by :meth:`save_tables` or ``save_report``.
 
         Every table of :data:`REPORT_TABLES` found is read back as written: names as text (``007``
-        and ``NA`` stay names), numbers to the last bit.
+        and ``NA`` stay names, formula-like cells un-neutralised, :mod:`..data.csvcells`), numbers as written.
         """
         src = Path(out_dir)
         if not (src / "aggregates.csv").exists():
@@ -232,16 +233,9 @@ class Report:
         extra: dict[str, pd.DataFrame] = {}
         for spec in REPORT_TABLES:
             path = src / f"{spec.name}.csv"
-            if not path.exists():
-                continue
-            frame = pd.read_csv(
-                path,
-                keep_default_na=False,
-                na_values=[""],
-                dtype={c: str for c in spec.text_columns},
-                **_EXACT_FLOATS,
-            )
-            (extra if spec.kind == "optional" else kwargs)[spec.name] = frame
+            if path.exists():
+                frame = csvcells.read_csv(path, text_columns=set(spec.text_columns) | csvcells.NAME_COLUMNS)
+                (extra if spec.kind == "optional" else kwargs)[spec.name] = frame
         prov = json.loads((src / "provenance.json").read_text()) if (src / "provenance.json").exists() else {}
         warnings = list(prov.pop("warnings", []))
         return cls(**kwargs, provenance=prov, warnings=warnings, extra=extra)

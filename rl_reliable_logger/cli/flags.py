@@ -4,7 +4,8 @@ Library messages name the keyword to pass, backticked: ```include_unfinished=Tru
 with the value given, ```ci=1.5``` (``trackers/base/messages.kw``, ``analysis/options.OptionError``).
 :func:`as_flags` swaps each known one for its flag (``--include-unfinished``, ``--reps``, ``--ci 1.5``);
 :func:`cli_message` does it for an exception. The tables below are the only place a keyword is paired
-with a flag; the shared options of ``cli/options.py`` take their flag names from :data:`ANALYSIS_FLAGS`.
+with a flag; the shared options of ``cli/options.py`` take their flag names from :data:`ANALYSIS_FLAGS`,
+``rl-reliable plan`` reads :data:`PLAN_FLAGS` first.
 
 Two tables because one word has two meanings: ``seed=`` is the seed *field* of a source or a
 ScoreTable (``--seed-key``) but the random seed of an analysis (``--seed``). A message of an analysis
@@ -84,6 +85,20 @@ SOURCE_FLAGS: dict[str, str] = {
     "bundle=": "--out",
 }
 
+#: Keywords of ``analysis.planning.plan`` -> the flags of ``rl-reliable plan`` (read first by that command).
+PLAN_FLAGS: dict[str, str] = {
+    "target_width=": "--target-width",
+    "max_runs=": "--max-runs",
+    "sim_reps=": "--sim-reps",
+    "compare=": "--compare",
+    "trials=": "--trials",
+    "power=": "--power",
+    "runs=": "--runs",
+    "ci=": "--ci",
+    "seed=": "--seed",
+    "metric=": "--metric",
+}
+
 _TOKEN = re.compile(r"`([^`]+)`")
 
 
@@ -106,12 +121,17 @@ def _word(token: str, tables: tuple[Mapping[str, str], ...]) -> str | None:
     return None
 
 
-def as_flags(text: str, *, analysis: bool = False) -> str:
+def as_flags(text: str, *, analysis: bool = False, table: Mapping[str, str] | None = None) -> str:
     """``text`` with every known backticked keyword replaced by its flag (others left as they are).
 
-    ``analysis=True`` reads a keyword as an analysis option first (``seed=`` -> ``--seed``).
+    ``analysis=True`` reads a keyword as an analysis option first (``seed=`` -> ``--seed``); ``table``
+    (e.g. :data:`PLAN_FLAGS`) is read before both.
     """
-    tables = (ANALYSIS_FLAGS, SOURCE_FLAGS) if analysis else (SOURCE_FLAGS, ANALYSIS_FLAGS)
+    tables: tuple[Mapping[str, str], ...] = (
+        (ANALYSIS_FLAGS, SOURCE_FLAGS) if analysis else (SOURCE_FLAGS, ANALYSIS_FLAGS)
+    )
+    if table is not None:
+        tables = (table, *tables)
 
     def swap(m: re.Match[str]) -> str:
         word = _word(m.group(1), tables)

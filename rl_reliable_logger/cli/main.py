@@ -15,13 +15,14 @@ from collections.abc import Sequence
 from ..version import __version__
 from . import evaluate as evaluate_command
 from . import mlflow as mlflow_command
+from . import plan as plan_command
 from . import report as report_command
 from . import wandb as wandb_command
 from .common import EPILOG
 from .flags import CliError, cli_message
 
 #: Every subcommand, in help order.
-SUBCOMMANDS = (evaluate_command, mlflow_command, wandb_command, report_command)
+SUBCOMMANDS = (evaluate_command, mlflow_command, wandb_command, report_command, plan_command)
 
 
 def build_parser() -> argparse.ArgumentParser:
