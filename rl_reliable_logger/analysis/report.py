@@ -67,7 +67,7 @@ REPORT_TABLES: tuple[TableSpec, ...] = (
     TableSpec("ranks", ("algorithm", "task", "rank", "probability"), ("algorithm", "task")),
     TableSpec("gap_curve", ("algorithm", "gamma", "point", "low", "high"), ("algorithm",)),
     TableSpec("curves", ("algorithm", "metric", "step", "point", "low", "high"), ("algorithm", "metric"), "nonempty"),
-    TableSpec("scores", ("algorithm", "task", "run_id", "seed", "score"), ("algorithm", "task", "run_id")),
+    TableSpec("scores", ("algorithm", "task", "run_id", "seed", "score"), ("algorithm", "task", "run_id", "seed")),
     TableSpec(
         "jordan",
         ("algorithm", "aggregate", "low", "high", "rank", "method", "delta", "rank_worst", "rank_best"),
