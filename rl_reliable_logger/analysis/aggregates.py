@@ -19,8 +19,8 @@ import pandas as pd
 from ..data.normalize import get_normalizer
 from ..data.scores import ScoreTable
 from ..stats import bootstrap as bs
-from ..stats import engine
 from ..stats import metrics as mt
+from ..stats.aggregate import aggregate_intervals
 from .options import AnalysisOptions, OptionError, as_options
 
 #: Random streams per algorithm, in this order; the layout does not depend on what is computed.
@@ -127,16 +127,38 @@ def cells_by_algorithm(table: ScoreTable, tasks: list[str]) -> dict[str, bs.Cell
 
 def streams(seed: Any, algorithms: Sequence[str]) -> dict[str, dict[str, np.random.Generator]]:
     """One generator per (purpose, algorithm), assigned in sorted name order (input order does not matter)."""
+    return _streams(seed, algorithms, task_bootstrap=False)[0]
+
+
+def _streams(
+    seed: Any, algorithms: Sequence[str], *, task_bootstrap: bool
+) -> tuple[dict[str, dict[str, np.random.Generator]], Any]:
+    """The per-algorithm streams and, with task resampling, the task SeedSequence every algorithm shares
+    (so that replicate r of every algorithm resamples the same tasks: paired differences)."""
     root = bs.as_generator(seed)
     spawned = root.spawn(len(STREAMS) * len(algorithms))
     slot = {a: i for i, a in enumerate(sorted(algorithms))}
-    return {purpose: {a: spawned[len(STREAMS) * slot[a] + k] for a in algorithms} for k, purpose in enumerate(STREAMS)}
+    per_purpose = {
+        purpose: {a: spawned[len(STREAMS) * slot[a] + k] for a in algorithms} for k, purpose in enumerate(STREAMS)
+    }
+    shared_tasks = root.spawn(1)[0].bit_generator.seed_seq if task_bootstrap else False
+    return per_purpose, shared_tasks
+
+
+def analysis_streams(
+    seed: Any, algorithms: Sequence[str], task_bootstrap: bool
+) -> tuple[dict[str, dict[str, np.random.Generator]], Any]:
+    """:func:`streams` plus the shared task SeedSequence (``False`` without task resampling)."""
+    return _streams(seed, algorithms, task_bootstrap=task_bootstrap)
 
 
 def ci_bounds(dist: np.ndarray, point: np.ndarray, ci: float, method: str, jack: np.ndarray | None = None):
-    """Interval with the requested method; BCa needs a jackknife, without one it falls back to BC."""
+    """Interval with the requested method; BCa needs a jackknife, without one it falls back to BC; the expanded
+    and bootstrap-t intervals need the cells, without them they fall back to percentile."""
     if method == "bca" and jack is None:
         method = "bc"
+    if method in ("expanded", "bootstrap-t"):
+        method = "percentile"
     return bs.interval(dist, point, ci=ci, method=method, jackknife=jack)  # type: ignore[arg-type]
 
 
@@ -145,24 +167,22 @@ def aggregate_tables(
     metric_objs: list[mt.Metric],
     reps: int,
     rngs: dict[str, np.random.Generator],
-    task_bootstrap: bool,
+    task_bootstrap: Any,
     chunk_bytes: int,
     ci: float,
     method: str,
     bar: Callable[[int], None],
 ) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
-    """The ``aggregates`` table and every algorithm's replicates (for the differences)."""
+    """The ``aggregates`` table and every algorithm's replicates (for the differences).
+
+    ``task_bootstrap``: False, or the shared task SeedSequence of :func:`analysis_streams`.
+    """
     rows, dists = [], {}
-    stacked = lambda r: np.stack([m(r) for m in metric_objs], axis=1)
-    fast = engine.aggregates(metric_objs)
     for alg, c in cells.items():
-        point = stacked(bs.original(c))[0]
-        dist = bs.replicates(
-            c, fast, reps, rngs[alg], task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes, progress=bar
-        )
-        jack = bs.jackknife(c, stacked) if method == "bca" else None
-        low, high = bs.interval(dist, point, ci=ci, method=method, jackknife=jack)  # type: ignore[arg-type]
-        dists[alg] = dist
+        point, low, high, dists[alg] = aggregate_intervals(
+            c, metric_objs, reps, rngs[alg], ci=ci, method=method, task_bootstrap=task_bootstrap,
+            chunk_bytes=chunk_bytes, progress=bar,
+        )  # fmt: skip
         for j, m in enumerate(metric_objs):
             rows.append({"algorithm": alg, "metric": m.name, "point": point[j], "low": low[j], "high": high[j]})
     return pd.DataFrame(rows, columns=["algorithm", "metric", "point", "low", "high"]), dists
@@ -187,9 +207,9 @@ def aggregate(table: ScoreTable, options: AnalysisOptions | None = None, **overr
     tasks = sorted(prep.final.tasks)
     cells = cells_by_algorithm(prep.final, tasks)
     metric_objs = [mt.get_metric(m, gamma=opts.gamma) for m in opts.metrics]
-    rngs = streams(opts.seed, prep.final.algorithms)["aggregates"]
+    rng, shared_tasks = analysis_streams(opts.seed, prep.final.algorithms, opts.task_bootstrap)
     table_out, _ = aggregate_tables(
-        cells, metric_objs, opts.reps, rngs, opts.task_bootstrap, opts.chunk_bytes, opts.ci, opts.method, _no_bar
+        cells, metric_objs, opts.reps, rng["aggregates"], shared_tasks, opts.chunk_bytes, opts.ci, opts.method, _no_bar
     )
     return table_out
 

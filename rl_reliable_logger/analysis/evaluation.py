@@ -22,7 +22,7 @@ from ..stats import engine
 from ..stats import metrics as mt
 from ..stats import profiles as pf
 from ..version import __version__
-from .aggregates import aggregate_tables, cells_by_algorithm, ci_bounds, prepare, streams
+from .aggregates import aggregate_tables, analysis_streams, cells_by_algorithm, ci_bounds, prepare
 from .jordan import jordan_tables, tuning_table
 from .options import DEFAULT_METRICS, AnalysisOptions, as_options, ci_label
 from .report import Report
@@ -119,7 +119,9 @@ def evaluate(
     metric_objs = [mt.get_metric(m, gamma=gamma) for m in opts.metrics]
     names = [m.name for m in metric_objs]
 
-    rng = streams(seed, algorithms)  # fixed layout: results do not depend on what else is computed
+    # fixed layout: results do not depend on what else is computed; with task resampling every algorithm's
+    # replicate r resamples the same tasks (paired differences and improvement)
+    rng, shared_tasks = analysis_streams(seed, algorithms, opts.task_bootstrap)
     jordan_seed, tuning_seed = _side_seeds(seed)
 
     total = len(algorithms) * (reps + 2 * profile_reps + improvement_reps) + (
@@ -132,14 +134,18 @@ def evaluate(
         gammas = np.linspace(min(0.0, float(all_values.min())), max(gamma, float(np.quantile(all_values, 0.95))), 51)
 
         aggregates, dists = aggregate_tables(
-            cells, metric_objs, reps, rng["aggregates"], opts.task_bootstrap, chunk_bytes, ci, method, bar
+            cells, metric_objs, reps, rng["aggregates"], shared_tasks, chunk_bytes, ci, method, bar
         )
         differences = _differences(algorithms, names, aggregates, dists, ci, method)
         profiles, gap = _profiles(
             cells, tau_grid, gammas, profile_reps, rng["profiles"], opts.task_bootstrap, chunk_bytes, ci, method, bar
         )
-        per_task, ranks = _per_task_and_ranks(cells, tasks, profile_reps, rng["per_task"], chunk_bytes, ci, method, bar)
-        improvement = _improvement(cells, improvement_reps, rng["improvement"], chunk_bytes, ci, method, bar)
+        per_task, ranks = _per_task_and_ranks(
+            cells, tasks, profile_reps, rng["per_task"], chunk_bytes, ci, method, bar, opts.rank_by
+        )
+        improvement = _improvement(
+            cells, improvement_reps, rng["improvement"], chunk_bytes, ci, method, bar, shared_tasks
+        )
         curve_table = pd.DataFrame(columns=["algorithm", "metric", "step", "point", "low", "high"])
         curve_info: dict[str, Any] = {}
         if opts.curves:
@@ -216,9 +222,11 @@ def evaluate(
         "method": method,
         "method_note": (
             "aggregates use the requested method; differences, probability of improvement, profiles and per-task "
-            "intervals use it too, except that bca falls back to bc for them (no jackknife)."
+            "intervals use it too, except that bca falls back to bc for them (no jackknife) and expanded and "
+            "bootstrap-t to percentile; bootstrap-t is studentized for the mean, expanded for other metrics."
         ),
         "task_bootstrap": opts.task_bootstrap,
+        "rank_by": opts.rank_by,
         "seed": seed if isinstance(seed, (int, np.integer)) or seed is None else repr(seed),
         "chunk_bytes": chunk_bytes,
         "curves": curve_info,
@@ -313,14 +321,15 @@ def _profiles(cells, taus, gammas, reps, rngs, task_bootstrap, chunk_bytes, ci, 
     )
 
 
-def _per_task_and_ranks(cells, tasks, reps, rngs, chunk_bytes, ci, method, bar):
+def _per_task_and_ranks(cells, tasks, reps, rngs, chunk_bytes, ci, method, bar, rank_by="runs"):
     rows = []
     means_by_alg = []
     for alg, c in cells.items():
         point = bs.original(c).task_means()[0]
         means = engine.task_means()
         dist = bs.replicates(c, means, reps, rngs[alg], chunk_bytes=chunk_bytes, progress=bar)
-        means_by_alg.append(dist)
+        # after the per-task replicates on the same stream, so per-task intervals do not depend on rank_by
+        means_by_alg.append(pf.single_runs(c, reps, rngs[alg]) if rank_by == "runs" else dist)
         low, high = ci_bounds(dist, point, ci, method)
         for m, task in enumerate(tasks):
             run_scores = c.values[c.offsets[m] : c.offsets[m] + c.sizes[m]]
@@ -351,19 +360,20 @@ def _per_task_and_ranks(cells, tasks, reps, rngs, chunk_bytes, ci, method, bar):
     return per_task, pd.DataFrame(rank_rows, columns=["algorithm", "task", "rank", "probability"])
 
 
-def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar):
+def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar, shared_tasks=False):
     algorithms = list(cells)
     if len(algorithms) < 2:
         return pd.DataFrame(columns=["algorithm_x", "algorithm_y", "point", "low", "high"])
     # one set of independent replicates per algorithm, shared by all its pairs; only the draw
     # counts are kept, chunked identically for every algorithm
     sizes = list(bs.chunk_sizes(reps, max(cells.values(), key=lambda c: c.n_runs), chunk_bytes))
-    counts: dict[str, list[np.ndarray]] = {}
+    counts: dict[str, list] = {}
     for alg, c in cells.items():
         counts[alg] = []
+        task_rng = bs.task_stream(shared_tasks)  # the same task draws for every algorithm
         for n in sizes:
-            batch = bs.draw(c, n, rngs[alg])
-            counts[alg].append(engine.draw_counts(batch))
+            batch = bs.draw(c, n, rngs[alg], task_bootstrap=bool(shared_tasks), task_rng=task_rng)
+            counts[alg].append(batch if shared_tasks else engine.draw_counts(batch))
             bar(n)
     rows = []
     for i, x in enumerate(algorithms):
@@ -373,7 +383,10 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar):
                 [cx.values[cx.offsets[m] : cx.offsets[m] + cx.sizes[m]] for m in range(cx.n_tasks)],
                 [cy.values[cy.offsets[m] : cy.offsets[m] + cy.sizes[m]] for m in range(cy.n_tasks)],
             )
-            dist = np.concatenate([engine.improvement(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
+            if shared_tasks:
+                dist = np.concatenate([mt.improvement_task_slots(bx, by) for bx, by in zip(counts[x], counts[y])])
+            else:
+                dist = np.concatenate([engine.improvement(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
             low, high = ci_bounds(dist[:, None], np.array([point]), ci, method)
             rows.append(
                 {"algorithm_x": x, "algorithm_y": y, "point": point, "low": float(low[0]), "high": float(high[0])}

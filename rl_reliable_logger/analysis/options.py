@@ -33,6 +33,7 @@ import numpy as np
 from ..errors import InputError
 from ..stats import bootstrap as bs
 from ..stats import metrics as mt
+from ..stats import profiles as pf
 
 DEFAULT_METRICS = ("mean", "median", "iqm", "optimality_gap")
 JORDAN_METHODS = ("pbp", "pbp-t", "bootstrap")
@@ -87,8 +88,12 @@ class AnalysisOptions:
         profile_reps, improvement_reps, curve_reps: replicates for profiles / ranks / per-task intervals,
             probability of improvement, sample-efficiency curves.
         ci: confidence level, a fraction in [0.5, 1) or a percentage in [50, 100); stored as a fraction.
-        method: interval method, one of ``percentile`` (default), ``basic``, ``bc``, ``bca``.
-        task_bootstrap: also resample tasks, not only runs within tasks.
+        method: interval method, one of ``percentile`` (default), ``basic``, ``bc``, ``bca``, ``expanded`` or
+            ``bootstrap-t`` (small samples; see ``stats.bootstrap``).
+        task_bootstrap: also resample tasks, not only runs within tasks (every algorithm's replicate r
+            resamples the same tasks, so differences and probability of improvement are paired).
+        rank_by: rank distributions of ``"runs"`` (default, the paper's: one random run per task per
+            replicate) or ``"task-means"`` (bootstrapped task means); see ``stats.profiles``.
         seed: int (default 0, so the same inputs give the same numbers), a numpy Generator, or None
             for fresh entropy (warned).
         taus: τ grid of the performance profiles (default: 101 points over the score range).
@@ -114,6 +119,7 @@ class AnalysisOptions:
     ci: float = 0.95
     method: str = "percentile"
     task_bootstrap: bool = False
+    rank_by: str = "runs"
     seed: int | np.random.Generator | None = 0
     taus: tuple[float, ...] | None = None
     curves: bool = False
@@ -152,6 +158,11 @@ class AnalysisOptions:
             raise OptionError(
                 "method",
                 f"`method={self.method!r}` is not an interval method; choose one of {', '.join(bs.METHODS)}",
+            )
+        if self.rank_by not in pf.RANK_DEFINITIONS:
+            raise OptionError(
+                "rank_by",
+                f"`rank_by={self.rank_by!r}` is not a rank definition; choose one of {', '.join(pf.RANK_DEFINITIONS)}",
             )
         if self.jordan_method not in JORDAN_METHODS:
             raise OptionError(

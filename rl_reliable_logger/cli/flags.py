@@ -42,6 +42,7 @@ ANALYSIS_FLAGS: dict[str, str] = {
     "ci=": "--ci",
     "method=": "--method",
     "task_bootstrap=": "--task-bootstrap",
+    "rank_by=": "--rank-by",
     "curves=": "--curves",
     "curve_points=": "--curve-points",
     "curve_reps=": "--curve-reps",

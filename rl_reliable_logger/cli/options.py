@@ -151,15 +151,24 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
         "method",
         STATISTICS,
         dict(
-            choices=["percentile", "basic", "bc", "bca"],
+            choices=["percentile", "basic", "bc", "bca", "expanded", "bootstrap-t"],
             default="percentile",
-            help="interval method (default: percentile)",
+            help="interval method (default: percentile; expanded and bootstrap-t are for few runs per task)",
         ),
     ),
     Option(
         "task_bootstrap",
         STATISTICS,
         dict(action="store_true", help="also resample tasks, not only runs"),
+    ),
+    Option(
+        "rank_by",
+        STATISTICS,
+        dict(
+            choices=["runs", "task-means"],
+            default="runs",
+            help="rank distributions of single runs per task (default, as in the paper) or of bootstrapped task means",
+        ),
     ),
     Option(
         "curves",

@@ -13,6 +13,7 @@ from rl_reliable_logger.cli.flags import ANALYSIS_FLAGS, SOURCE_FLAGS, as_flags
 from rl_reliable_logger.cli.main import build_parser, main
 from rl_reliable_logger.cli.options import ANALYSIS_OPTIONS, analysis_options
 from rl_reliable_logger.stats import bootstrap as bs
+from rl_reliable_logger.stats.profiles import RANK_DEFINITIONS
 
 FAST = ["--reps", "300", "--profile-reps", "100", "--improvement-reps", "100", "--quiet"]
 
@@ -51,6 +52,7 @@ def test_every_shared_flag_maps_to_an_analysis_option_with_the_same_default():
     assert analysis_options(args) == AnalysisOptions()  # every CLI default is the library's default
     choices = {o.flag: o.kwargs.get("choices") for o in ANALYSIS_OPTIONS}
     assert tuple(choices["--method"]) == bs.METHODS and tuple(choices["--jordan-ci"]) == JORDAN_METHODS
+    assert tuple(choices["--rank-by"]) == RANK_DEFINITIONS
 
 
 @pytest.mark.parametrize("command", ["evaluate", "mlflow", "wandb"])
