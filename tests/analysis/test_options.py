@@ -136,8 +136,9 @@ def test_seed_defaults_to_zero_and_is_recorded(table):
     assert any("seed=None" in w for w in evaluate(table, **FAST, seed=None).warnings)
 
 
-def test_aggregates_only_entry_point_equals_evaluate(table):
-    opts = AnalysisOptions(**FAST, seed=7, metrics=("iqm", "mean"), normalize=None)
+@pytest.mark.parametrize("task_bootstrap", [False, True])
+def test_aggregates_only_entry_point_equals_evaluate(table, task_bootstrap):
+    opts = AnalysisOptions(**FAST, seed=7, metrics=("iqm", "mean"), task_bootstrap=task_bootstrap)
     pd.testing.assert_frame_equal(aggregate(table, opts), evaluate(table, opts).aggregates)
 
 
