@@ -61,14 +61,15 @@ def select(table: ScoreTable, algorithms: Sequence[str] | None, tasks: Sequence[
                 f"the {column}s are: {shown}",
             )
         mask &= table.frame[column].isin(list(wanted))
-    out = ScoreTable(
-        table.frame[mask],
-        run_id="run_id",
-        seed="seed",
-        step="step" if table.has_steps else None,
-        source=table.source,
-    )
-    out.warnings = list(table.warnings)
+
+    def rebuild(frame: pd.DataFrame) -> ScoreTable:
+        step = "step" if table.has_steps else None
+        return ScoreTable(frame, run_id="run_id", seed="seed", step=step, source=table.source)
+
+    out = rebuild(table.frame[mask])
+    # the checks' warnings (small cells, unequal runs) are those of the selection; the source's own stay
+    own = set(rebuild(table.frame).warnings)
+    out.warnings = [w for w in table.warnings if w not in own] + out.warnings
     out.dropped = table.dropped.copy()
     return out
 

@@ -155,6 +155,18 @@ def test_only_algorithms_and_tasks_select_and_typos_name_the_known(table):
         evaluate(table, **FAST, only_tasks=["z"])
 
 
+def test_selection_warns_about_the_selected_algorithms_only():
+    frame = _frame()
+    frame = frame[~((frame["algorithm"] == "C") & (frame["seed"] == 3))]  # C has fewer runs
+    table = ScoreTable(frame)
+    table.warnings.append("a note from the source")
+    assert any("C has fewer runs" in w for w in table.warnings)
+    report = evaluate(table, **FAST, only_algorithms=["A", "B"])
+    assert not any("C has fewer runs" in w for w in report.warnings)
+    assert "a note from the source" in report.warnings
+    assert any("C has fewer runs" in w for w in evaluate(table, **FAST, only_algorithms=["A", "C"]).warnings)
+
+
 def test_jordan_and_tuning_are_part_of_the_analysis():
     sweep = ScoreTable(_frame(sweep=True))
     report = evaluate(sweep, **FAST, jordan=True, jordan_method="pbp-t", hyperparameter_keys=["lr"])
