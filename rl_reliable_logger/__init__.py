@@ -43,6 +43,7 @@ __all__ = [
     "load_report",
     "log_final_score",
     "mlflow_table",
+    "plan",
     "publish_mlflow",
     "publish_wandb",
     "save_report",
@@ -68,6 +69,7 @@ _LAZY = {
     "publish_wandb": ("rl_reliable_logger.trackers.wandb.sink", "publish_wandb"),
     "jordan_tables": ("rl_reliable_logger.analysis.jordan", "jordan_tables"),
     "tuning_table": ("rl_reliable_logger.analysis.jordan", "tuning_table"),
+    "plan": ("rl_reliable_logger.analysis.planning", "plan"),
 }
 
 

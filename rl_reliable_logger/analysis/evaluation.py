@@ -21,7 +21,7 @@ from ..data.scores import ScoreTable
 from ..errors import ScoreTableError
 from ..stats import bootstrap as bs
 from ..stats import curves as cv
-from ..stats import kernels as _kernels
+from ..stats import engine
 from ..stats import metrics as mt
 from ..stats import profiles as pf
 from ..version import __version__
@@ -272,11 +272,7 @@ def _score_key_warnings(table: ScoreTable) -> list[str]:
 def _aggregates(cells, metric_objs, reps, rngs, task_bootstrap, chunk_bytes, ci, method, bar):
     rows, dists = [], {}
     stacked = lambda r: np.stack([m(r) for m in metric_objs], axis=1)
-    specs = [m.spec for m in metric_objs]
-    if _kernels.AVAILABLE and all(spec is not None for spec in specs):
-        fast = lambda r: _kernels.fused_metrics(r, specs)
-    else:
-        fast = stacked
+    fast = engine.aggregates(metric_objs)
     for alg, c in cells.items():
         point = stacked(bs.original(c))[0]
         dist = bs.replicates(
@@ -310,17 +306,9 @@ def _profiles(cells, taus, gammas, reps, rngs, task_bootstrap, chunk_bytes, ci, 
     prof_rows, gap_rows = [], []
 
     def stat(r: bs.Resample) -> np.ndarray:
-        return np.concatenate(
-            [pf.run_score_profile(r, taus), pf.average_score_profile(r, taus), pf.gap_curve(r, gammas)], axis=1
-        )
+        return pf.profile_curves(r, taus, gammas)
 
-    # the same quantities from the compiled kernel (same draws; equal to rounding)
-    specs = (
-        [("above", float(t)) for t in taus]
-        + [("tasks_above", float(t)) for t in taus]
-        + [("gap", float(g)) for g in gammas]
-    )
-    fast = (lambda r: _kernels.fused_metrics(r, specs)) if _kernels.AVAILABLE else stat
+    fast = engine.profile_curves(taus, gammas)
 
     n_t = taus.size
     for alg, c in cells.items():
@@ -347,10 +335,7 @@ def _per_task_and_ranks(cells, tasks, reps, rngs, chunk_bytes, ci, method, bar):
     means_by_alg = []
     for alg, c in cells.items():
         point = bs.original(c).task_means()[0]
-        if _kernels.AVAILABLE:
-            means = lambda r: _kernels.fused_metrics(r, [("mean", 0.0)], task_means=True)[1]
-        else:
-            means = lambda r: r.task_means()
+        means = engine.task_means()
         dist = bs.replicates(c, means, reps, rngs[alg], chunk_bytes=chunk_bytes, progress=bar)
         means_by_alg.append(dist)
         low, high = _ci(dist, point, ci, method)
@@ -393,10 +378,9 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar):
     counts: dict[str, list[np.ndarray]] = {}
     for alg, c in cells.items():
         counts[alg] = []
-        small = np.uint16 if int(c.sizes.max()) < 2**16 else np.uint32  # counts ≤ N_m: 4x less memory
         for n in sizes:
             batch = bs.draw(c, n, rngs[alg])
-            counts[alg].append(_kernels.draw_counts(batch) if _kernels.AVAILABLE else batch.counts().astype(small))
+            counts[alg].append(engine.draw_counts(batch))
             bar(n)
     rows = []
     for i, x in enumerate(algorithms):
@@ -406,8 +390,7 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar):
                 [cx.values[cx.offsets[m] : cx.offsets[m] + cx.sizes[m]] for m in range(cx.n_tasks)],
                 [cy.values[cy.offsets[m] : cy.offsets[m] + cy.sizes[m]] for m in range(cy.n_tasks)],
             )
-            replicate = _kernels.improvement if _kernels.AVAILABLE else mt.improvement_replicates
-            dist = np.concatenate([replicate(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
+            dist = np.concatenate([engine.improvement(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
             low, high = _ci(dist[:, None], np.array([point]), ci, method)
             rows.append(
                 {"algorithm_x": x, "algorithm_y": y, "point": point, "low": float(low[0]), "high": float(high[0])}

@@ -28,6 +28,8 @@ from typing import Any
 
 import pandas as pd
 
+from ..data import csvcells
+
 TABLES = (
     "aggregates",
     "per_task",
@@ -110,16 +112,19 @@ class Report:
 
     # ------------------------------------------------------------------ files
     def save_tables(self, out_dir: str | os.PathLike) -> Path:
-        """Write every table as CSV plus ``provenance.json``; return the folder."""
+        """Write every table as CSV plus ``provenance.json``; return the folder.
+
+        Text cells a spreadsheet would execute get a leading ``'`` (:mod:`..data.csvcells`); :meth:`load` undoes it.
+        """
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         for name in TABLES:
             frame = getattr(self, name)
             if name == "curves" and frame.empty:
                 continue
-            frame.to_csv(out / f"{name}.csv", index=False)
+            csvcells.write_csv(frame, out / f"{name}.csv")
         for name, frame in self.extra.items():
-            frame.to_csv(out / f"{name}.csv", index=False)
+            csvcells.write_csv(frame, out / f"{name}.csv")
         payload = dict(self.provenance)
         payload["warnings"] = list(self.warnings)
         (out / "provenance.json").write_text(json.dumps(payload, indent=2, default=str) + "\n")
@@ -137,12 +142,12 @@ class Report:
         for name in TABLES:
             path = src / f"{name}.csv"
             if path.exists():
-                kwargs[name] = pd.read_csv(path, keep_default_na=False, na_values=[""])
+                kwargs[name] = csvcells.read_csv(path)
         extra = {}
         for name in OPTIONAL_TABLES:
             path = src / f"{name}.csv"
             if path.exists():
-                extra[name] = pd.read_csv(path)
+                extra[name] = csvcells.read_csv(path)
         prov = json.loads((src / "provenance.json").read_text()) if (src / "provenance.json").exists() else {}
         warnings = list(prov.pop("warnings", []))
         return cls(**kwargs, provenance=prov, warnings=warnings, extra=extra)

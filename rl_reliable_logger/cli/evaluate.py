@@ -35,7 +35,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             source={"kind": "file", "path": str(path), "score_column": args.score_key},
         )
     except ScoreTableError as err:
-        raise CliError(f"{path}: {err}") from None
+        message = str(err)
+        raise CliError(message if message.startswith(str(path)) else f"{path}: {message}") from None
     except (OSError, ValueError) as err:
         raise CliError(f"cannot read {path}: {err}") from None
     run_and_report(table, args, source={"kind": "file", "path": str(path)})

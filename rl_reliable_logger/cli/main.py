@@ -14,6 +14,7 @@ from ..errors import RLReliableError
 from ..version import __version__
 from . import evaluate as evaluate_command
 from . import mlflow as mlflow_command
+from . import plan as plan_command
 from . import report as report_command
 from . import wandb as wandb_command
 from .common import EPILOG, CliError
@@ -35,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
         mlflow_command.register,
         wandb_command.register,
         report_command.register,
+        plan_command.register,
     ):
         register(sub)
     return parser

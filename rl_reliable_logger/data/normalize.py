@@ -24,6 +24,7 @@ unmatched task and the closest known names — never a silent skip.
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ScoreTableError
+from . import csvcells
 from .scores import ScoreTable
 
 _PACKAGED = {
@@ -65,6 +67,34 @@ def canonical_task_name(name: str) -> str:
     return re.sub(r"[^0-9a-z]", "", text.lower())
 
 
+#: A normaliser's range must keep this much relative precision (and be a normal float) to divide by.
+_MIN_RELATIVE_RANGE = 1e-12
+
+
+def _degenerate(low: float, high: float) -> bool:
+    width = high - low
+    if not (math.isfinite(low) and math.isfinite(high) and math.isfinite(width)) or not width > 0:
+        return True
+    return width < np.finfo(np.float64).tiny or width < _MIN_RELATIVE_RANGE * max(abs(low), abs(high))
+
+
+def _keyed(table: pd.DataFrame, name: str) -> dict[str, tuple[str, float, float]]:
+    """Reference rows by canonical task name; two rows for one task (``t3``, ``T3``) are an error."""
+    keyed: dict[str, tuple[str, float, float]] = {}
+    clashes: list[str] = []
+    for task, low, high in table[["task", "low", "high"]].itertuples(index=False):
+        key = canonical_task_name(task)
+        if key in keyed:
+            clashes.append(f"{keyed[key][0]!r} and {task!r}")
+        keyed[key] = (str(task), float(low), float(high))
+    if clashes:
+        raise ScoreTableError(
+            f"the {name!r} reference table lists one task more than once (names match ignoring case, "
+            f"punctuation and version suffixes): {'; '.join(clashes)}. Keep one row per task."
+        )
+    return keyed
+
+
 @dataclass(frozen=True)
 class Normalizer:
     """A per-task affine map; ``name`` says what 0 and 1 mean (shown on every figure axis)."""
@@ -79,9 +109,7 @@ class Normalizer:
         """(low, high) per task; raises ScoreTableError listing unmatched tasks and close names."""
         if self.table is None:
             return {t: (float(self.low), float(self.high)) for t in tasks}  # type: ignore[arg-type]
-        keyed: dict[str, tuple[str, float, float]] = {}
-        for task, low, high in self.table[["task", "low", "high"]].itertuples(index=False):
-            keyed[canonical_task_name(task)] = (task, float(low), float(high))
+        keyed = _keyed(self.table, self.name)
         out, unmatched = {}, []
         for task in tasks:
             hit = keyed.get(canonical_task_name(task))
@@ -95,16 +123,19 @@ class Normalizer:
             for task in unmatched:
                 close = difflib.get_close_matches(canonical_task_name(task), list(keyed), n=3, cutoff=0.6)
                 hint = f" (closest: {', '.join(keyed[c][0] for c in close)})" if close else ""
-                lines.append(f"  - {task}{hint}")
+                lines.append(f"{task}{hint}")
             raise ScoreTableError(
-                f"{len(unmatched)} task(s) have no reference score in the {self.name!r} table:\n"
-                + "\n".join(lines)
-                + f"\nThe table knows {len(known)} tasks. Drop these tasks, or pass your own CSV with columns "
+                f"{len(unmatched)} task(s) have no reference score in the {self.name!r} table: "
+                + "; ".join(lines)
+                + f". The table knows {len(known)} tasks. Drop these tasks, or pass your own CSV with columns "
                 "task,low,high (--normalize path/to/refs.csv)."
             )
-        bad = [t for t, (lo, hi) in out.items() if not hi > lo]
+        bad = [f"{t} (low={lo!r}, high={hi!r})" for t, (lo, hi) in out.items() if _degenerate(lo, hi)]
         if bad:
-            raise ScoreTableError(f"reference scores need high > low; not so for: {', '.join(bad)}")
+            raise ScoreTableError(
+                f"the {self.name!r} reference table needs a usable range high > low (high - low at least "
+                f"{_MIN_RELATIVE_RANGE:g} of the larger magnitude and a normal float) for: {'; '.join(bad)}"
+            )
         return out
 
     #: An affine map applies to every training step, so learning curves are normalised too.
@@ -189,7 +220,11 @@ def get_normalizer(spec: str | os.PathLike | Normalizer | PercentileNormalizer) 
         return Normalizer(name=key, low=low, high=high, description=_describe(key))
     path = Path(spec)
     if path.exists():
-        table = pd.read_csv(path)
+        try:
+            table = csvcells.read_csv(path, text_columns=["task"])
+        except (OSError, ValueError, UnicodeDecodeError) as err:
+            detail = " ".join(str(err).split())[:200]
+            raise ScoreTableError(f"{path}: cannot read the reference table ({type(err).__name__}: {detail})") from None
         missing = {"task", "low", "high"} - set(table.columns)
         if missing:
             raise ScoreTableError(
@@ -197,11 +232,18 @@ def get_normalizer(spec: str | os.PathLike | Normalizer | PercentileNormalizer) 
                 f"(it has {', '.join(map(str, table.columns))})."
             )
         nonnum = table[
-            ~np.isfinite(pd.to_numeric(table["low"], errors="coerce"))
-            | ~np.isfinite(pd.to_numeric(table["high"], errors="coerce"))
+            ~np.isfinite(pd.to_numeric(table["low"], errors="coerce").astype(float))
+            | ~np.isfinite(pd.to_numeric(table["high"], errors="coerce").astype(float))
+            | table["low"].map(lambda v: isinstance(v, bool))
+            | table["high"].map(lambda v: isinstance(v, bool))
         ]
         if len(nonnum):
             raise ScoreTableError(f"{path}: non-numeric low/high for task(s) {', '.join(map(str, nonnum['task']))}")
+        empty = [line for line, t in enumerate(table["task"], start=2) if not str(t).strip()]
+        if empty:
+            raise ScoreTableError(f"{path}: empty task name on line(s) {', '.join(map(str, empty))}")
+        table = table.assign(low=pd.to_numeric(table["low"]), high=pd.to_numeric(table["high"]))
+        _keyed(table, path.name)  # duplicate tasks are an error now, not when the table is used
         return Normalizer(name=path.name, table=table, description=f"normalised score ({path.name}: low = 0, high = 1)")
     raise ScoreTableError(
         f"unknown normalisation {spec!r}: use one of {', '.join(available())}, 'percentiles' (Jordan et al.), "

@@ -12,11 +12,14 @@ reason) in :attr:`ScoreTable.dropped`, which ends up in the report's provenance.
 
 from __future__ import annotations
 
+import contextlib
+import gzip
 import json
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,16 +27,19 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ScoreTableError
+from . import csvcells
+from .names import NameMode, check_names, is_missing
 
 CANONICAL = ("algorithm", "task", "run_id", "seed", "score")
 _MAX_LISTED = 15
 
 
 def _listing(items: Sequence[str]) -> str:
-    shown = [f"  - {item}" for item in items[:_MAX_LISTED]]
+    """The items on one line: CLI errors are one line each."""
+    shown = [" ".join(str(item).split()) for item in items[:_MAX_LISTED]]
     if len(items) > _MAX_LISTED:
-        shown.append(f"  - ... and {len(items) - _MAX_LISTED} more")
-    return "\n".join(shown)
+        shown.append(f"... and {len(items) - _MAX_LISTED} more")
+    return "; ".join(shown)
 
 
 def seed_key(seed: Any) -> str:
@@ -41,6 +47,90 @@ def seed_key(seed: Any) -> str:
     if isinstance(seed, float) and seed.is_integer():
         return str(int(seed))
     return str(seed)
+
+
+#: Largest |score| times this many rows must stay below float64's maximum: sums of resampled scores and
+#: differences between algorithms are then finite. (Any real return is many orders of magnitude below.)
+_HEADROOM = 4.0
+
+
+def check_magnitudes(values: np.ndarray, *, what: str = "scores") -> None:
+    """Refuse scores so large that a sum or difference of them overflows float64 (inf/nan intervals)."""
+    if values.size == 0:
+        return
+    biggest = float(np.max(np.abs(values)))
+    limit = np.finfo(np.float64).max / (_HEADROOM * max(values.size, 2))
+    if biggest > limit:
+        raise ScoreTableError(
+            f"{what} up to {biggest:.3g} in magnitude: with {values.size} rows, sums and differences of such values "
+            f"overflow float64 (the limit here is {limit:.3g}); rescale or normalise the scores first."
+        )
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars as Python values, so messages show ``inf``, not ``np.float64(inf)``."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _stem_suffix(path: str | os.PathLike) -> str:
+    """The format suffix, looking through ``.gz``: ``scores.tsv.gz`` → ``.tsv``."""
+    suffixes = [x.lower() for x in Path(path).suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    return suffixes[-1] if suffixes else ""
+
+
+_KINDS = {
+    ".csv": "csv",
+    ".txt": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".json": "json",
+    ".jsonl": "json",
+    ".ndjson": "json",
+}
+
+
+def _file_kind(path: str | os.PathLike, default: str | None = None) -> str:
+    kind = _KINDS.get(_stem_suffix(path), default)
+    if kind is None:
+        raise ScoreTableError(
+            f"cannot tell the format of {path}: use a .csv, .tsv, .parquet, .json or .jsonl file (optionally .gz)."
+        )
+    return kind
+
+
+@contextlib.contextmanager
+def _reading(path: str | os.PathLike) -> Iterator[None]:
+    """Turn the many ways reading a file can fail into one InputError line that names the file."""
+    try:
+        yield
+    except ScoreTableError:
+        raise
+    except FileNotFoundError:
+        raise ScoreTableError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ScoreTableError(f"{path}: is a directory, not a file") from None
+    except PermissionError:
+        raise ScoreTableError(f"{path}: permission denied") from None
+    except UnicodeDecodeError as err:
+        raise ScoreTableError(f"{path}: not UTF-8 text (byte {err.start}); save the file as UTF-8") from None
+    except json.JSONDecodeError as err:
+        raise ScoreTableError(f"{path}: invalid JSON at line {err.lineno} column {err.colno}: {err.msg}") from None
+    except pd.errors.EmptyDataError:
+        raise ScoreTableError(f"{path}: the file is empty (no header row)") from None
+    except pd.errors.ParserError as err:
+        detail = " ".join(str(err).split())
+        raise ScoreTableError(f"{path}: malformed CSV: {detail}") from None
+    except (gzip.BadGzipFile, EOFError, zlib.error) as err:
+        raise ScoreTableError(f"{path}: not a valid gzip file ({err})") from None
+    except OSError as err:
+        raise ScoreTableError(f"{path}: cannot read ({err.strerror or err})") from None
+    except (ValueError, TypeError) as err:  # pyarrow's ArrowInvalid is a ValueError
+        detail = " ".join(str(err).split())[:200]
+        raise ScoreTableError(f"{path}: cannot read ({type(err).__name__}: {detail})") from None
 
 
 class ScoreTable:
@@ -53,6 +143,9 @@ class ScoreTable:
             rows with the same (algorithm, task, seed) are duplicates.
         step: column with the training step, for learning curves (optional).
         on_invalid: ``"raise"`` (default) or ``"drop"`` the offending rows (recorded in ``dropped``).
+        names: ``"strict"`` (default): names with surrounding whitespace, or two names that print the same
+            (NFC vs NFD, ...), are errors; ``"normalize"``: strip them and put them in NFC, recording every
+            rewrite in ``warnings`` and ``source["name_rewrites"]``. See :mod:`.names`.
         source: free-form description of where the scores came from (goes to provenance).
 
     Runs per task may differ between cells: each (algorithm, task) cell keeps its own count,
@@ -78,6 +171,7 @@ class ScoreTable:
         step: str | None = None,
         on_invalid: Literal["raise", "drop"] = "raise",
         source: Mapping[str, Any] | None = None,
+        names: NameMode = "strict",
     ) -> None:
         if on_invalid not in ("raise", "drop"):
             raise ValueError(f"on_invalid must be 'raise' or 'drop', not {on_invalid!r}")
@@ -86,7 +180,14 @@ class ScoreTable:
         self.source: dict[str, Any] = dict(source or {})
         self.warnings: list[str] = []
         dropped: list[dict[str, Any]] = []
-        frame = self._canonical(data, algorithm, task, seed, score, run_id, step)
+        frame, rewrites = self._canonical(data, algorithm, task, seed, score, run_id, step, names)
+        if rewrites:
+            self.source["name_rewrites"] = rewrites
+            self.warnings.append(
+                f"{len(rewrites)} name(s) rewritten by names='normalize': "
+                + "; ".join(rewrites[:5])
+                + ("; ..." if len(rewrites) > 5 else "")
+            )
         frame, bad = self._check_scores(frame, score)
         dups = self._check_duplicates(frame, seed_given=run_id is None)
         problems = bad + dups
@@ -106,6 +207,7 @@ class ScoreTable:
                 + (f" after dropping {len(dropped)} invalid rows" if dropped else "")
                 + "; check the score column and the grouping keys."
             )
+        check_magnitudes(frame["score"].to_numpy(float), what="scores")
         self.frame = frame.reset_index(drop=True)
         self.dropped = pd.DataFrame(
             [{k: p.get(k) for k in ("run_id", "algorithm", "task", "reason")} for p in dropped],
@@ -115,7 +217,7 @@ class ScoreTable:
 
     # ------------------------------------------------------------------ validation
     @staticmethod
-    def _canonical(data, algorithm, task, seed, score, run_id, step) -> pd.DataFrame:
+    def _canonical(data, algorithm, task, seed, score, run_id, step, names="strict") -> tuple[pd.DataFrame, list[str]]:
         if len(data) == 0:
             raise ScoreTableError("the input has no rows: nothing to evaluate. Check the file or the run filter.")
         wanted = {"algorithm": algorithm, "task": task, "score": score}
@@ -136,17 +238,28 @@ class ScoreTable:
                 "Name the right columns with --algorithm-key/--task-key/--seed-key/--score-key "
                 "(or the algorithm=/task=/seed=/score= arguments)."
             )
+        if isinstance(data.columns, pd.MultiIndex) or data.columns.duplicated().any():
+            dup = [str(c) for c in data.columns[data.columns.duplicated()]]
+            raise ScoreTableError(
+                f"the input has duplicate column name(s) {', '.join(dup)}; give each column one name."
+            )
         out = pd.DataFrame(index=data.index)
-        out["algorithm"] = data[algorithm].astype(str)
-        out["task"] = data[task].astype(str)
+        rewrites: list[str] = []
+        for field, col in (("algorithm", algorithm), ("task", task)):
+            out[field], notes = check_names(data[col], field, col, mode=names)
+            rewrites += notes
         if seed is not None:
+            if run_id is None and any(is_missing(v) for v in data[seed]):
+                check_names(data[seed], "seed", seed)  # raises, naming the rows
             out["seed"] = data[seed]
         else:
             out["seed"] = pd.Series([None] * len(data), index=data.index, dtype="object")
         if run_id is not None:
-            out["run_id"] = data[run_id].astype(str)
+            out["run_id"], notes = check_names(data[run_id], "run id", run_id, mode=names)
         else:
-            out["run_id"] = [seed_key(s) for s in out["seed"]]
+            keys = pd.Series([seed_key(s) for s in out["seed"]], index=data.index, dtype=object)
+            out["run_id"], notes = check_names(keys, "seed", seed, mode=names)
+        rewrites += notes
         out["score"] = data[score]
         if step is not None:
             out["step"] = data[step]
@@ -155,7 +268,7 @@ class ScoreTable:
             if col not in used and col not in out.columns:
                 out[col] = data[col]
         order = [c for c in ("algorithm", "task", "run_id", "seed", "score", "step") if c in out.columns]
-        return out[order + [c for c in out.columns if c not in order]]
+        return out[order + [c for c in out.columns if c not in order]], rewrites
 
     @staticmethod
     def _where(row: pd.Series, index: Any) -> str:
@@ -166,17 +279,27 @@ class ScoreTable:
 
     def _check_scores(self, frame: pd.DataFrame, score_col: str):
         raw = frame["score"]
+        is_bool = raw.map(lambda v: isinstance(v, (bool, np.bool_))).astype(bool)
+        if pd.api.types.is_bool_dtype(raw.dtype):
+            is_bool[:] = True
+        raw = raw.astype(object).where(~is_bool, "<bool>")
         numeric = pd.to_numeric(raw, errors="coerce").astype("float64")
         problems = []
+        for index in frame.index[is_bool]:
+            problems.append(
+                self._problem(
+                    frame.loc[index], index, f"boolean score {frame.at[index, 'score']!r} in column {score_col!r}"
+                )
+            )
         missing = raw.map(lambda v: v is None or v is pd.NA).astype(bool)
-        non_finite = ~np.isfinite(numeric.to_numpy()) & ~missing.to_numpy()
+        non_finite = ~np.isfinite(numeric.to_numpy()) & ~missing.to_numpy() & ~is_bool.to_numpy()
         text = raw.astype(str).str.strip().str.lower()
         nan_like = (
             numeric.isna()
             & ~missing
             & (raw.map(lambda v: isinstance(v, float)).astype(bool) | text.isin({"nan", "inf", "-inf", ""}))
         )
-        non_numeric = numeric.isna() & ~missing & ~nan_like
+        non_numeric = numeric.isna() & ~missing & ~nan_like & ~is_bool
         for index in frame.index[missing]:
             problems.append(self._problem(frame.loc[index], index, f"missing score in column {score_col!r}"))
         for index in frame.index[non_numeric]:
@@ -190,10 +313,19 @@ class ScoreTable:
         frame = frame.copy()
         frame["score"] = numeric
         if "step" in frame.columns:
-            steps = pd.to_numeric(frame["step"], errors="coerce")
-            for index in frame.index[steps.isna()]:
+            raw_steps = frame["step"]
+            step_bool = raw_steps.map(lambda v: isinstance(v, (bool, np.bool_))).astype(bool)
+            if pd.api.types.is_bool_dtype(raw_steps.dtype):
+                step_bool[:] = True
+            steps = pd.to_numeric(raw_steps.astype(object).where(~step_bool, "<bool>"), errors="coerce")
+            bad_steps = ~np.isfinite(steps.to_numpy(dtype=float, na_value=np.nan))
+            for index in frame.index[bad_steps]:
                 row = frame.loc[index]
-                problems.append(self._problem(row, index, f"missing or non-numeric step {frame.at[index, 'step']!r}"))
+                problems.append(
+                    self._problem(
+                        row, index, f"missing, non-numeric or non-finite step {_plain(frame.at[index, 'step'])!r}"
+                    )
+                )
             frame["step"] = steps
         return frame, problems
 
@@ -280,8 +412,8 @@ class ScoreTable:
                     r" ('.*'|\S+ \(.*\)|-?inf|nan)", "", p["reason"].split(" in column")[0].split(" (also")[0]
                 )
                 groups[(kind, p["algorithm"])] = groups.get((kind, p["algorithm"]), 0) + 1
-            summary = "by kind and algorithm: " + "; ".join(f"{k} — {a}: {n}" for (k, a), n in groups.items()) + "\n"
-        return f"{len(texts)} problem(s) in the scores:\n{summary}{_listing(texts)}\n{fix}"
+            summary = "by kind and algorithm: " + "; ".join(f"{k} — {a}: {n}" for (k, a), n in groups.items()) + " — "
+        return f"{len(texts)} problem(s) in the scores: {summary}{_listing(texts)}. {fix}"
 
     def _warn_small_cells(self) -> None:
         sizes = self.frame.groupby(["algorithm", "task"], sort=False)["run_id"].nunique()
@@ -348,7 +480,17 @@ class ScoreTable:
         frame = self.frame.copy()
         if keep_raw and "raw_score" not in frame.columns:
             frame.insert(frame.columns.get_loc("score") + 1, "raw_score", frame["score"])
-        frame["score"] = np.asarray(scores, dtype=float)
+        values = np.asarray(scores, dtype=float)
+        bad = ~np.isfinite(values)
+        if bad.any():
+            where = frame.loc[bad, ["algorithm", "task", "run_id"]].head(5)
+            runs = "; ".join(f"{a} / {t} run {r!r}" for a, t, r in where.itertuples(index=False))
+            raise ScoreTableError(
+                f"{int(bad.sum())} transformed score(s) are not finite ({runs}): the transformation (e.g. the "
+                "normalisation's low/high) overflows; check the reference ranges."
+            )
+        check_magnitudes(values, what="transformed scores")
+        frame["score"] = values
         return self._replace(frame)
 
     def cells(self) -> dict[tuple[str, str], np.ndarray]:
@@ -392,33 +534,43 @@ class ScoreTable:
 
     @classmethod
     def from_file(cls, path: str | os.PathLike, **kwargs: Any) -> ScoreTable:
-        """Read CSV, Parquet or JSON by file extension."""
-        suffix = Path(path).suffix.lower()
-        if suffix in (".csv", ".tsv", ".txt", ".gz") and not str(path).endswith(".json.gz"):
-            return cls.from_csv(path, **kwargs)
-        if suffix in (".parquet", ".pq"):
-            return cls.from_parquet(path, **kwargs)
-        if suffix in (".json", ".jsonl") or str(path).endswith(".json.gz"):
-            return cls.from_json(path, **kwargs)
-        raise ScoreTableError(f"cannot tell the format of {path}: use a .csv, .parquet or .json file.")
+        """Read CSV/TSV, Parquet or JSON/JSON Lines by file extension (``.gz`` variants decompressed).
+
+        Every read problem (missing file, bad encoding, malformed CSV/JSON, unreadable Parquet) is an
+        :class:`~rl_reliable_logger.errors.InputError` naming the file.
+        """
+        kind = _file_kind(path)
+        reader = {"csv": cls.from_csv, "tsv": cls.from_csv, "parquet": cls.from_parquet, "json": cls.from_json}
+        return reader[kind](path, **kwargs)
 
     @classmethod
     def from_csv(cls, path: str | os.PathLike, **kwargs: Any) -> ScoreTable:
-        """Read a long CSV (``algorithm,task,seed,score`` by default)."""
-        sep = "\t" if str(path).endswith(".tsv") else ","
-        return cls(pd.read_csv(path, sep=sep, keep_default_na=True), **kwargs)
+        """Read a long CSV (``algorithm,task,seed,score`` by default); ``.tsv`` (and ``.tsv.gz``) is tab-separated.
+
+        Name columns (algorithm, task, seed, run id) are read as text, exactly as written; cells neutralised
+        by :meth:`to_csv` (see :mod:`.csvcells`) are restored.
+        """
+        sep = "\t" if _file_kind(path, default="csv") == "tsv" else ","
+        names = [kwargs.get("algorithm", "algorithm"), kwargs.get("task", "task")]
+        names += [kwargs.get(k, "seed" if k == "seed" else None) for k in ("seed", "run_id")]
+        with _reading(path):
+            frame = csvcells.read_csv(path, text_columns=[n for n in names if n is not None], sep=sep)
+        return cls(frame, **kwargs)
 
     def to_csv(self, path: str | os.PathLike) -> None:
-        self.frame.to_csv(path, index=False)
+        """Write the long table as CSV, formula-like text cells neutralised (:mod:`.csvcells`)."""
+        csvcells.write_csv(self.frame, path)
 
     @classmethod
     def from_parquet(cls, path: str | os.PathLike, **kwargs: Any) -> ScoreTable:
         try:
-            frame = pd.read_parquet(path)
+            import pyarrow  # noqa: F401
         except ImportError as err:  # pragma: no cover - depends on the environment
             raise ScoreTableError(
                 f"reading Parquet needs pyarrow: pip install 'rl_reliable_logger[parquet]' ({err})"
             ) from None
+        with _reading(path):
+            frame = pd.read_parquet(path)
         return cls(frame, **kwargs)
 
     def to_parquet(self, path: str | os.PathLike) -> None:
@@ -426,34 +578,66 @@ class ScoreTable:
 
     @classmethod
     def from_json(cls, path: str | os.PathLike, **kwargs: Any) -> ScoreTable:
-        """Read JSON: a list of records (long form), or ``{algorithm: {task: [scores]}}``."""
-        text = Path(path).read_text()
-        if str(path).endswith(".jsonl"):
-            return cls(pd.DataFrame([json.loads(line) for line in text.splitlines() if line.strip()]), **kwargs)
-        payload = json.loads(text)
+        """Read JSON: a list of records (long form), ``{"columns", "data"}``, ``{algorithm: {task: [scores]}}``,
+        or JSON Lines (``.jsonl``); ``.gz`` files are decompressed."""
+        with _reading(path):
+            raw = Path(path).read_bytes()
+            if str(path).lower().endswith(".gz"):
+                raw = gzip.decompress(raw)
+            text = raw.decode("utf-8")
+            if _stem_suffix(path) == ".jsonl":
+                rows = []
+                for number, line in enumerate(text.splitlines(), start=1):
+                    if line.strip():
+                        try:
+                            rows.append(json.loads(line))
+                        except json.JSONDecodeError as err:
+                            raise ScoreTableError(f"{path}: line {number} is not valid JSON: {err.msg}") from None
+                if not all(isinstance(r, dict) for r in rows):
+                    raise ScoreTableError(f"{path}: every JSON Lines line must be an object (one record)")
+                return cls(pd.DataFrame(rows), **kwargs)
+            payload = json.loads(text)
         if isinstance(payload, dict) and "columns" in payload and "data" in payload:
             return cls(pd.DataFrame(payload["data"], columns=payload["columns"]), **kwargs)
         if isinstance(payload, dict) and payload and all(isinstance(v, Mapping) for v in payload.values()):
             return cls.from_nested(payload, **kwargs)
-        if isinstance(payload, list):
+        if isinstance(payload, list) and payload and all(isinstance(r, Mapping) for r in payload):
             return cls(pd.DataFrame(payload), **kwargs)
         raise ScoreTableError(
             f"{path}: unrecognised JSON layout; expected a list of records with algorithm/task/seed/score, "
-            "or {algorithm: {task: [score per run]}}."
+            '{"columns": [...], "data": [[...]]}, or {algorithm: {task: [score per run]}}.'
         )
 
     def to_json(self, path: str | os.PathLike) -> None:
         self.frame.to_json(path, orient="records", indent=1)
 
     @classmethod
-    def from_nested(cls, nested: Mapping[str, Mapping[str, Sequence[float]]], **kwargs: Any) -> ScoreTable:
-        """Build from ``{algorithm: {task: [score per run]}}``; the list position is the seed."""
-        rows = [
-            {"algorithm": alg, "task": task, "seed": i, "score": s}
-            for alg, tasks in nested.items()
-            for task, scores in tasks.items()
-            for i, s in enumerate(scores)
-        ]
+    def from_nested(cls, nested: Mapping[str, Mapping[str, Any]], **kwargs: Any) -> ScoreTable:
+        """Build from ``{algorithm: {task: [score per run]}}``; the list position is the seed.
+
+        A single number instead of a list is one run (seed 0). Strings, objects and nested lists are refused
+        (a string is not split into characters).
+        """
+        rows = []
+        for alg, tasks in nested.items():
+            if not isinstance(tasks, Mapping):
+                raise ScoreTableError(f"nested scores: algorithm {alg!r} must map tasks to score lists")
+            for task, scores in tasks.items():
+                if isinstance(scores, (int, float)) and not isinstance(scores, bool):
+                    scores = [scores]
+                elif not isinstance(scores, (list, tuple, np.ndarray)):
+                    raise ScoreTableError(
+                        f"nested scores: {alg!r} / {task!r} holds a {type(scores).__name__} ({str(scores)[:40]!r}); "
+                        "expected a list of numbers, one per run."
+                    )
+                for i, value in enumerate(scores):
+                    if isinstance(value, (list, tuple, dict, Mapping)):
+                        raise ScoreTableError(
+                            f"nested scores: {alg!r} / {task!r} run {i} is a {type(value).__name__}, not a number."
+                        )
+                    rows.append({"algorithm": alg, "task": task, "seed": i, "score": value})
+        if not rows:
+            raise ScoreTableError("nested scores: no runs at all (every task list is empty).")
         return cls(pd.DataFrame(rows), **kwargs)
 
     @classmethod

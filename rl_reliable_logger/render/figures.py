@@ -16,7 +16,9 @@ touches global pyplot state and works with the Agg backend on headless machines.
 
 from __future__ import annotations
 
+import hashlib
 import math
+import unicodedata
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +45,9 @@ __all__ = [
     "plot_differences",
     "plot_task_scores",
     "plot_optimality_gap_curve",
+    "figure_label",
+    "short_name",
+    "label_key",
 ]
 
 #: Okabe & Ito (2008) colour-blind-safe qualitative palette, yellow moved last (weak on white).
@@ -76,6 +81,46 @@ _METRIC_TITLES = {
 }
 #: Metrics where smaller is better (used for "best" in tables and for arrow hints).
 LOWER_IS_BETTER = frozenset({"optimality_gap"})
+
+
+# --------------------------------------------------------------------------- text
+#: Names longer than this are abbreviated in figures (full names stay in the tables; report.html has a key).
+MAX_LABEL = 32
+_KEEP = MAX_LABEL - 8
+
+
+def _t(text: str) -> str:
+    """Figure text that matplotlib draws literally: ``$`` escaped (no mathtext), control characters shown as \\uXXXX."""
+    out = "".join(
+        f"\\u{ord(ch):04X}" if unicodedata.category(ch) in ("Cc", "Cs") and ch != "\n" else ch for ch in str(text)
+    )
+    return out.replace("$", r"\$")
+
+
+def short_name(name: str) -> str:
+    """A name as drawn in figures: unchanged up to :data:`MAX_LABEL` characters, else its first characters, ``…``
+    and a 6-hex digest of the full name, so the same name is abbreviated the same way in every figure and two
+    long names sharing a prefix stay apart.
+
+    Example:
+        >>> short_name("A" * 40) == short_name("A" * 40) != short_name("A" * 39 + "B")
+        True
+    """
+    text = str(name)
+    if len(text) <= MAX_LABEL:
+        return text
+    digest = hashlib.blake2s(text.encode("utf-8", "surrogatepass"), digest_size=3).hexdigest()
+    return f"{text[:_KEEP]}…{digest}"
+
+
+def figure_label(name: Any) -> str:
+    """A data name (algorithm, task) ready for matplotlib: abbreviated (:func:`short_name`) and escaped."""
+    return _t(short_name(str(name)).replace("\n", " "))
+
+
+def label_key(names: Sequence[Any]) -> dict[str, str]:
+    """``{figure label: full name}`` for every name that figures abbreviate (the legend key of report.html)."""
+    return {short_name(str(n)): str(n) for n in names if short_name(str(n)) != str(n)}
 
 
 # --------------------------------------------------------------------------- helpers
@@ -208,6 +253,7 @@ def _decorate(ax: Axes, grid_axis: str = "both") -> None:
 
 def _legend(ax: Axes, n: int, title: str | None = None) -> None:
     """Inside the axes for a few algorithms, outside on the right for many."""
+    title = None if title is None else _t(title)
     if n <= 5:
         ax.legend(loc="best", frameon=False, fontsize="small", title=title)
     else:
@@ -255,7 +301,7 @@ def _line_with_band(
             color=colors[alg],
             linestyle=_linestyle(i, n),
             linewidth=2,
-            label=alg,
+            label=figure_label(alg),
         )
         if {"low", "high"} <= set(sub.columns) and sub[["low", "high"]].notna().all().all():
             ax.fill_between(
@@ -309,7 +355,7 @@ def plot_interval_estimates(
         if len(axes) != len(metrics):
             raise ValueError(f"got {len(axes)} Axes for {len(metrics)} metrics {metrics}; pass one Axes per metric")
         fig = axes[0].figure
-    label = xlabel or score_label(rep)
+    label = _t(xlabel or score_label(rep))
     height = 0.6
     for j, (metric, a) in enumerate(zip(metrics, axes)):
         sub = frame[frame["metric"] == metric].set_index(frame.loc[frame["metric"] == metric, "algorithm"].astype(str))
@@ -322,12 +368,12 @@ def plot_interval_estimates(
             a.barh(y=y, width=hi - lo, left=lo, height=height, color=colors[alg], alpha=0.75)
             a.vlines(pt, y - height / 2, y + height / 2, color="k", linewidth=1.5, alpha=0.7)
         a.set_yticks(range(n))
-        a.set_yticklabels(list(reversed(algorithms)) if (j == 0 or ax is not None) else [])
+        a.set_yticklabels([figure_label(x) for x in reversed(algorithms)] if (j == 0 or ax is not None) else [])
         if j > 0 and ax is None:
             a.tick_params(axis="y", length=0)
         a.set_ylim(-0.6, n - 0.4)
         title = metric_title(metric) + (" (lower is better)" if metric in LOWER_IS_BETTER else "")
-        a.set_title(title, fontsize="medium")
+        a.set_title(_t(title), fontsize="medium")
         a.xaxis.set_major_locator(MaxNLocator(4))
         _decorate(a, "x")
         a.spines["left"].set_visible(False)
@@ -380,7 +426,7 @@ def plot_performance_profiles(
     colors = colors or algorithm_colors(algorithms if rep is None else rep.algorithms)
     n = len(algorithms)
     fig, a = _axes(ax, (6.4 + (1.8 if n > 5 else 0), 4.2))
-    label = xlabel or score_label(rep)
+    label = _t(xlabel or score_label(rep))
     frame = frame.rename(columns={"fraction": "point"})
     if max_tau is not None:
         frame = frame[frame["tau"] <= max_tau]
@@ -461,23 +507,23 @@ def _pair_rows(
     a.set_yticks(range(m))
     a.set_ylim(-0.6, m - 0.4)
     if right_labels:
-        a.set_yticklabels([str(x) for x in reversed(frame["algorithm_x"].tolist())])
+        a.set_yticklabels([figure_label(x) for x in reversed(frame["algorithm_x"].tolist())])
         twin = a.twinx()
         twin.set_ylim(a.get_ylim())
         twin.set_yticks(range(m))
-        twin.set_yticklabels([str(y) for y in reversed(frame["algorithm_y"].tolist())])
+        twin.set_yticklabels([figure_label(y) for y in reversed(frame["algorithm_y"].tolist())])
         twin.tick_params(length=0)
         for s in twin.spines.values():
             s.set_visible(False)
     else:
         a.set_yticklabels(
             [
-                f"{x} − {y}"
+                f"{figure_label(x)} − {figure_label(y)}"
                 for x, y in zip(reversed(frame["algorithm_x"].tolist()), reversed(frame["algorithm_y"].tolist()))
             ]
         )
     a.tick_params(axis="y", length=0)
-    a.set_xlabel(xlabel)
+    a.set_xlabel(_t(xlabel))
     _decorate(a, "x")
     a.spines["left"].set_visible(False)
 
@@ -526,12 +572,12 @@ def _pair_matrix(
             )
     a.set_xticks(range(n))
     a.set_yticks(range(n))
-    a.set_xticklabels(algorithms, rotation=45, ha="right")
-    a.set_yticklabels(algorithms)
+    a.set_xticklabels([figure_label(x) for x in algorithms], rotation=45, ha="right")
+    a.set_yticklabels([figure_label(x) for x in algorithms])
     a.set_xlabel("algorithm Y")
     a.set_ylabel("algorithm X")
     cb = a.figure.colorbar(im, ax=a, shrink=0.8)
-    cb.set_label(cbar_label)
+    cb.set_label(_t(cbar_label))
 
 
 #: Above this many unordered pairs the pairwise figures switch from CI rows to a matrix.
@@ -587,7 +633,7 @@ def plot_probability_of_improvement(
     if layout == "auto":
         layout = "rows" if (pairs is not None or len(chosen) <= MAX_PAIR_ROWS) else "matrix"
     if layout == "rows":
-        longest = max(len(s) for s in list(chosen["algorithm_x"]) + list(chosen["algorithm_y"]))
+        longest = max(len(figure_label(s)) for s in list(chosen["algorithm_x"]) + list(chosen["algorithm_y"]))
         fig, a = _axes(ax, (4.5 + 0.14 * longest, 0.8 + 0.38 * len(chosen)))
         _pair_rows(a, chosen, colors, 0.5, "P(X > Y)   (X left, Y right)", right_labels=True)
         a.set_xlim(min(0.0, float(chosen["low"].min()) - 0.02), max(1.0, float(chosen["high"].max()) + 0.02))
@@ -644,14 +690,16 @@ def plot_differences(
     frame = frame[frame["metric"] == metric]
     colors = colors or algorithm_colors(algorithms if rep is None else rep.algorithms)
     chosen = _pairs_one_direction(frame, algorithms)
-    label = f"{metric_title(metric)} difference X − Y ({score_label(rep)})"
+    label = _t(f"{metric_title(metric)} difference X − Y ({score_label(rep)})")
     if layout == "auto":
         layout = "rows" if len(chosen) <= MAX_PAIR_ROWS else "matrix"
     if layout == "rows":
-        longest = max(len(x) + len(y) for x, y in zip(chosen["algorithm_x"], chosen["algorithm_y"]))
+        longest = max(
+            len(figure_label(x)) + len(figure_label(y)) for x, y in zip(chosen["algorithm_x"], chosen["algorithm_y"])
+        )
         fig, a = _axes(ax, (4.5 + 0.1 * longest, 0.9 + 0.38 * len(chosen)))
         _pair_rows(a, chosen, colors, 0.0, label, right_labels=False)
-        a.set_title(f"Differences in {metric_title(metric)}", fontsize="medium")
+        a.set_title(_t(f"Differences in {metric_title(metric)}"), fontsize="medium")
     elif layout == "matrix":
         used = [a_ for a_ in algorithms if a_ in set(frame["algorithm_x"]) | set(frame["algorithm_y"])]
         n = len(used)
@@ -668,7 +716,7 @@ def plot_differences(
             vmax=bound,
             cbar_label=f"{metric_title(metric)}(X) − {metric_title(metric)}(Y); bold: CI excludes 0",
         )
-        a.set_title(f"Differences in {metric_title(metric)}", fontsize="medium")
+        a.set_title(_t(f"Differences in {metric_title(metric)}"), fontsize="medium")
     else:
         raise ValueError(f"layout must be 'auto', 'rows' or 'matrix', not {layout!r}")
     return fig
@@ -704,8 +752,8 @@ def plot_sample_efficiency_curves(
     fig, a = _axes(ax, (6.4 + (1.8 if n > 5 else 0), 4.2))
     _line_with_band(a, frame, "step", algorithms, colors)
     step_label = (rep.provenance.get("step_label") if rep is not None else None) or "training step"
-    a.set_xlabel(xlabel or str(step_label))
-    a.set_ylabel(f"{metric_title(metric)} of {score_label(rep)}")
+    a.set_xlabel(_t(xlabel or str(step_label)))
+    a.set_ylabel(_t(f"{metric_title(metric)} of {score_label(rep)}"))
     _decorate(a)
     _legend(a, n)
     return fig
@@ -730,7 +778,7 @@ def plot_optimality_gap_curve(
     n = len(algorithms)
     fig, a = _axes(ax, (6.4 + (1.8 if n > 5 else 0), 4.2))
     _line_with_band(a, frame, "gamma", algorithms, colors)
-    a.set_xlabel(f"γ, the target ({score_label(rep)})")
+    a.set_xlabel(_t(f"γ, the target ({score_label(rep)})"))
     a.set_ylabel("Optimality gap below γ (lower is better)")
     _decorate(a)
     _legend(a, n)
@@ -766,7 +814,7 @@ def plot_rank_distributions(
     grid = grid.fillna(0.0)
     ranks = list(grid.columns)
     n, k = len(algorithms), len(ranks)
-    longest = max(len(a_) for a_ in algorithms)
+    longest = max(len(figure_label(a_)) for a_ in algorithms)
     fig, a = _axes(ax, (1.6 + 0.08 * longest + 0.55 * k, 1.0 + 0.42 * n))
     vmax = max(0.5, float(grid.to_numpy(float).max()))  # contrast without exaggerating small values
     im = a.imshow(grid.to_numpy(float), cmap="Blues", vmin=0.0, vmax=vmax, aspect="auto")
@@ -785,11 +833,11 @@ def plot_rank_distributions(
                     color="white" if v > 0.6 * vmax else "black",
                 )
     a.set_xticks(range(k))
-    a.set_xticklabels([f"{r:g}" if isinstance(r, (int, float, np.number)) else str(r) for r in ranks])
+    a.set_xticklabels([f"{r:g}" if isinstance(r, (int, float, np.number)) else _t(str(r)) for r in ranks])
     a.set_yticks(range(n))
-    a.set_yticklabels(algorithms)
+    a.set_yticklabels([figure_label(x) for x in algorithms])
     a.set_xlabel("rank (1 = best)")
-    where = "averaged over tasks" if task == "__average__" else f"on {task}"
+    where = "averaged over tasks" if task == "__average__" else f"on {figure_label(task)}"
     a.set_title(f"Rank distribution, {where}", fontsize="medium")
     cb = fig.colorbar(im, ax=a, shrink=0.8)
     cb.set_label("probability (bootstrap)")
@@ -833,7 +881,7 @@ def plot_task_scores(
     colors = colors or algorithm_colors(algorithms if rep is None else rep.algorithms)
     n = len(algorithms)
     rng = np.random.default_rng(0)  # jitter only; fixed so figures are reproducible
-    label = score_label(rep)
+    label = _t(score_label(rep))
 
     def draw(a: Axes, sub: pd.DataFrame, offset: float, width: float) -> None:
         for i, alg in enumerate(algorithms):
@@ -869,11 +917,15 @@ def plot_task_scores(
         for t_i, t in enumerate(tasks):
             draw(a, frame[frame["task"] == t], float(t_i), width)
         a.set_xticks(range(len(tasks)))
-        a.set_xticklabels(tasks, rotation=60 if len(tasks) > 6 else 0, ha="right" if len(tasks) > 6 else "center")
+        a.set_xticklabels(
+            [figure_label(t) for t in tasks],
+            rotation=60 if len(tasks) > 6 else 0,
+            ha="right" if len(tasks) > 6 else "center",
+        )
         a.set_ylabel(label)
         _decorate(a, "y")
         for alg in algorithms:
-            a.scatter([], [], color=colors[alg], label=alg)
+            a.scatter([], [], color=colors[alg], label=figure_label(alg))
         _legend(a, n)
         return fig
 
@@ -898,7 +950,7 @@ def plot_task_scores(
     axs = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
     for a, task_name in zip(axs, tasks):
         draw(a, frame[frame["task"] == task_name], 0.0, 1.0)
-        a.set_title(task_name, fontsize="small")
+        a.set_title(figure_label(task_name), fontsize="small")
         a.set_xticks([])
         a.tick_params(axis="y", labelsize="x-small")
         _decorate(a, "y")
@@ -907,7 +959,9 @@ def plot_task_scores(
     fig.supylabel(label, fontsize="medium", x=0.01)
     from matplotlib.lines import Line2D
 
-    handles = [Line2D([], [], marker="o", linestyle="", color=colors[alg], label=alg) for alg in algorithms]
+    handles = [
+        Line2D([], [], marker="o", linestyle="", color=colors[alg], label=figure_label(alg)) for alg in algorithms
+    ]
     fig.legend(
         handles=handles,
         loc="lower center",

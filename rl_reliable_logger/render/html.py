@@ -40,8 +40,16 @@ class Figure:
 
 
 def esc(value: Any) -> str:
-    """Escape anything for HTML text or attribute context."""
-    return html.escape("" if value is None else str(value), quote=True)
+    """Escape anything for HTML text or attribute context; control characters (NUL, ...) shown as ``\\uXXXX``."""
+    text = html.escape("" if value is None else str(value), quote=True)
+    if any(ord(ch) < 32 or 127 <= ord(ch) < 160 or 0xD800 <= ord(ch) < 0xE000 for ch in text):
+        text = "".join(
+            f"\\u{ord(ch):04X}"
+            if (ord(ch) < 32 and ch not in "\t\n\r") or 127 <= ord(ch) < 160 or 0xD800 <= ord(ch) < 0xE000
+            else ch
+            for ch in text
+        )
+    return text
 
 
 _CSS = """
@@ -267,13 +275,29 @@ def _pairwise(report: Report) -> str:
     return "".join(out)
 
 
+def _label_key(report: Report, label_key: Any) -> str:
+    """The key of abbreviated names: figures show short labels, this table (and every other table) the full ones."""
+    names = [str(a) for a in report.algorithms]
+    if not report.scores.empty and "task" in report.scores:
+        names += [str(t) for t in pd.unique(report.scores["task"].astype(str))]
+    key = label_key(names)
+    if not key:
+        return ""
+    rows = "".join(f"<tr><td>{esc(short)}</td><td><code>{esc(full)}</code></td></tr>" for short, full in key.items())
+    return (
+        '<h3 id="label-key">Names abbreviated in the figures</h3>'
+        "<table><thead><tr><th>label in figures</th><th>full name</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>"
+    )
+
+
 def build_html(report: Report, figures: Sequence[Figure] = (), *, title: str | None = None) -> str:
     """The whole page as a string (write it with ``encoding="utf-8"``).
 
     Example:
         >>> Path("report.html").write_text(build_html(report, figs), encoding="utf-8")   # doctest: +SKIP
     """
-    from .figures import score_label
+    from .figures import label_key, score_label
 
     prov = report.provenance or {}
     title = title or "RL evaluation report"
@@ -335,6 +359,7 @@ def build_html(report: Report, figures: Sequence[Figure] = (), *, title: str | N
             + (f"<figcaption>{esc(fig.caption)}</figcaption>" if fig.caption else "")
             + "</figure>"
         )
+    parts.append(_label_key(report, label_key))
     parts.append('<h2 id="per-task">Per task</h2>')
     parts.append(_per_task(report) or "<p>No per-task table.</p>")
     parts.append('<h2 id="pairwise">Pairwise comparisons</h2>')

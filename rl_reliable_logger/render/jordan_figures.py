@@ -103,7 +103,7 @@ def plot_quantile_functions(
                 color=colour,
                 linewidth=1.8,
                 linestyle=plots._linestyle(i, len(names)),
-                label=alg,
+                label=plots.figure_label(alg),
             )
             a.fill_betweenx(
                 z,
@@ -114,7 +114,7 @@ def plot_quantile_functions(
                 alpha=band_alpha,
                 linewidth=0,
             )
-        a.set_title(task)
+        a.set_title(plots.figure_label(task))
         a.set_xlim(0.0, 1.0)
         a.set_xlabel("cumulative probability")
         a.set_ylabel("score")

@@ -17,8 +17,9 @@ values, the same Resample evaluated on the scores at different training steps re
 runs* consistently across time.
 
 Random numbers come from one numpy Generator per algorithm and analysis, as raw 32-bit words
-consumed replicate by replicate: the same inputs and seed give bit-identical results, whatever the
-chunk size (without task resampling; with it, also for the same ``chunk_bytes``).
+consumed replicate by replicate, each replicate a whole number of 64-bit words: the same inputs and
+seed give bit-identical draws whatever the chunk size and engine (numpy or numba), with or without
+task resampling.
 """
 
 from __future__ import annotations
@@ -303,10 +304,17 @@ def original(cells: Cells, values: np.ndarray | None = None) -> Resample:
 
 
 def uniform32(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
-    """Raw 32-bit uniforms from the generator's bit stream, consumed in C order."""
-    n = int(np.prod(shape))
-    words = rng.bit_generator.random_raw((n + 1) // 2)
-    return words.view(np.uint32)[:n].reshape(shape)
+    """Raw 32-bit uniforms from the generator's bit stream, ``shape[0]`` replicates in C order.
+
+    Each replicate takes a whole number of 64-bit words (``⌈n/2⌉`` for its ``n`` draws; with ``n`` odd,
+    the last word's upper half is unused), so replicate r always reads the same words, however the
+    replicates are split into chunks.
+    """
+    reps = int(shape[0]) if shape else 1
+    per_rep = int(np.prod(shape[1:])) if len(shape) > 1 else 1
+    words = (per_rep + 1) // 2
+    raw = rng.bit_generator.random_raw(reps * words).view(np.uint32).reshape(reps, 2 * words)
+    return raw[:, :per_rep].reshape(shape)
 
 
 def draw(cells: Cells, reps: int, rng: np.random.Generator, *, task_bootstrap: bool = False) -> Resample:
@@ -318,23 +326,28 @@ def draw(cells: Cells, reps: int, rng: np.random.Generator, *, task_bootstrap: b
 
     A draw from n items is ⌊u·n / 2³²⌋ for a raw 32-bit uniform u (multiply-shift, no rejection):
     every index has probability within n/2³² of 1/n (< 3·10⁻⁷ relative for n ≤ 1000), far below
-    any Monte-Carlo error. The stream is consumed replicate by replicate (with task resampling:
-    the chunk's task draws first), so the same seed gives the same replicates.
+    any Monte-Carlo error. The stream is consumed replicate by replicate, each replicate a whole
+    number of 64-bit words (with task resampling: its task draws, then its run draws), so the same
+    seed gives the same replicates whatever the chunk size.
     """
-    n_tasks = cells.n_tasks
-    tasks = None
-    if task_bootstrap:
-        tasks = ((uniform32(rng, (reps, n_tasks)).astype(np.uint64) * np.uint64(n_tasks)) >> np.uint64(32)).astype(
-            np.int64
-        )
-    u = uniform32(rng, (reps, n_tasks, int(cells.sizes.max())))
-    return Resample(cells, cells.values, uniforms=u, slot_tasks=tasks)
+    n_tasks, n_max = cells.n_tasks, int(cells.sizes.max())
+    if not task_bootstrap:
+        return Resample(cells, cells.values, uniforms=uniform32(rng, (reps, n_tasks, n_max)))
+    # one block of words per replicate: its task draws, then its run draws
+    u = uniform32(rng, (reps, n_tasks * (1 + n_max)))
+    tasks = ((u[:, :n_tasks].astype(np.uint64) * np.uint64(n_tasks)) >> np.uint64(32)).astype(np.int64)
+    runs = np.ascontiguousarray(u[:, n_tasks:]).reshape(reps, n_tasks, n_max)
+    return Resample(cells, cells.values, uniforms=runs, slot_tasks=tasks)
 
 
 def chunk_sizes(reps: int, cells: Cells, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> Iterator[int]:
     """Split ``reps`` so that one chunk's arrays stay near ``chunk_bytes`` (≈ 4 (R,K)-sized float arrays)."""
-    per_rep = 8 * 4 * max(cells.n_runs, int(cells.sizes.max()) * cells.n_tasks)
-    step = max(1, int(chunk_bytes // per_rep))
+    return chunks(reps, 8 * 4 * max(cells.n_runs, int(cells.sizes.max()) * cells.n_tasks), chunk_bytes)
+
+
+def chunks(reps: int, bytes_per_rep: int, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> Iterator[int]:
+    """Split ``reps`` into chunks of about ``chunk_bytes // bytes_per_rep`` replicates (at least one)."""
+    step = max(1, int(chunk_bytes // max(bytes_per_rep, 1)))
     done = 0
     while done < reps:
         n = min(step, reps - done)

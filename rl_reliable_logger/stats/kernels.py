@@ -7,23 +7,28 @@ metric is one pass. It is used automatically when numba is installed (``pip inst
 rl_reliable_logger[fast]``) and every requested metric is built in; set the environment variable
 ``RL_RELIABLE_NO_NUMBA=1`` to force the numpy path. Both paths agree to rounding (tested).
 
-Metric codes: 0 mean, 1 median, 2 trimmed mean (param = proportion cut from each end; mass
-⌊p·K⌋/K), 3 optimality gap (param = γ), 4 lower-tail mean (param = fraction), 5 fraction above
-(param = threshold).
+Metric codes are :class:`~.registry.Statistic` (the kernel compares them as plain integers).
+Which engine runs is decided by :mod:`.engine`; nothing outside ``stats/`` imports this module.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import os
+from typing import Any
 
 import numpy as np
 
-# numba is optional and imported only when the kernel first runs (it takes ~0.5 s to import)
-AVAILABLE = importlib.util.find_spec("numba") is not None and not os.environ.get("RL_RELIABLE_NO_NUMBA")
-numba = None
+from .registry import Spec, Statistic
 
-CODES = {"mean": 0, "median": 1, "trim": 2, "gap": 3, "tail": 4, "above": 5, "tasks_above": 6}
+numba: Any = None  # imported only when a kernel is first compiled (it takes ~0.5 s to import); see jit()
+
+# the codes as plain integers: numba compiles module-level ints as constants
+_MEAN = int(Statistic.MEAN)
+_MEDIAN = int(Statistic.MEDIAN)
+_TRIM = int(Statistic.TRIMMED_MEAN)
+_GAP = int(Statistic.OPTIMALITY_GAP)
+_TAIL = int(Statistic.LOWER_TAIL_MEAN)
+_ABOVE = int(Statistic.FRACTION_ABOVE)
+_TASKS_ABOVE = int(Statistic.TASKS_ABOVE)
 
 
 def _kernel(
@@ -108,7 +113,7 @@ def _kernel(
                 ii += 1
             median = 0.0
             for q in range(n_metrics):
-                if codes[q, 0] == 1 or codes[q, 0] == 6:
+                if codes[q, 0] == _MEDIAN or codes[q, 0] == _TASKS_ABOVE:
                     means.sort()
                     half = slots // 2
                     median = means[half] if slots % 2 == 1 else 0.5 * (means[half - 1] + means[half])
@@ -117,18 +122,18 @@ def _kernel(
                 code = codes[q, 0]
                 a = codes[q, 1]
                 b = codes[q, 2]
-                if code == 0:
+                if code == _MEAN:
                     out[r, q] = total / slots
-                elif code == 1:
+                elif code == _MEDIAN:
                     out[r, q] = median
-                elif code == 2:  # trimmed mean: mass between points a and b
+                elif code == _TRIM:  # trimmed mean: mass between points a and b
                     out[r, q] = (below_sum[b] - below_sum[a]) / (mass_points[b] - mass_points[a])
-                elif code == 3:  # optimality gap: gamma - E[min(X, gamma)], runs below gamma end at index a
+                elif code == _GAP:  # optimality gap: gamma - E[min(X, gamma)], runs below gamma end at index a
                     gamma = params[q]
                     out[r, q] = gamma - (at_sum[a] + gamma * (cum - at_mass[a]))
-                elif code == 4:  # lower-tail mean up to mass point a
+                elif code == _TAIL:  # lower-tail mean up to mass point a
                     out[r, q] = below_sum[a] / mass_points[a]
-                elif code == 5:  # fraction strictly above a threshold: runs above start at index a
+                elif code == _ABOVE:  # fraction strictly above a threshold: runs above start at index a
                     out[r, q] = cum - at_mass[a]
                 else:  # fraction of task means strictly above a threshold (means are sorted)
                     out[r, q] = (slots - np.searchsorted(means, params[q], side="right")) / slots
@@ -137,18 +142,21 @@ def _kernel(
 _jitted: dict = {}
 
 
-def _jit(kernel):
-    """The compiled form of ``kernel`` (numba is imported on first use; compiled code is cached on disk)."""
-    global numba
+def jit(kernel):
+    """The compiled form of ``kernel`` (numba is imported on first use; compiled code is cached on disk).
+
+    A kernel refers to ``numba.prange`` through a module global ``numba`` that this sets (numba
+    resolves globals at compile time), so modules holding kernels never import numba themselves.
+    """
     if kernel not in _jitted:
         import numba as _numba
 
-        numba = _numba  # the kernels' global name, resolved at compile time
-        _jitted[kernel] = numba.njit(parallel=True, cache=True, nogil=True)(kernel)
+        kernel.__globals__["numba"] = _numba
+        _jitted[kernel] = _numba.njit(parallel=True, cache=True, nogil=True)(kernel)
     return _jitted[kernel]
 
 
-def fused_metrics(resample, specs: list[tuple[str, float]], *, task_means: bool = False):
+def fused_metrics(resample, specs: list[Spec], *, task_means: bool = False):
     """(R, len(specs)) built-in metrics of a drawn Resample, computed by the compiled kernel.
 
     With ``task_means`` also returns the (R, S) slot means: ``(values, means)``.
@@ -160,32 +168,34 @@ def fused_metrics(resample, specs: list[tuple[str, float]], *, task_means: bool 
     rank[order] = np.arange(order.size, dtype=np.int32)
     sorted_weight = 1.0 / (cells.n_tasks * cells.sizes[cells.task_of][order])  # 1/(S·N_m), sorted order
     n_runs = cells.n_runs
-    mass, index = [], []
-    plan = []
+    mass: list[float] = []
+    index: list[int] = []
+    plan: list[tuple[Statistic, int, int, float]] = []
     for code, p in specs:
-        if code == "trim":
+        code = Statistic(code)
+        if code is Statistic.TRIMMED_MEAN:
             cut = np.floor(p * n_runs) / n_runs
-            plan.append((CODES[code], _slot(mass, cut), _slot(mass, 1.0 - cut), 0.0))
-        elif code == "tail":
-            plan.append((CODES[code], _slot(mass, p), 0, 0.0))
-        elif code == "gap":
-            plan.append((CODES[code], _slot(index, int(np.searchsorted(sorted_values, p, side="left"))), 0, p))
-        elif code == "above":
-            plan.append((CODES[code], _slot(index, int(np.searchsorted(sorted_values, p, side="right"))), 0, p))
-        elif code == "tasks_above":
-            plan.append((CODES[code], 0, 0, p))
+            plan.append((code, _slot(mass, cut), _slot(mass, 1.0 - cut), 0.0))
+        elif code is Statistic.LOWER_TAIL_MEAN:
+            plan.append((code, _slot(mass, p), 0, 0.0))
+        elif code is Statistic.OPTIMALITY_GAP:
+            plan.append((code, _slot(index, int(np.searchsorted(sorted_values, p, side="left"))), 0, p))
+        elif code is Statistic.FRACTION_ABOVE:
+            plan.append((code, _slot(index, int(np.searchsorted(sorted_values, p, side="right"))), 0, p))
+        elif code is Statistic.TASKS_ABOVE:
+            plan.append((code, 0, 0, p))
         else:
-            plan.append((CODES[code], 0, 0, 0.0))
+            plan.append((code, 0, 0, 0.0))
     mass_points, remap_mass = _sorted_points(mass, float)
     index_points, remap_index = _sorted_points(index, np.int64)
     codes = np.zeros((len(plan), 3), dtype=np.int64)
     params = np.zeros(len(plan))
     for q, (code, a, b, p) in enumerate(plan):
-        if code in (2, 4):
+        if code in (Statistic.TRIMMED_MEAN, Statistic.LOWER_TAIL_MEAN):
             a, b = remap_mass[a], remap_mass[b]
-        elif code in (3, 5):
+        elif code in (Statistic.OPTIMALITY_GAP, Statistic.FRACTION_ABOVE):
             a = remap_index[a]
-        codes[q] = (code, a, b)
+        codes[q] = (int(code), a, b)
         params[q] = p
     tasks = resample.slot_tasks
     has_tasks = tasks is not None
@@ -193,7 +203,7 @@ def fused_metrics(resample, specs: list[tuple[str, float]], *, task_means: bool 
         tasks = np.zeros((1, 1), dtype=np.int64)
     out = np.empty((resample.n_reps, len(specs)))
     means_out = np.empty((resample.n_reps, resample.n_slots) if task_means else (1, 1))
-    _jit(_kernel)(
+    jit(_kernel)(
         resample.uniforms,
         np.ascontiguousarray(tasks, dtype=np.int64),
         has_tasks,
@@ -270,7 +280,7 @@ def improvement(cells_x, counts_x: np.ndarray, cells_y, counts_y: np.ndarray) ->
         below[sx] = np.searchsorted(y, cells_x.values[sx], side="left")
         upto[sx] = np.searchsorted(y, cells_x.values[sx], side="right")
     out = np.empty(counts_x.shape[0])
-    _jit(_improvement_kernel)(
+    jit(_improvement_kernel)(
         counts_x,
         counts_y,
         cells_x.sizes.astype(np.int64),
@@ -301,5 +311,5 @@ def draw_counts(resample) -> np.ndarray:
     cells = resample.cells
     dtype = np.uint16 if int(cells.sizes.max()) < 2**16 else np.uint32
     out = np.zeros((resample.n_reps, cells.n_runs), dtype=dtype)
-    _jit(_counts_kernel)(resample.uniforms, cells.sizes.astype(np.int64), cells.offsets.astype(np.int64), out)
+    jit(_counts_kernel)(resample.uniforms, cells.sizes.astype(np.int64), cells.offsets.astype(np.int64), out)
     return out

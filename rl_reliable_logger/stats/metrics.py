@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .bootstrap import Resample
+from .registry import Spec, Statistic, lookup
 
 MetricFn = Callable[[Resample], np.ndarray]
 
@@ -41,8 +42,8 @@ class Metric:
 
     name: str
     fn: MetricFn
-    #: (code, parameter) of a built-in metric, which lets a compiled kernel compute it (see _kernels)
-    spec: tuple[str, float] | None = None
+    #: (statistic, parameter) of a built-in metric, which lets a compiled kernel compute it
+    spec: Spec | None = None
 
     def __call__(self, resample: Resample) -> np.ndarray:
         return np.asarray(self.fn(resample), dtype=float).reshape(resample.n_reps)
@@ -164,32 +165,24 @@ def get_metric(name: str | Metric | Callable, *, gamma: float = 1.0) -> Metric:
         return name
     if callable(name):
         return per_replicate(name)
-    key = str(name).strip().lower()
-    fixed: dict[str, tuple[MetricFn, tuple[str, float]]] = {
-        "mean": (mean, ("mean", 0.0)),
-        "median": (median, ("median", 0.0)),
-        "iqm": (iqm, ("trim", 0.25)),
-        "optimality_gap": (optimality_gap(gamma), ("gap", float(gamma))),
-        "dp25": (lower_tail_mean(0.25), ("tail", 0.25)),
-    }
-    if key in fixed:
-        fn, spec = fixed[key]
-        return Metric(key, fn, spec)
-    for prefix, factory, code, scale in (
-        ("trimmed_mean_", trimmed_mean, "trim", 1.0),
-        ("p_above_", prob_above, "above", 1.0),
-        ("dp", lower_tail_mean, "tail", 0.01),
-    ):
-        if key.startswith(prefix):
-            try:
-                number = float(key[len(prefix) :]) * scale
-            except ValueError:
-                break
-            return Metric(key, factory(number), (code, number))
+    found = lookup(str(name), gamma=gamma)
+    if found is not None:
+        entry, parameter = found
+        return Metric(str(name).strip().lower(), _FACTORIES[entry.statistic](parameter), (entry.statistic, parameter))
     raise ValueError(
         f"unknown metric {name!r}: use mean, median, iqm, optimality_gap, dp25, trimmed_mean_<p>, "
         "p_above_<t>, or pass a function."
     )
+
+
+_FACTORIES: dict[Statistic, Callable[[float], MetricFn]] = {
+    Statistic.MEAN: lambda _: mean,
+    Statistic.MEDIAN: lambda _: median,
+    Statistic.TRIMMED_MEAN: lambda p: iqm if p == 0.25 else trimmed_mean(p),
+    Statistic.OPTIMALITY_GAP: optimality_gap,
+    Statistic.LOWER_TAIL_MEAN: lower_tail_mean,
+    Statistic.FRACTION_ABOVE: prob_above,
+}
 
 
 # --------------------------------------------------------------------------- improvement

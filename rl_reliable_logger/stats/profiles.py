@@ -73,3 +73,10 @@ def rank_probabilities(task_means: np.ndarray) -> np.ndarray:
         share = ((greater <= k) & (k < greater + equal)) / equal
         probs[:, :, k] = share.mean(axis=1)
     return probs
+
+
+def profile_curves(resample: Resample, taus: np.ndarray, gammas: np.ndarray) -> np.ndarray:
+    """(R, 2T + G): run-score profile and average-score profile at ``taus``, gap curve at ``gammas``."""
+    return np.concatenate(
+        [run_score_profile(resample, taus), average_score_profile(resample, taus), gap_curve(resample, gammas)], axis=1
+    )

@@ -8,7 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rl_reliable_logger.stats import bootstrap as bs
+from rl_reliable_logger.stats import engine
 from rl_reliable_logger.stats import jordan as jd
+from rl_reliable_logger.stats.jordan import bounds as jbounds
+from rl_reliable_logger.stats.jordan import chain as jchain
+from rl_reliable_logger.stats.jordan import payoffs as jpayoffs
 
 # --------------------------------------------------------------------------- spec data
 T1_ENV0 = [[1, 3, 5, 7, 9], [2, 4, 6, 8, 10], [0, 0, 6, 6, 12]]
@@ -286,7 +291,7 @@ def test_fast_greedy_equals_knapsack():
     nbr = chain.structure.nbr
     for _ in range(5):
         V = rng.normal(size=chain.structure.n_states)
-        fast, ref = jd._greedy_rows(chain, V), jd._greedy_rows_knapsack(chain, V)
+        fast, ref = jbounds.greedy_rows(chain, V), jbounds.greedy_rows_knapsack(chain, V)
         np.testing.assert_allclose((fast * V[nbr]).sum(1), (ref * V[nbr]).sum(1), atol=1e-12)
         for rows in (fast, ref):
             np.testing.assert_allclose(rows.sum(1), 1.0, atol=1e-12)
@@ -317,7 +322,7 @@ def test_pbp_contains_point_and_every_feasible_chain():
     for _ in range(20):
         rows = _random_feasible_rows(chain, rng)
         assert np.all(rows <= chain.upper + 1e-12)
-        P = jd._dense_from_slots(rows, cs)
+        P = jchain.dense_from_slots(rows, cs)
         pi = jd.stationary_distribution(P)
         for i in range(3):
             r_lo = np.broadcast_to(res.mu_low[i], (3, 2, 3)).ravel()
@@ -454,7 +459,7 @@ def test_bootstrap_is_seeded_bit_identical():
 def test_bootstrap_replicate_is_the_point_pipeline():
     """A replicate whose weights are all 1 reproduces the point estimate (checks the weighted payoffs)."""
     s = jd.as_samples(T2)
-    pos = jd._positions(s)
+    pos = jpayoffs.positions(s)
     mu = jd.payoff_matrix(s, presorted=True)
     for i in range(3):
         for j in range(2):
@@ -471,6 +476,88 @@ def test_bootstrap_iterative_path_matches_dense():
     a = jd.bootstrap_aggregate(samples, reps=50, seed=0, solver="dense")
     b = jd.bootstrap_aggregate(samples, reps=50, seed=0, solver="iterative")
     np.testing.assert_allclose(a, b, atol=1e-10)
+
+
+def _replicate_payoffs(samples, reps, seed):
+    """Payoffs of bootstrap-like replicates (ties included: scores on a coarse grid)."""
+    rng = np.random.default_rng(seed)
+    s = jd.as_samples(samples)
+    out = []
+    for _ in range(reps):
+        out.append(jd.payoff_matrix([[rng.choice(x, x.size) for x in row] for row in s]))
+    return np.stack(out)
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+@pytest.mark.parametrize("shape", [(2, 1, 4), (3, 2, 5), (5, 4, 6), (4, 3, 40)])
+def test_batched_solver_matches_dense_solve(compiled, shape):
+    """The structured batched solver gives the exact stationary distribution of every replicate chain."""
+    if compiled and not engine.compiled():
+        pytest.skip("numba not installed")
+    n_alg, n_env, n = shape
+    rng = np.random.default_rng(sum(shape))
+    samples = [[np.round(rng.normal(0.3 * i, 1.0, n), 1) for _ in range(n_env)] for i in range(n_alg)]
+    mu = _replicate_payoffs(samples, 12, 1)
+    pi = jd.stationary_batch(mu, m=jd.POPULATION_M, use_compiled=compiled)
+    for r in range(mu.shape[0]):
+        ref = jd.stationary_distribution(jd.transition_matrix(mu[r]))
+        np.testing.assert_allclose(pi[r], ref, rtol=1e-10, atol=1e-14)
+
+
+def test_batched_solver_hands_near_ties_to_the_general_solver():
+    """Two distinct payoffs within the chain's tie tolerance break the structure: the exact solve is used."""
+    mu = jd.payoff_matrix(T1)
+    mu[0, 1, 2] = mu[0, 0, 1] * (1 + 1e-12)  # distinct from, but isapprox-equal to, another payoff of block 0
+    ref = jd.stationary_distribution(jd.transition_matrix(mu))
+    for compiled in (False, engine.compiled()):
+        pi = jd.stationary_batch(mu[None], m=jd.POPULATION_M, use_compiled=compiled)[0]
+        np.testing.assert_allclose(pi, ref, rtol=1e-10, atol=1e-14)
+
+
+def test_bootstrap_batched_solver_matches_per_replicate_solves():
+    rng = np.random.default_rng(5)
+    samples = [[np.round(rng.normal(0.2 * i, 1.0, 6), 1) for _ in range(3)] for i in range(4)]
+    a = jd.bootstrap_aggregate(samples, reps=40, seed=1)
+    b = jd.bootstrap_aggregate(samples, reps=40, seed=1, solver="dense")
+    np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-13)
+
+
+def test_bootstrap_does_not_depend_on_chunk_size_or_engine(monkeypatch):
+    rng = np.random.default_rng(6)
+    samples = [[rng.normal(0.2 * i, 1.0, 5 + (i + j) % 3) for j in range(3)] for i in range(3)]
+    a = jd.bootstrap_aggregate(samples, reps=50, seed=2)
+    b = jd.bootstrap_aggregate(samples, reps=50, seed=2, chunk_bytes=1)  # one replicate per chunk
+    np.testing.assert_array_equal(a, b)
+    monkeypatch.setenv("RL_RELIABLE_NO_NUMBA", "1")
+    c = jd.bootstrap_aggregate(samples, reps=50, seed=2, chunk_bytes=3000)
+    np.testing.assert_allclose(a, c, rtol=1e-11, atol=1e-14)
+
+
+def test_bootstrap_uses_the_shared_engine_draws():
+    """Replicate r of algorithm i is the shared engine's draw r from algorithm i's spawned stream."""
+    s = jd.as_samples(T2)
+    reps = 7
+    streams = np.random.default_rng(11).spawn(len(s))
+    counts = [bs.draw(bs.Cells.from_list(row), reps, g).counts() for row, g in zip(s, streams)]
+    mu = jd.payoffs_from_counts(s, counts)
+    for r in range(reps):
+        resampled = [
+            [
+                np.repeat(x, counts[i][r, off : off + x.size].astype(int))
+                for x, off in zip(row, np.cumsum([0] + [x.size for x in row])[:-1])
+            ]
+            for i, row in enumerate(s)
+        ]
+        np.testing.assert_array_equal(mu[r], jd.payoff_matrix(resampled))
+    y = jd.bootstrap_aggregate(T2, reps=reps, seed=11)
+    for r in range(reps):
+        np.testing.assert_allclose(y[r], jd.equilibrium(mu[r]).y, rtol=1e-10)
+
+
+def test_bootstrap_progress_callback_counts_replicates():
+    seen = []
+    jd.bootstrap_aggregate(T1, reps=30, seed=0, progress=seen.append, chunk_bytes=20_000)
+    assert sum(seen) == 30 and len(seen) > 1
 
 
 def test_bootstrap_split_options():

@@ -3,12 +3,14 @@
 import numpy as np
 import pytest
 
+from rl_reliable_logger.stats import engine
 from rl_reliable_logger.stats import kernels as _kernels
 from rl_reliable_logger.stats import metrics as mt
 from rl_reliable_logger.stats.bootstrap import Cells, draw
+from rl_reliable_logger.stats.registry import Statistic
 from tests.support.paths import REPO
 
-pytestmark = pytest.mark.skipif(not _kernels.AVAILABLE, reason="numba not installed")
+pytestmark = pytest.mark.skipif(not engine.compiled(), reason="numba not installed")
 
 NAMES = ["mean", "median", "iqm", "optimality_gap", "dp25", "p_above_1", "trimmed_mean_0.1"]
 
@@ -47,7 +49,11 @@ def test_kernel_profiles_and_task_means_equal_numpy():
     batch = draw(cells, 200, np.random.default_rng(14))
     taus = np.linspace(-2, 2, 9)
     gammas = np.linspace(0, 1.5, 4)
-    specs = [("above", t) for t in taus] + [("tasks_above", t) for t in taus] + [("gap", g) for g in gammas]
+    specs = (
+        [(Statistic.FRACTION_ABOVE, t) for t in taus]
+        + [(Statistic.TASKS_ABOVE, t) for t in taus]
+        + [(Statistic.OPTIMALITY_GAP, g) for g in gammas]
+    )
     values, means = _kernels.fused_metrics(batch, specs, task_means=True)
     expected = np.concatenate(
         [pf.run_score_profile(batch, taus), pf.average_score_profile(batch, taus), pf.gap_curve(batch, gammas)], axis=1
@@ -103,3 +109,28 @@ def test_evaluate_gives_the_same_numbers_with_and_without_numba(tmp_path):
         fast = pd.read_csv(tmp_path / "fast" / f"{table}.csv")
         slow = pd.read_csv(tmp_path / "numpy" / f"{table}.csv")
         pd.testing.assert_frame_equal(fast, slow, check_exact=False, rtol=1e-9, atol=1e-9)
+
+
+def test_engine_statistics_do_not_depend_on_the_engine(monkeypatch):
+    """What analysis asks the engine for is the same numbers with numba and with numpy."""
+    rng = np.random.default_rng(21)
+    cells = Cells.from_list([rng.lognormal(size=n) for n in (3, 8, 5)])
+    metrics = [mt.get_metric(n) for n in NAMES]
+    taus, gammas = np.linspace(0, 3, 7), np.linspace(0, 1, 3)
+
+    def run():
+        batch = draw(cells, 100, np.random.default_rng(5))
+        counts = engine.draw_counts(batch)
+        return [
+            engine.aggregates(metrics)(batch),
+            engine.profile_curves(taus, gammas)(batch),
+            engine.task_means()(batch),
+            counts,
+            engine.improvement(cells, counts, cells, counts[::-1].copy()),
+        ]
+
+    compiled = run()
+    monkeypatch.setenv("RL_RELIABLE_NO_NUMBA", "1")
+    assert not engine.compiled()
+    for a, b in zip(compiled, run()):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

@@ -13,9 +13,9 @@ import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from ...errors import TrackerError
+from ...redaction import redact
 from ..base.messages import kw
 
 #: Bounded retry settings used unless the environment sets them (MLflow's own defaults retry a
@@ -38,15 +38,6 @@ def _import_mlflow() -> Any:
             "MLflow is not installed: `pip install 'rl_reliable_logger[mlflow]'` (or `pip install mlflow`)."
         ) from None
     return mlflow
-
-
-def _redact(uri: str) -> str:
-    """The URI without a password (``http://user:***@host``), for messages and provenance."""
-    parts = urlsplit(uri)
-    if parts.password:
-        netloc = f"{parts.username}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
-        return urlunsplit(parts._replace(netloc=netloc))
-    return uri
 
 
 def _resolve_uri(tracking_uri: str | None) -> str:
@@ -105,7 +96,7 @@ class Tracker:
     def __init__(self, tracking_uri: str | None = None, *, must_exist: bool = True):
         mlflow = _import_mlflow()
         self.uri = _resolve_uri(tracking_uri)
-        self.shown_uri = _redact(self.uri)
+        self.shown_uri = redact(self.uri)
         path = _sqlite_path(self.uri)
         if must_exist and path is not None and not path.exists():
             raise TrackerError(
@@ -132,7 +123,7 @@ class Tracker:
 
     def _unreachable(self, what: str, err: BaseException) -> str:
         retries = os.environ.get("MLFLOW_HTTP_REQUEST_MAX_RETRIES", RETRY_DEFAULTS["MLFLOW_HTTP_REQUEST_MAX_RETRIES"])
-        detail = str(err).splitlines()[0][:400]
+        detail = redact(str(err).splitlines()[0] if str(err) else "")[:400]
         return (
             f"could not reach the MLflow tracking server at {self.shown_uri} ({what}; gave up after "
             f"{retries} retries): {detail}\nCheck that the server is running (`mlflow server --host ... "
@@ -216,5 +207,5 @@ class Tracker:
 
 def _run_url(uri: str, experiment_id: str, run_id: str) -> str | None:
     if uri.split(":", 1)[0].lower() in ("http", "https"):
-        return f"{_redact(uri).rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}"
+        return f"{redact(uri).rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}"
     return None

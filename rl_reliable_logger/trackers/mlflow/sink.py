@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...analysis.report import TABLES
+from ...data.names import escape_markdown
 from ...errors import TrackerError
 from ...render.bundle import Bundle
 from ...version import __version__
@@ -120,7 +121,7 @@ def _note(report: Report, folder: str) -> str:
     agg = report.aggregates
     if not agg.empty:
         metrics = list(dict.fromkeys(agg["metric"]))
-        lines.append("| algorithm | " + " | ".join(_md(m) for m in metrics) + " |")
+        lines.append("| algorithm | " + " | ".join(escape_markdown(m) for m in metrics) + " |")
         lines.append("|---" * (len(metrics) + 1) + "|")
         for alg in dict.fromkeys(agg["algorithm"]):
             cells = []
@@ -131,16 +132,11 @@ def _note(report: Report, folder: str) -> str:
                     if len(row)
                     else ""
                 )
-            lines.append(f"| {_md(alg)} | " + " | ".join(cells) + " |")
+            lines.append(f"| {escape_markdown(alg)} | " + " | ".join(cells) + " |")
     lines += ["", f"Tables: artifacts `{folder}/tables/*.json`; report: `{folder}/bundle/report.html`."]
     if report.warnings:
-        lines += ["", "Warnings:"] + [f"- {_md(w)}" for w in report.warnings[:20]]
+        lines += ["", "Warnings:"] + [f"- {escape_markdown(w)}" for w in report.warnings[:20]]
     return _clip("\n".join(lines), 8000)
-
-
-def _md(text: Any) -> str:
-    """Untrusted text inside the run's Markdown note: no tables, links or HTML."""
-    return re.sub(r"([\\`*_{}\[\]()#+!|<>])", r"\\\1", str(text))
 
 
 def _json_value(value: Any) -> Any:

@@ -2,7 +2,7 @@
 
 ``wandb`` is imported inside these functions, so ``import rl_reliable_logger`` never pays for it.
 The API key is taken only from the environment (``WANDB_API_KEY``) or wandb's own login
-(``wandb login`` / netrc); it is never printed or passed around (messages go through ``_redact``).
+(``wandb login`` / netrc); it is never printed or passed around (messages go through ``redact``).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...errors import TrackerError
+from ...redaction import redact
 
 
 # ---------------------------------------------------------------------------- client plumbing
@@ -81,14 +82,7 @@ def _describe_error(exc: BaseException, what: str) -> TrackerError:
         hint = "check the ENTITY/PROJECT spelling (and that your key can see it)."
     else:
         hint = "see the message above."
-    return TrackerError(f"W&B request failed while {what} at {base_url}: {name}: {_redact(text)}. {hint}")
-
-
-def _redact(text: str) -> str:
-    key = os.environ.get("WANDB_API_KEY")
-    if key:
-        text = text.replace(key, "<api-key>")
-    return re.sub(r"\b[0-9a-f]{40}\b", "<api-key>", text)
+    return TrackerError(f"W&B request failed while {what} at {base_url}: {name}: {redact(text)}. {hint}")
 
 
 @contextlib.contextmanager

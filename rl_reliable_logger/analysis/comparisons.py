@@ -1,0 +1,178 @@
+"""All-pairs comparisons with family-wise error control: which algorithms can be told apart.
+
+:func:`compare_all` bootstraps every algorithm once (stratified over runs within tasks, the
+project's engine) and, for every pair (X, Y), reports beside the usual per-pair interval
+
+* a *simultaneous* interval (max-T over the family of all pairs, see
+  :func:`~rl_reliable_logger.stats.multiplicity.max_t_intervals`): all of them cover together
+  with probability ≈ ``ci``. The bootstrap's plug-in variance is biased low by (n−1)/n with n
+  runs per task, which matters at the extreme quantiles max-T uses; the standard errors are
+  therefore scaled by √(n/(n−1)), n the smallest cell of the pair (checked by simulation:
+  ``benchmarks/multiplicity_coverage.py``);
+* the two-sided bootstrap p-value and its Holm-adjusted value;
+
+for two families: the difference metric(X) − metric(Y) (null 0) and the probability of improvement
+P(X > Y) (null 0.5). A pair is *distinguishable* when its simultaneous interval excludes the null;
+:func:`letters` summarises that as a compact letter display.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..data.normalize import get_normalizer
+from ..data.scores import ScoreTable
+from ..errors import InputError
+from ..stats import bootstrap as bs
+from ..stats import metrics as mt
+from ..stats import multiplicity as mp
+
+COLUMNS = [
+    "statistic",
+    "algorithm_x",
+    "algorithm_y",
+    "metric",
+    "point",
+    "low",
+    "high",
+    "low_simultaneous",
+    "high_simultaneous",
+    "p_value",
+    "p_holm",
+    "distinguishable",
+]
+
+
+def _cells(final: ScoreTable) -> tuple[dict[str, bs.Cells], list[str]]:
+    tasks = sorted(final.tasks)
+    cells = final.cells()
+    # runs sorted within tasks: a canonical order, so results do not depend on the input's row order
+    return {a: bs.Cells.from_list([np.sort(cells[(a, t)]) for t in tasks]) for a in final.algorithms}, tasks
+
+
+def compare_all(
+    table: ScoreTable,
+    *,
+    metric: str | Callable = "iqm",
+    normalize: str | Any | None = None,
+    reps: int = 2_000,
+    ci: float = 0.95,
+    gamma: float = 1.0,
+    seed: int | None = 0,
+) -> pd.DataFrame:
+    """Every pair of algorithms, unadjusted and family-wise (max-T simultaneous, Holm) results.
+
+    Returns one row per ordered pair X < Y (table order) and statistic (``difference`` of ``metric``,
+    ``improvement`` = P(X > Y)), columns :data:`COLUMNS`. ``low/high`` are the usual percentile
+    intervals at level ``ci``; ``*_simultaneous`` hold jointly over the pairs of each statistic.
+
+    Example:
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"algorithm": ["A"] * 6 + ["B"] * 6, "task": ["x", "y"] * 6,
+        ...                    "seed": [0, 0, 1, 1, 2, 2] * 2, "score": [1, 2, 1, 2, 1, 2] + [5, 6, 5, 6, 5, 6]})
+        >>> out = compare_all(ScoreTable(df), metric="mean", reps=200, seed=0)
+        >>> out[["statistic", "point", "distinguishable"]].values.tolist()
+        [['difference', -4.0, True], ['improvement', 0.0, True]]
+    """
+    if reps < 10:
+        raise InputError(f"`reps=` must be at least 10, got {reps}")
+    if not 0 < ci < 1:
+        raise InputError(f"`ci=` must be between 0 and 1 (e.g. 0.95), got {ci}")
+    final = table.final()
+    if normalize is not None:
+        final = get_normalizer(normalize).apply(final)
+    algorithms = final.algorithms
+    if len(algorithms) < 2:
+        raise InputError("compare_all needs at least two algorithms")
+    metric_obj = mt.get_metric(metric, gamma=gamma)
+    cells, _ = _cells(final)
+    root = bs.as_generator(seed)
+    streams = root.spawn(len(algorithms))
+    slot = {a: i for i, a in enumerate(sorted(algorithms))}
+    dists, counts, points = {}, {}, {}
+    for a in algorithms:
+        draws = bs.draw(cells[a], reps, streams[slot[a]])
+        dists[a] = metric_obj(draws)
+        small = np.uint16 if int(cells[a].sizes.max()) < 2**16 else np.uint32  # counts ≤ N_m: 4x less memory
+        counts[a] = draws.counts().astype(small)
+        points[a] = float(metric_obj(bs.original(cells[a]))[0])
+    pairs = [(x, y) for i, x in enumerate(algorithms) for y in algorithms[i + 1 :]]
+    diff = np.stack([dists[x] - dists[y] for x, y in pairs], axis=1)
+    diff_point = np.array([points[x] - points[y] for x, y in pairs])
+    poi = np.stack([mt.improvement_replicates(cells[x], counts[x], cells[y], counts[y]) for x, y in pairs], axis=1)
+    poi_point = np.array(
+        [
+            mt.probability_of_improvement(
+                [cells[x].values[o : o + n] for o, n in zip(cells[x].offsets, cells[x].sizes)],
+                [cells[y].values[o : o + n] for o, n in zip(cells[y].offsets, cells[y].sizes)],
+            )
+            for x, y in pairs
+        ]
+    )
+    smallest = {a: int(cells[a].sizes.min()) for a in algorithms}
+    n_pair = np.array([min(smallest[x], smallest[y]) for x, y in pairs], dtype=float)
+    scale = np.where(n_pair > 1, np.sqrt(n_pair / np.maximum(n_pair - 1, 1)), 1.0)
+    rows = []
+    for statistic, dist, point, null in (("difference", diff, diff_point, 0.0), ("improvement", poi, poi_point, 0.5)):
+        low, high = bs.interval(dist, point, ci=ci, method="percentile")
+        s_low, s_high, _ = mp.max_t_intervals(dist, point, ci, scale=scale)
+        if statistic == "improvement":
+            s_low, s_high = np.clip(s_low, 0, 1), np.clip(s_high, 0, 1)
+        p = mp.bootstrap_pvalues(dist, null)
+        p_holm = mp.holm(p)
+        for k, (x, y) in enumerate(pairs):
+            rows.append(
+                {
+                    "statistic": statistic,
+                    "algorithm_x": x,
+                    "algorithm_y": y,
+                    "metric": metric_obj.name if statistic == "difference" else "probability_of_improvement",
+                    "point": float(point[k]),
+                    "low": float(low[k]),
+                    "high": float(high[k]),
+                    "low_simultaneous": float(s_low[k]),
+                    "high_simultaneous": float(s_high[k]),
+                    "p_value": float(p[k]),
+                    "p_holm": float(p_holm[k]),
+                    "distinguishable": bool(s_low[k] > null or s_high[k] < null),
+                }
+            )
+    out = pd.DataFrame(rows, columns=COLUMNS)
+    out.attrs["points"] = points
+    out.attrs["method"] = (
+        f"max-T simultaneous {ci:.0%} intervals over the {len(pairs)} pairs of each statistic, standard errors "
+        "scaled by sqrt(n/(n-1)) "
+        f"({reps} stratified-bootstrap replicates per algorithm); Holm-adjusted bootstrap p-values"
+    )
+    return out
+
+
+def letters(comparisons: pd.DataFrame, statistic: str = "difference") -> pd.DataFrame:
+    """Compact letter display from :func:`compare_all`: ``algorithm, point, group`` (best first);
+    algorithms sharing a letter are not distinguishable at the family-wise level."""
+    rows = comparisons[comparisons["statistic"] == statistic]
+    points: dict[str, float] = comparisons.attrs.get("points", {})
+    names = list(dict.fromkeys(list(rows["algorithm_x"]) + list(rows["algorithm_y"])))
+    if not points:
+        points = {n: 0.0 for n in names}
+    index = {n: i for i, n in enumerate(names)}
+    different = np.zeros((len(names), len(names)), dtype=bool)
+    for r in rows.itertuples():
+        different[index[r.algorithm_x], index[r.algorithm_y]] = bool(r.distinguishable)
+    display = mp.letter_display(names, [points[n] for n in names], different)
+    frame = pd.DataFrame(
+        {"algorithm": names, "point": [points[n] for n in names], "group": [display[n] for n in names]}
+    )
+    return frame.sort_values("point", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def format_letters(frame: pd.DataFrame) -> str:
+    """Console text: one line per algorithm with its group letters."""
+    width = max(len(str(a)) for a in frame["algorithm"])
+    lines = ["which algorithms are distinguishable (same letter: not told apart, family-wise):"]
+    lines += [f"  {str(r.algorithm):<{width}}  {r.point:8.3f}  {r.group}" for r in frame.itertuples()]
+    return "\n".join(lines)

@@ -1,0 +1,390 @@
+"""Protocol checks: what is wrong with an experiment *before* any interval is computed.
+
+:func:`check_protocol` inspects a :class:`~rl_reliable_logger.data.scores.ScoreTable` and returns a
+list of :class:`Finding` — each with a check id, a severity, a message naming the algorithms, tasks
+and runs concerned, and a one-line explanation citing where the advice comes from. Callers show
+them first (console, provenance, report); :func:`enforce` turns warnings into an error for CI
+pipelines (``--strict``).
+
+Checks (ids are stable; tests and users may filter on them):
+
+``runs.unequal``        algorithms have different numbers of runs per task
+``runs.few``            (algorithm, task) cells with fewer than 3 runs
+``budget.unequal``      algorithms trained for different budgets on a task (last logged step, or a
+                        budget column)
+``budget.short_runs``   runs that stop before the budget of their own cell
+``protocol.mismatch``   evaluation-protocol fields (environment version, sticky actions / repeat-
+                        action probability, frame skip, evaluation episodes, ...) that differ
+                        between algorithms on the same task
+``score.maximum``       the score key looks like a maximum over training (max / best / peak)
+``tuning.reused_seeds`` with hyperparameter keys: several configurations of one algorithm share
+                        seeds, so the configuration chosen as best is reported on the seeds that
+                        chose it
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+import pandas as pd
+
+from ..data.scores import ScoreTable, seed_key
+from ..errors import InputError
+
+Severity = Literal["error", "warning", "info"]
+
+AGARWAL = "Agarwal et al. (2021), Deep RL at the Edge of the Statistical Precipice"
+MACHADO = "Machado et al. (2018), Revisiting the Arcade Learning Environment"
+HENDERSON = "Henderson et al. (2018), Deep Reinforcement Learning that Matters"
+
+#: Evaluation-protocol fields compared between algorithms; matched case-insensitively, with or
+#: without a ``config.`` / ``params.`` / ``env.`` prefix. Pass ``protocol_fields=`` to change them.
+DEFAULT_PROTOCOL_FIELDS = (
+    "env_id",
+    "env",
+    "env_name",
+    "gym_id",
+    "environment",
+    "repeat_action_probability",
+    "sticky_actions",
+    "frame_skip",
+    "frameskip",
+    "action_repeat",
+    "eval_episodes",
+    "num_eval_episodes",
+    "n_eval_episodes",
+    "evaluation_episodes",
+    "max_episode_steps",
+    "full_action_space",
+    "noop_max",
+    "terminal_on_life_loss",
+)
+_MAX_WORDS = {"max", "maximum", "best", "peak", "top", "highest"}
+_VERSION = re.compile(r"-v(\d+)$", re.I)
+_PREFIX = re.compile(r"^(config|params|param|hparams|args|env)[./]", re.I)
+_LISTED = 6
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem found by a protocol check."""
+
+    check: str
+    severity: Severity
+    message: str
+    why: str
+    algorithms: tuple[str, ...] = ()
+    tasks: tuple[str, ...] = ()
+    runs: tuple[str, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for provenance.json."""
+        out = asdict(self)
+        for key in ("algorithms", "tasks", "runs"):
+            out[key] = list(out[key])
+        return out
+
+    def __str__(self) -> str:
+        return f"[{self.severity}] {self.check}: {self.message} ({self.why})"
+
+
+def _names(items: Sequence[Any], limit: int = _LISTED) -> str:
+    shown = ", ".join(str(i) for i in items[:limit])
+    return shown + (f", ... ({len(items)} in all)" if len(items) > limit else "")
+
+
+# ----------------------------------------------------------------------------- checks
+def _runs_checks(final: ScoreTable, min_runs: int) -> list[Finding]:
+    out = []
+    sizes = final.runs_per_cell()
+    per_alg = {a: (int(sizes.loc[a].min()), int(sizes.loc[a].max())) for a in sizes.index}
+    totals = {a: int(sizes.loc[a].sum()) for a in sizes.index}
+    if len(set(totals.values())) > 1:
+        fewest = min(totals.values())
+        short = [a for a, n in totals.items() if n == fewest]
+        desc = "; ".join(
+            f"{a}: {lo} run(s) per task" if lo == hi else f"{a}: {lo}-{hi} runs per task"
+            for a, (lo, hi) in per_alg.items()
+        )
+        out.append(
+            Finding(
+                "runs.unequal",
+                "warning",
+                f"algorithms have different numbers of runs ({desc}); {_names(short)} "
+                f"{'has' if len(short) == 1 else 'have'} the fewest, so {'its' if len(short) == 1 else 'their'} "
+                "intervals are wider and comparisons lean on fewer seeds",
+                f"{AGARWAL}: uncertainty depends on the number of runs; compare algorithms with equal runs "
+                "or report the run counts",
+                algorithms=tuple(short),
+                details={"runs_per_task": {a: list(v) for a, v in per_alg.items()}},
+            )
+        )
+    few = [(a, t, int(sizes.loc[a, t])) for a in sizes.index for t in sizes.columns if sizes.loc[a, t] < min_runs]
+    if few:
+        out.append(
+            Finding(
+                "runs.few",
+                "warning",
+                f"{len(few)} (algorithm, task) cell(s) have fewer than {min_runs} runs: "
+                + _names([f"{a} / {t} ({n})" for a, t, n in few]),
+                f"{AGARWAL}: with so few runs per task, bootstrap intervals are unreliable (they under-cover)",
+                algorithms=tuple(dict.fromkeys(a for a, _, _ in few)),
+                tasks=tuple(dict.fromkeys(t for _, t, _ in few)),
+            )
+        )
+    return out
+
+
+def _budgets(table: ScoreTable, budget_key: str | None) -> pd.DataFrame | None:
+    """One row per run: algorithm, task, run_id, budget (last step, or the budget column)."""
+    keys = ["algorithm", "task", "run_id"]
+    if budget_key is not None:
+        if budget_key not in table.frame.columns:
+            raise InputError(
+                f"`budget_key=` {budget_key!r} names no column of the table; it has: " + ", ".join(table.frame.columns)
+            )
+        values = pd.to_numeric(table.frame[budget_key], errors="coerce")
+        frame = table.frame[keys].assign(budget=values).dropna(subset=["budget"])
+        return frame.groupby(keys, sort=False)["budget"].max().reset_index()
+    if table.has_steps:
+        return table.frame.groupby(keys, sort=False)["step"].max().rename("budget").reset_index()
+    return None
+
+
+def _budget_checks(table: ScoreTable, budget_key: str | None, tolerance: float) -> list[Finding]:
+    runs = _budgets(table, budget_key)
+    if runs is None or runs.empty:
+        return []
+    source = f"column {budget_key!r}" if budget_key else "the last logged step"
+    out = []
+    cell = runs.groupby(["algorithm", "task"], sort=False)["budget"].max()
+    unequal = []
+    for task, per_alg in cell.groupby(level="task", sort=False):
+        per_alg = per_alg.droplevel("task")
+        top = float(per_alg.max())
+        if top > 0 and float(per_alg.min()) < (1 - tolerance) * top:
+            unequal.append((task, {a: float(v) for a, v in per_alg.items()}))
+    if unequal:
+        algs = sorted({a for _, b in unequal for a, v in b.items() if v < (1 - tolerance) * max(b.values())})
+        example_task, example = unequal[0]
+        shown = ", ".join(f"{a} {v:g}" for a, v in example.items())
+        out.append(
+            Finding(
+                "budget.unequal",
+                "warning",
+                f"training budgets ({source}) differ between algorithms on {len(unequal)} task(s) "
+                f"({_names([t for t, _ in unequal])}); e.g. {example_task}: {shown}. {_names(algs)} trained for less",
+                f"{AGARWAL} / {HENDERSON}: compare algorithms at the same number of environment steps",
+                algorithms=tuple(algs),
+                tasks=tuple(str(t) for t, _ in unequal),
+                details={"budgets": {t: b for t, b in unequal}},
+            )
+        )
+    merged = runs.merge(cell.rename("cell_budget").reset_index(), on=["algorithm", "task"])
+    short = merged[merged["budget"] < (1 - tolerance) * merged["cell_budget"]]
+    if len(short):
+        labels = [
+            f"{r.algorithm} / {r.task} run {r.run_id} ({r.budget:g} of {r.cell_budget:g})" for r in short.itertuples()
+        ]
+        out.append(
+            Finding(
+                "budget.short_runs",
+                "warning",
+                f"{len(short)} run(s) stop before the budget of their cell ({source}): {_names(labels)}",
+                f"{HENDERSON}: runs that crashed or were cut short score lower; finish or exclude them explicitly",
+                algorithms=tuple(dict.fromkeys(short["algorithm"])),
+                tasks=tuple(dict.fromkeys(short["task"])),
+                runs=tuple(str(r) for r in short["run_id"]),
+            )
+        )
+    return out
+
+
+def _field_key(column: str) -> str:
+    return _PREFIX.sub("", str(column)).strip().lower().replace("-", "_").replace(" ", "_")
+
+
+def _protocol_checks(final: ScoreTable, fields: Iterable[str]) -> list[Finding]:
+    wanted = {_field_key(f) for f in fields}
+    frame = final.frame
+    columns = [c for c in frame.columns if c not in ("algorithm", "task", "run_id", "seed", "score", "raw_score")]
+    out = []
+    for column in columns:
+        if _field_key(column) not in wanted:
+            continue
+        values = frame[["algorithm", "task", column]].dropna()
+        if values.empty:
+            continue
+        text = values[column].astype(str)
+        versions = text.map(lambda v: (_VERSION.search(v.strip()) or [None, None])[1])
+        clashes = []
+        for task, grp in values.assign(_text=text, _version=versions).groupby("task", sort=False):
+            if grp["_version"].notna().any():  # environment ids: compare the game and the version
+                seen = grp.groupby("algorithm", sort=False)["_version"].agg(lambda s: tuple(sorted(set(s.dropna()))))
+                kind = "version"
+            else:
+                seen = grp.groupby("algorithm", sort=False)["_text"].agg(lambda s: tuple(sorted(set(s))))
+                kind = "value"
+            if seen.nunique() > 1:
+                clashes.append((task, kind, {a: list(v) for a, v in seen.items()}))
+        if not clashes:
+            continue
+        task, kind, example = clashes[0]
+        shown = "; ".join(
+            f"{a}: {', '.join(('v' + x) if kind == 'version' else x for x in v)}" for a, v in example.items()
+        )
+        algs = tuple(dict.fromkeys(a for _, _, ex in clashes for a in ex))
+        what = "environment version" if kind == "version" else "value"
+        out.append(
+            Finding(
+                "protocol.mismatch",
+                "warning",
+                f"{column!r}: the {what} differs between algorithms on {len(clashes)} task(s) "
+                f"({_names([t for t, _, _ in clashes])}); e.g. {task}: {shown}",
+                f"{MACHADO}: sticky actions, frame skip, episode limits and environment versions change scores; "
+                "compare algorithms under one evaluation protocol",
+                algorithms=algs,
+                tasks=tuple(t for t, _, _ in clashes),
+                details={"field": str(column), "values": {t: ex for t, _, ex in clashes}},
+            )
+        )
+    return out
+
+
+def _words(key: str) -> list[str]:
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", key)
+    return [w for w in re.split(r"[^a-z0-9]+", spaced.lower()) if w]
+
+
+def looks_like_maximum(key: str) -> bool:
+    """True for score keys such as ``max_return``, ``eval/best_score``, ``peakReward``.
+
+    Example:
+        >>> looks_like_maximum("eval/maxReturn"), looks_like_maximum("episode_return")
+        (True, False)
+    """
+    return any(w in _MAX_WORDS or w.startswith("max") for w in _words(str(key)))
+
+
+def _score_checks(table: ScoreTable, score_key: str | None) -> list[Finding]:
+    key = score_key or table.source.get("fields", {}).get("score") or table.source.get("score_column")
+    if not key or not looks_like_maximum(str(key)):
+        return []
+    return [
+        Finding(
+            "score.maximum",
+            "warning",
+            f"the score comes from {str(key)!r}, which looks like a maximum over training",
+            f"{AGARWAL}: the maximum over evaluations during training is biased upwards; report the final score",
+            details={"score_key": str(key)},
+        )
+    ]
+
+
+def _tuning_checks(final: ScoreTable, keys: Sequence[str]) -> list[Finding]:
+    frame = final.frame
+    absent = [k for k in keys if k not in frame.columns]
+    if absent:
+        raise InputError(
+            f"`hyperparameter_keys=` names unknown column(s) {', '.join(map(repr, absent))}; the table has: "
+            + ", ".join(frame.columns)
+        )
+    out = []
+    configs = frame[list(keys)].astype(str).agg("|".join, axis=1)
+    # configurations are compared by seed: two runs with one seed share the randomness that chose the winner
+    seed_col = "seed" if frame["seed"].notna().all() else "run_id"
+    reused = {}
+    for alg, grp in frame.assign(_config=configs).groupby("algorithm", sort=False):
+        if grp["_config"].nunique() < 2:
+            continue
+        seeds_per_config = grp.groupby("_config")[seed_col].agg(lambda s: {seed_key(v) for v in s})
+        used_by: dict[str, int] = {}
+        for seeds in seeds_per_config:
+            for seed in seeds:
+                used_by[seed] = used_by.get(seed, 0) + 1
+        shared = {seed for seed, n in used_by.items() if n > 1}
+        if shared:
+            reused[alg] = (int(grp["_config"].nunique()), sorted(shared, key=str))
+    if reused:
+        desc = "; ".join(
+            f"{a}: {n} configurations share seed(s) {_names([str(s) for s in seeds], 4)}"
+            for a, (n, seeds) in reused.items()
+        )
+        out.append(
+            Finding(
+                "tuning.reused_seeds",
+                "warning",
+                f"hyperparameter configurations ({', '.join(keys)}) were run on the same seeds ({desc}): a "
+                "configuration chosen as best on these runs and reported on the same runs is biased upwards",
+                f"{HENDERSON}: tune and report on different seeds; re-run the chosen configuration on fresh seeds",
+                algorithms=tuple(reused),
+                details={"configurations": {a: n for a, (n, _) in reused.items()}},
+            )
+        )
+    return out
+
+
+# ----------------------------------------------------------------------------- API
+def check_protocol(
+    table: ScoreTable,
+    *,
+    min_runs: int = 3,
+    protocol_fields: Iterable[str] = DEFAULT_PROTOCOL_FIELDS,
+    hyperparameter_keys: Sequence[str] | None = None,
+    budget_key: str | None = None,
+    budget_tolerance: float = 0.01,
+    score_key: str | None = None,
+) -> list[Finding]:
+    """Run every protocol check on ``table``; findings in a fixed order (runs, budgets, protocol,
+    score key, tuning).
+
+    Args:
+        table: the scores, with steps (learning curves) if budgets should be read from them.
+        min_runs: cells with fewer runs are reported (``runs.few``).
+        protocol_fields: columns compared between algorithms task by task (``protocol.mismatch``).
+        hyperparameter_keys: columns naming a sweep's configuration (``tuning.reused_seeds``).
+        budget_key: a column with each run's training budget (default: the last logged step).
+        budget_tolerance: relative shortfall tolerated before budgets count as different.
+        score_key: the name the score came from (default: what the table's source records).
+
+    Example:
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"algorithm": ["A", "A", "B"], "task": "x", "seed": [0, 1, 0], "score": 1.0})
+        >>> [f.check for f in check_protocol(ScoreTable(df))]
+        ['runs.unequal', 'runs.few']
+    """
+    if budget_tolerance < 0 or budget_tolerance >= 1:
+        raise InputError(f"`budget_tolerance=` must be in [0, 1), got {budget_tolerance}")
+    final = table.final()
+    findings = _runs_checks(final, min_runs)
+    findings += _budget_checks(table, budget_key, budget_tolerance)
+    findings += _protocol_checks(final, protocol_fields)
+    findings += _score_checks(table, score_key)
+    if hyperparameter_keys:
+        findings += _tuning_checks(final, list(hyperparameter_keys))
+    return findings
+
+
+def enforce(findings: Sequence[Finding], *, strict: bool = False) -> None:
+    """Raise :class:`~rl_reliable_logger.errors.InputError` on errors (and, with ``strict``, on warnings)."""
+    blocking = [f for f in findings if f.severity == "error" or (strict and f.severity == "warning")]
+    if blocking:
+        raise InputError(
+            f"{len(blocking)} protocol problem(s)"
+            + (" (strict mode: warnings count)" if strict else "")
+            + ":\n"
+            + "\n".join(f"  - {f}" for f in blocking),
+            [str(f) for f in blocking],
+        )
+
+
+def format_findings(findings: Sequence[Finding]) -> str:
+    """Console text, one line per finding, most severe first (shown before any statistics)."""
+    order = {"error": 0, "warning": 1, "info": 2}
+    return "\n".join(
+        f"protocol {f.severity}: {f.check}: {f.message}" for f in sorted(findings, key=lambda f: order[f.severity])
+    )

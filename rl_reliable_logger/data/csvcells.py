@@ -1,0 +1,101 @@
+"""CSV files that are safe to open in a spreadsheet and that read back exactly.
+
+Formula injection (OWASP, "CSV Injection"): a spreadsheet executes a cell that starts with ``=``, ``+``,
+``-``, ``@``, a tab or a carriage return. Every *text* cell we write that starts with one of these — or with
+``'`` itself, so that the rule can be undone — gets a leading ``'``, which spreadsheets show as "this is
+text". Numbers are never touched (``-0.5`` stays a number); only strings are.
+
+Reading undoes it: a text cell that starts with ``'`` followed by one of ``= + - @ TAB CR '`` loses that
+first ``'``. So ``ScoreTable.to_csv``/``from_csv`` and ``Report.save_tables``/``Report.load`` round-trip every
+name byte for byte. (A hand-written CSV whose name really starts with ``'=`` reads as ``=...``: write
+``''=...`` for that.)
+
+Name columns are read as text (``dtype=str``, no NA guessing), so ``007``, ``1e3`` and ``NA`` reach the
+name checks exactly as written.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import Any
+
+import pandas as pd
+
+from .names import NA_MARKERS
+
+#: First characters a spreadsheet would evaluate (OWASP), plus ``'`` so that the escape is reversible.
+TRIGGERS = ("=", "+", "-", "@", "\t", "\r", "'")
+
+#: Columns of the package's own tables that hold names, never numbers.
+NAME_COLUMNS = frozenset(
+    {"algorithm", "task", "run_id", "seed", "algorithm_x", "algorithm_y", "metric", "kind", "reason"}
+)
+
+
+def neutralise(value: Any) -> Any:
+    """``'``-prefix a text cell a spreadsheet would execute; anything else unchanged.
+
+    Example:
+        >>> neutralise("=HYPERLINK(1)"), neutralise(-0.5), neutralise("-x")
+        ("'=HYPERLINK(1)", -0.5, "'-x")
+    """
+    if isinstance(value, str) and value.startswith(TRIGGERS):
+        return "'" + value
+    return value
+
+
+def restore(value: Any) -> Any:
+    """Undo :func:`neutralise` on one cell.
+
+    Example:
+        >>> restore("'=1+2"), restore("'plain")
+        ('=1+2', "'plain")
+    """
+    if isinstance(value, str) and len(value) >= 2 and value[0] == "'" and value[1] in TRIGGERS:
+        return value[1:]
+    return value
+
+
+def _text_columns(frame: pd.DataFrame) -> list[Any]:
+    return [c for c in frame.columns if frame[c].dtype == object or isinstance(frame[c].dtype, pd.StringDtype)]
+
+
+def neutralise_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy with every text cell neutralised (numeric columns untouched)."""
+    out = frame.copy()
+    for col in _text_columns(out):
+        if out[col].map(lambda v: isinstance(v, str) and v.startswith(TRIGGERS)).any():
+            out[col] = out[col].astype(object).map(neutralise)
+    return out
+
+
+def restore_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every text cell restored (in place for the columns that need it)."""
+    for col in _text_columns(frame):
+        if frame[col].map(lambda v: isinstance(v, str) and v[:1] == "'").any():
+            frame[col] = frame[col].astype(object).map(restore)
+    return frame
+
+
+def write_csv(frame: pd.DataFrame, path: str | os.PathLike) -> None:
+    """``frame.to_csv(path, index=False)`` with formula-like text cells neutralised."""
+    neutralise_frame(frame).to_csv(path, index=False)
+
+
+def read_csv(path: str | os.PathLike, *, text_columns: Iterable[Any] = NAME_COLUMNS, sep: str = ",") -> pd.DataFrame:
+    """Read a CSV with ``text_columns`` as exact text and the others parsed as usual; undo neutralisation."""
+    wanted = set(text_columns)
+    header = pd.read_csv(path, sep=sep, nrows=0)
+    text = [c for c in header.columns if c in wanted]
+    others = {c: sorted(NA_MARKERS) for c in header.columns if c not in wanted}
+    frame = pd.read_csv(
+        path,
+        sep=sep,
+        dtype=dict.fromkeys(text, str),
+        keep_default_na=False,
+        na_values=others,
+    )
+    for col in text:  # an all-empty file column reads as float NaN even with dtype=str on some pandas
+        frame[col] = frame[col].astype(object).where(frame[col].notna(), "")
+    return restore_frame(frame)

@@ -1,0 +1,206 @@
+"""Names (algorithm, task, seed, run) are untrusted text: checked once here, never parsed as numbers.
+
+Rules, applied by :class:`~rl_reliable_logger.data.scores.ScoreTable` to every source:
+
+* a name is text exactly as given: ``007`` stays ``007``, ``1`` and ``1.0`` are two algorithms;
+* empty names, missing values and the NA markers a CSV reader would turn into "missing"
+  (``NA``, ``nan``, ``None``, ``null``, ``#N/A``, ...) are errors naming the rows, in every format, so a
+  name that one format cannot carry is refused by all of them;
+* control characters (newline, tab, NUL, ...) and lone surrogates are errors: no output format shows them;
+* two different names that *print the same* — differing only in leading/trailing whitespace, Unicode
+  normalisation (NFC vs NFD, compatibility forms) or invisible format characters — are an error, and so is
+  leading/trailing whitespace on its own. With ``names="normalize"`` such names are stripped and put in NFC
+  instead, and every rewrite is recorded (warnings and provenance).
+
+Example:
+    >>> display_key("Cafe\\u0301 ") == display_key("Café")
+    True
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections.abc import Iterable
+from typing import Any, Literal
+
+import pandas as pd
+
+from ..errors import InputError
+
+#: Values pandas' CSV reader treats as missing by default; as names they are refused in every format.
+NA_MARKERS = frozenset(
+    {
+        "",
+        "#N/A",
+        "#N/A N/A",
+        "#NA",
+        "-1.#IND",
+        "-1.#QNAN",
+        "-NaN",
+        "-nan",
+        "1.#IND",
+        "1.#QNAN",
+        "<NA>",
+        "N/A",
+        "NA",
+        "NULL",
+        "NaN",
+        "None",
+        "n/a",
+        "nan",
+        "null",
+    }
+)
+
+NameMode = Literal["strict", "normalize"]
+_MAX_ROWS = 8
+
+
+def _rows(indices: Iterable[Any]) -> str:
+    items = list(indices)
+    shown = ", ".join(str(i) for i in items[:_MAX_ROWS])
+    return shown + (f" and {len(items) - _MAX_ROWS} more" if len(items) > _MAX_ROWS else "")
+
+
+def is_missing(value: Any) -> bool:
+    """True for None, NaN, pd.NA/NaT and the NA marker strings."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    if isinstance(value, str):
+        return value.strip() in NA_MARKERS
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def as_text(value: Any) -> str:
+    """A name as text: strings as given, bytes decoded as UTF-8, numbers by ``str`` (``1.0`` stays ``1.0``)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    if hasattr(value, "item") and not isinstance(value, (list, tuple, dict)):
+        value = value.item()  # numpy scalar -> Python, so 3 prints as 3, not np.int64(3)
+    return str(value)
+
+
+def display_key(name: str) -> str:
+    """What a reader sees: NFKC, without invisible format characters, stripped, runs of spaces as one."""
+    text = unicodedata.normalize("NFKC", name)
+    text = "".join(ch for ch in text if unicodedata.category(ch) not in ("Cf", "Cc"))
+    return " ".join(text.split())
+
+
+def normalized(name: str) -> str:
+    """The ``names="normalize"`` rewrite: stripped and in NFC."""
+    return unicodedata.normalize("NFC", name.strip())
+
+
+def _bad_characters(name: str) -> str | None:
+    for ch in name:
+        cat = unicodedata.category(ch)
+        if cat in ("Cc", "Cs"):
+            return f"U+{ord(ch):04X}"
+    return None
+
+
+def check_names(
+    values: pd.Series, field: str, column: str, *, mode: NameMode = "strict"
+) -> tuple[pd.Series, list[str]]:
+    """``values`` as a text Series, checked; returns (names, notes about rewrites made in ``normalize`` mode).
+
+    Raises InputError naming the column and rows for missing names, control characters and names that
+    would print the same.
+    """
+    if mode not in ("strict", "normalize"):
+        raise ValueError(f"names must be 'strict' or 'normalize', not {mode!r}")
+    where = f"{field} column {column!r}"
+    missing = [i for i, v in values.items() if is_missing(v)]
+    if missing:
+        raise InputError(
+            f"empty or missing {field} name (empty, NaN or an NA marker such as 'NA'/'nan'/'None') in {where}, "
+            f"row(s) {_rows(missing)}: every run needs a {field}; fill the cells or drop those rows.",
+            [f"row {i}: missing {field}" for i in missing],
+        )
+    try:
+        text = pd.Series([as_text(v) for v in values], index=values.index, dtype=object)
+    except UnicodeDecodeError:
+        bad = [i for i, v in values.items() if isinstance(v, bytes) and not _decodes(v)]
+        raise InputError(f"{where} holds bytes that are not UTF-8 text in row(s) {_rows(bad)}.") from None
+    controls = [(i, c) for i, v in text.items() if (c := _bad_characters(v)) is not None]
+    if controls:
+        first = controls[0][1]
+        raise InputError(
+            f"{field} name with a control character ({first}) in {where}, row(s) {_rows([i for i, _ in controls])}: "
+            "names must be printable text (no newline, tab, NUL); rename them at the source.",
+            [f"row {i}: control character {c}" for i, c in controls],
+        )
+    notes: list[str] = []
+    if mode == "normalize":
+        fixed = text.map(normalized)
+        changed = dict.fromkeys((old, new) for old, new in zip(text, fixed) if old != new)
+        for old, new in changed:
+            notes.append(f"{field} name {old!r} normalised to {new!r} (names='normalize')")
+        text = fixed
+        if any(v == "" or v in NA_MARKERS for v in text):
+            raise InputError(f"{where}: a name is empty after stripping whitespace; fill the cells.")
+    else:
+        padded = [(i, v) for i, v in text.items() if v != v.strip()]
+        if padded:
+            raise InputError(
+                f"{field} name {padded[0][1]!r} has leading or trailing whitespace in {where}, "
+                f"row(s) {_rows(i for i, _ in padded)}; fix the data, or pass names='normalize' to strip it (recorded).",
+                [f"row {i}: whitespace around {v!r}" for i, v in padded],
+            )
+    groups: dict[str, list[str]] = {}
+    for name in pd.unique(text):
+        groups.setdefault(display_key(name), []).append(name)
+    clashes = [names for names in groups.values() if len(names) > 1]
+    if clashes:
+        shown = "; ".join(
+            " vs ".join(f"{n!r} (row {_rows(text.index[text == n])})" for n in names) for names in clashes[:4]
+        )
+        raise InputError(
+            f"{len(clashes)} group(s) of different {field} names in {where} print the same (Unicode normalisation, "
+            f"compatibility forms or invisible characters differ): {shown}. Rename them at the source"
+            + ("" if mode == "normalize" else ", or pass names='normalize' to merge NFC variants")
+            + ".",
+            [" vs ".join(map(repr, names)) for names in clashes],
+        )
+    return text, notes
+
+
+def _decodes(value: bytes) -> bool:
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+#: Characters that can start Markdown syntax inside a table cell (links, images, emphasis, HTML, math, pipes).
+_MD_SPECIAL = set("\\`*_{}[]<>|~$&")
+
+
+def escape_markdown(text: Any) -> str:
+    """Text safe inside a Markdown table cell: specials backslash-escaped, newlines and controls shown as ``\\uXXXX``.
+
+    Links, images, HTML and emphasis in a name are shown literally; a ``|`` cannot split the row.
+
+    Example:
+        >>> escape_markdown("[x](http://e) | *y*")
+        '\\\\[x\\\\](http://e) \\\\| \\\\*y\\\\*'
+    """
+    out = []
+    for ch in str(text):
+        if ch in _MD_SPECIAL:
+            out.append("\\" + ch)
+        elif unicodedata.category(ch) in ("Cc", "Cs", "Zl", "Zp"):
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    return "".join(out)

@@ -1,0 +1,255 @@
+"""The methods paragraph: what was computed, in words a paper can paste, plus a reporting checklist.
+
+Everything is read from a :class:`~rl_reliable_logger.analysis.report.Report`'s tables and
+provenance (so a results folder read back gives the same text): runs per task, normalisation and
+its reference, metric definitions, bootstrap type and replicates, interval method and level, seed,
+protocol checks that fired (``provenance["protocol"]``: a list of finding dicts, see
+:mod:`~rl_reliable_logger.analysis.protocol`), all-pairs comparisons when present
+(``provenance["comparisons"]``), software versions, and what the error bars and shaded regions
+of the figures are.
+
+The checklist follows the recommendations of Agarwal et al. (2021); each item is ticked (``[x]``),
+not met (``[ ]``) or unknown from the results alone (``[?]``), with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..analysis.report import Report
+
+_METHOD_NAMES = {
+    "percentile": "percentile",
+    "basic": "basic (reverse percentile)",
+    "bc": "bias-corrected (BC)",
+    "bca": "bias-corrected and accelerated (BCa)",
+}
+_ROBUST = {"iqm", "optimality_gap", "median"}
+
+
+def _metric_definition(name: str, gamma: float) -> str:
+    key = str(name).lower()
+    fixed = {
+        "mean": "the mean over tasks of the per-task mean score",
+        "median": "the median over tasks of the per-task mean score",
+        "iqm": "the interquartile mean (IQM): the mean of the middle 50% of all runs pooled over tasks, "
+        "each task weighted equally (25% trimmed from each end)",
+        "optimality_gap": f"the optimality gap: the average shortfall of runs below a score of {gamma:g}, "
+        f"i.e. {gamma:g} − mean(min(score, {gamma:g}))",
+        "dp25": "DP-25: the mean of the worst 25% of runs",
+    }
+    if key in fixed:
+        return fixed[key]
+    if key.startswith("trimmed_mean_"):
+        return f"the {float(key.split('_')[-1]):.0%} trimmed mean over all runs"
+    if key.startswith("p_above_"):
+        return f"the fraction of runs scoring above {key.split('_')[-1]}"
+    if key.startswith("dp"):
+        return f"the mean of the worst {key[2:]}% of runs"
+    return f"{name} (a user-defined metric)"
+
+
+def _runs_text(prov: dict[str, Any]) -> str:
+    per = prov.get("runs_per_task") or {}
+    if not per:
+        return "an unrecorded number of runs per task"
+    counts = {a: sorted(set(v.values())) for a, v in per.items()}
+    every = sorted({n for c in counts.values() for n in c})
+    if len(every) == 1:
+        return f"{every[0]} independent runs (seeds) per task for every algorithm"
+    parts = [f"{a}: {c[0]}" if len(c) == 1 else f"{a}: {c[0]}–{c[-1]}" for a, c in counts.items()]
+    return "runs per task that differ between algorithms (" + "; ".join(parts) + ")"
+
+
+def _findings(prov: dict[str, Any]) -> list[dict[str, Any]]:
+    found = prov.get("protocol") or []
+    return [f for f in found if isinstance(f, dict)]
+
+
+def methods_paragraph(report: Report) -> str:
+    """The ready-to-paste paragraph (Markdown-free plain text)."""
+    prov = dict(report.provenance)
+    algorithms = list(prov.get("algorithms") or report.algorithms)
+    tasks = list(prov.get("tasks") or [])
+    ci = float(prov.get("ci", 0.95))
+    method = _METHOD_NAMES.get(str(prov.get("method", "percentile")), str(prov.get("method")))
+    gamma = float(prov.get("gamma", 1.0))
+    metrics = list(prov.get("metrics") or [])
+    sentences = [
+        f"We evaluate {len(algorithms)} algorithm{'s' if len(algorithms) != 1 else ''} "
+        f"({', '.join(map(str, algorithms))}) on {len(tasks)} task{'s' if len(tasks) != 1 else ''} "
+        f"with {_runs_text(prov)}, using the final score of each run."
+    ]
+    norm = prov.get("normalization") or "raw score"
+    if prov.get("normalize"):
+        sentences.append(f"Scores are normalised per task as {norm} (reference: {prov['normalize']}).")
+    else:
+        sentences.append("Scores are raw (not normalised), so tasks with larger score ranges weigh more.")
+    if metrics:
+        sentences.append(
+            "Aggregate metrics: " + "; ".join(f"{m} is {_metric_definition(m, gamma)}" for m in metrics) + "."
+        )
+    resample = "runs within each task" + (
+        ", after resampling the tasks themselves," if prov.get("task_bootstrap") else ""
+    )
+    sentences.append(
+        f"Uncertainty is quantified with {ci:.0%} {method} confidence intervals from a stratified bootstrap "
+        f"that resamples {resample} (each task keeps its number of runs; Agarwal et al., 2021), with "
+        f"{int(prov.get('reps', 0)):,} replicates for aggregate metrics and their differences"
+        + (
+            f", {int(prov['profile_reps']):,} for performance profiles and per-task intervals"
+            if prov.get("profile_reps")
+            else ""
+        )
+        + (
+            f", {int(prov['improvement_reps']):,} for the probability of improvement"
+            if prov.get("improvement_reps")
+            else ""
+        )
+        + (f" and {int(prov['curve_reps']):,} for sample-efficiency curves" if prov.get("curve_reps") else "")
+        + "."
+    )
+    if not report.improvement.empty:
+        sentences.append(
+            "The probability of improvement P(X > Y) is the per-task Mann–Whitney statistic averaged over tasks "
+            "(ties count one half)."
+        )
+    comparisons = prov.get("comparisons")
+    if comparisons:
+        sentences.append(f"All pairs of algorithms are compared with family-wise error control: {comparisons}.")
+    seed = prov.get("seed")
+    sentences.append(
+        f"The random seed of the analysis is {seed}; the same scores and seed reproduce every number exactly."
+        if seed is not None
+        else "No analysis seed was fixed, so intervals vary slightly between re-runs."
+    )
+    sentences.append(
+        f"In the figures, error bars and shaded regions are these pointwise {ci:.0%} bootstrap confidence "
+        "intervals (not standard deviations or standard errors across runs); they are not simultaneous across "
+        "algorithms or along a curve."
+    )
+    fired = _findings(prov)
+    if fired:
+        sentences.append(
+            "Protocol checks raised: " + "; ".join(f"{f.get('check')} ({f.get('message')})" for f in fired) + "."
+        )
+    else:
+        sentences.append(
+            "No protocol check fired."
+            if "protocol" in prov
+            else "Protocol checks were not recorded with these results."
+        )
+    versions = prov.get("versions") or {}
+    if versions:
+        sentences.append(
+            f"Computed with rl_reliable_logger {versions.get('rl_reliable_logger', '?')} "
+            f"(numpy {versions.get('numpy', '?')}, scipy {versions.get('scipy', '?')}, "
+            f"Python {versions.get('python', '?')})."
+        )
+    return " ".join(sentences)
+
+
+def checklist(report: Report) -> list[tuple[str, bool | None, str]]:
+    """(item, met: True / False / None for unknown, reason) for each recommendation."""
+    prov = dict(report.provenance)
+    fired = {f.get("check") for f in _findings(prov)}
+    known = "protocol" in prov
+    metrics = {str(m).lower() for m in prov.get("metrics") or []}
+    per = prov.get("runs_per_task") or {}
+    counts = {n for v in per.values() for n in v.values()}
+    items: list[tuple[str, bool | None, str]] = [
+        ("Number of runs per task reported", bool(per), _runs_text(prov) if per else "not recorded"),
+        (
+            "Interval estimates (not only point estimates) for aggregate metrics",
+            not report.aggregates.empty,
+            f"{float(prov.get('ci', 0.95)):.0%} stratified-bootstrap intervals",
+        ),
+        (
+            "Robust aggregate metric (IQM, median or optimality gap) instead of the mean alone",
+            bool(metrics & _ROBUST),
+            ", ".join(sorted(metrics)) or "no metrics recorded",
+        ),
+        (
+            "Performance profiles (score distributions) instead of per-task tables alone",
+            not report.profiles.empty,
+            "profiles.csv" if not report.profiles.empty else "no profiles computed",
+        ),
+        (
+            "Probability of improvement for pairwise claims",
+            not report.improvement.empty,
+            "improvement.csv" if not report.improvement.empty else "fewer than two algorithms",
+        ),
+        (
+            "Normalisation and its reference scores stated",
+            True if prov.get("normalize") else None,
+            str(prov.get("normalization") or "raw scores: nothing to state"),
+        ),
+        (
+            "Final (not maximum-over-training) scores",
+            None if not known else "score.maximum" not in fired,
+            "score key looks like a maximum" if "score.maximum" in fired else ("checked" if known else "not checked"),
+        ),
+        (
+            "Same number of runs and training budget for every algorithm",
+            (len(counts) <= 1 if per else None)
+            if not known
+            else not ({"runs.unequal", "budget.unequal", "budget.short_runs"} & fired),
+            "checked by the protocol checks" if known else "from the run counts only",
+        ),
+        (
+            "Same evaluation protocol (environment version, sticky actions, frame skip, episodes)",
+            None if not known else "protocol.mismatch" not in fired,
+            "protocol fields compared" if known else "not checked",
+        ),
+        (
+            "Hyperparameters tuned on other seeds than those reported",
+            False if "tuning.reused_seeds" in fired else None,
+            "tuning seeds reused for reporting" if "tuning.reused_seeds" in fired else "unknown from the scores alone",
+        ),
+        (
+            "Per-run scores released with the results",
+            not report.scores.empty,
+            "scores.csv" if not report.scores.empty else "no per-run scores",
+        ),
+        ("Analysis seed fixed", prov.get("seed") is not None, f"seed {prov.get('seed')}"),
+    ]
+    return items
+
+
+def markdown_escape(text: str) -> str:
+    r"""Text as literal Markdown: names are untrusted, ``*``/``_``/``[`` etc. must not format anything.
+
+    Example:
+        >>> markdown_escape("PPO_*v2*")
+        'PPO\\_\\*v2\\*'
+    """
+    return re.sub(r"([\\`*_\[\]{}<>#|!~])", r"\\\1", str(text))
+
+
+def methods_markdown(report: Report) -> str:
+    """``methods.md``: the paragraph, then the checklist (names escaped for Markdown)."""
+    lines = [
+        "# Methods",
+        "",
+        markdown_escape(methods_paragraph(report)),
+        "",
+        "## Reporting checklist (after Agarwal et al., 2021)",
+        "",
+    ]
+    marks = {True: "[x]", False: "[ ]", None: "[?]"}
+    for item, met, reason in checklist(report):
+        lines.append(f"- {marks[met]} {item} — {markdown_escape(reason)}")
+    return "\n".join(lines) + "\n"
+
+
+def write_methods(report: Report, out_dir: str | os.PathLike) -> Path:
+    """Write ``methods.md`` into ``out_dir``; return its path."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "methods.md"
+    path.write_text(methods_markdown(report), encoding="utf-8")
+    return path

@@ -1,0 +1,74 @@
+"""Which engine computes the bootstrap statistics: compiled kernels (numba) when numba imports, numpy otherwise.
+
+Callers (``analysis``) ask for a batched statistic or a replicate computation here and never learn
+which engine ran it: both draw exactly the same replicates from the same raw uniforms and agree to
+rounding (tested). Set ``RL_RELIABLE_NO_NUMBA=1`` to force numpy.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from . import kernels, metrics, profiles
+from .bootstrap import Cells, Resample
+from .registry import Statistic
+
+Statistic_ = Callable[[Resample], np.ndarray]
+
+_NUMBA = importlib.util.find_spec("numba") is not None
+
+
+def compiled() -> bool:
+    """True when the compiled kernels are used (numba installed and not disabled by the environment)."""
+    return _NUMBA and not os.environ.get("RL_RELIABLE_NO_NUMBA")
+
+
+def name() -> str:
+    """``"numba"`` or ``"numpy"`` (for provenance)."""
+    return "numba" if compiled() else "numpy"
+
+
+def aggregates(metric_objs: Sequence[metrics.Metric]) -> Statistic_:
+    """(R, n_metrics) values of the metrics on a batch of replicates."""
+    specs = [m.spec for m in metric_objs]
+    if compiled() and all(spec is not None for spec in specs):
+        return lambda r: kernels.fused_metrics(r, specs)  # type: ignore[arg-type]
+    return lambda r: np.stack([m(r) for m in metric_objs], axis=1)
+
+
+def profile_curves(taus: np.ndarray, gammas: np.ndarray) -> Statistic_:
+    """(R, 2T + G): run-score profile, average-score profile (both at ``taus``) and gap curve (at ``gammas``)."""
+    if compiled():
+        specs = (
+            [(Statistic.FRACTION_ABOVE, float(t)) for t in taus]
+            + [(Statistic.TASKS_ABOVE, float(t)) for t in taus]
+            + [(Statistic.OPTIMALITY_GAP, float(g)) for g in gammas]
+        )
+        return lambda r: kernels.fused_metrics(r, specs)
+    return lambda r: profiles.profile_curves(r, taus, gammas)
+
+
+def task_means() -> Statistic_:
+    """(R, S) mean of every task slot."""
+    if compiled():
+        return lambda r: kernels.fused_metrics(r, [(Statistic.MEAN, 0.0)], task_means=True)[1]
+    return lambda r: r.task_means()
+
+
+def draw_counts(resample: Resample) -> np.ndarray:
+    """(R, K) unsigned draw counts of every run (uint16 when runs per task < 65,536: bounded memory)."""
+    if compiled():
+        return kernels.draw_counts(resample)
+    small = np.uint16 if int(resample.cells.sizes.max()) < 2**16 else np.uint32
+    return resample.counts().astype(small)
+
+
+def improvement(cells_x: Cells, counts_x: np.ndarray, cells_y: Cells, counts_y: np.ndarray) -> np.ndarray:
+    """(R,) P(X > Y) of independent replicates of X and Y given by their draw counts."""
+    if compiled():
+        return kernels.improvement(cells_x, counts_x, cells_y, counts_y)
+    return metrics.improvement_replicates(cells_x, counts_x, cells_y, counts_y)

@@ -1,0 +1,75 @@
+"""plan() on scores read from both trackers: a real MLflow SQLite store and real offline W&B runs (no mocks)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from rl_reliable_logger import mlflow_table, plan, wandb_table
+from tests.support.mlflow_store import convention, log_run, make_store, mlflow
+
+
+def test_plan_from_mlflow_runs(tmp_path):
+    uri = make_store(tmp_path)
+    client = mlflow.MlflowClient(uri)
+    exp = client.create_experiment("pilot")
+    rng = np.random.default_rng(0)
+    for alg, mu in (("PPO", 10.0), ("DQN", 14.0)):
+        for task in ("Pong", "Breakout"):
+            for seed in range(3):
+                log_run(
+                    client,
+                    exp,
+                    f"{alg}-{task}-{seed}",
+                    tags=convention(alg, task, seed),
+                    metrics={"rl_reliable_final_score": float(rng.normal(mu, 1.0))},
+                )
+    table = mlflow_table("pilot", tracking_uri=uri)
+    result = plan(table, metric="mean", compare=("DQN", "PPO"), runs=[3, 6], trials=20, sim_reps=100, seed=0)
+    rows = result.table
+    assert set(rows[rows["kind"] == "algorithm"]["algorithm"]) == {"PPO", "DQN"}
+    assert rows[rows["kind"] == "pair"]["p_separate"].between(0, 1).all()
+    widths = rows[rows["kind"] == "algorithm"].set_index(["algorithm", "n_runs"])["expected_width"]
+    assert widths[("PPO", 6)] < widths[("PPO", 3)]
+
+
+WANDB_WRITER = r"""
+import sys, wandb
+from rl_reliable_logger import log_final_score
+root = sys.argv[1]
+for algorithm, mu in (("ucb", 1.0), ("gradient", 2.0)):
+    for task in ("easy", "hard"):
+        for seed in (0, 1, 2):
+            run = wandb.init(project="pilot", dir=root)
+            log_final_score(mu + 0.1 * seed + (task == "hard"), algorithm=algorithm, task=task, seed=seed)
+            run.finish()
+"""
+
+
+def test_plan_from_offline_wandb_runs(tmp_path):
+    pytest.importorskip("wandb")
+    from tests.support.paths import REPO
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}
+    env.update(
+        WANDB_MODE="offline",
+        WANDB_DIR=str(tmp_path),
+        WANDB_DATA_DIR=str(tmp_path / "data"),
+        WANDB_CONFIG_DIR=str(tmp_path / "config"),
+        WANDB_CACHE_DIR=str(tmp_path / "cache"),
+        WANDB_SILENT="true",
+        WANDB_ERROR_REPORTING="false",
+        WANDB_X_DISABLE_STATS="true",
+        WANDB_X_DISABLE_MACHINE_INFO="true",
+        PYTHONPATH=str(REPO),
+    )
+    subprocess.run([sys.executable, "-c", WANDB_WRITER, str(tmp_path)], env=env, check=True, timeout=300)
+    table = wandb_table(offline_dir=tmp_path)  # the log_final_score convention: no field arguments
+    result = plan(table, metric="mean", target_width=0.5, runs=[3, 5], trials=10, sim_reps=100, seed=0)
+    assert set(result.table["algorithm"]) == {"ucb", "gradient"}
+    assert set(result.needed) == {"ucb", "gradient"}
+    assert set(result.launch["task"]) == {"easy", "hard"}

@@ -1,0 +1,136 @@
+"""Protocol checks fire on purpose-built cases, name what they found, and stay quiet otherwise."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from rl_reliable_logger import ScoreTable
+from rl_reliable_logger.analysis.protocol import check_protocol, enforce, format_findings, looks_like_maximum
+from rl_reliable_logger.errors import InputError
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _frame(runs: dict[str, int], tasks=("pong", "breakout"), **extra) -> pd.DataFrame:
+    rows = []
+    for alg, n in runs.items():
+        for t in tasks:
+            for s in range(n):
+                rows.append({"algorithm": alg, "task": t, "seed": s, "score": float(s), **extra})
+    return pd.DataFrame(rows)
+
+
+def _checks(findings) -> list[str]:
+    return [f.check for f in findings]
+
+
+def test_balanced_clean_table_has_no_findings():
+    assert check_protocol(ScoreTable(_frame({"A": 5, "B": 5}))) == []
+
+
+def test_unequal_runs_and_few_runs_name_algorithms_and_cells():
+    findings = check_protocol(ScoreTable(_frame({"A": 5, "B": 2})))
+    assert _checks(findings) == ["runs.unequal", "runs.few"]
+    unequal, few = findings
+    assert unequal.algorithms == ("B",) and "A: 5 run(s) per task" in unequal.message
+    assert few.tasks == ("pong", "breakout") and "B / pong (2)" in few.message
+    assert all(f.severity == "warning" and "Agarwal" in f.why for f in findings)
+    assert check_protocol(ScoreTable(_frame({"A": 5, "B": 2})), min_runs=2)[1:] == []
+
+
+def test_budgets_from_steps_between_algorithms_and_within_a_cell():
+    rows = []
+    for alg, budget in (("A", 1_000_000), ("B", 500_000)):
+        for s in range(3):
+            last = budget if not (alg == "A" and s == 2) else 400_000  # A's run 2 crashed early
+            for step in range(0, last + 1, 100_000):
+                rows.append({"algorithm": alg, "task": "pong", "seed": s, "step": step, "score": step / 1e6})
+    table = ScoreTable(pd.DataFrame(rows), step="step")
+    findings = {f.check: f for f in check_protocol(table)}
+    assert set(findings) == {"budget.unequal", "budget.short_runs"}
+    assert findings["budget.unequal"].algorithms == ("B",)
+    assert "A 1e+06" in findings["budget.unequal"].message and "B 500000" in findings["budget.unequal"].message
+    assert findings["budget.short_runs"].runs == ("2",)
+    assert "A / pong run 2 (400000 of 1e+06)" in findings["budget.short_runs"].message
+
+
+def test_budget_column_is_used_when_given():
+    frame = _frame({"A": 3, "B": 3})
+    frame["total_timesteps"] = [1e6 if a == "A" else 2e6 for a in frame["algorithm"]]
+    findings = check_protocol(ScoreTable(frame), budget_key="total_timesteps")
+    assert _checks(findings) == ["budget.unequal"] and findings[0].algorithms == ("A",)
+    with pytest.raises(InputError, match="budget_key="):
+        check_protocol(ScoreTable(frame), budget_key="nope")
+
+
+def test_environment_versions_and_sticky_actions_that_differ_are_named():
+    frame = _frame({"A": 3, "B": 3})
+    frame["config.env_id"] = [f"ALE/{t.title()}-v5" if a == "A" else f"{t.title()}NoFrameskip-v4"
+                              for a, t in zip(frame["algorithm"], frame["task"])]  # fmt: skip
+    frame["repeat_action_probability"] = [0.25 if a == "A" else 0.0 for a in frame["algorithm"]]
+    frame["learning_rate"] = [1e-3 if a == "A" else 1e-4 for a in frame["algorithm"]]  # not a protocol field
+    findings = check_protocol(ScoreTable(frame))
+    assert _checks(findings) == ["protocol.mismatch", "protocol.mismatch"]
+    env, sticky = findings
+    assert "environment version" in env.message and "A: v5" in env.message and "B: v4" in env.message
+    assert "repeat_action_probability" in sticky.message and "0.25" in sticky.message
+    assert "Machado" in sticky.why
+    only = check_protocol(ScoreTable(frame), protocol_fields=["frame_skip"])
+    assert only == []
+
+
+def test_same_protocol_with_different_games_is_quiet():
+    frame = _frame({"A": 3, "B": 3})
+    frame["env_id"] = [f"{t.title()}NoFrameskip-v4" for t in frame["task"]]
+    assert check_protocol(ScoreTable(frame)) == []
+
+
+@pytest.mark.parametrize(
+    ("key", "fires"),
+    [("max_return", True), ("eval/best_score", True), ("peakReward", True), ("return", False), ("stop_ret", False)],
+)
+def test_maximum_like_score_keys(key, fires):
+    assert looks_like_maximum(key) is fires
+    table = ScoreTable(_frame({"A": 3}), source={"score_column": key})
+    assert (_checks(check_protocol(table)) == ["score.maximum"]) is fires
+
+
+def test_tuning_on_the_reporting_seeds_is_flagged():
+    frame = pd.concat([_frame({"A": 3}, lr=lr) for lr in (1e-3, 1e-4)] + [_frame({"B": 3}, lr=1e-3)], ignore_index=True)
+    frame["run"] = [f"{a}-{lr}-{s}" for a, lr, s in zip(frame["algorithm"], frame["lr"], frame["seed"])]
+    findings = check_protocol(ScoreTable(frame, run_id="run"), hyperparameter_keys=["lr"])
+    assert _checks(findings) == ["runs.unequal", "tuning.reused_seeds"]
+    tuning = findings[1]
+    assert tuning.algorithms == ("A",) and "2 configurations share seed(s) 0, 1, 2" in tuning.message
+    # the same sweep on disjoint seeds: nothing to flag
+    frame.loc[frame["lr"] == 1e-4, "seed"] += 10
+    frame["run"] = [f"{a}-{lr}-{s}" for a, lr, s in zip(frame["algorithm"], frame["lr"], frame["seed"])]
+    findings = check_protocol(ScoreTable(frame, run_id="run"), hyperparameter_keys=["lr"])
+    assert _checks(findings) == ["runs.unequal"]
+    with pytest.raises(InputError, match="hyperparameter_keys"):
+        check_protocol(ScoreTable(frame, run_id="run"), hyperparameter_keys=["batch"])
+
+
+def test_enforce_strict_turns_warnings_into_an_error():
+    findings = check_protocol(ScoreTable(_frame({"A": 5, "B": 2})))
+    enforce(findings)  # warnings alone pass
+    with pytest.raises(InputError, match="strict") as err:
+        enforce(findings, strict=True)
+    assert len(err.value.problems) == 2
+    text = format_findings(findings)
+    assert text.splitlines()[0].startswith("protocol warning: runs.unequal")
+
+
+def test_packaged_examples_only_flag_what_is_really_there():
+    atari = ScoreTable.from_csv(EXAMPLES / "atari100k_scores.csv")
+    findings = check_protocol(atari)
+    # SimPLe really has 5 runs per game where the others have 10; no cell has fewer than 3
+    assert _checks(findings) == ["runs.unequal"] and findings[0].algorithms == ("SimPLe",)
+    wide = pd.read_csv(EXAMPLES / "dopamine_atari_curves.csv")
+    long = wide.melt(id_vars=["game", "agent", "run"], var_name="iteration", value_name="return")
+    long["iteration"] = long["iteration"].str.removeprefix("iter_").astype(int)
+    curves = ScoreTable(long, algorithm="agent", task="game", seed="run", score="return", step="iteration")
+    assert check_protocol(curves) == []

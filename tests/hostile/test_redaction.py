@@ -1,0 +1,54 @@
+"""rl_reliable_logger.redaction.redact: one function hides every credential shape we know of."""
+
+from __future__ import annotations
+
+import pytest
+
+from rl_reliable_logger.redaction import redact
+
+KEY = "0123456789abcdef0123456789abcdef01234567"
+
+
+@pytest.mark.parametrize(
+    "text, secret, kept",
+    [
+        ("http://alice:hunter2@mlflow.example:5000", "hunter2", "http://alice:***@mlflow.example:5000"),
+        ("https://ghp_tok3n@github.com/o/r.git", "ghp_tok3n", "https://***@github.com/o/r.git"),
+        ("postgresql://u:p%40ss@db/mlflow", "p%40ss", "postgresql://u:***@db/mlflow"),
+        ("https://h/api?x=1&token=abc123&y=2", "abc123", "https://h/api?x=1&token=***&y=2"),
+        ("https://h/f?access_token=s3cr3t", "s3cr3t", "access_token=***"),
+        (
+            "https://b.s3.amazonaws.com/k?X-Amz-Signature=deadbeef99&X-Amz-Credential=AKIA/x",
+            "deadbeef99",
+            "X-Amz-Signature=***",
+        ),
+        ("https://acct.blob.core.windows.net/c?sv=2020&sig=Zm9vYmFy", "Zm9vYmFy", "sig=***"),
+        ("failed: Authorization: Bearer eyJhbGciOi.abc.def", "eyJhbGciOi", "Bearer ***"),
+        ("api_key='sk-live-123456'", "sk-live-123456", "api_key='***"),
+        (f"wandb error: invalid key {KEY}", KEY, "invalid key ***"),
+        (f"key local-{KEY} rejected", KEY, "key *** rejected"),
+        ("machine api.wandb.ai login user password abcdefgh12", "abcdefgh12", "password ***"),
+    ],
+)
+def test_redacts(text, secret, kept):
+    out = redact(text, environ={})
+    assert secret not in out and kept in out
+
+
+def test_known_environment_secrets_are_removed_wherever_they_appear():
+    env = {"WANDB_API_KEY": "zz-secret-zz", "MLFLOW_TRACKING_PASSWORD": "pw-9876", "MY_SERVICE_TOKEN": "tok-55555"}
+    out = redact("key zz-secret-zz, pw pw-9876 and tok-55555 in a message", environ=env)
+    assert "zz-secret-zz" not in out and "pw-9876" not in out and "tok-55555" not in out
+    assert "<$WANDB_API_KEY>" in out and "<$MLFLOW_TRACKING_PASSWORD>" in out
+
+
+def test_harmless_text_and_git_hashes_are_left_alone():
+    env = {"FEATURE_TOKEN": "1"}  # too short to search for
+    for text in (
+        "sqlite:///tmp/mlflow.db",
+        "http://127.0.0.1:5000/#/experiments/1/runs/abc",
+        f"git commit {KEY}",
+        "Token expired; Basic authentication failed 1",
+        "DrQ(eps) / Pong run '3'",
+    ):
+        assert redact(text, environ=env) == text
