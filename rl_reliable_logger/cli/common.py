@@ -123,6 +123,11 @@ def add_evaluate_options(parser: argparse.ArgumentParser) -> None:
     o = parser.add_argument_group("output")
     o.add_argument("--out", metavar="DIR", help="write tables (CSV), provenance.json, figures and report.html here")
     o.add_argument("--no-figures", action="store_true", help="with --out, write tables only")
+    o.add_argument(
+        "--force",
+        action="store_true",
+        help="with --out, replace an earlier results bundle even if its files were edited (never deletes other files)",
+    )
     o.add_argument("--quiet", action="store_true", help="no progress bar, no table on stdout")
 
 
@@ -159,7 +164,7 @@ def run_and_report(table: Any, args: argparse.Namespace, *, source: dict[str, An
         print(format_summary(report))
     if args.out:
         out = Path(args.out)
-        save_report(report, out, figures=not args.no_figures)
+        save_report(report, out, figures=not args.no_figures, force=getattr(args, "force", False))
         print(f"wrote results to {out}/")
     return report
 

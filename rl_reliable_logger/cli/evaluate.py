@@ -19,7 +19,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         raise CliError(f"input file {path} does not exist")
     if args.out:
         try:  # before any computation: never replace an input or files the tool did not write
-            check_output_folder(args.out, inputs=[path])
+            check_output_folder(args.out, inputs=[path], force=args.force)
         except InputError as err:
             raise CliError(as_flags(str(err))) from None
     try:

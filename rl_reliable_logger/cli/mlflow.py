@@ -146,7 +146,7 @@ def _handler(args: argparse.Namespace) -> int:
         )
     try:
         if args.out:
-            check_output_folder(args.out)
+            check_output_folder(args.out, force=args.force)
         source = MlflowSource(args.experiment, tracking_uri=args.tracking_uri, filter_string=args.filter)
         table = source.table(
             algorithm=args.algorithm_key,

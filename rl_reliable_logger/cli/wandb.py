@@ -165,7 +165,7 @@ def _handler(args: argparse.Namespace) -> int:
         raise CliError("--wait needs --sweep ID")
     try:
         if args.out:
-            check_output_folder(args.out, inputs=[args.offline_dir] if args.offline_dir else ())
+            check_output_folder(args.out, inputs=[args.offline_dir] if args.offline_dir else (), force=args.force)
         source = WandbSource(
             path=args.path, offline_dir=args.offline_dir, sweep=args.sweep, filters=filters, per_page=args.per_page
         )
