@@ -91,7 +91,7 @@ def test_dreamerv2_final_scores_name_runs_below_the_others_and_budget_takes_a_co
     (below,) = [w for w in at.warnings if "taken at the budget" in w]
     stops = sorted((r["method"], r["task"], r["seed"]) for r in runs if r["xs"][-1] < 99e6)
     assert stops and all(f"{a} / {t} run {s} (last step" in below for a, t, s in stops)
-    assert at.provenance["budget"] == 100e6
+    assert at.provenance["options"]["budget"] == 100e6
 
 
 def _jittered(seed: int = 3) -> pd.DataFrame:
