@@ -61,6 +61,12 @@ def _kernel(
     n_mass = mass_points.shape[0]
     n_index = index_points.shape[0]
     n_metrics = codes.shape[0]
+    need_sorted = False  # the fraction of tasks above a threshold searches the sorted means
+    need_median = False
+    for q in range(n_metrics):
+        need_sorted = need_sorted or codes[q, 0] == _TASKS_ABOVE
+        need_median = need_median or codes[q, 0] == _MEDIAN
+    half = slots // 2
     n_blocks = min(reps, 64)
     for block in numba.prange(n_blocks):
         hist = np.zeros(k_total, dtype=np.int32)  # draw counts by sorted position (small: stays in cache)
@@ -112,12 +118,45 @@ def _kernel(
                 at_sum[ii] = wsum
                 ii += 1
             median = 0.0
-            for q in range(n_metrics):
-                if codes[q, 0] == _MEDIAN or codes[q, 0] == _TASKS_ABOVE:
-                    means.sort()
-                    half = slots // 2
-                    median = means[half] if slots % 2 == 1 else 0.5 * (means[half - 1] + means[half])
-                    break
+            if need_sorted:  # insertion sort: far cheaper than a general sort for tens of tasks
+                for a in range(1, slots):
+                    x = means[a]
+                    b = a - 1
+                    while b >= 0 and means[b] > x:
+                        means[b + 1] = means[b]
+                        b -= 1
+                    means[b + 1] = x
+            elif need_median:  # the middle order statistic(s) by selection (Hoare), no full sort
+                lo = 0
+                hi = slots - 1
+                while lo < hi:
+                    pivot = means[(lo + hi) // 2]
+                    i = lo
+                    j = hi
+                    while i <= j:
+                        while means[i] < pivot:
+                            i += 1
+                        while means[j] > pivot:
+                            j -= 1
+                        if i <= j:
+                            x = means[i]
+                            means[i] = means[j]
+                            means[j] = x
+                            i += 1
+                            j -= 1
+                    if half <= j:
+                        hi = j
+                    elif half >= i:
+                        lo = i
+                    else:
+                        break
+                if slots % 2 == 0:  # everything left of the middle is at most it: the lower middle is their max
+                    lower = means[0]
+                    for a in range(1, half):
+                        lower = max(lower, means[a])
+                    means[half - 1] = lower
+            if need_sorted or need_median:
+                median = means[half] if slots % 2 == 1 else 0.5 * (means[half - 1] + means[half])
             for q in range(n_metrics):
                 code = codes[q, 0]
                 a = codes[q, 1]
