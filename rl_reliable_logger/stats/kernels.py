@@ -200,9 +200,51 @@ def fused_metrics(resample, specs: list[Spec], *, task_means: bool = False):
 
     With ``task_means`` also returns the (R, S) slot means: ``(values, means)``.
     """
+    plan = _plan(resample.cells, resample.values, specs)
     cells = resample.cells
-    order = np.argsort(resample.values, kind="stable")
-    sorted_values = resample.values[order]
+    rank, sorted_values, sorted_weight, mass_points, index_points, codes, params = plan
+    tasks = resample.slot_tasks
+    has_tasks = tasks is not None
+    if tasks is None:
+        tasks = np.zeros((1, 1), dtype=np.int64)
+    out = np.empty((resample.n_reps, len(specs)))
+    means_out = np.empty((resample.n_reps, resample.n_slots) if task_means else (1, 1))
+    jit(_kernel)(
+        resample.uniforms,
+        np.ascontiguousarray(tasks, dtype=np.int64),
+        has_tasks,
+        cells.sizes.astype(np.int64),
+        cells.offsets.astype(np.int64),
+        resample.values,
+        rank,
+        sorted_values,
+        sorted_weight,
+        mass_points,
+        index_points,
+        codes,
+        params,
+        out,
+        means_out,
+        task_means,
+    )
+    return (out, means_out) if task_means else out
+
+
+#: plans of recent (cells, values, metrics): every chunk of one algorithm's replicates reuses its plan
+_plans: dict = {}
+
+
+def _plan(cells, values: np.ndarray, specs: list[Spec]) -> tuple:
+    """Sort order, weights and the walk's points for these runs and metrics (computed once per algorithm).
+
+    Keyed by the identity of the cells and score arrays (which are never modified in place) and the metrics.
+    """
+    key = (id(cells), id(values), tuple((int(c), float(p)) for c, p in specs))
+    hit = _plans.get(key)
+    if hit is not None and hit[0] is cells and hit[1] is values:
+        return hit[2]
+    order = np.argsort(values, kind="stable")
+    sorted_values = values[order]
     rank = np.empty(order.size, dtype=np.int32)
     rank[order] = np.arange(order.size, dtype=np.int32)
     sorted_weight = 1.0 / (cells.n_tasks * cells.sizes[cells.task_of][order])  # 1/(S·N_m), sorted order
@@ -236,31 +278,11 @@ def fused_metrics(resample, specs: list[Spec], *, task_means: bool = False):
             a = remap_index[a]
         codes[q] = (int(code), a, b)
         params[q] = p
-    tasks = resample.slot_tasks
-    has_tasks = tasks is not None
-    if tasks is None:
-        tasks = np.zeros((1, 1), dtype=np.int64)
-    out = np.empty((resample.n_reps, len(specs)))
-    means_out = np.empty((resample.n_reps, resample.n_slots) if task_means else (1, 1))
-    jit(_kernel)(
-        resample.uniforms,
-        np.ascontiguousarray(tasks, dtype=np.int64),
-        has_tasks,
-        cells.sizes.astype(np.int64),
-        cells.offsets.astype(np.int64),
-        resample.values,
-        rank,
-        sorted_values,
-        sorted_weight,
-        mass_points,
-        index_points,
-        codes,
-        params,
-        out,
-        means_out,
-        task_means,
-    )
-    return (out, means_out) if task_means else out
+    prepared = (rank, sorted_values, sorted_weight, mass_points, index_points, codes, params)
+    if len(_plans) >= 16:
+        _plans.pop(next(iter(_plans)))
+    _plans[key] = (cells, values, prepared)
+    return prepared
 
 
 def _slot(points: list, value) -> int:
