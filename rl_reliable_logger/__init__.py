@@ -15,16 +15,25 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .analysis.evaluation import evaluate
-from .analysis.report import Report
-from .data.scores import ScoreTable
 from .errors import InputError, RLReliableError, ScoreTableError, TrackerError
 from .version import __version__
 
+if TYPE_CHECKING:  # the lazy names below, for type checkers and IDEs
+    from .analysis.evaluation import evaluate
+    from .analysis.jordan import jordan_tables, tuning_table
+    from .analysis.options import AnalysisOptions, OptionError
+    from .analysis.planning import plan
+    from .analysis.report import Report
+    from .data.scores import ScoreTable
+    from .render.writer import load_report, save_report
+    from .trackers.callback import log_final_score
+
 __all__ = [
+    "AnalysisOptions",
     "InputError",
+    "OptionError",
     "RLReliableError",
     "Report",
     "ScoreTable",
@@ -70,6 +79,12 @@ _LAZY = {
     "jordan_tables": ("rl_reliable_logger.analysis.jordan", "jordan_tables"),
     "tuning_table": ("rl_reliable_logger.analysis.jordan", "tuning_table"),
     "plan": ("rl_reliable_logger.analysis.planning", "plan"),
+    # numpy/pandas/scipy too load only with the first analysis name, so `rl-reliable --help` stays fast
+    "AnalysisOptions": ("rl_reliable_logger.analysis.options", "AnalysisOptions"),
+    "OptionError": ("rl_reliable_logger.analysis.options", "OptionError"),
+    "Report": ("rl_reliable_logger.analysis.report", "Report"),
+    "ScoreTable": ("rl_reliable_logger.data.scores", "ScoreTable"),
+    "evaluate": ("rl_reliable_logger.analysis.evaluation", "evaluate"),
 }
 
 
@@ -78,5 +93,11 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         module, attr = _LAZY[name]
-        return getattr(importlib.import_module(module), attr)
+        value = getattr(importlib.import_module(module), attr)
+        globals()[name] = value  # looked up once
+        return value
     raise AttributeError(f"module 'rl_reliable_logger' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -19,7 +19,25 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from pathlib import Path
+
+
+def _wait_until_flushed(work: Path, expected: int, timeout: float = 120.0) -> None:
+    """wandb writes offline runs in a background process; on a busy machine the last run's exit
+    record can land a moment after ``run.finish()`` returns. Wait until every run reads as finished,
+    so the analysis (and its content hash) does not depend on timing."""
+    from rl_reliable_logger.trackers.wandb.offline import read_offline_runs
+
+    deadline = time.monotonic() + timeout
+    while True:
+        runs = read_offline_runs(work)
+        if sum(r.state == "finished" for r in runs) >= expected and not runs.problems:
+            return
+        if time.monotonic() > deadline:
+            print(f"warning: only {sum(r.state == 'finished' for r in runs)} of {expected} runs read as finished")
+            return
+        time.sleep(0.5)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
                         ]
                     )
                     print(f"trained {algorithm:10s} {task:12s} seed {seed}: final score {score:.3f}")
+        _wait_until_flushed(work, expected=3 * 2 * args.seeds)
     else:
         print(f"reusing {len(existing)} offline runs in {work / 'wandb'}")
     return rl_reliable(

@@ -10,26 +10,24 @@ from __future__ import annotations
 import datetime as _dt
 import platform
 import sys
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..data.normalize import get_normalizer
 from ..data.scores import ScoreTable
-from ..errors import ScoreTableError
 from ..stats import bootstrap as bs
 from ..stats import curves as cv
 from ..stats import engine
 from ..stats import metrics as mt
 from ..stats import profiles as pf
-from ..stats.aggregate import aggregate_intervals
 from ..version import __version__
+from .aggregates import aggregate_tables, analysis_streams, cells_by_algorithm, ci_bounds, prepare
+from .jordan import jordan_tables, tuning_table
+from .options import DEFAULT_METRICS, AnalysisOptions, as_options, ci_label
 from .report import Report
 
-DEFAULT_METRICS = ("mean", "median", "iqm", "optimality_gap")
-_MAX_KEYS = ("max", "best", "peak", "top")
+__all__ = ["DEFAULT_METRICS", "evaluate"]
 
 
 class _Progress:
@@ -66,70 +64,31 @@ def _versions() -> dict[str, str]:
     }
 
 
-def _cells_by_algorithm(table: ScoreTable, tasks: list[str]) -> dict[str, bs.Cells]:
-    # runs sorted by score within each task: a canonical order (results depend on neither the input's
-    # row order nor run ids), and probability of improvement needs no per-replicate sort
-    cells = table.cells()
-    return {alg: bs.Cells.from_list([np.sort(cells[(alg, t)]) for t in tasks]) for alg in table.algorithms}
-
-
-def _ci(dist: np.ndarray, point: np.ndarray, ci: float, method: str, jack: np.ndarray | None = None):
-    """Interval with the requested method; BCa needs a jackknife, without one it falls back to BC; the expanded
-    and bootstrap-t intervals need the cells, without them they fall back to percentile."""
-    if method == "bca" and jack is None:
-        method = "bc"
-    if method in ("expanded", "bootstrap-t"):
-        method = "percentile"
-    return bs.interval(dist, point, ci=ci, method=method, jackknife=jack)  # type: ignore[arg-type]
-
-
 def evaluate(
     table: ScoreTable,
+    options: AnalysisOptions | None = None,
     *,
-    normalize: str | Any | None = None,
-    metrics: Sequence[str | Callable] = DEFAULT_METRICS,
-    gamma: float = 1.0,
-    reps: int = 50_000,
-    profile_reps: int = 2_000,
-    improvement_reps: int = 2_000,
-    curve_reps: int = 2_000,
-    ci: float = 0.95,
-    method: str = "percentile",
-    task_bootstrap: bool = False,
-    seed: int | np.random.Generator | None = None,
-    taus: Sequence[float] | np.ndarray | None = None,
-    curves: bool = False,
-    curve_points: int = 25,
-    curve_metrics: Sequence[str] = ("iqm", "mean"),
-    progress: bool = False,
-    chunk_bytes: int = bs.DEFAULT_CHUNK_BYTES,
     source: dict[str, Any] | None = None,
-    rank_by: str = "runs",
+    **overrides: Any,
 ) -> Report:
-    """Evaluate every algorithm of ``table`` with interval estimates; return a :class:`Report`.
+    """Evaluate every algorithm of ``table`` with interval estimates; return the complete :class:`Report`.
 
     Args:
         table: validated per-run scores.
-        normalize: a packaged normaliser name (``atari``, ``atari100k``, ``procgen``, ``dmc``, ...), a
-            CSV path ``task,low,high``, ``"percentiles"`` (Jordan et al.), or None for raw scores.
-        metrics: aggregate metrics by name (``mean, median, iqm, optimality_gap, dp25,
-            trimmed_mean_<p>, p_above_<t>``) or as functions (see ``stats.metrics``).
-        gamma: threshold of the optimality gap.
-        reps: bootstrap replicates for aggregate metrics (and their differences).
-        profile_reps / improvement_reps / curve_reps: replicates for profiles, ranks and per-task
-            intervals / probability of improvement / sample-efficiency curves.
-        ci: confidence level. method: ``percentile`` | ``basic`` | ``bc`` | ``bca`` | ``expanded`` (small
-            samples) | ``bootstrap-t`` (small samples; studentized for the mean, expanded otherwise).
-        task_bootstrap: also resample tasks (aggregates, profiles, differences and probability of improvement;
-            every algorithm's replicate r resamples the same tasks, so differences and improvement are paired).
-        seed: int or numpy Generator; the same inputs and seed give bit-identical results.
-        taus: τ grid for performance profiles (default: 101 points over the score range).
-        curves: also compute sample-efficiency curves (needs a table with a ``step`` column).
-        progress: show a progress bar on stderr.
-        chunk_bytes: memory budget of one chunk of replicates (bounds peak memory).
+        options: an :class:`~rl_reliable_logger.analysis.options.AnalysisOptions` (default: the paper's
+            defaults, ``seed=0``). Every option can also be given as a keyword (``reps=2000``), which
+            overrides the same field of ``options``: ``normalize``, ``metrics``, ``gamma``, ``reps``,
+            ``profile_reps``, ``improvement_reps``, ``curve_reps``, ``ci``, ``method``, ``task_bootstrap``,
+            ``seed``, ``taus``, ``curves``, ``curve_points``, ``curve_metrics``, ``only_algorithms``,
+            ``only_tasks``, ``jordan``, ``jordan_delta``, ``jordan_method``, ``jordan_reps``,
+            ``score_range``, ``hyperparameter_keys``, ``tuning_metric``, ``tuning_reps``, ``progress``,
+            ``chunk_bytes`` (see ``AnalysisOptions`` for what each means).
         source: where the scores came from (recorded in provenance).
-        rank_by: rank distributions of ``"runs"`` (default, the paper's: one random run per task per
-            replicate) or ``"task-means"`` (bootstrapped task means); see ``stats.profiles``.
+
+    Every option is validated before any computation (an
+    :class:`~rl_reliable_logger.analysis.options.OptionError` names the keyword), including the
+    memory the replicate counts need. The Report holds the core tables, plus ``jordan`` and
+    ``jordan_quantiles`` with ``jordan=True`` and ``tuning`` with ``hyperparameter_keys``.
 
     Example:
         >>> import pandas as pd
@@ -139,77 +98,68 @@ def evaluate(
         >>> report.headline("iqm")[["algorithm", "point"]].values.tolist()
         [['A', 2.5], ['B', 3.5]]
     """
-    if reps < 1 or profile_reps < 1 or improvement_reps < 1:
-        raise ValueError("reps, profile_reps and improvement_reps must be positive")
-    if method not in bs.METHODS:
-        raise ValueError(f"method must be one of {', '.join(bs.METHODS)}, got {method!r}")
-    if rank_by not in pf.RANK_DEFINITIONS:
-        raise ValueError(f"rank_by must be one of {', '.join(pf.RANK_DEFINITIONS)}, got {rank_by!r}")
-    if not 0 < ci < 1:
-        raise ValueError(f"ci must be between 0 and 1 (e.g. 0.95), got {ci}")
-    if curves and not table.has_steps:  # checked before any resampling work
-        raise ScoreTableError("curves need per-step scores: give the input a step column (--step-key).")
+    opts = as_options(options, **overrides)
     started = _dt.datetime.now(_dt.timezone.utc)
     raw_table = table
-    final = table.final()
-    warnings = list(table.warnings)
-    normalization = "raw score"
-    if normalize is not None:
-        normalizer = get_normalizer(normalize)
-        if normalizer.per_step:
-            table = normalizer.apply(table)  # every step, so curves are normalised too
-            final = table.final()
-        else:
-            final = normalizer.apply(final)
-        if normalizer.caveat:
-            warnings.append(normalizer.caveat)
-        normalization = final.source.get("normalization_description", str(normalize))
-    warnings += _score_key_warnings(table)
+    prep = prepare(table, opts)
+    table, final, warnings = prep.table, prep.final, prep.warnings
+    reps, profile_reps, improvement_reps, curve_reps = (
+        opts.reps,
+        opts.profile_reps,
+        opts.improvement_reps,
+        opts.curve_reps,
+    )
+    ci, method, gamma, chunk_bytes, seed = opts.ci, opts.method, opts.gamma, opts.chunk_bytes, opts.seed
 
     algorithms = final.algorithms
     # the engine sees tasks (and random streams are assigned to algorithms) in sorted name order,
     # so results do not depend on the order of the input rows
     tasks = sorted(final.tasks)
-    cells = _cells_by_algorithm(final, tasks)
-    metric_objs = [mt.get_metric(m, gamma=gamma) for m in metrics]
+    cells = cells_by_algorithm(final, tasks)
+    metric_objs = [mt.get_metric(m, gamma=gamma) for m in opts.metrics]
     names = [m.name for m in metric_objs]
-    if len(set(names)) != len(names):
-        raise ValueError(f"metric names must be unique, got {names}")
 
-    root = bs.as_generator(seed)
-    streams = root.spawn(5 * len(algorithms))  # fixed layout: results do not depend on what else is computed
-    slot = {a: i for i, a in enumerate(sorted(algorithms))}
-    agg_rng = {a: streams[5 * slot[a]] for a in algorithms}
-    prof_rng = {a: streams[5 * slot[a] + 1] for a in algorithms}
-    task_rng = {a: streams[5 * slot[a] + 2] for a in algorithms}
-    poi_rng = {a: streams[5 * slot[a] + 3] for a in algorithms}
-    curve_rng = {a: streams[5 * slot[a] + 4] for a in algorithms}
+    # fixed layout: results do not depend on what else is computed; with task resampling every algorithm's
+    # replicate r resamples the same tasks (paired differences and improvement)
+    rng, shared_tasks = analysis_streams(seed, algorithms, opts.task_bootstrap)
+    jordan_seed, tuning_seed = _side_seeds(seed)
 
     total = len(algorithms) * (reps + 2 * profile_reps + improvement_reps) + (
-        len(algorithms) * curve_reps if curves else 0
+        len(algorithms) * curve_reps if opts.curves else 0
     )
-    bar = _Progress(total, progress)
+    bar = _Progress(total, opts.progress)
     try:
         all_values = np.concatenate([c.values for c in cells.values()])
-        tau_grid = np.asarray(taus, float) if taus is not None else pf.default_taus(all_values)
+        tau_grid = np.asarray(opts.taus, float) if opts.taus is not None else pf.default_taus(all_values)
         gammas = np.linspace(min(0.0, float(all_values.min())), max(gamma, float(np.quantile(all_values, 0.95))), 51)
 
-        # with task resampling, every algorithm's replicate r resamples the same tasks (paired differences)
-        shared_tasks = root.spawn(1)[0].bit_generator.seed_seq if task_bootstrap else False
-        aggregates, dists = _aggregates(cells, metric_objs, reps, agg_rng, shared_tasks, chunk_bytes, ci, method, bar)
+        aggregates, dists = aggregate_tables(
+            cells, metric_objs, reps, rng["aggregates"], shared_tasks, chunk_bytes, ci, method, bar
+        )
         differences = _differences(algorithms, names, aggregates, dists, ci, method)
         profiles, gap = _profiles(
-            cells, tau_grid, gammas, profile_reps, prof_rng, task_bootstrap, chunk_bytes, ci, method, bar
+            cells, tau_grid, gammas, profile_reps, rng["profiles"], opts.task_bootstrap, chunk_bytes, ci, method, bar
         )
         per_task, ranks = _per_task_and_ranks(
-            cells, tasks, profile_reps, task_rng, chunk_bytes, ci, method, bar, rank_by
+            cells, tasks, profile_reps, rng["per_task"], chunk_bytes, ci, method, bar, opts.rank_by
         )
-        improvement = _improvement(cells, improvement_reps, poi_rng, chunk_bytes, ci, method, bar, shared_tasks)
+        improvement = _improvement(
+            cells, improvement_reps, rng["improvement"], chunk_bytes, ci, method, bar, shared_tasks
+        )
         curve_table = pd.DataFrame(columns=["algorithm", "metric", "step", "point", "low", "high"])
         curve_info: dict[str, Any] = {}
-        if curves:
+        if opts.curves:
             curve_table, curve_info = _curves(
-                table, curve_metrics, gamma, curve_reps, curve_points, curve_rng, chunk_bytes, ci, method, bar
+                table,
+                opts.curve_metrics,
+                gamma,
+                curve_reps,
+                opts.curve_points,
+                rng["curves"],
+                chunk_bytes,
+                ci,
+                method,
+                bar,
             )
             if curve_info.get("left_out"):
                 warnings.append(
@@ -221,12 +171,39 @@ def evaluate(
     finally:
         bar.close()
 
+    extra: dict[str, pd.DataFrame] = {}
+    if opts.jordan:
+        jordan, jordan_warnings = jordan_tables(
+            prep.raw_final,  # percentiles do not depend on the scale: raw scores
+            delta=opts.jordan_delta,
+            method=opts.jordan_method,
+            score_range=opts.score_range,
+            reps=opts.jordan_reps,
+            seed=jordan_seed,
+            progress=opts.progress,
+        )
+        extra.update(jordan)
+        warnings += jordan_warnings
+    if opts.hyperparameter_keys:
+        tuning, tuning_warnings = tuning_table(
+            prep.raw_final,
+            opts.hyperparameter_keys,
+            metric=opts.resolved_tuning_metric,
+            reps=opts.resolved_tuning_reps,
+            seed=tuning_seed,
+            normalize=opts.normalize,
+            ci=ci,
+        )
+        extra["tuning"] = tuning
+        warnings += tuning_warnings
+
     used = final.frame
     provenance: dict[str, Any] = {
         "created": started.isoformat(timespec="seconds"),
         "source": {**dict(raw_table.source), **dict(source or {})},
-        "normalization": normalization,
-        "normalize": None if normalize is None else str(normalize),
+        "normalization": prep.normalization,
+        "normalize": None if opts.normalize is None else str(opts.normalize),
+        "filters": prep.filters,
         "algorithms": algorithms,
         "tasks": tasks,
         "n_runs": {a: int((used["algorithm"] == a).sum()) for a in algorithms},
@@ -239,26 +216,42 @@ def evaluate(
         "reps": reps,
         "profile_reps": profile_reps,
         "improvement_reps": improvement_reps,
-        "curve_reps": curve_reps if curves else None,
+        "curve_reps": curve_reps if opts.curves else None,
         "ci": ci,
+        "ci_label": ci_label(ci),
         "method": method,
         "method_note": (
             "aggregates use the requested method; differences, probability of improvement, profiles and per-task "
             "intervals use it too, except that bca falls back to bc for them (no jackknife) and expanded and "
             "bootstrap-t to percentile; bootstrap-t is studentized for the mean, expanded for other metrics."
         ),
-        "task_bootstrap": task_bootstrap,
-        "rank_by": rank_by,
+        "task_bootstrap": opts.task_bootstrap,
+        "rank_by": opts.rank_by,
         "seed": seed if isinstance(seed, (int, np.integer)) or seed is None else repr(seed),
         "chunk_bytes": chunk_bytes,
         "curves": curve_info,
+        "options": opts.to_dict(),
         "versions": _versions(),
     }
+    if opts.jordan:
+        provenance["jordan"] = {
+            "delta": opts.jordan_delta,
+            "method": opts.jordan_method,
+            "score_range": opts.score_range,
+            "reps": opts.jordan_reps,
+        }
+    if opts.hyperparameter_keys:
+        provenance["tuning"] = {
+            "hyperparameter_keys": list(opts.hyperparameter_keys),
+            "metric": opts.resolved_tuning_metric,
+            "reps": opts.resolved_tuning_reps,
+        }
     if seed is None:
         warnings.append(
-            "no seed given: intervals will differ slightly from run to run; pass --seed for reproducible numbers."
+            "no seed given (seed=None): intervals will differ slightly from run to run; "
+            "pass an integer seed for reproducible numbers."
         )
-    scores_out = (table if table.has_steps and curves else final).frame
+    scores_out = (table if table.has_steps and opts.curves else final).frame
     return Report(
         aggregates=aggregates,
         per_task=per_task,
@@ -271,33 +264,19 @@ def evaluate(
         scores=scores_out.reset_index(drop=True),
         provenance=provenance,
         warnings=warnings,
+        extra=extra,
     )
 
 
-def _score_key_warnings(table: ScoreTable) -> list[str]:
-    key = str(table.source.get("fields", {}).get("score", table.source.get("score_column", "")))
-    lowered = key.lower()
-    if any(word in lowered for word in _MAX_KEYS):
-        return [
-            f"the score comes from {key!r}, which looks like a maximum over training; max-over-evaluations scores "
-            "are biased upwards (Agarwal et al. 2021, Fig. 5): report the final score instead."
-        ]
-    return []
+def _side_seeds(seed: Any) -> tuple[Any, Any]:
+    """Seeds of the Jordan and tuning parts: the integer itself, or two children of a Generator."""
+    if isinstance(seed, np.random.Generator):
+        jordan, tuning = seed.spawn(2)
+        return jordan, tuning
+    return seed, seed
 
 
 # ----------------------------------------------------------------------------- pieces
-def _aggregates(cells, metric_objs, reps, rngs, task_bootstrap, chunk_bytes, ci, method, bar):
-    rows, dists = [], {}
-    for alg, c in cells.items():
-        point, low, high, dists[alg] = aggregate_intervals(
-            c, metric_objs, reps, rngs[alg], ci=ci, method=method, task_bootstrap=task_bootstrap,
-            chunk_bytes=chunk_bytes, progress=bar,
-        )  # fmt: skip
-        for j, m in enumerate(metric_objs):
-            rows.append({"algorithm": alg, "metric": m.name, "point": point[j], "low": low[j], "high": high[j]})
-    return pd.DataFrame(rows, columns=["algorithm", "metric", "point", "low", "high"]), dists
-
-
 def _differences(algorithms, names, aggregates, dists, ci, method):
     rows = []
     points = aggregates.set_index(["algorithm", "metric"])["point"]
@@ -306,7 +285,7 @@ def _differences(algorithms, names, aggregates, dists, ci, method):
             n = min(dists[x].shape[0], dists[y].shape[0])
             diff = dists[x][:n] - dists[y][:n]
             point = np.array([points[(x, m)] - points[(y, m)] for m in names])
-            low, high = _ci(diff, point, ci, method)
+            low, high = ci_bounds(diff, point, ci, method)
             for j, m in enumerate(names):
                 rows.append(
                     {"algorithm_x": x, "algorithm_y": y, "metric": m, "point": point[j], "low": low[j], "high": high[j]}
@@ -328,7 +307,7 @@ def _profiles(cells, taus, gammas, reps, rngs, task_bootstrap, chunk_bytes, ci, 
         dist = bs.replicates(
             c, fast, reps, rngs[alg], task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes, progress=bar
         )
-        low, high = _ci(dist, point, ci, method)
+        low, high = ci_bounds(dist, point, ci, method)
         for k, kind in enumerate(("runs", "tasks")):
             sl = slice(k * n_t, (k + 1) * n_t)
             for tau, p, lo, hi in zip(taus, point[sl], np.clip(low[sl], 0, 1), np.clip(high[sl], 0, 1)):
@@ -351,7 +330,7 @@ def _per_task_and_ranks(cells, tasks, reps, rngs, chunk_bytes, ci, method, bar, 
         dist = bs.replicates(c, means, reps, rngs[alg], chunk_bytes=chunk_bytes, progress=bar)
         # after the per-task replicates on the same stream, so per-task intervals do not depend on rank_by
         means_by_alg.append(pf.single_runs(c, reps, rngs[alg]) if rank_by == "runs" else dist)
-        low, high = _ci(dist, point, ci, method)
+        low, high = ci_bounds(dist, point, ci, method)
         for m, task in enumerate(tasks):
             run_scores = c.values[c.offsets[m] : c.offsets[m] + c.sizes[m]]
             rows.append(
@@ -408,7 +387,7 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar, shared_tasks=F
                 dist = np.concatenate([mt.improvement_task_slots(bx, by) for bx, by in zip(counts[x], counts[y])])
             else:
                 dist = np.concatenate([engine.improvement(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
-            low, high = _ci(dist[:, None], np.array([point]), ci, method)
+            low, high = ci_bounds(dist[:, None], np.array([point]), ci, method)
             rows.append(
                 {"algorithm_x": x, "algorithm_y": y, "point": point, "low": float(low[0]), "high": float(high[0])}
             )
@@ -457,7 +436,7 @@ def _curves(table, curve_metrics, gamma, reps, n_points, rngs, chunk_bytes, ci, 
 
         point = stat(bs.original(cells))[0]
         dist = bs.replicates(cells, stat, reps, rngs[alg], chunk_bytes=chunk_bytes, progress=bar)
-        low, high = _ci(dist, point, ci, method)
+        low, high = ci_bounds(dist, point, ci, method)
         for j, m in enumerate(metric_objs):
             for g, step in enumerate(grid):
                 rows.append(

@@ -3,7 +3,7 @@
 * :func:`jordan_tables` -- the equilibrium aggregate with simultaneous intervals (``jordan`` table) and
   the per-task ECDFs with DKW bands behind the quantile-function figure (``jordan_quantiles`` table).
 * :func:`tuning_table` -- the tuning-aware view of a hyperparameter sweep, evaluated with the core
-  :func:`~rl_reliable_logger.evaluate`.
+  aggregates-only :func:`~rl_reliable_logger.analysis.aggregates.aggregate`.
 
 The maths lives in :mod:`rl_reliable_logger.stats.jordan` and :mod:`rl_reliable_logger.stats.tuning`;
 ``docs/jordan.md`` explains the methods and every choice made where the paper is ambiguous.
@@ -28,25 +28,15 @@ from ..data.normalize import get_normalizer
 from ..data.scores import ScoreTable
 from ..stats import jordan as jd
 from ..stats import tuning as tn
+from .aggregates import aggregate
+from .report import SPECS
 
 __all__ = ["JORDAN_COLUMNS", "QUANTILE_COLUMNS", "jordan_tables", "tuning_table"]
 
-JORDAN_COLUMNS = ["algorithm", "aggregate", "low", "high", "rank", "method", "delta", "rank_worst", "rank_best"]
-QUANTILE_COLUMNS = ["algorithm", "task", "score", "cdf", "cdf_low", "cdf_high"]
-TUNING_COLUMNS = [
-    "algorithm",
-    "view",
-    "label",
-    "config",
-    "n_configs",
-    "n_eligible",
-    "n_runs",
-    "selection_score",
-    "metric",
-    "point",
-    "low",
-    "high",
-]
+# the schemas are declared once, in the Report's table registry
+JORDAN_COLUMNS = list(SPECS["jordan"].columns)
+QUANTILE_COLUMNS = list(SPECS["jordan_quantiles"].columns)
+TUNING_COLUMNS = list(SPECS["tuning"].columns)
 
 ScoreRange = tuple[float, float] | Mapping[str, tuple[float, float]] | None
 
@@ -66,7 +56,7 @@ def _support(score_range: ScoreRange, tasks: list[str]) -> Any:
         if missing:
             raise ValueError(f"score_range has no (low, high) for task(s): {', '.join(map(str, missing))}")
         return np.array([[float(score_range[t][0]), float(score_range[t][1])] for t in tasks])
-    pair = tuple(float(x) for x in score_range)  # type: ignore[union-attr]
+    pair = tuple(float(x) for x in score_range)
     if len(pair) != 2:
         raise ValueError(f"score_range must be (low, high), got {score_range!r}")
     return pair
@@ -168,7 +158,7 @@ def tuning_table(
     *,
     metric: str = "iqm",
     reps: int = 5_000,
-    seed: int | None = None,
+    seed: int | np.random.Generator | None = None,
     normalize: str | Any | None = None,
     ci: float = 0.95,
     views: Sequence[str] = ("complete", "tuned", "split"),
@@ -180,8 +170,8 @@ def tuning_table(
         hyperparameter_keys: the columns that define a configuration.
         metric: aggregate metric reported and used to pick the best configuration (``iqm`` by default;
             any core metric name).
-        reps, seed, ci: passed to :func:`~rl_reliable_logger.evaluate` (the seed also drives the random
-            split of seeds).
+        reps, seed, ci: passed to :func:`~rl_reliable_logger.analysis.aggregates.aggregate` (the seed also
+            drives the random split of seeds).
         normalize: normalise first (any ``evaluate`` normaliser, or ``"percentiles"``); the selection
             pools tasks, so raw scores on tasks of different scales would let one task dominate.
         views: subset of ``("complete", "tuned", "split")``.
@@ -189,8 +179,6 @@ def tuning_table(
     Returns:
         ``(tuning, warnings)`` with the columns of ``TUNING_COLUMNS``.
     """
-    from .evaluation import evaluate
-
     keys = [str(k) for k in hyperparameter_keys]
     final = table.final()
     warnings: list[str] = []
@@ -211,9 +199,7 @@ def tuning_table(
         return pd.DataFrame(columns=TUNING_COLUMNS), warnings
     cols = [c for c in ("algorithm", "task", "run_id", "seed", "score") if c in runs.columns]
     relabelled = ScoreTable(runs[cols], run_id="run_id", seed="seed" if "seed" in cols else None)
-    report = evaluate(
-        relabelled, metrics=[metric], reps=reps, profile_reps=1, improvement_reps=1, ci=ci, seed=eval_seed
-    )
-    agg = report.aggregates.rename(columns={"algorithm": "label"})[["label", "metric", "point", "low", "high"]]
+    aggregates = aggregate(relabelled, metrics=[metric], reps=reps, ci=ci, seed=eval_seed)
+    agg = aggregates.rename(columns={"algorithm": "label"})[["label", "metric", "point", "low", "high"]]
     out = choices.merge(agg, on="label", how="left")
     return out[TUNING_COLUMNS], warnings

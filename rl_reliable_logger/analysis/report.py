@@ -30,29 +30,102 @@ import pandas as pd
 
 from ..data import csvcells
 
-TABLES = (
-    "aggregates",
-    "per_task",
-    "improvement",
-    "differences",
-    "profiles",
-    "ranks",
-    "gap_curve",
-    "curves",
-    "scores",
+
+@dataclass(frozen=True)
+class TableSpec:
+    """One table of a Report: its name (also its file name ``<name>.csv``), columns and how it is kept.
+
+    ``kind``: ``"core"`` (always computed; written even when empty), ``"nonempty"`` (always present,
+    written only when it has rows: ``curves``) or ``"optional"`` (present only when the analysis was
+    asked for it: Jordan, tuning). ``text_columns`` are names, read back as text (never as numbers).
+    ``title`` is the heading of its table in ``report.html`` (None: shown as a figure, not a table).
+    """
+
+    name: str
+    columns: tuple[str, ...]
+    text_columns: tuple[str, ...]
+    kind: str = "core"
+    title: str | None = None
+    max_rows: int | None = None
+
+
+#: Every table a Report can hold, in report order: the one list save, load, HTML and the sinks use.
+REPORT_TABLES: tuple[TableSpec, ...] = (
+    TableSpec("aggregates", ("algorithm", "metric", "point", "low", "high"), ("algorithm", "metric")),
+    TableSpec(
+        "per_task",
+        ("algorithm", "task", "n_runs", "mean", "low", "high", "median", "min", "max"),
+        ("algorithm", "task"),
+    ),
+    TableSpec("improvement", ("algorithm_x", "algorithm_y", "point", "low", "high"), ("algorithm_x", "algorithm_y")),
+    TableSpec(
+        "differences",
+        ("algorithm_x", "algorithm_y", "metric", "point", "low", "high"),
+        ("algorithm_x", "algorithm_y", "metric"),
+    ),
+    TableSpec("profiles", ("algorithm", "kind", "tau", "fraction", "low", "high"), ("algorithm", "kind")),
+    TableSpec("ranks", ("algorithm", "task", "rank", "probability"), ("algorithm", "task")),
+    TableSpec("gap_curve", ("algorithm", "gamma", "point", "low", "high"), ("algorithm",)),
+    TableSpec("curves", ("algorithm", "metric", "step", "point", "low", "high"), ("algorithm", "metric"), "nonempty"),
+    TableSpec("scores", ("algorithm", "task", "run_id", "seed", "score"), ("algorithm", "task", "run_id", "seed")),
+    TableSpec(
+        "jordan",
+        ("algorithm", "aggregate", "low", "high", "rank", "method", "delta", "rank_worst", "rank_best"),
+        ("algorithm", "method"),
+        "optional",
+        "Performance percentiles and PBP aggregate (Jordan et al.)",
+    ),
+    TableSpec(
+        "tuning",
+        (
+            "algorithm",
+            "view",
+            "label",
+            "config",
+            "n_configs",
+            "n_eligible",
+            "n_runs",
+            "selection_score",
+            "metric",
+            "point",
+            "low",
+            "high",
+        ),
+        ("algorithm", "view", "label", "config", "metric"),
+        "optional",
+        "Tuning",
+        300,
+    ),
+    TableSpec(
+        "jordan_quantiles",
+        ("algorithm", "task", "score", "cdf", "cdf_low", "cdf_high"),
+        ("algorithm", "task"),
+        "optional",
+    ),
 )
+SPECS: dict[str, TableSpec] = {spec.name: spec for spec in REPORT_TABLES}
 
-#: Extra tables other modules may attach (e.g. ``jordan``, ``tuning``); saved when present.
-OPTIONAL_TABLES = ("jordan", "tuning", "jordan_quantiles")
+#: Tables every Report has (attributes of the same name).
+TABLES = tuple(spec.name for spec in REPORT_TABLES if spec.kind != "optional")
+#: Tables only present when the analysis asked for them (kept in ``Report.extra``).
+OPTIONAL_TABLES = tuple(spec.name for spec in REPORT_TABLES if spec.kind == "optional")
 
 
-def _empty(columns: list[str]) -> pd.DataFrame:
+def _empty(columns: Any) -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype="float64") for c in columns})
+
+
+def _default(name: str) -> Any:
+    return field(default_factory=lambda: _empty(SPECS[name].columns))
 
 
 @dataclass
 class Report:
-    """All results of one evaluation.
+    """All results of one evaluation; its tables are declared in :data:`REPORT_TABLES`.
+
+    Core tables are attributes; optional ones (``jordan``, ``jordan_quantiles``, ``tuning``) live in
+    ``extra`` and exist only when the analysis computed them. :meth:`tables` lists what is present,
+    in registry order: saving, loading, the HTML report and the tracker sinks all go through it.
 
     Example:
         >>> report = evaluate(table, reps=2000, seed=0)      # doctest: +SKIP
@@ -60,28 +133,26 @@ class Report:
         >>> save_report(report, "results/")                  # doctest: +SKIP
     """
 
-    aggregates: pd.DataFrame = field(default_factory=lambda: _empty(["algorithm", "metric", "point", "low", "high"]))
-    per_task: pd.DataFrame = field(
-        default_factory=lambda: _empty(["algorithm", "task", "n_runs", "mean", "low", "high", "median", "min", "max"])
-    )
-    improvement: pd.DataFrame = field(
-        default_factory=lambda: _empty(["algorithm_x", "algorithm_y", "point", "low", "high"])
-    )
-    differences: pd.DataFrame = field(
-        default_factory=lambda: _empty(["algorithm_x", "algorithm_y", "metric", "point", "low", "high"])
-    )
-    profiles: pd.DataFrame = field(
-        default_factory=lambda: _empty(["algorithm", "kind", "tau", "fraction", "low", "high"])
-    )
-    ranks: pd.DataFrame = field(default_factory=lambda: _empty(["algorithm", "task", "rank", "probability"]))
-    gap_curve: pd.DataFrame = field(default_factory=lambda: _empty(["algorithm", "gamma", "point", "low", "high"]))
-    curves: pd.DataFrame = field(
-        default_factory=lambda: _empty(["algorithm", "metric", "step", "point", "low", "high"])
-    )
-    scores: pd.DataFrame = field(default_factory=lambda: _empty(["algorithm", "task", "run_id", "seed", "score"]))
+    aggregates: pd.DataFrame = _default("aggregates")
+    per_task: pd.DataFrame = _default("per_task")
+    improvement: pd.DataFrame = _default("improvement")
+    differences: pd.DataFrame = _default("differences")
+    profiles: pd.DataFrame = _default("profiles")
+    ranks: pd.DataFrame = _default("ranks")
+    gap_curve: pd.DataFrame = _default("gap_curve")
+    curves: pd.DataFrame = _default("curves")
+    scores: pd.DataFrame = _default("scores")
     provenance: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     extra: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.extra) - set(OPTIONAL_TABLES))
+        if unknown:
+            raise ValueError(
+                f"extra holds undeclared table(s) {', '.join(unknown)}; a Report's optional tables are "
+                f"{', '.join(OPTIONAL_TABLES)} (declare new ones in REPORT_TABLES)"
+            )
 
     @property
     def algorithms(self) -> list[str]:
@@ -91,20 +162,41 @@ class Report:
         return list(pd.unique(self.aggregates["algorithm"]))
 
     def table(self, name: str) -> pd.DataFrame:
-        """Return a table by name, including optional ones such as ``jordan``."""
+        """Return a table by name, including optional ones such as ``jordan`` (KeyError when absent)."""
         if name in TABLES:
             return getattr(self, name)
+        if name not in SPECS:
+            raise KeyError(f"no table {name!r}; a Report's tables are {', '.join(SPECS)}")
         return self.extra[name]
+
+    def tables(self, *, written: bool = False) -> list[tuple[str, pd.DataFrame]]:
+        """``(name, frame)`` of every table present, in registry order.
+
+        ``written=True`` leaves out what is not written to a folder (an empty ``curves``).
+        """
+        out = []
+        for spec in REPORT_TABLES:
+            if spec.kind == "optional":
+                if spec.name not in self.extra:
+                    continue
+                frame = self.extra[spec.name]
+            else:
+                frame = getattr(self, spec.name)
+                if written and spec.kind == "nonempty" and frame.empty:
+                    continue
+            out.append((spec.name, frame))
+        return out
 
     def update_digest(self, digest: Any) -> None:
         """Feed every table (as CSV, in a fixed order) into a ``hashlib`` digest.
 
         The tracker sinks build their "same report?" hashes on this, each adding what else counts.
         """
-        for name in TABLES:
-            digest.update(name.encode() + b"\0" + getattr(self, name).to_csv(index=False).encode() + b"\0")
-        for name in sorted(self.extra):
-            digest.update(name.encode() + b"\0" + self.extra[name].to_csv(index=False).encode() + b"\0")
+        present = self.tables()
+        core = [(n, f) for n, f in present if n in TABLES]
+        optional = sorted((n, f) for n, f in present if n not in TABLES)
+        for name, frame in core + optional:
+            digest.update(name.encode() + b"\0" + frame.to_csv(index=False).encode() + b"\0")
 
     def headline(self, metric: str = "iqm") -> pd.DataFrame:
         """The aggregate rows of one metric, one per algorithm."""
@@ -118,12 +210,7 @@ class Report:
         """
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        for name in TABLES:
-            frame = getattr(self, name)
-            if name == "curves" and frame.empty:
-                continue
-            csvcells.write_csv(frame, out / f"{name}.csv")
-        for name, frame in self.extra.items():
+        for name, frame in self.tables(written=True):
             csvcells.write_csv(frame, out / f"{name}.csv")
         payload = dict(self.provenance)
         payload["warnings"] = list(self.warnings)
@@ -132,22 +219,23 @@ class Report:
 
     @classmethod
     def load(cls, out_dir: str | os.PathLike) -> Report:
-        """Read a results folder written by :meth:`save_tables` or ``save_report``."""
+        """Read a results folder written by :meth:`save_tables` or ``save_report``.
+
+        Every table of :data:`REPORT_TABLES` found is read back as written: names as text (``007``
+        and ``NA`` stay names, formula-like cells un-neutralised, :mod:`..data.csvcells`), numbers as written.
+        """
         src = Path(out_dir)
         if not (src / "aggregates.csv").exists():
             raise FileNotFoundError(
                 f"{src} has no aggregates.csv; is it a folder written by `rl-reliable evaluate --out`?"
             )
         kwargs: dict[str, Any] = {}
-        for name in TABLES:
-            path = src / f"{name}.csv"
+        extra: dict[str, pd.DataFrame] = {}
+        for spec in REPORT_TABLES:
+            path = src / f"{spec.name}.csv"
             if path.exists():
-                kwargs[name] = csvcells.read_csv(path)
-        extra = {}
-        for name in OPTIONAL_TABLES:
-            path = src / f"{name}.csv"
-            if path.exists():
-                extra[name] = csvcells.read_csv(path)
+                frame = csvcells.read_csv(path, text_columns=set(spec.text_columns) | csvcells.NAME_COLUMNS)
+                (extra if spec.kind == "optional" else kwargs)[spec.name] = frame
         prov = json.loads((src / "provenance.json").read_text()) if (src / "provenance.json").exists() else {}
         warnings = list(prov.pop("warnings", []))
         return cls(**kwargs, provenance=prov, warnings=warnings, extra=extra)

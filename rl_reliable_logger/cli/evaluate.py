@@ -6,22 +6,35 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..data.scores import ScoreTable
-from ..errors import InputError, ScoreTableError
-from ..render.bundle import check_output_folder
-from .common import EPILOG, CliError, add_evaluate_options, run_and_report
-from .flags import as_flags
+from .common import EPILOG, run_and_report
+from .flags import CliError, cli_message
+from .options import add_analysis_options, add_field_options, add_output_options
+
+_DESCRIPTION = """\
+Evaluate per-run final scores (long form: one row per run and task, or per run, task and step with
+--step-key) with stratified-bootstrap confidence intervals, performance profiles, probability of
+improvement and rank distributions; optionally Jordan et al.'s aggregate (--jordan), the tuning-aware
+view of a sweep (--hyperparameter-keys) and sample-efficiency curves (--curves --step-key step).
+The seed defaults to 0, so the same file and options give the same numbers.
+"""
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from ..data.scores import ScoreTable
+    from ..errors import InputError
+
     path = Path(args.input)
     if not path.exists():
         raise CliError(f"input file {path} does not exist")
+    if args.curves and not args.step_key:
+        raise CliError("--curves needs per-step scores: name the step column with --step-key COLUMN")
     if args.out:
+        from ..render.bundle import check_output_folder
+
         try:  # before any computation: never replace an input or files the tool did not write
-            check_output_folder(args.out, inputs=[path])
+            check_output_folder(args.out, inputs=[path], force=args.force)
         except InputError as err:
-            raise CliError(as_flags(str(err))) from None
+            raise CliError(cli_message(err)) from None
     try:
         table = ScoreTable.from_file(
             path,
@@ -34,8 +47,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             on_invalid="drop" if args.drop_invalid else "raise",
             source={"kind": "file", "path": str(path), "score_column": args.score_key},
         )
-    except ScoreTableError as err:
-        message = str(err)
+    except InputError as err:
+        message = cli_message(err)
         raise CliError(message if message.startswith(str(path)) else f"{path}: {message}") from None
     except (OSError, ValueError) as err:
         raise CliError(f"cannot read {path}: {err}") from None
@@ -48,22 +61,13 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "evaluate",
         help="evaluate per-run scores from a CSV, Parquet or JSON file",
-        description="Evaluate per-run final scores (long form: one row per run and task) with stratified-bootstrap "
-        "confidence intervals, performance profiles and probability of improvement.",
+        description=_DESCRIPTION,
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("input", help="CSV, Parquet or JSON file in long form")
-    k = p.add_argument_group("columns")
-    k.add_argument("--algorithm-key", default="algorithm", help="column with the algorithm (default: algorithm)")
-    k.add_argument("--task-key", default="task", help="column with the task / environment (default: task)")
-    k.add_argument("--seed-key", default="seed", help="column with the seed (default: seed)")
-    k.add_argument("--score-key", default="score", help="column with the final score (default: score)")
-    k.add_argument(
-        "--run-key",
-        default=None,
-        help="column with a unique run id, when a seed number is not unique (e.g. two batches of seeds)",
-    )
-    k.add_argument("--step-key", default=None, help="column with the training step (for --curves)")
-    add_evaluate_options(p)
+    p.add_argument("input", help="CSV, TSV, Parquet or JSON file in long form")
+    fields = add_field_options(p, {"algorithm": "algorithm", "task": "task", "seed": "seed", "score": "score"})
+    fields.add_argument("--step-key", default=None, metavar="COL", help="column with the training step (for --curves)")
+    add_analysis_options(p)
+    add_output_options(p)
     p.set_defaults(func=_cmd_evaluate)

@@ -1,25 +1,69 @@
-"""Library messages name Python keywords (backticked, see ``trackers/base/messages.py``); the CLI names flags.
+"""The one translation of library messages into command-line words: Python keywords become flags.
 
-:func:`as_flags` turns one into the other with one table, so both audiences stay in step.
+Library messages name the keyword to pass, backticked: ```include_unfinished=True```, ```reps=``` or
+with the value given, ```ci=1.5``` (``trackers/base/messages.kw``, ``analysis/options.OptionError``).
+:func:`as_flags` swaps each known one for its flag (``--include-unfinished``, ``--reps``, ``--ci 1.5``);
+:func:`cli_message` does it for an exception. The tables below are the only place a keyword is paired
+with a flag; the shared options of ``cli/options.py`` take their flag names from :data:`ANALYSIS_FLAGS`,
+``rl-reliable plan`` reads :data:`PLAN_FLAGS` first.
+
+Two tables because one word has two meanings: ``seed=`` is the seed *field* of a source or a
+ScoreTable (``--seed-key``) but the random seed of an analysis (``--seed``). A message of an analysis
+option (an exception with a ``keyword`` attribute) is read with :data:`ANALYSIS_FLAGS` first.
 
 Example:
     >>> as_flags("pass `include_unfinished=True` to use them")
     'pass --include-unfinished to use them'
+    >>> as_flags("`ci=1.5` reads as a 1.5% interval; the largest feasible `reps=` is 10", analysis=True)
+    '--ci 1.5 reads as a 1.5% interval; the largest feasible --reps is 10'
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from ..trackers.base.messages import DROP_INVALID
 
-#: Python keyword (as written in messages) -> the flag that sets it on the command line.
-FLAG_FOR = {
+
+class CliError(Exception):
+    """A user-facing error: printed as ``error: <message>`` with exit status 2, no traceback."""
+
+
+#: Keywords of AnalysisOptions (``evaluate()``) -> the shared flag that sets each.
+ANALYSIS_FLAGS: dict[str, str] = {
+    "normalize=": "--normalize",
+    "metrics=": "--metrics",
+    "gamma=": "--gamma",
+    "reps=": "--reps",
+    "profile_reps=": "--profile-reps",
+    "improvement_reps=": "--improvement-reps",
+    "seed=": "--seed",
+    "ci=": "--ci",
+    "method=": "--method",
+    "task_bootstrap=": "--task-bootstrap",
+    "rank_by=": "--rank-by",
+    "curves=": "--curves",
+    "curve_points=": "--curve-points",
+    "curve_reps=": "--curve-reps",
+    "only_algorithms=": "--only-algorithms",
+    "only_tasks=": "--only-tasks",
+    "jordan=": "--jordan",
+    "jordan_delta=": "--delta",
+    "jordan_method=": "--jordan-ci",
+    "jordan_reps=": "--jordan-reps",
+    "score_range=": "--score-range",
+    "hyperparameter_keys=": "--hyperparameter-keys",
+}
+
+#: Keywords of ScoreTable, the tracker Sources and Sinks and the writer -> the flag that sets each.
+SOURCE_FLAGS: dict[str, str] = {
     "algorithm=": "--algorithm-key",
     "task=": "--task-key",
     "seed=": "--seed-key",
     "score=": "--score-key",
     "run_key=": "--run-key",
+    "step=": "--step-key",
     "include_unfinished=True": "--include-unfinished",
     DROP_INVALID: "--drop-invalid",
     "experiments=": "--experiment",
@@ -42,10 +86,61 @@ FLAG_FOR = {
     "bundle=": "--out",
 }
 
+#: Keywords of ``analysis.planning.plan`` -> the flags of ``rl-reliable plan`` (read first by that command).
+PLAN_FLAGS: dict[str, str] = {
+    "target_width=": "--target-width",
+    "max_runs=": "--max-runs",
+    "sim_reps=": "--sim-reps",
+    "compare=": "--compare",
+    "trials=": "--trials",
+    "power=": "--power",
+    "runs=": "--runs",
+    "ci=": "--ci",
+    "seed=": "--seed",
+    "metric=": "--metric",
+}
 
 _TOKEN = re.compile(r"`([^`]+)`")
 
 
-def as_flags(text: str) -> str:
-    """``text`` with every known backticked keyword replaced by its CLI flag (others left as they are)."""
-    return _TOKEN.sub(lambda m: FLAG_FOR.get(m.group(1), m.group(0)), text)
+def flag_for(keyword: str) -> str:
+    """The flag of an AnalysisOptions keyword (``jordan_delta`` -> ``--delta``)."""
+    return ANALYSIS_FLAGS[f"{keyword}="]
+
+
+def _word(token: str, tables: tuple[Mapping[str, str], ...]) -> str | None:
+    for table in tables:
+        if token in table:
+            return table[token]
+    name, eq, value = token.partition("=")
+    if not eq:
+        return None
+    for table in tables:
+        flag = table.get(f"{name}=")
+        if flag is not None:
+            return flag if value in ("", "True") else f"{flag} {value}"
+    return None
+
+
+def as_flags(text: str, *, analysis: bool = False, table: Mapping[str, str] | None = None) -> str:
+    """``text`` with every known backticked keyword replaced by its flag (others left as they are).
+
+    ``analysis=True`` reads a keyword as an analysis option first (``seed=`` -> ``--seed``); ``table``
+    (e.g. :data:`PLAN_FLAGS`) is read before both.
+    """
+    tables: tuple[Mapping[str, str], ...] = (
+        (ANALYSIS_FLAGS, SOURCE_FLAGS) if analysis else (SOURCE_FLAGS, ANALYSIS_FLAGS)
+    )
+    if table is not None:
+        tables = (table, *tables)
+
+    def swap(m: re.Match[str]) -> str:
+        word = _word(m.group(1), tables)
+        return m.group(0) if word is None else word
+
+    return _TOKEN.sub(swap, text)
+
+
+def cli_message(err: BaseException) -> str:
+    """An exception's message in command-line words (analysis options read as such)."""
+    return as_flags(str(err), analysis=getattr(err, "keyword", None) is not None)

@@ -1,6 +1,8 @@
 """The ``rl-reliable`` command: evaluate scores from a file or a tracker and write the results.
 
-Run ``rl-reliable --help`` or ``rl-reliable evaluate --help``.
+Run ``rl-reliable --help`` or ``rl-reliable evaluate --help``. The subcommands are registered
+explicitly below (a broken subcommand module fails loudly); each imports numpy, pandas, matplotlib
+or a tracker client only when it runs, so ``--help`` stays fast.
 """
 
 from __future__ import annotations
@@ -10,40 +12,39 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ..errors import RLReliableError
 from ..version import __version__
 from . import evaluate as evaluate_command
 from . import mlflow as mlflow_command
 from . import plan as plan_command
 from . import report as report_command
 from . import wandb as wandb_command
-from .common import EPILOG, CliError
+from .common import EPILOG
+from .flags import CliError, cli_message
+
+#: Every subcommand, in help order.
+SUBCOMMANDS = (evaluate_command, mlflow_command, wandb_command, report_command, plan_command)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The full ``rl-reliable`` parser (subcommands from the tracker modules included)."""
+    """The full ``rl-reliable`` parser."""
     parser = argparse.ArgumentParser(
         prog="rl-reliable",
         description="Reliable evaluation of RL results (IQM, optimality gap, stratified-bootstrap intervals, "
-        "performance profiles, probability of improvement) from files, MLflow or W&B.",
+        "performance profiles, probability of improvement, Jordan et al.'s aggregate) from files, MLflow or W&B.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for register in (
-        evaluate_command.register,
-        mlflow_command.register,
-        wandb_command.register,
-        report_command.register,
-        plan_command.register,
-    ):
-        register(sub)
+    for module in SUBCOMMANDS:
+        module.register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``rl-reliable``; returns the exit status."""
+    from ..errors import RLReliableError
+
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -62,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug:
             raise
         if isinstance(err, RLReliableError):
-            print(f"error: {err}", file=sys.stderr)
+            print(f"error: {cli_message(err)}", file=sys.stderr)
             return 2
         print(f"error: {type(err).__name__}: {err}\n(set RL_RELIABLE_DEBUG=1 for the traceback)", file=sys.stderr)
         return 1

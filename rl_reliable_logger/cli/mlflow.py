@@ -18,14 +18,9 @@ import argparse
 import sys
 from typing import Any
 
-from ..errors import RLReliableError
-from ..render.bundle import check_output_folder
-from ..trackers.base.publishing import check_not_source
-from ..trackers.base.records import KINDS
-from ..trackers.mlflow.sink import MlflowSink
-from ..trackers.mlflow.source import DEFAULT_REFS, MlflowSource
-from .common import CliError, add_evaluate_options, run_and_report
-from .flags import as_flags
+from .common import run_and_report, tracker_fields
+from .flags import CliError, cli_message
+from .options import add_analysis_options, add_field_options, add_output_options, analysis_options
 
 _DESCRIPTION = """\
 Pull the runs of one or more MLflow experiments (names or ids), group them into algorithm x task x
@@ -42,12 +37,23 @@ MLflow filters join clauses with AND only: to compare several tag values, leave 
 --filter (grouping happens on the client) or pick them with --only-algorithms / --only-tasks.
 """
 
+_EPILOG = """\
+examples:
+  rl-reliable mlflow --experiment bandits --seed 0 --out results/ --publish new
+  rl-reliable mlflow --experiment A --experiment B --only-algorithms ppo,sac --reps 10000 --publish none
+  rl-reliable mlflow --experiment sweep --algorithm-key params.algo --task-key params.env \\
+      --seed-key params.seed --score-key metrics.eval_return --hyperparameter-keys params.lr --jordan
+  rl-reliable mlflow --experiment bandits --curves --curve-key normalized_reward --out results/
+"""
 
-def _split(values: list[str] | None) -> list[str] | None:
-    if not values:
-        return None
-    out = [part.strip() for value in values for part in value.split(",") if part.strip()]
-    return out or None
+#: Field references read when no field flag is given: what ``log_final_score`` writes (equal to
+#: ``trackers.mlflow.source.DEFAULT_REFS``, checked by a test; spelled here so ``--help`` imports nothing heavy).
+DEFAULT_REFS = {
+    "algorithm": "tags.rl_reliable_algorithm",
+    "task": "tags.rl_reliable_task",
+    "seed": "tags.rl_reliable_seed",
+    "score": "metrics.rl_reliable_final_score",
+}
 
 
 def register(subparsers: Any) -> None:
@@ -56,6 +62,7 @@ def register(subparsers: Any) -> None:
         "mlflow",
         help="analyse MLflow runs and publish the report to MLflow",
         description=_DESCRIPTION,
+        epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     src = parser.add_argument_group("MLflow source")
@@ -78,31 +85,24 @@ def register(subparsers: Any) -> None:
         metavar="FILTER",
         help="MLflow search filter, AND only, e.g. \"tags.sweep = 'a' and params.lr = '0.001'\"",
     )
-    for name in ("algorithm", "task", "seed", "score"):
-        src.add_argument(
-            f"--{name}-key",
-            default=DEFAULT_REFS[name],
-            metavar="REF",
-            help=f"field reference of the {name} (tags.X, params.X, metrics.X, run.name, ...; "
-            f"default {DEFAULT_REFS[name]})",
-        )
     src.add_argument(
         "--include-unfinished",
         action="store_true",
         help="also use runs that are not FINISHED (running, failed, killed)",
     )
     src.add_argument(
-        "--only-algorithms",
-        action="append",
-        metavar="A,B",
-        help="keep only these algorithm values (client-side; MLflow filters have no OR)",
-    )
-    src.add_argument("--only-tasks", action="append", metavar="T1,T2", help="keep only these task values")
-    src.add_argument(
         "--curve-key",
         default=None,
         metavar="METRIC",
         help="metric whose full history (get_metric_history) gives the learning curves; with --curves",
+    )
+    add_field_options(
+        parser,
+        DEFAULT_REFS,
+        what="field reference",
+        metavar="REF",
+        refs="tags.X, params.X, metrics.X, run.name, ...",
+        run_key=False,
     )
     pub = parser.add_argument_group("publishing to MLflow")
     pub.add_argument(
@@ -113,7 +113,8 @@ def register(subparsers: Any) -> None:
         "(default with one experiment), an existing run id (never a run being analysed), or `none` "
         "(default with several)",
     )
-    add_evaluate_options(parser)
+    add_analysis_options(parser)
+    add_output_options(parser)
     parser.set_defaults(func=_handler)
 
 
@@ -129,24 +130,23 @@ def _publish_target(args: argparse.Namespace) -> tuple[str, str | None]:
     return "run", value
 
 
-def _hyperparameter_fields(keys: str | None) -> dict[str, str] | None:
-    """``--hyperparameter-keys params.lr,params.clip`` names field references: fetch them as columns."""
-    if not keys:
-        return None
-    refs = [k.strip() for k in keys.split(",") if k.strip()]
-    return {ref: ref for ref in refs if ref.split(".", 1)[0] in KINDS and "." in ref} or None
-
-
 def _handler(args: argparse.Namespace) -> int:
+    from ..errors import RLReliableError
+    from ..render.bundle import check_output_folder
+    from ..trackers.base.publishing import check_not_source
+    from ..trackers.mlflow.sink import MlflowSink
+    from ..trackers.mlflow.source import MlflowSource
+
     mode, run_id = _publish_target(args)
-    if getattr(args, "curves", False) and not args.curve_key:
+    options = analysis_options(args)  # every option checked before MLflow is asked anything
+    if options.curves and not args.curve_key:
         raise CliError(
             "--curves needs --curve-key METRIC: the metric logged during training whose history "
             "gives the learning curves (e.g. --curve-key normalized_reward)."
         )
     try:
         if args.out:
-            check_output_folder(args.out)
+            check_output_folder(args.out, force=args.force)
         source = MlflowSource(args.experiment, tracking_uri=args.tracking_uri, filter_string=args.filter)
         table = source.table(
             algorithm=args.algorithm_key,
@@ -154,21 +154,18 @@ def _handler(args: argparse.Namespace) -> int:
             seed=args.seed_key,
             score=args.score_key,
             include_unfinished=args.include_unfinished,
-            on_invalid="drop" if getattr(args, "drop_invalid", False) else "raise",
-            curve_key=args.curve_key if getattr(args, "curves", False) else None,
-            algorithms=_split(args.only_algorithms),
-            tasks=_split(args.only_tasks),
-            extra_fields=_hyperparameter_fields(getattr(args, "hyperparameter_keys", None)),
+            on_invalid="drop" if args.drop_invalid else "raise",
+            curve_key=args.curve_key if options.curves else None,
+            algorithms=options.only_algorithms,
+            tasks=options.only_tasks,
+            extra_fields=tracker_fields(options.hyperparameter_keys),
         )
         if "tracker_run_id" in table.frame:  # before any computation: never publish onto a source run
             check_not_source(run_id, table.frame["tracker_run_id"].astype(str))
     except RLReliableError as err:
-        raise CliError(as_flags(str(err))) from None
-    if getattr(args, "quiet", False):
-        for warning in table.warnings:
-            print(f"warning: {as_flags(warning)}", file=sys.stderr)
+        raise CliError(cli_message(err)) from None
 
-    report = run_and_report(table, args, source=table.source)
+    report = run_and_report(table, args, source=table.source, options=options)
 
     if mode == "none":
         if args.publish is None:
@@ -176,16 +173,15 @@ def _handler(args: argparse.Namespace) -> int:
                 "not published to MLflow (several experiments: pass --publish new or --publish RUN_ID)", file=sys.stderr
             )
         return 0
-    no_figures = bool(getattr(args, "no_figures", False))
     sink = MlflowSink(
         tracking_uri=args.tracking_uri,
         experiment=table.source["experiments"][0]["id"],
         parent_run_id=run_id,
-        figures=not no_figures,
+        figures=not args.no_figures,
     )
     try:
         result = sink.publish(report, bundle=args.out or None)
     except RLReliableError as err:
-        raise CliError(f"the analysis ran but publishing to MLflow failed: {as_flags(str(err))}") from None
+        raise CliError(f"the analysis ran but publishing to MLflow failed: {cli_message(err)}") from None
     print(result.message(), file=sys.stderr)
     return 0

@@ -11,14 +11,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..analysis.planning import Plan, plan
-from ..analysis.protocol import enforce, format_findings
-from ..data.scores import ScoreTable
-from ..errors import InputError, ScoreTableError
-from .common import CliError
-from .flags import as_flags
+from .flags import PLAN_FLAGS, CliError, as_flags
+from .options import add_field_options
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..analysis.planning import Plan
 
 EPILOG = """\
 examples:
@@ -59,13 +58,10 @@ def register(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("input", help="CSV, Parquet or JSON file of pilot scores in long form")
-    k = p.add_argument_group("columns")
-    k.add_argument("--algorithm-key", default="algorithm", help="column with the algorithm (default: algorithm)")
-    k.add_argument("--task-key", default="task", help="column with the task (default: task)")
-    k.add_argument("--seed-key", default="seed", help="column with the seed (default: seed)")
-    k.add_argument("--score-key", default="score", help="column with the final score (default: score)")
-    k.add_argument("--run-key", default=None, help="column with a unique run id, when seeds are not unique")
-    k.add_argument("--step-key", default=None, help="column with the training step (the last step is used)")
+    k = add_field_options(p, {"algorithm": "algorithm", "task": "task", "seed": "seed", "score": "score"})
+    k.add_argument(
+        "--step-key", default=None, metavar="COL", help="column with the training step (the last step is used)"
+    )
     k.add_argument("--drop-invalid", action="store_true", help="drop bad rows instead of failing")
     g = p.add_argument_group("planning")
     g.add_argument("--metric", default="iqm", help="aggregate metric to plan for (default: iqm)")
@@ -110,6 +106,11 @@ def _runs(text: str | None) -> list[int] | None:
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
+    from ..analysis.planning import plan
+    from ..analysis.protocol import enforce, format_findings
+    from ..data.scores import ScoreTable
+    from ..errors import InputError, ScoreTableError
+
     path = Path(args.input)
     if not path.exists():
         raise CliError(f"input file {path} does not exist")
@@ -153,13 +154,13 @@ def _cmd_plan(args: argparse.Namespace) -> int:
             progress=not args.quiet and sys.stderr.isatty(),
         )
     except (InputError, ScoreTableError, ValueError) as err:
-        raise CliError(_flags(str(err))) from None
+        raise CliError(as_flags(str(err), table=PLAN_FLAGS)) from None
     if result.findings:  # protocol problems first, before any number
         print(format_findings(result.findings), file=sys.stderr)
     for w in table.warnings:
         print(f"warning: {w}", file=sys.stderr)
     for w in result.warnings:
-        print(f"warning: {_flags(w)}", file=sys.stderr)
+        print(f"warning: {as_flags(w, table=PLAN_FLAGS)}", file=sys.stderr)
     if not args.quiet:
         print(format_plan(result))
     if args.out:
@@ -178,25 +179,6 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         for w in written:
             print(f"wrote {w}")
     return 0
-
-
-_PLAN_FLAGS = {
-    "target_width=": "--target-width",
-    "max_runs=": "--max-runs",
-    "sim_reps=": "--sim-reps",
-    "compare=": "--compare",
-    "trials=": "--trials",
-    "power=": "--power",
-    "runs=": "--runs",
-    "ci=": "--ci",
-}
-
-
-def _flags(text: str) -> str:
-    """Library messages name keyword arguments (backticked); the CLI names its flags."""
-    for kw, flag in _PLAN_FLAGS.items():
-        text = text.replace(f"`{kw}`", flag)
-    return as_flags(text)
 
 
 def format_plan(result: Plan) -> str:

@@ -8,13 +8,20 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
-from ..errors import InputError
-from ..render.writer import rerender
-from .common import CliError
+from .flags import CliError, cli_message
+
+_EPILOG = """\
+examples:
+  rl-reliable report results/           # redraw results/figures, report.html, table.tex, table.md
+  rl-reliable report results/ --quiet   # the same, printing only the summary line
+
+The statistics options of evaluate/mlflow/wandb do not apply: nothing is recomputed.
+"""
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: Any) -> None:
     """Add the ``report`` subcommand."""
     p = subparsers.add_parser(
         "report",
@@ -22,18 +29,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Verify the results bundle that `rl-reliable evaluate --out DIR` wrote (manifest.json) and "
         "redraw DIR/figures/*.png|svg, DIR/report.html, DIR/table.tex and DIR/table.md; the bundle is replaced "
         "as a whole.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("dir", metavar="DIR", help="results bundle written by `rl-reliable evaluate --out DIR`")
+    p.add_argument_group("output").add_argument("--quiet", action="store_true", help="do not list the files written")
     p.set_defaults(func=_cmd_report)
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from ..errors import InputError
+    from ..render.writer import rerender
+
     folder = Path(args.dir)
     try:
         out, files = rerender(folder)
     except InputError as err:
-        raise CliError(str(err)) from None
-    for name in files:
-        print(out / name)
+        raise CliError(cli_message(err)) from None
+    if not args.quiet:
+        for name in files:
+            print(out / name)
     print(f"rewrote {len(files)} files in {out}/; open {out / 'report.html'} in a browser")
     return 0

@@ -15,13 +15,9 @@ import json
 import sys
 from typing import Any
 
-from ..errors import RLReliableError
-from ..render.bundle import check_output_folder
-from ..trackers.wandb.sink import sink_for
-from ..trackers.wandb.source import DEFAULT_PER_PAGE, DEFAULT_REFS, WandbSource
-from ..trackers.wandb.sweep import wait_for_sweep
-from .common import CliError, add_evaluate_options, run_and_report
-from .flags import as_flags
+from .common import run_and_report, tracker_fields
+from .flags import CliError, cli_message
+from .options import add_analysis_options, add_field_options, add_output_options, analysis_options
 
 _DESCRIPTION = """\
 Pull the runs of a W&B project (optionally one sweep and a W&B filter), or read offline runs
@@ -40,14 +36,33 @@ The API key comes from WANDB_API_KEY or `wandb login`; WANDB_BASE_URL selects a 
 sweep post-hook (one agent):  wandb agent --count N ENTITY/PROJECT/ID && rl-reliable wandb ENTITY/PROJECT --sweep ID --wait
 """
 
+_EPILOG = """\
+examples:
+  rl-reliable wandb my-team/bandits --sweep abc123 --wait --seed 0 --out results/
+  rl-reliable wandb my-team/bandits --filter '{"tags": {"$in": ["baseline"]}}' --publish group
+  rl-reliable wandb --offline-dir ./wandb --only-tasks Hopper-v4 --reps 10000 --publish none --out results/
+  rl-reliable wandb my-team/sweeps --sweep abc123 --hyperparameter-keys config.lr --jordan --publish sweep
+"""
+
+#: Field references read when no field flag is given: what ``log_final_score`` writes (equal to
+#: ``trackers.wandb.source.DEFAULT_REFS``, checked by a test; spelled here so ``--help`` imports nothing heavy).
+DEFAULT_REFS = {
+    "algorithm": "config.rl_reliable_algorithm",
+    "task": "config.rl_reliable_task",
+    "seed": "config.rl_reliable_seed",
+    "score": "summary.rl_reliable_final_score",
+}
+#: Runs per listing request (``trackers.wandb.source.DEFAULT_PER_PAGE``, checked by a test).
+DEFAULT_PER_PAGE = 200
+
 
 def register(subparsers: Any) -> None:
     """Add the ``wandb`` sub-command to the ``rl-reliable`` parser."""
-    defaults = DEFAULT_REFS
     parser = subparsers.add_parser(
         "wandb",
         help="analyse W&B runs (a project, a sweep, or offline runs) and publish the report to W&B",
         description=_DESCRIPTION,
+        epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     src = parser.add_argument_group("W&B source")
@@ -64,26 +79,11 @@ def register(subparsers: Any) -> None:
         help='W&B run filter (MongoDB style), e.g. \'{"tags": {"$in": ["baseline"]}}\' or '
         '\'{"config.env_id": "Hopper"}\' (online only)',
     )
-    for name in ("algorithm", "task", "seed", "score"):
-        src.add_argument(
-            f"--{name}-key",
-            default=defaults[name],
-            metavar="REF",
-            help=f"field reference of the {name} (config.X, summary.X, tags.PREFIX, run.group, ...; "
-            f"default {defaults[name]})",
-        )
     src.add_argument(
         "--include-unfinished",
         action="store_true",
         help="also use runs that are not finished (running, crashed, failed, killed)",
     )
-    src.add_argument(
-        "--only-algorithms",
-        action="append",
-        metavar="A,B",
-        help="keep only these algorithm values (client-side)",
-    )
-    src.add_argument("--only-tasks", action="append", metavar="T1,T2", help="keep only these task values")
     src.add_argument(
         "--curve-key",
         metavar="KEY",
@@ -94,7 +94,15 @@ def register(subparsers: Any) -> None:
         type=int,
         default=DEFAULT_PER_PAGE,
         metavar="N",
-        help="runs per listing request (default: 200; 1000 runs = 5 requests)",
+        help=f"runs per listing request (default: {DEFAULT_PER_PAGE}; 1000 runs = 5 requests)",
+    )
+    add_field_options(
+        parser,
+        DEFAULT_REFS,
+        what="field reference",
+        metavar="REF",
+        refs="config.X, summary.X, tags.PREFIX, run.group, ...",
+        run_key=False,
     )
     wait = parser.add_argument_group("sweep post-hook")
     wait.add_argument(
@@ -128,7 +136,8 @@ def register(subparsers: Any) -> None:
     pub.add_argument(
         "--force-publish", action="store_true", help="publish even if the same report content was published before"
     )
-    add_evaluate_options(parser)
+    add_analysis_options(parser)
+    add_output_options(parser)
     parser.set_defaults(func=_handler)
 
 
@@ -146,18 +155,18 @@ def _parse_filter(text: str | None) -> dict[str, Any] | None:
     return value
 
 
-def _split(values: list[str] | None) -> list[str] | None:
-    if not values:
-        return None
-    out = [part.strip() for value in values for part in value.split(",") if part.strip()]
-    return out or None
-
-
 def _handler(args: argparse.Namespace) -> int:
+    from ..errors import RLReliableError
+    from ..render.bundle import check_output_folder
+    from ..trackers.wandb.sink import sink_for
+    from ..trackers.wandb.source import WandbSource
+    from ..trackers.wandb.sweep import wait_for_sweep
+
     if bool(args.path) == bool(args.offline_dir):
         raise CliError("give either ENTITY/PROJECT (online) or --offline-dir DIR (offline runs), not both / neither")
     filters = _parse_filter(args.filter)
-    if args.curves and not args.curve_key:
+    options = analysis_options(args)  # every option checked before W&B is asked anything
+    if options.curves and not args.curve_key:
         raise CliError("--curves needs --curve-key KEY: the history key logged during training (e.g. eval/return)")
     if args.wait and args.offline_dir:
         raise CliError("--wait needs the W&B server (ENTITY/PROJECT --sweep ID); offline runs are already final")
@@ -165,7 +174,7 @@ def _handler(args: argparse.Namespace) -> int:
         raise CliError("--wait needs --sweep ID")
     try:
         if args.out:
-            check_output_folder(args.out, inputs=[args.offline_dir] if args.offline_dir else ())
+            check_output_folder(args.out, inputs=[args.offline_dir] if args.offline_dir else (), force=args.force)
         source = WandbSource(
             path=args.path, offline_dir=args.offline_dir, sweep=args.sweep, filters=filters, per_page=args.per_page
         )
@@ -184,9 +193,10 @@ def _handler(args: argparse.Namespace) -> int:
             score=args.score_key,
             include_unfinished=args.include_unfinished,
             on_invalid="drop" if args.drop_invalid else "raise",
-            curve_key=args.curve_key if args.curves else None,
-            algorithms=_split(args.only_algorithms),
-            tasks=_split(args.only_tasks),
+            curve_key=args.curve_key if options.curves else None,
+            algorithms=options.only_algorithms,
+            tasks=options.only_tasks,
+            extra_fields=tracker_fields(options.hyperparameter_keys),
         )
         sink = sink_for(
             source,
@@ -197,14 +207,11 @@ def _handler(args: argparse.Namespace) -> int:
             figures=not args.no_figures,
         )
     except RLReliableError as err:
-        raise CliError(as_flags(str(err))) from None
+        raise CliError(cli_message(err)) from None
     for problem in source.problems:
         print(f"warning: skipped offline run {problem}", file=sys.stderr)
-    if args.quiet:
-        for warning in table.warnings:
-            print(f"warning: {as_flags(warning)}", file=sys.stderr)
 
-    report = run_and_report(table, args, source=table.source)
+    report = run_and_report(table, args, source=table.source, options=options)
     if sink is None:
         if args.publish is None:
             print(
@@ -215,6 +222,6 @@ def _handler(args: argparse.Namespace) -> int:
     try:
         result = sink.publish(report, bundle=args.out or None)
     except RLReliableError as err:
-        raise CliError(f"the analysis ran but publishing to W&B failed: {as_flags(str(err))}") from None
+        raise CliError(f"the analysis ran but publishing to W&B failed: {cli_message(err)}") from None
     print(result.message(), file=sys.stderr)
     return 0

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..analysis.report import SPECS
 from . import tables as _paper_tables
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -253,14 +254,15 @@ def _provenance(report: Report) -> str:
 
 
 def _optional_tables(report: Report) -> str:
+    """The optional tables the analysis computed, as declared (title, rows shown) in the Report's registry."""
     out = []
-    extra = getattr(report, "extra", {}) or {}
-    if "jordan" in extra and not extra["jordan"].empty:
-        out.append("<h3>Performance percentiles and PBP aggregate (Jordan et al.)</h3>")
-        out.append(frame_html(extra["jordan"]))
-    if "tuning" in extra and not extra["tuning"].empty:
-        out.append("<h3>Tuning</h3>")
-        out.append(f'<div class="scroll">{frame_html(extra["tuning"], max_rows=300)}</div>')
+    for name, frame in report.tables():
+        spec = SPECS[name]
+        if spec.kind != "optional" or spec.title is None or frame.empty:
+            continue
+        out.append(f"<h3>{html.escape(spec.title)}</h3>")
+        body = frame_html(frame, max_rows=spec.max_rows)
+        out.append(f'<div class="scroll">{body}</div>' if spec.max_rows else body)
     return "".join(out)
 
 

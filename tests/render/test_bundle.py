@@ -199,3 +199,15 @@ def test_cli_out_round_trips_through_report(tmp_path, capsys):
     assert main(["report", str(out)]) == 0
     assert read_bundle(out).report_hash == digest and (out / "report.html").exists()
     assert os.path.exists(out / "manifest.json")
+
+
+def test_cli_force_replaces_only_an_edited_bundle(tmp_path, capsys):
+    scores = _scores(tmp_path / "scores.csv")
+    out = tmp_path / "out"
+    assert main(["evaluate", str(scores), *FAST, "--no-figures", "--out", str(out)]) == 0
+    (out / "aggregates.csv").write_text("edited\n")
+    assert main(["evaluate", str(scores), *FAST, "--no-figures", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "aggregates.csv: does not match" in err and "Pass --force to replace it anyway" in err
+    assert main(["evaluate", str(scores), *FAST, "--no-figures", "--out", str(out), "--force"]) == 0
+    read_bundle(out)

@@ -55,7 +55,7 @@ def select_records(
     Example:
         >>> r = RunRecord("a", None, "finished", config={"algo": "PPO"})
         >>> kept, skipped = select_records([r], {"algorithm": parse_field_ref("config.algo")},
-        ...                                is_analysis=lambda rec: False, algorithms=["DQN", "PPO"])
+        ...                                is_analysis=lambda rec: False, algorithms=["PPO"])
         >>> [k.run_id for k in kept], skipped
         (['a'], [])
     """

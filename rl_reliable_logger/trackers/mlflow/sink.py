@@ -23,9 +23,11 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import random
 import re
 import time
-from collections.abc import Mapping
+import uuid
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -59,8 +61,14 @@ FAILURE_TAG = "rl_reliable.failure"
 SUPERSEDED_TAG = "rl_reliable.superseded"
 ARTIFACT_DIR = "rl_reliable"
 LOGGED_ARTIFACTS_TAG = "mlflow.loggedArtifacts"
+LOCK_TAG = "rl_reliable.publish_lock"
 _MAX_TAG_VALUE = 5000
-_ATTEMPTS = 3
+#: A publisher's claim on a run lasts this long (a killed publisher blocks others no longer).
+LEASE_SECONDS = 600.0
+#: Wait after claiming before checking the claim held (must exceed one read-then-write round trip).
+SETTLE_SECONDS = 1.0
+#: How long to wait for another publisher on the same run before giving up.
+WAIT_SECONDS = 300.0
 _KEY = re.compile(r"^[A-Za-z0-9_\-. /]{1,250}$")
 
 
@@ -212,20 +220,17 @@ class MlflowSink:
         url = _run_url(client.uri, run.info.experiment_id, run_id)
         if _complete(run.data.tags, digest):
             return PublishResult("mlflow", run_id, url, False, digest)
-        _set_tags(client, run_id, {STATE_TAG: "writing"})
-        try:
-            for attempt in range(_ATTEMPTS):  # another publisher on this run: write again, never leave a mix
+        with _lease(client, run_id):  # one publisher at a time on a run that already exists
+            if _complete(client.call("reading the parent run", client.client.get_run, run_id).data.tags, digest):
+                return PublishResult("mlflow", run_id, url, False, digest)  # published while we waited
+            _set_tags(client, run_id, {STATE_TAG: "writing"})
+            try:
                 self._write(client, run, report, digest, metrics, verified)
-                try:
-                    _verify(client, run_id, digest, metrics)
-                    break
-                except TrackerError:
-                    if attempt == _ATTEMPTS - 1:
-                        raise
-        except BaseException as err:
-            with contextlib.suppress(Exception):
-                _set_tags(client, run_id, {STATE_TAG: "failed", FAILURE_TAG: _clip(_reason(err), 500)})
-            raise
+                _verify(client, run_id, digest, metrics)
+            except BaseException as err:
+                with contextlib.suppress(Exception):
+                    _set_tags(client, run_id, {STATE_TAG: "failed", FAILURE_TAG: _clip(_reason(err), 500)})
+                raise
         return PublishResult("mlflow", run_id, url, True, digest)
 
     def _new_run(
@@ -341,6 +346,47 @@ def _remove_other_reports(client: Tracker, run: Any, keep: str) -> list[str]:
         except Exception:  # a store without delete: the folder stays, but is not current
             left.append(path)
     return left
+
+
+def _holder(client: Tracker, run_id: str) -> str | None:
+    """The token of the publisher that holds the run's lease, or None when it is free or expired."""
+    value = client.call("reading the publish lock", client.client.get_run, run_id).data.tags.get(LOCK_TAG, "")
+    token, _, expiry = value.partition(" ")
+    try:
+        return token if token and float(expiry) > time.time() else None
+    except ValueError:
+        return None
+
+
+@contextlib.contextmanager
+def _lease(client: Tracker, run_id: str) -> Iterator[None]:
+    """Hold the run's publish lease (tag ``rl_reliable.publish_lock``) while writing to it.
+
+    Claim when free, wait :data:`SETTLE_SECONDS`, and keep the claim only if it is still ours
+    (Fischer's timed mutual exclusion: MLflow has no compare-and-set). Another holder is waited
+    for up to :data:`WAIT_SECONDS`; a claim expires after :data:`LEASE_SECONDS`.
+    """
+    me = uuid.uuid4().hex
+    deadline = time.monotonic() + WAIT_SECONDS
+    while True:
+        if _holder(client, run_id) is None:
+            _set_tags(client, run_id, {LOCK_TAG: f"{me} {time.time() + LEASE_SECONDS:.0f}"})
+            time.sleep(SETTLE_SECONDS)
+            if _holder(client, run_id) == me:
+                break
+        if time.monotonic() > deadline:
+            raise TrackerError(
+                f"run {run_id} is being published to by another process (tag {LOCK_TAG}); try again when it has "
+                "finished (a claim left by a killed publisher expires after "
+                f"{LEASE_SECONDS / 60:.0f} minutes)."
+            )
+        time.sleep(0.2 + random.random())
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            if _holder(client, run_id) == me:
+                client.call("releasing the publish lock", client.client.delete_tag, run_id, LOCK_TAG)
 
 
 def _complete(tags: Mapping[str, str], digest: str) -> bool:

@@ -268,14 +268,13 @@ def test_concurrent_publishes_and_a_killed_publisher_on_a_real_server(server, tm
         out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err[-2000:]
         outcomes.append(json.loads(out.strip().splitlines()[-1]))
-    assert any(o["ok"] for o in outcomes), outcomes
-    for o in outcomes:
-        assert o["ok"] or "changed by another publish" in o["error"], o
+    assert all(o["ok"] for o in outcomes), outcomes  # the lease makes them take turns
     run = client.get_run(parent)
     tags = run.data.tags
     reports = {report_hash(small_report(shift=s)): small_report(shift=s) for s in (0.0, 0.2)}
     current = tags["rl_reliable.report_hash"]
     assert current in reports and tags["rl_reliable.publish_state"] == "complete"
+    assert "rl_reliable.publish_lock" not in tags  # released
     assert tags["rl_reliable.current_report"] == f"rl_reliable/{current[:16]}"
     for key, value in headline_metrics(reports[current]).items():
         assert run.data.metrics[key] == value, key  # metrics, tags and files of one report only

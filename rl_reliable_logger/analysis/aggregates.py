@@ -1,0 +1,219 @@
+"""Preparing a table for analysis, and the aggregate metrics alone.
+
+:func:`prepare` is the one place a ScoreTable becomes what the statistics see (algorithm/task
+filters, the memory check, normalisation); :func:`aggregate` is the aggregates-only entry point
+(interval estimates of the aggregate metrics, nothing else), used by the tuning view so that it
+does not run a whole ``evaluate()``. Both use the random-stream layout of ``evaluate()``, so an
+aggregate computed here equals the one in the full Report for the same options.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..data.normalize import get_normalizer
+from ..data.scores import ScoreTable
+from ..stats import bootstrap as bs
+from ..stats import metrics as mt
+from ..stats.aggregate import aggregate_intervals
+from .options import AnalysisOptions, OptionError, as_options
+
+#: Random streams per algorithm, in this order; the layout does not depend on what is computed.
+STREAMS = ("aggregates", "profiles", "per_task", "improvement", "curves")
+
+_MAX_KEYS = ("max", "best", "peak", "top")
+
+
+@dataclass
+class Prepared:
+    """A table ready for the statistics: ``table`` (every step, normalised), ``final`` (one row per run)."""
+
+    table: ScoreTable
+    final: ScoreTable
+    raw_final: ScoreTable
+    normalization: str
+    warnings: list[str] = field(default_factory=list)
+    filters: dict[str, list[str]] = field(default_factory=dict)
+
+
+def select(table: ScoreTable, algorithms: Sequence[str] | None, tasks: Sequence[str] | None) -> ScoreTable:
+    """The rows of ``algorithms`` and ``tasks`` only; a name the table does not have is an error naming the known."""
+    if algorithms is None and tasks is None:
+        return table
+    mask = pd.Series(True, index=table.frame.index)
+    for keyword, wanted, column, known in (
+        ("only_algorithms", algorithms, "algorithm", table.algorithms),
+        ("only_tasks", tasks, "task", table.tasks),
+    ):
+        if wanted is None:
+            continue
+        unknown = [w for w in wanted if w not in set(known)]
+        if unknown:
+            shown = ", ".join(repr(k) for k in sorted(known)[:50]) + (" ..." if len(known) > 50 else "")
+            raise OptionError(
+                keyword,
+                f"`{keyword}=` names {', '.join(repr(u) for u in unknown)}, which the scores do not have; "
+                f"the {column}s are: {shown}",
+            )
+        mask &= table.frame[column].isin(list(wanted))
+
+    def rebuild(frame: pd.DataFrame) -> ScoreTable:
+        step = "step" if table.has_steps else None
+        return ScoreTable(frame, run_id="run_id", seed="seed", step=step, source=table.source)
+
+    out = rebuild(table.frame[mask])
+    # the checks' warnings (small cells, unequal runs) are those of the selection; the source's own stay
+    own = set(rebuild(table.frame).warnings)
+    out.warnings = [w for w in table.warnings if w not in own] + out.warnings
+    out.dropped = table.dropped.copy()
+    return out
+
+
+def score_key_warnings(table: ScoreTable) -> list[str]:
+    """A warning when the score column's name suggests a maximum over training."""
+    key = str(table.source.get("fields", {}).get("score", table.source.get("score_column", "")))
+    lowered = key.lower()
+    if any(word in lowered for word in _MAX_KEYS):
+        return [
+            f"the score comes from {key!r}, which looks like a maximum over training; max-over-evaluations scores "
+            "are biased upwards (Agarwal et al. 2021, Fig. 5): report the final score instead."
+        ]
+    return []
+
+
+def prepare(table: ScoreTable, options: AnalysisOptions) -> Prepared:
+    """Filter, check the memory the options need, normalise; nothing random happens here."""
+    if options.curves and not table.has_steps:  # checked before any resampling work
+        raise OptionError(
+            "curves",
+            "sample-efficiency curves (`curves=True`) need per-step scores: give the table a step column",
+        )
+    table = select(table, options.only_algorithms, options.only_tasks)
+    raw_final = final = table.final()
+    sizes = final.frame.groupby("algorithm", sort=False).size()
+    options.check_memory(len(final.algorithms), len(final.tasks), int(sizes.max()))
+    warnings = list(table.warnings)
+    normalization = "raw score"
+    if options.normalize is not None:
+        normalizer = get_normalizer(options.normalize)
+        if normalizer.per_step:
+            table = normalizer.apply(table)  # every step, so curves are normalised too
+            final = table.final()
+        else:
+            final = normalizer.apply(final)
+        if normalizer.caveat:
+            warnings.append(normalizer.caveat)
+        normalization = final.source.get("normalization_description", str(options.normalize))
+    warnings += score_key_warnings(table)
+    filters = {
+        k: list(v)
+        for k, v in (("only_algorithms", options.only_algorithms), ("only_tasks", options.only_tasks))
+        if v is not None
+    }
+    return Prepared(table, final, raw_final, normalization, warnings, filters)
+
+
+def cells_by_algorithm(table: ScoreTable, tasks: list[str]) -> dict[str, bs.Cells]:
+    """Runs of every algorithm as bootstrap cells, tasks in ``tasks`` order, runs sorted within tasks."""
+    # runs sorted by score within each task: a canonical order (results depend on neither the input's
+    # row order nor run ids), and probability of improvement needs no per-replicate sort
+    cells = table.cells()
+    return {alg: bs.Cells.from_list([np.sort(cells[(alg, t)]) for t in tasks]) for alg in table.algorithms}
+
+
+def streams(seed: Any, algorithms: Sequence[str]) -> dict[str, dict[str, np.random.Generator]]:
+    """One generator per (purpose, algorithm), assigned in sorted name order (input order does not matter)."""
+    return _streams(seed, algorithms, task_bootstrap=False)[0]
+
+
+def _streams(
+    seed: Any, algorithms: Sequence[str], *, task_bootstrap: bool
+) -> tuple[dict[str, dict[str, np.random.Generator]], Any]:
+    """The per-algorithm streams and, with task resampling, the task SeedSequence every algorithm shares
+    (so that replicate r of every algorithm resamples the same tasks: paired differences)."""
+    root = bs.as_generator(seed)
+    spawned = root.spawn(len(STREAMS) * len(algorithms))
+    slot = {a: i for i, a in enumerate(sorted(algorithms))}
+    per_purpose = {
+        purpose: {a: spawned[len(STREAMS) * slot[a] + k] for a in algorithms} for k, purpose in enumerate(STREAMS)
+    }
+    shared_tasks = root.spawn(1)[0].bit_generator.seed_seq if task_bootstrap else False
+    return per_purpose, shared_tasks
+
+
+def analysis_streams(
+    seed: Any, algorithms: Sequence[str], task_bootstrap: bool
+) -> tuple[dict[str, dict[str, np.random.Generator]], Any]:
+    """:func:`streams` plus the shared task SeedSequence (``False`` without task resampling)."""
+    return _streams(seed, algorithms, task_bootstrap=task_bootstrap)
+
+
+def ci_bounds(dist: np.ndarray, point: np.ndarray, ci: float, method: str, jack: np.ndarray | None = None):
+    """Interval with the requested method; BCa needs a jackknife, without one it falls back to BC; the expanded
+    and bootstrap-t intervals need the cells, without them they fall back to percentile."""
+    if method == "bca" and jack is None:
+        method = "bc"
+    if method in ("expanded", "bootstrap-t"):
+        method = "percentile"
+    return bs.interval(dist, point, ci=ci, method=method, jackknife=jack)  # type: ignore[arg-type]
+
+
+def aggregate_tables(
+    cells: dict[str, bs.Cells],
+    metric_objs: list[mt.Metric],
+    reps: int,
+    rngs: dict[str, np.random.Generator],
+    task_bootstrap: Any,
+    chunk_bytes: int,
+    ci: float,
+    method: str,
+    bar: Callable[[int], None],
+) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """The ``aggregates`` table and every algorithm's replicates (for the differences).
+
+    ``task_bootstrap``: False, or the shared task SeedSequence of :func:`analysis_streams`.
+    """
+    rows, dists = [], {}
+    for alg, c in cells.items():
+        point, low, high, dists[alg] = aggregate_intervals(
+            c, metric_objs, reps, rngs[alg], ci=ci, method=method, task_bootstrap=task_bootstrap,
+            chunk_bytes=chunk_bytes, progress=bar,
+        )  # fmt: skip
+        for j, m in enumerate(metric_objs):
+            rows.append({"algorithm": alg, "metric": m.name, "point": point[j], "low": low[j], "high": high[j]})
+    return pd.DataFrame(rows, columns=["algorithm", "metric", "point", "low", "high"]), dists
+
+
+def aggregate(table: ScoreTable, options: AnalysisOptions | None = None, **overrides: Any) -> pd.DataFrame:
+    """Interval estimates of the aggregate metrics only (the ``aggregates`` table of ``evaluate()``).
+
+    Takes the same options as :func:`~rl_reliable_logger.evaluate` (only those about aggregates
+    matter) and gives the same numbers as its ``aggregates`` table, without profiles, ranks,
+    probability of improvement, curves, Jordan or tuning.
+
+    Example:
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"algorithm": ["A"] * 4 + ["B"] * 4, "task": ["x", "x", "y", "y"] * 2,
+        ...                    "seed": [0, 1] * 4, "score": [1, 2, 3, 4, 2, 3, 4, 5]})
+        >>> aggregate(ScoreTable(df), metrics=["iqm"], reps=500)[["algorithm", "point"]].values.tolist()
+        [['A', 2.5], ['B', 3.5]]
+    """
+    opts = as_options(options, **overrides)
+    prep = prepare(table, opts)
+    tasks = sorted(prep.final.tasks)
+    cells = cells_by_algorithm(prep.final, tasks)
+    metric_objs = [mt.get_metric(m, gamma=opts.gamma) for m in opts.metrics]
+    rng, shared_tasks = analysis_streams(opts.seed, prep.final.algorithms, opts.task_bootstrap)
+    table_out, _ = aggregate_tables(
+        cells, metric_objs, opts.reps, rng["aggregates"], shared_tasks, opts.chunk_bytes, opts.ci, opts.method, _no_bar
+    )
+    return table_out
+
+
+def _no_bar(n: int) -> None:
+    return None

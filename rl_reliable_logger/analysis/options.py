@@ -1,0 +1,426 @@
+"""AnalysisOptions: every choice of one analysis in one frozen, validated object.
+
+``evaluate(table, options)`` reads nothing else, so the same table and options give the same Report,
+and a wrong option is refused here, before any resampling starts. Messages name the Python keyword
+(```reps=```, backticked like every library message); the command line puts its flags in their place.
+
+The confidence level rule: ``0 < ci < 1`` is a fraction (``0.95``), ``1 < ci < 100`` a percentage
+(``95``, ``99.5``); anything else (``1`` included: 1% or 100%?) is an error, and so is a level below
+50% (``1.5`` would be a 1.5% interval: a slip, not a choice). The label is exact: ``0.995`` prints
+as ``99.5%`` (:func:`ci_label`).
+
+Example:
+    >>> opts = AnalysisOptions(reps=2_000, ci=99.5)
+    >>> opts.ci, ci_label(opts.ci)
+    (0.995, '99.5%')
+    >>> AnalysisOptions(method="studentized")
+    Traceback (most recent call last):
+    ...
+    rl_reliable_logger.analysis.options.OptionError: `method='studentized'` is not an interval method; choose one of percentile, basic, bc, bca
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..stats import bootstrap as bs
+from ..stats import metrics as mt
+from ..stats import profiles as pf
+
+DEFAULT_METRICS = ("mean", "median", "iqm", "optimality_gap")
+JORDAN_METHODS = ("pbp", "pbp-t", "bootstrap")
+#: Smallest confidence level accepted: anything lower is almost surely a slip (``1.5`` meaning 1.5%?).
+MIN_CI = 0.5
+#: Replicates for the tuning view when ``tuning_reps`` is not given: ``min(reps, TUNING_REPS)``.
+TUNING_REPS = 5_000
+
+
+class OptionError(InputError):
+    """A bad analysis option. ``keyword`` is the offending keyword argument of :class:`AnalysisOptions`.
+
+    The message names keywords backticked, as every library message does (```reps=```, ```ci=1.5```),
+    so that the command line can put its flags in their place (``--reps``, ``--ci 1.5``).
+    """
+
+    def __init__(self, keyword: str, message: str) -> None:
+        self.keyword = keyword
+        super().__init__(message, [keyword])
+
+
+def ci_label(ci: float) -> str:
+    """The exact percentage of a confidence level: ``0.95`` → ``95%``, ``0.995`` → ``99.5%``."""
+    return f"{float(ci) * 100:.10g}%"
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _names(keyword: str, value: Any) -> tuple[str, ...] | None:
+    """A list of names (algorithms, tasks, columns) as a tuple of strings; a bare string is one name."""
+    if value is None:
+        return None
+    items = (value,) if isinstance(value, str) else tuple(value)
+    if not items or any(not isinstance(v, str) or not v for v in items):
+        raise OptionError(keyword, f"`{keyword}=` must be a non-empty list of non-empty names, got {value!r}")
+    return items
+
+
+@dataclass(frozen=True)
+class AnalysisOptions:
+    """Everything ``evaluate()`` needs besides the scores; defaults follow Agarwal et al. (2021).
+
+    Args:
+        normalize: packaged normaliser (``atari``, ``atari100k``, ``procgen``, ``dmc``, ``percentiles``, ...),
+            a CSV path ``task,low,high``, a normaliser object, or None for raw scores.
+        metrics: aggregate metrics by name (``mean, median, iqm, optimality_gap, dp25, trimmed_mean_<p>,
+            p_above_<t>``) or as functions (see ``stats.metrics``).
+        gamma: threshold of the optimality gap (finite, > 0).
+        reps: bootstrap replicates for aggregates and their differences (paper: 50,000).
+        profile_reps, improvement_reps, curve_reps: replicates for profiles / ranks / per-task intervals,
+            probability of improvement, sample-efficiency curves.
+        ci: confidence level, a fraction in [0.5, 1) or a percentage in [50, 100); stored as a fraction.
+        method: interval method, one of ``percentile`` (default), ``basic``, ``bc``, ``bca``, ``expanded`` or
+            ``bootstrap-t`` (small samples; see ``stats.bootstrap``).
+        task_bootstrap: also resample tasks, not only runs within tasks (every algorithm's replicate r
+            resamples the same tasks, so differences and probability of improvement are paired).
+        rank_by: rank distributions of ``"runs"`` (default, the paper's: one random run per task per
+            replicate) or ``"task-means"`` (bootstrapped task means); see ``stats.profiles``.
+        seed: int (default 0, so the same inputs give the same numbers), a numpy Generator, or None
+            for fresh entropy (warned).
+        taus: τ grid of the performance profiles (default: 101 points over the score range).
+        curves, curve_points, curve_metrics: sample-efficiency curves (the table needs steps).
+        only_algorithms, only_tasks: analyse only these algorithms / tasks (a name that is not in the
+            table is an error naming the known ones).
+        jordan: add Jordan et al. (2020)'s equilibrium aggregate (``jordan``, ``jordan_quantiles`` tables).
+        jordan_delta, jordan_method, jordan_reps, score_range: its ``1 - delta`` simultaneous intervals
+            (``pbp``, ``pbp-t``, ``bootstrap``), bootstrap replicates and known score range for PBP.
+        hyperparameter_keys: columns defining a configuration: adds the tuning-aware view (``tuning``).
+        tuning_metric, tuning_reps: metric that picks the best configuration (default ``iqm`` when it is
+            among ``metrics``, else the first) and its replicates (default ``min(reps, 5000)``).
+        progress: progress bars on stderr. chunk_bytes: memory budget of one chunk of replicates.
+    """
+
+    normalize: str | Any | None = None
+    metrics: tuple[str | Callable[..., Any], ...] = DEFAULT_METRICS
+    gamma: float = 1.0
+    reps: int = 50_000
+    profile_reps: int = 2_000
+    improvement_reps: int = 2_000
+    curve_reps: int = 2_000
+    ci: float = 0.95
+    method: str = "percentile"
+    task_bootstrap: bool = False
+    rank_by: str = "runs"
+    seed: int | np.random.Generator | None = 0
+    taus: tuple[float, ...] | None = None
+    curves: bool = False
+    curve_points: int = 25
+    curve_metrics: tuple[str, ...] = ("iqm", "mean")
+    only_algorithms: tuple[str, ...] | None = None
+    only_tasks: tuple[str, ...] | None = None
+    jordan: bool = False
+    jordan_delta: float = 0.05
+    jordan_method: str = "pbp"
+    jordan_reps: int = 10_000
+    score_range: tuple[float, float] | Mapping[str, tuple[float, float]] | None = None
+    hyperparameter_keys: tuple[str, ...] = ()
+    tuning_metric: str | None = None
+    tuning_reps: int | None = None
+    progress: bool = False
+    chunk_bytes: int = bs.DEFAULT_CHUNK_BYTES
+
+    def __post_init__(self) -> None:
+        set_ = lambda name, value: object.__setattr__(self, name, value)
+        for name in ("reps", "profile_reps", "improvement_reps", "curve_reps", "curve_points", "jordan_reps"):
+            value = getattr(self, name)
+            if not _is_int(value) or value < 1:
+                raise OptionError(name, f"`{name}=` must be a positive integer, got {value!r}")
+            set_(name, int(value))
+        if self.tuning_reps is not None:
+            if not _is_int(self.tuning_reps) or self.tuning_reps < 1:
+                raise OptionError("tuning_reps", f"`tuning_reps=` must be a positive integer, got {self.tuning_reps!r}")
+            set_("tuning_reps", int(self.tuning_reps))
+        if not _is_int(self.chunk_bytes) or self.chunk_bytes < 1:
+            raise OptionError(
+                "chunk_bytes", f"`chunk_bytes=` must be a positive number of bytes, got {self.chunk_bytes!r}"
+            )
+        set_("ci", self._level(self.ci))
+        if self.method not in bs.METHODS:
+            raise OptionError(
+                "method",
+                f"`method={self.method!r}` is not an interval method; choose one of {', '.join(bs.METHODS)}",
+            )
+        if self.rank_by not in pf.RANK_DEFINITIONS:
+            raise OptionError(
+                "rank_by",
+                f"`rank_by={self.rank_by!r}` is not a rank definition; choose one of {', '.join(pf.RANK_DEFINITIONS)}",
+            )
+        if self.jordan_method not in JORDAN_METHODS:
+            raise OptionError(
+                "jordan_method",
+                f"`jordan_method={self.jordan_method!r}` is not a Jordan interval method; "
+                f"choose one of {', '.join(JORDAN_METHODS)}",
+            )
+        gamma = self._real("gamma", self.gamma)
+        if not gamma > 0:
+            raise OptionError("gamma", f"`gamma=` must be finite and positive, got {self.gamma!r}")
+        set_("gamma", gamma)
+        delta = self._real("jordan_delta", self.jordan_delta)
+        if not 0 < delta < 1:
+            raise OptionError(
+                "jordan_delta", f"`jordan_delta=` must be between 0 and 1 (e.g. 0.05), got {self.jordan_delta!r}"
+            )
+        set_("jordan_delta", delta)
+        if isinstance(self.metrics, (str, bytes)) or callable(self.metrics):
+            set_("metrics", (self.metrics,))
+        set_("metrics", tuple(self.metrics))
+        if not self.metrics:
+            raise OptionError("metrics", "`metrics=` is empty: give at least one metric (e.g. iqm)")
+        names = [self._metric("metrics", m).name for m in self.metrics]
+        if len(set(names)) != len(names):
+            raise OptionError("metrics", f"`metrics=` must be unique, got {names}")
+        set_(
+            "curve_metrics", tuple((self.curve_metrics,) if isinstance(self.curve_metrics, str) else self.curve_metrics)
+        )
+        for m in self.curve_metrics:
+            self._metric("curve_metrics", m)
+        if self.tuning_metric is not None:
+            self._metric("tuning_metric", self.tuning_metric)
+        if self.taus is not None:
+            taus = tuple(float(t) for t in np.asarray(self.taus, dtype=float).ravel())
+            if not taus or not all(math.isfinite(t) for t in taus):
+                raise OptionError("taus", "`taus=` must be a non-empty list of finite numbers")
+            set_("taus", taus)
+        set_("only_algorithms", _names("only_algorithms", self.only_algorithms))
+        set_("only_tasks", _names("only_tasks", self.only_tasks))
+        set_("hyperparameter_keys", _names("hyperparameter_keys", self.hyperparameter_keys or None) or ())
+        set_("score_range", self._score_range(self.score_range))
+        seed = self.seed
+        if not (seed is None or _is_int(seed) or isinstance(seed, np.random.Generator)):
+            raise OptionError("seed", f"`seed=` must be an integer, a numpy Generator or None, got {seed!r}")
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+            if seed < 0:
+                raise OptionError("seed", f"`seed=` must be a non-negative integer, got {seed!r}")
+            set_("seed", int(seed))
+        for flag in ("task_bootstrap", "curves", "jordan", "progress"):
+            set_(flag, bool(getattr(self, flag)))
+
+    # ------------------------------------------------------------------ validation helpers
+    @staticmethod
+    def _real(name: str, value: Any) -> float:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise OptionError(name, f"`{name}=` must be a number, got {value!r}")
+        out = float(value)
+        if not math.isfinite(out):
+            raise OptionError(name, f"`{name}=` must be finite, got {value!r}")
+        return out
+
+    @classmethod
+    def _level(cls, value: Any) -> float:
+        ci = cls._real("ci", value)
+        level = ci if 0 < ci < 1 else ci / 100.0 if 1 < ci < 100 else None
+        if level is None:
+            raise OptionError(
+                "ci",
+                f"`ci={value!r}` is not a confidence level: give a fraction in (0, 1) such as 0.95, "
+                "or a percentage in (1, 100) such as 95 or 99.5",
+            )
+        if level < MIN_CI:
+            raise OptionError(
+                "ci",
+                f"`ci={value!r}` reads as a {ci_label(level)} interval; levels below {ci_label(MIN_CI)} are "
+                "refused as a likely slip (did you mean 0.95 or 95?)",
+            )
+        return level
+
+    @staticmethod
+    def _metric(keyword: str, metric: Any) -> Any:
+        try:
+            return mt.get_metric(metric)
+        except (ValueError, KeyError) as err:
+            raise OptionError(keyword, f"`{keyword}=`: {err}") from None
+
+    @classmethod
+    def _score_range(cls, value: Any) -> Any:
+        if value is None:
+            return None
+
+        def pair(v: Any) -> tuple[float, float]:
+            try:
+                low, high = (cls._real("score_range", x) for x in v)
+            except (TypeError, ValueError):
+                raise OptionError("score_range", f"`score_range=` must be (low, high), got {v!r}") from None
+            if not low < high:
+                raise OptionError("score_range", f"`score_range=` needs low < high, got {v!r}")
+            return low, high
+
+        if isinstance(value, Mapping):
+            return {str(k): pair(v) for k, v in value.items()}
+        return pair(value)
+
+    # ------------------------------------------------------------------ derived values
+    def replace(self, **changes: Any) -> AnalysisOptions:
+        """A copy with some options changed (validated again); unknown names are an error listing the known."""
+        known = {f.name for f in dataclasses.fields(self)}
+        unknown = sorted(set(changes) - known)
+        if unknown:
+            raise TypeError(
+                f"unknown analysis option(s): {', '.join(unknown)}; the options are: {', '.join(sorted(known))}"
+            )
+        return dataclasses.replace(self, **changes) if changes else self
+
+    @property
+    def resolved_tuning_metric(self) -> str:
+        """The metric that picks a configuration in the tuning view."""
+        if self.tuning_metric is not None:
+            return self.tuning_metric
+        names = [m for m in self.metrics if isinstance(m, str)]
+        return "iqm" if "iqm" in names else (names[0] if names else "iqm")
+
+    @property
+    def resolved_tuning_reps(self) -> int:
+        return self.tuning_reps if self.tuning_reps is not None else min(self.reps, TUNING_REPS)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The options as JSON-friendly values (for provenance)."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name == "metrics":
+                value = [
+                    m if isinstance(m, str) else getattr(m, "name", getattr(m, "__name__", repr(m))) for m in value
+                ]
+            elif f.name == "seed" and isinstance(value, np.random.Generator):
+                value = repr(value)
+            elif f.name == "normalize" and value is not None and not isinstance(value, str):
+                value = str(value)
+            elif isinstance(value, tuple):
+                value = list(value)
+            elif isinstance(value, Mapping):
+                value = {k: list(v) for k, v in value.items()}
+            out[f.name] = value
+        out["ci_label"] = ci_label(self.ci)
+        return out
+
+    # ------------------------------------------------------------------ memory
+    def memory_estimate(self, n_algorithms: int, n_tasks: int, n_runs: int) -> dict[str, float]:
+        """Peak memory (bytes) of the parts of one analysis that grow with the replicate counts.
+
+        ``n_runs`` is the largest number of runs of one algorithm (over all its tasks). Returns the
+        bytes attributable to each replicate keyword plus ``"base"`` (chunk buffers), so that the
+        largest feasible value of one keyword follows from the others.
+        """
+        a, m, k = max(n_algorithms, 1), max(n_tasks, 1), max(n_runs, 1)
+        n_metrics = len(self.metrics)
+        n_taus = len(self.taus) if self.taus is not None else 101
+        count_bytes = 2 if k < 2**16 else 4
+        f8 = 8.0
+        est = {
+            # every algorithm's replicates are kept for the differences, plus the interval's sorted copies
+            "reps": self.reps * n_metrics * f8 * (a + 3),
+            # profiles of one algorithm at a time; per-task means of every algorithm kept for the ranks
+            "profile_reps": self.profile_reps * f8 * (2 * (2 * n_taus + 51) + 3 * a * m + a * m),
+            # draw counts of every algorithm kept, and the replicates of one pair
+            "improvement_reps": self.improvement_reps * (a * k * count_bytes + 3 * f8),
+            "curve_reps": (self.curve_reps * len(self.curve_metrics) * self.curve_points * f8 * 3)
+            if self.curves
+            else 0.0,
+            "jordan_reps": (self.jordan_reps * a * f8 * 3)
+            if self.jordan and self.jordan_method == "bootstrap"
+            else 0.0,
+            "base": 4.0 * self.chunk_bytes + 256 * 2**20 * (self.jordan and self.jordan_method == "bootstrap"),
+        }
+        if self.hyperparameter_keys:
+            est["base"] += self.resolved_tuning_reps * f8 * 4 * a
+        return est
+
+    def check_memory(self, n_algorithms: int, n_tasks: int, n_runs: int, *, available: float | None = None) -> None:
+        """Refuse replicate counts whose estimated memory exceeds the available memory.
+
+        The message gives the estimate, the memory available and the largest feasible value of the
+        keyword that needs most. ``available`` defaults to :func:`available_memory` (no check when unknown).
+        """
+        avail = available_memory() if available is None else available
+        if avail is None:
+            return
+        est = self.memory_estimate(n_algorithms, n_tasks, n_runs)
+        total = sum(est.values())
+        if total <= avail:
+            return
+        keyword = max((k for k in est if k != "base"), key=lambda k: est[k])
+        value = getattr(self, keyword)
+        per_rep = est[keyword] / value
+        largest = int((avail - (total - est[keyword])) // per_rep) if per_rep > 0 else 0
+        advice = (
+            f"the largest feasible `{keyword}=` is {largest:,}"
+            if largest >= 1
+            else "lower the other replicate counts or analyse fewer algorithms"
+        )
+        raise OptionError(
+            keyword,
+            f"`{keyword}={value}` would need about {_bytes(total)} of memory for {n_algorithms} algorithm(s) x "
+            f"{n_tasks} task(s) x up to {n_runs} runs, but about {_bytes(avail)} is available; {advice}",
+        )
+
+
+def _bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
+        if abs(n) < 1024 or unit == "PB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} PB"  # pragma: no cover
+
+
+def available_memory() -> float | None:
+    """Bytes of memory this process can still use: MemAvailable, capped by a cgroup limit; None if unknown."""
+    found: list[float] = []
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    found.append(float(line.split()[1]) * 1024)
+                    break
+    except OSError:
+        pass
+    if not found:
+        try:
+            found.append(float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")))
+        except (ValueError, OSError, AttributeError):
+            pass
+    try:
+        limit = open("/sys/fs/cgroup/memory.max").read().strip()
+        used = open("/sys/fs/cgroup/memory.current").read().strip()
+        if limit != "max":
+            found.append(float(limit) - float(used))
+    except (OSError, ValueError):
+        pass
+    return min(found) if found else None
+
+
+def as_options(options: AnalysisOptions | None = None, **overrides: Any) -> AnalysisOptions:
+    """``options`` (default: all defaults) with ``overrides`` applied; sequences become tuples."""
+    base = options if options is not None else AnalysisOptions()
+    if not isinstance(base, AnalysisOptions):
+        raise TypeError(f"options must be an AnalysisOptions, got {type(base).__name__}")
+    fixed = {k: (tuple(v) if isinstance(v, (list, np.ndarray)) else v) for k, v in overrides.items()}
+    return base.replace(**fixed)
+
+
+__all__ = [
+    "DEFAULT_METRICS",
+    "JORDAN_METHODS",
+    "AnalysisOptions",
+    "OptionError",
+    "as_options",
+    "available_memory",
+    "ci_label",
+]

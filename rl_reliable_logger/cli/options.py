@@ -1,0 +1,342 @@
+"""The one definition of the options every analysing subcommand shares, and their mapping to AnalysisOptions.
+
+``evaluate``, ``mlflow`` and ``wandb`` add the same groups from here (:func:`add_field_options`,
+:func:`add_analysis_options`, :func:`add_output_options`), so a flag has the same name, default and
+meaning everywhere; :func:`analysis_options` is the only place flags become
+:class:`~rl_reliable_logger.analysis.options.AnalysisOptions`. Flag names and the rewording of library
+messages (```reps=``` -> ``--reps``) come from the one keyword-to-flag table in ``cli/flags.py``.
+
+Nothing heavy is imported at module level: ``rl-reliable --help`` loads neither numpy nor pandas.
+Defaults shown here equal the library's (a test checks every one).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .flags import CliError, cli_message, flag_for
+
+__all__ = [
+    "ANALYSIS_OPTIONS",
+    "CliError",
+    "Option",
+    "add_analysis_options",
+    "add_field_options",
+    "add_output_options",
+    "analysis_options",
+    "names",
+]
+
+
+# ---------------------------------------------------------------------------- value parsers
+def names(value: str) -> list[str]:
+    """``A,B`` → ``["A", "B"]`` (surrounding spaces dropped)."""
+    return [part.strip() for part in str(value).split(",") if part.strip()]
+
+
+def _score_range(text: str) -> tuple[float, float]:
+    try:
+        low, high = (float(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"needs LOW,HIGH (e.g. 0,500), got {text!r}") from None
+    return low, high
+
+
+def _joined(values: list[str] | None) -> tuple[str, ...] | None:
+    """Values of a repeatable comma-separated flag, in order, duplicates dropped."""
+    if not values:
+        return None
+    return tuple(dict.fromkeys(n for v in values for n in names(v)))
+
+
+@dataclass(frozen=True)
+class Option:
+    """One shared flag: the AnalysisOptions keyword it sets, its group and argparse definition.
+
+    The flag's name comes from the one keyword-to-flag table, :data:`.flags.ANALYSIS_FLAGS`.
+    """
+
+    keyword: str
+    group: str
+    kwargs: Mapping[str, Any]
+    convert: Callable[[Any], Any] | None = None
+
+    @property
+    def flag(self) -> str:
+        return flag_for(self.keyword)
+
+
+STATISTICS = "statistics"
+SELECTION = "selection"
+JORDAN = "Jordan et al. (2020) and hyperparameter sweeps"
+OUTPUT = "output"
+
+#: The shared analysis flags, in help order. ``keyword`` maps each to AnalysisOptions.
+ANALYSIS_OPTIONS: tuple[Option, ...] = (
+    Option(
+        "normalize",
+        STATISTICS,
+        dict(
+            metavar="NAME|PATH",
+            help="normalise scores per task: atari, atari100k, atari-record, procgen, dmc, percentiles "
+            "(Jordan et al.), or a CSV with columns task,low,high (default: raw scores)",
+        ),
+    ),
+    Option(
+        "metrics",
+        STATISTICS,
+        dict(
+            metavar="M1,M2",
+            default="mean,median,iqm,optimality_gap",
+            help="comma-separated aggregate metrics: mean, median, iqm, optimality_gap, dp25, "
+            "trimmed_mean_<p>, p_above_<t> (default: %(default)s)",
+        ),
+        lambda v: tuple(names(v)),
+    ),
+    Option(
+        "gamma",
+        STATISTICS,
+        dict(metavar="GAMMA", type=float, default=1.0, help="threshold of the optimality gap (default: 1)"),
+    ),
+    Option(
+        "reps",
+        STATISTICS,
+        dict(
+            metavar="N",
+            type=int,
+            default=50_000,
+            help="bootstrap replicates for aggregate metrics (default: 50000, as in the paper)",
+        ),
+    ),
+    Option(
+        "profile_reps",
+        STATISTICS,
+        dict(
+            metavar="N",
+            type=int,
+            default=2_000,
+            help="replicates for performance profiles, ranks and per-task intervals (default: 2000)",
+        ),
+    ),
+    Option(
+        "improvement_reps",
+        STATISTICS,
+        dict(metavar="N", type=int, default=2_000, help="replicates for probability of improvement (default: 2000)"),
+    ),
+    Option(
+        "seed",
+        STATISTICS,
+        dict(
+            metavar="N",
+            type=int,
+            default=0,
+            help="random seed (default: 0, recorded in provenance.json): the same runs and options give the same numbers",
+        ),
+    ),
+    Option(
+        "ci",
+        STATISTICS,
+        dict(
+            metavar="LEVEL",
+            type=float,
+            default=0.95,
+            help="confidence level: a fraction such as 0.95 or a percentage such as 95 or 99.5; at least 50%% "
+            "(default: 0.95)",
+        ),
+    ),
+    Option(
+        "method",
+        STATISTICS,
+        dict(
+            choices=["percentile", "basic", "bc", "bca", "expanded", "bootstrap-t"],
+            default="percentile",
+            help="interval method (default: percentile; expanded and bootstrap-t are for few runs per task)",
+        ),
+    ),
+    Option(
+        "task_bootstrap",
+        STATISTICS,
+        dict(action="store_true", help="also resample tasks, not only runs"),
+    ),
+    Option(
+        "rank_by",
+        STATISTICS,
+        dict(
+            choices=["runs", "task-means"],
+            default="runs",
+            help="rank distributions of single runs per task (default, as in the paper) or of bootstrapped task means",
+        ),
+    ),
+    Option(
+        "curves",
+        STATISTICS,
+        dict(action="store_true", help="also compute sample-efficiency curves (needs per-step scores)"),
+    ),
+    Option(
+        "curve_points",
+        STATISTICS,
+        dict(metavar="N", type=int, default=25, help="steps on the curve grid (default: 25)"),
+    ),
+    Option(
+        "curve_reps",
+        STATISTICS,
+        dict(metavar="N", type=int, default=2_000, help="replicates for sample-efficiency curves (default: 2000)"),
+    ),
+    Option(
+        "only_algorithms",
+        SELECTION,
+        dict(
+            action="append",
+            metavar="A,B",
+            help="analyse only these algorithms (comma-separated, repeatable); an unknown name is an error listing the known",
+        ),
+        _joined,
+    ),
+    Option(
+        "only_tasks",
+        SELECTION,
+        dict(action="append", metavar="T1,T2", help="analyse only these tasks (comma-separated, repeatable)"),
+        _joined,
+    ),
+    Option(
+        "jordan",
+        JORDAN,
+        dict(action="store_true", help="add the equilibrium aggregate with simultaneous intervals (writes jordan.csv)"),
+    ),
+    Option(
+        "jordan_delta",
+        JORDAN,
+        dict(
+            metavar="DELTA",
+            type=float,
+            default=0.05,
+            help="1 - confidence of the Jordan intervals, for all algorithms at once (default: 0.05)",
+        ),
+    ),
+    Option(
+        "jordan_method",
+        JORDAN,
+        dict(
+            choices=["pbp", "pbp-t", "bootstrap"],
+            default="pbp",
+            help="interval method of the Jordan aggregate (default: pbp)",
+        ),
+    ),
+    Option(
+        "jordan_reps",
+        JORDAN,
+        dict(
+            metavar="N",
+            type=int,
+            default=10_000,
+            help="replicates of --jordan-ci bootstrap (default: 10000, as in the paper)",
+        ),
+    ),
+    Option(
+        "score_range",
+        JORDAN,
+        dict(type=_score_range, metavar="LOW,HIGH", help="known score range for PBP (default: observed range, warned)"),
+    ),
+    Option(
+        "hyperparameter_keys",
+        JORDAN,
+        dict(
+            metavar="K1,K2",
+            help="fields holding hyperparameters: adds the tuning-aware sweep view (writes tuning.csv)",
+        ),
+        lambda v: tuple(names(v)) if v else (),
+    ),
+)
+
+
+def add_field_options(
+    parser: argparse.ArgumentParser,
+    defaults: Mapping[str, str],
+    *,
+    what: str = "column",
+    metavar: str = "COL",
+    refs: str = "",
+    run_key: bool = True,
+) -> Any:
+    """``--algorithm-key/--task-key/--seed-key/--score-key`` (and ``--run-key``): where each field of a run is.
+
+    ``defaults`` maps algorithm/task/seed/score to the source's default; ``refs`` lists the forms a
+    field reference takes (trackers). Returns the argument group, for a source's own field flags.
+    """
+    g = parser.add_argument_group("fields" + (f" ({what}s: {refs})" if refs else ""))
+    for name, meaning in (
+        ("algorithm", "the algorithm"),
+        ("task", "the task / environment"),
+        ("seed", "the seed"),
+        ("score", "the final score"),
+    ):
+        g.add_argument(
+            f"--{name}-key",
+            default=defaults[name],
+            metavar=metavar,
+            help=f"{what} with {meaning} (default: {defaults[name]})",
+        )
+    if run_key:
+        g.add_argument(
+            "--run-key",
+            default=None,
+            metavar=metavar,
+            help=f"{what} with a unique run id, when a seed number is not unique (e.g. two batches of seeds)",
+        )
+    return g
+
+
+def add_analysis_options(parser: argparse.ArgumentParser, *, skip: Collection[str] = ()) -> None:
+    """Every shared statistics, selection, Jordan and tuning flag, plus ``--drop-invalid`` (except ``skip``)."""
+    groups: dict[str, Any] = {}
+    for opt in ANALYSIS_OPTIONS:
+        if opt.flag in skip:
+            continue
+        if opt.group not in groups:
+            groups[opt.group] = parser.add_argument_group(opt.group)
+        groups[opt.group].add_argument(opt.flag, dest=opt.keyword, **opt.kwargs)
+    if "--drop-invalid" in skip:
+        return
+    if SELECTION not in groups:
+        groups[SELECTION] = parser.add_argument_group(SELECTION)
+    groups[SELECTION].add_argument(
+        "--drop-invalid",
+        action="store_true",
+        help="drop bad rows (non-finite scores, duplicates, incomplete tasks) instead of failing; "
+        "each dropped row is listed in provenance.json and counted on the console",
+    )
+
+
+def add_output_options(parser: argparse.ArgumentParser, *, out_help: str | None = None) -> None:
+    """``--out``, ``--no-figures``, ``--force``, ``--quiet``."""
+    o = parser.add_argument_group(OUTPUT)
+    o.add_argument(
+        "--out", metavar="DIR", help=out_help or "write tables (CSV), provenance.json, figures and report.html here"
+    )
+    o.add_argument("--no-figures", action="store_true", help="with --out, write tables only (no PNG/SVG, no HTML)")
+    o.add_argument(
+        "--force",
+        action="store_true",
+        help="with --out, replace an earlier results bundle even if its files were edited since "
+        "(files the tool did not write are never replaced)",
+    )
+    o.add_argument("--quiet", action="store_true", help="no progress bar, no table on stdout")
+
+
+def analysis_options(args: argparse.Namespace, *, progress: bool = False) -> Any:
+    """The AnalysisOptions of parsed ``args``: the one mapping from flags to the library's options."""
+    from ..analysis.options import AnalysisOptions, OptionError
+
+    values: dict[str, Any] = {}
+    for opt in ANALYSIS_OPTIONS:
+        if not hasattr(args, opt.keyword):
+            continue
+        value = getattr(args, opt.keyword)
+        values[opt.keyword] = opt.convert(value) if opt.convert else value
+    try:
+        return AnalysisOptions(progress=progress, **values)
+    except OptionError as err:
+        raise CliError(cli_message(err)) from None

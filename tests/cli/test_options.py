@@ -1,0 +1,194 @@
+"""The shared option set: one definition, the library's defaults, errors that speak flags, fast --help."""
+
+import dataclasses
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from rl_reliable_logger.analysis.options import JORDAN_METHODS, AnalysisOptions
+from rl_reliable_logger.cli.flags import ANALYSIS_FLAGS, SOURCE_FLAGS, as_flags
+from rl_reliable_logger.cli.main import build_parser, main
+from rl_reliable_logger.cli.options import ANALYSIS_OPTIONS, analysis_options
+from rl_reliable_logger.stats import bootstrap as bs
+from rl_reliable_logger.stats.profiles import RANK_DEFINITIONS
+
+FAST = ["--reps", "300", "--profile-reps", "100", "--improvement-reps", "100", "--quiet"]
+
+
+@pytest.fixture()
+def scores_csv(tmp_path):
+    rows = []
+    for alg, shift in (("PPO", 0.0), ("SAC", 0.5)):
+        for task in ("Hopper", "Walker"):
+            for seed in range(4):
+                rows.append(
+                    {
+                        "algorithm": alg,
+                        "task": task,
+                        "seed": seed,
+                        "lr": [0.1, 0.01][seed % 2],
+                        "score": shift + seed * 0.1 + (task == "Walker"),
+                    }
+                )
+    path = tmp_path / "runs.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def _run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_every_shared_flag_maps_to_an_analysis_option_with_the_same_default():
+    fields = {f.name: f for f in dataclasses.fields(AnalysisOptions)}
+    for opt in ANALYSIS_OPTIONS:
+        assert opt.keyword in fields, opt.flag
+    args = build_parser().parse_args(["evaluate", "x.csv"])
+    assert analysis_options(args) == AnalysisOptions()  # every CLI default is the library's default
+    choices = {o.flag: o.kwargs.get("choices") for o in ANALYSIS_OPTIONS}
+    assert tuple(choices["--method"]) == bs.METHODS and tuple(choices["--jordan-ci"]) == JORDAN_METHODS
+    assert tuple(choices["--rank-by"]) == RANK_DEFINITIONS
+
+
+@pytest.mark.parametrize("command", ["evaluate", "mlflow", "wandb"])
+def test_analysing_subcommands_share_every_flag(command):
+    parser = build_parser()
+    sub = parser._subparsers._group_actions[0].choices[command]
+    flags = set(sub._option_string_actions)
+    missing = [o.flag for o in ANALYSIS_OPTIONS if o.flag not in flags]
+    assert not missing, (command, missing)
+    assert {"--out", "--no-figures", "--quiet", "--drop-invalid", "--seed"} <= flags
+
+
+@pytest.mark.parametrize(
+    "flags, expected",
+    [
+        (["--ci", "1.5"], "--ci 1.5 reads as a 1.5% interval; levels below 50% are refused"),
+        (["--ci", "100"], "percentage in (1, 100)"),
+        (["--gamma", "nan"], "--gamma must be finite"),
+        (["--gamma", "-1"], "--gamma must be finite and positive"),
+        (["--reps", "0"], "--reps must be a positive integer"),
+        (["--reps", "100000000000000"], "largest feasible --reps is"),
+        (["--metrics", "iqm,iqmm"], "--metrics: unknown metric 'iqmm'"),
+        (["--delta", "1.5"], "--delta must be between 0 and 1"),
+        (
+            ["--only-algorithms", "PPO,TD3"],
+            "--only-algorithms names 'TD3', which the scores do not have; the algorithms are: 'PPO', 'SAC'",
+        ),
+        (["--only-tasks", "hopper"], "--only-tasks names 'hopper'"),
+        (["--curves"], "--curves needs per-step scores"),
+    ],
+)
+def test_bad_options_exit_2_with_one_line_naming_the_flag(scores_csv, capsys, flags, expected):
+    code, out, err = _run(capsys, "evaluate", scores_csv, *FAST, *flags)
+    assert code == 2, err
+    assert expected in err and "Traceback" not in err and err.count("\n") == 1
+    assert "=" not in err.split("error: ", 1)[1].split(" ", 1)[0]  # a flag, not keyword=value
+
+
+def test_seed_defaults_to_0_recorded_and_printed(scores_csv, tmp_path, capsys):
+    out1, out2 = tmp_path / "a", tmp_path / "b"
+    assert main(["evaluate", str(scores_csv), *FAST, "--out", str(out1), "--no-figures"]) == 0
+    assert main(["evaluate", str(scores_csv), *FAST, "--out", str(out2), "--no-figures", "--seed", "0"]) == 0
+    assert (out1 / "aggregates.csv").read_bytes() == (out2 / "aggregates.csv").read_bytes()
+    assert json.loads((out1 / "provenance.json").read_text())["seed"] == 0
+    code, out, _ = _run(capsys, "evaluate", scores_csv, *FAST[:-1], "--ci", "99.5")
+    assert code == 0 and "99.5% percentile intervals" in out and "seed 0" in out
+
+
+def test_selection_jordan_and_tuning_from_the_command_line(scores_csv, tmp_path, capsys):
+    out = tmp_path / "res"
+    code, _, err = _run(
+        capsys,
+        "evaluate",
+        scores_csv,
+        *FAST,
+        "--only-algorithms",
+        "SAC",
+        "--only-algorithms",
+        "PPO",
+        "--jordan",
+        "--jordan-ci",
+        "pbp-t",
+        "--hyperparameter-keys",
+        "lr",
+        "--out",
+        out,
+        "--no-figures",
+    )
+    assert code == 0, err
+    assert set(pd.read_csv(out / "aggregates.csv")["algorithm"]) == {"SAC", "PPO"}
+    assert list(pd.read_csv(out / "jordan.csv")["method"].unique()) == ["pbp-t"]
+    assert (out / "tuning.csv").exists()
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["options"]["only_algorithms"] == ["SAC", "PPO"] and prov["options"]["hyperparameter_keys"] == ["lr"]
+
+
+@pytest.mark.parametrize("command", ["evaluate", "mlflow", "wandb", "report"])
+def test_help_teaches_with_examples(command):
+    proc = subprocess.run(
+        [sys.executable, "-m", "rl_reliable_logger", command, "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0
+    examples = proc.stdout.split("examples:", 1)[1]
+    assert sum(line.startswith(f"  rl-reliable {command} ") for line in examples.splitlines()) >= 2
+
+
+def test_help_loads_no_heavy_library():
+    code = (
+        "import sys, contextlib, io\n"
+        "from rl_reliable_logger.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try: main(['evaluate', '--help'])\n"
+        "    except SystemExit: pass\n"
+        "print(sorted(m for m in ('numpy', 'pandas', 'scipy', 'matplotlib', 'mlflow', 'wandb') if m in sys.modules))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
+def test_tracker_defaults_spelled_in_the_cli_equal_the_sources():
+    from rl_reliable_logger.cli import common, mlflow, wandb
+    from rl_reliable_logger.trackers.base.records import KINDS
+    from rl_reliable_logger.trackers.mlflow import source as mlflow_source
+    from rl_reliable_logger.trackers.wandb import source as wandb_source
+
+    assert mlflow.DEFAULT_REFS == mlflow_source.DEFAULT_REFS
+    assert wandb.DEFAULT_REFS == wandb_source.DEFAULT_REFS
+    assert wandb.DEFAULT_PER_PAGE == wandb_source.DEFAULT_PER_PAGE
+    assert set(common._REF_KINDS) == set(KINDS)
+    assert common.tracker_fields(["params.lr", "lr", "config.clip"]) == {
+        "params.lr": "params.lr",
+        "config.clip": "config.clip",
+    }
+
+
+def test_one_keyword_to_flag_table():
+    fields = {f.name for f in dataclasses.fields(AnalysisOptions)}
+    assert {k.rstrip("=") for k in ANALYSIS_FLAGS} <= fields
+    assert [o.flag for o in ANALYSIS_OPTIONS] == list(ANALYSIS_FLAGS.values())  # every flag from the table
+    assert as_flags("`jordan_delta=2` is bad", analysis=True) == "--delta 2 is bad"
+    # one word, two meanings: the seed field of a source vs the random seed of an analysis
+    assert as_flags("`seed=` names no field") == "--seed-key names no field"
+    assert as_flags("`seed=-1` is negative", analysis=True) == "--seed -1 is negative"
+    assert as_flags("`curves=True` need steps", analysis=True) == "--curves need steps"
+    assert as_flags("`unknown=` stays") == "`unknown=` stays"
+    assert SOURCE_FLAGS["algorithms="] == ANALYSIS_FLAGS["only_algorithms="]  # same flag, source and analysis
+
+
+def test_an_edited_bundle_is_replaced_only_with_force(scores_csv, tmp_path, capsys):
+    out = tmp_path / "res"
+    assert main(["evaluate", str(scores_csv), *FAST, "--out", str(out), "--no-figures"]) == 0
+    (out / "aggregates.csv").write_text("edited by hand\n")
+    code, _, err = _run(capsys, "evaluate", scores_csv, *FAST, "--out", out, "--no-figures")
+    assert code == 2 and "--force" in err and "force=True" not in err
+    assert (out / "aggregates.csv").read_text() == "edited by hand\n"
+    code, _, err = _run(capsys, "evaluate", scores_csv, *FAST, "--out", out, "--no-figures", "--force")
+    assert code == 0, err
+    assert pd.read_csv(out / "aggregates.csv").columns[0] == "algorithm"
