@@ -43,6 +43,7 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from rl_reliable_logger.analysis.aggregates import aggregate_tables  # noqa: E402
 from rl_reliable_logger.analysis.evaluation import evaluate  # noqa: E402
 from rl_reliable_logger.data.normalize import get_normalizer  # noqa: E402
 from rl_reliable_logger.data.scores import ScoreTable  # noqa: E402
@@ -91,7 +92,7 @@ def time_ours(table: ScoreTable, taus: np.ndarray, args) -> tuple[dict[str, floa
         none = lambda n: None
         objs = [mt.get_metric(m) for m in METRICS]
         t0 = time.perf_counter()
-        ev_mod._aggregates(cells, objs, args.reps, rngs, False, bs.DEFAULT_CHUNK_BYTES, 0.95, "percentile", none)
+        aggregate_tables(cells, objs, args.reps, rngs, False, bs.DEFAULT_CHUNK_BYTES, 0.95, "percentile", none)
         times["aggregates"] = time.perf_counter() - t0
         gammas = np.linspace(0.0, 1.0, 51)
         t0 = time.perf_counter()
@@ -344,17 +345,14 @@ def large_worker(mode: str, reps: int) -> None:
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     c0, t0 = _cpu(), time.perf_counter()
     if mode == "aggregates":  # what evaluate() runs for the aggregates (its compiled fast path when present)
-        import importlib
-
         from rl_reliable_logger.stats import bootstrap as bs
         from rl_reliable_logger.stats import metrics as mt
 
-        ev_mod = importlib.import_module("rl_reliable_logger.analysis.evaluation")
         cells = table.cells()
         by_alg = {a: bs.Cells.from_list([cells[(a, t)] for t in table.tasks]) for a in table.algorithms}
         rngs = dict(zip(by_alg, np.random.default_rng(0).spawn(len(by_alg))))
         objs = [mt.get_metric(m) for m in METRICS]
-        ev_mod._aggregates(by_alg, objs, reps, rngs, False, bs.DEFAULT_CHUNK_BYTES, 0.95, "percentile", lambda n: None)
+        aggregate_tables(by_alg, objs, reps, rngs, False, bs.DEFAULT_CHUNK_BYTES, 0.95, "percentile", lambda n: None)
     else:
         evaluate(table, reps=reps, seed=0)
     elapsed = time.perf_counter() - t0
