@@ -366,8 +366,8 @@ def random_words(rng: np.random.Generator, n: int) -> np.ndarray:
         return bg.random_raw(n)
     from concurrent.futures import ThreadPoolExecutor
 
-    if not _pool:
-        _pool.append(ThreadPoolExecutor(threads, thread_name_prefix="rl-reliable-rng"))
+    if not _pool or _pool[0] != os.getpid():  # a forked child inherits the pool object but not its threads
+        _pool[:] = [os.getpid(), ThreadPoolExecutor(threads, thread_name_prefix="rl-reliable-rng")]
     start = bg.state
     bounds = [n * t // threads for t in range(threads + 1)]
     copies = []
@@ -381,7 +381,7 @@ def random_words(rng: np.random.Generator, n: int) -> np.ndarray:
     def fill(t: int) -> None:
         out[bounds[t] : bounds[t + 1]] = copies[t].random_raw(bounds[t + 1] - bounds[t])
 
-    list(_pool[0].map(fill, range(threads)))
+    list(_pool[1].map(fill, range(threads)))
     end = np.random.PCG64()
     end.state = start
     end.advance(n)

@@ -80,3 +80,19 @@ def test_kernel_plan_cache_follows_the_scores_it_is_given():
     assert np.array_equal(_kernels.fused_metrics(other, specs), flipped)
     assert np.array_equal(_kernels.fused_metrics(batch, specs), first)
     assert not np.array_equal(first, flipped)
+
+
+def test_random_words_work_in_a_forked_child():
+    """A child forked after the thread pool started gets its own pool (the parent's threads do not exist there)."""
+    import multiprocessing as mp
+
+    n = 2 * bs._PARALLEL_WORDS
+    bs.random_words(np.random.default_rng(0), n)  # the parent's pool exists
+    ctx = mp.get_context("fork")
+    with ctx.Pool(1) as pool:
+        child = pool.apply_async(_words_digest, (n,)).get(timeout=120)
+    assert child == _words_digest(n)
+
+
+def _words_digest(n: int) -> int:
+    return int(bs.random_words(np.random.default_rng(4), n)[::997].sum(dtype=np.uint64))
