@@ -13,7 +13,6 @@ Which engine runs is decided by :mod:`.engine`; nothing outside ``stats/`` impor
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
@@ -185,16 +184,11 @@ _jitted: dict = {}
 def jit(kernel):
     """The compiled form of ``kernel`` (numba is imported on first use; compiled code is cached on disk).
 
-    Sets ``OMP_WAIT_POLICY=PASSIVE`` unless already set (see the comment below). A kernel refers to
+    A kernel refers to
     ``numba.prange`` through a module global ``numba`` that this sets (numba
     resolves globals at compile time), so modules holding kernels never import numba themselves.
     """
     if kernel not in _jitted:
-        # idle OpenMP workers sleep instead of spinning between the many short parallel kernels: spinning
-        # buys nothing measurable on a quiet machine and, on a shared one, burns the CPU the next chunk's
-        # random words need (about 0.5 s of CPU per paper-default evaluate() under load). Only a default:
-        # an OMP_WAIT_POLICY set by the user wins, and it acts only if OpenMP is not loaded yet.
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         import numba as _numba
 
         kernel.__globals__["numba"] = _numba
