@@ -24,6 +24,7 @@ from ..stats import curves as cv
 from ..stats import engine
 from ..stats import metrics as mt
 from ..stats import profiles as pf
+from ..stats.aggregate import aggregate_intervals
 from ..version import __version__
 from .report import Report
 
@@ -73,9 +74,12 @@ def _cells_by_algorithm(table: ScoreTable, tasks: list[str]) -> dict[str, bs.Cel
 
 
 def _ci(dist: np.ndarray, point: np.ndarray, ci: float, method: str, jack: np.ndarray | None = None):
-    """Interval with the requested method; BCa needs a jackknife, without one it falls back to BC."""
+    """Interval with the requested method; BCa needs a jackknife, without one it falls back to BC; the expanded
+    and bootstrap-t intervals need the cells, without them they fall back to percentile."""
     if method == "bca" and jack is None:
         method = "bc"
+    if method in ("expanded", "bootstrap-t"):
+        method = "percentile"
     return bs.interval(dist, point, ci=ci, method=method, jackknife=jack)  # type: ignore[arg-type]
 
 
@@ -100,6 +104,7 @@ def evaluate(
     progress: bool = False,
     chunk_bytes: int = bs.DEFAULT_CHUNK_BYTES,
     source: dict[str, Any] | None = None,
+    rank_by: str = "runs",
 ) -> Report:
     """Evaluate every algorithm of ``table`` with interval estimates; return a :class:`Report`.
 
@@ -113,14 +118,18 @@ def evaluate(
         reps: bootstrap replicates for aggregate metrics (and their differences).
         profile_reps / improvement_reps / curve_reps: replicates for profiles, ranks and per-task
             intervals / probability of improvement / sample-efficiency curves.
-        ci: confidence level. method: ``percentile`` | ``basic`` | ``bc`` | ``bca``.
-        task_bootstrap: also resample tasks (aggregates and profiles).
+        ci: confidence level. method: ``percentile`` | ``basic`` | ``bc`` | ``bca`` | ``expanded`` (small
+            samples) | ``bootstrap-t`` (small samples; studentized for the mean, expanded otherwise).
+        task_bootstrap: also resample tasks (aggregates, profiles, differences and probability of improvement;
+            every algorithm's replicate r resamples the same tasks, so differences and improvement are paired).
         seed: int or numpy Generator; the same inputs and seed give bit-identical results.
         taus: τ grid for performance profiles (default: 101 points over the score range).
         curves: also compute sample-efficiency curves (needs a table with a ``step`` column).
         progress: show a progress bar on stderr.
         chunk_bytes: memory budget of one chunk of replicates (bounds peak memory).
         source: where the scores came from (recorded in provenance).
+        rank_by: rank distributions of ``"runs"`` (default, the paper's: one random run per task per
+            replicate) or ``"task-means"`` (bootstrapped task means); see ``stats.profiles``.
 
     Example:
         >>> import pandas as pd
@@ -134,6 +143,8 @@ def evaluate(
         raise ValueError("reps, profile_reps and improvement_reps must be positive")
     if method not in bs.METHODS:
         raise ValueError(f"method must be one of {', '.join(bs.METHODS)}, got {method!r}")
+    if rank_by not in pf.RANK_DEFINITIONS:
+        raise ValueError(f"rank_by must be one of {', '.join(pf.RANK_DEFINITIONS)}, got {rank_by!r}")
     if not 0 < ci < 1:
         raise ValueError(f"ci must be between 0 and 1 (e.g. 0.95), got {ci}")
     if curves and not table.has_steps:  # checked before any resampling work
@@ -183,13 +194,17 @@ def evaluate(
         tau_grid = np.asarray(taus, float) if taus is not None else pf.default_taus(all_values)
         gammas = np.linspace(min(0.0, float(all_values.min())), max(gamma, float(np.quantile(all_values, 0.95))), 51)
 
-        aggregates, dists = _aggregates(cells, metric_objs, reps, agg_rng, task_bootstrap, chunk_bytes, ci, method, bar)
+        # with task resampling, every algorithm's replicate r resamples the same tasks (paired differences)
+        shared_tasks = root.spawn(1)[0].bit_generator.seed_seq if task_bootstrap else False
+        aggregates, dists = _aggregates(cells, metric_objs, reps, agg_rng, shared_tasks, chunk_bytes, ci, method, bar)
         differences = _differences(algorithms, names, aggregates, dists, ci, method)
         profiles, gap = _profiles(
             cells, tau_grid, gammas, profile_reps, prof_rng, task_bootstrap, chunk_bytes, ci, method, bar
         )
-        per_task, ranks = _per_task_and_ranks(cells, tasks, profile_reps, task_rng, chunk_bytes, ci, method, bar)
-        improvement = _improvement(cells, improvement_reps, poi_rng, chunk_bytes, ci, method, bar)
+        per_task, ranks = _per_task_and_ranks(
+            cells, tasks, profile_reps, task_rng, chunk_bytes, ci, method, bar, rank_by
+        )
+        improvement = _improvement(cells, improvement_reps, poi_rng, chunk_bytes, ci, method, bar, shared_tasks)
         curve_table = pd.DataFrame(columns=["algorithm", "metric", "step", "point", "low", "high"])
         curve_info: dict[str, Any] = {}
         if curves:
@@ -229,9 +244,11 @@ def evaluate(
         "method": method,
         "method_note": (
             "aggregates use the requested method; differences, probability of improvement, profiles and per-task "
-            "intervals use it too, except that bca falls back to bc for them (no jackknife)."
+            "intervals use it too, except that bca falls back to bc for them (no jackknife) and expanded and "
+            "bootstrap-t to percentile; bootstrap-t is studentized for the mean, expanded for other metrics."
         ),
         "task_bootstrap": task_bootstrap,
+        "rank_by": rank_by,
         "seed": seed if isinstance(seed, (int, np.integer)) or seed is None else repr(seed),
         "chunk_bytes": chunk_bytes,
         "curves": curve_info,
@@ -271,16 +288,11 @@ def _score_key_warnings(table: ScoreTable) -> list[str]:
 # ----------------------------------------------------------------------------- pieces
 def _aggregates(cells, metric_objs, reps, rngs, task_bootstrap, chunk_bytes, ci, method, bar):
     rows, dists = [], {}
-    stacked = lambda r: np.stack([m(r) for m in metric_objs], axis=1)
-    fast = engine.aggregates(metric_objs)
     for alg, c in cells.items():
-        point = stacked(bs.original(c))[0]
-        dist = bs.replicates(
-            c, fast, reps, rngs[alg], task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes, progress=bar
-        )
-        jack = bs.jackknife(c, stacked) if method == "bca" else None
-        low, high = bs.interval(dist, point, ci=ci, method=method, jackknife=jack)  # type: ignore[arg-type]
-        dists[alg] = dist
+        point, low, high, dists[alg] = aggregate_intervals(
+            c, metric_objs, reps, rngs[alg], ci=ci, method=method, task_bootstrap=task_bootstrap,
+            chunk_bytes=chunk_bytes, progress=bar,
+        )  # fmt: skip
         for j, m in enumerate(metric_objs):
             rows.append({"algorithm": alg, "metric": m.name, "point": point[j], "low": low[j], "high": high[j]})
     return pd.DataFrame(rows, columns=["algorithm", "metric", "point", "low", "high"]), dists
@@ -330,14 +342,15 @@ def _profiles(cells, taus, gammas, reps, rngs, task_bootstrap, chunk_bytes, ci, 
     )
 
 
-def _per_task_and_ranks(cells, tasks, reps, rngs, chunk_bytes, ci, method, bar):
+def _per_task_and_ranks(cells, tasks, reps, rngs, chunk_bytes, ci, method, bar, rank_by="runs"):
     rows = []
     means_by_alg = []
     for alg, c in cells.items():
         point = bs.original(c).task_means()[0]
         means = engine.task_means()
         dist = bs.replicates(c, means, reps, rngs[alg], chunk_bytes=chunk_bytes, progress=bar)
-        means_by_alg.append(dist)
+        # after the per-task replicates on the same stream, so per-task intervals do not depend on rank_by
+        means_by_alg.append(pf.single_runs(c, reps, rngs[alg]) if rank_by == "runs" else dist)
         low, high = _ci(dist, point, ci, method)
         for m, task in enumerate(tasks):
             run_scores = c.values[c.offsets[m] : c.offsets[m] + c.sizes[m]]
@@ -368,19 +381,20 @@ def _per_task_and_ranks(cells, tasks, reps, rngs, chunk_bytes, ci, method, bar):
     return per_task, pd.DataFrame(rank_rows, columns=["algorithm", "task", "rank", "probability"])
 
 
-def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar):
+def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar, shared_tasks=False):
     algorithms = list(cells)
     if len(algorithms) < 2:
         return pd.DataFrame(columns=["algorithm_x", "algorithm_y", "point", "low", "high"])
     # one set of independent replicates per algorithm, shared by all its pairs; only the draw
     # counts are kept, chunked identically for every algorithm
     sizes = list(bs.chunk_sizes(reps, max(cells.values(), key=lambda c: c.n_runs), chunk_bytes))
-    counts: dict[str, list[np.ndarray]] = {}
+    counts: dict[str, list] = {}
     for alg, c in cells.items():
         counts[alg] = []
+        task_rng = bs.task_stream(shared_tasks)  # the same task draws for every algorithm
         for n in sizes:
-            batch = bs.draw(c, n, rngs[alg])
-            counts[alg].append(engine.draw_counts(batch))
+            batch = bs.draw(c, n, rngs[alg], task_bootstrap=bool(shared_tasks), task_rng=task_rng)
+            counts[alg].append(batch if shared_tasks else engine.draw_counts(batch))
             bar(n)
     rows = []
     for i, x in enumerate(algorithms):
@@ -390,7 +404,10 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar):
                 [cx.values[cx.offsets[m] : cx.offsets[m] + cx.sizes[m]] for m in range(cx.n_tasks)],
                 [cy.values[cy.offsets[m] : cy.offsets[m] + cy.sizes[m]] for m in range(cy.n_tasks)],
             )
-            dist = np.concatenate([engine.improvement(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
+            if shared_tasks:
+                dist = np.concatenate([mt.improvement_task_slots(bx, by) for bx, by in zip(counts[x], counts[y])])
+            else:
+                dist = np.concatenate([engine.improvement(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
             low, high = _ci(dist[:, None], np.array([point]), ci, method)
             rows.append(
                 {"algorithm_x": x, "algorithm_y": y, "point": point, "low": float(low[0]), "high": float(high[0])}

@@ -24,15 +24,16 @@ task resampling.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import special
+from scipy import special, stats
 
-Method = Literal["percentile", "basic", "bc", "bca"]
-METHODS = ("percentile", "basic", "bc", "bca")
+Method = Literal["percentile", "basic", "bc", "bca", "expanded", "bootstrap-t"]
+METHODS = ("percentile", "basic", "bc", "bca", "expanded", "bootstrap-t")
 
 #: Memory budget (bytes) for one chunk of replicates; tune with ``chunk_bytes=`` where offered.
 DEFAULT_CHUNK_BYTES = 64 * 2**20
@@ -116,6 +117,7 @@ class Resample:
         uniforms: np.ndarray | None = None,
         slot_tasks: np.ndarray | None = None,
         cache: dict | None = None,
+        run_total: np.ndarray | None = None,
     ) -> None:
         self.cells = cells
         self.values = np.asarray(values, dtype=float)
@@ -125,6 +127,9 @@ class Resample:
         if slot_sizes is None:
             slot_sizes = (cells.sizes[slot_tasks] if slot_tasks is not None else cells.sizes[None, :]).astype(float)
         self.slot_sizes = slot_sizes
+        #: (R or 1,) number of runs in each replicate's data set: K for draws (each task slot is redrawn to
+        #: its size), K - 1 for a leave-one-run-out replicate. The trimmed means cut ⌊p·K_r⌋/K_r of mass.
+        self.run_total = np.array([float(cells.n_runs)]) if run_total is None else np.asarray(run_total, float)
         self._cache: dict = {} if cache is None else cache
         if idx is None and uniforms is None:
             raise ValueError("a Resample needs run indices or uniforms")
@@ -138,6 +143,7 @@ class Resample:
         else:
             sizes = cells.sizes[tasks][:, :, None]
             offsets = cells.offsets[tasks][:, :, None]
+        assert u is not None  # a Resample without indices has uniforms (checked in __init__)
         # ⌊u·n / 2³²⌋ in floating point: u·n < 2⁵³, so the product and the floor are exact
         local = np.multiply(u, sizes * 2.0**-32, dtype=np.float64).astype(np.int64)
         idx = offsets + local  # (R, S, N)
@@ -189,6 +195,7 @@ class Resample:
             uniforms=self.uniforms,
             slot_tasks=self.slot_tasks,
             cache=kept,
+            run_total=self.run_total,
         )
 
     def _per_draw_mass(self) -> np.ndarray:
@@ -250,8 +257,11 @@ class Resample:
 
     @property
     def equal_weights(self) -> bool:
-        """True when every drawn run weighs the same (equal runs per task): enables the sorted fast path."""
-        return bool(self.cells.rectangular)
+        """True when every drawn run weighs the same (every slot of every replicate holds the same number of
+        runs): enables the sorted fast path. False for leave-one-run-out replicates, whose shortened task
+        weighs its runs more."""
+        sizes = self.slot_sizes
+        return bool(self.cells.rectangular and (sizes == sizes.flat[0]).all())
 
     def sorted_samples(self) -> np.ndarray:
         """(R, S·N) each replicate's resampled scores in ascending order (equal-weights data only).
@@ -265,6 +275,8 @@ class Resample:
             k = order.size
             rank = np.empty(k, dtype=np.int16 if k < 2**15 else np.int32)
             rank[order] = np.arange(k, dtype=rank.dtype)
+            if self.valid is not None and not self.valid.all():
+                raise ValueError("sorted_samples needs every position drawn; use sorted_weights()")
             ranks = rank[self.idx]  # (N, R, S)
             ranks = np.ascontiguousarray(np.moveaxis(ranks, 0, 1)).reshape(self.n_reps, -1)
             ranks.sort(axis=1)
@@ -279,6 +291,16 @@ class Resample:
                 gathered = np.where(self.valid, gathered, 0.0)
             self._cache["task_means"] = gathered.sum(axis=0) / self.slot_sizes
         return self._cache["task_means"]
+
+    def task_variances(self) -> np.ndarray:
+        """(R, S) unbiased variance of each slot's drawn scores (0 for a slot of one run)."""
+        if "task_variances" not in self._cache:
+            gathered = self.values[self.idx] - self.task_means()[None]
+            if self.valid is not None:
+                gathered = np.where(self.valid, gathered, 0.0)
+            dof = np.maximum(self.slot_sizes - 1.0, 1.0)
+            self._cache["task_variances"] = (gathered**2).sum(axis=0) / dof
+        return self._cache["task_variances"]
 
     def padded_samples(self) -> np.ndarray:
         """(R, N_max, S) resampled scores, NaN-padded: the input of slow-path custom metrics."""
@@ -317,27 +339,53 @@ def uniform32(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     return raw[:, :per_rep].reshape(shape)
 
 
-def draw(cells: Cells, reps: int, rng: np.random.Generator, *, task_bootstrap: bool = False) -> Resample:
+#: ``task_bootstrap`` of :func:`replicates`: False, True (tasks drawn from the algorithm's own stream), or a
+#: SeedSequence every algorithm shares, so that replicate r of every algorithm resamples the same tasks
+#: (paired differences and probability of improvement; runs stay independent).
+TaskBootstrap = bool | np.random.SeedSequence
+
+
+def draw(
+    cells: Cells,
+    reps: int,
+    rng: np.random.Generator,
+    *,
+    task_bootstrap: bool = False,
+    task_rng: np.random.Generator | None = None,
+) -> Resample:
     """Draw ``reps`` stratified-bootstrap replicates of one algorithm.
 
     Runs are resampled with replacement within each task, each task keeping its own run count
     N_m. With ``task_bootstrap`` the M tasks are first resampled with replacement, and the runs of
-    each drawn slot are then resampled independently (rliable's ``task_bootstrap=True``).
+    each drawn slot are then resampled independently (rliable's ``task_bootstrap=True``). The task
+    draws come from ``task_rng`` when given (a stream shared by the algorithms being compared, so
+    they resample the same tasks), otherwise from ``rng``.
 
     A draw from n items is ⌊u·n / 2³²⌋ for a raw 32-bit uniform u (multiply-shift, no rejection):
     every index has probability within n/2³² of 1/n (< 3·10⁻⁷ relative for n ≤ 1000), far below
-    any Monte-Carlo error. The stream is consumed replicate by replicate, each replicate a whole
-    number of 64-bit words (with task resampling: its task draws, then its run draws), so the same
-    seed gives the same replicates whatever the chunk size.
+    any Monte-Carlo error. Every stream is consumed replicate by replicate, each replicate a whole
+    number of 64-bit words (with task resampling from ``rng``: its task draws, then its run draws),
+    so the same seed gives the same replicates whatever the chunk size.
     """
     n_tasks, n_max = cells.n_tasks, int(cells.sizes.max())
     if not task_bootstrap:
         return Resample(cells, cells.values, uniforms=uniform32(rng, (reps, n_tasks, n_max)))
-    # one block of words per replicate: its task draws, then its run draws
-    u = uniform32(rng, (reps, n_tasks * (1 + n_max)))
-    tasks = ((u[:, :n_tasks].astype(np.uint64) * np.uint64(n_tasks)) >> np.uint64(32)).astype(np.int64)
-    runs = np.ascontiguousarray(u[:, n_tasks:]).reshape(reps, n_tasks, n_max)
+    if task_rng is not None:
+        u_tasks = uniform32(task_rng, (reps, n_tasks))
+        runs = uniform32(rng, (reps, n_tasks, n_max))
+    else:  # one block of words per replicate: its task draws, then its run draws
+        u = uniform32(rng, (reps, n_tasks * (1 + n_max)))
+        u_tasks = u[:, :n_tasks]
+        runs = np.ascontiguousarray(u[:, n_tasks:]).reshape(reps, n_tasks, n_max)
+    tasks = ((u_tasks.astype(np.uint64) * np.uint64(n_tasks)) >> np.uint64(32)).astype(np.int64)
     return Resample(cells, cells.values, uniforms=runs, slot_tasks=tasks)
+
+
+def task_stream(task_bootstrap: TaskBootstrap) -> np.random.Generator | None:
+    """A fresh generator on a shared task SeedSequence (the same task draws for every caller), or None."""
+    if isinstance(task_bootstrap, np.random.SeedSequence):
+        return np.random.default_rng(task_bootstrap)
+    return None
 
 
 def chunk_sizes(reps: int, cells: Cells, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> Iterator[int]:
@@ -361,14 +409,20 @@ def replicates(
     reps: int,
     rng: np.random.Generator,
     *,
-    task_bootstrap: bool = False,
+    task_bootstrap: TaskBootstrap = False,
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
     progress: Callable[[int], None] | None = None,
 ) -> np.ndarray:
-    """Bootstrap distribution of a batched ``statistic``: returns (reps, ...) stacked over chunks."""
+    """Bootstrap distribution of a batched ``statistic``: returns (reps, ...) stacked over chunks.
+
+    ``task_bootstrap``: see :data:`TaskBootstrap`; pass the same SeedSequence for every algorithm whose
+    replicates will be compared replicate by replicate (differences).
+    """
     out = []
+    task_rng = task_stream(task_bootstrap)
     for n in chunk_sizes(reps, cells, chunk_bytes):
-        out.append(np.asarray(statistic(draw(cells, n, rng, task_bootstrap=task_bootstrap))))
+        batch = draw(cells, n, rng, task_bootstrap=bool(task_bootstrap), task_rng=task_rng)
+        out.append(np.asarray(statistic(batch)))
         if progress is not None:
             progress(n)
     return np.concatenate(out, axis=0)
@@ -386,6 +440,8 @@ def interval(
     ci: float = 0.95,
     method: Method = "percentile",
     jackknife: np.ndarray | None = None,
+    strata: np.ndarray | None = None,
+    cells: Cells | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Confidence interval (low, high) for each statistic from its bootstrap distribution.
 
@@ -395,7 +451,13 @@ def interval(
         ci: confidence level, e.g. 0.95.
         method: ``percentile`` (default), ``basic``, ``bc`` (bias-corrected) or ``bca`` (bias-
             corrected and accelerated; needs ``jackknife``, the (J, ...) leave-one-run-out values,
-            from which each statistic gets its *own* acceleration).
+            from which each statistic gets its *own* acceleration; pass ``strata`` =
+            :func:`jackknife_tasks` for the stratified (multi-sample) acceleration, see :func:`acceleration`),
+            or ``expanded`` (Hesterberg's expanded percentile interval for small samples, stratified by
+            cell; needs the ``cells`` the replicates were drawn from, see :func:`expanded_level`), or
+            ``bootstrap-t``: studentized for the mean (:func:`studentized_mean_interval`, which needs the
+            replicates' standard errors; :func:`..aggregate.aggregate_intervals` does it), here, without
+            standard errors, the expanded interval.
     """
     if not 0 < ci < 1:
         raise ValueError(f"ci must be in (0, 1), got {ci}")
@@ -405,6 +467,11 @@ def interval(
     point = np.asarray(point, dtype=float)
     if method == "percentile":
         return _quantile(dist, alpha / 2), _quantile(dist, 1 - alpha / 2)
+    if method in ("expanded", "bootstrap-t"):
+        if cells is None:
+            raise ValueError("the expanded percentile interval needs the cells the replicates were drawn from")
+        tail = expanded_level(cells, ci)
+        return _quantile(dist, tail), _quantile(dist, 1 - tail)
     if method == "basic":
         lo, hi = _quantile(dist, alpha / 2), _quantile(dist, 1 - alpha / 2)
         return 2 * point - hi, 2 * point - lo
@@ -414,10 +481,7 @@ def interval(
     if method == "bca":
         if jackknife is None:
             raise ValueError("bca needs the jackknife values of each statistic")
-        centred = jackknife.mean(axis=0) - jackknife
-        num = (centred**3).sum(axis=0)
-        den = 6.0 * (centred**2).sum(axis=0) ** 1.5
-        accel = np.divide(num, den, out=np.zeros_like(num, dtype=float), where=den > 0)
+        accel = acceleration(jackknife, strata)
     else:
         accel = np.zeros_like(z0)
     zs = special.ndtri(np.array([alpha / 2, 1 - alpha / 2]))
@@ -427,6 +491,50 @@ def interval(
         q = special.ndtr(adj)
         bounds.append(_diag_quantile(dist, q))
     return bounds[0], bounds[1]
+
+
+def expanded_level(cells: Cells, ci: float = 0.95) -> float:
+    r"""Tail probability of Hesterberg's (2015) expanded percentile interval, stratified by cell.
+
+    The percentile bootstrap of a mean of ``n`` runs is too narrow for two reasons: the bootstrap
+    variance is ``(n-1)/n`` of the unbiased one, and it uses normal rather than ``t`` tails. Hesterberg
+    widens it by taking the percentiles at ``Φ(-sqrt(n/(n-1)) t_{α/2, n-1})`` instead of ``α/2``. With
+    stratified cells the shrinkage differs per cell; for the mean over tasks of task means it is
+
+    .. math:: c^2 = rac{\sum_m s_m^2 / N_m}{\sum_m s_m^2 (N_m - 1) / N_m^2}
+
+    (``s_m^2`` the unbiased variance of task m's runs; tasks with one run are left out, and equal
+    weights are used when every ``s_m`` is 0), and the ``t`` degrees of freedom are ``Σ_m (N_m - 1)``.
+    The tail is ``Φ(-c · t_{1-α/2, df})``. The same level is used for every statistic of these cells.
+    """
+    sizes = cells.sizes.astype(float)
+    keep = sizes >= 2
+    if not keep.any():
+        return (1.0 - ci) / 2.0
+    var = np.array([np.var(cells.values[cells.task_of == m], ddof=1) if keep[m] else 0.0 for m in range(cells.n_tasks)])
+    var = var[keep] if var[keep].sum() > 0 else np.ones(int(keep.sum()))
+    n = sizes[keep]
+    c = math.sqrt(float((var / n).sum() / (var * (n - 1) / n**2).sum()))
+    df = float((n - 1).sum())
+    return float(special.ndtr(-c * stats.t.ppf(1.0 - (1.0 - ci) / 2.0, df)))
+
+
+def studentized_mean_interval(dist: np.ndarray, point: np.ndarray, ci: float = 0.95) -> tuple[float, float]:
+    """Bootstrap-t interval for the mean over tasks from replicates of ``(mean, se)`` (``metrics.mean_se``).
+
+    ``t* = (mean* - mean) / se*`` with the stratified standard error ``se² = Σ_m s_m² / (M² N_m)``; the
+    interval is ``(mean - t*_{1-α/2} se, mean - t*_{α/2} se)``. Replicates with ``se* = 0`` (every slot
+    drew copies of one run) are dropped. Second-order accurate: it follows the skew of the data, where
+    the percentile interval does not.
+    """
+    alpha = 1.0 - ci
+    mean, se = float(point[0]), float(point[1])
+    ok = dist[:, 1] > 0
+    t = (dist[ok, 0] - mean) / dist[ok, 1]
+    if t.size == 0 or se == 0:
+        return mean, mean
+    hi_t, lo_t = np.quantile(t, [1 - alpha / 2, alpha / 2])
+    return mean - hi_t * se, mean - lo_t * se
 
 
 def _diag_quantile(dist: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -458,7 +566,44 @@ def jackknife_resamples(cells: Cells, values: np.ndarray | None = None) -> Itera
         local[:, np.arange(reps), task] += pos[:, None] >= drop_local[None, :]
         valid = pos[:, None, None] < sizes[None]
         idx = np.where(valid, cells.offsets[None, None, :] + local, 0)
-        yield Resample(cells, values, idx=idx, valid=valid, slot_sizes=sizes.astype(float))
+        total = np.full(reps, float(cells.n_runs - 1))
+        yield Resample(cells, values, idx=idx, valid=valid, slot_sizes=sizes.astype(float), run_total=total)
+
+
+def jackknife_tasks(cells: Cells) -> np.ndarray:
+    """Task of each leave-one-run-out value of :func:`jackknife` (its strata, for the BCa acceleration)."""
+    return cells.task_of[cells.sizes[cells.task_of] >= 2]
+
+
+def acceleration(jackknife: np.ndarray, strata: np.ndarray | None = None) -> np.ndarray:
+    r"""BCa acceleration of each statistic from its leave-one-run-out values ``(J, ...)``.
+
+    With ``strata`` (the task of each value, :func:`jackknife_tasks`) the multi-sample formula of the
+    stratified bootstrap (Efron & Tibshirani 1993, §14.3; Davison & Hinkley 1997, §3.2) is used: with
+    jackknife influence values :math:`l_{mj} = (n_m - 1)(ar	heta_{m\cdot} - 	heta_{(mj)})` of run j
+    of task m (``n_m`` runs, :math:`ar	heta_{m\cdot}` the mean of that task's leave-one-out values),
+
+    .. math:: a = rac{\sum_m n_m^{-3} \sum_j l_{mj}^3}{6 \, (\sum_m n_m^{-2} \sum_j l_{mj}^2)^{3/2}}.
+
+    With one task (or ``strata=None``) it is the usual one-sample :math:`\sum c^3 / (6 (\sum c^2)^{3/2})`,
+    :math:`c_j = ar	heta - 	heta_{(j)}`. Tasks with one run cannot be left out and contribute nothing.
+    """
+    jack = np.asarray(jackknife, dtype=float)
+    if strata is None:
+        strata = np.zeros(jack.shape[0], dtype=np.int64)
+    strata = np.asarray(strata)
+    if strata.shape != (jack.shape[0],):
+        raise ValueError("strata needs one task per jackknife value")
+    num = np.zeros(jack.shape[1:])
+    den = np.zeros(jack.shape[1:])
+    for task in np.unique(strata):
+        part = jack[strata == task]
+        n = part.shape[0]
+        influence = (n - 1) * (part.mean(axis=0) - part)
+        num += (influence**3).sum(axis=0) / n**3
+        den += (influence**2).sum(axis=0) / n**2
+    den = 6.0 * den**1.5
+    return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
 
 
 def jackknife(

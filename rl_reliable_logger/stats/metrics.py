@@ -56,7 +56,7 @@ def batched(fn: MetricFn, name: str | None = None) -> Metric:
         >>> import numpy as np
         >>> top = batched(lambda r: r.task_means().max(axis=1), name="best_task")
     """
-    return Metric(name or getattr(fn, "__name__", "custom"), fn)
+    return Metric(str(name or getattr(fn, "__name__", "custom")), fn)
 
 
 def per_replicate(fn: Callable[[np.ndarray], float], name: str | None = None) -> Metric:
@@ -66,7 +66,7 @@ def per_replicate(fn: Callable[[np.ndarray], float], name: str | None = None) ->
         samples = resample.padded_samples()
         return np.array([float(fn(s)) for s in samples])
 
-    return Metric(name or getattr(fn, "__name__", "custom"), run)
+    return Metric(str(name or getattr(fn, "__name__", "custom")), run)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -75,7 +75,7 @@ def _sorted(resample: Resample) -> tuple[np.ndarray, np.ndarray]:
     return resample.sorted_weights()
 
 
-def _mass_between(weights_sorted: np.ndarray, lo: float, hi: float) -> np.ndarray:
+def _mass_between(weights_sorted: np.ndarray, lo: float | np.ndarray, hi: float | np.ndarray) -> np.ndarray:
     """Part of each run's mass lying in the cumulative-mass window [lo, hi]."""
     upper = np.cumsum(weights_sorted, axis=1)
     lower = upper - weights_sorted
@@ -86,6 +86,16 @@ def _mass_between(weights_sorted: np.ndarray, lo: float, hi: float) -> np.ndarra
 def mean(resample: Resample) -> np.ndarray:
     """Mean over tasks of per-task mean scores."""
     return resample.task_means().mean(axis=1)
+
+
+def mean_se(resample: Resample) -> np.ndarray:
+    """(R, 2): the mean over tasks and its stratified standard error ``sqrt(Σ_m s_m² / N_m) / M``.
+
+    The input of the bootstrap-t interval (:func:`..bootstrap.studentized_mean_interval`).
+    """
+    n_slots = resample.n_slots
+    se = np.sqrt((resample.task_variances() / resample.slot_sizes).sum(axis=1)) / n_slots
+    return np.stack([mean(resample), np.broadcast_to(se, (resample.n_reps,))], axis=1)
 
 
 def median(resample: Resample) -> np.ndarray:
@@ -104,8 +114,8 @@ def trimmed_mean(proportion: float) -> MetricFn:
             n = samples.shape[1]
             cut_n = math.floor(proportion * n)
             return samples[:, cut_n : n - cut_n].mean(axis=1)
-        k = resample.cells.n_runs
-        cut = math.floor(proportion * k) / k
+        k = resample.run_total  # runs in each replicate's data set (K, or K - 1 when one is left out)
+        cut = (np.floor(proportion * k) / k)[:, None]
         values, weights = _sorted(resample)
         kept = _mass_between(weights, cut, 1.0 - cut)
         return (kept @ values) / kept.sum(axis=1)
@@ -247,3 +257,27 @@ def _improvement_rectangular(cells_x, counts_x: np.ndarray, cells_y, counts_y: n
     lo = cum[:, below]
     wins = lo + 0.5 * (cum[:, upto] - lo)  # (R, M·n_x)
     return (counts_x.reshape(reps, n_tasks * nx) * wins).sum(axis=1) / (nx * ny * n_tasks)
+
+
+def improvement_task_slots(x: Resample, y: Resample, block_bytes: int = 32 * 2**20) -> np.ndarray:
+    """(R,) P(X > Y) of replicates that resampled tasks, X and Y sharing each replicate's task draw.
+
+    ``x`` and ``y`` must have the same ``slot_tasks`` (drawn with one shared task stream, see
+    :func:`..bootstrap.replicates`). Slot s of replicate r compares X's and Y's runs drawn for the task in
+    that slot: U_rs = mean over drawn pairs of [x > y] + ½[x = y]; the value is the mean over slots (a task
+    drawn twice counts twice, each time with its own run draws).
+    """
+    if x.slot_tasks is None or y.slot_tasks is None or not np.array_equal(x.slot_tasks, y.slot_tasks):
+        raise ValueError("both algorithms need the same task draws (one shared task stream)")
+    reps, slots = x.n_reps, x.n_slots
+    xv = x.padded_samples()  # (R, Nx, S), NaN where not drawn
+    yv = y.padded_samples()
+    nx, ny = x.slot_sizes, y.slot_sizes  # (R, S)
+    total = np.zeros(reps)
+    step = max(1, int(block_bytes // (8 * xv.shape[1] * yv.shape[1] * slots + 1)))
+    for start in range(0, reps, step):
+        a = xv[start : start + step, :, None, :]
+        b = yv[start : start + step, None, :, :]
+        wins = (a > b).sum(axis=(1, 2)) + 0.5 * (a == b).sum(axis=(1, 2))  # NaN compares False
+        total[start : start + step] = (wins / (nx[start : start + step] * ny[start : start + step])).mean(axis=1)
+    return total

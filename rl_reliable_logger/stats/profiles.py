@@ -3,8 +3,15 @@
 * Run-score profile: for each τ, the fraction of runs scoring above τ (each task weighted equally).
 * Average-score profile: the fraction of tasks whose mean score is above τ.
 * Gap curve: γ − E[min(score, γ)] for a grid of γ (the optimality gap as a function of the target).
-* Ranks: probability that each algorithm takes rank k (1 = best mean score) on each task, over
-  independent bootstrap replicates of every algorithm; tied means share the tied ranks equally.
+* Ranks: probability that each algorithm takes rank k (1 = best) on each task, tied scores sharing the
+  tied ranks equally. Two definitions (:data:`RANK_DEFINITIONS`):
+
+  - ``"runs"`` (default; Agarwal et al. 2021, Fig. 6 and rliable's notebook): each replicate draws **one
+    random run** per task of every algorithm and ranks those scores. It answers "if I train each algorithm
+    once on this task, how likely is it to come k-th?" — run-to-run variability included.
+  - ``"task-means"``: ranks the bootstrapped **task means** (:func:`single_runs` is not used). It answers
+    "how likely is the algorithm's *mean* score on this task to be the k-th best?" — more concentrated,
+    since averaging over runs removes most of the run-to-run noise.
 
 All are batched over replicates: each function maps a :class:`~.bootstrap.Resample` to (R, ...).
 """
@@ -13,7 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bootstrap import Resample
+from .bootstrap import Cells, Resample, uniform32
+
+#: Rank definitions accepted by ``evaluate(rank_by=...)``: the paper's single runs, or task means.
+RANK_DEFINITIONS = ("runs", "task-means")
 
 
 def default_taus(values: np.ndarray, n: int = 101) -> np.ndarray:
@@ -80,3 +90,14 @@ def profile_curves(resample: Resample, taus: np.ndarray, gammas: np.ndarray) -> 
     return np.concatenate(
         [run_score_profile(resample, taus), average_score_profile(resample, taus), gap_curve(resample, gammas)], axis=1
     )
+
+
+def single_runs(cells: Cells, reps: int, rng: np.random.Generator) -> np.ndarray:
+    """(R, M) the score of one run drawn at random (uniformly) from every task, per replicate.
+
+    The paper's rank distributions rank these single runs. Drawn as ⌊u·N_m / 2³²⌋ from raw 32-bit uniforms,
+    one whole 64-bit word per two tasks, replicate by replicate (independent of any chunking).
+    """
+    u = uniform32(rng, (reps, cells.n_tasks)).astype(np.uint64)
+    local = ((u * cells.sizes.astype(np.uint64)[None, :]) >> np.uint64(32)).astype(np.int64)
+    return cells.values[cells.offsets[None, :] + local]

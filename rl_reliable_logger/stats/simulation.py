@@ -62,6 +62,34 @@ class LogNormal:
 
 
 @dataclass(frozen=True)
+class Normal:
+    mu: float
+    sigma: float
+
+    def cdf(self, x: float) -> float:
+        return float(special.ndtr((x - self.mu) / self.sigma))
+
+    def partial(self, a: float, b: float) -> float:
+        """E[X; a < X <= b] = mu (Φ(β) - Φ(α)) - sigma (φ(β) - φ(α))."""
+
+        def cdf(z: float) -> float:
+            return float(special.ndtr(z))
+
+        def pdf(z: float) -> float:
+            return 0.0 if math.isinf(z) else math.exp(-0.5 * z * z) / math.sqrt(2 * math.pi)
+
+        za, zb = (a - self.mu) / self.sigma, (b - self.mu) / self.sigma
+        return self.mu * (cdf(zb) - cdf(za)) - self.sigma * (pdf(zb) - pdf(za))
+
+    @property
+    def mean(self) -> float:
+        return self.mu
+
+    def sample(self, rng: np.random.Generator, n) -> np.ndarray:
+        return self.mu + self.sigma * rng.standard_normal(n)
+
+
+@dataclass(frozen=True)
 class Pareto:
     scale: float
     alpha: float
@@ -110,8 +138,15 @@ class Task:
         return out
 
 
+#: Task models: ``normal`` (symmetric), ``lognormal`` (skewed), ``pareto-mix`` (bimodal, heavy-tailed).
+MODELS = ("normal", "lognormal", "pareto-mix")
+
+
 def make_tasks(model: str, n_tasks: int, seed: int) -> list[Task]:
     rng = np.random.default_rng(seed)
+    if model == "normal":
+        mus, sigmas = rng.normal(0.5, 0.3, n_tasks), rng.uniform(0.05, 0.3, n_tasks)
+        return [Task((1.0,), (Normal(float(m), float(s)),)) for m, s in zip(mus, sigmas)]
     if model == "lognormal":
         mus, sigmas = rng.normal(-1.0, 0.7, n_tasks), rng.uniform(0.5, 1.5, n_tasks)
         return [Task((1.0,), (LogNormal(float(m), float(s)),)) for m, s in zip(mus, sigmas)]
@@ -133,6 +168,8 @@ def true_mean(tasks: list[Task]) -> float:
 def mixture_quantile(tasks: list[Task], q: float) -> float:
     f = lambda x: np.mean([t.cdf(x) for t in tasks]) - q
     lo, hi = 1e-12, 1.0
+    while f(lo) > 0:  # supports reaching below 0 (normal tasks)
+        lo = -2.0 * abs(lo) - 1.0
     while f(hi) < 0:
         hi *= 2
     return float(optimize.brentq(f, lo, hi, xtol=1e-14, rtol=1e-13, maxiter=500))
@@ -155,44 +192,81 @@ def monte_carlo_truth(tasks: list[Task], n: int, seed: int) -> tuple[float, floa
 
 # ----------------------------------------------------------------------------- simulation
 def run_sizes(design: str, n_tasks: int, seed: int, runs: int = 10) -> np.ndarray:
+    """Runs per task: ``equal`` (``runs`` everywhere) or ``ragged`` (uniform in [max(2, runs - runs//2), runs + runs//2])."""
     if design == "equal":
         return np.full(n_tasks, runs)
     if design == "ragged":
-        return np.random.default_rng(seed + 7).integers(5, 11, n_tasks)  # 5..10 runs per task
+        return np.random.default_rng(seed + 7).integers(max(2, runs - runs // 2), runs + runs // 2 + 1, n_tasks)
     raise ValueError(design)
+
+
+#: Interval methods :func:`simulate` reports (``bootstrap-t`` is for the mean only).
+SIM_METHODS = ("percentile", "basic", "bc", "bca", "expanded", "bootstrap-t")
 
 
 @dataclass
 class Coverage:
+    """Per method: hits, misses below/above and mean width for (IQM, mean); NaN where a method does not apply."""
+
     trials: int
-    hits: np.ndarray  # (2,) iqm, mean
-    below: np.ndarray  # truth below the interval
-    above: np.ndarray  # truth above the interval
-    width: np.ndarray  # mean interval width
+    hits: dict[str, np.ndarray]
+    below: dict[str, np.ndarray]
+    above: dict[str, np.ndarray]
+    width: dict[str, np.ndarray]
 
-    def rate(self) -> np.ndarray:
-        return self.hits / self.trials
+    def rate(self, method: str = "percentile") -> np.ndarray:
+        return self.hits[method] / self.trials
 
-    def se(self) -> np.ndarray:
-        p = self.rate()
+    def se(self, method: str = "percentile") -> np.ndarray:
+        p = self.rate(method)
         return np.sqrt(p * (1 - p) / self.trials)
 
 
-def simulate(tasks: list[Task], sizes: np.ndarray, trials: int, reps: int, seed: int, ci: float = 0.95) -> Coverage:
-    """Coverage of the percentile intervals for (IQM, mean) over ``trials`` simulated data sets."""
+def simulate(
+    tasks: list[Task],
+    sizes: np.ndarray,
+    trials: int,
+    reps: int,
+    seed: int,
+    ci: float = 0.95,
+    methods: tuple[str, ...] = ("percentile",),
+) -> Coverage:
+    """Coverage of the intervals for (IQM, mean) over ``trials`` simulated data sets, for each method."""
     truth = np.array([true_trimmed_mean(tasks), true_mean(tasks)])
     root = np.random.default_rng(seed)
     data_rng, boot_rng = root.spawn(2)
-    objs = [mt.get_metric("iqm"), mt.get_metric("mean")]
-    stat = lambda r: np.stack([m(r) for m in objs], axis=1)
-    hits, below, above, width = np.zeros(2), np.zeros(2), np.zeros(2), np.zeros(2)
+    iqm, mean = mt.get_metric("iqm"), mt.get_metric("mean")
+    stat = lambda r: np.concatenate([iqm(r)[:, None], mt.mean_se(r)], axis=1)  # iqm, mean, se(mean)
+    pair = lambda r: np.stack([iqm(r), mean(r)], axis=1)
+    zeros = lambda: {m: np.zeros(2) for m in methods}
+    hits, below, above, width = zeros(), zeros(), zeros(), zeros()
     for _ in range(trials):
         cells = bs.Cells.from_list([t.sample(data_rng, int(n)) for t, n in zip(tasks, sizes)])
         point = stat(bs.original(cells))[0]
         dist = bs.replicates(cells, stat, reps, boot_rng)
-        low, high = bs.interval(dist, point, ci=ci, method="percentile")
-        hits += (low <= truth) & (truth <= high)
-        below += truth < low
-        above += truth > high
-        width += high - low
-    return Coverage(trials, hits, below, above, width / trials)
+        for method in methods:
+            if method == "bootstrap-t":
+                lo_m, hi_m = bs.studentized_mean_interval(dist[:, 1:], point[1:], ci)
+                low, high = np.array([np.nan, lo_m]), np.array([np.nan, hi_m])
+            else:
+                jack = bs.jackknife(cells, pair) if method == "bca" else None
+                strata = bs.jackknife_tasks(cells) if method == "bca" else None
+                low, high = bs.interval(
+                    dist[:, :2],
+                    point[:2],
+                    ci=ci,
+                    method=method,  # type: ignore[arg-type]
+                    jackknife=jack,
+                    strata=strata,
+                    cells=cells,
+                )
+            hits[method] += (low <= truth) & (truth <= high)
+            below[method] += truth < low
+            above[method] += truth > high
+            width[method] += high - low
+    nan_iqm = np.array([np.nan, 1.0])
+    for method in methods:
+        if method == "bootstrap-t":
+            for d in (hits, below, above, width):
+                d[method] = d[method] * nan_iqm
+    return Coverage(trials, hits, below, above, {m: w / trials for m, w in width.items()})

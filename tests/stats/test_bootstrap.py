@@ -89,3 +89,204 @@ def test_interval_rejects_bad_arguments():
         bs.interval(np.zeros((10, 1)), np.zeros(1), ci=1.5)
     with pytest.raises(ValueError, match="percentile"):
         bs.interval(np.zeros((10, 1)), np.zeros(1), method="norm")  # type: ignore[arg-type]
+
+
+BUILT_IN = ["mean", "median", "iqm", "optimality_gap", "dp25", "trimmed_mean_0.1", "p_above_1"]
+
+
+def _leave_one_out(per_task: list[np.ndarray]):
+    """Brute force: every run of every task with >= 2 runs removed in turn, as a new data set."""
+    for m, runs in enumerate(per_task):
+        if runs.size < 2:
+            continue
+        for j in range(runs.size):
+            yield m, [np.delete(r, j) if t == m else r for t, r in enumerate(per_task)]
+
+
+@pytest.mark.parametrize("ragged", [False, True])
+@pytest.mark.parametrize("name", BUILT_IN)
+def test_jackknife_equals_brute_force_leave_one_run_out(name, ragged):
+    rng = np.random.default_rng(31)
+    sizes = (4, 7, 1, 5) if ragged else (5, 5, 5, 5)
+    per_task = [np.sort(rng.lognormal(sigma=1.0, size=n)) for n in sizes]
+    cells = bs.Cells.from_list(per_task)
+    metric = mt.get_metric(name)
+    jack = bs.jackknife(cells, metric)
+    brute = [metric(bs.original(bs.Cells.from_list(data)))[0] for _, data in _leave_one_out(per_task)]
+    np.testing.assert_allclose(jack, brute, rtol=1e-12, atol=1e-12)
+    tasks = [m for m, _ in _leave_one_out(per_task)]
+    np.testing.assert_array_equal(bs.jackknife_tasks(cells), tasks)
+
+
+def _independent_bca(dist, point, jack, strata, ci=0.95):
+    """Textbook BCa (Efron & Tibshirani 1993, eq. 14.10, 14.15 with the stratified acceleration)."""
+    from scipy.stats import norm
+
+    z0 = norm.ppf((np.sum(dist < point) + 0.5 * np.sum(dist == point)) / dist.size)
+    num = den = 0.0
+    for task in sorted(set(strata)):
+        theta = np.array([v for v, s in zip(jack, strata) if s == task])
+        n = theta.size
+        infl = (n - 1) * (theta.mean() - theta)
+        num += np.sum(infl**3) / n**3
+        den += np.sum(infl**2) / n**2
+    a = num / (6 * den**1.5)
+    ends = []
+    for z in norm.ppf([(1 - ci) / 2, (1 + ci) / 2]):
+        ends.append(np.quantile(dist, norm.cdf(z0 + (z0 + z) / (1 - a * (z0 + z)))))
+    return ends, a
+
+
+@pytest.mark.parametrize("ragged", [False, True])
+def test_bca_interval_matches_an_independent_implementation_on_skewed_tasks(ragged):
+    rng = np.random.default_rng(32)
+    sizes = (3, 6, 4, 8, 5) if ragged else (6,) * 5
+    per_task = [rng.lognormal(mean=t * 0.3, sigma=1.2, size=n) for t, n in enumerate(sizes)]
+    cells = bs.Cells.from_list(per_task)
+    for name in ("iqm", "mean", "optimality_gap"):
+        metric = mt.get_metric(name)
+        point = metric(bs.original(cells))
+        dist = bs.replicates(cells, metric, 20_000, np.random.default_rng(33))[:, None]
+        brute = [metric(bs.original(bs.Cells.from_list(d)))[0] for _, d in _leave_one_out(per_task)]
+        strata = [m for m, _ in _leave_one_out(per_task)]
+        (lo_ref, hi_ref), a = _independent_bca(dist[:, 0], point[0], np.array(brute), strata)
+        jack = bs.jackknife(cells, metric)[:, None]
+        np.testing.assert_allclose(bs.acceleration(jack, bs.jackknife_tasks(cells)), [a], rtol=1e-10, atol=1e-14)
+        lo, hi = bs.interval(dist, point, method="bca", jackknife=jack, strata=bs.jackknife_tasks(cells))
+        np.testing.assert_allclose([lo[0], hi[0]], [lo_ref, hi_ref], rtol=1e-10, atol=1e-12)
+
+
+def test_multi_sample_acceleration_reduces_to_one_sample_for_one_task():
+    jack = np.random.default_rng(3).normal(size=(9, 2))
+    c = jack.mean(axis=0) - jack
+    expected = (c**3).sum(axis=0) / (6 * ((c**2).sum(axis=0)) ** 1.5)
+    np.testing.assert_allclose(bs.acceleration(jack), expected, rtol=1e-12)
+    np.testing.assert_allclose(bs.acceleration(jack, np.zeros(9, int)), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("task_bootstrap", [False, True])
+@pytest.mark.parametrize("sizes", [(5,) * 13, (3, 4, 5), (1, 2, 3, 5, 7)])
+def test_draws_do_not_depend_on_chunk_size_or_engine(sizes, task_bootstrap, monkeypatch):
+    """Odd draw counts per replicate (13 x 5 = 65 uniforms) once lost half a word per chunk."""
+    from rl_reliable_logger.stats import engine
+
+    rng = np.random.default_rng(41)
+    cells = bs.Cells.from_list([rng.lognormal(size=n) for n in sizes])
+    metrics = [mt.get_metric(n) for n in BUILT_IN]
+    stat = engine.aggregates(metrics)
+
+    def run(chunk_bytes):
+        return bs.replicates(
+            cells, stat, 101, np.random.default_rng(5), task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes
+        )
+
+    whole = run(bs.DEFAULT_CHUNK_BYTES)
+    per_rep = 8 * 4 * max(cells.n_runs, max(sizes) * len(sizes))
+    for chunk_bytes in (1, 3 * per_rep, 7 * per_rep):  # 1, 3 and 7 replicates per chunk
+        np.testing.assert_array_equal(run(chunk_bytes), whole)
+    monkeypatch.setenv("RL_RELIABLE_NO_NUMBA", "1")
+    np.testing.assert_allclose(run(2 * per_rep), whole, rtol=1e-12, atol=1e-12)
+
+
+def test_expanded_level_is_hesterbergs_for_one_cell():
+    from scipy import special, stats
+
+    for n in (3, 5, 10):
+        cells = bs.Cells.from_list([np.random.default_rng(n).normal(size=n)])
+        expected = special.ndtr(-np.sqrt(n / (n - 1)) * stats.t.ppf(0.975, n - 1))
+        assert bs.expanded_level(cells, 0.95) == pytest.approx(expected, rel=1e-12)
+
+
+def test_expanded_level_pools_cells_and_widens_the_percentile_interval():
+    from scipy import special, stats
+
+    rng = np.random.default_rng(4)
+    cells = bs.Cells.from_list([rng.normal(size=5) for _ in range(8)])  # equal runs: c^2 = n/(n-1), df = 8 x 4
+    expected = special.ndtr(-np.sqrt(5 / 4) * stats.t.ppf(0.975, 32))
+    assert bs.expanded_level(cells) == pytest.approx(expected, rel=1e-12)
+    dist = bs.replicates(cells, mt.mean, 4000, np.random.default_rng(1))[:, None]
+    point = mt.mean(bs.original(cells))
+    lo_p, hi_p = bs.interval(dist, point, method="percentile")
+    lo_e, hi_e = bs.interval(dist, point, method="expanded", cells=cells)
+    np.testing.assert_allclose([lo_e[0], hi_e[0]], np.quantile(dist[:, 0], [expected, 1 - expected]))
+    assert lo_e[0] < lo_p[0] and hi_e[0] > hi_p[0]
+    with pytest.raises(ValueError, match="cells"):
+        bs.interval(dist, point, method="expanded")
+
+
+def test_bootstrap_t_interval_follows_the_skew():
+    sample = np.random.default_rng(9).lognormal(sigma=1.0, size=12)
+    cells = bs.Cells.from_list([sample])
+    point = mt.mean_se(bs.original(cells))[0]
+    assert point[1] == pytest.approx(sample.std(ddof=1) / np.sqrt(12))
+    dist = bs.replicates(cells, mt.mean_se, 8000, np.random.default_rng(2))
+    t = (dist[:, 0] - point[0]) / dist[:, 1]
+    lo, hi = bs.studentized_mean_interval(dist, point)
+    assert lo == pytest.approx(point[0] - np.quantile(t, 0.975) * point[1])
+    assert hi == pytest.approx(point[0] - np.quantile(t, 0.025) * point[1])
+    assert hi - point[0] > point[0] - lo  # right-skewed data: the interval reaches further up
+
+
+def test_shared_task_draws_pair_the_differences():
+    """X and a copy shifted by a constant: with one shared task draw per replicate the difference interval is
+    no wider than without task resampling (the task effect cancels); with independent task draws it is."""
+    rng = np.random.default_rng(51)
+    per_task = [rng.normal(10.0 * t, 1.0, size=5) for t in range(8)]  # very different task levels, similar spread
+    x, y = bs.Cells.from_list(per_task), bs.Cells.from_list([v + 3.0 for v in per_task])
+    seq = np.random.SeedSequence(7)
+    gx, gy = np.random.default_rng(1), np.random.default_rng(2)
+
+    def width(task_x, task_y):
+        dx = bs.replicates(x, mt.mean, 4000, np.random.default_rng(1), task_bootstrap=task_x)
+        dy = bs.replicates(y, mt.mean, 4000, np.random.default_rng(2), task_bootstrap=task_y)
+        lo, hi = np.quantile(dx - dy, [0.025, 0.975])
+        return hi - lo
+
+    runs_only = width(False, False)
+    paired = width(seq, seq)
+    unpaired = width(True, True)
+    assert paired <= runs_only * 1.05
+    assert unpaired > 2 * runs_only
+    # the shared stream gives both algorithms the same tasks, chunking included
+    bx = bs.draw(x, 50, gx, task_bootstrap=True, task_rng=bs.task_stream(seq))
+    by = bs.draw(y, 50, gy, task_bootstrap=True, task_rng=bs.task_stream(seq))
+    np.testing.assert_array_equal(bx.slot_tasks, by.slot_tasks)
+
+
+def test_improvement_with_shared_task_draws_equals_brute_force():
+    rng = np.random.default_rng(52)
+    x = bs.Cells.from_list([np.round(rng.normal(size=n), 1) for n in (3, 5, 4)])
+    y = bs.Cells.from_list([np.round(rng.normal(0.2, size=n), 1) for n in (4, 2, 6)])
+    seq = np.random.SeedSequence(3)
+    bx = bs.draw(x, 30, np.random.default_rng(1), task_bootstrap=True, task_rng=bs.task_stream(seq))
+    by = bs.draw(y, 30, np.random.default_rng(2), task_bootstrap=True, task_rng=bs.task_stream(seq))
+    got = mt.improvement_task_slots(bx, by)
+    for r in range(30):
+        per_slot = []
+        for s in range(x.n_tasks):
+            m = bx.slot_tasks[r, s]
+            xs = x.values[bx.idx[: x.sizes[m], r, s]]
+            ys = y.values[by.idx[: y.sizes[m], r, s]]
+            per_slot.append(mt.probability_of_improvement([xs], [ys]))
+        assert got[r] == pytest.approx(np.mean(per_slot), abs=1e-12)
+    with pytest.raises(ValueError, match="same task draws"):
+        mt.improvement_task_slots(bx, bs.draw(y, 30, np.random.default_rng(2), task_bootstrap=True))
+
+
+@pytest.mark.parametrize("method", bs.METHODS)
+def test_aggregate_intervals_every_method(method):
+    from rl_reliable_logger.stats.aggregate import aggregate_intervals
+
+    rng = np.random.default_rng(61)
+    cells = bs.Cells.from_list([rng.lognormal(size=n) for n in (4, 6, 5)])
+    metrics = [mt.get_metric(n) for n in ("iqm", "mean")]
+    point, low, high, dist = aggregate_intervals(cells, metrics, 3000, np.random.default_rng(2), method=method)
+    assert dist.shape == (3000, 2) and (low <= high).all()
+    same = bs.replicates(cells, lambda r: np.stack([m(r) for m in metrics], axis=1), 3000, np.random.default_rng(2))
+    np.testing.assert_allclose(dist, same, rtol=1e-12, atol=1e-12)  # the same replicates whatever the method
+    if method == "bootstrap-t":
+        se = bs.replicates(cells, mt.mean_se, 3000, np.random.default_rng(2))
+        lo, hi = bs.studentized_mean_interval(se, mt.mean_se(bs.original(cells))[0])
+        assert (low[1], high[1]) == pytest.approx((lo, hi))
+        lo_e, hi_e = bs.interval(dist, point, method="expanded", cells=cells)
+        assert (low[0], high[0]) == pytest.approx((lo_e[0], hi_e[0]))

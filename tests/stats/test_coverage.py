@@ -10,7 +10,7 @@ set fixed: the 25%-trimmed mean of the equal-weight task mixture (IQM) and the m
 means (mean).
 
 Population: exactly the ``pareto-mix``, M = 10 rows of the thorough study (task parameters and
-ragged run counts from seed 2021 + 10), whose 1,000-trial results (2,000 reps) were
+ragged run counts from seed 2021 + 10; ragged now means 5-15 runs per task), whose 1,000-trial results (2,000 reps) were
 IQM 0.933 ± 0.008 / mean 0.929 ± 0.008 with 10 runs per task, and IQM 0.918 ± 0.009 /
 mean 0.887 ± 0.010 with 5-10 runs per task (benchmarks/README.md).
 
@@ -66,10 +66,24 @@ def test_percentile_interval_coverage_of_true_iqm_and_mean(design):
     tasks = study.make_tasks("pareto-mix", TASKS, seed=SEED)
     sizes = study.run_sizes(design, TASKS, seed=SEED)
     assert (
-        (sizes == 10).all() if design == "equal" else (sizes.min() >= 5 and sizes.max() <= 10 and len(set(sizes)) > 1)
+        (sizes == 10).all() if design == "equal" else (sizes.min() >= 5 and sizes.max() <= 15 and len(set(sizes)) > 1)
     )
     cov = study.simulate(tasks, sizes, TRIALS[design], REPS, seed=5)
     rate, se = cov.rate(), cov.se()
     for j, name in enumerate(("iqm", "mean")):
         assert LOWER[design] <= rate[j] <= 0.985, f"{design} {name}: coverage {rate[j]:.3f} ± {se[j]:.3f}"
-    assert np.all(cov.width > 0)
+    assert np.all(cov.width["percentile"] > 0)
+
+
+def test_small_sample_methods_cover_where_the_percentile_interval_falls_short():
+    """5 runs on 10 normal tasks: percentile under-covers (the (n-1)/n shrinkage); expanded (IQM) and
+    bootstrap-t (mean) reach nominal. 400 trials: SE ~ 0.011, bounds 3 SE below 0.95 / above 0.90."""
+    from rl_reliable_logger.stats.simulation import make_tasks, run_sizes, simulate
+
+    tasks = make_tasks("normal", 10, 2031)
+    cov = simulate(
+        tasks, run_sizes("equal", 10, 2031, 5), 400, 1000, seed=3, methods=("percentile", "expanded", "bootstrap-t")
+    )
+    assert cov.rate("percentile")[1] < 0.93
+    assert cov.rate("expanded")[0] >= 0.915
+    assert cov.rate("bootstrap-t")[1] >= 0.915

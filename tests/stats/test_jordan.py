@@ -714,3 +714,13 @@ def test_tables_round_trip_through_report(tmp_path):
     pd.testing.assert_frame_equal(loaded.extra["jordan"], tables["jordan"], check_dtype=False)
     fig = plot_quantile_functions(loaded)
     assert len([a for a in fig.axes if a.get_visible()]) == 2
+
+
+def test_replicate_payoffs_are_the_same_floats_on_both_engines(monkeypatch):
+    rng = np.random.default_rng(8)
+    s = jd.as_samples([[rng.normal(size=3 + (i * j) % 4) for j in range(3)] for i in range(4)])
+    streams = np.random.default_rng(1).spawn(len(s))
+    counts = [bs.draw(bs.Cells.from_list(row), 25, g).counts().astype(np.uint16) for row, g in zip(s, streams)]
+    first = jd.payoffs_from_counts(s, counts)
+    monkeypatch.setenv("RL_RELIABLE_NO_NUMBA", "1")
+    np.testing.assert_array_equal(first, jd.payoffs_from_counts(s, counts))

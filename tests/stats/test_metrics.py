@@ -120,3 +120,15 @@ def test_probability_of_improvement_rectangular_path_equals_per_task_loop():
     sx, sy = bx.padded_samples(), by.padded_samples()
     slow = [mt.probability_of_improvement(list(a.T), list(b.T)) for a, b in zip(sx, sy)]
     np.testing.assert_allclose(fast, slow, atol=1e-12)
+
+
+def test_single_runs_draw_one_run_per_task_uniformly():
+    from rl_reliable_logger.stats import bootstrap as bs
+    from rl_reliable_logger.stats import profiles as pf
+
+    cells = bs.Cells.from_list([np.array([1.0, 2.0, 3.0]), np.array([10.0]), np.array([5.0, 6.0])])
+    draws = pf.single_runs(cells, 30_000, np.random.default_rng(0))
+    assert draws.shape == (30_000, 3)
+    assert set(np.unique(draws[:, 0])) == {1.0, 2.0, 3.0} and (draws[:, 1] == 10.0).all()
+    np.testing.assert_allclose([np.mean(draws[:, 0] == v) for v in (1, 2, 3)], 1 / 3, atol=0.01)
+    np.testing.assert_allclose(np.mean(draws[:, 2] == 5.0), 0.5, atol=0.01)

@@ -48,12 +48,12 @@ def pbp_payoff_bounds(
 
     ``support`` is the ``(nE, 2)`` array of score bounds (see :func:`resolve_support`).
     """
-    s = samples if presorted else as_samples(samples)
+    s = [list(row) for row in samples] if presorted else as_samples(samples)
     n_alg, n_env = len(s), len(s[0])
     if support is None:
         support, _ = resolve_support(s, None)
     sizes = cell_sizes(s)
-    eps = dkw_epsilon(sizes, split_cells(delta, n_alg, n_env))
+    eps = np.asarray(dkw_epsilon(sizes, split_cells(delta, n_alg, n_env)))
     lo = np.full((n_alg, n_env, n_alg), 0.5)
     hi = np.full((n_alg, n_env, n_alg), 0.5)
     for j in range(n_env):

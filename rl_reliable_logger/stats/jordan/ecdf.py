@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -113,7 +114,7 @@ def percentile_scores(
 
 def quantile_bands(
     samples: Samples, delta: float = DEFAULT_DELTA, *, max_points: int | None = 2000, presorted: bool = False
-) -> list[list[dict[str, np.ndarray]]]:
+) -> list[list[dict[str, Any]]]:
     """Per cell: sorted distinct scores, their ECDF values and the DKW band at ``delta/(nA*nE)``.
 
     With more than ``max_points`` distinct scores, evenly spaced order statistics are kept (always the

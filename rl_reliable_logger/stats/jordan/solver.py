@@ -140,25 +140,30 @@ def _kernel(mu, m, pi0, tol, max_sweeps, out, status):  # pragma: no cover - com
     eps = SQRT_EPS
     for r in numba.prange(reps):
         x = mu[r]
+        # w[i, i2, q]: probability of p's move i -> i2 at q (branch-free sweeps read it with q innermost)
+        w = np.empty((n_alg, n_alg, n_q))
+        out_p = np.zeros((n_alg, n_q))
+        n_near = 0
+        tie = eta / m
+        for i in range(n_alg):
+            for i2 in range(n_alg):
+                if i2 == i:
+                    w[i, i2, :] = 0.0
+                    continue
+                for q in range(n_q):  # branch-free: the comparisons are unpredictable
+                    a = x[i, q]
+                    c2 = x[i2, q]
+                    d = c2 - a
+                    v = eta * (d > 0.0) + tie * (d == 0.0)
+                    w[i, i2, q] = v
+                    out_p[i, q] += v
+                    n_near += (d != 0.0) & (abs(d) <= eps * max(abs(c2), abs(a)))
+        near = n_near > 0
         order = np.empty((n_alg, n_q), dtype=np.int64)
         gend = np.empty((n_alg, n_q), dtype=np.int64)
         inv_a = np.empty((n_alg, n_q))
-        out_p = np.zeros((n_alg, n_q))
-        near = False
-        for q in range(n_q):
-            for i in range(n_alg):
-                for i2 in range(n_alg):
-                    if i2 == i:
-                        continue
-                    d = x[i2, q] - x[i, q]
-                    if d > 0.0:
-                        out_p[i, q] += eta
-                    elif d == 0.0:
-                        out_p[i, q] += eta / m
-                    if d != 0.0 and abs(d) <= eps * max(abs(x[i2, q]), abs(x[i, q])):
-                        near = True
         for i in range(n_alg):
-            order[i] = np.argsort(-x[i], kind="mergesort")
+            order[i] = np.argsort(-x[i])  # order inside a group of ties does not matter
             t = 0
             while t < n_q:
                 e = t
@@ -171,31 +176,25 @@ def _kernel(mu, m, pi0, tol, max_sweeps, out, status):  # pragma: no cover - com
                         near = True
                 for u in range(t, e + 1):
                     gend[i, u] = e
-                    s = order[i, u]
                     out_q = eta * (n_q - 1 - e) + (eta / m) * (e - t)
-                    inv_a[i, u] = 1.0 / (1.0 - gamma * (1.0 - (out_q + out_p[i, s])) + c)
+                    inv_a[i, u] = 1.0 / (1.0 - gamma * (1.0 - (out_q + out_p[i, order[i, u]])) + c)
                 t = e + 1
         if near:
             status[r] = 1
             continue
         pi = pi0.copy()
         new = np.empty((n_alg, n_q))
-        inflow = np.empty((n_alg, n_q))
+        inflow = np.empty(n_q)
         G = np.empty((n_alg, n_alg))
         rhs = np.full(n_alg, n_q * b)
         status[r] = 2
         for _ in range(max_sweeps):
-            for q in range(n_q):
-                for i in range(n_alg):
-                    acc = 0.0
-                    for i2 in range(n_alg):
-                        if i2 != i:
-                            if x[i2, q] < x[i, q]:
-                                acc += eta * pi[i2, q]
-                            elif x[i2, q] == x[i, q]:
-                                acc += (eta / m) * pi[i2, q]
-                    inflow[i, q] = acc
-            for i in range(n_alg):
+            for i in range(n_alg):  # Gauss-Seidel over blocks: blocks already swept this round send their new mass
+                inflow[:] = 0.0
+                for i2 in range(n_alg):
+                    src = new if i2 < i else pi
+                    for q in range(n_q):
+                        inflow[q] += w[i2, i, q] * src[i2, q]
                 above = 0.0
                 t = 0
                 while t < n_q:
@@ -203,12 +202,12 @@ def _kernel(mu, m, pi0, tol, max_sweeps, out, status):  # pragma: no cover - com
                     r0_sum = 0.0
                     h = 0.0
                     for u in range(t, e + 1):
-                        r0_sum += (b + gamma * inflow[i, order[i, u]]) * inv_a[i, u]
+                        r0_sum += (b + gamma * inflow[order[i, u]]) * inv_a[i, u]
                         h += inv_a[i, u]
                     total = (r0_sum + g * above * h) / (1.0 - c * h)
                     for u in range(t, e + 1):
                         s = order[i, u]
-                        new[i, s] = (b + gamma * inflow[i, s] + g * above + c * total) * inv_a[i, u]
+                        new[i, s] = (b + gamma * inflow[s] + g * above + c * total) * inv_a[i, u]
                     above += total
                     t = e + 1
             for i in range(n_alg):
@@ -218,13 +217,9 @@ def _kernel(mu, m, pi0, tol, max_sweeps, out, status):  # pragma: no cover - com
                 leave = 0.0
                 for j in range(n_alg):
                     flow = 0.0
-                    if j != i:
-                        for q in range(n_q):
-                            if x[j, q] > x[i, q]:
-                                flow += eta * new[i, q]
-                            elif x[j, q] == x[i, q]:
-                                flow += (eta / m) * new[i, q]
-                    G[j, i] = -gamma * flow  # transposed
+                    for q in range(n_q):
+                        flow += w[i, j, q] * new[i, q]
+                    G[j, i] = -gamma * flow  # transposed: the aggregated system is G_true^T z = rhs
                     leave += flow
                 G[i, i] = mass - gamma * (mass - leave)
             z = np.linalg.solve(G, rhs)

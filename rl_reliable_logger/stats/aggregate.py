@@ -1,0 +1,62 @@
+"""Aggregate metrics of one algorithm with intervals: replicates, and the interval method's extras.
+
+One call does what every interval method needs: the bootstrap replicates of the metrics (by the engine
+of :mod:`.engine`), the leave-one-run-out values and strata for ``bca``, the cells for ``expanded``, and,
+for ``bootstrap-t``, the replicates of the mean's standard error drawn with the same replicates (the
+mean gets the studentized interval, every other metric the expanded one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from . import bootstrap as bs
+from . import engine
+from . import metrics as mt
+from .registry import Statistic
+
+
+def aggregate_intervals(
+    cells: bs.Cells,
+    metric_objs: Sequence[mt.Metric],
+    reps: int,
+    rng: np.random.Generator,
+    *,
+    ci: float = 0.95,
+    method: str = "percentile",
+    task_bootstrap: bs.TaskBootstrap = False,
+    chunk_bytes: int = bs.DEFAULT_CHUNK_BYTES,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(point, low, high, replicates)`` of the metrics: ``(n,)`` three times and ``(reps, n)``."""
+    if method not in bs.METHODS:
+        raise ValueError(f"method must be one of {', '.join(bs.METHODS)}, got {method!r}")
+    stacked = lambda r: np.stack([m(r) for m in metric_objs], axis=1)
+    fast = engine.aggregates(metric_objs)
+    studentized = method == "bootstrap-t"
+    statistic = (lambda r: np.concatenate([fast(r), mt.mean_se(r)], axis=1)) if studentized else fast
+    point = stacked(bs.original(cells))[0]
+    dist = bs.replicates(
+        cells, statistic, reps, rng, task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes, progress=progress
+    )
+    jack = bs.jackknife(cells, stacked) if method == "bca" else None
+    strata = bs.jackknife_tasks(cells) if method == "bca" else None
+    if studentized:
+        dist, dist_se = dist[:, :-2], dist[:, -2:]
+    low, high = bs.interval(
+        dist,
+        point,
+        ci=ci,
+        method=method,  # type: ignore[arg-type]
+        jackknife=jack,
+        strata=strata,
+        cells=cells,
+    )
+    if studentized:
+        point_se = mt.mean_se(bs.original(cells))[0]
+        for j, m in enumerate(metric_objs):
+            if m.spec is not None and m.spec[0] is Statistic.MEAN:
+                low[j], high[j] = bs.studentized_mean_interval(dist_se, point_se, ci)
+    return point, low, high, dist

@@ -1,0 +1,87 @@
+"""Checks for numbers that would be meaningless or noisy: warnings and floating-point tidying.
+
+* :func:`task_scale_ratio` / :func:`raw_scale_warning`: aggregating raw returns across tasks whose scales
+  differ by orders of magnitude lets one task dominate every aggregate.
+* :func:`gap_warning`: the optimality gap at a threshold γ only means something on a scale where γ is a
+  target (normalised scores, γ = 1 = human level); on raw returns it is usually 0 for every algorithm.
+* :func:`clip_noise` / :func:`clip_fraction`: a point estimate can fall outside its own interval, or a
+  fraction outside [0, 1], by floating-point noise only (e.g. 6e-16). Such values are moved onto the
+  boundary; anything further out is left alone, since it is not noise. The tolerance is
+  :data:`NOISE_TOL` relative to ``max(1, |value|)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+#: Relative tolerance below which a difference is floating-point noise (about 4500 ulps at 1.0).
+NOISE_TOL = 1e-12
+#: Ratio of task scales above which aggregating raw scores across tasks draws a warning.
+SCALE_RATIO_WARN = 10.0
+
+
+def task_scale_ratio(per_task: Sequence[np.ndarray]) -> float:
+    """Largest over smallest task scale; a task's scale is the larger of its median |score| and its IQR.
+
+    Tasks whose scale is 0 (every run scored 0) are ignored; fewer than two tasks give 1.
+    """
+    scales = []
+    for values in per_task:
+        v = np.asarray(values, dtype=float)
+        if v.size == 0:
+            continue
+        q25, q75 = np.quantile(v, [0.25, 0.75])
+        scale = max(float(np.median(np.abs(v))), float(q75 - q25))
+        if scale > 0:
+            scales.append(scale)
+    if len(scales) < 2:
+        return 1.0
+    return max(scales) / min(scales)
+
+
+def raw_scale_warning(per_task: dict[str, np.ndarray], threshold: float = SCALE_RATIO_WARN) -> str | None:
+    """A warning when raw scores of different tasks differ in scale by more than ``threshold`` (else None)."""
+    ratio = task_scale_ratio(list(per_task.values()))
+    if ratio <= threshold:
+        return None
+    scales = {
+        t: max(float(np.median(np.abs(v))), float(np.subtract(*np.quantile(v, [0.75, 0.25]))))
+        for t, v in per_task.items()
+    }
+    big, small = max(scales, key=scales.__getitem__), min((t for t in scales if scales[t] > 0), key=scales.__getitem__)
+    return (
+        f"scores are not normalised and task scales differ {ratio:.0f}-fold ({big!r} vs {small!r}): aggregates "
+        "across tasks are dominated by the large-scale tasks; normalise the scores (normalize=...) first."
+    )
+
+
+def gap_warning(gamma: float, values: np.ndarray, normalized: bool) -> str | None:
+    """A warning when the optimality gap at ``gamma`` is uninformative: raw scores, or ``gamma`` below almost all runs."""
+    v = np.asarray(values, dtype=float)
+    if not normalized:
+        return (
+            f"the optimality gap measures the shortfall below gamma = {gamma:g}, a target on a normalised scale; the "
+            "scores are not normalised, so it is not meaningful here (normalise, or set gamma on the raw scale)."
+        )
+    if v.size and np.mean(v >= gamma) > 0.95:
+        return (
+            f"over 95% of runs score at or above gamma = {gamma:g}: the optimality gap is about 0 for every algorithm."
+        )
+    return None
+
+
+def clip_noise(point: np.ndarray, low: np.ndarray, high: np.ndarray, tol: float = NOISE_TOL) -> np.ndarray:
+    """``point`` moved into ``[low, high]`` where it lies outside by at most ``tol * max(1, |point|)``."""
+    point, low, high = (np.asarray(a, dtype=float) for a in (point, low, high))
+    slack = tol * np.maximum(1.0, np.abs(point))
+    out = np.where((point < low) & (low - point <= slack), low, point)
+    return np.where((out > high) & (out - high <= slack), high, out)
+
+
+def clip_fraction(values: np.ndarray, tol: float = NOISE_TOL) -> np.ndarray:
+    """Fractions moved into ``[0, 1]`` where they lie outside by at most ``tol``."""
+    v = np.asarray(values, dtype=float)
+    v = np.where((v < 0) & (v >= -tol), 0.0, v)
+    return np.where((v > 1) & (v <= 1 + tol), 1.0, v)

@@ -1,0 +1,35 @@
+"""Warnings for meaningless aggregates and floating-point tidying of points and fractions."""
+
+import numpy as np
+
+from rl_reliable_logger.stats import checks
+
+
+def test_raw_scale_warning_names_the_tasks():
+    rng = np.random.default_rng(0)
+    per_task = {
+        "pong": rng.normal(15, 3, 10),
+        "breakout": rng.normal(300, 50, 10),
+        "seaquest": rng.normal(9000, 900, 10),
+    }
+    msg = checks.raw_scale_warning(per_task)
+    assert msg is not None and "'seaquest'" in msg and "'pong'" in msg and "normalise" in msg
+    assert checks.raw_scale_warning({"a": rng.normal(1, 0.2, 10), "b": rng.normal(2, 0.3, 10)}) is None
+    assert checks.task_scale_ratio([np.zeros(5), np.ones(5)]) == 1.0  # an all-zero task has no scale
+
+
+def test_gap_warning_on_raw_scores_and_saturated_gamma():
+    assert "not normalised" in checks.gap_warning(1.0, np.array([100.0, 200.0]), normalized=False)
+    assert "about 0" in checks.gap_warning(1.0, np.full(20, 3.0), normalized=True)
+    assert checks.gap_warning(1.0, np.linspace(0, 2, 20), normalized=True) is None
+
+
+def test_clip_noise_only_moves_noise():
+    low, high = np.array([-9.4e-16, 0.0, 0.2]), np.array([-7.2e-16, 1.0, 0.3])
+    point = np.array([6e-16, 1.0 + 1e-15, 0.5])
+    out = checks.clip_noise(point, low, high)
+    assert out[0] == high[0] and out[1] == 1.0 and out[2] == 0.5  # 0.5 is far outside: not noise, kept
+    np.testing.assert_array_equal(
+        checks.clip_fraction(np.array([0.9999999999999974, 1 + 1e-14, -1e-15, 1.2, -0.1])),
+        [0.9999999999999974, 1.0, 0.0, 1.2, -0.1],
+    )
