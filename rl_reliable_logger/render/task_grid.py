@@ -22,7 +22,7 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["Strip", "Panel", "grid_geometry", "strip_grid"]
+__all__ = ["Panel", "PanelScale", "Strip", "grid_geometry", "panel_scale", "strip_grid"]
 
 _MARGIN = 0.05  # rcParams["axes.xmargin"/"axes.ymargin"]
 _TICK_LEN = 3.5  # points, rcParams["ytick.major.size"]
@@ -99,6 +99,33 @@ def _ticks(lo: float, hi: float, length_pt: float, label_pt: float) -> tuple[lis
     return [v for v, _ in keep], [s for _, s in keep], fmt.get_offset()
 
 
+@dataclass
+class PanelScale:
+    """What an Axes would show for a panel: x and y view limits, y ticks, their labels, the offset text."""
+
+    xlim: tuple[float, float]
+    ylim: tuple[float, float]
+    ticks: list[float]
+    labels: list[str]
+    offset: str
+
+
+def panel_scale(panel: Panel, height_pt: float, *, half_width: float = 0.4) -> PanelScale:
+    """Autoscaled limits and y ticks of a panel ``height_pt`` points tall, as an Axes holding its
+    dots and mean ticks would compute them (tick labels in ``x-small``)."""
+    from matplotlib.font_manager import FontProperties
+
+    xs = [s.x + j for s in panel.strips for j in s.jitter] + [
+        s.x + d for s in panel.strips if s.scores.size for d in (-half_width, half_width)
+    ]
+    ys = [v for s in panel.strips for v in s.scores]
+    xlim = _limits(min(xs), max(xs)) if xs else (0.0, 1.0)
+    ylim = _limits(min(ys), max(ys)) if ys else (0.0, 1.0)
+    label_pt = FontProperties(size="x-small").get_size_in_points()
+    ticks, labels, offset = _ticks(*ylim, height_pt, label_pt)
+    return PanelScale(xlim, ylim, ticks, labels, offset)
+
+
 def _measured_lines_class() -> type:
     from matplotlib.collections import LineCollection
     from matplotlib.transforms import Bbox
@@ -128,7 +155,6 @@ def strip_grid(
     from matplotlib.collections import LineCollection, PathCollection
     from matplotlib.colors import to_rgba
     from matplotlib.figure import Figure
-    from matplotlib.font_manager import FontProperties
     from matplotlib.lines import TICKLEFT, Line2D
     from matplotlib.markers import MarkerStyle
     from matplotlib.transforms import IdentityTransform, ScaledTranslation
@@ -137,7 +163,6 @@ def strip_grid(
     size, boxes = grid_geometry(len(panels), n_algorithms, ncols)
     fig = Figure(figsize=size)
     fig_h_pt = size[1] * 72
-    label_pt = FontProperties(size="x-small").get_size_in_points()
     grid_color = mpl.rcParams["grid.color"]
 
     dots: dict[tuple[str, float], list[np.ndarray]] = {}  # one collection per colour and size, as scatter draws
@@ -145,12 +170,8 @@ def strip_grid(
     pts_left = ScaledTranslation(-(_TICK_LEN + _TICK_PAD) / 72, 0, fig.dpi_scale_trans)
     pts_up = ScaledTranslation(0, _TITLE_PAD / 72, fig.dpi_scale_trans)
     for panel, (x0, y0, w, h) in zip(panels, boxes):
-        xs = [s.x + j for s in panel.strips for j in s.jitter] + [
-            s.x + d for s in panel.strips if s.scores.size for d in (-half_width, half_width)
-        ]
-        ys = [v for s in panel.strips for v in s.scores]
-        xlo, xhi = _limits(min(xs), max(xs)) if xs else (0.0, 1.0)
-        ylo, yhi = _limits(min(ys), max(ys)) if ys else (0.0, 1.0)
+        scale = panel_scale(panel, h * fig_h_pt, half_width=half_width)
+        (xlo, xhi), (ylo, yhi) = scale.xlim, scale.ylim
 
         def fx(x: np.ndarray | float, x0=x0, w=w, xlo=xlo, xhi=xhi) -> np.ndarray:
             return x0 + (np.asarray(x, float) - xlo) / (xhi - xlo) * w
@@ -164,8 +185,7 @@ def strip_grid(
             dots.setdefault((s.color, s.size), []).append(np.column_stack([fx(s.x + s.jitter), fy(s.scores)]))
             m = float(fy(s.scores.mean()))
             means.append([(float(fx(s.x - half_width)), m), (float(fx(s.x + half_width)), m)])
-        ticks, labels, offset = _ticks(ylo, yhi, h * fig_h_pt, label_pt)
-        for v, text in zip(ticks, labels):
+        for v, text in zip(scale.ticks, scale.labels):
             yv = float(fy(v))
             grids.append([(x0, yv), (x0 + w, yv)])
             tick_x.append(x0)
@@ -173,8 +193,10 @@ def strip_grid(
             fig.text(
                 x0, yv, text, transform=fig.transFigure + pts_left, ha="right", va="center_baseline", fontsize="x-small"
             )
-        if offset:
-            fig.text(x0, y0 + h, offset, transform=fig.transFigure + pts_up, ha="left", va="bottom", fontsize="x-small")
+        if scale.offset:
+            fig.text(
+                x0, y0 + h, scale.offset, transform=fig.transFigure + pts_up, ha="left", va="bottom", fontsize="x-small"
+            )
         spines.append([(x0, y0 + h), (x0, y0), (x0 + w, y0)])
         fig.text(
             x0 + w / 2,
@@ -196,6 +218,7 @@ def strip_grid(
             offsets=np.concatenate(xy),
             offset_transform=fig.transFigure,
             facecolors=[to_rgba(color, 0.75)],
+            edgecolors="face",
             linewidths=0,
             zorder=1,
         )
