@@ -29,13 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from . import figures as plots
-from . import html as _html
-from . import tables as _paper_tables
+# Only what a tables-only save needs is imported here; the figure, page and worker modules load when
+# figures are drawn, so ``save_report(..., figures=False)`` (``--no-figures``) starts fast.
 from .bundle import MANIFEST, check_output_folder, read_bundle, report_hash, write_bundle
-from .export import FIGURE_FORMATS, check_formats, export
-from .jordan_figures import plot_quantile_functions
-from .pool import default_workers, run_jobs
+from .export import FIGURE_FORMATS, check_formats
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure as MplFigure
@@ -83,6 +80,9 @@ def _has_kind(kind: str) -> Callable[[pd.DataFrame], bool]:
 
 def figure_specs(report: Report) -> list[FigureSpec]:
     """The figures this report can show, in page order."""
+    from . import figures as plots
+    from .jordan_figures import plot_quantile_functions
+
     specs = [
         FigureSpec(
             "interval_estimates",
@@ -207,6 +207,8 @@ _SLOW_FIRST = ("task_scores", "quantile_functions", "interval_estimates")
 
 def _draw_and_export(job: tuple[FigureSpec, Report, tuple[str, ...]]) -> tuple[str, Any]:
     """One figure's files: ``("ok", {format: bytes})``, ``("skip", None)`` or ``("fail", message)``."""
+    from .export import export
+
     spec, report, formats = job
     try:
         fig = spec.draw(report)
@@ -230,6 +232,8 @@ def render_files(
     Failures are also emitted as :class:`RuntimeWarning`.
     """
     import matplotlib
+
+    from .pool import default_workers, run_jobs
 
     formats = check_formats(formats)
     specs = []
@@ -267,12 +271,15 @@ def write_all(
     Example:
         >>> for p in write_all(report, Path("results"), figure_formats=("svg",)): print(p)   # doctest: +SKIP
     """
+    from . import html as _html
+    from . import tables as _paper_tables
+
     formats = check_formats(figure_formats)
     out_dir = Path(out_dir)
     fig_dir = out_dir / "figures"
     fig_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    page_figs: list[_html.Figure] = []
+    page_figs = []
     drawn, failures = render_files(report, formats, workers=workers)
     for spec, files in drawn:
         for fmt in formats:

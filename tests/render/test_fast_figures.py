@@ -146,7 +146,7 @@ def test_a_failing_figure_in_a_worker_is_a_warning(tmp_path, monkeypatch):
     def boom(r):
         raise ValueError("bad profile")
 
-    monkeypatch.setattr(_render.plots, "plot_optimality_gap_curve", boom)
+    monkeypatch.setattr(plots, "plot_optimality_gap_curve", boom)
     with pytest.warns(RuntimeWarning, match="optimality_gap_curve.*bad profile"):
         written = _render.write_all(report, tmp_path, workers=2)
     assert not (tmp_path / "figures" / "optimality_gap_curve.png").exists()
@@ -175,3 +175,22 @@ def test_bad_figure_formats_are_refused_before_any_work(tmp_path, bad):
         _render.save_report(report, tmp_path / "out", figure_formats=bad)
     assert not (tmp_path / "out").exists()
     assert _export.check_formats(" SVG, png,svg") == ("svg", "png")
+
+
+def test_a_tables_only_save_imports_no_figure_code(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from rl_reliable_logger.render.writer import save_report\n"
+        "from tests.support.reports import make_report\n"
+        f"save_report(make_report(2, reps=20, curves=False), {str(tmp_path / 'out')!r}, figures=False)\n"
+        "loaded = [m for m in ('matplotlib', 'PIL', 'multiprocessing.pool', 'rl_reliable_logger.render.figures',"
+        " 'rl_reliable_logger.render.html') if m in sys.modules]\n"
+        "print(','.join(loaded))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == ""
+    assert (tmp_path / "out" / "aggregates.csv").exists()
