@@ -244,6 +244,13 @@ def render_files(
     jobs = [(spec, report, formats) for spec in specs]
     order = sorted(range(len(jobs)), key=lambda i: (specs[i].name not in _SLOW_FIRST, i))
     n_workers = default_workers(len(jobs)) if workers is None else max(1, int(workers))
+    if n_workers > 1:  # load the drawing code and the font list once, before the workers fork
+        import matplotlib.backends.backend_agg
+        import matplotlib.backends.backend_svg
+        import matplotlib.figure
+        from matplotlib import font_manager
+
+        font_manager.findfont("DejaVu Sans")
     with matplotlib.rc_context({"font.size": 10, "axes.titlesize": "medium"}):
         results = run_jobs(_draw_and_export, jobs, workers=n_workers, order=order)
     drawn, failures = [], []
