@@ -99,10 +99,10 @@ def frame_html(frame: pd.DataFrame, *, max_rows: int | None = None, numeric_digi
     cols = list(frame.columns)
     out = ["<table><thead><tr>", *(f"<th>{esc(c)}</th>" for c in cols), "</tr></thead><tbody>"]
     rows = frame if max_rows is None else frame.head(max_rows)
-    for _, r in rows.iterrows():
+    columns = [rows.iloc[:, i].tolist() for i in range(len(cols))]  # by position: names may repeat
+    for values in zip(*columns):
         out.append("<tr>")
-        for c in cols:
-            v = r[c]
+        for v in values:
             if isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_)):
                 out.append(f'<td class="num">{_num(v, numeric_digits)}</td>')
             else:
