@@ -65,13 +65,12 @@ def freeze_layout(fig: Figure) -> Bbox:
     import matplotlib as mpl
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    if not isinstance(fig.canvas, FigureCanvasAgg):
-        FigureCanvasAgg(fig)
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
     fig.set_dpi(PNG_DPI)
     engine = fig.get_layout_engine()
     if engine is not None:
         engine.execute(fig)
-    box = fig.get_tightbbox(fig.canvas.get_renderer()).padded(_PAD_INCHES)
+    box = fig.get_tightbbox(canvas.get_renderer()).padded(_PAD_INCHES)
     with mpl.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
         fig.set_layout_engine(None)  # keep the positions just computed
     return box

@@ -92,8 +92,9 @@ def _ticks(lo: float, hi: float, length_pt: float, label_pt: float) -> tuple[lis
     locs = locator.tick_values(lo, hi)
     fmt = ScalarFormatter()
     fmt.create_dummy_axis()
+    assert fmt.axis is not None
     fmt.axis.set_view_interval(lo, hi)
-    labels = fmt.format_ticks(locs)
+    labels = fmt.format_ticks(list(locs))
     tol = 1e-10 * (hi - lo)
     keep = [(float(v), s) for v, s in zip(locs, labels) if lo - tol <= v <= hi + tol]
     return [v for v, _ in keep], [s for _, s in keep], fmt.get_offset()
@@ -133,7 +134,7 @@ def _measured_lines_class() -> type:
     class MeasuredLines(LineCollection):
         """Lines whose extent counts for ``bbox_inches="tight"`` (a figure-level collection reports none)."""
 
-        def get_window_extent(self, renderer=None):  # type: ignore[override]
+        def get_window_extent(self, renderer=None):
             return Bbox.union([p.get_extents(self.get_transform()) for p in self.get_paths()])
 
     return MeasuredLines
@@ -155,8 +156,8 @@ def strip_grid(
     from matplotlib.collections import LineCollection, PathCollection
     from matplotlib.colors import to_rgba
     from matplotlib.figure import Figure
-    from matplotlib.lines import TICKLEFT, Line2D
-    from matplotlib.markers import MarkerStyle
+    from matplotlib.lines import Line2D
+    from matplotlib.markers import TICKLEFT, MarkerStyle
     from matplotlib.transforms import IdentityTransform, ScaledTranslation
 
     _MeasuredLines = _measured_lines_class()
@@ -234,7 +235,7 @@ def strip_grid(
             tick_y,
             transform=fig.transFigure,
             linestyle="",
-            marker=TICKLEFT,
+            marker=MarkerStyle(TICKLEFT),
             markersize=_TICK_LEN,
             markeredgewidth=_LINE,
             color="k",
