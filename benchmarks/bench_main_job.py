@@ -8,10 +8,10 @@ time of the process and its children):
 * the main job ``evaluate examples/atari100k_scores.csv --normalize atari100k --seed 0 --out DIR``, with
   figures (PNG + SVG, report.html, table.tex/md) and with ``--no-figures``;
 * **cold**: a fresh, empty ``NUMBA_CACHE_DIR`` (the numba kernels are compiled in that run), one run of each;
-* **warm**: a ``NUMBA_CACHE_DIR`` filled by an untimed run; ``--repeats`` runs of each, alternated, medians;
+* **warm**: a ``NUMBA_CACHE_DIR`` filled by an untimed run; ``--repeats`` rounds of both jobs, medians;
 * start-up: ``--help`` and a ``--no-figures`` evaluation of a 2 × 2 × 2 file (warm cache);
 * ``--against REF``: the same warm main job from ``git archive REF`` (e.g. the commit before a speed change),
-  in the same run, for regressions;
+  interleaved round by round with this checkout's, for regressions;
 * ``--rliable``: the paper-default statistics (4 aggregates at 50k, profiles and all-pairs POI at 2k, 6 × 10
   × 26 real Atari 100k data, see ``atari_data.py``) on a *first call in a new process* (numba cache on disk)
   against rliable 1.2 in its venv on the same normalised arrays. rliable's POI takes 30-90 s per pair, so only
@@ -106,12 +106,21 @@ def main_job(repo: Path, cache: Path, out: Path, figures: bool) -> tuple[float, 
     return run([*MAIN_JOB, "--out", str(out), *([] if figures else ["--no-figures"])], repo=repo, cache=cache)
 
 
-def warm_pair(repo: Path, cache: Path, tmp: Path, repeats: int) -> dict[str, list[tuple[float, float]]]:
-    main_job(repo, cache, tmp / "warmup", True)  # fills the numba cache, byte-compiles, warms the disk cache
-    times: dict[str, list[tuple[float, float]]] = {"figures": [], "no-figures": []}
+def warm_runs(repos: dict[str, Path], tmp: Path, repeats: int) -> dict[str, dict[str, list[tuple[float, float]]]]:
+    """``repeats`` rounds; each round runs every checkout's job without, then with figures (warm numba cache).
+
+    Interleaving the checkouts and the two jobs exposes them to the same machine load.
+    """
+    caches = {}
+    for name, repo in repos.items():
+        caches[name] = tmp / f"numba-{len(caches)}"
+        caches[name].mkdir()
+        main_job(repo, caches[name], tmp / "warmup", True)  # fills the numba cache, byte-compiles, warms disk cache
+    times: dict[str, dict[str, list[tuple[float, float]]]] = {n: {"figures": [], "no-figures": []} for n in repos}
     for _ in range(repeats):
-        times["no-figures"].append(main_job(repo, cache, tmp / "nofig", False))
-        times["figures"].append(main_job(repo, cache, tmp / "fig", True))
+        for name, repo in repos.items():
+            times[name]["no-figures"].append(main_job(repo, caches[name], tmp / "nofig", False))
+            times[name]["figures"].append(main_job(repo, caches[name], tmp / "fig", True))
     return times
 
 
@@ -159,7 +168,7 @@ def rliable_seconds(venv_python: Path, poi_pairs: int) -> tuple[float, str] | No
     if not venv_python.exists():
         print(f"  rliable venv not found ({venv_python}): run `bash benchmarks/setup_rliable_venv.sh`.")
         return None
-    sys.path.insert(0, str(HERE))
+    sys.path[:0] = [str(ROOT), str(HERE)]  # this checkout's package, the benchmark's data helper
     import atari_data
     import numpy as np
 
@@ -221,7 +230,6 @@ def main() -> None:
     print(f"checkout: {ROOT}")
     with tempfile.TemporaryDirectory(prefix="rl-bench-") as tmp_name:
         tmp = Path(tmp_name)
-        results: dict[str, list[tuple[float, float]]] = {}
         if not args.skip_cold:
             print("\ncold numba cache (a fresh, empty NUMBA_CACHE_DIR per run: the kernels compile in the run)")
             cold_nofig = [main_job(ROOT, Path(tempfile.mkdtemp(dir=tmp)), tmp / "c1", False)]
@@ -229,13 +237,28 @@ def main() -> None:
             print(line("main job --no-figures, cold", cold_nofig))
             print(line("main job with figures, cold", cold_fig))
             print(ratio_line("ratio figures / no figures, cold", cold_fig, cold_nofig))
-        cache = tmp / "numba-warm"
-        cache.mkdir()
-        print(f"\nwarm numba cache ({args.repeats} runs of each, alternated, after one untimed run)")
-        results = warm_pair(ROOT, cache, tmp, args.repeats)
-        print(line("main job --no-figures, warm", results["no-figures"]))
-        print(line("main job with figures, warm", results["figures"]))
-        print(ratio_line("ratio figures / no figures, warm", results["figures"], results["no-figures"]))
+        repos = {"this checkout": ROOT}
+        if args.against:
+            ref = tmp / "ref"
+            ref.mkdir()
+            archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.against], capture_output=True, check=True)
+            with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+                tar.extractall(ref, filter="data")
+            repos[args.against] = ref
+        print(
+            f"\nwarm numba cache ({args.repeats} rounds after one untimed run; each round runs "
+            f"{' and '.join(repos)} without, then with figures)"
+        )
+        results = warm_runs(repos, tmp, args.repeats)
+        for name, res in results.items():
+            print(line(f"{name}: main job --no-figures", res["no-figures"]))
+            print(line(f"{name}: main job with figures", res["figures"]))
+            print(ratio_line(f"{name}: figures / no figures", res["figures"], res["no-figures"]))
+        if args.against:
+            ours, theirs = results["this checkout"], results[args.against]
+            print(ratio_line(f"this checkout / {args.against}, with figures", ours["figures"], theirs["figures"]))
+            print(ratio_line(f"this checkout / {args.against}, no figures", ours["no-figures"], theirs["no-figures"]))
+        cache = tmp / "numba-0"
 
         print("\nstart-up (warm cache)")
         tiny = tmp / "tiny.csv"
@@ -251,24 +274,6 @@ def main() -> None:
         ]
         print(line("rl-reliable --help", helps))
         print(line("--no-figures evaluation of a 2 x 2 x 2 file", tinies))
-
-        if args.against:
-            ref = tmp / "ref"
-            ref.mkdir()
-            archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.against], capture_output=True, check=True)
-            with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-                tar.extractall(ref, filter="data")
-            ref_cache = tmp / "numba-ref"
-            ref_cache.mkdir()
-            print(f"\n{args.against} (git archive), warm numba cache, {args.repeats} runs of each")
-            theirs = warm_pair(ref, ref_cache, tmp, args.repeats)
-            print(line(f"{args.against}: main job --no-figures", theirs["no-figures"]))
-            print(line(f"{args.against}: main job with figures", theirs["figures"]))
-            print(ratio_line(f"{args.against}: figures / no figures", theirs["figures"], theirs["no-figures"]))
-            print(ratio_line(f"this checkout / {args.against}, with figures", results["figures"], theirs["figures"]))
-            print(
-                ratio_line(f"this checkout / {args.against}, no figures", results["no-figures"], theirs["no-figures"])
-            )
 
         if args.rliable:
             print("\nstatistics, paper defaults, 6 x 10 x 26 real Atari 100k data, vs rliable 1.2")
