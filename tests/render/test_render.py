@@ -16,6 +16,7 @@ import pytest
 matplotlib.use("Agg")
 
 from rl_reliable_logger.analysis.report import Report
+from rl_reliable_logger.render import figures as plots
 from rl_reliable_logger.render import html as _html
 from rl_reliable_logger.render import tables as _paper_tables
 from rl_reliable_logger.render import writer as _render
@@ -155,7 +156,7 @@ def test_a_failing_figure_becomes_a_warning_not_a_lost_report(tmp_path, monkeypa
     def boom(r):
         raise ValueError("bad ranks")
 
-    monkeypatch.setattr(_render.plots, "plot_rank_distributions", boom)
+    monkeypatch.setattr(plots, "plot_rank_distributions", boom)
     with pytest.warns(RuntimeWarning, match="rank_distribution"):
         written = _render.write_all(report, tmp_path)
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
