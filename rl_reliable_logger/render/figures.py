@@ -20,7 +20,7 @@ import hashlib
 import math
 import unicodedata
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -236,14 +236,22 @@ def _new_figure(figsize: tuple[float, float]) -> Figure:
     return Figure(figsize=figsize, layout="constrained")
 
 
+def _root_figure(ax: Axes) -> Figure:
+    """The figure that owns ``ax``, also when the axes sit in a subfigure (whose ``.figure`` is the root)."""
+    from matplotlib.figure import Figure
+
+    fig = ax.figure
+    return fig if isinstance(fig, Figure) else fig.figure
+
+
 def _axes(ax: Axes | None, figsize: tuple[float, float]) -> tuple[Figure, Axes]:
     if ax is not None:
-        return ax.figure, ax
+        return _root_figure(ax), ax
     fig = _new_figure(figsize)
     return fig, fig.add_subplot()
 
 
-def _decorate(ax: Axes, grid_axis: str = "both") -> None:
+def _decorate(ax: Axes, grid_axis: Literal["both", "x", "y"] = "both") -> None:
     """The paper's clean look: no top/right spines, light grid behind the data."""
     ax.spines["top"].set_visible(False)
     ax.spines["right"].set_visible(False)
@@ -912,7 +920,7 @@ def plot_task_scores(
 
     if ax is not None:
         a = ax
-        fig = a.figure
+        fig = _root_figure(a)
         width = 0.8 / max(n, 1)
         for t_i, t in enumerate(tasks):
             draw(a, frame[frame["task"] == t], float(t_i), width)
