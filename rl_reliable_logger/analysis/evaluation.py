@@ -17,11 +17,14 @@ import pandas as pd
 
 from ..data.scores import ScoreTable
 from ..stats import bootstrap as bs
+from ..stats import checks as ck
 from ..stats import curves as cv
 from ..stats import engine
 from ..stats import metrics as mt
 from ..stats import profiles as pf
 from ..version import __version__
+from . import comparisons as cmp
+from . import protocol as pc
 from .aggregates import aggregate_tables, analysis_streams, cells_by_algorithm, ci_bounds, prepare
 from .jordan import jordan_tables, tuning_table
 from .options import DEFAULT_METRICS, AnalysisOptions, as_options, ci_label
@@ -82,13 +85,16 @@ def evaluate(
             ``seed``, ``taus``, ``curves``, ``curve_points``, ``curve_metrics``, ``only_algorithms``,
             ``only_tasks``, ``jordan``, ``jordan_delta``, ``jordan_method``, ``jordan_reps``,
             ``score_range``, ``hyperparameter_keys``, ``tuning_metric``, ``tuning_reps``, ``progress``,
-            ``chunk_bytes`` (see ``AnalysisOptions`` for what each means).
+            ``chunk_bytes``, ``strict``, ``comparisons`` (see ``AnalysisOptions`` for what each means).
         source: where the scores came from (recorded in provenance).
 
     Every option is validated before any computation (an
     :class:`~rl_reliable_logger.analysis.options.OptionError` names the keyword), including the
-    memory the replicate counts need. The Report holds the core tables, plus ``jordan`` and
-    ``jordan_quantiles`` with ``jordan=True`` and ``tuning`` with ``hyperparameter_keys``.
+    memory the replicate counts need. The protocol checks (:mod:`.protocol`) run next, still before
+    any statistics: their findings are ``provenance["protocol"]`` and the first warnings, and with
+    ``strict=True`` a warning among them is an :class:`~rl_reliable_logger.errors.InputError`.
+    The Report holds the core tables, plus ``jordan`` and ``jordan_quantiles`` with ``jordan=True``,
+    ``tuning`` with ``hyperparameter_keys`` and ``comparisons`` with ``comparisons=True``.
 
     Example:
         >>> import pandas as pd
@@ -102,7 +108,13 @@ def evaluate(
     started = _dt.datetime.now(_dt.timezone.utc)
     raw_table = table
     prep = prepare(table, opts)
-    table, final, warnings = prep.table, prep.final, prep.warnings
+    # before any statistics: what is wrong with the experiment itself (strict: refuse to go on)
+    findings = pc.by_severity(
+        pc.check_protocol(prep.selected or prep.table, hyperparameter_keys=opts.hyperparameter_keys or None)
+    )
+    pc.enforce(findings, strict=opts.strict)
+    table, final = prep.table, prep.final
+    warnings = [pc.format_finding(f) for f in findings] + prep.warnings
     reps, profile_reps, improvement_reps, curve_reps = (
         opts.reps,
         opts.profile_reps,
@@ -118,6 +130,7 @@ def evaluate(
     cells = cells_by_algorithm(final, tasks)
     metric_objs = [mt.get_metric(m, gamma=gamma) for m in opts.metrics]
     names = [m.name for m in metric_objs]
+    warnings += _scale_warnings(final, tasks, names, gamma, opts.normalize is not None)
 
     # fixed layout: results do not depend on what else is computed; with task resampling every algorithm's
     # replicate r resamples the same tasks (paired differences and improvement)
@@ -172,6 +185,21 @@ def evaluate(
         bar.close()
 
     extra: dict[str, pd.DataFrame] = {}
+    comparisons_method = None
+    if opts.comparisons:
+        if len(algorithms) < 2:
+            warnings.append("`comparisons=True` needs at least two algorithms; no all-pairs comparisons were made.")
+        else:
+            pairs = cmp.compare_all(
+                final,
+                metric=opts.headline_metric,
+                reps=improvement_reps,
+                ci=ci,
+                gamma=gamma,
+                seed=_comparison_seed(seed),
+            )
+            extra["comparisons"] = pairs
+            comparisons_method = pairs.attrs["method"]
     if opts.jordan:
         jordan, jordan_warnings = jordan_tables(
             prep.raw_final,  # percentiles do not depend on the scale: raw scores
@@ -200,6 +228,7 @@ def evaluate(
     used = final.frame
     provenance: dict[str, Any] = {
         "created": started.isoformat(timespec="seconds"),
+        "protocol": [f.to_dict() for f in findings],
         "source": {**dict(raw_table.source), **dict(source or {})},
         "normalization": prep.normalization,
         "normalize": None if opts.normalize is None else str(opts.normalize),
@@ -240,6 +269,9 @@ def evaluate(
             "score_range": opts.score_range,
             "reps": opts.jordan_reps,
         }
+    if comparisons_method is not None:
+        provenance["comparisons"] = comparisons_method
+        provenance["comparisons_metric"] = opts.headline_metric
     if opts.hyperparameter_keys:
         provenance["tuning"] = {
             "hyperparameter_keys": list(opts.hyperparameter_keys),
@@ -266,6 +298,31 @@ def evaluate(
         warnings=warnings,
         extra=extra,
     )
+
+
+def _scale_warnings(
+    final: ScoreTable, tasks: list[str], metrics: list[str], gamma: float, normalized: bool
+) -> list[str]:
+    """Aggregates that would mean little: raw scores of very different scales pooled over tasks, and the
+    optimality gap on a scale where ``gamma`` is no target (issue 13 item 7)."""
+    frame = final.frame
+    out = []
+    if not normalized:
+        pooled = {t: frame.loc[frame["task"] == t, "score"].to_numpy(float) for t in tasks}
+        out.append(ck.raw_scale_warning(pooled))
+    if "optimality_gap" in metrics:
+        out.append(ck.gap_warning(gamma, frame["score"].to_numpy(float), normalized=normalized))
+    return [w for w in out if w]
+
+
+def _comparison_seed(seed: Any) -> Any:
+    """The all-pairs comparisons' own stream: never one of the streams of the other tables, so asking for
+    them changes no other number."""
+    if isinstance(seed, np.random.Generator):
+        return seed.spawn(1)[0]
+    if seed is None:
+        return None
+    return np.random.default_rng(np.random.SeedSequence([int(seed), 0xC0FFEE]))
 
 
 def _side_seeds(seed: Any) -> tuple[Any, Any]:

@@ -31,6 +31,7 @@ from . import html as _html
 from . import tables as _paper_tables
 from .bundle import MANIFEST, check_output_folder, read_bundle, report_hash, write_bundle
 from .jordan_figures import plot_quantile_functions
+from .methods import write_methods
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure as MplFigure
@@ -244,6 +245,7 @@ def write_all(report: Report, out_dir: Path) -> list[Path]:
         page_report.warnings = list(report.warnings) + failures
     (out_dir / "report.html").write_text(_html.build_html(page_report, page_figs), encoding="utf-8")
     written.append(out_dir / "report.html")
+    written.append(write_methods(report, out_dir))
     return written
 
 
