@@ -21,6 +21,7 @@ from ..data.scores import ScoreTable
 from ..stats import bootstrap as bs
 from ..stats import metrics as mt
 from ..stats.aggregate import aggregate_intervals
+from ..stats.checks import clip_noise
 from .options import AnalysisOptions, OptionError, as_options
 
 #: Random streams per algorithm, in this order; the layout does not depend on what is computed.
@@ -174,6 +175,7 @@ def aggregate_tables(
             c, metric_objs, reps, rngs[alg], ci=ci, method=method, task_bootstrap=task_bootstrap,
             chunk_bytes=chunk_bytes, progress=bar,
         )  # fmt: skip
+        point = clip_noise(point, low, high)  # a point outside its interval by rounding only
         for j, m in enumerate(metric_objs):
             rows.append({"algorithm": alg, "metric": m.name, "point": point[j], "low": low[j], "high": high[j]})
     return pd.DataFrame(rows, columns=["algorithm", "metric", "point", "low", "high"]), dists

@@ -343,6 +343,7 @@ def _differences(algorithms, names, aggregates, dists, ci, method):
             diff = dists[x][:n] - dists[y][:n]
             point = np.array([points[(x, m)] - points[(y, m)] for m in names])
             low, high = ci_bounds(diff, point, ci, method)
+            point = ck.clip_noise(point, low, high)
             for j, m in enumerate(names):
                 rows.append(
                     {"algorithm_x": x, "algorithm_y": y, "metric": m, "point": point[j], "low": low[j], "high": high[j]}
@@ -367,10 +368,13 @@ def _profiles(cells, taus, gammas, reps, rngs, task_bootstrap, chunk_bytes, ci, 
         low, high = ci_bounds(dist, point, ci, method)
         for k, kind in enumerate(("runs", "tasks")):
             sl = slice(k * n_t, (k + 1) * n_t)
-            for tau, p, lo, hi in zip(taus, point[sl], np.clip(low[sl], 0, 1), np.clip(high[sl], 0, 1)):
+            # fractions: into [0, 1] and points into their intervals only where the excess is rounding noise
+            lo_f, hi_f = ck.clip_fraction(low[sl]), ck.clip_fraction(high[sl])
+            p_f = ck.clip_noise(ck.clip_fraction(point[sl]), lo_f, hi_f)
+            for tau, p, lo, hi in zip(taus, p_f, lo_f, hi_f):
                 prof_rows.append({"algorithm": alg, "kind": kind, "tau": tau, "fraction": p, "low": lo, "high": hi})
         sl = slice(2 * n_t, None)
-        for g, p, lo, hi in zip(gammas, point[sl], low[sl], high[sl]):
+        for g, p, lo, hi in zip(gammas, ck.clip_noise(point[sl], low[sl], high[sl]), low[sl], high[sl]):
             gap_rows.append({"algorithm": alg, "gamma": g, "point": p, "low": lo, "high": hi})
     return (
         pd.DataFrame(prof_rows, columns=["algorithm", "kind", "tau", "fraction", "low", "high"]),
@@ -388,6 +392,7 @@ def _per_task_and_ranks(cells, tasks, reps, rngs, chunk_bytes, ci, method, bar, 
         # after the per-task replicates on the same stream, so per-task intervals do not depend on rank_by
         means_by_alg.append(pf.single_runs(c, reps, rngs[alg]) if rank_by == "runs" else dist)
         low, high = ci_bounds(dist, point, ci, method)
+        point = ck.clip_noise(point, low, high)
         for m, task in enumerate(tasks):
             run_scores = c.values[c.offsets[m] : c.offsets[m] + c.sizes[m]]
             rows.append(
@@ -445,6 +450,8 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar, shared_tasks=F
             else:
                 dist = np.concatenate([engine.improvement(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
             low, high = ci_bounds(dist[:, None], np.array([point]), ci, method)
+            low, high = ck.clip_fraction(low), ck.clip_fraction(high)
+            point = float(ck.clip_noise(np.array([point]), low, high)[0])
             rows.append(
                 {"algorithm_x": x, "algorithm_y": y, "point": point, "low": float(low[0]), "high": float(high[0])}
             )
