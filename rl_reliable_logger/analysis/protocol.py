@@ -91,9 +91,20 @@ class Finding:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Finding:
         """The finding of :meth:`to_dict` (e.g. read back from ``provenance.json``)."""
-        known = {k: data[k] for k in ("check", "severity", "message", "why") if k in data}
-        lists = {k: tuple(str(v) for v in data.get(k) or ()) for k in ("algorithms", "tasks", "runs")}
-        return cls(**known, **lists, details=dict(data.get("details") or {}))
+
+        def names(key: str) -> tuple[str, ...]:
+            return tuple(str(v) for v in data.get(key) or ())
+
+        return cls(
+            str(data["check"]),
+            data.get("severity", "warning"),
+            str(data.get("message", "")),
+            str(data.get("why", "")),
+            names("algorithms"),
+            names("tasks"),
+            names("runs"),
+            dict(data.get("details") or {}),
+        )
 
     def __str__(self) -> str:
         return f"[{self.severity}] {self.check}: {self.message} ({self.why})"
