@@ -18,11 +18,14 @@ import pandas as pd
 
 from ..data.scores import ScoreTable
 from ..stats import bootstrap as bs
+from ..stats import checks as ck
 from ..stats import curves as cv
 from ..stats import engine
 from ..stats import metrics as mt
 from ..stats import profiles as pf
 from ..version import __version__
+from . import comparisons as cmp
+from . import protocol as pc
 from .aggregates import aggregate_tables, analysis_streams, cells_by_algorithm, ci_bounds, prepare
 from .budgets import histories
 from .jordan import jordan_tables, tuning_table
@@ -84,13 +87,16 @@ def evaluate(
             ``seed``, ``taus``, ``curves``, ``curve_points``, ``curve_metrics``, ``only_algorithms``,
             ``only_tasks``, ``jordan``, ``jordan_delta``, ``jordan_method``, ``jordan_reps``,
             ``score_range``, ``hyperparameter_keys``, ``tuning_metric``, ``tuning_reps``, ``progress``,
-            ``chunk_bytes`` (see ``AnalysisOptions`` for what each means).
+            ``chunk_bytes``, ``strict``, ``comparisons`` (see ``AnalysisOptions`` for what each means).
         source: where the scores came from (recorded in provenance).
 
     Every option is validated before any computation (an
     :class:`~rl_reliable_logger.analysis.options.OptionError` names the keyword), including the
-    memory the replicate counts need. The Report holds the core tables, plus ``jordan`` and
-    ``jordan_quantiles`` with ``jordan=True`` and ``tuning`` with ``hyperparameter_keys``.
+    memory the replicate counts need. The protocol checks (:mod:`.protocol`) run next, still before
+    any statistics: their findings are ``provenance["protocol"]`` and the first warnings, and with
+    ``strict=True`` a warning among them is an :class:`~rl_reliable_logger.errors.InputError`.
+    The Report holds the core tables, plus ``jordan`` and ``jordan_quantiles`` with ``jordan=True``,
+    ``tuning`` with ``hyperparameter_keys`` and ``comparisons`` with ``comparisons=True``.
 
     Example:
         >>> import pandas as pd
@@ -104,7 +110,13 @@ def evaluate(
     started = _dt.datetime.now(_dt.timezone.utc)
     raw_table = table
     prep = prepare(table, opts)
-    table, final, warnings = prep.table, prep.final, prep.warnings
+    # before any statistics: what is wrong with the experiment itself (strict: refuse to go on)
+    findings = pc.by_severity(
+        pc.check_protocol(prep.selected or prep.table, hyperparameter_keys=opts.hyperparameter_keys or None)
+    )
+    pc.enforce(findings, strict=opts.strict)
+    table, final = prep.table, prep.final
+    warnings = [pc.format_finding(f) for f in findings] + prep.warnings
     reps, profile_reps, improvement_reps, curve_reps = (
         opts.reps,
         opts.profile_reps,
@@ -120,6 +132,7 @@ def evaluate(
     cells = cells_by_algorithm(final, tasks)
     metric_objs = [mt.get_metric(m, gamma=gamma) for m in opts.metrics]
     names = [m.name for m in metric_objs]
+    warnings += _scale_warnings(final, tasks, names, gamma, opts.normalize is not None)
 
     # fixed layout: results do not depend on what else is computed; with task resampling every algorithm's
     # replicate r resamples the same tasks (paired differences and improvement)
@@ -169,6 +182,21 @@ def evaluate(
         bar.close()
 
     extra: dict[str, pd.DataFrame] = {}
+    comparisons_method = None
+    if opts.comparisons:
+        if len(algorithms) < 2:
+            warnings.append("`comparisons=True` needs at least two algorithms; no all-pairs comparisons were made.")
+        else:
+            pairs = cmp.compare_all(
+                final,
+                metric=opts.headline_metric,
+                reps=improvement_reps,
+                ci=ci,
+                gamma=gamma,
+                seed=_comparison_seed(seed),
+            )
+            extra["comparisons"] = pairs
+            comparisons_method = pairs.attrs["method"]
     if opts.jordan:
         jordan, jordan_warnings = jordan_tables(
             prep.raw_final,  # percentiles do not depend on the scale: raw scores
@@ -197,6 +225,7 @@ def evaluate(
     used = final.frame
     provenance: dict[str, Any] = {
         "created": started.isoformat(timespec="seconds"),
+        "protocol": [f.to_dict() for f in findings],
         "source": {**dict(raw_table.source), **dict(source or {})},
         "normalization": prep.normalization,
         "normalize": None if opts.normalize is None else str(opts.normalize),
@@ -237,6 +266,9 @@ def evaluate(
             "score_range": opts.score_range,
             "reps": opts.jordan_reps,
         }
+    if comparisons_method is not None:
+        provenance["comparisons"] = comparisons_method
+        provenance["comparisons_metric"] = opts.headline_metric
     if opts.hyperparameter_keys:
         provenance["tuning"] = {
             "hyperparameter_keys": list(opts.hyperparameter_keys),
@@ -265,6 +297,31 @@ def evaluate(
     )
 
 
+def _scale_warnings(
+    final: ScoreTable, tasks: list[str], metrics: list[str], gamma: float, normalized: bool
+) -> list[str]:
+    """Aggregates that would mean little: raw scores of very different scales pooled over tasks, and the
+    optimality gap on a scale where ``gamma`` is no target (issue 13 item 7)."""
+    frame = final.frame
+    out = []
+    if not normalized:
+        pooled = {t: frame.loc[frame["task"] == t, "score"].to_numpy(float) for t in tasks}
+        out.append(ck.raw_scale_warning(pooled))
+    if "optimality_gap" in metrics:
+        out.append(ck.gap_warning(gamma, frame["score"].to_numpy(float), normalized=normalized))
+    return [w for w in out if w]
+
+
+def _comparison_seed(seed: Any) -> Any:
+    """The all-pairs comparisons' own stream: never one of the streams of the other tables, so asking for
+    them changes no other number."""
+    if isinstance(seed, np.random.Generator):
+        return seed.spawn(1)[0]
+    if seed is None:
+        return None
+    return np.random.default_rng(np.random.SeedSequence([int(seed), 0xC0FFEE]))
+
+
 def _side_seeds(seed: Any) -> tuple[Any, Any]:
     """Seeds of the Jordan and tuning parts: the integer itself, or two children of a Generator."""
     if isinstance(seed, np.random.Generator):
@@ -283,6 +340,7 @@ def _differences(algorithms, names, aggregates, dists, ci, method):
             diff = dists[x][:n] - dists[y][:n]
             point = np.array([points[(x, m)] - points[(y, m)] for m in names])
             low, high = ci_bounds(diff, point, ci, method)
+            point = ck.clip_noise(point, low, high)
             for j, m in enumerate(names):
                 rows.append(
                     {"algorithm_x": x, "algorithm_y": y, "metric": m, "point": point[j], "low": low[j], "high": high[j]}
@@ -307,10 +365,13 @@ def _profiles(cells, taus, gammas, reps, rngs, task_bootstrap, chunk_bytes, ci, 
         low, high = ci_bounds(dist, point, ci, method)
         for k, kind in enumerate(("runs", "tasks")):
             sl = slice(k * n_t, (k + 1) * n_t)
-            for tau, p, lo, hi in zip(taus, point[sl], np.clip(low[sl], 0, 1), np.clip(high[sl], 0, 1)):
+            # fractions: into [0, 1] and points into their intervals only where the excess is rounding noise
+            lo_f, hi_f = ck.clip_fraction(low[sl]), ck.clip_fraction(high[sl])
+            p_f = ck.clip_noise(ck.clip_fraction(point[sl]), lo_f, hi_f)
+            for tau, p, lo, hi in zip(taus, p_f, lo_f, hi_f):
                 prof_rows.append({"algorithm": alg, "kind": kind, "tau": tau, "fraction": p, "low": lo, "high": hi})
         sl = slice(2 * n_t, None)
-        for g, p, lo, hi in zip(gammas, point[sl], low[sl], high[sl]):
+        for g, p, lo, hi in zip(gammas, ck.clip_noise(point[sl], low[sl], high[sl]), low[sl], high[sl]):
             gap_rows.append({"algorithm": alg, "gamma": g, "point": p, "low": lo, "high": hi})
     return (
         pd.DataFrame(prof_rows, columns=["algorithm", "kind", "tau", "fraction", "low", "high"]),
@@ -328,6 +389,7 @@ def _per_task_and_ranks(cells, tasks, reps, rngs, chunk_bytes, ci, method, bar, 
         # after the per-task replicates on the same stream, so per-task intervals do not depend on rank_by
         means_by_alg.append(pf.single_runs(c, reps, rngs[alg]) if rank_by == "runs" else dist)
         low, high = ci_bounds(dist, point, ci, method)
+        point = ck.clip_noise(point, low, high)
         for m, task in enumerate(tasks):
             run_scores = c.values[c.offsets[m] : c.offsets[m] + c.sizes[m]]
             rows.append(
@@ -385,6 +447,8 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar, shared_tasks=F
             else:
                 dist = np.concatenate([engine.improvement(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
             low, high = ci_bounds(dist[:, None], np.array([point]), ci, method)
+            low, high = ck.clip_fraction(low), ck.clip_fraction(high)
+            point = float(ck.clip_noise(np.array([point]), low, high)[0])
             rows.append(
                 {"algorithm_x": x, "algorithm_y": y, "point": point, "low": float(low[0]), "high": float(high[0])}
             )

@@ -110,6 +110,11 @@ class AnalysisOptions:
         tuning_metric, tuning_reps: metric that picks the best configuration (default ``iqm`` when it is
             among ``metrics``, else the first) and its replicates (default ``min(reps, 5000)``).
         progress: progress bars on stderr. chunk_bytes: memory budget of one chunk of replicates.
+        strict: protocol checks (``analysis.protocol``, run before any statistics) that warn become an
+            error instead, for CI pipelines.
+        comparisons: add all-pairs comparisons with family-wise error control (``comparisons`` table,
+            ``analysis.comparisons``) of the headline metric (the tuning metric rule: ``iqm`` when it is
+            among ``metrics``, else the first), with ``improvement_reps`` replicates.
     """
 
     normalize: str | Any | None = None
@@ -141,6 +146,8 @@ class AnalysisOptions:
     tuning_reps: int | None = None
     progress: bool = False
     chunk_bytes: int = bs.DEFAULT_CHUNK_BYTES
+    strict: bool = False
+    comparisons: bool = False
 
     def __post_init__(self) -> None:
         set_ = lambda name, value: object.__setattr__(self, name, value)
@@ -217,7 +224,7 @@ class AnalysisOptions:
             if seed < 0:
                 raise OptionError("seed", f"`seed=` must be a non-negative integer, got {seed!r}")
             set_("seed", int(seed))
-        for flag in ("task_bootstrap", "curves", "jordan", "progress"):
+        for flag in ("task_bootstrap", "curves", "jordan", "progress", "strict", "comparisons"):
             set_(flag, bool(getattr(self, flag)))
 
     # ------------------------------------------------------------------ validation helpers
@@ -287,8 +294,11 @@ class AnalysisOptions:
     @property
     def resolved_tuning_metric(self) -> str:
         """The metric that picks a configuration in the tuning view."""
-        if self.tuning_metric is not None:
-            return self.tuning_metric
+        return self.tuning_metric if self.tuning_metric is not None else self.headline_metric
+
+    @property
+    def headline_metric(self) -> str:
+        """``iqm`` when it is among ``metrics``, else the first named metric: the metric compared all-pairs."""
         names = [m for m in self.metrics if isinstance(m, str)]
         return "iqm" if "iqm" in names else (names[0] if names else "iqm")
 
@@ -336,7 +346,9 @@ class AnalysisOptions:
             # profiles of one algorithm at a time; per-task means of every algorithm kept for the ranks
             "profile_reps": self.profile_reps * f8 * (2 * (2 * n_taus + 51) + 3 * a * m + a * m),
             # draw counts of every algorithm kept, and the replicates of one pair
-            "improvement_reps": self.improvement_reps * (a * k * count_bytes + 3 * f8),
+            # all-pairs comparisons: every algorithm's replicates and draw counts, two families of pairs
+            "improvement_reps": self.improvement_reps * (a * k * count_bytes + 3 * f8)
+            + (self.improvement_reps * (a * (k * count_bytes + f8) + a * a * f8 * 3) if self.comparisons else 0.0),
             "curve_reps": (self.curve_reps * len(self.curve_metrics) * self.curve_points * f8 * 3)
             if self.curves
             else 0.0,

@@ -15,7 +15,7 @@ from typing import Any
 from .flags import CliError, as_flags, cli_message
 from .options import analysis_options
 
-__all__ = ["EPILOG", "CliError", "format_summary", "run_and_report", "tracker_fields"]
+__all__ = ["EPILOG", "CliError", "format_comparisons", "format_summary", "run_and_report", "tracker_fields"]
 
 #: Kinds of tracker field references (``trackers.base.records.KINDS``, checked by a test).
 _REF_KINDS = ("config", "summary", "params", "metrics", "tags", "run")
@@ -64,6 +64,9 @@ def run_and_report(
         raise CliError(cli_message(err)) from None
     if not quiet:
         print(format_summary(report))
+        letters = format_comparisons(report)
+        if letters:
+            print(letters)
     else:
         for w in report.warnings:  # what was dropped or left out is never only in provenance
             print(f"warning: {as_flags(w)}", file=sys.stderr)
@@ -81,8 +84,32 @@ def run_and_report(
     return report
 
 
+def format_comparisons(report: Any) -> str:
+    """The letter display of the all-pairs comparisons (``--compare-all``), or "" without them."""
+    from ..analysis.comparisons import format_letters, letters
+
+    pairs = report.extra.get("comparisons")
+    if pairs is None or pairs.empty:
+        return ""
+    points = pairs.attrs.get("points")
+    if not points:  # a table read back from a folder: the aggregates hold the same metric's points
+        metric = report.provenance.get("comparisons_metric")
+        agg = report.aggregates[report.aggregates["metric"] == metric]
+        points = dict(zip(agg["algorithm"].astype(str), agg["point"].astype(float)))
+    return as_flags(format_letters(letters(pairs, points=points or None)))
+
+
+def _findings(report: Any) -> tuple[str, set[str]]:
+    """The protocol findings as console text (most severe first) and as the warnings they appear as."""
+    from ..analysis.protocol import Finding, format_finding, format_findings
+
+    found = [Finding.from_dict(d) for d in report.provenance.get("protocol") or [] if isinstance(d, dict)]
+    return format_findings(found), {format_finding(f) for f in found}
+
+
 def format_summary(report: Any) -> str:
-    """The headline table: one row per algorithm, one column per metric, ``point [low, high]``."""
+    """Protocol findings first, then the headline table (one row per algorithm, one column per metric,
+    ``point [low, high]``) and every other warning."""
     from ..analysis.options import ci_label
 
     agg = report.aggregates
@@ -101,10 +128,13 @@ def format_summary(report: Any) -> str:
         f"{prov.get('reps', '')} bootstrap replicates, seed {prov.get('seed')}"
         + "".join(f"; {k.replace('_', ' ')}: {', '.join(v)}" for k, v in filters.items())
     )
-    lines = [header, wide.to_string()]
+    findings, as_warnings = _findings(report)
+    lines = [as_flags(findings)] if findings else []
+    lines += [header, wide.to_string()]
     n_dropped = len(prov.get("dropped") or [])
     if n_dropped:
         lines.append(f"dropped {n_dropped} invalid row(s) (--drop-invalid); each is listed in provenance.json")
     for w in report.warnings:
-        lines.append(f"warning: {as_flags(w)}")
+        if w not in as_warnings:  # shown first, above the table
+            lines.append(f"warning: {as_flags(w)}")
     return "\n".join(lines)

@@ -55,6 +55,8 @@ ANALYSIS_FLAGS: dict[str, str] = {
     "jordan_reps=": "--jordan-reps",
     "score_range=": "--score-range",
     "hyperparameter_keys=": "--hyperparameter-keys",
+    "strict=": "--strict",
+    "comparisons=": "--compare-all",
 }
 
 #: Keywords of ScoreTable, the tracker Sources and Sinks and the writer -> the flag that sets each.

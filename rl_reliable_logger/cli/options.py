@@ -72,6 +72,7 @@ class Option:
 STATISTICS = "statistics"
 SELECTION = "selection"
 JORDAN = "Jordan et al. (2020) and hyperparameter sweeps"
+CHECKS = "protocol checks and many-way comparisons"
 OUTPUT = "output"
 
 #: The shared analysis flags, in help order. ``keyword`` maps each to AnalysisOptions.
@@ -259,6 +260,24 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
             help="fields holding hyperparameters: adds the tuning-aware sweep view (writes tuning.csv)",
         ),
         lambda v: tuple(names(v)) if v else (),
+    ),
+    Option(
+        "strict",
+        CHECKS,
+        dict(
+            action="store_true",
+            help="protocol checks that warn (unequal runs or budgets, evaluation settings that differ, "
+            "max-over-training scores, reused tuning seeds) are an error instead: exit status 2 (for CI)",
+        ),
+    ),
+    Option(
+        "comparisons",
+        CHECKS,
+        dict(
+            action="store_true",
+            help="compare all pairs of algorithms with family-wise error control (max-T simultaneous "
+            "intervals, Holm p-values) and print which can be told apart (writes comparisons.csv)",
+        ),
     ),
 )
 

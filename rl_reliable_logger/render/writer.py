@@ -33,6 +33,7 @@ import pandas as pd
 # figures are drawn, so ``save_report(..., figures=False)`` (``--no-figures``) starts fast.
 from .bundle import MANIFEST, check_output_folder, read_bundle, report_hash, write_bundle
 from .export import FIGURE_FORMATS, check_formats
+from .methods import write_methods
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure as MplFigure
@@ -323,7 +324,7 @@ def save_report(
 ) -> Path:
     """Write the report as a results bundle in ``out_dir``; return the folder.
 
-    Every table (CSV), ``provenance.json`` and, with ``figures``, the figures, ``report.html``,
+    Every table (CSV), ``provenance.json``, ``methods.md`` and, with ``figures``, the figures, ``report.html``,
     ``table.tex`` and ``table.md`` are written into a fresh folder with ``manifest.json`` and swapped
     in: an earlier bundle there is replaced as a whole. A folder with files the tool did not write,
     or holding one of ``inputs``, is refused (:func:`check_output_folder`); ``force=True`` only
@@ -340,6 +341,7 @@ def save_report(
 
     def fill(tmp: Path) -> None:
         report.save_tables(tmp)
+        write_methods(report, tmp)  # the methods paragraph belongs to every bundle, tables-only ones too
         if figures:
             write_all(report, tmp, figure_formats=figure_formats, workers=workers)
 
@@ -375,6 +377,7 @@ def rerender(folder: str | os.PathLike) -> tuple[Path, list[str]]:
     def fill(tmp: Path) -> None:
         for rel, data in kept.items():
             tmp.joinpath(*rel.split("/")).write_bytes(data)
+        write_methods(report, tmp)
         write_all(report, tmp, figure_formats=formats)
 
     out = write_bundle(folder, fill, digest=bundle.report_hash)
