@@ -42,6 +42,19 @@ def tracker_fields(keys: Sequence[str]) -> dict[str, str] | None:
     return refs or None
 
 
+def check_output(args: argparse.Namespace, *, inputs: Sequence[Any] = ()) -> None:
+    """Before any computation: ``--out`` may be written (never over an input or files the tool did not write)
+    and ``--figure-formats`` names known formats. Raises the library's InputError (callers word it as flags)."""
+    if not getattr(args, "out", None):
+        return
+    from ..render.bundle import check_output_folder
+    from ..render.export import check_formats
+
+    check_output_folder(args.out, inputs=inputs, force=args.force)
+    if not getattr(args, "no_figures", False):
+        check_formats(args.figure_formats)
+
+
 def evaluate(table: Any, options: Any, *, source: dict[str, Any] | None = None) -> Any:
     """``analysis.evaluate``, imported on first use so that ``rl-reliable --help`` loads no numpy."""
     from ..analysis.evaluation import evaluate as run_analysis
@@ -76,7 +89,11 @@ def run_and_report(
         out = Path(args.out)
         try:
             save_report(
-                report, out, figures=not getattr(args, "no_figures", False), force=getattr(args, "force", False)
+                report,
+                out,
+                figures=not getattr(args, "no_figures", False),
+                force=getattr(args, "force", False),
+                figure_formats=getattr(args, "figure_formats", "png,svg"),
             )
         except InputError as err:
             raise CliError(cli_message(err)) from None

@@ -87,6 +87,8 @@ SOURCE_FLAGS: dict[str, str] = {
     "path=": "ENTITY/PROJECT",
     "offline_dir=": "--offline-dir",
     "bundle=": "--out",
+    "figure_formats=": "--figure-formats",
+    "figures=False": "--no-figures",
 }
 
 #: Keywords of ``analysis.planning.plan`` -> the flags of ``rl-reliable plan`` (read first by that command).

@@ -341,12 +341,18 @@ def add_analysis_options(parser: argparse.ArgumentParser, *, skip: Collection[st
 
 
 def add_output_options(parser: argparse.ArgumentParser, *, out_help: str | None = None) -> None:
-    """``--out``, ``--no-figures``, ``--force``, ``--quiet``."""
+    """``--out``, ``--no-figures``, ``--figure-formats``, ``--force``, ``--quiet``."""
     o = parser.add_argument_group(OUTPUT)
     o.add_argument(
         "--out", metavar="DIR", help=out_help or "write tables (CSV), provenance.json, figures and report.html here"
     )
     o.add_argument("--no-figures", action="store_true", help="with --out, write tables only (no PNG/SVG, no HTML)")
+    o.add_argument(
+        "--figure-formats",
+        default="png,svg",
+        metavar="LIST",
+        help="with --out, the figure files to write: png, svg or png,svg (default: %(default)s)",
+    )
     o.add_argument(
         "--force",
         action="store_true",

@@ -46,13 +46,13 @@ def check_formats(formats: Sequence[str] | str) -> tuple[str, ...]:
         fmt = str(item).strip().lower()
         if fmt not in FIGURE_FORMATS:
             raise InputError(
-                f"`figure_formats` has {str(item)!r}; the figures can be written as {', '.join(FIGURE_FORMATS)}"
+                f"`figure_formats=` has {str(item)!r}; the figures can be written as {', '.join(FIGURE_FORMATS)}"
             )
         if fmt not in out:
             out.append(fmt)
     if not out:
         raise InputError(
-            "`figure_formats` is empty; name at least one of png, svg (or pass `figures=False` for tables only)"
+            "`figure_formats=` is empty; name at least one of png, svg (or pass `figures=False` for tables only)"
         )
     return tuple(out)
 

@@ -171,7 +171,7 @@ def test_figure_formats_pick_the_files_and_the_page_inlines_what_exists(tmp_path
 @pytest.mark.parametrize("bad", [("png", "gif"), (), "jpeg"])
 def test_bad_figure_formats_are_refused_before_any_work(tmp_path, bad):
     report = make_report(2, reps=20, curves=False)
-    with pytest.raises(InputError, match="`figure_formats`"):
+    with pytest.raises(InputError, match="`figure_formats=`"):
         _render.save_report(report, tmp_path / "out", figure_formats=bad)
     assert not (tmp_path / "out").exists()
     assert _export.check_formats(" SVG, png,svg") == ("svg", "png")
