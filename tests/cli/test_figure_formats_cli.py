@@ -10,7 +10,9 @@ FAST = ["--reps", "100", "--profile-reps", "50", "--improvement-reps", "50", "--
 
 def test_unknown_format_is_refused_before_any_output(tmp_path, capsys):
     out = tmp_path / "res"
-    code = main(["evaluate", str(EXAMPLES / "atari100k_scores.csv"), *FAST, "--out", str(out), "--figure-formats", "gif"])
+    code = main(
+        ["evaluate", str(EXAMPLES / "atari100k_scores.csv"), *FAST, "--out", str(out), "--figure-formats", "gif"]
+    )
     assert code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["error: --figure-formats has 'gif'; the figures can be written as png, svg"]
