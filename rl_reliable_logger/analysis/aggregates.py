@@ -23,6 +23,7 @@ from ..stats import metrics as mt
 from ..stats.aggregate import aggregate_intervals
 from ..stats.checks import clip_noise
 from .budgets import budget_warnings, histories
+from .normalization import normalize_final
 from .options import AnalysisOptions, OptionError, as_options
 
 #: Random streams per algorithm, in this order; the layout does not depend on what is computed.
@@ -103,7 +104,7 @@ def prepare(table: ScoreTable, options: AnalysisOptions) -> Prepared:
             table = normalizer.apply(table)  # every step, so curves are normalised too
             final = table.final(options.budget)
         else:
-            final = normalizer.apply(final)
+            final = normalize_final(final, normalizer)
         if normalizer.caveat:
             warnings.append(normalizer.caveat)
         normalization = final.source.get("normalization_description", str(options.normalize))

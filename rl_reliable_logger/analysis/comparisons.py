@@ -24,12 +24,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..data.normalize import get_normalizer
 from ..data.scores import ScoreTable
 from ..errors import InputError
 from ..stats import bootstrap as bs
 from ..stats import metrics as mt
 from ..stats import multiplicity as mp
+from .normalization import normalize_final
 
 COLUMNS = [
     "statistic",
@@ -84,7 +84,7 @@ def compare_all(
         raise InputError(f"`ci=` must be between 0 and 1 (e.g. 0.95), got {ci}")
     final = table.final()
     if normalize is not None:
-        final = get_normalizer(normalize).apply(final)
+        final = normalize_final(final, normalize)
     algorithms = final.algorithms
     if len(algorithms) < 2:
         raise InputError("compare_all needs at least two algorithms")
