@@ -145,6 +145,8 @@ class StandIn:
     range_requests: list[tuple[str, str | None]] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
     parquet: dict[str, bytes] = field(default_factory=dict)
+    #: Custom chart presets created through ``createCustomChart``: ``"<entity>/<name>"`` -> its variables.
+    custom_charts: dict[str, dict[str, Any]] = field(default_factory=dict)
     default_entity: str = "ent"
     on_request: Callable[[str, dict[str, Any]], None] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -364,6 +366,10 @@ def _answer(st: StandIn, op: str, variables: dict[str, Any]) -> dict[str, Any]:
                 "email": "t@example.invalid",
             }
         }
+    if op == "CreateCustomChart":  # Api().create_custom_chart; re-creating a preset replaces it here
+        key = f"{variables['entity']}/{variables['chartName']}"
+        st.custom_charts[key] = dict(variables)
+        return {"createCustomChart": {"chart": {"id": key}}}
     if op in ("GetDefaultEntity", "DefaultEntity"):
         return {"viewer": {"id": "VXNlcjox", "entity": st.default_entity, "username": "tester"}}
     if op == "Runs":

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,7 @@ from ...render.bundle import Bundle
 from ..base.messages import kw
 from ..base.protocols import PublishResult
 from ..base.publishing import bundle_files, check_not_source, headline_metrics, report_hash, run_name, source_run_ids
+from .charts import create_presets, interval_charts
 from .client import _api, _errors, _import_wandb, _new_run_id, split_path
 from .source import ANALYSIS_JOB_TYPE, WandbSource
 
@@ -113,48 +115,27 @@ def _hash_alias(digest: str) -> str:
     return "rh-" + digest[:16]
 
 
-def _charts(wandb: Any, report: Report) -> dict[str, Any]:
-    """W&B charts built from the report tables (W&B's built-in Vega presets)."""
-    charts: dict[str, Any] = {}
-    agg = report.aggregates
-    for i, metric in enumerate(dict.fromkeys(agg["metric"])):
-        sub = agg[agg["metric"] == metric][["algorithm", "point", "low", "high"]].reset_index(drop=True)
-        if sub.empty:
-            continue
-        key = metric if re.fullmatch(r"[a-z0-9_]{1,40}", str(metric)) else f"metric_{i}"
-        charts[f"charts/{key}"] = wandb.plot.bar(
-            wandb.Table(dataframe=sub), "algorithm", "point", title=f"{metric} (point estimate; CI in table)"
-        )
-    prof = report.profiles
-    if not prof.empty:
-        for kind in [k for k in dict.fromkeys(prof["kind"]) if k in ("runs", "tasks")]:
-            sub = prof[prof["kind"] == kind][["algorithm", "tau", "fraction"]].reset_index(drop=True)
-            charts[f"charts/profile_{kind}"] = wandb.plot_table(
-                "wandb/line/v0",
-                wandb.Table(dataframe=sub),
-                {"x": "tau", "y": "fraction", "stroke": "algorithm"},
-                {"title": f"performance profile ({kind})"},
-            )
-    curves = report.curves
-    if not curves.empty:
-        for i, metric in enumerate(dict.fromkeys(curves["metric"])):
-            sub = curves[curves["metric"] == metric][["algorithm", "step", "point"]].reset_index(drop=True)
-            key = metric if re.fullmatch(r"[a-z0-9_]{1,40}", str(metric)) else f"metric_{i}"
-            charts[f"charts/curve_{key}"] = wandb.plot_table(
-                "wandb/line/v0",
-                wandb.Table(dataframe=sub),
-                {"x": "step", "y": "point", "stroke": "algorithm"},
-                {"title": f"{metric} over steps"},
-            )
-    imp = report.improvement
-    if not imp.empty:
-        sub = imp.assign(pair=imp["algorithm_x"].astype(str) + " > " + imp["algorithm_y"].astype(str))[
-            ["pair", "point", "low", "high"]
-        ]
-        charts["charts/probability_of_improvement"] = wandb.plot.bar(
-            wandb.Table(dataframe=sub.reset_index(drop=True)), "pair", "point", title="P(X > Y)"
-        )
-    return charts
+def _charts(wandb: Any, report: Report, presets: dict[str, str | None]) -> dict[str, Any]:
+    """The run's charts (see :mod:`.charts`); one seam, so a failing chart can be tested."""
+    return interval_charts(wandb, report, presets)
+
+
+def with_run_links(scores: Any, report: Report, analysis_url: str | None) -> Any:
+    """The scores with a ``run_link`` column: each source run's page (its own URL, else one built from
+    the analysis run's host and the source's ``entity/project`` when the scores came from W&B)."""
+    if scores.empty or "tracker_run_id" not in scores:
+        return scores
+    src = (report.provenance or {}).get("source")
+    from_wandb = isinstance(src, dict) and str(src.get("tracker", src.get("kind", ""))).startswith("wandb")
+    links = scores["url"].astype("string") if "url" in scores else None
+    location = str(src.get("location") or "") if isinstance(src, dict) else ""
+    if analysis_url and from_wandb and "/runs/" in analysis_url and location.count("/") == 1:
+        host = analysis_url.rsplit("/runs/", 1)[0].rsplit("/", 2)[0]  # https://wandb.ai/<entity>/<project> -> host
+        built = f"{host}/{location}/runs/" + scores["tracker_run_id"].astype(str)
+        links = built if links is None else links.fillna(built)
+    if links is None:
+        return scores
+    return scores.assign(run_link=links)
 
 
 class WandbSink:
@@ -255,7 +236,7 @@ class WandbSink:
                 dir=str(_root_dir(self.dir)),
             )
             try:
-                self._log(wandb, run, report, verified, summary, digest, art_name)
+                self._log(wandb, run, report, verified, summary, digest, art_name, mode)
                 location = run.url if mode != "offline" else str(Path(run.settings.sync_dir))
             except BaseException:
                 run.finish(exit_code=1)  # a failed publish never looks complete: no artifact, exit code 1
@@ -279,6 +260,18 @@ class WandbSink:
             return PublishResult("wandb", location, None, True, digest)
         return PublishResult("wandb", location, location, True, digest)
 
+    def _presets(self, run: Any, mode: str) -> dict[str, str | None]:
+        """The chart presets to use: the packaged ones when they can be created online, else None (built-ins)."""
+        if mode != "online":
+            return {}
+        try:
+            names, notes = create_presets(_api(), str(run.entity))
+        except Exception as err:  # no Public API (e.g. no key): built-in presets
+            names, notes = {}, [f"W&B chart presets not created ({type(err).__name__}); using built-in presets"]
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
+        return names
+
     def _log(
         self,
         wandb: Any,
@@ -288,6 +281,7 @@ class WandbSink:
         summary: dict[str, float],
         digest: str,
         art_name: str,
+        mode: str,
     ) -> None:
         art = wandb.Artifact(
             art_name,
@@ -305,15 +299,18 @@ class WandbSink:
             frame = report.table(tname)
             if frame.empty and tname == "curves":
                 continue
+            if tname == "scores":
+                frame = with_run_links(frame, report, run.url if mode == "online" else None)
             tables[tname] = wandb.Table(dataframe=frame.reset_index(drop=True))
             art.add(tables[tname], f"tables/{tname}")
         for entry in [*verified.files, None]:  # only the manifest's files, and the manifest
             rel = entry.path if entry is not None else "manifest.json"
             art.add_file(str(verified.root / rel), name=f"files/{rel}")
-        log: dict[str, Any] = {
-            f"tables/{k}": v for k, v in tables.items() if k in ("aggregates", "per_task", "improvement")
-        }
-        log.update(_charts(wandb, report))
+        log: dict[str, Any] = {f"tables/{k}": v for k, v in tables.items()}  # every table, on the run too
+        log.update(_charts(wandb, report, self._presets(run, mode)))
+        html = verified.root / "report.html"
+        if html.is_file():  # as written, self-contained: no W&B stylesheet injected
+            log["report"] = wandb.Html(html.read_text(encoding="utf-8"), inject=False)
         for entry in verified.files:
             if entry.path.startswith("figures/") and entry.path.endswith(".png"):
                 log[f"figures/{Path(entry.path).stem}"] = wandb.Image(str(verified.root / entry.path))
