@@ -164,12 +164,14 @@ class WandbSink:
         dir: str | os.PathLike | None = None,
         force: bool = False,
         figures: bool = True,
+        wandb_report: bool = False,
     ):
         if mode not in (None, "online", "offline"):
             raise InputError(f"{kw('mode=')} must be 'online', 'offline' or None, not {mode!r}")
         self.project, self.entity, self.sweep = project, entity, sweep
         self.group = None if sweep else (group or "rl-reliable")
         self.mode, self.name, self.dir, self.force, self.figures = mode, name, dir, force, figures
+        self.wandb_report = wandb_report
 
     def publish(self, report: Report, *, bundle: str | os.PathLike | None = None) -> PublishResult:
         wandb = _import_wandb()
@@ -180,6 +182,10 @@ class WandbSink:
         if mode == "disabled":
             raise TrackerError("W&B is disabled (WANDB_MODE=disabled): nothing can be published")
         summary = headline_metrics(report, valid=valid_summary_key)  # every key checked before any write
+        if self.wandb_report:
+            from .report_page import import_reports
+
+            import_reports()  # a missing extra is an error before anything is written
         run_id = _new_run_id()  # a new run: never the caller's (WANDB_RUN_ID under an agent), never a source
         check_not_source(run_id, source_run_ids(report), keyword="project=")
         art_name = artifact_name(project=self.project, sweep=self.sweep, group=self.group)
@@ -236,12 +242,15 @@ class WandbSink:
                 dir=str(_root_dir(self.dir)),
             )
             try:
-                self._log(wandb, run, report, verified, summary, digest, art_name, mode)
+                logged = self._log(wandb, run, report, verified, summary, digest, art_name, mode)
                 location = run.url if mode != "offline" else str(Path(run.settings.sync_dir))
+                entity, run_title = str(run.entity), str(run.name)
             except BaseException:
                 run.finish(exit_code=1)  # a failed publish never looks complete: no artifact, exit code 1
                 raise
             run.finish()
+        if self.wandb_report:
+            self._report_page(report, logged, mode, entity, run_title, location)
         if mode == "offline":
             _append_index(
                 Path(location).parent / OFFLINE_INDEX,
@@ -282,7 +291,7 @@ class WandbSink:
         digest: str,
         art_name: str,
         mode: str,
-    ) -> None:
+    ) -> dict[str, Any]:
         art = wandb.Artifact(
             art_name,
             type=ARTIFACT_TYPE,
@@ -295,12 +304,13 @@ class WandbSink:
             },
         )
         tables: dict[str, Any] = {}
+        scores = report.scores
         for tname in list(TABLES) + sorted(report.extra):
             frame = report.table(tname)
             if frame.empty and tname == "curves":
                 continue
             if tname == "scores":
-                frame = with_run_links(frame, report, run.url if mode == "online" else None)
+                frame = scores = with_run_links(frame, report, run.url if mode == "online" else None)
             tables[tname] = wandb.Table(dataframe=frame.reset_index(drop=True))
             art.add(tables[tname], f"tables/{tname}")
         for entry in [*verified.files, None]:  # only the manifest's files, and the manifest
@@ -318,6 +328,37 @@ class WandbSink:
         run.summary.update({**summary, HASH_KEY: digest})
         aliases = ["latest", _hash_alias(digest)] + ([f"sweep-{_safe_name(self.sweep)}"] if self.sweep else [])
         run.log_artifact(art, aliases=aliases)  # last: a run without it is an incomplete publish
+        return {"charts": {k: v for k, v in log.items() if k.startswith("charts/")}, "scores": scores}
+
+    def _report_page(
+        self, report: Report, logged: dict[str, Any], mode: str, entity: str, run_title: str, run_url: str
+    ) -> str | None:
+        """Save the optional W&B Report (best effort: the publish itself is complete); print its URL."""
+        if mode != "online":
+            print("note: wandb_report=True needs an online W&B server; no W&B Report was made", file=sys.stderr)
+            return None
+        from .report_page import build_report, save_report_page
+
+        sweep_url = (
+            f"{run_url.rsplit('/runs/', 1)[0]}/sweeps/{self.sweep}" if self.sweep and "/runs/" in run_url else None
+        )
+        try:
+            page = build_report(
+                report,
+                entity=entity,
+                project=self.project,
+                run_name=run_title,
+                charts=logged["charts"],
+                title=f"rl-reliable: {run_title}",
+                scores=logged["scores"],
+                sweep_url=sweep_url,
+            )
+            url = save_report_page(page)
+        except Exception as err:  # the analysis run is published; only the Report failed
+            print(f"note: the W&B Report could not be saved ({type(err).__name__}: {str(err)[:300]})", file=sys.stderr)
+            return None
+        print(f"W&B Report: {url}", file=sys.stderr)
+        return url
 
 
 def publish_wandb(
@@ -333,8 +374,12 @@ def publish_wandb(
     force: bool = False,
     figures: bool = True,
     bundle: str | os.PathLike | None = None,
+    wandb_report: bool = False,
 ) -> PublishResult:
     """Publish ``report`` to W&B (see :class:`WandbSink`); return a PublishResult.
+
+    ``wandb_report=True`` also saves a W&B Report (online only; extra ``[wandb-report]``) with the
+    headline table, methods, interval charts, the HTML report and links to the source runs.
 
     Example:
         >>> publish_wandb(report, project="hopper", entity="my-team", sweep="abc123").created  # doctest: +SKIP
@@ -350,6 +395,7 @@ def publish_wandb(
         dir=dir,
         force=force,
         figures=figures,
+        wandb_report=wandb_report,
     )
     return sink.publish(report, bundle=bundle)
 

@@ -171,3 +171,15 @@ def test_scores_link_to_each_source_run():
         "https://wandb.example/team/proj/runs/r2",
     ]
     assert "run_link" not in with_run_links(report.scores, report, None)  # offline: no URL to build
+
+
+def test_wandb_report_without_the_extra_is_an_error_before_anything_is_written(tmp_path, monkeypatch):
+    from rl_reliable_logger.errors import TrackerError
+    from rl_reliable_logger.trackers.wandb.sink import publish_wandb
+
+    for key, value in wandb_env(tmp_path).items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setitem(sys.modules, "wandb_workspaces.reports.v2", None)  # as if not installed
+    with pytest.raises(TrackerError, match=r"rl_reliable_logger\[wandb-report\]"):
+        publish_wandb(small_report(), project="p", mode="offline", dir=tmp_path, wandb_report=True)
+    assert not (tmp_path / "wandb").exists()
