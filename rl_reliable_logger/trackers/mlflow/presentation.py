@@ -151,8 +151,8 @@ def experiments_of(client: Tracker, run_ids: list[str], experiment_ids: list[str
 
 def log_scores_dataset(client: Tracker, run_id: str, report: Report) -> bool:
     """Log the score table as the run's dataset input (name ``rl-reliable-scores``, source = the selection)."""
-    import mlflow.data
     from mlflow.data.code_dataset_source import CodeDatasetSource
+    from mlflow.data.pandas_dataset import from_pandas
     from mlflow.entities import Dataset, DatasetInput, InputTag
 
     scores = report.scores
@@ -174,7 +174,7 @@ def log_scores_dataset(client: Tracker, run_id: str, report: Report) -> bool:
     )
     with warnings.catch_warnings():  # MLflow's hint about integer columns is for model signatures
         warnings.simplefilter("ignore", UserWarning)
-        dataset = mlflow.data.from_pandas(frame, source=source, name="rl-reliable-scores")
+        dataset = from_pandas(frame, source=source, name="rl-reliable-scores")
     entity = DatasetInput(Dataset(**dataset.to_dict()), tags=[InputTag("mlflow.data.context", "scores")])
     client.call("logging the score table as a dataset", client.client.log_inputs, run_id, datasets=[entity])
     return True
