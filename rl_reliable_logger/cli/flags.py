@@ -89,6 +89,7 @@ SOURCE_FLAGS: dict[str, str] = {
     "bundle=": "--out",
     "figure_formats=": "--figure-formats",
     "figures=False": "--no-figures",
+    "wandb_report=True": "--wandb-report",
 }
 
 #: Keywords of ``analysis.planning.plan`` -> the flags of ``rl-reliable plan`` (read first by that command).

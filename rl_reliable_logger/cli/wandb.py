@@ -136,6 +136,12 @@ def register(subparsers: Any) -> None:
     pub.add_argument(
         "--force-publish", action="store_true", help="publish even if the same report content was published before"
     )
+    pub.add_argument(
+        "--wandb-report",
+        action="store_true",
+        help="with --publish, also save a W&B Report (headline table, interval charts, methods, links to the "
+        "source runs); online only, needs `pip install 'rl_reliable_logger[wandb-report]'`",
+    )
     add_analysis_options(parser)
     add_output_options(parser)
     parser.set_defaults(func=_handler)
@@ -203,6 +209,7 @@ def _handler(args: argparse.Namespace) -> int:
             project=args.publish_project,
             force=args.force_publish,
             figures=not args.no_figures,
+            wandb_report=args.wandb_report,
         )
     except RLReliableError as err:
         raise CliError(cli_message(err)) from None

@@ -335,7 +335,7 @@ class WandbSink:
     ) -> str | None:
         """Save the optional W&B Report (best effort: the publish itself is complete); print its URL."""
         if mode != "online":
-            print("note: wandb_report=True needs an online W&B server; no W&B Report was made", file=sys.stderr)
+            print("note: `wandb_report=True` needs an online W&B server; no W&B Report was made", file=sys.stderr)
             return None
         from .report_page import build_report, save_report_page
 
@@ -408,9 +408,11 @@ def sink_for(
     project: str | None = None,
     force: bool = False,
     figures: bool = True,
+    wandb_report: bool = False,
 ) -> WandbSink | None:
     """The sink that publishes next to ``source``'s runs: attached to their sweep (``target="sweep"``), in
     ``group`` (``"group"``), or None (``"none"``). ``target=None`` picks the sweep when the runs share one.
+    ``wandb_report`` also saves a W&B Report (online only; needs ``rl_reliable_logger[wandb-report]``).
 
     Offline sources publish offline, next to the source runs, so ``wandb sync`` uploads them together.
     """
@@ -433,7 +435,13 @@ def sink_for(
             )
     else:
         entity, proj = split_path(str(source.path))
-    kwargs: dict[str, Any] = {"project": proj, "entity": entity, "force": force, "figures": figures}
+    kwargs: dict[str, Any] = {
+        "project": proj,
+        "entity": entity,
+        "force": force,
+        "figures": figures,
+        "wandb_report": wandb_report,
+    }
     kwargs.update({"sweep": sweep} if target == "sweep" else {"group": group})
     if source.offline_dir is not None:
         root = source.offline_dir.absolute()
