@@ -15,9 +15,16 @@ import json
 import sys
 from typing import Any
 
-from .common import run_and_report, tracker_fields
+from .common import run_and_report
 from .flags import CliError, cli_message
-from .options import add_analysis_options, add_field_options, add_output_options, analysis_options
+from .options import (
+    add_analysis_options,
+    add_field_options,
+    add_output_options,
+    add_source_options,
+    analysis_options,
+    source_kwargs,
+)
 
 _DESCRIPTION = """\
 Pull the runs of a W&B project (optionally one sweep and a W&B filter), or read offline runs
@@ -96,7 +103,7 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help=f"runs per listing request (default: {DEFAULT_PER_PAGE}; 1000 runs = 5 requests)",
     )
-    add_field_options(
+    fields = add_field_options(
         parser,
         DEFAULT_REFS,
         what="field reference",
@@ -104,6 +111,7 @@ def register(subparsers: Any) -> None:
         refs="config.X, summary.X, tags.PREFIX, run.group, ...",
         run_key=False,
     )
+    add_source_options(fields)
     wait = parser.add_argument_group("sweep post-hook")
     wait.add_argument(
         "--wait",
@@ -186,18 +194,7 @@ def _handler(args: argparse.Namespace) -> int:
                 poll=args.poll,
                 progress=lambda line: print(line, file=sys.stderr, flush=True),
             )
-        table = source.table(
-            algorithm=args.algorithm_key,
-            task=args.task_key,
-            seed=args.seed_key,
-            score=args.score_key,
-            include_unfinished=args.include_unfinished,
-            on_invalid="drop" if args.drop_invalid else "raise",
-            curve_key=args.curve_key if options.curves else None,
-            algorithms=options.only_algorithms,
-            tasks=options.only_tasks,
-            extra_fields=tracker_fields(options.hyperparameter_keys),
-        )
+        table = source.table(**source_kwargs(args, options, default_kind="config"))
         sink = sink_for(
             source,
             target=args.publish,

@@ -459,11 +459,13 @@ class ScoreTable:
         return "step" in self.frame.columns
 
     def final(self) -> ScoreTable:
-        """One row per run: the score at the last step (the table itself if it has no steps)."""
+        """One row per run: the score at the last step, or the run's ``final_score`` column (trackers) if it has one."""
         if not self.has_steps:
             return self
         frame = self.frame.sort_values("step", kind="stable")
         last = frame.groupby(["algorithm", "task", "run_id"], sort=False).tail(1).sort_index()
+        if "final_score" in last.columns:  # a tracker's final score, kept apart from its learning curve
+            last = last.assign(score=last["final_score"].astype(float)).drop(columns=["final_score"])
         return self._replace(last.drop(columns=["step"]))
 
     def _replace(self, frame: pd.DataFrame) -> ScoreTable:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import TrackerError
 from ..base.records import DEFAULT_KEYS, RunRecord
+from ..base.scoring import history_name
 from ..base.selection import source_table
 from .client import PAGE_SIZE, Tracker, _is_remote, _run_url
 
@@ -143,19 +144,20 @@ class MlflowSource:
         algorithm: str = DEFAULT_REFS["algorithm"],
         task: str = DEFAULT_REFS["task"],
         seed: str = DEFAULT_REFS["seed"],
-        score: str = DEFAULT_REFS["score"],
+        score: str | Sequence[str] = DEFAULT_REFS["score"],
         include_unfinished: bool = False,
         on_invalid: str = "raise",
         curve_key: str | None = None,
         algorithms: Sequence[str] | None = None,
         tasks: Sequence[str] | None = None,
         extra_fields: Mapping[str, str] | None = None,
+        run_key: str | None = None,
+        variant: Sequence[str] = (),
+        score_rule: str | None = None,
     ) -> ScoreTable:
         """See :func:`mlflow_table`."""
         records, exps = self._listing()
-        history_key = None
-        if curve_key:
-            history_key = curve_key.split(".", 1)[1] if curve_key.startswith("metrics.") else curve_key
+        history_key = history_name(curve_key) if curve_key else None
         source = {
             "tracker": "mlflow",
             "tracking_uri": self.client.shown_uri,
@@ -176,6 +178,9 @@ class MlflowSource:
             algorithms=algorithms,
             tasks=tasks,
             extra_fields=extra_fields,
+            run_key=run_key,
+            variant=variant,
+            score_rule=score_rule,
         )
 
 

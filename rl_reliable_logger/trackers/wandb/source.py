@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ...errors import InputError
 from ..base.messages import kw
 from ..base.records import DEFAULT_KEYS, RunRecord
+from ..base.scoring import history_name, parse_score_rule, score_refs
 from ..base.selection import source_table
 from .client import _api, _errors, split_path
 from .offline import read_offline_runs
@@ -280,16 +281,26 @@ class WandbSource:
         algorithm: str = DEFAULT_REFS["algorithm"],
         task: str = DEFAULT_REFS["task"],
         seed: str = DEFAULT_REFS["seed"],
-        score: str = DEFAULT_REFS["score"],
+        score: str | Sequence[str] = DEFAULT_REFS["score"],
         include_unfinished: bool = False,
         on_invalid: str = "raise",
         curve_key: str | None = None,
         algorithms: Sequence[str] | None = None,
         tasks: Sequence[str] | None = None,
         extra_fields: Mapping[str, str] | None = None,
+        run_key: str | None = None,
+        variant: Sequence[str] = (),
+        score_rule: str | None = None,
     ) -> ScoreTable:
         """The selected runs as a ScoreTable (shared selection; see ``trackers.base.selection``)."""
-        records = self.records(history_keys=[curve_key] if curve_key else ())
+        curve = history_name(curve_key) if curve_key else None
+        keys = [curve] if curve else []
+        try:
+            if parse_score_rule(score_rule).needs_history:
+                keys += [history_name(ref) for ref in score_refs(score)]
+        except ValueError as err:
+            raise InputError(str(err)) from None
+        records = self.records(history_keys=list(dict.fromkeys(keys)))
         return source_table(
             records,
             tracker="W&B",
@@ -298,10 +309,13 @@ class WandbSource:
             source=self.source_info(),
             include_unfinished=include_unfinished,
             on_invalid=on_invalid,
-            history_key=curve_key,
+            history_key=curve,
             algorithms=algorithms,
             tasks=tasks,
             extra_fields=extra_fields,
+            run_key=run_key,
+            variant=variant,
+            score_rule=score_rule,
         )
 
 
