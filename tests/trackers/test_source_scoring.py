@@ -165,3 +165,73 @@ def test_nan_final_score_is_named_and_drops_are_summarised(tmp_path):
     assert summary[0].startswith("dropped 1 of 8 run(s): non-finite final score") and "B (1)" in summary[0]
     assert "B / y (2 → 1)" in summary[1]
     assert all(line in table.warnings for line in summary)
+
+
+FAST = ["--reps", "200", "--profile-reps", "100", "--improvement-reps", "100", "--publish", "none", "--quiet"]
+
+
+def test_cli_sweep_with_mixed_conventions_gives_the_tuning_view(sweep, tmp_path, capsys):
+    from rl_reliable_logger.cli.main import main
+
+    out = tmp_path / "out"
+    code = main(
+        [
+            "mlflow",
+            "--experiment",
+            "sweep",
+            "--tracking-uri",
+            sweep["uri"],
+            "--algorithm-key",
+            "params.algo",
+            "--task-key",
+            "params.env",
+            "--seed-key",
+            "params.seed",
+            "--score-key",
+            "metrics.rl_reliable_final_score,metrics.final_score",
+            "--hyperparameter-keys",
+            "lr",
+            "--out",
+            str(out),
+            "--no-figures",
+            *FAST,
+        ]
+    )
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    import pandas as pd
+
+    tuning = pd.read_csv(out / "tuning.csv")
+    assert not tuning.empty
+    assert "several keys" in captured.err
+
+
+def test_cli_drop_summary_on_stderr(sweep, capsys):
+    from rl_reliable_logger.cli.main import main
+
+    code = main(
+        [
+            "mlflow",
+            "--experiment",
+            "sweep",
+            "--tracking-uri",
+            sweep["uri"],
+            "--algorithm-key",
+            "params.algo",
+            "--task-key",
+            "params.env",
+            "--seed-key",
+            "params.seed",
+            "--score-key",
+            "metrics.final_score",
+            "--variant-key",
+            "params.lr",
+            "--drop-invalid",
+            *FAST,
+        ]
+    )
+    captured = capsys.readouterr()
+    # lr 0.1 logged the other key: its 6 runs are dropped, its whole algorithm label disappears
+    assert code == 0, captured.err
+    assert "dropped 6 of 12 run(s): missing field(s) metrics.final_score — algorithms PPO lr=0.1 (6)" in captured.err
+    assert "2 cell(s) fell below 2 runs after the drops: PPO lr=0.1 / Pong (3 → 0)" in captured.err

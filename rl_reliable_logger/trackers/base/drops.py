@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-_DETAIL = re.compile(r"\s*(\(.*\)|'.*'|\".*\"|:.*|-?inf\b|nan\b|-?\d+(\.\d+)?(e[+-]?\d+)?)")
+_DETAIL = re.compile(r"\s+(\(.*\)|'.*'|\".*\"|-?inf\b|nan\b|-?\d+(\.\d+)?(e[+-]?\d+)?\b)|:.*")
 
 
 def drop_kind(reason: str) -> str:

@@ -246,9 +246,10 @@ def records_to_table(
 
     def problem(kind: str, record: RunRecord, values: Mapping[str, Any]) -> None:
         problems.setdefault(kind, []).append(_run_label(record))
-        dropped.append(
-            {"run_id": record.run_id, "algorithm": values.get("algorithm"), "task": values.get("task"), "reason": kind}
-        )
+        label = values.get("algorithm")
+        if label is not None and all(f"variant {v}" in values for v in variant):
+            label = _variant_label(label, {str(parsed[f"variant {v}"]): values[f"variant {v}"] for v in variant})
+        dropped.append({"run_id": record.run_id, "algorithm": label, "task": values.get("task"), "reason": kind})
 
     for record in records:
         state = (record.state or "").lower()
