@@ -24,8 +24,10 @@ from .options import (
     add_analysis_options,
     add_field_options,
     add_output_options,
+    add_retry_option,
     add_source_options,
     analysis_options,
+    retry_policy,
     source_kwargs,
 )
 
@@ -112,6 +114,7 @@ def register(subparsers: Any) -> None:
         run_key=False,
     )
     add_source_options(fields)
+    add_retry_option(src)
     pub = parser.add_argument_group("publishing to MLflow")
     pub.add_argument(
         "--publish",
@@ -155,7 +158,9 @@ def _handler(args: argparse.Namespace) -> int:
     try:
         if args.out:
             check_output_folder(args.out, force=args.force)
-        source = MlflowSource(args.experiment, tracking_uri=args.tracking_uri, filter_string=args.filter)
+        source = MlflowSource(
+            args.experiment, tracking_uri=args.tracking_uri, filter_string=args.filter, retry=retry_policy(args)
+        )
         table = source.table(**source_kwargs(args, options, default_kind="params"))
         if "tracker_run_id" in table.frame:  # before any computation: never publish onto a source run
             check_not_source(run_id, table.frame["tracker_run_id"].astype(str))

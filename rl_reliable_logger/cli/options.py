@@ -26,9 +26,11 @@ __all__ = [
     "add_analysis_options",
     "add_field_options",
     "add_output_options",
+    "add_retry_option",
     "add_source_options",
     "analysis_options",
     "names",
+    "retry_policy",
     "source_kwargs",
 ]
 
@@ -372,6 +374,28 @@ def add_source_options(group: Any) -> None:
         help="field with a run's identity (default: the tracker's run id, so seeds reused across "
         "configurations are fine; two runs with one configuration and seed are reported as duplicates)",
     )
+
+
+def add_retry_option(group: Any) -> None:
+    """``--retry-for SECONDS``: how long a tracker command rides out an outage before it gives up."""
+    group.add_argument(
+        "--retry-for",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="retry tracker requests that failed for a transient cause (timeout, 5xx, 429 honouring "
+        "Retry-After, connection) with exponential backoff and jitter for up to this long (default: 300; 0: never)",
+    )
+
+
+def retry_policy(args: argparse.Namespace) -> Any:
+    """The tracker retry policy of ``--retry-for``."""
+    from ..trackers.base.retry import RetryPolicy
+
+    seconds = float(getattr(args, "retry_for", 0.0) or 0.0)
+    if seconds < 0:
+        raise CliError(f"--retry-for must be 0 or more seconds, got {seconds:g}")
+    return RetryPolicy(total=seconds)
 
 
 def source_kwargs(args: argparse.Namespace, options: Any, *, default_kind: str) -> dict[str, Any]:

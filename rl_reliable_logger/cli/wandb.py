@@ -21,8 +21,10 @@ from .options import (
     add_analysis_options,
     add_field_options,
     add_output_options,
+    add_retry_option,
     add_source_options,
     analysis_options,
+    retry_policy,
     source_kwargs,
 )
 
@@ -112,6 +114,7 @@ def register(subparsers: Any) -> None:
         run_key=False,
     )
     add_source_options(fields)
+    add_retry_option(src)
     wait = parser.add_argument_group("sweep post-hook")
     wait.add_argument(
         "--wait",
@@ -124,6 +127,14 @@ def register(subparsers: Any) -> None:
         default=6 * 3600,
         metavar="SECONDS",
         help="give up waiting after this long (default: 21600 = 6 h)",
+    )
+    wait.add_argument(
+        "--expect-runs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="also wait until the sweep has N runs (default: the expected run count of a grid sweep). "
+        "An outage during the wait is ridden out; a FAILED, CRASHED or CANCELED sweep ends it",
     )
     wait.add_argument("--poll", type=float, default=30.0, metavar="SECONDS", help="seconds between polls (default: 30)")
     pub = parser.add_argument_group("publishing to W&B")
@@ -184,7 +195,12 @@ def _handler(args: argparse.Namespace) -> int:
         if args.out:
             check_output_folder(args.out, inputs=[args.offline_dir] if args.offline_dir else (), force=args.force)
         source = WandbSource(
-            path=args.path, offline_dir=args.offline_dir, sweep=args.sweep, filters=filters, per_page=args.per_page
+            path=args.path,
+            offline_dir=args.offline_dir,
+            sweep=args.sweep,
+            filters=filters,
+            per_page=args.per_page,
+            retry=retry_policy(args),
         )
         if args.wait:
             wait_for_sweep(
@@ -192,6 +208,7 @@ def _handler(args: argparse.Namespace) -> int:
                 args.sweep,
                 timeout=args.wait_timeout,
                 poll=args.poll,
+                expect_runs=args.expect_runs,
                 progress=lambda line: print(line, file=sys.stderr, flush=True),
             )
         table = source.table(**source_kwargs(args, options, default_kind="config"))

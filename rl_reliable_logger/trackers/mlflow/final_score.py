@@ -13,6 +13,7 @@ from typing import Any
 from ...errors import TrackerError
 from ..base.final_score import check_final_score
 from ..base.records import DEFAULT_KEYS
+from ..base.retry import RetryPolicy
 from .client import Tracker, _import_mlflow
 
 
@@ -34,7 +35,8 @@ def write_final_score(score: Any, algorithm: Any, task: Any, seed: Any, run: Any
     from mlflow.entities import Metric, RunTag
 
     run_id = _run_id_of(run, mlflow)
-    tracker = Tracker(None, must_exist=False)
+    # the end of a long training run: ride out a server restart rather than lose the score
+    tracker = Tracker(None, must_exist=False, retry=RetryPolicy())
     client = tracker.client
     current = tracker.call("reading the run", client.get_run, run_id).data.tags
     wanted = {

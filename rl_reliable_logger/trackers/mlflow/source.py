@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import TrackerError
 from ..base.records import DEFAULT_KEYS, RunRecord
+from ..base.retry import RetryPolicy
 from ..base.scoring import history_name
 from ..base.selection import source_table
 from .client import PAGE_SIZE, Tracker, _is_remote, _run_url
@@ -90,13 +91,14 @@ class MlflowSource:
         tracking_uri: str | None = None,
         filter_string: str = "",
         page_size: int = PAGE_SIZE,
+        retry: RetryPolicy | None = None,
     ):
         self.experiments = [experiments] if isinstance(experiments, str) else [str(e) for e in experiments]
         if not self.experiments:
             raise TrackerError("no MLflow experiment given: pass `experiments=` (a name or id; several allowed).")
         self.filter_string = filter_string or ""
         self.page_size = page_size
-        self.client = Tracker(tracking_uri)
+        self.client = Tracker(tracking_uri, retry=retry)
         self.tracking_uri = self.client.uri
         self._cache: tuple[list[RunRecord], list[Any]] | None = None
 
