@@ -34,7 +34,7 @@ def _seed(seed: Any) -> int | str:
     if isinstance(seed, numbers.Real):
         if not math.isfinite(float(seed)) or not float(seed).is_integer():
             raise ValueError(f"log_final_score: the seed must be a whole number or a label, got {seed!r}")
-        return int(seed)
+        return int(float(seed))
     if isinstance(seed, str) and seed.strip():
         return seed
     raise ValueError(f"log_final_score: the seed must be a whole number or a non-empty label, got {seed!r}")

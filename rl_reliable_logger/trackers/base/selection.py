@@ -110,7 +110,7 @@ def source_table(
     records: Sequence[RunRecord],
     *,
     tracker: str,
-    refs: Mapping[str, str],
+    refs: Mapping[str, str | Sequence[str]],
     is_analysis: Callable[[RunRecord], bool],
     source: Mapping[str, Any],
     include_unfinished: bool = False,
@@ -137,9 +137,10 @@ def source_table(
         rule = parse_score_rule(score_rule)
     except ValueError as err:
         raise InputError(str(err)) from None
-    parsed = parse_refs({name: refs[name] for name in ("algorithm", "task", "seed")})
+    shown: dict[str, str] = {name: str(refs[name]) for name in ("algorithm", "task", "seed")}
+    parsed = parse_refs(shown)
     parsed.update(parse_refs({f"score {i}": ref for i, ref in enumerate(scores)}))
-    refs = {**{name: refs[name] for name in ("algorithm", "task", "seed")}, "score": ",".join(scores)}
+    flat = {**shown, "score": ",".join(scores)}
     kept, skipped = select_records(records, parsed, is_analysis=is_analysis, algorithms=algorithms, tasks=tasks)
     info = dict(source)
     info.update({"n_runs_found": len(records), "skipped": skipped})
@@ -151,7 +152,7 @@ def source_table(
     if not kept:
         reason = (
             f"; {len(skipped)} run(s) were skipped because they have none of the fields "
-            f"{', '.join(refs.values())} or are analysis runs"
+            f"{', '.join(flat.values())} or are analysis runs"
             if skipped
             else ""
         )
@@ -168,7 +169,7 @@ def source_table(
             fill_history(used, key)
     table = records_to_table(
         kept,
-        **{name: refs[name] for name in ("algorithm", "task", "seed")},
+        **shown,
         score=scores,
         include_unfinished=include_unfinished,
         on_invalid=on_invalid,
@@ -179,7 +180,7 @@ def source_table(
         variant=variant,
         score_rule=rule,
     )
-    note = unrelated_warning(skipped, refs, tracker)
+    note = unrelated_warning(skipped, flat, tracker)
     if note:
         table.warnings.append(note)
     excluded = table.source.get("excluded") or []
