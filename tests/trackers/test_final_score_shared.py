@@ -50,6 +50,7 @@ def test_wandb_writer_uses_the_shared_checks():
 def test_mlflow_rejects_text_and_writes_nothing(tmp_path, monkeypatch):
     uri = make_store(tmp_path)
     with use_store(uri, monkeypatch):
+        mlflow.set_experiment("reject")  # never an experiment id left active by another test's store
         with mlflow.start_run() as run:
             with pytest.raises(ValueError, match="real number"):
                 log_final_score("12.5", algorithm="PPO", task="Hopper", seed=1)
