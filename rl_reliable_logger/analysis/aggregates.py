@@ -21,17 +21,22 @@ from ..data.scores import ScoreTable
 from ..stats import bootstrap as bs
 from ..stats import metrics as mt
 from ..stats.aggregate import aggregate_intervals
+from ..stats.checks import clip_noise
+from .budgets import budget_warnings, histories
+from .normalization import normalize_final
 from .options import AnalysisOptions, OptionError, as_options
 
 #: Random streams per algorithm, in this order; the layout does not depend on what is computed.
 STREAMS = ("aggregates", "profiles", "per_task", "improvement", "curves")
 
-_MAX_KEYS = ("max", "best", "peak", "top")
-
 
 @dataclass
 class Prepared:
-    """A table ready for the statistics: ``table`` (every step, normalised), ``final`` (one row per run)."""
+    """A table ready for the statistics: ``table`` (every step, normalised), ``final`` (one row per run).
+
+    ``selected`` is the table after the algorithm/task selection, before normalisation: what the
+    protocol checks read (budgets from every step, score key and configs from the source).
+    """
 
     table: ScoreTable
     final: ScoreTable
@@ -39,6 +44,7 @@ class Prepared:
     normalization: str
     warnings: list[str] = field(default_factory=list)
     filters: dict[str, list[str]] = field(default_factory=dict)
+    selected: ScoreTable | None = None
 
 
 def select(table: ScoreTable, algorithms: Sequence[str] | None, tasks: Sequence[str] | None) -> ScoreTable:
@@ -74,18 +80,6 @@ def select(table: ScoreTable, algorithms: Sequence[str] | None, tasks: Sequence[
     return out
 
 
-def score_key_warnings(table: ScoreTable) -> list[str]:
-    """A warning when the score column's name suggests a maximum over training."""
-    key = str(table.source.get("fields", {}).get("score", table.source.get("score_column", "")))
-    lowered = key.lower()
-    if any(word in lowered for word in _MAX_KEYS):
-        return [
-            f"the score comes from {key!r}, which looks like a maximum over training; max-over-evaluations scores "
-            "are biased upwards (Agarwal et al. 2021, Fig. 5): report the final score instead."
-        ]
-    return []
-
-
 def prepare(table: ScoreTable, options: AnalysisOptions) -> Prepared:
     """Filter, check the memory the options need, normalise; nothing random happens here."""
     if options.curves and not table.has_steps:  # checked before any resampling work
@@ -93,29 +87,33 @@ def prepare(table: ScoreTable, options: AnalysisOptions) -> Prepared:
             "curves",
             "sample-efficiency curves (`curves=True`) need per-step scores: give the table a step column",
         )
-    table = select(table, options.only_algorithms, options.only_tasks)
-    raw_final = final = table.final()
+    if options.budget is not None and not table.has_steps:
+        raise OptionError(
+            "budget", "`budget=` needs per-step scores: give the table a step column (final scores are taken there)"
+        )
+    table = selected = select(table, options.only_algorithms, options.only_tasks)
+    runs = histories(table) if table.has_steps else []
+    raw_final = final = table.final(options.budget)
     sizes = final.frame.groupby("algorithm", sort=False).size()
     options.check_memory(len(final.algorithms), len(final.tasks), int(sizes.max()))
-    warnings = list(table.warnings)
+    warnings = list(table.warnings) + budget_warnings(runs, options.budget)
     normalization = "raw score"
     if options.normalize is not None:
         normalizer = get_normalizer(options.normalize)
         if normalizer.per_step:
             table = normalizer.apply(table)  # every step, so curves are normalised too
-            final = table.final()
+            final = table.final(options.budget)
         else:
-            final = normalizer.apply(final)
+            final = normalize_final(final, normalizer)
         if normalizer.caveat:
             warnings.append(normalizer.caveat)
         normalization = final.source.get("normalization_description", str(options.normalize))
-    warnings += score_key_warnings(table)
     filters = {
         k: list(v)
         for k, v in (("only_algorithms", options.only_algorithms), ("only_tasks", options.only_tasks))
         if v is not None
     }
-    return Prepared(table, final, raw_final, normalization, warnings, filters)
+    return Prepared(table, final, raw_final, normalization, warnings, filters, selected)
 
 
 def cells_by_algorithm(table: ScoreTable, tasks: list[str]) -> dict[str, bs.Cells]:
@@ -184,6 +182,7 @@ def aggregate_tables(
             c, metric_objs, reps, rngs[alg], ci=ci, method=method, task_bootstrap=task_bootstrap,
             chunk_bytes=chunk_bytes, progress=bar,
         )  # fmt: skip
+        point = clip_noise(point, low, high)  # a point outside its interval by rounding only
         for j, m in enumerate(metric_objs):
             rows.append({"algorithm": alg, "metric": m.name, "point": point[j], "low": low[j], "high": high[j]})
     return pd.DataFrame(rows, columns=["algorithm", "metric", "point", "low", "high"]), dists

@@ -24,12 +24,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..data.normalize import get_normalizer
 from ..data.scores import ScoreTable
 from ..errors import InputError
 from ..stats import bootstrap as bs
 from ..stats import metrics as mt
 from ..stats import multiplicity as mp
+from .normalization import normalize_final
 
 COLUMNS = [
     "statistic",
@@ -62,7 +62,7 @@ def compare_all(
     reps: int = 2_000,
     ci: float = 0.95,
     gamma: float = 1.0,
-    seed: int | None = 0,
+    seed: int | np.random.Generator | None = 0,
 ) -> pd.DataFrame:
     """Every pair of algorithms, unadjusted and family-wise (max-T simultaneous, Holm) results.
 
@@ -84,7 +84,7 @@ def compare_all(
         raise InputError(f"`ci=` must be between 0 and 1 (e.g. 0.95), got {ci}")
     final = table.final()
     if normalize is not None:
-        final = get_normalizer(normalize).apply(final)
+        final = normalize_final(final, normalize)
     algorithms = final.algorithms
     if len(algorithms) < 2:
         raise InputError("compare_all needs at least two algorithms")
@@ -151,11 +151,18 @@ def compare_all(
     return out
 
 
-def letters(comparisons: pd.DataFrame, statistic: str = "difference") -> pd.DataFrame:
+def letters(
+    comparisons: pd.DataFrame, statistic: str = "difference", points: dict[str, float] | None = None
+) -> pd.DataFrame:
     """Compact letter display from :func:`compare_all`: ``algorithm, point, group`` (best first);
-    algorithms sharing a letter are not distinguishable at the family-wise level."""
+    algorithms sharing a letter are not distinguishable at the family-wise level.
+
+    ``points``: each algorithm's metric value (default: what :func:`compare_all` kept in ``attrs``;
+    a table read back from a file has none, pass the aggregates' points of the same metric).
+    """
     rows = comparisons[comparisons["statistic"] == statistic]
-    points: dict[str, float] = comparisons.attrs.get("points", {})
+    if points is None:
+        points = comparisons.attrs.get("points", {})
     names = list(dict.fromkeys(list(rows["algorithm_x"]) + list(rows["algorithm_y"])))
     if not points:
         points = {n: 0.0 for n in names}

@@ -7,6 +7,7 @@ stratified bootstrap over runs within each (algorithm, task) cell.
 
 from __future__ import annotations
 
+import copy
 import datetime as _dt
 import platform
 import sys
@@ -17,12 +18,16 @@ import pandas as pd
 
 from ..data.scores import ScoreTable
 from ..stats import bootstrap as bs
+from ..stats import checks as ck
 from ..stats import curves as cv
 from ..stats import engine
 from ..stats import metrics as mt
 from ..stats import profiles as pf
 from ..version import __version__
+from . import comparisons as cmp
+from . import protocol as pc
 from .aggregates import aggregate_tables, analysis_streams, cells_by_algorithm, ci_bounds, prepare
+from .budgets import histories
 from .jordan import jordan_tables, tuning_table
 from .options import DEFAULT_METRICS, AnalysisOptions, as_options, ci_label
 from .report import Report
@@ -82,13 +87,16 @@ def evaluate(
             ``seed``, ``taus``, ``curves``, ``curve_points``, ``curve_metrics``, ``only_algorithms``,
             ``only_tasks``, ``jordan``, ``jordan_delta``, ``jordan_method``, ``jordan_reps``,
             ``score_range``, ``hyperparameter_keys``, ``tuning_metric``, ``tuning_reps``, ``progress``,
-            ``chunk_bytes`` (see ``AnalysisOptions`` for what each means).
+            ``chunk_bytes``, ``strict``, ``comparisons`` (see ``AnalysisOptions`` for what each means).
         source: where the scores came from (recorded in provenance).
 
     Every option is validated before any computation (an
     :class:`~rl_reliable_logger.analysis.options.OptionError` names the keyword), including the
-    memory the replicate counts need. The Report holds the core tables, plus ``jordan`` and
-    ``jordan_quantiles`` with ``jordan=True`` and ``tuning`` with ``hyperparameter_keys``.
+    memory the replicate counts need. The protocol checks (:mod:`.protocol`) run next, still before
+    any statistics: their findings are ``provenance["protocol"]`` and the first warnings, and with
+    ``strict=True`` a warning among them is an :class:`~rl_reliable_logger.errors.InputError`.
+    The Report holds the core tables, plus ``jordan`` and ``jordan_quantiles`` with ``jordan=True``,
+    ``tuning`` with ``hyperparameter_keys`` and ``comparisons`` with ``comparisons=True``.
 
     Example:
         >>> import pandas as pd
@@ -102,7 +110,13 @@ def evaluate(
     started = _dt.datetime.now(_dt.timezone.utc)
     raw_table = table
     prep = prepare(table, opts)
-    table, final, warnings = prep.table, prep.final, prep.warnings
+    # before any statistics: what is wrong with the experiment itself (strict: refuse to go on)
+    findings = pc.by_severity(
+        pc.check_protocol(prep.selected or prep.table, hyperparameter_keys=opts.hyperparameter_keys or None)
+    )
+    pc.enforce(findings, strict=opts.strict)
+    table, final = prep.table, prep.final
+    warnings = [pc.format_finding(f) for f in findings] + prep.warnings
     reps, profile_reps, improvement_reps, curve_reps = (
         opts.reps,
         opts.profile_reps,
@@ -118,6 +132,7 @@ def evaluate(
     cells = cells_by_algorithm(final, tasks)
     metric_objs = [mt.get_metric(m, gamma=gamma) for m in opts.metrics]
     names = [m.name for m in metric_objs]
+    warnings += _scale_warnings(final, tasks, names, gamma, opts.normalize is not None)
 
     # fixed layout: results do not depend on what else is computed; with task resampling every algorithm's
     # replicate r resamples the same tasks (paired differences and improvement)
@@ -146,10 +161,10 @@ def evaluate(
         improvement = _improvement(
             cells, improvement_reps, rng["improvement"], chunk_bytes, ci, method, bar, shared_tasks
         )
-        curve_table = pd.DataFrame(columns=["algorithm", "metric", "step", "point", "low", "high"])
+        curve_table = pd.DataFrame(columns=["algorithm", "metric", "step", "n_runs", "point", "low", "high"])
         curve_info: dict[str, Any] = {}
         if opts.curves:
-            curve_table, curve_info = _curves(
+            curve_table, curve_info, curve_warnings = _curves(
                 table,
                 opts.curve_metrics,
                 gamma,
@@ -160,18 +175,28 @@ def evaluate(
                 ci,
                 method,
                 bar,
+                opts.budget,
             )
-            if curve_info.get("left_out"):
-                warnings.append(
-                    f"{len(curve_info['left_out'])} run(s) stop before the curves' last step and are left out of "
-                    "the curves (not of the final scores): "
-                    + ", ".join("/".join(k) for k in curve_info["left_out"][:8])
-                    + (" ..." if len(curve_info["left_out"]) > 8 else "")
-                )
+            warnings += curve_warnings
     finally:
         bar.close()
 
     extra: dict[str, pd.DataFrame] = {}
+    comparisons_method = None
+    if opts.comparisons:
+        if len(algorithms) < 2:
+            warnings.append("`comparisons=True` needs at least two algorithms; no all-pairs comparisons were made.")
+        else:
+            pairs = cmp.compare_all(
+                final,
+                metric=opts.headline_metric,
+                reps=improvement_reps,
+                ci=ci,
+                gamma=gamma,
+                seed=_comparison_seed(seed),
+            )
+            extra["comparisons"] = pairs
+            comparisons_method = pairs.attrs["method"]
     if opts.jordan:
         jordan, jordan_warnings = jordan_tables(
             prep.raw_final,  # percentiles do not depend on the scale: raw scores
@@ -200,6 +225,7 @@ def evaluate(
     used = final.frame
     provenance: dict[str, Any] = {
         "created": started.isoformat(timespec="seconds"),
+        "protocol": [f.to_dict() for f in findings],
         "source": {**dict(raw_table.source), **dict(source or {})},
         "normalization": prep.normalization,
         "normalize": None if opts.normalize is None else str(opts.normalize),
@@ -240,6 +266,9 @@ def evaluate(
             "score_range": opts.score_range,
             "reps": opts.jordan_reps,
         }
+    if comparisons_method is not None:
+        provenance["comparisons"] = comparisons_method
+        provenance["comparisons_metric"] = opts.headline_metric
     if opts.hyperparameter_keys:
         provenance["tuning"] = {
             "hyperparameter_keys": list(opts.hyperparameter_keys),
@@ -268,6 +297,31 @@ def evaluate(
     )
 
 
+def _scale_warnings(
+    final: ScoreTable, tasks: list[str], metrics: list[str], gamma: float, normalized: bool
+) -> list[str]:
+    """Aggregates that would mean little: raw scores of very different scales pooled over tasks, and the
+    optimality gap on a scale where ``gamma`` is no target (issue 13 item 7)."""
+    frame = final.frame
+    out = []
+    if not normalized:
+        pooled = {t: frame.loc[frame["task"] == t, "score"].to_numpy(float) for t in tasks}
+        out.append(ck.raw_scale_warning(pooled))
+    if "optimality_gap" in metrics:
+        out.append(ck.gap_warning(gamma, frame["score"].to_numpy(float), normalized=normalized))
+    return [w for w in out if w]
+
+
+def _comparison_seed(seed: Any) -> Any:
+    """The all-pairs comparisons' own stream: never one of the streams of the other tables, so asking for
+    them changes no other number."""
+    if isinstance(seed, np.random.Generator):
+        return seed.spawn(1)[0]
+    if seed is None:
+        return None
+    return np.random.default_rng(np.random.SeedSequence([int(seed), 0xC0FFEE]))
+
+
 def _side_seeds(seed: Any) -> tuple[Any, Any]:
     """Seeds of the Jordan and tuning parts: the integer itself, or two children of a Generator."""
     if isinstance(seed, np.random.Generator):
@@ -286,6 +340,7 @@ def _differences(algorithms, names, aggregates, dists, ci, method):
             diff = dists[x][:n] - dists[y][:n]
             point = np.array([points[(x, m)] - points[(y, m)] for m in names])
             low, high = ci_bounds(diff, point, ci, method)
+            point = ck.clip_noise(point, low, high)
             for j, m in enumerate(names):
                 rows.append(
                     {"algorithm_x": x, "algorithm_y": y, "metric": m, "point": point[j], "low": low[j], "high": high[j]}
@@ -310,10 +365,13 @@ def _profiles(cells, taus, gammas, reps, rngs, task_bootstrap, chunk_bytes, ci, 
         low, high = ci_bounds(dist, point, ci, method)
         for k, kind in enumerate(("runs", "tasks")):
             sl = slice(k * n_t, (k + 1) * n_t)
-            for tau, p, lo, hi in zip(taus, point[sl], np.clip(low[sl], 0, 1), np.clip(high[sl], 0, 1)):
+            # fractions: into [0, 1] and points into their intervals only where the excess is rounding noise
+            lo_f, hi_f = ck.clip_fraction(low[sl]), ck.clip_fraction(high[sl])
+            p_f = ck.clip_noise(ck.clip_fraction(point[sl]), lo_f, hi_f)
+            for tau, p, lo, hi in zip(taus, p_f, lo_f, hi_f):
                 prof_rows.append({"algorithm": alg, "kind": kind, "tau": tau, "fraction": p, "low": lo, "high": hi})
         sl = slice(2 * n_t, None)
-        for g, p, lo, hi in zip(gammas, point[sl], low[sl], high[sl]):
+        for g, p, lo, hi in zip(gammas, ck.clip_noise(point[sl], low[sl], high[sl]), low[sl], high[sl]):
             gap_rows.append({"algorithm": alg, "gamma": g, "point": p, "low": lo, "high": hi})
     return (
         pd.DataFrame(prof_rows, columns=["algorithm", "kind", "tau", "fraction", "low", "high"]),
@@ -331,6 +389,7 @@ def _per_task_and_ranks(cells, tasks, reps, rngs, chunk_bytes, ci, method, bar, 
         # after the per-task replicates on the same stream, so per-task intervals do not depend on rank_by
         means_by_alg.append(pf.single_runs(c, reps, rngs[alg]) if rank_by == "runs" else dist)
         low, high = ci_bounds(dist, point, ci, method)
+        point = ck.clip_noise(point, low, high)
         for m, task in enumerate(tasks):
             run_scores = c.values[c.offsets[m] : c.offsets[m] + c.sizes[m]]
             rows.append(
@@ -388,6 +447,8 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar, shared_tasks=F
             else:
                 dist = np.concatenate([engine.improvement(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
             low, high = ci_bounds(dist[:, None], np.array([point]), ci, method)
+            low, high = ck.clip_fraction(low), ck.clip_fraction(high)
+            point = float(ck.clip_noise(np.array([point]), low, high)[0])
             rows.append(
                 {"algorithm_x": x, "algorithm_y": y, "point": point, "low": float(low[0]), "high": float(high[0])}
             )
@@ -407,36 +468,49 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar, shared_tasks=F
     )
 
 
-def _curves(table, curve_metrics, gamma, reps, n_points, rngs, chunk_bytes, ci, method, bar):
-    frame = table.frame.sort_values("step", kind="stable")
-    histories = [
-        cv.RunHistory(key, g["step"].to_numpy(float), g["score"].to_numpy(float))
-        for key, g in frame.groupby(["algorithm", "task", "run_id"], sort=False)
-    ]
-    grid, left_out = cv.common_grid(histories, n_points)
-    left = set(left_out)
+def _curves(table, curve_metrics, gamma, reps, n_points, rngs, chunk_bytes, ci, method, bar, budget=None):
+    """Curve table, provenance and warnings. Runs that stop early count up to their last step; within each
+    stretch of the grid where the set of runs is fixed, every replicate follows the same whole runs."""
+    runs = histories(table)
+    shape = cv.common_grid(runs, n_points, budget=budget)
+    grid = shape.grid
     by_cell: dict[tuple[str, str], list[np.ndarray]] = {}
-    for h in histories:
-        if h.key in left:
-            continue
-        by_cell.setdefault(h.key[:2], []).append(cv.align(h, grid))
+    for h in runs:
+        by_cell.setdefault(h.key[:2], []).append(cv.align(h, grid, shape.reach[h.key]))
     metric_objs = [mt.get_metric(m, gamma=gamma) for m in curve_metrics]
-    rows = []
+    tasks = sorted(table.tasks)
+    rows, counts = [], {}
     for alg in table.algorithms:
-        per_task = [np.stack(by_cell[(alg, t)]) for t in sorted(table.tasks)]  # each (N_m, G)
-        cells = bs.Cells.from_list([p[:, 0] for p in per_task])
-        values = np.concatenate(per_task, axis=0)  # (K, G), same run order as cells
+        per_task = []
+        for t in tasks:
+            block = np.stack(by_cell[(alg, t)])  # (N_m, G)
+            per_task.append(block[cv.canonical_order(block)])  # independent of row order and run ids
+            counts[(alg, t)] = cv.run_counts(~np.isnan(per_task[-1]))
+        values = np.concatenate(per_task, axis=0)  # (K, G), task-major
+        task_of = np.concatenate([np.full(p.shape[0], m) for m, p in enumerate(per_task)])
+        available = ~np.isnan(values)
+        point = np.empty((len(metric_objs), grid.size))
+        low, high = np.empty_like(point), np.empty_like(point)
+        start_state = copy.deepcopy(rngs[alg])
+        for a, b in cv.segments(available):
+            keep = available[:, a]  # runs counting over this stretch of the grid
+            sub = values[keep][:, a:b]
+            cells = bs.Cells.from_list([sub[task_of[keep] == m, 0] for m in range(len(tasks))])
 
-        def stat(r: bs.Resample, values: np.ndarray = values) -> np.ndarray:
-            # whole runs: the same draws evaluated at every step
-            return np.stack(
-                [np.stack([m(r.with_values(values[:, g])) for g in range(grid.size)], axis=1) for m in metric_objs],
-                axis=1,
-            )  # (R, n_metrics, G)
+            def stat(r: bs.Resample, sub: np.ndarray = sub) -> np.ndarray:
+                # whole runs: the same draws evaluated at every step of the stretch
+                return np.stack(
+                    [np.stack([m(r.with_values(sub[:, g])) for g in range(sub.shape[1])], axis=1) for m in metric_objs],
+                    axis=1,
+                )  # (R, n_metrics, b - a)
 
-        point = stat(bs.original(cells))[0]
-        dist = bs.replicates(cells, stat, reps, rngs[alg], chunk_bytes=chunk_bytes, progress=bar)
-        low, high = ci_bounds(dist, point, ci, method)
+            # every stretch starts from the same stream state: stretches with the same run counts draw the same runs
+            rng = copy.deepcopy(start_state)
+            point[:, a:b] = stat(bs.original(cells))[0]
+            dist = bs.replicates(cells, stat, reps, rng, chunk_bytes=chunk_bytes, progress=None)
+            low[:, a:b], high[:, a:b] = ci_bounds(dist, point[:, a:b], ci, method)
+        bar(reps)
+        n_alg = np.sum([counts[(alg, t)] for t in tasks], axis=0)
         for j, m in enumerate(metric_objs):
             for g, step in enumerate(grid):
                 rows.append(
@@ -444,14 +518,44 @@ def _curves(table, curve_metrics, gamma, reps, n_points, rngs, chunk_bytes, ci, 
                         "algorithm": alg,
                         "metric": m.name,
                         "step": step,
+                        "n_runs": int(n_alg[g]),
                         "point": point[j, g],
                         "low": low[j, g],
                         "high": high[j, g],
                     }
                 )
+    losses = {c: n for c, n in counts.items() if n[-1] < n[0]}
     info = {
         "grid": [float(s) for s in grid],
-        "left_out": [list(k) for k in left_out],
-        "rule": "last value at or before each grid step; no extrapolation",
+        "budget": budget,
+        "runs_per_cell": [
+            {"algorithm": a, "task": t, "tolerance": shape.tolerances[(a, t)], "n_runs": [int(x) for x in n]}
+            for (a, t), n in sorted(counts.items())
+        ],
+        "stop_early": [[*k, s] for k, s in shape.short.items()],
+        "rule": (
+            "last value at or before each grid step; a run whose last step is within its cell's largest logging "
+            "interval of the curve's end is carried to the end by its last value; runs stopping earlier count "
+            "up to their last step; no extrapolation"
+        ),
     }
-    return pd.DataFrame(rows, columns=["algorithm", "metric", "step", "point", "low", "high"]), info
+    warnings = []
+    if losses:
+        parts = []
+        for (a, t), n in sorted(losses.items()):
+            drop = next(g for g in range(grid.size) if n[g] < n[0])
+            parts.append(f"{a} / {t} {n[0]} → {n[-1]} runs from step {grid[drop]:g}")
+        warnings.append(
+            f"curves: {len(losses)} cell(s) lose runs along the curve (runs stopping more than one logging interval "
+            "before the end count only up to their last step; the n_runs column of curves.csv has the counts): "
+            + "; ".join(parts[:8])
+            + (f"; ... ({len(parts) - 8} more)" if len(parts) > 8 else "")
+        )
+    if shape.stopped_before_budget:
+        warnings.append(
+            f"curves end at step {grid[-1]:g}, before the budget {budget:g}: no run of "
+            + ", ".join(f"{a} / {t}" for a, t in shape.stopped_before_budget[:8])
+            + " reaches it."
+        )
+    columns = ["algorithm", "metric", "step", "n_runs", "point", "low", "high"]
+    return pd.DataFrame(rows, columns=columns), info, warnings

@@ -24,11 +24,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..data.normalize import get_normalizer
 from ..data.scores import ScoreTable
 from ..stats import jordan as jd
 from ..stats import tuning as tn
 from .aggregates import aggregate
+from .normalization import normalize_final
 from .report import SPECS
 
 __all__ = ["JORDAN_COLUMNS", "QUANTILE_COLUMNS", "jordan_tables", "tuning_table"]
@@ -183,7 +183,7 @@ def tuning_table(
     final = table.final()
     warnings: list[str] = []
     if normalize is not None:
-        final = get_normalizer(normalize).apply(final)
+        final = normalize_final(final, normalize)
     elif len(final.tasks) > 1:
         warnings.append(
             "tuning view: scores are not normalised, so selecting the best configuration pools raw scores of "

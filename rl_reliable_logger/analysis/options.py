@@ -98,6 +98,9 @@ class AnalysisOptions:
             for fresh entropy (warned).
         taus: τ grid of the performance profiles (default: 101 points over the score range).
         curves, curve_points, curve_metrics: sample-efficiency curves (the table needs steps).
+        budget: common training budget (a step; the table needs steps): every final score is the run's last
+            score at or before it, and the curves end there. Default None: each run's last step (runs that
+            stop more than one logging interval short of their cell's longest run are named in a warning).
         only_algorithms, only_tasks: analyse only these algorithms / tasks (a name that is not in the
             table is an error naming the known ones).
         jordan: add Jordan et al. (2020)'s equilibrium aggregate (``jordan``, ``jordan_quantiles`` tables).
@@ -107,6 +110,11 @@ class AnalysisOptions:
         tuning_metric, tuning_reps: metric that picks the best configuration (default ``iqm`` when it is
             among ``metrics``, else the first) and its replicates (default ``min(reps, 5000)``).
         progress: progress bars on stderr. chunk_bytes: memory budget of one chunk of replicates.
+        strict: protocol checks (``analysis.protocol``, run before any statistics) that warn become an
+            error instead, for CI pipelines.
+        comparisons: add all-pairs comparisons with family-wise error control (``comparisons`` table,
+            ``analysis.comparisons``) of the headline metric (the tuning metric rule: ``iqm`` when it is
+            among ``metrics``, else the first), with ``improvement_reps`` replicates.
     """
 
     normalize: str | Any | None = None
@@ -125,6 +133,7 @@ class AnalysisOptions:
     curves: bool = False
     curve_points: int = 25
     curve_metrics: tuple[str, ...] = ("iqm", "mean")
+    budget: float | None = None
     only_algorithms: tuple[str, ...] | None = None
     only_tasks: tuple[str, ...] | None = None
     jordan: bool = False
@@ -137,6 +146,8 @@ class AnalysisOptions:
     tuning_reps: int | None = None
     progress: bool = False
     chunk_bytes: int = bs.DEFAULT_CHUNK_BYTES
+    strict: bool = False
+    comparisons: bool = False
 
     def __post_init__(self) -> None:
         set_ = lambda name, value: object.__setattr__(self, name, value)
@@ -193,6 +204,8 @@ class AnalysisOptions:
         )
         for m in self.curve_metrics:
             self._metric("curve_metrics", m)
+        if self.budget is not None:
+            set_("budget", self._real("budget", self.budget))
         if self.tuning_metric is not None:
             self._metric("tuning_metric", self.tuning_metric)
         if self.taus is not None:
@@ -211,7 +224,7 @@ class AnalysisOptions:
             if seed < 0:
                 raise OptionError("seed", f"`seed=` must be a non-negative integer, got {seed!r}")
             set_("seed", int(seed))
-        for flag in ("task_bootstrap", "curves", "jordan", "progress"):
+        for flag in ("task_bootstrap", "curves", "jordan", "progress", "strict", "comparisons"):
             set_(flag, bool(getattr(self, flag)))
 
     # ------------------------------------------------------------------ validation helpers
@@ -281,8 +294,11 @@ class AnalysisOptions:
     @property
     def resolved_tuning_metric(self) -> str:
         """The metric that picks a configuration in the tuning view."""
-        if self.tuning_metric is not None:
-            return self.tuning_metric
+        return self.tuning_metric if self.tuning_metric is not None else self.headline_metric
+
+    @property
+    def headline_metric(self) -> str:
+        """``iqm`` when it is among ``metrics``, else the first named metric: the metric compared all-pairs."""
         names = [m for m in self.metrics if isinstance(m, str)]
         return "iqm" if "iqm" in names else (names[0] if names else "iqm")
 
@@ -330,7 +346,9 @@ class AnalysisOptions:
             # profiles of one algorithm at a time; per-task means of every algorithm kept for the ranks
             "profile_reps": self.profile_reps * f8 * (2 * (2 * n_taus + 51) + 3 * a * m + a * m),
             # draw counts of every algorithm kept, and the replicates of one pair
-            "improvement_reps": self.improvement_reps * (a * k * count_bytes + 3 * f8),
+            # all-pairs comparisons: every algorithm's replicates and draw counts, two families of pairs
+            "improvement_reps": self.improvement_reps * (a * k * count_bytes + 3 * f8)
+            + (self.improvement_reps * (a * (k * count_bytes + f8) + a * a * f8 * 3) if self.comparisons else 0.0),
             "curve_reps": (self.curve_reps * len(self.curve_metrics) * self.curve_points * f8 * 3)
             if self.curves
             else 0.0,

@@ -37,11 +37,11 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ..data.normalize import get_normalizer
 from ..data.scores import ScoreTable
 from ..errors import InputError
 from ..stats import bootstrap as bs
 from ..stats import metrics as mt
+from .normalization import normalize_final
 from .protocol import Finding, check_protocol
 
 Correction = Literal["variance", "none"]
@@ -232,7 +232,7 @@ def plan(
     findings = check_protocol(table)
     final = table.final()
     if normalize is not None:
-        final = get_normalizer(normalize).apply(final)
+        final = normalize_final(final, normalize)
     algorithms = final.algorithms
     tasks = sorted(final.tasks)
     pair: tuple[str, str] | None = None

@@ -88,6 +88,24 @@ class Finding:
             out[key] = list(out[key])
         return out
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Finding:
+        """The finding of :meth:`to_dict` (e.g. read back from ``provenance.json``)."""
+
+        def names(key: str) -> tuple[str, ...]:
+            return tuple(str(v) for v in data.get(key) or ())
+
+        return cls(
+            str(data["check"]),
+            data.get("severity", "warning"),
+            str(data.get("message", "")),
+            str(data.get("why", "")),
+            names("algorithms"),
+            names("tasks"),
+            names("runs"),
+            dict(data.get("details") or {}),
+        )
+
     def __str__(self) -> str:
         return f"[{self.severity}] {self.check}: {self.message} ({self.why})"
 
@@ -382,9 +400,19 @@ def enforce(findings: Sequence[Finding], *, strict: bool = False) -> None:
         )
 
 
+_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+def by_severity(findings: Sequence[Finding]) -> list[Finding]:
+    """``findings`` most severe first (stable: the checks' order within one severity)."""
+    return sorted(findings, key=lambda f: _ORDER.get(f.severity, len(_ORDER)))
+
+
+def format_finding(finding: Finding) -> str:
+    """One finding as one line of text (the line :func:`format_findings` prints, and a Report warning)."""
+    return f"protocol {finding.severity}: {finding.check}: {finding.message}"
+
+
 def format_findings(findings: Sequence[Finding]) -> str:
     """Console text, one line per finding, most severe first (shown before any statistics)."""
-    order = {"error": 0, "warning": 1, "info": 2}
-    return "\n".join(
-        f"protocol {f.severity}: {f.check}: {f.message}" for f in sorted(findings, key=lambda f: order[f.severity])
-    )
+    return "\n".join(format_finding(f) for f in by_severity(findings))

@@ -12,8 +12,11 @@ Table schemas (column names are a contract other tools rely on):
 ``profiles``     algorithm, kind, tau, fraction, low, high   (kind: ``runs`` or ``tasks``)
 ``ranks``        algorithm, task, rank, probability   (task ``__average__`` = mean over tasks)
 ``gap_curve``    algorithm, gamma, point, low, high   (optimality gap as a function of gamma)
-``curves``       algorithm, metric, step, point, low, high   (empty unless curves were asked)
+``curves``       algorithm, metric, step, n_runs, point, low, high   (empty unless curves were asked)
 ``scores``       algorithm, task, run_id, seed, score (+ step, provenance columns): the input used
+``comparisons``  statistic, algorithm_x, algorithm_y, metric, point, low, high, low_simultaneous,
+                 high_simultaneous, p_value, p_holm, distinguishable   (only with ``comparisons=True``;
+                 family-wise control over all pairs, see ``analysis.comparisons``)
 ``provenance``   dict: source, filters, runs used / dropped with reasons, reps, seed, method, ...
 ``warnings``     list of human-readable strings
 """
@@ -66,8 +69,31 @@ REPORT_TABLES: tuple[TableSpec, ...] = (
     TableSpec("profiles", ("algorithm", "kind", "tau", "fraction", "low", "high"), ("algorithm", "kind")),
     TableSpec("ranks", ("algorithm", "task", "rank", "probability"), ("algorithm", "task")),
     TableSpec("gap_curve", ("algorithm", "gamma", "point", "low", "high"), ("algorithm",)),
-    TableSpec("curves", ("algorithm", "metric", "step", "point", "low", "high"), ("algorithm", "metric"), "nonempty"),
+    TableSpec(
+        "curves", ("algorithm", "metric", "step", "n_runs", "point", "low", "high"), ("algorithm", "metric"), "nonempty"
+    ),
     TableSpec("scores", ("algorithm", "task", "run_id", "seed", "score"), ("algorithm", "task", "run_id", "seed")),
+    TableSpec(
+        "comparisons",
+        (
+            "statistic",
+            "algorithm_x",
+            "algorithm_y",
+            "metric",
+            "point",
+            "low",
+            "high",
+            "low_simultaneous",
+            "high_simultaneous",
+            "p_value",
+            "p_holm",
+            "distinguishable",
+        ),
+        ("statistic", "algorithm_x", "algorithm_y", "metric"),
+        "optional",
+        "All-pairs comparisons with family-wise error control",
+        500,
+    ),
     TableSpec(
         "jordan",
         ("algorithm", "aggregate", "low", "high", "rank", "method", "delta", "rank_worst", "rank_best"),
@@ -123,7 +149,7 @@ def _default(name: str) -> Any:
 class Report:
     """All results of one evaluation; its tables are declared in :data:`REPORT_TABLES`.
 
-    Core tables are attributes; optional ones (``jordan``, ``jordan_quantiles``, ``tuning``) live in
+    Core tables are attributes; optional ones (``comparisons``, ``jordan``, ``jordan_quantiles``, ``tuning``) live in
     ``extra`` and exist only when the analysis computed them. :meth:`tables` lists what is present,
     in registry order: saving, loading, the HTML report and the tracker sinks all go through it.
 

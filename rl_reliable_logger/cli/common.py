@@ -15,7 +15,7 @@ from typing import Any
 from .flags import CliError, as_flags, cli_message
 from .options import analysis_options
 
-__all__ = ["EPILOG", "CliError", "format_summary", "run_and_report", "tracker_fields"]
+__all__ = ["EPILOG", "CliError", "format_comparisons", "format_summary", "run_and_report", "tracker_fields"]
 
 #: Kinds of tracker field references (``trackers.base.records.KINDS``, checked by a test).
 _REF_KINDS = ("config", "summary", "params", "metrics", "tags", "run")
@@ -42,6 +42,19 @@ def tracker_fields(keys: Sequence[str]) -> dict[str, str] | None:
     return refs or None
 
 
+def check_output(args: argparse.Namespace, *, inputs: Sequence[Any] = ()) -> None:
+    """Before any computation: ``--out`` may be written (never over an input or files the tool did not write)
+    and ``--figure-formats`` names known formats. Raises the library's InputError (callers word it as flags)."""
+    if not getattr(args, "out", None):
+        return
+    from ..render.bundle import check_output_folder
+    from ..render.export import check_formats
+
+    check_output_folder(args.out, inputs=inputs, force=args.force)
+    if not getattr(args, "no_figures", False):
+        check_formats(args.figure_formats)
+
+
 def evaluate(table: Any, options: Any, *, source: dict[str, Any] | None = None) -> Any:
     """``analysis.evaluate``, imported on first use so that ``rl-reliable --help`` loads no numpy."""
     from ..analysis.evaluation import evaluate as run_analysis
@@ -64,6 +77,9 @@ def run_and_report(
         raise CliError(cli_message(err)) from None
     if not quiet:
         print(format_summary(report))
+        letters = format_comparisons(report)
+        if letters:
+            print(letters)
     else:
         for w in report.warnings:  # what was dropped or left out is never only in provenance
             print(f"warning: {as_flags(w)}", file=sys.stderr)
@@ -73,7 +89,11 @@ def run_and_report(
         out = Path(args.out)
         try:
             save_report(
-                report, out, figures=not getattr(args, "no_figures", False), force=getattr(args, "force", False)
+                report,
+                out,
+                figures=not getattr(args, "no_figures", False),
+                force=getattr(args, "force", False),
+                figure_formats=getattr(args, "figure_formats", "png,svg"),
             )
         except InputError as err:
             raise CliError(cli_message(err)) from None
@@ -81,8 +101,32 @@ def run_and_report(
     return report
 
 
+def format_comparisons(report: Any) -> str:
+    """The letter display of the all-pairs comparisons (``--compare-all``), or "" without them."""
+    from ..analysis.comparisons import format_letters, letters
+
+    pairs = report.extra.get("comparisons")
+    if pairs is None or pairs.empty:
+        return ""
+    points = pairs.attrs.get("points")
+    if not points:  # a table read back from a folder: the aggregates hold the same metric's points
+        metric = report.provenance.get("comparisons_metric")
+        agg = report.aggregates[report.aggregates["metric"] == metric]
+        points = dict(zip(agg["algorithm"].astype(str), agg["point"].astype(float)))
+    return as_flags(format_letters(letters(pairs, points=points or None)))
+
+
+def _findings(report: Any) -> tuple[str, set[str]]:
+    """The protocol findings as console text (most severe first) and as the warnings they appear as."""
+    from ..analysis.protocol import Finding, format_finding, format_findings
+
+    found = [Finding.from_dict(d) for d in report.provenance.get("protocol") or [] if isinstance(d, dict)]
+    return format_findings(found), {format_finding(f) for f in found}
+
+
 def format_summary(report: Any) -> str:
-    """The headline table: one row per algorithm, one column per metric, ``point [low, high]``."""
+    """Protocol findings first, then the headline table (one row per algorithm, one column per metric,
+    ``point [low, high]``) and every other warning."""
     from ..analysis.options import ci_label
 
     agg = report.aggregates
@@ -101,10 +145,13 @@ def format_summary(report: Any) -> str:
         f"{prov.get('reps', '')} bootstrap replicates, seed {prov.get('seed')}"
         + "".join(f"; {k.replace('_', ' ')}: {', '.join(v)}" for k, v in filters.items())
     )
-    lines = [header, wide.to_string()]
+    findings, as_warnings = _findings(report)
+    lines = [as_flags(findings)] if findings else []
+    lines += [header, wide.to_string()]
     n_dropped = len(prov.get("dropped") or [])
     if n_dropped:
         lines.append(f"dropped {n_dropped} invalid row(s) (--drop-invalid); each is listed in provenance.json")
     for w in report.warnings:
-        lines.append(f"warning: {as_flags(w)}")
+        if w not in as_warnings:  # shown first, above the table
+            lines.append(f"warning: {as_flags(w)}")
     return "\n".join(lines)

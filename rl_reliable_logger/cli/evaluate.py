@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .common import EPILOG, run_and_report
+from .common import EPILOG, check_output, run_and_report
 from .flags import CliError, cli_message
 from .options import add_analysis_options, add_field_options, add_output_options
 
@@ -28,13 +28,10 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         raise CliError(f"input file {path} does not exist")
     if args.curves and not args.step_key:
         raise CliError("--curves needs per-step scores: name the step column with --step-key COLUMN")
-    if args.out:
-        from ..render.bundle import check_output_folder
-
-        try:  # before any computation: never replace an input or files the tool did not write
-            check_output_folder(args.out, inputs=[path], force=args.force)
-        except InputError as err:
-            raise CliError(cli_message(err)) from None
+    try:  # before any computation: never replace an input or files the tool did not write
+        check_output(args, inputs=[path])
+    except InputError as err:
+        raise CliError(cli_message(err)) from None
     try:
         table = ScoreTable.from_file(
             path,

@@ -46,6 +46,7 @@ ANALYSIS_FLAGS: dict[str, str] = {
     "curves=": "--curves",
     "curve_points=": "--curve-points",
     "curve_reps=": "--curve-reps",
+    "budget=": "--budget",
     "only_algorithms=": "--only-algorithms",
     "only_tasks=": "--only-tasks",
     "jordan=": "--jordan",
@@ -54,6 +55,8 @@ ANALYSIS_FLAGS: dict[str, str] = {
     "jordan_reps=": "--jordan-reps",
     "score_range=": "--score-range",
     "hyperparameter_keys=": "--hyperparameter-keys",
+    "strict=": "--strict",
+    "comparisons=": "--compare-all",
 }
 
 #: Keywords of ScoreTable, the tracker Sources and Sinks and the writer -> the flag that sets each.
@@ -89,6 +92,8 @@ SOURCE_FLAGS: dict[str, str] = {
     "path=": "ENTITY/PROJECT",
     "offline_dir=": "--offline-dir",
     "bundle=": "--out",
+    "figure_formats=": "--figure-formats",
+    "figures=False": "--no-figures",
 }
 
 #: Keywords of ``analysis.planning.plan`` -> the flags of ``rl-reliable plan`` (read first by that command).

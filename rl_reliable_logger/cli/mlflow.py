@@ -18,7 +18,7 @@ import argparse
 import sys
 from typing import Any
 
-from .common import run_and_report
+from .common import check_output, run_and_report
 from .flags import CliError, cli_message
 from .options import (
     add_analysis_options,
@@ -143,7 +143,6 @@ def _publish_target(args: argparse.Namespace) -> tuple[str, str | None]:
 
 def _handler(args: argparse.Namespace) -> int:
     from ..errors import RLReliableError
-    from ..render.bundle import check_output_folder
     from ..trackers.base.publishing import check_not_source
     from ..trackers.mlflow.sink import MlflowSink
     from ..trackers.mlflow.source import MlflowSource
@@ -156,8 +155,7 @@ def _handler(args: argparse.Namespace) -> int:
             "gives the learning curves (e.g. --curve-key normalized_reward)."
         )
     try:
-        if args.out:
-            check_output_folder(args.out, force=args.force)
+        check_output(args)
         source = MlflowSource(
             args.experiment, tracking_uri=args.tracking_uri, filter_string=args.filter, retry=retry_policy(args)
         )

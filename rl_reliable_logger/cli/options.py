@@ -76,6 +76,7 @@ class Option:
 STATISTICS = "statistics"
 SELECTION = "selection"
 JORDAN = "Jordan et al. (2020) and hyperparameter sweeps"
+CHECKS = "protocol checks and many-way comparisons"
 OUTPUT = "output"
 
 #: The shared analysis flags, in help order. ``keyword`` maps each to AnalysisOptions.
@@ -190,6 +191,17 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
         dict(metavar="N", type=int, default=2_000, help="replicates for sample-efficiency curves (default: 2000)"),
     ),
     Option(
+        "budget",
+        STATISTICS,
+        dict(
+            metavar="STEP",
+            type=float,
+            default=None,
+            help="common training budget (needs per-step scores): final scores are taken at it and the curves "
+            "end there (default: each run's last step; runs stopping short are named in a warning)",
+        ),
+    ),
+    Option(
         "only_algorithms",
         SELECTION,
         dict(
@@ -253,6 +265,24 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
         ),
         lambda v: tuple(names(v)) if v else (),
     ),
+    Option(
+        "strict",
+        CHECKS,
+        dict(
+            action="store_true",
+            help="protocol checks that warn (unequal runs or budgets, evaluation settings that differ, "
+            "max-over-training scores, reused tuning seeds) are an error instead: exit status 2 (for CI)",
+        ),
+    ),
+    Option(
+        "comparisons",
+        CHECKS,
+        dict(
+            action="store_true",
+            help="compare all pairs of algorithms with family-wise error control (max-T simultaneous "
+            "intervals, Holm p-values) and print which can be told apart (writes comparisons.csv)",
+        ),
+    ),
 )
 
 
@@ -315,12 +345,18 @@ def add_analysis_options(parser: argparse.ArgumentParser, *, skip: Collection[st
 
 
 def add_output_options(parser: argparse.ArgumentParser, *, out_help: str | None = None) -> None:
-    """``--out``, ``--no-figures``, ``--force``, ``--quiet``."""
+    """``--out``, ``--no-figures``, ``--figure-formats``, ``--force``, ``--quiet``."""
     o = parser.add_argument_group(OUTPUT)
     o.add_argument(
         "--out", metavar="DIR", help=out_help or "write tables (CSV), provenance.json, figures and report.html here"
     )
     o.add_argument("--no-figures", action="store_true", help="with --out, write tables only (no PNG/SVG, no HTML)")
+    o.add_argument(
+        "--figure-formats",
+        default="png,svg",
+        metavar="LIST",
+        help="with --out, the figure files to write: png, svg or png,svg (default: %(default)s)",
+    )
     o.add_argument(
         "--force",
         action="store_true",

@@ -15,7 +15,7 @@ import json
 import sys
 from typing import Any
 
-from .common import run_and_report
+from .common import check_output, run_and_report
 from .flags import CliError, cli_message
 from .options import (
     add_analysis_options,
@@ -176,7 +176,6 @@ def _parse_filter(text: str | None) -> dict[str, Any] | None:
 
 def _handler(args: argparse.Namespace) -> int:
     from ..errors import RLReliableError
-    from ..render.bundle import check_output_folder
     from ..trackers.wandb.sink import sink_for
     from ..trackers.wandb.source import WandbSource
     from ..trackers.wandb.sweep import wait_for_sweep
@@ -192,8 +191,7 @@ def _handler(args: argparse.Namespace) -> int:
     if args.wait and not args.sweep:
         raise CliError("--wait needs --sweep ID")
     try:
-        if args.out:
-            check_output_folder(args.out, inputs=[args.offline_dir] if args.offline_dir else (), force=args.force)
+        check_output(args, inputs=[args.offline_dir] if args.offline_dir else ())
         source = WandbSource(
             path=args.path,
             offline_dir=args.offline_dir,

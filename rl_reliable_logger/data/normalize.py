@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import ScoreTableError
+from ..errors import InputError, ScoreTableError
 from . import csvcells
 from .scores import ScoreTable
 
@@ -169,11 +169,24 @@ class PercentileNormalizer:
         "intervals do not include the normaliser's own uncertainty (Jordan et al.'s PBP intervals do)."
     )
 
-    def apply(self, table: ScoreTable) -> ScoreTable:
-        """The final scores of ``table`` mapped to performance percentiles on their task."""
+    def apply(self, table: ScoreTable, mixture: np.ndarray | None = None) -> ScoreTable:
+        """The final scores of ``table`` mapped to performance percentiles on their task.
+
+        ``weights="equilibrium"`` needs ``mixture``, the (tasks, algorithms) equilibrium weights that the
+        analysis layer computes (``analysis.normalization.normalize_final`` does both steps).
+        """
         from .percentiles import percentile_normalize
 
-        out = percentile_normalize(table.final(), weights=self.weights)
+        if self.weights == "equilibrium":
+            if mixture is None:
+                raise InputError(
+                    "performance percentiles with the paper's equilibrium weights are fitted by the analysis: "
+                    "use `evaluate(table, normalize='percentiles')` or "
+                    "`rl_reliable_logger.analysis.normalization.normalize_final(table, 'percentiles')`"
+                )
+            out = percentile_normalize(table.final(), weights=mixture)
+        else:
+            out = percentile_normalize(table.final(), weights=self.weights)
         out.source["normalization_description"] = self.description
         return out
 

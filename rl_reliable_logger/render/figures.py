@@ -20,7 +20,7 @@ import hashlib
 import math
 import unicodedata
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -236,14 +236,22 @@ def _new_figure(figsize: tuple[float, float]) -> Figure:
     return Figure(figsize=figsize, layout="constrained")
 
 
+def _root_figure(ax: Axes) -> Figure:
+    """The figure that owns ``ax``, also when the axes sit in a subfigure (whose ``.figure`` is the root)."""
+    from matplotlib.figure import Figure
+
+    fig = ax.figure
+    return fig if isinstance(fig, Figure) else fig.figure
+
+
 def _axes(ax: Axes | None, figsize: tuple[float, float]) -> tuple[Figure, Axes]:
     if ax is not None:
-        return ax.figure, ax
+        return _root_figure(ax), ax
     fig = _new_figure(figsize)
     return fig, fig.add_subplot()
 
 
-def _decorate(ax: Axes, grid_axis: str = "both") -> None:
+def _decorate(ax: Axes, grid_axis: Literal["both", "x", "y"] = "both") -> None:
     """The paper's clean look: no top/right spines, light grid behind the data."""
     ax.spines["top"].set_visible(False)
     ax.spines["right"].set_visible(False)
@@ -912,7 +920,7 @@ def plot_task_scores(
 
     if ax is not None:
         a = ax
-        fig = a.figure
+        fig = _root_figure(a)
         width = 0.8 / max(n, 1)
         for t_i, t in enumerate(tasks):
             draw(a, frame[frame["task"] == t], float(t_i), width)
@@ -931,31 +939,10 @@ def plot_task_scores(
 
     t = len(tasks)
     ncols = ncols or min(t, 6)
-    nrows = math.ceil(t / ncols)
-    from matplotlib.figure import Figure as _Figure
-
-    # fixed margins instead of constrained layout: the latter costs seconds with dozens of panels
-    legend_rows = math.ceil(n / min(n, max(ncols, 4)))
-    bottom_in = 0.35 + 0.22 * legend_rows
-    height = 1.9 * nrows + 0.7 + bottom_in
-    fig = _Figure(figsize=(2.3 * ncols + 0.9, height))
-    fig.subplots_adjust(
-        left=0.75 / (2.3 * ncols + 0.9),
-        right=0.98,
-        top=1 - 0.65 / height,
-        bottom=bottom_in / height,
-        wspace=0.35,
-        hspace=0.45,
-    )
-    axs = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
-    for a, task_name in zip(axs, tasks):
-        draw(a, frame[frame["task"] == task_name], 0.0, 1.0)
-        a.set_title(figure_label(task_name), fontsize="small")
-        a.set_xticks([])
-        a.tick_params(axis="y", labelsize="x-small")
-        _decorate(a, "y")
-    for a in axs[t:]:
-        a.set_visible(False)
+    if kind == "strip":
+        fig = _strip_grid(frame, tasks, algorithms, colors, rng, ncols)
+    else:
+        fig = _box_grid(frame, tasks, n, ncols, draw)
     fig.supylabel(label, fontsize="medium", x=0.01)
     from matplotlib.lines import Line2D
 
@@ -971,5 +958,67 @@ def plot_task_scores(
         ncol=min(n, max(ncols, 4)),
     )
     what = "mean per algorithm" if kind == "strip" else "median, quartiles"
+    height = fig.get_figheight()
     fig.suptitle(f"Score of every run per task (black: {what})", fontsize="medium", y=1 - 0.15 / height)
+    return fig
+
+
+def _strip_grid(
+    frame: pd.DataFrame,
+    tasks: list[str],
+    algorithms: list[str],
+    colors: dict[str, str],
+    rng: np.random.Generator,
+    ncols: int,
+) -> Figure:
+    """The default per-task grid: drawn as plain figure artists (:mod:`.task_grid`), fast for dozens of tasks."""
+    from .task_grid import Panel, Strip, strip_grid
+
+    n = len(algorithms)
+    panels = []
+    by_cell = {key: g["score"].to_numpy(float) for key, g in frame.groupby(["task", "algorithm"], sort=False)}
+    for task_name in tasks:
+        panel = Panel(figure_label(task_name))
+        for i, alg in enumerate(algorithms):
+            vals = by_cell.get((task_name, alg), np.empty(0))
+            vals = vals[np.isfinite(vals)]
+            if vals.size == 0:
+                continue
+            # the same jitter draws, in the same order, as the Axes version
+            jitter = rng.uniform(-0.3, 0.3, vals.size)
+            panel.strips.append(Strip(i - (n - 1) / 2, jitter, vals, colors[alg], 9 if vals.size < 30 else 4))
+        panels.append(panel)
+    fig, _ = strip_grid(panels, ncols=ncols, n_algorithms=n)
+    return fig
+
+
+def _box_grid(frame: pd.DataFrame, tasks: list[str], n: int, ncols: int, draw: Any) -> Figure:
+    """Box plots per task: one Axes per panel (slower than the strip grid; box plots are opt-in)."""
+    from matplotlib.figure import Figure as _Figure
+
+    from .task_grid import grid_geometry
+
+    t = len(tasks)
+    nrows = math.ceil(t / ncols)
+    size, _ = grid_geometry(t, n, ncols)
+    legend_rows = math.ceil(n / min(n, max(ncols, 4)))
+    bottom_in = 0.35 + 0.22 * legend_rows
+    fig = _Figure(figsize=size)
+    fig.subplots_adjust(
+        left=0.75 / size[0],
+        right=0.98,
+        top=1 - 0.65 / size[1],
+        bottom=bottom_in / size[1],
+        wspace=0.35,
+        hspace=0.45,
+    )
+    axs = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
+    for a, task_name in zip(axs, tasks):
+        draw(a, frame[frame["task"] == task_name], 0.0, 1.0)
+        a.set_title(figure_label(task_name), fontsize="small")
+        a.set_xticks([])
+        a.tick_params(axis="y", labelsize="x-small")
+        _decorate(a, "y")
+    for a in axs[t:]:
+        a.set_visible(False)
     return fig

@@ -32,12 +32,16 @@ __all__ = ["Figure", "build_html"]
 
 @dataclass
 class Figure:
-    """A rendered figure for the page: file stem, heading, PNG bytes and a one-line reading guide."""
+    """A rendered figure for the page: file stem, heading, image bytes and a one-line reading guide.
+
+    The image is inlined as a ``data:`` URI of type ``mime`` (a PNG unless the figures were written as SVG only).
+    """
 
     name: str
     title: str
-    png: bytes
+    image: bytes
     caption: str = ""
+    mime: str = "image/png"
 
 
 def esc(value: Any) -> str:
@@ -96,10 +100,10 @@ def frame_html(frame: pd.DataFrame, *, max_rows: int | None = None, numeric_digi
     cols = list(frame.columns)
     out = ["<table><thead><tr>", *(f"<th>{esc(c)}</th>" for c in cols), "</tr></thead><tbody>"]
     rows = frame if max_rows is None else frame.head(max_rows)
-    for _, r in rows.iterrows():
+    columns = [rows.iloc[:, i].tolist() for i in range(len(cols))]  # by position: names may repeat
+    for values in zip(*columns):
         out.append("<tr>")
-        for c in cols:
-            v = r[c]
+        for v in values:
             if isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_)):
                 out.append(f'<td class="num">{_num(v, numeric_digits)}</td>')
             else:
@@ -354,10 +358,11 @@ def build_html(report: Report, figures: Sequence[Figure] = (), *, title: str | N
     if not figures:
         parts.append("<p>No figures were drawn.</p>")
     for fig in figures:
-        data = base64.b64encode(fig.png).decode("ascii")
+        data = base64.b64encode(fig.image).decode("ascii")
+        mime = "image/svg+xml" if fig.mime == "image/svg+xml" else "image/png"
         parts.append(
             f'<figure id="fig-{esc(fig.name)}"><h3>{esc(fig.title)}</h3>'
-            f'<img alt="{esc(fig.title)}" src="data:image/png;base64,{data}">'
+            f'<img alt="{esc(fig.title)}" src="data:{mime};base64,{data}">'
             + (f"<figcaption>{esc(fig.caption)}</figcaption>" if fig.caption else "")
             + "</figure>"
         )

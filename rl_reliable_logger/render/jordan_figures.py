@@ -74,7 +74,7 @@ def plot_quantile_functions(
     if ax is not None:
         if len(chosen) != 1:
             raise ValueError(f"ax= draws a single task; pass tasks=[one of {chosen}] (got {len(chosen)} tasks)")
-        fig, axes = ax.figure, [ax]
+        fig, axes = plots._root_figure(ax), [ax]
     else:
         n = len(chosen)
         cols = ncols or min(4, n)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import unicodedata
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -83,7 +83,8 @@ def best_separated(rows: pd.DataFrame, lower_is_better: bool) -> str | None:
     rows = rows.dropna(subset=["point", "low", "high"])
     if len(rows) < 2:
         return None
-    best = rows.loc[rows["point"].idxmin() if lower_is_better else rows["point"].idxmax()]
+    best_label: Any = rows["point"].idxmin() if lower_is_better else rows["point"].idxmax()
+    best = rows.loc[best_label]
     others = rows.drop(index=best.name)
     if lower_is_better:
         separated = bool((best["high"] < others["low"]).all())

@@ -7,6 +7,10 @@ numbered figure name). Figures whose table is empty are skipped (e.g. no ``curve
 unless curves were asked for). A figure that fails to draw does not lose the rest of the report:
 the failure is added to the page's warnings and re-emitted as a Python warning.
 
+Speed: each figure is laid out once and saved in every format from that layout
+(:mod:`~rl_reliable_logger.render.export`), and on Linux with several CPUs the figures are drawn by
+forked worker processes (:mod:`~rl_reliable_logger.render.pool`); the files are the same either way.
+
 Example:
     >>> paths = write_all(report, Path("results"))   # doctest: +SKIP
 """
@@ -14,7 +18,6 @@ Example:
 from __future__ import annotations
 
 import functools
-import io
 import os
 import re
 import tempfile
@@ -26,11 +29,11 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from . import figures as plots
-from . import html as _html
-from . import tables as _paper_tables
+# Only what a tables-only save needs is imported here; the figure, page and worker modules load when
+# figures are drawn, so ``save_report(..., figures=False)`` (``--no-figures``) starts fast.
 from .bundle import MANIFEST, check_output_folder, read_bundle, report_hash, write_bundle
-from .jordan_figures import plot_quantile_functions
+from .export import FIGURE_FORMATS, check_formats
+from .methods import write_methods
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure as MplFigure
@@ -38,17 +41,18 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..analysis.report import Report
 
 __all__ = [
+    "FIGURE_FORMATS",
     "FigureSpec",
     "check_output_folder",
     "figure_specs",
     "load_report",
     "rerender",
     "render_figures",
+    "render_files",
     "save_report",
     "write_all",
 ]
 
-PNG_DPI = 130
 _PLAIN_NAME = re.compile(r"^[a-z0-9_]{1,40}$")
 
 
@@ -77,6 +81,9 @@ def _has_kind(kind: str) -> Callable[[pd.DataFrame], bool]:
 
 def figure_specs(report: Report) -> list[FigureSpec]:
     """The figures this report can show, in page order."""
+    from . import figures as plots
+    from .jordan_figures import plot_quantile_functions
+
     specs = [
         FigureSpec(
             "interval_estimates",
@@ -195,43 +202,101 @@ def render_figures(report: Report) -> tuple[list[tuple[FigureSpec, MplFigure]], 
     return drawn, failures
 
 
-def _save(fig: MplFigure, path: Path, fmt: str) -> bytes:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    FigureCanvasAgg(fig)
-    buf = io.BytesIO()
-    if fmt == "svg":
-        import matplotlib
-
-        with matplotlib.rc_context({"svg.hashsalt": "rl_reliable_logger"}):
-            fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
-    else:
-        fig.savefig(buf, format="png", dpi=PNG_DPI, bbox_inches="tight", metadata={"Software": None})
-    data = buf.getvalue()
-    path.write_bytes(data)
-    return data
+#: Figures that take longest to draw start first, so parallel workers finish together.
+_SLOW_FIRST = ("task_scores", "quantile_functions", "interval_estimates")
 
 
-def write_all(report: Report, out_dir: Path) -> list[Path]:
-    """Write figures (PNG and SVG), ``report.html``, ``table.tex`` and ``table.md``; return the paths.
+def _draw_and_export(job: tuple[FigureSpec, Report, tuple[str, ...]]) -> tuple[str, Any]:
+    """One figure's files: ``("ok", {format: bytes})``, ``("skip", None)`` or ``("fail", message)``."""
+    from .export import export
 
-    Example:
-        >>> for p in write_all(report, Path("results")): print(p)   # doctest: +SKIP
+    spec, report, formats = job
+    try:
+        fig = spec.draw(report)
+    except NotImplementedError:
+        return "skip", None
+    except Exception as exc:  # keep the rest of the report; say what failed
+        return "fail", f"figure {spec.name!r} could not be drawn: {type(exc).__name__}: {exc}"
+    try:
+        return "ok", export(fig, formats)
+    except Exception as exc:
+        return "fail", f"figure {spec.name!r} could not be saved: {type(exc).__name__}: {exc}"
+
+
+def render_files(
+    report: Report, formats: Sequence[str] = FIGURE_FORMATS, *, workers: int | None = None
+) -> tuple[list[tuple[FigureSpec, dict[str, bytes]]], list[str]]:
+    """Draw every figure the report has data for and return ``([(spec, {format: bytes})], failures)``.
+
+    ``workers`` processes draw the figures (default: one per CPU on Linux, see
+    :func:`~rl_reliable_logger.render.pool.default_workers`); the bytes do not depend on it.
+    Failures are also emitted as :class:`RuntimeWarning`.
     """
     import matplotlib
 
+    from .pool import default_workers, run_jobs
+
+    formats = check_formats(formats)
+    specs = []
+    for spec in figure_specs(report):
+        table = _table(report, spec.table)
+        if table is not None and not table.empty and spec.when(table):
+            specs.append(spec)
+    jobs = [(spec, report, formats) for spec in specs]
+    order = sorted(range(len(jobs)), key=lambda i: (specs[i].name not in _SLOW_FIRST, i))
+    n_workers = default_workers(len(jobs)) if workers is None else max(1, int(workers))
+    if n_workers > 1:  # load the drawing code and the font list once, before the workers fork
+        import matplotlib.backends.backend_agg
+        import matplotlib.backends.backend_svg
+        import matplotlib.figure
+        from matplotlib import font_manager
+
+        font_manager.findfont("DejaVu Sans")
+    with matplotlib.rc_context({"font.size": 10, "axes.titlesize": "medium"}):
+        results = run_jobs(_draw_and_export, jobs, workers=n_workers, order=order)
+    drawn, failures = [], []
+    for spec, (status, value) in zip(specs, results):
+        if status == "ok":
+            drawn.append((spec, value))
+        elif status == "fail":
+            warnings.warn(value, RuntimeWarning, stacklevel=2)
+            failures.append(value)
+    return drawn, failures
+
+
+def write_all(
+    report: Report,
+    out_dir: Path,
+    *,
+    figure_formats: Sequence[str] = FIGURE_FORMATS,
+    workers: int | None = None,
+) -> list[Path]:
+    """Write figures (each in ``figure_formats``), ``report.html``, ``table.tex`` and ``table.md``; return the paths.
+
+    ``report.html`` inlines each figure's PNG, or its SVG when PNG is not among ``figure_formats``.
+    ``workers``: processes that draw figures (default: one per CPU on Linux; the files are the same).
+
+    Example:
+        >>> for p in write_all(report, Path("results"), figure_formats=("svg",)): print(p)   # doctest: +SKIP
+    """
+    from . import html as _html
+    from . import tables as _paper_tables
+
+    formats = check_formats(figure_formats)
     out_dir = Path(out_dir)
     fig_dir = out_dir / "figures"
     fig_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    page_figs: list[_html.Figure] = []
-    with matplotlib.rc_context({"font.size": 10, "axes.titlesize": "medium"}):
-        drawn, failures = render_figures(report)
-        for spec, fig in drawn:
-            png = _save(fig, fig_dir / f"{spec.name}.png", "png")
-            _save(fig, fig_dir / f"{spec.name}.svg", "svg")
-            written += [fig_dir / f"{spec.name}.png", fig_dir / f"{spec.name}.svg"]
-            page_figs.append(_html.Figure(spec.name, spec.title, png, spec.caption))
+    page_figs = []
+    drawn, failures = render_files(report, formats, workers=workers)
+    for spec, files in drawn:
+        for fmt in formats:
+            path = fig_dir / f"{spec.name}.{fmt}"
+            path.write_bytes(files[fmt])
+            written.append(path)
+        inline = "png" if "png" in files else "svg"
+        mime = "image/png" if inline == "png" else "image/svg+xml"
+        page_figs.append(_html.Figure(spec.name, spec.title, files[inline], spec.caption, mime))
     if not report.aggregates.empty:
         (out_dir / "table.tex").write_text(_paper_tables.to_latex(report), encoding="utf-8")
         (out_dir / "table.md").write_text(_paper_tables.to_markdown(report), encoding="utf-8")
@@ -254,23 +319,31 @@ def save_report(
     figures: bool = True,
     inputs: Sequence[str | os.PathLike] = (),
     force: bool = False,
+    figure_formats: Sequence[str] = FIGURE_FORMATS,
+    workers: int | None = None,
 ) -> Path:
     """Write the report as a results bundle in ``out_dir``; return the folder.
 
-    Every table (CSV), ``provenance.json`` and, with ``figures``, the figures, ``report.html``,
+    Every table (CSV), ``provenance.json``, ``methods.md`` and, with ``figures``, the figures, ``report.html``,
     ``table.tex`` and ``table.md`` are written into a fresh folder with ``manifest.json`` and swapped
     in: an earlier bundle there is replaced as a whole. A folder with files the tool did not write,
     or holding one of ``inputs``, is refused (:func:`check_output_folder`); ``force=True`` only
-    allows replacing an earlier bundle whose files were changed.
+    allows replacing an earlier bundle whose files were changed. ``figure_formats`` picks the figure
+    files (``("png", "svg")``, or one of them); ``workers`` the processes that draw them (default:
+    one per CPU on Linux; the files do not depend on it).
 
     Example:
         >>> save_report(evaluate(table, seed=0), "results/")   # doctest: +SKIP
     """
 
+    if figures:
+        figure_formats = check_formats(figure_formats)  # refuse a bad keyword before any work
+
     def fill(tmp: Path) -> None:
         report.save_tables(tmp)
+        write_methods(report, tmp)  # the methods paragraph belongs to every bundle, tables-only ones too
         if figures:
-            write_all(report, tmp)
+            write_all(report, tmp, figure_formats=figure_formats, workers=workers)
 
     return write_bundle(out_dir, fill, digest=report_hash(report), inputs=inputs, force=force)
 
@@ -298,11 +371,14 @@ def rerender(folder: str | os.PathLike) -> tuple[Path, list[str]]:
     bundle = read_bundle(folder)
     report = load_report(folder)
     kept = {rel: data for rel, data in bundle.contents.items() if rel.endswith(".csv") or rel == "provenance.json"}
+    had = {rel.rsplit(".", 1)[-1] for rel in bundle.contents if rel.startswith("figures/")}
+    formats = tuple(f for f in FIGURE_FORMATS if f in had) or FIGURE_FORMATS  # keep the bundle's figure formats
 
     def fill(tmp: Path) -> None:
         for rel, data in kept.items():
             tmp.joinpath(*rel.split("/")).write_bytes(data)
-        write_all(report, tmp)
+        write_methods(report, tmp)
+        write_all(report, tmp, figure_formats=formats)
 
     out = write_bundle(folder, fill, digest=bundle.report_hash)
     return out, sorted(f.path for f in read_bundle(out).files) + [MANIFEST]

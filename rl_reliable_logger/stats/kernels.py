@@ -61,6 +61,12 @@ def _kernel(
     n_mass = mass_points.shape[0]
     n_index = index_points.shape[0]
     n_metrics = codes.shape[0]
+    need_sorted = False  # the fraction of tasks above a threshold searches the sorted means
+    need_median = False
+    for q in range(n_metrics):
+        need_sorted = need_sorted or codes[q, 0] == _TASKS_ABOVE
+        need_median = need_median or codes[q, 0] == _MEDIAN
+    half = slots // 2
     n_blocks = min(reps, 64)
     for block in numba.prange(n_blocks):
         hist = np.zeros(k_total, dtype=np.int32)  # draw counts by sorted position (small: stays in cache)
@@ -112,12 +118,45 @@ def _kernel(
                 at_sum[ii] = wsum
                 ii += 1
             median = 0.0
-            for q in range(n_metrics):
-                if codes[q, 0] == _MEDIAN or codes[q, 0] == _TASKS_ABOVE:
-                    means.sort()
-                    half = slots // 2
-                    median = means[half] if slots % 2 == 1 else 0.5 * (means[half - 1] + means[half])
-                    break
+            if need_sorted:  # insertion sort: far cheaper than a general sort for tens of tasks
+                for a in range(1, slots):
+                    x = means[a]
+                    b = a - 1
+                    while b >= 0 and means[b] > x:
+                        means[b + 1] = means[b]
+                        b -= 1
+                    means[b + 1] = x
+            elif need_median:  # the middle order statistic(s) by selection (Hoare), no full sort
+                lo = 0
+                hi = slots - 1
+                while lo < hi:
+                    pivot = means[(lo + hi) // 2]
+                    i = lo
+                    j = hi
+                    while i <= j:
+                        while means[i] < pivot:
+                            i += 1
+                        while means[j] > pivot:
+                            j -= 1
+                        if i <= j:
+                            x = means[i]
+                            means[i] = means[j]
+                            means[j] = x
+                            i += 1
+                            j -= 1
+                    if half <= j:
+                        hi = j
+                    elif half >= i:
+                        lo = i
+                    else:
+                        break
+                if slots % 2 == 0:  # everything left of the middle is at most it: the lower middle is their max
+                    lower = means[0]
+                    for a in range(1, half):
+                        lower = max(lower, means[a])
+                    means[half - 1] = lower
+            if need_sorted or need_median:
+                median = means[half] if slots % 2 == 1 else 0.5 * (means[half - 1] + means[half])
             for q in range(n_metrics):
                 code = codes[q, 0]
                 a = codes[q, 1]
@@ -145,7 +184,8 @@ _jitted: dict = {}
 def jit(kernel):
     """The compiled form of ``kernel`` (numba is imported on first use; compiled code is cached on disk).
 
-    A kernel refers to ``numba.prange`` through a module global ``numba`` that this sets (numba
+    A kernel refers to
+    ``numba.prange`` through a module global ``numba`` that this sets (numba
     resolves globals at compile time), so modules holding kernels never import numba themselves.
     """
     if kernel not in _jitted:
@@ -161,9 +201,51 @@ def fused_metrics(resample, specs: list[Spec], *, task_means: bool = False):
 
     With ``task_means`` also returns the (R, S) slot means: ``(values, means)``.
     """
+    plan = _plan(resample.cells, resample.values, specs)
     cells = resample.cells
-    order = np.argsort(resample.values, kind="stable")
-    sorted_values = resample.values[order]
+    rank, sorted_values, sorted_weight, mass_points, index_points, codes, params = plan
+    tasks = resample.slot_tasks
+    has_tasks = tasks is not None
+    if tasks is None:
+        tasks = np.zeros((1, 1), dtype=np.int64)
+    out = np.empty((resample.n_reps, len(specs)))
+    means_out = np.empty((resample.n_reps, resample.n_slots) if task_means else (1, 1))
+    jit(_kernel)(
+        resample.uniforms,
+        np.ascontiguousarray(tasks, dtype=np.int64),
+        has_tasks,
+        cells.sizes.astype(np.int64),
+        cells.offsets.astype(np.int64),
+        resample.values,
+        rank,
+        sorted_values,
+        sorted_weight,
+        mass_points,
+        index_points,
+        codes,
+        params,
+        out,
+        means_out,
+        task_means,
+    )
+    return (out, means_out) if task_means else out
+
+
+#: plans of recent (cells, values, metrics): every chunk of one algorithm's replicates reuses its plan
+_plans: dict = {}
+
+
+def _plan(cells, values: np.ndarray, specs: list[Spec]) -> tuple:
+    """Sort order, weights and the walk's points for these runs and metrics (computed once per algorithm).
+
+    Keyed by the identity of the cells and score arrays (which are never modified in place) and the metrics.
+    """
+    key = (id(cells), id(values), tuple((int(c), float(p)) for c, p in specs))
+    hit = _plans.get(key)
+    if hit is not None and hit[0] is cells and hit[1] is values:
+        return hit[2]
+    order = np.argsort(values, kind="stable")
+    sorted_values = values[order]
     rank = np.empty(order.size, dtype=np.int32)
     rank[order] = np.arange(order.size, dtype=np.int32)
     sorted_weight = 1.0 / (cells.n_tasks * cells.sizes[cells.task_of][order])  # 1/(S·N_m), sorted order
@@ -197,31 +279,11 @@ def fused_metrics(resample, specs: list[Spec], *, task_means: bool = False):
             a = remap_index[a]
         codes[q] = (int(code), a, b)
         params[q] = p
-    tasks = resample.slot_tasks
-    has_tasks = tasks is not None
-    if tasks is None:
-        tasks = np.zeros((1, 1), dtype=np.int64)
-    out = np.empty((resample.n_reps, len(specs)))
-    means_out = np.empty((resample.n_reps, resample.n_slots) if task_means else (1, 1))
-    jit(_kernel)(
-        resample.uniforms,
-        np.ascontiguousarray(tasks, dtype=np.int64),
-        has_tasks,
-        cells.sizes.astype(np.int64),
-        cells.offsets.astype(np.int64),
-        resample.values,
-        rank,
-        sorted_values,
-        sorted_weight,
-        mass_points,
-        index_points,
-        codes,
-        params,
-        out,
-        means_out,
-        task_means,
-    )
-    return (out, means_out) if task_means else out
+    prepared = (rank, sorted_values, sorted_weight, mass_points, index_points, codes, params)
+    if len(_plans) >= 16:
+        _plans.pop(next(iter(_plans)))
+    _plans[key] = (cells, values, prepared)
+    return prepared
 
 
 def _slot(points: list, value) -> int:

@@ -169,7 +169,7 @@ def test_selection_warns_about_the_selected_algorithms_only():
 
 def test_jordan_and_tuning_are_part_of_the_analysis():
     sweep = ScoreTable(_frame(sweep=True))
-    report = evaluate(sweep, **FAST, jordan=True, jordan_method="pbp-t", hyperparameter_keys=["lr"])
+    report = evaluate(sweep, **FAST, jordan=True, jordan_method="pbp-t", hyperparameter_keys=["lr"], comparisons=True)
     assert set(report.extra) == set(OPTIONAL_TABLES)
     assert list(report.extra["jordan"]["algorithm"]) == ["A", "B", "C"]
     assert set(report.extra["tuning"]["view"]) >= {"complete", "tuned"}
@@ -200,6 +200,7 @@ def test_save_load_round_trips_every_table(tmp_path):
         jordan=True,
         jordan_method="bootstrap",
         hyperparameter_keys=["lr"],
+        comparisons=True,
     )
     present = dict(report.tables(written=True))
     assert set(present) == set(TABLES) | set(OPTIONAL_TABLES)  # every table is exercised

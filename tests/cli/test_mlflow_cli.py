@@ -92,7 +92,7 @@ def test_publish_new_is_the_default_and_idempotent(store, capsys):
     agg = pd.read_csv(store["tmp"] / "out" / "aggregates.csv")
     iqm = agg[(agg.metric == "iqm") & (agg.algorithm == "thompson")].iloc[0]
     metrics = analysis[0].data.metrics
-    assert (metrics["iqm/thompson"], metrics["iqm/thompson/low"], metrics["iqm/thompson/high"]) == (
+    assert (metrics["iqm/thompson"], metrics["iqm_low/thompson"], metrics["iqm_high/thompson"]) == (
         iqm.point,
         iqm.low,
         iqm.high,

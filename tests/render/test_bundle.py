@@ -60,7 +60,7 @@ def test_a_failed_save_leaves_the_previous_bundle_untouched(tmp_path, monkeypatc
     save_report(small_report(), out, figures=False)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
 
-    def boom(report, folder):
+    def boom(report, folder, **options):
         (Path(folder) / "half.txt").write_text("half written")
         raise OSError("disk full")
 

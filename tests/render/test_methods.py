@@ -53,7 +53,9 @@ def test_normalisation_and_findings_appear():
     report = _report(table, normalize="atari100k")
     text = methods_paragraph(report)
     assert "normalised per task" in text and "reference: atari100k" in text
-    assert "Protocol checks were not recorded" in text
+    assert "No protocol check fired" in text  # evaluate() runs the checks and records them, none fired
+    del report.provenance["protocol"]
+    assert "Protocol checks were not recorded" in methods_paragraph(report)
     report.provenance["protocol"] = [f.to_dict() for f in check_protocol(_table(runs_b=2))]
     text = methods_paragraph(report)
     assert "runs.unequal" in text and "runs.few" in text

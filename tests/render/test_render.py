@@ -16,6 +16,7 @@ import pytest
 matplotlib.use("Agg")
 
 from rl_reliable_logger.analysis.report import Report
+from rl_reliable_logger.render import figures as plots
 from rl_reliable_logger.render import html as _html
 from rl_reliable_logger.render import tables as _paper_tables
 from rl_reliable_logger.render import writer as _render
@@ -155,7 +156,7 @@ def test_a_failing_figure_becomes_a_warning_not_a_lost_report(tmp_path, monkeypa
     def boom(r):
         raise ValueError("bad ranks")
 
-    monkeypatch.setattr(_render.plots, "plot_rank_distributions", boom)
+    monkeypatch.setattr(plots, "plot_rank_distributions", boom)
     with pytest.warns(RuntimeWarning, match="rank_distribution"):
         written = _render.write_all(report, tmp_path)
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
@@ -183,7 +184,8 @@ def test_report_command_rebuilds_from_saved_tables(hostile_dir, tmp_path, capsys
         for p in tmp_path.rglob("*")
         if p.suffix in (".png", ".svg", ".html", ".tex", ".md")
     )
-    assert rebuilt == sorted(p.relative_to(out).as_posix() for p in written)
+    # the figures, page and paper tables write_all drew, plus methods.md, which every bundle holds
+    assert rebuilt == sorted([p.relative_to(out).as_posix() for p in written] + ["methods.md"])
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script" not in page  # escaping survives CSV round trip
     assert main(["report", str(tmp_path / "nope")]) == 2

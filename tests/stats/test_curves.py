@@ -5,7 +5,9 @@ import pandas as pd
 import pytest
 
 from rl_reliable_logger import ScoreTable, evaluate
-from rl_reliable_logger.stats.curves import RunHistory, align, common_grid
+from rl_reliable_logger.stats.curves import RunHistory, align, canonical_order, common_grid, segments
+
+FAST = {"reps": 50, "profile_reps": 20, "improvement_reps": 20}
 
 
 def test_alignment_takes_last_value_at_or_before_each_step():
@@ -13,25 +15,66 @@ def test_alignment_takes_last_value_at_or_before_each_step():
     np.testing.assert_array_equal(align(run, np.array([0.0, 5.0, 10.0, 24.9, 25.0])), [1, 1, 2, 2, 3])
     out = align(run, np.array([30.0]))
     assert np.isnan(out).all()  # never extrapolated past the run's last step
+    # ... unless the run reaches the curve's end (within tolerance): then carried up to that end only
+    np.testing.assert_array_equal(align(run, np.array([25.0, 26.0]), reach=26.0), [3, 3])
+    assert np.isnan(align(run, np.array([27.0]), reach=26.0)).all()
 
 
-def test_grid_spans_common_range_and_reports_short_runs():
+def test_grid_spans_common_range_and_short_runs_count_up_to_their_last_step():
     runs = [
-        RunHistory(("A", "x", "0"), np.array([0.0, 50.0, 100.0]), np.zeros(3)),
-        RunHistory(("A", "x", "1"), np.array([5.0, 60.0]), np.zeros(2)),  # stops early
-        RunHistory(("B", "x", "0"), np.array([0.0, 40.0, 90.0]), np.zeros(3)),
+        RunHistory(("A", "x", "0"), np.arange(0.0, 101.0, 10.0), np.zeros(11)),  # logs every 10
+        RunHistory(("A", "x", "1"), np.arange(5.0, 31.0, 5.0), np.zeros(6)),  # stops early (30 < 90 - 10)
+        RunHistory(("B", "x", "0"), np.arange(0.0, 81.0, 10.0), np.zeros(9)),  # B ends at 80 < 100 - 10
     ]
-    grid, left_out = common_grid(runs, n_points=4)
-    # starts at the latest first step (5); ends where every cell still has a run (B reaches 90)
-    np.testing.assert_allclose(grid, np.linspace(5.0, 90.0, 4))
-    assert left_out == [("A", "x", "1")]
+    shape = common_grid(runs, n_points=4)
+    # starts at the latest first step (5); ends where every cell still has a run (B reaches 80)
+    np.testing.assert_allclose(shape.grid, np.linspace(5.0, 80.0, 4))
+    assert shape.short == {("A", "x", "1"): 30.0}
+    assert shape.reach == {("A", "x", "0"): 80.0, ("A", "x", "1"): 30.0, ("B", "x", "0"): 80.0}
+
+
+def test_runs_within_one_logging_interval_of_the_end_reach_it():
+    """199M of 200M frames, logging every 1M, is the end: not a short run (the old rule dropped it)."""
+    steps = np.arange(1, 201) * 1e6
+    runs = [
+        RunHistory(("A", "x", "0"), steps, np.arange(200.0)),
+        RunHistory(("A", "x", "1"), steps[:-1], np.arange(199.0)),  # last at 199M
+        RunHistory(("A", "x", "2"), steps[:-3], np.arange(197.0)),  # last at 197M: more than 1M short
+        RunHistory(("B", "x", "0"), steps[:-1], np.arange(199.0)),  # B's longest run also ends at 199M
+    ]
+    shape = common_grid(runs, n_points=5)
+    assert shape.grid[-1] == 200e6  # every cell is within its logging interval of 200M
+    assert shape.short == {("A", "x", "2"): 197e6}
+    assert align(runs[1], shape.grid, shape.reach[runs[1].key])[-1] == 198.0  # carried by its last value
+    assert np.isnan(align(runs[2], shape.grid, shape.reach[runs[2].key])[-1])  # not carried: beyond tolerance
+
+
+def test_budget_sets_the_end_and_the_tolerance_applies_to_it():
+    steps = np.arange(0, 11) * 100.0
+    runs = [
+        RunHistory(("A", "x", "0"), steps, np.zeros(11)),
+        RunHistory(("A", "x", "1"), steps[:7], np.zeros(7)),  # 600: more than one interval before 800
+    ]
+    shape = common_grid(runs, n_points=5, budget=800.0)
+    assert shape.grid[-1] == 800.0 and shape.short == {("A", "x", "1"): 600.0}
+    assert shape.stopped_before_budget == []
+    later = common_grid(runs, n_points=5, budget=5000.0)  # nobody gets near: the grid stops at the longest run
+    assert later.grid[-1] == 1000.0 and later.stopped_before_budget == [("A", "x")]
 
 
 def test_identical_step_sets_are_used_exactly():
     runs = [RunHistory(("A", "x", str(i)), np.array([0.0, 1e5, 2e5]), np.zeros(3)) for i in range(3)]
-    grid, left_out = common_grid(runs)
-    np.testing.assert_array_equal(grid, [0.0, 1e5, 2e5])
-    assert left_out == []
+    shape = common_grid(runs)
+    np.testing.assert_array_equal(shape.grid, [0.0, 1e5, 2e5])
+    assert shape.short == {}
+
+
+def test_canonical_order_and_segments():
+    values = np.array([[3.0, 4.0, np.nan], [1.0, 2.0, 2.0], [3.0, 1.0, np.nan]])
+    order = canonical_order(values)
+    assert order.tolist() == [1, 2, 0]  # longest first, then by value step by step
+    assert canonical_order(values[[2, 0, 1]]).tolist() == [2, 0, 1]  # same runs whatever the input order
+    assert segments(~np.isnan(values)) == [(0, 2), (2, 3)]
 
 
 def _shifted_curves(n_runs=6):
@@ -60,9 +103,12 @@ def test_whole_runs_are_resampled_consistently_across_steps():
         np.testing.assert_allclose(np.diff(g["low"]), 1.0, atol=1e-9)
         np.testing.assert_allclose(np.diff(g["high"]), 1.0, atol=1e-9)
     assert set(curves["metric"]) == {"iqm", "mean"}
+    assert (curves["n_runs"] == 12).all()
 
 
 def test_curves_need_steps():
     table = ScoreTable(pd.DataFrame({"algorithm": ["A"] * 2, "task": ["x"] * 2, "seed": [0, 1], "score": [1.0, 2.0]}))
     with pytest.raises(Exception, match="step column"):
         evaluate(table, curves=True, reps=10, profile_reps=10, improvement_reps=10)
+    with pytest.raises(Exception, match="budget"):
+        evaluate(table, budget=10.0, reps=10, profile_reps=10, improvement_reps=10)

@@ -145,6 +145,10 @@ class StandIn:
     range_requests: list[tuple[str, str | None]] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
     parquet: dict[str, bytes] = field(default_factory=dict)
+    #: Custom chart presets created through ``createCustomChart``: ``"<entity>/<name>"`` -> its variables.
+    custom_charts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Reports saved through ``upsertView`` (their variables, ``spec`` is the report JSON).
+    views: list[dict[str, Any]] = field(default_factory=list)
     default_entity: str = "ent"
     on_request: Callable[[str, dict[str, Any]], None] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -362,6 +366,55 @@ def _answer(st: StandIn, op: str, variables: dict[str, Any]) -> dict[str, Any]:
                 "teams": {"edges": []},
                 "admin": False,
                 "email": "t@example.invalid",
+            }
+        }
+    if op == "CreateCustomChart":  # Api().create_custom_chart; re-creating a preset replaces it here
+        key = f"{variables['entity']}/{variables['chartName']}"
+        st.custom_charts[key] = dict(variables)
+        return {"createCustomChart": {"chart": {"id": key}}}
+    # W&B Reports (wandb-workspaces): project lookups, then upsertView with the report spec
+    if op == "ProjectInternalId":
+        return {"project": {"id": "UHJvamVjdDox", "internalId": "1"}}
+    if op == "GetProjects":
+        edges = [
+            {"node": {"id": "UHJvamVjdDox", "name": p, "entityName": e}, "cursor": "c"}
+            for (e, p) in st.projects
+            if e == entity
+        ]
+        return {
+            "models": {"pageInfo": {"__typename": "PageInfo", "endCursor": None, "hasNextPage": False}, "edges": edges}
+        }
+    if op == "CreateProject":
+        inp = variables.get("input") or {}
+        proj = {
+            "id": "UHJvamVjdDox",
+            "name": inp.get("name"),
+            "entityName": inp.get("entityName"),
+            "description": None,
+            "access": "PRIVATE",
+            "views": "{}",
+        }
+        return {"result": {"project": proj, "model": proj, "inserted": True}}
+    if op == "upsertView":
+        st.views.append(dict(variables))
+        view_id = f"VmlldzoxMjM{len(st.views)}"
+        return {
+            "upsertView": {
+                "view": {
+                    "id": view_id,
+                    "type": variables.get("type"),
+                    "name": variables.get("name"),
+                    "displayName": variables.get("displayName"),
+                    "description": variables.get("description"),
+                    "project": {
+                        "id": "UHJvamVjdDox",
+                        "name": variables.get("projectName"),
+                        "entityName": variables.get("entityName"),
+                    },
+                    "spec": variables.get("spec"),
+                    "updatedAt": "2026-11-23T00:00:00",
+                },
+                "inserted": True,
             }
         }
     if op in ("GetDefaultEntity", "DefaultEntity"):

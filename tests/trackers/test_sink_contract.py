@@ -158,7 +158,7 @@ def test_hostile_names_get_distinct_keys_with_the_right_numbers(target):
     got = target.headline(result)
     for key, value in expected.items():
         assert got[key] == pytest.approx(value), key
-    assert got["iqm/PPO/low"] == pytest.approx(0.0 - 0.05)  # PPO's interval, not the numbers of "PPO/low"
+    assert got["iqm_low/PPO"] == pytest.approx(0.0 - 0.05)  # PPO's interval, not the numbers of "PPO/low"
     assert got[f"iqm/{key_segment('PPO/low')}"] == pytest.approx(0.2)
 
 

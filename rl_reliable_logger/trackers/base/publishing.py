@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...errors import InputError, TrackerError
 from ...render.bundle import Bundle, read_bundle, report_hash
@@ -26,6 +26,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "bundle_files",
     "check_not_source",
+    "curve_metrics",
+    "display_frame",
     "headline_metrics",
     "key_segment",
     "report_hash",
@@ -56,10 +58,13 @@ def key_segment(name: str) -> str:
 
 
 def headline_metrics(report: Report, *, valid: Callable[[str], bool] | None = None) -> dict[str, float]:
-    """``<metric>/<algorithm>`` with ``/low`` and ``/high`` for every aggregate row (finite values only).
+    """``<metric>/<algorithm>``, ``<metric>_low/<algorithm>``, ``<metric>_high/<algorithm>`` per aggregate row.
 
-    Keys are built by :func:`key_segment`, checked against ``valid`` (a tracker's key rule) before
-    anything is written; two rows that would share a key are an InputError naming both.
+    The statistic comes first, the algorithm last: MLflow and W&B both group charts into sections by
+    the part of the key before the first ``/``, so each section holds one statistic (``iqm``,
+    ``iqm_low``, ``iqm_high``) with one chart per algorithm. Keys are built by :func:`key_segment`,
+    checked against ``valid`` (a tracker's key rule) before anything is written; two rows that would
+    share a key are an InputError naming both. Only finite values are returned.
 
     Example:
         >>> from rl_reliable_logger.analysis.report import Report
@@ -67,33 +72,97 @@ def headline_metrics(report: Report, *, valid: Callable[[str], bool] | None = No
         >>> r = Report(aggregates=pd.DataFrame({"algorithm": ["PPO"], "metric": ["iqm"],
         ...            "point": [0.5], "low": [0.4], "high": [0.6]}))
         >>> headline_metrics(r)
-        {'iqm/PPO': 0.5, 'iqm/PPO/low': 0.4, 'iqm/PPO/high': 0.6}
+        {'iqm/PPO': 0.5, 'iqm_low/PPO': 0.4, 'iqm_high/PPO': 0.6}
     """
     out: dict[str, float] = {}
     owner: dict[str, tuple[str, str]] = {}
     for row in report.aggregates.itertuples(index=False):
-        base = f"{key_segment(str(row.metric))}/{key_segment(str(row.algorithm))}"
-        for suffix, value in (("", row.point), ("/low", row.low), ("/high", row.high)):
-            key = base + suffix
-            if valid is not None and not valid(key):
-                raise InputError(
-                    f"headline metric key {key!r} (metric {row.metric!r}, algorithm {row.algorithm!r}) "
-                    "is not accepted by the tracker; nothing was written"
-                )
+        stat, alg = key_segment(str(row.metric)), key_segment(str(row.algorithm))
+        for suffix, value in (("", row.point), ("_low", row.low), ("_high", row.high)):
+            key = f"{stat}{suffix}/{alg}"
             who = (str(row.metric), str(row.algorithm))
-            if key in owner and owner[key] != who:
-                raise InputError(
-                    f"algorithms {owner[key][1]!r} and {who[1]!r} would both publish the metric key {key!r}; "
-                    "rename one of them. Nothing was written.",
-                    [f"{owner[key][1]!r} and {who[1]!r} -> {key!r}"],
-                )
-            owner[key] = who
-            try:
-                number = float(value)  # type: ignore[arg-type]
-            except (TypeError, ValueError):
-                continue
-            if math.isfinite(number):
+            _claim(key, who, owner, valid, what="headline metric")
+            number = _finite(value)
+            if number is not None:
                 out[key] = number
+    return out
+
+
+def curve_metrics(report: Report, *, valid: Callable[[str], bool] | None = None) -> dict[str, list[tuple[int, float]]]:
+    """Sample-efficiency curves as stepped series: ``curve_<metric>/<algorithm>`` (+ ``_low``, ``_high``).
+
+    Each key maps to ``[(step, value), ...]`` in step order (finite values only), ready to be logged
+    as a metric history. Empty when the report has no curves. Steps must be whole numbers (trackers
+    store integer steps); other steps are an InputError before anything is written.
+    """
+    curves = report.curves
+    out: dict[str, list[tuple[int, float]]] = {}
+    if curves is None or curves.empty:
+        return out
+    owner: dict[str, tuple[str, str]] = {}
+    for row in curves.itertuples(index=False):
+        stat, alg = "curve_" + key_segment(str(row.metric)), key_segment(str(row.algorithm))
+        step = _finite(row.step)
+        if step is None or step != int(step):
+            raise InputError(
+                f"curve step {row.step!r} (metric {row.metric!r}, algorithm {row.algorithm!r}) is not a whole "
+                "number; trackers store integer steps. Nothing was written."
+            )
+        for suffix, value in (("", row.point), ("_low", row.low), ("_high", row.high)):
+            key = f"{stat}{suffix}/{alg}"
+            _claim(key, (str(row.metric), str(row.algorithm)), owner, valid, what="curve metric")
+            number = _finite(value)
+            if number is not None:
+                out.setdefault(key, []).append((int(step), number))
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def _finite(value: object) -> float | None:
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _claim(
+    key: str,
+    who: tuple[str, str],
+    owner: dict[str, tuple[str, str]],
+    valid: Callable[[str], bool] | None,
+    *,
+    what: str,
+) -> None:
+    """Check ``key`` against the tracker rule and against the (metric, algorithm) that already uses it."""
+    if valid is not None and not valid(key):
+        raise InputError(
+            f"{what} key {key!r} (metric {who[0]!r}, algorithm {who[1]!r}) "
+            "is not accepted by the tracker; nothing was written"
+        )
+    if key in owner and owner[key] != who:
+        a, b = (owner[key][1], who[1]) if owner[key][0] == who[0] else (owner[key], who)
+        raise InputError(
+            f"algorithms {a!r} and {b!r} would both publish the metric key {key!r}; "
+            "rename one of them. Nothing was written.",
+            [f"{a!r} and {b!r} -> {key!r}"],
+        )
+    owner[key] = who
+
+
+def display_frame(frame: Any, digits: int = 6) -> Any:
+    """A copy of ``frame`` with floats rounded to ``digits`` significant digits, for a tracker's table view.
+
+    Only for what a UI shows; the bundle's CSVs keep full precision.
+
+    Example:
+        >>> import pandas as pd
+        >>> display_frame(pd.DataFrame({"x": [0.123456789, 12345.6789]}))["x"].tolist()
+        [0.123457, 12345.7]
+    """
+    out = frame.copy()
+    for col in out.columns:
+        if out[col].dtype.kind == "f":
+            out[col] = [float(f"{v:.{digits}g}") if math.isfinite(v) else v for v in out[col]]
     return out
 
 

@@ -6,7 +6,8 @@ What lands on the run (the contract shared with W&B is in ``trackers/base/protoc
   ``rl_reliable/<hash16>/tables/*.json`` -- every table as MLflow table JSON, registered in
   ``mlflow.loggedArtifacts`` so the UI shows them as tables;
 * headline metrics from :func:`~rl_reliable_logger.trackers.base.publishing.headline_metrics`
-  (``iqm/PPO``, ``iqm/PPO/low``, ...), logged at a new step for every new report;
+  (``iqm/PPO``, ``iqm_low/PPO``, ...), logged at a new step for every new report; curves as
+  stepped ``curve_<metric>/<algorithm>`` metrics; params, a dataset input and nesting (``presentation.py``);
 * tags ``rl_reliable.*``: ``report_hash``, ``current_report`` (the folder of the current report),
   ``publish_state`` (``writing`` / ``complete`` / ``failed``) and provenance.
 
@@ -41,12 +42,25 @@ from ..base.protocols import PublishResult
 from ..base.publishing import (
     bundle_files,
     check_not_source,
+    curve_metrics,
+    display_frame,
     headline_metrics,
     report_hash,
     run_name,
     source_run_ids,
 )
 from .client import Tracker, _run_url
+from .presentation import (
+    PARENT_TAG,
+    analysis_params,
+    common_parent,
+    creator_tags,
+    experiments_of,
+    log_scores_dataset,
+    new_params,
+    run_links,
+    source_runs,
+)
 from .source import ANALYSIS_ROLE, ROLE_TAG
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -62,6 +76,8 @@ SUPERSEDED_TAG = "rl_reliable.superseded"
 ARTIFACT_DIR = "rl_reliable"
 LOGGED_ARTIFACTS_TAG = "mlflow.loggedArtifacts"
 LOCK_TAG = "rl_reliable.publish_lock"
+CURVE_KEYS_TAG = "rl_reliable.curve_keys"
+PARAMS_KEPT_TAG = "rl_reliable.params_kept"
 _MAX_TAG_VALUE = 5000
 #: A publisher's claim on a run lasts this long (a killed publisher blocks others no longer).
 LEASE_SECONDS = 600.0
@@ -115,8 +131,19 @@ def _analysis_tags(report: Report) -> dict[str, str]:
     return {k: _clip(v) for k, v in tags.items() if v != ""}
 
 
-def _note(report: Report, folder: str) -> str:
-    """Markdown shown as the run's description in the MLflow UI: the headline table."""
+NOTE_TAG = "mlflow.note.content"
+#: Separates the user's own description of a parent run from the part this package writes.
+NOTE_MARK = "<!-- rl-reliable: written by rl_reliable_logger; text below this line is replaced on publish -->"
+
+
+def _merged_note(existing: str | None, ours: str) -> str:
+    """The user's description (kept) followed by ours (replaced on every publish)."""
+    mine = existing.split(NOTE_MARK, 1)[0].rstrip() if existing else ""
+    return (mine + "\n\n" if mine else "") + NOTE_MARK + "\n\n" + ours
+
+
+def _note(report: Report, folder: str, links: list[str] | None = None) -> str:
+    """Markdown shown as the run's description in the MLflow UI: the headline table and source-run links."""
     lines = ["**rl-reliable analysis** (95% stratified-bootstrap CIs unless stated in provenance).", ""]
     agg = report.aggregates
     if not agg.empty:
@@ -136,7 +163,9 @@ def _note(report: Report, folder: str) -> str:
     lines += ["", f"Tables: artifacts `{folder}/tables/*.json`; report: `{folder}/bundle/report.html`."]
     if report.warnings:
         lines += ["", "Warnings:"] + [f"- {escape_markdown(w)}" for w in report.warnings[:20]]
-    return _clip("\n".join(lines), 8000)
+    if links:
+        lines += ["", f"Source runs ({len(source_runs(report))}):"] + links
+    return _clip("\n".join(lines), 12000)
 
 
 def _json_value(value: Any) -> Any:
@@ -197,6 +226,7 @@ class MlflowSink:
         digest = report_hash(report)
         check_not_source(self.parent_run_id, source_run_ids(report))
         metrics = headline_metrics(report, valid=valid_metric_key)  # every key checked before any write
+        curve_metrics(report, valid=valid_metric_key)
         with bundle_files(report, bundle, figures=self.figures) as verified:  # verified before anything is written
             client = Tracker(self.tracking_uri, must_exist=False)
             if self.parent_run_id:
@@ -243,12 +273,12 @@ class MlflowSink:
             return PublishResult(
                 "mlflow", first.info.run_id, _run_url(client.uri, exp_id, first.info.run_id), False, digest
             )
+        tags = {ROLE_TAG: ANALYSIS_ROLE, STATE_TAG: "writing", **creator_tags()}
+        parent = common_parent(client, [rid for rid, _ in source_runs(report)], exp_id)
+        if parent:
+            tags[PARENT_TAG] = parent  # shown nested under the runs' shared parent
         run = client.call(
-            "creating the analysis run",
-            client.client.create_run,
-            exp_id,
-            run_name=run_name(report, digest),
-            tags={ROLE_TAG: ANALYSIS_ROLE, STATE_TAG: "writing"},
+            "creating the analysis run", client.client.create_run, exp_id, run_name=run_name(report, digest), tags=tags
         )
         run_id = run.info.run_id
         try:
@@ -290,7 +320,7 @@ class MlflowSink:
         for name, frame in [(n, report.table(n)) for n in TABLES] + sorted(report.extra.items()):
             if frame is None or frame.empty:
                 continue
-            _write_table_json(frame, tables_dir / f"{name}.json")
+            _write_table_json(display_frame(frame), tables_dir / f"{name}.json")  # CSVs keep full precision
             table_paths.append(f"{folder}/tables/{name}.json")
         client.call("uploading the tables", client.client.log_artifacts, run_id, str(tables_dir), f"{folder}/tables")
 
@@ -300,12 +330,16 @@ class MlflowSink:
         kept = [r for r in registered if not str(r.get("path", "")).startswith(ARTIFACT_DIR + "/")]
         step = int(time.time() * 1000)
         stale = [k for k in fresh.data.metrics if _ours(k, tags) and k not in metrics]
+        curves = curve_metrics(report)
+        stale += [k for k in fresh.data.metrics if _ours(k, tags, CURVE_KEYS_TAG) and k not in curves]
         batch = [Metric(key, value, step, step) for key, value in metrics.items()]
         batch += [Metric(key, float("nan"), step, step) for key in stale]
+        batch += [Metric(key, value, step, s) for key, series in curves.items() for s, value in series]
         for start in range(0, len(batch), 1000):
             client.call(
                 "logging headline metrics", client.client.log_batch, run_id, metrics=batch[start : start + 1000]
             )
+        _present(client, run, report)
         superseded = _remove_other_reports(client, run, folder)
         final = dict(_analysis_tags(report))
         final.update(
@@ -313,19 +347,39 @@ class MlflowSink:
                 LOGGED_ARTIFACTS_TAG: json.dumps(kept + [{"path": p, "type": "table"} for p in table_paths]),
                 CURRENT_TAG: folder,
                 "rl_reliable.headline_keys": _clip(json.dumps(sorted(metrics))),
+                CURVE_KEYS_TAG: _clip(json.dumps(sorted(curves))),
                 SUPERSEDED_TAG: _clip(", ".join(superseded)) or "(none)",
-                "mlflow.note.content": _note(report, folder),
             }
         )
-        if run.data.tags.get(ROLE_TAG) != ANALYSIS_ROLE:
-            final.pop("mlflow.note.content")  # the user's parent run keeps its own description
+        ids = [rid for rid, _ in source_runs(report)]
+        exps = [str(e.get("id")) for e in _source_info(report).get("experiments") or [] if isinstance(e, Mapping)]
+        note = _note(report, folder, run_links(report, experiments_of(client, ids, exps or [run.info.experiment_id])))
+        if run.data.tags.get(ROLE_TAG) == ANALYSIS_ROLE:
+            final[NOTE_TAG] = note
+        else:  # the user's parent run keeps its own description; ours follows it
+            final[NOTE_TAG] = _merged_note(fresh.data.tags.get(NOTE_TAG), note)
         _set_tags(client, run_id, final)
         _set_tags(client, run_id, {HASH_TAG: digest, STATE_TAG: "complete"})
 
 
-def _ours(key: str, tags: Mapping[str, str]) -> bool:
+def _present(client: Tracker, run: Any, report: Report) -> None:
+    """Params (for the UI's run comparison) and the score table as the run's dataset input."""
+    from mlflow.entities import Param
+
+    existing = dict(client.call("reading the run", client.client.get_run, run.info.run_id).data.params)
+    fresh, kept = new_params(analysis_params(report), existing)
+    if fresh:
+        items = [Param(k, v) for k, v in fresh.items()]
+        for start in range(0, len(items), 100):
+            client.call("logging params", client.client.log_batch, run.info.run_id, params=items[start : start + 100])
+    # MLflow params never change: on a parent run published to before, differing ones keep the first value
+    _set_tags(client, run.info.run_id, {PARAMS_KEPT_TAG: _clip(", ".join(kept)) or "(none)"})
+    log_scores_dataset(client, run.info.run_id, report)
+
+
+def _ours(key: str, tags: Mapping[str, str], listing: str = "rl_reliable.headline_keys") -> bool:
     try:
-        return key in set(json.loads(tags.get("rl_reliable.headline_keys", "[]")))
+        return key in set(json.loads(tags.get(listing, "[]")))
     except ValueError:
         return False
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,7 @@ from ...render.bundle import Bundle
 from ..base.messages import kw
 from ..base.protocols import PublishResult
 from ..base.publishing import bundle_files, check_not_source, headline_metrics, report_hash, run_name, source_run_ids
+from .charts import create_presets, interval_charts
 from .client import _api, _errors, _import_wandb, _new_run_id, split_path
 from .source import ANALYSIS_JOB_TYPE, WandbSource
 
@@ -113,48 +115,27 @@ def _hash_alias(digest: str) -> str:
     return "rh-" + digest[:16]
 
 
-def _charts(wandb: Any, report: Report) -> dict[str, Any]:
-    """W&B charts built from the report tables (W&B's built-in Vega presets)."""
-    charts: dict[str, Any] = {}
-    agg = report.aggregates
-    for i, metric in enumerate(dict.fromkeys(agg["metric"])):
-        sub = agg[agg["metric"] == metric][["algorithm", "point", "low", "high"]].reset_index(drop=True)
-        if sub.empty:
-            continue
-        key = metric if re.fullmatch(r"[a-z0-9_]{1,40}", str(metric)) else f"metric_{i}"
-        charts[f"charts/{key}"] = wandb.plot.bar(
-            wandb.Table(dataframe=sub), "algorithm", "point", title=f"{metric} (point estimate; CI in table)"
-        )
-    prof = report.profiles
-    if not prof.empty:
-        for kind in [k for k in dict.fromkeys(prof["kind"]) if k in ("runs", "tasks")]:
-            sub = prof[prof["kind"] == kind][["algorithm", "tau", "fraction"]].reset_index(drop=True)
-            charts[f"charts/profile_{kind}"] = wandb.plot_table(
-                "wandb/line/v0",
-                wandb.Table(dataframe=sub),
-                {"x": "tau", "y": "fraction", "stroke": "algorithm"},
-                {"title": f"performance profile ({kind})"},
-            )
-    curves = report.curves
-    if not curves.empty:
-        for i, metric in enumerate(dict.fromkeys(curves["metric"])):
-            sub = curves[curves["metric"] == metric][["algorithm", "step", "point"]].reset_index(drop=True)
-            key = metric if re.fullmatch(r"[a-z0-9_]{1,40}", str(metric)) else f"metric_{i}"
-            charts[f"charts/curve_{key}"] = wandb.plot_table(
-                "wandb/line/v0",
-                wandb.Table(dataframe=sub),
-                {"x": "step", "y": "point", "stroke": "algorithm"},
-                {"title": f"{metric} over steps"},
-            )
-    imp = report.improvement
-    if not imp.empty:
-        sub = imp.assign(pair=imp["algorithm_x"].astype(str) + " > " + imp["algorithm_y"].astype(str))[
-            ["pair", "point", "low", "high"]
-        ]
-        charts["charts/probability_of_improvement"] = wandb.plot.bar(
-            wandb.Table(dataframe=sub.reset_index(drop=True)), "pair", "point", title="P(X > Y)"
-        )
-    return charts
+def _charts(wandb: Any, report: Report, presets: dict[str, str | None]) -> dict[str, Any]:
+    """The run's charts (see :mod:`.charts`); one seam, so a failing chart can be tested."""
+    return interval_charts(wandb, report, presets)
+
+
+def with_run_links(scores: Any, report: Report, analysis_url: str | None) -> Any:
+    """The scores with a ``run_link`` column: each source run's page (its own URL, else one built from
+    the analysis run's host and the source's ``entity/project`` when the scores came from W&B)."""
+    if scores.empty or "tracker_run_id" not in scores:
+        return scores
+    src = (report.provenance or {}).get("source")
+    from_wandb = isinstance(src, dict) and str(src.get("tracker", src.get("kind", ""))).startswith("wandb")
+    links = scores["url"].astype("string") if "url" in scores else None
+    location = str(src.get("location") or "") if isinstance(src, dict) else ""
+    if analysis_url and from_wandb and "/runs/" in analysis_url and location.count("/") == 1:
+        host = analysis_url.rsplit("/runs/", 1)[0].rsplit("/", 2)[0]  # https://wandb.ai/<entity>/<project> -> host
+        built = f"{host}/{location}/runs/" + scores["tracker_run_id"].astype(str)
+        links = built if links is None else links.fillna(built)
+    if links is None:
+        return scores
+    return scores.assign(run_link=links)
 
 
 class WandbSink:
@@ -183,12 +164,14 @@ class WandbSink:
         dir: str | os.PathLike | None = None,
         force: bool = False,
         figures: bool = True,
+        wandb_report: bool = False,
     ):
         if mode not in (None, "online", "offline"):
             raise InputError(f"{kw('mode=')} must be 'online', 'offline' or None, not {mode!r}")
         self.project, self.entity, self.sweep = project, entity, sweep
         self.group = None if sweep else (group or "rl-reliable")
         self.mode, self.name, self.dir, self.force, self.figures = mode, name, dir, force, figures
+        self.wandb_report = wandb_report
 
     def publish(self, report: Report, *, bundle: str | os.PathLike | None = None) -> PublishResult:
         wandb = _import_wandb()
@@ -199,6 +182,10 @@ class WandbSink:
         if mode == "disabled":
             raise TrackerError("W&B is disabled (WANDB_MODE=disabled): nothing can be published")
         summary = headline_metrics(report, valid=valid_summary_key)  # every key checked before any write
+        if self.wandb_report:
+            from .report_page import import_reports
+
+            import_reports()  # a missing extra is an error before anything is written
         run_id = _new_run_id()  # a new run: never the caller's (WANDB_RUN_ID under an agent), never a source
         check_not_source(run_id, source_run_ids(report), keyword="project=")
         art_name = artifact_name(project=self.project, sweep=self.sweep, group=self.group)
@@ -255,12 +242,15 @@ class WandbSink:
                 dir=str(_root_dir(self.dir)),
             )
             try:
-                self._log(wandb, run, report, verified, summary, digest, art_name)
+                logged = self._log(wandb, run, report, verified, summary, digest, art_name, mode)
                 location = run.url if mode != "offline" else str(Path(run.settings.sync_dir))
+                entity, run_title = str(run.entity), str(run.name)
             except BaseException:
                 run.finish(exit_code=1)  # a failed publish never looks complete: no artifact, exit code 1
                 raise
             run.finish()
+        if self.wandb_report:
+            self._report_page(report, logged, mode, entity, run_title, location)
         if mode == "offline":
             _append_index(
                 Path(location).parent / OFFLINE_INDEX,
@@ -279,6 +269,18 @@ class WandbSink:
             return PublishResult("wandb", location, None, True, digest)
         return PublishResult("wandb", location, location, True, digest)
 
+    def _presets(self, run: Any, mode: str) -> dict[str, str | None]:
+        """The chart presets to use: the packaged ones when they can be created online, else None (built-ins)."""
+        if mode != "online":
+            return {}
+        try:
+            names, notes = create_presets(_api(), str(run.entity))
+        except Exception as err:  # no Public API (e.g. no key): built-in presets
+            names, notes = {}, [f"W&B chart presets not created ({type(err).__name__}); using built-in presets"]
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
+        return names
+
     def _log(
         self,
         wandb: Any,
@@ -288,7 +290,8 @@ class WandbSink:
         summary: dict[str, float],
         digest: str,
         art_name: str,
-    ) -> None:
+        mode: str,
+    ) -> dict[str, Any]:
         art = wandb.Artifact(
             art_name,
             type=ARTIFACT_TYPE,
@@ -301,19 +304,23 @@ class WandbSink:
             },
         )
         tables: dict[str, Any] = {}
+        scores = report.scores
         for tname in list(TABLES) + sorted(report.extra):
             frame = report.table(tname)
             if frame.empty and tname == "curves":
                 continue
+            if tname == "scores":
+                frame = scores = with_run_links(frame, report, run.url if mode == "online" else None)
             tables[tname] = wandb.Table(dataframe=frame.reset_index(drop=True))
             art.add(tables[tname], f"tables/{tname}")
         for entry in [*verified.files, None]:  # only the manifest's files, and the manifest
             rel = entry.path if entry is not None else "manifest.json"
             art.add_file(str(verified.root / rel), name=f"files/{rel}")
-        log: dict[str, Any] = {
-            f"tables/{k}": v for k, v in tables.items() if k in ("aggregates", "per_task", "improvement")
-        }
-        log.update(_charts(wandb, report))
+        log: dict[str, Any] = {f"tables/{k}": v for k, v in tables.items()}  # every table, on the run too
+        log.update(_charts(wandb, report, self._presets(run, mode)))
+        html = verified.root / "report.html"
+        if html.is_file():  # as written, self-contained: no W&B stylesheet injected
+            log["report"] = wandb.Html(html.read_text(encoding="utf-8"), inject=False)
         for entry in verified.files:
             if entry.path.startswith("figures/") and entry.path.endswith(".png"):
                 log[f"figures/{Path(entry.path).stem}"] = wandb.Image(str(verified.root / entry.path))
@@ -321,6 +328,37 @@ class WandbSink:
         run.summary.update({**summary, HASH_KEY: digest})
         aliases = ["latest", _hash_alias(digest)] + ([f"sweep-{_safe_name(self.sweep)}"] if self.sweep else [])
         run.log_artifact(art, aliases=aliases)  # last: a run without it is an incomplete publish
+        return {"charts": {k: v for k, v in log.items() if k.startswith("charts/")}, "scores": scores}
+
+    def _report_page(
+        self, report: Report, logged: dict[str, Any], mode: str, entity: str, run_title: str, run_url: str
+    ) -> str | None:
+        """Save the optional W&B Report (best effort: the publish itself is complete); print its URL."""
+        if mode != "online":
+            print("note: wandb_report=True needs an online W&B server; no W&B Report was made", file=sys.stderr)
+            return None
+        from .report_page import build_report, save_report_page
+
+        sweep_url = (
+            f"{run_url.rsplit('/runs/', 1)[0]}/sweeps/{self.sweep}" if self.sweep and "/runs/" in run_url else None
+        )
+        try:
+            page = build_report(
+                report,
+                entity=entity,
+                project=self.project,
+                run_name=run_title,
+                charts=logged["charts"],
+                title=f"rl-reliable: {run_title}",
+                scores=logged["scores"],
+                sweep_url=sweep_url,
+            )
+            url = save_report_page(page)
+        except Exception as err:  # the analysis run is published; only the Report failed
+            print(f"note: the W&B Report could not be saved ({type(err).__name__}: {str(err)[:300]})", file=sys.stderr)
+            return None
+        print(f"W&B Report: {url}", file=sys.stderr)
+        return url
 
 
 def publish_wandb(
@@ -336,8 +374,12 @@ def publish_wandb(
     force: bool = False,
     figures: bool = True,
     bundle: str | os.PathLike | None = None,
+    wandb_report: bool = False,
 ) -> PublishResult:
     """Publish ``report`` to W&B (see :class:`WandbSink`); return a PublishResult.
+
+    ``wandb_report=True`` also saves a W&B Report (online only; extra ``[wandb-report]``) with the
+    headline table, methods, interval charts, the HTML report and links to the source runs.
 
     Example:
         >>> publish_wandb(report, project="hopper", entity="my-team", sweep="abc123").created  # doctest: +SKIP
@@ -353,6 +395,7 @@ def publish_wandb(
         dir=dir,
         force=force,
         figures=figures,
+        wandb_report=wandb_report,
     )
     return sink.publish(report, bundle=bundle)
 

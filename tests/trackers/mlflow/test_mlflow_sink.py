@@ -113,8 +113,8 @@ def test_new_analysis_run_holds_tables_metrics_and_tags(setup, tmp_path, monkeyp
     assert run.info.run_name == f"rl-reliable · 2 algorithms × 1 task · {report_hash(report)[:8]}"
     assert run.info.status == "FINISHED"
     assert run.info.experiment_id == setup["exp"]
-    assert run.data.metrics["iqm/PPO"] == 0.75 and run.data.metrics["iqm/PPO/low"] == 0.60
-    assert run.data.metrics["iqm/PPO/high"] == 0.90 and run.data.metrics["mean/DQN"] == 0.30
+    assert run.data.metrics["iqm/PPO"] == 0.75 and run.data.metrics["iqm_low/PPO"] == 0.60
+    assert run.data.metrics["iqm_high/PPO"] == 0.90 and run.data.metrics["mean/DQN"] == 0.30
     tags = run.data.tags
     assert tags["rl_reliable.role"] == "analysis" and tags[HASH_TAG] == report_hash(report)
     assert tags["rl_reliable.source.filter"] == "tags.sweep = 'a'"

@@ -297,7 +297,7 @@ def test_published_run_is_attached_to_sweep_with_artifact_tables_and_summary(pub
     rec = off.read_offline_run(next(Path(published["first"]).glob("run-*.wandb")))
     assert rec.attrs["sweep"] == "sw1" and rec.attrs["job_type"] == ANALYSIS_JOB_TYPE
     assert rec.summary["iqm/ucb"] == pytest.approx(0.9)
-    assert rec.summary["iqm/ucb/low"] == pytest.approx(0.8) and rec.summary["mean/gradient/high"] == pytest.approx(0.75)
+    assert rec.summary["iqm_low/ucb"] == pytest.approx(0.8) and rec.summary["mean_high/gradient"] == pytest.approx(0.75)
     assert rec.summary["rl_reliable/report_hash"] == report_hash(small_report())
     # charts built from the tables (bar per metric, profile lines) and the figures as images
     for key in (

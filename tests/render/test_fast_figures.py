@@ -1,0 +1,196 @@
+"""The fast figure path: the per-task grid without Axes, one layout per figure, parallel workers, figure formats."""
+
+from __future__ import annotations
+
+import io
+import math
+import xml.etree.ElementTree as ET
+
+import matplotlib
+import numpy as np
+import pytest
+
+matplotlib.use("Agg")
+from matplotlib.collections import PathCollection
+from matplotlib.figure import Figure
+from PIL import Image
+
+from rl_reliable_logger.errors import InputError
+from rl_reliable_logger.render import export as _export
+from rl_reliable_logger.render import figures as plots
+from rl_reliable_logger.render import writer as _render
+from rl_reliable_logger.render.bundle import read_bundle
+from rl_reliable_logger.render.task_grid import Panel, Strip, grid_geometry, panel_scale, strip_grid
+from tests.support.reports import make_report
+
+COLORS = plots.OKABE_ITO
+
+
+def _panels(seed: int = 0) -> list[Panel]:
+    """Panels on very different scales: small, negative, huge (offset text), a constant cell, one run, a gap."""
+    rng = np.random.default_rng(seed)
+    cells = [
+        [rng.normal(0.05, 0.02, 10), rng.normal(0.08, 0.02, 10)],
+        [rng.normal(-3, 1, 10), rng.normal(2, 3, 10)],
+        [rng.normal(1e6 + 50, 5, 10), rng.normal(1e6 + 60, 5, 10)],
+        [np.full(10, 0.25), np.full(10, 0.25)],
+        [np.array([7.0]), np.array([])],
+        [rng.lognormal(0, 2, 40), rng.lognormal(1, 2, 40)],
+        [np.array([]), np.array([0.0, 0.0])],
+    ]
+    panels = []
+    for k, scores in enumerate(cells):
+        panel = Panel(f"task {k}")
+        for i, vals in enumerate(scores):
+            if vals.size:
+                panel.strips.append(
+                    Strip(i - 0.5, rng.uniform(-0.3, 0.3, vals.size), vals, COLORS[i], 9 if vals.size < 30 else 4)
+                )
+        panels.append(panel)
+    return panels
+
+
+def _axes_reference(panels: list[Panel], ncols: int) -> Figure:
+    """The same grid drawn the slow way: one real Axes per panel (what the fast grid must look like)."""
+    size, boxes = grid_geometry(len(panels), 2, ncols)
+    fig = Figure(figsize=size)
+    for panel, box in zip(panels, boxes):
+        ax = fig.add_axes(box)
+        for s in panel.strips:
+            ax.scatter(s.x + s.jitter, s.scores, s=s.size, color=s.color, alpha=0.75, linewidths=0)
+            ax.hlines(s.scores.mean(), s.x - 0.4, s.x + 0.4, color="k", linewidth=1.5)
+        ax.set_title(panel.title, fontsize="small")
+        ax.set_xticks([])
+        ax.tick_params(axis="y", labelsize="x-small")
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.grid(True, axis="y", alpha=0.25, linewidth=0.8)
+        ax.set_axisbelow(True)
+    return fig
+
+
+def test_panel_scales_are_what_an_axes_computes():
+    panels = _panels()
+    ref = _axes_reference(panels, ncols=4)
+    ref.draw_without_rendering()  # updates every Axis' ticks and labels
+    (_, height), boxes = grid_geometry(len(panels), 2, 4)
+    for panel, ax, box in zip(panels, ref.axes, boxes):
+        scale = panel_scale(panel, box[3] * height * 72)
+        np.testing.assert_allclose(scale.xlim, ax.get_xlim(), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(scale.ylim, ax.get_ylim(), rtol=1e-12, atol=1e-12)
+        lo, hi = ax.get_ylim()
+        shown = [(v, t.get_text()) for v, t in zip(ax.get_yticks(), ax.get_yticklabels()) if lo <= v <= hi]
+        assert [s for _, s in shown] == scale.labels, panel.title
+        np.testing.assert_allclose([v for v, _ in shown], scale.ticks)
+        assert scale.offset == ax.yaxis.get_offset_text().get_text(), panel.title
+    assert any(panel_scale(p, 100).offset for p in panels)  # the 1e6 panel exercises the offset text
+
+
+def _pixels(fig: Figure, dpi: int = 60) -> np.ndarray:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return np.asarray(Image.open(buf).convert("L"), dtype=float)
+
+
+def test_fast_grid_looks_like_the_axes_grid():
+    panels = _panels()
+    fast, _ = strip_grid(panels, ncols=4, n_algorithms=2)
+    slow = _axes_reference(panels, ncols=4)
+    a, b = _pixels(fast), _pixels(slow)
+    assert a.shape == b.shape
+    differs = np.abs(a - b) > 64
+    assert differs.mean() < 0.003, f"{differs.sum()} of {differs.size} pixels differ visibly"
+    assert np.abs(a - b).mean() < 1.0
+    dots = sum(len(c.get_offsets()) for c in fast.findobj(PathCollection))
+    assert dots == sum(s.scores.size for p in panels for s in p.strips)
+
+
+def test_task_scores_figure_keeps_names_dots_and_jitter():
+    report = make_report(3, names=["DQN", "$x$ & y", "N" * 40], reps=20, curves=False)
+    fig = plots.plot_task_scores(report)
+    texts = {t.get_text() for t in fig.findobj(matplotlib.text.Text)}
+    for name in report.algorithms:
+        assert plots.figure_label(name) in texts  # escaped and abbreviated as in every other figure
+    assert {plots.figure_label(t) for t in report.scores["task"].unique()} <= texts
+    dots = sum(len(c.get_offsets()) for c in fig.findobj(PathCollection))
+    assert dots == int(np.isfinite(report.scores["score"]).sum())
+    again = plots.plot_task_scores(report)  # fixed jitter: the same figure every time
+    assert np.array_equal(_pixels(fig), _pixels(again))
+
+
+def test_export_keeps_the_tight_crop_of_savefig():
+    report = make_report(2, reps=20, curves=False)
+    for draw in (plots.plot_interval_estimates, plots.plot_task_scores, plots.plot_rank_distributions):
+        files = _export.export(draw(report), ("png", "svg"))
+        buf = io.BytesIO()
+        draw(report).savefig(buf, format="png", dpi=_export.PNG_DPI, bbox_inches="tight")
+        ours, theirs = Image.open(io.BytesIO(files["png"])).size, Image.open(buf).size
+        assert all(abs(x - y) <= 2 for x, y in zip(ours, theirs)), (draw.__name__, ours, theirs)
+        root = ET.fromstring(files["svg"])
+        assert root.tag.endswith("svg")
+        width_pt = float(root.get("width").removesuffix("pt"))
+        assert math.isclose(width_pt / 72 * _export.PNG_DPI, ours[0], abs_tol=4)  # both formats, one layout
+
+
+def test_parallel_workers_write_the_same_bytes(tmp_path):
+    report = make_report(2, reps=30, curves=False)
+    one = _render.write_all(report, tmp_path / "one", workers=1)
+    two = _render.write_all(report, tmp_path / "two", workers=2)
+    assert [p.relative_to(tmp_path / "one") for p in one] == [p.relative_to(tmp_path / "two") for p in two]
+    for a, b in zip(one, two):
+        assert a.read_bytes() == b.read_bytes(), a.name
+
+
+def test_a_failing_figure_in_a_worker_is_a_warning(tmp_path, monkeypatch):
+    report = make_report(2, reps=30, curves=False)
+
+    def boom(r):
+        raise ValueError("bad profile")
+
+    monkeypatch.setattr(plots, "plot_optimality_gap_curve", boom)
+    with pytest.warns(RuntimeWarning, match="optimality_gap_curve.*bad profile"):
+        written = _render.write_all(report, tmp_path, workers=2)
+    assert not (tmp_path / "figures" / "optimality_gap_curve.png").exists()
+    assert (tmp_path / "figures" / "task_scores.png") in written
+
+
+def test_figure_formats_pick_the_files_and_the_page_inlines_what_exists(tmp_path):
+    report = make_report(2, reps=30, curves=False)
+    written = _render.write_all(report, tmp_path / "svg", figure_formats=("svg",), workers=1)
+    figures = [p for p in written if p.parent.name == "figures"]
+    assert figures and all(p.suffix == ".svg" for p in figures)
+    page = (tmp_path / "svg" / "report.html").read_text(encoding="utf-8")
+    assert page.count('src="data:image/svg+xml;base64,') == len(figures) and "image/png" not in page
+
+    out = _render.save_report(report, tmp_path / "bundle", figure_formats="png", workers=1)
+    names = {f.path for f in read_bundle(out).files}
+    assert "figures/task_scores.png" in names and not any(n.endswith(".svg") for n in names)
+    _, files = _render.rerender(out)  # a redraw keeps the bundle's formats
+    assert not any(n.endswith(".svg") for n in files) and "figures/task_scores.png" in files
+
+
+@pytest.mark.parametrize("bad", [("png", "gif"), (), "jpeg"])
+def test_bad_figure_formats_are_refused_before_any_work(tmp_path, bad):
+    report = make_report(2, reps=20, curves=False)
+    with pytest.raises(InputError, match="`figure_formats=`"):
+        _render.save_report(report, tmp_path / "out", figure_formats=bad)
+    assert not (tmp_path / "out").exists()
+    assert _export.check_formats(" SVG, png,svg") == ("svg", "png")
+
+
+def test_a_tables_only_save_imports_no_figure_code(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from rl_reliable_logger.render.writer import save_report\n"
+        "from tests.support.reports import make_report\n"
+        f"save_report(make_report(2, reps=20, curves=False), {str(tmp_path / 'out')!r}, figures=False)\n"
+        "loaded = [m for m in ('matplotlib', 'PIL', 'multiprocessing.pool', 'rl_reliable_logger.render.figures',"
+        " 'rl_reliable_logger.render.html') if m in sys.modules]\n"
+        "print(','.join(loaded))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == ""
+    assert (tmp_path / "out" / "aggregates.csv").exists()
