@@ -103,7 +103,9 @@ def main(argv: list[str] | None = None) -> float:
     parser.add_argument("--seed", type=float, default=0)
     parser.add_argument("--steps", type=float, default=2000)
     args = parser.parse_args(argv)
-    seed, steps = int(args.seed), int(args.steps)
+    if not float(args.seed).is_integer():
+        parser.error(f"--seed must be a whole number, got {args.seed}")
+    seed, steps = int(args.seed), int(args.steps)  # `mlflow run -P seed=3.0` passes floats
 
     import _path
     import mlflow
@@ -115,11 +117,13 @@ def main(argv: list[str] | None = None) -> float:
     # Under `mlflow run` the run already exists (MLFLOW_RUN_ID) and start_run() resumes it; when a
     # caller already has an active run (main.py --launcher inline) we log into that one.
     active = mlflow.active_run()
+    # read before start_run(): MLflow removes MLFLOW_RUN_ID from the environment when it resumes that run
+    resumed = "MLFLOW_RUN_ID" in os.environ
     run = (
         contextlib.nullcontext(active) if active else mlflow.start_run(run_name=f"{args.algorithm}-{args.task}-s{seed}")
     )
     with run:
-        if not active and "MLFLOW_RUN_ID" not in os.environ:  # plain `python train.py`: record the config
+        if not active and not resumed:  # plain `python train.py`: record the config (`mlflow run` logged -P params)
             mlflow.log_params({"algorithm": args.algorithm, "task": args.task, "seed": seed, "steps": steps})
         for step, value in curve:
             mlflow.log_metrics({"normalized_reward": value}, step=step)

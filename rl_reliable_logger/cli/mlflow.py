@@ -18,9 +18,18 @@ import argparse
 import sys
 from typing import Any
 
-from .common import check_output, run_and_report, tracker_fields
+from .common import check_output, run_and_report
 from .flags import CliError, cli_message
-from .options import add_analysis_options, add_field_options, add_output_options, analysis_options
+from .options import (
+    add_analysis_options,
+    add_field_options,
+    add_output_options,
+    add_retry_option,
+    add_source_options,
+    analysis_options,
+    retry_policy,
+    source_kwargs,
+)
 
 _DESCRIPTION = """\
 Pull the runs of one or more MLflow experiments (names or ids), group them into algorithm x task x
@@ -96,7 +105,7 @@ def register(subparsers: Any) -> None:
         metavar="METRIC",
         help="metric whose full history (get_metric_history) gives the learning curves; with --curves",
     )
-    add_field_options(
+    fields = add_field_options(
         parser,
         DEFAULT_REFS,
         what="field reference",
@@ -104,6 +113,8 @@ def register(subparsers: Any) -> None:
         refs="tags.X, params.X, metrics.X, run.name, ...",
         run_key=False,
     )
+    add_source_options(fields)
+    add_retry_option(src)
     pub = parser.add_argument_group("publishing to MLflow")
     pub.add_argument(
         "--publish",
@@ -145,19 +156,10 @@ def _handler(args: argparse.Namespace) -> int:
         )
     try:
         check_output(args)
-        source = MlflowSource(args.experiment, tracking_uri=args.tracking_uri, filter_string=args.filter)
-        table = source.table(
-            algorithm=args.algorithm_key,
-            task=args.task_key,
-            seed=args.seed_key,
-            score=args.score_key,
-            include_unfinished=args.include_unfinished,
-            on_invalid="drop" if args.drop_invalid else "raise",
-            curve_key=args.curve_key if options.curves else None,
-            algorithms=options.only_algorithms,
-            tasks=options.only_tasks,
-            extra_fields=tracker_fields(options.hyperparameter_keys),
+        source = MlflowSource(
+            args.experiment, tracking_uri=args.tracking_uri, filter_string=args.filter, retry=retry_policy(args)
         )
+        table = source.table(**source_kwargs(args, options, default_kind="params"))
         if "tracker_run_id" in table.frame:  # before any computation: never publish onto a source run
             check_not_source(run_id, table.frame["tracker_run_id"].astype(str))
     except RLReliableError as err:

@@ -26,8 +26,12 @@ __all__ = [
     "add_analysis_options",
     "add_field_options",
     "add_output_options",
+    "add_retry_option",
+    "add_source_options",
     "analysis_options",
     "names",
+    "retry_policy",
+    "source_kwargs",
 ]
 
 
@@ -301,7 +305,7 @@ def add_field_options(
         ("algorithm", "the algorithm"),
         ("task", "the task / environment"),
         ("seed", "the seed"),
-        ("score", "the final score"),
+        ("score", "the final score (trackers: a comma-separated fallback list, first one a run has)"),
     ):
         g.add_argument(
             f"--{name}-key",
@@ -376,3 +380,87 @@ def analysis_options(args: argparse.Namespace, *, progress: bool = False) -> Any
         return AnalysisOptions(progress=progress, **values)
     except OptionError as err:
         raise CliError(cli_message(err)) from None
+
+
+# ---------------------------------------------------------------------------- tracker sources
+def add_source_options(group: Any) -> None:
+    """The source flags every tracker subcommand shares: ``--score-rule``, ``--variant-key``, ``--run-key``.
+
+    ``group`` is the field group returned by :func:`add_field_options` (called with ``run_key=False``).
+    """
+    group.add_argument(
+        "--score-rule",
+        default="last",
+        metavar="RULE",
+        help="how the final score is read from --score-key: last (default: its stored value), mean-last-N "
+        "(mean of its last N logged values), at-budget:STEP (its value at or before STEP; runs short of it "
+        "are named), max (best logged value; biased upwards, warned)",
+    )
+    group.add_argument(
+        "--variant-key",
+        action="append",
+        metavar="REF",
+        help="append this field to the algorithm label, one label per sweep configuration "
+        "(e.g. --variant-key config.lr gives 'PPO lr=0.001'); comma-separated, repeatable",
+    )
+    group.add_argument(
+        "--run-key",
+        default=None,
+        metavar="REF",
+        help="field with a run's identity (default: the tracker's run id, so seeds reused across "
+        "configurations are fine; two runs with one configuration and seed are reported as duplicates)",
+    )
+
+
+def add_retry_option(group: Any) -> None:
+    """``--retry-for SECONDS``: how long a tracker command rides out an outage before it gives up."""
+    group.add_argument(
+        "--retry-for",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="retry tracker requests that failed for a transient cause (timeout, 5xx, 429 honouring "
+        "Retry-After, connection) with exponential backoff and jitter for up to this long (default: 300; 0: never)",
+    )
+
+
+def retry_policy(args: argparse.Namespace) -> Any:
+    """The tracker retry policy of ``--retry-for``."""
+    from ..trackers.base.retry import RetryPolicy
+
+    seconds = float(getattr(args, "retry_for", 0.0) or 0.0)
+    if seconds < 0:
+        raise CliError(f"--retry-for must be 0 or more seconds, got {seconds:g}")
+    return RetryPolicy(total=seconds)
+
+
+def source_kwargs(args: argparse.Namespace, options: Any, *, default_kind: str) -> dict[str, Any]:
+    """Keyword arguments of ``Source.table()`` from parsed flags: the one mapping of the source flags.
+
+    ``--hyperparameter-keys lr`` (no kind) reads ``<default_kind>.lr`` (``config`` on W&B, ``params``
+    on MLflow) into a column named ``lr``; ``config.lr`` reads that reference into a column of that name.
+    """
+    extra = {}
+    for key in getattr(options, "hyperparameter_keys", ()) or ():
+        kind = str(key).split(".", 1)[0]
+        extra[str(key)] = str(key) if "." in str(key) and kind in _REF_KINDS else f"{default_kind}.{key}"
+    curves = bool(getattr(options, "curves", False))
+    return {
+        "algorithm": args.algorithm_key,
+        "task": args.task_key,
+        "seed": args.seed_key,
+        "score": names(args.score_key),
+        "include_unfinished": args.include_unfinished,
+        "on_invalid": "drop" if args.drop_invalid else "raise",
+        "curve_key": args.curve_key if curves else None,
+        "algorithms": options.only_algorithms,
+        "tasks": options.only_tasks,
+        "extra_fields": extra or None,
+        "run_key": args.run_key,
+        "variant": list(_joined(args.variant_key) or ()),
+        "score_rule": args.score_rule,
+    }
+
+
+#: Kinds of tracker field references (``trackers.base.records.KINDS``, checked by a test).
+_REF_KINDS = ("config", "summary", "params", "metrics", "tags", "run")

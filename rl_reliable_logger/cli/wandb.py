@@ -15,9 +15,18 @@ import json
 import sys
 from typing import Any
 
-from .common import check_output, run_and_report, tracker_fields
+from .common import check_output, run_and_report
 from .flags import CliError, cli_message
-from .options import add_analysis_options, add_field_options, add_output_options, analysis_options
+from .options import (
+    add_analysis_options,
+    add_field_options,
+    add_output_options,
+    add_retry_option,
+    add_source_options,
+    analysis_options,
+    retry_policy,
+    source_kwargs,
+)
 
 _DESCRIPTION = """\
 Pull the runs of a W&B project (optionally one sweep and a W&B filter), or read offline runs
@@ -96,7 +105,7 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help=f"runs per listing request (default: {DEFAULT_PER_PAGE}; 1000 runs = 5 requests)",
     )
-    add_field_options(
+    fields = add_field_options(
         parser,
         DEFAULT_REFS,
         what="field reference",
@@ -104,6 +113,8 @@ def register(subparsers: Any) -> None:
         refs="config.X, summary.X, tags.PREFIX, run.group, ...",
         run_key=False,
     )
+    add_source_options(fields)
+    add_retry_option(src)
     wait = parser.add_argument_group("sweep post-hook")
     wait.add_argument(
         "--wait",
@@ -116,6 +127,14 @@ def register(subparsers: Any) -> None:
         default=6 * 3600,
         metavar="SECONDS",
         help="give up waiting after this long (default: 21600 = 6 h)",
+    )
+    wait.add_argument(
+        "--expect-runs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="also wait until the sweep has N runs (default: the expected run count of a grid sweep). "
+        "An outage during the wait is ridden out; a FAILED, CRASHED or CANCELED sweep ends it",
     )
     wait.add_argument("--poll", type=float, default=30.0, metavar="SECONDS", help="seconds between polls (default: 30)")
     pub = parser.add_argument_group("publishing to W&B")
@@ -180,7 +199,12 @@ def _handler(args: argparse.Namespace) -> int:
     try:
         check_output(args, inputs=[args.offline_dir] if args.offline_dir else ())
         source = WandbSource(
-            path=args.path, offline_dir=args.offline_dir, sweep=args.sweep, filters=filters, per_page=args.per_page
+            path=args.path,
+            offline_dir=args.offline_dir,
+            sweep=args.sweep,
+            filters=filters,
+            per_page=args.per_page,
+            retry=retry_policy(args),
         )
         if args.wait:
             wait_for_sweep(
@@ -188,20 +212,10 @@ def _handler(args: argparse.Namespace) -> int:
                 args.sweep,
                 timeout=args.wait_timeout,
                 poll=args.poll,
+                expect_runs=args.expect_runs,
                 progress=lambda line: print(line, file=sys.stderr, flush=True),
             )
-        table = source.table(
-            algorithm=args.algorithm_key,
-            task=args.task_key,
-            seed=args.seed_key,
-            score=args.score_key,
-            include_unfinished=args.include_unfinished,
-            on_invalid="drop" if args.drop_invalid else "raise",
-            curve_key=args.curve_key if options.curves else None,
-            algorithms=options.only_algorithms,
-            tasks=options.only_tasks,
-            extra_fields=tracker_fields(options.hyperparameter_keys),
-        )
+        table = source.table(**source_kwargs(args, options, default_kind="config"))
         sink = sink_for(
             source,
             target=args.publish,

@@ -461,8 +461,9 @@ class ScoreTable:
     def final(self, at_step: float | None = None) -> ScoreTable:
         """One row per run: the score at the last step (the table itself if it has no steps).
 
-        With ``at_step`` (a common training budget), the score at the last step at or before it; runs
-        with no step that early are left out (the caller reports them).
+        A tracker table's ``final_score`` column (the score key's value, kept apart from the learning
+        curve) is the final score. With ``at_step`` (a common training budget), the score at the last
+        step at or before it instead; runs with no step that early are left out (the caller reports them).
         """
         if not self.has_steps:
             return self
@@ -470,6 +471,10 @@ class ScoreTable:
         if at_step is not None:
             frame = frame[frame["step"].astype(float) <= float(at_step)]
         last = frame.groupby(["algorithm", "task", "run_id"], sort=False).tail(1).sort_index()
+        if "final_score" in last.columns:  # a tracker's final score, kept apart from its learning curve
+            if at_step is None:
+                last = last.assign(score=last["final_score"].astype(float))
+            last = last.drop(columns=["final_score"])
         return self._replace(last.drop(columns=["step"]))
 
     def _replace(self, frame: pd.DataFrame) -> ScoreTable:

@@ -14,26 +14,12 @@ flags are needed in the common case.
 
 from __future__ import annotations
 
-import math
+import os
 import sys
 from typing import Any
 
 from ..errors import TrackerError
-
-
-def _validate(score: Any, algorithm: str, task: str) -> float:
-    try:
-        value = float(score)
-    except (TypeError, ValueError):
-        raise ValueError(f"log_final_score: the score must be a number, got {score!r}") from None
-    if not math.isfinite(value):
-        raise ValueError(
-            f"log_final_score: refusing non-finite score {value!r} for {algorithm} / {task}; nothing was written, "
-            "the run is left as it was. Fix the evaluation (e.g. a diverged return) and call again."
-        )
-    if not str(algorithm).strip() or not str(task).strip():
-        raise ValueError("log_final_score: algorithm and task must be non-empty strings")
-    return value
+from .base.final_score import check_final_score
 
 
 def log_final_score(score: float, *, algorithm: str, task: str, seed: int | str, run: Any = None) -> str:
@@ -43,7 +29,11 @@ def log_final_score(score: float, *, algorithm: str, task: str, seed: int | str,
         score: the run's final evaluation score (e.g. mean return of the last evaluation).
         algorithm, task, seed: how the run is grouped in the analysis.
         run: a ``wandb`` Run, an MLflow run id, or None for the active run of whichever tracker
-            has one (W&B first).
+            has one (W&B first; then MLflow's active run, or the run named by ``MLFLOW_RUN_ID``
+            as under ``mlflow run``).
+
+    Raises:
+        ValueError: the score is a boolean, text or not finite, or a field is empty (nothing written).
 
     Returns:
         ``"wandb"`` or ``"mlflow"``: the tracker written to.
@@ -53,16 +43,16 @@ def log_final_score(score: float, *, algorithm: str, task: str, seed: int | str,
         >>> with mlflow.start_run():                                          # doctest: +SKIP
         ...     log_final_score(412.0, algorithm="PPO", task="CartPole-v1", seed=3)
     """
-    value = _validate(score, algorithm, task)
+    checked = check_final_score(score, algorithm=algorithm, task=task, seed=seed)
     target = _detect(run)
     if target == "wandb":
         from .wandb.final_score import write_final_score as write_wandb
 
-        write_wandb(value, algorithm=str(algorithm), task=str(task), seed=seed, run=run)
+        write_wandb(checked.score, algorithm=checked.algorithm, task=checked.task, seed=checked.seed, run=run)
     else:
         from .mlflow.final_score import write_final_score as write_mlflow
 
-        write_mlflow(value, algorithm=str(algorithm), task=str(task), seed=seed, run=run)
+        write_mlflow(checked.score, algorithm=checked.algorithm, task=checked.task, seed=checked.seed, run=run)
     return target
 
 
@@ -76,6 +66,8 @@ def _detect(run: Any) -> str:
         return "wandb"
     mlflow = sys.modules.get("mlflow")
     if mlflow is not None and mlflow.active_run() is not None:
+        return "mlflow"
+    if os.environ.get("MLFLOW_RUN_ID"):  # an `mlflow run` entry point that has not started its run
         return "mlflow"
     raise TrackerError(
         "log_final_score: no active tracker run. Call it inside `wandb.init(...)` or `mlflow.start_run()`, "

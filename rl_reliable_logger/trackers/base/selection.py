@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ...errors import InputError
 from .messages import kw
 from .records import FINISHED, FieldRef, RunRecord, parse_field_ref, records_to_table, resolve
+from .scoring import history_name, parse_score_rule, score_refs
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...data.scores import ScoreTable
@@ -109,7 +110,7 @@ def source_table(
     records: Sequence[RunRecord],
     *,
     tracker: str,
-    refs: Mapping[str, str],
+    refs: Mapping[str, str | Sequence[str]],
     is_analysis: Callable[[RunRecord], bool],
     source: Mapping[str, Any],
     include_unfinished: bool = False,
@@ -119,14 +120,27 @@ def source_table(
     algorithms: Sequence[str] | None = None,
     tasks: Sequence[str] | None = None,
     extra_fields: Mapping[str, str] | None = None,
+    run_key: str | None = None,
+    variant: Sequence[str] = (),
+    score_rule: str | None = None,
 ) -> ScoreTable:
     """Select runs and group them into a ScoreTable: the one path every tracker Source takes.
 
-    ``fill_history(kept_runs, key)`` reads histories only for the runs that are used (a tracker
-    that already has them passes None). Skipped runs are listed in ``table.source["skipped"]``;
-    unrelated and unfinished runs are also said in ``table.warnings`` (printed on the console).
+    ``refs["score"]`` may be a fallback list (``"summary.a,summary.b"``); ``score_rule``, ``variant``
+    and ``run_key`` are as in :func:`~.records.records_to_table`. ``fill_history(kept_runs, key)``
+    reads histories only for the runs that are used (a tracker that already has them passes None).
+    Skipped runs are listed in ``table.source["skipped"]``; unrelated and unfinished runs are also
+    said in ``table.warnings`` (printed on the console).
     """
-    parsed = parse_refs(refs)
+    try:
+        scores = score_refs(refs["score"])
+        rule = parse_score_rule(score_rule)
+    except ValueError as err:
+        raise InputError(str(err)) from None
+    shown: dict[str, str] = {name: str(refs[name]) for name in ("algorithm", "task", "seed")}
+    parsed = parse_refs(shown)
+    parsed.update(parse_refs({f"score {i}": ref for i, ref in enumerate(scores)}))
+    flat = {**shown, "score": ",".join(scores)}
     kept, skipped = select_records(records, parsed, is_analysis=is_analysis, algorithms=algorithms, tasks=tasks)
     info = dict(source)
     info.update({"n_runs_found": len(records), "skipped": skipped})
@@ -138,7 +152,7 @@ def source_table(
     if not kept:
         reason = (
             f"; {len(skipped)} run(s) were skipped because they have none of the fields "
-            f"{', '.join(refs.values())} or are analysis runs"
+            f"{', '.join(flat.values())} or are analysis runs"
             if skipped
             else ""
         )
@@ -146,18 +160,27 @@ def source_table(
             f"no runs to analyse in {where}{reason}. Runs need the fields named by {kw('algorithm=')}, "
             f"{kw('task=')}, {kw('seed=')} and {kw('score=')} (default: what rl_reliable_logger.log_final_score writes)."
         )
-    if history_key is not None and fill_history is not None:
-        fill_history([r for r in kept if include_unfinished or r.state == FINISHED], history_key)
+    wanted = [history_key] if history_key is not None else []
+    if rule.needs_history:
+        wanted += [history_name(ref) for ref in scores]
+    if wanted and fill_history is not None:
+        used = [r for r in kept if include_unfinished or r.state == FINISHED]
+        for key in dict.fromkeys(wanted):
+            fill_history(used, key)
     table = records_to_table(
         kept,
-        **{name: refs[name] for name in ("algorithm", "task", "seed", "score")},
+        **shown,
+        score=scores,
         include_unfinished=include_unfinished,
         on_invalid=on_invalid,
         history_key=history_key,
         source=info,
         extra_fields=extra_fields,
+        run_key=run_key,
+        variant=variant,
+        score_rule=rule,
     )
-    note = unrelated_warning(skipped, refs, tracker)
+    note = unrelated_warning(skipped, flat, tracker)
     if note:
         table.warnings.append(note)
     excluded = table.source.get("excluded") or []

@@ -1,30 +1,24 @@
 """MLflow client plumbing: one MlflowClient per tracking URI, bounded retries, clear errors.
 
 ``mlflow`` is imported inside these functions, so ``import rl_reliable_logger`` works without it.
-HTTP(S) tracking servers are retried with MLflow's own backoff, bounded by default to
-:data:`RETRY_DEFAULTS` (override with the ``MLFLOW_HTTP_REQUEST_*`` environment variables); after
-that a :class:`TrackerError` names the URI and what to check.
+Each request is retried by MLflow itself (its ``MLFLOW_HTTP_REQUEST_*`` settings, which this package
+never changes: changing ``os.environ`` around calls made from several threads races); on top of that a
+:class:`~rl_reliable_logger.trackers.base.retry.RetryPolicy` handed to :class:`Tracker` retries calls
+that failed for a transient cause (timeout, 5xx, 429, connection) within a bounded total time. After
+that a :class:`TrackerError` names the URI, the cause and what to check.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ...errors import TrackerError
 from ...redaction import redact
 from ..base.messages import kw
-
-#: Bounded retry settings used unless the environment sets them (MLflow's own defaults retry a
-#: dead server for minutes: 7 retries, backoff factor 2, 120 s timeout).
-RETRY_DEFAULTS = {
-    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "3",
-    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
-    "MLFLOW_HTTP_REQUEST_TIMEOUT": "30",
-}
+from ..base.retry import RetryPolicy, classify, no_retries
 
 PAGE_SIZE = 1000
 
@@ -60,19 +54,6 @@ def _sqlite_path(uri: str) -> Path | None:
     return Path(path if path.startswith("/") else path)
 
 
-@contextlib.contextmanager
-def _bounded_retries() -> Iterator[None]:
-    """Apply :data:`RETRY_DEFAULTS` for the duration of a call unless the user set them."""
-    added = [key for key in RETRY_DEFAULTS if key not in os.environ]
-    for key in added:
-        os.environ[key] = RETRY_DEFAULTS[key]
-    try:
-        yield
-    finally:
-        for key in added:
-            os.environ.pop(key, None)
-
-
 def _is_connection_error(err: BaseException) -> bool:
     text = str(err)
     markers = (
@@ -93,8 +74,9 @@ def _is_connection_error(err: BaseException) -> bool:
 class Tracker:
     """One MlflowClient on one URI; every call goes through :meth:`call` (retries + clear errors)."""
 
-    def __init__(self, tracking_uri: str | None = None, *, must_exist: bool = True):
+    def __init__(self, tracking_uri: str | None = None, *, must_exist: bool = True, retry: RetryPolicy | None = None):
         mlflow = _import_mlflow()
+        self.retry = retry if retry is not None else no_retries()
         self.uri = _resolve_uri(tracking_uri)
         self.shown_uri = redact(self.uri)
         path = _sqlite_path(self.uri)
@@ -107,29 +89,39 @@ class Tracker:
         self.client = mlflow.MlflowClient(tracking_uri=self.uri)
 
     def call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """``fn(*args, **kwargs)`` under this tracker's retry policy; tracker failures become TrackerError."""
         from mlflow.exceptions import MlflowException
 
-        with _bounded_retries():
+        def once() -> Any:
             try:
                 return fn(*args, **kwargs)
             except MlflowException as err:
                 if _is_remote(self.uri) and _is_connection_error(err):
-                    raise TrackerError(self._unreachable(what, err)) from err
+                    raise self._failure(what, err) from err
                 raise
             except OSError as err:  # requests' ConnectionError is an OSError
                 if _is_remote(self.uri):
-                    raise TrackerError(self._unreachable(what, err)) from err
+                    raise self._failure(what, err) from err
                 raise
 
+        return self.retry.call(once, what)
+
+    def _failure(self, what: str, err: BaseException) -> TrackerError:
+        failure = TrackerError(self._unreachable(what, err))
+        failure.tracker_cause = classify(err)  # type: ignore[attr-defined]
+        return failure
+
     def _unreachable(self, what: str, err: BaseException) -> str:
-        retries = os.environ.get("MLFLOW_HTTP_REQUEST_MAX_RETRIES", RETRY_DEFAULTS["MLFLOW_HTTP_REQUEST_MAX_RETRIES"])
+        retries = os.environ.get("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "MLflow's default number of")
         detail = redact(str(err).splitlines()[0] if str(err) else "")[:400]
+        cause = classify(err)
         return (
-            f"could not reach the MLflow tracking server at {self.shown_uri} ({what}; gave up after "
-            f"{retries} retries): {detail}\nCheck that the server is running (`mlflow server --host ... "
+            f"could not reach the MLflow tracking server at {self.shown_uri} ({cause}; {what}; gave up after "
+            f"{retries} retries per request, {self.retry.total:.0f} s of retrying in all): {detail}\n"
+            "Check that the server is running (`mlflow server --host ... "
             f"--port ...`), that the URI is right ({kw('tracking_uri=')} / MLFLOW_TRACKING_URI) and that no proxy or "
-            "firewall blocks it. Retries and timeout are set by MLFLOW_HTTP_REQUEST_MAX_RETRIES, "
-            "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR and MLFLOW_HTTP_REQUEST_TIMEOUT."
+            "firewall blocks it. Retries per request and the timeout are set by MLFLOW_HTTP_REQUEST_MAX_RETRIES, "
+            f"MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR and MLFLOW_HTTP_REQUEST_TIMEOUT; the total time by {kw('retry_for=')}."
         )
 
     # ------------------------------------------------------------------ experiments

@@ -6,11 +6,14 @@ Tags ``rl_reliable_algorithm``, ``rl_reliable_task``, ``rl_reliable_seed`` and t
 
 from __future__ import annotations
 
-import math
+import os
 import time
 from typing import Any
 
+from ...errors import TrackerError
+from ..base.final_score import check_final_score
 from ..base.records import DEFAULT_KEYS
+from ..base.retry import RetryPolicy
 from .client import Tracker, _import_mlflow
 
 
@@ -26,23 +29,14 @@ def write_final_score(score: Any, algorithm: Any, task: Any, seed: Any, run: Any
         >>> with mlflow.start_run():                                              # doctest: +SKIP
         ...     write_final_score(812.5, algorithm="PPO", task="Hopper-v4", seed=3)
     """
-    try:
-        value = float(score)
-    except (TypeError, ValueError):
-        raise ValueError(f"log_final_score: score must be a number, got {score!r}; nothing was logged.") from None
-    if isinstance(score, bool) or not math.isfinite(value):
-        raise ValueError(
-            f"log_final_score: refusing non-finite score {score!r} for {algorithm} / {task} seed {seed}; nothing "
-            "was logged and the run is unchanged. Log a finite final score (e.g. the mean evaluation return)."
-        )
-    for name, v in (("algorithm", algorithm), ("task", task), ("seed", seed)):
-        if v is None or str(v).strip() == "":
-            raise ValueError(f"log_final_score: {name} is empty; nothing was logged.")
+    checked = check_final_score(score, algorithm=algorithm, task=task, seed=seed)
+    value, algorithm, task, seed = checked.score, checked.algorithm, checked.task, checked.seed
     mlflow = _import_mlflow()
     from mlflow.entities import Metric, RunTag
 
     run_id = _run_id_of(run, mlflow)
-    tracker = Tracker(None, must_exist=False)
+    # the end of a long training run: ride out a server restart rather than lose the score
+    tracker = Tracker(None, must_exist=False, retry=RetryPolicy())
     client = tracker.client
     current = tracker.call("reading the run", client.get_run, run_id).data.tags
     wanted = {
@@ -78,11 +72,13 @@ def _seed_text(seed: Any) -> str:
 def _run_id_of(run: Any, mlflow: Any) -> str:
     if run is None:
         active = mlflow.active_run()
-        if active is None:
-            raise ValueError(
-                "log_final_score: no active MLflow run; call it inside `with mlflow.start_run():` or pass run=<run id>."
-            )
-        return active.info.run_id
+        if active is not None:
+            return active.info.run_id
+        if os.environ.get("MLFLOW_RUN_ID"):  # `mlflow run` made the run; the script never started it
+            return os.environ["MLFLOW_RUN_ID"]
+        raise TrackerError(
+            "log_final_score: no active MLflow run; call it inside `with mlflow.start_run():` or pass run=<run id>."
+        )
     if isinstance(run, str):
         return run
     info = getattr(run, "info", None)

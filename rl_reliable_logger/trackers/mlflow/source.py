@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import TrackerError
 from ..base.records import DEFAULT_KEYS, RunRecord
+from ..base.retry import RetryPolicy
+from ..base.scoring import history_name
 from ..base.selection import source_table
 from .client import PAGE_SIZE, Tracker, _is_remote, _run_url
 
@@ -89,13 +91,14 @@ class MlflowSource:
         tracking_uri: str | None = None,
         filter_string: str = "",
         page_size: int = PAGE_SIZE,
+        retry: RetryPolicy | None = None,
     ):
         self.experiments = [experiments] if isinstance(experiments, str) else [str(e) for e in experiments]
         if not self.experiments:
             raise TrackerError("no MLflow experiment given: pass `experiments=` (a name or id; several allowed).")
         self.filter_string = filter_string or ""
         self.page_size = page_size
-        self.client = Tracker(tracking_uri)
+        self.client = Tracker(tracking_uri, retry=retry)
         self.tracking_uri = self.client.uri
         self._cache: tuple[list[RunRecord], list[Any]] | None = None
 
@@ -143,19 +146,20 @@ class MlflowSource:
         algorithm: str = DEFAULT_REFS["algorithm"],
         task: str = DEFAULT_REFS["task"],
         seed: str = DEFAULT_REFS["seed"],
-        score: str = DEFAULT_REFS["score"],
+        score: str | Sequence[str] = DEFAULT_REFS["score"],
         include_unfinished: bool = False,
         on_invalid: str = "raise",
         curve_key: str | None = None,
         algorithms: Sequence[str] | None = None,
         tasks: Sequence[str] | None = None,
         extra_fields: Mapping[str, str] | None = None,
+        run_key: str | None = None,
+        variant: Sequence[str] = (),
+        score_rule: str | None = None,
     ) -> ScoreTable:
         """See :func:`mlflow_table`."""
         records, exps = self._listing()
-        history_key = None
-        if curve_key:
-            history_key = curve_key.split(".", 1)[1] if curve_key.startswith("metrics.") else curve_key
+        history_key = history_name(curve_key) if curve_key else None
         source = {
             "tracker": "mlflow",
             "tracking_uri": self.client.shown_uri,
@@ -176,6 +180,9 @@ class MlflowSource:
             algorithms=algorithms,
             tasks=tasks,
             extra_fields=extra_fields,
+            run_key=run_key,
+            variant=variant,
+            score_rule=score_rule,
         )
 
 

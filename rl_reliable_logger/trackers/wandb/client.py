@@ -15,6 +15,7 @@ from typing import Any
 
 from ...errors import TrackerError
 from ...redaction import redact
+from ..base.retry import classify
 
 
 # ---------------------------------------------------------------------------- client plumbing
@@ -82,7 +83,10 @@ def _describe_error(exc: BaseException, what: str) -> TrackerError:
         hint = "check the ENTITY/PROJECT spelling (and that your key can see it)."
     else:
         hint = "see the message above."
-    return TrackerError(f"W&B request failed while {what} at {base_url}: {name}: {redact(text)}. {hint}")
+    cause = classify(exc)
+    err = TrackerError(f"W&B request failed ({cause}) while {what} at {base_url}: {name}: {redact(text)}. {hint}")
+    err.tracker_cause = cause  # type: ignore[attr-defined]
+    return err
 
 
 @contextlib.contextmanager

@@ -7,10 +7,10 @@ exactly these by default.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ...errors import TrackerError
+from ..base.final_score import check_final_score
 from ..base.records import DEFAULT_KEYS
 from .client import _import_wandb
 
@@ -33,20 +33,8 @@ def write_final_score(score: float, algorithm: str, task: str, seed: Any, run: A
             "no active W&B run: call log_final_score after `wandb.init(...)` and before `run.finish()`, "
             "or pass run=<the wandb Run> (needed for runs made with reinit='create_new')"
         )
-    try:
-        value = float(score)
-    except (TypeError, ValueError):
-        raise ValueError(f"final score must be a number, got {score!r} for {algorithm}/{task} seed {seed}") from None
-    if not math.isfinite(value):
-        raise ValueError(
-            f"final score is {value} for {algorithm}/{task} seed {seed}; log a finite number "
-            "(a diverged run should be recorded with its real final return, or not at all)"
-        )
-    for label, v in (("algorithm", algorithm), ("task", task)):
-        if not isinstance(v, str) or not v.strip():
-            raise ValueError(f"{label} must be a non-empty string, got {v!r}")
-    if hasattr(seed, "item"):
-        seed = seed.item()  # numpy scalar -> Python
+    checked = check_final_score(score, algorithm=algorithm, task=task, seed=seed)
+    value, algorithm, task, seed = checked.score, checked.algorithm, checked.task, checked.seed
     key = DEFAULT_KEYS["score"]
     run.config.update(
         {DEFAULT_KEYS["algorithm"]: algorithm, DEFAULT_KEYS["task"]: task, DEFAULT_KEYS["seed"]: seed},

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from ...errors import InputError
 from ..base.messages import kw
 from ..base.records import DEFAULT_KEYS, RunRecord
+from ..base.retry import RetryPolicy
+from ..base.scoring import history_name, parse_score_rule, score_refs
 from ..base.selection import source_table
 from .client import _api, _errors, split_path
 from .offline import read_offline_runs
@@ -128,6 +130,13 @@ def combine_filters(
     return parts[0] if len(parts) == 1 else {"$and": parts}
 
 
+def on_retry(line: str) -> None:
+    """Say a retry on stderr: an outage being waited out is never silent."""
+    import sys
+
+    print(f"warning: {line}", file=sys.stderr, flush=True)
+
+
 def load_wandb_runs(
     path: str,
     *,
@@ -141,6 +150,7 @@ def load_wandb_runs(
     retry_max: int | None = None,
     retry_wait_max: float | None = None,
     api: Any = None,
+    retry: RetryPolicy | None = None,
 ) -> list[RunRecord]:
     """All runs of ``ENTITY/PROJECT`` (optionally one ``sweep`` and W&B ``filters``) as RunRecords.
 
@@ -156,6 +166,25 @@ def load_wandb_runs(
     """
     if per_page < 1:
         raise ValueError("per_page must be at least 1")
+    if retry is not None and retry.total > 0:
+        # the whole listing is retried (a failed page leaves no half-read state behind)
+        return retry.call(
+            lambda: load_wandb_runs(
+                path,
+                sweep=sweep,
+                filters=filters,
+                per_page=per_page,
+                history_keys=history_keys,
+                history_states=history_states,
+                order=order,
+                timeout=timeout,
+                retry_max=retry_max,
+                retry_wait_max=retry_wait_max,
+                api=api,
+            ),
+            f"listing runs of {path}",
+            on_retry=on_retry,
+        )
     entity, project = split_path(path)
     if api is None:
         api = _api(timeout=timeout, retry_max=retry_max, retry_wait_max=retry_wait_max)
@@ -211,6 +240,7 @@ class WandbSource:
         sweep: str | None = None,
         filters: Mapping[str, Any] | None = None,
         per_page: int = DEFAULT_PER_PAGE,
+        retry: RetryPolicy | None = None,
     ):
         if bool(path) == bool(offline_dir):
             raise InputError(
@@ -229,6 +259,7 @@ class WandbSource:
         self.sweep = sweep
         self.filters = dict(filters) if filters else None
         self.per_page = int(per_page)
+        self.retry = retry
         self.problems: list[str] = []
         self._records: list[RunRecord] | None = None
 
@@ -248,6 +279,7 @@ class WandbSource:
                     filters=self.filters,
                     per_page=self.per_page,
                     history_keys=list(history_keys) or None,
+                    retry=self.retry,
                 )
             self._records = records
         return self._records
@@ -280,16 +312,26 @@ class WandbSource:
         algorithm: str = DEFAULT_REFS["algorithm"],
         task: str = DEFAULT_REFS["task"],
         seed: str = DEFAULT_REFS["seed"],
-        score: str = DEFAULT_REFS["score"],
+        score: str | Sequence[str] = DEFAULT_REFS["score"],
         include_unfinished: bool = False,
         on_invalid: str = "raise",
         curve_key: str | None = None,
         algorithms: Sequence[str] | None = None,
         tasks: Sequence[str] | None = None,
         extra_fields: Mapping[str, str] | None = None,
+        run_key: str | None = None,
+        variant: Sequence[str] = (),
+        score_rule: str | None = None,
     ) -> ScoreTable:
         """The selected runs as a ScoreTable (shared selection; see ``trackers.base.selection``)."""
-        records = self.records(history_keys=[curve_key] if curve_key else ())
+        curve = history_name(curve_key) if curve_key else None
+        keys = [curve] if curve else []
+        try:
+            if parse_score_rule(score_rule).needs_history:
+                keys += [history_name(ref) for ref in score_refs(score)]
+        except ValueError as err:
+            raise InputError(str(err)) from None
+        records = self.records(history_keys=list(dict.fromkeys(keys)))
         return source_table(
             records,
             tracker="W&B",
@@ -298,10 +340,13 @@ class WandbSource:
             source=self.source_info(),
             include_unfinished=include_unfinished,
             on_invalid=on_invalid,
-            history_key=curve_key,
+            history_key=curve,
             algorithms=algorithms,
             tasks=tasks,
             extra_fields=extra_fields,
+            run_key=run_key,
+            variant=variant,
+            score_rule=score_rule,
         )
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from ...errors import TrackerError
 from ..base.messages import kw
+from ..base.retry import TRANSIENT, classify
 from .client import _api, _errors, split_path
 from .source import DEFAULT_PER_PAGE, combine_filters
 
@@ -43,41 +44,87 @@ def sweep_status(path: str, sweep: str, *, api: Any = None) -> dict[str, Any]:
     }
 
 
+#: Sweep states that end a wait without a result to wait for.
+FAILED_STATES = ("FAILED", "CRASHED", "CANCELED")
+
+
+def _expected_runs(status: dict[str, Any], expect_runs: int | None) -> int | None:
+    return int(expect_runs) if expect_runs is not None else status.get("expected")
+
+
 def wait_for_sweep(
     path: str,
     sweep: str,
     *,
     timeout: float = 6 * 3600,
     poll: float = 30.0,
+    expect_runs: int | None = None,
     progress: Callable[[str], None] | None = print,
     api: Any = None,
     _sleep: Callable[[float], None] = time.sleep,
     _clock: Callable[[], float] = time.monotonic,
 ) -> dict[str, Any]:
-    """Block until the sweep is FINISHED (or CANCELED) and none of its runs is running or pending.
+    """Block until the sweep is FINISHED, none of its runs is running or pending and enough runs exist.
 
-    Raises ``TrackerError`` after ``timeout`` seconds, saying what is still going. ``progress``
-    receives one line per poll. Returns the last status (see :func:`sweep_status`).
+    A poll that fails for a transient cause (timeout, server error, rate limit, connection) is
+    retried at the next poll, for the whole ``timeout``: an outage in the middle of a long wait
+    does not end it; authentication and not-found failures end it at once. A sweep that ends
+    FAILED, CRASHED or CANCELED ends the wait with a ``TrackerError`` saying so. ``expect_runs``
+    (default: the sweep's expected run count, known for grid sweeps) must be reached. Raises
+    ``TrackerError`` after ``timeout`` seconds, saying what is still going. ``progress`` receives
+    one line per poll. Returns the last status (see :func:`sweep_status`).
 
     Example:
         >>> wait_for_sweep("my-team/hopper", "abc123", timeout=3600, poll=60)  # doctest: +SKIP
     """
-    api = api or _api()
     start = _clock()
+    status: dict[str, Any] | None = None
+    last_failure = ""
     while True:
-        status = sweep_status(path, sweep, api=api)
-        done = status["state"] in ("FINISHED", "CANCELED") and not status["active"]
-        expected = f"/{status['expected']}" if status["expected"] else ""
-        line = (
-            f"sweep {sweep}: {status['state'].lower()}, {status['runs']}{expected} runs, "
-            f"{len(status['active'])} running or pending"
-        )
-        if progress:
-            progress(line + (" - done" if done else ""))
-        if done:
-            return status
+        try:
+            if api is None:
+                api = _api()
+            status = sweep_status(path, sweep, api=api)
+        except TrackerError as err:
+            cause = classify(err)
+            if cause not in TRANSIENT:
+                raise
+            last_failure = f"{cause}: {err}"
+            if progress:
+                progress(f"sweep {sweep}: poll failed ({cause}); trying again in {poll:.0f} s")
+        else:
+            last_failure = ""
+            state = status["state"]
+            if state in FAILED_STATES:
+                raise TrackerError(
+                    f"sweep {sweep} ended {state} with {status['runs']} run(s): nothing more to wait for. "
+                    "Analyse the finished runs without waiting, or restart the sweep."
+                )
+            expected = _expected_runs(status, expect_runs)
+            enough = expected is None or status["runs"] >= expected
+            done = state == "FINISHED" and not status["active"] and enough
+            shown = f"/{expected}" if expected else ""
+            line = (
+                f"sweep {sweep}: {state.lower()}, {status['runs']}{shown} runs, "
+                f"{len(status['active'])} running or pending"
+            )
+            if progress:
+                progress(line + (" - done" if done else ""))
+            if done:
+                return status
+            if state == "FINISHED" and not status["active"] and not enough and expect_runs is None:
+                # a grid sweep whose agent gave up: the server will not start the missing runs
+                raise TrackerError(
+                    f"sweep {sweep} is finished with {status['runs']} of {expected} expected runs and none running: "
+                    f"some runs were never started. Pass {kw('expect_runs=')} to wait for fewer, or analyse now without waiting."
+                )
         elapsed = _clock() - start
         if elapsed + poll > timeout:
+            if status is None or last_failure:
+                raise TrackerError(
+                    f"could not read sweep {sweep} for {elapsed:.0f} s (last failure: {last_failure}). "
+                    f"Check the network / WANDB_BASE_URL and retry, or raise {kw('timeout=')}."
+                )
             still = ", ".join(status["active"][:10]) or "none, but the sweep is not finished"
             raise TrackerError(
                 f"sweep {sweep} was not finished after {elapsed:.0f} s (state {status['state']}; still active: {still}). "

@@ -298,6 +298,7 @@ def test_log_final_score_refuses_a_conflicting_algorithm(store, monkeypatch):
 
 
 def test_log_final_score_needs_a_run(store, monkeypatch):
+    monkeypatch.delenv("MLFLOW_RUN_ID", raising=False)
     with use_store(store["uri"], monkeypatch):
-        with pytest.raises(ValueError, match="no active MLflow run"):
+        with pytest.raises(TrackerError, match="no active MLflow run"):
             write_final_score(1.0, "PPO", "Hopper", 3)

@@ -170,7 +170,7 @@ def test_timeout_gives_one_clear_error(wandb_standin):
     out = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=dict(os.environ)
     )
-    assert out.stdout.startswith("TrackerError: W&B request failed while listing runs of ent/proj"), (
+    assert out.stdout.startswith("TrackerError: W&B request failed (timeout) while listing runs of ent/proj"), (
         out.stdout + out.stderr
     )
     assert "did not answer in time" in out.stdout

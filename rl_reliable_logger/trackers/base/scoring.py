@@ -1,0 +1,134 @@
+"""How a run's final score is read: the score key (a fallback list) and the score rule over a history.
+
+The final score and the learning curve are separate inputs. The score key (``summary.final_score``,
+``metrics.eval_return``; several keys form a fallback list for mixed conventions: the first one a run
+has is used) gives the final score. The score rule says how:
+
+* ``last`` (default): the key's stored value (W&B summary, MLflow latest metric value);
+* ``mean-last-N``: the mean of the key's last N logged values (its history);
+* ``at-budget:STEP``: the key's last logged value at or before STEP (runs that stop short are named);
+* ``max``: the best logged value (biased upwards: maximising over noisy evaluations).
+
+The curve key is only the learning curve; it never replaces the final score.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .messages import kw
+
+MAX_BIAS_WARNING = (
+    "score rule 'max' takes each run's best logged evaluation: this is biased upwards (the maximum of "
+    "noisy evaluations overstates what the final policy achieves, more so for runs evaluated more often); "
+    "prefer 'last', 'mean-last-N' or 'at-budget:STEP' for headline numbers"
+)
+_RULE = re.compile(r"^(last|max|mean-last-(\d+)|at-budget[:= ]\s*(\S+))$")
+
+
+@dataclass(frozen=True)
+class ScoreRule:
+    """A parsed score rule: ``kind`` is last, max, mean-last or at-budget."""
+
+    kind: str
+    n: int = 0
+    budget: float = 0.0
+
+    @property
+    def needs_history(self) -> bool:
+        return self.kind != "last"
+
+    def __str__(self) -> str:
+        if self.kind == "mean-last":
+            return f"mean-last-{self.n}"
+        if self.kind == "at-budget":
+            return f"at-budget:{self.budget:g}"
+        return self.kind
+
+    def apply(self, points: Sequence[tuple[float, float]]) -> tuple[float | None, str | None]:
+        """(score, problem) from (step, value) points sorted by step; a problem names why there is no score."""
+        if not points:
+            return None, "no logged history"
+        if self.kind == "last":
+            return points[-1][1], None
+        if self.kind == "max":
+            return max(v for _, v in points), None
+        if self.kind == "mean-last":
+            tail = [v for _, v in points[-self.n :]]
+            if len(tail) < self.n:
+                return None, f"only {len(tail)} logged value(s), fewer than the {self.n} of mean-last-{self.n}"
+            return sum(tail) / len(tail), None
+        before = [v for s, v in points if s <= self.budget]
+        if points[-1][0] < self.budget:
+            return None, f"stopped short of the budget step {self.budget:g}"
+        if not before:
+            return None, f"no value logged at or before step {self.budget:g}"
+        return before[-1], None
+
+
+def parse_score_rule(text: str | ScoreRule | None) -> ScoreRule:
+    """``last``, ``max``, ``mean-last-N`` or ``at-budget:STEP`` (also ``at-budget STEP``).
+
+    Example:
+        >>> parse_score_rule("mean-last-5"), str(parse_score_rule("at-budget 1e6"))
+        (ScoreRule(kind='mean-last', n=5, budget=0.0), 'at-budget:1e+06')
+    """
+    if isinstance(text, ScoreRule):
+        return text
+    if text is None:
+        return ScoreRule("last")
+    m = _RULE.match(str(text).strip())
+    bad = ValueError(
+        f"{kw('score_rule=')} {text!r} is not a score rule: use last, mean-last-N (e.g. mean-last-5), "
+        "at-budget:STEP (e.g. at-budget:1000000) or max"
+    )
+    if not m:
+        raise bad
+    if m.group(1) in ("last", "max"):
+        return ScoreRule(m.group(1))
+    if m.group(2) is not None:
+        n = int(m.group(2))
+        if n < 1:
+            raise bad
+        return ScoreRule("mean-last", n=n)
+    try:
+        budget = float(m.group(3))
+    except ValueError:
+        raise bad from None
+    if not math.isfinite(budget):
+        raise bad
+    return ScoreRule("at-budget", budget=budget)
+
+
+def score_refs(score: str | Sequence[str]) -> list[str]:
+    """A score key or fallback list (``"summary.a,summary.b"`` or a list) as a list of references."""
+    parts = [score] if isinstance(score, str) else list(score)
+    out = [p.strip() for part in parts for p in str(part).split(",") if p.strip()]
+    if not out:
+        raise ValueError(f"{kw('score=')} is empty: name the field with the final score")
+    return list(dict.fromkeys(out))
+
+
+def history_name(ref: str) -> str:
+    """The history name of a field reference: ``summary.eval/return`` -> ``eval/return``."""
+    kind, sep, key = ref.partition(".")
+    return key if sep and kind in ("summary", "metrics") else ref
+
+
+def final_value_problem(value: Any) -> str | None:
+    """Why ``value`` is not a usable final score (None if it is): booleans, text, non-finite."""
+    if isinstance(value, bool) or (hasattr(value, "dtype") and str(getattr(value, "dtype", "")) == "bool"):
+        return f"boolean final score {value!r}"
+    if isinstance(value, str):
+        return f"non-numeric final score {value!r}"
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return f"non-numeric final score {value!r}"
+    if not math.isfinite(number):
+        return f"non-finite final score {number!r}"
+    return None

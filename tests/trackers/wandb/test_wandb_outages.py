@@ -1,0 +1,164 @@
+"""Outages during a sweep post-hook, against the loopback stand-in (real wandb 0.31 client through wandb-core).
+
+Time is simulated for the waits between polls (``_sleep``/``_clock``); every request goes over HTTP.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("wandb")
+
+import requests
+
+from rl_reliable_logger.errors import TrackerError
+from rl_reliable_logger.trackers.base.retry import RetryPolicy, classify, retry_after
+from rl_reliable_logger.trackers.wandb.client import _api
+from rl_reliable_logger.trackers.wandb.sweep import wait_for_sweep
+
+
+class _World:
+    """A fake clock and sleep that run a script of changes to the stand-in between polls."""
+
+    def __init__(self, script):
+        self.now = 0.0
+        self.polls = 0
+        self.script = script
+
+    def sleep(self, seconds):
+        self.now += seconds
+        self.polls += 1
+        self.script(self.polls)
+
+    def clock(self):
+        return self.now
+
+
+def _api_fast():
+    return _api(retry_max=0, retry_wait_max=1)
+
+
+def test_a_60_second_outage_during_the_wait_is_survived(wandb_standin):
+    st = wandb_standin
+    st.add_sweep("ent", "proj", "sw1", state="RUNNING", expected=2)
+    st.add_run("ent", "proj", id="a", sweep="sw1", state="finished")
+    st.add_run("ent", "proj", id="b", sweep="sw1", state="running")
+
+    def script(poll):
+        if poll == 1:  # the server goes down for two polls (60 s at poll=30)
+            st.fail("*", 500, times=10_000)
+        elif poll == 3:
+            st.faults.clear()
+            st.projects[("ent", "proj")][1]["state"] = "finished"
+            st.sweeps["sw1"]["state"] = "FINISHED"
+
+    world = _World(script)
+    lines: list[str] = []
+    status = wait_for_sweep(
+        "ent/proj", "sw1", timeout=600, poll=30, progress=lines.append, api=_api_fast(),
+        _sleep=world.sleep, _clock=world.clock,
+    )  # fmt: skip
+    assert status["state"] == "FINISHED" and status["runs"] == 2
+    failed = [ln for ln in lines if "poll failed" in ln]
+    # wandb-core keeps retrying the 500s, so the client's own timeout is what the poll sees
+    assert len(failed) == 2 and all("server error" in ln or "timeout" in ln for ln in failed)
+    assert lines[-1].endswith("- done")
+
+
+def test_a_persistent_outage_ends_with_the_cause(wandb_standin):
+    st = wandb_standin
+    st.add_sweep("ent", "proj", "sw1", state="RUNNING")
+    api = _api_fast()
+    st.fail("*", 500, times=10_000)
+    world = _World(lambda poll: None)
+    with pytest.raises(
+        TrackerError, match=r"could not read sweep sw1 for \d+ s \(last failure: (server error|timeout)"
+    ):
+        wait_for_sweep(
+            "ent/proj", "sw1", timeout=50, poll=30, progress=None, api=api, _sleep=world.sleep, _clock=world.clock
+        )
+    assert world.polls == 1  # polls at 0 and 30 s; the next would pass the bound
+
+
+def test_auth_failure_during_the_wait_ends_it_at_once(wandb_standin, monkeypatch):
+    st = wandb_standin
+    st.add_sweep("ent", "proj", "sw1", state="RUNNING")
+    monkeypatch.setenv("WANDB_API_KEY", "k" * 40)
+    world = _World(lambda poll: None)
+    with pytest.raises(TrackerError, match="authentication"):
+        wait_for_sweep("ent/proj", "sw1", timeout=600, poll=30, progress=None, _sleep=world.sleep, _clock=world.clock)
+    assert world.polls == 0
+
+
+@pytest.mark.parametrize("state", ["CANCELED", "FAILED", "CRASHED"])
+def test_failed_sweeps_end_the_wait(wandb_standin, state):
+    st = wandb_standin
+    st.add_sweep("ent", "proj", "sw1", state=state, expected=4)
+    st.add_run("ent", "proj", id="a", sweep="sw1", state="finished")
+    world = _World(lambda poll: None)
+    with pytest.raises(TrackerError, match=f"sweep sw1 ended {state} with 1 run"):
+        wait_for_sweep(
+            "ent/proj", "sw1", timeout=600, poll=30, progress=None, api=_api_fast(),
+            _sleep=world.sleep, _clock=world.clock,
+        )  # fmt: skip
+    assert world.polls == 0
+
+
+def test_expected_run_count_of_a_grid(wandb_standin):
+    st = wandb_standin
+    st.add_sweep("ent", "proj", "sw1", state="FINISHED", expected=3)
+    st.add_run("ent", "proj", id="a", sweep="sw1", state="finished")
+    st.add_run("ent", "proj", id="b", sweep="sw1", state="failed")
+    world = _World(lambda poll: None)
+    kwargs = dict(timeout=600, poll=30, progress=None, api=_api_fast(), _sleep=world.sleep, _clock=world.clock)
+    with pytest.raises(TrackerError, match="2 of 3 expected runs and none running"):
+        wait_for_sweep("ent/proj", "sw1", **kwargs)
+    assert wait_for_sweep("ent/proj", "sw1", expect_runs=2, **kwargs)["runs"] == 2
+
+
+def _http_error(status: int, headers: dict[str, str]) -> requests.HTTPError:
+    response = requests.Response()
+    response.status_code = status
+    response.headers.update(headers)
+    return requests.HTTPError(f"{status} Client Error", response=response)
+
+
+def test_retry_after_is_honoured_and_the_total_is_bounded():
+    calls, sleeps = [], []
+    clock = [0.0]
+
+    def sleep(seconds):
+        sleeps.append(seconds)
+        clock[0] += seconds
+
+    def flaky():
+        calls.append(clock[0])
+        if len(calls) < 3:
+            raise _http_error(429, {"Retry-After": "7"})
+        return "ok"
+
+    policy = RetryPolicy(total=60, sleep=sleep, clock=lambda: clock[0])
+    assert policy.call(flaky, "reading") == "ok"
+    assert sleeps == [7.0, 7.0]
+
+    def down():
+        raise _http_error(503, {})
+
+    sleeps.clear()
+    clock[0] = 0.0
+    with pytest.raises(requests.HTTPError):
+        RetryPolicy(total=20, base=2, max_wait=60, sleep=sleep, clock=lambda: clock[0]).call(down, "reading")
+    assert sum(sleeps) <= 20 and len(sleeps) >= 2
+    assert all(2 * 2**i <= s <= 2 * 2**i * 1.25 for i, s in enumerate(sleeps))  # exponential, jitter ≤ 25 %
+
+
+def test_causes_are_named():
+    assert classify(_http_error(401, {})) == "authentication"
+    assert classify(_http_error(404, {})) == "not found"
+    assert classify(_http_error(502, {})) == "server error"
+    assert classify(_http_error(429, {"Retry-After": "3"})) == "rate limit"
+    assert retry_after(_http_error(429, {"Retry-After": "3"})) == 3.0
+    assert classify(TimeoutError("read")) == "timeout"
+    assert classify(RuntimeError("service process is busy and did not respond in time")) == "timeout"
+    with pytest.raises(ValueError):  # not transient: never retried
+        RetryPolicy(total=60, sleep=lambda s: None).call(lambda: (_ for _ in ()).throw(ValueError("bad")), "x")
