@@ -55,6 +55,32 @@ def check_output(args: argparse.Namespace, *, inputs: Sequence[Any] = ()) -> Non
         check_formats(args.figure_formats)
 
 
+def read_scores(path: Path, args: argparse.Namespace) -> Any:
+    """The ScoreTable of a user's file, with the shared field flags; every problem one line naming the file."""
+    from ..data.scores import ScoreTable
+    from ..errors import InputError
+
+    if not path.exists():
+        raise CliError(f"input file {path} does not exist")
+    try:
+        return ScoreTable.from_file(
+            path,
+            algorithm=args.algorithm_key,
+            task=args.task_key,
+            seed=args.seed_key,
+            score=args.score_key,
+            run_id=args.run_key,
+            step=args.step_key,
+            on_invalid="drop" if args.drop_invalid else "raise",
+            source={"kind": "file", "path": str(path), "score_column": args.score_key},
+        )
+    except InputError as err:
+        message = cli_message(err)
+        raise CliError(message if message.startswith(str(path)) else f"{path}: {message}") from None
+    except (OSError, ValueError) as err:
+        raise CliError(f"cannot read {path}: {err}") from None
+
+
 def evaluate(table: Any, options: Any, *, source: dict[str, Any] | None = None) -> Any:
     """``analysis.evaluate``, imported on first use so that ``rl-reliable --help`` loads no numpy."""
     from ..analysis.evaluation import evaluate as run_analysis

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .common import EPILOG, check_output, run_and_report
+from .common import EPILOG, check_output, read_scores, run_and_report
 from .flags import CliError, cli_message
 from .options import add_analysis_options, add_field_options, add_output_options
 
@@ -20,11 +20,10 @@ The seed defaults to 0, so the same file and options give the same numbers.
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from ..data.scores import ScoreTable
     from ..errors import InputError
 
     path = Path(args.input)
-    if not path.exists():
+    if not path.exists():  # before the output check, which names inputs
         raise CliError(f"input file {path} does not exist")
     if args.curves and not args.step_key:
         raise CliError("--curves needs per-step scores: name the step column with --step-key COLUMN")
@@ -32,23 +31,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         check_output(args, inputs=[path])
     except InputError as err:
         raise CliError(cli_message(err)) from None
-    try:
-        table = ScoreTable.from_file(
-            path,
-            algorithm=args.algorithm_key,
-            task=args.task_key,
-            seed=args.seed_key,
-            score=args.score_key,
-            run_id=args.run_key,
-            step=args.step_key,
-            on_invalid="drop" if args.drop_invalid else "raise",
-            source={"kind": "file", "path": str(path), "score_column": args.score_key},
-        )
-    except InputError as err:
-        message = cli_message(err)
-        raise CliError(message if message.startswith(str(path)) else f"{path}: {message}") from None
-    except (OSError, ValueError) as err:
-        raise CliError(f"cannot read {path}: {err}") from None
+    table = read_scores(path, args)
     run_and_report(table, args, source={"kind": "file", "path": str(path)})
     return 0
 

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .common import read_scores
 from .flags import PLAN_FLAGS, CliError, as_flags
 from .options import add_field_options
 
@@ -108,28 +109,10 @@ def _runs(text: str | None) -> list[int] | None:
 def _cmd_plan(args: argparse.Namespace) -> int:
     from ..analysis.planning import plan
     from ..analysis.protocol import enforce, format_findings
-    from ..data.scores import ScoreTable
     from ..errors import InputError, ScoreTableError
 
     path = Path(args.input)
-    if not path.exists():
-        raise CliError(f"input file {path} does not exist")
-    try:
-        table = ScoreTable.from_file(
-            path,
-            algorithm=args.algorithm_key,
-            task=args.task_key,
-            seed=args.seed_key,
-            score=args.score_key,
-            run_id=args.run_key,
-            step=args.step_key,
-            on_invalid="drop" if args.drop_invalid else "raise",
-            source={"kind": "file", "path": str(path), "score_column": args.score_key},
-        )
-    except ScoreTableError as err:
-        raise CliError(f"{path}: {err}") from None
-    except (OSError, ValueError) as err:
-        raise CliError(f"cannot read {path}: {err}") from None
+    table = read_scores(path, args)
     if args.strict:  # fail before the simulation, not after it
         from ..analysis.protocol import check_protocol
 
