@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
+from ..stats.registry import display_name, lower_is_better
+
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
@@ -72,15 +74,6 @@ EXTENDED = [
     "#F7B6D2",
 ]
 _LINESTYLES = ["-", "--", "-.", ":"]
-
-_METRIC_TITLES = {
-    "mean": "Mean",
-    "median": "Median",
-    "iqm": "IQM",
-    "optimality_gap": "Optimality Gap",
-}
-#: Metrics where smaller is better (used for "best" in tables and for arrow hints).
-LOWER_IS_BETTER = frozenset({"optimality_gap"})
 
 
 # --------------------------------------------------------------------------- text
@@ -144,8 +137,8 @@ def _linestyle(i: int, n: int) -> str:
 
 
 def metric_title(metric: str) -> str:
-    """Display name of a metric (``iqm`` -> ``IQM``); unknown names are title-cased."""
-    return _METRIC_TITLES.get(metric, str(metric).replace("_", " ").title())
+    """Display name of a metric (``iqm`` -> ``IQM``), from the one metric registry (``stats.registry``)."""
+    return display_name(metric)
 
 
 _NORMALISER_NAMES = {
@@ -380,7 +373,7 @@ def plot_interval_estimates(
         if j > 0 and ax is None:
             a.tick_params(axis="y", length=0)
         a.set_ylim(-0.6, n - 0.4)
-        title = metric_title(metric) + (" (lower is better)" if metric in LOWER_IS_BETTER else "")
+        title = metric_title(metric) + (" (lower is better)" if lower_is_better(metric) else "")
         a.set_title(_t(title), fontsize="medium")
         a.xaxis.set_major_locator(MaxNLocator(4))
         _decorate(a, "x")

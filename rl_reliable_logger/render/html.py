@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.report import SPECS
+from ..stats.registry import lower_is_better
 from . import tables as _paper_tables
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -127,10 +128,7 @@ def _headline(report: Report) -> str:
         key = "run_id" if "run_id" in sc.columns else None
         for alg, sub in sc.groupby(sc["algorithm"].astype(str)):
             runs[alg] = (sub[key].nunique() if key else len(sub), sub["task"].nunique() if "task" in sub else 0)
-    head = "".join(
-        f"<th>{esc(_paper_tables._title(m))}{' ↓' if m in _paper_tables._LOWER_IS_BETTER else ' ↑'}</th>"
-        for m in metrics
-    )
+    head = "".join(f"<th>{esc(_paper_tables._title(m))}{' ↓' if lower_is_better(m) else ' ↑'}</th>" for m in metrics)
     out = ["<table><thead><tr><th>Algorithm</th>", head]
     if runs:
         out.append("<th>runs / tasks</th>")
