@@ -211,6 +211,22 @@ def _describe(name: str) -> str:
     return f"normalised score ({name})"
 
 
+def describe(name: str) -> str | None:
+    """What the scores of a packaged normaliser mean (the one description table; None for other names or paths).
+
+    Example:
+        >>> describe("atari")
+        'human-normalised score (random = 0, human = 1)'
+    """
+    key = str(name).strip().lower().replace("_", "-")
+    if key in _PERCENTILE_NAMES:
+        return PercentileNormalizer.description
+    for known in (key, key.replace("-", "_"), key.replace("-", "")):
+        if known in _PACKAGED or known in _RANGES:
+            return _describe(known)
+    return None
+
+
 def get_normalizer(spec: str | os.PathLike | Normalizer | PercentileNormalizer) -> Normalizer | PercentileNormalizer:
     """A packaged normaliser by name, ``"percentiles"`` (Jordan et al.), or a user CSV ``task,low,high`` by path.
 

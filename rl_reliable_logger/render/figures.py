@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
+from ..data.normalize import describe
 from ..stats.registry import display_name, lower_is_better
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -141,22 +142,6 @@ def metric_title(metric: str) -> str:
     return display_name(metric)
 
 
-_NORMALISER_NAMES = {
-    "percentiles": "performance percentile (Jordan et al. 2020; 0 to 1)",
-    "atari": "human-normalised score (random = 0, human = 1)",
-    "atari_100k": "human-normalised score (random = 0, human = 1)",
-    "atari_57": "human-normalised score (random = 0, human = 1)",
-    "human": "human-normalised score (random = 0, human = 1)",
-    "atari_record": "record-normalised score (random = 0, human record = 1)",
-    "procgen": "min-max normalised score (Procgen easy)",
-    "procgen_easy": "min-max normalised score (Procgen easy)",
-    "procgen_hard": "min-max normalised score (Procgen hard)",
-    "dmc": "normalised score (return / 1000)",
-    "dm_control": "normalised score (return / 1000)",
-    "percentile": "performance percentile (Jordan et al.)",
-}
-
-
 def score_label(report: Report | None = None, normalization: str | None = None) -> str:
     """Axis label that says which normalisation the scores carry.
 
@@ -184,8 +169,7 @@ def score_label(report: Report | None = None, normalization: str | None = None) 
         normalization = normalization.get("name") or normalization.get("kind")
     if normalization is None or str(normalization).lower() in ("", "none", "raw", "nan"):
         return "raw score (not normalised)"
-    key = str(normalization).lower()
-    return _NORMALISER_NAMES.get(key, f"{normalization}-normalised score")
+    return describe(str(normalization)) or f"{normalization}-normalised score"
 
 
 def _resolve(obj: Report | pd.DataFrame, name: str, required: Sequence[str]) -> tuple[pd.DataFrame, list[str], Any]:
