@@ -13,7 +13,7 @@ import pytest
 from rl_reliable_logger.trackers.base.publishing import report_hash
 from rl_reliable_logger.trackers.mlflow.sink import NOTE_MARK, publish_mlflow
 from tests.support.mlflow_store import convention, log_run, make_store, mlflow
-from tests.trackers.mlflow.test_mlflow_sink import _report
+from tests.support.reports import hand_report as _report
 
 
 @pytest.fixture(scope="module")

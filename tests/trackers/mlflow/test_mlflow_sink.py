@@ -4,73 +4,13 @@ from __future__ import annotations
 
 import json
 
-import pandas as pd
 import pytest
 
-from rl_reliable_logger.analysis.report import Report
 from rl_reliable_logger.errors import TrackerError
 from rl_reliable_logger.trackers.base.publishing import report_hash
 from rl_reliable_logger.trackers.mlflow.sink import HASH_TAG, publish_mlflow
 from tests.support.mlflow_store import convention, log_run, make_store, mlflow, snapshot, use_store
-
-
-def _report(source_runs: dict[tuple[str, int], str], experiment: tuple[str, str], shift: float = 0.0) -> Report:
-    """A small report with hand-written numbers (the sink must carry them over unchanged)."""
-    aggregates = pd.DataFrame(
-        {
-            "algorithm": ["PPO", "PPO", "DQN", "DQN"],
-            "metric": ["iqm", "mean", "iqm", "mean"],
-            "point": [0.75 + shift, 0.70, 0.25, 0.30],
-            "low": [0.60, 0.55, 0.10, 0.20],
-            "high": [0.90, 0.85, 0.40, 0.45],
-        }
-    )
-    per_task = pd.DataFrame(
-        {
-            "algorithm": ["PPO", "DQN"],
-            "task": ["Pong", "Pong"],
-            "n_runs": [2, 2],
-            "mean": [0.7, 0.3],
-            "low": [0.6, 0.2],
-            "high": [0.8, 0.4],
-            "median": [0.7, 0.3],
-            "min": [0.6, 0.2],
-            "max": [0.8, 0.4],
-        }
-    )
-    improvement = pd.DataFrame(
-        {"algorithm_x": ["PPO"], "algorithm_y": ["DQN"], "point": [1.0], "low": [1.0], "high": [1.0]}
-    )
-    scores = pd.DataFrame(
-        {
-            "algorithm": [a for a, _ in source_runs],
-            "task": ["Pong"] * len(source_runs),
-            "run_id": [str(s) for _, s in source_runs],
-            "seed": [s for _, s in source_runs],
-            "score": [0.6, 0.8, 0.2, 0.4],
-            "tracker_run_id": list(source_runs.values()),
-        }
-    )
-    exp_id, exp_name = experiment
-    provenance = {
-        "source": {
-            "tracker": "mlflow",
-            "experiments": [{"id": exp_id, "name": exp_name}],
-            "filter": "tags.sweep = 'a'",
-            "fields": {"algorithm": "tags.rl_reliable_algorithm"},
-        },
-        "reps": 200,
-        "seed": 0,
-        "method": "percentile",
-    }
-    return Report(
-        aggregates=aggregates,
-        per_task=per_task,
-        improvement=improvement,
-        scores=scores,
-        provenance=provenance,
-        warnings=["2 runs per cell: intervals are wide"],
-    )
+from tests.support.reports import hand_report as _report
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from rl_reliable_logger.trackers.wandb.charts import PRESETS, create_presets, lo
 from rl_reliable_logger.trackers.wandb.client import _api
 from rl_reliable_logger.trackers.wandb.sink import with_run_links
 from tests.support.reports import small_report
-from tests.trackers.wandb.test_wandb_offline import wandb_env
+from tests.support.wandb_env import wandb_env
 
 PRESET_FIELDS = {"intervals": {"label", "point", "low", "high"}, "bands": {"x", "y", "low", "high", "series"}}
 

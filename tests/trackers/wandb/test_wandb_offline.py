@@ -19,6 +19,7 @@ import pytest
 
 from tests.support.paths import REPO
 from tests.support.reports import small_report
+from tests.support.wandb_env import wandb_env
 
 pytest.importorskip("wandb")
 
@@ -69,26 +70,6 @@ run.log({"eval/return": 1.0}, step=1)
 print(run.settings.sync_dir, flush=True)
 os._exit(9)   # hard kill: atexit never runs, wandb never flushes
 """
-
-
-def wandb_env(root: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    for k in list(env):
-        if k.startswith("WANDB_"):
-            del env[k]
-    env.update(
-        WANDB_MODE="offline",
-        WANDB_DIR=str(root),
-        WANDB_DATA_DIR=str(root / "data"),
-        WANDB_CONFIG_DIR=str(root / "config"),
-        WANDB_CACHE_DIR=str(root / "cache"),
-        WANDB_SILENT="true",
-        WANDB_ERROR_REPORTING="false",
-        WANDB_X_DISABLE_STATS="true",
-        WANDB_X_DISABLE_MACHINE_INFO="true",
-        RL_REPO=str(REPO),
-    )
-    return env
 
 
 @pytest.fixture(scope="module")

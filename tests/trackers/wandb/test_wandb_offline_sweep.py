@@ -18,7 +18,7 @@ pytest.importorskip("wandb")
 
 from rl_reliable_logger.errors import ScoreTableError
 from rl_reliable_logger.trackers.wandb.source import WandbSource
-from tests.trackers.wandb.test_wandb_offline import wandb_env
+from tests.support.wandb_env import wandb_env
 
 WRITER = r"""
 import json, os, sys
