@@ -30,21 +30,10 @@ from ..stats import bootstrap as bs
 from ..stats import metrics as mt
 from ..stats import multiplicity as mp
 from .normalization import normalize_final
+from .report import SPECS
 
-COLUMNS = [
-    "statistic",
-    "algorithm_x",
-    "algorithm_y",
-    "metric",
-    "point",
-    "low",
-    "high",
-    "low_simultaneous",
-    "high_simultaneous",
-    "p_value",
-    "p_holm",
-    "distinguishable",
-]
+#: The columns of the comparisons table, as the Report registry declares them (one definition).
+COLUMNS = list(SPECS["comparisons"].columns)
 
 
 def _cells(final: ScoreTable) -> tuple[dict[str, bs.Cells], list[str]]:

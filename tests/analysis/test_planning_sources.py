@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
@@ -53,20 +52,10 @@ for algorithm, mu in (("ucb", 1.0), ("gradient", 2.0)):
 def test_plan_from_offline_wandb_runs(tmp_path):
     pytest.importorskip("wandb")
     from tests.support.paths import REPO
+    from tests.support.wandb_env import wandb_env
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}
-    env.update(
-        WANDB_MODE="offline",
-        WANDB_DIR=str(tmp_path),
-        WANDB_DATA_DIR=str(tmp_path / "data"),
-        WANDB_CONFIG_DIR=str(tmp_path / "config"),
-        WANDB_CACHE_DIR=str(tmp_path / "cache"),
-        WANDB_SILENT="true",
-        WANDB_ERROR_REPORTING="false",
-        WANDB_X_DISABLE_STATS="true",
-        WANDB_X_DISABLE_MACHINE_INFO="true",
-        PYTHONPATH=str(REPO),
-    )
+    env = wandb_env(tmp_path)
+    env["PYTHONPATH"] = str(REPO)
     subprocess.run([sys.executable, "-c", WANDB_WRITER, str(tmp_path)], env=env, check=True, timeout=300)
     table = wandb_table(offline_dir=tmp_path)  # the log_final_score convention: no field arguments
     result = plan(table, metric="mean", target_width=0.5, runs=[3, 5], trials=10, sim_reps=100, seed=0)

@@ -158,23 +158,11 @@ def test_names_survive_an_offline_wandb_run(tmp_path):
 
     from rl_reliable_logger.trackers.base.records import records_to_table
     from rl_reliable_logger.trackers.wandb.offline import read_offline_runs
-    from tests.support.paths import REPO
+    from tests.support.wandb_env import wandb_env
 
     algorithms = ["007", "1.0", "=cmd|' /C calc'!A0", "Café", "算法 🤖", "a.b/c"]
     (tmp_path / "names.json").write_text(json.dumps(algorithms), encoding="utf-8")
-    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("WANDB_")}
-    env.update(
-        WANDB_MODE="offline",
-        WANDB_DIR=str(tmp_path),
-        WANDB_DATA_DIR=str(tmp_path / "data"),
-        WANDB_CONFIG_DIR=str(tmp_path / "config"),
-        WANDB_CACHE_DIR=str(tmp_path / "cache"),
-        WANDB_SILENT="true",
-        WANDB_ERROR_REPORTING="false",
-        WANDB_X_DISABLE_STATS="true",
-        WANDB_X_DISABLE_MACHINE_INFO="true",
-        RL_REPO=str(REPO),
-    )
+    env = wandb_env(tmp_path)
     cmd = [sys.executable, "-c", WANDB_WRITER, str(tmp_path), str(tmp_path / "names.json")]
     subprocess.run(cmd, env=env, check=True, timeout=600)
     table = records_to_table(
