@@ -41,6 +41,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from machine_info import cpu_model, load_average
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 EXAMPLE = "examples/atari100k_scores.csv"
@@ -49,14 +51,7 @@ TINY = "algorithm,task,seed,score\nA,t1,0,1\nA,t1,1,2\nA,t2,0,3\nA,t2,1,4\nB,t1,
 
 
 def machine() -> str:
-    model = "?"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    model = cpu_model()
 
     def v(pkg: str) -> str:
         try:
@@ -69,10 +64,6 @@ def machine() -> str:
         f"cpus={cpus} cpu={model!r} python={platform.python_version()} numpy={v('numpy')} pandas={v('pandas')} "
         f"scipy={v('scipy')} numba={v('numba')} matplotlib={v('matplotlib')}"
     )
-
-
-def load() -> str:
-    return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 def run(args: list[str], *, repo: Path, cache: Path, cwd: Path | None = None) -> tuple[float, float]:
@@ -226,7 +217,7 @@ def main() -> None:
     args = p.parse_args()
 
     print(machine())
-    print(f"load average (1/5/15 min) at start: {load()}")
+    print(f"load average (1/5/15 min) at start: {load_average()}")
     print(f"checkout: {ROOT}")
     with tempfile.TemporaryDirectory(prefix="rl-bench-") as tmp_name:
         tmp = Path(tmp_name)
@@ -284,7 +275,7 @@ def main() -> None:
                 total, note = theirs_r
                 print(f"  rliable 1.2: {total:.1f} s = {note}")
                 print(f"  ratio rliable / ours (first call): {total / ours:.0f}x")
-    print(f"\nload average (1/5/15 min) at end: {load()}")
+    print(f"\nload average (1/5/15 min) at end: {load_average()}")
 
 
 if __name__ == "__main__":

@@ -43,6 +43,8 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from machine_info import cpu_model, load_average  # noqa: E402
+
 from rl_reliable_logger.analysis.aggregates import aggregate_tables  # noqa: E402
 from rl_reliable_logger.analysis.evaluation import evaluate  # noqa: E402
 from rl_reliable_logger.data.normalize import get_normalizer  # noqa: E402
@@ -53,20 +55,11 @@ METRICS = ("mean", "median", "iqm", "optimality_gap")
 
 
 def machine() -> str:
-    model = "?"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
     import scipy
 
-    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     return (
-        f"load average (1/5/15 min) at start: {load}  "
-        f"nproc={os.cpu_count()} cpu={model!r} python={platform.python_version()} numpy={np.__version__} "
+        f"load average (1/5/15 min) at start: {load_average()}  "
+        f"nproc={os.cpu_count()} cpu={cpu_model()!r} python={platform.python_version()} numpy={np.__version__} "
         f"scipy={scipy.__version__} pandas={pd.__version__}"
     )
 
