@@ -22,7 +22,7 @@ import struct
 import subprocess
 import sys
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -131,11 +131,14 @@ def _item_key(item: Any) -> str:
     return str(getattr(item, "key", ""))
 
 
-def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
-    """Flatten nested dicts into ``out`` with ``.``-joined keys."""
-    if isinstance(value, dict) and value:
+def flatten(prefix: str, value: Any, out: dict[str, Any], *, keep_whole: tuple[str, ...] = ()) -> None:
+    """Flatten nested mappings into ``out`` with ``.``-joined keys (online and offline runs alike).
+
+    A mapping whose key ends with one of ``keep_whole`` is stored as it is (e.g. W&B's own ``_wandb``).
+    """
+    if isinstance(value, Mapping) and value and not prefix.endswith(keep_whole):
         for k, v in value.items():
-            _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
+            flatten(f"{prefix}.{k}" if prefix else str(k), v, out, keep_whole=keep_whole)
     else:
         out[prefix] = value
 
@@ -173,21 +176,21 @@ class _RunState:
         if key.split(".", 1)[0] in _INTERNAL_CONFIG:
             return
         flat: dict[str, Any] = {}
-        _flatten(key, value, flat)
+        flatten(key, value, flat)
         self.config.update(flat)
 
     def set_summary(self, key: str, value: Any) -> None:
         for k in [k for k in self.summary if k == key or k.startswith(key + ".")]:
             del self.summary[k]
         flat: dict[str, Any] = {}
-        _flatten(key, value, flat)
+        flatten(key, value, flat)
         self.summary.update(flat)
 
     def add_history(self, step: float, key: str, value: Any, keys: set[str] | None) -> None:
         if key.startswith("_"):
             return
         flat: dict[str, Any] = {}
-        _flatten(key, value, flat)
+        flatten(key, value, flat)
         for k, v in flat.items():
             if keys is not None and k not in keys:
                 continue

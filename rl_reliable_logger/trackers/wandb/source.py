@@ -20,7 +20,7 @@ from ..base.retry import RetryPolicy
 from ..base.scoring import history_name, parse_score_rule, score_refs
 from ..base.selection import source_table
 from .client import _api, _errors, split_path
-from .offline import read_offline_runs
+from .offline import flatten, read_offline_runs
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...data.scores import ScoreTable
@@ -40,14 +40,6 @@ DEFAULT_REFS = {
 }
 
 
-def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
-    if isinstance(value, Mapping) and value and not prefix.endswith("_wandb"):
-        for k, v in value.items():
-            _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
-    else:
-        out[prefix] = value
-
-
 def _flat_config(config: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in config.items():
@@ -55,7 +47,7 @@ def _flat_config(config: Mapping[str, Any]) -> dict[str, Any]:
             continue
         if isinstance(v, Mapping) and set(v) <= {"value", "desc"} and "value" in v:
             v = v["value"]  # server form {"k": {"value": v}}
-        _flatten(str(k), v, out)
+        flatten(str(k), v, out, keep_whole=("_wandb",))
     return out
 
 
@@ -66,7 +58,7 @@ def _summary_dict(run: Any) -> dict[str, Any]:
         raw = dict(run.summary)
     out: dict[str, Any] = {}
     for k, v in dict(raw).items():
-        _flatten(str(k), v, out)
+        flatten(str(k), v, out, keep_whole=("_wandb",))
     return out
 
 
