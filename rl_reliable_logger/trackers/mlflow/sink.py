@@ -254,14 +254,32 @@ class MlflowSink:
             if _complete(client.call("reading the parent run", client.client.get_run, run_id).data.tags, digest):
                 return PublishResult("mlflow", run_id, url, False, digest)  # published while we waited
             _set_tags(client, run_id, {STATE_TAG: "writing"})
-            try:
-                self._write(client, run, report, digest, metrics, verified)
-                _verify(client, run_id, digest, metrics)
-            except BaseException as err:
-                with contextlib.suppress(Exception):
-                    _set_tags(client, run_id, {STATE_TAG: "failed", FAILURE_TAG: _clip(_reason(err), 500)})
-                raise
+            self._write_verified(client, run, report, digest, metrics, verified, end_failed=False)
         return PublishResult("mlflow", run_id, url, True, digest)
+
+    def _write_verified(
+        self,
+        client: Tracker,
+        run: Any,
+        report: Report,
+        digest: str,
+        metrics: dict[str, float],
+        verified: Bundle,
+        *,
+        end_failed: bool,
+    ) -> None:
+        """Write the report onto ``run`` and verify it; on any failure tag the run failed (with the reason), and
+        with ``end_failed`` (a run this publish created) end it FAILED, so nothing half-written looks complete."""
+        run_id = run.info.run_id
+        try:
+            self._write(client, run, report, digest, metrics, verified)
+            _verify(client, run_id, digest, metrics)
+        except BaseException as err:
+            with contextlib.suppress(Exception):
+                _set_tags(client, run_id, {STATE_TAG: "failed", FAILURE_TAG: _clip(_reason(err), 500)})
+                if end_failed:
+                    client.client.set_terminated(run_id, "FAILED")
+            raise
 
     def _new_run(
         self, client: Tracker, report: Report, digest: str, metrics: dict[str, float], verified: Bundle
@@ -281,14 +299,7 @@ class MlflowSink:
             "creating the analysis run", client.client.create_run, exp_id, run_name=run_name(report, digest), tags=tags
         )
         run_id = run.info.run_id
-        try:
-            self._write(client, run, report, digest, metrics, verified)
-            _verify(client, run_id, digest, metrics)
-        except BaseException as err:
-            with contextlib.suppress(Exception):
-                _set_tags(client, run_id, {STATE_TAG: "failed", FAILURE_TAG: _clip(_reason(err), 500)})
-                client.client.set_terminated(run_id, "FAILED")
-            raise
+        self._write_verified(client, run, report, digest, metrics, verified, end_failed=True)
         client.call("finishing the analysis run", client.client.set_terminated, run_id, "FINISHED")
         # two publishers of the same content at once: keep the oldest run, delete ours
         same = _finished_analysis_runs(client, exp_id, digest)
