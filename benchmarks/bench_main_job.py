@@ -42,6 +42,7 @@ import time
 from pathlib import Path
 
 from machine_info import cpu_model, load_average
+from rliable_runner import VENV_PY, run_rliable
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -156,9 +157,6 @@ def stats_first_call(repo: Path, cache: Path) -> float:
 
 def rliable_seconds(venv_python: Path, poi_pairs: int) -> tuple[float, str] | None:
     """rliable 1.2 on the same workload (its POI extrapolated from ``poi_pairs`` pairs): (seconds, note)."""
-    if not venv_python.exists():
-        print(f"  rliable venv not found ({venv_python}): run `bash benchmarks/setup_rliable_venv.sh`.")
-        return None
     sys.path[:0] = [str(ROOT), str(HERE)]  # this checkout's package, the benchmark's data helper
     import atari_data
     import numpy as np
@@ -173,28 +171,12 @@ def rliable_seconds(venv_python: Path, poi_pairs: int) -> tuple[float, str] | No
     taus = np.linspace(min(0.0, values.min()), values.max(), 101)
     all_pairs = list(itertools.combinations(range(len(algs)), 2))
     pairs = all_pairs[:poi_pairs]
-    with tempfile.TemporaryDirectory() as tmp:
-        src, dst = Path(tmp) / "in.npz", Path(tmp) / "out.json"
-        np.savez(
-            src,
-            algorithms=np.array(algs),
-            scores=np.stack([scores[a] for a in algs]),
-            taus=taus,
-            seed=0,
-            reps=50_000,
-            profile_reps=2_000,
-            improvement_reps=2_000,
-            ci=0.95,
-            poi_pairs=np.array(pairs, dtype=int).reshape(-1, 2),
-            workloads=np.array(["aggregates", "profiles", "poi"]),
-        )
-        proc = subprocess.run(
-            [str(venv_python), str(HERE / "rliable_worker.py"), str(src), str(dst)], capture_output=True, text=True
-        )
-        if proc.returncode != 0:
-            print("  rliable worker failed:\n" + proc.stderr[-3000:])
-            return None
-        t = json.loads(dst.read_text())["times"]
+    out = run_rliable(
+        scores, taus, pairs, seed=0, reps=50_000, profile_reps=2_000, improvement_reps=2_000, venv_python=venv_python
+    )
+    if out is None:
+        return None
+    t = out["times"]
     poi = sum(t["poi_pairs"]) / len(pairs) * len(all_pairs)
     total = t["aggregates"] + t["profile_runs"] + t["profile_tasks"] + poi
     note = (
@@ -212,7 +194,7 @@ def main() -> None:
     p.add_argument("--against", metavar="REF", help="also time the warm main job of this git commit/tag")
     p.add_argument("--rliable", action="store_true", help="also time the statistics against rliable 1.2 (minutes)")
     p.add_argument("--poi-pairs", type=int, default=1, help="rliable POI pairs actually timed (of 15)")
-    p.add_argument("--rliable-python", type=Path, default=HERE / ".rliable-venv" / "bin" / "python")
+    p.add_argument("--rliable-python", type=Path, default=VENV_PY)
     p.add_argument("--skip-cold", action="store_true")
     args = p.parse_args()
 

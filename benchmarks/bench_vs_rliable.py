@@ -33,7 +33,6 @@ import platform
 import resource
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -43,6 +42,7 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import rliable_runner  # noqa: E402
 from machine_info import cpu_model, load_average  # noqa: E402
 
 from rl_reliable_logger.analysis.aggregates import aggregate_tables  # noqa: E402
@@ -50,7 +50,6 @@ from rl_reliable_logger.analysis.evaluation import evaluate  # noqa: E402
 from rl_reliable_logger.data.normalize import get_normalizer  # noqa: E402
 from rl_reliable_logger.data.scores import ScoreTable  # noqa: E402
 
-VENV_PY = HERE / ".rliable-venv" / "bin" / "python"
 METRICS = ("mean", "median", "iqm", "optimality_gap")
 
 
@@ -155,36 +154,15 @@ def first_call(args) -> dict | None:
 
 # --------------------------------------------------------------------------- part 1: rliable
 def run_rliable(scores: dict[str, np.ndarray], taus: np.ndarray, pairs: list[tuple[int, int]], args) -> dict | None:
-    if not VENV_PY.exists():
-        print(f"  rliable venv not found ({VENV_PY}): run `bash benchmarks/setup_rliable_venv.sh` to compare.")
-        return None
-    algs = list(scores)
-    with tempfile.TemporaryDirectory() as tmp:
-        src, dst = Path(tmp) / "in.npz", Path(tmp) / "out.json"
-        np.savez(
-            src,
-            algorithms=np.array(algs),
-            scores=np.stack([scores[a] for a in algs]),
-            taus=taus,
-            seed=args.seed,
-            reps=args.reps,
-            profile_reps=args.profile_reps,
-            improvement_reps=args.improvement_reps,
-            ci=0.95,
-            poi_pairs=np.array(pairs, dtype=int).reshape(-1, 2),
-            workloads=np.array(["aggregates", "profiles", "poi"]),
-        )
-        t0 = time.perf_counter()
-        proc = subprocess.run(
-            [str(VENV_PY), str(HERE / "rliable_worker.py"), str(src), str(dst)], capture_output=True, text=True
-        )
-        wall = time.perf_counter() - t0
-        if proc.returncode != 0:
-            print("  rliable worker failed:\n" + proc.stderr[-3000:])
-            return None
-        out = json.loads(dst.read_text())
-        out["wall"] = wall
-        return out
+    return rliable_runner.run_rliable(
+        scores,
+        taus,
+        pairs,
+        seed=args.seed,
+        reps=args.reps,
+        profile_reps=args.profile_reps,
+        improvement_reps=args.improvement_reps,
+    )
 
 
 def part1(args) -> dict:
