@@ -44,15 +44,19 @@ def tracker_fields(keys: Sequence[str]) -> dict[str, str] | None:
 
 def check_output(args: argparse.Namespace, *, inputs: Sequence[Any] = ()) -> None:
     """Before any computation: ``--out`` may be written (never over an input or files the tool did not write)
-    and ``--figure-formats`` names known formats. Raises the library's InputError (callers word it as flags)."""
+    and ``--figure-formats`` names known formats; a problem is a one-line CliError naming the flag."""
     if not getattr(args, "out", None):
         return
+    from ..errors import InputError
     from ..render.bundle import check_output_folder
     from ..render.export import check_formats
 
-    check_output_folder(args.out, inputs=inputs, force=args.force)
-    if not getattr(args, "no_figures", False):
-        check_formats(args.figure_formats)
+    try:
+        check_output_folder(args.out, inputs=inputs, force=args.force)
+        if not getattr(args, "no_figures", False):
+            check_formats(args.figure_formats)
+    except InputError as err:
+        raise CliError(cli_message(err)) from None
 
 
 def read_scores(path: Path, args: argparse.Namespace) -> Any:

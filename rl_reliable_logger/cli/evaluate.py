@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .common import EPILOG, check_output, read_scores, run_and_report
-from .flags import CliError, cli_message
+from .flags import CliError
 from .options import add_analysis_options, add_field_options, add_output_options
 
 _DESCRIPTION = """\
@@ -20,17 +20,12 @@ The seed defaults to 0, so the same file and options give the same numbers.
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from ..errors import InputError
-
     path = Path(args.input)
     if not path.exists():  # before the output check, which names inputs
         raise CliError(f"input file {path} does not exist")
     if args.curves and not args.step_key:
         raise CliError("--curves needs per-step scores: name the step column with --step-key COLUMN")
-    try:  # before any computation: never replace an input or files the tool did not write
-        check_output(args, inputs=[path])
-    except InputError as err:
-        raise CliError(cli_message(err)) from None
+    check_output(args, inputs=[path])  # before any computation: never replace an input or foreign files
     table = read_scores(path, args)
     run_and_report(table, args, source={"kind": "file", "path": str(path)})
     return 0
