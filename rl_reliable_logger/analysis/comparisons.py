@@ -166,6 +166,23 @@ def letters(
     return frame.sort_values("point", ascending=False, kind="stable").reset_index(drop=True)
 
 
+def report_letters(report: Any) -> pd.DataFrame | None:
+    """The letter display of a Report's all-pairs comparisons (``comparisons=True``), or None without them.
+
+    A report read back from a results folder has no ``attrs``: the metric's points then come from its
+    aggregates (the comparisons are made on ``provenance["comparisons_metric"]``, the headline metric).
+    """
+    pairs = report.extra.get("comparisons")
+    if pairs is None or pairs.empty:
+        return None
+    points = pairs.attrs.get("points")
+    if not points:
+        metric = report.provenance.get("comparisons_metric")
+        agg = report.aggregates[report.aggregates["metric"] == metric]
+        points = dict(zip(agg["algorithm"].astype(str), agg["point"].astype(float)))
+    return letters(pairs, points=points or None)
+
+
 def format_letters(frame: pd.DataFrame) -> str:
     """Console text: one line per algorithm with its group letters."""
     width = max(len(str(a)) for a in frame["algorithm"])

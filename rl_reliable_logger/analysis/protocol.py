@@ -2,7 +2,8 @@
 
 :func:`check_protocol` inspects a :class:`~rl_reliable_logger.data.scores.ScoreTable` and returns a
 list of :class:`Finding` — each with a check id, a severity, a message naming the algorithms, tasks
-and runs concerned, and a one-line explanation citing where the advice comes from. Callers show
+and runs concerned, a one-line explanation (``why``) and the paper section it comes from (``cite``;
+both from :data:`CHECKS`, where the sources of the section numbers are noted). Callers show
 them first (console, provenance, report); :func:`enforce` turns warnings into an error for CI
 pipelines (``--strict``).
 
@@ -36,9 +37,77 @@ from ..errors import InputError
 
 Severity = Literal["error", "warning", "info"]
 
-AGARWAL = "Agarwal et al. (2021), Deep RL at the Edge of the Statistical Precipice"
-MACHADO = "Machado et al. (2018), Revisiting the Arcade Learning Environment"
-HENDERSON = "Henderson et al. (2018), Deep Reinforcement Learning that Matters"
+AGARWAL = "Agarwal et al. (2021)"
+MACHADO = "Machado et al. (2018)"
+HENDERSON = "Henderson et al. (2018)"
+
+#: The papers the checks cite, by the short name a citation starts with (methods.md lists the fired ones).
+REFERENCES = {
+    AGARWAL: "R. Agarwal, M. Schwarzer, P. S. Castro, A. Courville, M. G. Bellemare. Deep Reinforcement Learning "
+    "at the Edge of the Statistical Precipice. NeurIPS 2021 (arXiv:2108.13264)",
+    MACHADO: "M. C. Machado, M. G. Bellemare, E. Talvitie, J. Veness, M. Hausknecht, M. Bowling. Revisiting the "
+    "Arcade Learning Environment: Evaluation Protocols and Open Problems for General Agents. JAIR 61, 2018 "
+    "(arXiv:1709.06009)",
+    HENDERSON: "P. Henderson, R. Islam, P. Bachman, J. Pineau, D. Precup, D. Meger. Deep Reinforcement Learning "
+    "that Matters. AAAI 2018 (arXiv:1709.06560)",
+}
+
+
+@dataclass(frozen=True)
+class CheckInfo:
+    """What a check guards against (one line) and where that advice comes from (paper and section)."""
+
+    why: str
+    cite: str
+
+
+# Sections were checked against the papers' text, not quoted from memory:
+# * Agarwal et al.: the arXiv v4 full text (section numbers as printed). §3 "Case Study: The Atari 100k
+#   benchmark" (Fig. 2: uncertainty against the number of runs; paragraph "Changes in evaluation protocols
+#   invalidates comparisons to prior work": maximum over training, end-of-training scores as the standard);
+#   §4.1 "Stratified Bootstrap Confidence Intervals" (Fig. 6: with 3 runs the intervals under-cover, good
+#   from about 10); §6 "Discussion" ("evaluation protocols are not kept constant within comparisons");
+#   App. A.4 "Non-standard Evaluation Protocols Involving Maximum" (maximum over training, and over
+#   hyperparameter configurations per game, bias scores upwards).
+# * Henderson et al.: the arXiv v3 full text; its sections are unnumbered, so they are cited by heading:
+#   "Random Seeds and Trials" (top-N of several trials, averages of few trials mislead), "Reporting
+#   Evaluation Metrics" (the maximum return is inadequate for a fair comparison).
+# * Machado et al.: the number of "Sticky Actions" (§5.2, in §5 "Determinism and Stochasticity in the
+#   ALE") is taken from two independent secondary sources that quote it (Gymnasium's StickyAction wrapper
+#   docstring, "Section 5.2 on page 12", and an outline of the paper's ar5iv rendering), not from the
+#   paper's own text.
+CHECKS: dict[str, CheckInfo] = {
+    "runs.unequal": CheckInfo(
+        "interval width depends on the number of runs; compare algorithms with equal runs or report the counts",
+        f"{AGARWAL}, §3 (Fig. 2)",
+    ),
+    "runs.few": CheckInfo(
+        "with very few runs per task bootstrap intervals under-cover (too narrow): 3 are too few, about 10 enough",
+        f"{AGARWAL}, §4.1 (Fig. 6)",
+    ),
+    "budget.unequal": CheckInfo(
+        "scores after different training budgets are not comparable; compare at the same number of steps",
+        f"{AGARWAL}, §3 and §6",
+    ),
+    "budget.short_runs": CheckInfo(
+        "a run stopped early is scored before the end of training; finish it or exclude it explicitly",
+        f"{AGARWAL}, §3",
+    ),
+    "protocol.mismatch": CheckInfo(
+        "sticky actions, frame skip, episode limits and environment versions change scores; "
+        "compare algorithms under one evaluation protocol",
+        f"{MACHADO}, §5.2; {AGARWAL}, §3 and §6",
+    ),
+    "score.maximum": CheckInfo(
+        "the maximum over evaluations during training is biased upwards; report the final score",
+        f"{AGARWAL}, §3 and App. A.4; {HENDERSON}, “Reporting Evaluation Metrics”",
+    ),
+    "tuning.reused_seeds": CheckInfo(
+        "a configuration chosen as best on the same runs it is reported on is biased upwards; "
+        "re-run the chosen configuration on fresh seeds",
+        f"{AGARWAL}, App. A.4; {HENDERSON}, “Random Seeds and Trials”",
+    ),
+}
 
 #: Evaluation-protocol fields compared between algorithms; matched case-insensitively, with or
 #: without a ``config.`` / ``params.`` / ``env.`` prefix. Pass ``protocol_fields=`` to change them.
@@ -80,6 +149,8 @@ class Finding:
     tasks: tuple[str, ...] = ()
     runs: tuple[str, ...] = ()
     details: dict[str, Any] = field(default_factory=dict)
+    #: the paper and section the advice comes from (``CHECKS[check].cite``)
+    cite: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for provenance.json."""
@@ -104,10 +175,17 @@ class Finding:
             names("tasks"),
             names("runs"),
             dict(data.get("details") or {}),
+            str(data.get("cite", "")),
         )
 
     def __str__(self) -> str:
-        return f"[{self.severity}] {self.check}: {self.message} ({self.why})"
+        return f"[{self.severity}] {self.check}: {self.message} ({self.why}; {self.cite})"
+
+
+def _finding(check: str, message: str, **fields: Any) -> Finding:
+    """A warning of ``check`` with its explanation and citation from :data:`CHECKS`."""
+    info = CHECKS[check]
+    return Finding(check, "warning", message, info.why, cite=info.cite, **fields)
 
 
 def _names(items: Sequence[Any], limit: int = _LISTED) -> str:
@@ -129,14 +207,11 @@ def _runs_checks(final: ScoreTable, min_runs: int) -> list[Finding]:
             for a, (lo, hi) in per_alg.items()
         )
         out.append(
-            Finding(
+            _finding(
                 "runs.unequal",
-                "warning",
                 f"algorithms have different numbers of runs ({desc}); {_names(short)} "
                 f"{'has' if len(short) == 1 else 'have'} the fewest, so {'its' if len(short) == 1 else 'their'} "
                 "intervals are wider and comparisons lean on fewer seeds",
-                f"{AGARWAL}: uncertainty depends on the number of runs; compare algorithms with equal runs "
-                "or report the run counts",
                 algorithms=tuple(short),
                 details={"runs_per_task": {a: list(v) for a, v in per_alg.items()}},
             )
@@ -144,12 +219,10 @@ def _runs_checks(final: ScoreTable, min_runs: int) -> list[Finding]:
     few = [(a, t, int(sizes.loc[a, t])) for a in sizes.index for t in sizes.columns if sizes.loc[a, t] < min_runs]
     if few:
         out.append(
-            Finding(
+            _finding(
                 "runs.few",
-                "warning",
                 f"{len(few)} (algorithm, task) cell(s) have fewer than {min_runs} runs: "
                 + _names([f"{a} / {t} ({n})" for a, t, n in few]),
-                f"{AGARWAL}: with so few runs per task, bootstrap intervals are unreliable (they under-cover)",
                 algorithms=tuple(dict.fromkeys(a for a, _, _ in few)),
                 tasks=tuple(dict.fromkeys(t for _, t, _ in few)),
             )
@@ -191,12 +264,10 @@ def _budget_checks(table: ScoreTable, budget_key: str | None, tolerance: float) 
         example_task, example = unequal[0]
         shown = ", ".join(f"{a} {v:g}" for a, v in example.items())
         out.append(
-            Finding(
+            _finding(
                 "budget.unequal",
-                "warning",
                 f"training budgets ({source}) differ between algorithms on {len(unequal)} task(s) "
                 f"({_names([t for t, _ in unequal])}); e.g. {example_task}: {shown}. {_names(algs)} trained for less",
-                f"{AGARWAL} / {HENDERSON}: compare algorithms at the same number of environment steps",
                 algorithms=tuple(algs),
                 tasks=tuple(str(t) for t, _ in unequal),
                 details={"budgets": {t: b for t, b in unequal}},
@@ -209,11 +280,9 @@ def _budget_checks(table: ScoreTable, budget_key: str | None, tolerance: float) 
             f"{r.algorithm} / {r.task} run {r.run_id} ({r.budget:g} of {r.cell_budget:g})" for r in short.itertuples()
         ]
         out.append(
-            Finding(
+            _finding(
                 "budget.short_runs",
-                "warning",
                 f"{len(short)} run(s) stop before the budget of their cell ({source}): {_names(labels)}",
-                f"{HENDERSON}: runs that crashed or were cut short score lower; finish or exclude them explicitly",
                 algorithms=tuple(dict.fromkeys(short["algorithm"])),
                 tasks=tuple(dict.fromkeys(short["task"])),
                 runs=tuple(str(r) for r in short["run_id"]),
@@ -258,13 +327,10 @@ def _protocol_checks(final: ScoreTable, fields: Iterable[str]) -> list[Finding]:
         algs = tuple(dict.fromkeys(a for _, _, ex in clashes for a in ex))
         what = "environment version" if kind == "version" else "value"
         out.append(
-            Finding(
+            _finding(
                 "protocol.mismatch",
-                "warning",
                 f"{column!r}: the {what} differs between algorithms on {len(clashes)} task(s) "
                 f"({_names([t for t, _, _ in clashes])}); e.g. {task}: {shown}",
-                f"{MACHADO}: sticky actions, frame skip, episode limits and environment versions change scores; "
-                "compare algorithms under one evaluation protocol",
                 algorithms=algs,
                 tasks=tuple(t for t, _, _ in clashes),
                 details={"field": str(column), "values": {t: ex for t, _, ex in clashes}},
@@ -293,11 +359,9 @@ def _score_checks(table: ScoreTable, score_key: str | None) -> list[Finding]:
     if not key or not looks_like_maximum(str(key)):
         return []
     return [
-        Finding(
+        _finding(
             "score.maximum",
-            "warning",
             f"the score comes from {str(key)!r}, which looks like a maximum over training",
-            f"{AGARWAL}: the maximum over evaluations during training is biased upwards; report the final score",
             details={"score_key": str(key)},
         )
     ]
@@ -333,12 +397,10 @@ def _tuning_checks(final: ScoreTable, keys: Sequence[str]) -> list[Finding]:
             for a, (n, seeds) in reused.items()
         )
         out.append(
-            Finding(
+            _finding(
                 "tuning.reused_seeds",
-                "warning",
                 f"hyperparameter configurations ({', '.join(keys)}) were run on the same seeds ({desc}): a "
                 "configuration chosen as best on these runs and reported on the same runs is biased upwards",
-                f"{HENDERSON}: tune and report on different seeds; re-run the chosen configuration on fresh seeds",
                 algorithms=tuple(reused),
                 details={"configurations": {a: n for a, (n, _) in reused.items()}},
             )
@@ -409,8 +471,10 @@ def by_severity(findings: Sequence[Finding]) -> list[Finding]:
 
 
 def format_finding(finding: Finding) -> str:
-    """One finding as one line of text (the line :func:`format_findings` prints, and a Report warning)."""
-    return f"protocol {finding.severity}: {finding.check}: {finding.message}"
+    """One finding as one line of text (the line :func:`format_findings` prints, and a Report warning),
+    ending with the paper section the check comes from."""
+    cite = f" [{finding.cite}]" if finding.cite else ""
+    return f"protocol {finding.severity}: {finding.check}: {finding.message}{cite}"
 
 
 def format_findings(findings: Sequence[Finding]) -> str:

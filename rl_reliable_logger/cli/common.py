@@ -133,17 +133,10 @@ def run_and_report(
 
 def format_comparisons(report: Any) -> str:
     """The letter display of the all-pairs comparisons (``--compare-all``), or "" without them."""
-    from ..analysis.comparisons import format_letters, letters
+    from ..analysis.comparisons import format_letters, report_letters
 
-    pairs = report.extra.get("comparisons")
-    if pairs is None or pairs.empty:
-        return ""
-    points = pairs.attrs.get("points")
-    if not points:  # a table read back from a folder: the aggregates hold the same metric's points
-        metric = report.provenance.get("comparisons_metric")
-        agg = report.aggregates[report.aggregates["metric"] == metric]
-        points = dict(zip(agg["algorithm"].astype(str), agg["point"].astype(float)))
-    return as_flags(format_letters(letters(pairs, points=points or None)))
+    display = report_letters(report)
+    return "" if display is None else as_flags(format_letters(display))
 
 
 def _findings(report: Any) -> tuple[str, set[str]]:

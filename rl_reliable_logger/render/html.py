@@ -21,9 +21,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..analysis.comparisons import report_letters
+from ..analysis.protocol import Finding, by_severity, format_finding
 from ..analysis.report import SPECS
 from ..stats.registry import lower_is_better
 from . import tables as _paper_tables
+from .methods import checklist, methods_paragraph, references
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..analysis.report import Report
@@ -79,6 +82,9 @@ figcaption{color:#57606a;font-size:.9rem;margin-top:4px}
 details{margin:8px 0} summary{cursor:pointer;color:#0969da}
 code{background:#f6f8fa;padding:1px 4px;border-radius:4px;font-size:.88em;word-break:break-all}
 .note{color:#57606a;font-size:.88rem}
+caption{caption-side:top;text-align:left;color:#57606a;font-size:.88rem;padding:2px 0 6px;max-width:60em}
+table.letters td.grp,table.letters th.grp{text-align:center;min-width:1.6em}
+table.letters td.in{background:#ddf4ff;font-weight:600}
 """
 
 _CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
@@ -279,6 +285,75 @@ def _pairwise(report: Report) -> str:
     return "".join(out)
 
 
+def _letters(report: Report) -> str:
+    """The compact letter display of ``--compare-all`` as a table: one column per letter, so the groups read
+    as bars (algorithms sharing a letter are not told apart family-wise); "" without all-pairs comparisons."""
+    display = report_letters(report)
+    if display is None or display.empty:
+        return ""
+    prov = report.provenance or {}
+    metric = str(prov.get("comparisons_metric") or "metric")
+    groups = sorted({ch for g in display["group"] for ch in str(g)})
+    d = _paper_tables._decimals(display["point"].astype(float).tolist())
+    head = (
+        f'<tr><th scope="col">Algorithm</th><th scope="col">{esc(_paper_tables._title(metric))}</th>'
+        '<th scope="col">Groups</th>' + "".join(f'<th scope="col" class="grp">{esc(g)}</th>' for g in groups) + "</tr>"
+    )
+    rows = []
+    for r in display.itertuples():
+        member = set(str(r.group))
+        cells = "".join(f'<td class="grp in">{esc(g)}</td>' if g in member else '<td class="grp"></td>' for g in groups)
+        rows.append(
+            f'<tr><th scope="row">{esc(r.algorithm)}</th><td class="num">{_paper_tables._fmt(float(r.point), d)}</td>'
+            f"<td>{esc(r.group)}</td>{cells}</tr>"
+        )
+    return (
+        '<h3 id="letters">Which algorithms can be told apart</h3>'
+        '<table class="letters"><caption>Compact letter display of the all-pairs comparisons of '
+        f"{esc(_paper_tables._title(metric))}, best first: algorithms that share a letter are not told apart "
+        "(family-wise: max-T simultaneous intervals of the differences; every pair is in the comparisons table).</caption>"
+        f"<thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _protocol(report: Report) -> tuple[str, set[str]]:
+    """The protocol checks that fired, as a table (check, severity, finding, why, source), and the warning
+    lines they appear as (listed once, here, instead of again among the warnings)."""
+    found = [Finding.from_dict(d) for d in (report.provenance or {}).get("protocol") or [] if isinstance(d, Mapping)]
+    if not found:
+        return "", set()
+    rows = "".join(
+        f"<tr><td><code>{esc(f.check)}</code></td><td>{esc(f.severity)}</td><td>{esc(f.message)}</td>"
+        f"<td>{esc(f.why)}</td><td>{esc(f.cite)}</td></tr>"
+        for f in by_severity(found)
+    )
+    table = (
+        '<div class="warn" id="protocol"><h2>Protocol checks</h2>'
+        '<p class="note">Checked before any statistics; each check cites the paper section its advice comes from.</p>'
+        '<table><thead><tr><th scope="col">check</th><th scope="col">severity</th><th scope="col">found</th>'
+        '<th scope="col">why it matters</th><th scope="col">source</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table></div>"
+    )
+    return table, {format_finding(f) for f in found}
+
+
+def _methods(report: Report) -> str:
+    """The methods paragraph, the reporting checklist and the references (the content of ``methods.md``)."""
+    marks = {True: "yes", False: "no", None: "unknown"}
+    items = "".join(
+        f"<tr><td>{esc(item)}</td><td>{marks[met]}</td><td>{esc(reason)}</td></tr>"
+        for item, met, reason in checklist(report)
+    )
+    refs = "".join(f"<li>{esc(r)}</li>" for r in references(report))
+    return (
+        f"<p>{esc(methods_paragraph(report))}</p>"
+        "<h3>Reporting checklist (after Agarwal et al., 2021)</h3>"
+        '<table><thead><tr><th scope="col">item</th><th scope="col">met</th><th scope="col">why</th></tr></thead>'
+        f"<tbody>{items}</tbody></table>"
+        f"<h3>References</h3><ul>{refs}</ul>"
+    )
+
+
 def _label_key(report: Report, label_key: Any) -> str:
     """The key of abbreviated names: figures show short labels, this table (and every other table) the full ones."""
     names = [str(a) for a in report.algorithms]
@@ -329,6 +404,7 @@ def build_html(report: Report, figures: Sequence[Figure] = (), *, title: str | N
         ("figures", "Figures"),
         ("per-task", "Per task"),
         ("pairwise", "Pairwise comparisons"),
+        ("methods", "Methods"),
         ("provenance", "Provenance"),
     ]
     parts = [
@@ -341,9 +417,12 @@ def build_html(report: Report, figures: Sequence[Figure] = (), *, title: str | N
         f'<p class="sub">{" · ".join(esc(b) for b in sub_bits)}<br>Generated {esc(generated)} by rl_reliable_logger</p>',
         "<nav>" + "".join(f'<a href="#{k}">{esc(v)}</a>' for k, v in sections) + "</nav>",
     ]
-    if report.warnings:
+    protocol, shown = _protocol(report)
+    parts.append(protocol)
+    others = [w for w in report.warnings if w not in shown]
+    if others:
         parts.append('<div class="warn" id="warnings"><h2>Warnings</h2><ul>')
-        parts += [f"<li>{esc(w)}</li>" for w in report.warnings]
+        parts += [f"<li>{esc(w)}</li>" for w in others]
         parts.append("</ul></div>")
     parts.append('<h2 id="headline">Headline metrics</h2>')
     parts.append(
@@ -351,6 +430,7 @@ def build_html(report: Report, figures: Sequence[Figure] = (), *, title: str | N
         "shown only when its interval overlaps no other algorithm's interval.</p>"
     )
     parts.append(_headline(report))
+    parts.append(_letters(report))
     parts.append(_optional_tables(report))
     parts.append('<h2 id="figures">Figures</h2>')
     if not figures:
@@ -369,6 +449,8 @@ def build_html(report: Report, figures: Sequence[Figure] = (), *, title: str | N
     parts.append(_per_task(report) or "<p>No per-task table.</p>")
     parts.append('<h2 id="pairwise">Pairwise comparisons</h2>')
     parts.append(_pairwise(report) or "<p>No pairwise comparisons were computed.</p>")
+    parts.append('<h2 id="methods">Methods</h2>')
+    parts.append(_methods(report))
     parts.append('<h2 id="provenance">Provenance</h2>')
     parts.append(_provenance(report))
     parts.append("</main></body></html>")

@@ -19,6 +19,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..analysis.protocol import AGARWAL, REFERENCES
+
 if TYPE_CHECKING:  # pragma: no cover
     from ..analysis.report import Report
 
@@ -68,6 +70,18 @@ def _runs_text(prov: dict[str, Any]) -> str:
 def _findings(prov: dict[str, Any]) -> list[dict[str, Any]]:
     found = prov.get("protocol") or []
     return [f for f in found if isinstance(f, dict)]
+
+
+def _cite(finding: dict[str, Any]) -> str:
+    """``; <paper, section>`` of a finding dict (results written before findings carried citations: "")."""
+    cite = finding.get("cite")
+    return f"; {cite}" if cite else ""
+
+
+def references(report: Report) -> list[str]:
+    """Full references of the papers cited: the checklist's (Agarwal et al.) and those of the fired checks."""
+    cited = " ".join(str(f.get("cite") or "") for f in _findings(dict(report.provenance)))
+    return [full for short, full in REFERENCES.items() if short == AGARWAL or short in cited]
 
 
 def methods_paragraph(report: Report) -> str:
@@ -135,7 +149,9 @@ def methods_paragraph(report: Report) -> str:
     fired = _findings(prov)
     if fired:
         sentences.append(
-            "Protocol checks raised: " + "; ".join(f"{f.get('check')} ({f.get('message')})" for f in fired) + "."
+            "Protocol checks raised: "
+            + "; ".join(f"{f.get('check')} ({f.get('message')}{_cite(f)})" for f in fired)
+            + "."
         )
     else:
         sentences.append(
@@ -243,6 +259,8 @@ def methods_markdown(report: Report) -> str:
     marks = {True: "[x]", False: "[ ]", None: "[?]"}
     for item, met, reason in checklist(report):
         lines.append(f"- {marks[met]} {item} — {markdown_escape(reason)}")
+    lines += ["", "## References", ""]
+    lines += [f"- {markdown_escape(ref)}" for ref in references(report)]
     return "\n".join(lines) + "\n"
 
 

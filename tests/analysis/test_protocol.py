@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from rl_reliable_logger import ScoreTable
-from rl_reliable_logger.analysis.protocol import check_protocol, enforce, format_findings, looks_like_maximum
+from rl_reliable_logger.analysis.protocol import (
+    CHECKS,
+    REFERENCES,
+    Finding,
+    check_protocol,
+    enforce,
+    format_finding,
+    format_findings,
+    looks_like_maximum,
+)
 from rl_reliable_logger.errors import InputError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -37,7 +47,7 @@ def test_unequal_runs_and_few_runs_name_algorithms_and_cells():
     unequal, few = findings
     assert unequal.algorithms == ("B",) and "A: 5 run(s) per task" in unequal.message
     assert few.tasks == ("pong", "breakout") and "B / pong (2)" in few.message
-    assert all(f.severity == "warning" and "Agarwal" in f.why for f in findings)
+    assert all(f.severity == "warning" and f.cite.startswith("Agarwal et al. (2021), §") for f in findings)
     assert check_protocol(ScoreTable(_frame({"A": 5, "B": 2})), min_runs=2)[1:] == []
 
 
@@ -77,7 +87,7 @@ def test_environment_versions_and_sticky_actions_that_differ_are_named():
     env, sticky = findings
     assert "environment version" in env.message and "A: v5" in env.message and "B: v4" in env.message
     assert "repeat_action_probability" in sticky.message and "0.25" in sticky.message
-    assert "Machado" in sticky.why
+    assert "Machado et al. (2018), §5.2" in sticky.cite and "sticky actions" in sticky.why
     only = check_protocol(ScoreTable(frame), protocol_fields=["frame_skip"])
     assert only == []
 
@@ -134,3 +144,25 @@ def test_packaged_examples_only_flag_what_is_really_there():
     long["iteration"] = long["iteration"].str.removeprefix("iter_").astype(int)
     curves = ScoreTable(long, algorithm="agent", task="game", seed="run", score="return", step="iteration")
     assert check_protocol(curves) == []
+
+
+def test_every_check_has_an_explanation_and_a_cited_section_shown_on_its_line():
+    frame = _frame({"A": 3, "B": 2})
+    frame["repeat_action_probability"] = [0.25 if a == "A" else 0.0 for a in frame["algorithm"]]
+    frame["config"] = [f"c{s % 2}" for s in frame["seed"]]
+    table = ScoreTable(frame, source={"score_column": "best_return"})
+    findings = check_protocol(table, hyperparameter_keys=["config"])
+    assert {f.check for f in findings} == {"runs.unequal", "runs.few", "protocol.mismatch", "score.maximum"}
+    for f in findings:
+        assert f.why == CHECKS[f.check].why and f.cite == CHECKS[f.check].cite
+        assert re.search(r"(§\d|App\. A\.\d|“)", f.cite)  # a section (or a heading of an unnumbered paper)
+        assert format_finding(f).endswith(f"[{f.cite}]")
+        assert Finding.from_dict(f.to_dict()) == f  # provenance keeps the citation
+    # a finding recorded before findings carried citations still reads back (empty cite, line unchanged)
+    old = {k: v for k, v in findings[0].to_dict().items() if k != "cite"}
+    assert not format_finding(Finding.from_dict(old)).endswith("]")
+    assert set(CHECKS) == {
+        "runs.unequal", "runs.few", "budget.unequal", "budget.short_runs",
+        "protocol.mismatch", "score.maximum", "tuning.reused_seeds",
+    }  # fmt: skip
+    assert all(c.cite.split(",")[0] in REFERENCES for c in CHECKS.values())
