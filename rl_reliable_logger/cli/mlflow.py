@@ -65,15 +65,9 @@ DEFAULT_REFS = {
 }
 
 
-def register(subparsers: Any) -> None:
-    """Add the ``mlflow`` sub-command to the ``rl-reliable`` parser."""
-    parser = subparsers.add_parser(
-        "mlflow",
-        help="analyse MLflow runs and publish the report to MLflow",
-        description=_DESCRIPTION,
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_source(parser: argparse.ArgumentParser, *, curves: bool = True) -> Any:
+    """The MLflow source flags (experiments, filter, field references, score rule, retries): the one set
+    ``rl-reliable mlflow`` and ``rl-reliable plan mlflow`` share; ``curves=False`` leaves out ``--curve-key``. Returns the field group."""
     src = parser.add_argument_group("MLflow source")
     src.add_argument(
         "--tracking-uri",
@@ -99,12 +93,13 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="also use runs that are not FINISHED (running, failed, killed)",
     )
-    src.add_argument(
-        "--curve-key",
-        default=None,
-        metavar="METRIC",
-        help="metric whose full history (get_metric_history) gives the learning curves; with --curves",
-    )
+    if curves:
+        src.add_argument(
+            "--curve-key",
+            default=None,
+            metavar="METRIC",
+            help="metric whose full history (get_metric_history) gives the learning curves; with --curves",
+        )
     fields = add_field_options(
         parser,
         DEFAULT_REFS,
@@ -115,6 +110,33 @@ def register(subparsers: Any) -> None:
     )
     add_source_options(fields)
     add_retry_option(src)
+    return fields
+
+
+def read_table(args: argparse.Namespace, options: Any) -> Any:
+    """The runs selected by the flags of :func:`add_source` as a ScoreTable (mlflow imported only now).
+
+    ``options`` supplies the analysis choices that shape the table (``curves``, ``only_algorithms``, ...);
+    tracker problems are raised as RLReliableError for the caller to word.
+    """
+    from ..trackers.mlflow.source import MlflowSource
+
+    source = MlflowSource(
+        args.experiment, tracking_uri=args.tracking_uri, filter_string=args.filter, retry=retry_policy(args)
+    )
+    return source.table(**source_kwargs(args, options, default_kind="params"))
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``mlflow`` sub-command to the ``rl-reliable`` parser."""
+    parser = subparsers.add_parser(
+        "mlflow",
+        help="analyse MLflow runs and publish the report to MLflow",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_source(parser)
     pub = parser.add_argument_group("publishing to MLflow")
     pub.add_argument(
         "--publish",
@@ -145,7 +167,6 @@ def _handler(args: argparse.Namespace) -> int:
     from ..errors import RLReliableError
     from ..trackers.base.publishing import check_not_source
     from ..trackers.mlflow.sink import MlflowSink
-    from ..trackers.mlflow.source import MlflowSource
 
     mode, run_id = _publish_target(args)
     options = analysis_options(args)  # every option checked before MLflow is asked anything
@@ -156,10 +177,7 @@ def _handler(args: argparse.Namespace) -> int:
         )
     try:
         check_output(args)
-        source = MlflowSource(
-            args.experiment, tracking_uri=args.tracking_uri, filter_string=args.filter, retry=retry_policy(args)
-        )
-        table = source.table(**source_kwargs(args, options, default_kind="params"))
+        table = read_table(args, options)
         if "tracker_run_id" in table.frame:  # before any computation: never publish onto a source run
             check_not_source(run_id, table.frame["tracker_run_id"].astype(str))
     except RLReliableError as err:

@@ -1,21 +1,27 @@
 """``rl-reliable plan``: how many runs per task before the intervals are narrow enough.
 
-Wiring only: read the pilot scores, call :func:`~rl_reliable_logger.analysis.planning.plan`, print
-the widths (and the pair's separation probability), write ``plan.csv``, ``launch.csv`` and the
-figure. Scores pulled from a tracker can be planned from the ``scores.csv`` that
-``rl-reliable mlflow|wandb --out DIR`` writes.
+Wiring only: read the pilot scores — from a file (``rl-reliable plan pilot.csv``) or from a tracker
+with the very source flags of ``rl-reliable mlflow`` / ``rl-reliable wandb`` (``rl-reliable plan
+mlflow --experiment pilot``, ``rl-reliable plan wandb --offline-dir wandb/``; those flags are
+defined once, in ``cli/mlflow.py`` and ``cli/wandb.py``) — call
+:func:`~rl_reliable_logger.analysis.planning.plan`, print the widths (and the pair's separation
+probability), write ``plan.csv``, ``launch.csv`` and the figure.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+from . import mlflow as mlflow_command
+from . import wandb as wandb_command
 from .common import read_scores
-from .flags import PLAN_FLAGS, CliError, as_flags
-from .options import add_field_options
+from .flags import PLAN_FLAGS, CliError, as_flags, cli_message
+from .options import add_field_options, source_kwargs
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..analysis.planning import Plan
@@ -24,12 +30,59 @@ EPILOG = """\
 examples:
   rl-reliable plan pilot.csv --normalize atari100k --target-width 0.05 --out plan/
   rl-reliable plan pilot.csv --compare SPR,DrQ --max-runs 30 --out plan/
-  rl-reliable plan results/scores.csv --metric mean     # scores written by evaluate/mlflow/wandb --out
+  rl-reliable plan mlflow --experiment pilot --target-width 0.05 --out plan/
+  rl-reliable plan wandb my-team/pilot --sweep abc123 --compare PPO,SAC --out plan/
+  rl-reliable plan wandb --offline-dir ./wandb --metric mean --target-width 0.5
 
 Each (algorithm, task) cell's pilot runs are resampled to N runs (variance-corrected), and each
 synthetic experiment gets the same stratified-bootstrap interval an evaluation would compute
 (with --sim-reps replicates). Widths are averaged over --trials synthetic experiments.
 """
+
+_DESCRIPTION = (
+    "Plan how many runs per task an evaluation needs: from pilot runs, predict by simulation the width of each "
+    "algorithm's interval (and, with --compare, the chance that a pair separates) for N runs per task, the "
+    "smallest N meeting the target, and how many more runs to launch in each cell."
+)
+
+#: The pilot's sources: the first word after ``plan`` names a tracker, anything else is the input file.
+FILE, TRACKERS = "file", ("mlflow", "wandb")
+
+#: What the tracker sources read for planning: final scores only (no curves, no selection, no sweep columns).
+_PILOT = SimpleNamespace(curves=False, only_algorithms=None, only_tasks=None, hyperparameter_keys=())
+
+
+class _AnyName(Mapping[str, Any]):
+    """The source names as argparse's ``choices``: any word is accepted (a word that is no tracker is a file)."""
+
+    def __init__(self, parsers: dict[str, Any]) -> None:
+        self._parsers = parsers
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str)
+
+    def __getitem__(self, name: str) -> Any:
+        return self._parsers[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._parsers)
+
+    def __len__(self) -> int:
+        return len(self._parsers)
+
+
+class _Sources(argparse._SubParsersAction):  # type: ignore[type-arg]
+    """``plan INPUT ...`` or ``plan mlflow|wandb ...``: a first word that names no tracker is the input file
+    (``plan file INPUT`` also works, e.g. for a file called ``mlflow``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.choices = _AnyName(self._name_parser_map)
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
+        if values and values[0] not in self._name_parser_map:
+            values = [FILE, *values]
+        super().__call__(parser, namespace, values, option_string)
 
 
 def _positive_int(text: str) -> int:
@@ -47,23 +100,8 @@ def _level(text: str) -> float:
     return value
 
 
-def register(sub: Any) -> None:
-    """Add the ``plan`` subcommand."""
-    p = sub.add_parser(
-        "plan",
-        help="predict interval widths / power for N runs per task from pilot runs",
-        description="Plan how many runs per task an evaluation needs: from pilot runs, predict by simulation the "
-        "width of each algorithm's interval (and, with --compare, the chance that a pair separates) for N runs "
-        "per task, the smallest N meeting the target, and how many more runs to launch in each cell.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("input", help="CSV, Parquet or JSON file of pilot scores in long form")
-    k = add_field_options(p, {"algorithm": "algorithm", "task": "task", "seed": "seed", "score": "score"})
-    k.add_argument(
-        "--step-key", default=None, metavar="COL", help="column with the training step (the last step is used)"
-    )
-    k.add_argument("--drop-invalid", action="store_true", help="drop bad rows instead of failing")
+def _add_planning(p: argparse.ArgumentParser) -> None:
+    """The planning and output flags, the same for every source."""
     g = p.add_argument_group("planning")
     g.add_argument("--metric", default="iqm", help="aggregate metric to plan for (default: iqm)")
     g.add_argument("--normalize", metavar="NAME|PATH", help="normalise scores per task, as for evaluate")
@@ -86,6 +124,65 @@ def register(sub: Any) -> None:
         "--strict", action="store_true", help="protocol warnings (unequal runs, budgets, ...) are errors (for CI)"
     )
     p.set_defaults(func=_cmd_plan)
+
+
+def _drop_invalid(group: Any) -> None:
+    group.add_argument("--drop-invalid", action="store_true", help="drop bad rows instead of failing")
+
+
+def register(sub: Any) -> None:
+    """Add the ``plan`` subcommand: ``plan INPUT``, ``plan mlflow ...``, ``plan wandb ...``."""
+    p = sub.add_parser(
+        "plan",
+        help="predict interval widths / power for N runs per task from pilot runs (a file, MLflow or W&B)",
+        description=_DESCRIPTION
+        + "\n\nThe pilot runs come from a file (rl-reliable plan INPUT [flags]) or from a tracker, selected with "
+        "the same flags as `rl-reliable mlflow` / `rl-reliable wandb` (rl-reliable plan mlflow|wandb [flags]). "
+        "Each source's flags: rl-reliable plan file --help, rl-reliable plan mlflow --help, "
+        "rl-reliable plan wandb --help.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage="rl-reliable plan [-h] {INPUT | mlflow | wandb} [flags]",
+    )
+    sources = p.add_subparsers(
+        action=_Sources,
+        dest="plan_source",
+        metavar="INPUT | mlflow | wandb",
+        title="pilot runs from",
+        required=True,
+    )
+    f = sources.add_parser(
+        FILE,
+        prog="rl-reliable plan",
+        usage="rl-reliable plan [file] INPUT [flags]",
+        help="INPUT: a CSV, Parquet or JSON file of pilot scores in long form (the word `file` is optional)",
+        description=_DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    f.add_argument("input", help="CSV, Parquet or JSON file of pilot scores in long form")
+    k = add_field_options(f, {"algorithm": "algorithm", "task": "task", "seed": "seed", "score": "score"})
+    k.add_argument(
+        "--step-key", default=None, metavar="COL", help="column with the training step (the last step is used)"
+    )
+    _drop_invalid(k)
+    _add_planning(f)
+    for name, module, what in (
+        ("mlflow", mlflow_command, "the runs of MLflow experiments"),
+        ("wandb", wandb_command, "W&B runs: a project, a sweep, or offline runs"),
+    ):
+        t = sources.add_parser(
+            name,
+            prog=f"rl-reliable plan {name}",
+            help=f"{what}, selected with the source flags of `rl-reliable {name}`",
+            description=_DESCRIPTION
+            + f"\n\nThe pilot is {what}, read with the same source flags as `rl-reliable {name}` (final scores "
+            "only: no learning curves).",
+            epilog=EPILOG,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        _drop_invalid(module.add_source(t, curves=False))
+        _add_planning(t)
 
 
 def _names(text: str | None, flag: str) -> list[str] | None:
@@ -111,8 +208,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     from ..analysis.protocol import enforce, format_findings
     from ..errors import InputError, ScoreTableError
 
-    path = Path(args.input)
-    table = read_scores(path, args)
+    table = _pilot(args)
     if args.strict:  # fail before the simulation, not after it
         from ..analysis.protocol import check_protocol
 
@@ -140,8 +236,8 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         raise CliError(as_flags(str(err), table=PLAN_FLAGS)) from None
     if result.findings:  # protocol problems first, before any number
         print(format_findings(result.findings), file=sys.stderr)
-    for w in table.warnings:
-        print(f"warning: {w}", file=sys.stderr)
+    for w in table.warnings:  # what the source dropped or left out is never only in provenance
+        print(f"warning: {as_flags(w)}", file=sys.stderr)
     for w in result.warnings:
         print(f"warning: {as_flags(w, table=PLAN_FLAGS)}", file=sys.stderr)
     if not args.quiet:
@@ -162,6 +258,46 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         for w in written:
             print(f"wrote {w}")
     return 0
+
+
+def _pilot(args: argparse.Namespace) -> Any:
+    """The pilot runs as a ScoreTable, from the file or the tracker the flags name; on stderr, where they
+    came from (unless --quiet)."""
+    from ..errors import RLReliableError
+
+    if args.plan_source == FILE:
+        table = read_scores(Path(args.input), args)
+    else:
+        try:
+            if args.plan_source == "mlflow":
+                table = mlflow_command.read_table(args, _PILOT)
+            else:
+                source = wandb_command.open_source(args, wandb_command.check_source(args))
+                table = source.table(**source_kwargs(args, _PILOT, default_kind="config"))
+                for problem in source.problems:
+                    print(f"warning: skipped offline run {problem}", file=sys.stderr)
+        except RLReliableError as err:
+            raise CliError(cli_message(err)) from None
+    if not args.quiet:
+        final = table.final()
+        print(
+            f"pilot: {final.frame['run_id'].nunique()} run(s), {len(final.algorithms)} algorithm(s) x "
+            f"{len(final.tasks)} task(s) from {describe_source(table.source)}",
+            file=sys.stderr,
+        )
+    return table
+
+
+def describe_source(source: Mapping[str, Any]) -> str:
+    """Where a pilot's runs came from, in one phrase (file path, MLflow experiments, W&B project or folder)."""
+    if source.get("tracker") == "mlflow":
+        names = ", ".join(str(e.get("name")) for e in source.get("experiments") or [])
+        return f"MLflow experiment(s) {names} ({source.get('tracking_uri')})"
+    if source.get("tracker") == "wandb":
+        offline = source.get("kind") == "wandb-offline"
+        sweep = f", sweep {source['sweep']}" if source.get("sweep") else ""
+        return f"W&B {'offline runs in ' if offline else 'project '}{source.get('location')}{sweep}"
+    return str(source.get("path") or "the input")
 
 
 def format_plan(result: Plan) -> str:

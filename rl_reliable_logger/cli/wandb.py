@@ -65,15 +65,10 @@ DEFAULT_REFS = {
 DEFAULT_PER_PAGE = 200
 
 
-def register(subparsers: Any) -> None:
-    """Add the ``wandb`` sub-command to the ``rl-reliable`` parser."""
-    parser = subparsers.add_parser(
-        "wandb",
-        help="analyse W&B runs (a project, a sweep, or offline runs) and publish the report to W&B",
-        description=_DESCRIPTION,
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_source(parser: argparse.ArgumentParser, *, curves: bool = True) -> Any:
+    """The W&B source flags (project or offline folder, sweep, filter, field references, score rule, retries):
+    the one set ``rl-reliable wandb`` and ``rl-reliable plan wandb`` share; ``curves=False`` leaves out
+    ``--curve-key``. Returns the field group."""
     src = parser.add_argument_group("W&B source")
     src.add_argument("path", nargs="?", metavar="ENTITY/PROJECT", help="W&B project to read (online)")
     src.add_argument(
@@ -93,11 +88,12 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="also use runs that are not finished (running, crashed, failed, killed)",
     )
-    src.add_argument(
-        "--curve-key",
-        metavar="KEY",
-        help="history key whose exact history gives the learning curves (with --curves), e.g. eval/return",
-    )
+    if curves:
+        src.add_argument(
+            "--curve-key",
+            metavar="KEY",
+            help="history key whose exact history gives the learning curves (with --curves), e.g. eval/return",
+        )
     src.add_argument(
         "--per-page",
         type=int,
@@ -115,6 +111,42 @@ def register(subparsers: Any) -> None:
     )
     add_source_options(fields)
     add_retry_option(src)
+    return fields
+
+
+def check_source(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The source flags checked before anything runs (one of ENTITY/PROJECT and --offline-dir; a JSON
+    ``--filter``); returns the parsed filter."""
+    if bool(args.path) == bool(args.offline_dir):
+        raise CliError("give either ENTITY/PROJECT (online) or --offline-dir DIR (offline runs), not both / neither")
+    return _parse_filter(args.filter)
+
+
+def open_source(args: argparse.Namespace, filters: dict[str, Any] | None) -> Any:
+    """The WandbSource of the flags of :func:`add_source` (wandb imported only now); tracker problems are
+    RLReliableError for the caller to word."""
+    from ..trackers.wandb.source import WandbSource
+
+    return WandbSource(
+        path=args.path,
+        offline_dir=args.offline_dir,
+        sweep=args.sweep,
+        filters=filters,
+        per_page=args.per_page,
+        retry=retry_policy(args),
+    )
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``wandb`` sub-command to the ``rl-reliable`` parser."""
+    parser = subparsers.add_parser(
+        "wandb",
+        help="analyse W&B runs (a project, a sweep, or offline runs) and publish the report to W&B",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_source(parser)
     wait = parser.add_argument_group("sweep post-hook")
     wait.add_argument(
         "--wait",
@@ -183,12 +215,9 @@ def _parse_filter(text: str | None) -> dict[str, Any] | None:
 def _handler(args: argparse.Namespace) -> int:
     from ..errors import RLReliableError
     from ..trackers.wandb.sink import sink_for
-    from ..trackers.wandb.source import WandbSource
     from ..trackers.wandb.sweep import wait_for_sweep
 
-    if bool(args.path) == bool(args.offline_dir):
-        raise CliError("give either ENTITY/PROJECT (online) or --offline-dir DIR (offline runs), not both / neither")
-    filters = _parse_filter(args.filter)
+    filters = check_source(args)
     options = analysis_options(args)  # every option checked before W&B is asked anything
     if options.curves and not args.curve_key:
         raise CliError("--curves needs --curve-key KEY: the history key logged during training (e.g. eval/return)")
@@ -198,14 +227,7 @@ def _handler(args: argparse.Namespace) -> int:
         raise CliError("--wait needs --sweep ID")
     try:
         check_output(args, inputs=[args.offline_dir] if args.offline_dir else ())
-        source = WandbSource(
-            path=args.path,
-            offline_dir=args.offline_dir,
-            sweep=args.sweep,
-            filters=filters,
-            per_page=args.per_page,
-            retry=retry_policy(args),
-        )
+        source = open_source(args, filters)
         if args.wait:
             wait_for_sweep(
                 args.path,
