@@ -249,7 +249,9 @@ def plan(
         pair = (names[0], names[1])
     metric_obj = mt.get_metric(metric, gamma=gamma)
     cells = final.cells()
-    pilots = {a: [cells[(a, t)] for t in tasks] for a in algorithms}
+    # runs sorted within each cell: a canonical order, so the plan does not depend on the order the runs came
+    # in (a file's rows, a tracker's listing)
+    pilots = {a: [np.sort(cells[(a, t)]) for t in tasks] for a in algorithms}
     sizes = final.runs_per_cell()
     current = int(sizes.to_numpy().min())
     largest = int(sizes.to_numpy().max())

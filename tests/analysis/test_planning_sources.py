@@ -62,3 +62,26 @@ def test_plan_from_offline_wandb_runs(tmp_path):
     assert set(result.table["algorithm"]) == {"ucb", "gradient"}
     assert set(result.needed) == {"ucb", "gradient"}
     assert set(result.launch["task"]) == {"easy", "hard"}
+
+
+def test_plan_does_not_depend_on_the_order_the_runs_come_in():
+    """A tracker lists runs in its own order (by start time, by id): the plan must not change with it."""
+    import pandas as pd
+
+    from rl_reliable_logger import ScoreTable
+
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame(
+        [
+            {"algorithm": a, "task": t, "seed": s, "score": float(rng.normal(mu, 1.0))}
+            for a, mu in (("A", 0.0), ("B", 1.0))
+            for t in ("x", "y")
+            for s in range(4)
+        ]
+    )
+    shuffled = frame.sample(frac=1.0, random_state=3).reset_index(drop=True)
+    shuffled["seed"] = shuffled.groupby(["algorithm", "task"]).cumcount()  # other run ids, too
+    kwargs = dict(metric="iqm", compare=("A", "B"), runs=[4, 6], trials=10, sim_reps=100, seed=0)
+    one = plan(ScoreTable(frame), **kwargs).table
+    other = plan(ScoreTable(shuffled), **kwargs).table
+    assert one.equals(other)
