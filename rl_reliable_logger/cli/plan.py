@@ -71,13 +71,13 @@ class _AnyName(Mapping[str, Any]):
         return len(self._parsers)
 
 
-class _Sources(argparse._SubParsersAction):  # type: ignore[type-arg]
+class _Sources(argparse._SubParsersAction):
     """``plan INPUT ...`` or ``plan mlflow|wandb ...``: a first word that names no tracker is the input file
     (``plan file INPUT`` also works, e.g. for a file called ``mlflow``)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.choices = _AnyName(self._name_parser_map)
+        self.choices = _AnyName(self._name_parser_map)  # type: ignore[assignment]  # any word: see _AnyName
 
     def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
         if values and values[0] not in self._name_parser_map:

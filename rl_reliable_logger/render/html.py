@@ -300,12 +300,11 @@ def _letters(report: Report) -> str:
         '<th scope="col">Groups</th>' + "".join(f'<th scope="col" class="grp">{esc(g)}</th>' for g in groups) + "</tr>"
     )
     rows = []
-    for r in display.itertuples():
-        member = set(str(r.group))
-        cells = "".join(f'<td class="grp in">{esc(g)}</td>' if g in member else '<td class="grp"></td>' for g in groups)
+    for name, point, group in zip(display["algorithm"], display["point"].astype(float), display["group"].astype(str)):
+        cells = "".join(f'<td class="grp in">{esc(g)}</td>' if g in group else '<td class="grp"></td>' for g in groups)
         rows.append(
-            f'<tr><th scope="row">{esc(r.algorithm)}</th><td class="num">{_paper_tables._fmt(float(r.point), d)}</td>'
-            f"<td>{esc(r.group)}</td>{cells}</tr>"
+            f'<tr><th scope="row">{esc(name)}</th><td class="num">{_paper_tables._fmt(point, d)}</td>'
+            f"<td>{esc(group)}</td>{cells}</tr>"
         )
     return (
         '<h3 id="letters">Which algorithms can be told apart</h3>'
@@ -319,7 +318,9 @@ def _letters(report: Report) -> str:
 def _protocol(report: Report) -> tuple[str, set[str]]:
     """The protocol checks that fired, as a table (check, severity, finding, why, source), and the warning
     lines they appear as (listed once, here, instead of again among the warnings)."""
-    found = [Finding.from_dict(d) for d in (report.provenance or {}).get("protocol") or [] if isinstance(d, Mapping)]
+    found = [
+        Finding.from_dict(dict(d)) for d in (report.provenance or {}).get("protocol") or [] if isinstance(d, Mapping)
+    ]
     if not found:
         return "", set()
     rows = "".join(

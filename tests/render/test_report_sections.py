@@ -51,7 +51,9 @@ def test_letter_display_is_drawn_as_an_escaped_table():
     assert rows[-1] == "&lt;img src=x onerror=alert(1)&gt;"  # worst last, escaped
     assert set(rows[:2]) == {"B", "C"}
     for name, group in groups.items():  # each algorithm's row marks exactly its letters
-        row = re.search(rf'<th scope="row">{re.escape(name.replace("<", "&lt;").replace(">", "&gt;"))}</th>(.*?)</tr>', letters)
+        row = re.search(
+            rf'<th scope="row">{re.escape(name.replace("<", "&lt;").replace(">", "&gt;"))}</th>(.*?)</tr>', letters
+        )
         assert re.findall(r'<td class="grp in">(\w)</td>', row.group(1)) == sorted(group)
     assert "<img src=x" not in page
 
