@@ -1,4 +1,6 @@
-"""One Sink contract, tested once against the results folder, MLflow (real SQLite store) and W&B (real offline runs).
+"""One Sink contract, tested once against the results folder, MLflow (real SQLite store), W&B offline
+(real offline runs) and W&B online (the real client, through wandb-core, against the loopback stand-in
+``tests/support/wandb_standin.py``, which records the runs, file streams, uploads and artifacts it received).
 
 Each test runs on every sink: the same content published twice creates nothing and says so in the
 same words; the content hash is the same everywhere; headline keys are collision-free; nothing is
@@ -23,6 +25,8 @@ from rl_reliable_logger.trackers.base.protocols import PublishResult, Sink
 from rl_reliable_logger.trackers.base.publishing import headline_metrics, key_segment, report_hash
 from rl_reliable_logger.trackers.folder import FolderSink
 from tests.support.reports import small_report
+from tests.support.wandb_standin import StandIn
+from tests.support.wandb_standin import start as start_standin
 
 mlflow = pytest.importorskip("mlflow")
 wandb = pytest.importorskip("wandb")
@@ -33,8 +37,10 @@ from rl_reliable_logger.trackers.wandb import sink as wandb_sink  # noqa: E402
 from rl_reliable_logger.trackers.wandb.sink import WandbSink  # noqa: E402
 from tests.support.mlflow_store import convention, log_run, make_store, snapshot  # noqa: E402
 
-KINDS = ["folder", "mlflow", "wandb"]
-LABELS = {"folder": "the results folder", "mlflow": "MLflow", "wandb": "W&B"}
+KINDS = ["folder", "mlflow", "wandb", "wandb-online"]
+LABELS = {"folder": "the results folder", "mlflow": "MLflow", "wandb": "W&B", "wandb-online": "W&B"}
+#: Where the online W&B sink publishes on the stand-in.
+ONLINE = ("ent", "contract")
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +51,8 @@ def store(tmp_path_factory):
 class Target:
     """One sink under test plus a way to look at everything it wrote."""
 
-    def __init__(self, kind: str, tmp: Path, store_uri: str, name: str):
-        self.kind, self.tmp, self.uri = kind, tmp, store_uri
+    def __init__(self, kind: str, tmp: Path, store_uri: str, name: str, standin: StandIn | None = None):
+        self.kind, self.tmp, self.uri, self.standin = kind, tmp, store_uri, standin
         self.client = mlflow.MlflowClient(store_uri)
         self.exp = self.client.create_experiment(name) if kind == "mlflow" else None
 
@@ -55,6 +61,9 @@ class Target:
             return FolderSink(self.tmp / "published", figures=False)
         if self.kind == "mlflow":
             return MlflowSink(tracking_uri=self.uri, experiment=self.exp, figures=False, **kw)
+        if self.kind == "wandb-online":
+            entity, project = ONLINE
+            return WandbSink(project=project, entity=entity, group="g", mode="online", figures=False)
         return WandbSink(project="contract", group="g", mode="offline", dir=self.tmp / "wb", figures=False)
 
     def written(self) -> list[str]:
@@ -64,35 +73,84 @@ class Target:
             return [read_bundle(path).report_hash] if path.exists() else []
         if self.kind == "mlflow":
             return sorted(r.info.run_id for r in self.client.search_runs([self.exp], ""))
+        if self.kind == "wandb-online":
+            st = self.standin
+            assert st is not None
+            runs = [f"run {r['id']} {r['state']}" for r in st.projects.get(ONLINE, [])]
+            arts = [f"artifact {a['name']}:v{a['version']} {a['state']} {a['aliases']}" for a in report_artifacts(st)]
+            return sorted(runs + arts)
         return sorted(p.name for p in (self.tmp / "wb").glob("wandb/offline-run-*"))
 
     def headline(self, result: PublishResult) -> dict[str, float]:
         if self.kind == "mlflow":
             return dict(self.client.get_run(result.target).data.metrics)
+        if self.kind == "wandb-online":  # read back through the Public API, as a user would
+            run = wandb.Api().run(online_path(result))  # JSON on the wire: 0.0 comes back as 0
+            summary = run.summary_metrics.items()
+            return {k: float(v) for k, v in summary if isinstance(v, (int, float)) and not isinstance(v, bool)}
         rec = off.read_offline_run(next(Path(result.target).glob("run-*.wandb")))
         return {k: v for k, v in rec.summary.items() if isinstance(v, float)}
 
 
+def online_path(result: PublishResult) -> str:
+    """``entity/project/run_id`` of an online publish (its target is the run's URL)."""
+    head, _, run_id = result.target.rpartition("/runs/")
+    assert run_id and head.endswith("/".join(ONLINE)), result.target
+    return "/".join([*ONLINE, run_id])
+
+
+def report_artifacts(st: StandIn) -> list[dict[str, Any]]:
+    """The ``rl-reliable-report`` artifact versions the client created on the stand-in (any state)."""
+    return [a for a in st.created_artifacts() if a["type"] == wandb_sink.ARTIFACT_TYPE]
+
+
+def _wandb_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, **extra: str) -> None:
+    for key in list(os.environ):
+        if key.startswith("WANDB_"):
+            monkeypatch.delenv(key)
+    for key, value in {
+        "WANDB_DIR": str(tmp_path / "wb"),
+        "WANDB_DATA_DIR": str(tmp_path / "wbdata"),
+        "WANDB_CONFIG_DIR": str(tmp_path / "wbconfig"),
+        "WANDB_CACHE_DIR": str(tmp_path / "wbcache"),
+        "WANDB_SILENT": "true",
+        "WANDB_ERROR_REPORTING": "false",
+        "WANDB_X_DISABLE_STATS": "true",
+        "WANDB_X_DISABLE_MACHINE_INFO": "true",
+        **extra,
+    }.items():
+        monkeypatch.setenv(key, value)
+    (tmp_path / "wb").mkdir()
+
+
 @pytest.fixture(params=KINDS)
 def target(request, tmp_path, store, monkeypatch):
+    standin = server = None
     if request.param == "wandb":
-        for key in list(os.environ):
-            if key.startswith("WANDB_"):
-                monkeypatch.delenv(key)
-        for key, value in {
-            "WANDB_MODE": "offline",
-            "WANDB_DIR": str(tmp_path / "wb"),
-            "WANDB_DATA_DIR": str(tmp_path / "wbdata"),
-            "WANDB_CONFIG_DIR": str(tmp_path / "wbconfig"),
-            "WANDB_CACHE_DIR": str(tmp_path / "wbcache"),
-            "WANDB_SILENT": "true",
-            "WANDB_ERROR_REPORTING": "false",
-            "WANDB_X_DISABLE_STATS": "true",
-            "WANDB_X_DISABLE_MACHINE_INFO": "true",
-        }.items():
-            monkeypatch.setenv(key, value)
-        (tmp_path / "wb").mkdir()
-    return Target(request.param, tmp_path, store, request.node.name)
+        _wandb_env(monkeypatch, tmp_path, WANDB_MODE="offline")
+    elif request.param == "wandb-online":
+        # wandb keeps one settings singleton (base URL included) per process: start from a fresh one
+        # for this test's stand-in port, and leave none behind for the next test
+        wandb.teardown()
+        request.addfinalizer(wandb.teardown)
+        standin, server = start_standin()
+        _wandb_env(
+            monkeypatch,
+            tmp_path,
+            WANDB_BASE_URL=standin.base_url,
+            WANDB_API_KEY=standin.api_key,
+            WANDB_X_GRAPHQL_RETRY_MAX="2",
+            WANDB_X_FILE_TRANSFER_RETRY_MAX="1",
+            WANDB_X_FILE_STREAM_RETRY_MAX="1",
+        )
+    try:
+        yield Target(request.param, tmp_path, store, request.node.name, standin)
+        if standin is not None:
+            assert standin.unknown == [], "the client sent operations the stand-in does not know"
+    finally:
+        if server is not None:
+            server.shutdown()
+            server.server_close()
 
 
 def _hostile_report() -> Any:

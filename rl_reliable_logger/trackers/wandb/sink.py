@@ -102,13 +102,20 @@ def _previous_offline(index: Path, name: str, digest: str, entity: str | None, p
     return None
 
 
-def _previous_online(name: str, digest: str, entity: str | None, project: str) -> str | None:
-    """``ENTITY/PROJECT/NAME:rh-<hash>`` if that alias exists on the server, else None."""
+def _previous_online(name: str, digest: str, entity: str | None, project: str) -> tuple[str, str | None] | None:
+    """(target, url) of an earlier publish when ``NAME:rh-<hash>`` exists on the server, else None.
+
+    The target is the URL of the run that logged it, as the first publish returned; the artifact
+    reference ``ENTITY/PROJECT/NAME:rh-<hash>`` when the server does not say which run that was.
+    """
     api = _api()
     with _errors(f"checking for an earlier publish of {name}"):
         ent = entity or api.default_entity
         ref = f"{ent}/{project}/{name}:{_hash_alias(digest)}"
-        return ref if api.artifact_exists(ref) else None
+        if not api.artifact_exists(ref):
+            return None
+        run = api.artifact(ref).logged_by()
+        return (str(run.url), str(run.url)) if run is not None else (ref, None)
 
 
 def _hash_alias(digest: str) -> str:
@@ -212,9 +219,9 @@ class WandbSink:
                 if previous:
                     return PublishResult("wandb", str(previous["run_dir"]), None, False, digest)
             else:
-                ref = _previous_online(art_name, digest, self.entity, self.project)
-                if ref:
-                    return PublishResult("wandb", ref, None, False, digest)
+                found = _previous_online(art_name, digest, self.entity, self.project)
+                if found:
+                    return PublishResult("wandb", found[0], found[1], False, digest)
 
         settings: dict[str, Any] = {"silent": True} if os.environ.get("WANDB_SILENT") else {}
         if self.sweep:
