@@ -360,7 +360,7 @@ def _membership(art: dict[str, Any]) -> dict[str, Any]:
             "ttlIsInherited": True,
             "tags": [],
             "historyStep": None,
-            "state": "COMMITTED",
+            "state": art.get("state", "COMMITTED"),
             "size": 0,
             "digest": art["digest"],
             "digestAlgorithm": "MANIFEST_MD5",
@@ -414,6 +414,7 @@ _READ_OPS = (
     "ArtifactMembershipByName",
     "ArtifactType",
     "ArtifactCreatedBy",
+    "ArtifactByID",
 )
 
 
@@ -560,6 +561,9 @@ def _answer(st: StandIn, op: str, variables: dict[str, Any]) -> dict[str, Any]:
     if op == "ArtifactMembershipByName":
         art = _by_name(st, entity, project, variables.get("name") or "")
         return {"project": {"artifactCollectionMembership": _membership(art) if art else None}}
+    if op == "ArtifactByID":  # Artifact.wait() reads the logged version back
+        art = next((a for a in st.artifacts if a["id"] == variables["id"]), None)
+        return {"artifact": _membership(art)["artifact"] if art else None}
     if op == "ArtifactCreatedBy":  # Artifact.logged_by(): the run that created this version
         art = _find_artifact(st, variables["id"])
         run = st.run(art["entity"], art["project"], art["created_by"]) if art.get("created_by") else None

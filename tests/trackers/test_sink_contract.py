@@ -10,6 +10,7 @@ never looks complete.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -250,6 +251,16 @@ def test_only_the_manifest_files_of_a_bundle_are_published(target, tmp_path):
     (out / ".env").unlink()
     result = target.sink().publish(report, bundle=out)
     assert result.created
+    if target.kind == "wandb-online":  # what reached the server: the manifest's files, byte for byte
+        st = target.standin
+        (art,) = report_artifacts(st)
+        listed = [f["path"] for f in json.loads((out / "manifest.json").read_text())["files"]] + ["manifest.json"]
+        files = sorted(k for k in art["manifest"]["contents"] if k.startswith("files/"))
+        assert files == sorted(f"files/{name}" for name in listed)
+        assert all(k.startswith(("files/", "tables/")) for k in art["manifest"]["contents"])
+        for name in listed:
+            assert st.artifact_file(art, f"files/{name}") == (out / name).read_bytes(), name
+        assert not any(b"API_KEY=secret" in blob for blob in st.uploads.values())
     other = save_report(small_report(shift=0.3), tmp_path / "other", figures=False)
     with pytest.raises(InputError, match="the bundle holds another report"):
         target.sink().publish(report, bundle=other)
@@ -364,7 +375,7 @@ def _artifact_records(run_dir: str) -> list[Any]:
 
 
 def test_a_failed_wandb_publish_exits_non_zero_without_an_artifact(target, monkeypatch):
-    if target.kind != "wandb":
+    if not target.kind.startswith("wandb"):
         pytest.skip("W&B only")
 
     def broken_charts(*args, **kwargs):
@@ -374,6 +385,17 @@ def test_a_failed_wandb_publish_exits_non_zero_without_an_artifact(target, monke
     monkeypatch.setattr(wandb_sink, "_charts", broken_charts)
     with pytest.raises(RuntimeError, match="chart failed"):
         target.sink().publish(small_report())
+    if target.kind == "wandb-online":
+        st = target.standin
+        (failed,) = st.projects[ONLINE]
+        assert (failed["state"], failed["exitcode"]) == ("failed", 1)  # what the file stream's last post said
+        assert report_artifacts(st) == []
+        monkeypatch.setattr(wandb_sink, "_charts", real_charts)
+        done = target.sink().publish(small_report())
+        assert done.created and online_path(done) != "/".join([*ONLINE, failed["id"]])
+        (art,) = report_artifacts(st)
+        assert art["state"] == "COMMITTED" and art["created_by"] == online_path(done).rsplit("/", 1)[1]
+        return
     (run_dir,) = (target.tmp / "wb").glob("wandb/offline-run-*")
     record = off.read_offline_run(next(run_dir.glob("run-*.wandb")))
     assert record.state == "failed"
@@ -384,3 +406,48 @@ def test_a_failed_wandb_publish_exits_non_zero_without_an_artifact(target, monke
     assert done.created and len(_artifact_records(done.target)) == 1
     index = json.loads((target.tmp / "wb" / "wandb" / wandb_sink.OFFLINE_INDEX).read_text())["published"]
     assert [e["run_dir"] for e in index] == [done.target]
+
+
+# ---------------------------------------------------------------------------- W&B online only
+def _online(target: Target) -> StandIn:
+    if target.kind != "wandb-online":
+        pytest.skip("W&B online (stand-in) only")
+    assert target.standin is not None
+    return target.standin
+
+
+def test_a_failed_online_upload_fails_the_publish_and_the_next_one_completes(target, tmp_path):
+    st = _online(target)
+    report = small_report()
+    out = save_report(report, tmp_path / "out", figures=False)
+    # the upload of one bundle file keeps failing (wandb-core retries it, then gives up)
+    st.upload_faults[f"file/{hashlib.md5((out / 'methods.md').read_bytes()).hexdigest()}"] = 100
+    with pytest.raises(TrackerError, match="uploading the artifact rl-reliable-report-g"):
+        target.sink().publish(report, bundle=out)
+    (failed,) = st.projects[ONLINE]
+    assert (failed["state"], failed["exitcode"]) == ("failed", 1)
+    (pending,) = report_artifacts(st)
+    assert pending["state"] == "PENDING" and pending["aliases"] == []  # never committed, so never found
+    st.upload_faults.clear()
+    done = target.sink().publish(report, bundle=out)
+    assert done.created
+    (art,) = [a for a in report_artifacts(st) if a["state"] == "COMMITTED"]
+    assert wandb_sink._hash_alias(report_hash(report)) in art["aliases"]
+    assert st.artifact_file(art, "files/methods.md") == (out / "methods.md").read_bytes()
+
+
+def test_a_changed_report_is_a_new_version_of_the_same_online_artifact(target):
+    st = _online(target)
+    first = target.sink().publish(small_report())
+    second = target.sink().publish(small_report(shift=0.01))
+    assert first.created and second.created and first.target != second.target
+    v0, v1 = report_artifacts(st)
+    assert v0["name"] == v1["name"] == wandb_sink.artifact_name(project=ONLINE[1], group="g")
+    assert (v0["version"], v1["version"]) == (0, 1)
+    assert v0["aliases"] == [wandb_sink._hash_alias(first.report_hash)]  # "latest" moved on
+    assert sorted(v1["aliases"]) == sorted(["latest", wandb_sink._hash_alias(second.report_hash)])
+    for art, result in ((v0, first), (v1, second)):  # each version holds one whole report, not a mix
+        manifest = json.loads(st.artifact_file(art, "files/manifest.json"))
+        assert manifest["report_hash"] == art["metadata"]["report_hash"] == result.report_hash
+    again = target.sink().publish(small_report())  # the older report is still known as published
+    assert not again.created and again.target == first.target

@@ -29,7 +29,7 @@ from ..base.messages import kw
 from ..base.protocols import PublishResult
 from ..base.publishing import bundle_files, check_not_source, headline_metrics, report_hash, run_name, source_run_ids
 from .charts import create_presets, interval_charts
-from .client import _api, _errors, _import_wandb, _new_run_id, split_path
+from .client import _api, _describe_error, _errors, _import_wandb, _new_run_id, split_path
 from .source import ANALYSIS_JOB_TYPE, WandbSource
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -334,7 +334,12 @@ class WandbSink:
         run.log(log)
         run.summary.update({**summary, HASH_KEY: digest})
         aliases = ["latest", _hash_alias(digest)] + ([f"sweep-{_safe_name(self.sweep)}"] if self.sweep else [])
-        run.log_artifact(art, aliases=aliases)  # last: a run without it is an incomplete publish
+        logged = run.log_artifact(art, aliases=aliases)  # last: a run without it is an incomplete publish
+        if mode == "online":  # wandb uploads in the background: wait, so a failed upload fails the publish
+            try:
+                logged.wait()
+            except ValueError as err:  # how wandb reports a failed upload or commit
+                raise _describe_error(err, f"uploading the artifact {art_name}") from None
         return {"charts": {k: v for k, v in log.items() if k.startswith("charts/")}, "scores": scores}
 
     def _report_page(
