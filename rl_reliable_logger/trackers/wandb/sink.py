@@ -29,7 +29,7 @@ from ..base.messages import kw
 from ..base.protocols import PublishResult
 from ..base.publishing import bundle_files, check_not_source, headline_metrics, report_hash, run_name, source_run_ids
 from .charts import create_presets, interval_charts
-from .client import _api, _describe_error, _errors, _import_wandb, _new_run_id, split_path
+from .client import _api, _describe_error, _errors, _import_wandb, _is_client_error, _new_run_id, split_path
 from .source import ANALYSIS_JOB_TYPE, WandbSource
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -340,6 +340,12 @@ class WandbSink:
                 logged.wait()
             except ValueError as err:  # how wandb reports a failed upload or commit
                 raise _describe_error(err, f"uploading the artifact {art_name}") from None
+            except Exception as err:  # uploaded and committed; only reading the new version back failed
+                if not _is_client_error(err):
+                    raise
+                print(
+                    f"note: {_describe_error(err, f'reading back the uploaded artifact {art_name}')}", file=sys.stderr
+                )
         return {"charts": {k: v for k, v in log.items() if k.startswith("charts/")}, "scores": scores}
 
     def _report_page(
