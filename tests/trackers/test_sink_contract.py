@@ -126,10 +126,20 @@ def _wandb_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, **extra: str) ->
 
 @pytest.fixture(params=KINDS)
 def target(request, tmp_path, store, monkeypatch):
+    yield from _target(request.param, request, tmp_path, store, monkeypatch)
+
+
+@pytest.fixture
+def online(request, tmp_path, store, monkeypatch):
+    """The W&B online sink on a fresh stand-in (for the checks only the stand-in can make)."""
+    yield from _target("wandb-online", request, tmp_path, store, monkeypatch)
+
+
+def _target(kind, request, tmp_path, store, monkeypatch):
     standin = server = None
-    if request.param == "wandb":
+    if kind == "wandb":
         _wandb_env(monkeypatch, tmp_path, WANDB_MODE="offline")
-    elif request.param == "wandb-online":
+    elif kind == "wandb-online":
         # wandb keeps one settings singleton (base URL included) per process: start from a fresh one
         # for this test's stand-in port, and leave none behind for the next test
         wandb.teardown()
@@ -145,7 +155,7 @@ def target(request, tmp_path, store, monkeypatch):
             WANDB_X_FILE_STREAM_RETRY_MAX="1",
         )
     try:
-        yield Target(request.param, tmp_path, store, request.node.name, standin)
+        yield Target(kind, tmp_path, store, request.node.name, standin)
         if standin is not None:
             assert standin.unknown == [], "the client sent operations the stand-in does not know"
     finally:
@@ -410,36 +420,34 @@ def test_a_failed_wandb_publish_exits_non_zero_without_an_artifact(target, monke
 
 # ---------------------------------------------------------------------------- W&B online only
 def _online(target: Target) -> StandIn:
-    if target.kind != "wandb-online":
-        pytest.skip("W&B online (stand-in) only")
     assert target.standin is not None
     return target.standin
 
 
-def test_a_failed_online_upload_fails_the_publish_and_the_next_one_completes(target, tmp_path):
-    st = _online(target)
+def test_a_failed_online_upload_fails_the_publish_and_the_next_one_completes(online, tmp_path):
+    st = _online(online)
     report = small_report()
     out = save_report(report, tmp_path / "out", figures=False)
     # the upload of one bundle file keeps failing (wandb-core retries it, then gives up)
     st.upload_faults[f"file/{hashlib.md5((out / 'methods.md').read_bytes()).hexdigest()}"] = 100
     with pytest.raises(TrackerError, match="uploading the artifact rl-reliable-report-g"):
-        target.sink().publish(report, bundle=out)
+        online.sink().publish(report, bundle=out)
     (failed,) = st.projects[ONLINE]
     assert (failed["state"], failed["exitcode"]) == ("failed", 1)
     (pending,) = report_artifacts(st)
     assert pending["state"] == "PENDING" and pending["aliases"] == []  # never committed, so never found
     st.upload_faults.clear()
-    done = target.sink().publish(report, bundle=out)
+    done = online.sink().publish(report, bundle=out)
     assert done.created
     (art,) = [a for a in report_artifacts(st) if a["state"] == "COMMITTED"]
     assert wandb_sink._hash_alias(report_hash(report)) in art["aliases"]
     assert st.artifact_file(art, "files/methods.md") == (out / "methods.md").read_bytes()
 
 
-def test_a_changed_report_is_a_new_version_of_the_same_online_artifact(target):
-    st = _online(target)
-    first = target.sink().publish(small_report())
-    second = target.sink().publish(small_report(shift=0.01))
+def test_a_changed_report_is_a_new_version_of_the_same_online_artifact(online):
+    st = _online(online)
+    first = online.sink().publish(small_report())
+    second = online.sink().publish(small_report(shift=0.01))
     assert first.created and second.created and first.target != second.target
     v0, v1 = report_artifacts(st)
     assert v0["name"] == v1["name"] == wandb_sink.artifact_name(project=ONLINE[1], group="g")
@@ -449,5 +457,17 @@ def test_a_changed_report_is_a_new_version_of_the_same_online_artifact(target):
     for art, result in ((v0, first), (v1, second)):  # each version holds one whole report, not a mix
         manifest = json.loads(st.artifact_file(art, "files/manifest.json"))
         assert manifest["report_hash"] == art["metadata"]["report_hash"] == result.report_hash
-    again = target.sink().publish(small_report())  # the older report is still known as published
+    again = online.sink().publish(small_report())  # the older report is still known as published
     assert not again.created and again.target == first.target
+
+
+def test_a_failed_read_back_of_a_committed_artifact_is_a_note_not_a_failure(online, capsys):
+    st = _online(online)
+    st.fail("ArtifactByID", 400, times=5)  # the upload and commit succeed; only Artifact.wait()'s read fails
+    result = online.sink().publish(small_report())
+    assert result.created
+    (art,) = report_artifacts(st)
+    assert art["state"] == "COMMITTED"
+    run = st.run(*ONLINE, online_path(result).rsplit("/", 1)[1])
+    assert run is not None and (run["state"], run["exitcode"]) == ("finished", 0)
+    assert "reading back the uploaded artifact rl-reliable-report-g" in capsys.readouterr().err
