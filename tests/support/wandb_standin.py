@@ -8,6 +8,18 @@ name): ``Viewer``, ``GetDefaultEntity``, ``Runs`` (cursor pagination, MongoDB-st
 Range GETs on the parquet URLs that ``scan_history`` makes, ``ArtifactByName`` style lookups for
 the sink's idempotence check, and fault injection (HTTP 500, 429, slow answers, auth failure).
 
+Online runs too (``wandb.init(mode="online")`` through wandb-core): ``UpsertBucket`` creates or
+updates a stored run; ``POST /files/<entity>/<project>/<run>/file_stream`` appends history rows,
+replaces the summary and, with ``complete``, sets the exit code and state (0 -> finished, else
+failed); ``CreateRunFiles``, ``CreateArtifactManifest`` and ``CreateArtifactFiles`` hand out upload
+URLs on this server (``PUT /upload/...``, kept in ``uploads``; artifact files are stored by MD5 and
+checked against it); ``CreateArtifact`` makes a PENDING version (the same digest again reuses a
+committed one, as W&B does) and ``CommitArtifact`` commits it once its manifest and every file
+were uploaded, giving it its version number and moving ``latest`` and its aliases to it. Any
+GraphQL operation not answered here is refused with HTTP 400 and listed in ``unknown``.
+Where the client cannot see what the real server does, the stand-in assumes: an uncommitted
+version has no aliases (so it is not found by ``NAME:ALIAS``), and no optional server features.
+
 Usage (pytest)::
 
     from tests.support.wandb_standin import wandb_standin   # fixture
@@ -15,7 +27,8 @@ Usage (pytest)::
         wandb_standin.add_run("ent", "proj", id="r1", config={...}, summary={...}, history=[{...}])
         ...  # WANDB_BASE_URL / WANDB_API_KEY are set by the fixture
 
-Everything recorded: ``standin.requests`` lists ``(operation, variables)`` for every GraphQL call.
+Everything recorded: ``standin.requests`` lists ``(operation, variables)`` for every GraphQL call;
+``file_stream``, ``uploads``, ``created_artifacts()`` and ``run()`` show what a client wrote.
 """
 
 from __future__ import annotations

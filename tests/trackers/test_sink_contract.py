@@ -471,3 +471,15 @@ def test_a_failed_read_back_of_a_committed_artifact_is_a_note_not_a_failure(onli
     run = st.run(*ONLINE, online_path(result).rsplit("/", 1)[1])
     assert run is not None and (run["state"], run["exitcode"]) == ("finished", 0)
     assert "reading back the uploaded artifact rl-reliable-report-g" in capsys.readouterr().err
+
+
+def test_when_the_server_does_not_say_which_run_published_the_artifact_reference_is_the_target(online):
+    st = _online(online)
+    report = small_report()
+    online.sink().publish(report)
+    st.fail("ArtifactCreatedBy", 400, times=5)
+    again = online.sink().publish(report)
+    name = wandb_sink.artifact_name(project=ONLINE[1], group="g")
+    assert not again.created and again.url is None
+    assert again.target == f"{ONLINE[0]}/{ONLINE[1]}/{name}:{wandb_sink._hash_alias(report_hash(report))}"
+    assert len(report_artifacts(st)) == 1

@@ -114,8 +114,13 @@ def _previous_online(name: str, digest: str, entity: str | None, project: str) -
         ref = f"{ent}/{project}/{name}:{_hash_alias(digest)}"
         if not api.artifact_exists(ref):
             return None
+    try:
         run = api.artifact(ref).logged_by()
-        return (str(run.url), str(run.url)) if run is not None else (ref, None)
+    except Exception as err:  # the publish is known; only which run made it is not
+        if not _is_client_error(err):
+            raise
+        run = None
+    return (str(run.url), str(run.url)) if run is not None else (ref, None)
 
 
 def _hash_alias(digest: str) -> str:
