@@ -8,6 +8,18 @@ name): ``Viewer``, ``GetDefaultEntity``, ``Runs`` (cursor pagination, MongoDB-st
 Range GETs on the parquet URLs that ``scan_history`` makes, ``ArtifactByName`` style lookups for
 the sink's idempotence check, and fault injection (HTTP 500, 429, slow answers, auth failure).
 
+Online runs too (``wandb.init(mode="online")`` through wandb-core): ``UpsertBucket`` creates or
+updates a stored run; ``POST /files/<entity>/<project>/<run>/file_stream`` appends history rows,
+replaces the summary and, with ``complete``, sets the exit code and state (0 -> finished, else
+failed); ``CreateRunFiles``, ``CreateArtifactManifest`` and ``CreateArtifactFiles`` hand out upload
+URLs on this server (``PUT /upload/...``, kept in ``uploads``; artifact files are stored by MD5 and
+checked against it); ``CreateArtifact`` makes a PENDING version (the same digest again reuses a
+committed one, as W&B does) and ``CommitArtifact`` commits it once its manifest and every file
+were uploaded, giving it its version number and moving ``latest`` and its aliases to it. Any
+GraphQL operation not answered here is refused with HTTP 400 and listed in ``unknown``.
+Where the client cannot see what the real server does, the stand-in assumes: an uncommitted
+version has no aliases (so it is not found by ``NAME:ALIAS``), and no optional server features.
+
 Usage (pytest)::
 
     from tests.support.wandb_standin import wandb_standin   # fixture
@@ -15,12 +27,15 @@ Usage (pytest)::
         wandb_standin.add_run("ent", "proj", id="r1", config={...}, summary={...}, history=[{...}])
         ...  # WANDB_BASE_URL / WANDB_API_KEY are set by the fixture
 
-Everything recorded: ``standin.requests`` lists ``(operation, variables)`` for every GraphQL call.
+Everything recorded: ``standin.requests`` lists ``(operation, variables)`` for every GraphQL call;
+``file_stream``, ``uploads``, ``created_artifacts()`` and ``run()`` show what a client wrote.
 """
 
 from __future__ import annotations
 
 import base64
+import gzip
+import hashlib
 import io
 import json
 import re
@@ -30,6 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import quote, unquote
 
 API_KEY = "x" * 40  # any 40-character key passes the client's format check
 _OP = re.compile(r"(query|mutation)\s+(\w+)")
@@ -149,6 +165,15 @@ class StandIn:
     custom_charts: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: Reports saved through ``upsertView`` (their variables, ``spec`` is the report JSON).
     views: list[dict[str, Any]] = field(default_factory=list)
+    #: Bytes PUT to the upload URLs the stand-in hands out, by storage path
+    #: (``run/<entity>/<project>/<run>/<file>``, ``manifest/<artifact id>``, ``file/<md5 hex>``).
+    uploads: dict[str, bytes] = field(default_factory=dict)
+    #: Every file_stream POST: ``(entity/project/run, body)`` with the body as the client sent it.
+    file_stream: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    #: GraphQL operations the stand-in does not know (answered with HTTP 400, so the client fails).
+    unknown: list[str] = field(default_factory=list)
+    #: Injected upload failures: storage-path substring -> remaining count (answered with HTTP 500).
+    upload_faults: dict[str, int] = field(default_factory=dict)
     default_entity: str = "ent"
     on_request: Callable[[str, dict[str, Any]], None] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -252,6 +277,19 @@ class StandIn:
     def ops(self) -> list[str]:
         return [op for op, _ in self.requests]
 
+    def run(self, entity: str, project: str, run_id: str) -> dict[str, Any] | None:
+        """The stored run (also the ones the client created with ``wandb.init``), or None."""
+        return next((r for r in self.projects.get((entity, project), []) if r["id"] == run_id), None)
+
+    def created_artifacts(self, name: str | None = None) -> list[dict[str, Any]]:
+        """Artifact versions the client created (``createArtifact``), in creation order."""
+        return [a for a in self.artifacts if "created_by" in a and (name is None or a["name"] == name)]
+
+    def artifact_file(self, art: dict[str, Any], path: str) -> bytes:
+        """The bytes of one file of a committed artifact, found through its uploaded manifest."""
+        entry = art["manifest"]["contents"][path]
+        return self.uploads[f"file/{base64.b64decode(entry['digest']).hex()}"]
+
     # -- internals
     def _take_fault(self, op: str) -> Fault | None:
         with self.lock:
@@ -335,7 +373,7 @@ def _membership(art: dict[str, Any]) -> dict[str, Any]:
             "ttlIsInherited": True,
             "tags": [],
             "historyStep": None,
-            "state": "COMMITTED",
+            "state": art.get("state", "COMMITTED"),
             "size": 0,
             "digest": art["digest"],
             "digestAlgorithm": "MANIFEST_MD5",
@@ -347,9 +385,50 @@ def _membership(art: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _by_name(st: StandIn, entity: str, project: str, name: str) -> dict[str, Any] | None:
+    """The version ``NAME:ALIAS`` or ``NAME:vN`` (``NAME`` alone means ``latest``); only committed ones."""
+    base, _, alias = name.partition(":")
+    alias = alias or "latest"
+    for art in st.artifacts:
+        if (
+            art["name"] == base
+            and (art["entity"], art["project"]) == (entity, project)
+            and art.get("state", "COMMITTED") == "COMMITTED"
+            and (alias in art["aliases"] or alias == f"v{art['version']}")
+        ):
+            return art
+    return None
+
+
 def _project_id(st: StandIn, entity: str, project: str) -> str:
     keys = list(st.projects)
     return str(keys.index((entity, project)) + 1) if (entity, project) in st.projects else "999"
+
+
+#: Public API operations answered by :func:`_answer`; any other operation name is refused (HTTP 400).
+_READ_OPS = (
+    "Viewer",
+    "CreateCustomChart",
+    "ProjectInternalId",
+    "GetProjects",
+    "CreateProject",
+    "upsertView",
+    "GetDefaultEntity",
+    "DefaultEntity",
+    "Runs",
+    "Run",
+    "RunHistoryKeys",
+    "RunParquetHistory",
+    "HistoryPage",
+    "RunSampledHistory",
+    "GetSweep",
+    "GetSweepLegacy",
+    "Sweep",
+    "ArtifactMembershipByName",
+    "ArtifactType",
+    "ArtifactCreatedBy",
+    "ArtifactByID",
+)
 
 
 def _answer(st: StandIn, op: str, variables: dict[str, Any]) -> dict[str, Any]:
@@ -493,18 +572,278 @@ def _answer(st: StandIn, op: str, variables: dict[str, Any]) -> dict[str, Any]:
             }
         }
     if op == "ArtifactMembershipByName":
-        name = variables.get("name") or ""
-        base, _, alias = name.partition(":")
-        alias = alias or "latest"
-        for art in st.artifacts:
-            if (
-                art["name"] == base
-                and (art["entity"], art["project"]) == (entity, project)
-                and (alias in art["aliases"] or alias == f"v{art['version']}")
-            ):
-                return {"project": {"artifactCollectionMembership": _membership(art)}}
-        return {"project": {"artifactCollectionMembership": None}}
-    return {}
+        art = _by_name(st, entity, project, variables.get("name") or "")
+        return {"project": {"artifactCollectionMembership": _membership(art) if art else None}}
+    if op == "ArtifactByID":  # Artifact.wait() reads the logged version back
+        art = next((a for a in st.artifacts if a["id"] == variables["id"]), None)
+        return {"artifact": _membership(art)["artifact"] if art else None}
+    if op == "ArtifactCreatedBy":  # Artifact.logged_by(): the run that created this version
+        art = _find_artifact(st, variables["id"])
+        run = st.run(art["entity"], art["project"], art["created_by"]) if art.get("created_by") else None
+        creator = None
+        if run is not None:
+            proj = {
+                "id": _b64(f"Project:{_project_id(st, art['entity'], art['project'])}"),
+                "internalId": _project_id(st, art["entity"], art["project"]),
+                "name": art["project"],
+                "entity": {"name": art["entity"]},
+            }
+            creator = {"__typename": "Run", "id": _run_gid(run), "name": run["id"], "project": proj}
+        return {"artifact": {"createdBy": creator}}
+    if op == "ArtifactType":  # log_artifact asks which type an existing collection has
+        art = _by_name(st, entity, project, variables.get("name") or "")
+        return {"project": {"artifact": {"artifactType": {"name": art["type"]}} if art else None}}
+    raise AssertionError(f"{op} is in _READ_OPS but has no answer")
+
+
+# ---------------------------------------------------------------------------- run writing (online wandb.init)
+#: Operations the real client sends while it creates a run, streams it, uploads files, logs an
+#: artifact and finishes. Each answer has the shape wandb-core 0.31 asks for (query texts in the
+#: ``wandb-core`` binary); state changes are recorded so tests read back what the client wrote.
+_WRITE_OPS = (
+    "ServerFeaturesQuery",
+    "UpsertBucket",
+    "RunResumeStatus",
+    "CreateRunFiles",
+    "CreateArtifact",
+    "CreateArtifactManifest",
+    "CreateArtifactFiles",
+    "CommitArtifact",
+    "UseArtifact",
+    "FetchArtifactDigestAlgorithm",
+    "XXHashDigestsEnabled",
+)
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def _run_gid(run: dict[str, Any]) -> str:
+    return _b64(f"Run:v1:{run['id']}:{run['project']}:{run['entity']}")
+
+
+def _config_values(text: str | None) -> dict[str, Any]:
+    """The client sends config as ``{"key": {"value": v, "desc": ...}}``; stored runs keep plain values."""
+    if not text:
+        return {}
+    raw = json.loads(text)
+    return {k: (v.get("value") if isinstance(v, dict) and "value" in v else v) for k, v in raw.items()}
+
+
+def _upsert_bucket(st: StandIn, v: dict[str, Any]) -> dict[str, Any]:
+    entity = v.get("entity") or st.default_entity
+    project = v.get("project") or "uncategorized"
+    run_id = v.get("name")
+    if not run_id:
+        raise ValueError("UpsertBucket without a run name")
+    run = st.run(entity, project, run_id)
+    inserted = run is None
+    if run is None:
+        run = st.add_run(entity, project, id=run_id, state="running")
+        run["created_by"] = "client"
+    fields = {"displayName": "displayName", "groupName": "group", "jobType": "jobType", "state": "state"}
+    for var, key in fields.items():
+        if v.get(var) is not None:
+            run[key] = v[var]
+    if v.get("sweep") is not None:
+        run["sweepName"] = v["sweep"]
+    if v.get("tags") is not None:
+        run["tags"] = list(v["tags"])
+    if v.get("notes") is not None:
+        run["notes"] = v["notes"]
+    if v.get("config") is not None:
+        run["config"] = _config_values(v["config"])
+    if v.get("summaryMetrics") is not None:
+        run["summary"].update(json.loads(v["summaryMetrics"]))
+    run.setdefault("upserts", []).append(dict(v))
+    pid = _project_id(st, entity, project)
+    return {
+        "upsertBucket": {
+            "bucket": {
+                "id": _run_gid(run),
+                "name": run["id"],
+                "displayName": run["displayName"],
+                "description": None,
+                "config": json.dumps({k: {"value": x, "desc": None} for k, x in run["config"].items()}),
+                "sweepName": run["sweepName"],
+                "project": {
+                    "id": _b64(f"Project:{pid}"),
+                    "name": project,
+                    "entity": {"id": _b64(f"Entity:{entity}"), "name": entity},
+                },
+                "historyLineCount": len(run["history"]),
+            },
+            "inserted": inserted,
+        }
+    }
+
+
+def _find_artifact(st: StandIn, artifact_id: str) -> dict[str, Any]:
+    art = next((a for a in st.artifacts if a["id"] == artifact_id), None)
+    if art is None:
+        raise ValueError(f"no artifact with id {artifact_id!r}")
+    return art
+
+
+def _create_artifact(st: StandIn, inp: dict[str, Any]) -> dict[str, Any]:
+    entity = inp.get("entityName") or st.default_entity
+    project = inp.get("projectName") or "uncategorized"
+    name = inp["artifactCollectionName"]
+    same = [a for a in st.artifacts if (a["entity"], a["project"], a["name"]) == (entity, project, name)]
+    aliases = [a["alias"] for a in inp.get("aliases") or []]
+    for art in same:  # W&B keeps one version per digest: logging the same content again reuses it
+        if art.get("digest") == inp.get("digest") and art.get("state") == "COMMITTED":
+            _move_aliases(st, art, aliases)
+            return _created(art, same)
+    art = st.add_artifact(entity, project, name, type=inp["artifactTypeName"], digest=inp["digest"], aliases=[])
+    art.update(
+        state="PENDING",
+        created_by=inp.get("runName"),
+        pending_aliases=aliases,
+        description=inp.get("description"),
+        metadata=json.loads(inp["metadata"]) if inp.get("metadata") else {},
+        input=dict(inp),
+        manifest=None,
+        version=None,
+    )
+    return _created(art, same)
+
+
+def _created(art: dict[str, Any], same: list[dict[str, Any]]) -> dict[str, Any]:
+    committed = [a for a in same if a.get("state", "COMMITTED") == "COMMITTED"]
+    latest = {"id": committed[-1]["id"]} if committed else None
+    return {
+        "createArtifact": {
+            "artifact": {"id": art["id"], "state": art["state"], "artifactSequence": {"latestArtifact": latest}}
+        }
+    }
+
+
+def _move_aliases(st: StandIn, art: dict[str, Any], aliases: list[str]) -> None:
+    """An alias names one version of a collection: adding it to ``art`` takes it from the others."""
+    for other in st.artifacts:
+        if other is not art and (other["entity"], other["project"], other["name"]) == (
+            art["entity"],
+            art["project"],
+            art["name"],
+        ):
+            other["aliases"] = [a for a in other["aliases"] if a not in aliases]
+    art["aliases"] = list(dict.fromkeys([*art["aliases"], *aliases]))
+
+
+def _commit_artifact(st: StandIn, artifact_id: str) -> dict[str, Any]:
+    art = _find_artifact(st, artifact_id)
+    if art["state"] != "COMMITTED":
+        if art.get("manifest") is None:
+            raise ValueError(f"commitArtifact {artifact_id!r} before its manifest was uploaded")
+        for path, entry in art["manifest"]["contents"].items():
+            key = f"file/{base64.b64decode(entry['digest']).hex()}"
+            if key not in st.uploads:
+                raise ValueError(f"commitArtifact {artifact_id!r}: file {path!r} was never uploaded")
+        same = [
+            a
+            for a in st.artifacts
+            if (a["entity"], a["project"], a["name"]) == (art["entity"], art["project"], art["name"])
+        ]
+        art["version"] = sum(1 for a in same if a.get("state") == "COMMITTED")
+        art["state"] = "COMMITTED"
+        _move_aliases(st, art, ["latest", *art.pop("pending_aliases", [])])
+    return {"commitArtifact": {"artifact": {"id": art["id"], "digest": art["digest"]}}}
+
+
+def _answer_write(st: StandIn, op: str, v: dict[str, Any]) -> dict[str, Any]:
+    if op == "ServerFeaturesQuery":
+        return {"serverInfo": {"features": []}}  # a plain server: no optional features
+    if op == "UpsertBucket":
+        return _upsert_bucket(st, v)
+    if op == "RunResumeStatus":
+        run = st.run(v.get("entity") or st.default_entity, v.get("project") or "uncategorized", v["name"])
+        bucket = None
+        if run is not None:
+            bucket = {
+                "id": _run_gid(run),
+                "name": run["id"],
+                "summaryMetrics": json.dumps(run["summary"]),
+                "displayName": run["displayName"],
+                "logLineCount": 0,
+                "historyLineCount": len(run["history"]),
+                "eventsLineCount": 0,
+                "historyTail": json.dumps([json.dumps(r) for r in run["history"][-10:]]),
+                "eventsTail": "[]",
+                "config": json.dumps({k: {"value": x} for k, x in run["config"].items()}),
+                "tags": run["tags"],
+                "notes": run.get("notes"),
+                "wandbConfig": json.dumps({}),
+            }
+        return {
+            "model": {
+                "id": "UHJvamVjdDox",
+                "name": v.get("project"),
+                "entity": {"id": "e", "name": v.get("entity")},
+                "bucket": bucket,
+            }
+        }
+    if op == "CreateRunFiles":
+        run = st.run(v["entity"], v["project"], v["run"])
+        if run is None:
+            raise ValueError(f"createRunFiles for unknown run {v['entity']}/{v['project']}/{v['run']}")
+        prefix = f"run/{v['entity']}/{v['project']}/{v['run']}/"
+        files = [{"name": f, "uploadUrl": f"{st.base_url}/upload/{prefix}{f}"} for f in v["files"]]
+        return {"createRunFiles": {"runID": _run_gid(run), "uploadHeaders": [], "files": files}}
+    if op == "CreateArtifact":
+        return _create_artifact(st, v["input"])
+    if op == "CreateArtifactManifest":
+        art = _find_artifact(st, v["artifactID"])
+        art["manifest_digest"] = v["digest"]
+        mid = _b64(f"ArtifactManifest:{art['id']}")
+        upload = {"uploadUrl": f"{st.base_url}/upload/manifest/{quote(art['id'], safe='')}", "uploadHeaders": []}
+        file = {"id": _b64(f"File:manifest:{art['id']}"), **(upload if v.get("includeUpload") else {})}
+        return {"createArtifactManifest": {"artifactManifest": {"id": mid, "file": file}}}
+    if op == "CreateArtifactFiles":
+        edges = []
+        for f in v["input"]["artifactFiles"]:
+            key = f"file/{base64.b64decode(f['md5']).hex()}"
+            url = None if key in st.uploads else f"{st.base_url}/upload/{key}"  # stored content is not re-sent
+            node = {
+                "storagePath": key,
+                "uploadUrl": url,
+                "uploadHeaders": [],
+                "uploadMultipartUrls": None,
+                "artifact": {"id": f["artifactID"]},
+            }
+            edges.append({"node": node})
+        return {"createArtifactFiles": {"files": {"edges": edges}}}
+    if op == "CommitArtifact":
+        return _commit_artifact(st, v["artifactID"])
+    if op == "UseArtifact":
+        return {"useArtifact": {"artifact": {"id": v["input"]["artifactID"]}}}
+    if op == "FetchArtifactDigestAlgorithm":
+        return {"project": None}
+    if op == "XXHashDigestsEnabled":
+        return {"entity": {"xxhashDigestsEnabled": False}}
+    raise AssertionError(op)
+
+
+def _file_stream(st: StandIn, path: str, body: dict[str, Any]) -> None:
+    """Apply one file_stream POST (history rows, the summary, the final exit code) to the stored run."""
+    entity, project, run_id = path.split("/")
+    run = st.run(entity, project, run_id)
+    if run is None:
+        raise ValueError(f"file_stream for unknown run {path}")
+    st.file_stream.append((path, body))
+    files = body.get("files") or {}
+    history = files.get("wandb-history.jsonl")
+    if history:
+        del run["history"][int(history.get("offset", 0)) :]
+        run["history"].extend(json.loads(line) for line in history["content"])
+        st.parquet[f"{entity}-{project}-{run_id}"] = _to_parquet(run["history"])
+    summary = files.get("wandb-summary.json")
+    if summary and summary.get("content"):
+        run["summary"] = json.loads(summary["content"][-1])
+    if body.get("complete"):
+        run["exitcode"] = body.get("exitcode")
+        run["state"] = "finished" if body.get("exitcode") == 0 else "failed"
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -558,6 +897,31 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._send(200, data, "application/octet-stream", {"Accept-Ranges": "bytes"})
 
+    def do_PUT(self) -> None:
+        """Uploads to the URLs handed out by createRunFiles / createArtifactFiles / createArtifactManifest."""
+        st = self.st
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        if not self.path.startswith("/upload/"):
+            self._send(404, b"not an upload URL", "text/plain")
+            return
+        key = self.path[len("/upload/") :]
+        with st.lock:
+            hit = next((k for k, n in st.upload_faults.items() if n > 0 and k in key), None)
+            if hit is not None:
+                st.upload_faults[hit] -= 1
+        if hit is not None:
+            self._send(500, b"injected upload failure", "text/plain")
+            return
+        if key.startswith("file/") and hashlib.md5(raw).hexdigest() != key[len("file/") :]:
+            self._send(400, b"content does not match the MD5 it was announced with", "text/plain")
+            return
+        with st.lock:
+            st.uploads[key] = raw
+            if key.startswith("manifest/"):
+                _find_artifact(st, unquote(key[len("manifest/") :]))["manifest"] = json.loads(raw)
+        self._send(200, b"", "text/plain")
+
     def do_HEAD(self) -> None:
         st = self.st
         m = re.match(r"^/files/(.+)\.parquet$", self.path)
@@ -573,6 +937,20 @@ class _Handler(BaseHTTPRequestHandler):
         st = self.st
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
+        if self.headers.get("Content-Encoding") == "gzip":
+            raw = gzip.decompress(raw)
+        fs = re.match(r"^/files/([^/]+/[^/]+/[^/]+)/file_stream$", self.path)
+        if fs:
+            if not self._authorized():
+                self._send(401, b'{"error":"user is not logged in"}')
+                return
+            try:
+                _file_stream(st, fs.group(1), json.loads(raw))
+            except Exception as exc:
+                self._send(500, json.dumps({"error": f"stand-in error: {exc!r}"}).encode())
+                return
+            self._send(200, json.dumps({"exitcode": None, "limits": {}}).encode())
+            return
         if not self.path.startswith("/graphql"):
             self._send(200 if "otel" in self.path else 404, b"{}")
             return
@@ -605,7 +983,16 @@ class _Handler(BaseHTTPRequestHandler):
                 )
                 return
         try:
-            data = _answer(st, op, variables)
+            if op in _WRITE_OPS:
+                data = _answer_write(st, op, variables)
+            elif op in _READ_OPS:
+                data = _answer(st, op, variables)
+            else:
+                with st.lock:
+                    st.unknown.append(op)
+                message = f"stand-in: unknown GraphQL operation {op!r}; teach tests/support/wandb_standin.py its answer"
+                self._send(400, json.dumps({"errors": [{"message": message}]}).encode())
+                return
         except Exception as exc:  # surfaced as a 500 so bugs in the stand-in are visible
             self._send(500, json.dumps({"errors": [{"message": f"stand-in error: {exc!r}"}]}).encode())
             return

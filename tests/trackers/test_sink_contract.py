@@ -1,4 +1,6 @@
-"""One Sink contract, tested once against the results folder, MLflow (real SQLite store) and W&B (real offline runs).
+"""One Sink contract, tested once against the results folder, MLflow (real SQLite store), W&B offline
+(real offline runs) and W&B online (the real client, through wandb-core, against the loopback stand-in
+``tests/support/wandb_standin.py``, which records the runs, file streams, uploads and artifacts it received).
 
 Each test runs on every sink: the same content published twice creates nothing and says so in the
 same words; the content hash is the same everywhere; headline keys are collision-free; nothing is
@@ -8,6 +10,7 @@ never looks complete.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -23,6 +26,8 @@ from rl_reliable_logger.trackers.base.protocols import PublishResult, Sink
 from rl_reliable_logger.trackers.base.publishing import headline_metrics, key_segment, report_hash
 from rl_reliable_logger.trackers.folder import FolderSink
 from tests.support.reports import small_report
+from tests.support.wandb_standin import StandIn
+from tests.support.wandb_standin import start as start_standin
 
 mlflow = pytest.importorskip("mlflow")
 wandb = pytest.importorskip("wandb")
@@ -33,8 +38,10 @@ from rl_reliable_logger.trackers.wandb import sink as wandb_sink  # noqa: E402
 from rl_reliable_logger.trackers.wandb.sink import WandbSink  # noqa: E402
 from tests.support.mlflow_store import convention, log_run, make_store, snapshot  # noqa: E402
 
-KINDS = ["folder", "mlflow", "wandb"]
-LABELS = {"folder": "the results folder", "mlflow": "MLflow", "wandb": "W&B"}
+KINDS = ["folder", "mlflow", "wandb", "wandb-online"]
+LABELS = {"folder": "the results folder", "mlflow": "MLflow", "wandb": "W&B", "wandb-online": "W&B"}
+#: Where the online W&B sink publishes on the stand-in.
+ONLINE = ("ent", "contract")
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +52,8 @@ def store(tmp_path_factory):
 class Target:
     """One sink under test plus a way to look at everything it wrote."""
 
-    def __init__(self, kind: str, tmp: Path, store_uri: str, name: str):
-        self.kind, self.tmp, self.uri = kind, tmp, store_uri
+    def __init__(self, kind: str, tmp: Path, store_uri: str, name: str, standin: StandIn | None = None):
+        self.kind, self.tmp, self.uri, self.standin = kind, tmp, store_uri, standin
         self.client = mlflow.MlflowClient(store_uri)
         self.exp = self.client.create_experiment(name) if kind == "mlflow" else None
 
@@ -55,6 +62,9 @@ class Target:
             return FolderSink(self.tmp / "published", figures=False)
         if self.kind == "mlflow":
             return MlflowSink(tracking_uri=self.uri, experiment=self.exp, figures=False, **kw)
+        if self.kind == "wandb-online":
+            entity, project = ONLINE
+            return WandbSink(project=project, entity=entity, group="g", mode="online", figures=False)
         return WandbSink(project="contract", group="g", mode="offline", dir=self.tmp / "wb", figures=False)
 
     def written(self) -> list[str]:
@@ -64,35 +74,94 @@ class Target:
             return [read_bundle(path).report_hash] if path.exists() else []
         if self.kind == "mlflow":
             return sorted(r.info.run_id for r in self.client.search_runs([self.exp], ""))
+        if self.kind == "wandb-online":
+            st = self.standin
+            assert st is not None
+            runs = [f"run {r['id']} {r['state']}" for r in st.projects.get(ONLINE, [])]
+            arts = [f"artifact {a['name']}:v{a['version']} {a['state']} {a['aliases']}" for a in report_artifacts(st)]
+            return sorted(runs + arts)
         return sorted(p.name for p in (self.tmp / "wb").glob("wandb/offline-run-*"))
 
     def headline(self, result: PublishResult) -> dict[str, float]:
         if self.kind == "mlflow":
             return dict(self.client.get_run(result.target).data.metrics)
+        if self.kind == "wandb-online":  # read back through the Public API, as a user would
+            run = wandb.Api().run(online_path(result))  # JSON on the wire: 0.0 comes back as 0
+            summary = run.summary_metrics.items()
+            return {k: float(v) for k, v in summary if isinstance(v, (int, float)) and not isinstance(v, bool)}
         rec = off.read_offline_run(next(Path(result.target).glob("run-*.wandb")))
         return {k: v for k, v in rec.summary.items() if isinstance(v, float)}
 
 
+def online_path(result: PublishResult) -> str:
+    """``entity/project/run_id`` of an online publish (its target is the run's URL)."""
+    head, _, run_id = result.target.rpartition("/runs/")
+    assert run_id and head.endswith("/".join(ONLINE)), result.target
+    return "/".join([*ONLINE, run_id])
+
+
+def report_artifacts(st: StandIn) -> list[dict[str, Any]]:
+    """The ``rl-reliable-report`` artifact versions the client created on the stand-in (any state)."""
+    return [a for a in st.created_artifacts() if a["type"] == wandb_sink.ARTIFACT_TYPE]
+
+
+def _wandb_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, **extra: str) -> None:
+    for key in list(os.environ):
+        if key.startswith("WANDB_"):
+            monkeypatch.delenv(key)
+    for key, value in {
+        "WANDB_DIR": str(tmp_path / "wb"),
+        "WANDB_DATA_DIR": str(tmp_path / "wbdata"),
+        "WANDB_CONFIG_DIR": str(tmp_path / "wbconfig"),
+        "WANDB_CACHE_DIR": str(tmp_path / "wbcache"),
+        "WANDB_SILENT": "true",
+        "WANDB_ERROR_REPORTING": "false",
+        "WANDB_X_DISABLE_STATS": "true",
+        "WANDB_X_DISABLE_MACHINE_INFO": "true",
+        **extra,
+    }.items():
+        monkeypatch.setenv(key, value)
+    (tmp_path / "wb").mkdir()
+
+
 @pytest.fixture(params=KINDS)
 def target(request, tmp_path, store, monkeypatch):
-    if request.param == "wandb":
-        for key in list(os.environ):
-            if key.startswith("WANDB_"):
-                monkeypatch.delenv(key)
-        for key, value in {
-            "WANDB_MODE": "offline",
-            "WANDB_DIR": str(tmp_path / "wb"),
-            "WANDB_DATA_DIR": str(tmp_path / "wbdata"),
-            "WANDB_CONFIG_DIR": str(tmp_path / "wbconfig"),
-            "WANDB_CACHE_DIR": str(tmp_path / "wbcache"),
-            "WANDB_SILENT": "true",
-            "WANDB_ERROR_REPORTING": "false",
-            "WANDB_X_DISABLE_STATS": "true",
-            "WANDB_X_DISABLE_MACHINE_INFO": "true",
-        }.items():
-            monkeypatch.setenv(key, value)
-        (tmp_path / "wb").mkdir()
-    return Target(request.param, tmp_path, store, request.node.name)
+    yield from _target(request.param, request, tmp_path, store, monkeypatch)
+
+
+@pytest.fixture
+def online(request, tmp_path, store, monkeypatch):
+    """The W&B online sink on a fresh stand-in (for the checks only the stand-in can make)."""
+    yield from _target("wandb-online", request, tmp_path, store, monkeypatch)
+
+
+def _target(kind, request, tmp_path, store, monkeypatch):
+    standin = server = None
+    if kind == "wandb":
+        _wandb_env(monkeypatch, tmp_path, WANDB_MODE="offline")
+    elif kind == "wandb-online":
+        # wandb keeps one settings singleton (base URL included) per process: start from a fresh one
+        # for this test's stand-in port, and leave none behind for the next test
+        wandb.teardown()
+        request.addfinalizer(wandb.teardown)
+        standin, server = start_standin()
+        _wandb_env(
+            monkeypatch,
+            tmp_path,
+            WANDB_BASE_URL=standin.base_url,
+            WANDB_API_KEY=standin.api_key,
+            WANDB_X_GRAPHQL_RETRY_MAX="2",
+            WANDB_X_FILE_TRANSFER_RETRY_MAX="1",
+            WANDB_X_FILE_STREAM_RETRY_MAX="1",
+        )
+    try:
+        yield Target(kind, tmp_path, store, request.node.name, standin)
+        if standin is not None:
+            assert standin.unknown == [], "the client sent operations the stand-in does not know"
+    finally:
+        if server is not None:
+            server.shutdown()
+            server.server_close()
 
 
 def _hostile_report() -> Any:
@@ -192,6 +261,16 @@ def test_only_the_manifest_files_of_a_bundle_are_published(target, tmp_path):
     (out / ".env").unlink()
     result = target.sink().publish(report, bundle=out)
     assert result.created
+    if target.kind == "wandb-online":  # what reached the server: the manifest's files, byte for byte
+        st = target.standin
+        (art,) = report_artifacts(st)
+        listed = [f["path"] for f in json.loads((out / "manifest.json").read_text())["files"]] + ["manifest.json"]
+        files = sorted(k for k in art["manifest"]["contents"] if k.startswith("files/"))
+        assert files == sorted(f"files/{name}" for name in listed)
+        assert all(k.startswith(("files/", "tables/")) for k in art["manifest"]["contents"])
+        for name in listed:
+            assert st.artifact_file(art, f"files/{name}") == (out / name).read_bytes(), name
+        assert not any(b"API_KEY=secret" in blob for blob in st.uploads.values())
     other = save_report(small_report(shift=0.3), tmp_path / "other", figures=False)
     with pytest.raises(InputError, match="the bundle holds another report"):
         target.sink().publish(report, bundle=other)
@@ -306,7 +385,7 @@ def _artifact_records(run_dir: str) -> list[Any]:
 
 
 def test_a_failed_wandb_publish_exits_non_zero_without_an_artifact(target, monkeypatch):
-    if target.kind != "wandb":
+    if not target.kind.startswith("wandb"):
         pytest.skip("W&B only")
 
     def broken_charts(*args, **kwargs):
@@ -316,6 +395,17 @@ def test_a_failed_wandb_publish_exits_non_zero_without_an_artifact(target, monke
     monkeypatch.setattr(wandb_sink, "_charts", broken_charts)
     with pytest.raises(RuntimeError, match="chart failed"):
         target.sink().publish(small_report())
+    if target.kind == "wandb-online":
+        st = target.standin
+        (failed,) = st.projects[ONLINE]
+        assert (failed["state"], failed["exitcode"]) == ("failed", 1)  # what the file stream's last post said
+        assert report_artifacts(st) == []
+        monkeypatch.setattr(wandb_sink, "_charts", real_charts)
+        done = target.sink().publish(small_report())
+        assert done.created and online_path(done) != "/".join([*ONLINE, failed["id"]])
+        (art,) = report_artifacts(st)
+        assert art["state"] == "COMMITTED" and art["created_by"] == online_path(done).rsplit("/", 1)[1]
+        return
     (run_dir,) = (target.tmp / "wb").glob("wandb/offline-run-*")
     record = off.read_offline_run(next(run_dir.glob("run-*.wandb")))
     assert record.state == "failed"
@@ -326,3 +416,70 @@ def test_a_failed_wandb_publish_exits_non_zero_without_an_artifact(target, monke
     assert done.created and len(_artifact_records(done.target)) == 1
     index = json.loads((target.tmp / "wb" / "wandb" / wandb_sink.OFFLINE_INDEX).read_text())["published"]
     assert [e["run_dir"] for e in index] == [done.target]
+
+
+# ---------------------------------------------------------------------------- W&B online only
+def _online(target: Target) -> StandIn:
+    assert target.standin is not None
+    return target.standin
+
+
+def test_a_failed_online_upload_fails_the_publish_and_the_next_one_completes(online, tmp_path):
+    st = _online(online)
+    report = small_report()
+    out = save_report(report, tmp_path / "out", figures=False)
+    # the upload of one bundle file keeps failing (wandb-core retries it, then gives up)
+    st.upload_faults[f"file/{hashlib.md5((out / 'methods.md').read_bytes()).hexdigest()}"] = 100
+    with pytest.raises(TrackerError, match="uploading the artifact rl-reliable-report-g"):
+        online.sink().publish(report, bundle=out)
+    (failed,) = st.projects[ONLINE]
+    assert (failed["state"], failed["exitcode"]) == ("failed", 1)
+    (pending,) = report_artifacts(st)
+    assert pending["state"] == "PENDING" and pending["aliases"] == []  # never committed, so never found
+    st.upload_faults.clear()
+    done = online.sink().publish(report, bundle=out)
+    assert done.created
+    (art,) = [a for a in report_artifacts(st) if a["state"] == "COMMITTED"]
+    assert wandb_sink._hash_alias(report_hash(report)) in art["aliases"]
+    assert st.artifact_file(art, "files/methods.md") == (out / "methods.md").read_bytes()
+
+
+def test_a_changed_report_is_a_new_version_of_the_same_online_artifact(online):
+    st = _online(online)
+    first = online.sink().publish(small_report())
+    second = online.sink().publish(small_report(shift=0.01))
+    assert first.created and second.created and first.target != second.target
+    v0, v1 = report_artifacts(st)
+    assert v0["name"] == v1["name"] == wandb_sink.artifact_name(project=ONLINE[1], group="g")
+    assert (v0["version"], v1["version"]) == (0, 1)
+    assert v0["aliases"] == [wandb_sink._hash_alias(first.report_hash)]  # "latest" moved on
+    assert sorted(v1["aliases"]) == sorted(["latest", wandb_sink._hash_alias(second.report_hash)])
+    for art, result in ((v0, first), (v1, second)):  # each version holds one whole report, not a mix
+        manifest = json.loads(st.artifact_file(art, "files/manifest.json"))
+        assert manifest["report_hash"] == art["metadata"]["report_hash"] == result.report_hash
+    again = online.sink().publish(small_report())  # the older report is still known as published
+    assert not again.created and again.target == first.target
+
+
+def test_a_failed_read_back_of_a_committed_artifact_is_a_note_not_a_failure(online, capsys):
+    st = _online(online)
+    st.fail("ArtifactByID", 400, times=5)  # the upload and commit succeed; only Artifact.wait()'s read fails
+    result = online.sink().publish(small_report())
+    assert result.created
+    (art,) = report_artifacts(st)
+    assert art["state"] == "COMMITTED"
+    run = st.run(*ONLINE, online_path(result).rsplit("/", 1)[1])
+    assert run is not None and (run["state"], run["exitcode"]) == ("finished", 0)
+    assert "reading back the uploaded artifact rl-reliable-report-g" in capsys.readouterr().err
+
+
+def test_when_the_server_does_not_say_which_run_published_the_artifact_reference_is_the_target(online):
+    st = _online(online)
+    report = small_report()
+    online.sink().publish(report)
+    st.fail("ArtifactCreatedBy", 400, times=5)
+    again = online.sink().publish(report)
+    name = wandb_sink.artifact_name(project=ONLINE[1], group="g")
+    assert not again.created and again.url is None
+    assert again.target == f"{ONLINE[0]}/{ONLINE[1]}/{name}:{wandb_sink._hash_alias(report_hash(report))}"
+    assert len(report_artifacts(st)) == 1

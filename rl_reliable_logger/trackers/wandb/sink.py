@@ -29,7 +29,7 @@ from ..base.messages import kw
 from ..base.protocols import PublishResult
 from ..base.publishing import bundle_files, check_not_source, headline_metrics, report_hash, run_name, source_run_ids
 from .charts import create_presets, interval_charts
-from .client import _api, _errors, _import_wandb, _new_run_id, split_path
+from .client import _api, _describe_error, _errors, _import_wandb, _is_client_error, _new_run_id, split_path
 from .source import ANALYSIS_JOB_TYPE, WandbSource
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -102,13 +102,25 @@ def _previous_offline(index: Path, name: str, digest: str, entity: str | None, p
     return None
 
 
-def _previous_online(name: str, digest: str, entity: str | None, project: str) -> str | None:
-    """``ENTITY/PROJECT/NAME:rh-<hash>`` if that alias exists on the server, else None."""
+def _previous_online(name: str, digest: str, entity: str | None, project: str) -> tuple[str, str | None] | None:
+    """(target, url) of an earlier publish when ``NAME:rh-<hash>`` exists on the server, else None.
+
+    The target is the URL of the run that logged it, as the first publish returned; the artifact
+    reference ``ENTITY/PROJECT/NAME:rh-<hash>`` when the server does not say which run that was.
+    """
     api = _api()
     with _errors(f"checking for an earlier publish of {name}"):
         ent = entity or api.default_entity
         ref = f"{ent}/{project}/{name}:{_hash_alias(digest)}"
-        return ref if api.artifact_exists(ref) else None
+        if not api.artifact_exists(ref):
+            return None
+    try:
+        run = api.artifact(ref).logged_by()
+    except Exception as err:  # the publish is known; only which run made it is not
+        if not _is_client_error(err):
+            raise
+        run = None
+    return (str(run.url), str(run.url)) if run is not None else (ref, None)
 
 
 def _hash_alias(digest: str) -> str:
@@ -212,9 +224,9 @@ class WandbSink:
                 if previous:
                     return PublishResult("wandb", str(previous["run_dir"]), None, False, digest)
             else:
-                ref = _previous_online(art_name, digest, self.entity, self.project)
-                if ref:
-                    return PublishResult("wandb", ref, None, False, digest)
+                found = _previous_online(art_name, digest, self.entity, self.project)
+                if found:
+                    return PublishResult("wandb", found[0], found[1], False, digest)
 
         settings: dict[str, Any] = {"silent": True} if os.environ.get("WANDB_SILENT") else {}
         if self.sweep:
@@ -327,7 +339,18 @@ class WandbSink:
         run.log(log)
         run.summary.update({**summary, HASH_KEY: digest})
         aliases = ["latest", _hash_alias(digest)] + ([f"sweep-{_safe_name(self.sweep)}"] if self.sweep else [])
-        run.log_artifact(art, aliases=aliases)  # last: a run without it is an incomplete publish
+        logged = run.log_artifact(art, aliases=aliases)  # last: a run without it is an incomplete publish
+        if mode == "online":  # wandb uploads in the background: wait, so a failed upload fails the publish
+            try:
+                logged.wait()
+            except ValueError as err:  # how wandb reports a failed upload or commit
+                raise _describe_error(err, f"uploading the artifact {art_name}") from None
+            except Exception as err:  # uploaded and committed; only reading the new version back failed
+                if not _is_client_error(err):
+                    raise
+                print(
+                    f"note: {_describe_error(err, f'reading back the uploaded artifact {art_name}')}", file=sys.stderr
+                )
         return {"charts": {k: v for k, v in log.items() if k.startswith("charts/")}, "scores": scores}
 
     def _report_page(
