@@ -25,6 +25,7 @@ from .options import (
     add_source_options,
     analysis_options,
     retry_policy,
+    selected_options,
     source_kwargs,
 )
 
@@ -230,7 +231,7 @@ def _handler(args: argparse.Namespace) -> int:
     for problem in source.problems:
         print(f"warning: skipped offline run {problem}", file=sys.stderr)
 
-    report = run_and_report(table, args, source=table.source, options=options)
+    report = run_and_report(table, args, source=table.source, options=selected_options(options, table))
     if sink is None:
         if args.publish is None:
             print(
