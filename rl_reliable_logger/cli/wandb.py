@@ -138,6 +138,14 @@ def register(subparsers: Any) -> None:
         "An outage during the wait is ridden out; a FAILED, CRASHED or CANCELED sweep ends it",
     )
     wait.add_argument("--poll", type=float, default=30.0, metavar="SECONDS", help="seconds between polls (default: 30)")
+    wait.add_argument(
+        "--stale-after",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="a run that says running but sent no heartbeat for this long is treated as crashed: not waited "
+        "for, named on the console, left out like other crashed runs unless --include-unfinished (default: 600; 0: never)",
+    )
     pub = parser.add_argument_group("publishing to W&B")
     pub.add_argument(
         "--publish",
@@ -181,6 +189,12 @@ def _parse_filter(text: str | None) -> dict[str, Any] | None:
     return value
 
 
+def _stale_after(args: argparse.Namespace) -> float | None:
+    if args.stale_after < 0:
+        raise CliError(f"--stale-after must be 0 (never) or more seconds, got {args.stale_after:g}")
+    return args.stale_after or None
+
+
 def _handler(args: argparse.Namespace) -> int:
     from ..errors import RLReliableError
     from ..trackers.wandb.sink import sink_for
@@ -206,6 +220,7 @@ def _handler(args: argparse.Namespace) -> int:
             filters=filters,
             per_page=args.per_page,
             retry=retry_policy(args),
+            stale_after=_stale_after(args),
         )
         if args.wait:
             wait_for_sweep(
@@ -215,6 +230,7 @@ def _handler(args: argparse.Namespace) -> int:
                 poll=args.poll,
                 expect_runs=args.expect_runs,
                 progress=lambda line: print(line, file=sys.stderr, flush=True),
+                stale_after=_stale_after(args),
             )
         table = source.table(**source_kwargs(args, options, default_kind="config"))
         sink = sink_for(

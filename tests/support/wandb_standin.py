@@ -297,7 +297,7 @@ def _run_node(st: StandIn, run: dict[str, Any], project_id: str) -> dict[str, An
         "commit": None,
         "readOnly": False,
         "createdAt": run["createdAt"],
-        "heartbeatAt": run["createdAt"],
+        "heartbeatAt": run.get("heartbeatAt") or _heartbeat(run),
         "description": None,
         "notes": None,
         "systemMetrics": "{}",
@@ -665,6 +665,13 @@ def _answer_run_update(st: StandIn, variables: dict[str, Any]) -> dict[str, Any]
     if variables.get("summaryMetrics") is not None:
         run["summary"] = json.loads(variables["summaryMetrics"])
     return {"upsertBucket": {"bucket": _run_node(st, run, _project_id(st, run["entity"], run["project"]))}}
+
+
+def _heartbeat(run: dict[str, Any]) -> str:
+    """A running run heartbeats (now), as on W&B; set ``run["heartbeatAt"]`` for a stale one. Others: created."""
+    if run["state"] == "running":
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+    return str(run["createdAt"])
 
 
 def install_run_updates(monkeypatch: Any) -> None:

@@ -162,3 +162,63 @@ def test_causes_are_named():
     assert classify(RuntimeError("service process is busy and did not respond in time")) == "timeout"
     with pytest.raises(ValueError):  # not transient: never retried
         RetryPolicy(total=60, sleep=lambda s: None).call(lambda: (_ for _ in ()).throw(ValueError("bad")), "x")
+
+
+# ---------------------------------------------------------------------------- stale heartbeats
+def _ago(seconds: float) -> str:
+    import datetime as dt
+
+    return (dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def _convention(algorithm, task, seed, score=None):
+    config = {"rl_reliable_algorithm": algorithm, "rl_reliable_task": task, "rl_reliable_seed": seed}
+    return {"config": config, "summary": {} if score is None else {"rl_reliable_final_score": score}}
+
+
+def _stuck_sweep(st, heartbeat_age: float | None):
+    st.add_sweep("ent", "proj", "sw1", state="FINISHED", expected=3)
+    st.add_run("ent", "proj", id="a0", sweep="sw1", **_convention("PPO", "Pong", 0, 10.0))
+    st.add_run("ent", "proj", id="a1", sweep="sw1", **_convention("PPO", "Pong", 1, 12.0))
+    stuck = st.add_run("ent", "proj", id="b2", sweep="sw1", state="running", **_convention("PPO", "Pong", 2, 11.0))
+    if heartbeat_age is not None:
+        stuck["heartbeatAt"] = _ago(heartbeat_age)
+
+
+def test_a_run_without_heartbeat_is_treated_as_crashed_during_the_wait(wandb_standin):
+    _stuck_sweep(wandb_standin, heartbeat_age=7200)
+    world = _World(lambda poll: None)
+    lines: list[str] = []
+    kwargs = dict(timeout=600, poll=30, api=_api_fast(), _sleep=world.sleep, _clock=world.clock)
+    status = wait_for_sweep("ent/proj", "sw1", stale_after=600, progress=lines.append, **kwargs)
+    assert status["active"] == [] and status["stale"][0].startswith("b2 (last heartbeat 7")
+    assert world.polls == 0 and lines[-1].endswith("- done")
+    assert any(ln.startswith("sweep sw1: treating 1 run(s) as crashed") and "b2" in ln for ln in lines)
+    with pytest.raises(TrackerError, match=r"was not finished after .* still active: b2 \(running\)"):
+        wait_for_sweep("ent/proj", "sw1", stale_after=None, progress=None, **kwargs)  # the bound can be switched off
+
+
+def test_a_live_run_is_still_waited_for(wandb_standin):
+    _stuck_sweep(wandb_standin, heartbeat_age=None)  # the stand-in's running runs heartbeat now
+    world = _World(lambda poll: None)
+    with pytest.raises(TrackerError, match=r"still active: b2 \(running\)"):
+        wait_for_sweep("ent/proj", "sw1", timeout=100, poll=30, progress=None, api=_api_fast(),
+                       stale_after=600, _sleep=world.sleep, _clock=world.clock)  # fmt: skip
+
+
+def test_cli_wait_names_the_stale_run_and_leaves_it_out_like_a_crashed_one(wandb_standin, tmp_path, capsys):
+    from rl_reliable_logger.cli.main import main
+    from rl_reliable_logger.trackers.wandb.source import WandbSource
+
+    _stuck_sweep(wandb_standin, heartbeat_age=3600)
+    args = ["wandb", "ent/proj", "--sweep", "sw1", "--wait", "--poll", "1", "--wait-timeout", "60", "--retry-for", "0"]
+    args += ["--reps", "200", "--profile-reps", "100", "--improvement-reps", "100", "--publish", "none", "--quiet"]
+    assert main([*args, "--out", str(tmp_path / "out"), "--no-figures"]) == 0
+    err = capsys.readouterr().err
+    assert "sweep sw1: treating 1 run(s) as crashed: they say running but sent no heartbeat for over 600 s: b2" in err
+    assert "treated 1 W&B run(s) as crashed" in err and "left out 1 unfinished W&B run(s) (1 crashed)" in err
+    table = WandbSource(path="ent/proj", sweep="sw1").table(include_unfinished=True)  # kept like a crashed run
+    assert sorted(table.frame.tracker_run_id) == ["a0", "a1", "b2"] and set(table.frame.state) == {
+        "finished",
+        "crashed",
+    }
