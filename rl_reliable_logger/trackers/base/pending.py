@@ -106,11 +106,13 @@ def save_pending(
     folder.mkdir(parents=True, exist_ok=True)
     now = _dt.datetime.now(_dt.timezone.utc)
     run_id = str(target["run_id"])
-    data = {
+    run: dict[str, Any] = {k: (redact(str(v)) if isinstance(v, str) else v) for k, v in target.items()}
+    run["run_id"] = run_id  # the run id is needed as it is (it is never a secret)
+    data: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
         "tracker": tracker,
-        "run": {k: (redact(str(v)) if isinstance(v, str) else v) for k, v in target.items()},
+        "run": run,
         "score": checked.score,
         "algorithm": checked.algorithm,
         "task": checked.task,
@@ -119,7 +121,6 @@ def save_pending(
         "cause": classify(error),
         "error": redact(" ".join(str(error).split()))[:600],
     }
-    data["run"]["run_id"] = run_id  # the run id is needed as it is (it is never a secret)
     path = folder / _file_name(tracker, run_id, now)
     _atomic_write(path, data)
     return path
