@@ -8,6 +8,7 @@ API run on the loopback stand-in answering 500s, then pushed once the stand-in a
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 
@@ -179,3 +180,23 @@ def test_wandb_push_never_goes_to_another_server_or_over_another_score(wandb_sta
     assert "already has rl_reliable_final_score = 9.0, not the saved 5.0; left unchanged" in err
     assert st.projects[("ent", "proj")][0]["summary"] == {"rl_reliable_final_score": 9.0}
     assert len(list(tmp_path.glob("*.json"))) == 2 and "UpsertBucket" not in st.ops()
+
+
+def test_wandb_live_run_that_cannot_take_the_score_is_saved(tmp_path, monkeypatch, capsys):
+    """A finished wandb.init run refuses writes (wandb's UsageError): the score goes to a pending file."""
+    wandb = pytest.importorskip("wandb")
+    for key in [k for k in os.environ if k.startswith("WANDB_")]:
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    monkeypatch.setenv("WANDB_X_DISABLE_STATS", "true")
+    monkeypatch.setenv("WANDB_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("WANDB_CACHE_DIR", str(tmp_path / "cache"))
+    run = wandb.init(project="p", dir=str(tmp_path), mode="offline", reinit="create_new")
+    run.finish()
+    with pytest.warns(PendingScoreWarning):
+        log_final_score(3.5, algorithm="PPO", task="Hopper", seed=2, run=run, pending_dir=tmp_path / "pending")
+    (path,) = (tmp_path / "pending").glob(f"wandb-{run.id}-*.json")
+    item = read_pending(path)
+    assert (item.score, item.algorithm, item.task, item.seed, item.run["project"]) == (3.5, "PPO", "Hopper", 2, "p")
+    assert "could not write the final score to W&B run" in capsys.readouterr().err
