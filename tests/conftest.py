@@ -31,3 +31,5 @@ def wandb_standin(monkeypatch: pytest.MonkeyPatch, tmp_path: Any):
     finally:
         server.shutdown()
         server.server_close()
+    # a GraphQL operation the stand-in does not know means the real client changed: fail, never pass silently
+    assert st.unknown == [], f"the stand-in was sent operations it does not answer: {st.unknown}"

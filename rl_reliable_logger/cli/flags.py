@@ -77,6 +77,7 @@ SOURCE_FLAGS: dict[str, str] = {
     "score_rule=": "--score-rule",
     "retry_for=": "--retry-for",
     "expect_runs=": "--expect-runs",
+    "stale_after=": "--stale-after",
     "variant=": "--variant-key",
     "extra_fields=": "--hyperparameter-keys",
     "algorithms=": "--only-algorithms",

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from ..version import __version__
 from . import evaluate as evaluate_command
 from . import mlflow as mlflow_command
+from . import pending as pending_command
 from . import plan as plan_command
 from . import report as report_command
 from . import wandb as wandb_command
@@ -22,7 +23,7 @@ from .common import EPILOG
 from .flags import CliError, cli_message
 
 #: Every subcommand, in help order.
-SUBCOMMANDS = (evaluate_command, mlflow_command, wandb_command, report_command, plan_command)
+SUBCOMMANDS = (evaluate_command, mlflow_command, wandb_command, report_command, plan_command, pending_command)
 
 
 def build_parser() -> argparse.ArgumentParser:

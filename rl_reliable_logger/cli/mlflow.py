@@ -28,6 +28,7 @@ from .options import (
     add_source_options,
     analysis_options,
     retry_policy,
+    selected_options,
     source_kwargs,
 )
 
@@ -183,7 +184,7 @@ def _handler(args: argparse.Namespace) -> int:
     except RLReliableError as err:
         raise CliError(cli_message(err)) from None
 
-    report = run_and_report(table, args, source=table.source, options=options)
+    report = run_and_report(table, args, source=table.source, options=selected_options(options, table))
 
     if mode == "none":
         if args.publish is None:

@@ -31,6 +31,7 @@ __all__ = [
     "analysis_options",
     "names",
     "retry_policy",
+    "selected_options",
     "source_kwargs",
 ]
 
@@ -207,7 +208,9 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
         dict(
             action="append",
             metavar="A,B",
-            help="analyse only these algorithms (comma-separated, repeatable); an unknown name is an error listing the known",
+            help="analyse only these algorithms (comma-separated, repeatable); an unknown name is an error listing the "
+            "known. With --variant-key (mlflow/wandb), a base name (PPO) keeps every configuration and a full label "
+            "in quotes ('PPO lr=0.001') keeps that one",
         ),
         _joined,
     ),
@@ -460,6 +463,18 @@ def source_kwargs(args: argparse.Namespace, options: Any, *, default_kind: str) 
         "variant": list(_joined(args.variant_key) or ()),
         "score_rule": args.score_rule,
     }
+
+
+def selected_options(options: Any, table: Any) -> Any:
+    """``options`` for a tracker table: the source already applied ``--only-algorithms``, matching base
+    names (``PPO``: every configuration) or full sweep labels (``PPO lr=0.001``), so the analysis keeps
+    exactly the labels the table holds (a base name would otherwise be an unknown label)."""
+    wanted = getattr(options, "only_algorithms", None)
+    if not wanted:
+        return options
+    have = [str(a) for a in table.algorithms]
+    labels = [a for name in wanted for a in have if a == name or a.startswith(f"{name} ")]  # the user's order
+    return options.replace(only_algorithms=tuple(dict.fromkeys(labels + have)))
 
 
 #: Kinds of tracker field references (``trackers.base.records.KINDS``, checked by a test).

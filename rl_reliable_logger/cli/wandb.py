@@ -25,6 +25,7 @@ from .options import (
     add_source_options,
     analysis_options,
     retry_policy,
+    selected_options,
     source_kwargs,
 )
 
@@ -88,6 +89,14 @@ def add_source(parser: argparse.ArgumentParser, *, curves: bool = True) -> Any:
         action="store_true",
         help="also use runs that are not finished (running, crashed, failed, killed)",
     )
+    src.add_argument(
+        "--stale-after",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="a run that says running but sent no heartbeat for this long is treated as crashed: not waited "
+        "for (--wait), named on the console, left out like other crashed runs unless --include-unfinished (default: 600; 0: never)",
+    )
     if curves:
         src.add_argument(
             "--curve-key",
@@ -134,6 +143,7 @@ def open_source(args: argparse.Namespace, filters: dict[str, Any] | None) -> Any
         filters=filters,
         per_page=args.per_page,
         retry=retry_policy(args),
+        stale_after=_stale_after(args),
     )
 
 
@@ -212,6 +222,12 @@ def _parse_filter(text: str | None) -> dict[str, Any] | None:
     return value
 
 
+def _stale_after(args: argparse.Namespace) -> float | None:
+    if args.stale_after < 0:
+        raise CliError(f"--stale-after must be 0 (never) or more seconds, got {args.stale_after:g}")
+    return args.stale_after or None
+
+
 def _handler(args: argparse.Namespace) -> int:
     from ..errors import RLReliableError
     from ..trackers.wandb.sink import sink_for
@@ -236,6 +252,7 @@ def _handler(args: argparse.Namespace) -> int:
                 poll=args.poll,
                 expect_runs=args.expect_runs,
                 progress=lambda line: print(line, file=sys.stderr, flush=True),
+                stale_after=_stale_after(args),
             )
         table = source.table(**source_kwargs(args, options, default_kind="config"))
         sink = sink_for(
@@ -252,7 +269,7 @@ def _handler(args: argparse.Namespace) -> int:
     for problem in source.problems:
         print(f"warning: skipped offline run {problem}", file=sys.stderr)
 
-    report = run_and_report(table, args, source=table.source, options=options)
+    report = run_and_report(table, args, source=table.source, options=selected_options(options, table))
     if sink is None:
         if args.publish is None:
             print(

@@ -335,7 +335,7 @@ def _run_node(st: StandIn, run: dict[str, Any], project_id: str) -> dict[str, An
         "commit": None,
         "readOnly": False,
         "createdAt": run["createdAt"],
-        "heartbeatAt": run["createdAt"],
+        "heartbeatAt": run.get("heartbeatAt") or _heartbeat(run),
         "description": None,
         "notes": None,
         "systemMetrics": "{}",
@@ -1024,3 +1024,53 @@ def start(st: StandIn | None = None) -> tuple[StandIn, ThreadingHTTPServer]:
 
 #: Settings that keep the real client's retry loops short in fault tests.
 FAST_RETRY_SETTINGS = {"x_graphql_retry_max": 2, "x_graphql_retry_wait_max_seconds": 1}
+
+
+# ============================================================================ sources helper (issue 11)
+# Added by the `sources` work (pending final scores, stale heartbeats); the operations above are untouched.
+# ``install_run_updates`` makes the stand-in answer the Public API's ``UpsertBucket`` on a stored run
+# (``wandb.Api().run(path).update()``): config, tags and summary are written onto the stored run.
+
+
+def _run_by_storage_id(st: StandIn, storage_id: str) -> dict[str, Any] | None:
+    try:
+        _, _, run_id, project, entity = base64.b64decode(storage_id).decode().split(":", 4)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return next((r for r in st.projects.get((entity, project), []) if r["id"] == run_id), None)
+
+
+def _answer_run_update(st: StandIn, variables: dict[str, Any]) -> dict[str, Any]:
+    run = _run_by_storage_id(st, str(variables.get("id") or ""))
+    if run is None:
+        raise KeyError(f"no stored run with storage id {variables.get('id')!r}")
+    if variables.get("config") is not None:
+        config = json.loads(variables["config"])
+        run["config"] = {k: v.get("value") for k, v in config.items() if k != "_wandb" and isinstance(v, dict)}
+    if variables.get("tags") is not None:
+        run["tags"] = list(variables["tags"])
+    if variables.get("summaryMetrics") is not None:
+        run["summary"] = json.loads(variables["summaryMetrics"])
+    return {"upsertBucket": {"bucket": _run_node(st, run, _project_id(st, run["entity"], run["project"]))}}
+
+
+def _heartbeat(run: dict[str, Any]) -> str:
+    """A running run heartbeats (now), as on W&B; set ``run["heartbeatAt"]`` for a stale one. Others: created."""
+    if run["state"] == "running":
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+    return str(run["createdAt"])
+
+
+def install_run_updates(monkeypatch: Any) -> None:
+    """Answer ``UpsertBucket`` on stored runs for one test (``monkeypatch`` restores the stand-in after)."""
+    import sys
+
+    module = sys.modules[__name__]
+    original = module._answer
+
+    def answer(st: StandIn, op: str, variables: dict[str, Any]) -> dict[str, Any]:
+        if op == "UpsertBucket" and _run_by_storage_id(st, str(variables.get("id") or "")) is not None:
+            return _answer_run_update(st, variables)
+        return original(st, op, variables)
+
+    monkeypatch.setattr(module, "_answer", answer)

@@ -235,3 +235,46 @@ def test_cli_drop_summary_on_stderr(sweep, capsys):
     assert code == 0, captured.err
     assert "dropped 6 of 12 run(s): missing field(s) metrics.final_score — algorithms PPO lr=0.1 (6)" in captured.err
     assert "2 cell(s) fell below 2 runs after the drops: PPO lr=0.1 / Pong (3 → 0)" in captured.err
+
+
+def test_only_algorithms_matches_base_names_and_sweep_labels(sweep):
+    src = _source(sweep)
+    both = src.table(**FIELDS, score=SCORE, variant=["params.lr"], algorithms=["PPO"])
+    assert sorted(both.algorithms) == ["PPO lr=0.01", "PPO lr=0.1"]
+    one = src.table(**FIELDS, score=SCORE, variant=["params.lr"], algorithms=["PPO lr=0.1"])
+    assert one.algorithms == ["PPO lr=0.1"] and len(one.frame) == 6
+    assert set(one.frame.tracker_run_id) == {v for (lr, _, _), v in sweep["ids"].items() if lr == "0.1"}
+    with pytest.raises(
+        ScoreTableError, match=r"'PPO lr=0\.5', which no run has; known algorithms: 'PPO', 'PPO lr=0\.01'"
+    ):
+        src.table(**FIELDS, score=SCORE, variant=["params.lr"], algorithms=["PPO lr=0.5"])
+
+
+@pytest.mark.parametrize(
+    ("only", "expected"), [("PPO", {"PPO lr=0.01", "PPO lr=0.1"}), ("PPO lr=0.01", {"PPO lr=0.01"})]
+)
+def test_cli_only_algorithms_with_variant_labels(sweep, tmp_path, capsys, only, expected):
+    import json
+
+    import pandas as pd
+
+    from rl_reliable_logger.cli.main import main
+
+    out = tmp_path / "out"
+    args = ["mlflow", "--experiment", "sweep", "--tracking-uri", sweep["uri"], "--algorithm-key", "params.algo"]
+    args += [
+        "--task-key",
+        "params.env",
+        "--seed-key",
+        "params.seed",
+        "--score-key",
+        SCORE,
+        "--variant-key",
+        "params.lr",
+    ]
+    code = main([*args, "--only-algorithms", only, *FAST, "--publish", "none", "--out", str(out), "--no-figures"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert set(pd.read_csv(out / "aggregates.csv")["algorithm"]) == expected
+    prov = json.loads((out / "provenance.json").read_text())
+    assert set(prov["options"]["only_algorithms"]) == expected

@@ -26,7 +26,8 @@ class PublishResult:
     """What a Sink did with a report: where it is, and whether this call created it.
 
     ``created`` is False when the same content (``report_hash``) was already there and nothing
-    new was written. ``str(result)`` is the target (a run id, an artifact or a folder).
+    new was written, or when the tracker is switched off (``skipped`` says why, e.g.
+    ``WANDB_MODE=disabled``). ``str(result)`` is the target (a run id, an artifact or a folder).
 
     Example:
         >>> r = PublishResult("mlflow", "0a1b2c", None, False, "f" * 64)
@@ -39,6 +40,7 @@ class PublishResult:
     url: str | None
     created: bool
     report_hash: str
+    skipped: str | None = None
 
     def __str__(self) -> str:
         return self.target
@@ -46,6 +48,8 @@ class PublishResult:
     def message(self) -> str:
         """The one sentence every sink prints, in the same words for every tracker."""
         where = TRACKER_LABELS.get(self.tracker, self.tracker)
+        if self.skipped:
+            return f"not published to {where}: {self.skipped}"
         at = self.target + (f" ({self.url})" if self.url and self.url != self.target else "")
         if self.created:
             return f"published to {where} (report {self.report_hash[:8]}): {at}"

@@ -141,7 +141,7 @@ def _run_label(record: RunRecord) -> str:
     return f"{record.run_id}" + (f" ({record.name})" if record.name and record.name != record.run_id else "")
 
 
-def _variant_label(algorithm: Any, variants: Mapping[str, Any]) -> str:
+def variant_label(algorithm: Any, variants: Mapping[str, Any]) -> str:
     """``PPO`` + ``{"config.lr": 0.001}`` -> ``PPO lr=0.001`` (the algorithm label of a sweep configuration)."""
     if not variants:
         return str(algorithm)
@@ -248,7 +248,7 @@ def records_to_table(
         problems.setdefault(kind, []).append(_run_label(record))
         label = values.get("algorithm")
         if label is not None and all(f"variant {v}" in values for v in variant):
-            label = _variant_label(label, {str(parsed[f"variant {v}"]): values[f"variant {v}"] for v in variant})
+            label = variant_label(label, {str(parsed[f"variant {v}"]): values[f"variant {v}"] for v in variant})
         dropped.append({"run_id": record.run_id, "algorithm": label, "task": values.get("task"), "reason": kind})
 
     for record in records:
@@ -282,7 +282,7 @@ def records_to_table(
             continue
         used_refs[str(used)] = used_refs.get(str(used), 0) + 1
         variants = {str(parsed[f"variant {v}"]): values[f"variant {v}"] for v in variant}
-        values["algorithm"] = _variant_label(values["algorithm"], variants)
+        values["algorithm"] = variant_label(values["algorithm"], variants)
         values["_score_key"] = str(used)
         candidates.append((record, values, float(final)))
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import InputError
 from .messages import kw
-from .records import FINISHED, FieldRef, RunRecord, parse_field_ref, records_to_table, resolve
+from .records import FINISHED, FieldRef, RunRecord, parse_field_ref, records_to_table, resolve, variant_label
 from .scoring import history_name, parse_score_rule, score_refs
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -47,11 +47,14 @@ def select_records(
     is_analysis: Callable[[RunRecord], bool],
     algorithms: Sequence[str] | None = None,
     tasks: Sequence[str] | None = None,
+    variant: Sequence[FieldRef] = (),
 ) -> tuple[list[RunRecord], list[dict[str, Any]]]:
     """(kept, skipped): drop analysis runs, runs with none of the fields, unselected algorithms/tasks.
 
     A run that has some of the fields but not all is kept, so that ``records_to_table`` names it
-    as an error (it is probably a training run with a typo, not an unrelated run).
+    as an error (it is probably a training run with a typo, not an unrelated run). With ``variant``
+    references (sweeps), an entry of ``algorithms`` selects a run when it is the base algorithm
+    (``PPO``: every configuration) or the full label (``PPO lr=0.001``: that configuration only).
 
     Example:
         >>> r = RunRecord("a", None, "finished", config={"algo": "PPO"})
@@ -75,9 +78,15 @@ def select_records(
                 if name not in refs or not _has(r, refs[name]):
                     continue
                 value = str(resolve(r, refs[name]))
-                seen[name].add(value)
-                if values and value not in set(map(str, values)):
-                    reason = f"{name} {value!r} not selected"
+                labels = {value}
+                if name == "algorithm" and variant:
+                    try:
+                        labels.add(variant_label(value, {str(ref): resolve(r, ref) for ref in variant}))
+                    except KeyError:
+                        pass  # lacks a variant field: records_to_table names it
+                seen[name] |= labels
+                if values and not labels & set(map(str, values)):
+                    reason = f"{name} {max(labels, key=len)!r} not selected"
                     break
         if reason is None:
             kept.append(r)
@@ -141,7 +150,10 @@ def source_table(
     parsed = parse_refs(shown)
     parsed.update(parse_refs({f"score {i}": ref for i, ref in enumerate(scores)}))
     flat = {**shown, "score": ",".join(scores)}
-    kept, skipped = select_records(records, parsed, is_analysis=is_analysis, algorithms=algorithms, tasks=tasks)
+    variant_refs = [parse_refs({"variant": ref})["variant"] for ref in variant]
+    kept, skipped = select_records(
+        records, parsed, is_analysis=is_analysis, algorithms=algorithms, tasks=tasks, variant=variant_refs
+    )
     info = dict(source)
     info.update({"n_runs_found": len(records), "skipped": skipped})
     if algorithms:

@@ -2,48 +2,90 @@
 
 Tags ``rl_reliable_algorithm``, ``rl_reliable_task``, ``rl_reliable_seed`` and the metric
 ``rl_reliable_final_score``, in one ``log_batch`` call; the MLflow Source reads exactly these by default.
+When the write still fails after the retry policy, the score goes to a pending file
+(:mod:`..base.pending`); :func:`push_pending` sends such a file later.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 from typing import Any
 
-from ...errors import TrackerError
-from ..base.final_score import check_final_score
+from ...errors import InputError, TrackerError
+from ..base.final_score import FinalScore, check_final_score
+from ..base.pending import PendingScore, report_failure
 from ..base.records import DEFAULT_KEYS
-from ..base.retry import RetryPolicy
-from .client import Tracker, _import_mlflow
+from ..base.retry import DEFAULT_RETRY_FOR, RetryPolicy
+from .client import Tracker, _import_mlflow, _sqlite_path
 
 
-def write_final_score(score: Any, algorithm: Any, task: Any, seed: Any, run: Any = None) -> str:
+def write_final_score(
+    score: Any,
+    algorithm: Any,
+    task: Any,
+    seed: Any,
+    run: Any = None,
+    *,
+    retry_for: float | None = None,
+    pending_dir: str | os.PathLike[str] | None = None,
+    on_failure: str = "warn",
+) -> str:
     """Write the end-of-training convention on an MLflow run; return its id.
 
     Tags ``rl_reliable_algorithm``, ``rl_reliable_task``, ``rl_reliable_seed`` and the metric
     ``rl_reliable_final_score`` (one ``log_batch`` call), on ``run`` (an id, a Run or ActiveRun)
     or the active run. A non-finite score, a missing run, or tags that already name a different
-    algorithm/task/seed raise before anything is written.
+    algorithm/task/seed raise before anything is written. When the tracker still fails after
+    ``retry_for`` seconds of retries (default 300), the score is saved to a pending file (see
+    :func:`~rl_reliable_logger.trackers.base.pending.report_failure`).
 
     Example:
         >>> with mlflow.start_run():                                              # doctest: +SKIP
         ...     write_final_score(812.5, algorithm="PPO", task="Hopper-v4", seed=3)
     """
     checked = check_final_score(score, algorithm=algorithm, task=task, seed=seed)
-    value, algorithm, task, seed = checked.score, checked.algorithm, checked.task, checked.seed
     mlflow = _import_mlflow()
-    from mlflow.entities import Metric, RunTag
+    from mlflow.exceptions import MlflowException
 
     run_id = _run_id_of(run, mlflow)
     # the end of a long training run: ride out a server restart rather than lose the score
-    tracker = Tracker(None, must_exist=False, retry=RetryPolicy())
+    tracker = Tracker(None, must_exist=False, retry=RetryPolicy(total=_seconds(retry_for)))
+    try:
+        _write(tracker, run_id, checked)
+    except (TrackerError, MlflowException, OSError) as err:
+        target = {"run_id": run_id, "tracking_uri": _absolute_uri(tracker.uri)}
+        report_failure(
+            checked, tracker="mlflow", target=target, error=err, directory=pending_dir, on_failure=on_failure
+        )
+    return run_id
+
+
+def _seconds(retry_for: float | None) -> float:
+    return DEFAULT_RETRY_FOR if retry_for is None else max(0.0, float(retry_for))
+
+
+def _absolute_uri(uri: str) -> str:
+    """A relative ``sqlite:///x.db`` made absolute, so a pending file can be pushed from another folder."""
+    path = _sqlite_path(uri)
+    if path is not None and not path.is_absolute():
+        return "sqlite:///" + str(Path(path).absolute()) + (uri[uri.index("?") :] if "?" in uri else "")
+    return uri
+
+
+def _write(tracker: Tracker, run_id: str, checked: FinalScore) -> str:
+    """Check the run's tags, then log the metric and tags; ``"written"`` or ``"already"`` (same score there)."""
+    from mlflow.entities import Metric, RunTag
+
     client = tracker.client
-    current = tracker.call("reading the run", client.get_run, run_id).data.tags
+    data = tracker.call("reading the run", client.get_run, run_id).data
     wanted = {
-        DEFAULT_KEYS["algorithm"]: str(algorithm),
-        DEFAULT_KEYS["task"]: str(task),
-        DEFAULT_KEYS["seed"]: _seed_text(seed),
+        DEFAULT_KEYS["algorithm"]: checked.algorithm,
+        DEFAULT_KEYS["task"]: checked.task,
+        DEFAULT_KEYS["seed"]: str(checked.seed),
     }
+    current = data.tags
     clash = {k: (current[k], v) for k, v in wanted.items() if k in current and current[k] != v}
     if clash:
         detail = ", ".join(f"{k} is {old!r}, new {new!r}" for k, (old, new) in clash.items())
@@ -51,22 +93,40 @@ def write_final_score(score: Any, algorithm: Any, task: Any, seed: Any, run: Any
             f"log_final_score: run {run_id} already has {detail}; one run is one (algorithm, task, "
             "seed). Nothing was logged. Start a new run for a new configuration."
         )
+    if data.metrics.get(DEFAULT_KEYS["score"]) == checked.score and all(current.get(k) == v for k, v in wanted.items()):
+        return "already"
     tracker.call(
         "logging the final score",
         client.log_batch,
         run_id,
-        metrics=[Metric(DEFAULT_KEYS["score"], value, int(time.time() * 1000), 0)],
+        metrics=[Metric(DEFAULT_KEYS["score"], checked.score, int(time.time() * 1000), 0)],
         tags=[RunTag(k, v) for k, v in wanted.items()],
     )
-    return run_id
+    return "written"
 
 
-def _seed_text(seed: Any) -> str:
-    if isinstance(seed, float) and seed.is_integer():
-        return str(int(seed))
-    if hasattr(seed, "item"):  # numpy scalar
-        return _seed_text(seed.item())
-    return str(seed)
+def push_pending(item: PendingScore, *, tracking_uri: str | None = None, retry: RetryPolicy | None = None) -> str:
+    """Send one pending MLflow score to the run it names (and no other); ``"written"`` or ``"already"``.
+
+    ``tracking_uri`` replaces the URI recorded in the file (needed when it held a secret, which is
+    never saved). A run that already has a *different* final score is left alone (InputError).
+    """
+    uri = tracking_uri or str(item.run.get("tracking_uri") or "")
+    if not uri or "***" in uri:
+        raise InputError(
+            f"{item.path.name}: the tracking URI is not recorded in full (secrets are never saved); "
+            "pass `tracking_uri=` (the URI of that server)"
+        )
+    tracker = Tracker(uri, must_exist=True, retry=retry or RetryPolicy(total=0))
+    checked = FinalScore(item.score, item.algorithm, item.task, item.seed)
+    present = tracker.call("reading the run", tracker.client.get_run, item.run_id).data.metrics
+    old = present.get(DEFAULT_KEYS["score"])
+    if old is not None and old != item.score:
+        raise InputError(
+            f"{item.path.name}: run {item.run_id} already has {DEFAULT_KEYS['score']} = {old!r}, not the saved "
+            f"{item.score!r}; left unchanged (remove the pending file if the run's value is the right one)"
+        )
+    return _write(tracker, item.run_id, checked)
 
 
 def _run_id_of(run: Any, mlflow: Any) -> str:

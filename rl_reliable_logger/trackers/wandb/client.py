@@ -8,9 +8,12 @@ The API key is taken only from the environment (``WANDB_API_KEY``) or wandb's ow
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from ...errors import TrackerError
@@ -54,12 +57,116 @@ def _configure_retries(retry_max: int | None, retry_wait_max: float | None, time
     wandb.setup(settings=wandb.Settings(**kwargs))
 
 
-def _describe_error(exc: BaseException, what: str) -> TrackerError:
-    """One clear message for every client failure; never includes the API key."""
+# ---------------------------------------------------------------------------- the cause behind a client timeout
+#: What wandb-core writes to its debug log before each retry of a failed HTTP request.
+_RETRY_LINE = "retrying HTTP error"
+_TAIL_BYTES = 256 * 1024
+
+
+def _core_logs() -> list[Path]:
+    """wandb-core debug logs that may hold this process's requests.
+
+    The log of the wandb-core this process talks to (found through ``/proc`` on Linux: its command
+    line names the pid of the process that started it: this one, or the parent named by
+    ``WANDB_SERVICE``, which child processes share), else the newest ``core-debug-*.log`` files of
+    the cache folder (``WANDB_CACHE_DIR``, else the user cache folder).
+    """
+    found: list[Path] = []
+    proc = Path("/proc")
+    if proc.is_dir():
+        owners = {str(os.getpid()).encode()}
+        shared = re.match(r"^\d+-(\d+)-", os.environ.get("WANDB_SERVICE", ""))
+        if shared:
+            owners.add(shared.group(1).encode())
+        for entry in proc.iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                args = (entry / "cmdline").read_bytes().split(b"\0")
+                if not any(a.endswith(b"wandb-core") for a in args) or not owners & set(args):
+                    continue
+                for fd in (entry / "fd").iterdir():
+                    target = os.readlink(fd)
+                    if re.search(r"core-debug-[^/]*\.log$", target):
+                        found.append(Path(target))
+            except OSError:
+                continue
+    if found:
+        return found
+    cache = Path(os.environ.get("WANDB_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser()
+    logs = sorted((cache / "wandb" / "logs").glob("core-debug-*.log"), key=lambda p: p.stat().st_mtime)
+    return logs[-3:]
+
+
+def last_http_failure(base_url: str, since: float) -> tuple[int, str] | None:
+    """(status, body) of the last HTTP error wandb-core retried against ``base_url`` after ``since``.
+
+    wandb 0.31 logs each retried HTTP error (``"api: retrying HTTP error"`` with status, URL and body)
+    in its debug log. When the Python client stops waiting first, its exception only says "did not
+    respond in time"; this line says what the server actually answered. None when no such line is found.
+    """
+    best: tuple[float, int, str] | None = None
+    for log in _core_logs():
+        try:
+            with open(log, "rb") as fh:
+                fh.seek(max(0, log.stat().st_size - _TAIL_BYTES))
+                lines = fh.read().decode("utf-8", "replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            if _RETRY_LINE not in line:
+                continue
+            try:
+                entry = json.loads(line)
+                when = _log_time(str(entry.get("time", "")))
+                status = int(entry.get("status"))
+            except (ValueError, TypeError):
+                continue
+            if when is None or when < since or not str(entry.get("url", "")).startswith(base_url.rstrip("/")):
+                continue
+            if best is None or when >= best[0]:
+                best = (when, status, " ".join(str(entry.get("body", "")).split())[:200])
+    return None if best is None else (best[1], best[2])
+
+
+def _log_time(text: str) -> float | None:
+    import datetime as dt
+
+    match = re.match(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?", text)
+    if not match:
+        return None
+    stamp = dt.datetime.strptime(match.group(1), "%Y-%m-%dT%H:%M:%S").replace(tzinfo=dt.timezone.utc)
+    return stamp.timestamp() + float(match.group(2) or 0)
+
+
+def _describe_error(exc: BaseException, what: str, since: float | None = None) -> TrackerError:
+    """One clear message for every client failure; never includes the API key.
+
+    When the client timed out while wandb-core was still retrying (``since``: when the request
+    started), the last HTTP error core retried names the real cause (server error, rate limit).
+    """
     name = type(exc).__name__
     text = " ".join(str(exc).split())[:600] or name
     base_url = os.environ.get("WANDB_BASE_URL", "https://api.wandb.ai")
     low = text.lower()
+    cause = classify(exc)
+    if cause == "timeout" and since is not None:
+        seen = last_http_failure(base_url, since - 1.0)
+        if seen is not None and (seen[0] == 429 or 500 <= seen[0] < 600):
+            status, body = seen
+            cause = "rate limit" if status == 429 else "server error"
+            hint = (
+                "W&B rate-limited the requests; wait and retry (a sweep post-hook retries for `retry_for=` seconds)."
+                if status == 429
+                else "The W&B server kept failing; try again later (status page: https://status.wandb.com)."
+            )
+            err = TrackerError(
+                f"W&B request failed ({cause}) while {what} at {base_url}: the server answered HTTP {status} "
+                f"({redact(body) or 'no message'}) and wandb was still retrying when the client stopped waiting "
+                f"(its timeout, WANDB_HTTP_TIMEOUT, default 19 s). {hint}"
+            )
+            err.tracker_cause = cause  # type: ignore[attr-defined]
+            return err
     if (
         name in ("AuthenticationError", "UsageError")
         or "api key" in low
@@ -83,7 +190,6 @@ def _describe_error(exc: BaseException, what: str) -> TrackerError:
         hint = "check the ENTITY/PROJECT spelling (and that your key can see it)."
     else:
         hint = "see the message above."
-    cause = classify(exc)
     err = TrackerError(f"W&B request failed ({cause}) while {what} at {base_url}: {name}: {redact(text)}. {hint}")
     err.tracker_cause = cause  # type: ignore[attr-defined]
     return err
@@ -91,6 +197,7 @@ def _describe_error(exc: BaseException, what: str) -> TrackerError:
 
 @contextlib.contextmanager
 def _errors(what: str) -> Iterator[None]:
+    since = time.time()
     try:
         yield
     except TrackerError:
@@ -100,7 +207,7 @@ def _errors(what: str) -> Iterator[None]:
     except Exception as exc:
         if not _is_client_error(exc):
             raise  # a bug or bad input, not a tracker failure: keep the real traceback
-        raise _describe_error(exc, what) from None
+        raise _describe_error(exc, what, since) from None
 
 
 def _is_client_error(exc: BaseException) -> bool:

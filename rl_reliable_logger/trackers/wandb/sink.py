@@ -10,6 +10,12 @@ published twice (alias ``rh-<hash16>`` online; ``wandb/rl-reliable-published.jso
 changed report is a new version of the same artifact (``latest`` moves to it); the artifact is
 logged last, and a publish that fails finishes its run with exit code 1 and no artifact; a new run
 is always created, so no source run is ever written to.
+
+``WANDB_MODE=disabled`` publishes nothing (the result says so; the local results bundle is the
+caller's and is still written). Offline, every artifact file is kept inside the offline run folder
+(``<run>/rl-reliable-artifact/``, not wandb's staging folder under ``WANDB_DATA_DIR``) and named
+relative to the folder that holds ``wandb/``: copying ``wandb/`` to another machine and running
+``wandb sync wandb/offline-run-*`` from the folder that holds it there uploads the whole report.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -39,6 +46,10 @@ ARTIFACT_TYPE = "rl-reliable-report"
 #: Local record of offline publishes, kept in the ``wandb/`` folder next to the offline runs.
 OFFLINE_INDEX = "rl-reliable-published.json"
 HASH_KEY = "rl_reliable/report_hash"
+#: Folder inside an offline run that holds the artifact's files (instead of wandb's staging folder).
+ARTIFACT_FOLDER = "rl-reliable-artifact"
+#: What a publish under ``WANDB_MODE=disabled`` says.
+DISABLED = "W&B is disabled (WANDB_MODE=disabled), so nothing was written to W&B; unset it or use WANDB_MODE=offline to keep a W&B copy"
 
 
 def _safe_name(text: str) -> str:
@@ -150,6 +161,44 @@ def with_run_links(scores: Any, report: Report, analysis_url: str | None) -> Any
     return scores.assign(run_link=links)
 
 
+def keep_in_run_folder(art: Any, run_dir: Path, root: Path) -> None:
+    """Move an offline artifact's files into ``<run_dir>/rl-reliable-artifact/`` and name them from ``root``.
+
+    wandb copies added files to its staging folder (``$WANDB_DATA_DIR/artifacts/staging``, outside the
+    run) and records absolute paths, so a copied ``wandb/`` folder synced elsewhere loses the artifact
+    (``wandb sync`` reports success; only wandb-core's log says the files are missing). Here each file
+    is copied next to the run, the staged copy is removed, and the manifest names the copy relative
+    to ``root`` (the folder holding ``wandb/``), where ``wandb sync wandb/offline-run-*`` is run.
+    """
+    folder = (run_dir / ARTIFACT_FOLDER).resolve()
+    for name, entry in art.manifest.entries.items():
+        if not entry.local_path:
+            continue  # a reference: nothing local
+        source = Path(entry.local_path)
+        target = (folder / str(name)).resolve()
+        if folder not in target.parents:
+            raise TrackerError(f"artifact entry {name!r} would leave the run folder; nothing was published")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.resolve() != target:
+            shutil.copyfile(source, target)
+            if _is_staged(source):
+                source.chmod(0o600)
+                source.unlink()
+        entry.local_path = os.path.relpath(target, root.resolve())
+
+
+def _disabled() -> bool:
+    """W&B switched off by the environment; it wins over an offline sink (the user turned W&B off)."""
+    return os.environ.get("WANDB_MODE") == "disabled" or os.environ.get("WANDB_DISABLED", "").lower() in ("true", "1")
+
+
+def _is_staged(path: Path) -> bool:
+    """A copy in wandb's staging folder (safe to remove once copied into the run folder)."""
+    from wandb.sdk.artifacts.staging import get_staging_dir
+
+    return Path(get_staging_dir()).resolve() in path.resolve().parents
+
+
 class WandbSink:
     """Publish reports to W&B as a new ``rl-reliable-analysis`` run in ``project`` (attached to ``sweep`` or in ``group``).
 
@@ -178,8 +227,8 @@ class WandbSink:
         figures: bool = True,
         wandb_report: bool = False,
     ):
-        if mode not in (None, "online", "offline"):
-            raise InputError(f"{kw('mode=')} must be 'online', 'offline' or None, not {mode!r}")
+        if mode not in (None, "online", "offline", "disabled"):
+            raise InputError(f"{kw('mode=')} must be 'online', 'offline', 'disabled' or None, not {mode!r}")
         self.project, self.entity, self.sweep = project, entity, sweep
         self.group = None if sweep else (group or "rl-reliable")
         self.mode, self.name, self.dir, self.force, self.figures = mode, name, dir, force, figures
@@ -188,11 +237,11 @@ class WandbSink:
     def publish(self, report: Report, *, bundle: str | os.PathLike | None = None) -> PublishResult:
         wandb = _import_wandb()
         digest = report_hash(report)
-        mode = self.mode or os.environ.get("WANDB_MODE") or "online"
+        mode = "disabled" if _disabled() else self.mode or os.environ.get("WANDB_MODE") or "online"
         if mode == "dryrun":
             mode = "offline"
         if mode == "disabled":
-            raise TrackerError("W&B is disabled (WANDB_MODE=disabled): nothing can be published")
+            return PublishResult("wandb", "", None, False, digest, skipped=DISABLED)
         summary = headline_metrics(report, valid=valid_summary_key)  # every key checked before any write
         if self.wandb_report:
             from .report_page import import_reports
@@ -338,6 +387,8 @@ class WandbSink:
                 log[f"figures/{Path(entry.path).stem}"] = wandb.Image(str(verified.root / entry.path))
         run.log(log)
         run.summary.update({**summary, HASH_KEY: digest})
+        if mode == "offline":
+            keep_in_run_folder(art, Path(run.settings.sync_dir), _root_dir(self.dir))
         aliases = ["latest", _hash_alias(digest)] + ([f"sweep-{_safe_name(self.sweep)}"] if self.sweep else [])
         logged = run.log_artifact(art, aliases=aliases)  # last: a run without it is an incomplete publish
         if mode == "online":  # wandb uploads in the background: wait, so a failed upload fails the publish

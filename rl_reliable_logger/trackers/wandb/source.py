@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import InputError
+from ..base.heartbeat import DEFAULT_STALE_AFTER, mark_stale, stale_warning
 from ..base.messages import kw
 from ..base.records import DEFAULT_KEYS, RunRecord
 from ..base.retry import RetryPolicy
@@ -76,6 +77,7 @@ def _record_from_run(run: Any, entity: str, project: str) -> RunRecord:
         "url": getattr(run, "url", None),
         "path": f"{entity}/{project}/{run.id}",
         "created_at": getattr(run, "created_at", None),
+        "heartbeat_at": getattr(run, "heartbeat_at", None),
         "state": run.state,
     }
     return RunRecord(
@@ -217,6 +219,8 @@ class WandbSource:
     """Runs of ``ENTITY/PROJECT`` (``path``; optionally one ``sweep`` and W&B ``filters``) or offline runs.
 
     Give either ``path`` (online) or ``offline_dir`` (a folder holding ``wandb/offline-run-*``).
+    Online, a run that says "running" but sent no heartbeat for ``stale_after`` seconds (default 600;
+    None: never) is treated as crashed (named in the table's warnings; see ``trackers/base/heartbeat``).
 
     Example:
         >>> WandbSource(path="my-team/hopper", sweep="abc123").table(**DEFAULT_REFS)   # doctest: +SKIP
@@ -233,6 +237,7 @@ class WandbSource:
         filters: Mapping[str, Any] | None = None,
         per_page: int = DEFAULT_PER_PAGE,
         retry: RetryPolicy | None = None,
+        stale_after: float | None = DEFAULT_STALE_AFTER,
     ):
         if bool(path) == bool(offline_dir):
             raise InputError(
@@ -252,6 +257,12 @@ class WandbSource:
         self.filters = dict(filters) if filters else None
         self.per_page = int(per_page)
         self.retry = retry
+        if stale_after is not None and float(stale_after) <= 0:
+            raise InputError(
+                f"{kw('stale_after=')} must be a positive number of seconds (or None), got {stale_after!r}"
+            )
+        self.stale_after = None if stale_after is None else float(stale_after)
+        self.stale: list[str] = []
         self.problems: list[str] = []
         self._records: list[RunRecord] | None = None
 
@@ -273,6 +284,7 @@ class WandbSource:
                     history_keys=list(history_keys) or None,
                     retry=self.retry,
                 )
+                self.stale = mark_stale(records, self.stale_after)
             self._records = records
         return self._records
 
@@ -324,7 +336,7 @@ class WandbSource:
         except ValueError as err:
             raise InputError(str(err)) from None
         records = self.records(history_keys=list(dict.fromkeys(keys)))
-        return source_table(
+        table = source_table(
             records,
             tracker="W&B",
             refs={"algorithm": algorithm, "task": task, "seed": seed, "score": score},
@@ -340,6 +352,10 @@ class WandbSource:
             variant=variant,
             score_rule=score_rule,
         )
+        if self.stale and self.stale_after is not None:
+            table.warnings.insert(0, stale_warning(self.stale, self.stale_after, "W&B"))
+            table.source["stale_after"] = self.stale_after
+        return table
 
 
 def wandb_table(

@@ -1,6 +1,8 @@
 """Waiting for a W&B sweep: poll until it is finished and none of its runs is running or pending.
 
 There is no completion hook in W&B; this is the bounded poll behind ``rl-reliable wandb --wait``.
+A run that says "running" but sent no heartbeat for ``stale_after`` seconds is treated as crashed
+(not waited for, named once; see ``trackers/base/heartbeat``).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...errors import TrackerError
+from ..base.heartbeat import DEFAULT_STALE_AFTER, is_stale, silence
 from ..base.messages import kw
 from ..base.retry import TRANSIENT, classify
 from .client import _api, _errors, split_path
@@ -18,8 +21,11 @@ from .source import DEFAULT_PER_PAGE, combine_filters
 _UNFINISHED_STATES = ("running", "pending")
 
 
-def sweep_status(path: str, sweep: str, *, api: Any = None) -> dict[str, Any]:
-    """One poll: the sweep's state, expected/seen run counts and runs still running or pending."""
+def sweep_status(
+    path: str, sweep: str, *, api: Any = None, stale_after: float | None = DEFAULT_STALE_AFTER
+) -> dict[str, Any]:
+    """One poll: the sweep's state, expected/seen run counts, runs still running or pending (``active``)
+    and running runs whose heartbeat is older than ``stale_after`` seconds (``stale``, not active)."""
     entity, project = split_path(path)
     api = api or _api()
     with _errors(f"reading sweep {sweep}"):
@@ -33,7 +39,13 @@ def sweep_status(path: str, sweep: str, *, api: Any = None) -> dict[str, Any]:
             per_page=DEFAULT_PER_PAGE,
             lazy=False,
         )
-        active_ids = [f"{r.id} ({r.state})" for r in active]
+        active_ids, stale_ids = [], []
+        for r in active:
+            heartbeat = getattr(r, "heartbeat_at", None)
+            if is_stale(str(r.state), heartbeat, stale_after):
+                stale_ids.append(f"{r.id} (last heartbeat {silence(heartbeat) or 0:.0f} s ago)")
+            else:
+                active_ids.append(f"{r.id} ({r.state})")
         total = api.runs(f"{entity}/{project}", filters={"sweep": sweep}, per_page=1, lazy=True)
         n_runs = len(total)
     return {
@@ -41,6 +53,7 @@ def sweep_status(path: str, sweep: str, *, api: Any = None) -> dict[str, Any]:
         "expected": getattr(sw, "expected_run_count", None),
         "runs": n_runs,
         "active": active_ids,
+        "stale": stale_ids,
     }
 
 
@@ -61,6 +74,7 @@ def wait_for_sweep(
     expect_runs: int | None = None,
     progress: Callable[[str], None] | None = print,
     api: Any = None,
+    stale_after: float | None = DEFAULT_STALE_AFTER,
     _sleep: Callable[[float], None] = time.sleep,
     _clock: Callable[[], float] = time.monotonic,
 ) -> dict[str, Any]:
@@ -70,7 +84,9 @@ def wait_for_sweep(
     retried at the next poll, for the whole ``timeout``: an outage in the middle of a long wait
     does not end it; authentication and not-found failures end it at once. A sweep that ends
     FAILED, CRASHED or CANCELED ends the wait with a ``TrackerError`` saying so. ``expect_runs``
-    (default: the sweep's expected run count, known for grid sweeps) must be reached. Raises
+    (default: the sweep's expected run count, known for grid sweeps) must be reached. A running run
+    whose last heartbeat is older than ``stale_after`` seconds (None: never) is treated as crashed:
+    not waited for, and named once through ``progress``. Raises
     ``TrackerError`` after ``timeout`` seconds, saying what is still going. ``progress`` receives
     one line per poll. Returns the last status (see :func:`sweep_status`).
 
@@ -80,11 +96,12 @@ def wait_for_sweep(
     start = _clock()
     status: dict[str, Any] | None = None
     last_failure = ""
+    named: set[str] = set()
     while True:
         try:
             if api is None:
                 api = _api()
-            status = sweep_status(path, sweep, api=api)
+            status = sweep_status(path, sweep, api=api, stale_after=stale_after)
         except TrackerError as err:
             cause = classify(err)
             if cause not in TRANSIENT:
@@ -94,6 +111,13 @@ def wait_for_sweep(
                 progress(f"sweep {sweep}: poll failed ({cause}); trying again in {poll:.0f} s")
         else:
             last_failure = ""
+            fresh = [r for r in status["stale"] if r.split(" ", 1)[0] not in named]
+            if fresh and progress:
+                progress(
+                    f"sweep {sweep}: treating {len(fresh)} run(s) as crashed: they say running but sent no heartbeat "
+                    f"for over {stale_after:.0f} s: {', '.join(fresh[:10])}" + (" ..." if len(fresh) > 10 else "")
+                )
+            named.update(r.split(" ", 1)[0] for r in status["stale"])
             state = status["state"]
             if state in FAILED_STATES:
                 raise TrackerError(
@@ -107,6 +131,7 @@ def wait_for_sweep(
             line = (
                 f"sweep {sweep}: {state.lower()}, {status['runs']}{shown} runs, "
                 f"{len(status['active'])} running or pending"
+                + (f", {len(status['stale'])} stale (treated as crashed)" if status["stale"] else "")
             )
             if progress:
                 progress(line + (" - done" if done else ""))

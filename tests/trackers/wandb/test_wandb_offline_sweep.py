@@ -101,3 +101,23 @@ def test_cli_tuning_view_on_offline_sweep(sweep, tmp_path, capsys):
     assert code == 0, captured.err
     tuning = pd.read_csv(out / "tuning.csv")
     assert not tuning.empty
+
+
+def test_only_algorithms_matches_base_names_and_sweep_labels(sweep, tmp_path, capsys):
+    from rl_reliable_logger.cli.main import main
+
+    src = WandbSource(offline_dir=sweep["root"])
+    both = src.table(**FIELDS, score=SCORE, variant=["config.lr"], algorithms=["ppo"])
+    assert sorted(both.algorithms) == ["ppo lr=0.01", "ppo lr=0.1"]
+    one = src.table(**FIELDS, score=SCORE, variant=["config.lr"], algorithms=["ppo lr=0.01"])
+    assert one.algorithms == ["ppo lr=0.01"]
+    assert set(one.frame.tracker_run_id) == {m["id"] for m in sweep["manifest"] if m["lr"] == 0.01}
+
+    out = tmp_path / "out"
+    args = ["wandb", "--offline-dir", str(sweep["root"]), "--algorithm-key", "config.algo", "--task-key"]
+    args += ["config.env", "--seed-key", "config.seed", "--score-key", SCORE, "--variant-key", "config.lr"]
+    args += ["--reps", "200", "--profile-reps", "100", "--improvement-reps", "100", "--publish", "none"]
+    assert main([*args, "--only-algorithms", "ppo lr=0.1", "--out", str(out), "--no-figures", "--quiet"]) == 0
+    assert set(pd.read_csv(out / "aggregates.csv")["algorithm"]) == {"ppo lr=0.1"}
+    assert main([*args, "--only-algorithms", "ppo lr=1", "--quiet"]) == 2
+    assert "--only-algorithms names 'ppo lr=1', which no run has" in capsys.readouterr().err

@@ -1,0 +1,107 @@
+"""``rl-reliable pending [DIR]``: list final scores that ``log_final_score`` could not write, and push them.
+
+Wiring only: reading, checking and sending the files live in ``trackers/base/pending.py`` and in each
+tracker's ``final_score`` module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from .flags import CliError, cli_message
+from .options import add_retry_option, retry_policy
+
+_DESCRIPTION = """\
+When log_final_score cannot write a final score to MLflow or W&B (even after its retries), it saves
+the score to a JSON file in the pending folder (pending_dir=, else RL_RELIABLE_PENDING_DIR, else
+./rl-reliable-pending) and prints the file's path. This command lists those files and, with --push,
+sends each one to the run it names (only that run) once the tracker is back; a pushed file is moved to
+DIR/pushed/. A run that already has a different final score is left unchanged and its file kept.
+"""
+
+_EPILOG = """\
+examples:
+  rl-reliable pending                                  # list ./rl-reliable-pending
+  rl-reliable pending rl-reliable-pending --push       # send them (MLflow: the recorded tracking URI)
+  rl-reliable pending DIR --push --tracking-uri http://mlflow.internal:5000
+W&B files are sent with the W&B key of the environment (WANDB_API_KEY / wandb login), only when
+WANDB_BASE_URL names the server recorded in the file.
+"""
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``pending`` subcommand."""
+    p = subparsers.add_parser(
+        "pending",
+        help="list final scores that could not be written to MLflow/W&B, and --push them",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "dir",
+        nargs="?",
+        default=None,
+        metavar="DIR",
+        help="pending folder (default: RL_RELIABLE_PENDING_DIR, else ./rl-reliable-pending)",
+    )
+    g = p.add_argument_group("pushing")
+    g.add_argument("--push", action="store_true", help="send each pending score to its run")
+    g.add_argument(
+        "--tracking-uri",
+        default=None,
+        metavar="URI",
+        help="MLflow tracking URI to push to instead of the one recorded in the files (needed when it held a secret)",
+    )
+    add_retry_option(g)
+    p.set_defaults(func=_handler)
+
+
+def _handler(args: argparse.Namespace) -> int:
+    from ..errors import RLReliableError
+    from ..trackers.base.pending import list_pending, mark_pushed, pending_dir
+
+    folder = pending_dir(args.dir)
+    try:
+        items, problems = list_pending(folder)
+    except RLReliableError as err:
+        raise CliError(cli_message(err)) from None
+    for problem in problems:
+        print(f"warning: skipped {problem}", file=sys.stderr)
+    if not items:
+        print(f"no pending final scores in {folder}")
+        return 1 if problems else 0
+    failed = 0
+    for item in items:
+        if not args.push:
+            print(item.describe())
+            continue
+        try:
+            outcome = _push(item, args)
+        except RLReliableError as err:
+            failed += 1
+            print(f"not pushed: {item.path.name}: {cli_message(err)}", file=sys.stderr)
+            continue
+        moved = mark_pushed(item)
+        said = "already there" if outcome == "already" else "written"
+        print(f"pushed: {item.tracker} run {item.run_id}: score {item.score!r} {said}; file moved to {moved}")
+    if args.push:
+        print(
+            f"{len(items) - failed} of {len(items)} pending score(s) pushed"
+            + (f"; {failed} kept in {folder}" if failed else "")
+        )
+    else:
+        print(f"{len(items)} pending score(s) in {folder}; send them with: rl-reliable pending {folder} --push")
+    return 1 if failed or problems else 0
+
+
+def _push(item: Any, args: argparse.Namespace) -> str:
+    if item.tracker == "mlflow":
+        from ..trackers.mlflow.final_score import push_pending as push_mlflow
+
+        return push_mlflow(item, tracking_uri=args.tracking_uri, retry=retry_policy(args))
+    from ..trackers.wandb.final_score import push_pending as push_wandb
+
+    return push_wandb(item, retry=retry_policy(args))

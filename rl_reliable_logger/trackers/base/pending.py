@@ -1,0 +1,275 @@
+"""Final scores that could not be written to their tracker: saved locally, read back, pushed later.
+
+When ``log_final_score`` still fails after the retry policy (server down at the end of training,
+rate limit, expired key), the checked score is written to a JSON file in the pending folder
+(``pending_dir=``, else ``RL_RELIABLE_PENDING_DIR``, else ``./rl-reliable-pending``) and its path is
+printed on stderr, so the score is never lost. ``rl-reliable pending DIR`` lists such files and
+``--push`` re-sends each one to the run it names (and to no other run), once the tracker is back.
+
+File names are built only from validated characters (tracker, a run id matching ``[A-Za-z0-9_-]``
+or a hash of it, a UTC time stamp, a random suffix); the file is written to a temporary name and
+renamed, so a reader never sees half a file.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import re
+import secrets
+import sys
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...errors import InputError, TrackerError
+from ...redaction import redact
+from .final_score import FinalScore
+from .retry import classify
+
+#: Environment variable naming the pending folder.
+PENDING_DIR_ENV = "RL_RELIABLE_PENDING_DIR"
+#: The pending folder when neither ``pending_dir=`` nor the environment variable names one.
+DEFAULT_PENDING_DIR = "rl-reliable-pending"
+#: Sub-folder where pushed files are moved (kept as a record, never listed as pending).
+PUSHED_DIR = "pushed"
+FORMAT = "rl-reliable-pending-score"
+VERSION = 1
+TRACKERS = ("mlflow", "wandb")
+_SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class PendingScoreWarning(UserWarning):
+    """A final score could not be written to its tracker and was saved to a pending file instead."""
+
+
+class PendingScoreError(TrackerError):
+    """``on_failure="raise"``: the tracker write failed; ``path`` is the pending file holding the score."""
+
+    def __init__(self, message: str, path: Path):
+        super().__init__(message)
+        self.path = path
+
+
+def pending_dir(directory: str | os.PathLike[str] | None = None) -> Path:
+    """``directory``, else ``$RL_RELIABLE_PENDING_DIR``, else ``./rl-reliable-pending`` (absolute)."""
+    return Path(directory or os.environ.get(PENDING_DIR_ENV) or DEFAULT_PENDING_DIR).absolute()
+
+
+def _id_part(run_id: str) -> str:
+    """A run id as it may appear in a file name: itself when plain, else a hash of it."""
+    text = str(run_id)
+    return text if _SAFE_ID.match(text) else "h" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _file_name(tracker: str, run_id: str, now: _dt.datetime) -> str:
+    if tracker not in TRACKERS:
+        raise ValueError(f"unknown tracker {tracker!r}")
+    stamp = now.strftime("%Y%m%dT%H%M%S%fZ")
+    return f"{tracker}-{_id_part(run_id)}-{stamp}-{secrets.token_hex(3)}.json"
+
+
+def _atomic_write(path: Path, data: Mapping[str, Any]) -> None:
+    """Write ``data`` as JSON to a temporary file in the same folder, flush it to disk, rename it."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(dict(data), fh, indent=1, sort_keys=True, allow_nan=False)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def save_pending(
+    checked: FinalScore,
+    *,
+    tracker: str,
+    target: Mapping[str, Any],
+    error: BaseException,
+    directory: str | os.PathLike[str] | None = None,
+) -> Path:
+    """Write one pending score file and return its path.
+
+    ``target`` names the run (``run_id`` and, per tracker, ``tracking_uri`` or ``entity``/``project``/
+    ``base_url``); secrets in it and in the error text are redacted.
+    """
+    folder = pending_dir(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    now = _dt.datetime.now(_dt.timezone.utc)
+    run_id = str(target["run_id"])
+    run: dict[str, Any] = {k: (redact(str(v)) if isinstance(v, str) else v) for k, v in target.items()}
+    run["run_id"] = run_id  # the run id is needed as it is (it is never a secret)
+    data: dict[str, Any] = {
+        "format": FORMAT,
+        "version": VERSION,
+        "tracker": tracker,
+        "run": run,
+        "score": checked.score,
+        "algorithm": checked.algorithm,
+        "task": checked.task,
+        "seed": checked.seed,
+        "written_at": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "cause": classify(error),
+        "error": redact(" ".join(str(error).split()))[:600],
+    }
+    path = folder / _file_name(tracker, run_id, now)
+    _atomic_write(path, data)
+    return path
+
+
+def report_failure(
+    checked: FinalScore,
+    *,
+    tracker: str,
+    target: Mapping[str, Any],
+    error: BaseException,
+    directory: str | os.PathLike[str] | None = None,
+    on_failure: str = "warn",
+) -> Path:
+    """Save the score (:func:`save_pending`), say where on stderr, then warn (default) or raise.
+
+    The one message both trackers print. ``on_failure="raise"`` raises :class:`PendingScoreError`
+    (a TrackerError) chained to ``error``; ``"warn"`` issues a :class:`PendingScoreWarning` and returns.
+    """
+    label = {"mlflow": "MLflow", "wandb": "W&B"}[tracker]
+    try:
+        path = save_pending(checked, tracker=tracker, target=target, error=error, directory=directory)
+    except OSError as disk:  # the last resort failed too: say the score itself so it can be copied
+        message = (
+            f"log_final_score: could not write the final score to {label} ({classify(error)}) nor save it to "
+            f"{pending_dir(directory)} ({disk}). The score of run {target['run_id']} ({checked.algorithm} / "
+            f"{checked.task} seed {checked.seed}) is {checked.score!r}."
+        )
+        print(message, file=sys.stderr, flush=True)
+        raise TrackerError(message) from error
+    message = (
+        f"log_final_score: could not write the final score to {label} run {target['run_id']} "
+        f"({classify(error)}: {_first_line(error)}). "
+        f"The score was saved to {path}; send it when {label} is back with: rl-reliable pending {path.parent} --push"
+    )
+    print(message, file=sys.stderr, flush=True)
+    if on_failure == "raise":
+        raise PendingScoreError(message, path) from error
+    warnings.warn(message, PendingScoreWarning, stacklevel=3)
+    return path
+
+
+def _first_line(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return redact(lines[0] if lines else type(error).__name__)[:200]
+
+
+@dataclass(frozen=True)
+class PendingScore:
+    """One pending file, read back and checked."""
+
+    path: Path
+    tracker: str
+    run: dict[str, Any]
+    score: float
+    algorithm: str
+    task: str
+    seed: int | str
+    written_at: str
+    cause: str
+    error: str
+
+    @property
+    def run_id(self) -> str:
+        return str(self.run["run_id"])
+
+    def describe(self) -> str:
+        where = self.run.get("tracking_uri") if self.tracker == "mlflow" else self._wandb_path()
+        return (
+            f"{self.path.name}: {self.tracker} run {self.run_id} at {where}: {self.algorithm} / {self.task} "
+            f"seed {self.seed} score {self.score!r} (saved {self.written_at}, {self.cause})"
+        )
+
+    def _wandb_path(self) -> str:
+        return f"{self.run.get('entity')}/{self.run.get('project')} ({self.run.get('base_url')})"
+
+
+def read_pending(path: str | os.PathLike[str]) -> PendingScore:
+    """Read and check one pending file; an InputError names the file and what is wrong."""
+    from .final_score import check_final_score
+
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise InputError(f"{p}: not a readable pending score file ({err})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise InputError(f'{p}: not a pending score file (no "format": "{FORMAT}")')
+    if data.get("version") != VERSION:
+        raise InputError(f"{p}: pending file version {data.get('version')!r}; this version reads {VERSION}")
+    tracker, run = data.get("tracker"), data.get("run")
+    if tracker not in TRACKERS or not isinstance(run, dict) or not isinstance(run.get("run_id"), str):
+        raise InputError(f"{p}: the pending file does not name a tracker ({', '.join(TRACKERS)}) and a run id")
+    try:
+        checked = check_final_score(
+            data.get("score"), algorithm=data.get("algorithm"), task=data.get("task"), seed=data.get("seed")
+        )
+    except ValueError as err:
+        raise InputError(f"{p}: {err}") from None
+    return PendingScore(
+        p,
+        tracker,
+        dict(run),
+        checked.score,
+        checked.algorithm,
+        checked.task,
+        checked.seed,
+        str(data.get("written_at", "")),
+        str(data.get("cause", "")),
+        str(data.get("error", "")),
+    )
+
+
+def list_pending(directory: str | os.PathLike[str] | None = None) -> tuple[list[PendingScore], list[str]]:
+    """(pending scores, problems) of the ``*.json`` files directly in ``directory`` (pushed ones are not listed)."""
+    folder = pending_dir(directory)
+    if not folder.is_dir():
+        raise InputError(f"no pending folder {folder}")
+    found: list[PendingScore] = []
+    problems: list[str] = []
+    for p in sorted(folder.glob("*.json")):
+        if p.name.startswith(".") or not p.is_file() or p.is_symlink():
+            continue
+        try:
+            found.append(read_pending(p))
+        except InputError as err:
+            problems.append(str(err))
+    return found, problems
+
+
+def mark_pushed(item: PendingScore) -> Path:
+    """Move a pushed file into ``<folder>/pushed/`` (a record; it is no longer pending)."""
+    done = item.path.parent / PUSHED_DIR
+    done.mkdir(exist_ok=True)
+    target = done / item.path.name
+    os.replace(item.path, target)
+    return target
+
+
+__all__ = [
+    "DEFAULT_PENDING_DIR",
+    "PENDING_DIR_ENV",
+    "PendingScore",
+    "PendingScoreError",
+    "PendingScoreWarning",
+    "list_pending",
+    "mark_pushed",
+    "pending_dir",
+    "read_pending",
+    "report_failure",
+    "save_pending",
+]
