@@ -635,8 +635,10 @@ def _upsert_bucket(st: StandIn, v: dict[str, Any]) -> dict[str, Any]:
     entity = v.get("entity") or st.default_entity
     project = v.get("project") or "uncategorized"
     run_id = v.get("name")
+    if not run_id and v.get("id"):  # the Public API's run.update(): the stored run named by its storage id
+        return _answer_run_update(st, v)
     if not run_id:
-        raise ValueError("UpsertBucket without a run name")
+        raise ValueError("UpsertBucket without a run name or id")
     run = st.run(entity, project, run_id)
     inserted = run is None
     if run is None:
@@ -1028,8 +1030,8 @@ FAST_RETRY_SETTINGS = {"x_graphql_retry_max": 2, "x_graphql_retry_wait_max_secon
 
 # ============================================================================ sources helper (issue 11)
 # Added by the `sources` work (pending final scores, stale heartbeats); the operations above are untouched.
-# ``install_run_updates`` makes the stand-in answer the Public API's ``UpsertBucket`` on a stored run
-# (``wandb.Api().run(path).update()``): config, tags and summary are written onto the stored run.
+# ``UpsertBucket`` with a storage id and no run name is the Public API's ``wandb.Api().run(path).update()``:
+# config, tags and summary are written onto the stored run (``_answer_run_update``).
 
 
 def _run_by_storage_id(st: StandIn, storage_id: str) -> dict[str, Any] | None:
@@ -1059,18 +1061,3 @@ def _heartbeat(run: dict[str, Any]) -> str:
     if run["state"] == "running":
         return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
     return str(run["createdAt"])
-
-
-def install_run_updates(monkeypatch: Any) -> None:
-    """Answer ``UpsertBucket`` on stored runs for one test (``monkeypatch`` restores the stand-in after)."""
-    import sys
-
-    module = sys.modules[__name__]
-    original = module._answer
-
-    def answer(st: StandIn, op: str, variables: dict[str, Any]) -> dict[str, Any]:
-        if op == "UpsertBucket" and _run_by_storage_id(st, str(variables.get("id") or "")) is not None:
-            return _answer_run_update(st, variables)
-        return original(st, op, variables)
-
-    monkeypatch.setattr(module, "_answer", answer)

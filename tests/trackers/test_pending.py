@@ -118,9 +118,8 @@ def test_wandb_public_run_failure_is_saved_then_pushed(wandb_standin, tmp_path, 
     pytest.importorskip("wandb")
     import wandb
 
-    from tests.support.wandb_standin import FAST_RETRY_SETTINGS, install_run_updates
+    from tests.support.wandb_standin import FAST_RETRY_SETTINGS
 
-    install_run_updates(monkeypatch)
     wandb.setup(settings=wandb.Settings(**FAST_RETRY_SETTINGS))
     st = wandb_standin
     st.add_run("ent", "proj", id="r1", config={"lr": 0.1}, summary={"loss": 1.0})
@@ -164,9 +163,7 @@ def test_wandb_public_run_failure_is_saved_then_pushed(wandb_standin, tmp_path, 
 
 def test_wandb_push_never_goes_to_another_server_or_over_another_score(wandb_standin, tmp_path, monkeypatch, capsys):
     pytest.importorskip("wandb")
-    from tests.support.wandb_standin import install_run_updates
 
-    install_run_updates(monkeypatch)
     st = wandb_standin
     st.add_run("ent", "proj", id="r1", summary={"rl_reliable_final_score": 9.0})
     target = {"run_id": "r1", "entity": "ent", "project": "proj"}
