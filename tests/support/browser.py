@@ -1,7 +1,7 @@
 """A small headless-Chromium driver over the DevTools protocol (CDP), standard library only.
 
 Chromium is started with ``--remote-debugging-pipe``: it reads CDP commands from file descriptor 3
-and writes replies and events to descriptor 4, each message JSON followed by a NUL byte. No port is
+and writes replies (and events) to descriptor 4, each message JSON followed by a NUL byte. No port is
 opened and no WebSocket client is needed. Used by the UI tests to open a page of a single-page app
 (MLflow's React UI), wait until its text shows up, read what is visible and take a screenshot.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import select
 import shutil
 import subprocess
 import tempfile
@@ -83,7 +84,6 @@ class Browser:
         os.close(from_child_w)
         self._buffer = b""
         self._next_id = 0
-        self.events: list[dict[str, Any]] = []
         self.session: str | None = None
         try:
             target = self.send("Target.createTarget", {"url": "about:blank"}, session=False)["targetId"]
@@ -91,7 +91,6 @@ class Browser:
                 "sessionId"
             ]
             self.send("Page.enable")
-            self.send("Runtime.enable")
             self.send(
                 "Emulation.setDeviceMetricsOverride",
                 {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
@@ -102,8 +101,6 @@ class Browser:
 
     # ------------------------------------------------------------------ protocol
     def _read_message(self, deadline: float) -> dict[str, Any]:
-        import select
-
         while b"\0" not in self._buffer:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -130,12 +127,10 @@ class Browser:
         deadline = time.monotonic() + self.timeout
         while True:
             reply = self._read_message(deadline)
-            if reply.get("id") == self._next_id:
+            if reply.get("id") == self._next_id:  # events and late replies in between are skipped
                 if "error" in reply:
                     raise BrowserError(f"{method}: {reply['error']}")
                 return dict(reply.get("result", {}))
-            if "method" in reply:
-                self.events.append(reply)
 
     # ------------------------------------------------------------------ page
     def open(self, url: str) -> None:
@@ -187,14 +182,6 @@ class Browser:
     def stderr(self) -> str:
         self._stderr.seek(0)
         return self._stderr.read().decode(errors="replace")
-
-    def console_errors(self) -> list[str]:
-        """Uncaught exceptions the page reported so far (``Runtime.exceptionThrown`` events)."""
-        return [
-            str(e["params"].get("exceptionDetails", {}).get("exception", {}).get("description", e["params"]))
-            for e in self.events
-            if e.get("method") == "Runtime.exceptionThrown"
-        ]
 
     # ------------------------------------------------------------------ lifetime
     def close(self) -> None:
