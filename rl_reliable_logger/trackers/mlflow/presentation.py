@@ -24,6 +24,10 @@ PARENT_TAG = "mlflow.parentRunId"
 SOURCE_NAME_TAG = "mlflow.source.name"
 SOURCE_TYPE_TAG = "mlflow.source.type"
 USER_TAG = "mlflow.user"
+#: Headline metrics are one summary value each, logged at step 0: a later publish still wins by its newer
+#: timestamp (MLflow's latest value is the largest (step, timestamp)), and the UI's charts do not put a
+#: wall-clock number on their "Step" axis.
+HEADLINE_STEP = 0
 #: The run description shows at most this many source-run links.
 MAX_LINKS = 50
 #: MLflow's param value limit is 6000 characters; stay well below it.
@@ -35,6 +39,15 @@ def _text(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(map(str, value))
     return str(value)
+
+
+def run_count(report: Report) -> int:
+    """How many runs the scores come from: with curves ``scores`` has one row per run and step."""
+    scores = report.scores
+    if scores.empty:
+        return 0
+    keys = [c for c in ("algorithm", "task", "run_id") if c in scores]
+    return int(scores.drop_duplicates(keys).shape[0]) if "run_id" in keys else int(scores.shape[0])
 
 
 def analysis_params(report: Report) -> dict[str, str]:
@@ -52,7 +65,7 @@ def analysis_params(report: Report) -> dict[str, str]:
         for name in ("algorithm", "task", "seed", "score"):
             if isinstance(fields, Mapping) and name in fields:
                 params[f"rl_reliable.source.{name}_key"] = str(fields[name])
-    params["rl_reliable.n_runs"] = str(int(report.scores.shape[0])) if not report.scores.empty else "0"
+    params["rl_reliable.n_runs"] = str(run_count(report))
     params["rl_reliable.algorithms"] = _text([str(a) for a in report.algorithms])
     out = {}
     for key, value in params.items():

@@ -51,6 +51,7 @@ from ..base.publishing import (
 )
 from .client import Tracker, _run_url
 from .presentation import (
+    HEADLINE_STEP,
     PARENT_TAG,
     analysis_params,
     common_parent,
@@ -58,6 +59,7 @@ from .presentation import (
     experiments_of,
     log_scores_dataset,
     new_params,
+    run_count,
     run_links,
     source_runs,
 )
@@ -107,7 +109,7 @@ def _analysis_tags(report: Report) -> dict[str, str]:
     prov = report.provenance or {}
     tags = {
         "rl_reliable.version": str(__version__),
-        "rl_reliable.n_runs": str(int(report.scores.shape[0])) if not report.scores.empty else "0",
+        "rl_reliable.n_runs": str(run_count(report)),
         "rl_reliable.algorithms": ", ".join(map(str, report.algorithms)),
     }
     if not report.scores.empty and "task" in report.scores:
@@ -343,8 +345,8 @@ class MlflowSink:
         stale = [k for k in fresh.data.metrics if _ours(k, tags) and k not in metrics]
         curves = curve_metrics(report)
         stale += [k for k in fresh.data.metrics if _ours(k, tags, CURVE_KEYS_TAG) and k not in curves]
-        batch = [Metric(key, value, step, step) for key, value in metrics.items()]
-        batch += [Metric(key, float("nan"), step, step) for key in stale]
+        batch = [Metric(key, value, step, HEADLINE_STEP) for key, value in metrics.items()]
+        batch += [Metric(key, float("nan"), step, HEADLINE_STEP) for key in stale]
         batch += [Metric(key, value, step, s) for key, series in curves.items() for s, value in series]
         for start in range(0, len(batch), 1000):
             client.call(

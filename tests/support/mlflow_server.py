@@ -1,0 +1,82 @@
+"""A real ``mlflow server`` on 127.0.0.1 for the UI tests (SQLite store and artifacts in a temp dir)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+from tests.support.paths import REPO
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def mlflow_server(root: Path, *, startup: float = 120.0) -> Iterator[str]:
+    """Start ``mlflow server`` on a free loopback port (telemetry off); yield its URL; stop it after."""
+    port = free_port()
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env["MLFLOW_DISABLE_TELEMETRY"] = "true"
+    env["DO_NOT_TRACK"] = "true"
+    for key in ("MLFLOW_RUN_ID", "MLFLOW_EXPERIMENT_ID", "MLFLOW_TRACKING_URI"):
+        env.pop(key, None)
+    log_path = root / "mlflow-server.log"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "mlflow",
+                "server",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--workers",
+                "1",
+                "--backend-store-uri",
+                f"sqlite:///{root}/server.db",
+                "--artifacts-destination",
+                str(root / "artifacts"),
+            ],
+            cwd=root,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + startup
+            while True:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"mlflow server exited with {proc.returncode}: {log_path.read_text()[-2000:]}")
+                try:
+                    with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
+                        if response.read().strip() == b"OK":
+                            break
+                except OSError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"mlflow server did not become healthy within {startup:.0f} s")
+                time.sleep(0.5)
+            yield url
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()

@@ -1,0 +1,348 @@
+"""The MLflow UI, as a user sees it: a real ``mlflow server``, a real analysis published with our sink,
+and the analysis run's page opened in headless Chromium (driven over the DevTools protocol).
+
+Every check reads the *visible text* of the rendered React page (``innerText`` of the section the UI
+shows), not the REST API: options logged as tags instead of params, a lost ``mlflow.parentRunId``, a
+missing dataset input or metric keys the UI does not group by statistic all fail here.
+
+``RL_RELIABLE_UI_SCREENSHOT=path.png`` also saves the picture used in docs/mlflow.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.support.browser import Browser, find_chromium
+from tests.support.mlflow_store import convention, log_run, mlflow
+
+CHROMIUM = find_chromium()
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        CHROMIUM is None,
+        reason="chromium is not installed (.ci/run installs Debian's `chromium` package); the MLflow UI test needs it",
+    ),
+]
+
+SKILL = {"ucb1": 0.8, "epsilon_greedy": 0.55, "thompson": 0.9}
+TASKS = ("bernoulli-10", "gaussian-5")
+SEEDS = 3
+STEPS = (0, 250, 500, 750, 1000)
+REPS = 300
+SEED = 7
+FILTER = "tags.sweep = 'ui'"
+EXPERIMENT = "bandits-ui"
+
+# What a user would have chosen once in the UI: the "Model training" workspace (not GenAI) and the
+# assistant side panel closed. Set in the browser's local storage, as the UI's own toggles do.
+UI_PREFS = {
+    "mlflow.workflowType_v1": json.dumps("machine_learning"),
+    "mlflow.assistant.panelOpen_v1": "false",
+    "mlflow.assistant.fab.autoOpenedOnFirstLoad_v1": "true",
+}
+
+# The text of the section under a heading (``Parameters (13)``, ``Datasets``, ...): the nearest
+# ancestor of the <h4> that shows more than the heading itself; and its table rows, as cell texts.
+_SECTION_JS = """
+((title) => {
+  const h = Array.from(document.querySelectorAll('h1,h2,h3,h4,h5')).find(e => e.innerText.trim().startsWith(title));
+  if (!h) return null;
+  let box = h.parentElement;
+  while (box && box.innerText.trim() === h.innerText.trim()) box = box.parentElement;
+  const rows = Array.from(box.querySelectorAll('[role=row]')).map(
+    r => Array.from(r.querySelectorAll('[role=cell]')).map(c => c.innerText.trim()));
+  return {heading: h.innerText.trim(), text: box.innerText, rows: rows.filter(r => r.length)};
+})(%s)
+"""
+
+# The metric chart sections of the "Model metrics" tab: name, header (name and chart count) and the
+# text of each chart card (title, axis ticks, value labels, legend).
+_CHART_SECTIONS_JS = r"""
+Array.from(document.querySelectorAll('[data-testid="experiment-view-compare-runs-section-header"]')).map(h => {
+  const item = h.closest('[class*="collapse-item"]') || h.parentElement.parentElement;
+  const cards = Array.from(item.querySelectorAll('[data-testid="experiment-view-compare-runs-card"]'));
+  return {name: h.innerText.trim().split('\n')[0].trim(), header: h.innerText, cards: cards.map(c => c.innerText)};
+})
+"""
+
+# Fold the named chart sections: a click on the header of each that is open.
+_FOLD_JS = r"""
+(names) => document.querySelectorAll('[data-testid="experiment-view-compare-runs-section-header"]').forEach(h => {
+  const name = h.innerText.trim().split('\n')[0].trim();
+  const head = h.closest('[aria-expanded="true"]');
+  if (names.includes(name) && head) head.click();
+})
+"""
+
+
+def _history(skill: float, rng: np.random.Generator) -> list[tuple[int, float]]:
+    return [(s, float(skill * (1 - np.exp(-s / 300)) + rng.normal(0, 0.04))) for s in STEPS]
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory):
+    """A grid of training runs under one parent, analysed and published as a new analysis run."""
+    from rl_reliable_logger import MlflowSink, MlflowSource, evaluate
+    from tests.support.mlflow_server import mlflow_server
+
+    root = tmp_path_factory.mktemp("mlflow-ui")
+    cwd = os.getcwd()
+    os.chdir(root)  # nothing MLflow writes lands in the checkout
+    try:
+        with mlflow_server(root) as url:
+            client = mlflow.MlflowClient(url)
+            exp = client.create_experiment(EXPERIMENT)
+            parent = log_run(client, exp, "rl-reliable-grid", tags={"sweep": "grid"})
+            rng = np.random.default_rng(0)
+            for alg, skill in SKILL.items():
+                for task in TASKS:
+                    for seed in range(SEEDS):
+                        curve = _history(skill, rng)
+                        log_run(
+                            client,
+                            exp,
+                            f"{alg}-{task}-{seed}",
+                            tags={**convention(alg, task, seed), "mlflow.parentRunId": parent, "sweep": "ui"},
+                            metrics={"rl_reliable_final_score": curve[-1][1]},
+                            history={"normalized_reward": curve},
+                        )
+            source = MlflowSource(EXPERIMENT, tracking_uri=url, filter_string=FILTER)
+            table = source.table(curve_key="normalized_reward")
+            report = evaluate(
+                table,
+                reps=REPS,
+                profile_reps=100,
+                improvement_reps=100,
+                curve_reps=100,
+                curves=True,
+                seed=SEED,
+                source=table.source,
+            )
+            result = MlflowSink(tracking_uri=url, experiment=EXPERIMENT).publish(report)
+            assert result.created
+            run = client.get_run(result.target)
+            with Browser(CHROMIUM, width=1400, height=1000) as page:
+                page.open(f"{url}/#/experiments/{exp}")
+                page.wait_for("document.readyState === 'complete' && location.host !== ''", what="the MLflow UI")
+                for key, value in UI_PREFS.items():
+                    page.evaluate(f"localStorage.setItem({json.dumps(key)}, {json.dumps(value)})")
+                yield {
+                    "url": url,
+                    "exp": exp,
+                    "parent": parent,
+                    "run": run,
+                    "report": report,
+                    "page": page,
+                    "root": root,
+                    "run_url": f"{url}/#/experiments/{exp}/runs/{run.info.run_id}",
+                }
+    finally:
+        os.chdir(cwd)
+
+
+def _open(page: Browser, url: str, *needles: str) -> str:
+    page.open("about:blank")  # a real navigation each time, so the single-page app starts afresh
+    page.open(url)
+    return page.wait_for_text(*needles, timeout=90)
+
+
+def _section(page: Browser, title: str) -> dict:
+    found = page.evaluate(_SECTION_JS % json.dumps(title))
+    assert found, f"no section {title!r} on the page:\n{page.text()[:3000]}"
+    return dict(found)
+
+
+def test_overview_shows_params_parent_run_dataset_and_source(published):
+    page, run, report = published["page"], published["run"], published["report"]
+    _open(page, published["run_url"], "Parameters (", "Parent run", "rl-reliable-scores")
+
+    # the analysis options are in the Parameters table (the one the run comparison view uses)
+    params_box = _section(page, "Parameters (")
+    shown = {row[0]: row[1] for row in params_box["rows"] if len(row) >= 2}
+    assert shown.get("rl_reliable.reps") == str(REPS), params_box["text"]
+    assert shown.get("rl_reliable.seed") == str(SEED)
+    assert shown.get("rl_reliable.method") == "percentile"
+    assert shown.get("rl_reliable.source.filter") == FILTER
+    assert shown.get("rl_reliable.n_runs") == str(len(SKILL) * len(TASKS) * SEEDS)
+    assert set(shown.get("rl_reliable.algorithms", "").split(", ")) == set(SKILL)
+    assert set(shown) == set(run.data.params)  # every param logged is shown, none is missing
+    assert params_box["heading"] == f"Parameters ({len(run.data.params)})"
+
+    # nested: the "Parent run" field names the grid run and links to it
+    parent = page.wait_for(  # the UI fetches the parent's name after the page shows
+        """(() => { const e = document.querySelector('[data-testid="key-value-Parent run"]');
+                    const a = e && e.querySelector('a');
+                    return a && !/loading/i.test(e.innerText) ? {text: e.innerText, href: a.getAttribute('href')} : null;
+                 })()""",
+        timeout=60,
+        what="the 'Parent run' field with a link",
+    )
+    assert parent, "no 'Parent run' field on the run page"
+    assert "rl-reliable-grid" in parent["text"]
+    assert parent["href"].endswith(f"/runs/{published['parent']}")
+
+    # "Source" and "Created by"
+    about = _section(page, "About this run")["text"]
+    assert re.search(r"Source\s+rl_reliable_logger \S+", about), about
+    assert re.search(r"Created by\s+\S+", about), about
+
+    # the score table as the run's dataset input, with its context
+    datasets = _section(page, "Datasets")["text"]
+    assert "rl-reliable-scores" in datasets and "scores" in datasets.lower(), datasets
+
+    # the headline metrics, with the exact values of the report
+    metrics = {row[0]: row[1] for row in _section(page, "Metrics (")["rows"] if len(row) >= 2}
+    for row in report.headline("iqm").itertuples():
+        assert float(metrics[f"iqm/{row.algorithm}"]) == pytest.approx(row.point, rel=1e-12)
+        assert float(metrics[f"iqm_low/{row.algorithm}"]) == pytest.approx(row.low, rel=1e-12)
+        assert float(metrics[f"iqm_high/{row.algorithm}"]) == pytest.approx(row.high, rel=1e-12)
+
+
+def test_dataset_details_show_the_score_table(published):
+    page, report = published["page"], published["report"]
+    _open(page, published["run_url"], "rl-reliable-scores")
+    page.evaluate(
+        """Array.from(document.querySelectorAll('h4')).find(h => h.innerText.trim() === 'Datasets')
+             .parentElement.querySelector('[role=button]').click()"""
+    )
+    page.wait_for("document.querySelector('[role=dialog]')?.innerText.includes('num rows')", what="the dataset drawer")
+    drawer = page.evaluate("document.querySelector('[role=dialog]').innerText")
+    assert "rl-reliable-scores" in drawer and "Scores" in drawer, drawer  # name and context
+    assert re.search(rf"num rows:\s*{len(report.scores)}\b", drawer), drawer
+    schema = drawer[drawer.find("Type") :].split()
+    for column, kind in (("algorithm", "string"), ("task", "string"), ("seed", "string"), ("score", "double")):
+        assert schema[schema.index(column) + 1] == kind, drawer  # the score table's columns, typed
+
+
+def _drawn(card: str) -> bool:
+    return len(_ticks(card)) >= 3  # a drawn chart shows its axis ticks
+
+
+def _chart_sections(page: Browser, wanted: set[str], *, timeout: float = 90.0) -> dict[str, dict]:
+    """Each wanted section as drawn: scrolled into view (charts draw lazily) until each of its charts is drawn."""
+    found: dict[str, dict] = {}
+    deadline = time.monotonic() + timeout
+    for name in sorted(wanted):
+        while True:
+            sections = {s["name"]: s for s in page.evaluate(_CHART_SECTIONS_JS) or []}
+            section = sections.get(name)
+            if section and len(section["cards"]) >= len(SKILL) and all(map(_drawn, section["cards"])):
+                found[name] = section
+                break
+            if time.monotonic() > deadline:
+                pytest.fail(f"chart section {name!r} did not draw; the page shows:\n{page.text()[:4000]}")
+            page.evaluate(
+                "Array.from(document.querySelectorAll('[data-testid=\"experiment-view-compare-runs-section-header\"]'))"
+                f".find(h => h.innerText.trim().split('\\n')[0].trim() === {json.dumps(name)})?.scrollIntoView()"
+            )
+            time.sleep(0.5)
+    return found
+
+
+def _search_charts(page: Browser, text: str) -> None:
+    """Type ``text`` into the chart search box, as a user does (replacing what the UI remembered)."""
+    page.evaluate(
+        "(() => { const e = document.querySelector('input[placeholder=\"Search metric charts\"]'); e.focus(); e.select(); })()"
+    )
+    page.send("Input.insertText", {"text": text})
+
+
+def _ticks(card_text: str) -> list[str]:
+    return [line for line in card_text.splitlines() if re.fullmatch(r"[-−]?[\d.,]+[kMGT]?", line.strip())]
+
+
+def test_model_metrics_show_one_section_per_statistic_and_stepped_curves(published):
+    page = published["page"]
+    _open(page, published["run_url"] + "/model-metrics", "Auto-refresh", "iqm_low")
+    _search_charts(page, "iqm")  # the search box, as a user types
+    wanted = {"iqm", "iqm_low", "iqm_high", "curve_iqm", "curve_iqm_low", "curve_iqm_high"}
+    sections = _chart_sections(page, wanted)
+
+    report = published["report"]
+    for name in wanted:  # one section per statistic, one chart per algorithm in it
+        section = sections[name]
+        assert section["header"].split() == [name, f"({len(SKILL)})"], section["header"]
+        titles = sorted(card.strip().splitlines()[0] for card in section["cards"])
+        assert titles == sorted(SKILL), titles
+
+    # headline values: one bar per chart, labelled with the value; no wall-clock number on any axis
+    headline = report.headline("iqm").set_index("algorithm")
+    for name, column in (("iqm", "point"), ("iqm_low", "low"), ("iqm_high", "high")):
+        for card in sections[name]["cards"]:
+            alg, *lines = card.strip().splitlines()
+            ticks = _ticks(card)
+            assert not any(re.search(r"\d{6,}|\d[.,]\d+[GT]$", t) for t in ticks), ticks
+            label = float(next(t for t in lines if re.fullmatch(r"-?\d+\.\d+", t.strip())))
+            assert label == pytest.approx(headline.loc[alg, column], abs=0.006), (name, alg, card)
+
+    # sample-efficiency curves are stepped metrics: a line over the training steps, per algorithm
+    for name in ("curve_iqm", "curve_iqm_low", "curve_iqm_high"):
+        for card in sections[name]["cards"]:
+            alg = card.strip().splitlines()[0]
+            assert "Step" in card and f"({name}/{alg})" in card, card  # x axis "Step", legend names the key
+            ticks = _ticks(card)
+            assert str(STEPS[-1]) in ticks and str(STEPS[len(STEPS) // 2]) in ticks, ticks
+
+
+def _collapse_sections(page: Browser, names: set[str]) -> None:
+    """Fold chart sections (a click on their header, as a user does), so the picture shows the others."""
+    page.evaluate(f"({_FOLD_JS})({json.dumps(sorted(names))})")
+
+
+def run_page_picture(page: Browser, run_url: str, folder: Path) -> Path:
+    """Overview tab (params, parent run, source, dataset, metrics) above the Model metrics tab filtered to
+    ``iqm``: the stepped curve ``curve_iqm`` and the headline ``iqm`` sections. One small palette PNG."""
+    from PIL import Image
+
+    page.send(
+        "Emulation.setDeviceMetricsOverride", {"width": 1400, "height": 1400, "deviceScaleFactor": 1, "mobile": False}
+    )
+    try:
+        _open(page, run_url, "Parameters (", "Parent run", "rl-reliable-scores")
+        time.sleep(1.0)
+        overview = Image.open(page.screenshot(folder / "overview.png")).convert("RGB")
+        _open(page, run_url + "/model-metrics", "Auto-refresh", "iqm_low")
+        _search_charts(page, "iqm")
+        _chart_sections(page, {"curve_iqm", "iqm"})
+        _collapse_sections(page, {"curve_iqm_low", "curve_iqm_high"})
+        page.evaluate(
+            "Array.from(document.querySelectorAll('[data-testid=\"experiment-view-compare-runs-section-header\"]'))"
+            ".find(h => h.innerText.trim().split('\\n')[0].trim() === 'curve_iqm')?.scrollIntoView()"
+        )
+        time.sleep(1.5)
+        charts = Image.open(page.screenshot(folder / "charts.png")).convert("RGB")
+    finally:
+        page.send(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": 1400, "height": 1000, "deviceScaleFactor": 1, "mobile": False},
+        )
+    for image in (overview, charts):
+        assert len(image.getcolors(1 << 20) or []) > 50, "a blank screenshot"
+    top = overview.crop((0, 0, overview.width, 1390))
+    side = 190  # the left navigation, shown once
+    bottom = charts.crop((side, 95, charts.width, 1210))  # from the tab bar: the search box and the sections
+    both = Image.new("RGB", (top.width, top.height + 12 + bottom.height), "white")
+    both.paste(top, (0, 0))
+    both.paste(Image.new("RGB", (top.width - side, 2), (180, 180, 180)), (side, top.height + 5))
+    both.paste(bottom, (side, top.height + 12))
+    both = both.resize((both.width * 3 // 4, both.height * 3 // 4), Image.Resampling.LANCZOS)
+    out = folder / "mlflow-run-page.png"
+    both.quantize(colors=64, method=Image.Quantize.MEDIANCUT).save(out, optimize=True)
+    return out
+
+
+def test_screenshot_of_the_run_page(published, tmp_path):
+    """The picture in docs/mlflow.md (``RL_RELIABLE_UI_SCREENSHOT=path.png`` saves it): small and not blank."""
+    out = run_page_picture(published["page"], published["run_url"], tmp_path)
+    assert 10_000 < out.stat().st_size < 300_000
+    target = os.environ.get("RL_RELIABLE_UI_SCREENSHOT")
+    if target:
+        shutil.copyfile(out, Path(target))
