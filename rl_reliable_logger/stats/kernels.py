@@ -444,17 +444,19 @@ def _improvement_kernel(cx, cy, x_sizes, x_offsets, y_sizes, y_offsets, below, u
         cum = np.zeros(max_ny + 1)
         for r in range(block * reps // n_blocks, (block + 1) * reps // n_blocks):
             total = 0.0
-            for m in range(n_tasks):
+            for m in range(n_tasks):  # unsigned indices: no negative-index wraparound tests
                 ny = y_sizes[m]
-                oy = y_offsets[m]
+                oy = np.uint64(y_offsets[m])
                 for b in range(ny):
-                    cum[b + 1] = cum[b] + cy[r, oy + b]
+                    ub = np.uint64(b)
+                    cum[ub + np.uint64(1)] = cum[ub] + cy[r, oy + ub]
                 nx = x_sizes[m]
-                ox = x_offsets[m]
+                ox = np.uint64(x_offsets[m])
                 acc = 0.0
                 for a in range(nx):
-                    lo = cum[below[ox + a]]
-                    acc += cx[r, ox + a] * (lo + 0.5 * (cum[upto[ox + a]] - lo))
+                    xa = ox + np.uint64(a)
+                    lo = cum[np.uint64(below[xa])]
+                    acc += cx[r, xa] * (lo + 0.5 * (cum[np.uint64(upto[xa])] - lo))
                 total += acc / (nx * ny)
             out[r] = total / n_tasks
 
@@ -492,10 +494,10 @@ def _counts_kernel(u, sizes, offsets, out):
     reps, slots, _ = u.shape
     for r in numba.prange(reps):
         for s in range(slots):
-            n = np.int64(sizes[s])
-            off = np.int64(offsets[s])
-            for i in range(n):
-                out[r, off + np.int64((np.uint64(u[r, s, i]) * np.uint64(n)) >> np.uint64(32))] += 1
+            n = np.uint64(sizes[s])
+            off = np.uint64(offsets[s])
+            for i in range(n):  # unsigned indices: no negative-index wraparound tests
+                out[r, off + ((np.uint64(u[r, s, i]) * n) >> np.uint64(32))] += 1
 
 
 def draw_counts(resample) -> np.ndarray:
