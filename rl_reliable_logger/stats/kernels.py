@@ -228,8 +228,7 @@ def _install_pcg(numba_module) -> None:
     u64 = types.uint64
     pair = types.UniTuple(u64, 2)
 
-    @intrinsic
-    def muladd128(typingctx, a_hi, a_lo, b_hi, b_lo, c_hi, c_lo):
+    def muladd128_typing(typingctx, a_hi, a_lo, b_hi, b_lo, c_hi, c_lo):
         """(a·b + c) mod 2¹²⁸ of 128-bit numbers given as (high, low) 64-bit halves."""
 
         def codegen(context, builder, signature, args):
@@ -242,6 +241,8 @@ def _install_pcg(numba_module) -> None:
             return context.make_tuple(builder, pair, [hi, builder.trunc(res, i64)])
 
         return pair(u64, u64, u64, u64, u64, u64), codegen
+
+    muladd128: Any = intrinsic(muladd128_typing)
 
     m_hi, m_lo = np.uint64(_PCG_MULT[0]), np.uint64(_PCG_MULT[1])
     zero, one = np.uint64(0), np.uint64(1)
@@ -317,18 +318,18 @@ def fused_metrics_stream(cells, specs: list[Spec], reps: int, rng: np.random.Gen
     """
     words = (cells.n_tasks * int(cells.sizes.max()) + 1) // 2
     bg = rng.bit_generator
-    start = bg.state
+    start: dict = dict(bg.state)
     state, inc = int(start["state"]["state"]), int(start["state"]["inc"])
     mask = (1 << 64) - 1
     stream = np.array([state >> 64, state & mask, inc >> 64, inc & mask], dtype=np.uint64)
     dummy = np.zeros((1, 2), dtype=np.uint32)
     out = _run_kernel(cells, cells.values, specs, dummy, stream, words, None, reps, False)
     end = np.random.PCG64()
-    end.state = start
+    end.state = start  # type: ignore[assignment]
     end.advance(reps * words)
-    moved = end.state  # advance() clears the buffered 32-bit half-word, which random_raw never touches
+    moved: dict = dict(end.state)  # advance() clears the buffered 32-bit half-word, which random_raw never touches
     moved["has_uint32"], moved["uinteger"] = start["has_uint32"], start["uinteger"]
-    bg.state = moved
+    bg.state = moved  # type: ignore[assignment]
     return out
 
 
