@@ -329,7 +329,7 @@ def fused_metrics_stream(cells, specs: list[Spec], reps: int, rng: np.random.Gen
     end.advance(reps * words)
     moved: dict = dict(end.state)  # advance() clears the buffered 32-bit half-word, which random_raw never touches
     moved["has_uint32"], moved["uinteger"] = start["has_uint32"], start["uinteger"]
-    bg.state = moved  # type: ignore[assignment]
+    bg.state = moved
     return out
 
 
