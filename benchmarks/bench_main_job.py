@@ -150,7 +150,7 @@ def stats_first_call(repo: Path, cache: Path) -> dict[str, float]:
         "    evaluate(table, normalize='atari100k', reps=50_000, profile_reps=2_000, improvement_reps=2_000,"
         " taus=taus, seed=0)\n"
         "    runs.append((time.perf_counter() - t0, time.process_time() - c0))\n"
-        "warm = sorted(runs[1:])[1], sorted(c for _, c in runs[1:])[1]\n"
+        "warm = sorted(w for w, _ in runs[1:])[1], sorted(c for _, c in runs[1:])[1]\n"
         "print(json.dumps({'seconds': runs[0][0], 'cpu': runs[0][1], 'warm_seconds': warm[0], 'warm_cpu': warm[1]}))\n"
     )
     env = dict(os.environ, PYTHONPATH=str(repo), NUMBA_CACHE_DIR=str(cache))
