@@ -464,18 +464,9 @@ def _improvement_kernel(cx, cy, x_sizes, x_offsets, y_sizes, y_offsets, below, u
 
 def improvement(cells_x, counts_x: np.ndarray, cells_y, counts_y: np.ndarray) -> np.ndarray:
     """Compiled :func:`~rl_reliable_logger.stats.metrics.improvement_replicates` (same numbers)."""
-    # the kernel walks y's runs in ascending order within each task (evaluate() stores them so)
-    perm = np.lexsort((cells_y.values, cells_y.task_of))
-    if (perm != np.arange(perm.size)).any():
+    perm, below, upto = _pair_plan(cells_x, cells_y)
+    if perm is not None:
         counts_y = np.ascontiguousarray(counts_y[:, perm])
-    y_sorted = cells_y.values[perm]
-    below = np.empty(cells_x.n_runs, dtype=np.int64)
-    upto = np.empty(cells_x.n_runs, dtype=np.int64)
-    for m in range(cells_x.n_tasks):
-        sx = slice(cells_x.offsets[m], cells_x.offsets[m] + cells_x.sizes[m])
-        y = y_sorted[cells_y.offsets[m] : cells_y.offsets[m] + cells_y.sizes[m]]
-        below[sx] = np.searchsorted(y, cells_x.values[sx], side="left")
-        upto[sx] = np.searchsorted(y, cells_x.values[sx], side="right")
     out = np.empty(counts_x.shape[0])
     jit(_improvement_kernel)(
         counts_x,
@@ -489,6 +480,36 @@ def improvement(cells_x, counts_x: np.ndarray, cells_y, counts_y: np.ndarray) ->
         out,
     )
     return out
+
+
+#: plans of recent (x, y) pairs: every chunk of a pair's replicates reuses its plan
+_pair_plans: dict = {}
+
+
+def _pair_plan(cells_x, cells_y) -> tuple:
+    """y's sort permutation (None when already sorted) and, for each run of x, y's runs below and up to it.
+
+    The kernel walks y's runs in ascending order within each task (evaluate() stores them so). Keyed by the
+    identity of the two cells objects (never modified in place), like :func:`_plan`.
+    """
+    key = (id(cells_x), id(cells_y))
+    hit = _pair_plans.get(key)
+    if hit is not None and hit[0] is cells_x and hit[1] is cells_y:
+        return hit[2]
+    perm = np.lexsort((cells_y.values, cells_y.task_of))
+    y_sorted = cells_y.values[perm]
+    below = np.empty(cells_x.n_runs, dtype=np.int64)
+    upto = np.empty(cells_x.n_runs, dtype=np.int64)
+    for m in range(cells_x.n_tasks):
+        sx = slice(cells_x.offsets[m], cells_x.offsets[m] + cells_x.sizes[m])
+        y = y_sorted[cells_y.offsets[m] : cells_y.offsets[m] + cells_y.sizes[m]]
+        below[sx] = np.searchsorted(y, cells_x.values[sx], side="left")
+        upto[sx] = np.searchsorted(y, cells_x.values[sx], side="right")
+    prepared = (perm if (perm != np.arange(perm.size)).any() else None, below, upto)
+    if len(_pair_plans) >= 64:
+        _pair_plans.pop(next(iter(_pair_plans)))
+    _pair_plans[key] = (cells_x, cells_y, prepared)
+    return prepared
 
 
 def _counts_kernel(u, sizes, offsets, out):

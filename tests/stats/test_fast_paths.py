@@ -130,3 +130,20 @@ def test_aggregate_replicates_equal_the_generic_replicates_in_any_split():
     generic = bs.replicates(cells, engine.aggregates(objs), 25_001, np.random.default_rng(2), chunk_bytes=10_000)
     fast = engine.aggregate_replicates(cells, objs, 25_001, np.random.default_rng(2))
     assert np.array_equal(fast, generic)
+
+
+@pytest.mark.skipif(not engine.compiled(), reason="numba not installed")
+def test_improvement_pair_plan_follows_the_cells_it_is_given():
+    """The per-pair plan reused across chunks belongs to that pair: other cells (even equal-shaped) get their own."""
+    from rl_reliable_logger.stats import metrics as mt
+
+    rng = np.random.default_rng(4)
+    x = bs.Cells.from_list([rng.normal(size=n) for n in (4, 6)])
+    ys = [bs.Cells.from_list([rng.normal(size=n) for n in (5, 3)]) for _ in range(3)]
+    cx = bs.draw(x, 50, rng).counts().astype(np.uint16)
+    for _ in range(2):  # the second round hits the cached plans
+        for y in ys:
+            cy = bs.draw(y, 50, np.random.default_rng(9)).counts().astype(np.uint16)
+            np.testing.assert_allclose(
+                _kernels.improvement(x, cx, y, cy), mt.improvement_replicates(x, cx, y, cy), atol=1e-12
+            )
