@@ -131,8 +131,9 @@ def ratio_line(label: str, num: list[tuple[float, float]], den: list[tuple[float
 
 
 # --------------------------------------------------------------------------- statistics vs rliable
-def stats_first_call(repo: Path, cache: Path) -> float:
-    """Seconds of the paper-default evaluate() on its first call in a new process (numba cache on disk)."""
+def stats_first_call(repo: Path, cache: Path) -> dict[str, float]:
+    """Wall and CPU seconds of the paper-default evaluate() on its first call in a new process (numba cache on
+    disk) and of three more (warm) calls: ``{"seconds", "cpu", "warm_seconds", "warm_cpu"}`` (warm: medians)."""
     code = (
         "import sys, time, json\n"
         f"sys.path.insert(0, {str(HERE)!r})\n"
@@ -143,16 +144,33 @@ def stats_first_call(repo: Path, cache: Path) -> float:
         "final = get_normalizer('atari100k').apply(table.final())\n"
         "v = np.concatenate([s.ravel() for s in atari_data.score_dict(final).values()])\n"
         "taus = np.linspace(min(0.0, v.min()), v.max(), 101)\n"
-        "t0 = time.perf_counter()\n"
-        "evaluate(table, normalize='atari100k', reps=50_000, profile_reps=2_000, improvement_reps=2_000,"
+        "runs = []\n"
+        "for _ in range(4):\n"
+        "    t0, c0 = time.perf_counter(), time.process_time()\n"
+        "    evaluate(table, normalize='atari100k', reps=50_000, profile_reps=2_000, improvement_reps=2_000,"
         " taus=taus, seed=0)\n"
-        "print(json.dumps({'seconds': time.perf_counter() - t0}))\n"
+        "    runs.append((time.perf_counter() - t0, time.process_time() - c0))\n"
+        "warm = sorted(w for w, _ in runs[1:])[1], sorted(c for _, c in runs[1:])[1]\n"
+        "print(json.dumps({'seconds': runs[0][0], 'cpu': runs[0][1], 'warm_seconds': warm[0], 'warm_cpu': warm[1]}))\n"
     )
     env = dict(os.environ, PYTHONPATH=str(repo), NUMBA_CACHE_DIR=str(cache))
+    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as the rl-reliable command sets it
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=repo)
     if proc.returncode != 0:
         raise SystemExit("statistics run failed:\n" + proc.stderr[-3000:])
-    return float(json.loads(proc.stdout.strip().splitlines()[-1])["seconds"])
+    return {k: float(v) for k, v in json.loads(proc.stdout.strip().splitlines()[-1]).items()}
+
+
+def scale_case(repo: Path, cache: Path, reps: int) -> dict[str, float]:
+    """The full evaluate() of 10 algorithms x 57 tasks x 100 runs (bench_vs_rliable's synthetic data) in a new
+    process: wall and CPU seconds, peak RSS (MB)."""
+    env = dict(os.environ, PYTHONPATH=str(repo), NUMBA_CACHE_DIR=str(cache))
+    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    cmd = [sys.executable, str(HERE / "bench_vs_rliable.py"), "--large-worker", "full", "--reps", str(reps)]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=repo)
+    if proc.returncode != 0:
+        raise SystemExit("scale case failed:\n" + proc.stderr[-3000:])
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def rliable_seconds(venv_python: Path, poi_pairs: int) -> tuple[float, str] | None:
@@ -196,6 +214,8 @@ def main() -> None:
     p.add_argument("--poi-pairs", type=int, default=1, help="rliable POI pairs actually timed (of 15)")
     p.add_argument("--rliable-python", type=Path, default=VENV_PY)
     p.add_argument("--skip-cold", action="store_true")
+    p.add_argument("--stats", action="store_true", help="also time the statistics alone (first and warm calls)")
+    p.add_argument("--scale", action="store_true", help="also time the 10 x 57 x 100 case (targets 8 s, 1 GB)")
     args = p.parse_args()
 
     print(machine())
@@ -248,15 +268,38 @@ def main() -> None:
         print(line("rl-reliable --help", helps))
         print(line("--no-figures evaluation of a 2 x 2 x 2 file", tinies))
 
-        if args.rliable:
-            print("\nstatistics, paper defaults, 6 x 10 x 26 real Atari 100k data, vs rliable 1.2")
-            ours = stats_first_call(ROOT, cache)
-            print(f"  ours, first call in a new process (numba cache on disk): {ours:.2f} s")
-            theirs_r = rliable_seconds(args.rliable_python, args.poi_pairs)
+        if args.rliable or args.stats:
+            print(
+                "\nstatistics, paper defaults, 6 x 10 x 26 real Atari 100k data" + (", vs rliable 1.2" * args.rliable)
+            )
+            print(f"  load average before: {load_average()}")
+            st = stats_first_call(ROOT, cache)
+            print(
+                f"  ours, first call in a new process (numba cache on disk): {st['seconds']:.2f} s wall, "
+                f"{st['cpu']:.2f} s CPU (targets: 0.5 s on a quiet machine)"
+            )
+            print(
+                f"  ours, warm (median of 3 more calls in that process): {st['warm_seconds']:.2f} s wall, "
+                f"{st['warm_cpu']:.2f} s CPU (target: 0.3 s on a quiet machine)"
+            )
+            theirs_r = rliable_seconds(args.rliable_python, args.poi_pairs) if args.rliable else None
             if theirs_r is not None:
                 total, note = theirs_r
                 print(f"  rliable 1.2: {total:.1f} s = {note}")
-                print(f"  ratio rliable / ours (first call): {total / ours:.0f}x")
+                print(f"  ratio rliable / ours (first call, wall): {total / st['seconds']:.0f}x (target >= 600x)")
+            print(f"  load average after: {load_average()}")
+        if args.scale:
+            print(
+                "\nscale case: full evaluate() of 10 algorithms x 57 tasks x 100 runs, 50,000 replicates, new process"
+            )
+            print(f"  load average before: {load_average()}")
+            sc = scale_case(ROOT, cache, 50_000)
+            ok_t, ok_m = sc["seconds"] <= 8, sc["peak_rss_mb"] < 1024
+            print(
+                f"  {sc['seconds']:.2f} s wall, {sc['cpu']:.2f} s CPU, peak RSS {sc['peak_rss_mb']:.0f} MB "
+                f"(time <= 8 s: {'MET' if ok_t else 'NOT MET'}; memory < 1 GB: {'MET' if ok_m else 'NOT MET'})"
+            )
+            print(f"  load average after: {load_average()}")
     print(f"\nload average (1/5/15 min) at end: {load_average()}")
 
 

@@ -34,13 +34,23 @@ def aggregate_intervals(
     if method not in bs.METHODS:
         raise ValueError(f"method must be one of {', '.join(bs.METHODS)}, got {method!r}")
     stacked = lambda r: np.stack([m(r) for m in metric_objs], axis=1)
-    fast = engine.aggregates(metric_objs)
     studentized = method == "bootstrap-t"
-    statistic = (lambda r: np.concatenate([fast(r), mt.mean_se(r)], axis=1)) if studentized else fast
     point = stacked(bs.original(cells))[0]
-    dist = bs.replicates(
-        cells, statistic, reps, rng, task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes, progress=progress
-    )
+    if studentized:  # the mean's standard error from the same replicates
+        fast = engine.aggregates(metric_objs)
+        dist = bs.replicates(
+            cells,
+            lambda r: np.concatenate([fast(r), mt.mean_se(r)], axis=1),
+            reps,
+            rng,
+            task_bootstrap=task_bootstrap,
+            chunk_bytes=chunk_bytes,
+            progress=progress,
+        )
+    else:
+        dist = engine.aggregate_replicates(
+            cells, metric_objs, reps, rng, task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes, progress=progress
+        )
     jack = bs.jackknife(cells, stacked) if method == "bca" else None
     strata = bs.jackknife_tasks(cells) if method == "bca" else None
     if studentized:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from . import kernels, metrics, profiles
+from . import bootstrap, kernels, metrics, profiles
 from .bootstrap import Cells, Resample
 from .registry import Statistic
 
@@ -38,6 +38,48 @@ def aggregates(metric_objs: Sequence[metrics.Metric]) -> Statistic_:
     if compiled() and all(spec is not None for spec in specs):
         return lambda r: kernels.fused_metrics(r, specs)  # type: ignore[arg-type]
     return lambda r: np.stack([m(r) for m in metric_objs], axis=1)
+
+
+def aggregate_replicates(
+    cells: Cells,
+    metric_objs: Sequence[metrics.Metric],
+    reps: int,
+    rng: np.random.Generator,
+    *,
+    task_bootstrap: bootstrap.TaskBootstrap = False,
+    chunk_bytes: int = bootstrap.DEFAULT_CHUNK_BYTES,
+    progress: Callable[[int], None] | None = None,
+) -> np.ndarray:
+    """(reps, n_metrics) replicates of the metrics: ``bootstrap.replicates(cells, aggregates(...), ...)``.
+
+    When the compiled kernel can generate the generator's words itself (built-in metrics, no task
+    resampling, numpy's PCG64) it does, without storing them: the same replicates, and ``rng`` ends where
+    ``bootstrap.replicates`` leaves it (tested).
+    """
+    specs = [m.spec for m in metric_objs]
+    if not (compiled() and all(s is not None for s in specs) and not task_bootstrap and kernels.is_pcg64(rng)):
+        return bootstrap.replicates(
+            cells,
+            aggregates(metric_objs),
+            reps,
+            rng,
+            task_bootstrap=task_bootstrap,
+            chunk_bytes=chunk_bytes,
+            progress=progress,
+        )
+    out = np.empty((reps, len(specs)))
+    done = 0
+    while done < reps:  # in parts only to report progress: the words do not depend on the split
+        n = min(reps - done, _STREAM_PART)
+        out[done : done + n] = kernels.fused_metrics_stream(cells, specs, n, rng)  # type: ignore[arg-type]
+        done += n
+        if progress is not None:
+            progress(n)
+    return out
+
+
+#: replicates per compiled call when the kernel generates its own words (progress is reported after each)
+_STREAM_PART = 10_000
 
 
 def profile_curves(taus: np.ndarray, gammas: np.ndarray) -> Statistic_:

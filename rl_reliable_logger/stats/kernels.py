@@ -33,6 +33,8 @@ _TASKS_ABOVE = int(Statistic.TASKS_ABOVE)
 
 def _kernel(
     u,
+    stream,
+    words,
     slot_tasks,
     has_tasks,
     sizes,
@@ -51,12 +53,20 @@ def _kernel(
 ):
     """Per replicate: slot means and a histogram of drawn runs in sorted order, then one walk.
 
+    The replicates' raw 32-bit uniforms are the rows of ``u`` (R, S·N_max), or, when ``stream`` holds a
+    PCG64 state (``[state_hi, state_lo, inc_hi, inc_lo]``, else it is empty), generated here: replicate r
+    reads the ``words`` 64-bit outputs that follow the first ``r·words`` (the same words, in the same
+    order, that ``uniform32`` would have taken from that generator).
+
     The walk records, at each requested cumulative mass t (``mass_points``, ascending), the
     weighted sum of the lowest mass t of the replicate (the boundary run counted in part), and at
     each requested sorted position (``index_points``, ascending) the mass and weighted sum of the
     runs before it. Every built-in metric is a closed form of those records.
     """
-    reps, slots, _ = u.shape
+    gen = stream.shape[0] == 4
+    reps = out.shape[0]
+    slots = sizes.shape[0] if not has_tasks else slot_tasks.shape[1]
+    n_max = sizes.max() if gen else u.shape[1] // slots
     k_total = sorted_values.shape[0]
     n_mass = mass_points.shape[0]
     n_index = index_points.shape[0]
@@ -76,17 +86,30 @@ def _kernel(
         at_sum = np.empty(n_index)
         start = block * reps // n_blocks
         stop = (block + 1) * reps // n_blocks
+        ub = np.empty(2 * words if gen else 1, dtype=np.uint32)  # a generated replicate's uniforms
+        s_hi = np.uint64(0)
+        s_lo = np.uint64(0)
+        if gen:  # this block's replicates start start·words outputs into the stream
+            s_hi, s_lo = _pcg_advance(stream[0], stream[1], stream[2], stream[3], np.uint64(start * words))
         for r in range(start, stop):
+            if gen:  # each 64-bit word is two uniforms, its low half first (as numpy's uint32 view)
+                for k in range(words):
+                    s_hi, s_lo = _pcg_step(s_hi, s_lo, stream[2], stream[3])
+                    word = _pcg_output(s_hi, s_lo)
+                    ub[np.uint64(2 * k)] = np.uint32(word & np.uint64(0xFFFFFFFF))
+                    ub[np.uint64(2 * k + 1)] = np.uint32(word >> np.uint64(32))
+            src = ub if gen else u[r]
             total = 0.0
             for s in range(slots):
                 t = np.int64(slot_tasks[r, s]) if has_tasks else np.int64(s)
                 n = np.int64(sizes[t])
                 off = np.int64(offsets[t])
                 acc = 0.0
-                for i in range(n):
-                    j = off + np.int64((np.uint64(u[r, s, i]) * np.uint64(n)) >> np.uint64(32))
+                row = s * n_max
+                for i in range(n):  # (unsigned indices: no negative-index wraparound test in the hot loop)
+                    j = np.uint64(off) + ((np.uint64(src[np.uint64(row + i)]) * np.uint64(n)) >> np.uint64(32))
                     acc += values[j]
-                    hist[rank[j]] += 1
+                    hist[np.uint64(rank[j])] += 1
                 means[s] = acc / n
                 total += means[s]
                 if want_means:
@@ -96,16 +119,17 @@ def _kernel(
             mi = 0
             ii = 0
             for k in range(k_total):
-                while ii < n_index and index_points[ii] == k:
+                while ii < n_index and index_points[np.uint64(ii)] == k:
                     at_mass[ii] = cum
                     at_sum[ii] = wsum
                     ii += 1
+                uk = np.uint64(k)  # unsigned indices: no negative-index wraparound test in the hot loop
                 # branch-free: about a third of the runs are not drawn, an unpredictable branch
-                w = hist[k] * sorted_weight[k]  # each draw of a run of task m weighs 1/(S·N_m)
-                hist[k] = 0
-                v = sorted_values[k]
+                w = hist[uk] * sorted_weight[uk]  # each draw of a run of task m weighs 1/(S·N_m)
+                hist[uk] = 0
+                v = sorted_values[uk]
                 new_cum = cum + w
-                while mi < n_mass and mass_points[mi] <= new_cum:
+                while mi < n_mass and mass_points[np.uint64(mi)] <= new_cum:
                     below_sum[mi] = wsum + (mass_points[mi] - cum) * v
                     mi += 1
                 cum = new_cum
@@ -180,6 +204,75 @@ def _kernel(
 
 _jitted: dict = {}
 
+# PCG64 (numpy's default bit generator) inside the kernels, set by _install_pcg() when numba is imported
+_pcg_step: Any = None
+_pcg_output: Any = None
+_pcg_advance: Any = None
+#: PCG64's 128-bit LCG multiplier (numpy's PCG_DEFAULT_MULTIPLIER_128) as (high, low) 64-bit halves
+_PCG_MULT = (0x2360ED051FC65DA4, 0x4385DF649FCCF645)
+
+
+def _install_pcg(numba_module) -> None:
+    """Compile numpy's PCG64 step, output and jump-ahead for the kernels (LLVM's native 128-bit integers).
+
+    The step is ``state = state·MULT + inc (mod 2¹²⁸)`` and the output XSL-RR, as numpy's ``pcg64.h``
+    (tested equal to ``random_raw``).
+    """
+    global _pcg_step, _pcg_output, _pcg_advance
+    if _pcg_step is not None:
+        return
+    from llvmlite import ir
+    from numba import types
+    from numba.extending import intrinsic
+
+    u64 = types.uint64
+    pair = types.UniTuple(u64, 2)
+
+    def muladd128_typing(typingctx, a_hi, a_lo, b_hi, b_lo, c_hi, c_lo):
+        """(a·b + c) mod 2¹²⁸ of 128-bit numbers given as (high, low) 64-bit halves."""
+
+        def codegen(context, builder, signature, args):
+            i128, i64 = ir.IntType(128), ir.IntType(64)
+            shift = ir.Constant(i128, 64)
+            wide = [builder.zext(x, i128) for x in args]
+            a, b, c = (builder.or_(builder.shl(wide[k], shift), wide[k + 1]) for k in (0, 2, 4))
+            res = builder.add(builder.mul(a, b), c)
+            hi = builder.trunc(builder.lshr(res, shift), i64)
+            return context.make_tuple(builder, pair, [hi, builder.trunc(res, i64)])
+
+        return pair(u64, u64, u64, u64, u64, u64), codegen
+
+    muladd128: Any = intrinsic(muladd128_typing)
+
+    m_hi, m_lo = np.uint64(_PCG_MULT[0]), np.uint64(_PCG_MULT[1])
+    zero, one = np.uint64(0), np.uint64(1)
+
+    def step(s_hi, s_lo, inc_hi, inc_lo):
+        return muladd128(s_hi, s_lo, m_hi, m_lo, inc_hi, inc_lo)
+
+    def output(s_hi, s_lo):
+        x = s_hi ^ s_lo
+        rot = s_hi >> np.uint64(58)
+        return (x >> rot) | (x << ((np.uint64(64) - rot) & np.uint64(63)))
+
+    def advance(s_hi, s_lo, inc_hi, inc_lo, delta):
+        """The state ``delta`` steps on (Brown's O(log delta) LCG jump, as numpy's ``pcg64_advance``)."""
+        am_hi, am_lo, ap_hi, ap_lo = zero, one, zero, zero
+        cm_hi, cm_lo, cp_hi, cp_lo = m_hi, m_lo, inc_hi, inc_lo
+        while delta > 0:
+            if delta & one:
+                am_hi, am_lo = muladd128(am_hi, am_lo, cm_hi, cm_lo, zero, zero)
+                ap_hi, ap_lo = muladd128(ap_hi, ap_lo, cm_hi, cm_lo, cp_hi, cp_lo)
+            t_hi, t_lo = muladd128(cm_hi, cm_lo, zero, one, zero, one)  # cur_mult + 1
+            cp_hi, cp_lo = muladd128(t_hi, t_lo, cp_hi, cp_lo, zero, zero)
+            cm_hi, cm_lo = muladd128(cm_hi, cm_lo, cm_hi, cm_lo, zero, zero)
+            delta = delta >> one
+        return muladd128(am_hi, am_lo, s_hi, s_lo, ap_hi, ap_lo)
+
+    _pcg_step = numba_module.njit(inline="always", cache=True)(step)
+    _pcg_output = numba_module.njit(inline="always", cache=True)(output)
+    _pcg_advance = numba_module.njit(cache=True)(advance)
+
 
 def jit(kernel):
     """The compiled form of ``kernel`` (numba is imported on first use; compiled code is cached on disk).
@@ -192,6 +285,7 @@ def jit(kernel):
         import numba as _numba
 
         kernel.__globals__["numba"] = _numba
+        _install_pcg(_numba)
         _jitted[kernel] = _numba.njit(parallel=True, cache=True, nogil=True)(kernel)
     return _jitted[kernel]
 
@@ -201,22 +295,61 @@ def fused_metrics(resample, specs: list[Spec], *, task_means: bool = False):
 
     With ``task_means`` also returns the (R, S) slot means: ``(values, means)``.
     """
-    plan = _plan(resample.cells, resample.values, specs)
-    cells = resample.cells
+    u = resample.uniforms
+    u = np.ascontiguousarray(u).reshape(u.shape[0], -1)
+    return _run_kernel(
+        resample.cells, resample.values, specs, u, _NO_STREAM, 0, resample.slot_tasks, resample.n_reps, task_means
+    )
+
+
+_NO_STREAM = np.zeros(0, dtype=np.uint64)
+
+
+def is_pcg64(rng: np.random.Generator) -> bool:
+    """True when the kernels can generate this generator's words themselves (numpy's PCG64)."""
+    return type(rng.bit_generator) is np.random.PCG64
+
+
+def fused_metrics_stream(cells, specs: list[Spec], reps: int, rng: np.random.Generator) -> np.ndarray:
+    """(reps, len(specs)) built-in metrics of ``reps`` stratified replicates drawn from ``rng`` (a PCG64).
+
+    The same numbers as ``fused_metrics(draw(cells, reps, rng), specs)``: the kernel generates the very words
+    ``uniform32`` would take, without storing them, and ``rng`` is left where ``draw`` leaves it.
+    """
+    words = (cells.n_tasks * int(cells.sizes.max()) + 1) // 2
+    bg = rng.bit_generator
+    start: dict = dict(bg.state)
+    state, inc = int(start["state"]["state"]), int(start["state"]["inc"])
+    mask = (1 << 64) - 1
+    stream = np.array([state >> 64, state & mask, inc >> 64, inc & mask], dtype=np.uint64)
+    dummy = np.zeros((1, 2), dtype=np.uint32)
+    out = _run_kernel(cells, cells.values, specs, dummy, stream, words, None, reps, False)
+    end = np.random.PCG64()
+    end.state = start  # type: ignore[assignment]
+    end.advance(reps * words)
+    moved: dict = dict(end.state)  # advance() clears the buffered 32-bit half-word, which random_raw never touches
+    moved["has_uint32"], moved["uinteger"] = start["has_uint32"], start["uinteger"]
+    bg.state = moved
+    return out
+
+
+def _run_kernel(cells, values, specs, u, stream, words, tasks, reps, task_means):
+    plan = _plan(cells, values, specs)
     rank, sorted_values, sorted_weight, mass_points, index_points, codes, params = plan
-    tasks = resample.slot_tasks
     has_tasks = tasks is not None
     if tasks is None:
         tasks = np.zeros((1, 1), dtype=np.int64)
-    out = np.empty((resample.n_reps, len(specs)))
-    means_out = np.empty((resample.n_reps, resample.n_slots) if task_means else (1, 1))
+    out = np.empty((reps, len(specs)))
+    means_out = np.empty((reps, tasks.shape[1] if has_tasks else cells.n_tasks) if task_means else (1, 1))
     jit(_kernel)(
-        resample.uniforms,
+        u,
+        stream,
+        words,
         np.ascontiguousarray(tasks, dtype=np.int64),
         has_tasks,
         cells.sizes.astype(np.int64),
         cells.offsets.astype(np.int64),
-        resample.values,
+        values,
         rank,
         sorted_values,
         sorted_weight,
@@ -312,35 +445,28 @@ def _improvement_kernel(cx, cy, x_sizes, x_offsets, y_sizes, y_offsets, below, u
         cum = np.zeros(max_ny + 1)
         for r in range(block * reps // n_blocks, (block + 1) * reps // n_blocks):
             total = 0.0
-            for m in range(n_tasks):
+            for m in range(n_tasks):  # unsigned indices: no negative-index wraparound tests
                 ny = y_sizes[m]
-                oy = y_offsets[m]
+                oy = np.uint64(y_offsets[m])
                 for b in range(ny):
-                    cum[b + 1] = cum[b] + cy[r, oy + b]
+                    ub = np.uint64(b)
+                    cum[ub + np.uint64(1)] = cum[ub] + cy[r, oy + ub]
                 nx = x_sizes[m]
-                ox = x_offsets[m]
+                ox = np.uint64(x_offsets[m])
                 acc = 0.0
                 for a in range(nx):
-                    lo = cum[below[ox + a]]
-                    acc += cx[r, ox + a] * (lo + 0.5 * (cum[upto[ox + a]] - lo))
+                    xa = ox + np.uint64(a)
+                    lo = cum[np.uint64(below[xa])]
+                    acc += cx[r, xa] * (lo + 0.5 * (cum[np.uint64(upto[xa])] - lo))
                 total += acc / (nx * ny)
             out[r] = total / n_tasks
 
 
 def improvement(cells_x, counts_x: np.ndarray, cells_y, counts_y: np.ndarray) -> np.ndarray:
     """Compiled :func:`~rl_reliable_logger.stats.metrics.improvement_replicates` (same numbers)."""
-    # the kernel walks y's runs in ascending order within each task (evaluate() stores them so)
-    perm = np.lexsort((cells_y.values, cells_y.task_of))
-    if (perm != np.arange(perm.size)).any():
+    perm, below, upto = _pair_plan(cells_x, cells_y)
+    if perm is not None:
         counts_y = np.ascontiguousarray(counts_y[:, perm])
-    y_sorted = cells_y.values[perm]
-    below = np.empty(cells_x.n_runs, dtype=np.int64)
-    upto = np.empty(cells_x.n_runs, dtype=np.int64)
-    for m in range(cells_x.n_tasks):
-        sx = slice(cells_x.offsets[m], cells_x.offsets[m] + cells_x.sizes[m])
-        y = y_sorted[cells_y.offsets[m] : cells_y.offsets[m] + cells_y.sizes[m]]
-        below[sx] = np.searchsorted(y, cells_x.values[sx], side="left")
-        upto[sx] = np.searchsorted(y, cells_x.values[sx], side="right")
     out = np.empty(counts_x.shape[0])
     jit(_improvement_kernel)(
         counts_x,
@@ -356,14 +482,44 @@ def improvement(cells_x, counts_x: np.ndarray, cells_y, counts_y: np.ndarray) ->
     return out
 
 
+#: plans of recent (x, y) pairs: every chunk of a pair's replicates reuses its plan
+_pair_plans: dict = {}
+
+
+def _pair_plan(cells_x, cells_y) -> tuple:
+    """y's sort permutation (None when already sorted) and, for each run of x, y's runs below and up to it.
+
+    The kernel walks y's runs in ascending order within each task (evaluate() stores them so). Keyed by the
+    identity of the two cells objects (never modified in place), like :func:`_plan`.
+    """
+    key = (id(cells_x), id(cells_y))
+    hit = _pair_plans.get(key)
+    if hit is not None and hit[0] is cells_x and hit[1] is cells_y:
+        return hit[2]
+    perm = np.lexsort((cells_y.values, cells_y.task_of))
+    y_sorted = cells_y.values[perm]
+    below = np.empty(cells_x.n_runs, dtype=np.int64)
+    upto = np.empty(cells_x.n_runs, dtype=np.int64)
+    for m in range(cells_x.n_tasks):
+        sx = slice(cells_x.offsets[m], cells_x.offsets[m] + cells_x.sizes[m])
+        y = y_sorted[cells_y.offsets[m] : cells_y.offsets[m] + cells_y.sizes[m]]
+        below[sx] = np.searchsorted(y, cells_x.values[sx], side="left")
+        upto[sx] = np.searchsorted(y, cells_x.values[sx], side="right")
+    prepared = (perm if (perm != np.arange(perm.size)).any() else None, below, upto)
+    if len(_pair_plans) >= 64:
+        _pair_plans.pop(next(iter(_pair_plans)))
+    _pair_plans[key] = (cells_x, cells_y, prepared)
+    return prepared
+
+
 def _counts_kernel(u, sizes, offsets, out):
     reps, slots, _ = u.shape
     for r in numba.prange(reps):
         for s in range(slots):
-            n = np.int64(sizes[s])
-            off = np.int64(offsets[s])
-            for i in range(n):
-                out[r, off + np.int64((np.uint64(u[r, s, i]) * np.uint64(n)) >> np.uint64(32))] += 1
+            n = np.uint64(sizes[s])
+            off = np.uint64(offsets[s])
+            for i in range(n):  # unsigned indices: no negative-index wraparound tests
+                out[r, off + ((np.uint64(u[r, s, i]) * n) >> np.uint64(32))] += 1
 
 
 def draw_counts(resample) -> np.ndarray:

@@ -96,3 +96,54 @@ def test_random_words_work_in_a_forked_child():
 
 def _words_digest(n: int) -> int:
     return int(bs.random_words(np.random.default_rng(4), n)[::997].sum(dtype=np.uint64))
+
+
+@pytest.mark.skipif(not engine.compiled(), reason="numba not installed")
+@pytest.mark.parametrize("shape", [(10, 26), (3, 5), (1, 1), (7, 1), None])
+@pytest.mark.parametrize("reps", [1, 5, 300])
+def test_kernel_generating_its_own_words_draws_the_replicates_of_draw(shape, reps):
+    """The in-kernel PCG64 reads exactly the words ``draw`` takes (odd word counts, ragged cells) and leaves the
+    generator where ``draw`` leaves it, its buffered 32-bit half-word included."""
+    from rl_reliable_logger.stats import metrics as mt
+
+    rng = np.random.default_rng(0)
+    if shape is None:
+        cells = bs.Cells.from_list([rng.lognormal(size=n) for n in (3, 8, 2, 5)])
+    else:
+        cells = bs.Cells.from_array(rng.lognormal(size=shape))
+    specs = [mt.get_metric(m).spec for m in ("mean", "median", "iqm", "optimality_gap", "dp25")]
+    a, b = np.random.default_rng(3), np.random.default_rng(3)
+    a.integers(0, 2**32, dtype=np.uint32), b.integers(0, 2**32, dtype=np.uint32)
+    expected = _kernels.fused_metrics(bs.draw(cells, reps, a), specs)
+    assert np.array_equal(_kernels.fused_metrics_stream(cells, specs, reps, b), expected)
+    assert a.bit_generator.state == b.bit_generator.state
+    assert a.integers(0, 2**32, dtype=np.uint32) == b.integers(0, 2**32, dtype=np.uint32)
+
+
+@pytest.mark.skipif(not engine.compiled(), reason="numba not installed")
+def test_aggregate_replicates_equal_the_generic_replicates_in_any_split():
+    from rl_reliable_logger.stats import metrics as mt
+
+    rng = np.random.default_rng(1)
+    cells = bs.Cells.from_list([rng.normal(size=n) for n in (4, 9, 6)])
+    objs = [mt.get_metric(m) for m in ("mean", "iqm")]
+    generic = bs.replicates(cells, engine.aggregates(objs), 25_001, np.random.default_rng(2), chunk_bytes=10_000)
+    fast = engine.aggregate_replicates(cells, objs, 25_001, np.random.default_rng(2))
+    assert np.array_equal(fast, generic)
+
+
+@pytest.mark.skipif(not engine.compiled(), reason="numba not installed")
+def test_improvement_pair_plan_follows_the_cells_it_is_given():
+    """The per-pair plan reused across chunks belongs to that pair: other cells (even equal-shaped) get their own."""
+    from rl_reliable_logger.stats import metrics as mt
+
+    rng = np.random.default_rng(4)
+    x = bs.Cells.from_list([rng.normal(size=n) for n in (4, 6)])
+    ys = [bs.Cells.from_list([rng.normal(size=n) for n in (5, 3)]) for _ in range(3)]
+    cx = bs.draw(x, 50, rng).counts().astype(np.uint16)
+    for _ in range(2):  # the second round hits the cached plans
+        for y in ys:
+            cy = bs.draw(y, 50, np.random.default_rng(9)).counts().astype(np.uint16)
+            np.testing.assert_allclose(
+                _kernels.improvement(x, cx, y, cy), mt.improvement_replicates(x, cx, y, cy), atol=1e-12
+            )
