@@ -314,6 +314,7 @@ class WandbSource:
         run_key: str | None = None,
         variant: Sequence[str] = (),
         score_rule: str | None = None,
+        names: str = "strict",
     ) -> ScoreTable:
         """The selected runs as a ScoreTable (shared selection; see ``trackers.base.selection``)."""
         curve = history_name(curve_key) if curve_key else None
@@ -339,6 +340,7 @@ class WandbSource:
             run_key=run_key,
             variant=variant,
             score_rule=score_rule,
+            names=names,
         )
 
 
