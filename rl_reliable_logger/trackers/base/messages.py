@@ -32,9 +32,10 @@ _TAG = re.compile(r"<[^<>]{0,400}>")
 _HTML_NOISE = re.compile(r"<(script|style|head)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
 #: Lines that carry no cause: Python traceback frames and SQLAlchemy's footers.
 _NOISE_LINES = re.compile(
-    r"^\s*(Traceback \(most recent call last\):|File \".*\", line \d+|\(Background on this error at: .*\)"
+    r"^\s*(Traceback \(most recent call last\):|File \".*\", line \d+(, in .*)?|\(Background on this error at: .*\)"
     r"|\[SQL: .*\]?|\[parameters: .*\]|\^+|~+)\s*$"
 )
+_FRAME = re.compile(r'^\s*File ".*", line \d+')
 _BULLET = re.compile(r"^\s*[-*•]\s+")
 
 
@@ -68,7 +69,12 @@ def one_line(text: object, *, limit: int = MAX_LINE) -> str:
     """
     out = _strip_html(redact(text))
     parts: list[str] = []
+    in_frame = False  # the indented source line under a traceback frame is noise too
     for raw in out.splitlines():
+        if in_frame and raw.startswith((" ", "\t")):
+            in_frame = False
+            continue
+        in_frame = bool(_FRAME.match(raw))
         if not raw.strip() or _NOISE_LINES.match(raw):
             continue
         line = " ".join(raw.split())
