@@ -85,7 +85,7 @@ def write_csv(frame: pd.DataFrame, path: str | os.PathLike) -> None:
 
 #: pandas 2's default float parser can be one unit in the last place off (0.019801980198019802 reads back as
 #: 0.0198019801980198): ask it for exact parsing. pandas 3 parses exactly and deprecates the argument.
-_EXACT_FLOATS: dict[str, str] = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
+_EXACT_FLOATS: dict[str, Any] = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
 
 
 def read_csv(path: str | os.PathLike, *, text_columns: Iterable[Any] = NAME_COLUMNS, sep: str = ",") -> pd.DataFrame:
