@@ -182,6 +182,7 @@ def _parse_filter(text: str | None) -> dict[str, Any] | None:
 
 def _handler(args: argparse.Namespace) -> int:
     from ..errors import RLReliableError
+    from ..redaction import redact
     from ..trackers.wandb.sink import sink_for
     from ..trackers.wandb.source import WandbSource
     from ..trackers.wandb.sweep import wait_for_sweep
@@ -213,7 +214,7 @@ def _handler(args: argparse.Namespace) -> int:
                 timeout=args.wait_timeout,
                 poll=args.poll,
                 expect_runs=args.expect_runs,
-                progress=lambda line: print(line, file=sys.stderr, flush=True),
+                progress=lambda line: print(redact(line), file=sys.stderr, flush=True),
             )
         table = source.table(**source_kwargs(args, options, default_kind="config"))
         sink = sink_for(
@@ -228,7 +229,7 @@ def _handler(args: argparse.Namespace) -> int:
     except RLReliableError as err:
         raise CliError(cli_message(err)) from None
     for problem in source.problems:
-        print(f"warning: skipped offline run {problem}", file=sys.stderr)
+        print(f"warning: skipped offline run {redact(problem)}", file=sys.stderr)  # --redact-run-names too
 
     report = run_and_report(table, args, source=table.source, options=options)
     if sink is None:
