@@ -12,7 +12,9 @@
 * W&B-style API keys (40 hex digits, ``local-…``), unless named as a git commit/sha;
 * the current values of known secret environment variables (``WANDB_API_KEY``, ``MLFLOW_TRACKING_PASSWORD``,
   ``MLFLOW_TRACKING_TOKEN``, ``DATABRICKS_TOKEN``, ``AWS_SECRET_ACCESS_KEY``, ...) and of any variable whose name
-  ends in ``_TOKEN``, ``_API_KEY``, ``_SECRET``, ``_PASSWORD`` or ``_ACCESS_KEY``, wherever they appear.
+  ends in ``_TOKEN``, ``_API_KEY``, ``_SECRET``, ``_PASSWORD`` or ``_ACCESS_KEY``, wherever they appear;
+* while a run-name pattern is active (:func:`redacting_run_names`, the CLI's ``--redact-run-names REGEX``),
+  every match of it: see :class:`RunNameRedactor`.
 
 Example:
     >>> redact("http://me:hunter2@mlflow.example:5000/api?x=1&token=abc123")
@@ -23,11 +25,14 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
-__all__ = ["redact", "MASK"]
+__all__ = ["MASK", "RunNameRedactor", "active_run_name_redactor", "redact", "redacting_run_names"]
 
 MASK = "***"
 
@@ -96,4 +101,97 @@ def redact(text: object, *, environ: Mapping[str, str] | None = None) -> str:
     out = _ASSIGN.sub(lambda m: m["head"] + MASK, out)
     out = _NETRC.sub(lambda m: m["head"] + MASK, out)
     out = _HEXKEY.sub(lambda m: m[0] if m["pre"] else MASK, out)
+    if _ACTIVE is not None:
+        out = _ACTIVE(out)
     return out
+
+
+# ---------------------------------------------------------------------------- run names that carry secrets
+class RunNameRedactor:
+    """Replaces every match of a user's regular expression by ``redacted-<8 hex digits>``.
+
+    For users whose run names carry secrets (``--redact-run-names REGEX``). The *matched part* is replaced,
+    not the whole name, so ``ppo-seed3-tok_8f2a9c`` with ``tok_\\w+`` becomes ``ppo-seed3-redacted-1c0e7d2a``:
+    the same rule works inside free text (an error message quoting a run name), where a name's boundaries are
+    unknown; ``.+`` replaces whole names. The 8 hex digits are the start of the SHA-256 of the matched text:
+    stable (the same secret gives the same label in every file and every run, and two different secrets two
+    labels, so run ids stay unique) but not reversible for a secret of real entropy (a short guessable one
+    could be found by trying candidates: match more of the name then).
+
+    Example:
+        >>> r = RunNameRedactor(r"tok_\\w+")
+        >>> r("ppo-3-tok_abc") == r("run ppo-3-tok_abc failed").split()[1]
+        True
+        >>> "tok_abc" in r("ppo-3-tok_abc")
+        False
+    """
+
+    def __init__(self, pattern: str) -> None:
+        if not isinstance(pattern, str) or not pattern:
+            raise ValueError("the run-name pattern must be a non-empty regular expression")
+        try:
+            self.regex = re.compile(pattern)
+        except (re.error, RecursionError, OverflowError) as err:
+            raise ValueError(f"not a valid regular expression ({err})") from None
+        if self.regex.fullmatch(""):
+            raise ValueError(f"{pattern!r} matches the empty string: it would mark every position of every text")
+        self.pattern = pattern
+
+    @staticmethod
+    def label(secret: str) -> str:
+        """The stable replacement of one matched text."""
+        return "redacted-" + hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+
+    def __call__(self, text: object) -> str:
+        # labels already in the text are kept as they are: applying the redactor twice changes nothing
+        parts = _LABEL.split(str(text))
+        return "".join(
+            part if i % 2 else self.regex.sub(lambda m: self.label(m[0]), part) for i, part in enumerate(parts)
+        )
+
+    def scrub(self, value: Any) -> Any:
+        """``value`` with every string in it redacted: strings, dict keys and values, lists, tuples, sets and
+        the text cells, column names and ``attrs`` of pandas DataFrames (numbers are never touched)."""
+        if isinstance(value, str):
+            return self(value)
+        if isinstance(value, dict):
+            return {self.scrub(k): self.scrub(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple, set, frozenset)):
+            return type(value)(self.scrub(v) for v in value)
+        if hasattr(value, "select_dtypes") and hasattr(value, "columns"):  # a DataFrame, without importing pandas
+            frame = value.copy()
+            for col in frame.columns:
+                if frame[col].dtype == object or str(frame[col].dtype) in ("string", "str"):
+                    frame[col] = [self(v) if isinstance(v, str) else v for v in frame[col]]
+            frame.columns = [self(c) if isinstance(c, str) else c for c in frame.columns]
+            frame.attrs = self.scrub(dict(frame.attrs))
+            return frame
+        return value
+
+    def matches(self, text: object) -> bool:
+        return self.regex.search(str(text)) is not None
+
+
+#: A label already written (``redacted-`` and 8 hex digits): never redacted again.
+_LABEL = re.compile(r"(redacted-[0-9a-f]{8})")
+
+_ACTIVE: RunNameRedactor | None = None
+
+
+def active_run_name_redactor() -> RunNameRedactor | None:
+    """The run-name redactor :func:`redact` applies now (``None``: no run names are redacted)."""
+    return _ACTIVE
+
+
+@contextlib.contextmanager
+def redacting_run_names(redactor: RunNameRedactor | str | None) -> Iterator[RunNameRedactor | None]:
+    """Within the block, :func:`redact` also replaces the run-name pattern's matches (``None``: no change)."""
+    global _ACTIVE
+    if isinstance(redactor, str):
+        redactor = RunNameRedactor(redactor)
+    previous = _ACTIVE
+    _ACTIVE = redactor if redactor is not None else previous
+    try:
+        yield _ACTIVE
+    finally:
+        _ACTIVE = previous

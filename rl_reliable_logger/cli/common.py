@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .flags import CliError, as_flags, cli_message
-from .options import analysis_options
+from .options import analysis_options, name_mode
 
 __all__ = ["EPILOG", "CliError", "format_comparisons", "format_summary", "run_and_report", "tracker_fields"]
 
@@ -77,6 +77,7 @@ def read_scores(path: Path, args: argparse.Namespace) -> Any:
             step=args.step_key,
             on_invalid="drop" if args.drop_invalid else "raise",
             source={"kind": "file", "path": str(path), "score_column": args.score_key},
+            names=name_mode(args),
         )
     except InputError as err:
         message = cli_message(err)
@@ -105,6 +106,7 @@ def run_and_report(
         report = evaluate(table, options, source=source)
     except InputError as err:
         raise CliError(cli_message(err)) from None
+    report = redact_report(report)  # after the numbers (runs are ordered by id), before anything is shown or written
     if not quiet:
         print(format_summary(report))
         letters = format_comparisons(report)
@@ -128,6 +130,24 @@ def run_and_report(
         except InputError as err:
             raise CliError(cli_message(err)) from None
         print(f"wrote results to {out}/")
+    return report
+
+
+def redact_report(report: Any) -> Any:
+    """``report`` with the active ``--redact-run-names`` pattern applied to every text in it (tables, provenance,
+    warnings); the same report without one. Console, files, figures and published fields all come from it."""
+    import dataclasses
+
+    from ..redaction import active_run_name_redactor
+
+    redactor = active_run_name_redactor()
+    if redactor is None:
+        return report
+    changes = {f.name: redactor.scrub(getattr(report, f.name)) for f in dataclasses.fields(report)}
+    report = dataclasses.replace(report, **changes)
+    report.provenance["redacted_run_names"] = (
+        "every match of the --redact-run-names pattern (not recorded) was replaced by redacted-<8 hex digits of its SHA-256>"
+    )
     return report
 
 

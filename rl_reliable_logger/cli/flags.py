@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from ..trackers.base.messages import DROP_INVALID
+from ..trackers.base.messages import DROP_INVALID, one_line
 
 
 class CliError(Exception):
@@ -96,6 +96,9 @@ SOURCE_FLAGS: dict[str, str] = {
     "figure_formats=": "--figure-formats",
     "figures=False": "--no-figures",
     "wandb_report=True": "--wandb-report",
+    # names (data/names.py) and run-name redaction (redaction.py)
+    "names='normalize'": "--normalize-names",
+    "run_names=": "--redact-run-names",
 }
 
 #: Keywords of ``analysis.planning.plan`` -> the flags of ``rl-reliable plan`` (read first by that command).
@@ -156,3 +159,8 @@ def as_flags(text: str, *, analysis: bool = False, table: Mapping[str, str] | No
 def cli_message(err: BaseException) -> str:
     """An exception's message in command-line words (analysis options read as such)."""
     return as_flags(str(err), analysis=getattr(err, "keyword", None) is not None)
+
+
+def user_message(err: BaseException | str) -> str:
+    """What ``error: ...`` prints: in command-line words, redacted, on one line (``trackers.base.messages.one_line``)."""
+    return one_line(as_flags(err) if isinstance(err, str) else cli_message(err))

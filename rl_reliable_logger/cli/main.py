@@ -20,7 +20,8 @@ from . import plan as plan_command
 from . import report as report_command
 from . import wandb as wandb_command
 from .common import EPILOG
-from .flags import CliError, cli_message
+from .flags import CliError, user_message
+from .options import run_name_redactor
 
 #: Every subcommand, in help order.
 SUBCOMMANDS = (evaluate_command, mlflow_command, wandb_command, report_command, plan_command, pending_command)
@@ -45,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``rl-reliable``; returns the exit status."""
     from ..errors import RLReliableError
+    from ..redaction import redacting_run_names
+    from ..trackers.base.messages import describe_failure, describe_os_error, is_tracker_failure
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -58,21 +61,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     # random words need (about 0.5 s of CPU per paper-default evaluation under load). A value the user set wins.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
-        return int(args.func(args) or 0)
+        redactor = run_name_redactor(args)  # before anything is read: a bad --redact-run-names is one line
     except CliError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {user_message(err)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except Exception as err:  # last resort: a short message, the traceback only on request
-        if debug:
-            raise
-        if isinstance(err, RLReliableError):
-            print(f"error: {cli_message(err)}", file=sys.stderr)
+    with redacting_run_names(redactor):  # every message below, and redact() everywhere, hide matching run names
+        try:
+            return int(args.func(args) or 0)
+        except CliError as err:
+            print(f"error: {user_message(err)}", file=sys.stderr)
             return 2
-        print(f"error: {type(err).__name__}: {err}\n(set RL_RELIABLE_DEBUG=1 for the traceback)", file=sys.stderr)
-        return 1
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            return 130
+        except Exception as err:  # last resort: one line, the traceback only on request
+            if debug:
+                raise
+            if isinstance(err, RLReliableError):
+                print(f"error: {user_message(err)}", file=sys.stderr)
+                return 2
+            if is_tracker_failure(err):  # the store, its database or the network: not a bug of ours
+                print(f"error: tracker request failed: {user_message(describe_failure(err))}", file=sys.stderr)
+                return 2
+            if isinstance(err, OSError):  # the file system (permissions, disk full), named with its file
+                print(f"error: {user_message(describe_os_error(err))}", file=sys.stderr)
+                return 2
+            print(
+                f"error: {user_message(f'{type(err).__name__}: {err}')} (set RL_RELIABLE_DEBUG=1 for the traceback)",
+                file=sys.stderr,
+            )
+            return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

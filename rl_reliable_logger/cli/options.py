@@ -25,13 +25,16 @@ __all__ = [
     "Option",
     "add_analysis_options",
     "add_field_options",
+    "add_name_options",
     "add_output_options",
     "add_retry_option",
     "add_source_options",
     "analysis_options",
+    "name_mode",
     "names",
     "retry_policy",
     "selected_options",
+    "run_name_redactor",
     "source_kwargs",
 ]
 
@@ -323,7 +326,45 @@ def add_field_options(
             metavar=metavar,
             help=f"{what} with a unique run id, when a seed number is not unique (e.g. two batches of seeds)",
         )
+    add_name_options(g)
     return g
+
+
+# ---------------------------------------------------------------------------- names (docs/untrusted-input.md)
+def add_name_options(group: Any) -> None:
+    """``--normalize-names`` and ``--redact-run-names``: on every command that reads names (via the field group)."""
+    group.add_argument(
+        "--normalize-names",
+        action="store_true",
+        help="strip surrounding whitespace from names and put them in Unicode NFC instead of refusing them; "
+        "every name changed is printed and listed in provenance.json (name_rewrites)",
+    )
+    group.add_argument(
+        "--redact-run-names",
+        default=None,
+        metavar="REGEX",
+        help="for run names that carry secrets: replace every match of REGEX (Python syntax, e.g. 'tok_\\w+'; "
+        "'.+' for whole names) by redacted-<8 hex digits of its SHA-256> in every message, table, figure, "
+        "provenance entry and published field; the numbers do not change",
+    )
+
+
+def name_mode(args: argparse.Namespace) -> str:
+    """The ``names=`` of ScoreTable and the tracker sources for ``--normalize-names``."""
+    return "normalize" if getattr(args, "normalize_names", False) else "strict"
+
+
+def run_name_redactor(args: argparse.Namespace) -> Any:
+    """The RunNameRedactor of ``--redact-run-names`` (None without it); a bad REGEX is a CliError naming the flag."""
+    pattern = getattr(args, "redact_run_names", None)
+    if pattern is None:
+        return None
+    from ..redaction import RunNameRedactor
+
+    try:
+        return RunNameRedactor(pattern)
+    except ValueError as err:
+        raise CliError(f"--redact-run-names {pattern!r}: {err}") from None
 
 
 def add_analysis_options(parser: argparse.ArgumentParser, *, skip: Collection[str] = ()) -> None:
@@ -462,6 +503,7 @@ def source_kwargs(args: argparse.Namespace, options: Any, *, default_kind: str) 
         "run_key": args.run_key,
         "variant": list(_joined(args.variant_key) or ()),
         "score_rule": args.score_rule,
+        "names": name_mode(args),
     }
 
 

@@ -230,6 +230,7 @@ def _stale_after(args: argparse.Namespace) -> float | None:
 
 def _handler(args: argparse.Namespace) -> int:
     from ..errors import RLReliableError
+    from ..redaction import redact
     from ..trackers.wandb.sink import sink_for
     from ..trackers.wandb.sweep import wait_for_sweep
 
@@ -251,7 +252,7 @@ def _handler(args: argparse.Namespace) -> int:
                 timeout=args.wait_timeout,
                 poll=args.poll,
                 expect_runs=args.expect_runs,
-                progress=lambda line: print(line, file=sys.stderr, flush=True),
+                progress=lambda line: print(redact(line), file=sys.stderr, flush=True),
                 stale_after=_stale_after(args),
             )
         table = source.table(**source_kwargs(args, options, default_kind="config"))
@@ -267,7 +268,7 @@ def _handler(args: argparse.Namespace) -> int:
     except RLReliableError as err:
         raise CliError(cli_message(err)) from None
     for problem in source.problems:
-        print(f"warning: skipped offline run {problem}", file=sys.stderr)
+        print(f"warning: skipped offline run {redact(problem)}", file=sys.stderr)  # --redact-run-names too
 
     report = run_and_report(table, args, source=table.source, options=selected_options(options, table))
     if sink is None:

@@ -83,6 +83,11 @@ def write_csv(frame: pd.DataFrame, path: str | os.PathLike) -> None:
     neutralise_frame(frame).to_csv(path, index=False)
 
 
+#: pandas 2's default float parser can be one unit in the last place off (0.019801980198019802 reads back as
+#: 0.0198019801980198): ask it for exact parsing. pandas 3 parses exactly and deprecates the argument.
+_EXACT_FLOATS: dict[str, Any] = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
+
+
 def read_csv(path: str | os.PathLike, *, text_columns: Iterable[Any] = NAME_COLUMNS, sep: str = ",") -> pd.DataFrame:
     """Read a CSV with ``text_columns`` as exact text and the others parsed as usual; undo neutralisation."""
     wanted = set(text_columns)
@@ -95,6 +100,7 @@ def read_csv(path: str | os.PathLike, *, text_columns: Iterable[Any] = NAME_COLU
         dtype=dict.fromkeys(text, str),
         keep_default_na=False,
         na_values=others,
+        **_EXACT_FLOATS,
     )
     for col in text:  # an all-empty file column reads as float NaN even with dtype=str on some pandas
         frame[col] = frame[col].astype(object).where(frame[col].notna(), "")

@@ -144,7 +144,9 @@ def check_names(
         fixed = text.map(normalized)
         changed = dict.fromkeys((old, new) for old, new in zip(text, fixed) if old != new)
         for old, new in changed:
-            notes.append(f"{field} name {old!r} normalised to {new!r} (names='normalize')")
+            # a Unicode-only change is invisible on a console: show those code points escaped
+            show = repr if old.strip() == new else ascii
+            notes.append(f"{field} name {show(old)} normalised to {show(new)}")
         text = fixed
         if any(v == "" or v in NA_MARKERS for v in text):
             raise InputError(f"{where}: a name is empty after stripping whitespace; fill the cells.")
@@ -153,7 +155,7 @@ def check_names(
         if padded:
             raise InputError(
                 f"{field} name {padded[0][1]!r} has leading or trailing whitespace in {where}, "
-                f"row(s) {_rows(i for i, _ in padded)}; fix the data, or pass names='normalize' to strip it (recorded).",
+                f"row(s) {_rows(i for i, _ in padded)}; fix the data, or pass `names='normalize'` to strip it (recorded).",
                 [f"row {i}: whitespace around {v!r}" for i, v in padded],
             )
     groups: dict[str, list[str]] = {}
@@ -167,7 +169,7 @@ def check_names(
         raise InputError(
             f"{len(clashes)} group(s) of different {field} names in {where} print the same (Unicode normalisation, "
             f"compatibility forms or invisible characters differ): {shown}. Rename them at the source"
-            + ("" if mode == "normalize" else ", or pass names='normalize' to merge NFC variants")
+            + ("" if mode == "normalize" else ", or pass `names='normalize'` to merge NFC variants")
             + ".",
             [" vs ".join(map(repr, names)) for names in clashes],
         )

@@ -183,10 +183,11 @@ class ScoreTable:
         frame, rewrites = self._canonical(data, algorithm, task, seed, score, run_id, step, names)
         if rewrites:
             self.source["name_rewrites"] = rewrites
+            shown = 50  # every rewrite is in provenance (name_rewrites); the console names the first 50
             self.warnings.append(
-                f"{len(rewrites)} name(s) rewritten by names='normalize': "
-                + "; ".join(rewrites[:5])
-                + ("; ..." if len(rewrites) > 5 else "")
+                f"{len(rewrites)} name(s) rewritten by `names='normalize'`: "
+                + "; ".join(rewrites[:shown])
+                + (f"; and {len(rewrites) - shown} more (listed in provenance)" if len(rewrites) > shown else "")
             )
         frame, bad = self._check_scores(frame, score)
         dups = self._check_duplicates(frame, seed_given=run_id is None)

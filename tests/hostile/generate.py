@@ -194,8 +194,46 @@ def cases() -> list[Case]:
             {"scores.json": json.dumps(_records(grid([nfc, "B "]))).encode()},
             ["evaluate", "{dir}/scores.json", *FAST],
             2,
-            error=r"leading or trailing whitespace",
-            why="the library's names='normalize' strips and NFC-normalises instead (see test_names_normalize)",
+            error=r"leading or trailing whitespace .*; fix the data, or pass --normalize-names",
+            why="--normalize-names (the library's names='normalize') strips and NFC-normalises instead",
+        )
+    )
+    add(
+        Case(
+            "names_normalised_with_flag",
+            {"scores.json": json.dumps(_records(grid([nfd, "B "]))).encode()},
+            ["evaluate", "{dir}/scores.json", *FAST, "--normalize-names", "--no-figures", "--out", "{dir}/out"],
+            0,
+            check="normalised_names",
+            why="--normalize-names: 'B ' becomes 'B', NFD becomes NFC, each rewrite printed and in provenance",
+        )
+    )
+    add(
+        Case(
+            "normalised_names_still_clash",
+            {"scores.csv": _csv(grid(["A", "A "]))},
+            [*ev, "--normalize-names"],
+            2,
+            error=r"a name is empty after stripping|print the same|duplicate",
+            why="'A' and 'A ' are one name after stripping: their runs collide instead of merging silently",
+        )
+    )
+    add(
+        Case(
+            "bad_redact_run_names_regex",
+            {"scores.csv": _csv(base)},
+            [*ev, "--redact-run-names", "tok_(\\w+"],
+            2,
+            error=r"^error: --redact-run-names 'tok_\(\\\\w\+': not a valid regular expression",
+        )
+    )
+    add(
+        Case(
+            "redact_run_names_matching_nothing_everywhere",
+            {"scores.csv": _csv(base)},
+            [*ev, "--redact-run-names", "x*"],
+            2,
+            error=r"--redact-run-names 'x\*': .* matches the empty string",
         )
     )
 

@@ -92,6 +92,14 @@ def check_plain_ab(out: Path, case: Case) -> None:
     assert Report.load(out).algorithms == ["A", "B"]
 
 
+def check_normalised_names(out: Path, case: Case) -> None:
+    import json
+
+    assert Report.load(out).algorithms == ["Caf\u00e9", "B"]  # NFC, stripped
+    rewrites = json.loads((out / "provenance.json").read_text(encoding="utf-8"))["source"]["name_rewrites"]
+    assert len(rewrites) == 2 and any("'B '" in r for r in rewrites), rewrites
+
+
 def _rows(case: Case) -> list[list[str]]:
     import csv
     import io

@@ -1,19 +1,119 @@
-"""How library messages name options: as Python keywords, backticked so the CLI can swap in its flags.
+"""How library messages name options, and how any error becomes the one line a user reads.
 
 Library code writes ``kw("include_unfinished=True")``, which renders as
 ```include_unfinished=True```. A Python user reads the keyword to pass; the CLI replaces each
 backticked keyword it knows with its flag (``rl_reliable_logger.cli.flags``).
 
+Tracker clients raise errors whose text spans many lines: MLflow's REST errors carry the server's
+response body (JSON, or a whole HTML error page), SQLAlchemy adds the SQL and a "Background on this
+error" link, W&B adds tracebacks. :func:`one_line` folds such a text into one redacted line that keeps
+the cause; :func:`describe_failure` does it for an exception a tracker client raised.
+
 Example:
     >>> kw("include_unfinished=True")
     '`include_unfinished=True`'
+    >>> one_line("failed with error code 403. Response body: '{\\n  \\"error_code\\": \\"PERMISSION_DENIED\\"\\n}'")
+    'failed with error code 403. Response body: \\'{ "error_code": "PERMISSION_DENIED" }\\''
 """
 
 from __future__ import annotations
 
+import html
+import re
+
+from ...redaction import redact
+
 DROP_INVALID = "on_invalid='drop'"
+
+#: Longest line :func:`one_line` returns (the cause comes first in every message, so it survives the cut).
+MAX_LINE = 1000
+
+_TAG = re.compile(r"<[^<>]{0,400}>")
+_HTML_NOISE = re.compile(r"<(script|style|head)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+#: Lines that carry no cause: Python traceback frames and SQLAlchemy's footers.
+_NOISE_LINES = re.compile(
+    r"^\s*(Traceback \(most recent call last\):|File \".*\", line \d+(, in .*)?|\(Background on this error at: .*\)"
+    r"|\[SQL: .*\]?|\[parameters: .*\]|\^+|~+)\s*$"
+)
+_FRAME = re.compile(r'^\s*File ".*", line \d+')
+_BULLET = re.compile(r"^\s*[-*•]\s+")
 
 
 def kw(keyword: str) -> str:
     """A keyword as messages write it (backticked, so :func:`as_flags` can find it)."""
     return f"`{keyword}`"
+
+
+def _strip_html(text: str) -> str:
+    if not re.search(r"<(!DOCTYPE|html|body|p|h\d|title|div)\b", text, re.IGNORECASE):
+        return text
+    text = _HTML_NOISE.sub(" ", text)
+    return html.unescape(_TAG.sub(" ", text))
+
+
+def _joiner(previous: str, following: str) -> str:
+    """What joins a line to the next: a space inside a sentence, a quote or brackets; else ``; ``."""
+    if following.startswith(("}", "]", ")")) or previous.endswith((".", ":", ";", ",", "(", "{", "[")):
+        return " "
+    if previous.endswith(("'", '"')) and previous.count(previous[-1]) % 2 == 1:  # an opening quote
+        return " "
+    return "; "
+
+
+def one_line(text: object, *, limit: int = MAX_LINE) -> str:
+    """``text`` redacted and folded into one line: HTML bodies reduced to their words, traceback frames and
+    SQL echoes dropped, list items joined with ``;``, whitespace runs as one space, at most ``limit`` characters.
+
+    Redaction (:func:`rl_reliable_logger.redaction.redact`) runs first, on the whole text, so a secret split
+    over two lines is still found.
+    """
+    out = _strip_html(redact(text))
+    parts: list[str] = []
+    in_frame = False  # the indented source line under a traceback frame is noise too
+    for raw in out.splitlines():
+        if in_frame and raw.startswith((" ", "\t")):
+            in_frame = False
+            continue
+        in_frame = bool(_FRAME.match(raw))
+        if not raw.strip() or _NOISE_LINES.match(raw):
+            continue
+        line = " ".join(raw.split())
+        if _BULLET.match(raw) and parts:
+            parts[-1] = parts[-1].rstrip(":;") + (": " if parts[-1].endswith(":") else "; ")
+            parts.append(_BULLET.sub("", line))
+            continue
+        if parts and not parts[-1].endswith((": ", "; ")):
+            parts.append(_joiner(parts[-1], line))
+        parts.append(line)
+    folded = "".join(parts).strip() or " ".join(str(text).split()) or "(no message)"
+    if len(folded) > limit:
+        folded = folded[: limit - 1].rstrip() + "…"
+    return folded
+
+
+#: Modules whose exceptions are tracker failures (the store, its database, the network), not bugs of ours.
+TRACKER_MODULES = ("mlflow", "wandb", "sqlalchemy", "sqlite3", "requests", "urllib3", "http", "grpc", "google")
+
+
+def is_tracker_failure(err: BaseException) -> bool:
+    """True for an exception raised by a tracker client, its database or the network (exit 2, not a bug)."""
+    module = type(err).__module__ or ""
+    return module.split(".")[0] in TRACKER_MODULES
+
+
+def describe_os_error(err: OSError) -> str:
+    """``cannot write /x/y: No space left on device``: what failed and where, without the class name."""
+    what = err.strerror or one_line(err) or "input/output error"
+    where = " and ".join(str(f) for f in (err.filename, err.filename2) if f)
+    return one_line(f"{what}: {where}" if where else what)
+
+
+def describe_failure(err: BaseException) -> str:
+    """One redacted line for an exception a tracker client raised: its kind and cause, nothing else."""
+    text = str(err)
+    message = getattr(err, "message", None)  # MlflowException keeps the server's message apart
+    if isinstance(message, str) and message.strip():
+        text = message
+    name = type(err).__name__
+    cause = one_line(text) if text.strip() else "no details given"
+    return f"{name}: {cause}"

@@ -179,6 +179,7 @@ def records_to_table(
     extra_fields: Mapping[str, str] | None = None,
     variant: Sequence[str] = (),
     score_rule: str | ScoreRule | None = None,
+    names: str = "strict",
 ) -> ScoreTable:
     """Group tracker runs into a ScoreTable with the given field references.
 
@@ -188,6 +189,7 @@ def records_to_table(
     ``history_key`` the table also gets one row per logged step of that key (the learning curve);
     the final scores stay the score key's values (column ``final_score``). ``variant`` references
     are appended to the algorithm label (``PPO lr=0.001``), one label per sweep configuration.
+    ``names`` is ScoreTable's (``"normalize"`` strips and NFC-normalises names instead of refusing them).
 
     A run's identity is the tracker run id (or ``run_key``), so seeds reused across configurations
     are normal; two runs with the same algorithm, task, seed and ``extra_fields`` values are a
@@ -412,6 +414,7 @@ def records_to_table(
         step="step" if history_key is not None else None,
         on_invalid=on_invalid,  # type: ignore[arg-type]
         source=info,
+        names=names,  # type: ignore[arg-type]
     )
     if dropped:
         table.dropped = pd.concat([pd.DataFrame(dropped), table.dropped], ignore_index=True)

@@ -132,6 +132,7 @@ def source_table(
     run_key: str | None = None,
     variant: Sequence[str] = (),
     score_rule: str | None = None,
+    names: str = "strict",
 ) -> ScoreTable:
     """Select runs and group them into a ScoreTable: the one path every tracker Source takes.
 
@@ -191,6 +192,7 @@ def source_table(
         run_key=run_key,
         variant=variant,
         score_rule=rule,
+        names=names,
     )
     note = unrelated_warning(skipped, flat, tracker)
     if note:

@@ -86,6 +86,10 @@ class Tracker:
                 "mlflow.db in the current folder: run from the folder you trained in, or pass "
                 f"{kw('tracking_uri=')} / set MLFLOW_TRACKING_URI (e.g. sqlite:////abs/path/mlflow.db or http://host:5000)."
             )
+        if path is not None and path.exists() and (path.is_dir() or not os.access(path, os.R_OK)):
+            # MLflow would retry opening it for about 100 s, logging a multi-line warning each time
+            why = "is a folder, not a database file" if path.is_dir() else "cannot be read (permission denied)"
+            raise TrackerError(f"the MLflow database {path} {why} (tracking URI {self.shown_uri}).")
         self.client = mlflow.MlflowClient(tracking_uri=self.uri)
 
     def call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:

@@ -156,6 +156,7 @@ class MlflowSource:
         run_key: str | None = None,
         variant: Sequence[str] = (),
         score_rule: str | None = None,
+        names: str = "strict",
     ) -> ScoreTable:
         """See :func:`mlflow_table`."""
         records, exps = self._listing()
@@ -183,6 +184,7 @@ class MlflowSource:
             run_key=run_key,
             variant=variant,
             score_rule=score_rule,
+            names=names,
         )
 
 

@@ -326,6 +326,7 @@ class WandbSource:
         run_key: str | None = None,
         variant: Sequence[str] = (),
         score_rule: str | None = None,
+        names: str = "strict",
     ) -> ScoreTable:
         """The selected runs as a ScoreTable (shared selection; see ``trackers.base.selection``)."""
         curve = history_name(curve_key) if curve_key else None
@@ -351,6 +352,7 @@ class WandbSource:
             run_key=run_key,
             variant=variant,
             score_rule=score_rule,
+            names=names,
         )
         if self.stale and self.stale_after is not None:
             table.warnings.insert(0, stale_warning(self.stale, self.stale_after, "W&B"))
