@@ -10,7 +10,7 @@ project's engine) and, for every pair (X, Y), reports beside the usual per-pair 
   therefore scaled by √(n/(n−1)), n the smallest cell of the pair. The standard errors are also
   *estimated* from the runs, so the critical value is taken on the t scale with the pair's degrees of
   freedom, Σ_m (N_x,m − 1) + Σ_m (N_y,m − 1) (see ``max_t_intervals(df=)``); without it P(X > Y)
-  covered 0.935–0.943 for 6 algorithms (checked by simulation: ``benchmarks/multiplicity_coverage.py``);
+  covered 0.935–0.948 for 6 algorithms (checked by simulation: ``benchmarks/multiplicity_coverage.py``);
 * the two-sided bootstrap p-value and its Holm-adjusted value;
 
 for two families: the difference metric(X) − metric(Y) (null 0) and the probability of improvement

@@ -72,7 +72,7 @@ def max_t_intervals(
     ``df`` (scalar or (P,)): the degrees of freedom of each column's standard error. The bootstrap's
     c is a quantile on a *known*-variance (normal) scale, but the standard error is estimated from the
     runs, so the realised maximum has t-like tails and the family under-covers (6 algorithms, 5 tasks ×
-    5–10 runs: 0.935–0.943 for P(X > Y)). With ``df`` each column uses the t quantile at the same tail
+    5–10 runs: 0.935–0.948 for P(X > Y)). With ``df`` each column uses the t quantile at the same tail
     probability, ``t_df⁻¹(Φ(c))`` — Hesterberg's (2015) expansion of the percentile interval, applied to
     the max-T critical value.
     """
