@@ -436,13 +436,7 @@ class ScoreTable:
                 f"runs per task differ within {', '.join(ragged[:8])}{', ...' if len(ragged) > 8 else ''}: each task "
                 "still carries equal weight (each run of task m weighs 1/(M·N_m))."
             )
-        per_alg = sizes.groupby(level=0, sort=False).max()
-        if per_alg.nunique() > 1:
-            fewest = per_alg[per_alg == per_alg.min()].index.tolist()
-            self.warnings.append(
-                f"{', '.join(map(str, fewest[:8]))} ha{'s' if len(fewest) == 1 else 've'} fewer runs per task "
-                f"({per_alg.min()} vs up to {per_alg.max()}): expect wider intervals there."
-            )
+        # unequal runs between algorithms: the protocol check ``runs.unequal`` (analysis/protocol.py) says it, once
 
     # ------------------------------------------------------------------ accessors
     @property

@@ -293,15 +293,25 @@ class Resample:
             self._cache["task_means"] = gathered.sum(axis=0) / self.slot_sizes
         return self._cache["task_means"]
 
-    def task_variances(self) -> np.ndarray:
-        """(R, S) unbiased variance of each slot's drawn scores (0 for a slot of one run)."""
-        if "task_variances" not in self._cache:
-            gathered = self.values[self.idx] - self.task_means()[None]
+    @property
+    def magnitude(self) -> float:
+        """Largest finite |score| (1 when there is none or it is 0): the unit of :meth:`task_scaled_variances`."""
+        return magnitude(self.values)
+
+    def task_scaled_variances(self) -> np.ndarray:
+        """(R, S) unbiased variance of each slot's drawn scores in units of ``magnitude²`` (0 for a slot of one run).
+
+        Formed from ``values / magnitude``, so the squares neither overflow (scores near 1e200) nor underflow
+        (near 1e-200); the standard error is ``magnitude · sqrt(...)``.
+        """
+        if "task_scaled_variances" not in self._cache:
+            unit = self.magnitude
+            gathered = (self.values[self.idx] - self.task_means()[None]) / unit
             if self.valid is not None:
                 gathered = np.where(self.valid, gathered, 0.0)
             dof = np.maximum(self.slot_sizes - 1.0, 1.0)
-            self._cache["task_variances"] = (gathered**2).sum(axis=0) / dof
-        return self._cache["task_variances"]
+            self._cache["task_scaled_variances"] = (gathered**2).sum(axis=0) / dof
+        return self._cache["task_scaled_variances"]
 
     def padded_samples(self) -> np.ndarray:
         """(R, N_max, S) resampled scores, NaN-padded: the input of slow-path custom metrics."""
@@ -309,6 +319,15 @@ class Resample:
         if self.valid is not None:
             gathered = np.where(self.valid, gathered, np.nan)
         return np.moveaxis(gathered, 0, 1)
+
+
+def magnitude(values: np.ndarray) -> float:
+    """Largest finite |value|, or 1 when there is none or it is 0: a unit that keeps squares and cubes of
+    the values (and of differences between them) inside floating-point range."""
+    v = np.abs(np.asarray(values, dtype=float))
+    v = v[np.isfinite(v)]
+    top = float(v.max()) if v.size else 0.0
+    return top if top > 0 else 1.0
 
 
 def original(cells: Cells, values: np.ndarray | None = None) -> Resample:
@@ -566,7 +585,8 @@ def expanded_level(cells: Cells, ci: float = 0.95) -> float:
     keep = sizes >= 2
     if not keep.any():
         return (1.0 - ci) / 2.0
-    var = np.array([np.var(cells.values[cells.task_of == m], ddof=1) if keep[m] else 0.0 for m in range(cells.n_tasks)])
+    unit = cells.values / magnitude(cells.values)  # c is scale-free; unit scores keep the squares in range
+    var = np.array([np.var(unit[cells.task_of == m], ddof=1) if keep[m] else 0.0 for m in range(cells.n_tasks)])
     var = var[keep] if var[keep].sum() > 0 else np.ones(int(keep.sum()))
     n = sizes[keep]
     c = math.sqrt(float((var / n).sum() / (var * (n - 1) / n**2).sum()))
@@ -651,10 +671,18 @@ def acceleration(jackknife: np.ndarray, strata: np.ndarray | None = None) -> np.
         raise ValueError("strata needs one task per jackknife value")
     num = np.zeros(jack.shape[1:])
     den = np.zeros(jack.shape[1:])
+    # a is scale-free (cubes over squares^1.5): centre each task's values and divide by the largest |deviation|
+    # of each statistic, so that cubes of huge (1e200) or tiny (1e-200) scores neither overflow nor underflow
+    centred = np.empty_like(jack)
     for task in np.unique(strata):
         part = jack[strata == task]
+        centred[strata == task] = part.mean(axis=0) - part
+    unit = np.abs(centred).max(axis=0, initial=0.0)
+    centred = centred / np.where(unit > 0, unit, 1.0)
+    for task in np.unique(strata):
+        part = centred[strata == task]
         n = part.shape[0]
-        influence = (n - 1) * (part.mean(axis=0) - part)
+        influence = (n - 1) * part
         num += (influence**3).sum(axis=0) / n**3
         den += (influence**2).sum(axis=0) / n**2
     den = 6.0 * den**1.5

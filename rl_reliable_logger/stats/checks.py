@@ -53,7 +53,7 @@ def raw_scale_warning(per_task: dict[str, np.ndarray], threshold: float = SCALE_
     big, small = max(scales, key=scales.__getitem__), min((t for t in scales if scales[t] > 0), key=scales.__getitem__)
     return (
         f"scores are not normalised and task scales differ {ratio:.0f}-fold ({big!r} vs {small!r}): aggregates "
-        "across tasks are dominated by the large-scale tasks; normalise the scores (normalize=...) first."
+        "across tasks are dominated by the large-scale tasks; normalise the scores first (`normalize=`)."
     )
 
 
@@ -63,7 +63,8 @@ def gap_warning(gamma: float, values: np.ndarray, normalized: bool) -> str | Non
     if not normalized:
         return (
             f"the optimality gap measures the shortfall below gamma = {gamma:g}, a target on a normalised scale; the "
-            "scores are not normalised, so it is not meaningful here (normalise, or set gamma on the raw scale)."
+            "scores are not normalised, so it is not meaningful here (normalise with `normalize=`, or set `gamma=` on the "
+            "raw scale)."
         )
     if v.size and np.mean(v >= gamma) > 0.95:
         return (

@@ -94,7 +94,8 @@ def mean_se(resample: Resample) -> np.ndarray:
     The input of the bootstrap-t interval (:func:`..bootstrap.studentized_mean_interval`).
     """
     n_slots = resample.n_slots
-    se = np.sqrt((resample.task_variances() / resample.slot_sizes).sum(axis=1)) / n_slots
+    scaled = np.sqrt((resample.task_scaled_variances() / resample.slot_sizes).sum(axis=1))
+    se = resample.magnitude * scaled / n_slots
     return np.stack([mean(resample), np.broadcast_to(se, (resample.n_reps,))], axis=1)
 
 

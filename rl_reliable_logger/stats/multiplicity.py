@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from scipy import stats
 
 
 def bootstrap_pvalues(dist: np.ndarray, null: float | np.ndarray = 0.0) -> np.ndarray:
@@ -53,7 +54,12 @@ def holm(pvalues: Sequence[float] | np.ndarray) -> np.ndarray:
 
 
 def max_t_intervals(
-    dist: np.ndarray, point: np.ndarray, ci: float = 0.95, *, scale: np.ndarray | float = 1.0
+    dist: np.ndarray,
+    point: np.ndarray,
+    ci: float = 0.95,
+    *,
+    scale: np.ndarray | float = 1.0,
+    df: np.ndarray | float | None = None,
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """Simultaneous intervals for the P columns of ``dist`` (B, P) around ``point`` (P,).
 
@@ -62,6 +68,13 @@ def max_t_intervals(
     once. ``scale`` (scalar or (P,)) corrects the standard errors, e.g. by √(n/(n−1)) for the
     bootstrap's plug-in variance with n runs. Columns with zero spread get a zero-width interval
     and do not enter the maximum. Returns (low, high, c).
+
+    ``df`` (scalar or (P,)): the degrees of freedom of each column's standard error. The bootstrap's
+    c is a quantile on a *known*-variance (normal) scale, but the standard error is estimated from the
+    runs, so the realised maximum has t-like tails and the family under-covers (6 algorithms, 5 tasks ×
+    5–10 runs: 0.935–0.948 for P(X > Y)). With ``df`` each column uses the t quantile at the same tail
+    probability, ``t_df⁻¹(Φ(c))`` — Hesterberg's (2015) expansion of the percentile interval, applied to
+    the max-T critical value.
     """
     if not 0 < ci < 1:
         raise ValueError(f"ci must be in (0, 1), got {ci}")
@@ -75,7 +88,10 @@ def max_t_intervals(
         return point.copy(), point.copy(), 0.0
     centred = np.abs(dist[:, live] - dist[:, live].mean(axis=0)) / se[live]
     crit = float(np.quantile(centred.max(axis=1), ci))
-    half = np.where(live, crit * se * np.broadcast_to(np.asarray(scale, dtype=float), se.shape), 0.0)
+    factor = np.full(se.shape, crit)
+    if df is not None:
+        factor = stats.t.ppf(stats.norm.cdf(crit), np.broadcast_to(np.asarray(df, dtype=float), se.shape))
+    half = np.where(live, factor * se * np.broadcast_to(np.asarray(scale, dtype=float), se.shape), 0.0)
     return point - half, point + half, crit
 
 

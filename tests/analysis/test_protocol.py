@@ -51,6 +51,17 @@ def test_unequal_runs_and_few_runs_name_algorithms_and_cells():
     assert check_protocol(ScoreTable(_frame({"A": 5, "B": 2})), min_runs=2)[1:] == []
 
 
+def test_unequal_runs_between_algorithms_are_said_once():
+    """Issue 13: the data layer's "fewer runs per task" warning repeated the protocol check ``runs.unequal``."""
+    from rl_reliable_logger import evaluate
+
+    table = ScoreTable(_frame({"A": 6, "B": 4}))
+    assert not any("fewer runs" in w or "B" in w for w in table.warnings)
+    report = evaluate(table, reps=200, profile_reps=100, improvement_reps=100, seed=0)
+    about_runs = [w for w in report.warnings if "fewer runs" in w or "runs.unequal" in w or "the fewest" in w]
+    assert len(about_runs) == 1 and "runs.unequal" in about_runs[0] and "B has the fewest" in about_runs[0]
+
+
 def test_budgets_from_steps_between_algorithms_and_within_a_cell():
     rows = []
     for alg, budget in (("A", 1_000_000), ("B", 500_000)):

@@ -290,3 +290,24 @@ def test_aggregate_intervals_every_method(method):
         assert (low[1], high[1]) == pytest.approx((lo, hi))
         lo_e, hi_e = bs.interval(dist, point, method="expanded", cells=cells)
         assert (low[0], high[0]) == pytest.approx((lo_e[0], hi_e[0]))
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e-200])
+@pytest.mark.parametrize("method", ["bca", "expanded", "bootstrap-t"])
+def test_intervals_of_huge_and_tiny_scores_are_the_scaled_unit_intervals(scale, method):
+    """Issue 12: the BCa acceleration cubed the jackknife values (1e600 overflowed to NaN, 1e-600 underflowed to 0)."""
+    from rl_reliable_logger.stats.aggregate import aggregate_intervals
+
+    rng = np.random.default_rng(71)
+    per_task = [rng.lognormal(sigma=1.0, size=n) for n in (4, 6, 5, 7)]
+    metrics = [mt.get_metric(n) for n in ("iqm", "mean", "median")]
+    unit = aggregate_intervals(bs.Cells.from_list(per_task), metrics, 2000, np.random.default_rng(4), method=method)
+    scaled = aggregate_intervals(
+        bs.Cells.from_list([v * scale for v in per_task]), metrics, 2000, np.random.default_rng(4), method=method
+    )
+    for u, s in zip(unit[:3], scaled[:3]):
+        assert np.isfinite(s).all()
+        np.testing.assert_allclose(s / scale, u, rtol=1e-9)
+    jack = bs.jackknife(bs.Cells.from_list(per_task), mt.mean)[:, None]
+    strata = bs.jackknife_tasks(bs.Cells.from_list(per_task))
+    np.testing.assert_allclose(bs.acceleration(jack * scale, strata), bs.acceleration(jack, strata), rtol=1e-9)

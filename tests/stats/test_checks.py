@@ -18,6 +18,19 @@ def test_raw_scale_warning_names_the_tasks():
     assert checks.task_scale_ratio([np.zeros(5), np.ones(5)]) == 1.0  # an all-zero task has no scale
 
 
+def test_raw_scale_and_gap_warnings_name_keywords_the_cli_turns_into_flags():
+    """Issue 13: `(normalize=...)` without backticks reached the command line as a Python keyword."""
+    from rl_reliable_logger.cli.flags import as_flags
+
+    per_task = {"pong": np.array([10.0, 20.0, 15.0]), "seaquest": np.array([9000.0, 8000.0, 9500.0])}
+    raw = checks.raw_scale_warning(per_task)
+    gap = checks.gap_warning(1.0, np.array([100.0, 200.0]), normalized=False)
+    assert "`normalize=`" in raw and "`normalize=`" in gap and "`gamma=`" in gap
+    for cli in (as_flags(raw), as_flags(gap, analysis=True)):
+        assert "--normalize" in cli and "normalize=" not in cli and "`" not in cli
+    assert "--gamma" in as_flags(gap)
+
+
 def test_gap_warning_on_raw_scores_and_saturated_gamma():
     assert "not normalised" in checks.gap_warning(1.0, np.array([100.0, 200.0]), normalized=False)
     assert "about 0" in checks.gap_warning(1.0, np.full(20, 3.0), normalized=True)

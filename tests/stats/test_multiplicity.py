@@ -64,3 +64,17 @@ def test_letter_display_shares_a_letter_exactly_when_not_distinguishable():
             assert share == (not different[i, j]), (different, display)
     assert letter_display(["x", "y"], [1.0, 2.0], np.zeros((2, 2), bool)) == {"x": "a", "y": "a"}
     assert letter_display(["x", "y"], [1.0, 2.0], ~np.eye(2, dtype=bool)) == {"x": "b", "y": "a"}
+
+
+def test_max_t_with_degrees_of_freedom_takes_the_critical_value_on_the_t_scale():
+    """Issue 16: with estimated standard errors the family needs t-like tails (P(X > Y) covered 0.935–0.948)."""
+    rng = np.random.default_rng(4)
+    dist = rng.normal(0, 1, size=(20_000, 6)) * np.arange(1, 7)
+    low, high, crit = max_t_intervals(dist, np.zeros(6), 0.95)
+    df = np.array([4, 8, 16, 32, 64, 1e9])
+    low_t, high_t, crit_t = max_t_intervals(dist, np.zeros(6), 0.95, df=df)
+    assert crit_t == crit  # the same bootstrap maximum, read on another scale
+    sd = dist.std(axis=0, ddof=1)
+    np.testing.assert_allclose(high_t, stats.t.ppf(stats.norm.cdf(crit), df) * sd, rtol=1e-12)
+    assert (high_t > high).all() and np.diff(high_t / sd).max() < 0  # fewer degrees of freedom: wider
+    assert high_t[-1] == pytest.approx(high[-1], rel=1e-6)  # many degrees of freedom: the normal scale
