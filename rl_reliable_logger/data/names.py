@@ -109,35 +109,44 @@ def _bad_characters(name: str) -> str | None:
 
 
 def check_names(
-    values: pd.Series, field: str, column: str, *, mode: NameMode = "strict"
+    values: pd.Series, field: str, column: str, *, mode: NameMode = "strict", run_ids: pd.Series | None = None
 ) -> tuple[pd.Series, list[str]]:
     """``values`` as a text Series, checked; returns (names, notes about rewrites made in ``normalize`` mode).
 
     Raises InputError naming the column and rows for missing names, control characters and names that
-    would print the same.
+    would print the same. ``run_ids`` (same index, e.g. tracker run ids) names the runs instead of row numbers,
+    which mean nothing to a user whose scores came from a tracker.
     """
     if mode not in ("strict", "normalize"):
         raise ValueError(f"names must be 'strict' or 'normalize', not {mode!r}")
+    unit = "row" if run_ids is None else "run"
+
+    def at(indices: Iterable[Any]) -> str:
+        return f"{unit}(s) " + _rows(i if run_ids is None else run_ids[i] for i in indices)
+
+    def one(i: Any) -> str:
+        return f"{unit} {i if run_ids is None else run_ids[i]}"
+
     where = f"{field} column {column!r}"
     missing = [i for i, v in values.items() if is_missing(v)]
     if missing:
         raise InputError(
             f"empty or missing {field} name (empty, NaN or an NA marker such as 'NA'/'nan'/'None') in {where}, "
-            f"row(s) {_rows(missing)}: every run needs a {field}; fill the cells or drop those rows.",
-            [f"row {i}: missing {field}" for i in missing],
+            f"{at(missing)}: every run needs a {field}; fill the cells or drop those rows.",
+            [f"{one(i)}: missing {field}" for i in missing],
         )
     try:
         text = pd.Series([as_text(v) for v in values], index=values.index, dtype=object)
     except UnicodeDecodeError:
         bad = [i for i, v in values.items() if isinstance(v, bytes) and not _decodes(v)]
-        raise InputError(f"{where} holds bytes that are not UTF-8 text in row(s) {_rows(bad)}.") from None
+        raise InputError(f"{where} holds bytes that are not UTF-8 text in {at(bad)}.") from None
     controls = [(i, c) for i, v in text.items() if (c := _bad_characters(v)) is not None]
     if controls:
         first = controls[0][1]
         raise InputError(
-            f"{field} name with a control character ({first}) in {where}, row(s) {_rows([i for i, _ in controls])}: "
+            f"{field} name with a control character ({first}) in {where}, {at([i for i, _ in controls])}: "
             "names must be printable text (no newline, tab, NUL); rename them at the source.",
-            [f"row {i}: control character {c}" for i, c in controls],
+            [f"{one(i)}: control character {c}" for i, c in controls],
         )
     notes: list[str] = []
     if mode == "normalize":
@@ -155,17 +164,15 @@ def check_names(
         if padded:
             raise InputError(
                 f"{field} name {padded[0][1]!r} has leading or trailing whitespace in {where}, "
-                f"row(s) {_rows(i for i, _ in padded)}; fix the data, or pass `names='normalize'` to strip it (recorded).",
-                [f"row {i}: whitespace around {v!r}" for i, v in padded],
+                f"{at(i for i, _ in padded)}; fix the data, or pass `names='normalize'` to strip it (recorded).",
+                [f"{one(i)}: whitespace around {v!r}" for i, v in padded],
             )
     groups: dict[str, list[str]] = {}
     for name in pd.unique(text):
         groups.setdefault(display_key(name), []).append(name)
     clashes = [names for names in groups.values() if len(names) > 1]
     if clashes:
-        shown = "; ".join(
-            " vs ".join(f"{n!r} (row {_rows(text.index[text == n])})" for n in names) for names in clashes[:4]
-        )
+        shown = "; ".join(" vs ".join(f"{n!r} ({at(text.index[text == n])})" for n in names) for names in clashes[:4])
         raise InputError(
             f"{len(clashes)} group(s) of different {field} names in {where} print the same (Unicode normalisation, "
             f"compatibility forms or invisible characters differ): {shown}. Rename them at the source"

@@ -246,17 +246,19 @@ class ScoreTable:
             )
         out = pd.DataFrame(index=data.index)
         rewrites: list[str] = []
+        # scores from a tracker carry its run ids: problems name those runs, not row numbers
+        runs = data["tracker_run_id"].astype(str) if "tracker_run_id" in data.columns else None
         for field, col in (("algorithm", algorithm), ("task", task)):
-            out[field], notes = check_names(data[col], field, col, mode=names)
+            out[field], notes = check_names(data[col], field, col, mode=names, run_ids=runs)
             rewrites += notes
         if seed is not None:
             if run_id is None and any(is_missing(v) for v in data[seed]):
-                check_names(data[seed], "seed", seed)  # raises, naming the rows
+                check_names(data[seed], "seed", seed, run_ids=runs)  # raises, naming the rows
             out["seed"] = data[seed]
         else:
             out["seed"] = pd.Series([None] * len(data), index=data.index, dtype="object")
         if run_id is not None:
-            out["run_id"], notes = check_names(data[run_id], "run id", run_id, mode=names)
+            out["run_id"], notes = check_names(data[run_id], "run id", run_id, mode=names, run_ids=runs)
         else:
             keys = pd.Series([seed_key(s) for s in out["seed"]], index=data.index, dtype=object)
             out["run_id"], notes = check_names(keys, "seed", seed, mode=names)

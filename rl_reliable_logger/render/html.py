@@ -398,7 +398,7 @@ def build_html(report: Report, figures: Sequence[Figure] = (), *, title: str | N
         sub_bits[-1] += f", {reps} replicates"
     if src_txt:
         sub_bits.append(f"Source: {src_txt}")
-    generated = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    generated = _created(prov)
 
     sections = [
         ("headline", "Headline metrics"),
@@ -415,7 +415,7 @@ def build_html(report: Report, figures: Sequence[Figure] = (), *, title: str | N
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{esc(title)}</title><style>{_CSS}</style></head><body><main>",
         f"<h1>{esc(title)}</h1>",
-        f'<p class="sub">{" · ".join(esc(b) for b in sub_bits)}<br>Generated {esc(generated)} by rl_reliable_logger</p>',
+        f'<p class="sub">{" · ".join(esc(b) for b in sub_bits)}<br>Generated {esc(generated)}by rl_reliable_logger</p>',
         "<nav>" + "".join(f'<a href="#{k}">{esc(v)}</a>' for k, v in sections) + "</nav>",
     ]
     protocol, shown = _protocol(report)
@@ -456,3 +456,15 @@ def build_html(report: Report, figures: Sequence[Figure] = (), *, title: str | N
     parts.append(_provenance(report))
     parts.append("</main></body></html>")
     return "\n".join(p for p in parts if p)
+
+
+def _created(prov: dict) -> str:
+    """When the analysis ran (provenance ``created``, so one report renders the same bytes every time), with a
+    trailing space; empty when the provenance does not say."""
+    try:
+        when = _dt.datetime.fromisoformat(str(prov["created"]))
+    except (KeyError, TypeError, ValueError):
+        return ""
+    if when.tzinfo is not None:
+        when = when.astimezone(_dt.timezone.utc)
+    return when.strftime("%Y-%m-%d %H:%M UTC ")

@@ -101,3 +101,26 @@ def test_mlflow_tags_with_whitespace_need_the_flag(tmp_path, capsys, monkeypatch
     console = capsys.readouterr().out
     assert "'ppo ' normalised to 'ppo'" in console and ascii(NFD) in console
     assert set(pd.read_csv(out / "aggregates.csv")["algorithm"]) == {"ppo", NFC}
+
+
+def test_tracker_name_errors_name_the_run_not_a_row_number(tmp_path, monkeypatch, capsys):
+    """Row numbers of an internal frame mean nothing to a tracker user: the refused name's run id is given."""
+    mlflow = pytest.importorskip("mlflow")
+    from tests.support.mlflow_store import convention, log_run, make_store, use_store
+
+    uri = make_store(tmp_path)
+    with use_store(uri, monkeypatch):
+        client = mlflow.MlflowClient(uri)
+        exp = client.create_experiment("padded")
+        ids = {}
+        for alg in ("PPO", "SAC "):
+            for seed in range(2):
+                ids[(alg, seed)] = log_run(
+                    client, exp, f"r{seed}", tags=convention(alg, "t1", seed), metrics={"rl_reliable_final_score": 1.0}
+                )
+    capsys.readouterr()
+    code = cli.main(["mlflow", "--tracking-uri", uri, "--experiment", "padded", *FAST, "--publish", "none", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "run(s) " in err and "row(s)" not in err, err
+    assert ids[("SAC ", 0)] in err and ids[("SAC ", 1)] in err and ids[("PPO", 0)] not in err, err

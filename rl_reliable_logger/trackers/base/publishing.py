@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ...analysis.report import Report
 
 __all__ = [
+    "run_count",
     "bundle_files",
     "check_not_source",
     "curve_metrics",
@@ -175,6 +176,15 @@ def run_name(report: Report, digest: str) -> str:
     a = "algorithm" if n_alg == 1 else "algorithms"
     t = "task" if len(tasks) == 1 else "tasks"
     return f"rl-reliable · {n_alg} {a} × {len(tasks)} {t} · {digest[:8]}"
+
+
+def run_count(report: Report) -> int:
+    """How many runs the scores come from: with curves ``scores`` has one row per run and step."""
+    scores = report.scores
+    if scores.empty:
+        return 0
+    keys = [c for c in ("algorithm", "task", "run_id") if c in scores]
+    return int(scores.drop_duplicates(keys).shape[0]) if "run_id" in keys else int(scores.shape[0])
 
 
 def source_run_ids(report: Report) -> set[str]:

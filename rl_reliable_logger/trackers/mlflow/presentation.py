@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...data.names import escape_markdown
 from ...version import __version__
+from ..base.publishing import run_count
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...analysis.report import Report
@@ -39,15 +40,6 @@ def _text(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(map(str, value))
     return str(value)
-
-
-def run_count(report: Report) -> int:
-    """How many runs the scores come from: with curves ``scores`` has one row per run and step."""
-    scores = report.scores
-    if scores.empty:
-        return 0
-    keys = [c for c in ("algorithm", "task", "run_id") if c in scores]
-    return int(scores.drop_duplicates(keys).shape[0]) if "run_id" in keys else int(scores.shape[0])
 
 
 def analysis_params(report: Report) -> dict[str, str]:

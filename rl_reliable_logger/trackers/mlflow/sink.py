@@ -46,6 +46,7 @@ from ..base.publishing import (
     display_frame,
     headline_metrics,
     report_hash,
+    run_count,
     run_name,
     source_run_ids,
 )
@@ -59,7 +60,6 @@ from .presentation import (
     experiments_of,
     log_scores_dataset,
     new_params,
-    run_count,
     run_links,
     source_runs,
 )

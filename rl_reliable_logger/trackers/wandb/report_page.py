@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ...data.names import escape_markdown
 from ...errors import TrackerError
 from ...render.tables import to_markdown
+from ..base.publishing import run_count
 from .source import ANALYSIS_JOB_TYPE
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -47,8 +48,7 @@ def methods_text(report: Report) -> str:
     ]
     if prov.get("normalize") is not None:
         parts.append(f"scores normalised with {escape_markdown(prov['normalize'])}")
-    n_runs = int(report.scores.shape[0]) if not report.scores.empty else 0
-    parts.append(f"{n_runs} score rows from {len(report.algorithms)} algorithms")
+    parts.append(f"{run_count(report)} runs from {len(report.algorithms)} algorithms")
     return "; ".join(parts) + ". Computed with rl_reliable_logger (rliable's methods)."
 
 
