@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from rl_reliable_logger.trackers.base.protocols import PublishResult, Sink
 from rl_reliable_logger.trackers.base.publishing import headline_metrics, key_segment, report_hash
 from rl_reliable_logger.trackers.folder import FolderSink
 from tests.support.reports import small_report
+from tests.support.wandb_env import isolate_wandb
 from tests.support.wandb_standin import StandIn
 from tests.support.wandb_standin import start as start_standin
 
@@ -106,22 +106,7 @@ def report_artifacts(st: StandIn) -> list[dict[str, Any]]:
 
 
 def _wandb_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, **extra: str) -> None:
-    for key in list(os.environ):
-        if key.startswith("WANDB_"):
-            monkeypatch.delenv(key)
-    for key, value in {
-        "WANDB_DIR": str(tmp_path / "wb"),
-        "WANDB_DATA_DIR": str(tmp_path / "wbdata"),
-        "WANDB_CONFIG_DIR": str(tmp_path / "wbconfig"),
-        "WANDB_CACHE_DIR": str(tmp_path / "wbcache"),
-        "WANDB_SILENT": "true",
-        "WANDB_ERROR_REPORTING": "false",
-        "WANDB_X_DISABLE_STATS": "true",
-        "WANDB_X_DISABLE_MACHINE_INFO": "true",
-        **extra,
-    }.items():
-        monkeypatch.setenv(key, value)
-    (tmp_path / "wb").mkdir()
+    isolate_wandb(monkeypatch, tmp_path, **extra)
 
 
 @pytest.fixture(params=KINDS)

@@ -37,6 +37,7 @@ from rl_reliable_logger.analysis.report import TABLES  # noqa: E402
 from rl_reliable_logger.trackers.base.publishing import headline_metrics, report_hash, run_name  # noqa: E402
 from rl_reliable_logger.trackers.wandb.sink import ARTIFACT_TYPE, HASH_KEY, artifact_name, publish_wandb  # noqa: E402
 from tests.support.reports import make_report  # noqa: E402
+from tests.support.wandb_env import isolate_wandb  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -99,24 +100,7 @@ def openwandb(tmp_path, monkeypatch):
             if server.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"openwandb did not start: {(tmp_path / 'openwandb.log').read_text()[-2000:]}")
             time.sleep(0.3)
-        for key in list(os.environ):
-            if key.startswith("WANDB_"):
-                monkeypatch.delenv(key)
-        for key, value in {
-            "WANDB_BASE_URL": base,
-            "WANDB_API_KEY": KEY,
-            "WANDB_DIR": str(tmp_path / "wb"),
-            "WANDB_DATA_DIR": str(tmp_path / "wbdata"),
-            "WANDB_CONFIG_DIR": str(tmp_path / "wbconfig"),
-            "WANDB_CACHE_DIR": str(tmp_path / "wbcache"),
-            "WANDB_SILENT": "true",
-            "WANDB_ERROR_REPORTING": "false",
-            "WANDB_X_DISABLE_STATS": "true",
-            "WANDB_X_DISABLE_MACHINE_INFO": "true",
-            "WANDB_X_GRAPHQL_RETRY_MAX": "1",
-        }.items():
-            monkeypatch.setenv(key, value)
-        (tmp_path / "wb").mkdir()
+        isolate_wandb(monkeypatch, tmp_path, WANDB_BASE_URL=base, WANDB_API_KEY=KEY, WANDB_X_GRAPHQL_RETRY_MAX="1")
         wandb.teardown()  # wandb's settings singleton must pick up this server's URL
         yield base, data
     finally:

@@ -22,28 +22,13 @@ from rl_reliable_logger.trackers.wandb.sink import ARTIFACT_FOLDER, WandbSink
 from rl_reliable_logger.trackers.wandb.source import ANALYSIS_JOB_TYPE
 from tests.support import wandb_standin
 from tests.support.reports import small_report
+from tests.support.wandb_env import isolate_wandb
 
 
 @pytest.fixture()
 def offline(tmp_path, monkeypatch):
     """An offline W&B environment under ``tmp_path`` (runs in ``wb/wandb``, staging in ``wbdata``)."""
-    for key in list(os.environ):
-        if key.startswith("WANDB_"):
-            monkeypatch.delenv(key)
-    for key, value in {
-        "WANDB_MODE": "offline",
-        "WANDB_DIR": str(tmp_path / "wb"),
-        "WANDB_DATA_DIR": str(tmp_path / "wbdata"),
-        "WANDB_CONFIG_DIR": str(tmp_path / "wbconfig"),
-        "WANDB_CACHE_DIR": str(tmp_path / "wbcache"),
-        "WANDB_SILENT": "true",
-        "WANDB_ERROR_REPORTING": "false",
-        "WANDB_X_DISABLE_STATS": "true",
-        "WANDB_X_DISABLE_MACHINE_INFO": "true",
-    }.items():
-        monkeypatch.setenv(key, value)
-    (tmp_path / "wb").mkdir()
-    return tmp_path
+    return isolate_wandb(monkeypatch, tmp_path, WANDB_MODE="offline")
 
 
 def _artifact(run_dir: Path):
