@@ -1,4 +1,4 @@
-"""A real ``mlflow server`` on 127.0.0.1 for the UI tests (SQLite store and artifacts in a temp dir)."""
+"""A real ``mlflow server`` on 127.0.0.1 for tests (SQLite store and artifacts in a temp dir)."""
 
 from __future__ import annotations
 
@@ -23,9 +23,10 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def mlflow_server(root: Path, *, startup: float = 120.0) -> Iterator[str]:
-    """Start ``mlflow server`` on a free loopback port (telemetry off); yield its URL; stop it after."""
-    port = free_port()
+def mlflow_server(root: Path, *, port: int | None = None, startup: float = 120.0) -> Iterator[str]:
+    """Start ``mlflow server`` on ``port`` (default: a free loopback port; telemetry off) over ``root/server.db``;
+    yield its URL; stop it after. Starting it again on the same ``root`` and port brings the same store back."""
+    port = port or free_port()
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     env["MLFLOW_DISABLE_TELEMETRY"] = "true"
@@ -33,7 +34,7 @@ def mlflow_server(root: Path, *, startup: float = 120.0) -> Iterator[str]:
     for key in ("MLFLOW_RUN_ID", "MLFLOW_EXPERIMENT_ID", "MLFLOW_TRACKING_URI"):
         env.pop(key, None)
     log_path = root / "mlflow-server.log"
-    with open(log_path, "w") as log:
+    with open(log_path, "a") as log:
         proc = subprocess.Popen(
             [
                 sys.executable,

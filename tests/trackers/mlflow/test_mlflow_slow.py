@@ -4,12 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pandas as pd
@@ -17,15 +13,10 @@ import pytest
 
 from rl_reliable_logger import ScoreTable, evaluate
 from rl_reliable_logger.trackers.mlflow import mlflow_table, publish_mlflow, write_final_score
+from tests.support.mlflow_server import mlflow_server
 from tests.support.mlflow_store import REPO, convention, log_run, mlflow
 
 pytestmark = pytest.mark.slow
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -41,57 +32,8 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 @pytest.fixture()
 def server(tmp_path):
     """`mlflow server` on 127.0.0.1 with a free port, proxying artifacts; stopped after the test."""
-    port = _free_port()
-    log = open(tmp_path / "server.log", "w")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mlflow",
-            "server",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--workers",
-            "1",
-            "--backend-store-uri",
-            f"sqlite:///{tmp_path}/server.db",
-            "--artifacts-destination",
-            str(tmp_path / "artifacts"),
-        ],
-        cwd=tmp_path,
-        env=_env(tmp_path),
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(
-                    f"mlflow server exited with {proc.returncode}: {(tmp_path / 'server.log').read_text()[-2000:]}"
-                )
-            try:
-                with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
-                    if response.read().strip() == b"OK":
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("mlflow server did not become healthy within 90 s")
-            time.sleep(0.5)
+    with mlflow_server(tmp_path, startup=90) as url:
         yield url
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        log.close()
 
 
 def test_against_a_real_tracking_server(server, tmp_path, monkeypatch):
