@@ -4,7 +4,9 @@
 measure, then the real draw), so PNG + SVG cost four layout-and-draw passes and two constrained
 layouts. Here the layout engine runs once, the tight bounding box is measured once, the layout is
 frozen, and each format is one plain draw cropped to that box: the files look as before (same
-layout, same crop and padding) at about half the cost.
+layout, same crop and padding) at about half the cost. The PNG is drawn on the very canvas the
+layout was measured on (its text measurements are reused) and cropped to whole pixels; only a
+figure whose drawing reaches outside its canvas goes through ``savefig``'s larger canvas.
 
 Example:
     >>> files = export(fig, ("png", "svg"))   # doctest: +SKIP
@@ -24,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
     from matplotlib.transforms import Bbox
 
-__all__ = ["FIGURE_FORMATS", "PNG_DPI", "check_formats", "export", "freeze_layout", "warm_up"]
+__all__ = ["FIGURE_FORMATS", "PNG_DPI", "check_formats", "export", "freeze_layout"]
 
 PNG_DPI = 130
 #: Formats the results writer can produce; report.html inlines the PNG when there is one, else the SVG.
@@ -157,29 +159,3 @@ def export(fig: Figure, formats: Sequence[str]) -> dict[str, bytes]:
             raise InputError(f"`figure_formats` has {fmt!r}; the figures can be written as {', '.join(FIGURE_FORMATS)}")
         out[fmt] = buf.getvalue()
     return out
-
-
-def warm_up() -> None:
-    """Draw and save a small throw-away figure, so that matplotlib's one-off work is done in this process.
-
-    The first figure a process draws pays for lazy imports, font loading and glyph caches (about 0.3 s
-    of CPU). Called once before the figure workers fork, that work is shared by all of them instead of
-    repeated in each. Nothing is written.
-    """
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(2.0, 1.5), layout="constrained")
-    ax = fig.add_subplot()
-    ax.plot([0.0, 1.0], [0.0, 1.0], label="a \u2212 b", linestyle="--")
-    ax.fill_between([0.0, 1.0], [0.0, 0.5], [0.5, 1.0], alpha=0.2, linewidth=0)
-    ax.barh([0, 1], [1.0, 2.0], left=[0.5, 0.5], height=0.6)
-    ax.scatter([0.2, 0.4], [0.3, 0.6], s=9)
-    ax.errorbar([0.5], [0.5], xerr=[[0.1], [0.2]], fmt="none")
-    ax.set_yticks([0, 1], ["x", "y"])
-    ax.set_title("warm-up")
-    ax.set_xlabel("score")
-    ax.grid(True, alpha=0.25)
-    ax.legend(loc="best", frameon=False, fontsize="small", title="t")
-    fig.text(0.5, 0.5, "0.5", fontsize="x-small")
-    fig.suptitle("w")
-    export(fig, FIGURE_FORMATS)

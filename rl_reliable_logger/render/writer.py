@@ -253,10 +253,6 @@ def render_files(
 
         font_manager.findfont("DejaVu Sans")
     with matplotlib.rc_context({"font.size": 10, "axes.titlesize": "medium"}):
-        if n_workers > 1 and len(jobs) > 1:
-            from .export import warm_up
-
-            warm_up()  # one-off matplotlib work done once here, not again in every worker
         results = run_jobs(_draw_and_export, jobs, workers=n_workers, order=order)
     drawn, failures = [], []
     for spec, (status, value) in zip(specs, results):
