@@ -89,11 +89,12 @@ def _png_from_layout_canvas(fig: Figure, box: Bbox) -> bytes | None:
     pixels, so the picture sits at most half a pixel from where ``savefig`` would put it.
     """
     import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.colors import to_rgba
     from matplotlib.image import imsave
 
     canvas = fig.canvas
-    if fig.dpi != PNG_DPI:  # pragma: no cover - freeze_layout sets it
+    if not isinstance(canvas, FigureCanvasAgg) or fig.dpi != PNG_DPI:  # pragma: no cover - freeze_layout sets both
         return None
     width, height = canvas.get_width_height(physical=True)
     box_w, box_h = int(box.width * PNG_DPI), int(box.height * PNG_DPI)  # the size savefig would give
@@ -124,7 +125,7 @@ def _png_from_layout_canvas(fig: Figure, box: Bbox) -> bytes | None:
         format="png",
         origin="upper",
         dpi=PNG_DPI,
-        metadata={"Software": None},
+        metadata={"Software": None},  # type: ignore[dict-item]  # None drops the key, as in savefig
         pil_kwargs={"compress_level": _PNG_COMPRESS_LEVEL},
     )
     return buf.getvalue()
