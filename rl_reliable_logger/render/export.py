@@ -4,7 +4,9 @@
 measure, then the real draw), so PNG + SVG cost four layout-and-draw passes and two constrained
 layouts. Here the layout engine runs once, the tight bounding box is measured once, the layout is
 frozen, and each format is one plain draw cropped to that box: the files look as before (same
-layout, same crop and padding) at about half the cost.
+layout, same crop and padding) at about half the cost. The PNG is drawn on the very canvas the
+layout was measured on (its text measurements are reused) and cropped to whole pixels; only a
+figure whose drawing reaches outside its canvas goes through ``savefig``'s larger canvas.
 
 Example:
     >>> files = export(fig, ("png", "svg"))   # doctest: +SKIP
@@ -31,6 +33,8 @@ PNG_DPI = 130
 FIGURE_FORMATS = ("png", "svg")
 _PAD_INCHES = 0.1  # rcParams["savefig.pad_inches"], what bbox_inches="tight" adds around the drawing
 _SVG_SALT = "rl_reliable_logger"  # fixed ids in SVG files: same figure, same bytes
+# zlib level 3 instead of PIL's 6: the same pixels, encoded in about two thirds of the time, files ~10% larger.
+_PNG_COMPRESS_LEVEL = 3
 
 
 def check_formats(formats: Sequence[str] | str) -> tuple[str, ...]:
@@ -76,6 +80,57 @@ def freeze_layout(fig: Figure) -> Bbox:
     return box
 
 
+def _png_from_layout_canvas(fig: Figure, box: Bbox) -> bytes | None:
+    """The PNG drawn on the canvas the layout was measured on, cropped to ``box`` (whole pixels); ``None``
+    when the box reaches outside the figure (then ``savefig`` draws a larger canvas).
+
+    ``savefig(bbox_inches=box)`` would draw on a new renderer of the box's size, which measures every
+    text again; the layout's renderer already holds those measurements. The crop is rounded to whole
+    pixels, so the picture sits at most half a pixel from where ``savefig`` would put it.
+    """
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.colors import to_rgba
+    from matplotlib.image import imsave
+
+    canvas = fig.canvas
+    if not isinstance(canvas, FigureCanvasAgg) or fig.dpi != PNG_DPI:  # pragma: no cover - freeze_layout sets both
+        return None
+    width, height = canvas.get_width_height(physical=True)
+    box_w, box_h = int(box.width * PNG_DPI), int(box.height * PNG_DPI)  # the size savefig would give
+    left = round(box.x0 * PNG_DPI)
+    top = round(height - box.y0 * PNG_DPI - box_h)
+    inside = box.padded(-_PAD_INCHES)  # the drawing itself must lie on the canvas
+    if (
+        box_w < 1
+        or box_h < 1
+        or inside.x0 < 0
+        or inside.y0 < 0
+        or inside.x1 > width / PNG_DPI
+        or inside.y1 > height / PNG_DPI
+    ):
+        return None
+    canvas.draw()
+    drawn = np.asarray(canvas.buffer_rgba())
+    pixels = np.empty((box_h, box_w, 4), np.uint8)
+    pixels[...] = np.round(np.asarray(to_rgba(fig.get_facecolor())) * 255).astype(np.uint8)  # the padding
+    r0, c0 = max(top, 0), max(left, 0)
+    r1, c1 = min(top + box_h, height), min(left + box_w, width)
+    if r1 > r0 and c1 > c0:
+        pixels[r0 - top : r1 - top, c0 - left : c1 - left] = drawn[r0:r1, c0:c1]
+    buf = io.BytesIO()
+    imsave(
+        buf,
+        pixels,
+        format="png",
+        origin="upper",
+        dpi=PNG_DPI,
+        metadata={"Software": None},  # type: ignore[dict-item]  # None drops the key, as in savefig
+        pil_kwargs={"compress_level": _PNG_COMPRESS_LEVEL},
+    )
+    return buf.getvalue()
+
+
 def export(fig: Figure, formats: Sequence[str]) -> dict[str, bytes]:
     """The figure's bytes in each of ``formats`` (``png`` at :data:`PNG_DPI`, ``svg``), from one layout.
 
@@ -90,8 +145,17 @@ def export(fig: Figure, formats: Sequence[str]) -> dict[str, bytes]:
         if fmt == "svg":
             with mpl.rc_context({"svg.hashsalt": _SVG_SALT}):
                 fig.savefig(buf, format="svg", bbox_inches=box, metadata={"Date": None})
+        elif fmt == "png" and (png := _png_from_layout_canvas(fig, box)) is not None:
+            buf.write(png)
         elif fmt == "png":
-            fig.savefig(buf, format="png", dpi=PNG_DPI, bbox_inches=box, metadata={"Software": None})
+            fig.savefig(
+                buf,
+                format="png",
+                dpi=PNG_DPI,
+                bbox_inches=box,
+                metadata={"Software": None},
+                pil_kwargs={"compress_level": _PNG_COMPRESS_LEVEL},
+            )
         else:
             raise InputError(f"`figure_formats` has {fmt!r}; the figures can be written as {', '.join(FIGURE_FORMATS)}")
         out[fmt] = buf.getvalue()

@@ -131,6 +131,34 @@ def test_export_keeps_the_tight_crop_of_savefig():
         assert math.isclose(width_pt / 72 * _export.PNG_DPI, ours[0], abs_tol=4)  # both formats, one layout
 
 
+def _savefig_png(fig: Figure, box) -> np.ndarray:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=_export.PNG_DPI, bbox_inches=box)
+    return np.asarray(Image.open(buf).convert("L"), dtype=float)
+
+
+@pytest.mark.parametrize("outside", [False, True])
+def test_png_from_the_layout_canvas_looks_like_savefig(outside):
+    """The PNG is cropped from the canvas the layout was measured on; the picture is savefig's up to a
+    sub-pixel shift, and a drawing that reaches outside the figure (a legend beside it) is not cut."""
+    report = make_report(2, reps=20, curves=False)
+    fig = plots.plot_interval_estimates(report)
+    if outside:
+        fig.text(1.01, 0.5, "beside the figure")  # counted by the tight box, outside the canvas
+    box = _export.freeze_layout(fig)
+    ours = np.asarray(Image.open(io.BytesIO(_export.export(fig, ("png",))["png"])).convert("L"), dtype=float)
+    theirs = _savefig_png(fig, box)
+    assert ours.shape == theirs.shape
+    if outside:
+        assert box.x1 > fig.get_size_inches()[0] + 0.5
+        assert np.array_equal(ours, theirs)  # drawn by savefig: nothing cut off
+    else:
+        assert np.abs(ours - theirs).mean() < 3.0  # the same picture, at most half a pixel apart
+        shifted = [np.abs(ours[:, dx:] - theirs[:, : theirs.shape[1] - dx]).mean() for dx in (0, 1)]
+        assert min(shifted) < 3.0
+        assert (ours < 128).sum() == pytest.approx((theirs < 128).sum(), rel=0.05)  # same ink
+
+
 def test_parallel_workers_write_the_same_bytes(tmp_path):
     report = make_report(2, reps=30, curves=False)
     one = _render.write_all(report, tmp_path / "one", workers=1)
