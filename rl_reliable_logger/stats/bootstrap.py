@@ -128,6 +128,11 @@ class Resample:
         if slot_sizes is None:
             slot_sizes = (cells.sizes[slot_tasks] if slot_tasks is not None else cells.sizes[None, :]).astype(float)
         self.slot_sizes = slot_sizes
+        #: every slot holds its task's own run count (drawn replicates, the original data), so a run's mass is
+        #: its draw count times 1/(S·N_m) -- not so for leave-one-run-out replicates, whose task lost a run
+        self._task_sized = uniforms is not None or (
+            slot_tasks is None and bool((np.asarray(slot_sizes) == cells.sizes[None, :]).all())
+        )
         #: (R or 1,) number of runs in each replicate's data set: K for draws (each task slot is redrawn to
         #: its size), K - 1 for a leave-one-run-out replicate. The trimmed means cut ⌊p·K_r⌋/K_r of mass.
         self.run_total = np.array([float(cells.n_runs)]) if run_total is None else np.asarray(run_total, float)
@@ -226,7 +231,7 @@ class Resample:
     def weights(self) -> np.ndarray:
         """(R, K) mass of each original run in each replicate; rows sum to 1, each slot to 1/S."""
         if "weights" not in self._cache:
-            if self.slot_sizes.shape[0] == 1:  # every slot of every replicate is the same task: scale counts
+            if self._task_sized:  # scale counts (by sums of per-draw masses the rounding would depend on the order)
                 self._cache["weights"] = self.counts() * self.cells.base_weights[None, :]
             else:
                 per_draw = np.broadcast_to(self._per_draw_mass()[None], self.idx.shape)
@@ -248,7 +253,7 @@ class Resample:
             else:  # draw straight into sorted positions: one bincount, no (R, K) gather
                 rank = np.empty_like(order)
                 rank[order] = np.arange(order.size)
-                if self.slot_sizes.shape[0] == 1:
+                if self._task_sized:
                     w = self._bincount(rank[self.idx]) * self.cells.base_weights[order][None, :]
                 else:
                     per_draw = np.broadcast_to(self._per_draw_mass()[None], self.idx.shape)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -20,11 +21,28 @@ from .registry import Statistic
 Statistic_ = Callable[[Resample], np.ndarray]
 
 _NUMBA = importlib.util.find_spec("numba") is not None
+#: whether ``import numba`` works, tried on the first compiled() that needs it (None: not tried yet)
+_importable: list[bool] = []
 
 
 def compiled() -> bool:
-    """True when the compiled kernels are used (numba installed and not disabled by the environment)."""
-    return _NUMBA and not os.environ.get("RL_RELIABLE_NO_NUMBA")
+    """True when the compiled kernels are used (numba imports and is not disabled by the environment).
+
+    A numba that is installed but does not import (e.g. built for another numpy) falls back to numpy with a
+    warning, rather than failing every statistic. The import is tried only here, on the statistics path,
+    where the kernels would import numba anyway.
+    """
+    if not _NUMBA or os.environ.get("RL_RELIABLE_NO_NUMBA"):
+        return False
+    if not _importable:
+        try:
+            import numba  # noqa: F401
+        except Exception as exc:  # any failure to import means: no compiled engine
+            warnings.warn(f"numba is installed but does not import ({exc!r}); using the numpy engine", stacklevel=2)
+            _importable.append(False)
+        else:
+            _importable.append(True)
+    return _importable[0]
 
 
 def name() -> str:

@@ -70,6 +70,8 @@ def per_replicate(fn: Callable[[np.ndarray], float], name: str | None = None) ->
 
 
 # --------------------------------------------------------------------------- helpers
+# Weighted sums are row sums of elementwise products, never ``weights @ values``: a BLAS product's summation
+# order depends on how many replicates (rows) it is given, so results would depend on the chunk size.
 def _sorted(resample: Resample) -> tuple[np.ndarray, np.ndarray]:
     """Values in ascending order and the replicate weights in the same order."""
     return resample.sorted_weights()
@@ -119,7 +121,7 @@ def trimmed_mean(proportion: float) -> MetricFn:
         cut = (np.floor(proportion * k) / k)[:, None]
         values, weights = _sorted(resample)
         kept = _mass_between(weights, cut, 1.0 - cut)
-        return (kept @ values) / kept.sum(axis=1)
+        return (kept * values).sum(axis=1) / kept.sum(axis=1)
 
     fn.__name__ = f"trimmed_mean_{proportion:g}"
     return fn
@@ -136,7 +138,7 @@ def optimality_gap(gamma: float = 1.0) -> MetricFn:
         if resample.equal_weights:
             return gamma - np.minimum(resample.sorted_samples(), gamma).mean(axis=1)
         values, weights = _sorted(resample)
-        return gamma - weights @ np.minimum(values, gamma)
+        return gamma - (weights * np.minimum(values, gamma)).sum(axis=1)
 
     fn.__name__ = "optimality_gap"
     return fn
@@ -150,7 +152,7 @@ def lower_tail_mean(fraction: float = 0.25) -> MetricFn:
     def fn(resample: Resample) -> np.ndarray:
         values, weights = _sorted(resample)
         kept = _mass_between(weights, 0.0, fraction)
-        return (kept @ values) / kept.sum(axis=1)
+        return (kept * values).sum(axis=1) / kept.sum(axis=1)
 
     fn.__name__ = f"dp{round(fraction * 100)}"
     return fn
@@ -163,7 +165,7 @@ def prob_above(threshold: float) -> MetricFn:
         if resample.equal_weights:
             return (resample.sorted_samples() > threshold).mean(axis=1)
         values, weights = _sorted(resample)
-        return weights @ (values > threshold).astype(float)
+        return (weights * (values > threshold)).sum(axis=1)
 
     fn.__name__ = f"p_above_{threshold:g}"
     return fn

@@ -134,3 +134,20 @@ def test_engine_statistics_do_not_depend_on_the_engine(monkeypatch):
     assert not engine.compiled()
     for a, b in zip(compiled, run()):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_a_numba_that_does_not_import_falls_back_to_numpy_with_a_warning(monkeypatch):
+    """Installed (found by importlib) but broken, e.g. built for another numpy: the statistics still run."""
+    import sys
+
+    monkeypatch.setattr(engine, "_NUMBA", True)
+    monkeypatch.setattr(engine, "_importable", [])
+    monkeypatch.setitem(sys.modules, "numba", None)  # import numba raises ImportError
+    monkeypatch.delenv("RL_RELIABLE_NO_NUMBA", raising=False)
+    with pytest.warns(UserWarning, match="numba is installed but does not import"):
+        assert not engine.compiled()
+    assert engine.name() == "numpy"
+    cells = Cells.from_list([np.arange(3.0), np.arange(5.0)])
+    batch = draw(cells, 20, np.random.default_rng(2))
+    values = engine.aggregates([mt.get_metric("iqm")])(batch)
+    np.testing.assert_array_equal(values[:, 0], mt.get_metric("iqm")(batch))
