@@ -76,7 +76,7 @@ def aggregate_replicates(
     """
     specs = [m.spec for m in metric_objs]
     if all(s is not None for s in specs) and _streams(rng, task_bootstrap):
-        return _stream_replicates(cells, specs, reps, rng, progress)  # type: ignore[arg-type]
+        return _stream_replicates(cells, specs, reps, rng, progress)
     return bootstrap.replicates(
         cells,
         aggregates(metric_objs),
