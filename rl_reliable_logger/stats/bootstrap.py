@@ -262,6 +262,36 @@ class Resample:
         return self._cache["sorted"]
 
     @property
+    def drawn(self) -> bool:
+        """True for drawn replicates (not the original data or leave-one-run-out ones): the compiled kernel's
+        replicates, which the numpy metrics compute in the kernel's order of operations (bit for bit)."""
+        return self.uniforms is not None
+
+    def running_sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Values ascending, and each replicate's mass and weighted sum of the runs before each sorted position:
+        ``((K,), (R, K + 1), (R, K + 1))``, summed sequentially from the lowest run, as the compiled kernel walks."""
+        if "running" not in self._cache:
+            values, weights = self.sorted_weights()
+            reps, k = weights.shape
+            mass = np.zeros((reps, k + 1))
+            wsum = np.zeros((reps, k + 1))
+            np.cumsum(weights, axis=1, out=mass[:, 1:])
+            np.cumsum(weights * values[None, :], axis=1, out=wsum[:, 1:])
+            self._cache["running"] = (values, mass, wsum)
+        return self._cache["running"]
+
+    def mass_below(self, point: float) -> np.ndarray:
+        """(R,) weighted sum of the lowest mass ``point`` of each replicate, the boundary run counted in part
+        (the kernel's walk: the first run whose cumulative mass reaches ``point`` is the boundary)."""
+        values, mass, wsum = self.running_sums()
+        k = values.size
+        first = (mass[:, 1:] < point).sum(axis=1)  # cumulative masses ascend: the first position reaching it
+        at = np.minimum(first, k - 1)
+        rows = np.arange(mass.shape[0])
+        inside = wsum[rows, at] + (point - mass[rows, at]) * values[at]
+        return np.where(first < k, inside, wsum[:, -1])  # rounding: the total can fall a hair short of 1
+
+    @property
     def equal_weights(self) -> bool:
         """True when every drawn run weighs the same (every slot of every replicate holds the same number of
         runs): enables the sorted fast path. False for leave-one-run-out replicates, whose shortened task

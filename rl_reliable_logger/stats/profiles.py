@@ -42,6 +42,9 @@ def default_taus(values: np.ndarray, n: int = 101) -> np.ndarray:
 
 def run_score_profile(resample: Resample, taus: np.ndarray) -> np.ndarray:
     """(R, T) fraction of runs (task-weighted) with score > τ."""
+    if resample.drawn:  # the compiled kernel's form: total mass minus the mass at or below τ
+        values, mass, _ = resample.running_sums()
+        return mass[:, -1:] - mass[:, np.searchsorted(values, taus, side="right")]
     values, weights = resample.sorted_weights()
     # survival = 1 - cumulative mass at or below τ
     cum = np.cumsum(weights, axis=1)
@@ -67,14 +70,10 @@ def gap_curve(resample: Resample, gammas: np.ndarray) -> np.ndarray:
     depends on how many replicates share a chunk (a matrix product's summation order does). The original data
     (the point estimate, which both engines compute here) keeps the direct product, as before.
     """
-    values, weights = resample.sorted_weights()
-    if resample.uniforms is None:
+    if not resample.drawn:
+        values, weights = resample.sorted_weights()
         return gammas[None, :] - weights @ np.minimum(values[:, None], gammas[None, :])
-    reps, k = weights.shape
-    mass = np.zeros((reps, k + 1))
-    wsum = np.zeros((reps, k + 1))
-    np.cumsum(weights, axis=1, out=mass[:, 1:])
-    np.cumsum(weights * values[None, :], axis=1, out=wsum[:, 1:])
+    values, mass, wsum = resample.running_sums()
     below = np.searchsorted(values, gammas, side="left")  # runs below γ are the first `below`
     return gammas[None, :] - (wsum[:, below] + gammas[None, :] * (mass[:, -1:] - mass[:, below]))
 
