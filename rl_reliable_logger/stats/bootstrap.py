@@ -269,14 +269,18 @@ class Resample:
 
     def running_sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Values ascending, and each replicate's mass and weighted sum of the runs before each sorted position:
-        ``((K,), (R, K + 1), (R, K + 1))``, summed sequentially from the lowest run, as the compiled kernel walks."""
+        ``((K,), (K + 1, R), (K + 1, R))`` (position-major: each step of the running sums is one vectorised
+        row), summed sequentially from the lowest run, as the compiled kernel walks."""
         if "running" not in self._cache:
             values, weights = self.sorted_weights()
             reps, k = weights.shape
-            mass = np.zeros((reps, k + 1))
-            wsum = np.zeros((reps, k + 1))
-            np.cumsum(weights, axis=1, out=mass[:, 1:])
-            np.cumsum(weights * values[None, :], axis=1, out=wsum[:, 1:])
+            w = np.ascontiguousarray(weights.T)
+            mass = np.zeros((k + 1, reps))
+            wsum = np.zeros((k + 1, reps))
+            w_v = w * values[:, None]
+            for j in range(k):  # one vectorised step per run (np.cumsum along this axis is several times slower)
+                np.add(mass[j], w[j], out=mass[j + 1])
+                np.add(wsum[j], w_v[j], out=wsum[j + 1])
             self._cache["running"] = (values, mass, wsum)
         return self._cache["running"]
 
@@ -285,11 +289,11 @@ class Resample:
         (the kernel's walk: the first run whose cumulative mass reaches ``point`` is the boundary)."""
         values, mass, wsum = self.running_sums()
         k = values.size
-        first = (mass[:, 1:] < point).sum(axis=1)  # cumulative masses ascend: the first position reaching it
+        first = (mass[1:] < point).sum(axis=0)  # cumulative masses ascend: the first position reaching it
         at = np.minimum(first, k - 1)
-        rows = np.arange(mass.shape[0])
-        inside = wsum[rows, at] + (point - mass[rows, at]) * values[at]
-        return np.where(first < k, inside, wsum[:, -1])  # rounding: the total can fall a hair short of 1
+        cols = np.arange(mass.shape[1])
+        inside = wsum[at, cols] + (point - mass[at, cols]) * values[at]
+        return np.where(first < k, inside, wsum[-1])  # rounding: the total can fall a hair short of 1
 
     @property
     def equal_weights(self) -> bool:

@@ -148,7 +148,7 @@ def optimality_gap(gamma: float = 1.0) -> MetricFn:
         if resample.drawn:  # the kernel's walk: runs below gamma, and gamma for the mass at or above it
             values, mass, wsum = resample.running_sums()
             a = int(np.searchsorted(values, gamma, side="left"))
-            return gamma - (wsum[:, a] + gamma * (mass[:, -1] - mass[:, a]))
+            return gamma - (wsum[a] + gamma * (mass[-1] - mass[a]))
         if resample.equal_weights:
             return gamma - np.minimum(resample.sorted_samples(), gamma).mean(axis=1)
         values, weights = _sorted(resample)
@@ -181,7 +181,7 @@ def prob_above(threshold: float) -> MetricFn:
         if resample.drawn:  # the kernel's walk: the mass of the runs above the threshold
             values, mass, _ = resample.running_sums()
             a = int(np.searchsorted(values, threshold, side="right"))
-            return mass[:, -1] - mass[:, a]
+            return mass[-1] - mass[a]
         if resample.equal_weights:
             return (resample.sorted_samples() > threshold).mean(axis=1)
         values, weights = _sorted(resample)

@@ -44,7 +44,7 @@ def run_score_profile(resample: Resample, taus: np.ndarray) -> np.ndarray:
     """(R, T) fraction of runs (task-weighted) with score > τ."""
     if resample.drawn:  # the compiled kernel's form: total mass minus the mass at or below τ
         values, mass, _ = resample.running_sums()
-        return mass[:, -1:] - mass[:, np.searchsorted(values, taus, side="right")]
+        return (mass[-1][None, :] - mass[np.searchsorted(values, taus, side="right")]).T
     values, weights = resample.sorted_weights()
     # survival = 1 - cumulative mass at or below τ
     cum = np.cumsum(weights, axis=1)
@@ -75,7 +75,7 @@ def gap_curve(resample: Resample, gammas: np.ndarray) -> np.ndarray:
         return gammas[None, :] - weights @ np.minimum(values[:, None], gammas[None, :])
     values, mass, wsum = resample.running_sums()
     below = np.searchsorted(values, gammas, side="left")  # runs below γ are the first `below`
-    return gammas[None, :] - (wsum[:, below] + gammas[None, :] * (mass[:, -1:] - mass[:, below]))
+    return gammas[None, :] - (wsum[below] + gammas[:, None] * (mass[-1][None, :] - mass[below])).T
 
 
 def rank_probabilities(task_means: np.ndarray) -> np.ndarray:
