@@ -354,13 +354,11 @@ def _profiles(cells, taus, gammas, reps, rngs, task_bootstrap, chunk_bytes, ci, 
     def stat(r: bs.Resample) -> np.ndarray:
         return pf.profile_curves(r, taus, gammas)
 
-    fast = engine.profile_curves(taus, gammas)
-
     n_t = taus.size
     for alg, c in cells.items():
         point = stat(bs.original(c))[0]
-        dist = bs.replicates(
-            c, fast, reps, rngs[alg], task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes, progress=bar
+        dist = engine.profile_replicates(
+            c, taus, gammas, reps, rngs[alg], task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes, progress=bar
         )
         low, high = ci_bounds(dist, point, ci, method)
         for k, kind in enumerate(("runs", "tasks")):
@@ -384,8 +382,7 @@ def _per_task_and_ranks(cells, tasks, reps, rngs, chunk_bytes, ci, method, bar, 
     means_by_alg = []
     for alg, c in cells.items():
         point = bs.original(c).task_means()[0]
-        means = engine.task_means()
-        dist = bs.replicates(c, means, reps, rngs[alg], chunk_bytes=chunk_bytes, progress=bar)
+        dist = engine.task_mean_replicates(c, reps, rngs[alg], chunk_bytes=chunk_bytes, progress=bar)
         # after the per-task replicates on the same stream, so per-task intervals do not depend on rank_by
         means_by_alg.append(pf.single_runs(c, reps, rngs[alg]) if rank_by == "runs" else dist)
         low, high = ci_bounds(dist, point, ci, method)
@@ -431,8 +428,10 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar, shared_tasks=F
         counts[alg] = []
         task_rng = bs.task_stream(shared_tasks)  # the same task draws for every algorithm
         for n in sizes:
-            batch = bs.draw(c, n, rngs[alg], task_bootstrap=bool(shared_tasks), task_rng=task_rng)
-            counts[alg].append(batch if shared_tasks else engine.draw_counts(batch))
+            if shared_tasks:
+                counts[alg].append(bs.draw(c, n, rngs[alg], task_bootstrap=True, task_rng=task_rng))
+            else:
+                counts[alg].append(engine.draw_count_replicates(c, n, rngs[alg]))
             bar(n)
     rows = []
     for i, x in enumerate(algorithms):

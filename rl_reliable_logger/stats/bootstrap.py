@@ -128,6 +128,11 @@ class Resample:
         if slot_sizes is None:
             slot_sizes = (cells.sizes[slot_tasks] if slot_tasks is not None else cells.sizes[None, :]).astype(float)
         self.slot_sizes = slot_sizes
+        #: every slot holds its task's own run count (drawn replicates, the original data), so a run's mass is
+        #: its draw count times 1/(S·N_m) -- not so for leave-one-run-out replicates, whose task lost a run
+        self._task_sized = uniforms is not None or (
+            slot_tasks is None and bool((np.asarray(slot_sizes) == cells.sizes[None, :]).all())
+        )
         #: (R or 1,) number of runs in each replicate's data set: K for draws (each task slot is redrawn to
         #: its size), K - 1 for a leave-one-run-out replicate. The trimmed means cut ⌊p·K_r⌋/K_r of mass.
         self.run_total = np.array([float(cells.n_runs)]) if run_total is None else np.asarray(run_total, float)
@@ -226,7 +231,7 @@ class Resample:
     def weights(self) -> np.ndarray:
         """(R, K) mass of each original run in each replicate; rows sum to 1, each slot to 1/S."""
         if "weights" not in self._cache:
-            if self.slot_sizes.shape[0] == 1:  # every slot of every replicate is the same task: scale counts
+            if self._task_sized:  # scale counts (by sums of per-draw masses the rounding would depend on the order)
                 self._cache["weights"] = self.counts() * self.cells.base_weights[None, :]
             else:
                 per_draw = np.broadcast_to(self._per_draw_mass()[None], self.idx.shape)
@@ -248,13 +253,47 @@ class Resample:
             else:  # draw straight into sorted positions: one bincount, no (R, K) gather
                 rank = np.empty_like(order)
                 rank[order] = np.arange(order.size)
-                if self.slot_sizes.shape[0] == 1:
+                if self._task_sized:
                     w = self._bincount(rank[self.idx]) * self.cells.base_weights[order][None, :]
                 else:
                     per_draw = np.broadcast_to(self._per_draw_mass()[None], self.idx.shape)
                     w = self._bincount(rank[self.idx], per_draw)
             self._cache["sorted"] = (self.values[order], w)
         return self._cache["sorted"]
+
+    @property
+    def drawn(self) -> bool:
+        """True for drawn replicates (not the original data or leave-one-run-out ones): the compiled kernel's
+        replicates, which the numpy metrics compute in the kernel's order of operations (bit for bit)."""
+        return self.uniforms is not None
+
+    def running_sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Values ascending, and each replicate's mass and weighted sum of the runs before each sorted position:
+        ``((K,), (K + 1, R), (K + 1, R))`` (position-major: each step of the running sums is one vectorised
+        row), summed sequentially from the lowest run, as the compiled kernel walks."""
+        if "running" not in self._cache:
+            values, weights = self.sorted_weights()
+            reps, k = weights.shape
+            w = np.ascontiguousarray(weights.T)
+            mass = np.zeros((k + 1, reps))
+            wsum = np.zeros((k + 1, reps))
+            w_v = w * values[:, None]
+            for j in range(k):  # one vectorised step per run (np.cumsum along this axis is several times slower)
+                np.add(mass[j], w[j], out=mass[j + 1])
+                np.add(wsum[j], w_v[j], out=wsum[j + 1])
+            self._cache["running"] = (values, mass, wsum)
+        return self._cache["running"]
+
+    def mass_below(self, point: float) -> np.ndarray:
+        """(R,) weighted sum of the lowest mass ``point`` of each replicate, the boundary run counted in part
+        (the kernel's walk: the first run whose cumulative mass reaches ``point`` is the boundary)."""
+        values, mass, wsum = self.running_sums()
+        k = values.size
+        first = (mass[1:] < point).sum(axis=0)  # cumulative masses ascend: the first position reaching it
+        at = np.minimum(first, k - 1)
+        cols = np.arange(mass.shape[1])
+        inside = wsum[at, cols] + (point - mass[at, cols]) * values[at]
+        return np.where(first < k, inside, wsum[-1])  # rounding: the total can fall a hair short of 1
 
     @property
     def equal_weights(self) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -20,11 +21,28 @@ from .registry import Statistic
 Statistic_ = Callable[[Resample], np.ndarray]
 
 _NUMBA = importlib.util.find_spec("numba") is not None
+#: whether ``import numba`` works, tried on the first compiled() that needs it (None: not tried yet)
+_importable: list[bool] = []
 
 
 def compiled() -> bool:
-    """True when the compiled kernels are used (numba installed and not disabled by the environment)."""
-    return _NUMBA and not os.environ.get("RL_RELIABLE_NO_NUMBA")
+    """True when the compiled kernels are used (numba imports and is not disabled by the environment).
+
+    A numba that is installed but does not import (e.g. built for another numpy) falls back to numpy with a
+    warning, rather than failing every statistic. The import is tried only here, on the statistics path,
+    where the kernels would import numba anyway.
+    """
+    if not _NUMBA or os.environ.get("RL_RELIABLE_NO_NUMBA"):
+        return False
+    if not _importable:
+        try:
+            import numba  # noqa: F401
+        except Exception as exc:  # any failure to import means: no compiled engine
+            warnings.warn(f"numba is installed but does not import ({exc!r}); using the numpy engine", stacklevel=2)
+            _importable.append(False)
+        else:
+            _importable.append(True)
+    return _importable[0]
 
 
 def name() -> str:
@@ -57,21 +75,80 @@ def aggregate_replicates(
     ``bootstrap.replicates`` leaves it (tested).
     """
     specs = [m.spec for m in metric_objs]
-    if not (compiled() and all(s is not None for s in specs) and not task_bootstrap and kernels.is_pcg64(rng)):
-        return bootstrap.replicates(
-            cells,
-            aggregates(metric_objs),
-            reps,
-            rng,
-            task_bootstrap=task_bootstrap,
-            chunk_bytes=chunk_bytes,
-            progress=progress,
-        )
-    out = np.empty((reps, len(specs)))
+    if all(s is not None for s in specs) and _streams(rng, task_bootstrap):
+        return _stream_replicates(cells, specs, reps, rng, progress)
+    return bootstrap.replicates(
+        cells,
+        aggregates(metric_objs),
+        reps,
+        rng,
+        task_bootstrap=task_bootstrap,
+        chunk_bytes=chunk_bytes,
+        progress=progress,
+    )
+
+
+def profile_replicates(
+    cells: Cells,
+    taus: np.ndarray,
+    gammas: np.ndarray,
+    reps: int,
+    rng: np.random.Generator,
+    *,
+    task_bootstrap: bootstrap.TaskBootstrap = False,
+    chunk_bytes: int = bootstrap.DEFAULT_CHUNK_BYTES,
+    progress: Callable[[int], None] | None = None,
+) -> np.ndarray:
+    """(reps, 2T + G) replicates of :func:`profile_curves`, by the kernel's own words where it can (as
+    :func:`aggregate_replicates`)."""
+    if _streams(rng, task_bootstrap):
+        return _stream_replicates(cells, _profile_specs(taus, gammas), reps, rng, progress)
+    return bootstrap.replicates(
+        cells,
+        profile_curves(taus, gammas),
+        reps,
+        rng,
+        task_bootstrap=task_bootstrap,
+        chunk_bytes=chunk_bytes,
+        progress=progress,
+    )
+
+
+def task_mean_replicates(
+    cells: Cells,
+    reps: int,
+    rng: np.random.Generator,
+    *,
+    chunk_bytes: int = bootstrap.DEFAULT_CHUNK_BYTES,
+    progress: Callable[[int], None] | None = None,
+) -> np.ndarray:
+    """(reps, M) replicates of every task's mean, by the kernel's own words where it can (as
+    :func:`aggregate_replicates`)."""
+    if _streams(rng, False):
+        return _stream_replicates(cells, [(Statistic.MEAN, 0.0)], reps, rng, progress, task_means=True)
+    return bootstrap.replicates(cells, task_means(), reps, rng, chunk_bytes=chunk_bytes, progress=progress)
+
+
+def _streams(rng: np.random.Generator, task_bootstrap: bootstrap.TaskBootstrap) -> bool:
+    """True when the compiled kernel generates the replicates' words itself (no task resampling, PCG64)."""
+    return compiled() and not task_bootstrap and kernels.is_pcg64(rng)
+
+
+def _stream_replicates(
+    cells: Cells,
+    specs: list,
+    reps: int,
+    rng: np.random.Generator,
+    progress: Callable[[int], None] | None,
+    *,
+    task_means: bool = False,
+) -> np.ndarray:
+    """The kernel's values (or, with ``task_means``, its slot means) of ``reps`` replicates drawn from ``rng``."""
+    out = np.empty((reps, cells.n_tasks if task_means else len(specs)))
     done = 0
     while done < reps:  # in parts only to report progress: the words do not depend on the split
         n = min(reps - done, _STREAM_PART)
-        out[done : done + n] = kernels.fused_metrics_stream(cells, specs, n, rng)  # type: ignore[arg-type]
+        out[done : done + n] = kernels.fused_metrics_stream(cells, specs, n, rng, task_means=task_means)
         done += n
         if progress is not None:
             progress(n)
@@ -82,14 +159,18 @@ def aggregate_replicates(
 _STREAM_PART = 10_000
 
 
+def _profile_specs(taus: np.ndarray, gammas: np.ndarray) -> list:
+    return (
+        [(Statistic.FRACTION_ABOVE, float(t)) for t in taus]
+        + [(Statistic.TASKS_ABOVE, float(t)) for t in taus]
+        + [(Statistic.OPTIMALITY_GAP, float(g)) for g in gammas]
+    )
+
+
 def profile_curves(taus: np.ndarray, gammas: np.ndarray) -> Statistic_:
     """(R, 2T + G): run-score profile, average-score profile (both at ``taus``) and gap curve (at ``gammas``)."""
     if compiled():
-        specs = (
-            [(Statistic.FRACTION_ABOVE, float(t)) for t in taus]
-            + [(Statistic.TASKS_ABOVE, float(t)) for t in taus]
-            + [(Statistic.OPTIMALITY_GAP, float(g)) for g in gammas]
-        )
+        specs = _profile_specs(taus, gammas)
         return lambda r: kernels.fused_metrics(r, specs)
     return lambda r: profiles.profile_curves(r, taus, gammas)
 
@@ -107,6 +188,13 @@ def draw_counts(resample: Resample) -> np.ndarray:
         return kernels.draw_counts(resample)
     small = np.uint16 if int(resample.cells.sizes.max()) < 2**16 else np.uint32
     return resample.counts().astype(small)
+
+
+def draw_count_replicates(cells: Cells, reps: int, rng: np.random.Generator) -> np.ndarray:
+    """:func:`draw_counts` of ``bootstrap.draw(cells, reps, rng)``, by the kernel's own words where it can."""
+    if _streams(rng, False):
+        return kernels.draw_counts_stream(cells, reps, rng)
+    return draw_counts(bootstrap.draw(cells, reps, rng))
 
 
 def improvement(cells_x: Cells, counts_x: np.ndarray, cells_y: Cells, counts_y: np.ndarray) -> np.ndarray:

@@ -310,27 +310,41 @@ def is_pcg64(rng: np.random.Generator) -> bool:
     return type(rng.bit_generator) is np.random.PCG64
 
 
-def fused_metrics_stream(cells, specs: list[Spec], reps: int, rng: np.random.Generator) -> np.ndarray:
+def fused_metrics_stream(
+    cells, specs: list[Spec], reps: int, rng: np.random.Generator, *, task_means: bool = False
+) -> np.ndarray:
     """(reps, len(specs)) built-in metrics of ``reps`` stratified replicates drawn from ``rng`` (a PCG64).
 
     The same numbers as ``fused_metrics(draw(cells, reps, rng), specs)``: the kernel generates the very words
-    ``uniform32`` would take, without storing them, and ``rng`` is left where ``draw`` leaves it.
+    ``uniform32`` would take, without storing them, and ``rng`` is left where ``draw`` leaves it. With
+    ``task_means`` it returns the (reps, M) task means instead.
     """
     words = (cells.n_tasks * int(cells.sizes.max()) + 1) // 2
-    bg = rng.bit_generator
-    start: dict = dict(bg.state)
+    stream, start = _stream_state(rng)
+    dummy = np.zeros((1, 2), dtype=np.uint32)
+    out = _run_kernel(cells, cells.values, specs, dummy, stream, words, None, reps, task_means)
+    if task_means:
+        out = out[1]
+    _advance(rng, start, reps * words)
+    return out
+
+
+def _stream_state(rng: np.random.Generator) -> tuple[np.ndarray, dict]:
+    """A PCG64 generator's state and increment as the kernels read them, and its full state (for _advance)."""
+    start: dict = dict(rng.bit_generator.state)
     state, inc = int(start["state"]["state"]), int(start["state"]["inc"])
     mask = (1 << 64) - 1
-    stream = np.array([state >> 64, state & mask, inc >> 64, inc & mask], dtype=np.uint64)
-    dummy = np.zeros((1, 2), dtype=np.uint32)
-    out = _run_kernel(cells, cells.values, specs, dummy, stream, words, None, reps, False)
+    return np.array([state >> 64, state & mask, inc >> 64, inc & mask], dtype=np.uint64), start
+
+
+def _advance(rng: np.random.Generator, start: dict, n: int) -> None:
+    """Leave ``rng`` ``n`` words past ``start``, where ``random_raw(n)`` would have left it."""
     end = np.random.PCG64()
     end.state = start  # type: ignore[assignment]
-    end.advance(reps * words)
+    end.advance(n)
     moved: dict = dict(end.state)  # advance() clears the buffered 32-bit half-word, which random_raw never touches
     moved["has_uint32"], moved["uinteger"] = start["has_uint32"], start["uinteger"]
-    bg.state = moved
-    return out
+    rng.bit_generator.state = moved
 
 
 def _run_kernel(cells, values, specs, u, stream, words, tasks, reps, task_means):
@@ -530,4 +544,44 @@ def draw_counts(resample) -> np.ndarray:
     dtype = np.uint16 if int(cells.sizes.max()) < 2**16 else np.uint32
     out = np.zeros((resample.n_reps, cells.n_runs), dtype=dtype)
     jit(_counts_kernel)(resample.uniforms, cells.sizes.astype(np.int64), cells.offsets.astype(np.int64), out)
+    return out
+
+
+def _counts_stream_kernel(stream, words, n_max, sizes, offsets, out):
+    """:func:`_counts_kernel` generating each replicate's words from the PCG64 ``stream`` (as ``_kernel``)."""
+    reps = out.shape[0]
+    slots = sizes.shape[0]
+    n_blocks = min(reps, 64)
+    for block in numba.prange(n_blocks):
+        start = block * reps // n_blocks
+        stop = (block + 1) * reps // n_blocks
+        ub = np.empty(2 * words, dtype=np.uint32)
+        s_hi, s_lo = _pcg_advance(stream[0], stream[1], stream[2], stream[3], np.uint64(start * words))
+        for r in range(start, stop):
+            for k in range(words):  # each 64-bit word is two uniforms, its low half first
+                s_hi, s_lo = _pcg_step(s_hi, s_lo, stream[2], stream[3])
+                word = _pcg_output(s_hi, s_lo)
+                ub[np.uint64(2 * k)] = np.uint32(word & np.uint64(0xFFFFFFFF))
+                ub[np.uint64(2 * k + 1)] = np.uint32(word >> np.uint64(32))
+            for s in range(slots):
+                n = np.uint64(sizes[s])
+                off = np.uint64(offsets[s])
+                row = np.uint64(s * n_max)
+                for i in range(n):  # unsigned indices: no negative-index wraparound tests
+                    out[r, off + ((np.uint64(ub[row + np.uint64(i)]) * n) >> np.uint64(32))] += 1
+
+
+def draw_counts_stream(cells, reps: int, rng: np.random.Generator) -> np.ndarray:
+    """``draw_counts(draw(cells, reps, rng))`` with the kernel generating the words (``rng`` a PCG64), which
+    leaves ``rng`` where ``draw`` leaves it."""
+    n_max = int(cells.sizes.max())
+    words = (cells.n_tasks * n_max + 1) // 2
+    stream, start = _stream_state(rng)
+    dtype = np.uint16 if n_max < 2**16 else np.uint32
+    out = np.zeros((reps, cells.n_runs), dtype=dtype)
+    if reps:
+        jit(_counts_stream_kernel)(
+            stream, words, n_max, cells.sizes.astype(np.int64), cells.offsets.astype(np.int64), out
+        )
+    _advance(rng, start, reps * words)
     return out

@@ -70,6 +70,8 @@ def per_replicate(fn: Callable[[np.ndarray], float], name: str | None = None) ->
 
 
 # --------------------------------------------------------------------------- helpers
+# Weighted sums are row sums of elementwise products, never ``weights @ values``: a BLAS product's summation
+# order depends on how many replicates (rows) it is given, so results would depend on the chunk size.
 def _sorted(resample: Resample) -> tuple[np.ndarray, np.ndarray]:
     """Values in ascending order and the replicate weights in the same order."""
     return resample.sorted_weights()
@@ -85,7 +87,13 @@ def _mass_between(weights_sorted: np.ndarray, lo: float | np.ndarray, hi: float 
 # --------------------------------------------------------------------------- metrics
 def mean(resample: Resample) -> np.ndarray:
     """Mean over tasks of per-task mean scores."""
-    return resample.task_means().mean(axis=1)
+    means = resample.task_means()
+    if not resample.drawn:
+        return means.mean(axis=1)
+    total = np.zeros(means.shape[0])
+    for s in range(means.shape[1]):  # task by task, as the compiled kernel sums (np.mean sums pairwise)
+        total += means[:, s]
+    return total / means.shape[1]
 
 
 def mean_se(resample: Resample) -> np.ndarray:
@@ -110,6 +118,10 @@ def trimmed_mean(proportion: float) -> MetricFn:
         raise ValueError(f"trim proportion must be in [0, 0.5), got {proportion}")
 
     def fn(resample: Resample) -> np.ndarray:
+        if resample.drawn:  # the kernel's walk: the mass between the two cut points
+            cut = math.floor(proportion * resample.cells.n_runs) / resample.cells.n_runs
+            lo, hi = float(np.float64(cut)), float(1.0 - np.float64(cut))
+            return (resample.mass_below(hi) - resample.mass_below(lo)) / (hi - lo)
         if resample.equal_weights:  # scipy.stats.trim_mean on each replicate, exactly
             samples = resample.sorted_samples()
             n = samples.shape[1]
@@ -119,7 +131,7 @@ def trimmed_mean(proportion: float) -> MetricFn:
         cut = (np.floor(proportion * k) / k)[:, None]
         values, weights = _sorted(resample)
         kept = _mass_between(weights, cut, 1.0 - cut)
-        return (kept @ values) / kept.sum(axis=1)
+        return (kept * values).sum(axis=1) / kept.sum(axis=1)
 
     fn.__name__ = f"trimmed_mean_{proportion:g}"
     return fn
@@ -133,10 +145,14 @@ def optimality_gap(gamma: float = 1.0) -> MetricFn:
     """γ − mean(min(score, γ)): how far below the target γ the runs fall on average."""
 
     def fn(resample: Resample) -> np.ndarray:
+        if resample.drawn:  # the kernel's walk: runs below gamma, and gamma for the mass at or above it
+            values, mass, wsum = resample.running_sums()
+            a = int(np.searchsorted(values, gamma, side="left"))
+            return gamma - (wsum[a] + gamma * (mass[-1] - mass[a]))
         if resample.equal_weights:
             return gamma - np.minimum(resample.sorted_samples(), gamma).mean(axis=1)
         values, weights = _sorted(resample)
-        return gamma - weights @ np.minimum(values, gamma)
+        return gamma - (weights * np.minimum(values, gamma)).sum(axis=1)
 
     fn.__name__ = "optimality_gap"
     return fn
@@ -148,9 +164,11 @@ def lower_tail_mean(fraction: float = 0.25) -> MetricFn:
         raise ValueError(f"fraction must be in (0, 1], got {fraction}")
 
     def fn(resample: Resample) -> np.ndarray:
+        if resample.drawn:  # the kernel's walk
+            return resample.mass_below(fraction) / fraction
         values, weights = _sorted(resample)
         kept = _mass_between(weights, 0.0, fraction)
-        return (kept @ values) / kept.sum(axis=1)
+        return (kept * values).sum(axis=1) / kept.sum(axis=1)
 
     fn.__name__ = f"dp{round(fraction * 100)}"
     return fn
@@ -160,10 +178,14 @@ def prob_above(threshold: float) -> MetricFn:
     """Fraction of runs (each task weighted equally) scoring strictly above ``threshold``."""
 
     def fn(resample: Resample) -> np.ndarray:
+        if resample.drawn:  # the kernel's walk: the mass of the runs above the threshold
+            values, mass, _ = resample.running_sums()
+            a = int(np.searchsorted(values, threshold, side="right"))
+            return mass[-1] - mass[a]
         if resample.equal_weights:
             return (resample.sorted_samples() > threshold).mean(axis=1)
         values, weights = _sorted(resample)
-        return weights @ (values > threshold).astype(float)
+        return (weights * (values > threshold)).sum(axis=1)
 
     fn.__name__ = f"p_above_{threshold:g}"
     return fn
@@ -233,9 +255,18 @@ def improvement_replicates(cells_x, counts_x: np.ndarray, cells_y, counts_y: np.
         np.cumsum(counts_y[:, sy][:, order], axis=1, out=cum[:, 1:], dtype=float)
         below = np.searchsorted(y[order], x, side="left")
         upto = np.searchsorted(y[order], x, side="right")
-        wins = cum[:, below] + 0.5 * (cum[:, upto] - cum[:, below])  # (R, n_x)
-        total += (counts_x[:, sx].astype(float) * wins).sum(axis=1) / (x.size * y.size)
+        lo = cum[:, below]
+        wins = counts_x[:, sx] * (lo + 0.5 * (cum[:, upto] - lo))  # (R, n_x)
+        total += _sequential_sum(wins) / (x.size * y.size)
     return total / cells_x.n_tasks
+
+
+def _sequential_sum(parts: np.ndarray) -> np.ndarray:
+    """Sum over the last axis, term by term from the first (the compiled kernel's order; ``sum`` is pairwise)."""
+    acc = np.zeros(parts.shape[:-1])
+    for j in range(parts.shape[-1]):
+        acc += parts[..., j]
+    return acc
 
 
 def _improvement_rectangular(cells_x, counts_x: np.ndarray, cells_y, counts_y: np.ndarray) -> np.ndarray:
@@ -256,8 +287,9 @@ def _improvement_rectangular(cells_x, counts_x: np.ndarray, cells_y, counts_y: n
     below = (base + (y[:, None, :] < x[:, :, None]).sum(axis=2)).ravel()  # y runs below each x run
     upto = (base + (y[:, None, :] <= x[:, :, None]).sum(axis=2)).ravel()
     lo = cum[:, below]
-    wins = lo + 0.5 * (cum[:, upto] - lo)  # (R, M·n_x)
-    return (counts_x.reshape(reps, n_tasks * nx) * wins).sum(axis=1) / (nx * ny * n_tasks)
+    wins = counts_x.reshape(reps, n_tasks * nx) * (lo + 0.5 * (cum[:, upto] - lo))  # (R, M·n_x)
+    per_task = _sequential_sum(wins.reshape(reps, n_tasks, nx)) / (nx * ny)  # in the compiled kernel's order
+    return _sequential_sum(per_task) / n_tasks
 
 
 def improvement_task_slots(x: Resample, y: Resample, block_bytes: int = 32 * 2**20) -> np.ndarray:

@@ -147,3 +147,44 @@ def test_improvement_pair_plan_follows_the_cells_it_is_given():
             np.testing.assert_allclose(
                 _kernels.improvement(x, cx, y, cy), mt.improvement_replicates(x, cx, y, cy), atol=1e-12
             )
+
+
+@pytest.mark.skipif(not engine.compiled(), reason="numba not installed")
+@pytest.mark.parametrize("sizes", [(4, 9, 6), (5, 5, 5, 5, 5, 5, 5)])
+def test_profile_task_mean_and_count_replicates_equal_the_generic_ones_and_leave_the_same_state(sizes):
+    """Profiles, per-task means and probability-of-improvement draw counts generated in the kernel are the
+    replicates of ``bs.replicates``/``bs.draw``, and the generator ends where those leave it (per-task means
+    are followed by the rank draws on the same stream)."""
+    rng = np.random.default_rng(1)
+    cells = bs.Cells.from_list([rng.normal(size=n) for n in sizes])
+    taus, gammas = np.linspace(-1, 1, 11), np.linspace(0, 1, 4)
+    reps = 12_345  # more than one of the kernel's progress parts
+
+    def pair():
+        a, b = np.random.default_rng(2), np.random.default_rng(2)
+        a.random(), b.random()  # not at a word boundary of 32-bit draws: the buffered half-word must survive
+        a.integers(0, 2**32, dtype=np.uint32), b.integers(0, 2**32, dtype=np.uint32)
+        return a, b
+
+    def same_state(a, b):
+        assert a.bit_generator.state == b.bit_generator.state
+        assert a.integers(0, 2**32, dtype=np.uint32) == b.integers(0, 2**32, dtype=np.uint32)
+
+    a, b = pair()
+    generic = bs.replicates(cells, engine.profile_curves(taus, gammas), reps, a, chunk_bytes=100_000)
+    done = []
+    fast = engine.profile_replicates(cells, taus, gammas, reps, b, progress=done.append)
+    assert np.array_equal(fast, generic) and sum(done) == reps
+    same_state(a, b)
+
+    a, b = pair()
+    generic = bs.replicates(cells, engine.task_means(), reps, a, chunk_bytes=100_000)
+    assert np.array_equal(engine.task_mean_replicates(cells, reps, b), generic)
+    same_state(a, b)
+
+    a, b = pair()
+    generic = np.concatenate([engine.draw_counts(bs.draw(cells, n, a)) for n in (1, 999, reps - 1000)])
+    fast = np.concatenate([engine.draw_count_replicates(cells, n, b) for n in (reps - 1, 1)])
+    assert fast.dtype == generic.dtype and np.array_equal(fast, generic)
+    same_state(a, b)
+    assert engine.draw_count_replicates(cells, 0, b).shape == (0, cells.n_runs)

@@ -522,15 +522,24 @@ def test_bootstrap_batched_solver_matches_per_replicate_solves():
     np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-13)
 
 
-def test_bootstrap_does_not_depend_on_chunk_size_or_engine(monkeypatch):
+@pytest.mark.parametrize("engine_name", ["numba", "numpy"])
+def test_bootstrap_does_not_depend_on_chunk_size_or_engine(engine_name, monkeypatch):
+    """The numpy solver once swept every chain of a block until the slowest converged: a chain's result
+    depended on which replicates shared its chunk."""
+    if engine_name == "numpy":
+        monkeypatch.setenv("RL_RELIABLE_NO_NUMBA", "1")
+    elif not engine.compiled():
+        pytest.skip("numba not installed")
+    assert engine.name() == engine_name
     rng = np.random.default_rng(6)
     samples = [[rng.normal(0.2 * i, 1.0, 5 + (i + j) % 3) for j in range(3)] for i in range(3)]
-    a = jd.bootstrap_aggregate(samples, reps=50, seed=2)
-    b = jd.bootstrap_aggregate(samples, reps=50, seed=2, chunk_bytes=1)  # one replicate per chunk
-    np.testing.assert_array_equal(a, b)
-    monkeypatch.setenv("RL_RELIABLE_NO_NUMBA", "1")
-    c = jd.bootstrap_aggregate(samples, reps=50, seed=2, chunk_bytes=3000)
-    np.testing.assert_allclose(a, c, rtol=1e-11, atol=1e-14)
+    a = jd.bootstrap_aggregate(samples, reps=80, seed=2)
+    for chunk_bytes in (1, 3000):  # one replicate per chunk, a few
+        np.testing.assert_array_equal(jd.bootstrap_aggregate(samples, reps=80, seed=2, chunk_bytes=chunk_bytes), a)
+    if engine_name == "numba":
+        monkeypatch.setenv("RL_RELIABLE_NO_NUMBA", "1")
+        c = jd.bootstrap_aggregate(samples, reps=80, seed=2, chunk_bytes=3000)
+        np.testing.assert_allclose(a, c, rtol=1e-11, atol=1e-14)
 
 
 def test_bootstrap_uses_the_shared_engine_draws():

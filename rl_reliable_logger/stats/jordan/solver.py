@@ -121,8 +121,11 @@ def _numpy_block(mu: np.ndarray, m: float, pi0: np.ndarray, tol: float, max_swee
         G[:, diag, diag] += X - gamma * (X - F.sum(axis=2))
         new *= np.linalg.solve(np.swapaxes(G, 1, 2), totals)[:, :, 0][:, :, None]
         done = np.abs(new - pi).max(axis=(1, 2)) <= tol * new.max(axis=(1, 2))
-        pi = new
-        status = np.where((status == NOT_CONVERGED) & done, OK, status)
+        # a chain stops at its own convergence, as in the compiled kernel: extra sweeps while other chains
+        # of the block converge would make its result depend on which replicates share the block
+        active = status == NOT_CONVERGED
+        pi = np.where(active[:, None, None], new, pi)
+        status = np.where(active & done, OK, status)
         if (status != NOT_CONVERGED).all():
             break
     return pi.reshape(reps, -1), status
