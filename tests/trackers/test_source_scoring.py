@@ -170,31 +170,24 @@ def test_nan_final_score_is_named_and_drops_are_summarised(tmp_path):
 FAST = ["--reps", "200", "--profile-reps", "100", "--improvement-reps", "100", "--publish", "none", "--quiet"]
 
 
+def _sweep_cli(sweep, score_key: str) -> list[str]:
+    """``rl-reliable mlflow`` on the sweep store with its param fields, ``score_key`` and the fast settings."""
+    return ["mlflow", "--experiment", "sweep", "--tracking-uri", sweep["uri"], "--algorithm-key", "params.algo",
+            "--task-key", "params.env", "--seed-key", "params.seed", "--score-key", score_key, *FAST]  # fmt: skip
+
+
 def test_cli_sweep_with_mixed_conventions_gives_the_tuning_view(sweep, tmp_path, capsys):
     from rl_reliable_logger.cli.main import main
 
     out = tmp_path / "out"
     code = main(
         [
-            "mlflow",
-            "--experiment",
-            "sweep",
-            "--tracking-uri",
-            sweep["uri"],
-            "--algorithm-key",
-            "params.algo",
-            "--task-key",
-            "params.env",
-            "--seed-key",
-            "params.seed",
-            "--score-key",
-            "metrics.rl_reliable_final_score,metrics.final_score",
+            *_sweep_cli(sweep, "metrics.rl_reliable_final_score,metrics.final_score"),
             "--hyperparameter-keys",
             "lr",
             "--out",
             str(out),
             "--no-figures",
-            *FAST,
         ]
     )
     captured = capsys.readouterr()
@@ -209,27 +202,7 @@ def test_cli_sweep_with_mixed_conventions_gives_the_tuning_view(sweep, tmp_path,
 def test_cli_drop_summary_on_stderr(sweep, capsys):
     from rl_reliable_logger.cli.main import main
 
-    code = main(
-        [
-            "mlflow",
-            "--experiment",
-            "sweep",
-            "--tracking-uri",
-            sweep["uri"],
-            "--algorithm-key",
-            "params.algo",
-            "--task-key",
-            "params.env",
-            "--seed-key",
-            "params.seed",
-            "--score-key",
-            "metrics.final_score",
-            "--variant-key",
-            "params.lr",
-            "--drop-invalid",
-            *FAST,
-        ]
-    )
+    code = main([*_sweep_cli(sweep, "metrics.final_score"), "--variant-key", "params.lr", "--drop-invalid"])
     captured = capsys.readouterr()
     # lr 0.1 logged the other key: its 6 runs are dropped, its whole algorithm label disappears
     assert code == 0, captured.err
