@@ -81,3 +81,10 @@ def test_describe_failure_uses_the_servers_message_and_the_class_name():
 def test_os_errors_name_the_file_not_the_class():
     err = OSError(28, "No space left on device", "/results/aggregates.csv")
     assert describe_os_error(err) == "No space left on device: /results/aggregates.csv"
+
+
+def test_a_text_of_noise_lines_only_is_still_redacted():
+    """When every line is noise (an SQL echo carrying a URI), the fallback is the redacted text, not the raw one."""
+    text = "[SQL: SELECT 1 -- postgresql://alice:hunter2@db.example/mlflow]"
+    line = one_line(text)
+    assert "hunter2" not in line and "db.example" in line

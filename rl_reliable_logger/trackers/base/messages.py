@@ -85,7 +85,7 @@ def one_line(text: object, *, limit: int = MAX_LINE) -> str:
         if parts and not parts[-1].endswith((": ", "; ")):
             parts.append(_joiner(parts[-1], line))
         parts.append(line)
-    folded = "".join(parts).strip() or " ".join(str(text).split()) or "(no message)"
+    folded = "".join(parts).strip() or " ".join(out.split()) or "(no message)"  # never the unredacted text
     if len(folded) > limit:
         folded = folded[: limit - 1].rstrip() + "…"
     return folded

@@ -29,6 +29,7 @@ from typing import Any
 from ...errors import InputError, TrackerError
 from ...redaction import redact
 from .final_score import FinalScore
+from .messages import one_line
 from .retry import classify
 
 #: Environment variable naming the pending folder.
@@ -119,7 +120,7 @@ def save_pending(
         "seed": checked.seed,
         "written_at": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "cause": classify(error),
-        "error": redact(" ".join(str(error).split()))[:600],
+        "error": one_line(error, limit=600),
     }
     path = folder / _file_name(tracker, run_id, now)
     _atomic_write(path, data)
