@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 
-from rl_reliable_logger.cli.main import main
+from tests.support.cli import run_cli
 
 FAST = ["--reps", "300", "--profile-reps", "100", "--improvement-reps", "100", "--seed", "0"]
 
@@ -23,14 +23,8 @@ def _csv(tmp_path, runs: dict[str, int], scale: float = 1.0):
     return path
 
 
-def _run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
 def test_findings_are_printed_before_the_table_and_not_twice(tmp_path, capsys):
-    code, out, _ = _run(capsys, "evaluate", _csv(tmp_path, {"A": 5, "B": 3}), *FAST)
+    code, out, _ = run_cli(capsys, "evaluate", _csv(tmp_path, {"A": 5, "B": 3}), *FAST)
     assert code == 0
     lines = out.splitlines()
     assert lines[0].startswith("protocol warning: runs.unequal")
@@ -39,17 +33,17 @@ def test_findings_are_printed_before_the_table_and_not_twice(tmp_path, capsys):
 
 def test_strict_exits_2_naming_the_check(tmp_path, capsys):
     out_dir = tmp_path / "res"
-    code, out, err = _run(capsys, "evaluate", _csv(tmp_path, {"A": 5, "B": 3}), *FAST, "--strict", "--out", out_dir)
+    code, out, err = run_cli(capsys, "evaluate", _csv(tmp_path, {"A": 5, "B": 3}), *FAST, "--strict", "--out", out_dir)
     assert code == 2
     assert "runs.unequal" in err and "strict mode" in err and "Traceback" not in err
     assert not out_dir.exists()  # nothing computed, nothing written
-    code, _, _ = _run(capsys, "evaluate", _csv(tmp_path, {"A": 4, "B": 4}), *FAST, "--strict", "--quiet")
+    code, _, _ = run_cli(capsys, "evaluate", _csv(tmp_path, {"A": 4, "B": 4}), *FAST, "--strict", "--quiet")
     assert code == 0
 
 
 def test_compare_all_prints_letters_and_writes_the_table(tmp_path, capsys):
     out_dir = tmp_path / "res"
-    code, out, _ = _run(
+    code, out, _ = run_cli(
         capsys, "evaluate", _csv(tmp_path, {"A": 5, "B": 5, "C": 5}), *FAST, "--compare-all", "--out", out_dir
     )
     assert code == 0
@@ -70,7 +64,7 @@ def test_compare_all_prints_letters_and_writes_the_table(tmp_path, capsys):
 
 
 def test_raw_scale_and_gap_warnings_are_printed(tmp_path, capsys):
-    code, out, _ = _run(capsys, "evaluate", _csv(tmp_path, {"A": 4, "B": 4}, scale=1000.0), *FAST)
+    code, out, _ = run_cli(capsys, "evaluate", _csv(tmp_path, {"A": 4, "B": 4}, scale=1000.0), *FAST)
     assert code == 0
     assert any(
         line.startswith("warning: scores are not normalised and task scales differ") for line in out.splitlines()

@@ -14,6 +14,7 @@ from rl_reliable_logger.cli.main import build_parser, main
 from rl_reliable_logger.cli.options import ANALYSIS_OPTIONS, analysis_options
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats.profiles import RANK_DEFINITIONS
+from tests.support.cli import run_cli
 
 FAST = ["--reps", "300", "--profile-reps", "100", "--improvement-reps", "100", "--quiet"]
 
@@ -36,12 +37,6 @@ def scores_csv(tmp_path):
     path = tmp_path / "runs.csv"
     pd.DataFrame(rows).to_csv(path, index=False)
     return path
-
-
-def _run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_every_shared_flag_maps_to_an_analysis_option_with_the_same_default():
@@ -85,7 +80,7 @@ def test_analysing_subcommands_share_every_flag(command):
     ],
 )
 def test_bad_options_exit_2_with_one_line_naming_the_flag(scores_csv, capsys, flags, expected):
-    code, out, err = _run(capsys, "evaluate", scores_csv, *FAST, *flags)
+    code, out, err = run_cli(capsys, "evaluate", scores_csv, *FAST, *flags)
     assert code == 2, err
     assert expected in err and "Traceback" not in err and err.count("\n") == 1
     assert "=" not in err.split("error: ", 1)[1].split(" ", 1)[0]  # a flag, not keyword=value
@@ -97,13 +92,13 @@ def test_seed_defaults_to_0_recorded_and_printed(scores_csv, tmp_path, capsys):
     assert main(["evaluate", str(scores_csv), *FAST, "--out", str(out2), "--no-figures", "--seed", "0"]) == 0
     assert (out1 / "aggregates.csv").read_bytes() == (out2 / "aggregates.csv").read_bytes()
     assert json.loads((out1 / "provenance.json").read_text())["seed"] == 0
-    code, out, _ = _run(capsys, "evaluate", scores_csv, *FAST[:-1], "--ci", "99.5")
+    code, out, _ = run_cli(capsys, "evaluate", scores_csv, *FAST[:-1], "--ci", "99.5")
     assert code == 0 and "99.5% percentile intervals" in out and "seed 0" in out
 
 
 def test_selection_jordan_and_tuning_from_the_command_line(scores_csv, tmp_path, capsys):
     out = tmp_path / "res"
-    code, _, err = _run(
+    code, _, err = run_cli(
         capsys,
         "evaluate",
         scores_csv,
@@ -186,9 +181,9 @@ def test_an_edited_bundle_is_replaced_only_with_force(scores_csv, tmp_path, caps
     out = tmp_path / "res"
     assert main(["evaluate", str(scores_csv), *FAST, "--out", str(out), "--no-figures"]) == 0
     (out / "aggregates.csv").write_text("edited by hand\n")
-    code, _, err = _run(capsys, "evaluate", scores_csv, *FAST, "--out", out, "--no-figures")
+    code, _, err = run_cli(capsys, "evaluate", scores_csv, *FAST, "--out", out, "--no-figures")
     assert code == 2 and "--force" in err and "force=True" not in err
     assert (out / "aggregates.csv").read_text() == "edited by hand\n"
-    code, _, err = _run(capsys, "evaluate", scores_csv, *FAST, "--out", out, "--no-figures", "--force")
+    code, _, err = run_cli(capsys, "evaluate", scores_csv, *FAST, "--out", out, "--no-figures", "--force")
     assert code == 0, err
     assert pd.read_csv(out / "aggregates.csv").columns[0] == "algorithm"
