@@ -13,6 +13,7 @@ Which engine runs is decided by :mod:`.engine`; nothing outside ``stats/`` impor
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -585,3 +586,189 @@ def draw_counts_stream(cells, reps: int, rng: np.random.Generator) -> np.ndarray
         )
     _advance(rng, start, reps * words)
     return out
+
+
+#: rows of at least this many replicates are selected through a sample's bands (smaller: whole-row select)
+_SAMPLED_FROM = 512
+#: at most this many replicates are sampled (evenly spaced) to place the bands; at least 64, about 1 in 16
+_SAMPLE = 1024
+
+
+def _select_kernel(cols, ranks, out, unusual):
+    """Order statistics ``ranks`` (ascending, repeats allowed) of every row of ``cols`` (C, B) into ``out`` (T, C).
+
+    Per row, in parallel (Floyd and Rivest's idea): sort an evenly spaced sample of the replicates, take around
+    each wanted rank a band of sample values wide enough to hold it (about 4 standard deviations of a sample
+    quantile's rank), and in one pass count the replicates below each band and copy those inside it; each rank
+    is then selected (Wirth) within its band's copy, a few percent of the row. When a rank falls outside its
+    band (rare) or a band outgrows its buffer, the row is done again as one band holding everything. A row
+    holding a NaN or a negative zero is only flagged in ``unusual``: where it sits among equal values decides
+    which one a selection returns, so the caller leaves those rows to numpy.
+    """
+    n_cols, n = cols.shape
+    n_ranks = ranks.shape[0]
+    for c in numba.prange(n_cols):
+        row = cols[c]
+        low = np.empty(n_ranks)  # band bounds (merged bands: the first nb entries)
+        high = np.empty(n_ranks)
+        cap = np.empty(n_ranks, dtype=np.int64)
+        start = np.empty(n_ranks + 1, dtype=np.int64)  # each band's offset in the buffer
+        size = np.zeros(n_ranks, dtype=np.int64)
+        gap = np.zeros(n_ranks + 1, dtype=np.int64)  # replicates below band j (and above band j - 1)
+        sampled = n >= _SAMPLED_FROM
+        while True:
+            nb = 0
+            if sampled:
+                s = min(_SAMPLE, max(64, n // 16))
+                sample = np.empty(s)
+                for i in range(s):
+                    sample[i] = row[(i * n) // s]
+                sample.sort()
+                for t in range(n_ranks):
+                    pos = (ranks[t] + 0.5) * s / n
+                    sd = math.sqrt(pos * max(1.0 - pos / s, 0.0))
+                    a = int(math.floor(pos - 4.0 * sd)) - 2
+                    b = int(math.ceil(pos + 4.0 * sd)) + 2
+                    lo_v = -np.inf if a < 0 else sample[a]
+                    hi_v = np.inf if b >= s else sample[b]
+                    if nb > 0 and lo_v <= high[nb - 1]:
+                        high[nb - 1] = max(high[nb - 1], hi_v)
+                    else:
+                        low[nb] = lo_v
+                        high[nb] = hi_v
+                        nb += 1
+                total = 0
+                for j in range(nb):  # room for twice the replicates the sample puts in the band, and some
+                    inside = 0
+                    for i in range(s):
+                        if low[j] <= sample[i] <= high[j]:
+                            inside += 1
+                    cap[j] = min(n, 2 * (inside * n) // s + 64)
+                    start[j] = total
+                    total += cap[j]
+            else:
+                nb = 1
+                low[0] = -np.inf
+                high[0] = np.inf
+                cap[0] = n
+                start[0] = 0
+                total = n
+            buf = np.empty(total)
+            for j in range(nb):
+                size[j] = 0
+            for j in range(nb + 1):
+                gap[j] = 0
+            odd = False
+            full = False
+            for i in range(n):
+                x = row[i]
+                if x != x or (x == 0.0 and math.copysign(1.0, x) < 0.0):
+                    odd = True
+                j = 0
+                while j < nb and x > high[j]:
+                    j += 1
+                if j < nb and x >= low[j]:
+                    if size[j] < cap[j]:
+                        buf[start[j] + size[j]] = x
+                        size[j] += 1
+                    else:
+                        full = True
+                else:
+                    gap[j] += 1
+            if odd:
+                unusual[c] = True
+                break
+            # where each rank falls: in a band (select it there) or in a gap (start again, one band)
+            ok = not full
+            band = np.empty(n_ranks, dtype=np.int64)
+            local = np.empty(n_ranks, dtype=np.int64)
+            for t in range(n_ranks):
+                if not ok:
+                    break
+                r = ranks[t]
+                below = 0
+                found = False
+                for j in range(nb):
+                    below += gap[j]
+                    if r < below:
+                        break
+                    if r < below + size[j]:
+                        band[t] = j
+                        local[t] = r - below
+                        found = True
+                        break
+                    below += size[j]
+                ok = found
+            if not ok:
+                if not sampled:  # cannot happen: one band holds every replicate
+                    unusual[c] = True
+                    break
+                sampled = False
+                continue
+            done = -1  # the band whose smallest values are in place up to position ``first``
+            first = 0
+            for t in range(n_ranks):
+                j = band[t]
+                base = start[j]
+                k = base + local[t]
+                if j != done:
+                    done = j
+                    first = base
+                if k < first:  # a repeated rank: already in place
+                    out[t, c] = buf[k]
+                    continue
+                end = base + size[j] - 1
+                if k == first:  # the minimum of the rest
+                    m = first
+                    for i in range(first + 1, end + 1):
+                        if buf[i] < buf[m]:
+                            m = i
+                    x = buf[m]
+                    buf[m] = buf[first]
+                    buf[first] = x
+                else:
+                    lo = first
+                    hi = end
+                    rounds = 0
+                    while lo < hi:
+                        rounds += 1
+                        if rounds > 100:  # pathological pivots: finish by sorting what is left
+                            buf[lo : hi + 1] = np.sort(buf[lo : hi + 1])
+                            break
+                        a_v = buf[lo]
+                        b_v = buf[(lo + hi) // 2]
+                        d_v = buf[hi]  # median of three
+                        pivot = max(min(a_v, b_v), min(max(a_v, b_v), d_v))
+                        i = lo
+                        jj = hi
+                        while i <= jj:
+                            while buf[i] < pivot:
+                                i += 1
+                            while buf[jj] > pivot:
+                                jj -= 1
+                            if i <= jj:
+                                x = buf[i]
+                                buf[i] = buf[jj]
+                                buf[jj] = x
+                                i += 1
+                                jj -= 1
+                        if k <= jj:
+                            hi = jj
+                        elif k >= i:
+                            lo = i
+                        else:
+                            break
+                out[t, c] = buf[k]
+                first = k + 1
+            break
+
+
+def select_ranks(cols: np.ndarray, ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Order statistics ``ranks`` (ascending) of every row of the 2-D float array ``cols`` (C, B): ``(len(ranks),
+    C)``, and which rows were left out (a NaN or a negative zero among them, see :func:`_select_kernel`)."""
+    cols = np.ascontiguousarray(cols, dtype=np.float64)
+    ranks = np.ascontiguousarray(ranks, dtype=np.int64)
+    out = np.empty((ranks.size, cols.shape[0]))
+    unusual = np.zeros(cols.shape[0], dtype=np.bool_)
+    jit(_select_kernel)(cols, ranks, out, unusual)
+    return out, unusual
