@@ -353,18 +353,24 @@ def _differences(algorithms, names, aggregates, dists, ci, method):
     if not pairs or not names:
         return pd.DataFrame([], columns=columns)
     points = dict(zip(zip(aggregates["algorithm"], aggregates["metric"]), aggregates["point"]))
-    diffs, diff_points = [], []
-    for x, y in pairs:
-        n = min(dists[x].shape[0], dists[y].shape[0])
-        diffs.append(dists[x][:n] - dists[y][:n])
-        diff_points.append(np.array([points[(x, m)] - points[(y, m)] for m in names]))
-    if len({d.shape[0] for d in diffs}) == 1:
-        bounds = _stacked_bounds(diffs, diff_points, ci, method)
-    else:  # replicate counts differ between pairs (never in evaluate()): one pair at a time
-        bounds = [ci_bounds(d, p, ci, method) for d, p in zip(diffs, diff_points)]
-    point = np.concatenate(diff_points)
-    low = np.concatenate([b[0] for b in bounds])
-    high = np.concatenate([b[1] for b in bounds])
+    point = np.array([points[(x, m)] - points[(y, m)] for x, y in pairs for m in names])
+    n = min(d.shape[0] for d in dists.values())
+    if all(d.shape[0] == n for d in dists.values()):  # always in evaluate(): every pair's differences at once,
+        stack = np.empty((len(pairs), len(names), n))  # written column-major (statistic by statistic)
+        for p, (x, y) in enumerate(pairs):
+            np.subtract(dists[x].T, dists[y].T, out=stack[p])
+        low, high = ci_bounds(stack.reshape(-1, n).T, point, ci, method)
+    else:  # replicate counts that differ between algorithms: one pair at a time, on their common replicates
+        bounds = []
+        for x, y in pairs:
+            n = min(dists[x].shape[0], dists[y].shape[0])
+            bounds.append(
+                ci_bounds(
+                    dists[x][:n] - dists[y][:n], np.array([points[(x, m)] - points[(y, m)] for m in names]), ci, method
+                )
+            )
+        low = np.concatenate([b[0] for b in bounds])
+        high = np.concatenate([b[1] for b in bounds])
     return pd.DataFrame(
         {
             "algorithm_x": [x for x, _ in pairs for _ in names],
