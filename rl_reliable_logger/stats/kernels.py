@@ -597,114 +597,97 @@ _SAMPLE = 1024
 def _select_kernel(cols, ranks, out, unusual):
     """Order statistics ``ranks`` (ascending, repeats allowed) of every row of ``cols`` (C, B) into ``out`` (T, C).
 
-    Per row, in parallel (Floyd and Rivest's idea): sort an evenly spaced sample of the replicates, take around
-    each wanted rank a band of sample values wide enough to hold it (about 4 standard deviations of a sample
-    quantile's rank), and in one pass count the replicates below each band and copy those inside it; each rank
-    is then selected (Wirth) within its band's copy, a few percent of the row. When a rank falls outside its
-    band (rare) or a band outgrows its buffer, the row is done again as one band holding everything. A row
-    holding a NaN or a negative zero is only flagged in ``unusual``: where it sits among equal values decides
-    which one a selection returns, so the caller leaves those rows to numpy.
+    Per row, in parallel (Floyd and Rivest's idea): sort an evenly spaced sample of the replicates and take, around
+    each wanted rank, a band of sample values wide enough to hold it (about 4 standard deviations of a sample
+    quantile's rank; overlapping bands merge). Branch-free counts give the replicates below and inside each band;
+    when every rank falls in a band (almost always), each band's replicates are copied out and the rank is
+    selected (Wirth) there, a few percent of the row. Otherwise the row is done again as one band holding
+    everything. A row holding a NaN or a negative zero is only flagged in ``unusual``: where it sits among equal
+    values decides which one a selection returns, so the caller leaves those rows to numpy.
     """
     n_cols, n = cols.shape
     n_ranks = ranks.shape[0]
-    for c in numba.prange(n_cols):
-        row = cols[c]
+    s = min(_SAMPLE, max(64, n // 16)) if n >= _SAMPLED_FROM else 0
+    n_blocks = min(n_cols, 64)
+    for block in numba.prange(n_blocks):
         low = np.empty(n_ranks)  # band bounds (merged bands: the first nb entries)
         high = np.empty(n_ranks)
-        cap = np.empty(n_ranks, dtype=np.int64)
-        start = np.empty(n_ranks + 1, dtype=np.int64)  # each band's offset in the buffer
-        size = np.zeros(n_ranks, dtype=np.int64)
-        gap = np.zeros(n_ranks + 1, dtype=np.int64)  # replicates below band j (and above band j - 1)
-        sampled = n >= _SAMPLED_FROM
-        while True:
-            nb = 0
-            if sampled:
-                s = min(_SAMPLE, max(64, n // 16))
-                sample = np.empty(s)
-                for i in range(s):
-                    sample[i] = row[(i * n) // s]
-                sample.sort()
-                for t in range(n_ranks):
-                    pos = (ranks[t] + 0.5) * s / n
-                    sd = math.sqrt(pos * max(1.0 - pos / s, 0.0))
-                    a = int(math.floor(pos - 4.0 * sd)) - 2
-                    b = int(math.ceil(pos + 4.0 * sd)) + 2
-                    lo_v = -np.inf if a < 0 else sample[a]
-                    hi_v = np.inf if b >= s else sample[b]
-                    if nb > 0 and lo_v <= high[nb - 1]:
-                        high[nb - 1] = max(high[nb - 1], hi_v)
-                    else:
-                        low[nb] = lo_v
-                        high[nb] = hi_v
-                        nb += 1
-                total = 0
-                for j in range(nb):  # room for twice the replicates the sample puts in the band, and some
-                    inside = 0
-                    for i in range(s):
-                        if low[j] <= sample[i] <= high[j]:
-                            inside += 1
-                    cap[j] = min(n, 2 * (inside * n) // s + 64)
-                    start[j] = total
-                    total += cap[j]
-            else:
-                nb = 1
-                low[0] = -np.inf
-                high[0] = np.inf
-                cap[0] = n
-                start[0] = 0
-                total = n
-            buf = np.empty(total)
-            for j in range(nb):
-                size[j] = 0
-            for j in range(nb + 1):
-                gap[j] = 0
-            odd = False
-            full = False
-            for i in range(n):
+        below = np.empty(n_ranks, dtype=np.int64)  # replicates below each band
+        size = np.empty(n_ranks, dtype=np.int64)  # ... and inside it
+        start = np.empty(n_ranks, dtype=np.int64)  # each band's offset in the buffer
+        band = np.empty(n_ranks, dtype=np.int64)  # the band of each rank, and its rank there
+        local = np.empty(n_ranks, dtype=np.int64)
+        sample = np.empty(max(s, 1))
+        buf = np.empty(n + 1)  # the bands' replicates (with one slot of slack for branch-free copying)
+        for c in range((block * n_cols) // n_blocks, ((block + 1) * n_cols) // n_blocks):
+            row = cols[c]
+            odd = 0
+            for i in range(n):  # a NaN or a negative zero anywhere (branch-free: vectorised)
                 x = row[i]
-                if x != x or (x == 0.0 and math.copysign(1.0, x) < 0.0):
-                    odd = True
-                j = 0
-                while j < nb and x > high[j]:
-                    j += 1
-                if j < nb and x >= low[j]:
-                    if size[j] < cap[j]:
-                        buf[start[j] + size[j]] = x
-                        size[j] += 1
-                    else:
-                        full = True
-                else:
-                    gap[j] += 1
+                odd += (x != x) | ((x == 0.0) & (math.copysign(1.0, x) < 0.0))
             if odd:
                 unusual[c] = True
-                break
-            # where each rank falls: in a band (select it there) or in a gap (start again, one band)
-            ok = not full
-            band = np.empty(n_ranks, dtype=np.int64)
-            local = np.empty(n_ranks, dtype=np.int64)
-            for t in range(n_ranks):
-                if not ok:
-                    break
-                r = ranks[t]
-                below = 0
-                found = False
-                for j in range(nb):
-                    below += gap[j]
-                    if r < below:
-                        break
-                    if r < below + size[j]:
-                        band[t] = j
-                        local[t] = r - below
-                        found = True
-                        break
-                    below += size[j]
-                ok = found
-            if not ok:
-                if not sampled:  # cannot happen: one band holds every replicate
-                    unusual[c] = True
-                    break
-                sampled = False
                 continue
+            sampled = s > 0
+            while True:
+                nb = 0
+                if sampled:
+                    for i in range(s):
+                        sample[i] = row[(i * n) // s]
+                    sample.sort()
+                    for t in range(n_ranks):
+                        pos = (ranks[t] + 0.5) * s / n
+                        sd = math.sqrt(pos * max(1.0 - pos / s, 0.0))
+                        a = int(math.floor(pos - 4.0 * sd)) - 2
+                        b = int(math.ceil(pos + 4.0 * sd)) + 2
+                        lo_v = -np.inf if a < 0 else sample[a]
+                        hi_v = np.inf if b >= s else sample[b]
+                        if nb > 0 and lo_v <= high[nb - 1]:
+                            high[nb - 1] = max(high[nb - 1], hi_v)
+                        else:
+                            low[nb] = lo_v
+                            high[nb] = hi_v
+                            nb += 1
+                else:
+                    nb = 1
+                    low[0] = -np.inf
+                    high[0] = np.inf
+                for j in range(nb):  # replicates below and up to each band (branch-free: vectorised)
+                    under = 0
+                    upto = 0
+                    lo_v = low[j]
+                    hi_v = high[j]
+                    for i in range(n):
+                        x = row[i]
+                        under += x < lo_v
+                        upto += x <= hi_v
+                    below[j] = under
+                    size[j] = upto - under
+                ok = True
+                for t in range(n_ranks):  # the band of each rank; bands are disjoint and ascending
+                    r = ranks[t]
+                    found = False
+                    for j in range(nb):
+                        if below[j] <= r < below[j] + size[j]:
+                            band[t] = j
+                            local[t] = r - below[j]
+                            found = True
+                            break
+                    ok = ok and found
+                if ok or not sampled:
+                    break
+                sampled = False  # a rank between bands (rare): one band holding everything
+            total = 0
+            for j in range(nb):  # copy each band's replicates: write every one, advance past those inside
+                start[j] = total
+                p = total
+                lo_v = low[j]
+                hi_v = high[j]
+                for i in range(n):
+                    x = row[i]
+                    buf[p] = x
+                    p += (x >= lo_v) & (x <= hi_v)
+                total += size[j]
             done = -1  # the band whose smallest values are in place up to position ``first``
             first = 0
             for t in range(n_ranks):
@@ -760,7 +743,6 @@ def _select_kernel(cols, ranks, out, unusual):
                             break
                 out[t, c] = buf[k]
                 first = k + 1
-            break
 
 
 def select_ranks(cols: np.ndarray, ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -116,8 +116,8 @@ def test_a_sample_that_misleads_the_bands_falls_back_to_the_whole_column():
 
 
 @needs_numba
-def test_a_band_fuller_than_its_sample_says_falls_back_to_the_whole_column():
-    """The sample sees distinct values, but most unsampled replicates tie inside one band: it overflows."""
+def test_a_band_far_fuller_than_its_sample_says():
+    """The sample sees distinct values, but most unsampled replicates tie inside one band."""
     rows = 8_192
     s = min(kernels._SAMPLE, max(64, rows // 16))
     sampled = (np.arange(s) * rows) // s
