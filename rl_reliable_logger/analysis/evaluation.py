@@ -445,7 +445,9 @@ def _per_task_and_ranks(cells, tasks, reps, rngs, chunk_bytes, ci, method, bar, 
         # after the per-task replicates on the same stream, so per-task intervals do not depend on rank_by
         means_by_alg.append(pf.single_runs(c, reps, rngs[alg]) if rank_by == "runs" else dists[-1])
     bounds = _stacked_bounds(dists, points, ci, method)
-    columns = {k: [] for k in ("algorithm", "task", "n_runs", "mean", "low", "high", "median", "min", "max")}
+    columns: dict[str, list] = {
+        k: [] for k in ("algorithm", "task", "n_runs", "mean", "low", "high", "median", "min", "max")
+    }
     for alg, point, (low, high) in zip(algorithms, points, bounds):
         c = cells[alg]
         point = ck.clip_noise(point, low, high)
