@@ -331,18 +331,18 @@ def _side_seeds(seed: Any) -> tuple[Any, Any]:
 
 
 # ----------------------------------------------------------------------------- pieces
-# Intervals are per column, so every piece stacks its distributions column-major (one row per statistic) and
-# asks for all their intervals at once: the same numbers as one call per statistic, in one selection pass.
+# Intervals are per column, so every piece stacks its distributions side by side and asks for all their
+# intervals at once: the same numbers as one call per statistic, in one selection pass.
 def _stacked_bounds(parts: list[np.ndarray], points: list[np.ndarray], ci, method):
     """``ci_bounds`` of the columns of every ``(B, n_i)`` distribution in ``parts`` at once: ``(low, high)``
     split back into one ``(n_i,)`` pair per part."""
     sizes = [p.shape[1] for p in parts]
-    stack = np.empty((sum(sizes), parts[0].shape[0]))  # column-major: statistic by statistic
+    stack = np.empty((parts[0].shape[0], sum(sizes)))
     at = 0
     for part, n in zip(parts, sizes):
-        stack[at : at + n] = part.T
+        stack[:, at : at + n] = part
         at += n
-    low, high = ci_bounds(stack.T, np.concatenate(points), ci, method)
+    low, high = ci_bounds(stack, np.concatenate(points), ci, method)
     cuts = np.cumsum(sizes)[:-1]
     return list(zip(np.split(low, cuts), np.split(high, cuts)))
 
@@ -355,11 +355,11 @@ def _differences(algorithms, names, aggregates, dists, ci, method):
     points = dict(zip(zip(aggregates["algorithm"], aggregates["metric"]), aggregates["point"]))
     point = np.array([points[(x, m)] - points[(y, m)] for x, y in pairs for m in names])
     n = min(d.shape[0] for d in dists.values())
-    if all(d.shape[0] == n for d in dists.values()):  # always in evaluate(): every pair's differences at once,
-        stack = np.empty((len(pairs), len(names), n))  # written column-major (statistic by statistic)
+    if all(d.shape[0] == n for d in dists.values()):  # always in evaluate(): every pair's differences at once
+        stack = np.empty((n, len(pairs), len(names)))
         for p, (x, y) in enumerate(pairs):
-            np.subtract(dists[x].T, dists[y].T, out=stack[p])
-        low, high = ci_bounds(stack.reshape(-1, n).T, point, ci, method)
+            np.subtract(dists[x], dists[y], out=stack[:, p])
+        low, high = ci_bounds(stack.reshape(n, -1), point, ci, method)
     else:  # replicate counts that differ between algorithms: one pair at a time, on their common replicates
         bounds = []
         for x, y in pairs:

@@ -53,7 +53,7 @@ def quantile_pair(
     gamma = virtual - previous_i
     wanted = np.concatenate([previous_i % n, following_i % n])
     ranks, where = np.unique(wanted, return_inverse=True)
-    values, unusual = kernels.select_ranks(flat.T, ranks)  # a copy unless ``dist`` is column-major
+    values, unusual = kernels.select_ranks(flat, ranks)
     a = values[where[:2]]  # (2, C): the order statistic at each quantile's previous rank
     b = values[where[2:]]  # ... and at its next one
     # numpy's _lerp: a + (b - a)·g, but b - (b - a)·(1 - g) where g >= 0.5

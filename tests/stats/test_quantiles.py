@@ -96,7 +96,7 @@ def test_nan_and_negative_zero_columns_are_left_to_numpy(rows):
     dist[:, 1] *= -1.0  # its zeros are negative zeros
     dist[rows // 2, 2] = np.nan
     dist[:2, 3] = [-0.0, 0.0]  # both zeros
-    _, unusual = kernels.select_ranks(dist.T, np.array([0, rows - 1]))
+    _, unusual = kernels.select_ranks(dist, np.array([0, rows - 1]))
     assert unusual.tolist() == [False, True, True, True, False]
     for low, high in LEVELS:
         _check(dist, low, high)
@@ -154,3 +154,11 @@ def test_intervals_do_not_depend_on_the_engine(method, monkeypatch):
     monkeypatch.setenv("RL_RELIABLE_NO_NUMBA", "1")
     plain = bs.interval(dist, point, ci=0.9, method=method, cells=cells)
     assert _same(fast[0], plain[0]) and _same(fast[1], plain[1])
+
+
+@needs_numba
+def test_select_ranks_refuses_ranks_outside_the_replicates():
+    dist = np.zeros((10, 3))
+    for ranks in ([10], [-1], [3, 2]):
+        with pytest.raises(ValueError, match="ascending ranks"):
+            kernels.select_ranks(dist, np.array(ranks))
