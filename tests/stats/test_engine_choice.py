@@ -23,11 +23,16 @@ from rl_reliable_logger.stats import distributions, engine
 needs_numba = pytest.mark.skipif(not engine._NUMBA, reason="numba not installed")
 
 
-def test_auto_runs_small_calls_in_numpy_and_large_ones_compiled(monkeypatch):
+def test_auto_runs_small_calls_in_numpy_until_a_large_one_loaded_the_kernels(monkeypatch):
     monkeypatch.setenv("RL_RELIABLE_ENGINE", "auto")
     monkeypatch.delenv("RL_RELIABLE_NO_NUMBA", raising=False)
+    monkeypatch.setattr(engine, "_loaded", False)  # as in a new process
     assert not engine.compiled(engine.SMALL_WORK - 1)
+    assert not engine.compiled(1)
     assert engine.compiled(engine.SMALL_WORK) is engine._NUMBA
+    # the load is paid now: small calls use the kernels too (when numba is there)
+    assert engine.compiled(1) is engine._NUMBA
+    monkeypatch.setattr(engine, "_loaded", False)
     assert engine.compiled(None) is engine._NUMBA  # a call of unknown size keeps the kernels
 
 
@@ -66,6 +71,7 @@ def test_auto_gives_the_numbers_of_either_forced_engine(monkeypatch):
     table = _ragged_table()
     reports = {}
     for choice in ("auto", "numba"):
+        monkeypatch.setattr(engine, "_loaded", False)  # as in a new process
         monkeypatch.setenv("RL_RELIABLE_ENGINE", choice)
         reports[choice] = evaluate(table, reps=2_000, profile_reps=500, improvement_reps=500, seed=4)
     assert 2_000 * len(table) < engine.SMALL_WORK  # so auto ran every call in numpy
