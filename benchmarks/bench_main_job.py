@@ -10,7 +10,8 @@ time of the process and its children):
 * **cold**: a fresh, empty ``NUMBA_CACHE_DIR`` (the numba kernels are compiled in that run), one run of each;
 * **warm**: a ``NUMBA_CACHE_DIR`` filled by an untimed run; ``--repeats`` rounds of both jobs, medians;
 * start-up: ``--help`` and a ``--no-figures`` evaluation of a 2 × 2 × 2 file (warm cache);
-* ``--against REF``: the same warm main job from ``git archive REF`` (e.g. the commit before a speed change),
+* ``--against REF``: the same warm main job from ``git archive REF`` (e.g. ``v0.1.0``, the previous release, for
+  regressions, or the commit before a speed change),
   interleaved round by round with this checkout's, for regressions;
 * ``--rliable``: the paper-default statistics (4 aggregates at 50k, profiles and all-pairs POI at 2k, 6 × 10
   × 26 real Atari 100k data, see ``atari_data.py``) on a *first call in a new process* (numba cache on disk)
@@ -68,12 +69,20 @@ def machine() -> str:
 
 
 def run(args: list[str], *, repo: Path, cache: Path, cwd: Path | None = None) -> tuple[float, float]:
-    """Run ``python -m rl_reliable_logger ARGS`` from ``repo``; return (wall s, CPU s of it and its children)."""
+    """Run ``python -m rl_reliable_logger ARGS`` from ``repo``; return (wall s, CPU s of it and its children).
+
+    Release 0.1.0 (tag ``v0.1.0``) had no ``__main__`` module: its ``rl-reliable`` entry point is called instead.
+    """
     env = dict(os.environ, PYTHONPATH=str(repo), NUMBA_CACHE_DIR=str(cache))
+    if (repo / "rl_reliable_logger" / "__main__.py").is_file():
+        command = [sys.executable, "-m", "rl_reliable_logger", *args]
+    else:
+        entry = "import sys; from rl_reliable_logger.cli import main; sys.exit(main(sys.argv[1:]))"
+        command = [sys.executable, "-c", entry, *args]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "rl_reliable_logger", *args],
+        command,
         cwd=cwd or repo,
         env=env,
         stdout=subprocess.DEVNULL,
