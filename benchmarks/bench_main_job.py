@@ -1,6 +1,6 @@
 """End-to-end time of the README's main job, as a user runs it, with and without figures (issue 14).
 
-Run:  python benchmarks/bench_main_job.py [--repeats 5] [--against REF] [--rliable]
+Run:  python benchmarks/bench_main_job.py [--repeats 5] [--against REF] [--rliable] [--stats] [--scale] [--jordan]
 
 What is timed (each a fresh ``python -m rl_reliable_logger`` process of this checkout, wall clock and the CPU
 time of the process and its children):
@@ -10,7 +10,8 @@ time of the process and its children):
 * **cold**: a fresh, empty ``NUMBA_CACHE_DIR`` (the numba kernels are compiled in that run), one run of each;
 * **warm**: a ``NUMBA_CACHE_DIR`` filled by an untimed run; ``--repeats`` rounds of both jobs, medians;
 * start-up: ``--help`` and a ``--no-figures`` evaluation of a 2 × 2 × 2 file (warm cache);
-* ``--against REF``: the same warm main job from ``git archive REF`` (e.g. the commit before a speed change),
+* ``--against REF``: the same warm main job from ``git archive REF`` (e.g. ``v0.1.0``, the previous release, for
+  regressions, or the commit before a speed change),
   interleaved round by round with this checkout's, for regressions;
 * ``--rliable``: the paper-default statistics (4 aggregates at 50k, profiles and all-pairs POI at 2k, 6 × 10
   × 26 real Atari 100k data, see ``atari_data.py``) on a *first call in a new process* (numba cache on disk)
@@ -68,12 +69,20 @@ def machine() -> str:
 
 
 def run(args: list[str], *, repo: Path, cache: Path, cwd: Path | None = None) -> tuple[float, float]:
-    """Run ``python -m rl_reliable_logger ARGS`` from ``repo``; return (wall s, CPU s of it and its children)."""
+    """Run ``python -m rl_reliable_logger ARGS`` from ``repo``; return (wall s, CPU s of it and its children).
+
+    Release 0.1.0 (tag ``v0.1.0``) had no ``__main__`` module: its ``rl-reliable`` entry point is called instead.
+    """
     env = dict(os.environ, PYTHONPATH=str(repo), NUMBA_CACHE_DIR=str(cache))
+    if (repo / "rl_reliable_logger" / "__main__.py").is_file():
+        command = [sys.executable, "-m", "rl_reliable_logger", *args]
+    else:
+        entry = "import sys; from rl_reliable_logger.cli import main; sys.exit(main(sys.argv[1:]))"
+        command = [sys.executable, "-c", entry, *args]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "rl_reliable_logger", *args],
+        command,
         cwd=cwd or repo,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -173,6 +182,21 @@ def scale_case(repo: Path, cache: Path, reps: int) -> dict[str, float]:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def jordan_case(repo: Path, cache: Path) -> list[str]:
+    """``bench_jordan.py --skip-old`` in a new process: its output lines, the ratio judged against the target 15."""
+    env = dict(os.environ, PYTHONPATH=str(repo), NUMBA_CACHE_DIR=str(cache))
+    cmd = [sys.executable, str(HERE / "bench_jordan.py"), "--skip-old"]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=repo)
+    if proc.returncode != 0:
+        raise SystemExit("Jordan case failed:\n" + proc.stderr[-3000:])
+    lines = [x for x in proc.stdout.splitlines() if x.strip()]
+    ratio = next(float(x.rsplit(":", 1)[1]) for x in lines if x.startswith("ratio new / evaluate()"))
+    return [
+        *lines,
+        f"Jordan case / plain case (wall): {ratio:.2f} (target <= 15: {'MET' if ratio <= 15 else 'NOT MET'})",
+    ]
+
+
 def rliable_seconds(venv_python: Path, poi_pairs: int) -> tuple[float, str] | None:
     """rliable 1.2 on the same workload (its POI extrapolated from ``poi_pairs`` pairs): (seconds, note)."""
     sys.path[:0] = [str(ROOT), str(HERE)]  # this checkout's package, the benchmark's data helper
@@ -216,6 +240,9 @@ def main() -> None:
     p.add_argument("--skip-cold", action="store_true")
     p.add_argument("--stats", action="store_true", help="also time the statistics alone (first and warm calls)")
     p.add_argument("--scale", action="store_true", help="also time the 10 x 57 x 100 case (targets 8 s, 1 GB)")
+    p.add_argument(
+        "--jordan", action="store_true", help="also time the Jordan case against a plain evaluate() (target 15)"
+    )
     args = p.parse_args()
 
     print(machine())
@@ -299,6 +326,12 @@ def main() -> None:
                 f"  {sc['seconds']:.2f} s wall, {sc['cpu']:.2f} s CPU, peak RSS {sc['peak_rss_mb']:.0f} MB "
                 f"(time <= 8 s: {'MET' if ok_t else 'NOT MET'}; memory < 1 GB: {'MET' if ok_m else 'NOT MET'})"
             )
+            print(f"  load average after: {load_average()}")
+        if args.jordan:
+            print("\nJordan et al. bootstrap at the paper's size vs a plain evaluate() (bench_jordan.py --skip-old)")
+            print(f"  load average before: {load_average()}")
+            for text in jordan_case(ROOT, cache):
+                print(f"  {text}")
             print(f"  load average after: {load_average()}")
     print(f"\nload average (1/5/15 min) at end: {load_average()}")
 

@@ -37,7 +37,7 @@ def aggregate_intervals(
     studentized = method == "bootstrap-t"
     point = stacked(bs.original(cells))[0]
     if studentized:  # the mean's standard error from the same replicates
-        fast = engine.aggregates(metric_objs)
+        fast = engine.aggregates(metric_objs, engine.size(cells, reps))
         dist = bs.replicates(
             cells,
             lambda r: np.concatenate([fast(r), mt.mean_se(r)], axis=1),

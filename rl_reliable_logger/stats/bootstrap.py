@@ -31,9 +31,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import special, stats
 
-from . import quantiles
+from . import distributions, quantiles
 
 Method = Literal["percentile", "basic", "bc", "bca", "expanded", "bootstrap-t"]
 METHODS = ("percentile", "basic", "bc", "bca", "expanded", "bootstrap-t")
@@ -591,18 +590,18 @@ def interval(
         return 2 * point - hi, 2 * point - lo
     # bias correction: z0 = Φ⁻¹(fraction of replicates below the estimate), ties count half
     below = (dist < point).mean(axis=0) + 0.5 * (dist == point).mean(axis=0)
-    z0 = special.ndtri(np.clip(below, 1e-12, 1 - 1e-12))
+    z0 = distributions.norm_ppf(np.clip(below, 1e-12, 1 - 1e-12))
     if method == "bca":
         if jackknife is None:
             raise ValueError("bca needs the jackknife values of each statistic")
         accel = acceleration(jackknife, strata)
     else:
         accel = np.zeros_like(z0)
-    zs = special.ndtri(np.array([alpha / 2, 1 - alpha / 2]))
+    zs = distributions.norm_ppf(np.array([alpha / 2, 1 - alpha / 2]))
     bounds = []
     for z in zs:
         adj = z0 + (z0 + z) / (1 - accel * (z0 + z))
-        q = special.ndtr(adj)
+        q = distributions.norm_cdf(adj)
         bounds.append(_diag_quantile(dist, q))
     return bounds[0], bounds[1]
 
@@ -631,7 +630,7 @@ def expanded_level(cells: Cells, ci: float = 0.95) -> float:
     n = sizes[keep]
     c = math.sqrt(float((var / n).sum() / (var * (n - 1) / n**2).sum()))
     df = float((n - 1).sum())
-    return float(special.ndtr(-c * stats.t.ppf(1.0 - (1.0 - ci) / 2.0, df)))
+    return float(distributions.norm_cdf(-c * distributions.t_ppf(1.0 - (1.0 - ci) / 2.0, df)))
 
 
 def studentized_mean_interval(dist: np.ndarray, point: np.ndarray, ci: float = 0.95) -> tuple[float, float]:

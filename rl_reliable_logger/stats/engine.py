@@ -2,7 +2,14 @@
 
 Callers (``analysis``) ask for a batched statistic or a replicate computation here and never learn
 which engine ran it: both draw exactly the same replicates from the same raw uniforms and agree to
-rounding (tested). Set ``RL_RELIABLE_NO_NUMBA=1`` to force numpy.
+rounding (tested).
+
+Which engine runs a call: ``RL_RELIABLE_ENGINE=auto`` (the default) uses the kernels for every call that
+draws at least :data:`SMALL_WORK` values, and every call after the first compiled one; it uses numpy for
+small calls before that, because loading the compiled kernels costs about 0.4 s in a new process (and
+compiling them about 10 s on a fresh install), far more than numpy needs for a small analysis. The
+numbers are the same either way. ``RL_RELIABLE_ENGINE=numba`` or
+``numpy`` forces one engine (``RL_RELIABLE_NO_NUMBA=1`` is the same as ``numpy``).
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ..errors import InputError
 from . import bootstrap, kernels, metrics, profiles
 from .bootstrap import Cells, Resample
 from .registry import Statistic
@@ -23,16 +31,36 @@ Statistic_ = Callable[[Resample], np.ndarray]
 _NUMBA = importlib.util.find_spec("numba") is not None
 #: whether ``import numba`` works, tried on the first compiled() that needs it (None: not tried yet)
 _importable: list[bool] = []
+#: set once a call ran compiled: the kernels' load cost is paid, so ``auto`` uses them for small calls too
+_loaded = False
 
 
-def compiled() -> bool:
-    """True when the compiled kernels are used (numba imports and is not disabled by the environment).
+#: values drawn by one call (replicates × runs) below which ``auto`` runs it in numpy (about 30 ms there)
+SMALL_WORK = 1_000_000
+ENGINES = ("auto", "numba", "numpy")
+
+
+def choice() -> str:
+    """The engine asked for by ``RL_RELIABLE_ENGINE`` (``auto``, ``numba`` or ``numpy``; see the module doc)."""
+    if os.environ.get("RL_RELIABLE_NO_NUMBA"):
+        return "numpy"
+    asked = os.environ.get("RL_RELIABLE_ENGINE", "auto").strip().lower() or "auto"
+    if asked not in ENGINES:
+        raise InputError(f"RL_RELIABLE_ENGINE must be one of {', '.join(ENGINES)} (unset means auto), got {asked!r}")
+    return asked
+
+
+def compiled(work: int | None = None) -> bool:
+    """True when the compiled kernels run a call that draws ``work`` values (None: a call of unknown size).
 
     A numba that is installed but does not import (e.g. built for another numpy) falls back to numpy with a
     warning, rather than failing every statistic. The import is tried only here, on the statistics path,
     where the kernels would import numba anyway.
     """
-    if not _NUMBA or os.environ.get("RL_RELIABLE_NO_NUMBA"):
+    global _loaded
+    asked = choice()
+    small = work is not None and work < SMALL_WORK and not _loaded
+    if not _NUMBA or asked == "numpy" or (asked == "auto" and small):
         return False
     if not _importable:
         try:
@@ -42,18 +70,19 @@ def compiled() -> bool:
             _importable.append(False)
         else:
             _importable.append(True)
+    _loaded = _loaded or _importable[0]
     return _importable[0]
 
 
-def name() -> str:
-    """``"numba"`` or ``"numpy"`` (for provenance)."""
-    return "numba" if compiled() else "numpy"
+def name(work: int | None = None) -> str:
+    """``"numba"`` or ``"numpy"``: the engine :func:`compiled` picks for a call of this size."""
+    return "numba" if compiled(work) else "numpy"
 
 
-def aggregates(metric_objs: Sequence[metrics.Metric]) -> Statistic_:
-    """(R, n_metrics) values of the metrics on a batch of replicates."""
+def aggregates(metric_objs: Sequence[metrics.Metric], work: int | None = None) -> Statistic_:
+    """(R, n_metrics) values of the metrics on a batch of replicates (``work``: see :func:`compiled`)."""
     specs = [m.spec for m in metric_objs]
-    if compiled() and all(spec is not None for spec in specs):
+    if compiled(work) and all(spec is not None for spec in specs):
         return lambda r: kernels.fused_metrics(r, specs)  # type: ignore[arg-type]
     return lambda r: np.stack([m(r) for m in metric_objs], axis=1)
 
@@ -75,11 +104,12 @@ def aggregate_replicates(
     ``bootstrap.replicates`` leaves it (tested).
     """
     specs = [m.spec for m in metric_objs]
-    if all(s is not None for s in specs) and _streams(rng, task_bootstrap):
+    work = size(cells, reps)
+    if all(s is not None for s in specs) and _streams(rng, task_bootstrap, work):
         return _stream_replicates(cells, specs, reps, rng, progress)
     return bootstrap.replicates(
         cells,
-        aggregates(metric_objs),
+        aggregates(metric_objs, work),
         reps,
         rng,
         task_bootstrap=task_bootstrap,
@@ -101,11 +131,12 @@ def profile_replicates(
 ) -> np.ndarray:
     """(reps, 2T + G) replicates of :func:`profile_curves`, by the kernel's own words where it can (as
     :func:`aggregate_replicates`)."""
-    if _streams(rng, task_bootstrap):
+    work = size(cells, reps)
+    if _streams(rng, task_bootstrap, work):
         return _stream_replicates(cells, _profile_specs(taus, gammas), reps, rng, progress)
     return bootstrap.replicates(
         cells,
-        profile_curves(taus, gammas),
+        profile_curves(taus, gammas, work),
         reps,
         rng,
         task_bootstrap=task_bootstrap,
@@ -124,14 +155,20 @@ def task_mean_replicates(
 ) -> np.ndarray:
     """(reps, M) replicates of every task's mean, by the kernel's own words where it can (as
     :func:`aggregate_replicates`)."""
-    if _streams(rng, False):
+    work = size(cells, reps)
+    if _streams(rng, False, work):
         return _stream_replicates(cells, [(Statistic.MEAN, 0.0)], reps, rng, progress, task_means=True)
-    return bootstrap.replicates(cells, task_means(), reps, rng, chunk_bytes=chunk_bytes, progress=progress)
+    return bootstrap.replicates(cells, task_means(work), reps, rng, chunk_bytes=chunk_bytes, progress=progress)
 
 
-def _streams(rng: np.random.Generator, task_bootstrap: bootstrap.TaskBootstrap) -> bool:
+def size(cells: Cells, reps: int) -> int:
+    """Values a bootstrap of ``reps`` replicates of ``cells`` draws: the size :func:`compiled` decides on."""
+    return int(reps) * int(cells.values.size)
+
+
+def _streams(rng: np.random.Generator, task_bootstrap: bootstrap.TaskBootstrap, work: int | None = None) -> bool:
     """True when the compiled kernel generates the replicates' words itself (no task resampling, PCG64)."""
-    return compiled() and not task_bootstrap and kernels.is_pcg64(rng)
+    return compiled(work) and not task_bootstrap and kernels.is_pcg64(rng)
 
 
 def _stream_replicates(
@@ -167,24 +204,24 @@ def _profile_specs(taus: np.ndarray, gammas: np.ndarray) -> list:
     )
 
 
-def profile_curves(taus: np.ndarray, gammas: np.ndarray) -> Statistic_:
+def profile_curves(taus: np.ndarray, gammas: np.ndarray, work: int | None = None) -> Statistic_:
     """(R, 2T + G): run-score profile, average-score profile (both at ``taus``) and gap curve (at ``gammas``)."""
-    if compiled():
+    if compiled(work):
         specs = _profile_specs(taus, gammas)
         return lambda r: kernels.fused_metrics(r, specs)
     return lambda r: profiles.profile_curves(r, taus, gammas)
 
 
-def task_means() -> Statistic_:
+def task_means(work: int | None = None) -> Statistic_:
     """(R, S) mean of every task slot."""
-    if compiled():
+    if compiled(work):
         return lambda r: kernels.fused_metrics(r, [(Statistic.MEAN, 0.0)], task_means=True)[1]
     return lambda r: r.task_means()
 
 
-def draw_counts(resample: Resample) -> np.ndarray:
+def draw_counts(resample: Resample, work: int | None = None) -> np.ndarray:
     """(R, K) unsigned draw counts of every run (uint16 when runs per task < 65,536: bounded memory)."""
-    if compiled():
+    if compiled(work):
         return kernels.draw_counts(resample)
     small = np.uint16 if int(resample.cells.sizes.max()) < 2**16 else np.uint32
     return resample.counts().astype(small)
@@ -192,13 +229,14 @@ def draw_counts(resample: Resample) -> np.ndarray:
 
 def draw_count_replicates(cells: Cells, reps: int, rng: np.random.Generator) -> np.ndarray:
     """:func:`draw_counts` of ``bootstrap.draw(cells, reps, rng)``, by the kernel's own words where it can."""
-    if _streams(rng, False):
+    work = size(cells, reps)
+    if _streams(rng, False, work):
         return kernels.draw_counts_stream(cells, reps, rng)
-    return draw_counts(bootstrap.draw(cells, reps, rng))
+    return draw_counts(bootstrap.draw(cells, reps, rng), work)
 
 
 def improvement(cells_x: Cells, counts_x: np.ndarray, cells_y: Cells, counts_y: np.ndarray) -> np.ndarray:
     """(R,) P(X > Y) of independent replicates of X and Y given by their draw counts."""
-    if compiled():
+    if compiled(counts_x.size + counts_y.size):
         return kernels.improvement(cells_x, counts_x, cells_y, counts_y)
     return metrics.improvement_replicates(cells_x, counts_x, cells_y, counts_y)

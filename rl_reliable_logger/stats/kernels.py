@@ -275,6 +275,11 @@ def _install_pcg(numba_module) -> None:
     _pcg_advance = numba_module.njit(cache=True)(advance)
 
 
+def loaded() -> bool:
+    """True once a kernel has been compiled or loaded in this process (numba is imported, its cost paid)."""
+    return bool(_jitted)
+
+
 def jit(kernel):
     """The compiled form of ``kernel`` (numba is imported on first use; compiled code is cached on disk).
 

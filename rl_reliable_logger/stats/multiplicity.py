@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
+
+from . import distributions
 
 
 def bootstrap_pvalues(dist: np.ndarray, null: float | np.ndarray = 0.0) -> np.ndarray:
@@ -90,7 +91,9 @@ def max_t_intervals(
     crit = float(np.quantile(centred.max(axis=1), ci))
     factor = np.full(se.shape, crit)
     if df is not None:
-        factor = stats.t.ppf(stats.norm.cdf(crit), np.broadcast_to(np.asarray(df, dtype=float), se.shape))
+        factor = distributions.t_ppf(
+            distributions.norm_cdf(crit), np.broadcast_to(np.asarray(df, dtype=float), se.shape)
+        )
     half = np.where(live, factor * se * np.broadcast_to(np.asarray(scale, dtype=float), se.shape), 0.0)
     return point - half, point + half, crit
 

@@ -1,7 +1,7 @@
 """Two quantiles of every column of a bootstrap distribution: the numbers of ``np.quantile``, found faster.
 
 ``np.quantile(dist, [low, high], axis=0)`` (method ``linear``) partitions every column for four ranks and
-interpolates. With numba loaded, :func:`quantile_pair` selects the same four order statistics in a compiled
+interpolates. Once the compiled kernels are loaded, :func:`quantile_pair` selects the same four order statistics in a compiled
 kernel (in parallel over columns, see :func:`.kernels.select_ranks`) and interpolates them with numpy's own
 formula (``numpy/lib/_function_base_impl.py``: ``_get_indexes``, ``_get_gamma``, ``_lerp``), so the result is
 bit for bit the one ``np.quantile`` returns (tested on many shapes): intervals do not depend on the engine.
@@ -12,7 +12,6 @@ to ``np.quantile`` itself.
 from __future__ import annotations
 
 import os
-import sys
 
 import numpy as np
 
@@ -20,9 +19,12 @@ from . import kernels
 
 
 def compiled_selection() -> bool:
-    """True when the compiled selection is used: numba is already imported (the statistics' engine loaded it;
-    selection alone never pays numba's import) and ``RL_RELIABLE_NO_NUMBA`` does not force numpy."""
-    return sys.modules.get("numba") is not None and not os.environ.get("RL_RELIABLE_NO_NUMBA")
+    """True when the compiled selection is used: once the statistics' engine has run a kernel (numba is loaded,
+    its cost paid: selection alone never pays it), unless ``RL_RELIABLE_NO_NUMBA`` or
+    ``RL_RELIABLE_ENGINE=numpy`` forces numpy."""
+    if os.environ.get("RL_RELIABLE_NO_NUMBA") or os.environ.get("RL_RELIABLE_ENGINE", "").strip().lower() == "numpy":
+        return False
+    return kernels.loaded()
 
 
 def quantile_pair(

@@ -126,8 +126,9 @@ def test_a_band_far_fuller_than_its_sample_says():
     _check(dist[:, None], 0.025, 0.975)
 
 
-def test_without_numba_it_is_np_quantile(monkeypatch):
-    monkeypatch.setenv("RL_RELIABLE_NO_NUMBA", "1")
+@pytest.mark.parametrize("variable, value", [("RL_RELIABLE_NO_NUMBA", "1"), ("RL_RELIABLE_ENGINE", "numpy")])
+def test_when_numpy_is_forced_it_is_np_quantile(variable, value, monkeypatch):
+    monkeypatch.setenv(variable, value)
     assert not qs.compiled_selection()
     dist = np.random.default_rng(5).normal(size=(1_000, 3))
     low, high = qs.quantile_pair(dist, 0.025, 0.975)
@@ -144,8 +145,13 @@ def test_integer_and_invalid_inputs_behave_as_np_quantile():
         qs.quantile_pair(np.ones((5, 2)), -0.1, 0.5, compiled=True)
 
 
+@needs_numba
 @pytest.mark.parametrize("method", ["percentile", "basic", "expanded", "bc"])
 def test_intervals_do_not_depend_on_the_engine(method, monkeypatch):
+    monkeypatch.delenv("RL_RELIABLE_NO_NUMBA", raising=False)
+    monkeypatch.setenv("RL_RELIABLE_ENGINE", "auto")
+    kernels.select_ranks(np.zeros((2, 1)), np.array([0]))  # the kernels are loaded: intervals use them
+    assert qs.compiled_selection()
     rng = np.random.default_rng(9)
     dist = rng.standard_t(4, size=(20_000, 5))
     point = np.median(dist, axis=0)

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats as _sps
 
+from .. import distributions
 from .chain import ChainSolver, ChainStructure, chain_structure, single_thread
 from .ecdf import (
     DEFAULT_DELTA,
@@ -113,7 +113,7 @@ def pbpt_payoff_bounds(
             n = s[i][j].size
             if n < 2:
                 raise ValueError(f"PBP-t needs at least 2 runs per (algorithm, task); algorithm {i}, task {j} has {n}")
-            tstar = _sps.t.ppf(1.0 - d / 2.0, n - 1)
+            tstar = distributions.t_ppf(1.0 - d / 2.0, n - 1)
             for k in range(n_alg):
                 if i == k:
                     continue
