@@ -151,7 +151,7 @@ def evaluate(
         aggregates, dists = aggregate_tables(
             cells, metric_objs, reps, rng["aggregates"], shared_tasks, chunk_bytes, ci, method, bar
         )
-        differences = _differences(algorithms, names, aggregates, dists, ci, method)
+        differences = _differences(algorithms, names, aggregates, dists, ci, method, chunk_bytes)
         profiles, gap = _profiles(
             cells, tau_grid, gammas, profile_reps, rng["profiles"], opts.task_bootstrap, chunk_bytes, ci, method, bar
         )
@@ -331,46 +331,70 @@ def _side_seeds(seed: Any) -> tuple[Any, Any]:
 
 
 # ----------------------------------------------------------------------------- pieces
-# Intervals are per column, so every piece stacks its distributions side by side and asks for all their
-# intervals at once: the same numbers as one call per statistic, in one selection pass.
-def _stacked_bounds(parts: list[np.ndarray], points: list[np.ndarray], ci, method):
-    """``ci_bounds`` of the columns of every ``(B, n_i)`` distribution in ``parts`` at once: ``(low, high)``
-    split back into one ``(n_i,)`` pair per part."""
-    sizes = [p.shape[1] for p in parts]
-    stack = np.empty((parts[0].shape[0], sum(sizes)))
-    at = 0
-    for part, n in zip(parts, sizes):
-        stack[:, at : at + n] = part
-        at += n
-    low, high = ci_bounds(stack, np.concatenate(points), ci, method)
-    cuts = np.cumsum(sizes)[:-1]
-    return list(zip(np.split(low, cuts), np.split(high, cuts)))
+# Intervals are per column, so every piece puts its distributions side by side and asks for their intervals
+# together: the same numbers as one call per statistic, in one selection pass per ``chunk_bytes`` of columns.
+def _grouped_bounds(
+    rows: int, widths: list[int], fill, points: list[np.ndarray], ci, method, chunk_bytes: int, parts=None
+):
+    """``ci_bounds`` of ``len(widths)`` distributions of ``rows`` replicates, part ``i`` (``widths[i]`` columns)
+    written by ``fill(i, out)`` into an ``(rows, widths[i])`` view; parts are stacked side by side up to
+    ``chunk_bytes`` at a time (at least one part; a part alone is used as it is when ``parts`` holds it).
+    Returns one ``(low, high)`` pair per part."""
+    lows, highs = [], []
+    i = 0
+    while i < len(widths):
+        j, cols = i + 1, widths[i]
+        while j < len(widths) and (cols + widths[j]) * rows * 8 <= chunk_bytes:
+            cols += widths[j]
+            j += 1
+        if parts is not None and j == i + 1:
+            stack = parts[i]
+        else:
+            stack = np.empty((rows, cols))
+            at = 0
+            for k in range(i, j):
+                fill(k, stack[:, at : at + widths[k]])
+                at += widths[k]
+        low, high = ci_bounds(stack, np.concatenate(points[i:j]), ci, method)
+        lows.append(low)
+        highs.append(high)
+        i = j
+    cuts = np.cumsum(widths)[:-1]
+    return list(zip(np.split(np.concatenate(lows), cuts), np.split(np.concatenate(highs), cuts)))
 
 
-def _differences(algorithms, names, aggregates, dists, ci, method):
+def _stacked_bounds(parts: list[np.ndarray], points: list[np.ndarray], ci, method, chunk_bytes: int):
+    """:func:`_grouped_bounds` of distributions at hand, ``(B, n_i)`` each (all with the same B)."""
+
+    def fill(i: int, out: np.ndarray) -> None:
+        out[...] = parts[i]
+
+    widths = [p.shape[1] for p in parts]
+    return _grouped_bounds(parts[0].shape[0], widths, fill, points, ci, method, chunk_bytes, parts=parts)
+
+
+def _differences(algorithms, names, aggregates, dists, ci, method, chunk_bytes=bs.DEFAULT_CHUNK_BYTES):
     columns = ["algorithm_x", "algorithm_y", "metric", "point", "low", "high"]
     pairs = [(x, y) for i, x in enumerate(algorithms) for y in algorithms[i + 1 :]]
     if not pairs or not names:
         return pd.DataFrame([], columns=columns)
     points = dict(zip(zip(aggregates["algorithm"], aggregates["metric"]), aggregates["point"]))
-    point = np.array([points[(x, m)] - points[(y, m)] for x, y in pairs for m in names])
+    pair_points = [np.array([points[(x, m)] - points[(y, m)] for m in names]) for x, y in pairs]
     n = min(d.shape[0] for d in dists.values())
-    if all(d.shape[0] == n for d in dists.values()):  # always in evaluate(): every pair's differences at once
-        stack = np.empty((n, len(pairs), len(names)))
-        for p, (x, y) in enumerate(pairs):
-            np.subtract(dists[x], dists[y], out=stack[:, p])
-        low, high = ci_bounds(stack.reshape(n, -1), point, ci, method)
+    if all(d.shape[0] == n for d in dists.values()):  # always in evaluate(): many pairs' differences at once
+
+        def fill(p: int, out: np.ndarray) -> None:
+            np.subtract(dists[pairs[p][0]], dists[pairs[p][1]], out=out)
+
+        bounds = _grouped_bounds(n, [len(names)] * len(pairs), fill, pair_points, ci, method, chunk_bytes)
     else:  # replicate counts that differ between algorithms: one pair at a time, on their common replicates
         bounds = []
-        for x, y in pairs:
+        for (x, y), pair_point in zip(pairs, pair_points):
             n = min(dists[x].shape[0], dists[y].shape[0])
-            bounds.append(
-                ci_bounds(
-                    dists[x][:n] - dists[y][:n], np.array([points[(x, m)] - points[(y, m)] for m in names]), ci, method
-                )
-            )
-        low = np.concatenate([b[0] for b in bounds])
-        high = np.concatenate([b[1] for b in bounds])
+            bounds.append(ci_bounds(dists[x][:n] - dists[y][:n], pair_point, ci, method))
+    point = np.concatenate(pair_points)
+    low = np.concatenate([b[0] for b in bounds])
+    high = np.concatenate([b[1] for b in bounds])
     return pd.DataFrame(
         {
             "algorithm_x": [x for x, _ in pairs for _ in names],
@@ -398,7 +422,7 @@ def _profiles(cells, taus, gammas, reps, rngs, task_bootstrap, chunk_bytes, ci, 
                 c, taus, gammas, reps, rngs[alg], task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes, progress=bar
             )
         )
-    bounds = _stacked_bounds(dists, points, ci, method)
+    bounds = _stacked_bounds(dists, points, ci, method, chunk_bytes)
     n_t, n_a = taus.size, len(algorithms)
     fractions, lows, highs, gap_point, gap_low, gap_high = [], [], [], [], [], []
     for point, (low, high) in zip(points, bounds):
@@ -444,7 +468,7 @@ def _per_task_and_ranks(cells, tasks, reps, rngs, chunk_bytes, ci, method, bar, 
         dists.append(engine.task_mean_replicates(c, reps, rngs[alg], chunk_bytes=chunk_bytes, progress=bar))
         # after the per-task replicates on the same stream, so per-task intervals do not depend on rank_by
         means_by_alg.append(pf.single_runs(c, reps, rngs[alg]) if rank_by == "runs" else dists[-1])
-    bounds = _stacked_bounds(dists, points, ci, method)
+    bounds = _stacked_bounds(dists, points, ci, method, chunk_bytes)
     columns: dict[str, list] = {
         k: [] for k in ("algorithm", "task", "n_runs", "mean", "low", "high", "median", "min", "max")
     }
@@ -517,7 +541,7 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar, shared_tasks=F
             dist = np.concatenate([engine.improvement(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
         dists.append(dist[:, None])
     rows = []
-    for (x, y), point_x, (low, high) in zip(pairs, points, _stacked_bounds(dists, points, ci, method)):
+    for (x, y), point_x, (low, high) in zip(pairs, points, _stacked_bounds(dists, points, ci, method, chunk_bytes)):
         low, high = ck.clip_fraction(low), ck.clip_fraction(high)
         point = float(ck.clip_noise(point_x, low, high)[0])
         rows.append({"algorithm_x": x, "algorithm_y": y, "point": point, "low": float(low[0]), "high": float(high[0])})

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rl_reliable_logger import ScoreTable
+from rl_reliable_logger import ScoreTable, evaluate
 from rl_reliable_logger.analysis.aggregates import _sorted_cells, cells_by_algorithm
 
 
@@ -44,3 +44,16 @@ def test_negative_zeros_take_the_cell_by_cell_path():
     cells = cells_by_algorithm(table, tasks)
     for alg, runs in _plain(table, tasks).items():
         assert np.array_equal(cells[alg].values.view(np.int64), np.concatenate(runs).view(np.int64))
+
+
+def test_intervals_asked_together_do_not_depend_on_the_memory_budget():
+    """evaluate() stacks the distributions of a table up to ``chunk_bytes`` at a time: any budget, same tables."""
+    table = _table(3)
+    kw = dict(reps=600, profile_reps=300, improvement_reps=300, seed=4)
+    small = evaluate(table, chunk_bytes=2_000, **kw)  # every distribution alone
+    default = evaluate(table, **kw)  # each table's distributions in one stack
+    for name in ("aggregates", "differences", "profiles", "gap_curve", "per_task", "ranks", "improvement"):
+        a, b = getattr(small, name), getattr(default, name)
+        pd.testing.assert_frame_equal(a, b, check_exact=True)
+        for column in a.select_dtypes("float64").columns:
+            assert np.array_equal(a[column].to_numpy().view(np.int64), b[column].to_numpy().view(np.int64))
