@@ -331,46 +331,36 @@ def _side_seeds(seed: Any) -> tuple[Any, Any]:
 
 
 # ----------------------------------------------------------------------------- pieces
-# Intervals are per column, so every piece puts its distributions side by side and asks for their intervals
-# together: the same numbers as one call per statistic, in one selection pass per ``chunk_bytes`` of columns.
-def _grouped_bounds(
-    rows: int, widths: list[int], fill, points: list[np.ndarray], ci, method, chunk_bytes: int, parts=None
-):
-    """``ci_bounds`` of ``len(widths)`` distributions of ``rows`` replicates, part ``i`` (``widths[i]`` columns)
-    written by ``fill(i, out)`` into an ``(rows, widths[i])`` view; parts are stacked side by side up to
-    ``chunk_bytes`` at a time (at least one part; a part alone is used as it is when ``parts`` holds it).
-    Returns one ``(low, high)`` pair per part."""
+# Intervals are per column, so every piece stacks its distributions and asks for their intervals together: the
+# same numbers as one call per statistic, in one selection pass per ``chunk_bytes`` of replicates.
+def _grouped_bounds(rows: int, width: int, count: int, fill, points: list[np.ndarray], ci, method, chunk_bytes: int):
+    """``ci_bounds`` of ``count`` distributions of ``rows`` replicates and ``width`` statistics each, distribution
+    ``i`` written by ``fill(i, out)`` into a ``(rows, width)`` block. The blocks are stacked ``chunk_bytes`` at a
+    time (at least one), as one ``(rows, parts, width)`` view the selection reads without a copy. Returns one
+    ``(low, high)`` pair per distribution."""
     lows, highs = [], []
-    i = 0
-    while i < len(widths):
-        j, cols = i + 1, widths[i]
-        while j < len(widths) and (cols + widths[j]) * rows * 8 <= chunk_bytes:
-            cols += widths[j]
-            j += 1
-        if parts is not None and j == i + 1:
-            stack = parts[i]
-        else:
-            stack = np.empty((rows, cols))
-            at = 0
-            for k in range(i, j):
-                fill(k, stack[:, at : at + widths[k]])
-                at += widths[k]
-        low, high = ci_bounds(stack, np.concatenate(points[i:j]), ci, method)
-        lows.append(low)
-        highs.append(high)
-        i = j
-    cuts = np.cumsum(widths)[:-1]
-    return list(zip(np.split(np.concatenate(lows), cuts), np.split(np.concatenate(highs), cuts)))
+    per_stack = max(1, chunk_bytes // max(1, rows * width * 8))
+    for i in range(0, count, per_stack):
+        j = min(count, i + per_stack)
+        stack = np.empty((j - i, rows, width))
+        for k in range(i, j):
+            fill(k, stack[k - i])
+        point = np.concatenate(points[i:j]).reshape(j - i, width)
+        low, high = ci_bounds(np.moveaxis(stack, 0, 1), point, ci, method)
+        lows.append(np.reshape(low, -1))
+        highs.append(np.reshape(high, -1))
+    low, high = np.concatenate(lows), np.concatenate(highs)
+    return [(low[k * width : (k + 1) * width], high[k * width : (k + 1) * width]) for k in range(count)]
 
 
 def _stacked_bounds(parts: list[np.ndarray], points: list[np.ndarray], ci, method, chunk_bytes: int):
-    """:func:`_grouped_bounds` of distributions at hand, ``(B, n_i)`` each (all with the same B)."""
+    """:func:`_grouped_bounds` of distributions at hand, ``(B, n)`` each (the same B and n)."""
 
     def fill(i: int, out: np.ndarray) -> None:
         out[...] = parts[i]
 
-    widths = [p.shape[1] for p in parts]
-    return _grouped_bounds(parts[0].shape[0], widths, fill, points, ci, method, chunk_bytes, parts=parts)
+    rows, width = parts[0].shape
+    return _grouped_bounds(rows, width, len(parts), fill, points, ci, method, chunk_bytes)
 
 
 def _differences(algorithms, names, aggregates, dists, ci, method, chunk_bytes=bs.DEFAULT_CHUNK_BYTES):
@@ -386,7 +376,7 @@ def _differences(algorithms, names, aggregates, dists, ci, method, chunk_bytes=b
         def fill(p: int, out: np.ndarray) -> None:
             np.subtract(dists[pairs[p][0]], dists[pairs[p][1]], out=out)
 
-        bounds = _grouped_bounds(n, [len(names)] * len(pairs), fill, pair_points, ci, method, chunk_bytes)
+        bounds = _grouped_bounds(n, len(names), len(pairs), fill, pair_points, ci, method, chunk_bytes)
     else:  # replicate counts that differ between algorithms: one pair at a time, on their common replicates
         bounds = []
         for (x, y), pair_point in zip(pairs, pair_points):

@@ -600,7 +600,8 @@ _SAMPLE = 1024
 
 
 def _select_kernel(dist, width, ranks, out, unusual):
-    """Order statistics ``ranks`` (ascending, repeats allowed) of every column of ``dist`` (B, C) into ``out`` (T, C).
+    """Order statistics ``ranks`` (ascending, repeats allowed) of every column of every part of ``dist`` (P, B, C)
+    into ``out`` (T, P·C), column ``c`` of part ``p`` at ``p·C + c``.
 
     Columns are taken ``width`` at a time (in parallel), gathered row by row into contiguous copies. Per column (Floyd and Rivest's idea): sort an evenly spaced sample of the replicates and take, around
     each wanted rank, a band of sample values wide enough to hold it (about 4 standard deviations of a sample
@@ -610,10 +611,11 @@ def _select_kernel(dist, width, ranks, out, unusual):
     everything. A column holding a NaN or a negative zero is only flagged in ``unusual``: where it sits among equal
     values decides which one a selection returns, so the caller leaves those columns to numpy.
     """
-    n, n_cols = dist.shape
+    n_parts, n, n_cols = dist.shape
     n_ranks = ranks.shape[0]
     s = min(_SAMPLE, max(64, n // 16)) if n >= _SAMPLED_FROM else 0
-    n_groups = (n_cols + width - 1) // width
+    per_part = (n_cols + width - 1) // width
+    n_groups = n_parts * per_part
     n_blocks = min(n_groups, 64)
     for block in numba.prange(n_blocks):
         low = np.empty(n_ranks)  # band bounds (merged bands: the first nb entries)
@@ -627,13 +629,14 @@ def _select_kernel(dist, width, ranks, out, unusual):
         buf = np.empty(n + 1)  # the bands' replicates (with one slot of slack for branch-free copying)
         columns = np.empty((width, n))
         for group in range((block * n_groups) // n_blocks, ((block + 1) * n_groups) // n_blocks):
-            first_col = group * width
+            part = group // per_part
+            first_col = (group % per_part) * width
             w = min(width, n_cols - first_col)
             for i in range(n):  # gather the group's columns (each row's values are adjacent)
                 for q in range(w):
-                    columns[q, i] = dist[i, first_col + q]
+                    columns[q, i] = dist[part, i, first_col + q]
             for q in range(w):
-                c = first_col + q
+                c = part * n_cols + first_col + q
                 row = columns[q]
                 odd = 0
                 for i in range(n):  # a NaN or a negative zero anywhere (branch-free: vectorised)
@@ -760,15 +763,19 @@ def _select_kernel(dist, width, ranks, out, unusual):
 
 
 def select_ranks(dist: np.ndarray, ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Order statistics ``ranks`` (ascending) of every column of the 2-D float array ``dist`` (B, C): ``(len(ranks),
-    C)``, and which columns were left out (a NaN or a negative zero among them, see :func:`_select_kernel`)."""
+    """Order statistics ``ranks`` (ascending) of every column of a float array ``dist``, (B, C) or parts of
+    replicates (P, B, C): ``(len(ranks), C)`` or ``(len(ranks), P·C)`` (part by part), and which columns were left
+    out (a NaN or a negative zero among them, see :func:`_select_kernel`)."""
     dist = np.ascontiguousarray(dist, dtype=np.float64)  # (a copy unless row-major)
+    if dist.ndim == 2:
+        dist = dist[None]
     ranks = np.ascontiguousarray(ranks, dtype=np.int64)
-    if dist.ndim != 2 or (ranks.size and (ranks[0] < 0 or ranks[-1] >= dist.shape[0] or (np.diff(ranks) < 0).any())):
-        raise ValueError("select_ranks needs a 2-D array and ascending ranks within its rows")
-    n_cols = dist.shape[1]
-    width = max(1, min(8, n_cols // 2))  # 8 adjacent values: one cache line per row; two groups at least
-    out = np.empty((ranks.size, n_cols))
-    unusual = np.zeros(n_cols, dtype=np.bool_)
+    if dist.ndim != 3 or (ranks.size and (ranks[0] < 0 or ranks[-1] >= dist.shape[1] or (np.diff(ranks) < 0).any())):
+        raise ValueError("select_ranks needs a 2-D or 3-D array and ascending ranks within its replicates")
+    n_cols = dist.shape[2]
+    # 8 adjacent values: one cache line per row; at least two groups to share between threads
+    width = max(1, min(8, (dist.shape[0] * n_cols) // 2, n_cols))
+    out = np.empty((ranks.size, dist.shape[0] * n_cols))
+    unusual = np.zeros(dist.shape[0] * n_cols, dtype=np.bool_)
     jit(_select_kernel)(dist, width, ranks, out, unusual)
     return out, unusual

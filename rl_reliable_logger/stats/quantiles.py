@@ -40,7 +40,6 @@ def quantile_pair(
         both = np.quantile(dist, [low, high], axis=0)
         return both[0], both[1]
     n = dist.shape[0]
-    flat = dist.reshape(n, -1)
     q = np.array([low, high], dtype=np.float64)
     # numpy's _get_indexes / _get_gamma for method "linear": virtual index (n - 1)·q, its floor and the next
     # rank; at or past the last rank both are -1 (the maximum) and gamma is measured from -1
@@ -55,7 +54,7 @@ def quantile_pair(
     gamma = virtual - previous_i
     wanted = np.concatenate([previous_i % n, following_i % n])
     ranks, where = np.unique(wanted, return_inverse=True)
-    values, unusual = kernels.select_ranks(flat, ranks)
+    values, unusual = kernels.select_ranks(_parts(dist), ranks)
     a = values[where[:2]]  # (2, C): the order statistic at each quantile's previous rank
     b = values[where[2:]]  # ... and at its next one
     # numpy's _lerp: a + (b - a)·g, but b - (b - a)·(1 - g) where g >= 0.5
@@ -64,6 +63,18 @@ def quantile_pair(
     out = np.add(a, diff * t)
     np.subtract(b, diff * (1 - t), out=out, where=t >= 0.5)
     if unusual.any():
-        out[:, unusual] = np.quantile(flat[:, unusual], q, axis=0)
+        out[:, unusual] = np.quantile(dist.reshape(n, -1)[:, unusual], q, axis=0)
     out = out.reshape((2,) + dist.shape[1:])
     return out[0], out[1]
+
+
+def _parts(dist: np.ndarray) -> np.ndarray:
+    """``dist`` (B, ...) as the kernel reads it without a copy where it can: (B, C) when row-major, or (P, B, M) when
+    ``dist`` is a (B, P, M) view of P row-major blocks of replicates (columns part by part either way)."""
+    if dist.flags.c_contiguous:
+        return dist.reshape(dist.shape[0], -1)
+    if dist.ndim == 3:
+        blocks = np.moveaxis(dist, 1, 0)
+        if blocks.flags.c_contiguous:
+            return blocks
+    return np.ascontiguousarray(dist).reshape(dist.shape[0], -1)

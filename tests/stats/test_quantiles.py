@@ -73,15 +73,22 @@ def test_paper_scale_columns():
 
 
 @needs_numba
-@pytest.mark.parametrize("layout", ["column-major", "strided", "one-dimensional", "three-dimensional"])
+@pytest.mark.parametrize(
+    "layout", ["column-major", "strided", "one-dimensional", "three-dimensional", "blocks", "blocks-with-nan"]
+)
 def test_any_layout_and_shape(layout):
     rng = np.random.default_rng(4)
     base = rng.normal(size=(3_000, 6))
+    blocks = rng.normal(size=(5, 3_000, 4))  # replicates of 5 parts side by side, read without a copy
+    if layout == "blocks-with-nan":
+        blocks[3, 17, 2] = np.nan
     dist = {
         "column-major": np.asfortranarray(base),
         "strided": base[::2, ::3],
         "one-dimensional": base[:, 2],
         "three-dimensional": base.reshape(3_000, 2, 3),
+        "blocks": np.moveaxis(blocks, 0, 1),
+        "blocks-with-nan": np.moveaxis(blocks, 0, 1),
     }[layout]
     _check(dist, 0.025, 0.975)
 
