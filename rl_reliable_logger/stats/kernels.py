@@ -1,4 +1,5 @@
-"""Optional compiled kernels (numba): built-in aggregates, profiles, task means, draw counts, POI.
+"""Optional compiled kernels (numba): built-in aggregates, profiles, task means, draw counts, POI, and the
+selection of interval quantiles.
 
 The numpy engine materialises index arrays and sorts every replicate; this kernel reads the same
 raw 32-bit uniforms (so it draws exactly the same replicates) and, per replicate, accumulates the
@@ -8,7 +9,8 @@ rl_reliable_logger[fast]``) and every requested metric is built in; set the envi
 ``RL_RELIABLE_NO_NUMBA=1`` to force the numpy path. Both paths agree to rounding (tested).
 
 Metric codes are :class:`~.registry.Statistic` (the kernel compares them as plain integers).
-Which engine runs is decided by :mod:`.engine`; nothing outside ``stats/`` imports this module.
+Which engine runs is decided by :mod:`.engine` (the selection: by :mod:`.quantiles`, once a kernel is loaded);
+nothing outside ``stats/`` imports this module.
 """
 
 from __future__ import annotations
