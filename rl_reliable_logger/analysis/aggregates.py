@@ -120,8 +120,40 @@ def cells_by_algorithm(table: ScoreTable, tasks: list[str]) -> dict[str, bs.Cell
     """Runs of every algorithm as bootstrap cells, tasks in ``tasks`` order, runs sorted within tasks."""
     # runs sorted by score within each task: a canonical order (results depend on neither the input's
     # row order nor run ids), and probability of improvement needs no per-replicate sort
+    fast = _sorted_cells(table, tasks)
+    if fast is not None:
+        return fast
     cells = table.cells()
     return {alg: bs.Cells.from_list([np.sort(cells[(alg, t)]) for t in tasks]) for alg in table.algorithms}
+
+
+def _sorted_cells(table: ScoreTable, tasks: list[str]) -> dict[str, bs.Cells] | None:
+    """:func:`cells_by_algorithm` by one sort of the whole table (about 4x faster), or None where it could differ.
+
+    Sorted scores are the same numbers whichever sort made them, except that a sort may put 0.0 and -0.0 in
+    either order: scores holding a negative zero (and tables with an empty cell) are left to the cell-by-cell
+    path.
+    """
+    frame = table.final().frame
+    scores = frame["score"].to_numpy(dtype=float)
+    if np.signbit(scores[scores == 0]).any():
+        return None
+    algorithms = table.algorithms
+    alg_code = pd.Categorical(frame["algorithm"], categories=algorithms).codes.astype(np.int64)
+    task_code = pd.Categorical(frame["task"], categories=tasks).codes.astype(np.int64)
+    if (alg_code < 0).any() or (task_code < 0).any():
+        return None
+    counts = np.bincount(alg_code * len(tasks) + task_code, minlength=len(algorithms) * len(tasks))
+    counts = counts.reshape(len(algorithms), len(tasks))
+    if (counts == 0).any():
+        return None
+    ordered = scores[np.lexsort((scores, task_code, alg_code))]
+    out, at = {}, 0
+    for i, alg in enumerate(algorithms):
+        total = int(counts[i].sum())
+        out[alg] = bs.Cells.from_list(np.split(ordered[at : at + total], np.cumsum(counts[i])[:-1]))
+        at += total
+    return out
 
 
 def streams(seed: Any, algorithms: Sequence[str]) -> dict[str, dict[str, np.random.Generator]]:

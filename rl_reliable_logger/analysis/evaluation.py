@@ -151,7 +151,7 @@ def evaluate(
         aggregates, dists = aggregate_tables(
             cells, metric_objs, reps, rng["aggregates"], shared_tasks, chunk_bytes, ci, method, bar
         )
-        differences = _differences(algorithms, names, aggregates, dists, ci, method)
+        differences = _differences(algorithms, names, aggregates, dists, ci, method, chunk_bytes)
         profiles, gap = _profiles(
             cells, tau_grid, gammas, profile_reps, rng["profiles"], opts.task_bootstrap, chunk_bytes, ci, method, bar
         )
@@ -331,95 +331,173 @@ def _side_seeds(seed: Any) -> tuple[Any, Any]:
 
 
 # ----------------------------------------------------------------------------- pieces
-def _differences(algorithms, names, aggregates, dists, ci, method):
-    rows = []
-    points = aggregates.set_index(["algorithm", "metric"])["point"]
-    for i, x in enumerate(algorithms):
-        for y in algorithms[i + 1 :]:
+# Intervals are per column, so every piece stacks its distributions and asks for their intervals together: the
+# same numbers as one call per statistic, in one selection pass per ``chunk_bytes`` of replicates.
+def _grouped_bounds(rows: int, width: int, count: int, fill, points: list[np.ndarray], ci, method, chunk_bytes: int):
+    """``ci_bounds`` of ``count`` distributions of ``rows`` replicates and ``width`` statistics each, distribution
+    ``i`` written by ``fill(i, out)`` into a ``(rows, width)`` block. The blocks are stacked ``chunk_bytes`` at a
+    time (at least one), as one ``(rows, parts, width)`` view the selection reads without a copy. Returns one
+    ``(low, high)`` pair per distribution."""
+    lows, highs = [], []
+    per_stack = max(1, chunk_bytes // max(1, rows * width * 8))
+    for i in range(0, count, per_stack):
+        j = min(count, i + per_stack)
+        stack = np.empty((j - i, rows, width))
+        for k in range(i, j):
+            fill(k, stack[k - i])
+        point = np.concatenate(points[i:j]).reshape(j - i, width)
+        low, high = ci_bounds(np.moveaxis(stack, 0, 1), point, ci, method)
+        lows.append(np.reshape(low, -1))
+        highs.append(np.reshape(high, -1))
+    low, high = np.concatenate(lows), np.concatenate(highs)
+    return [(low[k * width : (k + 1) * width], high[k * width : (k + 1) * width]) for k in range(count)]
+
+
+def _stacked_bounds(parts: list[np.ndarray], points: list[np.ndarray], ci, method, chunk_bytes: int):
+    """:func:`_grouped_bounds` of distributions at hand, ``(B, n)`` each (the same B and n)."""
+
+    def fill(i: int, out: np.ndarray) -> None:
+        out[...] = parts[i]
+
+    rows, width = parts[0].shape
+    return _grouped_bounds(rows, width, len(parts), fill, points, ci, method, chunk_bytes)
+
+
+def _differences(algorithms, names, aggregates, dists, ci, method, chunk_bytes=bs.DEFAULT_CHUNK_BYTES):
+    columns = ["algorithm_x", "algorithm_y", "metric", "point", "low", "high"]
+    pairs = [(x, y) for i, x in enumerate(algorithms) for y in algorithms[i + 1 :]]
+    if not pairs or not names:
+        return pd.DataFrame([], columns=columns)
+    points = dict(zip(zip(aggregates["algorithm"], aggregates["metric"]), aggregates["point"]))
+    pair_points = [np.array([points[(x, m)] - points[(y, m)] for m in names]) for x, y in pairs]
+    n = min(d.shape[0] for d in dists.values())
+    if all(d.shape[0] == n for d in dists.values()):  # always in evaluate(): many pairs' differences at once
+
+        def fill(p: int, out: np.ndarray) -> None:
+            np.subtract(dists[pairs[p][0]], dists[pairs[p][1]], out=out)
+
+        bounds = _grouped_bounds(n, len(names), len(pairs), fill, pair_points, ci, method, chunk_bytes)
+    else:  # replicate counts that differ between algorithms: one pair at a time, on their common replicates
+        bounds = []
+        for (x, y), pair_point in zip(pairs, pair_points):
             n = min(dists[x].shape[0], dists[y].shape[0])
-            diff = dists[x][:n] - dists[y][:n]
-            point = np.array([points[(x, m)] - points[(y, m)] for m in names])
-            low, high = ci_bounds(diff, point, ci, method)
-            point = ck.clip_noise(point, low, high)
-            for j, m in enumerate(names):
-                rows.append(
-                    {"algorithm_x": x, "algorithm_y": y, "metric": m, "point": point[j], "low": low[j], "high": high[j]}
-                )
-    return pd.DataFrame(rows, columns=["algorithm_x", "algorithm_y", "metric", "point", "low", "high"])
+            bounds.append(ci_bounds(dists[x][:n] - dists[y][:n], pair_point, ci, method))
+    point = np.concatenate(pair_points)
+    low = np.concatenate([b[0] for b in bounds])
+    high = np.concatenate([b[1] for b in bounds])
+    return pd.DataFrame(
+        {
+            "algorithm_x": [x for x, _ in pairs for _ in names],
+            "algorithm_y": [y for _, y in pairs for _ in names],
+            "metric": list(names) * len(pairs),
+            "point": ck.clip_noise(point, low, high),
+            "low": low,
+            "high": high,
+        },
+        columns=columns,
+    )
 
 
 def _profiles(cells, taus, gammas, reps, rngs, task_bootstrap, chunk_bytes, ci, method, bar):
-    prof_rows, gap_rows = [], []
-
-    def stat(r: bs.Resample) -> np.ndarray:
-        return pf.profile_curves(r, taus, gammas)
-
-    n_t = taus.size
+    prof_columns = ["algorithm", "kind", "tau", "fraction", "low", "high"]
+    gap_columns = ["algorithm", "gamma", "point", "low", "high"]
+    if not cells:
+        return pd.DataFrame([], columns=prof_columns), pd.DataFrame([], columns=gap_columns)
+    algorithms = list(cells)
+    points, dists = [], []
     for alg, c in cells.items():
-        point = stat(bs.original(c))[0]
-        dist = engine.profile_replicates(
-            c, taus, gammas, reps, rngs[alg], task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes, progress=bar
+        points.append(pf.profile_curves(bs.original(c), taus, gammas)[0])
+        dists.append(
+            engine.profile_replicates(
+                c, taus, gammas, reps, rngs[alg], task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes, progress=bar
+            )
         )
-        low, high = ci_bounds(dist, point, ci, method)
-        for k, kind in enumerate(("runs", "tasks")):
-            sl = slice(k * n_t, (k + 1) * n_t)
-            # fractions: into [0, 1] and points into their intervals only where the excess is rounding noise
-            lo_f, hi_f = ck.clip_fraction(low[sl]), ck.clip_fraction(high[sl])
-            p_f = ck.clip_noise(ck.clip_fraction(point[sl]), lo_f, hi_f)
-            for tau, p, lo, hi in zip(taus, p_f, lo_f, hi_f):
-                prof_rows.append({"algorithm": alg, "kind": kind, "tau": tau, "fraction": p, "low": lo, "high": hi})
+    bounds = _stacked_bounds(dists, points, ci, method, chunk_bytes)
+    n_t, n_a = taus.size, len(algorithms)
+    fractions, lows, highs, gap_point, gap_low, gap_high = [], [], [], [], [], []
+    for point, (low, high) in zip(points, bounds):
+        sl = slice(0, 2 * n_t)  # run-score then average-score profile
+        # fractions: into [0, 1] and points into their intervals only where the excess is rounding noise
+        lo_f, hi_f = ck.clip_fraction(low[sl]), ck.clip_fraction(high[sl])
+        fractions.append(ck.clip_noise(ck.clip_fraction(point[sl]), lo_f, hi_f))
+        lows.append(lo_f)
+        highs.append(hi_f)
         sl = slice(2 * n_t, None)
-        for g, p, lo, hi in zip(gammas, ck.clip_noise(point[sl], low[sl], high[sl]), low[sl], high[sl]):
-            gap_rows.append({"algorithm": alg, "gamma": g, "point": p, "low": lo, "high": hi})
-    return (
-        pd.DataFrame(prof_rows, columns=["algorithm", "kind", "tau", "fraction", "low", "high"]),
-        pd.DataFrame(gap_rows, columns=["algorithm", "gamma", "point", "low", "high"]),
+        gap_point.append(ck.clip_noise(point[sl], low[sl], high[sl]))
+        gap_low.append(low[sl])
+        gap_high.append(high[sl])
+    profiles = pd.DataFrame(
+        {
+            "algorithm": [a for a in algorithms for _ in range(2 * n_t)],
+            "kind": (["runs"] * n_t + ["tasks"] * n_t) * n_a,
+            "tau": np.tile(taus, 2 * n_a),
+            "fraction": np.concatenate(fractions),
+            "low": np.concatenate(lows),
+            "high": np.concatenate(highs),
+        },
+        columns=prof_columns,
     )
+    gap = pd.DataFrame(
+        {
+            "algorithm": [a for a in algorithms for _ in range(gammas.size)],
+            "gamma": np.tile(gammas, n_a),
+            "point": np.concatenate(gap_point),
+            "low": np.concatenate(gap_low),
+            "high": np.concatenate(gap_high),
+        },
+        columns=gap_columns,
+    )
+    return profiles, gap
 
 
 def _per_task_and_ranks(cells, tasks, reps, rngs, chunk_bytes, ci, method, bar, rank_by="runs"):
-    rows = []
-    means_by_alg = []
+    algorithms = list(cells)
+    means_by_alg, points, dists = [], [], []
     for alg, c in cells.items():
-        point = bs.original(c).task_means()[0]
-        dist = engine.task_mean_replicates(c, reps, rngs[alg], chunk_bytes=chunk_bytes, progress=bar)
+        points.append(bs.original(c).task_means()[0])
+        dists.append(engine.task_mean_replicates(c, reps, rngs[alg], chunk_bytes=chunk_bytes, progress=bar))
         # after the per-task replicates on the same stream, so per-task intervals do not depend on rank_by
-        means_by_alg.append(pf.single_runs(c, reps, rngs[alg]) if rank_by == "runs" else dist)
-        low, high = ci_bounds(dist, point, ci, method)
+        means_by_alg.append(pf.single_runs(c, reps, rngs[alg]) if rank_by == "runs" else dists[-1])
+    bounds = _stacked_bounds(dists, points, ci, method, chunk_bytes)
+    columns: dict[str, list] = {
+        k: [] for k in ("algorithm", "task", "n_runs", "mean", "low", "high", "median", "min", "max")
+    }
+    for alg, point, (low, high) in zip(algorithms, points, bounds):
+        c = cells[alg]
         point = ck.clip_noise(point, low, high)
         for m, task in enumerate(tasks):
             run_scores = c.values[c.offsets[m] : c.offsets[m] + c.sizes[m]]
-            rows.append(
-                {
-                    "algorithm": alg,
-                    "task": task,
-                    "n_runs": int(c.sizes[m]),
-                    "mean": point[m],
-                    "low": low[m],
-                    "high": high[m],
-                    "median": float(np.median(run_scores)),
-                    "min": float(run_scores.min()),
-                    "max": float(run_scores.max()),
-                }
-            )
-    per_task = pd.DataFrame(
-        rows, columns=["algorithm", "task", "n_runs", "mean", "low", "high", "median", "min", "max"]
-    )
+            columns["algorithm"].append(alg)
+            columns["task"].append(task)
+            columns["n_runs"].append(int(c.sizes[m]))
+            columns["mean"].append(point[m])
+            columns["low"].append(low[m])
+            columns["high"].append(high[m])
+            columns["median"].append(float(np.median(run_scores)))
+            columns["min"].append(float(run_scores.min()))
+            columns["max"].append(float(run_scores.max()))
+    per_task = pd.DataFrame(columns, columns=list(columns))
     probs = pf.rank_probabilities(np.stack(means_by_alg))  # (A, M, A)
-    algorithms = list(cells)
-    rank_rows = []
-    for a, alg in enumerate(algorithms):
-        for m, task in enumerate(list(tasks) + ["__average__"]):
-            dist = probs[a, m] if m < len(tasks) else probs[a].mean(axis=0)
-            for k in range(len(algorithms)):
-                rank_rows.append({"algorithm": alg, "task": task, "rank": k + 1, "probability": float(dist[k])})
-    return per_task, pd.DataFrame(rank_rows, columns=["algorithm", "task", "rank", "probability"])
+    n_a, labels = len(algorithms), list(tasks) + ["__average__"]
+    # per algorithm: every task's rank distribution, then their average over tasks
+    table = np.concatenate([probs, probs.mean(axis=1, keepdims=True)], axis=1)  # (A, M + 1, A)
+    ranks = pd.DataFrame(
+        {
+            "algorithm": [a for a in algorithms for _ in range(len(labels) * n_a)],
+            "task": [t for _ in algorithms for t in labels for _ in range(n_a)],
+            "rank": np.tile(np.arange(1, n_a + 1), n_a * len(labels)),
+            "probability": table.reshape(-1),
+        },
+        columns=["algorithm", "task", "rank", "probability"],
+    )
+    return per_task, ranks
 
 
 def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar, shared_tasks=False):
     algorithms = list(cells)
+    columns = ["algorithm_x", "algorithm_y", "point", "low", "high"]
     if len(algorithms) < 2:
-        return pd.DataFrame(columns=["algorithm_x", "algorithm_y", "point", "low", "high"])
+        return pd.DataFrame(columns=columns)
     # one set of independent replicates per algorithm, shared by all its pairs; only the draw
     # counts are kept, chunked identically for every algorithm
     sizes = list(bs.chunk_sizes(reps, max(cells.values(), key=lambda c: c.n_runs), chunk_bytes))
@@ -433,34 +511,40 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar, shared_tasks=F
             else:
                 counts[alg].append(engine.draw_count_replicates(c, n, rngs[alg]))
             bar(n)
+    pairs = [(x, y) for i, x in enumerate(algorithms) for y in algorithms[i + 1 :]]
+    points, dists = [], []
+    for x, y in pairs:
+        cx, cy = cells[x], cells[y]
+        points.append(
+            np.array(
+                [
+                    mt.probability_of_improvement(
+                        [cx.values[cx.offsets[m] : cx.offsets[m] + cx.sizes[m]] for m in range(cx.n_tasks)],
+                        [cy.values[cy.offsets[m] : cy.offsets[m] + cy.sizes[m]] for m in range(cy.n_tasks)],
+                    )
+                ]
+            )
+        )
+        if shared_tasks:
+            dist = np.concatenate([mt.improvement_task_slots(bx, by) for bx, by in zip(counts[x], counts[y])])
+        else:
+            dist = np.concatenate([engine.improvement(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
+        dists.append(dist[:, None])
     rows = []
-    for i, x in enumerate(algorithms):
-        for y in algorithms[i + 1 :]:
-            cx, cy = cells[x], cells[y]
-            point = mt.probability_of_improvement(
-                [cx.values[cx.offsets[m] : cx.offsets[m] + cx.sizes[m]] for m in range(cx.n_tasks)],
-                [cy.values[cy.offsets[m] : cy.offsets[m] + cy.sizes[m]] for m in range(cy.n_tasks)],
-            )
-            if shared_tasks:
-                dist = np.concatenate([mt.improvement_task_slots(bx, by) for bx, by in zip(counts[x], counts[y])])
-            else:
-                dist = np.concatenate([engine.improvement(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
-            low, high = ci_bounds(dist[:, None], np.array([point]), ci, method)
-            low, high = ck.clip_fraction(low), ck.clip_fraction(high)
-            point = float(ck.clip_noise(np.array([point]), low, high)[0])
-            rows.append(
-                {"algorithm_x": x, "algorithm_y": y, "point": point, "low": float(low[0]), "high": float(high[0])}
-            )
-            rows.append(
-                {
-                    "algorithm_x": y,
-                    "algorithm_y": x,
-                    "point": 1 - point,
-                    "low": 1 - float(high[0]),
-                    "high": 1 - float(low[0]),
-                }
-            )
-    out = pd.DataFrame(rows, columns=["algorithm_x", "algorithm_y", "point", "low", "high"])
+    for (x, y), point_x, (low, high) in zip(pairs, points, _stacked_bounds(dists, points, ci, method, chunk_bytes)):
+        low, high = ck.clip_fraction(low), ck.clip_fraction(high)
+        point = float(ck.clip_noise(point_x, low, high)[0])
+        rows.append({"algorithm_x": x, "algorithm_y": y, "point": point, "low": float(low[0]), "high": float(high[0])})
+        rows.append(
+            {
+                "algorithm_x": y,
+                "algorithm_y": x,
+                "point": 1 - point,
+                "low": 1 - float(high[0]),
+                "high": 1 - float(low[0]),
+            }
+        )
+    out = pd.DataFrame(rows, columns=columns)
     order = {a: i for i, a in enumerate(algorithms)}
     return out.sort_values(["algorithm_x", "algorithm_y"], key=lambda s: s.map(order), kind="stable").reset_index(
         drop=True

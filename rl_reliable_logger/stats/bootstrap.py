@@ -32,7 +32,7 @@ from typing import Literal
 
 import numpy as np
 
-from . import distributions
+from . import distributions, quantiles
 
 Method = Literal["percentile", "basic", "bc", "bca", "expanded", "bootstrap-t"]
 METHODS = ("percentile", "basic", "bc", "bca", "expanded", "bootstrap-t")
@@ -541,10 +541,9 @@ def replicates(
 
 # ---------------------------------------------------------------------------- intervals
 def _quantile_pair(dist: np.ndarray, low: float, high: float) -> tuple[np.ndarray, np.ndarray]:
-    """Quantiles ``low`` and ``high`` of every column with one selection pass (numpy partitions once for
-    both; the numbers equal two separate ``np.quantile`` calls)."""
-    both = np.quantile(dist, [low, high], axis=0)
-    return both[0], both[1]
+    """Quantiles ``low`` and ``high`` of every column with one selection pass: exactly the numbers of
+    ``np.quantile(dist, [low, high], axis=0)``, by compiled selection when numba is loaded (:mod:`.quantiles`)."""
+    return quantiles.quantile_pair(dist, low, high)
 
 
 def interval(

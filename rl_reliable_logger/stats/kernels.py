@@ -1,4 +1,5 @@
-"""Optional compiled kernels (numba): built-in aggregates, profiles, task means, draw counts, POI.
+"""Optional compiled kernels (numba): built-in aggregates, profiles, task means, draw counts, POI, and the
+selection of interval quantiles.
 
 The numpy engine materialises index arrays and sorts every replicate; this kernel reads the same
 raw 32-bit uniforms (so it draws exactly the same replicates) and, per replicate, accumulates the
@@ -8,11 +9,13 @@ rl_reliable_logger[fast]``) and every requested metric is built in; set the envi
 ``RL_RELIABLE_NO_NUMBA=1`` to force the numpy path. Both paths agree to rounding (tested).
 
 Metric codes are :class:`~.registry.Statistic` (the kernel compares them as plain integers).
-Which engine runs is decided by :mod:`.engine`; nothing outside ``stats/`` imports this module.
+Which engine runs is decided by :mod:`.engine` (the selection: by :mod:`.quantiles`, once a kernel is loaded);
+nothing outside ``stats/`` imports this module.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -272,6 +275,11 @@ def _install_pcg(numba_module) -> None:
     _pcg_step = numba_module.njit(inline="always", cache=True)(step)
     _pcg_output = numba_module.njit(inline="always", cache=True)(output)
     _pcg_advance = numba_module.njit(cache=True)(advance)
+
+
+def loaded() -> bool:
+    """True once a kernel has been compiled or loaded in this process (numba is imported, its cost paid)."""
+    return bool(_jitted)
 
 
 def jit(kernel):
@@ -585,3 +593,191 @@ def draw_counts_stream(cells, reps: int, rng: np.random.Generator) -> np.ndarray
         )
     _advance(rng, start, reps * words)
     return out
+
+
+#: rows of at least this many replicates are selected through a sample's bands (smaller: whole-row select)
+_SAMPLED_FROM = 512
+#: at most this many replicates are sampled (evenly spaced) to place the bands; at least 64, about 1 in 16
+_SAMPLE = 1024
+
+
+def _select_kernel(dist, width, ranks, out, unusual):
+    """Order statistics ``ranks`` (ascending, repeats allowed) of every column of every part of ``dist`` (P, B, C)
+    into ``out`` (T, P·C), column ``c`` of part ``p`` at ``p·C + c``.
+
+    Columns are taken ``width`` at a time (in parallel), gathered row by row into contiguous copies. Per column (Floyd and Rivest's idea): sort an evenly spaced sample of the replicates and take, around
+    each wanted rank, a band of sample values wide enough to hold it (about 4 standard deviations of a sample
+    quantile's rank; overlapping bands merge). Branch-free counts give the replicates below and inside each band;
+    when every rank falls in a band (almost always), each band's replicates are copied out and the rank is
+    selected (Wirth) there, a few percent of the column. Otherwise the column is done again as one band holding
+    everything. A column holding a NaN or a negative zero is only flagged in ``unusual``: where it sits among equal
+    values decides which one a selection returns, so the caller leaves those columns to numpy.
+    """
+    n_parts, n, n_cols = dist.shape
+    n_ranks = ranks.shape[0]
+    s = min(_SAMPLE, max(64, n // 16)) if n >= _SAMPLED_FROM else 0
+    per_part = (n_cols + width - 1) // width
+    n_groups = n_parts * per_part
+    n_blocks = min(n_groups, 64)
+    for block in numba.prange(n_blocks):
+        low = np.empty(n_ranks)  # band bounds (merged bands: the first nb entries)
+        high = np.empty(n_ranks)
+        below = np.empty(n_ranks, dtype=np.int64)  # replicates below each band
+        size = np.empty(n_ranks, dtype=np.int64)  # ... and inside it
+        start = np.empty(n_ranks, dtype=np.int64)  # each band's offset in the buffer
+        band = np.empty(n_ranks, dtype=np.int64)  # the band of each rank, and its rank there
+        local = np.empty(n_ranks, dtype=np.int64)
+        sample = np.empty(max(s, 1))
+        buf = np.empty(n + 1)  # the bands' replicates (with one slot of slack for branch-free copying)
+        columns = np.empty((width, n))
+        for group in range((block * n_groups) // n_blocks, ((block + 1) * n_groups) // n_blocks):
+            part = group // per_part
+            first_col = (group % per_part) * width
+            w = min(width, n_cols - first_col)
+            for i in range(n):  # gather the group's columns (each row's values are adjacent)
+                for q in range(w):
+                    columns[q, i] = dist[part, i, first_col + q]
+            for q in range(w):
+                c = part * n_cols + first_col + q
+                row = columns[q]
+                odd = 0
+                for i in range(n):  # a NaN or a negative zero anywhere (branch-free: vectorised)
+                    x = row[i]
+                    odd += (x != x) | ((x == 0.0) & (math.copysign(1.0, x) < 0.0))
+                if odd:
+                    unusual[c] = True
+                    continue
+                sampled = s > 0
+                while True:
+                    nb = 0
+                    if sampled:
+                        for i in range(s):
+                            sample[i] = row[(i * n) // s]
+                        sample.sort()
+                        for t in range(n_ranks):
+                            pos = (ranks[t] + 0.5) * s / n
+                            sd = math.sqrt(pos * max(1.0 - pos / s, 0.0))
+                            a = int(math.floor(pos - 4.0 * sd)) - 2
+                            b = int(math.ceil(pos + 4.0 * sd)) + 2
+                            lo_v = -np.inf if a < 0 else sample[a]
+                            hi_v = np.inf if b >= s else sample[b]
+                            if nb > 0 and lo_v <= high[nb - 1]:
+                                high[nb - 1] = max(high[nb - 1], hi_v)
+                            else:
+                                low[nb] = lo_v
+                                high[nb] = hi_v
+                                nb += 1
+                    else:
+                        nb = 1
+                        low[0] = -np.inf
+                        high[0] = np.inf
+                    for j in range(nb):  # replicates below and up to each band (branch-free: vectorised)
+                        under = 0
+                        upto = 0
+                        lo_v = low[j]
+                        hi_v = high[j]
+                        for i in range(n):
+                            x = row[i]
+                            under += x < lo_v
+                            upto += x <= hi_v
+                        below[j] = under
+                        size[j] = upto - under
+                    ok = True
+                    for t in range(n_ranks):  # the band of each rank; bands are disjoint and ascending
+                        r = ranks[t]
+                        found = False
+                        for j in range(nb):
+                            if below[j] <= r < below[j] + size[j]:
+                                band[t] = j
+                                local[t] = r - below[j]
+                                found = True
+                                break
+                        ok = ok and found
+                    if ok or not sampled:
+                        break
+                    sampled = False  # a rank between bands (rare): one band holding everything
+                total = 0
+                for j in range(nb):  # copy each band's replicates: write every one, advance past those inside
+                    start[j] = total
+                    p = total
+                    lo_v = low[j]
+                    hi_v = high[j]
+                    for i in range(n):
+                        x = row[i]
+                        buf[p] = x
+                        p += (x >= lo_v) & (x <= hi_v)
+                    total += size[j]
+                done = -1  # the band whose smallest values are in place up to position ``first``
+                first = 0
+                for t in range(n_ranks):
+                    j = band[t]
+                    base = start[j]
+                    k = base + local[t]
+                    if j != done:
+                        done = j
+                        first = base
+                    if k < first:  # a repeated rank: already in place
+                        out[t, c] = buf[k]
+                        continue
+                    end = base + size[j] - 1
+                    if k == first:  # the minimum of the rest
+                        m = first
+                        for i in range(first + 1, end + 1):
+                            if buf[i] < buf[m]:
+                                m = i
+                        x = buf[m]
+                        buf[m] = buf[first]
+                        buf[first] = x
+                    else:
+                        lo = first
+                        hi = end
+                        rounds = 0
+                        while lo < hi:
+                            rounds += 1
+                            if rounds > 100:  # pathological pivots: finish by sorting what is left
+                                buf[lo : hi + 1] = np.sort(buf[lo : hi + 1])
+                                break
+                            a_v = buf[lo]
+                            b_v = buf[(lo + hi) // 2]
+                            d_v = buf[hi]  # median of three
+                            pivot = max(min(a_v, b_v), min(max(a_v, b_v), d_v))
+                            i = lo
+                            jj = hi
+                            while i <= jj:
+                                while buf[i] < pivot:
+                                    i += 1
+                                while buf[jj] > pivot:
+                                    jj -= 1
+                                if i <= jj:
+                                    x = buf[i]
+                                    buf[i] = buf[jj]
+                                    buf[jj] = x
+                                    i += 1
+                                    jj -= 1
+                            if k <= jj:
+                                hi = jj
+                            elif k >= i:
+                                lo = i
+                            else:
+                                break
+                    out[t, c] = buf[k]
+                    first = k + 1
+
+
+def select_ranks(dist: np.ndarray, ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Order statistics ``ranks`` (ascending) of every column of a float array ``dist``, (B, C) or parts of
+    replicates (P, B, C): ``(len(ranks), C)`` or ``(len(ranks), P·C)`` (part by part), and which columns were left
+    out (a NaN or a negative zero among them, see :func:`_select_kernel`)."""
+    dist = np.ascontiguousarray(dist, dtype=np.float64)  # (a copy unless row-major)
+    if dist.ndim == 2:
+        dist = dist[None]
+    ranks = np.ascontiguousarray(ranks, dtype=np.int64)
+    if dist.ndim != 3 or (ranks.size and (ranks[0] < 0 or ranks[-1] >= dist.shape[1] or (np.diff(ranks) < 0).any())):
+        raise ValueError("select_ranks needs a 2-D or 3-D array and ascending ranks within its replicates")
+    n_cols = dist.shape[2]
+    # 8 adjacent values: one cache line per row; at least two groups to share between threads
+    width = max(1, min(8, (dist.shape[0] * n_cols) // 2, n_cols))
+    out = np.empty((ranks.size, dist.shape[0] * n_cols))
+    unusual = np.zeros(dist.shape[0] * n_cols, dtype=np.bool_)
+    jit(_select_kernel)(dist, width, ranks, out, unusual)
+    return out, unusual
