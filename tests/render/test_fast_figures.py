@@ -222,3 +222,30 @@ def test_a_tables_only_save_imports_no_figure_code(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == ""
     assert (tmp_path / "out" / "aggregates.csv").exists()
+
+
+def test_workers_fork_with_the_heap_frozen_and_leave_the_collector_as_it_was():
+    """The workers fork while this process's objects are frozen (their collector does not walk, and so
+    copy, the inherited heap); afterwards nothing stays frozen, and objects an application froze itself
+    stay frozen."""
+    import gc
+
+    from rl_reliable_logger.render import pool
+
+    assert gc.get_freeze_count() == 0
+    seen = pool.run_jobs(_frozen_in_worker, [0, 1], workers=2)
+    assert all(count > 0 for count in seen)  # forked with the heap frozen
+    assert gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        mine = gc.get_freeze_count()
+        pool.run_jobs(_frozen_in_worker, [0, 1], workers=2)
+        assert gc.get_freeze_count() >= mine
+    finally:
+        gc.unfreeze()
+
+
+def _frozen_in_worker(_: int) -> int:
+    import gc
+
+    return gc.get_freeze_count()
