@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 
@@ -67,9 +67,10 @@ def freeze_layout(fig: Figure) -> Bbox:
     Later draws reuse the computed positions, so every format shows the same layout.
     """
     import matplotlib as mpl
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    from .canvas import agg_canvas
+
+    canvas = agg_canvas(fig)  # its renderer reuses text measurements (:mod:`.canvas`)
     fig.set_dpi(PNG_DPI)
     engine = fig.get_layout_engine()
     if engine is not None:
@@ -86,12 +87,13 @@ def _png_from_layout_canvas(fig: Figure, box: Bbox) -> bytes | None:
 
     ``savefig(bbox_inches=box)`` would draw on a new renderer of the box's size, which measures every
     text again; the layout's renderer already holds those measurements. The crop is rounded to whole
-    pixels, so the picture sits at most half a pixel from where ``savefig`` would put it.
+    pixels, so the picture sits at most half a pixel from where ``savefig`` would put it. The pixels
+    go to PIL straight from the canvas (no copies through numpy when the crop lies on the canvas).
     """
     import numpy as np
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.colors import to_rgba
-    from matplotlib.image import imsave
+    from PIL import Image
 
     canvas = fig.canvas
     if not isinstance(canvas, FigureCanvasAgg) or fig.dpi != PNG_DPI:  # pragma: no cover - freeze_layout sets both
@@ -111,23 +113,18 @@ def _png_from_layout_canvas(fig: Figure, box: Bbox) -> bytes | None:
     ):
         return None
     canvas.draw()
-    drawn = np.asarray(canvas.buffer_rgba())
-    pixels = np.empty((box_h, box_w, 4), np.uint8)
-    pixels[...] = np.round(np.asarray(to_rgba(fig.get_facecolor())) * 255).astype(np.uint8)  # the padding
-    r0, c0 = max(top, 0), max(left, 0)
-    r1, c1 = min(top + box_h, height), min(left + box_w, width)
-    if r1 > r0 and c1 > c0:
-        pixels[r0 - top : r1 - top, c0 - left : c1 - left] = drawn[r0:r1, c0:c1]
+    drawn = Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+    if 0 <= left and 0 <= top and left + box_w <= width and top + box_h <= height:
+        image = drawn.crop((left, top, left + box_w, top + box_h))
+    else:  # the padding reaches past the canvas edge: fill it with the figure's colour, as savefig does
+        face = tuple(int(v) for v in np.round(np.asarray(to_rgba(fig.get_facecolor())) * 255))
+        image = Image.new("RGBA", (box_w, box_h), face)
+        image.paste(drawn, (-left, -top))
+    extrema: Any = image.getextrema()  # per band: (min, max)
+    if extrema[3] == (255, 255):  # opaque everywhere: the alpha channel carries nothing
+        image = image.convert("RGB")
     buf = io.BytesIO()
-    imsave(
-        buf,
-        pixels,
-        format="png",
-        origin="upper",
-        dpi=PNG_DPI,
-        metadata={"Software": None},  # type: ignore[dict-item]  # None drops the key, as in savefig
-        pil_kwargs={"compress_level": _PNG_COMPRESS_LEVEL},
-    )
+    image.save(buf, format="png", dpi=(PNG_DPI, PNG_DPI), compress_level=_PNG_COMPRESS_LEVEL)
     return buf.getvalue()
 
 
@@ -138,13 +135,20 @@ def export(fig: Figure, formats: Sequence[str]) -> dict[str, bytes]:
     """
     import matplotlib as mpl
 
+    from .canvas import svg_canvas
+
     box = freeze_layout(fig)
     out: dict[str, bytes] = {}
     for fmt in formats:
         buf = io.BytesIO()
         if fmt == "svg":
-            with mpl.rc_context({"svg.hashsalt": _SVG_SALT}):
-                fig.savefig(buf, format="svg", bbox_inches=box, metadata={"Date": None})
+            layout_canvas = fig.canvas
+            svg_canvas(fig)  # draws with the text caches of :mod:`.canvas`; the same bytes as savefig's
+            try:
+                with mpl.rc_context({"svg.hashsalt": _SVG_SALT}):
+                    fig.savefig(buf, format="svg", bbox_inches=box, metadata={"Date": None})
+            finally:
+                fig.set_canvas(layout_canvas)
         elif fmt == "png" and (png := _png_from_layout_canvas(fig, box)) is not None:
             buf.write(png)
         elif fmt == "png":

@@ -249,3 +249,73 @@ def _frozen_in_worker(_: int) -> int:
     import gc
 
     return gc.get_freeze_count()
+
+
+def _text_figure() -> Figure:
+    fig = Figure(figsize=(4, 3), layout="constrained")
+    ax = fig.add_subplot()
+    ax.plot([0, 1, 2], [3, 1, 2], label="Rainbow–DQN (ε)")
+    ax.set_title("Title with\ntwo lines", fontsize="medium")
+    ax.set_xlabel("x label, rotated ticks")
+    ax.set_ylabel(r"score $x^2$")  # mathtext takes matplotlib's own path
+    ax.tick_params(axis="x", labelrotation=30)
+    ax.text(1, 2, "weights ±0.5", fontsize=7, ha="right")
+    ax.legend(fontsize="small")
+    return fig
+
+
+def _matplotlib_bytes(fig: Figure, box) -> dict[str, bytes]:
+    """The same figure drawn by matplotlib's own Agg canvas and SVG backend (no caches)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    svg = io.BytesIO()
+    with matplotlib.rc_context({"svg.hashsalt": "x"}):
+        fig.savefig(svg, format="svg", bbox_inches=box, metadata={"Date": None})
+    return {"rgba": bytes(canvas.buffer_rgba()), "svg": svg.getvalue()}
+
+
+def test_text_caching_canvases_draw_what_matplotlib_draws():
+    """The canvases of :mod:`render.canvas` reuse text layouts across draws and figures; every pixel and every
+    SVG byte is what matplotlib's own renderers produce, on a cold and on a warm cache."""
+    from rl_reliable_logger.render import canvas as _canvas
+
+    _canvas.clear_caches()
+    for _ in range(2):  # cold, then every measurement and layout from the caches
+        fig = _text_figure()
+        box = _export.freeze_layout(fig)
+        assert isinstance(fig.canvas.get_renderer(), _canvas.CachedRendererAgg)
+        fig.canvas.draw()
+        ours = {"rgba": bytes(fig.canvas.buffer_rgba())}
+        layout_canvas = fig.canvas
+        _canvas.svg_canvas(fig)
+        svg = io.BytesIO()
+        with matplotlib.rc_context({"svg.hashsalt": "x"}):
+            fig.savefig(svg, format="svg", bbox_inches=box, metadata={"Date": None})
+        fig.set_canvas(layout_canvas)
+        ours["svg"] = svg.getvalue()
+        assert ours == _matplotlib_bytes(fig, box)
+    assert all(len(cache) > 0 for cache in _canvas._CACHES)
+
+
+@pytest.mark.parametrize("facecolor", ["white", "none"])
+def test_png_drops_the_alpha_channel_only_when_every_pixel_is_opaque(facecolor):
+    report = make_report(2, reps=20, curves=False)
+    fig = plots.plot_interval_estimates(report)
+    fig.set_facecolor(facecolor)
+    box = _export.freeze_layout(fig)
+    image = Image.open(io.BytesIO(_export.export(fig, ("png",))["png"]))
+    fig.canvas.draw()
+    drawn = np.asarray(fig.canvas.buffer_rgba())
+    assert image.mode == ("RGB" if facecolor == "white" else "RGBA")
+    left = round(box.x0 * _export.PNG_DPI)
+    top = round(drawn.shape[0] - box.y0 * _export.PNG_DPI - image.size[1])
+    ours = np.asarray(image.convert("RGBA"))
+    r0, c0 = max(top, 0), max(left, 0)  # the padding may reach past the canvas edge
+    r1, c1 = min(top + ours.shape[0], drawn.shape[0]), min(left + ours.shape[1], drawn.shape[1])
+    assert np.array_equal(ours[r0 - top : r1 - top, c0 - left : c1 - left], drawn[r0:r1, c0:c1])  # the canvas's pixels
+    outside = np.ones(ours.shape[:2], bool)
+    outside[r0 - top : r1 - top, c0 - left : c1 - left] = False
+    face = np.round(np.asarray(matplotlib.colors.to_rgba(facecolor)) * 255)
+    assert outside.any() and (ours[outside] == face).all()  # past the edge: the figure's colour, as savefig pads
