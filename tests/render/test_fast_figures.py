@@ -319,3 +319,18 @@ def test_png_drops_the_alpha_channel_only_when_every_pixel_is_opaque(facecolor):
     outside[r0 - top : r1 - top, c0 - left : c1 - left] = False
     face = np.round(np.asarray(matplotlib.colors.to_rgba(facecolor)) * 255)
     assert outside.any() and (ours[outside] == face).all()  # past the edge: the figure's colour, as savefig pads
+
+
+@pytest.mark.parametrize("opaque", [True, False])
+def test_encode_png_round_trips_the_pixels_and_the_dpi(opaque):
+    rng = np.random.default_rng(3)
+    pixels = rng.integers(0, 256, (37, 53, 4), dtype=np.uint8)
+    if opaque:
+        pixels[..., 3] = 255
+    strided = np.zeros((40, 60, 4), np.uint8)
+    strided[2:39, 4:57] = pixels
+    view = strided[2:39, 4:57]  # a crop of a larger canvas, as export passes it
+    image = Image.open(io.BytesIO(_export.encode_png(view, _export.PNG_DPI)))
+    assert image.mode == ("RGB" if opaque else "RGBA")
+    assert np.array_equal(np.asarray(image.convert("RGBA")), pixels)
+    assert [round(v) for v in image.info["dpi"]] == [_export.PNG_DPI] * 2
