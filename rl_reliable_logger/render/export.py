@@ -79,10 +79,32 @@ def freeze_layout(fig: Figure) -> Bbox:
     engine = fig.get_layout_engine()
     if engine is not None:
         engine.execute(fig)
+    _freeze_ticks(fig)
     box = fig.get_tightbbox(canvas.get_renderer()).padded(_PAD_INCHES)
     with mpl.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
         fig.set_layout_engine(None)  # keep the positions just computed
     return box
+
+
+def _freeze_ticks(fig: Figure) -> None:
+    """Replace each axis's tick locator and formatter by the ticks and labels they give now.
+
+    Every later measurement and draw (tight box, PNG, SVG) would ask the locator and formatter
+    again for the same answer: the ticks depend on the axis length in points, not on the format.
+    """
+    from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
+
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            if isinstance(axis.get_major_locator(), (NullLocator, FixedLocator)):
+                continue
+            locs = axis.get_majorticklocs()
+            formatter = axis.get_major_formatter()
+            labels = formatter.format_ticks(locs)
+            frozen = FixedFormatter(labels)
+            frozen.set_offset_string(formatter.get_offset())
+            axis.set_major_locator(FixedLocator(locs))
+            axis.set_major_formatter(frozen)
 
 
 def _png_from_layout_canvas(fig: Figure, box: Bbox) -> bytes | None:

@@ -334,3 +334,24 @@ def test_encode_png_round_trips_the_pixels_and_the_dpi(opaque):
     assert image.mode == ("RGB" if opaque else "RGBA")
     assert np.array_equal(np.asarray(image.convert("RGBA")), pixels)
     assert [round(v) for v in image.info["dpi"]] == [_export.PNG_DPI] * 2
+
+
+def _ticky_figure() -> Figure:
+    """Axes whose ticks need an offset text, a log scale and a colorbar."""
+    fig = Figure(figsize=(6, 3), layout="constrained")
+    left, right = fig.subplots(1, 2)
+    left.plot([1e6 + 1, 1e6 + 5], [0.001, 0.004])
+    right.set_yscale("log")
+    image = right.imshow([[1, 20], [300, 4000]], extent=(0, 1, 1, 1000), aspect="auto")
+    fig.colorbar(image, ax=right)
+    return fig
+
+
+def test_freezing_the_ticks_after_the_layout_changes_no_byte(monkeypatch):
+    report = make_report(3, reps=20, curves=False)
+    draws = [_ticky_figure, lambda: plots.plot_rank_distributions(report), lambda: plots.plot_interval_estimates(report)]
+    frozen = [_export.export(draw(), ("png", "svg")) for draw in draws]
+    calls = []
+    monkeypatch.setattr(_export, "_freeze_ticks", lambda fig: calls.append(fig))
+    assert [_export.export(draw(), ("png", "svg")) for draw in draws] == frozen
+    assert len(calls) == len(draws)
