@@ -20,7 +20,7 @@ import io
 import struct
 import zlib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -98,7 +98,7 @@ def _freeze_ticks(fig: Figure) -> None:
         for axis in (ax.xaxis, ax.yaxis):
             if isinstance(axis.get_major_locator(), (NullLocator, FixedLocator)):
                 continue
-            locs = axis.get_majorticklocs()
+            locs: Any = axis.get_majorticklocs()  # an array, as Axis._update_ticks passes it
             formatter = axis.get_major_formatter()
             labels = formatter.format_ticks(locs)
             frozen = FixedFormatter(labels)

@@ -349,7 +349,11 @@ def _ticky_figure() -> Figure:
 
 def test_freezing_the_ticks_after_the_layout_changes_no_byte(monkeypatch):
     report = make_report(3, reps=20, curves=False)
-    draws = [_ticky_figure, lambda: plots.plot_rank_distributions(report), lambda: plots.plot_interval_estimates(report)]
+    draws = [
+        _ticky_figure,
+        lambda: plots.plot_rank_distributions(report),
+        lambda: plots.plot_interval_estimates(report),
+    ]
     frozen = [_export.export(draw(), ("png", "svg")) for draw in draws]
     calls = []
     monkeypatch.setattr(_export, "_freeze_ticks", lambda fig: calls.append(fig))
