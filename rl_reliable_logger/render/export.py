@@ -118,6 +118,7 @@ def _png_from_layout_canvas(fig: Figure, box: Bbox) -> bytes | None:
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.colors import to_rgba
+    from PIL import Image
 
     canvas = fig.canvas
     if not isinstance(canvas, FigureCanvasAgg) or fig.dpi != PNG_DPI:  # pragma: no cover - freeze_layout sets both
@@ -138,41 +139,61 @@ def _png_from_layout_canvas(fig: Figure, box: Bbox) -> bytes | None:
         return None
     canvas.draw()
     drawn = np.asarray(canvas.buffer_rgba())
-    if 0 <= left and 0 <= top and left + box_w <= width and top + box_h <= height:
-        pixels = drawn[top : top + box_h, left : left + box_w]  # a view: no copy
-    else:  # the padding reaches past the canvas edge: fill it with the figure's colour, as savefig does
-        pixels = np.empty((box_h, box_w, 4), np.uint8)
-        pixels[...] = np.round(np.asarray(to_rgba(fig.get_facecolor())) * 255).astype(np.uint8)
-        r0, c0 = max(top, 0), max(left, 0)
-        r1, c1 = min(top + box_h, height), min(left + box_w, width)
-        if r1 > r0 and c1 > c0:
-            pixels[r0 - top : r1 - top, c0 - left : c1 - left] = drawn[r0:r1, c0:c1]
-    return encode_png(pixels, PNG_DPI)
+    r0, c0 = max(top, 0), max(left, 0)  # the part of the box that lies on the canvas
+    r1, c1 = min(top + box_h, height), min(left + box_w, width)
+    on_canvas = drawn[r0:r1, c0:c1]
+    face = np.round(np.asarray(to_rgba(fig.get_facecolor())) * 255).astype(np.uint8)
+    padded = (r0, c0, r1, c1) != (top, left, top + box_h, left + box_w)
+    opaque = bool((on_canvas.view("<u4") >= 0xFF000000).all()) and (face[3] == 255 or not padded)
+    channels = 3 if opaque else 4
+    raw = np.empty((box_h, 1 + box_w * channels), np.uint8)
+    raw[:, 0] = 0  # each row's PNG filter type: none
+    pixels = raw[:, 1:].reshape(box_h, box_w, channels)
+    # the padding past the canvas edge has the figure's colour, as savefig pads (only the margins are filled)
+    for rows, cols in (
+        (slice(0, r0 - top), slice(None)),
+        (slice(r1 - top, None), slice(None)),
+        (slice(r0 - top, r1 - top), slice(0, c0 - left)),
+        (slice(r0 - top, r1 - top), slice(c1 - left, None)),
+    ):
+        pixels[rows, cols] = face[:channels]
+    if r1 > r0 and c1 > c0:
+        if opaque:  # drop the alpha channel in C: a strided numpy copy of 3 bytes in 4 costs as much as deflate
+            rgb = Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+            on_canvas = np.asarray(rgb.crop((c0, r0, c1, r1)).convert("RGB"))
+        pixels[r0 - top : r1 - top, c0 - left : c1 - left] = on_canvas
+    return _png_file(raw, box_w, box_h, channels, PNG_DPI)
 
 
 def encode_png(pixels: np.ndarray, dpi: float) -> bytes:
     """A PNG of ``pixels`` (rows × columns × RGBA, ``uint8``), as RGB when every pixel is opaque.
-
-    Every row is stored unfiltered (PNG filter type 0) and deflated at level 3. PIL tries the five
-    PNG filters on every row to pick one, which costs about twice the compression itself; a figure's
-    large flat areas compress as well or better without filtering (task grid of the main job:
-    45 ms and 255 kB with PIL, 14 ms and 213 kB here). The pixels are the same either way.
 
     Example:
         >>> encode_png(np.full((1, 1, 4), 255, np.uint8), 72)[1:4]
         b'PNG'
     """
     rows, cols = pixels.shape[:2]
-    opaque = bool(pixels[..., 3].min() == 255) if pixels.size else True
-    channels = 3 if opaque else 4
-    raw = np.zeros((rows, 1 + cols * channels), np.uint8)  # column 0: each row's filter type, 0 (none)
+    channels = 3 if bool((pixels[..., 3] == 255).all()) else 4
+    raw = np.empty((rows, 1 + cols * channels), np.uint8)
+    raw[:, 0] = 0
     raw[:, 1:].reshape(rows, cols, channels)[...] = pixels[..., :channels]
+    return _png_file(raw, cols, rows, channels, dpi)
+
+
+def _png_file(raw: np.ndarray, cols: int, rows: int, channels: int, dpi: float) -> bytes:
+    """The PNG file of ``raw`` (each row: its filter type byte, 0, then RGB or RGBA samples).
+
+    Every row is stored unfiltered (PNG filter type 0) and deflated at level 3. PIL tries the five
+    PNG filters on every row to pick one, which costs about twice the compression itself; a figure's
+    large flat areas compress as well or better without filtering (task grid of the main job:
+    45 ms and 255 kB with PIL, 14 ms and 213 kB here). The pixels are the same either way.
+    """
     per_metre = int(dpi / 0.0254 + 0.5)  # as PIL writes savefig's dpi
 
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
-    colour_type = 2 if opaque else 6  # RGB or RGBA, 8 bits per sample
+    colour_type = 2 if channels == 3 else 6  # RGB or RGBA, 8 bits per sample
     return b"".join(
         (
             b"\x89PNG\r\n\x1a\n",
