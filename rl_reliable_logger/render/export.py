@@ -205,6 +205,19 @@ def _png_file(raw: np.ndarray, cols: int, rows: int, channels: int, dpi: float) 
     )
 
 
+def _png_from_savefig(fig: Figure, box: Bbox) -> bytes:
+    """The PNG of ``box`` drawn by ``savefig`` on a canvas of the box's size (raw RGBA, then :func:`encode_png`)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="rgba", dpi=PNG_DPI, bbox_inches=box)
+    raw = buf.getvalue()
+    box_w, box_h = int(box.width * PNG_DPI), int(box.height * PNG_DPI)
+    if len(raw) != box_w * box_h * 4:  # pragma: no cover - a size savefig's PNG would not have: let PIL write it
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=PNG_DPI, bbox_inches=box, metadata={"Software": None})
+        return buf.getvalue()
+    return encode_png(np.frombuffer(raw, np.uint8).reshape(box_h, box_w, 4), PNG_DPI)
+
+
 def export(fig: Figure, formats: Sequence[str]) -> dict[str, bytes]:
     """The figure's bytes in each of ``formats`` (``png`` at :data:`PNG_DPI`, ``svg``), from one layout.
 
@@ -228,15 +241,8 @@ def export(fig: Figure, formats: Sequence[str]) -> dict[str, bytes]:
                 fig.set_canvas(layout_canvas)
         elif fmt == "png" and (png := _png_from_layout_canvas(fig, box)) is not None:
             buf.write(png)
-        elif fmt == "png":
-            fig.savefig(
-                buf,
-                format="png",
-                dpi=PNG_DPI,
-                bbox_inches=box,
-                metadata={"Software": None},
-                pil_kwargs={"compress_level": _PNG_COMPRESS_LEVEL},
-            )
+        elif fmt == "png":  # the drawing reaches outside the canvas: savefig draws the box on a canvas of its own
+            buf.write(_png_from_savefig(fig, box))
         else:
             raise InputError(f"`figure_formats` has {fmt!r}; the figures can be written as {', '.join(FIGURE_FORMATS)}")
         out[fmt] = buf.getvalue()
