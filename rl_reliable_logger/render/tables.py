@@ -15,6 +15,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from ..data.names import escape_markdown
@@ -91,23 +92,43 @@ def best_separated(rows: pd.DataFrame, lower_is_better: bool) -> str | None:
     return str(best["algorithm"]) if separated else None
 
 
+def _best_separated(algorithms: np.ndarray, rows: np.ndarray, lower_is_better: bool) -> str | None:
+    """:func:`best_separated` on arrays: ``rows`` holds point, low, high per algorithm, in table order."""
+    rows_ok = ~np.isnan(rows).any(axis=1)
+    algorithms, rows = algorithms[rows_ok], rows[rows_ok]
+    if len(rows) < 2:
+        return None
+    best = int(np.argmin(rows[:, 0]) if lower_is_better else np.argmax(rows[:, 0]))
+    others = np.delete(rows, best, axis=0)
+    if lower_is_better:
+        separated = bool((rows[best, 2] < others[:, 1]).all())
+    else:
+        separated = bool((rows[best, 1] > others[:, 2]).all())
+    return str(algorithms[best]) if separated else None
+
+
 def headline_cells(report: Report, metrics: Sequence[str] | None = None) -> tuple[list[str], list[str], dict, dict]:
     """(algorithms, metrics, {(alg, metric): "0.42 [0.38, 0.46]"}, {metric: bold algorithm or None})."""
     metrics = _metrics(report, metrics)
     algorithms = _algorithms(report)
-    agg = report.aggregates.copy()
-    agg["algorithm"] = agg["algorithm"].astype(str)
-    agg["metric"] = agg["metric"].astype(str)
+    agg = report.aggregates
+    names = agg["algorithm"].astype(str).to_numpy()
+    metric_of = agg["metric"].astype(str).to_numpy()
+    values = agg[["point", "low", "high"]].to_numpy(float)
+    unique_rows = agg.index.is_unique  # best_separated drops the best row by label: the same as by position then
     cells: dict[tuple[str, str], str] = {}
     bold: dict[str, str | None] = {}
     for m in metrics:
-        rows = agg[agg["metric"] == m]
-        d = _decimals(rows[["point", "low", "high"]].to_numpy(float).ravel().tolist())
-        for _, r in rows.iterrows():
-            cells[(r["algorithm"], m)] = (
-                f"{_fmt(float(r['point']), d)} [{_fmt(float(r['low']), d)}, {_fmt(float(r['high']), d)}]"
-            )
-        bold[m] = best_separated(rows, lower_is_better(m))
+        here = metric_of == m
+        rows, algs = values[here], names[here]
+        d = _decimals(rows.ravel().tolist())
+        for alg, (point, low, high) in zip(algs, rows.tolist()):
+            cells[(alg, m)] = f"{_fmt(point, d)} [{_fmt(low, d)}, {_fmt(high, d)}]"
+        if unique_rows:
+            bold[m] = _best_separated(algs, rows, lower_is_better(m))
+        else:  # pragma: no cover - evaluate() writes a fresh index
+            frame = agg[here].assign(algorithm=algs)
+            bold[m] = best_separated(frame, lower_is_better(m))
     return algorithms, metrics, cells, bold
 
 

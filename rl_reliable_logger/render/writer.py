@@ -251,6 +251,8 @@ def render_files(
         import matplotlib.figure
         from matplotlib import font_manager
 
+        from . import canvas, task_grid  # noqa: F401  # imported once here, not in every worker
+
         font_manager.findfont("DejaVu Sans")
     with matplotlib.rc_context({"font.size": 10, "axes.titlesize": "medium"}):
         results = run_jobs(_draw_and_export, jobs, workers=n_workers, order=order)

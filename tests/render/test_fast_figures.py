@@ -222,3 +222,140 @@ def test_a_tables_only_save_imports_no_figure_code(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == ""
     assert (tmp_path / "out" / "aggregates.csv").exists()
+
+
+def test_workers_fork_with_the_heap_frozen_and_leave_the_collector_as_it_was():
+    """The workers fork while this process's objects are frozen (their collector does not walk, and so
+    copy, the inherited heap); afterwards nothing stays frozen, and objects an application froze itself
+    stay frozen."""
+    import gc
+
+    from rl_reliable_logger.render import pool
+
+    assert gc.get_freeze_count() == 0
+    seen = pool.run_jobs(_frozen_in_worker, [0, 1], workers=2)
+    assert all(count > 0 for count in seen)  # forked with the heap frozen
+    assert gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        mine = gc.get_freeze_count()
+        pool.run_jobs(_frozen_in_worker, [0, 1], workers=2)
+        assert gc.get_freeze_count() >= mine
+    finally:
+        gc.unfreeze()
+
+
+def _frozen_in_worker(_: int) -> int:
+    import gc
+
+    return gc.get_freeze_count()
+
+
+def _text_figure() -> Figure:
+    fig = Figure(figsize=(4, 3), layout="constrained")
+    ax = fig.add_subplot()
+    ax.plot([0, 1, 2], [3, 1, 2], label="Rainbow–DQN (ε)")
+    ax.set_title("Title with\ntwo lines", fontsize="medium")
+    ax.set_xlabel("x label, rotated ticks")
+    ax.set_ylabel(r"score $x^2$")  # mathtext takes matplotlib's own path
+    ax.tick_params(axis="x", labelrotation=30)
+    ax.text(1, 2, "weights ±0.5", fontsize=7, ha="right")
+    ax.legend(fontsize="small")
+    return fig
+
+
+def _matplotlib_bytes(fig: Figure, box) -> dict[str, bytes]:
+    """The same figure drawn by matplotlib's own Agg canvas and SVG backend (no caches)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    svg = io.BytesIO()
+    with matplotlib.rc_context({"svg.hashsalt": "x"}):
+        fig.savefig(svg, format="svg", bbox_inches=box, metadata={"Date": None})
+    return {"rgba": bytes(canvas.buffer_rgba()), "svg": svg.getvalue()}
+
+
+def test_text_caching_canvases_draw_what_matplotlib_draws():
+    """The canvases of :mod:`render.canvas` reuse text layouts across draws and figures; every pixel and every
+    SVG byte is what matplotlib's own renderers produce, on a cold and on a warm cache."""
+    from rl_reliable_logger.render import canvas as _canvas
+
+    _canvas.clear_caches()
+    for _ in range(2):  # cold, then every measurement and layout from the caches
+        fig = _text_figure()
+        box = _export.freeze_layout(fig)
+        assert isinstance(fig.canvas.get_renderer(), _canvas.CachedRendererAgg)
+        fig.canvas.draw()
+        ours = {"rgba": bytes(fig.canvas.buffer_rgba())}
+        layout_canvas = fig.canvas
+        _canvas.svg_canvas(fig)
+        svg = io.BytesIO()
+        with matplotlib.rc_context({"svg.hashsalt": "x"}):
+            fig.savefig(svg, format="svg", bbox_inches=box, metadata={"Date": None})
+        fig.set_canvas(layout_canvas)
+        ours["svg"] = svg.getvalue()
+        assert ours == _matplotlib_bytes(fig, box)
+    assert all(len(cache) > 0 for cache in _canvas._CACHES)
+
+
+@pytest.mark.parametrize("facecolor", ["white", "none"])
+def test_png_drops_the_alpha_channel_only_when_every_pixel_is_opaque(facecolor):
+    report = make_report(2, reps=20, curves=False)
+    fig = plots.plot_interval_estimates(report)
+    fig.set_facecolor(facecolor)
+    box = _export.freeze_layout(fig)
+    image = Image.open(io.BytesIO(_export.export(fig, ("png",))["png"]))
+    fig.canvas.draw()
+    drawn = np.asarray(fig.canvas.buffer_rgba())
+    assert image.mode == ("RGB" if facecolor == "white" else "RGBA")
+    left = round(box.x0 * _export.PNG_DPI)
+    top = round(drawn.shape[0] - box.y0 * _export.PNG_DPI - image.size[1])
+    ours = np.asarray(image.convert("RGBA"))
+    r0, c0 = max(top, 0), max(left, 0)  # the padding may reach past the canvas edge
+    r1, c1 = min(top + ours.shape[0], drawn.shape[0]), min(left + ours.shape[1], drawn.shape[1])
+    assert np.array_equal(ours[r0 - top : r1 - top, c0 - left : c1 - left], drawn[r0:r1, c0:c1])  # the canvas's pixels
+    outside = np.ones(ours.shape[:2], bool)
+    outside[r0 - top : r1 - top, c0 - left : c1 - left] = False
+    face = np.round(np.asarray(matplotlib.colors.to_rgba(facecolor)) * 255)
+    assert outside.any() and (ours[outside] == face).all()  # past the edge: the figure's colour, as savefig pads
+
+
+@pytest.mark.parametrize("opaque", [True, False])
+def test_encode_png_round_trips_the_pixels_and_the_dpi(opaque):
+    rng = np.random.default_rng(3)
+    pixels = rng.integers(0, 256, (37, 53, 4), dtype=np.uint8)
+    if opaque:
+        pixels[..., 3] = 255
+    strided = np.zeros((40, 60, 4), np.uint8)
+    strided[2:39, 4:57] = pixels
+    view = strided[2:39, 4:57]  # a crop of a larger canvas, as export passes it
+    image = Image.open(io.BytesIO(_export.encode_png(view, _export.PNG_DPI)))
+    assert image.mode == ("RGB" if opaque else "RGBA")
+    assert np.array_equal(np.asarray(image.convert("RGBA")), pixels)
+    assert [round(v) for v in image.info["dpi"]] == [_export.PNG_DPI] * 2
+
+
+def _ticky_figure() -> Figure:
+    """Axes whose ticks need an offset text, a log scale and a colorbar."""
+    fig = Figure(figsize=(6, 3), layout="constrained")
+    left, right = fig.subplots(1, 2)
+    left.plot([1e6 + 1, 1e6 + 5], [0.001, 0.004])
+    right.set_yscale("log")
+    image = right.imshow([[1, 20], [300, 4000]], extent=(0, 1, 1, 1000), aspect="auto")
+    fig.colorbar(image, ax=right)
+    return fig
+
+
+def test_freezing_the_ticks_after_the_layout_changes_no_byte(monkeypatch):
+    report = make_report(3, reps=20, curves=False)
+    draws = [
+        _ticky_figure,
+        lambda: plots.plot_rank_distributions(report),
+        lambda: plots.plot_interval_estimates(report),
+    ]
+    frozen = [_export.export(draw(), ("png", "svg")) for draw in draws]
+    calls = []
+    monkeypatch.setattr(_export, "_freeze_ticks", lambda fig: calls.append(fig))
+    assert [_export.export(draw(), ("png", "svg")) for draw in draws] == frozen
+    assert len(calls) == len(draws)
