@@ -15,15 +15,14 @@ numbers are the same either way. ``RL_RELIABLE_ENGINE=numba`` or
 from __future__ import annotations
 
 import importlib.util
-import os
 import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ..errors import InputError
 from . import bootstrap, kernels, metrics, profiles
 from .bootstrap import Cells, Resample
+from .engine_choice import choice
 from .registry import Statistic
 
 Statistic_ = Callable[[Resample], np.ndarray]
@@ -37,17 +36,6 @@ _loaded = False
 
 #: values drawn by one call (replicates × runs) below which ``auto`` runs it in numpy (about 30 ms there)
 SMALL_WORK = 1_000_000
-ENGINES = ("auto", "numba", "numpy")
-
-
-def choice() -> str:
-    """The engine asked for by ``RL_RELIABLE_ENGINE`` (``auto``, ``numba`` or ``numpy``; see the module doc)."""
-    if os.environ.get("RL_RELIABLE_NO_NUMBA"):
-        return "numpy"
-    asked = os.environ.get("RL_RELIABLE_ENGINE", "auto").strip().lower() or "auto"
-    if asked not in ENGINES:
-        raise InputError(f"RL_RELIABLE_ENGINE must be one of {', '.join(ENGINES)} (unset means auto), got {asked!r}")
-    return asked
 
 
 def compiled(work: int | None = None) -> bool:

@@ -11,20 +11,17 @@ to ``np.quantile`` itself.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from . import kernels
+from .engine_choice import choice
 
 
 def compiled_selection() -> bool:
     """True when the compiled selection is used: once the statistics' engine has run a kernel (numba is loaded,
     its cost paid: selection alone never pays it), unless ``RL_RELIABLE_NO_NUMBA`` or
     ``RL_RELIABLE_ENGINE=numpy`` forces numpy."""
-    if os.environ.get("RL_RELIABLE_NO_NUMBA") or os.environ.get("RL_RELIABLE_ENGINE", "").strip().lower() == "numpy":
-        return False
-    return kernels.loaded()
+    return choice() != "numpy" and kernels.loaded()
 
 
 def quantile_pair(
