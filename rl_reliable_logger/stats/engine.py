@@ -5,10 +5,10 @@ which engine ran it: both draw exactly the same replicates from the same raw uni
 rounding (tested).
 
 Which engine runs a call: ``RL_RELIABLE_ENGINE=auto`` (the default) uses the kernels for every call that
-draws at least :data:`SMALL_WORK` values, and every call after the first compiled one; it uses numpy for
-small calls before that, because loading the compiled kernels costs about 0.4 s in a new process (and
-compiling them about 10 s on a fresh install), far more than numpy needs for a small analysis. The
-numbers are the same either way. ``RL_RELIABLE_ENGINE=numba`` or
+draws at least :data:`SMALL_WORK` values, and for every call once a kernel is loaded in the process
+(:func:`.kernels.loaded`); before that it runs small calls in numpy, because loading the compiled kernels
+costs about 0.4 s in a new process (and compiling them about 10 s on a fresh install), far more than numpy
+needs for a small analysis. The numbers are the same either way. ``RL_RELIABLE_ENGINE=numba`` or
 ``numpy`` forces one engine (``RL_RELIABLE_NO_NUMBA=1`` is the same as ``numpy``).
 """
 
@@ -30,9 +30,6 @@ Statistic_ = Callable[[Resample], np.ndarray]
 _NUMBA = importlib.util.find_spec("numba") is not None
 #: whether ``import numba`` works, tried on the first compiled() that needs it (None: not tried yet)
 _importable: list[bool] = []
-#: set once a call ran compiled: the kernels' load cost is paid, so ``auto`` uses them for small calls too
-_loaded = False
-
 
 #: values drawn by one call (replicates × runs) below which ``auto`` runs it in numpy (about 30 ms there)
 SMALL_WORK = 1_000_000
@@ -45,9 +42,9 @@ def compiled(work: int | None = None) -> bool:
     warning, rather than failing every statistic. The import is tried only here, on the statistics path,
     where the kernels would import numba anyway.
     """
-    global _loaded
     asked = choice()
-    small = work is not None and work < SMALL_WORK and not _loaded
+    # once a kernel is loaded in this process its cost is paid: ``auto`` then uses the kernels for small calls too
+    small = work is not None and work < SMALL_WORK and not kernels.loaded()
     if not _NUMBA or asked == "numpy" or (asked == "auto" and small):
         return False
     if not _importable:
@@ -58,13 +55,12 @@ def compiled(work: int | None = None) -> bool:
             _importable.append(False)
         else:
             _importable.append(True)
-    _loaded = _loaded or _importable[0]
     return _importable[0]
 
 
-def name(work: int | None = None) -> str:
-    """``"numba"`` or ``"numpy"``: the engine :func:`compiled` picks for a call of this size."""
-    return "numba" if compiled(work) else "numpy"
+def name() -> str:
+    """``"numba"`` or ``"numpy"``: the engine :func:`compiled` picks for a call of unknown size."""
+    return "numba" if compiled() else "numpy"
 
 
 def aggregates(metric_objs: Sequence[metrics.Metric], work: int | None = None) -> Statistic_:

@@ -18,7 +18,7 @@ from scipy import stats as sps
 
 from rl_reliable_logger import ScoreTable, evaluate
 from rl_reliable_logger.errors import InputError
-from rl_reliable_logger.stats import distributions, engine
+from rl_reliable_logger.stats import bootstrap, distributions, engine, kernels
 
 needs_numba = pytest.mark.skipif(not engine._NUMBA, reason="numba not installed")
 
@@ -26,13 +26,16 @@ needs_numba = pytest.mark.skipif(not engine._NUMBA, reason="numba not installed"
 def test_auto_runs_small_calls_in_numpy_until_a_large_one_loaded_the_kernels(monkeypatch):
     monkeypatch.setenv("RL_RELIABLE_ENGINE", "auto")
     monkeypatch.delenv("RL_RELIABLE_NO_NUMBA", raising=False)
-    monkeypatch.setattr(engine, "_loaded", False)  # as in a new process
+    monkeypatch.setattr(kernels, "_jitted", {})  # no kernel loaded, as in a new process
     assert not engine.compiled(engine.SMALL_WORK - 1)
     assert not engine.compiled(1)
     assert engine.compiled(engine.SMALL_WORK) is engine._NUMBA
-    # the load is paid now: small calls use the kernels too (when numba is there)
+    # a large call loads a kernel: its cost is paid, so small calls use the kernels too (when numba is there)
+    one_task = bootstrap.Cells.from_list([np.arange(10.0)])
+    engine.task_mean_replicates(one_task, engine.SMALL_WORK // 10, np.random.default_rng(0))
+    assert kernels.loaded() is engine._NUMBA
     assert engine.compiled(1) is engine._NUMBA
-    monkeypatch.setattr(engine, "_loaded", False)
+    monkeypatch.setattr(kernels, "_jitted", {})
     assert engine.compiled(None) is engine._NUMBA  # a call of unknown size keeps the kernels
 
 
@@ -71,7 +74,7 @@ def test_auto_gives_the_numbers_of_either_forced_engine(monkeypatch):
     table = _ragged_table()
     reports = {}
     for choice in ("auto", "numba"):
-        monkeypatch.setattr(engine, "_loaded", False)  # as in a new process
+        monkeypatch.setattr(kernels, "_jitted", {})  # no kernel loaded, as in a new process
         monkeypatch.setenv("RL_RELIABLE_ENGINE", choice)
         reports[choice] = evaluate(table, reps=2_000, profile_reps=500, improvement_reps=500, seed=4)
     assert 2_000 * len(table) < engine.SMALL_WORK  # so auto ran every call in numpy
