@@ -146,11 +146,13 @@ class Normalizer:
     def apply(self, table: ScoreTable) -> ScoreTable:
         """Normalised copy of ``table`` (raw scores kept in ``raw_score``)."""
         bounds = self.bounds(table.tasks)
-        frame = table.frame
-        low = frame["task"].map({t: b[0] for t, b in bounds.items()}).to_numpy(float)
-        high = frame["task"].map({t: b[1] for t, b in bounds.items()}).to_numpy(float)
-        scores = (frame["score"].to_numpy(float) - low) / (high - low)
-        out = table.with_scores(scores)
+
+        def affine(tasks: pd.Series, values: np.ndarray) -> np.ndarray:
+            low = tasks.map({t: b[0] for t, b in bounds.items()}).to_numpy(float)
+            high = tasks.map({t: b[1] for t, b in bounds.items()}).to_numpy(float)
+            return (values - low) / (high - low)
+
+        out = table.map_scores(affine)  # final scores of a tracker table with curves too
         out.source = {**out.source, "normalization": self.name, "normalization_description": self.description}
         return out
 

@@ -19,7 +19,7 @@ import math
 import os
 import re
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,6 +31,9 @@ from . import csvcells
 from .names import NameMode, check_names, is_missing
 
 CANONICAL = ("algorithm", "task", "run_id", "seed", "score")
+#: A tracker table's final score when it also holds learning curves (the score key's value, which may differ
+#: from the curve's last point): a score column, transformed with ``score`` by :meth:`ScoreTable.map_scores`.
+FINAL_SCORE = "final_score"
 _MAX_LISTED = 15
 
 
@@ -468,10 +471,10 @@ class ScoreTable:
         if at_step is not None:
             frame = frame[frame["step"].astype(float) <= float(at_step)]
         last = frame.groupby(["algorithm", "task", "run_id"], sort=False).tail(1).sort_index()
-        if "final_score" in last.columns:  # a tracker's final score, kept apart from its learning curve
+        if FINAL_SCORE in last.columns:  # a tracker's final score, kept apart from its learning curve
             if at_step is None:
-                last = last.assign(score=last["final_score"].astype(float))
-            last = last.drop(columns=["final_score"])
+                last = last.assign(score=last[FINAL_SCORE].astype(float))
+            last = last.drop(columns=[FINAL_SCORE])
         return self._replace(last.drop(columns=["step"]))
 
     def _replace(self, frame: pd.DataFrame) -> ScoreTable:
@@ -483,11 +486,44 @@ class ScoreTable:
         new.dropped = self.dropped.copy()
         return new
 
+    def map_scores(self, transform: Callable[[pd.Series, np.ndarray], np.ndarray]) -> ScoreTable:
+        """A copy with every score column mapped by ``transform(tasks, values)`` (e.g. a per-task normalisation).
+
+        Every score column means ``score`` and, on a tracker table with learning curves, ``final_score`` (the
+        score key's value that :meth:`final` uses): a map of ``score`` alone would leave raw final scores
+        behind under a normalised label. Raw scores are kept as ``raw_score``.
+        """
+        tasks = self.frame["task"]
+        out = self._with_columns({"score": transform(tasks, self.frame["score"].to_numpy(float))})
+        if FINAL_SCORE in self.frame.columns:
+            finals = transform(tasks, self.frame[FINAL_SCORE].to_numpy(float))
+            out.frame[FINAL_SCORE] = self._checked(finals, out.frame)
+        return out
+
     def with_scores(self, scores: np.ndarray | pd.Series, *, keep_raw: bool = True) -> ScoreTable:
-        """A copy with the ``score`` column replaced (e.g. normalised); raw scores kept as ``raw_score``."""
+        """A copy with the ``score`` column replaced (e.g. normalised); raw scores kept as ``raw_score``.
+
+        Refused on a table whose final scores are a column of their own (``final_score``, a tracker table with
+        learning curves): new ``score`` values alone would leave those behind; use :meth:`map_scores`.
+        """
+        if FINAL_SCORE in self.frame.columns:
+            raise ValueError(
+                "with_scores() would leave the final_score column unchanged; use map_scores() to transform "
+                "every score column of a table with learning curves"
+            )
+        return self._with_columns({"score": np.asarray(scores, dtype=float)}, keep_raw=keep_raw)
+
+    def _with_columns(self, columns: Mapping[str, np.ndarray], *, keep_raw: bool = True) -> ScoreTable:
         frame = self.frame.copy()
         if keep_raw and "raw_score" not in frame.columns:
             frame.insert(frame.columns.get_loc("score") + 1, "raw_score", frame["score"])
+        for name, values in columns.items():
+            frame[name] = self._checked(values, frame)
+        return self._replace(frame)
+
+    @staticmethod
+    def _checked(scores: np.ndarray, frame: pd.DataFrame) -> np.ndarray:
+        """Transformed scores, refused when not finite or too large (naming the first runs)."""
         values = np.asarray(scores, dtype=float)
         bad = ~np.isfinite(values)
         if bad.any():
@@ -498,8 +534,7 @@ class ScoreTable:
                 "normalisation's low/high) overflows; check the reference ranges."
             )
         check_magnitudes(values, what="transformed scores")
-        frame["score"] = values
-        return self._replace(frame)
+        return values
 
     def cells(self) -> dict[tuple[str, str], np.ndarray]:
         """Final scores per (algorithm, task), in table order of algorithms and tasks, runs by run id."""

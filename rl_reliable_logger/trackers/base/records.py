@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from ...data.scores import ScoreTable, seed_key
+from ...data.scores import FINAL_SCORE, ScoreTable, seed_key
 from ...errors import ScoreTableError
 from .drops import drop_summary
 from .messages import DROP_INVALID, kw
@@ -377,7 +377,7 @@ def records_to_table(
                 )
                 continue
             for step, value in hist:
-                rows.append({**base, "step": step, "score": value, "final_score": final})
+                rows.append({**base, "step": step, "score": value, FINAL_SCORE: final})
         else:
             rows.append({**base, "score": final})
     if missing_curve and on_invalid != "drop":
