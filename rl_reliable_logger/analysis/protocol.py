@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from ..data.fields import check_distinct
 from ..data.scores import ScoreTable, seed_key
 from ..errors import InputError
 
@@ -355,7 +356,7 @@ def looks_like_maximum(key: str) -> bool:
 
 
 def _score_checks(table: ScoreTable, score_key: str | None) -> list[Finding]:
-    key = score_key or table.source.get("fields", {}).get("score") or table.source.get("score_column")
+    key = score_key or table.source.get("score_column") or table.source.get("fields", {}).get("score")
     if not key or not looks_like_maximum(str(key)):
         return []
     return [
@@ -369,6 +370,14 @@ def _score_checks(table: ScoreTable, score_key: str | None) -> list[Finding]:
 
 def _tuning_checks(final: ScoreTable, keys: Sequence[str]) -> list[Finding]:
     frame = final.frame
+    # a configuration key is no grouping field: each key as the source field it was read from (a tracker's
+    # ``lr`` column is ``params.lr``), against the fields that made algorithm labels, tasks and seeds
+    given = final.source.get("fields") or {}
+    roles: dict[str, Any] = {f"{r}=": [r, given.get(r)] for r in ("algorithm", "task", "seed", "run_id")}
+    roles["run_key="] = given.get("run_key")
+    roles["variant="] = given.get("variant")
+    sources = [str(given.get(k, k)) for k in keys]
+    check_distinct({**roles, "hyperparameter_keys=": sources}, what="field")
     absent = [k for k in keys if k not in frame.columns]
     if absent:
         raise InputError(

@@ -28,6 +28,7 @@ import pandas as pd
 
 from ..errors import ScoreTableError
 from . import csvcells
+from .fields import check_distinct
 from .names import NameMode, check_names, is_missing
 
 CANONICAL = ("algorithm", "task", "run_id", "seed", "score")
@@ -181,6 +182,8 @@ class ScoreTable:
         if not isinstance(data, pd.DataFrame):
             raise TypeError(f"ScoreTable needs a pandas DataFrame, got {type(data).__name__}")
         self.source: dict[str, Any] = dict(source or {})
+        given = {"algorithm": algorithm, "task": task, "seed": seed, "score": score, "run_id": run_id, "step": step}
+        self.source.setdefault("fields", {k: v for k, v in given.items() if v is not None})  # a tracker's: its refs
         self.warnings: list[str] = []
         dropped: list[dict[str, Any]] = []
         frame, rewrites = self._canonical(data, algorithm, task, seed, score, run_id, step, names)
@@ -233,6 +236,7 @@ class ScoreTable:
             wanted["step"] = step
         if seed is None and run_id is None:
             raise ScoreTableError("each run needs a key: give a seed column or a run_id column.")
+        check_distinct({f"{field}=": col for field, col in wanted.items()})
         absent = {field: col for field, col in wanted.items() if col not in data.columns}
         if absent:
             cols = ", ".join(map(str, data.columns))

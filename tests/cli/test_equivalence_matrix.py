@@ -300,3 +300,24 @@ def test_mlflow_publishes_the_normalised_numbers_it_shows_with_curves(stores, ca
             assert metrics[f"iqm/{algorithm}"] == pytest.approx(agg[(algorithm, "iqm")], rel=1e-12)
         published[curves] = {k: v for k, v in metrics.items() if not k.startswith("curve_")}
     assert published[True] == pytest.approx(published[False], rel=1e-12)
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_one_field_in_two_grouping_roles_is_refused_naming_both_flags(source, stores, capsys, tmp_path, request):
+    """A configuration key that is also part of the algorithm label would tune over one configuration each
+    (issue 26): refused on every source, naming both flags, before anything is written."""
+    if source == "wandb-online":
+        _fill_standin(request.getfixturevalue("wandb_standin"))
+    argv = _command(source, "variant", stores)
+    if source in ("csv", "parquet", "json"):
+        keys, second = ["label"], "--algorithm-key"
+    else:
+        kind = "params" if source == "mlflow" else "config"
+        keys, second = ["lr", f"{kind}.lr"], "--variant-key"
+    for key in keys:
+        out = tmp_path / key
+        code, _, err = run_cli(capsys, *argv, *STATS, "--hyperparameter-keys", key, "--out", out)
+        assert code == 2, err
+        line = err.strip().splitlines()[-1]
+        assert line.startswith("error: ") and second in line and "--hyperparameter-keys" in line, line
+        assert not out.exists()

@@ -154,3 +154,19 @@ def test_map_scores_transforms_a_tracker_tables_final_scores_with_its_curves():
     assert curve[("x1", 5)] == 1.0 and curve[("y1", 5)] == 0.5
     with pytest.raises(ValueError, match="map_scores"):
         table.with_scores(table.frame["score"].to_numpy() * 2)
+
+
+def test_one_column_in_two_roles_is_refused_naming_both_keywords():
+    df = frame()
+    with pytest.raises(ScoreTableError, match=r"`algorithm=` and `task=` both name the column 'task'"):
+        ScoreTable(df, algorithm="task")
+
+
+def test_hyperparameter_key_that_is_a_grouping_field_is_refused_naming_both():
+    from rl_reliable_logger.analysis.evaluation import evaluate
+
+    df = frame(agent=["A", "A", "A", "A", "B", "B", "B", "B"])
+    table = ScoreTable(df.drop(columns=["algorithm"]), algorithm="agent")
+    for key in ("agent", "algorithm"):
+        with pytest.raises(ScoreTableError, match=r"`algorithm=` and `hyperparameter_keys=` both name the field"):
+            evaluate(table, hyperparameter_keys=[key], reps=100, profile_reps=100, improvement_reps=100)
