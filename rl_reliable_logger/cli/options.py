@@ -21,6 +21,7 @@ from .flags import CliError, cli_message, flag_for
 
 __all__ = [
     "ANALYSIS_OPTIONS",
+    "FILE_FIELDS",
     "CliError",
     "Option",
     "add_analysis_options",
@@ -292,6 +293,11 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
 )
 
 
+#: The columns a user's file is read with when no field flag is given: ScoreTable's defaults (a test checks
+#: them), ``step`` used when the file has that column.
+FILE_FIELDS = {"algorithm": "algorithm", "task": "task", "seed": "seed", "score": "score", "step": "step"}
+
+
 def add_field_options(
     parser: argparse.ArgumentParser,
     defaults: Mapping[str, str],
@@ -318,6 +324,14 @@ def add_field_options(
             default=defaults[name],
             metavar=metavar,
             help=f"{what} with {meaning} (default: {defaults[name]})",
+        )
+    if "step" in defaults:
+        g.add_argument(
+            "--step-key",
+            default=defaults["step"],
+            metavar=metavar,
+            help=f"{what} with the training step, for --curves and --budget; the last step gives the final score "
+            f"(default: {defaults['step']}, when the input has it)",
         )
     if run_key:
         g.add_argument(

@@ -21,7 +21,7 @@ from . import mlflow as mlflow_command
 from . import wandb as wandb_command
 from .common import read_scores
 from .flags import PLAN_FLAGS, CliError, as_flags, cli_message
-from .options import add_field_options, source_kwargs
+from .options import FILE_FIELDS, add_field_options, source_kwargs
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..analysis.planning import Plan
@@ -161,10 +161,7 @@ def register(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     f.add_argument("input", help="CSV, Parquet or JSON file of pilot scores in long form")
-    k = add_field_options(f, {"algorithm": "algorithm", "task": "task", "seed": "seed", "score": "score"})
-    k.add_argument(
-        "--step-key", default=None, metavar="COL", help="column with the training step (the last step is used)"
-    )
+    k = add_field_options(f, FILE_FIELDS)
     _drop_invalid(k)
     _add_planning(f)
     for name, module, what in (

@@ -32,6 +32,8 @@ from .fields import check_distinct
 from .names import NameMode, check_names, is_missing
 
 CANONICAL = ("algorithm", "task", "run_id", "seed", "score")
+#: The step column read when the input has it (every field defaults to its usual column name).
+DEFAULT_STEP = "step"
 #: A tracker table's final score when it also holds learning curves (the score key's value, which may differ
 #: from the curve's last point): a score column, transformed with ``score`` by :meth:`ScoreTable.map_scores`.
 FINAL_SCORE = "final_score"
@@ -145,7 +147,8 @@ class ScoreTable:
         algorithm, task, seed, score: the columns that hold each field.
         run_id: column with a unique run key (e.g. a tracker run id). Default: the seed, so two
             rows with the same (algorithm, task, seed) are duplicates.
-        step: column with the training step, for learning curves (optional).
+        step: column with the training step, for learning curves: ``"step"`` (default) when the input has
+            that column; ``None``: no steps (the input holds final scores).
         on_invalid: ``"raise"`` (default) or ``"drop"`` the offending rows (recorded in ``dropped``).
         names: ``"strict"`` (default): names with surrounding whitespace, or two names that print the same
             (NFC vs NFD, ...), are errors; ``"normalize"``: strip them and put them in NFC, recording every
@@ -172,7 +175,7 @@ class ScoreTable:
         seed: str | None = "seed",
         score: str = "score",
         run_id: str | None = None,
-        step: str | None = None,
+        step: str | None = DEFAULT_STEP,
         on_invalid: Literal["raise", "drop"] = "raise",
         source: Mapping[str, Any] | None = None,
         names: NameMode = "strict",
@@ -181,6 +184,8 @@ class ScoreTable:
             raise ValueError(f"on_invalid must be 'raise' or 'drop', not {on_invalid!r}")
         if not isinstance(data, pd.DataFrame):
             raise TypeError(f"ScoreTable needs a pandas DataFrame, got {type(data).__name__}")
+        if step == DEFAULT_STEP and step not in data.columns:
+            step = None  # the usual step column is used when the input has one, like every other field
         self.source: dict[str, Any] = dict(source or {})
         given = {"algorithm": algorithm, "task": task, "seed": seed, "score": score, "run_id": run_id, "step": step}
         self.source.setdefault("fields", {k: v for k, v in given.items() if v is not None})  # a tracker's: its refs
