@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..data.counts import count_runs
 from ..data.scores import ScoreTable
 from ..stats import bootstrap as bs
 from ..stats import checks as ck
@@ -232,6 +233,7 @@ def evaluate(
         "filters": prep.filters,
         "algorithms": algorithms,
         "tasks": tasks,
+        "counts": count_runs(used).to_dict(),
         "n_runs": {a: int((used["algorithm"] == a).sum()) for a in algorithms},
         "runs_per_task": {a: {t: int(n) for t, n in zip(tasks, cells[a].sizes)} for a in algorithms},
         "runs_used": used[["algorithm", "task", "run_id"]].astype(str).values.tolist(),

@@ -183,7 +183,7 @@ def format_summary(report: Any) -> str:
     prov = report.provenance
     filters = prov.get("filters") or {}
     header = (
-        f"{len(prov.get('algorithms', []))} algorithms × {len(prov.get('tasks', []))} tasks; "
+        f"{report.counts().text()}; "
         f"{prov.get('normalization', '')}; {ci_label(prov.get('ci', 0.95))} {prov.get('method', '')} intervals, "
         f"{prov.get('reps', '')} bootstrap replicates, seed {prov.get('seed')}"
         + "".join(f"; {k.replace('_', ' ')}: {', '.join(v)}" for k, v in filters.items())

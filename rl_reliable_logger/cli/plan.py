@@ -276,12 +276,10 @@ def _pilot(args: argparse.Namespace) -> Any:
         except RLReliableError as err:
             raise CliError(cli_message(err)) from None
     if not args.quiet:
-        final = table.final()
-        print(
-            f"pilot: {final.frame['run_id'].nunique()} run(s), {len(final.algorithms)} algorithm(s) x "
-            f"{len(final.tasks)} task(s) from {describe_source(table.source)}",
-            file=sys.stderr,
-        )
+        from ..data.counts import count_runs
+
+        counts = count_runs(table.final().frame)
+        print(f"pilot: {counts.text()} from {describe_source(table.source)}", file=sys.stderr)
     return table
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..analysis.protocol import AGARWAL, REFERENCES
+from ..data.counts import plural, span
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..analysis.report import Report
@@ -63,7 +64,7 @@ def _runs_text(prov: dict[str, Any]) -> str:
     every = sorted({n for c in counts.values() for n in c})
     if len(every) == 1:
         return f"{every[0]} independent runs (seeds) per task for every algorithm"
-    parts = [f"{a}: {c[0]}" if len(c) == 1 else f"{a}: {c[0]}–{c[-1]}" for a, c in counts.items()]
+    parts = [f"{a}: {span(c[0], c[-1])}" for a, c in counts.items()]
     return "runs per task that differ between algorithms (" + "; ".join(parts) + ")"
 
 
@@ -93,10 +94,11 @@ def methods_paragraph(report: Report) -> str:
     method = _METHOD_NAMES.get(str(prov.get("method", "percentile")), str(prov.get("method")))
     gamma = float(prov.get("gamma", 1.0))
     metrics = list(prov.get("metrics") or [])
+    counts = report.counts()
     sentences = [
-        f"We evaluate {len(algorithms)} algorithm{'s' if len(algorithms) != 1 else ''} "
-        f"({', '.join(map(str, algorithms))}) on {len(tasks)} task{'s' if len(tasks) != 1 else ''} "
-        f"with {_runs_text(prov)}, using the final score of each run."
+        f"We evaluate {plural(len(algorithms), 'algorithm')} ({', '.join(map(str, algorithms))}) on "
+        f"{plural(len(tasks), 'task')} with {_runs_text(prov)}, using the final score of each run: "
+        f"{counts.text()}."
     ]
     norm = prov.get("normalization") or "raw score"
     if prov.get("normalize"):

@@ -295,6 +295,8 @@ def test_mlflow_publishes_the_normalised_numbers_it_shows_with_curves(stores, ca
         got = _run(capsys, tmp_path, argv)
         runs = client.search_runs([experiment], order_by=["attributes.start_time DESC"], max_results=1)
         metrics = runs[0].data.metrics
+        counts = "24 runs (2 algorithms × 2 tasks, 6 runs per cell, 6 seeds)"  # one wording (data.counts)
+        assert counts in runs[0].data.tags["mlflow.note.content"] and runs[0].data.params["rl_reliable.n_runs"] == "24"
         agg = got["tables"]["aggregates"].set_index(["algorithm", "metric"])["point"]
         for algorithm in ALGORITHMS:
             assert metrics[f"iqm/{algorithm}"] == pytest.approx(agg[(algorithm, "iqm")], rel=1e-12)

@@ -32,6 +32,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...analysis.options import ci_label
 from ...analysis.report import TABLES
 from ...data.names import escape_markdown
 from ...errors import TrackerError
@@ -146,7 +147,12 @@ def _merged_note(existing: str | None, ours: str) -> str:
 
 def _note(report: Report, folder: str, links: list[str] | None = None) -> str:
     """Markdown shown as the run's description in the MLflow UI: the headline table and source-run links."""
-    lines = ["**rl-reliable analysis** (95% stratified-bootstrap CIs unless stated in provenance).", ""]
+    prov = report.provenance
+    intervals = f"{ci_label(prov.get('ci', 0.95))} {prov.get('method', 'percentile')} stratified-bootstrap intervals"
+    lines = [
+        f"**rl-reliable analysis** of {escape_markdown(report.counts().text())}; {escape_markdown(intervals)}.",
+        "",
+    ]
     agg = report.aggregates
     if not agg.empty:
         metrics = list(dict.fromkeys(agg["metric"]))
