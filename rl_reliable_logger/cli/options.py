@@ -26,6 +26,7 @@ __all__ = [
     "Option",
     "add_analysis_options",
     "add_field_options",
+    "add_force_publish_option",
     "add_name_options",
     "add_output_options",
     "add_retry_option",
@@ -91,7 +92,8 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
         STATISTICS,
         dict(
             metavar="NAME|PATH",
-            help="normalise scores per task: atari, atari100k, atari-record, procgen, dmc, percentiles "
+            help="normalise scores per task: atari, atari100k, atari-record, procgen, dmc, already-normalized "
+            "(scores the training code normalised: kept as logged), percentiles "
             "(Jordan et al.), or a CSV with columns task,low,high (default: raw scores)",
         ),
     ),
@@ -441,11 +443,14 @@ def analysis_options(args: argparse.Namespace, *, progress: bool = False) -> Any
 
 
 # ---------------------------------------------------------------------------- tracker sources
-def add_source_options(group: Any) -> None:
+def add_source_options(group: Any, *, config_kind: str) -> None:
     """The source flags every tracker subcommand shares: ``--score-rule``, ``--variant-key``, ``--run-key``.
 
-    ``group`` is the field group returned by :func:`add_field_options` (called with ``run_key=False``).
+    ``group`` is the field group returned by :func:`add_field_options` (called with ``run_key=False``);
+    ``config_kind`` is where the tracker keeps hyperparameters (``params`` on MLflow, ``config`` on W&B), for
+    the examples of the help.
     """
+    example = f"{config_kind}.lr"
     group.add_argument(
         "--score-rule",
         default="last",
@@ -459,7 +464,7 @@ def add_source_options(group: Any) -> None:
         action="append",
         metavar="REF",
         help="append this field to the algorithm label, one label per sweep configuration "
-        "(e.g. --variant-key config.lr gives 'PPO lr=0.001'); comma-separated, repeatable",
+        f"(e.g. --variant-key {example} gives 'PPO lr=0.001'); comma-separated, repeatable",
     )
     group.add_argument(
         "--run-key",
@@ -467,6 +472,16 @@ def add_source_options(group: Any) -> None:
         metavar="REF",
         help="field with a run's identity (default: the tracker's run id, so seeds reused across "
         "configurations are fine; two runs with one configuration and seed are reported as duplicates)",
+    )
+
+
+def add_force_publish_option(group: Any) -> None:
+    """``--force-publish``: the same flag, meaning and default on every tracker command."""
+    group.add_argument(
+        "--force-publish",
+        action="store_true",
+        help="publish a new analysis run even if the same report content was published before "
+        "(default: reuse the earlier one)",
     )
 
 

@@ -20,6 +20,7 @@ from .flags import CliError, cli_message
 from .options import (
     add_analysis_options,
     add_field_options,
+    add_force_publish_option,
     add_output_options,
     add_retry_option,
     add_source_options,
@@ -118,7 +119,7 @@ def add_source(parser: argparse.ArgumentParser, *, curves: bool = True) -> Any:
         refs="config.X, summary.X, tags.PREFIX, run.group, ...",
         run_key=False,
     )
-    add_source_options(fields)
+    add_source_options(fields, config_kind="config")
     add_retry_option(src)
     return fields
 
@@ -194,9 +195,7 @@ def register(subparsers: Any) -> None:
         metavar="[ENTITY/]PROJECT",
         help="publish into this project (default: the source project)",
     )
-    pub.add_argument(
-        "--force-publish", action="store_true", help="publish even if the same report content was published before"
-    )
+    add_force_publish_option(pub)
     pub.add_argument(
         "--wandb-report",
         action="store_true",

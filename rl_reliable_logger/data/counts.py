@@ -1,4 +1,4 @@
-"""How many runs, cells, tasks, algorithms and seeds some scores hold, and the one way to say it.
+"""How many runs, cells, tasks, algorithms and seeds some scores hold, and the one way to say it (and numbers).
 
 A *run* is one (algorithm, task, run id) of the final scores: in a file read by seed, seed 0 of PPO on
 Pong and seed 0 of SAC on Hopper are two runs (counting distinct run ids would say one). A *cell* is an
@@ -53,6 +53,17 @@ def plural(n: int, word: str) -> str:
 def span(low: int, high: int) -> str:
     """A range of counts: ``4`` or ``4–5`` (en dash)."""
     return f"{low:,}" if low == high else f"{low:,}–{high:,}"
+
+
+def fixed(value: float, digits: int = 3) -> str:
+    """``value`` with ``digits`` decimals, never ``-0.000`` (a tiny negative number rounds to ``0.000``).
+
+    Example:
+        >>> fixed(-0.0001), fixed(-0.25, 1), fixed(2.0)
+        ('0.000', '-0.2', '2.000')
+    """
+    text = f"{value:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 @dataclass(frozen=True)

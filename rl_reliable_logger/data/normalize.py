@@ -38,6 +38,10 @@ from ..errors import InputError, ScoreTableError
 from . import csvcells
 from .scores import ScoreTable
 
+#: Scores the training code already normalised (0 and 1 as it defines them): kept as they are, and labelled
+#: normalised, so no "scores are not normalised" warning is raised about them.
+_ALREADY = "already-normalized"
+
 _PACKAGED = {
     "atari": "atari57.csv",
     "atari57": "atari57.csv",
@@ -48,7 +52,7 @@ _PACKAGED = {
     "procgen": "procgen_easy.csv",
     "procgen-easy": "procgen_easy.csv",
 }
-_RANGES = {"dmc": (0.0, 1000.0), "dm_control": (0.0, 1000.0)}
+_RANGES = {"dmc": (0.0, 1000.0), "dm_control": (0.0, 1000.0), _ALREADY: (0.0, 1.0)}
 
 _PREFIXES = re.compile(r"^(ale/|procgen:|procgen-|procgen_|dmc[/:_-]|dm_control[/:_-])", re.I)
 _SUFFIXES = re.compile(r"(noframeskip|deterministic)?(-v\d+)?$", re.I)
@@ -208,6 +212,8 @@ def _describe(name: str) -> str:
         return "human-normalised score (random = 0, human = 1)"
     if name.startswith("procgen"):
         return "min-max normalised return (Procgen easy mode)"
+    if name == _ALREADY:
+        return "score normalised by the training code (kept as logged)"
     if name in _RANGES:
         return "return / 1000 (DM Control)"
     return f"normalised score ({name})"

@@ -24,7 +24,7 @@ import pandas as pd
 from ..analysis.comparisons import report_letters
 from ..analysis.protocol import Finding, by_severity, format_finding
 from ..analysis.report import SPECS
-from ..data.counts import count_runs
+from ..data.counts import count_runs, fixed
 from ..stats.registry import lower_is_better
 from . import tables as _paper_tables
 from .methods import checklist, methods_paragraph, references
@@ -100,7 +100,7 @@ def _num(v: Any, d: int = 3) -> str:
         return "–"
     if f.is_integer() and abs(f) < 1e15:
         return f"{int(f)}"
-    return f"{f:.{d}g}" if abs(f) >= 1000 else f"{f:.{d}f}"
+    return f"{f:.{d}g}" if abs(f) >= 1000 else fixed(f, d)
 
 
 def frame_html(frame: pd.DataFrame, *, max_rows: int | None = None, numeric_digits: int = 3) -> str:

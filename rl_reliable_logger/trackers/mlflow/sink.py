@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...analysis.options import ci_label
 from ...analysis.report import TABLES
+from ...data.counts import fixed
 from ...data.names import escape_markdown
 from ...errors import TrackerError
 from ...render.bundle import Bundle
@@ -163,7 +164,7 @@ def _note(report: Report, folder: str, links: list[str] | None = None) -> str:
             for metric in metrics:
                 row = agg[(agg["algorithm"] == alg) & (agg["metric"] == metric)]
                 cells.append(
-                    f"{row['point'].iloc[0]:.3f} [{row['low'].iloc[0]:.3f}, {row['high'].iloc[0]:.3f}]"
+                    f"{fixed(row['point'].iloc[0])} [{fixed(row['low'].iloc[0])}, {fixed(row['high'].iloc[0])}]"
                     if len(row)
                     else ""
                 )
@@ -224,11 +225,13 @@ class MlflowSink:
         experiment: str | None = None,
         parent_run_id: str | None = None,
         figures: bool = True,
+        force: bool = False,
     ):
         self.tracking_uri = tracking_uri
         self.experiment = experiment
         self.parent_run_id = parent_run_id
         self.figures = figures
+        self.force = force  # a new analysis run even when one with the same content exists (as on W&B)
 
     def publish(self, report: Report, *, bundle: str | os.PathLike | None = None) -> PublishResult:
         digest = report_hash(report)
@@ -293,7 +296,7 @@ class MlflowSink:
         self, client: Tracker, report: Report, digest: str, metrics: dict[str, float], verified: Bundle
     ) -> PublishResult:
         exp_id = _publish_experiment(client, report, self.experiment)
-        earlier = _finished_analysis_runs(client, exp_id, digest)
+        earlier = [] if self.force else _finished_analysis_runs(client, exp_id, digest)
         if earlier:
             first = earlier[0]
             return PublishResult(
@@ -310,7 +313,7 @@ class MlflowSink:
         self._write_verified(client, run, report, digest, metrics, verified, end_failed=True)
         client.call("finishing the analysis run", client.client.set_terminated, run_id, "FINISHED")
         # two publishers of the same content at once: keep the oldest run, delete ours
-        same = _finished_analysis_runs(client, exp_id, digest)
+        same = [] if self.force else _finished_analysis_runs(client, exp_id, digest)
         if same and same[0].info.run_id != run_id:
             client.call("removing a duplicate analysis run", client.client.delete_run, run_id)
             first = same[0].info.run_id
@@ -543,6 +546,7 @@ def publish_mlflow(
     parent_run_id: str | None = None,
     figures: bool = True,
     bundle: str | os.PathLike | None = None,
+    force: bool = False,
 ) -> PublishResult:
     """Publish ``report`` to MLflow (see :class:`MlflowSink`); return a PublishResult.
 
@@ -550,7 +554,7 @@ def publish_mlflow(
     a run the scores came from is refused); otherwise onto a new FINISHED run named
     ``rl-reliable · N algorithms × M tasks · <hash8>`` in ``experiment`` (name or id; default: the
     first experiment the scores came from). The same content published again writes nothing
-    (``created`` is False). ``bundle`` uploads the verified files of a folder written by
+    (``created`` is False) unless ``force``. ``bundle`` uploads the verified files of a folder written by
     ``save_report(report, folder)`` instead of drawing the figures again.
 
     Example:
@@ -558,5 +562,7 @@ def publish_mlflow(
         >>> publish_mlflow(report, experiment="bandits").created       # doctest: +SKIP
         False
     """
-    sink = MlflowSink(tracking_uri=tracking_uri, experiment=experiment, parent_run_id=parent_run_id, figures=figures)
+    sink = MlflowSink(
+        tracking_uri=tracking_uri, experiment=experiment, parent_run_id=parent_run_id, figures=figures, force=force
+    )
     return sink.publish(report, bundle=bundle)
