@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..data.counts import count_runs
+from ..data.counts import agree, count_runs, plural
 from ..data.scores import ScoreTable
 from ..stats import bootstrap as bs
 from ..stats import checks as ck
@@ -631,7 +631,7 @@ def _curves(table, curve_metrics, gamma, reps, n_points, rngs, chunk_bytes, ci, 
             drop = next(g for g in range(grid.size) if n[g] < n[0])
             parts.append(f"{a} / {t} {n[0]} → {n[-1]} runs from step {grid[drop]:g}")
         warnings.append(
-            f"curves: {len(losses)} cell(s) lose runs along the curve (runs stopping more than one logging interval "
+            f"curves: {plural(len(losses), 'cell')} {agree(len(losses), 'lose')} runs along the curve (runs stopping more than one logging interval "
             "before the end count only up to their last step; the n_runs column of curves.csv has the counts): "
             + "; ".join(parts[:8])
             + (f"; ... ({len(parts) - 8} more)" if len(parts) > 8 else "")

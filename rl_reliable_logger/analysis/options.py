@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from ..data.counts import plural
 from ..errors import InputError
 from ..stats import bootstrap as bs
 from ..stats import metrics as mt
@@ -385,8 +386,8 @@ class AnalysisOptions:
         )
         raise OptionError(
             keyword,
-            f"`{keyword}={value}` would need about {_bytes(total)} of memory for {n_algorithms} algorithm(s) x "
-            f"{n_tasks} task(s) x up to {n_runs} runs, but about {_bytes(avail)} is available; {advice}",
+            f"`{keyword}={value}` would need about {_bytes(total)} of memory for {plural(n_algorithms, 'algorithm')} x "
+            f"{plural(n_tasks, 'task')} x up to {n_runs} runs, but about {_bytes(avail)} is available; {advice}",
         )
 
 

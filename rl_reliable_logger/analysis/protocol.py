@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from ..data.counts import agree, plural, span
 from ..data.fields import check_distinct
 from ..data.scores import ScoreTable, seed_key
 from ..errors import InputError
@@ -204,8 +205,7 @@ def _runs_checks(final: ScoreTable, min_runs: int) -> list[Finding]:
         fewest = min(totals.values())
         short = [a for a, n in totals.items() if n == fewest]
         desc = "; ".join(
-            f"{a}: {lo} run(s) per task" if lo == hi else f"{a}: {lo}-{hi} runs per task"
-            for a, (lo, hi) in per_alg.items()
+            f"{a}: {span(lo, hi)} {'run' if hi == 1 else 'runs'} per task" for a, (lo, hi) in per_alg.items()
         )
         out.append(
             _finding(
@@ -222,7 +222,7 @@ def _runs_checks(final: ScoreTable, min_runs: int) -> list[Finding]:
         out.append(
             _finding(
                 "runs.few",
-                f"{len(few)} (algorithm, task) cell(s) have fewer than {min_runs} runs: "
+                f"{plural(len(few), 'cell', '(algorithm, task)')} {agree(len(few), 'have')} fewer than {min_runs} runs: "
                 + _names([f"{a} / {t} ({n})" for a, t, n in few]),
                 algorithms=tuple(dict.fromkeys(a for a, _, _ in few)),
                 tasks=tuple(dict.fromkeys(t for _, t, _ in few)),
@@ -267,7 +267,7 @@ def _budget_checks(table: ScoreTable, budget_key: str | None, tolerance: float) 
         out.append(
             _finding(
                 "budget.unequal",
-                f"training budgets ({source}) differ between algorithms on {len(unequal)} task(s) "
+                f"training budgets ({source}) differ between algorithms on {plural(len(unequal), 'task')} "
                 f"({_names([t for t, _ in unequal])}); e.g. {example_task}: {shown}. {_names(algs)} trained for less",
                 algorithms=tuple(algs),
                 tasks=tuple(str(t) for t, _ in unequal),
@@ -283,7 +283,7 @@ def _budget_checks(table: ScoreTable, budget_key: str | None, tolerance: float) 
         out.append(
             _finding(
                 "budget.short_runs",
-                f"{len(short)} run(s) stop before the budget of their cell ({source}): {_names(labels)}",
+                f"{plural(len(short), 'run')} {agree(len(short), 'stop')} before the budget of their cell ({source}): {_names(labels)}",
                 algorithms=tuple(dict.fromkeys(short["algorithm"])),
                 tasks=tuple(dict.fromkeys(short["task"])),
                 runs=tuple(str(r) for r in short["run_id"]),
@@ -330,7 +330,7 @@ def _protocol_checks(final: ScoreTable, fields: Iterable[str]) -> list[Finding]:
         out.append(
             _finding(
                 "protocol.mismatch",
-                f"{column!r}: the {what} differs between algorithms on {len(clashes)} task(s) "
+                f"{column!r}: the {what} differs between algorithms on {plural(len(clashes), 'task')} "
                 f"({_names([t for t, _, _ in clashes])}); e.g. {task}: {shown}",
                 algorithms=algs,
                 tasks=tuple(t for t, _, _ in clashes),

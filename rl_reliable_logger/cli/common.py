@@ -189,7 +189,7 @@ def format_summary(report: Any) -> str:
     """Protocol findings first, then the headline table (one row per algorithm, one column per metric,
     ``point [low, high]``) and every other warning."""
     from ..analysis.options import ci_label
-    from ..data.counts import fixed
+    from ..data.counts import fixed, plural
 
     agg = report.aggregates
     if agg.empty:
@@ -213,7 +213,9 @@ def format_summary(report: Any) -> str:
     lines += [header, wide.to_string()]
     n_dropped = len(prov.get("dropped") or [])
     if n_dropped:
-        lines.append(f"dropped {n_dropped} invalid row(s) (--drop-invalid); each is listed in provenance.json")
+        lines.append(
+            f"dropped {plural(n_dropped, 'row', 'invalid')} (--drop-invalid); each is listed in provenance.json"
+        )
     for w in report.warnings:
         if as_flags(w) not in as_warnings:  # shown first, above the table
             lines.append(warning_line(as_flags(w)))

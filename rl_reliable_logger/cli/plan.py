@@ -317,11 +317,13 @@ def format_plan(result: Plan) -> str:
             )
         )
     if result.needed:
+        from ..data.counts import plural
+
         lines.append("")
         for alg, n in result.needed.items():
             if n is None:
                 lines.append(f"{alg}: target not reached within {prov['grid'][-1]} runs per task")
                 continue
             more = result.launch[result.launch["algorithm"] == alg]["more_runs"]
-            lines.append(f"{alg}: {n} runs per task needed; launch {int(more.sum())} more run(s)")
+            lines.append(f"{alg}: {n} runs per task needed; launch {plural(int(more.sum()), 'run', 'more')}")
     return "\n".join(lines)

@@ -10,7 +10,7 @@ are the same everywhere.
 Example:
     >>> import pandas as pd
 
-from .scores import seed_key
+from .names import seed_key
     >>> frame = pd.DataFrame({"algorithm": ["A", "A", "B", "B"], "task": ["x", "y", "x", "y"],
     ...                       "run_id": ["0", "0", "0", "0"], "seed": [0, 0, 0, 0]})
     >>> count_runs(frame).text()
@@ -21,11 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+from .names import seed_key
 
-from .scores import seed_key
+if TYPE_CHECKING:  # the words are used by the CLI before pandas is loaded
+    import pandas as pd
 
 #: The plural of every counted word (one list: "run(s)" is never written).
 _PLURALS = {
@@ -40,14 +41,29 @@ _PLURALS = {
 }
 
 
-def plural(n: int, word: str) -> str:
-    """``1 run``, ``1,430 runs`` (thousands separated), for the words of the one list.
+def plural(n: int, word: str, qualifier: str = "") -> str:
+    """``1 run``, ``1,430 runs`` (thousands separated), for the words of the one list; ``qualifier`` goes
+    between the number and the word (``2 unfinished W&B runs``).
 
     Example:
-        >>> plural(1, "algorithm"), plural(1430, "run")
-        ('1 algorithm', '1,430 runs')
+        >>> plural(1, "algorithm"), plural(1430, "run"), plural(2, "run", "W&B")
+        ('1 algorithm', '1,430 runs', '2 W&B runs')
     """
-    return f"{n:,} {word if n == 1 else _PLURALS[word]}"
+    return f"{n:,} {qualifier + ' ' if qualifier else ''}{word if n == 1 else _PLURALS[word]}"
+
+
+#: The verbs that follow a count, plural form -> singular form (``1 run stops``, ``2 runs stop``).
+_VERBS = {"have": "has", "stop": "stops", "lose": "loses", "were": "was", "lack": "lacks", "are": "is"}
+
+
+def agree(n: int, verb: str) -> str:
+    """The form of ``verb`` (given in the plural, from the one list) that agrees with a count of ``n``.
+
+    Example:
+        >>> f"{plural(1, 'run')} {agree(1, 'stop')}", f"{plural(3, 'cell')} {agree(3, 'have')}"
+        ('1 run stops', '3 cells have')
+    """
+    return _VERBS[verb] if n == 1 else verb
 
 
 def span(low: int, high: int) -> str:

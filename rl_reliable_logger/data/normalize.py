@@ -36,6 +36,7 @@ import pandas as pd
 
 from ..errors import InputError, ScoreTableError
 from . import csvcells
+from .counts import agree, plural
 from .scores import ScoreTable
 
 #: Scores the training code already normalised (0 and 1 as it defines them): kept as they are, and labelled
@@ -129,7 +130,7 @@ class Normalizer:
                 hint = f" (closest: {', '.join(keyed[c][0] for c in close)})" if close else ""
                 lines.append(f"{task}{hint}")
             raise ScoreTableError(
-                f"{len(unmatched)} task(s) have no reference score in the {self.name!r} table: "
+                f"{plural(len(unmatched), 'task')} {agree(len(unmatched), 'have')} no reference score in the {self.name!r} table: "
                 + "; ".join(lines)
                 + f". The table knows {len(known)} tasks. Drop these tasks, or pass your own CSV with columns "
                 "task,low,high (--normalize path/to/refs.csv)."

@@ -28,8 +28,9 @@ import pandas as pd
 
 from ..errors import ScoreTableError
 from . import csvcells
+from .counts import agree, plural
 from .fields import check_distinct
-from .names import NameMode, check_names, is_missing
+from .names import NameMode, check_names, is_missing, seed_key
 
 CANONICAL = ("algorithm", "task", "run_id", "seed", "score")
 #: The step column read when the input has it (every field defaults to its usual column name).
@@ -46,13 +47,6 @@ def _listing(items: Sequence[str]) -> str:
     if len(items) > _MAX_LISTED:
         shown.append(f"... and {len(items) - _MAX_LISTED} more")
     return "; ".join(shown)
-
-
-def seed_key(seed: Any) -> str:
-    """A seed as a run key: ``3.0`` and ``3`` are the same run, ``"3"``."""
-    if isinstance(seed, float) and seed.is_integer():
-        return str(int(seed))
-    return str(seed)
 
 
 #: Largest |score| times this many rows must stay below float64's maximum: sums of resampled scores and
@@ -435,14 +429,14 @@ class ScoreTable:
         singles = [f"{a} / {t}" for (a, t), n in sizes.items() if n < 2]
         if singles:
             self.warnings.append(
-                f"{len(singles)} (algorithm, task) cell(s) have a single run ({', '.join(singles[:8])}"
+                f"{plural(len(singles), 'cell', '(algorithm, task)')} {agree(len(singles), 'have')} a single run ({', '.join(singles[:8])}"
                 + (", ..." if len(singles) > 8 else "")
                 + "): point estimates are fine, but bootstrap intervals cannot reflect run-to-run variation there."
             )
         few = sizes[(sizes >= 2) & (sizes < 5)]
         if len(few):
             self.warnings.append(
-                f"{len(few)} cell(s) have fewer than 5 runs: intervals will be wide and can under-cover."
+                f"{plural(len(few), 'cell')} {agree(len(few), 'have')} fewer than 5 runs: intervals will be wide and can under-cover."
             )
         ragged = [f"{alg} ({s.min()}–{s.max()})" for alg, s in sizes.groupby(level=0, sort=False) if s.nunique() > 1]
         if ragged:
@@ -569,9 +563,8 @@ class ScoreTable:
     def __repr__(self) -> str:
         n_runs = self.final().frame.shape[0]
         return (
-            f"ScoreTable({len(self.algorithms)} algorithms × {len(self.tasks)} tasks, {n_runs} runs"
-            + (", with steps" if self.has_steps else "")
-            + ")"
+            f"ScoreTable({plural(len(self.algorithms), 'algorithm')} × {plural(len(self.tasks), 'task')}, "
+            f"{plural(n_runs, 'run')}" + (", with steps" if self.has_steps else "") + ")"
         )
 
     # ------------------------------------------------------------------ conversions

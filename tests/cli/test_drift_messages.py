@@ -109,3 +109,20 @@ def test_mlflow_description_names_flags_and_force_publish_makes_a_new_run(tmp_pa
     for run in runs:
         note = run.data.tags["mlflow.note.content"]
         assert "--include-unfinished" in note and "include_unfinished=True" not in note, note
+
+
+def test_counted_words_come_from_the_one_word_list():
+    """No message writes ``run(s)`` or ``4-5`` after a count: ``data.counts.plural``/``agree``/``span`` say it."""
+    import re
+
+    from tests.support.paths import REPO
+
+    counted = re.compile(r"\}\s(?:\w+\s)?(?:run|task|algorithm|cell|seed|row|step|configuration)\(s\)")
+    dashed = re.compile(r"\{\w+\}-\{\w+\} runs")
+    offenders = [
+        f"{path.relative_to(REPO)}:{n}"
+        for path in (REPO / "rl_reliable_logger").rglob("*.py")
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if counted.search(line) or dashed.search(line)
+    ]
+    assert offenders == []
