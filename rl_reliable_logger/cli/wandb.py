@@ -185,8 +185,8 @@ def register(subparsers: Any) -> None:
         "--publish",
         choices=["sweep", "group", "none"],
         default=None,
-        help="publish a run attached to the sweep, a run in --group, or nothing "
-        "(default: sweep when a sweep is known, else none)",
+        help="publish a new analysis run attached to the sweep, a new analysis run in --group, or nothing "
+        "(default: sweep when the runs share a sweep, else group; as `rl-reliable mlflow` publishes a new run)",
     )
     pub.add_argument("--group", default="rl-reliable", help="group of the analysis run with --publish group")
     pub.add_argument(
@@ -271,11 +271,6 @@ def _handler(args: argparse.Namespace) -> int:
 
     report = run_and_report(table, args, source=table.source, options=selected_options(options, table))
     if sink is None:
-        if args.publish is None:
-            print(
-                "not published to W&B (no sweep: pass --publish group, or --publish sweep with --sweep ID)",
-                file=sys.stderr,
-            )
         return 0
     try:
         result = sink.publish(report, bundle=args.out or None)

@@ -126,3 +126,24 @@ def test_counted_words_come_from_the_one_word_list():
         if counted.search(line) or dashed.search(line)
     ]
     assert offenders == []
+
+
+def test_every_option_both_trackers_have_has_one_default():
+    """An option of ``rl-reliable mlflow`` and ``rl-reliable wandb`` means the same and defaults the same on both
+    (field references excepted: each tracker's own convention); ``--publish`` unset publishes a new analysis run
+    on both (W&B attaches it to the sweep when the runs share one)."""
+
+    def defaults(command: str) -> dict[str, object]:
+        parser = build_parser()._subparsers._group_actions[0].choices[command]
+        return {a.option_strings[0]: a.default for a in parser._actions if a.option_strings}
+
+    mlflow, wandb = defaults("mlflow"), defaults("wandb")
+    fields = {"--algorithm-key", "--task-key", "--seed-key", "--score-key", "--filter"}
+    shared = (set(mlflow) & set(wandb)) - fields
+    assert {"--force-publish", "--publish", "--include-unfinished", "--score-rule", "--retry-for"} <= shared
+    assert {flag: mlflow[flag] for flag in shared} == {flag: wandb[flag] for flag in shared}
+
+    from rl_reliable_logger.cli.mlflow import _publish_target
+
+    args = build_parser().parse_args(["mlflow", "--experiment", "e"])
+    assert _publish_target(args) == ("new", None)  # W&B's default: tests/trackers/wandb/test_wandb_online.py
