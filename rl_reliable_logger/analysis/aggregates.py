@@ -183,14 +183,36 @@ def analysis_streams(
     return _streams(seed, algorithms, task_bootstrap=task_bootstrap)
 
 
-def ci_bounds(dist: np.ndarray, point: np.ndarray, ci: float, method: str, jack: np.ndarray | None = None):
-    """Interval with the requested method; BCa needs a jackknife, without one it falls back to BC; the expanded
-    and bootstrap-t intervals need the cells, without them they fall back to percentile."""
-    if method == "bca" and jack is None:
-        method = "bc"
+def table_method(method: str, *, jackknife: bool = False) -> str:
+    """The interval method a table other than the aggregates gets when ``method`` is asked for: BCa needs a
+    jackknife, without one it is BC; the expanded and bootstrap-t intervals need the cells, so they are
+    percentile. The one rule :func:`ci_bounds` applies and provenance records (``interval_methods``)."""
+    if method == "bca" and not jackknife:
+        return "bc"
     if method in ("expanded", "bootstrap-t"):
-        method = "percentile"
-    return bs.interval(dist, point, ci=ci, method=method, jackknife=jack)  # type: ignore[arg-type]
+        return "percentile"
+    return method
+
+
+def ci_bounds(dist: np.ndarray, point: np.ndarray, ci: float, method: str, jack: np.ndarray | None = None):
+    """Interval with the method :func:`table_method` gives for ``method``."""
+    used = table_method(method, jackknife=jack is not None)
+    return bs.interval(dist, point, ci=ci, method=used, jackknife=jack)  # type: ignore[arg-type]
+
+
+def interval_methods(method: str, *, curves: bool) -> dict[str, str]:
+    """The interval method of each table of a Report computed with ``method`` (provenance ``interval_methods``).
+
+    The aggregates use the requested method (bootstrap-t is studentized for the mean, expanded for the other
+    metrics); every other table the one of :func:`table_method`.
+    """
+    others = table_method(method)
+    out = {"aggregates": method}
+    for name in ("differences", "improvement", "profiles", "gap_curve", "per_task"):
+        out[name] = others
+    if curves:
+        out["curves"] = others
+    return out
 
 
 def aggregate_tables(

@@ -27,7 +27,14 @@ from ..stats import profiles as pf
 from ..version import __version__
 from . import comparisons as cmp
 from . import protocol as pc
-from .aggregates import aggregate_tables, analysis_streams, cells_by_algorithm, ci_bounds, prepare
+from .aggregates import (
+    aggregate_tables,
+    analysis_streams,
+    cells_by_algorithm,
+    ci_bounds,
+    interval_methods,
+    prepare,
+)
 from .budgets import histories
 from .jordan import jordan_tables, tuning_table
 from .options import DEFAULT_METRICS, AnalysisOptions, as_options, ci_label
@@ -253,6 +260,8 @@ def evaluate(
             "intervals use it too, except that bca falls back to bc for them (no jackknife) and expanded and "
             "bootstrap-t to percentile; bootstrap-t is studentized for the mean, expanded for other metrics."
         ),
+        "interval_methods": interval_methods(method, curves=bool(opts.curves)),
+        "checks": pc.checks_run(prep.selected or prep.table, hyperparameter_keys=opts.hyperparameter_keys or None),
         "task_bootstrap": opts.task_bootstrap,
         "rank_by": opts.rank_by,
         "seed": seed if isinstance(seed, (int, np.integer)) or seed is None else repr(seed),

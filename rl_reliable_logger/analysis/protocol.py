@@ -458,6 +458,70 @@ def check_protocol(
     return findings
 
 
+def checks_run(
+    table: ScoreTable,
+    *,
+    protocol_fields: Iterable[str] = DEFAULT_PROTOCOL_FIELDS,
+    hyperparameter_keys: Sequence[str] | None = None,
+    budget_key: str | None = None,
+    score_key: str | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Which checks of :func:`check_protocol` had data that could fail them (provenance ``checks``).
+
+    One entry per check family: ``{"ran": bool, "detail": str}``, ``detail`` saying what was compared or, when
+    it did not run, ``not checked (<why>)``. ``final`` is whether the final scores are known to be the last
+    point of each run (the input has steps), which a check of the score's name alone cannot tell.
+    """
+    final = table.final()
+    budgets = _budgets(table, budget_key)
+    wanted = {_field_key(f) for f in protocol_fields}
+    compared = [str(c) for c in final.frame.columns if _field_key(c) in wanted and final.frame[c].notna().any()]
+    key = score_key or table.source.get("score_column") or table.source.get("fields", {}).get("score")
+    rule = str((table.source.get("score") or {}).get("rule") or "")
+    out: dict[str, dict[str, Any]] = {
+        "runs": {"ran": True, "detail": "runs per (algorithm, task) cell compared"},
+        "budget": (
+            {
+                "ran": True,
+                "detail": f"training budgets compared ({'column ' + repr(budget_key) if budget_key else 'the last logged step of each run'})",
+            }
+            if budgets is not None and not budgets.empty
+            else {"ran": False, "detail": "not checked (no steps in the input)"}
+        ),
+        "protocol": (
+            {"ran": True, "detail": "protocol fields compared: " + ", ".join(compared)}
+            if compared
+            else {
+                "ran": False,
+                "detail": "not checked (no protocol columns in the input, such as env_id or frame_skip)",
+            }
+        ),
+        "score_name": (
+            {"ran": True, "detail": f"the score's name {str(key)!r} checked for words of a maximum"}
+            if key
+            else {"ran": False, "detail": "not checked (the score's name is not recorded)"}
+        ),
+        "final": (
+            {
+                "ran": True,
+                "detail": "final scores are each run's score at its last logged step"
+                + (f" (score rule {rule})" if rule else ""),
+            }
+            if table.has_steps or (rule and rule != "last")
+            else {"ran": False, "detail": "not checked (no steps in the input)"}
+        ),
+    }
+    out["tuning"] = (
+        {
+            "ran": True,
+            "detail": "seeds of the configurations of " + ", ".join(map(str, hyperparameter_keys)) + " compared",
+        }
+        if hyperparameter_keys
+        else {"ran": False, "detail": "not checked (no hyperparameter keys given)"}
+    )
+    return out
+
+
 def enforce(findings: Sequence[Finding], *, strict: bool = False) -> None:
     """Raise :class:`~rl_reliable_logger.errors.InputError` on errors (and, with ``strict``, on warnings)."""
     blocking = [f for f in findings if f.severity == "error" or (strict and f.severity == "warning")]
