@@ -244,9 +244,9 @@ def _final_item(prov: dict[str, Any], fired: set[Any], known: bool) -> tuple[str
     """Ticked only when the final scores are known to be each run's last point (the input has steps)."""
     item = "Final (not maximum-over-training) scores"
     checks = _checks(prov)
-    source = prov.get("source") if isinstance(prov.get("source"), dict) else {}
-    score = source.get("score") if isinstance(source.get("score"), dict) else {}
-    rule = str(score.get("rule") or "")
+    source = prov.get("source")
+    score = source.get("score") if isinstance(source, dict) else None
+    rule = str(score.get("rule") or "") if isinstance(score, dict) else ""
     if "score.maximum" in fired:
         return item, False, "the score's name looks like a maximum over training"
     if rule == "max":
