@@ -34,7 +34,7 @@ import pandas as pd
 
 from ..data.counts import agree, plural, span
 from ..data.fields import check_distinct
-from ..data.scores import ScoreTable, seed_key
+from ..data.scores import FINAL_SCORE, ScoreTable, seed_key
 from ..errors import InputError
 
 Severity = Literal["error", "warning", "info"]
@@ -458,6 +458,15 @@ def check_protocol(
     return findings
 
 
+def _final_detail(table: ScoreTable, rule: str) -> str:
+    """Where the final scores of a table with steps (or read from a history) come from, in words."""
+    if rule and rule != "last":
+        return f"final scores read from each run's history by the score rule {rule}"
+    if FINAL_SCORE in table.frame.columns:  # a tracker's score key, kept apart from its learning curve
+        return "final scores are the last value of the score key of each run (its learning curve kept apart)"
+    return "final scores are each run's score at its last logged step"
+
+
 def checks_run(
     table: ScoreTable,
     *,
@@ -502,11 +511,7 @@ def checks_run(
             else {"ran": False, "detail": "not checked (the score's name is not recorded)"}
         ),
         "final": (
-            {
-                "ran": True,
-                "detail": "final scores are each run's score at its last logged step"
-                + (f" (score rule {rule})" if rule else ""),
-            }
+            {"ran": True, "detail": _final_detail(table, rule)}
             if table.has_steps or (rule and rule != "last")
             else {"ran": False, "detail": "not checked (no steps in the input)"}
         ),
