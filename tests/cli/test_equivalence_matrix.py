@@ -323,3 +323,13 @@ def test_one_field_in_two_grouping_roles_is_refused_naming_both_flags(source, st
         line = err.strip().splitlines()[-1]
         assert line.startswith("error: ") and second in line and "--hyperparameter-keys" in line, line
         assert not out.exists()
+
+
+@pytest.mark.parametrize("source", ["mlflow", "wandb-offline"])
+def test_curves_without_the_curve_key_are_refused_before_any_read(source, stores, capsys, tmp_path):
+    argv = _command(source, "plain", stores)
+    at = argv.index("--curve-key")
+    del argv[at : at + 2]
+    code, _, err = run_cli(capsys, *argv, *STATS, "--curves", "--normalize", "atari100k", "--out", tmp_path / "o")
+    assert code == 2 and "--curves needs --curve-key" in err, err
+    assert not (tmp_path / "o").exists()
