@@ -464,3 +464,16 @@ def test_log_final_score_needs_a_run_and_a_finite_score(monkeypatch):
             match="log_final_score: (refusing non-finite score .* ppo / pong seed 0|the score must be a real number)",
         ):
             write_final_score(bad, "ppo", "pong", 0, run=FakeRun())
+
+
+def test_without_a_target_the_analysis_is_published_like_on_mlflow(written):
+    """No --publish: a new analysis run attached to the sweep the runs share, else in the rl-reliable group (as
+    ``rl-reliable mlflow`` publishes a new run; issue 26). These runs share no sweep (only ucb's are in sw1)."""
+    from rl_reliable_logger.trackers.wandb.sink import sink_for
+    from rl_reliable_logger.trackers.wandb.source import WandbSource
+
+    source = WandbSource(offline_dir=written["root"])
+    source.table()  # reads the runs
+    sink = sink_for(source)
+    assert sink is not None and sink.group == "rl-reliable" and sink.sweep is None
+    assert sink_for(source, target="none") is None
