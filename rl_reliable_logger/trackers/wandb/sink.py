@@ -288,12 +288,16 @@ class WandbSink:
                 job_type=ANALYSIS_JOB_TYPE,
                 name=self.name or run_name(report, digest),
                 tags=["rl-reliable"] + ([f"sweep:{self.sweep}"] if self.sweep else []),
-                notes=f"rl_reliable_logger analysis of {', '.join(map(str, report.algorithms))}",
+                notes=f"rl_reliable_logger analysis of {report.counts().text()}: "
+                f"{', '.join(map(str, report.algorithms))}",
                 config={
                     "rl_reliable": {
-                        k: v
-                        for k, v in report.provenance.items()
-                        if isinstance(v, (str, int, float, bool)) or v is None
+                        **{
+                            k: v
+                            for k, v in report.provenance.items()
+                            if isinstance(v, (str, int, float, bool)) or v is None
+                        },
+                        "n_runs": report.counts().runs,  # as MLflow's rl_reliable.n_runs param
                     }
                 },
                 mode=mode,

@@ -280,6 +280,9 @@ def test_published_run_is_attached_to_sweep_with_artifact_tables_and_summary(pub
     assert rec.summary["iqm/ucb"] == pytest.approx(0.9)
     assert rec.summary["iqm_low/ucb"] == pytest.approx(0.8) and rec.summary["mean_high/gradient"] == pytest.approx(0.75)
     assert rec.summary["rl_reliable/report_hash"] == report_hash(small_report())
+    # the counts of the one count function, as on MLflow (rl_reliable.n_runs, the description)
+    counts = small_report().counts()
+    assert rec.config["rl_reliable.n_runs"] == counts.runs and counts.text() in rec.attrs["notes"]
     # charts built from the tables (bar per metric, profile lines) and the figures as images
     for key in (
         "charts/iqm_table",
