@@ -31,7 +31,7 @@ import pandas as pd
 
 # Only what a tables-only save needs is imported here; the figure, page and worker modules load when
 # figures are drawn, so ``save_report(..., figures=False)`` (``--no-figures``) starts fast.
-from .bundle import MANIFEST, check_output_folder, read_bundle, report_hash, write_bundle
+from .bundle import MANIFEST, check_output_folder, read_bundle, recover_swap, report_hash, write_bundle
 from .export import FIGURE_FORMATS, check_formats
 from .methods import write_methods
 
@@ -368,8 +368,10 @@ def rerender(folder: str | os.PathLike) -> tuple[Path, list[str]]:
     """Redraw the figures, ``report.html`` and paper tables of a bundle; keep its tables as they are.
 
     Returns the folder and the names of the files it now holds. The tables and provenance are the
-    verified bytes of the old bundle, so the report's content hash does not change.
+    verified bytes of the old bundle, so the report's content hash does not change. A swap that a
+    killed writer left half done is completed or undone first (:func:`recover_swap`).
     """
+    recover_swap(folder)
     bundle = read_bundle(folder)
     report = load_report(folder)
     kept = {rel: data for rel, data in bundle.contents.items() if rel.endswith(".csv") or rel == "provenance.json"}
