@@ -96,7 +96,7 @@ def prepare(table: ScoreTable, options: AnalysisOptions) -> Prepared:
     raw_final = final = table.final(options.budget)
     sizes = final.frame.groupby("algorithm", sort=False).size()
     options.check_memory(len(final.algorithms), len(final.tasks), int(sizes.max()))
-    warnings = list(table.warnings) + budget_warnings(runs, options.budget)
+    warnings = list(table.warnings) + budget_warnings(runs, options.budget) + options.resolution_warnings()
     normalization = "raw score"
     if options.normalize is not None:
         normalizer = get_normalizer(options.normalize)

@@ -100,6 +100,13 @@ def _level(text: str) -> float:
     return value
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
+    return value
+
+
 def _add_planning(p: argparse.ArgumentParser) -> None:
     """The planning and output flags, the same for every source."""
     g = p.add_argument_group("planning")
@@ -114,7 +121,9 @@ def _add_planning(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--sim-reps", type=_positive_int, default=500, help="bootstrap replicates per experiment (default: 500)"
     )
-    g.add_argument("--ci", type=_level, default=0.95, help="confidence level being planned for (default: 0.95)")
+    g.add_argument(
+        "--ci", type=_finite, default=0.95, help="confidence level being planned for: 0.95 or 95, as for evaluate"
+    )
     g.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     o = p.add_argument_group("output")
     o.add_argument("--out", metavar="DIR", help="write plan.csv, launch.csv (with a target) and plan.png here")
@@ -207,7 +216,9 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     from ..analysis.planning import plan
     from ..analysis.protocol import enforce, format_findings
     from ..errors import InputError, ScoreTableError
+    from .common import check_output
 
+    check_output(args, inputs=[args.input] if args.plan_source == FILE else [], kind="plan")  # before any work
     table = _pilot(args)
     if args.strict:  # fail before the simulation, not after it
         from ..analysis.protocol import check_protocol
@@ -243,18 +254,12 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(format_plan(result))
     if args.out:
-        written = result.save(args.out)
-        if not args.no_figures:
-            from ..render.plan_figures import plot_plan
+        from ..render.plan_figures import save_plan
 
-            fig = plot_plan(
-                result.table,
-                target_width=args.target_width,
-                power=args.power if args.compare else None,
-                ci=args.ci,
-            )
-            written.append(Path(args.out) / "plan.png")
-            fig.savefig(written[-1], dpi=150)
+        try:
+            written = save_plan(result, args.out, figures=not args.no_figures)
+        except InputError as err:
+            raise CliError(cli_message(err)) from None
         for w in written:
             print(f"wrote {w}")
     return 0
@@ -302,10 +307,12 @@ def describe_source(source: Mapping[str, Any]) -> str:
 
 def format_plan(result: Plan) -> str:
     """Widths as an N × algorithm table, then the pair, the runs needed and the launch summary."""
+    from ..analysis.options import ci_label
+
     t = result.table
     prov = result.provenance
     lines = [
-        f"predicted width of the {prov['ci']:.0%} {prov['metric']} interval by runs per task "
+        f"predicted width of the {ci_label(prov['ci'])} {prov['metric']} interval by runs per task "
         f"({prov['trials']} synthetic experiments x {prov['sim_reps']} bootstrap replicates per N, seed {prov['seed']})"
     ]
     algs = t[t["kind"] == "algorithm"]

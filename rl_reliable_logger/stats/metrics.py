@@ -219,11 +219,6 @@ _FACTORIES: dict[Statistic, Callable[[float], MetricFn]] = {
 
 
 # --------------------------------------------------------------------------- improvement
-def _pair_scores(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """S[a, b] = 1 if x_a > y_b, 1/2 if equal, 0 otherwise."""
-    return (x[:, None] > y[None, :]) + 0.5 * (x[:, None] == y[None, :])
-
-
 def probability_of_improvement(x_tasks: list[np.ndarray], y_tasks: list[np.ndarray]) -> float:
     """P(X > Y): per-task Mann–Whitney U / (n_x·n_y), ties counting 1/2, averaged over tasks.
 
@@ -231,9 +226,18 @@ def probability_of_improvement(x_tasks: list[np.ndarray], y_tasks: list[np.ndarr
         >>> probability_of_improvement([np.array([2., 3.])], [np.array([1., 3.])])
         0.625
     """
-    return float(
-        np.mean([_pair_scores(np.asarray(x, float), np.asarray(y, float)).mean() for x, y in zip(x_tasks, y_tasks)])
-    )
+    return float(np.mean([_pairwise_wins(np.asarray(x, float), np.asarray(y, float)) for x, y in zip(x_tasks, y_tasks)]))
+
+
+def _pairwise_wins(x: np.ndarray, y: np.ndarray) -> float:
+    """Mean over all pairs of [x_a > y_b] + ½[x_a = y_b], without the n_x x n_y matrix: O((n_x + n_y) log n_y)
+    time and O(n_x + n_y) memory (the matrix took 4 GB at 20,000 runs per cell). The counts are exact
+    integers and halves, so the value equals the matrix mean bit for bit."""
+    ys = np.sort(y)
+    below = np.searchsorted(ys, x, side="left")
+    upto = np.searchsorted(ys, x, side="right")
+    wins = float(below.sum()) + 0.5 * float((upto - below).sum())
+    return wins / (x.size * y.size)
 
 
 def improvement_replicates(cells_x, counts_x: np.ndarray, cells_y, counts_y: np.ndarray) -> np.ndarray:

@@ -9,6 +9,8 @@ closed form in the kernel.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -66,9 +68,10 @@ def lookup(name: str, *, gamma: float = 1.0) -> tuple[MetricEntry, float] | None
     for entry in METRICS.values():
         if entry.parametric and key.startswith(entry.name):
             try:
-                return entry, float(key[len(entry.name) :]) * entry.scale
+                value = float(key[len(entry.name) :]) * entry.scale
             except ValueError:
                 return None
+            return (entry, value) if math.isfinite(value) else None  # p_above_nan is no metric
     return None
 
 
