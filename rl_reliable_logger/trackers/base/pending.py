@@ -206,8 +206,8 @@ def read_pending(path: str | os.PathLike[str]) -> PendingScore:
     p = Path(path)
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise InputError(f"{p}: not a readable pending score file ({err})") from None
+    except (OSError, ValueError, RecursionError) as err:
+        raise InputError(f"{p}: not a readable pending score file ({str(err)[:200] or 'nested too deeply'})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise InputError(f'{p}: not a pending score file (no "format": "{FORMAT}")')
     if data.get("version") != VERSION:
