@@ -203,8 +203,8 @@ def get_metric(name: str | Metric | Callable, *, gamma: float = 1.0) -> Metric:
         entry, parameter = found
         return Metric(str(name).strip().lower(), _FACTORIES[entry.statistic](parameter), (entry.statistic, parameter))
     raise ValueError(
-        f"unknown metric {name!r}: use mean, median, iqm, optimality_gap, dp25, trimmed_mean_<p>, "
-        "p_above_<t>, or pass a function."
+        f"unknown metric {name!r}: use mean, median, iqm, optimality_gap, dp25, trimmed_mean_P (0 < P < 0.5, "
+        "e.g. trimmed_mean_0.1), p_above_T (a finite threshold, e.g. p_above_1), or pass a function."
     )
 
 
