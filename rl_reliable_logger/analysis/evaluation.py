@@ -310,15 +310,18 @@ def _without_secrets(frame: pd.DataFrame, warnings: list[str]) -> pd.DataFrame:
             "copied into the scores table, the results folder or the tracker"
         )
         frame = frame.drop(columns=secret)
-    out = None
-    for col in (c for c in extra if c not in secret and not pd.api.types.is_numeric_dtype(frame[c])):
-        values = frame[col].dropna().unique()
-        shown = {v: redact(v) for v in values if isinstance(v, str)}
-        changed = {v: r for v, r in shown.items() if r != v}
-        if changed:
-            out = frame.copy() if out is None else out
-            out[col] = frame[col].map(lambda v, c=changed: c.get(v, v) if isinstance(v, str) else v)
-    return frame if out is None else out
+    texts = [c for c in extra if c not in secret and not pd.api.types.is_numeric_dtype(frame[c])]
+    if not texts:
+        return frame
+    block = frame[texts].astype(object)
+    values = pd.unique(block.to_numpy().ravel())  # each distinct text once, however many columns hold it
+    changed = {v: r for v in values if isinstance(v, str) and (r := redact(v)) != v}
+    if not changed:
+        return frame
+    hit = [c for c, found in block.isin(list(changed)).any().items() if found]
+    out = frame.copy()
+    out[hit] = block[hit].map(lambda v: changed.get(v, v) if isinstance(v, str) else v)
+    return out
 
 
 def _scale_warnings(

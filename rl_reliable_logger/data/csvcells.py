@@ -61,24 +61,33 @@ def restore(value: Any) -> Any:
 
 
 def _text_columns(frame: pd.DataFrame) -> list[Any]:
-    return [c for c in frame.columns if frame[c].dtype == object or isinstance(frame[c].dtype, pd.StringDtype)]
+    return [
+        c
+        for c, dtype in frame.dtypes.items()
+        if pd.api.types.is_object_dtype(dtype) or isinstance(dtype, pd.StringDtype)
+    ]
+
+
+def _rewrite(frame: pd.DataFrame, needs: Any, fn: Any) -> pd.DataFrame:
+    """``fn`` applied to the cells of the text columns where ``needs(cell)`` holds somewhere, all in one block."""
+    cols = _text_columns(frame)
+    if not cols:
+        return frame
+    block = frame[cols].astype(object)
+    hit = [c for c, found in block.map(needs).any().items() if found]
+    if hit:
+        frame[hit] = block[hit].map(fn)
+    return frame
 
 
 def neutralise_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """A copy with every text cell neutralised (numeric columns untouched)."""
-    out = frame.copy()
-    for col in _text_columns(out):
-        if out[col].map(lambda v: isinstance(v, str) and v.startswith(TRIGGERS)).any():
-            out[col] = out[col].astype(object).map(neutralise)
-    return out
+    return _rewrite(frame.copy(), lambda v: isinstance(v, str) and v.startswith(TRIGGERS), neutralise)
 
 
 def restore_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with every text cell restored (in place for the columns that need it)."""
-    for col in _text_columns(frame):
-        if frame[col].map(lambda v: isinstance(v, str) and v[:1] == "'").any():
-            frame[col] = frame[col].astype(object).map(restore)
-    return frame
+    return _rewrite(frame, lambda v: isinstance(v, str) and v[:1] == "'", restore)
 
 
 def write_csv(frame: pd.DataFrame, path: str | os.PathLike) -> None:

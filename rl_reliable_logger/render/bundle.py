@@ -197,7 +197,7 @@ def _read_manifest(root: Path) -> dict[str, Any]:
     except (ValueError, RecursionError) as err:
         raise BundleError(f"{path}: unreadable manifest ({str(err)[:200] or 'nested too deeply'})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise BundleError(f"{path}: not a bundle manifest (no \"format\": \"{FORMAT}\")")
+        raise BundleError(f'{path}: not a bundle manifest (no "format": "{FORMAT}")')
     problem = _manifest_problem(data)
     if problem:
         raise BundleError(f"{path}: unreadable manifest: {problem}; the bundle was changed after it was written")

@@ -226,7 +226,9 @@ def probability_of_improvement(x_tasks: list[np.ndarray], y_tasks: list[np.ndarr
         >>> probability_of_improvement([np.array([2., 3.])], [np.array([1., 3.])])
         0.625
     """
-    return float(np.mean([_pairwise_wins(np.asarray(x, float), np.asarray(y, float)) for x, y in zip(x_tasks, y_tasks)]))
+    return float(
+        np.mean([_pairwise_wins(np.asarray(x, float), np.asarray(y, float)) for x, y in zip(x_tasks, y_tasks)])
+    )
 
 
 def _pairwise_wins(x: np.ndarray, y: np.ndarray) -> float:

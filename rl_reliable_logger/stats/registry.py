@@ -10,7 +10,6 @@ closed form in the kernel.
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass
 from enum import IntEnum
 
