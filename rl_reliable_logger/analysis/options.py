@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +30,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..memory import available_memory
+from ..memory import format_bytes as _bytes
 from ..stats import bootstrap as bs
 from ..stats import metrics as mt
 from ..stats import profiles as pf
@@ -457,40 +458,6 @@ def check_plan_memory(
         f"planning {largest_n:,} runs per task x {n_tasks} task(s) with `sim_reps={sim_reps}` would need about "
         f"{_bytes(need)} of memory, but about {_bytes(avail)} is available; {advice}",
     )
-
-
-def _bytes(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
-        if abs(n) < 1024 or unit == "PB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} PB"  # pragma: no cover
-
-
-def available_memory() -> float | None:
-    """Bytes of memory this process can still use: MemAvailable, capped by a cgroup limit; None if unknown."""
-    found: list[float] = []
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    found.append(float(line.split()[1]) * 1024)
-                    break
-    except OSError:
-        pass
-    if not found:
-        try:
-            found.append(float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")))
-        except (ValueError, OSError, AttributeError):
-            pass
-    try:
-        limit = open("/sys/fs/cgroup/memory.max").read().strip()
-        used = open("/sys/fs/cgroup/memory.current").read().strip()
-        if limit != "max":
-            found.append(float(limit) - float(used))
-    except (OSError, ValueError):
-        pass
-    return min(found) if found else None
 
 
 def as_options(options: AnalysisOptions | None = None, **overrides: Any) -> AnalysisOptions:

@@ -30,6 +30,7 @@ import pandas as pd
 from ..errors import ScoreTableError
 from . import csvcells
 from .names import NameMode, check_names, is_missing
+from .read_memory import check_read_memory
 
 CANONICAL = ("algorithm", "task", "run_id", "seed", "score")
 _MAX_LISTED = 15
@@ -599,6 +600,7 @@ class ScoreTable:
         names = [kwargs.get("algorithm", "algorithm"), kwargs.get("task", "task")]
         names += [kwargs.get(k, "seed" if k == "seed" else None) for k in ("seed", "run_id")]
         with _reading(path):
+            check_read_memory(path, "tsv" if sep == "\t" else "csv")
             frame = csvcells.read_csv(path, text_columns=[n for n in names if n is not None], sep=sep)
         return cls(frame, **kwargs)
 
@@ -615,6 +617,7 @@ class ScoreTable:
                 f"reading Parquet needs pyarrow: pip install 'rl_reliable_logger[parquet]' ({err})"
             ) from None
         with _reading(path):
+            check_read_memory(path, "parquet")
             frame = pd.read_parquet(path)
         return cls(frame, **kwargs)
 
@@ -626,6 +629,7 @@ class ScoreTable:
         """Read JSON: a list of records (long form), ``{"columns", "data"}``, ``{algorithm: {task: [scores]}}``,
         or JSON Lines (``.jsonl``); ``.gz`` files are decompressed."""
         with _reading(path):
+            check_read_memory(path, "json")
             raw = Path(path).read_bytes()
             if str(path).lower().endswith(".gz"):
                 raw = gzip.decompress(raw)

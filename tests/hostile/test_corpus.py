@@ -205,3 +205,27 @@ def test_thousands_of_extra_columns_take_time_linear_in_their_number(tmp_path, c
     seconds(200)  # warm: imports
     small, large = seconds(1000), seconds(4000)
     assert large < 8 * small, (small, large)
+
+
+@pytest.mark.parametrize("name", ["scores.csv", "scores.csv.gz", "scores.json"])
+def test_a_file_too_large_for_memory_is_refused_before_it_is_read(tmp_path, capsys, monkeypatch, name):
+    """The memory check covers reading: the file's (uncompressed) size against the memory available, so a
+    too-large input (or a small gzip that expands to gigabytes) is one line, never an OOM kill."""
+    import gzip
+    import json
+
+    from rl_reliable_logger.data import read_memory
+
+    from .generate import _csv, _records, grid
+
+    rows = grid(["A", "B"], [f"t{i}" for i in range(40)], seeds=50)
+    data = json.dumps(_records(rows)).encode() if name.endswith(".json") else _csv(rows)
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    monkeypatch.setattr(read_memory, "available_memory", lambda: 25.0 * len(data) * 0.5)
+    status = main(["evaluate", str(path), "--reps", "100", "--quiet"])
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert re.fullmatch(rf"error: {re.escape(str(path))}: reading its .* would need about .* of memory.*\n", err), err
+    monkeypatch.setattr(read_memory, "available_memory", lambda: 100.0 * len(data))
+    assert main(["evaluate", str(path), "--reps", "100", "--quiet"]) == 0
