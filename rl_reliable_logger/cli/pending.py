@@ -91,9 +91,12 @@ def _handler(args: argparse.Namespace) -> int:
             why = cli_message(err) if isinstance(err, RLReliableError) else describe_failure(err)
             say(f"not pushed: {item.path.name}: {why}", file=sys.stderr)
             continue
-        moved = mark_pushed(item)
         said = "already there" if outcome == "already" else "written"
-        say(f"pushed: {item.tracker} run {item.run_id}: score {item.score!r} {said}; file moved to {moved}")
+        try:
+            where = f"file moved to {mark_pushed(item)}"
+        except RLReliableError as err:
+            where = cli_message(err)
+        say(f"pushed: {item.tracker} run {item.run_id}: score {item.score!r} {said}; {where}")
     if args.push:
         say(
             f"{len(items) - failed} of {len(items)} pending score(s) pushed"

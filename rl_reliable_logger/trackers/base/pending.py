@@ -255,6 +255,8 @@ def list_pending(directory: str | os.PathLike[str] | None = None) -> tuple[list[
 def mark_pushed(item: PendingScore) -> Path:
     """Move a pushed file into ``<folder>/pushed/`` (a record; it is no longer pending)."""
     done = item.path.parent / PUSHED_DIR
+    if done.is_symlink() or (done.exists() and not done.is_dir()):
+        raise InputError(f"{done}: not a folder (a link or a file); the pushed file stays in {item.path.parent}")
     done.mkdir(exist_ok=True)
     target = done / item.path.name
     os.replace(item.path, target)
