@@ -153,10 +153,12 @@ class Resample:
             sizes = cells.sizes[tasks][:, :, None]
             offsets = cells.offsets[tasks][:, :, None]
         assert u is not None  # a Resample without indices has uniforms (checked in __init__)
-        # ⌊u·n / 2³²⌋ (multiply-shift), computed run-major: (N, R, S)
-        local = (np.moveaxis(u, 2, 0).astype(np.uint64) * np.moveaxis(sizes, 2, 0).astype(np.uint64)) >> np.uint64(32)
-        kind = np.int32 if cells.n_runs < 2**31 else np.int64
-        idx = local.astype(kind) + np.moveaxis(offsets, 2, 0).astype(kind)
+        # ⌊u·n / 2³²⌋ (multiply-shift), computed run-major: (N, R, S), in place
+        local = np.moveaxis(u, 2, 0).astype(np.uint64)
+        local *= np.moveaxis(sizes, 2, 0).astype(np.uint64)
+        local >>= np.uint64(32)
+        idx = local.astype(np.int32 if cells.n_runs < 2**31 else np.int64)
+        idx += np.moveaxis(offsets, 2, 0).astype(idx.dtype)
         pos = np.arange(u.shape[2])
         if tasks is None and cells.rectangular:
             valid = None
@@ -288,8 +290,7 @@ class Resample:
             rank[order] = np.arange(k, dtype=rank.dtype)
             if self.valid is not None and not self.valid.all():
                 raise ValueError("sorted_samples needs every position drawn; use sorted_weights()")
-            ranks = rank[self.idx]  # (N, R, S)
-            ranks = np.ascontiguousarray(np.moveaxis(ranks, 0, 1)).reshape(self.n_reps, -1)
+            ranks = rank[np.moveaxis(self.idx, 0, 1)].reshape(self.n_reps, -1)  # a gather's result is (R, N, S) C-order
             ranks.sort(axis=1)
             self._cache["sorted_samples"] = self.values[order][ranks]
         return self._cache["sorted_samples"]
