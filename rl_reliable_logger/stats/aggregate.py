@@ -1,8 +1,9 @@
 """Aggregate metrics of one algorithm with intervals: replicates, and the interval method's extras.
 
-One call does what every interval method needs: the bootstrap replicates of the metrics, the leave-one-run-out values and strata for ``bca``, the cells for ``expanded``, and,
-for ``bootstrap-t``, the replicates of the mean's standard error drawn with the same replicates (the
-mean gets the studentized interval, every other metric the expanded one).
+One call does what every interval method needs: the bootstrap replicates of the metrics, the leave-one-run-out
+values and strata for ``bca``, the cells for ``expanded``, and, for ``bootstrap-t``, the replicates of the mean's
+standard error drawn with the same replicates (the mean gets the studentized interval, every other metric the
+expanded one).
 """
 
 from __future__ import annotations
