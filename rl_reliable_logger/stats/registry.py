@@ -4,17 +4,18 @@ A metric is defined once, as a batched numpy function ``f(resample) -> (R,)`` (s
 registered here once; every code path (aggregates, differences, curves, comparisons, planning) resolves
 names through :func:`get_metric`, so they all compute the same definition. An unknown name is an error.
 
-Adding a metric, built in or your own::
+Adding a metric, built in or your own, is one ``register`` call; afterwards
+``evaluate(table, metrics=["iqm", "best_task"])`` (and ``curve_metrics=``, ``compare_all(metric=...)``, in the
+same process) computes it::
 
-    >>> import numpy as np
-    >>> from rl_reliable_logger.stats import metrics, registry
+    >>> from rl_reliable_logger.stats import registry
     >>> _ = registry.register("best_task", lambda r: r.task_means().max(axis=1), display="Best task mean")
     >>> registry.get_metric("best_task").name
     'best_task'
+    >>> del registry.METRICS["best_task"]  # (this example cleans up after itself)
 
-after which ``evaluate(table, metrics=["iqm", "best_task"])`` (and ``--metrics`` on the command line, in the
-same process) computes it. A parametric family registers a factory of the parameter (``parametric=True``):
-the number after the name prefix, times ``scale``, is passed to it (``trimmed_mean_0.1``).
+A parametric family registers a factory of the parameter (``parametric=True``): the number after the name
+prefix, times ``scale``, is passed to it (``trimmed_mean_0.1``).
 """
 
 from __future__ import annotations
