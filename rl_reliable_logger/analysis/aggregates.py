@@ -20,6 +20,7 @@ from ..data.normalize import get_normalizer
 from ..data.scores import ScoreTable
 from ..stats import bootstrap as bs
 from ..stats import metrics as mt
+from ..stats import registry
 from ..stats.aggregate import aggregate_intervals
 from ..stats.checks import clip_noise
 from .budgets import budget_warnings, histories
@@ -238,7 +239,7 @@ def aggregate(table: ScoreTable, options: AnalysisOptions | None = None, **overr
     prep = prepare(table, opts)
     tasks = sorted(prep.final.tasks)
     cells = cells_by_algorithm(prep.final, tasks)
-    metric_objs = [mt.get_metric(m, gamma=opts.gamma) for m in opts.metrics]
+    metric_objs = [registry.get_metric(m, gamma=opts.gamma) for m in opts.metrics]
     rng, shared_tasks = analysis_streams(opts.seed, prep.final.algorithms, opts.task_bootstrap)
     table_out, _ = aggregate_tables(
         cells, metric_objs, opts.reps, rng["aggregates"], shared_tasks, opts.chunk_bytes, opts.ci, opts.method, _no_bar

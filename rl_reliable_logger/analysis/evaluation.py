@@ -20,9 +20,9 @@ from ..data.scores import ScoreTable
 from ..stats import bootstrap as bs
 from ..stats import checks as ck
 from ..stats import curves as cv
-from ..stats import engine
 from ..stats import metrics as mt
 from ..stats import profiles as pf
+from ..stats import registry
 from ..version import __version__
 from . import comparisons as cmp
 from . import protocol as pc
@@ -130,7 +130,7 @@ def evaluate(
     # so results do not depend on the order of the input rows
     tasks = sorted(final.tasks)
     cells = cells_by_algorithm(final, tasks)
-    metric_objs = [mt.get_metric(m, gamma=gamma) for m in opts.metrics]
+    metric_objs = [registry.get_metric(m, gamma=gamma) for m in opts.metrics]
     names = [m.name for m in metric_objs]
     warnings += _scale_warnings(final, tasks, names, gamma, opts.normalize is not None)
 
@@ -408,8 +408,14 @@ def _profiles(cells, taus, gammas, reps, rngs, task_bootstrap, chunk_bytes, ci, 
     for alg, c in cells.items():
         points.append(pf.profile_curves(bs.original(c), taus, gammas)[0])
         dists.append(
-            engine.profile_replicates(
-                c, taus, gammas, reps, rngs[alg], task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes, progress=bar
+            bs.replicates(
+                c,
+                lambda r: pf.profile_curves(r, taus, gammas),
+                reps,
+                rngs[alg],
+                task_bootstrap=task_bootstrap,
+                chunk_bytes=chunk_bytes,
+                progress=bar,
             )
         )
     bounds = _stacked_bounds(dists, points, ci, method, chunk_bytes)
@@ -455,7 +461,7 @@ def _per_task_and_ranks(cells, tasks, reps, rngs, chunk_bytes, ci, method, bar, 
     means_by_alg, points, dists = [], [], []
     for alg, c in cells.items():
         points.append(bs.original(c).task_means()[0])
-        dists.append(engine.task_mean_replicates(c, reps, rngs[alg], chunk_bytes=chunk_bytes, progress=bar))
+        dists.append(bs.replicates(c, bs.Resample.task_means, reps, rngs[alg], chunk_bytes=chunk_bytes, progress=bar))
         # after the per-task replicates on the same stream, so per-task intervals do not depend on rank_by
         means_by_alg.append(pf.single_runs(c, reps, rngs[alg]) if rank_by == "runs" else dists[-1])
     bounds = _stacked_bounds(dists, points, ci, method, chunk_bytes)
@@ -509,7 +515,7 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar, shared_tasks=F
             if shared_tasks:
                 counts[alg].append(bs.draw(c, n, rngs[alg], task_bootstrap=True, task_rng=task_rng))
             else:
-                counts[alg].append(engine.draw_count_replicates(c, n, rngs[alg]))
+                counts[alg].append(bs.draw(c, n, rngs[alg]).small_counts())
             bar(n)
     pairs = [(x, y) for i, x in enumerate(algorithms) for y in algorithms[i + 1 :]]
     points, dists = [], []
@@ -528,7 +534,7 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar, shared_tasks=F
         if shared_tasks:
             dist = np.concatenate([mt.improvement_task_slots(bx, by) for bx, by in zip(counts[x], counts[y])])
         else:
-            dist = np.concatenate([engine.improvement(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
+            dist = np.concatenate([mt.improvement_replicates(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
         dists.append(dist[:, None])
     rows = []
     for (x, y), point_x, (low, high) in zip(pairs, points, _stacked_bounds(dists, points, ci, method, chunk_bytes)):
@@ -560,7 +566,7 @@ def _curves(table, curve_metrics, gamma, reps, n_points, rngs, chunk_bytes, ci, 
     by_cell: dict[tuple[str, str], list[np.ndarray]] = {}
     for h in runs:
         by_cell.setdefault(h.key[:2], []).append(cv.align(h, grid, shape.reach[h.key]))
-    metric_objs = [mt.get_metric(m, gamma=gamma) for m in curve_metrics]
+    metric_objs = [registry.get_metric(m, gamma=gamma) for m in curve_metrics]
     tasks = sorted(table.tasks)
     rows, counts = [], {}
     for alg in table.algorithms:

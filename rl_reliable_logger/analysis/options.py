@@ -32,8 +32,8 @@ import numpy as np
 
 from ..errors import InputError
 from ..stats import bootstrap as bs
-from ..stats import metrics as mt
 from ..stats import profiles as pf
+from ..stats import registry
 
 DEFAULT_METRICS = ("mean", "median", "iqm", "optimality_gap")
 JORDAN_METHODS = ("pbp", "pbp-t", "bootstrap")
@@ -258,7 +258,7 @@ class AnalysisOptions:
     @staticmethod
     def _metric(keyword: str, metric: Any) -> Any:
         try:
-            return mt.get_metric(metric)
+            return registry.get_metric(metric)
         except (ValueError, KeyError) as err:
             raise OptionError(keyword, f"`{keyword}=`: {err}") from None
 
