@@ -1,4 +1,4 @@
-"""Figures drawn from :class:`~rl_reliable_logger.report.Report` tables only.
+"""Figures drawn from :class:`~rl_reliable_logger.analysis.report.Report` tables only.
 
 Every function takes a Report (or the one table it needs, as a DataFrame), an optional
 matplotlib ``ax``, returns the :class:`matplotlib.figure.Figure` and writes no files.
@@ -6,7 +6,7 @@ Colours come from :func:`algorithm_colors`: a colour-blind-safe palette assigned
 algorithm's position in ``report.algorithms``, so one algorithm keeps its colour in every figure.
 
 Example:
-    >>> from rl_reliable_logger import plots
+    >>> from rl_reliable_logger.render import figures as plots
     >>> fig = plots.plot_interval_estimates(report)          # doctest: +SKIP
     >>> fig.savefig("intervals.png", bbox_inches="tight")    # doctest: +SKIP
 
