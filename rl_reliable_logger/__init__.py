@@ -27,8 +27,15 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and IDEs
     from .analysis.planning import plan
     from .analysis.report import Report
     from .data.scores import ScoreTable
+    from .render.bundle import check_output_folder
     from .render.writer import load_report, save_report
+    from .trackers.base.protocols import PublishResult
     from .trackers.callback import log_final_score
+    from .trackers.folder import FolderSink
+    from .trackers.mlflow.sink import MlflowSink, publish_mlflow
+    from .trackers.mlflow.source import MlflowSource, mlflow_table
+    from .trackers.wandb.sink import WandbSink, publish_wandb
+    from .trackers.wandb.source import WandbSource, wandb_table
 
 __all__ = [
     "AnalysisOptions",
