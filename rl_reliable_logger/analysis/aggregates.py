@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -25,7 +25,10 @@ from ..stats.aggregate import aggregate_intervals
 from ..stats.checks import clip_noise
 from .budgets import budget_warnings, histories
 from .normalization import normalize_final
-from .options import AnalysisOptions, OptionError, as_options
+from .options import AnalysisOptions, OptionError, OptionKeywords, as_options
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 #: Random streams per algorithm, in this order; the layout does not depend on what is computed.
 STREAMS = ("aggregates", "profiles", "per_task", "improvement", "curves")
@@ -221,7 +224,9 @@ def aggregate_tables(
     return pd.DataFrame(rows, columns=["algorithm", "metric", "point", "low", "high"]), dists
 
 
-def aggregate(table: ScoreTable, options: AnalysisOptions | None = None, **overrides: Any) -> pd.DataFrame:
+def aggregate(
+    table: ScoreTable, options: AnalysisOptions | None = None, **overrides: Unpack[OptionKeywords]
+) -> pd.DataFrame:
     """Interval estimates of the aggregate metrics only (the ``aggregates`` table of ``evaluate()``).
 
     Takes the same options as :func:`~rl_reliable_logger.evaluate` (only those about aggregates

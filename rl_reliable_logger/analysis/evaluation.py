@@ -11,7 +11,7 @@ import copy
 import datetime as _dt
 import platform
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -29,8 +29,11 @@ from . import protocol as pc
 from .aggregates import aggregate_tables, analysis_streams, cells_by_algorithm, ci_bounds, prepare
 from .budgets import histories
 from .jordan import jordan_tables, tuning_table
-from .options import DEFAULT_METRICS, AnalysisOptions, as_options, ci_label
+from .options import DEFAULT_METRICS, AnalysisOptions, OptionKeywords, as_options, ci_label
 from .report import Report
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["DEFAULT_METRICS", "evaluate"]
 
@@ -74,7 +77,7 @@ def evaluate(
     options: AnalysisOptions | None = None,
     *,
     source: dict[str, Any] | None = None,
-    **overrides: Any,
+    **overrides: Unpack[OptionKeywords],
 ) -> Report:
     """Evaluate every algorithm of ``table`` with interval estimates; return the complete :class:`Report`.
 
@@ -82,12 +85,9 @@ def evaluate(
         table: validated per-run scores.
         options: an :class:`~rl_reliable_logger.analysis.options.AnalysisOptions` (default: the paper's
             defaults, ``seed=0``). Every option can also be given as a keyword (``reps=2000``), which
-            overrides the same field of ``options``: ``normalize``, ``metrics``, ``gamma``, ``reps``,
-            ``profile_reps``, ``improvement_reps``, ``curve_reps``, ``ci``, ``method``, ``task_bootstrap``,
-            ``seed``, ``taus``, ``curves``, ``curve_points``, ``curve_metrics``, ``only_algorithms``,
-            ``only_tasks``, ``jordan``, ``jordan_delta``, ``jordan_method``, ``jordan_reps``,
-            ``score_range``, ``hyperparameter_keys``, ``tuning_metric``, ``tuning_reps``, ``progress``,
-            ``chunk_bytes``, ``strict``, ``comparisons`` (see ``AnalysisOptions`` for what each means).
+            overrides the same field of ``options``; the keywords are typed by
+            :class:`~rl_reliable_logger.analysis.options.OptionKeywords` (see ``AnalysisOptions`` for what each
+            means).
         source: where the scores came from (recorded in provenance).
 
     Every option is validated before any computation (an
