@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -20,11 +20,15 @@ from ..data.normalize import get_normalizer
 from ..data.scores import ScoreTable
 from ..stats import bootstrap as bs
 from ..stats import metrics as mt
+from ..stats import registry
 from ..stats.aggregate import aggregate_intervals
 from ..stats.checks import clip_noise
 from .budgets import budget_warnings, histories
 from .normalization import normalize_final
-from .options import AnalysisOptions, OptionError, as_options
+from .options import AnalysisOptions, OptionError, OptionKeywords, as_options
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 #: Random streams per algorithm, in this order; the layout does not depend on what is computed.
 STREAMS = ("aggregates", "profiles", "per_task", "improvement", "curves")
@@ -231,7 +235,9 @@ def aggregate_tables(
     return pd.DataFrame(rows, columns=["algorithm", "metric", "point", "low", "high"]), dists
 
 
-def aggregate(table: ScoreTable, options: AnalysisOptions | None = None, **overrides: Any) -> pd.DataFrame:
+def aggregate(
+    table: ScoreTable, options: AnalysisOptions | None = None, **overrides: Unpack[OptionKeywords]
+) -> pd.DataFrame:
     """Interval estimates of the aggregate metrics only (the ``aggregates`` table of ``evaluate()``).
 
     Takes the same options as :func:`~rl_reliable_logger.evaluate` (only those about aggregates
@@ -249,7 +255,7 @@ def aggregate(table: ScoreTable, options: AnalysisOptions | None = None, **overr
     prep = prepare(table, opts)
     tasks = sorted(prep.final.tasks)
     cells = cells_by_algorithm(prep.final, tasks)
-    metric_objs = [mt.get_metric(m, gamma=opts.gamma) for m in opts.metrics]
+    metric_objs = [registry.get_metric(m, gamma=opts.gamma) for m in opts.metrics]
     rng, shared_tasks = analysis_streams(opts.seed, prep.final.algorithms, opts.task_bootstrap)
     table_out, _ = aggregate_tables(
         cells, metric_objs, opts.reps, rng["aggregates"], shared_tasks, opts.chunk_bytes, opts.ci, opts.method, _no_bar

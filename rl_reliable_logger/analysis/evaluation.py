@@ -11,7 +11,7 @@ import copy
 import datetime as _dt
 import platform
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -20,17 +20,20 @@ from ..data.scores import CANONICAL, ScoreTable
 from ..stats import bootstrap as bs
 from ..stats import checks as ck
 from ..stats import curves as cv
-from ..stats import engine
 from ..stats import metrics as mt
 from ..stats import profiles as pf
+from ..stats import registry
 from ..version import __version__
 from . import comparisons as cmp
 from . import protocol as pc
 from .aggregates import aggregate_tables, analysis_streams, cells_by_algorithm, ci_bounds, prepare
 from .budgets import histories
 from .jordan import jordan_tables, tuning_table
-from .options import DEFAULT_METRICS, AnalysisOptions, as_options, ci_label
+from .options import DEFAULT_METRICS, AnalysisOptions, OptionKeywords, as_options, ci_label
 from .report import Report
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["DEFAULT_METRICS", "evaluate"]
 
@@ -74,7 +77,7 @@ def evaluate(
     options: AnalysisOptions | None = None,
     *,
     source: dict[str, Any] | None = None,
-    **overrides: Any,
+    **overrides: Unpack[OptionKeywords],
 ) -> Report:
     """Evaluate every algorithm of ``table`` with interval estimates; return the complete :class:`Report`.
 
@@ -82,12 +85,9 @@ def evaluate(
         table: validated per-run scores.
         options: an :class:`~rl_reliable_logger.analysis.options.AnalysisOptions` (default: the paper's
             defaults, ``seed=0``). Every option can also be given as a keyword (``reps=2000``), which
-            overrides the same field of ``options``: ``normalize``, ``metrics``, ``gamma``, ``reps``,
-            ``profile_reps``, ``improvement_reps``, ``curve_reps``, ``ci``, ``method``, ``task_bootstrap``,
-            ``seed``, ``taus``, ``curves``, ``curve_points``, ``curve_metrics``, ``only_algorithms``,
-            ``only_tasks``, ``jordan``, ``jordan_delta``, ``jordan_method``, ``jordan_reps``,
-            ``score_range``, ``hyperparameter_keys``, ``tuning_metric``, ``tuning_reps``, ``progress``,
-            ``chunk_bytes``, ``strict``, ``comparisons`` (see ``AnalysisOptions`` for what each means).
+            overrides the same field of ``options``; the keywords are typed by
+            :class:`~rl_reliable_logger.analysis.options.OptionKeywords` (see ``AnalysisOptions`` for what each
+            means).
         source: where the scores came from (recorded in provenance).
 
     Every option is validated before any computation (an
@@ -130,7 +130,7 @@ def evaluate(
     # so results do not depend on the order of the input rows
     tasks = sorted(final.tasks)
     cells = cells_by_algorithm(final, tasks)
-    metric_objs = [mt.get_metric(m, gamma=gamma) for m in opts.metrics]
+    metric_objs = [registry.get_metric(m, gamma=gamma) for m in opts.metrics]
     names = [m.name for m in metric_objs]
     warnings += _scale_warnings(final, tasks, names, gamma, opts.normalize is not None)
 
@@ -435,8 +435,14 @@ def _profiles(cells, taus, gammas, reps, rngs, task_bootstrap, chunk_bytes, ci, 
     for alg, c in cells.items():
         points.append(pf.profile_curves(bs.original(c), taus, gammas)[0])
         dists.append(
-            engine.profile_replicates(
-                c, taus, gammas, reps, rngs[alg], task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes, progress=bar
+            bs.replicates(
+                c,
+                lambda r: pf.profile_curves(r, taus, gammas),
+                reps,
+                rngs[alg],
+                task_bootstrap=task_bootstrap,
+                chunk_bytes=chunk_bytes,
+                progress=bar,
             )
         )
     bounds = _stacked_bounds(dists, points, ci, method, chunk_bytes)
@@ -482,7 +488,7 @@ def _per_task_and_ranks(cells, tasks, reps, rngs, chunk_bytes, ci, method, bar, 
     means_by_alg, points, dists = [], [], []
     for alg, c in cells.items():
         points.append(bs.original(c).task_means()[0])
-        dists.append(engine.task_mean_replicates(c, reps, rngs[alg], chunk_bytes=chunk_bytes, progress=bar))
+        dists.append(bs.replicates(c, bs.Resample.task_means, reps, rngs[alg], chunk_bytes=chunk_bytes, progress=bar))
         # after the per-task replicates on the same stream, so per-task intervals do not depend on rank_by
         means_by_alg.append(pf.single_runs(c, reps, rngs[alg]) if rank_by == "runs" else dists[-1])
     bounds = _stacked_bounds(dists, points, ci, method, chunk_bytes)
@@ -536,7 +542,7 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar, shared_tasks=F
             if shared_tasks:
                 counts[alg].append(bs.draw(c, n, rngs[alg], task_bootstrap=True, task_rng=task_rng))
             else:
-                counts[alg].append(engine.draw_count_replicates(c, n, rngs[alg]))
+                counts[alg].append(bs.draw(c, n, rngs[alg]).small_counts())
             bar(n)
     pairs = [(x, y) for i, x in enumerate(algorithms) for y in algorithms[i + 1 :]]
     points, dists = [], []
@@ -555,7 +561,7 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar, shared_tasks=F
         if shared_tasks:
             dist = np.concatenate([mt.improvement_task_slots(bx, by) for bx, by in zip(counts[x], counts[y])])
         else:
-            dist = np.concatenate([engine.improvement(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
+            dist = np.concatenate([mt.improvement_replicates(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
         dists.append(dist[:, None])
     rows = []
     for (x, y), point_x, (low, high) in zip(pairs, points, _stacked_bounds(dists, points, ci, method, chunk_bytes)):
@@ -587,7 +593,7 @@ def _curves(table, curve_metrics, gamma, reps, n_points, rngs, chunk_bytes, ci, 
     by_cell: dict[tuple[str, str], list[np.ndarray]] = {}
     for h in runs:
         by_cell.setdefault(h.key[:2], []).append(cv.align(h, grid, shape.reach[h.key]))
-    metric_objs = [mt.get_metric(m, gamma=gamma) for m in curve_metrics]
+    metric_objs = [registry.get_metric(m, gamma=gamma) for m in curve_metrics]
     tasks = sorted(table.tasks)
     rows, counts = [], {}
     for alg in table.algorithms:

@@ -117,8 +117,9 @@ def jordan_tables(
         ``({"jordan": ..., "jordan_quantiles": ...}, warnings)``.
 
     Example:
-        >>> tables, warnings = jordan_tables(table, delta=0.05, method="pbp-t")   # doctest: +SKIP
-        >>> tables["jordan"][["algorithm", "aggregate", "low", "high", "rank"]]  # doctest: +SKIP
+        >>> tables, warnings = jordan_tables(table, delta=0.05, method="pbp-t", score_range=(0.0, 1.0), reps=200)
+        >>> list(tables["jordan"][["algorithm", "aggregate", "low", "high", "rank"]].columns)
+        ['algorithm', 'aggregate', 'low', 'high', 'rank']
     """
     samples, algorithms, tasks = _samples(table)
     support = _support(score_range, tasks)

@@ -16,16 +16,16 @@ Example:
     >>> AnalysisOptions(method="studentized")
     Traceback (most recent call last):
     ...
-    rl_reliable_logger.analysis.options.OptionError: `method='studentized'` is not an interval method; choose one of percentile, basic, bc, bca
+    rl_reliable_logger.analysis.options.OptionError: `method='studentized'` is not an interval method; choose one of percentile, basic, bc, bca, expanded, bootstrap-t
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
@@ -33,8 +33,8 @@ from ..errors import InputError
 from ..memory import available_memory
 from ..memory import format_bytes as _bytes
 from ..stats import bootstrap as bs
-from ..stats import metrics as mt
 from ..stats import profiles as pf
+from ..stats import registry
 
 DEFAULT_METRICS = ("mean", "median", "iqm", "optimality_gap")
 JORDAN_METHODS = ("pbp", "pbp-t", "bootstrap")
@@ -245,7 +245,7 @@ class AnalysisOptions:
     @staticmethod
     def _metric(keyword: str, metric: Any) -> Any:
         try:
-            return mt.get_metric(metric)
+            return registry.get_metric(metric)
         except (ValueError, KeyError) as err:
             raise OptionError(keyword, f"`{keyword}=`: {err}") from None
 
@@ -460,7 +460,49 @@ def check_plan_memory(
     )
 
 
-def as_options(options: AnalysisOptions | None = None, **overrides: Any) -> AnalysisOptions:
+class OptionKeywords(TypedDict, total=False):
+    """The keywords of ``evaluate()`` (and ``aggregate()``): one per :class:`AnalysisOptions` field, typed as the
+    values it accepts (sequences may be lists; ``ci`` may be a percentage), so type checkers and IDEs see every
+    option. A test keeps these names equal to the dataclass's fields."""
+
+    normalize: str | Any | None
+    metrics: Sequence[str | Callable[..., Any]]
+    gamma: float
+    reps: int
+    profile_reps: int
+    improvement_reps: int
+    curve_reps: int
+    ci: float
+    method: str
+    task_bootstrap: bool
+    rank_by: str
+    seed: int | np.random.Generator | None
+    taus: Sequence[float] | np.ndarray | None
+    curves: bool
+    curve_points: int
+    curve_metrics: Sequence[str]
+    budget: float | None
+    only_algorithms: Sequence[str] | None
+    only_tasks: Sequence[str] | None
+    jordan: bool
+    jordan_delta: float
+    jordan_method: str
+    jordan_reps: int
+    score_range: tuple[float, float] | Mapping[str, tuple[float, float]] | None
+    hyperparameter_keys: Sequence[str]
+    tuning_metric: str | None
+    tuning_reps: int | None
+    progress: bool
+    chunk_bytes: int
+    strict: bool
+    comparisons: bool
+
+
+if TYPE_CHECKING:  # PEP 692 (``**kwargs: Unpack[...]``); typing has Unpack from Python 3.11 on
+    from typing_extensions import Unpack
+
+
+def as_options(options: AnalysisOptions | None = None, **overrides: Unpack[OptionKeywords]) -> AnalysisOptions:
     """``options`` (default: all defaults) with ``overrides`` applied; sequences become tuples."""
     base = options if options is not None else AnalysisOptions()
     if not isinstance(base, AnalysisOptions):
@@ -473,6 +515,7 @@ __all__ = [
     "DEFAULT_METRICS",
     "JORDAN_METHODS",
     "AnalysisOptions",
+    "OptionKeywords",
     "OptionError",
     "as_options",
     "available_memory",

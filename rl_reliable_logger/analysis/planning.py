@@ -41,6 +41,7 @@ from ..data.scores import ScoreTable
 from ..errors import InputError
 from ..stats import bootstrap as bs
 from ..stats import metrics as mt
+from ..stats import registry
 from .normalization import normalize_final
 from .options import check_plan_memory, ci_label, confidence_level, replicates_needed
 from .protocol import Finding, check_protocol
@@ -234,7 +235,7 @@ def plan(
                 + ", ".join(map(repr, algorithms))
             )
         pair = (names[0], names[1])
-    metric_obj = mt.get_metric(metric, gamma=gamma)
+    metric_obj = registry.get_metric(metric, gamma=gamma)
     cells = final.cells()
     # runs sorted within each cell: a canonical order, so the plan does not depend on the order the runs came
     # in (a file's rows, a tracker's listing)

@@ -154,9 +154,12 @@ class Report:
     in registry order: saving, loading, the HTML report and the tracker sinks all go through it.
 
     Example:
-        >>> report = evaluate(table, reps=2000, seed=0)      # doctest: +SKIP
-        >>> report.aggregates.query("metric == 'iqm'")      # doctest: +SKIP
-        >>> save_report(report, "results/")                  # doctest: +SKIP
+        >>> from rl_reliable_logger import evaluate, save_report
+        >>> report = evaluate(table, reps=2000, profile_reps=200, improvement_reps=200, seed=0)
+        >>> iqm = report.aggregates.query("metric == 'iqm'")
+        >>> list(iqm["algorithm"]), bool((iqm["low"] <= iqm["point"]).all() and (iqm["point"] <= iqm["high"]).all())
+        (['DQN', 'PPO'], True)
+        >>> _ = save_report(report, "results/", figures=False)
     """
 
     aggregates: pd.DataFrame = _default("aggregates")

@@ -1,9 +1,9 @@
 """Aggregate metrics of one algorithm with intervals: replicates, and the interval method's extras.
 
-One call does what every interval method needs: the bootstrap replicates of the metrics (by the engine
-of :mod:`.engine`), the leave-one-run-out values and strata for ``bca``, the cells for ``expanded``, and,
-for ``bootstrap-t``, the replicates of the mean's standard error drawn with the same replicates (the
-mean gets the studentized interval, every other metric the expanded one).
+One call does what every interval method needs: the bootstrap replicates of the metrics, the leave-one-run-out
+values and strata for ``bca``, the cells for ``expanded``, and, for ``bootstrap-t``, the replicates of the mean's
+standard error drawn with the same replicates (the mean gets the studentized interval, every other metric the
+expanded one).
 """
 
 from __future__ import annotations
@@ -13,9 +13,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from . import bootstrap as bs
-from . import engine
 from . import metrics as mt
-from .registry import Statistic
 
 
 def aggregate_intervals(
@@ -36,21 +34,11 @@ def aggregate_intervals(
     stacked = lambda r: np.stack([m(r) for m in metric_objs], axis=1)
     studentized = method == "bootstrap-t"
     point = stacked(bs.original(cells))[0]
-    if studentized:  # the mean's standard error from the same replicates
-        fast = engine.aggregates(metric_objs, engine.size(cells, reps))
-        dist = bs.replicates(
-            cells,
-            lambda r: np.concatenate([fast(r), mt.mean_se(r)], axis=1),
-            reps,
-            rng,
-            task_bootstrap=task_bootstrap,
-            chunk_bytes=chunk_bytes,
-            progress=progress,
-        )
-    else:
-        dist = engine.aggregate_replicates(
-            cells, metric_objs, reps, rng, task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes, progress=progress
-        )
+    # bootstrap-t: the mean's standard error from the same replicates
+    statistic = (lambda r: np.concatenate([stacked(r), mt.mean_se(r)], axis=1)) if studentized else stacked
+    dist = bs.replicates(
+        cells, statistic, reps, rng, task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes, progress=progress
+    )
     jack = bs.jackknife(cells, stacked) if method == "bca" else None
     strata = bs.jackknife_tasks(cells) if method == "bca" else None
     if studentized:
@@ -67,6 +55,6 @@ def aggregate_intervals(
     if studentized:
         point_se = mt.mean_se(bs.original(cells))[0]
         for j, m in enumerate(metric_objs):
-            if m.spec is not None and m.spec[0] is Statistic.MEAN:
+            if m.fn is mt.mean:
                 low[j], high[j] = bs.studentized_mean_interval(dist_se, point_se, ci)
     return point, low, high, dist

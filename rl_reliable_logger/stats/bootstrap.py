@@ -17,9 +17,11 @@ values, the same Resample evaluated on the scores at different training steps re
 runs* consistently across time.
 
 Random numbers come from one numpy Generator per algorithm and analysis, as raw 32-bit words
-consumed replicate by replicate, each replicate a whole number of 64-bit words: the same inputs and
-seed give bit-identical draws whatever the chunk size and engine (numpy or numba), with or without
-task resampling.
+(``bit_generator.random_raw``) consumed replicate by replicate, each replicate a whole number of 64-bit
+words: the same inputs and seed give bit-identical draws whatever the chunk size, with or without task
+resampling, and replicates [lo, hi) of a stream are those drawn after advancing a copy of it by
+``lo * words_per_replicate`` raw words (:func:`words_per_replicate`, ``PCG64.advance``), so ranges of one
+stream can be computed apart.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from typing import Literal
 
 import numpy as np
 
-from . import distributions, quantiles
+from . import distributions
 
 Method = Literal["percentile", "basic", "bc", "bca", "expanded", "bootstrap-t"]
 METHODS = ("percentile", "basic", "bc", "bca", "expanded", "bootstrap-t")
@@ -103,9 +105,9 @@ class Resample:
     reductions over the runs of a slot are sums of whole contiguous (R, S) planes). ``values`` are
     the run scores the metrics read (the final scores, or one training step's).
 
-    Drawn replicates keep their raw 32-bit uniforms (``uniforms``: (R, S, N_max)) and the task of
-    each slot (``slot_tasks``: (R, S), None when slot s is task s); ``idx`` is derived from them
-    on first use, so a compiled kernel can read the uniforms without ever building ``idx``.
+    Drawn replicates are built from raw 32-bit uniforms (``uniforms``: (R, S, N_max)) and the task of
+    each slot (``slot_tasks``: (R, S), None when slot s is task s); ``idx`` is derived from them on
+    first use.
     """
 
     def __init__(
@@ -151,9 +153,12 @@ class Resample:
             sizes = cells.sizes[tasks][:, :, None]
             offsets = cells.offsets[tasks][:, :, None]
         assert u is not None  # a Resample without indices has uniforms (checked in __init__)
-        # ⌊u·n / 2³²⌋ in floating point: u·n < 2⁵³, so the product and the floor are exact
-        local = np.multiply(u, sizes * 2.0**-32, dtype=np.float64).astype(np.int64)
-        idx = offsets + local  # (R, S, N)
+        # ⌊u·n / 2³²⌋ (multiply-shift), computed run-major: (N, R, S), in place
+        local = np.moveaxis(u, 2, 0).astype(np.uint64)
+        local *= np.moveaxis(sizes, 2, 0).astype(np.uint64)
+        local >>= np.uint64(32)
+        idx = local.astype(np.int32 if cells.n_runs < 2**31 else np.int64)
+        idx += np.moveaxis(offsets, 2, 0).astype(idx.dtype)
         pos = np.arange(u.shape[2])
         if tasks is None and cells.rectangular:
             valid = None
@@ -161,11 +166,8 @@ class Resample:
             valid = (pos[:, None] < cells.sizes[None, :])[:, None, :]
         else:
             valid = pos[:, None, None] < cells.sizes[tasks][None]
-        idx = np.ascontiguousarray(np.moveaxis(idx, 2, 0))
         if valid is not None:
             idx = np.where(valid, idx, 0)
-        if cells.n_runs < 2**31:
-            idx = idx.astype(np.int32)
         self._idx, self._valid = idx, valid
 
     @property
@@ -215,6 +217,10 @@ class Resample:
             self._cache["counts"] = self._bincount(self.idx)
         return self._cache["counts"]
 
+    def small_counts(self) -> np.ndarray:
+        """:meth:`counts` as unsigned integers, uint16 when every task has fewer than 65,536 runs (bounded memory)."""
+        return self.counts().astype(np.uint16 if int(self.cells.sizes.max()) < 2**16 else np.uint32)
+
     def _bincount(self, index: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
         reps, k = self.n_reps, self.cells.n_runs
         flat = index + (np.arange(reps, dtype=np.int64) * k)[None, :, None]
@@ -263,40 +269,6 @@ class Resample:
         return self._cache["sorted"]
 
     @property
-    def drawn(self) -> bool:
-        """True for drawn replicates (not the original data or leave-one-run-out ones): the compiled kernel's
-        replicates, which the numpy metrics compute in the kernel's order of operations (bit for bit)."""
-        return self.uniforms is not None
-
-    def running_sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Values ascending, and each replicate's mass and weighted sum of the runs before each sorted position:
-        ``((K,), (K + 1, R), (K + 1, R))`` (position-major: each step of the running sums is one vectorised
-        row), summed sequentially from the lowest run, as the compiled kernel walks."""
-        if "running" not in self._cache:
-            values, weights = self.sorted_weights()
-            reps, k = weights.shape
-            w = np.ascontiguousarray(weights.T)
-            mass = np.zeros((k + 1, reps))
-            wsum = np.zeros((k + 1, reps))
-            w_v = w * values[:, None]
-            for j in range(k):  # one vectorised step per run (np.cumsum along this axis is several times slower)
-                np.add(mass[j], w[j], out=mass[j + 1])
-                np.add(wsum[j], w_v[j], out=wsum[j + 1])
-            self._cache["running"] = (values, mass, wsum)
-        return self._cache["running"]
-
-    def mass_below(self, point: float) -> np.ndarray:
-        """(R,) weighted sum of the lowest mass ``point`` of each replicate, the boundary run counted in part
-        (the kernel's walk: the first run whose cumulative mass reaches ``point`` is the boundary)."""
-        values, mass, wsum = self.running_sums()
-        k = values.size
-        first = (mass[1:] < point).sum(axis=0)  # cumulative masses ascend: the first position reaching it
-        at = np.minimum(first, k - 1)
-        cols = np.arange(mass.shape[1])
-        inside = wsum[at, cols] + (point - mass[at, cols]) * values[at]
-        return np.where(first < k, inside, wsum[-1])  # rounding: the total can fall a hair short of 1
-
-    @property
     def equal_weights(self) -> bool:
         """True when every drawn run weighs the same (every slot of every replicate holds the same number of
         runs): enables the sorted fast path. False for leave-one-run-out replicates, whose shortened task
@@ -318,8 +290,7 @@ class Resample:
             rank[order] = np.arange(k, dtype=rank.dtype)
             if self.valid is not None and not self.valid.all():
                 raise ValueError("sorted_samples needs every position drawn; use sorted_weights()")
-            ranks = rank[self.idx]  # (N, R, S)
-            ranks = np.ascontiguousarray(np.moveaxis(ranks, 0, 1)).reshape(self.n_reps, -1)
+            ranks = rank[np.moveaxis(self.idx, 0, 1)].reshape(self.n_reps, -1)  # a gather's result is (R, N, S) C-order
             ranks.sort(axis=1)
             self._cache["sorted_samples"] = self.values[order][ranks]
         return self._cache["sorted_samples"]
@@ -397,6 +368,13 @@ def uniform32(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     words = (per_rep + 1) // 2
     raw = random_words(rng, reps * words).view(np.uint32).reshape(reps, 2 * words)
     return raw[:, :per_rep].reshape(shape)
+
+
+def words_per_replicate(cells: Cells, task_bootstrap: TaskBootstrap = False) -> int:
+    """Raw 64-bit words one replicate of :func:`draw` takes from its run stream (with ``task_bootstrap=True``
+    its task draws included; a shared task SeedSequence's draws come from that stream instead)."""
+    per_rep = cells.n_tasks * int(cells.sizes.max()) + (cells.n_tasks if task_bootstrap is True else 0)
+    return (per_rep + 1) // 2
 
 
 #: Below this many 64-bit words one thread generates them (threads cost more than they save).
@@ -541,9 +519,9 @@ def replicates(
 
 # ---------------------------------------------------------------------------- intervals
 def _quantile_pair(dist: np.ndarray, low: float, high: float) -> tuple[np.ndarray, np.ndarray]:
-    """Quantiles ``low`` and ``high`` of every column with one selection pass: exactly the numbers of
-    ``np.quantile(dist, [low, high], axis=0)``, by compiled selection when numba is loaded (:mod:`.quantiles`)."""
-    return quantiles.quantile_pair(dist, low, high)
+    """Quantiles ``low`` and ``high`` of every column (``np.quantile``, method ``linear``)."""
+    both = np.quantile(dist, [low, high], axis=0)
+    return both[0], both[1]
 
 
 def interval(

@@ -30,6 +30,7 @@ from scipy import optimize, special
 
 from . import bootstrap as bs
 from . import metrics as mt
+from . import registry
 
 
 # ----------------------------------------------------------------------------- components
@@ -235,7 +236,7 @@ def simulate(
     truth = np.array([true_trimmed_mean(tasks), true_mean(tasks)])
     root = np.random.default_rng(seed)
     data_rng, boot_rng = root.spawn(2)
-    iqm, mean = mt.get_metric("iqm"), mt.get_metric("mean")
+    iqm, mean = registry.get_metric("iqm"), registry.get_metric("mean")
     stat = lambda r: np.concatenate([iqm(r)[:, None], mt.mean_se(r)], axis=1)  # iqm, mean, se(mean)
     pair = lambda r: np.stack([iqm(r), mean(r)], axis=1)
     zeros = lambda: {m: np.zeros(2) for m in methods}
