@@ -344,9 +344,8 @@ class AnalysisOptions:
             if self.jordan and self.jordan_method == "bootstrap"
             else 0.0,
             "base": 4.0 * self.chunk_bytes + 256 * 2**20 * (self.jordan and self.jordan_method == "bootstrap"),
-            # not a replicate count: P(X > Y) compares every run of X with every run of Y task by task
-            # (runs per task squared, as booleans), and the scores table is held a few times while it is read
-            "runs": (k / m) * k + 64.0 * a * k,
+            # not a replicate count: the runs themselves, held a few times over (table, cells, sorted copies)
+            "runs": 64.0 * a * k,
         }
         if self.hyperparameter_keys:
             est["base"] += self.resolved_tuning_reps * f8 * 4 * a
@@ -385,11 +384,10 @@ class AnalysisOptions:
             return
         if est["runs"] + est["base"] > avail:
             raise OptionError(
-                "improvement_reps",
+                "only_tasks",
                 f"{n_algorithms} algorithm(s) x {n_tasks} task(s) with up to {n_runs:,} runs per algorithm would need "
-                f"about {_bytes(est['runs'] + est['base'])} of memory for the pairwise comparison of runs "
-                f"(P(X > Y)) alone, but about {_bytes(avail)} is available; analyse fewer tasks or runs at a time "
-                "(`only_tasks=`)",
+                f"about {_bytes(est['runs'] + est['base'])} of memory for the runs alone, but about "
+                f"{_bytes(avail)} is available; analyse fewer tasks or runs at a time (`only_tasks=`)",
             )
         keyword = max((k for k in est if k not in ("base", "runs")), key=lambda k: est[k])
         value = getattr(self, keyword)

@@ -149,14 +149,14 @@ CHECKS = {name[len("check_") :]: fn for name, fn in globals().items() if name.st
 
 
 # ---------------------------------------------------------------------------------- sizes (not file probes)
-def test_memory_estimate_refuses_p_x_gt_y_on_runs_squared_before_it_runs():
-    """1M rows in one task pair (50k runs per cell) needed 13.9 GB in P(X > Y): refused up front, naming the cause."""
+def test_memory_estimate_refuses_p_x_gt_y_of_a_huge_input_before_it_runs():
+    """A 1M-row file (50,000 runs per cell) was OOM-killed at 13.9 GB in P(X > Y): refused up front with the
+    largest feasible replicate count; an ordinary input passes."""
     from rl_reliable_logger.analysis.options import AnalysisOptions, OptionError
 
-    opts = AnalysisOptions(reps=100, profile_reps=50, improvement_reps=50)
-    with pytest.raises(OptionError, match=r"pairwise comparison of runs \(P\(X > Y\)\) alone"):
-        opts.check_memory(2, 20, 20 * 50_000, available=8e9)
-    opts.check_memory(2, 20, 20 * 50, available=8e9)  # an ordinary input passes
+    with pytest.raises(OptionError, match=r"`improvement_reps=2000` would need about .*largest feasible"):
+        AnalysisOptions().check_memory(2, 20, 20 * 50_000, available=8e9)
+    AnalysisOptions().check_memory(2, 20, 20 * 50, available=8e9)
 
 
 def test_p_x_gt_y_point_estimate_needs_no_n_by_n_matrix():
