@@ -209,7 +209,11 @@ def plan(
         [3, 10]
     """
     if trials < 2 or sim_reps < 10:
-        raise InputError("plan needs `trials=` of at least 2 and `sim_reps=` of at least 10")
+        raise InputError(
+            f"plan needs `trials=` of at least 2 and `sim_reps=` of at least 10, got {trials} and {sim_reps}"
+        )
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InputError(f"`seed=` must be a non-negative integer (as for evaluate), got {seed!r}")
     ci = confidence_level(ci)  # the rule of evaluate(): 0.95 or 95, never 1.5 read as 1.5%
     if not 0 < power < 1:
         raise InputError(f"`power=` must be between 0 and 1 (e.g. 0.8), got {power}")

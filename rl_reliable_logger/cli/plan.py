@@ -85,28 +85,6 @@ class _Sources(argparse._SubParsersAction):
         super().__call__(parser, namespace, values, option_string)
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
-
-
-def _level(text: str) -> float:
-    value = float(text)
-    value = value / 100.0 if value > 1 else value
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must be a level such as 0.95, got {text}")
-    return value
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if value != value or value in (float("inf"), float("-inf")):
-        raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
-    return value
-
-
 def _add_planning(p: argparse.ArgumentParser) -> None:
     """The planning and output flags, the same for every source."""
     g = p.add_argument_group("planning")
@@ -114,15 +92,13 @@ def _add_planning(p: argparse.ArgumentParser) -> None:
     g.add_argument("--normalize", metavar="NAME|PATH", help="normalise scores per task, as for evaluate")
     g.add_argument("--target-width", type=float, metavar="W", help="interval width wanted (in score units)")
     g.add_argument("--compare", metavar="A,B", help="two algorithms: predict the chance their intervals separate")
-    g.add_argument("--power", type=_level, default=0.8, help="separation probability wanted with --compare (0.8)")
-    g.add_argument("--max-runs", type=_positive_int, metavar="N", help="largest N (default: max(20, 2x the pilot))")
+    g.add_argument("--power", type=float, default=0.8, help="separation probability wanted with --compare: 0.8 or 80")
+    g.add_argument("--max-runs", type=int, metavar="N", help="largest N (default: max(20, 2x the pilot))")
     g.add_argument("--runs", metavar="N1,N2", help="exact list of N to simulate (instead of a grid)")
-    g.add_argument("--trials", type=_positive_int, default=200, help="synthetic experiments per N (default: 200)")
+    g.add_argument("--trials", type=int, default=200, help="synthetic experiments per N (default: 200)")
+    g.add_argument("--sim-reps", type=int, default=500, help="bootstrap replicates per experiment (default: 500)")
     g.add_argument(
-        "--sim-reps", type=_positive_int, default=500, help="bootstrap replicates per experiment (default: 500)"
-    )
-    g.add_argument(
-        "--ci", type=_finite, default=0.95, help="confidence level being planned for: 0.95 or 95, as for evaluate"
+        "--ci", type=float, default=0.95, help="confidence level being planned for: 0.95 or 95, as for evaluate"
     )
     g.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     o = p.add_argument_group("output")
@@ -234,7 +210,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
             normalize=args.normalize,
             target_width=args.target_width,
             compare=_names(args.compare, "--compare"),
-            power=args.power,
+            power=args.power / 100.0 if args.power > 1 else args.power,
             max_runs=args.max_runs,
             runs=_runs(args.runs),
             trials=args.trials,

@@ -844,6 +844,10 @@ def size_and_level_cases() -> list[Case]:
     ev = ["evaluate", "{dir}/scores.csv", *FAST]
     return [
         Case("plan_ci_1_5", pilot, [*plan, "--ci", "1.5"], 2, error=r"--ci 1\.5 reads as a 1\.5% interval"),
+        Case("plan_ci_nan", pilot, [*plan, "--ci", "nan"], 2, error=r"^error: --ci must be finite, got nan$"),
+        Case("plan_seed_negative", pilot, [*plan, "--seed", "-1"], 2, error=r"--seed must be a non-negative integer"),
+        Case("plan_trials_zero", pilot, [*plan, "--trials", "0"], 2, error=r"--trials of at least 2 .* got 0"),
+        Case("plan_power_zero", pilot, [*plan, "--power", "0"], 2, error=r"--power must be between 0 and 1"),
         Case(
             "plan_sim_reps_huge",
             pilot,
