@@ -372,7 +372,11 @@ def recover_swap(folder: str | os.PathLike) -> str | None:
     if not parent.is_dir():
         return None
     leftovers: list[tuple[str, Path]] = []
-    for entry in parent.iterdir():
+    try:
+        entries = list(parent.iterdir())
+    except OSError:  # an unreadable parent: nothing of ours can be found there
+        return None
+    for entry in entries:
         for marker in (_NEW, _OLD):
             prefix = f".{out.name}{marker}"
             pid = entry.name[len(prefix) :].split("-", 1)[0] if entry.name.startswith(prefix) else ""
