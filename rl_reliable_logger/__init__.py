@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and IDEs
     from .analysis.report import Report
     from .data.scores import ScoreTable
     from .render.bundle import check_output_folder
+    from .render.plan_figures import save_plan
     from .render.writer import load_report, save_report
     from .trackers.base.protocols import PublishResult
     from .trackers.callback import log_final_score
@@ -66,6 +67,7 @@ __all__ = [
     "plan",
     "publish_mlflow",
     "publish_wandb",
+    "save_plan",
     "save_report",
     "tuning_table",
     "wandb_table",
@@ -90,6 +92,7 @@ _LAZY = {
     "jordan_tables": ("rl_reliable_logger.analysis.jordan", "jordan_tables"),
     "tuning_table": ("rl_reliable_logger.analysis.jordan", "tuning_table"),
     "plan": ("rl_reliable_logger.analysis.planning", "plan"),
+    "save_plan": ("rl_reliable_logger.render.plan_figures", "save_plan"),
     # numpy/pandas/scipy too load only with the first analysis name, so `rl-reliable --help` stays fast
     "AnalysisOptions": ("rl_reliable_logger.analysis.options", "AnalysisOptions"),
     "OptionError": ("rl_reliable_logger.analysis.options", "OptionError"),

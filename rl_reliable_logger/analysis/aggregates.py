@@ -98,9 +98,20 @@ def prepare(table: ScoreTable, options: AnalysisOptions) -> Prepared:
     table = selected = select(table, options.only_algorithms, options.only_tasks)
     runs = histories(table) if table.has_steps else []
     raw_final = final = table.final(options.budget)
+    if final.frame.empty and options.budget is not None:
+        first = float(table.frame["step"].min()) if "step" in table.frame.columns else float("nan")
+        raise OptionError(
+            "budget", f"`budget={options.budget:g}` is before every run's first logged step ({first:g}): no scores"
+        )
     sizes = final.frame.groupby("algorithm", sort=False).size()
+    if options.method == "bca" and int(final.runs_per_cell().to_numpy().max()) < 2:
+        raise OptionError(
+            "method",
+            "`method='bca'` needs a task with two or more runs per algorithm (its acceleration is a jackknife over "
+            "runs); every cell has one run: use `method='percentile'`",
+        )
     options.check_memory(len(final.algorithms), len(final.tasks), int(sizes.max()))
-    warnings = list(table.warnings) + budget_warnings(runs, options.budget)
+    warnings = list(table.warnings) + budget_warnings(runs, options.budget) + options.resolution_warnings()
     normalization = "raw score"
     if options.normalize is not None:
         normalizer = get_normalizer(options.normalize)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..data.scores import ScoreTable
+from ..data.scores import CANONICAL, ScoreTable
 from ..stats import bootstrap as bs
 from ..stats import checks as ck
 from ..stats import curves as cv
@@ -280,7 +280,7 @@ def evaluate(
             "no seed given (seed=None): intervals will differ slightly from run to run; "
             "pass an integer seed for reproducible numbers."
         )
-    scores_out = (table if table.has_steps and opts.curves else final).frame
+    scores_out = _without_secrets((table if table.has_steps and opts.curves else final).frame, warnings)
     return Report(
         aggregates=aggregates,
         per_task=per_task,
@@ -295,6 +295,33 @@ def evaluate(
         warnings=warnings,
         extra=extra,
     )
+
+
+def _without_secrets(frame: pd.DataFrame, warnings: list[str]) -> pd.DataFrame:
+    """The scores table as outputs get it: extra columns named like secrets dropped (with a warning), and the
+    credentials inside other extra text columns (a URL's password, ``token=...``) redacted."""
+    from ..redaction import is_secret_name, redact
+
+    extra = [c for c in frame.columns if c not in CANONICAL]
+    secret = [c for c in extra if is_secret_name(c)]
+    if secret:
+        warnings.append(
+            f"column(s) {', '.join(repr(str(c)) for c in secret)} look like secrets by their name: they are not "
+            "copied into the scores table, the results folder or the tracker"
+        )
+        frame = frame.drop(columns=secret)
+    texts = [c for c in extra if c not in secret and not pd.api.types.is_numeric_dtype(frame[c])]
+    if not texts:
+        return frame
+    block = frame[texts].astype(object)
+    values = pd.unique(block.to_numpy().ravel())  # each distinct text once, however many columns hold it
+    changed = {v: r for v in values if isinstance(v, str) and (r := redact(v)) != v}
+    if not changed:
+        return frame
+    hit = [c for c, found in block.isin(list(changed)).any().items() if found]
+    out = frame.copy()
+    out[hit] = block[hit].map(lambda v: changed.get(v, v) if isinstance(v, str) else v)
+    return out
 
 
 def _scale_warnings(

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -31,6 +30,8 @@ from typing import TYPE_CHECKING, Any, TypedDict
 import numpy as np
 
 from ..errors import InputError
+from ..memory import available_memory
+from ..memory import format_bytes as _bytes
 from ..stats import bootstrap as bs
 from ..stats import profiles as pf
 from ..stats import registry
@@ -239,21 +240,7 @@ class AnalysisOptions:
 
     @classmethod
     def _level(cls, value: Any) -> float:
-        ci = cls._real("ci", value)
-        level = ci if 0 < ci < 1 else ci / 100.0 if 1 < ci < 100 else None
-        if level is None:
-            raise OptionError(
-                "ci",
-                f"`ci={value!r}` is not a confidence level: give a fraction in (0, 1) such as 0.95, "
-                "or a percentage in (1, 100) such as 95 or 99.5",
-            )
-        if level < MIN_CI:
-            raise OptionError(
-                "ci",
-                f"`ci={value!r}` reads as a {ci_label(level)} interval; levels below {ci_label(MIN_CI)} are "
-                "refused as a likely slip (did you mean 0.95 or 95?)",
-            )
-        return level
+        return confidence_level(value)
 
     @staticmethod
     def _metric(keyword: str, metric: Any) -> Any:
@@ -347,7 +334,8 @@ class AnalysisOptions:
             "profile_reps": self.profile_reps * f8 * (2 * (2 * n_taus + 51) + 3 * a * m + a * m),
             # draw counts of every algorithm kept, and the replicates of one pair
             # all-pairs comparisons: every algorithm's replicates and draw counts, two families of pairs
-            "improvement_reps": self.improvement_reps * (a * k * count_bytes + 3 * f8)
+            # P(X > Y) of one pair: running sums over y's runs, the gathered sums and the wins, (R, K) floats each
+            "improvement_reps": self.improvement_reps * (a * k * count_bytes + 4 * k * f8)
             + (self.improvement_reps * (a * (k * count_bytes + f8) + a * a * f8 * 3) if self.comparisons else 0.0),
             "curve_reps": (self.curve_reps * len(self.curve_metrics) * self.curve_points * f8 * 3)
             if self.curves
@@ -356,10 +344,30 @@ class AnalysisOptions:
             if self.jordan and self.jordan_method == "bootstrap"
             else 0.0,
             "base": 4.0 * self.chunk_bytes + 256 * 2**20 * (self.jordan and self.jordan_method == "bootstrap"),
+            # not a replicate count: the runs themselves, held a few times over (table, cells, sorted copies)
+            "runs": 64.0 * a * k,
         }
         if self.hyperparameter_keys:
             est["base"] += self.resolved_tuning_reps * f8 * 4 * a
         return est
+
+    def resolution_warnings(self) -> list[str]:
+        """One warning per replicate count too small to resolve the ``ci`` level (with the count it needs).
+
+        A percentile interval's end is the (1 - ci)/2 quantile of the replicates: with fewer than
+        2 / (1 - ci) of them no replicate lies beyond it, and the interval's ends are just the
+        extreme replicates (``reps=1``: a "95%" interval of one value, which need not contain the point).
+        """
+        needed = replicates_needed(self.ci)
+        used = ["reps", "profile_reps", "improvement_reps"]
+        used += ["curve_reps"] if self.curves else []
+        used += ["jordan_reps"] if self.jordan and self.jordan_method == "bootstrap" else []
+        return [
+            f"`{name}={getattr(self, name)}` cannot resolve a {ci_label(self.ci)} interval: its ends need at least "
+            f"{needed:,} replicates (2 / (1 - level)); the interval shown is only the range of the replicates"
+            for name in used
+            if getattr(self, name) < needed
+        ]
 
     def check_memory(self, n_algorithms: int, n_tasks: int, n_runs: int, *, available: float | None = None) -> None:
         """Refuse replicate counts whose estimated memory exceeds the available memory.
@@ -374,7 +382,14 @@ class AnalysisOptions:
         total = sum(est.values())
         if total <= avail:
             return
-        keyword = max((k for k in est if k != "base"), key=lambda k: est[k])
+        if est["runs"] + est["base"] > avail:
+            raise OptionError(
+                "only_tasks",
+                f"{n_algorithms} algorithm(s) x {n_tasks} task(s) with up to {n_runs:,} runs per algorithm would need "
+                f"about {_bytes(est['runs'] + est['base'])} of memory for the runs alone, but about "
+                f"{_bytes(avail)} is available; analyse fewer tasks or runs at a time (`only_tasks=`)",
+            )
+        keyword = max((k for k in est if k not in ("base", "runs")), key=lambda k: est[k])
         value = getattr(self, keyword)
         per_rep = est[keyword] / value
         largest = int((avail - (total - est[keyword])) // per_rep) if per_rep > 0 else 0
@@ -390,38 +405,57 @@ class AnalysisOptions:
         )
 
 
-def _bytes(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
-        if abs(n) < 1024 or unit == "PB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} PB"  # pragma: no cover
+def confidence_level(value: Any) -> float:
+    """A confidence level as a fraction, by the rule of the module docstring (``95`` and ``0.95`` → 0.95);
+    every command (``evaluate``, ``plan``) reads ``ci=`` through this one function."""
+    ci = AnalysisOptions._real("ci", value)
+    level = ci if 0 < ci < 1 else ci / 100.0 if 1 < ci < 100 else None
+    if level is None:
+        raise OptionError(
+            "ci",
+            f"`ci={value!r}` is not a confidence level: give a fraction in (0, 1) such as 0.95, "
+            "or a percentage in (1, 100) such as 95 or 99.5",
+        )
+    if level < MIN_CI:
+        raise OptionError(
+            "ci",
+            f"`ci={value!r}` reads as a {ci_label(level)} interval; levels below {ci_label(MIN_CI)} are "
+            "refused as a likely slip (did you mean 0.95 or 95?)",
+        )
+    return level
 
 
-def available_memory() -> float | None:
-    """Bytes of memory this process can still use: MemAvailable, capped by a cgroup limit; None if unknown."""
-    found: list[float] = []
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    found.append(float(line.split()[1]) * 1024)
-                    break
-    except OSError:
-        pass
-    if not found:
-        try:
-            found.append(float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")))
-        except (ValueError, OSError, AttributeError):
-            pass
-    try:
-        limit = open("/sys/fs/cgroup/memory.max").read().strip()
-        used = open("/sys/fs/cgroup/memory.current").read().strip()
-        if limit != "max":
-            found.append(float(limit) - float(used))
-    except (OSError, ValueError):
-        pass
-    return min(found) if found else None
+def replicates_needed(ci: float) -> int:
+    """Fewest bootstrap replicates whose (1 - ci)/2 tails each hold at least one replicate."""
+    return math.ceil(2.0 / (1.0 - ci) - 1e-9)
+
+
+def check_plan_memory(
+    n_tasks: int, largest_n: int, sim_reps: int, *, pair: bool, available: float | None = None
+) -> None:
+    """Refuse a plan whose synthetic experiments would not fit in memory (before simulating, never an OOM kill).
+
+    One synthetic experiment of one algorithm holds its ``sim_reps`` x (runs per task x tasks) draw
+    indices, the drawn values, their sorted copy and (for a pair) the draw counts.
+    """
+    avail = available_memory() if available is None else available
+    if avail is None:
+        return
+    per_rep = 8.0 * max(n_tasks, 1) * max(largest_n, 1) * (6 if pair else 4)
+    need = sim_reps * per_rep + 64 * 2**20
+    if need <= avail:
+        return
+    largest = int((avail - 64 * 2**20) // per_rep)
+    advice = (
+        f"lower `sim_reps=` to at most {largest:,} or simulate fewer runs per task (`runs=` / `max_runs=`)"
+        if largest >= 10
+        else "simulate fewer runs per task (`runs=` / `max_runs=`)"
+    )
+    raise OptionError(
+        "sim_reps",
+        f"planning {largest_n:,} runs per task x {n_tasks} task(s) with `sim_reps={sim_reps}` would need about "
+        f"{_bytes(need)} of memory, but about {_bytes(avail)} is available; {advice}",
+    )
 
 
 class OptionKeywords(TypedDict, total=False):
@@ -483,5 +517,8 @@ __all__ = [
     "OptionError",
     "as_options",
     "available_memory",
+    "check_plan_memory",
     "ci_label",
+    "confidence_level",
+    "replicates_needed",
 ]

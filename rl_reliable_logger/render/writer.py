@@ -31,7 +31,8 @@ import pandas as pd
 
 # Only what a tables-only save needs is imported here; the figure and page modules load when
 # figures are drawn, so ``save_report(..., figures=False)`` (``--no-figures``) starts fast.
-from .bundle import MANIFEST, check_output_folder, read_bundle, report_hash, write_bundle
+from ..errors import InputError
+from .bundle import MANIFEST, BundleError, check_output_folder, read_bundle, recover_swap, report_hash, write_bundle
 from .export import FIGURE_FORMATS, check_formats
 from .methods import write_methods
 
@@ -323,17 +324,31 @@ def load_report(folder: str | os.PathLike) -> Report:
     from ..analysis.report import Report
 
     bundle = read_bundle(folder)
+    if bundle.kind != "report":
+        raise BundleError(f"{Path(folder) / MANIFEST}: this folder holds a {bundle.kind}, not an analysis report")
     with tempfile.TemporaryDirectory(prefix="rl-reliable-load-") as tmp:
         bundle.copy_to(tmp)  # parse exactly the verified bytes
-        return Report.load(tmp)
+        try:
+            report = Report.load(tmp)
+        except InputError as err:  # name the user's folder, not the private copy
+            raise BundleError(str(err).replace(str(Path(tmp)), str(folder))) from None
+    if report_hash(report) != bundle.report_hash:
+        raise BundleError(
+            f"{Path(folder) / MANIFEST}: the tables do not give the report_hash the manifest records "
+            f"(written by version {bundle.tool_version or 'unknown'}); a table was edited and the manifest rewritten "
+            "to match. Run the analysis again"
+        )
+    return report
 
 
 def rerender(folder: str | os.PathLike) -> tuple[Path, list[str]]:
     """Redraw the figures, ``report.html`` and paper tables of a bundle; keep its tables as they are.
 
     Returns the folder and the names of the files it now holds. The tables and provenance are the
-    verified bytes of the old bundle, so the report's content hash does not change.
+    verified bytes of the old bundle, so the report's content hash does not change. A swap that a
+    killed writer left half done is completed or undone first (:func:`recover_swap`).
     """
+    recover_swap(folder)
     bundle = read_bundle(folder)
     report = load_report(folder)
     kept = {rel: data for rel, data in bundle.contents.items() if rel.endswith(".csv") or rel == "provenance.json"}

@@ -169,11 +169,6 @@ def prob_above(threshold: float) -> MetricFn:
 
 
 # --------------------------------------------------------------------------- improvement
-def _pair_scores(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """S[a, b] = 1 if x_a > y_b, 1/2 if equal, 0 otherwise."""
-    return (x[:, None] > y[None, :]) + 0.5 * (x[:, None] == y[None, :])
-
-
 def probability_of_improvement(x_tasks: list[np.ndarray], y_tasks: list[np.ndarray]) -> float:
     """P(X > Y): per-task Mann–Whitney U / (n_x·n_y), ties counting 1/2, averaged over tasks.
 
@@ -182,8 +177,19 @@ def probability_of_improvement(x_tasks: list[np.ndarray], y_tasks: list[np.ndarr
         0.625
     """
     return float(
-        np.mean([_pair_scores(np.asarray(x, float), np.asarray(y, float)).mean() for x, y in zip(x_tasks, y_tasks)])
+        np.mean([_pairwise_wins(np.asarray(x, float), np.asarray(y, float)) for x, y in zip(x_tasks, y_tasks)])
     )
+
+
+def _pairwise_wins(x: np.ndarray, y: np.ndarray) -> float:
+    """Mean over all pairs of [x_a > y_b] + ½[x_a = y_b], without the n_x x n_y matrix: O((n_x + n_y) log n_y)
+    time and O(n_x + n_y) memory (the matrix took 4 GB at 20,000 runs per cell). The counts are exact
+    integers and halves, so the value equals the matrix mean bit for bit."""
+    ys = np.sort(y)
+    below = np.searchsorted(ys, x, side="left")
+    upto = np.searchsorted(ys, x, side="right")
+    wins = float(below.sum()) + 0.5 * float((upto - below).sum())
+    return wins / (x.size * y.size)
 
 
 def improvement_replicates(cells_x, counts_x: np.ndarray, cells_y, counts_y: np.ndarray) -> np.ndarray:
@@ -226,8 +232,10 @@ def _improvement_rectangular(cells_x, counts_x: np.ndarray, cells_y, counts_y: n
     np.cumsum(cy, axis=2, out=cum[:, :, 1:], dtype=float)
     cum = cum.reshape(reps, n_tasks * (ny + 1))
     base = (np.arange(n_tasks) * (ny + 1))[:, None]
-    below = (base + (y[:, None, :] < x[:, :, None]).sum(axis=2)).ravel()  # y runs below each x run
-    upto = (base + (y[:, None, :] <= x[:, :, None]).sum(axis=2)).ravel()
+    # y runs below / up to each x run, by binary search in each task's sorted runs (an n_x x n_y comparison
+    # per task took runs-per-task squared bytes: 5 GB at 50,000 runs per cell)
+    below = (base + np.stack([np.searchsorted(y[t], x[t], side="left") for t in range(n_tasks)])).ravel()
+    upto = (base + np.stack([np.searchsorted(y[t], x[t], side="right") for t in range(n_tasks)])).ravel()
     lo = cum[:, below]
     wins = counts_x.reshape(reps, n_tasks * nx) * (lo + 0.5 * (cum[:, upto] - lo))  # (R, M·n_x)
     per_task = wins.reshape(reps, n_tasks, nx).sum(axis=2) / (nx * ny)

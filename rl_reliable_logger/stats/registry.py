@@ -20,6 +20,7 @@ prefix, times ``scale``, is passed to it (``trimmed_mean_0.1``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -87,9 +88,11 @@ def lookup(name: str, *, gamma: float = 1.0) -> tuple[MetricEntry, float] | None
     for entry in METRICS.values():
         if entry.parametric and key.startswith(entry.name):
             try:
-                return entry, float(key[len(entry.name) :]) * entry.scale
+                value = float(key[len(entry.name) :]) * entry.scale
             except ValueError:
                 continue
+            if math.isfinite(value):  # p_above_nan is no metric
+                return entry, value
     return None
 
 
