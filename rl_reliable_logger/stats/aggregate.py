@@ -3,7 +3,8 @@
 One call does what every interval method needs: the bootstrap replicates of the metrics, the leave-one-run-out
 values and strata for ``bca``, the cells for ``expanded``, and, for ``bootstrap-t``, the replicates of the mean's
 standard error drawn with the same replicates (the mean gets the studentized interval, every other metric the
-expanded one).
+expanded one). Where the studentized distribution is degenerate (:func:`..bootstrap.studentized_mean_interval`
+returns None) the mean keeps the expanded interval and a note in ``notes`` says so.
 """
 
 from __future__ import annotations
@@ -27,8 +28,11 @@ def aggregate_intervals(
     task_bootstrap: bs.TaskBootstrap = False,
     chunk_bytes: int = bs.DEFAULT_CHUNK_BYTES,
     progress: Callable[[int], None] | None = None,
+    notes: list[str] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(point, low, high, replicates)`` of the metrics: ``(n,)`` three times and ``(reps, n)``."""
+    """``(point, low, high, replicates)`` of the metrics: ``(n,)`` three times and ``(reps, n)``.
+
+    ``notes``: receives one sentence per metric whose interval is not the requested method's (a fallback)."""
     if method not in bs.METHODS:
         raise ValueError(f"method must be one of {', '.join(bs.METHODS)}, got {method!r}")
     stacked = lambda r: np.stack([m(r) for m in metric_objs], axis=1)
@@ -55,6 +59,15 @@ def aggregate_intervals(
     if studentized:
         point_se = mt.mean_se(bs.original(cells))[0]
         for j, m in enumerate(metric_objs):
-            if m.fn is mt.mean:
-                low[j], high[j] = bs.studentized_mean_interval(dist_se, point_se, ci)
+            if m.fn is not mt.mean:
+                continue
+            found = bs.studentized_mean_interval(dist_se, point_se, ci)
+            if found is None:
+                if notes is not None:
+                    notes.append(
+                        f"bootstrap-t: the {m.name}'s studentized replicates are degenerate (too few distinct runs "
+                        "per task), so its interval is the expanded percentile one"
+                    )
+            else:
+                low[j], high[j] = found
     return point, low, high, dist
