@@ -199,12 +199,13 @@ def table_method(method: str, table: str = "", *, jackknife: bool = False) -> st
     BCa needs a jackknife, so without one it is BC. ``expanded`` applies to the aggregates and every table of
     :data:`EXPANDED_TABLES` (the level pools the cells the statistic is made of: both algorithms' for a
     difference or P(X > Y), the task's own for a per-task mean), ``bootstrap-t`` is studentized for the
-    aggregates' mean and expanded everywhere else; the curves get percentile for both.
+    aggregates' mean and the mean's differences and expanded for every other statistic; the curves get
+    percentile for both.
     """
     if method == "bca" and not jackknife:
         return "bc"
     if method in ("expanded", "bootstrap-t"):
-        if table == "aggregates":
+        if table in ("aggregates", "differences"):
             return method
         return "expanded" if table in EXPANDED_TABLES else "percentile"
     return method
@@ -257,11 +258,13 @@ def aggregate_tables(
     method: str,
     bar: Callable[[int], None],
     notes: list[str] | None = None,
+    mean_se: dict[str, dict[str, np.ndarray]] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     """The ``aggregates`` table and every algorithm's replicates (for the differences).
 
     ``task_bootstrap``: False, or the shared task SeedSequence of :func:`analysis_streams`. ``notes``: receives
-    one sentence per interval that fell back from the requested method (naming the algorithm).
+    one sentence per interval that fell back from the requested method (naming the algorithm). ``mean_se``:
+    receives each algorithm's (mean, se) replicates under ``bootstrap-t`` (see ``aggregate_intervals``).
     """
     check_method(method, cells)
     rows, dists = [], {}
@@ -270,6 +273,7 @@ def aggregate_tables(
         point, low, high, dists[alg] = aggregate_intervals(
             c, metric_objs, reps, rngs[alg], ci=ci, method=method, task_bootstrap=task_bootstrap,
             chunk_bytes=chunk_bytes, progress=bar, notes=fell_back,
+            mean_se=None if mean_se is None else mean_se.setdefault(alg, {}),
         )  # fmt: skip
         if notes is not None:
             notes += [f"{alg}: {n}" for n in fell_back]

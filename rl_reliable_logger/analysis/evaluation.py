@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.scores import ScoreTable
+from ..stats import aggregate as agg
 from ..stats import bootstrap as bs
 from ..stats import checks as ck
 from ..stats import curves as cv
@@ -157,13 +158,24 @@ def evaluate(
 
         used = interval_methods(method, curves=bool(opts.curves))
         fallbacks: list[str] = []
+        mean_se: dict[str, dict[str, np.ndarray]] = {}
         aggregates, dists = aggregate_tables(
-            cells, metric_objs, reps, rng["aggregates"], shared_tasks, chunk_bytes, ci, method, bar, fallbacks
+            cells, metric_objs, reps, rng["aggregates"], shared_tasks, chunk_bytes, ci, method, bar, fallbacks, mean_se
+        )
+        differences = _differences(
+            algorithms,
+            names,
+            aggregates,
+            dists,
+            ci,
+            used["differences"],
+            chunk_bytes,
+            cells=cells,
+            mean_se=mean_se,
+            notes=fallbacks,
+            mean_names={m.name for m in metric_objs if m.fn is mt.mean},
         )
         warnings += fallbacks
-        differences = _differences(
-            algorithms, names, aggregates, dists, ci, used["differences"], chunk_bytes, cells=cells
-        )
         profiles, gap = _profiles(
             cells,
             tau_grid,
@@ -269,10 +281,11 @@ def evaluate(
         "method": method,
         "method_note": (
             "aggregates use the requested method; differences, probability of improvement, profiles and per-task "
-            "intervals use it too, except that bca falls back to bc for them (no jackknife) and bootstrap-t is "
-            "expanded there (the expanded level pools the cells of the statistic); curves get percentile for "
-            "expanded and bootstrap-t; bootstrap-t is studentized for the aggregates' mean, expanded for other "
-            "metrics. interval_methods records the method of each table."
+            "intervals use it too, except that bca falls back to bc for them (no jackknife); expanded levels pool "
+            "the cells of the statistic (both algorithms' for differences and P(X>Y), the task's for per-task "
+            "means); bootstrap-t is studentized for the mean and the mean's differences, expanded for every other "
+            "statistic; curves get percentile for expanded and bootstrap-t. interval_methods records the method "
+            "of each table."
         ),
         "interval_methods": used,
         "interval_fallbacks": fallbacks,
@@ -408,7 +421,25 @@ def _pair_levels(cells, pairs, ci) -> list[np.ndarray]:
     return [np.asarray(bs.expanded_level([cells[x], cells[y]], ci)) for x, y in pairs]
 
 
-def _differences(algorithms, names, aggregates, dists, ci, method, chunk_bytes=bs.DEFAULT_CHUNK_BYTES, *, cells=None):
+def _differences(
+    algorithms,
+    names,
+    aggregates,
+    dists,
+    ci,
+    method,
+    chunk_bytes=bs.DEFAULT_CHUNK_BYTES,
+    *,
+    cells=None,
+    mean_se=None,
+    notes=None,
+    mean_names=frozenset(),
+):
+    """The differences table. ``bootstrap-t``: studentized for the mean (from ``mean_se``, each algorithm's
+    (mean, se) replicates), expanded for every other metric and where the studentized replicates are degenerate
+    (a sentence in ``notes``)."""
+    studentized = method == "bootstrap-t"
+    method = "expanded" if studentized else method
     columns = ["algorithm_x", "algorithm_y", "metric", "point", "low", "high"]
     pairs = [(x, y) for i, x in enumerate(algorithms) for y in algorithms[i + 1 :]]
     if not pairs or not names:
@@ -429,6 +460,17 @@ def _differences(algorithms, names, aggregates, dists, ci, method, chunk_bytes=b
             n = min(dists[x].shape[0], dists[y].shape[0])
             tail = None if tails is None else tails[k]
             bounds.append(ci_bounds(dists[x][:n] - dists[y][:n], pair_point, ci, method, tail=tail))
+    if studentized and mean_se:
+        for k, (x, y) in enumerate(pairs):
+            for j, name in enumerate(names):
+                if name not in mean_names:
+                    continue
+                found = agg.studentized_difference(mean_se[x], mean_se[y], ci)
+                if found is None:
+                    if notes is not None:
+                        notes.append(f"{x} - {y}: " + agg.fallback_note(f"the {name} difference"))
+                else:
+                    bounds[k][0][j], bounds[k][1][j] = found
     point = np.concatenate(pair_points)
     low = np.concatenate([b[0] for b in bounds])
     high = np.concatenate([b[1] for b in bounds])

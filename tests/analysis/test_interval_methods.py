@@ -99,3 +99,18 @@ def test_expanded_widens_every_table_it_names():
         w_pct = np.diff(_endpoints(pct)[name], axis=1).sum()
         w_exp = np.diff(_endpoints(exp)[name], axis=1).sum()
         assert w_exp > 1.05 * w_pct, name
+
+
+def test_bootstrap_t_studentizes_the_mean_difference_and_expands_the_others():
+    df = _frame(runs=5)
+    boot_t = evaluate(ScoreTable(df), method="bootstrap-t", **FAST)
+    expanded = evaluate(ScoreTable(df), method="expanded", **FAST)
+    assert boot_t.provenance["interval_methods"]["differences"] == "bootstrap-t"
+    for metric in ("iqm", "median"):
+        a = boot_t.differences[boot_t.differences["metric"] == metric][["low", "high"]].to_numpy()
+        b = expanded.differences[expanded.differences["metric"] == metric][["low", "high"]].to_numpy()
+        np.testing.assert_array_equal(a, b)
+    means = boot_t.differences[boot_t.differences["metric"] == "mean"]
+    other = expanded.differences[expanded.differences["metric"] == "mean"]
+    assert not np.allclose(means[["low", "high"]].to_numpy(), other[["low", "high"]].to_numpy())
+    assert ((means["low"] < means["point"]) & (means["point"] < means["high"])).all()

@@ -6,7 +6,7 @@ import pytest
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import distributions, registry
 from rl_reliable_logger.stats import metrics as mt
-from rl_reliable_logger.stats.aggregate import aggregate_intervals
+from rl_reliable_logger.stats.aggregate import aggregate_intervals, studentized_difference
 
 
 def _discrete():
@@ -87,3 +87,22 @@ def test_the_level_of_a_pair_pools_both_algorithms_cells():
     assert pair == pytest.approx(bs.expanded_level(bs.Cells.from_list(x + y)), rel=1e-12)
     # wider than either algorithm's own plain percentile level
     assert pair < 0.025
+
+
+def test_studentized_difference_is_the_bootstrap_t_of_the_difference():
+    rng = np.random.default_rng(6)
+    cx = bs.Cells.from_list([rng.lognormal(size=5) for _ in range(4)])
+    cy = bs.Cells.from_list([rng.lognormal(size=6) for _ in range(4)])
+    mean = [registry.get_metric("mean")]
+    extras: list[dict] = [{}, {}]
+    for cells, seed, out in ((cx, 1, extras[0]), (cy, 2, extras[1])):
+        aggregate_intervals(cells, mean, 3000, np.random.default_rng(seed), method="bootstrap-t", mean_se=out)
+    low, high = studentized_difference(extras[0], extras[1], 0.95)
+    # by hand: the two algorithms' replicates drawn again from the same streams
+    rx = bs.replicates(cx, mt.mean_se, 3000, np.random.default_rng(1))
+    ry = bs.replicates(cy, mt.mean_se, 3000, np.random.default_rng(2))
+    px, py = mt.mean_se(bs.original(cx))[0], mt.mean_se(bs.original(cy))[0]
+    d, se = px[0] - py[0], np.sqrt(px[1] ** 2 + py[1] ** 2)
+    t = (rx[:, 0] - ry[:, 0] - d) / np.sqrt(rx[:, 1] ** 2 + ry[:, 1] ** 2)
+    hi_t, lo_t = np.quantile(t, [0.975, 0.025])
+    assert (low, high) == pytest.approx((d - hi_t * se, d - lo_t * se), rel=1e-12)
