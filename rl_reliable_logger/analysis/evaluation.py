@@ -27,6 +27,7 @@ from ..stats import registry
 from ..version import __version__
 from . import comparisons as cmp
 from . import protocol as pc
+from . import trust
 from .aggregates import (
     aggregate_tables,
     analysis_streams,
@@ -176,6 +177,10 @@ def evaluate(
             mean_names={m.name for m in metric_objs if m.fn is mt.mean},
         )
         warnings += fallbacks
+        mean_reported = any(m.fn is mt.mean for m in metric_objs)
+        trust_warnings, mean_skewness = trust.mean_trust(cells, differences=len(algorithms) > 1)
+        if mean_reported:
+            warnings += trust_warnings
         profiles, gap = _profiles(
             cells,
             tau_grid,
@@ -289,6 +294,7 @@ def evaluate(
         ),
         "interval_methods": used,
         "interval_fallbacks": fallbacks,
+        "mean_skewness": mean_skewness,
         "task_bootstrap": opts.task_bootstrap,
         "rank_by": opts.rank_by,
         "seed": seed if isinstance(seed, (int, np.integer)) or seed is None else repr(seed),
