@@ -15,11 +15,13 @@ from ..stats import diagnostics as dg
 
 def mean_trust(cells: dict[str, bs.Cells], *, differences: bool) -> tuple[list[str], dict[str, Any]]:
     """(warnings, provenance record) for the mean of every algorithm and, with ``differences``, every pair."""
-    warnings, record = [], {"limit": dg.SKEW_LIMIT, "algorithms": {}, "pairs": {}}
+    warnings: list[str] = []
+    per_algorithm: dict[str, float] = {}
+    per_pair: dict[str, float] = {}
     advice = "report the IQM (robust to the tail) or add runs"
     for alg, c in cells.items():
         skew = dg.estimator_skewness([c])
-        record["algorithms"][alg] = skew
+        per_algorithm[alg] = skew
         if abs(skew) > dg.SKEW_LIMIT:
             warnings.append(
                 f"{alg}: the mean's interval cannot be trusted at {_runs(c)} per task: its estimated skewness "
@@ -31,13 +33,13 @@ def mean_trust(cells: dict[str, bs.Cells], *, differences: bool) -> tuple[list[s
         for i, x in enumerate(names):
             for y in names[i + 1 :]:
                 skew = dg.estimator_skewness([cells[x], cells[y]])
-                record["pairs"][f"{x} - {y}"] = skew
+                per_pair[f"{x} - {y}"] = skew
                 if abs(skew) > dg.SKEW_LIMIT:
                     warnings.append(
                         f"{x} - {y}: the mean difference's interval cannot be trusted at these run counts: its "
                         f"estimated skewness {skew:.2f} exceeds {dg.SKEW_LIMIT:g}; {advice}"
                     )
-    return warnings, record
+    return warnings, {"limit": dg.SKEW_LIMIT, "algorithms": per_algorithm, "pairs": per_pair}
 
 
 def _runs(cells: bs.Cells) -> str:
