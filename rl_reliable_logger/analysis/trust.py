@@ -1,8 +1,8 @@
 """Warnings where the mean's interval cannot be trusted at this number of runs (the skew diagnostic).
 
-One warning per algorithm whose mean (and per pair whose mean difference) has an estimated skewness above
+One warning per algorithm whose mean (and per pair whose mean difference) rests on runs whose pooled skewness is above
 :data:`..stats.diagnostics.SKEW_LIMIT`, with the advice to report the IQM or add runs; the estimates are
-recorded in provenance (``mean_skewness``) whether or not they fire.
+recorded in provenance (``mean_skewness``: :func:`..stats.diagnostics.tail_skewness`) whether or not they fire.
 """
 
 from __future__ import annotations
@@ -20,24 +20,24 @@ def mean_trust(cells: dict[str, bs.Cells], *, differences: bool) -> tuple[list[s
     per_pair: dict[str, float] = {}
     advice = "report the IQM (robust to the tail) or add runs"
     for alg, c in cells.items():
-        skew = dg.estimator_skewness([c])
+        skew = dg.tail_skewness([c])
         per_algorithm[alg] = skew
         if abs(skew) > dg.SKEW_LIMIT:
             warnings.append(
-                f"{alg}: the mean's interval cannot be trusted at {_runs(c)} per task: its estimated skewness "
-                f"{skew:.2f} exceeds {dg.SKEW_LIMIT:g}, so a few runs under-sample the tail that carries the mean "
-                f"(no interval reaches its level there); {advice}"
+                f"{alg}: the mean's interval cannot be trusted at {_runs(c)} per task: the runs' skewness "
+                f"({skew:.2f}, pooled over tasks) exceeds {dg.SKEW_LIMIT:g}: so few runs under-sample the tail that "
+                f"carries the mean, and no interval reaches its level there; {advice}"
             )
     if differences:
         names = list(cells)
         for i, x in enumerate(names):
             for y in names[i + 1 :]:
-                skew = dg.estimator_skewness([cells[x], cells[y]])
+                skew = dg.tail_skewness([cells[x], cells[y]])
                 per_pair[f"{x} - {y}"] = skew
                 if abs(skew) > dg.SKEW_LIMIT:
                     warnings.append(
-                        f"{x} - {y}: the mean difference's interval cannot be trusted at these run counts: its "
-                        f"estimated skewness {skew:.2f} exceeds {dg.SKEW_LIMIT:g}; {advice}"
+                        f"{x} - {y}: the mean difference's interval cannot be trusted at these run counts: the "
+                        f"runs' skewness ({skew:.2f}, pooled over tasks) exceeds {dg.SKEW_LIMIT:g}; {advice}"
                     )
     return warnings, {"limit": dg.SKEW_LIMIT, "algorithms": per_algorithm, "pairs": per_pair}
 

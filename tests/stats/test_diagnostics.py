@@ -41,8 +41,17 @@ def test_scale_free_and_zero_for_symmetric_or_constant_runs(factor):
     assert dg.estimator_skewness([bs.Cells.from_list([np.full(4, factor)])]) == 0.0
 
 
+def test_tail_skewness_is_the_pooled_skewness_of_the_runs():
+    rng = np.random.default_rng(3)
+    per_task = [rng.lognormal(size=6) for _ in range(4)]
+    k3 = np.mean([scipy.stats.kstat(r, 3) for r in per_task])
+    var = np.mean([np.var(r, ddof=1) for r in per_task])
+    assert dg.tail_skewness([bs.Cells.from_list(per_task)]) == pytest.approx(k3 / var**1.5, rel=1e-10)
+
+
 def test_fires_on_a_heavy_tail_and_not_on_normal_runs():
     rng = np.random.default_rng(2)
-    heavy = bs.Cells.from_list([np.r_[rng.lognormal(sigma=0.3, size=4), 50.0] for _ in range(2)])
-    calm = bs.Cells.from_list([rng.normal(size=5) for _ in range(2)])
+    # one task's rare huge run carries the mean, as with lognormal(σ 1.5) tasks of unequal scales
+    heavy = bs.Cells.from_list([np.r_[rng.lognormal(sigma=0.3, size=4), 200.0]] + [rng.lognormal(size=5)] * 3)
+    calm = bs.Cells.from_list([rng.normal(size=5) for _ in range(4)])
     assert dg.mean_untrusted([heavy]) and not dg.mean_untrusted([calm])
