@@ -199,11 +199,14 @@ def table_method(method: str, table: str = "", *, jackknife: bool = False) -> st
     BCa needs a jackknife, so without one it is BC. ``expanded`` applies to the aggregates and every table of
     :data:`EXPANDED_TABLES` (the level pools the cells the statistic is made of: both algorithms' for a
     difference or P(X > Y), the task's own for a per-task mean), ``bootstrap-t`` is studentized for the
-    aggregates' mean and the mean's differences and expanded for every other statistic; the curves get
-    percentile for both.
+    aggregates' mean and the mean's differences, the Student-t interval for per-task means (``student-t``:
+    what the bootstrap-t approximates, and a bootstrap of 3 runs cannot reach beyond their range) and expanded
+    for every other statistic; the curves get percentile for both.
     """
     if method == "bca" and not jackknife:
         return "bc"
+    if method == "bootstrap-t" and table == "per_task":
+        return "student-t"
     if method in ("expanded", "bootstrap-t"):
         if table in ("aggregates", "differences"):
             return method

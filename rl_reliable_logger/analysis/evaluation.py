@@ -289,8 +289,8 @@ def evaluate(
             "intervals use it too, except that bca falls back to bc for them (no jackknife); expanded levels pool "
             "the cells of the statistic (both algorithms' for differences and P(X>Y), the task's for per-task "
             "means); bootstrap-t is studentized for the mean and the mean's differences, expanded for every other "
-            "statistic; curves get percentile for expanded and bootstrap-t. interval_methods records the method "
-            "of each table."
+            "statistic except per-task means, which get the Student-t interval under bootstrap-t; curves get "
+            "percentile for expanded and bootstrap-t. interval_methods records the method of each table."
         ),
         "interval_methods": used,
         "interval_fallbacks": fallbacks,
@@ -560,8 +560,11 @@ def _per_task_and_ranks(cells, tasks, reps, rngs, chunk_bytes, ci, method, bar, 
         dists.append(bs.replicates(c, bs.Resample.task_means, reps, rngs[alg], chunk_bytes=chunk_bytes, progress=bar))
         # after the per-task replicates on the same stream, so per-task intervals do not depend on rank_by
         means_by_alg.append(pf.single_runs(c, reps, rngs[alg]) if rank_by == "runs" else dists[-1])
-    tails = [bs.task_levels(c, ci) for c in cells.values()] if method == "expanded" else None
-    bounds = _stacked_bounds(dists, points, ci, method, chunk_bytes, tails)
+    if method == "student-t":
+        bounds = [bs.student_t_task_intervals(c, ci) for c in cells.values()]
+    else:
+        tails = [bs.task_levels(c, ci) for c in cells.values()] if method == "expanded" else None
+        bounds = _stacked_bounds(dists, points, ci, method, chunk_bytes, tails)
     columns: dict[str, list] = {
         k: [] for k in ("algorithm", "task", "n_runs", "mean", "low", "high", "median", "min", "max")
     }

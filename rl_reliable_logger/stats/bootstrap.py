@@ -659,6 +659,19 @@ def task_levels(cells: Cells, ci: float = 0.95) -> np.ndarray:
     return np.where(n >= 2, expanded, (1.0 - ci) / 2.0)
 
 
+def student_t_task_intervals(cells: Cells, ci: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """(M,) low and high of each task's mean: ``mean ± t_{N-1} s / sqrt(N)``, the interval the bootstrap-t
+    approximates. Used for per-task means under ``bootstrap-t``: a bootstrap of 3 runs cannot reach beyond their
+    range (the truth lies outside it for 25% of normal samples), whatever its level. A task of one run gets
+    ``(mean, mean)``, as every bootstrap interval gives it."""
+    means = np.array([cells.values[o : o + n].mean() for o, n in zip(cells.offsets, cells.sizes)])
+    unit = magnitude(cells.values)
+    se = unit * np.sqrt(_task_variances(cells, unit) / cells.sizes)
+    crit = distributions.t_ppf(1.0 - (1.0 - ci) / 2.0, np.maximum(cells.sizes - 1.0, 1.0))
+    half = np.where(cells.sizes >= 2, crit * se, 0.0)
+    return means - half, means + half
+
+
 #: Largest share of bootstrap-t replicates with a zero standard error (every slot drew copies of one run) that
 #: may be dropped; beyond it the studentized distribution is conditioned on too much, and the interval falls back.
 DEGENERATE_SHARE = 0.01

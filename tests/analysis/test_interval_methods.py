@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.stats
 
 from rl_reliable_logger import OptionError, ScoreTable, evaluate
 from rl_reliable_logger.analysis.aggregates import interval_methods
@@ -135,3 +136,13 @@ def test_the_skew_diagnostic_warns_per_algorithm_where_the_mean_cannot_be_truste
     assert report.provenance["mean_skewness"]["algorithms"]["heavy"] > 2.9
     without_mean = evaluate(ScoreTable(df), **{**FAST, "metrics": ["iqm"]})
     assert not any("cannot be trusted" in w for w in without_mean.warnings)
+
+
+def test_bootstrap_t_gives_per_task_means_the_student_t_interval():
+    df = _frame(runs=3)
+    report = evaluate(ScoreTable(df), method="bootstrap-t", **FAST)
+    assert report.provenance["interval_methods"]["per_task"] == "student-t"
+    for row in report.per_task.itertuples():
+        runs = df[(df["algorithm"] == row.algorithm) & (df["task"] == row.task)]["score"].to_numpy()
+        ref = scipy.stats.t.interval(0.95, runs.size - 1, loc=runs.mean(), scale=scipy.stats.sem(runs))
+        assert (row.low, row.high) == pytest.approx(ref, rel=1e-12)

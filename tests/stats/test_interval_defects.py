@@ -106,3 +106,14 @@ def test_studentized_difference_is_the_bootstrap_t_of_the_difference():
     t = (rx[:, 0] - ry[:, 0] - d) / np.sqrt(rx[:, 1] ** 2 + ry[:, 1] ** 2)
     hi_t, lo_t = np.quantile(t, [0.975, 0.025])
     assert (low, high) == pytest.approx((d - hi_t * se, d - lo_t * se), rel=1e-12)
+
+
+def test_student_t_task_intervals_are_scipys_t_intervals():
+    import scipy.stats
+
+    per_task = [np.array([0.2, 0.9, 0.4]), np.array([1.0, 3.0, 2.0, 8.0, 5.0]), np.array([7.0])]
+    low, high = bs.student_t_task_intervals(bs.Cells.from_list(per_task), 0.9)
+    for runs, lo, hi in zip(per_task[:2], low, high):
+        ref = scipy.stats.t.interval(0.9, runs.size - 1, loc=runs.mean(), scale=scipy.stats.sem(runs))
+        assert (lo, hi) == pytest.approx(ref, rel=1e-12)
+    assert (low[2], high[2]) == (7.0, 7.0)
