@@ -631,9 +631,8 @@ def expanded_level(cells: Cells | Sequence[Cells], ci: float = 0.95) -> float:
     keep = sizes >= 2
     if not keep.any():
         return (1.0 - ci) / 2.0
-    unit_size = magnitude(
-        np.concatenate([g.values for g in groups])
-    )  # c is scale-free; unit scores keep squares in range
+    # c is scale-free; unit scores keep the squares in range
+    unit_size = magnitude(np.concatenate([g.values for g in groups]))
     var = np.concatenate([_task_variances(g, unit_size) for g in groups])
     var = var[keep] if var[keep].sum() > 0 else np.ones(int(keep.sum()))
     n = sizes[keep]
