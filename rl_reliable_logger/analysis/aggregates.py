@@ -198,14 +198,67 @@ def analysis_streams(
     return _streams(seed, algorithms, task_bootstrap=task_bootstrap)
 
 
-def ci_bounds(dist: np.ndarray, point: np.ndarray, ci: float, method: str, jack: np.ndarray | None = None):
-    """Interval with the requested method; BCa needs a jackknife, without one it falls back to BC; the expanded
-    and bootstrap-t intervals need the cells, without them they fall back to percentile."""
-    if method == "bca" and jack is None:
-        method = "bc"
+#: Tables whose intervals small-sample methods reach (an expanded level from their cells); curves are not among
+#: them (a level per stretch of the grid is not computed), so they get the percentile interval there.
+EXPANDED_TABLES = ("differences", "improvement", "profiles", "gap_curve", "per_task")
+
+
+def table_method(method: str, table: str = "", *, jackknife: bool = False) -> str:
+    """The interval method ``table`` gets when ``method`` is asked for: the one rule :func:`ci_bounds` callers
+    apply and provenance records (``interval_methods``).
+
+    BCa needs a jackknife, so without one it is BC. ``expanded`` applies to the aggregates and every table of
+    :data:`EXPANDED_TABLES` (the level pools the cells the statistic is made of: both algorithms' for a
+    difference or P(X > Y), the task's own for a per-task mean), ``bootstrap-t`` is studentized for the
+    aggregates' mean and the mean's differences, the Student-t interval for per-task means (``student-t``:
+    what the bootstrap-t approximates, and a bootstrap of 3 runs cannot reach beyond their range) and expanded
+    for every other statistic; the curves get percentile for both.
+    """
+    if method == "bca" and not jackknife:
+        return "bc"
+    if method == "bootstrap-t" and table == "per_task":
+        return "student-t"
     if method in ("expanded", "bootstrap-t"):
-        method = "percentile"
-    return bs.interval(dist, point, ci=ci, method=method, jackknife=jack)  # type: ignore[arg-type]
+        if table in ("aggregates", "differences"):
+            return method
+        return "expanded" if table in EXPANDED_TABLES else "percentile"
+    return method
+
+
+def interval_methods(method: str, *, curves: bool) -> dict[str, str]:
+    """The interval method of each table of a Report computed with ``method`` (provenance ``interval_methods``)."""
+    out = {"aggregates": table_method(method, "aggregates", jackknife=True)}
+    for name in EXPANDED_TABLES:
+        out[name] = table_method(method, name)
+    if curves:
+        out["curves"] = table_method(method, "curves")
+    return out
+
+
+def ci_bounds(
+    dist: np.ndarray,
+    point: np.ndarray,
+    ci: float,
+    method: str,
+    jack: np.ndarray | None = None,
+    tail: float | np.ndarray | None = None,
+):
+    """Interval with ``method``, a table's method from :func:`table_method`; ``expanded`` needs ``tail`` (its
+    level: :func:`..stats.bootstrap.expanded_level` or ``task_levels``)."""
+    return bs.interval(dist, point, ci=ci, method=method, jackknife=jack, tail=tail)  # type: ignore[arg-type]
+
+
+def check_method(method: str, cells: dict[str, bs.Cells]) -> None:
+    """Refuse BCa where no leave-one-run-out value exists (one run in every task of an algorithm)."""
+    if method != "bca":
+        return
+    for alg, c in cells.items():
+        if (c.sizes < 2).all():
+            raise OptionError(
+                "method",
+                f"`method='bca'` needs two or more runs in at least one task, but {alg!r} has one run per task "
+                "(no jackknife for the acceleration); use `method='percentile'` or add runs",
+            )
 
 
 def aggregate_tables(
@@ -218,17 +271,26 @@ def aggregate_tables(
     ci: float,
     method: str,
     bar: Callable[[int], None],
+    notes: list[str] | None = None,
+    mean_se: dict[str, dict[str, np.ndarray]] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     """The ``aggregates`` table and every algorithm's replicates (for the differences).
 
-    ``task_bootstrap``: False, or the shared task SeedSequence of :func:`analysis_streams`.
+    ``task_bootstrap``: False, or the shared task SeedSequence of :func:`analysis_streams`. ``notes``: receives
+    one sentence per interval that fell back from the requested method (naming the algorithm). ``mean_se``:
+    receives each algorithm's (mean, se) replicates under ``bootstrap-t`` (see ``aggregate_intervals``).
     """
+    check_method(method, cells)
     rows, dists = [], {}
     for alg, c in cells.items():
+        fell_back: list[str] = []
         point, low, high, dists[alg] = aggregate_intervals(
             c, metric_objs, reps, rngs[alg], ci=ci, method=method, task_bootstrap=task_bootstrap,
-            chunk_bytes=chunk_bytes, progress=bar,
+            chunk_bytes=chunk_bytes, progress=bar, notes=fell_back,
+            mean_se=None if mean_se is None else mean_se.setdefault(alg, {}),
         )  # fmt: skip
+        if notes is not None:
+            notes += [f"{alg}: {n}" for n in fell_back]
         point = clip_noise(point, low, high)  # a point outside its interval by rounding only
         for j, m in enumerate(metric_objs):
             rows.append({"algorithm": alg, "metric": m.name, "point": point[j], "low": low[j], "high": high[j]})

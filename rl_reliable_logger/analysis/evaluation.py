@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.scores import CANONICAL, ScoreTable
+from ..stats import aggregate as agg
 from ..stats import bootstrap as bs
 from ..stats import checks as ck
 from ..stats import curves as cv
@@ -26,7 +27,15 @@ from ..stats import registry
 from ..version import __version__
 from . import comparisons as cmp
 from . import protocol as pc
-from .aggregates import aggregate_tables, analysis_streams, cells_by_algorithm, ci_bounds, prepare
+from . import trust
+from .aggregates import (
+    aggregate_tables,
+    analysis_streams,
+    cells_by_algorithm,
+    ci_bounds,
+    interval_methods,
+    prepare,
+)
 from .budgets import histories
 from .jordan import jordan_tables, tuning_table
 from .options import DEFAULT_METRICS, AnalysisOptions, OptionKeywords, as_options, ci_label
@@ -148,18 +157,47 @@ def evaluate(
         tau_grid = np.asarray(opts.taus, float) if opts.taus is not None else pf.default_taus(all_values)
         gammas = np.linspace(min(0.0, float(all_values.min())), max(gamma, float(np.quantile(all_values, 0.95))), 51)
 
+        used = interval_methods(method, curves=bool(opts.curves))
+        fallbacks: list[str] = []
+        mean_se: dict[str, dict[str, np.ndarray]] = {}
         aggregates, dists = aggregate_tables(
-            cells, metric_objs, reps, rng["aggregates"], shared_tasks, chunk_bytes, ci, method, bar
+            cells, metric_objs, reps, rng["aggregates"], shared_tasks, chunk_bytes, ci, method, bar, fallbacks, mean_se
         )
-        differences = _differences(algorithms, names, aggregates, dists, ci, method, chunk_bytes)
+        differences = _differences(
+            algorithms,
+            names,
+            aggregates,
+            dists,
+            ci,
+            used["differences"],
+            chunk_bytes,
+            cells=cells,
+            mean_se=mean_se,
+            notes=fallbacks,
+            mean_names={m.name for m in metric_objs if m.fn is mt.mean},
+        )
+        warnings += fallbacks
+        mean_reported = any(m.fn is mt.mean for m in metric_objs)
+        trust_warnings, mean_skewness = trust.mean_trust(cells, differences=len(algorithms) > 1)
+        if mean_reported:
+            warnings += trust_warnings
         profiles, gap = _profiles(
-            cells, tau_grid, gammas, profile_reps, rng["profiles"], opts.task_bootstrap, chunk_bytes, ci, method, bar
+            cells,
+            tau_grid,
+            gammas,
+            profile_reps,
+            rng["profiles"],
+            opts.task_bootstrap,
+            chunk_bytes,
+            ci,
+            used["profiles"],
+            bar,
         )
         per_task, ranks = _per_task_and_ranks(
-            cells, tasks, profile_reps, rng["per_task"], chunk_bytes, ci, method, bar, opts.rank_by
+            cells, tasks, profile_reps, rng["per_task"], chunk_bytes, ci, used["per_task"], bar, opts.rank_by
         )
         improvement = _improvement(
-            cells, improvement_reps, rng["improvement"], chunk_bytes, ci, method, bar, shared_tasks
+            cells, improvement_reps, rng["improvement"], chunk_bytes, ci, used["improvement"], bar, shared_tasks
         )
         curve_table = pd.DataFrame(columns=["algorithm", "metric", "step", "n_runs", "point", "low", "high"])
         curve_info: dict[str, Any] = {}
@@ -173,7 +211,7 @@ def evaluate(
                 rng["curves"],
                 chunk_bytes,
                 ci,
-                method,
+                used["curves"],
                 bar,
                 opts.budget,
             )
@@ -222,7 +260,7 @@ def evaluate(
         extra["tuning"] = tuning
         warnings += tuning_warnings
 
-    used = final.frame
+    frame_used = final.frame
     provenance: dict[str, Any] = {
         "created": started.isoformat(timespec="seconds"),
         "protocol": [f.to_dict() for f in findings],
@@ -232,9 +270,9 @@ def evaluate(
         "filters": prep.filters,
         "algorithms": algorithms,
         "tasks": tasks,
-        "n_runs": {a: int((used["algorithm"] == a).sum()) for a in algorithms},
+        "n_runs": {a: int((frame_used["algorithm"] == a).sum()) for a in algorithms},
         "runs_per_task": {a: {t: int(n) for t, n in zip(tasks, cells[a].sizes)} for a in algorithms},
-        "runs_used": used[["algorithm", "task", "run_id"]].astype(str).values.tolist(),
+        "runs_used": frame_used[["algorithm", "task", "run_id"]].astype(str).values.tolist(),
         "dropped": raw_table.dropped.astype(object).where(raw_table.dropped.notna(), None).to_dict("records"),
         "excluded": raw_table.source.get("excluded", []),
         "metrics": names,
@@ -248,9 +286,15 @@ def evaluate(
         "method": method,
         "method_note": (
             "aggregates use the requested method; differences, probability of improvement, profiles and per-task "
-            "intervals use it too, except that bca falls back to bc for them (no jackknife) and expanded and "
-            "bootstrap-t to percentile; bootstrap-t is studentized for the mean, expanded for other metrics."
+            "intervals use it too, except that bca falls back to bc for them (no jackknife); expanded levels pool "
+            "the cells of the statistic (both algorithms' for differences and P(X>Y), the task's for per-task "
+            "means); bootstrap-t is studentized for the mean and the mean's differences, expanded for every other "
+            "statistic except per-task means, which get the Student-t interval under bootstrap-t; curves get "
+            "percentile for expanded and bootstrap-t. interval_methods records the method of each table."
         ),
+        "interval_methods": used,
+        "interval_fallbacks": fallbacks,
+        "mean_skewness": mean_skewness,
         "task_bootstrap": opts.task_bootstrap,
         "rank_by": opts.rank_by,
         "seed": seed if isinstance(seed, (int, np.integer)) or seed is None else repr(seed),
@@ -360,11 +404,22 @@ def _side_seeds(seed: Any) -> tuple[Any, Any]:
 # ----------------------------------------------------------------------------- pieces
 # Intervals are per column, so every piece stacks its distributions and asks for their intervals together: the
 # same numbers as one call per statistic, in one selection pass per ``chunk_bytes`` of replicates.
-def _grouped_bounds(rows: int, width: int, count: int, fill, points: list[np.ndarray], ci, method, chunk_bytes: int):
+def _grouped_bounds(
+    rows: int,
+    width: int,
+    count: int,
+    fill,
+    points: list[np.ndarray],
+    ci,
+    method,
+    chunk_bytes: int,
+    tails: list[np.ndarray] | None = None,
+):
     """``ci_bounds`` of ``count`` distributions of ``rows`` replicates and ``width`` statistics each, distribution
     ``i`` written by ``fill(i, out)`` into a ``(rows, width)`` block. The blocks are stacked ``chunk_bytes`` at a
     time (at least one), as one ``(rows, parts, width)`` view the selection reads without a copy. Returns one
-    ``(low, high)`` pair per distribution."""
+    ``(low, high)`` pair per distribution. ``tails``: the expanded level of each distribution (one per
+    statistic or a scalar), required by ``method='expanded'``."""
     lows, highs = [], []
     per_stack = max(1, chunk_bytes // max(1, rows * width * 8))
     for i in range(0, count, per_stack):
@@ -373,42 +428,82 @@ def _grouped_bounds(rows: int, width: int, count: int, fill, points: list[np.nda
         for k in range(i, j):
             fill(k, stack[k - i])
         point = np.concatenate(points[i:j]).reshape(j - i, width)
-        low, high = ci_bounds(np.moveaxis(stack, 0, 1), point, ci, method)
+        tail = None
+        if method == "expanded":
+            assert tails is not None, "the expanded interval needs each distribution's level"
+            tail = np.stack([np.broadcast_to(t, (width,)) for t in tails[i:j]])
+        low, high = ci_bounds(np.moveaxis(stack, 0, 1), point, ci, method, tail=tail)
         lows.append(np.reshape(low, -1))
         highs.append(np.reshape(high, -1))
     low, high = np.concatenate(lows), np.concatenate(highs)
     return [(low[k * width : (k + 1) * width], high[k * width : (k + 1) * width]) for k in range(count)]
 
 
-def _stacked_bounds(parts: list[np.ndarray], points: list[np.ndarray], ci, method, chunk_bytes: int):
+def _stacked_bounds(parts: list[np.ndarray], points: list[np.ndarray], ci, method, chunk_bytes: int, tails=None):
     """:func:`_grouped_bounds` of distributions at hand, ``(B, n)`` each (the same B and n)."""
 
     def fill(i: int, out: np.ndarray) -> None:
         out[...] = parts[i]
 
     rows, width = parts[0].shape
-    return _grouped_bounds(rows, width, len(parts), fill, points, ci, method, chunk_bytes)
+    return _grouped_bounds(rows, width, len(parts), fill, points, ci, method, chunk_bytes, tails)
 
 
-def _differences(algorithms, names, aggregates, dists, ci, method, chunk_bytes=bs.DEFAULT_CHUNK_BYTES):
+def _pair_levels(cells, pairs, ci) -> list[np.ndarray]:
+    """The expanded level of each pair's statistic (a difference, P(X > Y)): both algorithms' cells pooled."""
+    return [np.asarray(bs.expanded_level([cells[x], cells[y]], ci)) for x, y in pairs]
+
+
+def _differences(
+    algorithms,
+    names,
+    aggregates,
+    dists,
+    ci,
+    method,
+    chunk_bytes=bs.DEFAULT_CHUNK_BYTES,
+    *,
+    cells=None,
+    mean_se=None,
+    notes=None,
+    mean_names=frozenset(),
+):
+    """The differences table. ``bootstrap-t``: studentized for the mean (from ``mean_se``, each algorithm's
+    (mean, se) replicates), expanded for every other metric and where the studentized replicates are degenerate
+    (a sentence in ``notes``)."""
+    studentized = method == "bootstrap-t"
+    method = "expanded" if studentized else method
     columns = ["algorithm_x", "algorithm_y", "metric", "point", "low", "high"]
     pairs = [(x, y) for i, x in enumerate(algorithms) for y in algorithms[i + 1 :]]
     if not pairs or not names:
         return pd.DataFrame([], columns=columns)
     points = dict(zip(zip(aggregates["algorithm"], aggregates["metric"]), aggregates["point"]))
     pair_points = [np.array([points[(x, m)] - points[(y, m)] for m in names]) for x, y in pairs]
+    tails = _pair_levels(cells, pairs, ci) if method == "expanded" else None
     n = min(d.shape[0] for d in dists.values())
     if all(d.shape[0] == n for d in dists.values()):  # always in evaluate(): many pairs' differences at once
 
         def fill(p: int, out: np.ndarray) -> None:
             np.subtract(dists[pairs[p][0]], dists[pairs[p][1]], out=out)
 
-        bounds = _grouped_bounds(n, len(names), len(pairs), fill, pair_points, ci, method, chunk_bytes)
+        bounds = _grouped_bounds(n, len(names), len(pairs), fill, pair_points, ci, method, chunk_bytes, tails)
     else:  # replicate counts that differ between algorithms: one pair at a time, on their common replicates
         bounds = []
-        for (x, y), pair_point in zip(pairs, pair_points):
+        for k, ((x, y), pair_point) in enumerate(zip(pairs, pair_points)):
             n = min(dists[x].shape[0], dists[y].shape[0])
-            bounds.append(ci_bounds(dists[x][:n] - dists[y][:n], pair_point, ci, method))
+            tail = None if tails is None else tails[k]
+            bounds.append(ci_bounds(dists[x][:n] - dists[y][:n], pair_point, ci, method, tail=tail))
+    if studentized and mean_se:
+        for k, (x, y) in enumerate(pairs):
+            for j, name in enumerate(names):
+                if name not in mean_names:
+                    continue
+                found = agg.studentized_difference(mean_se[x], mean_se[y], ci)
+                if found is None:
+                    if notes is not None:
+                        notes.append(f"{x} - {y}: " + agg.fallback_note(f"the {name} difference"))
+                else:
+                    bounds[k][0][j], bounds[k][1][j] = found
     point = np.concatenate(pair_points)
     low = np.concatenate([b[0] for b in bounds])
     high = np.concatenate([b[1] for b in bounds])
@@ -445,7 +540,8 @@ def _profiles(cells, taus, gammas, reps, rngs, task_bootstrap, chunk_bytes, ci, 
                 progress=bar,
             )
         )
-    bounds = _stacked_bounds(dists, points, ci, method, chunk_bytes)
+    tails = [np.asarray(bs.expanded_level(c, ci)) for c in cells.values()] if method == "expanded" else None
+    bounds = _stacked_bounds(dists, points, ci, method, chunk_bytes, tails)
     n_t, n_a = taus.size, len(algorithms)
     fractions, lows, highs, gap_point, gap_low, gap_high = [], [], [], [], [], []
     for point, (low, high) in zip(points, bounds):
@@ -491,7 +587,11 @@ def _per_task_and_ranks(cells, tasks, reps, rngs, chunk_bytes, ci, method, bar, 
         dists.append(bs.replicates(c, bs.Resample.task_means, reps, rngs[alg], chunk_bytes=chunk_bytes, progress=bar))
         # after the per-task replicates on the same stream, so per-task intervals do not depend on rank_by
         means_by_alg.append(pf.single_runs(c, reps, rngs[alg]) if rank_by == "runs" else dists[-1])
-    bounds = _stacked_bounds(dists, points, ci, method, chunk_bytes)
+    if method == "student-t":
+        bounds = [bs.student_t_task_intervals(c, ci) for c in cells.values()]
+    else:
+        tails = [bs.task_levels(c, ci) for c in cells.values()] if method == "expanded" else None
+        bounds = _stacked_bounds(dists, points, ci, method, chunk_bytes, tails)
     columns: dict[str, list] = {
         k: [] for k in ("algorithm", "task", "n_runs", "mean", "low", "high", "median", "min", "max")
     }
@@ -564,7 +664,9 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar, shared_tasks=F
             dist = np.concatenate([mt.improvement_replicates(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
         dists.append(dist[:, None])
     rows = []
-    for (x, y), point_x, (low, high) in zip(pairs, points, _stacked_bounds(dists, points, ci, method, chunk_bytes)):
+    tails = _pair_levels(cells, pairs, ci) if method == "expanded" else None
+    bounds = _stacked_bounds(dists, points, ci, method, chunk_bytes, tails)
+    for (x, y), point_x, (low, high) in zip(pairs, points, bounds):
         low, high = ck.clip_fraction(low), ck.clip_fraction(high)
         point = float(ck.clip_noise(point_x, low, high)[0])
         rows.append({"algorithm_x": x, "algorithm_y": y, "point": point, "low": float(low[0]), "high": float(high[0])})

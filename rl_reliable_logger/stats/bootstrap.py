@@ -272,9 +272,12 @@ class Resample:
     def equal_weights(self) -> bool:
         """True when every drawn run weighs the same (every slot of every replicate holds the same number of
         runs): enables the sorted fast path. False for leave-one-run-out replicates, whose shortened task
-        weighs its runs more."""
+        weighs its runs more, and for one task's leave-one-run-out replicates, whose last position is not drawn."""
         sizes = self.slot_sizes
-        return bool(self.cells.rectangular and (sizes == sizes.flat[0]).all())
+        if not (self.cells.rectangular and (sizes == sizes.flat[0]).all()):
+            return False
+        valid = self.valid
+        return valid is None or bool(valid.all())
 
     def sorted_samples(self) -> np.ndarray:
         """(R, S·N) each replicate's resampled scores in ascending order (equal-weights data only).
@@ -532,7 +535,8 @@ def interval(
     method: Method = "percentile",
     jackknife: np.ndarray | None = None,
     strata: np.ndarray | None = None,
-    cells: Cells | None = None,
+    cells: Cells | Sequence[Cells] | None = None,
+    tail: float | np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Confidence interval (low, high) for each statistic from its bootstrap distribution.
 
@@ -548,7 +552,14 @@ def interval(
             cell; needs the ``cells`` the replicates were drawn from, see :func:`expanded_level`), or
             ``bootstrap-t``: studentized for the mean (:func:`studentized_mean_interval`, which needs the
             replicates' standard errors; :func:`..aggregate.aggregate_intervals` does it), here, without
-            standard errors, the expanded interval.
+            standard errors, the expanded interval. For a statistic of several algorithms (a difference,
+            P(X > Y)) pass every algorithm's cells: the level pools them. ``tail``: the expanded tail
+            probability of each statistic (scalar or one per column, e.g. :func:`task_levels`), instead of
+            the one :func:`expanded_level` gives for ``cells``.
+
+    The bias correction counts replicates equal to the estimate as half below; "equal" is within
+    :func:`tie_tolerance` of it, so that the estimate and its replicates, summed in different orders, find the
+    same ties whatever the input's row order or scale.
     """
     if not 0 < ci < 1:
         raise ValueError(f"ci must be in (0, 1), got {ci}")
@@ -559,15 +570,19 @@ def interval(
     if method == "percentile":
         return _quantile_pair(dist, alpha / 2, 1 - alpha / 2)
     if method in ("expanded", "bootstrap-t"):
-        if cells is None:
-            raise ValueError("the expanded percentile interval needs the cells the replicates were drawn from")
-        tail = expanded_level(cells, ci)
-        return _quantile_pair(dist, tail, 1 - tail)
+        if tail is None:
+            if cells is None:
+                raise ValueError("the expanded percentile interval needs the cells the replicates were drawn from")
+            tail = expanded_level(cells, ci)
+        if np.ndim(tail) == 0:
+            return _quantile_pair(dist, float(tail), 1 - float(tail))
+        return _diag_quantile(dist, np.asarray(tail)), _diag_quantile(dist, 1 - np.asarray(tail))
     if method == "basic":
         lo, hi = _quantile_pair(dist, alpha / 2, 1 - alpha / 2)
         return 2 * point - hi, 2 * point - lo
     # bias correction: z0 = Φ⁻¹(fraction of replicates below the estimate), ties count half
-    below = (dist < point).mean(axis=0) + 0.5 * (dist == point).mean(axis=0)
+    tol = tie_tolerance(dist, point)
+    below = (dist < point - tol).mean(axis=0) + 0.5 * (np.abs(dist - point) <= tol).mean(axis=0)
     z0 = distributions.norm_ppf(np.clip(below, 1e-12, 1 - 1e-12))
     if method == "bca":
         if jackknife is None:
@@ -584,7 +599,16 @@ def interval(
     return bounds[0], bounds[1]
 
 
-def expanded_level(cells: Cells, ci: float = 0.95) -> float:
+def tie_tolerance(dist: np.ndarray, point: np.ndarray) -> np.ndarray:
+    """How far a replicate may lie from the estimate and still count as equal to it: 1e-9 of the statistic's
+    scale (its largest finite |replicate| or |estimate|). Far above the rounding of sums in another order
+    (~1e-16 relative), far below any real difference between replicates of a statistic of ≤ 10⁶ runs."""
+    finite = np.where(np.isfinite(dist), np.abs(dist), 0.0)
+    scale = np.maximum(finite.max(axis=0, initial=0.0), np.where(np.isfinite(point), np.abs(point), 0.0))
+    return 1e-9 * scale
+
+
+def expanded_level(cells: Cells | Sequence[Cells], ci: float = 0.95) -> float:
     r"""Tail probability of Hesterberg's (2015) expanded percentile interval, stratified by cell.
 
     The percentile bootstrap of a mean of ``n`` runs is too narrow for two reasons: the bootstrap
@@ -597,13 +621,19 @@ def expanded_level(cells: Cells, ci: float = 0.95) -> float:
     (``s_m^2`` the unbiased variance of task m's runs; tasks with one run are left out, and equal
     weights are used when every ``s_m`` is 0), and the ``t`` degrees of freedom are ``Σ_m (N_m - 1)``.
     The tail is ``Φ(-c · t_{1-α/2, df})``. The same level is used for every statistic of these cells.
+
+    Several algorithms' cells (a sequence): the level of the difference of their means over tasks, every
+    cell of every algorithm pooled in ``c`` and ``df`` (the same tasks, so the ``1/M²`` weights cancel); used for
+    differences and P(X > Y), whose bootstrap variances shrink by the same ``(N-1)/N`` in each sample.
     """
-    sizes = cells.sizes.astype(float)
+    groups = [cells] if isinstance(cells, Cells) else list(cells)
+    sizes = np.concatenate([g.sizes for g in groups]).astype(float)
     keep = sizes >= 2
     if not keep.any():
         return (1.0 - ci) / 2.0
-    unit = cells.values / magnitude(cells.values)  # c is scale-free; unit scores keep the squares in range
-    var = np.array([np.var(unit[cells.task_of == m], ddof=1) if keep[m] else 0.0 for m in range(cells.n_tasks)])
+    # c is scale-free; unit scores keep the squares in range
+    unit_size = magnitude(np.concatenate([g.values for g in groups]))
+    var = np.concatenate([_task_variances(g, unit_size) for g in groups])
     var = var[keep] if var[keep].sum() > 0 else np.ones(int(keep.sum()))
     n = sizes[keep]
     c = math.sqrt(float((var / n).sum() / (var * (n - 1) / n**2).sum()))
@@ -611,21 +641,63 @@ def expanded_level(cells: Cells, ci: float = 0.95) -> float:
     return float(distributions.norm_cdf(-c * distributions.t_ppf(1.0 - (1.0 - ci) / 2.0, df)))
 
 
-def studentized_mean_interval(dist: np.ndarray, point: np.ndarray, ci: float = 0.95) -> tuple[float, float]:
+def _task_variances(cells: Cells, unit: float) -> np.ndarray:
+    """(M,) unbiased variance of each task's runs in units of ``unit`` (0 for a task of one run)."""
+    scaled = cells.values / unit
+    return np.array(
+        [np.var(scaled[cells.task_of == m], ddof=1) if cells.sizes[m] >= 2 else 0.0 for m in range(cells.n_tasks)]
+    )
+
+
+def task_levels(cells: Cells, ci: float = 0.95) -> np.ndarray:
+    """(M,) expanded tail probability of each task's mean (Hesterberg's one-sample level, ``N_m`` runs; the
+    plain ``α/2`` for a task of one run): the per-task table's intervals under ``expanded``."""
+    n = cells.sizes.astype(float)
+    crit = distributions.t_ppf(1.0 - (1.0 - ci) / 2.0, np.maximum(n - 1, 1.0))
+    expanded = distributions.norm_cdf(-np.sqrt(n / np.maximum(n - 1, 1.0)) * crit)
+    return np.where(n >= 2, expanded, (1.0 - ci) / 2.0)
+
+
+def student_t_task_intervals(cells: Cells, ci: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """(M,) low and high of each task's mean: ``mean ± t_{N-1} s / sqrt(N)``, the interval the bootstrap-t
+    approximates. Used for per-task means under ``bootstrap-t``: a bootstrap of 3 runs cannot reach beyond their
+    range (the truth lies outside it for 25% of normal samples), whatever its level. A task of one run gets
+    ``(mean, mean)``, as every bootstrap interval gives it."""
+    means = np.array([cells.values[o : o + n].mean() for o, n in zip(cells.offsets, cells.sizes)])
+    unit = magnitude(cells.values)
+    se = unit * np.sqrt(_task_variances(cells, unit) / cells.sizes)
+    crit = distributions.t_ppf(1.0 - (1.0 - ci) / 2.0, np.maximum(cells.sizes - 1.0, 1.0))
+    half = np.where(cells.sizes >= 2, crit * se, 0.0)
+    return means - half, means + half
+
+
+#: Largest share of bootstrap-t replicates with a zero standard error (every slot drew copies of one run) that
+#: may be dropped; beyond it the studentized distribution is conditioned on too much, and the interval falls back.
+DEGENERATE_SHARE = 0.01
+
+
+def studentized_mean_interval(dist: np.ndarray, point: np.ndarray, ci: float = 0.95) -> tuple[float, float] | None:
     """Bootstrap-t interval for the mean over tasks from replicates of ``(mean, se)`` (``metrics.mean_se``).
 
     ``t* = (mean* - mean) / se*`` with the stratified standard error ``se² = Σ_m s_m² / (M² N_m)``; the
     interval is ``(mean - t*_{1-α/2} se, mean - t*_{α/2} se)``. Replicates with ``se* = 0`` (every slot
     drew copies of one run) are dropped. Second-order accurate: it follows the skew of the data, where
     the percentile interval does not.
+
+    Returns None where the studentized distribution is degenerate and the caller must fall back (to the
+    expanded interval) and say so: ``se = 0``, more than :data:`DEGENERATE_SHARE` of the replicates with
+    ``se* = 0``, or every ``t*`` equal (one task of two runs: each replicate either copies one run, ``se* = 0``,
+    or is the data itself, ``t* = 0``; the interval would have zero width).
     """
     alpha = 1.0 - ci
     mean, se = float(point[0]), float(point[1])
     ok = dist[:, 1] > 0
+    if se == 0 or not ok.any() or 1.0 - ok.mean() > DEGENERATE_SHARE:
+        return None
     t = (dist[ok, 0] - mean) / dist[ok, 1]
-    if t.size == 0 or se == 0:
-        return mean, mean
     hi_t, lo_t = np.quantile(t, [1 - alpha / 2, alpha / 2])
+    if not hi_t > lo_t:
+        return None
     return mean - hi_t * se, mean - lo_t * se
 
 

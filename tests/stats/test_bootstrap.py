@@ -124,7 +124,9 @@ def _independent_bca(dist, point, jack, strata, ci=0.95):
     """Textbook BCa (Efron & Tibshirani 1993, eq. 14.10, 14.15 with the stratified acceleration)."""
     from scipy.stats import norm
 
-    z0 = norm.ppf((np.sum(dist < point) + 0.5 * np.sum(dist == point)) / dist.size)
+    # ties: equal up to rounding (the estimate and the replicates are summed in different orders)
+    tie = np.abs(dist - point) <= 1e-9 * max(np.abs(dist).max(), abs(point))
+    z0 = norm.ppf((np.sum((dist < point) & ~tie) + 0.5 * np.sum(tie)) / dist.size)
     num = den = 0.0
     for task in sorted(set(strata)):
         theta = np.array([v for v, s in zip(jack, strata) if s == task])
