@@ -7,8 +7,8 @@ games in alphabetical order, human-normalised. ``--synthetic`` uses normal score
 
 Timed:
 
-* ``new``: ``stats.jordan.bootstrap_aggregate`` (shared draws, batched structured solver; numba compile
-  time is measured separately by a warm-up call);
+* ``new``: ``stats.jordan.bootstrap_aggregate`` (shared draws, batched structured solver in numpy, after a
+  warm-up call);
 * ``old``: the per-replicate implementation as it was before the split, loaded from git history
   (``--old-rev``, default the last commit with ``stats/jordan.py``). It takes ~30 ms per replicate at this
   size, so by default it runs ``--old-reps`` replicates and the full time is a **linear extrapolation**
@@ -23,7 +23,7 @@ Examples::
 
     python benchmarks/bench_jordan.py                       # ~1-2 min
     python benchmarks/bench_jordan.py --agreement --agreement-reps 5000
-    RL_RELIABLE_NO_NUMBA=1 python benchmarks/bench_jordan.py --old-reps 100
+    python benchmarks/bench_jordan.py --old-reps 100
 """
 
 from __future__ import annotations
@@ -45,7 +45,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rl_reliable_logger import ScoreTable, evaluate  # noqa: E402
-from rl_reliable_logger.stats import engine  # noqa: E402
 from rl_reliable_logger.stats import jordan as jd  # noqa: E402
 
 SHARED_DATA = Path(os.environ.get("RL_RELIABLE_SHARED_DATA", ROOT.parent / "shared" / "data"))
@@ -136,13 +135,12 @@ def speed(args) -> None:
     print(
         f"data: {'synthetic' if args.synthetic else 'real (rliable Atari 100k)'}, {n_alg} algorithms x {n_env} tasks x {n} runs"
     )
-    print(f"engine: {engine.name()}")
     _, warm = timed(lambda: jd.bootstrap_aggregate(samples, reps=2, seed=0))
-    print(f"new  warm-up (2 replicates, includes numba compile or cache load): {warm:.2f} s")
+    print(f"new  warm-up (2 replicates): {warm:.2f} s")
     _, new = timed(lambda: jd.bootstrap_aggregate(samples, reps=args.reps, seed=0))
     print(f"new  {args.reps} replicates: {new:.2f} s wall, {timed.cpu:.2f} s CPU (all threads)")  # type: ignore[attr-defined]
     table = ScoreTable(frame)
-    evaluate(table, seed=0)  # untimed: its kernels' compile or cache load, as the Jordan warm-up above
+    evaluate(table, seed=0)  # untimed, as the Jordan warm-up above
     _, ev = timed(lambda: evaluate(table, seed=0))
     print(f"evaluate() with its defaults on the same table (warm): {ev:.2f} s wall, {timed.cpu:.2f} s CPU")  # type: ignore[attr-defined]
     old_mod = None if args.skip_old else load_old(args.old_rev)
@@ -214,15 +212,9 @@ def main() -> None:
     parser.add_argument("--old-rev", default=OLD_REV, help="git revision holding the old stats/jordan.py")
     parser.add_argument("--skip-old", action="store_true")
     parser.add_argument("--synthetic", action="store_true")
-    parser.add_argument("--threads", type=int, help="numba threads (default: numba's; 1 gives the steadiest timing)")
     parser.add_argument("--agreement", action="store_true", help="also compare old and new distributions")
     parser.add_argument("--agreement-reps", type=int, default=5000)
     args = parser.parse_args()
-    if args.threads and engine.compiled():
-        import numba
-
-        numba.set_num_threads(args.threads)
-        print(f"numba threads: {args.threads}")
     speed(args)
     if args.agreement:
         agreement(args)

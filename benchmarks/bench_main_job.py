@@ -7,14 +7,16 @@ time of the process and its children):
 
 * the main job ``evaluate examples/atari100k_scores.csv --normalize atari100k --seed 0 --out DIR``, with
   figures (PNG + SVG, report.html, table.tex/md) and with ``--no-figures``;
-* **cold**: a fresh, empty ``NUMBA_CACHE_DIR`` (the numba kernels are compiled in that run), one run of each;
-* **warm**: a ``NUMBA_CACHE_DIR`` filled by an untimed run; ``--repeats`` rounds of both jobs, medians;
+* **cold**: a fresh, empty ``NUMBA_CACHE_DIR``, one run of each (it matters only for a ``--against`` checkout from
+  before issue 22, whose numba kernels compile in that run: this checkout has no compiled code);
+* **warm**: after an untimed run (byte-compiled, disk cache, numba cache of such an older checkout);
+  ``--repeats`` rounds of both jobs, medians;
 * start-up: ``--help`` and a ``--no-figures`` evaluation of a 2 × 2 × 2 file (warm cache);
 * ``--against REF``: the same warm main job from ``git archive REF`` (e.g. ``v0.1.0``, the previous release, for
   regressions, or the commit before a speed change),
   interleaved round by round with this checkout's, for regressions;
 * ``--rliable``: the paper-default statistics (4 aggregates at 50k, profiles and all-pairs POI at 2k, 6 × 10
-  × 26 real Atari 100k data, see ``atari_data.py``) on a *first call in a new process* (numba cache on disk)
+  × 26 real Atari 100k data, see ``atari_data.py``) on a *first call in a new process*
   against rliable 1.2 in its venv on the same normalised arrays. rliable's POI takes 30-90 s per pair, so only
   ``--poi-pairs`` of the 15 pairs are timed and its total is extrapolated (said in the output).
 

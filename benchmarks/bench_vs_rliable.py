@@ -72,7 +72,7 @@ def time_ours(table: ScoreTable, taus: np.ndarray, args) -> tuple[dict[str, floa
         "rl_reliable_logger.analysis.evaluation"
     )  # the module (the package exports the function)
     from rl_reliable_logger.stats import bootstrap as bs
-    from rl_reliable_logger.stats import metrics as mt
+    from rl_reliable_logger.stats import registry
 
     final = get_normalizer("atari100k").apply(table.final())
     times: dict[str, float] = {}
@@ -82,7 +82,7 @@ def time_ours(table: ScoreTable, taus: np.ndarray, args) -> tuple[dict[str, floa
         algs = list(cells)
         rngs = dict(zip(algs, np.random.default_rng(args.seed).spawn(len(algs))))
         none = lambda n: None
-        objs = [mt.get_metric(m) for m in METRICS]
+        objs = [registry.get_metric(m) for m in METRICS]
         t0 = time.perf_counter()
         aggregate_tables(cells, objs, args.reps, rngs, False, bs.DEFAULT_CHUNK_BYTES, 0.95, "percentile", none)
         times["aggregates"] = time.perf_counter() - t0
@@ -112,8 +112,7 @@ def time_ours(table: ScoreTable, taus: np.ndarray, args) -> tuple[dict[str, floa
 
 
 def first_call_worker(args) -> None:
-    """Subprocess body: the full evaluate() of part 1 as the first call of a fresh process (numba's cache on disk
-    is warm from the parent's run, nothing else is), then a second call; prints JSON with wall and CPU seconds
+    """Subprocess body: the full evaluate() of part 1 as the first call of a fresh process, then a second call; prints JSON with wall and CPU seconds
     (CPU of all threads, ``resource.getrusage``)."""
     import atari_data
 
@@ -182,7 +181,7 @@ def part1(args) -> dict:
     )
 
     ours, report, ours_total = time_ours(table, taus, args)
-    fresh = first_call(args)  # after time_ours: numba's cache on disk is written
+    fresh = first_call(args)
     if fresh is not None:
         f, w = fresh["first"], fresh["second"]
         print(
@@ -242,7 +241,7 @@ def part1(args) -> dict:
             f = fresh["first"]
             print(
                 f"  {'full evaluate(), FIRST call in a fresh process':<48} {f['wall']:9.2f} {r_sum:12.2f} "
-                f"{r_sum / f['wall']:7.0f}x  (numba cache on disk; target >= 600x)"
+                f"{r_sum / f['wall']:7.0f}x  (target >= 600x)"
             )
         print(
             f"  rliable per-pair POI times: {', '.join(f'{x:.1f}' for x in t['poi_pairs'])} s; "
@@ -317,12 +316,12 @@ def large_worker(mode: str, reps: int) -> None:
     c0, t0 = _cpu(), time.perf_counter()
     if mode == "aggregates":  # what evaluate() runs for the aggregates (its compiled fast path when present)
         from rl_reliable_logger.stats import bootstrap as bs
-        from rl_reliable_logger.stats import metrics as mt
+        from rl_reliable_logger.stats import registry
 
         cells = table.cells()
         by_alg = {a: bs.Cells.from_list([cells[(a, t)] for t in table.tasks]) for a in table.algorithms}
         rngs = dict(zip(by_alg, np.random.default_rng(0).spawn(len(by_alg))))
-        objs = [mt.get_metric(m) for m in METRICS]
+        objs = [registry.get_metric(m) for m in METRICS]
         aggregate_tables(by_alg, objs, reps, rngs, False, bs.DEFAULT_CHUNK_BYTES, 0.95, "percentile", lambda n: None)
     else:
         evaluate(table, reps=reps, seed=0)

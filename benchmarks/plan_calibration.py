@@ -37,7 +37,7 @@ from atari_data import LONG_CSV
 from rl_reliable_logger.analysis.planning import plan
 from rl_reliable_logger.data.scores import ScoreTable
 from rl_reliable_logger.stats import bootstrap as bs
-from rl_reliable_logger.stats import metrics as mt
+from rl_reliable_logger.stats import registry
 
 ALGORITHMS = ["DER", "OTR", "DrQ", "DrQ(eps)", "SPR", "CURL"]
 PAIRS = [("DrQ", "DER"), ("DrQ(eps)", "DrQ"), ("SPR", "DrQ(eps)"), ("OTR", "CURL")]
@@ -54,7 +54,7 @@ def load() -> dict[tuple[str, str], np.ndarray]:
 
 
 def realised(cells: dict[str, bs.Cells], rng: np.random.Generator) -> tuple[dict, dict]:
-    metric = mt.get_metric("iqm")
+    metric = registry.get_metric("iqm")
     dists = {a: metric(bs.draw(c, REPS, rng)) for a, c in cells.items()}
     widths = {}
     for a, d in dists.items():

@@ -6,11 +6,15 @@ percentiles / PBP intervals, computed from W&B or MLflow runs and published back
 
 This module is the public API; the folders below it are the layers (see docs/architecture.md).
 
-Example:
-    >>> from rl_reliable_logger import ScoreTable, evaluate, save_report  # doctest: +SKIP
-    >>> table = ScoreTable.from_csv("scores.csv")                        # doctest: +SKIP
-    >>> report = evaluate(table, normalize="atari", seed=0)              # doctest: +SKIP
-    >>> save_report(report, "results/")                                  # doctest: +SKIP
+Example (``scores.csv`` has the columns algorithm, task, seed, score; ``normalize="atari"`` would map raw Atari
+returns to human-normalised scores):
+    >>> from rl_reliable_logger import ScoreTable, evaluate, save_report
+    >>> table.to_csv("scores.csv")
+    >>> table = ScoreTable.from_csv("scores.csv")
+    >>> report = evaluate(table, reps=2000, profile_reps=200, improvement_reps=200, seed=0)
+    >>> folder = save_report(report, "results/", figures=False)
+    >>> (folder / "aggregates.csv").exists()
+    True
 """
 
 from __future__ import annotations
@@ -27,8 +31,16 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and IDEs
     from .analysis.planning import plan
     from .analysis.report import Report
     from .data.scores import ScoreTable
+    from .render.bundle import check_output_folder
+    from .render.plan_figures import save_plan
     from .render.writer import load_report, save_report
+    from .trackers.base.protocols import PublishResult
     from .trackers.callback import log_final_score
+    from .trackers.folder import FolderSink
+    from .trackers.mlflow.sink import MlflowSink, publish_mlflow
+    from .trackers.mlflow.source import MlflowSource, mlflow_table
+    from .trackers.wandb.sink import WandbSink, publish_wandb
+    from .trackers.wandb.source import WandbSource, wandb_table
 
 __all__ = [
     "AnalysisOptions",
@@ -55,6 +67,7 @@ __all__ = [
     "plan",
     "publish_mlflow",
     "publish_wandb",
+    "save_plan",
     "save_report",
     "tuning_table",
     "wandb_table",
@@ -79,6 +92,7 @@ _LAZY = {
     "jordan_tables": ("rl_reliable_logger.analysis.jordan", "jordan_tables"),
     "tuning_table": ("rl_reliable_logger.analysis.jordan", "tuning_table"),
     "plan": ("rl_reliable_logger.analysis.planning", "plan"),
+    "save_plan": ("rl_reliable_logger.render.plan_figures", "save_plan"),
     # numpy/pandas/scipy too load only with the first analysis name, so `rl-reliable --help` stays fast
     "AnalysisOptions": ("rl_reliable_logger.analysis.options", "AnalysisOptions"),
     "OptionError": ("rl_reliable_logger.analysis.options", "OptionError"),

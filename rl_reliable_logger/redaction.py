@@ -2,7 +2,7 @@
 
 :func:`redact` hides, anywhere in a text:
 
-* the password of ``scheme://user:password@host`` (the user stays: ``user:***@``);
+* the password of ``scheme://user:password@host`` (the user stays: ``user:***@``), ``@`` in the password included;
 * a user-info without a password, which is how tokens are usually passed (``https://<token>@host`` →
   ``https://***@host``);
 * the values of query parameters whose name says secret (``token``, ``access_token``, ``api_key``, ``key``,
@@ -32,7 +32,14 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-__all__ = ["MASK", "RunNameRedactor", "active_run_name_redactor", "redact", "redacting_run_names"]
+__all__ = [
+    "MASK",
+    "RunNameRedactor",
+    "active_run_name_redactor",
+    "is_secret_name",
+    "redact",
+    "redacting_run_names",
+]
 
 MASK = "***"
 
@@ -57,7 +64,8 @@ _SECRET_SUFFIXES = ("_TOKEN", "_API_KEY", "_APIKEY", "_SECRET", "_PASSWORD", "_A
 #: Values shorter than this are not searched for (a variable set to "1" must not blank every digit).
 _MIN_SECRET = 6
 
-_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)(?P<userinfo>[^/?#\s@]+)@")
+#: The user-info ends at the *last* ``@`` of the authority: a password may hold ``@`` (``alice:p@ss@host``).
+_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)(?P<userinfo>[^/?#\s]+)@")
 _SECRET_NAME = r"[^=&#\s?;]*(?:token|key|secret|passw(?:or)?d|pwd|sig|signature|auth|credential|session)[^=&#\s?;]*"
 _QUERY = re.compile(rf"(?P<head>[?&;]{_SECRET_NAME}=)(?P<value>[^&#\s'\"]+)", re.IGNORECASE)
 _HEADER = re.compile(
@@ -74,6 +82,24 @@ _ASSIGN = re.compile(
     r"(?P<value>[^\s'\",;&]{4,})",
     re.IGNORECASE,
 )
+
+
+#: A field whose name says it holds a secret (``api_key``, ``wandb-token``, ``db_password``, ``Secret``).
+_SECRET_FIELD = re.compile(
+    r"(?:^|[_\-.\s])(?:api[_\-]?key|apikey|token|secret|passw(?:or)?d|pwd|credentials?|auth|"
+    r"private[_\-]?key|access[_\-]?key|secret[_\-]?key|session[_\-]?key)(?:$|[_\-.\s])",
+    re.IGNORECASE,
+)
+
+
+def is_secret_name(name: object) -> bool:
+    """Whether a field (column, config key) is named like a secret: its values are never copied into outputs.
+
+    Example:
+        >>> [is_secret_name(n) for n in ("api_key", "WANDB_TOKEN", "db-password", "tokens_per_step", "lr")]
+        [True, True, True, False, False]
+    """
+    return bool(_SECRET_FIELD.search(str(name)))
 
 
 def _userinfo(match: re.Match[str]) -> str:

@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
 
 from tests.support.wandb_standin import start as start_wandb_standin
-
-# The tests' data is small, and the default engine choice (auto) would run it all in numpy; force the compiled
-# kernels (when numba is installed) so that every test keeps checking them. tests/stats/test_engine_choice.py
-# checks auto itself, and RL_RELIABLE_NO_NUMBA=1 still forces numpy where a test sets it.
-os.environ.setdefault("RL_RELIABLE_ENGINE", "numba")
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -20,11 +20,15 @@ from ..data.normalize import get_normalizer
 from ..data.scores import ScoreTable
 from ..stats import bootstrap as bs
 from ..stats import metrics as mt
+from ..stats import registry
 from ..stats.aggregate import aggregate_intervals
 from ..stats.checks import clip_noise
 from .budgets import budget_warnings, histories
 from .normalization import normalize_final
-from .options import AnalysisOptions, OptionError, as_options
+from .options import AnalysisOptions, OptionError, OptionKeywords, as_options
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 #: Random streams per algorithm, in this order; the layout does not depend on what is computed.
 STREAMS = ("aggregates", "profiles", "per_task", "improvement", "curves")
@@ -94,9 +98,20 @@ def prepare(table: ScoreTable, options: AnalysisOptions) -> Prepared:
     table = selected = select(table, options.only_algorithms, options.only_tasks)
     runs = histories(table) if table.has_steps else []
     raw_final = final = table.final(options.budget)
+    if final.frame.empty and options.budget is not None:
+        first = float(table.frame["step"].min()) if "step" in table.frame.columns else float("nan")
+        raise OptionError(
+            "budget", f"`budget={options.budget:g}` is before every run's first logged step ({first:g}): no scores"
+        )
     sizes = final.frame.groupby("algorithm", sort=False).size()
+    if options.method == "bca" and int(final.runs_per_cell().to_numpy().max()) < 2:
+        raise OptionError(
+            "method",
+            "`method='bca'` needs a task with two or more runs per algorithm (its acceleration is a jackknife over "
+            "runs); every cell has one run: use `method='percentile'`",
+        )
     options.check_memory(len(final.algorithms), len(final.tasks), int(sizes.max()))
-    warnings = list(table.warnings) + budget_warnings(runs, options.budget)
+    warnings = list(table.warnings) + budget_warnings(runs, options.budget) + options.resolution_warnings()
     normalization = "raw score"
     if options.normalize is not None:
         normalizer = get_normalizer(options.normalize)
@@ -183,36 +198,67 @@ def analysis_streams(
     return _streams(seed, algorithms, task_bootstrap=task_bootstrap)
 
 
-def table_method(method: str, *, jackknife: bool = False) -> str:
-    """The interval method a table other than the aggregates gets when ``method`` is asked for: BCa needs a
-    jackknife, without one it is BC; the expanded and bootstrap-t intervals need the cells, so they are
-    percentile. The one rule :func:`ci_bounds` applies and provenance records (``interval_methods``)."""
+#: Tables whose intervals small-sample methods reach (an expanded level from their cells); curves are not among
+#: them (a level per stretch of the grid is not computed), so they get the percentile interval there.
+EXPANDED_TABLES = ("differences", "improvement", "profiles", "gap_curve", "per_task")
+
+
+def table_method(method: str, table: str = "", *, jackknife: bool = False) -> str:
+    """The interval method ``table`` gets when ``method`` is asked for: the one rule :func:`ci_bounds` callers
+    apply and provenance records (``interval_methods``).
+
+    BCa needs a jackknife, so without one it is BC. ``expanded`` applies to the aggregates and every table of
+    :data:`EXPANDED_TABLES` (the level pools the cells the statistic is made of: both algorithms' for a
+    difference or P(X > Y), the task's own for a per-task mean), ``bootstrap-t`` is studentized for the
+    aggregates' mean and the mean's differences, the Student-t interval for per-task means (``student-t``:
+    what the bootstrap-t approximates, and a bootstrap of 3 runs cannot reach beyond their range) and expanded
+    for every other statistic; the curves get percentile for both.
+    """
     if method == "bca" and not jackknife:
         return "bc"
+    if method == "bootstrap-t" and table == "per_task":
+        return "student-t"
     if method in ("expanded", "bootstrap-t"):
-        return "percentile"
+        if table in ("aggregates", "differences"):
+            return method
+        return "expanded" if table in EXPANDED_TABLES else "percentile"
     return method
 
 
-def ci_bounds(dist: np.ndarray, point: np.ndarray, ci: float, method: str, jack: np.ndarray | None = None):
-    """Interval with the method :func:`table_method` gives for ``method``."""
-    used = table_method(method, jackknife=jack is not None)
-    return bs.interval(dist, point, ci=ci, method=used, jackknife=jack)  # type: ignore[arg-type]
-
-
 def interval_methods(method: str, *, curves: bool) -> dict[str, str]:
-    """The interval method of each table of a Report computed with ``method`` (provenance ``interval_methods``).
-
-    The aggregates use the requested method (bootstrap-t is studentized for the mean, expanded for the other
-    metrics); every other table the one of :func:`table_method`.
-    """
-    others = table_method(method)
-    out = {"aggregates": method}
-    for name in ("differences", "improvement", "profiles", "gap_curve", "per_task"):
-        out[name] = others
+    """The interval method of each table of a Report computed with ``method`` (provenance ``interval_methods``)."""
+    out = {"aggregates": table_method(method, "aggregates", jackknife=True)}
+    for name in EXPANDED_TABLES:
+        out[name] = table_method(method, name)
     if curves:
-        out["curves"] = others
+        out["curves"] = table_method(method, "curves")
     return out
+
+
+def ci_bounds(
+    dist: np.ndarray,
+    point: np.ndarray,
+    ci: float,
+    method: str,
+    jack: np.ndarray | None = None,
+    tail: float | np.ndarray | None = None,
+):
+    """Interval with ``method``, a table's method from :func:`table_method`; ``expanded`` needs ``tail`` (its
+    level: :func:`..stats.bootstrap.expanded_level` or ``task_levels``)."""
+    return bs.interval(dist, point, ci=ci, method=method, jackknife=jack, tail=tail)  # type: ignore[arg-type]
+
+
+def check_method(method: str, cells: dict[str, bs.Cells]) -> None:
+    """Refuse BCa where no leave-one-run-out value exists (one run in every task of an algorithm)."""
+    if method != "bca":
+        return
+    for alg, c in cells.items():
+        if (c.sizes < 2).all():
+            raise OptionError(
+                "method",
+                f"`method='bca'` needs two or more runs in at least one task, but {alg!r} has one run per task "
+                "(no jackknife for the acceleration); use `method='percentile'` or add runs",
+            )
 
 
 def aggregate_tables(
@@ -225,24 +271,35 @@ def aggregate_tables(
     ci: float,
     method: str,
     bar: Callable[[int], None],
+    notes: list[str] | None = None,
+    mean_se: dict[str, dict[str, np.ndarray]] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     """The ``aggregates`` table and every algorithm's replicates (for the differences).
 
-    ``task_bootstrap``: False, or the shared task SeedSequence of :func:`analysis_streams`.
+    ``task_bootstrap``: False, or the shared task SeedSequence of :func:`analysis_streams`. ``notes``: receives
+    one sentence per interval that fell back from the requested method (naming the algorithm). ``mean_se``:
+    receives each algorithm's (mean, se) replicates under ``bootstrap-t`` (see ``aggregate_intervals``).
     """
+    check_method(method, cells)
     rows, dists = [], {}
     for alg, c in cells.items():
+        fell_back: list[str] = []
         point, low, high, dists[alg] = aggregate_intervals(
             c, metric_objs, reps, rngs[alg], ci=ci, method=method, task_bootstrap=task_bootstrap,
-            chunk_bytes=chunk_bytes, progress=bar,
+            chunk_bytes=chunk_bytes, progress=bar, notes=fell_back,
+            mean_se=None if mean_se is None else mean_se.setdefault(alg, {}),
         )  # fmt: skip
+        if notes is not None:
+            notes += [f"{alg}: {n}" for n in fell_back]
         point = clip_noise(point, low, high)  # a point outside its interval by rounding only
         for j, m in enumerate(metric_objs):
             rows.append({"algorithm": alg, "metric": m.name, "point": point[j], "low": low[j], "high": high[j]})
     return pd.DataFrame(rows, columns=["algorithm", "metric", "point", "low", "high"]), dists
 
 
-def aggregate(table: ScoreTable, options: AnalysisOptions | None = None, **overrides: Any) -> pd.DataFrame:
+def aggregate(
+    table: ScoreTable, options: AnalysisOptions | None = None, **overrides: Unpack[OptionKeywords]
+) -> pd.DataFrame:
     """Interval estimates of the aggregate metrics only (the ``aggregates`` table of ``evaluate()``).
 
     Takes the same options as :func:`~rl_reliable_logger.evaluate` (only those about aggregates
@@ -260,7 +317,7 @@ def aggregate(table: ScoreTable, options: AnalysisOptions | None = None, **overr
     prep = prepare(table, opts)
     tasks = sorted(prep.final.tasks)
     cells = cells_by_algorithm(prep.final, tasks)
-    metric_objs = [mt.get_metric(m, gamma=opts.gamma) for m in opts.metrics]
+    metric_objs = [registry.get_metric(m, gamma=opts.gamma) for m in opts.metrics]
     rng, shared_tasks = analysis_streams(opts.seed, prep.final.algorithms, opts.task_bootstrap)
     table_out, _ = aggregate_tables(
         cells, metric_objs, opts.reps, rng["aggregates"], shared_tasks, opts.chunk_bytes, opts.ci, opts.method, _no_bar

@@ -32,6 +32,7 @@ from ..errors import InputError
 from ..stats import bootstrap as bs
 from ..stats import metrics as mt
 from ..stats import multiplicity as mp
+from ..stats import registry
 from .normalization import normalize_final
 from .report import SPECS
 
@@ -80,7 +81,7 @@ def compare_all(
     algorithms = final.algorithms
     if len(algorithms) < 2:
         raise InputError("compare_all needs at least two algorithms")
-    metric_obj = mt.get_metric(metric, gamma=gamma)
+    metric_obj = registry.get_metric(metric, gamma=gamma)
     cells, _ = _cells(final)
     root = bs.as_generator(seed)
     streams = root.spawn(len(algorithms))
@@ -89,8 +90,7 @@ def compare_all(
     for a in algorithms:
         draws = bs.draw(cells[a], reps, streams[slot[a]])
         dists[a] = metric_obj(draws)
-        small = np.uint16 if int(cells[a].sizes.max()) < 2**16 else np.uint32  # counts ≤ N_m: 4x less memory
-        counts[a] = draws.counts().astype(small)
+        counts[a] = draws.small_counts()
         points[a] = float(metric_obj(bs.original(cells[a]))[0])
     pairs = [(x, y) for i, x in enumerate(algorithms) for y in algorithms[i + 1 :]]
     diff = np.stack([dists[x] - dists[y] for x, y in pairs], axis=1)

@@ -11,22 +11,24 @@ import copy
 import datetime as _dt
 import platform
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from ..data.counts import agree, count_runs, plural
-from ..data.scores import ScoreTable
+from ..data.scores import CANONICAL, ScoreTable
+from ..stats import aggregate as agg
 from ..stats import bootstrap as bs
 from ..stats import checks as ck
 from ..stats import curves as cv
-from ..stats import engine
 from ..stats import metrics as mt
 from ..stats import profiles as pf
+from ..stats import registry
 from ..version import __version__
 from . import comparisons as cmp
 from . import protocol as pc
+from . import trust
 from .aggregates import (
     aggregate_tables,
     analysis_streams,
@@ -37,8 +39,11 @@ from .aggregates import (
 )
 from .budgets import histories
 from .jordan import jordan_tables, tuning_table
-from .options import DEFAULT_METRICS, AnalysisOptions, as_options, ci_label
+from .options import DEFAULT_METRICS, AnalysisOptions, OptionKeywords, as_options, ci_label
 from .report import Report
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["DEFAULT_METRICS", "evaluate"]
 
@@ -82,7 +87,7 @@ def evaluate(
     options: AnalysisOptions | None = None,
     *,
     source: dict[str, Any] | None = None,
-    **overrides: Any,
+    **overrides: Unpack[OptionKeywords],
 ) -> Report:
     """Evaluate every algorithm of ``table`` with interval estimates; return the complete :class:`Report`.
 
@@ -90,12 +95,9 @@ def evaluate(
         table: validated per-run scores.
         options: an :class:`~rl_reliable_logger.analysis.options.AnalysisOptions` (default: the paper's
             defaults, ``seed=0``). Every option can also be given as a keyword (``reps=2000``), which
-            overrides the same field of ``options``: ``normalize``, ``metrics``, ``gamma``, ``reps``,
-            ``profile_reps``, ``improvement_reps``, ``curve_reps``, ``ci``, ``method``, ``task_bootstrap``,
-            ``seed``, ``taus``, ``curves``, ``curve_points``, ``curve_metrics``, ``only_algorithms``,
-            ``only_tasks``, ``jordan``, ``jordan_delta``, ``jordan_method``, ``jordan_reps``,
-            ``score_range``, ``hyperparameter_keys``, ``tuning_metric``, ``tuning_reps``, ``progress``,
-            ``chunk_bytes``, ``strict``, ``comparisons`` (see ``AnalysisOptions`` for what each means).
+            overrides the same field of ``options``; the keywords are typed by
+            :class:`~rl_reliable_logger.analysis.options.OptionKeywords` (see ``AnalysisOptions`` for what each
+            means).
         source: where the scores came from (recorded in provenance).
 
     Every option is validated before any computation (an
@@ -138,7 +140,7 @@ def evaluate(
     # so results do not depend on the order of the input rows
     tasks = sorted(final.tasks)
     cells = cells_by_algorithm(final, tasks)
-    metric_objs = [mt.get_metric(m, gamma=gamma) for m in opts.metrics]
+    metric_objs = [registry.get_metric(m, gamma=gamma) for m in opts.metrics]
     names = [m.name for m in metric_objs]
     warnings += _scale_warnings(final, tasks, names, gamma, opts.normalize is not None)
 
@@ -156,18 +158,47 @@ def evaluate(
         tau_grid = np.asarray(opts.taus, float) if opts.taus is not None else pf.default_taus(all_values)
         gammas = np.linspace(min(0.0, float(all_values.min())), max(gamma, float(np.quantile(all_values, 0.95))), 51)
 
+        used = interval_methods(method, curves=bool(opts.curves))
+        fallbacks: list[str] = []
+        mean_se: dict[str, dict[str, np.ndarray]] = {}
         aggregates, dists = aggregate_tables(
-            cells, metric_objs, reps, rng["aggregates"], shared_tasks, chunk_bytes, ci, method, bar
+            cells, metric_objs, reps, rng["aggregates"], shared_tasks, chunk_bytes, ci, method, bar, fallbacks, mean_se
         )
-        differences = _differences(algorithms, names, aggregates, dists, ci, method, chunk_bytes)
+        differences = _differences(
+            algorithms,
+            names,
+            aggregates,
+            dists,
+            ci,
+            used["differences"],
+            chunk_bytes,
+            cells=cells,
+            mean_se=mean_se,
+            notes=fallbacks,
+            mean_names={m.name for m in metric_objs if m.fn is mt.mean},
+        )
+        warnings += fallbacks
+        mean_reported = any(m.fn is mt.mean for m in metric_objs)
+        trust_warnings, mean_skewness = trust.mean_trust(cells, differences=len(algorithms) > 1)
+        if mean_reported:
+            warnings += trust_warnings
         profiles, gap = _profiles(
-            cells, tau_grid, gammas, profile_reps, rng["profiles"], opts.task_bootstrap, chunk_bytes, ci, method, bar
+            cells,
+            tau_grid,
+            gammas,
+            profile_reps,
+            rng["profiles"],
+            opts.task_bootstrap,
+            chunk_bytes,
+            ci,
+            used["profiles"],
+            bar,
         )
         per_task, ranks = _per_task_and_ranks(
-            cells, tasks, profile_reps, rng["per_task"], chunk_bytes, ci, method, bar, opts.rank_by
+            cells, tasks, profile_reps, rng["per_task"], chunk_bytes, ci, used["per_task"], bar, opts.rank_by
         )
         improvement = _improvement(
-            cells, improvement_reps, rng["improvement"], chunk_bytes, ci, method, bar, shared_tasks
+            cells, improvement_reps, rng["improvement"], chunk_bytes, ci, used["improvement"], bar, shared_tasks
         )
         curve_table = pd.DataFrame(columns=["algorithm", "metric", "step", "n_runs", "point", "low", "high"])
         curve_info: dict[str, Any] = {}
@@ -181,7 +212,7 @@ def evaluate(
                 rng["curves"],
                 chunk_bytes,
                 ci,
-                method,
+                used["curves"],
                 bar,
                 opts.budget,
             )
@@ -230,7 +261,7 @@ def evaluate(
         extra["tuning"] = tuning
         warnings += tuning_warnings
 
-    used = final.frame
+    frame_used = final.frame
     provenance: dict[str, Any] = {
         "created": started.isoformat(timespec="seconds"),
         "protocol": [f.to_dict() for f in findings],
@@ -240,10 +271,10 @@ def evaluate(
         "filters": prep.filters,
         "algorithms": algorithms,
         "tasks": tasks,
-        "counts": count_runs(used).to_dict(),
-        "n_runs": {a: int((used["algorithm"] == a).sum()) for a in algorithms},
+        "counts": count_runs(frame_used).to_dict(),
+        "n_runs": {a: int((frame_used["algorithm"] == a).sum()) for a in algorithms},
         "runs_per_task": {a: {t: int(n) for t, n in zip(tasks, cells[a].sizes)} for a in algorithms},
-        "runs_used": used[["algorithm", "task", "run_id"]].astype(str).values.tolist(),
+        "runs_used": frame_used[["algorithm", "task", "run_id"]].astype(str).values.tolist(),
         "dropped": raw_table.dropped.astype(object).where(raw_table.dropped.notna(), None).to_dict("records"),
         "excluded": raw_table.source.get("excluded", []),
         "metrics": names,
@@ -257,10 +288,15 @@ def evaluate(
         "method": method,
         "method_note": (
             "aggregates use the requested method; differences, probability of improvement, profiles and per-task "
-            "intervals use it too, except that bca falls back to bc for them (no jackknife) and expanded and "
-            "bootstrap-t to percentile; bootstrap-t is studentized for the mean, expanded for other metrics."
+            "intervals use it too, except that bca falls back to bc for them (no jackknife); expanded levels pool "
+            "the cells of the statistic (both algorithms' for differences and P(X>Y), the task's for per-task "
+            "means); bootstrap-t is studentized for the mean and the mean's differences, expanded for every other "
+            "statistic except per-task means, which get the Student-t interval under bootstrap-t; curves get "
+            "percentile for expanded and bootstrap-t. interval_methods records the method of each table."
         ),
-        "interval_methods": interval_methods(method, curves=bool(opts.curves)),
+        "interval_methods": used,
+        "interval_fallbacks": fallbacks,
+        "mean_skewness": mean_skewness,
         "checks": pc.checks_run(prep.selected or prep.table, hyperparameter_keys=opts.hyperparameter_keys or None),
         "task_bootstrap": opts.task_bootstrap,
         "rank_by": opts.rank_by,
@@ -291,7 +327,7 @@ def evaluate(
             "no seed given (seed=None): intervals will differ slightly from run to run; "
             "pass an integer seed for reproducible numbers."
         )
-    scores_out = (table if table.has_steps and opts.curves else final).frame
+    scores_out = _without_secrets((table if table.has_steps and opts.curves else final).frame, warnings)
     return Report(
         aggregates=aggregates,
         per_task=per_task,
@@ -306,6 +342,33 @@ def evaluate(
         warnings=warnings,
         extra=extra,
     )
+
+
+def _without_secrets(frame: pd.DataFrame, warnings: list[str]) -> pd.DataFrame:
+    """The scores table as outputs get it: extra columns named like secrets dropped (with a warning), and the
+    credentials inside other extra text columns (a URL's password, ``token=...``) redacted."""
+    from ..redaction import is_secret_name, redact
+
+    extra = [c for c in frame.columns if c not in CANONICAL]
+    secret = [c for c in extra if is_secret_name(c)]
+    if secret:
+        warnings.append(
+            f"column(s) {', '.join(repr(str(c)) for c in secret)} look like secrets by their name: they are not "
+            "copied into the scores table, the results folder or the tracker"
+        )
+        frame = frame.drop(columns=secret)
+    texts = [c for c in extra if c not in secret and not pd.api.types.is_numeric_dtype(frame[c])]
+    if not texts:
+        return frame
+    block = frame[texts].astype(object)
+    values = pd.unique(block.to_numpy().ravel())  # each distinct text once, however many columns hold it
+    changed = {v: r for v in values if isinstance(v, str) and (r := redact(v)) != v}
+    if not changed:
+        return frame
+    hit = [c for c, found in block.isin(list(changed)).any().items() if found]
+    out = frame.copy()
+    out[hit] = block[hit].map(lambda v: changed.get(v, v) if isinstance(v, str) else v)
+    return out
 
 
 def _scale_warnings(
@@ -344,11 +407,22 @@ def _side_seeds(seed: Any) -> tuple[Any, Any]:
 # ----------------------------------------------------------------------------- pieces
 # Intervals are per column, so every piece stacks its distributions and asks for their intervals together: the
 # same numbers as one call per statistic, in one selection pass per ``chunk_bytes`` of replicates.
-def _grouped_bounds(rows: int, width: int, count: int, fill, points: list[np.ndarray], ci, method, chunk_bytes: int):
+def _grouped_bounds(
+    rows: int,
+    width: int,
+    count: int,
+    fill,
+    points: list[np.ndarray],
+    ci,
+    method,
+    chunk_bytes: int,
+    tails: list[np.ndarray] | None = None,
+):
     """``ci_bounds`` of ``count`` distributions of ``rows`` replicates and ``width`` statistics each, distribution
     ``i`` written by ``fill(i, out)`` into a ``(rows, width)`` block. The blocks are stacked ``chunk_bytes`` at a
     time (at least one), as one ``(rows, parts, width)`` view the selection reads without a copy. Returns one
-    ``(low, high)`` pair per distribution."""
+    ``(low, high)`` pair per distribution. ``tails``: the expanded level of each distribution (one per
+    statistic or a scalar), required by ``method='expanded'``."""
     lows, highs = [], []
     per_stack = max(1, chunk_bytes // max(1, rows * width * 8))
     for i in range(0, count, per_stack):
@@ -357,42 +431,82 @@ def _grouped_bounds(rows: int, width: int, count: int, fill, points: list[np.nda
         for k in range(i, j):
             fill(k, stack[k - i])
         point = np.concatenate(points[i:j]).reshape(j - i, width)
-        low, high = ci_bounds(np.moveaxis(stack, 0, 1), point, ci, method)
+        tail = None
+        if method == "expanded":
+            assert tails is not None, "the expanded interval needs each distribution's level"
+            tail = np.stack([np.broadcast_to(t, (width,)) for t in tails[i:j]])
+        low, high = ci_bounds(np.moveaxis(stack, 0, 1), point, ci, method, tail=tail)
         lows.append(np.reshape(low, -1))
         highs.append(np.reshape(high, -1))
     low, high = np.concatenate(lows), np.concatenate(highs)
     return [(low[k * width : (k + 1) * width], high[k * width : (k + 1) * width]) for k in range(count)]
 
 
-def _stacked_bounds(parts: list[np.ndarray], points: list[np.ndarray], ci, method, chunk_bytes: int):
+def _stacked_bounds(parts: list[np.ndarray], points: list[np.ndarray], ci, method, chunk_bytes: int, tails=None):
     """:func:`_grouped_bounds` of distributions at hand, ``(B, n)`` each (the same B and n)."""
 
     def fill(i: int, out: np.ndarray) -> None:
         out[...] = parts[i]
 
     rows, width = parts[0].shape
-    return _grouped_bounds(rows, width, len(parts), fill, points, ci, method, chunk_bytes)
+    return _grouped_bounds(rows, width, len(parts), fill, points, ci, method, chunk_bytes, tails)
 
 
-def _differences(algorithms, names, aggregates, dists, ci, method, chunk_bytes=bs.DEFAULT_CHUNK_BYTES):
+def _pair_levels(cells, pairs, ci) -> list[np.ndarray]:
+    """The expanded level of each pair's statistic (a difference, P(X > Y)): both algorithms' cells pooled."""
+    return [np.asarray(bs.expanded_level([cells[x], cells[y]], ci)) for x, y in pairs]
+
+
+def _differences(
+    algorithms,
+    names,
+    aggregates,
+    dists,
+    ci,
+    method,
+    chunk_bytes=bs.DEFAULT_CHUNK_BYTES,
+    *,
+    cells=None,
+    mean_se=None,
+    notes=None,
+    mean_names=frozenset(),
+):
+    """The differences table. ``bootstrap-t``: studentized for the mean (from ``mean_se``, each algorithm's
+    (mean, se) replicates), expanded for every other metric and where the studentized replicates are degenerate
+    (a sentence in ``notes``)."""
+    studentized = method == "bootstrap-t"
+    method = "expanded" if studentized else method
     columns = ["algorithm_x", "algorithm_y", "metric", "point", "low", "high"]
     pairs = [(x, y) for i, x in enumerate(algorithms) for y in algorithms[i + 1 :]]
     if not pairs or not names:
         return pd.DataFrame([], columns=columns)
     points = dict(zip(zip(aggregates["algorithm"], aggregates["metric"]), aggregates["point"]))
     pair_points = [np.array([points[(x, m)] - points[(y, m)] for m in names]) for x, y in pairs]
+    tails = _pair_levels(cells, pairs, ci) if method == "expanded" else None
     n = min(d.shape[0] for d in dists.values())
     if all(d.shape[0] == n for d in dists.values()):  # always in evaluate(): many pairs' differences at once
 
         def fill(p: int, out: np.ndarray) -> None:
             np.subtract(dists[pairs[p][0]], dists[pairs[p][1]], out=out)
 
-        bounds = _grouped_bounds(n, len(names), len(pairs), fill, pair_points, ci, method, chunk_bytes)
+        bounds = _grouped_bounds(n, len(names), len(pairs), fill, pair_points, ci, method, chunk_bytes, tails)
     else:  # replicate counts that differ between algorithms: one pair at a time, on their common replicates
         bounds = []
-        for (x, y), pair_point in zip(pairs, pair_points):
+        for k, ((x, y), pair_point) in enumerate(zip(pairs, pair_points)):
             n = min(dists[x].shape[0], dists[y].shape[0])
-            bounds.append(ci_bounds(dists[x][:n] - dists[y][:n], pair_point, ci, method))
+            tail = None if tails is None else tails[k]
+            bounds.append(ci_bounds(dists[x][:n] - dists[y][:n], pair_point, ci, method, tail=tail))
+    if studentized and mean_se:
+        for k, (x, y) in enumerate(pairs):
+            for j, name in enumerate(names):
+                if name not in mean_names:
+                    continue
+                found = agg.studentized_difference(mean_se[x], mean_se[y], ci)
+                if found is None:
+                    if notes is not None:
+                        notes.append(f"{x} - {y}: " + agg.fallback_note(f"the {name} difference"))
+                else:
+                    bounds[k][0][j], bounds[k][1][j] = found
     point = np.concatenate(pair_points)
     low = np.concatenate([b[0] for b in bounds])
     high = np.concatenate([b[1] for b in bounds])
@@ -419,11 +533,18 @@ def _profiles(cells, taus, gammas, reps, rngs, task_bootstrap, chunk_bytes, ci, 
     for alg, c in cells.items():
         points.append(pf.profile_curves(bs.original(c), taus, gammas)[0])
         dists.append(
-            engine.profile_replicates(
-                c, taus, gammas, reps, rngs[alg], task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes, progress=bar
+            bs.replicates(
+                c,
+                lambda r: pf.profile_curves(r, taus, gammas),
+                reps,
+                rngs[alg],
+                task_bootstrap=task_bootstrap,
+                chunk_bytes=chunk_bytes,
+                progress=bar,
             )
         )
-    bounds = _stacked_bounds(dists, points, ci, method, chunk_bytes)
+    tails = [np.asarray(bs.expanded_level(c, ci)) for c in cells.values()] if method == "expanded" else None
+    bounds = _stacked_bounds(dists, points, ci, method, chunk_bytes, tails)
     n_t, n_a = taus.size, len(algorithms)
     fractions, lows, highs, gap_point, gap_low, gap_high = [], [], [], [], [], []
     for point, (low, high) in zip(points, bounds):
@@ -466,10 +587,14 @@ def _per_task_and_ranks(cells, tasks, reps, rngs, chunk_bytes, ci, method, bar, 
     means_by_alg, points, dists = [], [], []
     for alg, c in cells.items():
         points.append(bs.original(c).task_means()[0])
-        dists.append(engine.task_mean_replicates(c, reps, rngs[alg], chunk_bytes=chunk_bytes, progress=bar))
+        dists.append(bs.replicates(c, bs.Resample.task_means, reps, rngs[alg], chunk_bytes=chunk_bytes, progress=bar))
         # after the per-task replicates on the same stream, so per-task intervals do not depend on rank_by
         means_by_alg.append(pf.single_runs(c, reps, rngs[alg]) if rank_by == "runs" else dists[-1])
-    bounds = _stacked_bounds(dists, points, ci, method, chunk_bytes)
+    if method == "student-t":
+        bounds = [bs.student_t_task_intervals(c, ci) for c in cells.values()]
+    else:
+        tails = [bs.task_levels(c, ci) for c in cells.values()] if method == "expanded" else None
+        bounds = _stacked_bounds(dists, points, ci, method, chunk_bytes, tails)
     columns: dict[str, list] = {
         k: [] for k in ("algorithm", "task", "n_runs", "mean", "low", "high", "median", "min", "max")
     }
@@ -520,7 +645,7 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar, shared_tasks=F
             if shared_tasks:
                 counts[alg].append(bs.draw(c, n, rngs[alg], task_bootstrap=True, task_rng=task_rng))
             else:
-                counts[alg].append(engine.draw_count_replicates(c, n, rngs[alg]))
+                counts[alg].append(bs.draw(c, n, rngs[alg]).small_counts())
             bar(n)
     pairs = [(x, y) for i, x in enumerate(algorithms) for y in algorithms[i + 1 :]]
     points, dists = [], []
@@ -539,10 +664,12 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar, shared_tasks=F
         if shared_tasks:
             dist = np.concatenate([mt.improvement_task_slots(bx, by) for bx, by in zip(counts[x], counts[y])])
         else:
-            dist = np.concatenate([engine.improvement(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
+            dist = np.concatenate([mt.improvement_replicates(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
         dists.append(dist[:, None])
     rows = []
-    for (x, y), point_x, (low, high) in zip(pairs, points, _stacked_bounds(dists, points, ci, method, chunk_bytes)):
+    tails = _pair_levels(cells, pairs, ci) if method == "expanded" else None
+    bounds = _stacked_bounds(dists, points, ci, method, chunk_bytes, tails)
+    for (x, y), point_x, (low, high) in zip(pairs, points, bounds):
         low, high = ck.clip_fraction(low), ck.clip_fraction(high)
         point = float(ck.clip_noise(point_x, low, high)[0])
         rows.append({"algorithm_x": x, "algorithm_y": y, "point": point, "low": float(low[0]), "high": float(high[0])})
@@ -571,7 +698,7 @@ def _curves(table, curve_metrics, gamma, reps, n_points, rngs, chunk_bytes, ci, 
     by_cell: dict[tuple[str, str], list[np.ndarray]] = {}
     for h in runs:
         by_cell.setdefault(h.key[:2], []).append(cv.align(h, grid, shape.reach[h.key]))
-    metric_objs = [mt.get_metric(m, gamma=gamma) for m in curve_metrics]
+    metric_objs = [registry.get_metric(m, gamma=gamma) for m in curve_metrics]
     tasks = sorted(table.tasks)
     rows, counts = [], {}
     for alg in table.algorithms:

@@ -24,11 +24,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..data.counts import plural
 from ..data.scores import ScoreTable
 from ..stats import jordan as jd
 from ..stats import tuning as tn
 from .aggregates import aggregate
 from .normalization import normalize_final
+from .options import OptionError
 from .report import SPECS
 
 __all__ = ["JORDAN_COLUMNS", "QUANTILE_COLUMNS", "jordan_tables", "tuning_table"]
@@ -60,6 +62,26 @@ def _support(score_range: ScoreRange, tasks: list[str]) -> Any:
     if len(pair) != 2:
         raise ValueError(f"score_range must be (low, high), got {score_range!r}")
     return pair
+
+
+def _check_support(support: Any, samples: list[list[np.ndarray]], tasks: list[str]) -> None:
+    """Every task's scores must lie inside its known score range (else PBP's bound would be wrong)."""
+    if support is None:
+        return
+    bounds = np.broadcast_to(np.asarray(support, dtype=float), (len(tasks), 2))
+    outside = []
+    for j, task in enumerate(tasks):
+        values = np.concatenate([np.asarray(runs[j], dtype=float) for runs in samples])
+        if values.size and (values.min() < bounds[j, 0] or values.max() > bounds[j, 1]):
+            outside.append(
+                f"{task!r} has scores in [{values.min():g}, {values.max():g}], range [{bounds[j, 0]:g}, {bounds[j, 1]:g}]"
+            )
+    if outside:
+        raise OptionError(
+            "score_range",
+            f"`score_range=` is narrower than the data on {plural(len(outside), 'task')}: {'; '.join(outside[:6])}. "
+            "Give the range every score can reach (or leave it out to use the observed range)",
+        )
 
 
 def jordan_tables(
@@ -96,15 +118,18 @@ def jordan_tables(
         ``({"jordan": ..., "jordan_quantiles": ...}, warnings)``.
 
     Example:
-        >>> tables, warnings = jordan_tables(table, delta=0.05, method="pbp-t")   # doctest: +SKIP
-        >>> tables["jordan"][["algorithm", "aggregate", "low", "high", "rank"]]  # doctest: +SKIP
+        >>> tables, warnings = jordan_tables(table, delta=0.05, method="pbp-t", score_range=(0.0, 1.0), reps=200)
+        >>> list(tables["jordan"][["algorithm", "aggregate", "low", "high", "rank"]].columns)
+        ['algorithm', 'aggregate', 'low', 'high', 'rank']
     """
     samples, algorithms, tasks = _samples(table)
+    support = _support(score_range, tasks)
+    _check_support(support, samples, tasks)
     res = jd.jordan_evaluate(
         samples,
         method=method,
         delta=delta,
-        support=_support(score_range, tasks),
+        support=support,
         tie_rule=tie_rule,
         min_sign=min_sign,
         t_split=t_split,

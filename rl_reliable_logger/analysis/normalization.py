@@ -27,7 +27,9 @@ def normalize_final(final: ScoreTable, spec: str | os.PathLike | Normalizer | Pe
     """``final`` normalised by ``spec`` (a packaged name, a CSV path or a normaliser).
 
     Example:
-        >>> normalize_final(table.final(), "percentiles")   # doctest: +SKIP
+        >>> normalised = normalize_final(table.final(), "percentiles")
+        >>> bool(normalised.to_pandas()["score"].between(0, 1).all())
+        True
     """
     normalizer = get_normalizer(spec)
     if isinstance(normalizer, PercentileNormalizer) and normalizer.weights == "equilibrium":

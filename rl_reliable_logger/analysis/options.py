@@ -16,25 +16,26 @@ Example:
     >>> AnalysisOptions(method="studentized")
     Traceback (most recent call last):
     ...
-    rl_reliable_logger.analysis.options.OptionError: `method='studentized'` is not an interval method; choose one of percentile, basic, bc, bca
+    rl_reliable_logger.analysis.options.OptionError: `method='studentized'` is not an interval method; choose one of percentile, basic, bc, bca, expanded, bootstrap-t
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
 from ..data.counts import plural
 from ..errors import InputError
+from ..memory import available_memory
+from ..memory import format_bytes as _bytes
 from ..stats import bootstrap as bs
-from ..stats import metrics as mt
 from ..stats import profiles as pf
+from ..stats import registry
 
 DEFAULT_METRICS = ("mean", "median", "iqm", "optimality_gap")
 JORDAN_METHODS = ("pbp", "pbp-t", "bootstrap")
@@ -90,7 +91,9 @@ class AnalysisOptions:
             probability of improvement, sample-efficiency curves.
         ci: confidence level, a fraction in [0.5, 1) or a percentage in [50, 100); stored as a fraction.
         method: interval method, one of ``percentile`` (default), ``basic``, ``bc``, ``bca``, ``expanded`` or
-            ``bootstrap-t`` (small samples; see ``stats.bootstrap``).
+            ``bootstrap-t`` (small samples; see ``stats.bootstrap``). It applies to every table (the rule and
+            its exceptions: ``analysis.aggregates.table_method``; recorded as ``provenance["interval_methods"]``);
+            with 10 or fewer runs per task ``bootstrap-t`` is the one the coverage study recommends (README).
         task_bootstrap: also resample tasks, not only runs within tasks (every algorithm's replicate r
             resamples the same tasks, so differences and probability of improvement are paired).
         rank_by: rank distributions of ``"runs"`` (default, the paper's: one random run per task per
@@ -240,26 +243,12 @@ class AnalysisOptions:
 
     @classmethod
     def _level(cls, value: Any) -> float:
-        ci = cls._real("ci", value)
-        level = ci if 0 < ci < 1 else ci / 100.0 if 1 < ci < 100 else None
-        if level is None:
-            raise OptionError(
-                "ci",
-                f"`ci={value!r}` is not a confidence level: give a fraction in (0, 1) such as 0.95, "
-                "or a percentage in (1, 100) such as 95 or 99.5",
-            )
-        if level < MIN_CI:
-            raise OptionError(
-                "ci",
-                f"`ci={value!r}` reads as a {ci_label(level)} interval; levels below {ci_label(MIN_CI)} are "
-                "refused as a likely slip (did you mean 0.95 or 95?)",
-            )
-        return level
+        return confidence_level(value)
 
     @staticmethod
     def _metric(keyword: str, metric: Any) -> Any:
         try:
-            return mt.get_metric(metric)
+            return registry.get_metric(metric)
         except (ValueError, KeyError) as err:
             raise OptionError(keyword, f"`{keyword}=`: {err}") from None
 
@@ -348,7 +337,8 @@ class AnalysisOptions:
             "profile_reps": self.profile_reps * f8 * (2 * (2 * n_taus + 51) + 3 * a * m + a * m),
             # draw counts of every algorithm kept, and the replicates of one pair
             # all-pairs comparisons: every algorithm's replicates and draw counts, two families of pairs
-            "improvement_reps": self.improvement_reps * (a * k * count_bytes + 3 * f8)
+            # P(X > Y) of one pair: running sums over y's runs, the gathered sums and the wins, (R, K) floats each
+            "improvement_reps": self.improvement_reps * (a * k * count_bytes + 4 * k * f8)
             + (self.improvement_reps * (a * (k * count_bytes + f8) + a * a * f8 * 3) if self.comparisons else 0.0),
             "curve_reps": (self.curve_reps * len(self.curve_metrics) * self.curve_points * f8 * 3)
             if self.curves
@@ -357,10 +347,30 @@ class AnalysisOptions:
             if self.jordan and self.jordan_method == "bootstrap"
             else 0.0,
             "base": 4.0 * self.chunk_bytes + 256 * 2**20 * (self.jordan and self.jordan_method == "bootstrap"),
+            # not a replicate count: the runs themselves, held a few times over (table, cells, sorted copies)
+            "runs": 64.0 * a * k,
         }
         if self.hyperparameter_keys:
             est["base"] += self.resolved_tuning_reps * f8 * 4 * a
         return est
+
+    def resolution_warnings(self) -> list[str]:
+        """One warning per replicate count too small to resolve the ``ci`` level (with the count it needs).
+
+        A percentile interval's end is the (1 - ci)/2 quantile of the replicates: with fewer than
+        2 / (1 - ci) of them no replicate lies beyond it, and the interval's ends are just the
+        extreme replicates (``reps=1``: a "95%" interval of one value, which need not contain the point).
+        """
+        needed = replicates_needed(self.ci)
+        used = ["reps", "profile_reps", "improvement_reps"]
+        used += ["curve_reps"] if self.curves else []
+        used += ["jordan_reps"] if self.jordan and self.jordan_method == "bootstrap" else []
+        return [
+            f"`{name}={getattr(self, name)}` cannot resolve a {ci_label(self.ci)} interval: its ends need at least "
+            f"{needed:,} replicates (2 / (1 - level)); the interval shown is only the range of the replicates"
+            for name in used
+            if getattr(self, name) < needed
+        ]
 
     def check_memory(self, n_algorithms: int, n_tasks: int, n_runs: int, *, available: float | None = None) -> None:
         """Refuse replicate counts whose estimated memory exceeds the available memory.
@@ -375,7 +385,14 @@ class AnalysisOptions:
         total = sum(est.values())
         if total <= avail:
             return
-        keyword = max((k for k in est if k != "base"), key=lambda k: est[k])
+        if est["runs"] + est["base"] > avail:
+            raise OptionError(
+                "only_tasks",
+                f"{plural(n_algorithms, 'algorithm')} x {plural(n_tasks, 'task')} with up to {n_runs:,} runs per algorithm would need "
+                f"about {_bytes(est['runs'] + est['base'])} of memory for the runs alone, but about "
+                f"{_bytes(avail)} is available; analyse fewer tasks or runs at a time (`only_tasks=`)",
+            )
+        keyword = max((k for k in est if k not in ("base", "runs")), key=lambda k: est[k])
         value = getattr(self, keyword)
         per_rep = est[keyword] / value
         largest = int((avail - (total - est[keyword])) // per_rep) if per_rep > 0 else 0
@@ -391,41 +408,102 @@ class AnalysisOptions:
         )
 
 
-def _bytes(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
-        if abs(n) < 1024 or unit == "PB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} PB"  # pragma: no cover
+def confidence_level(value: Any) -> float:
+    """A confidence level as a fraction, by the rule of the module docstring (``95`` and ``0.95`` → 0.95);
+    every command (``evaluate``, ``plan``) reads ``ci=`` through this one function."""
+    ci = AnalysisOptions._real("ci", value)
+    level = ci if 0 < ci < 1 else ci / 100.0 if 1 < ci < 100 else None
+    if level is None:
+        raise OptionError(
+            "ci",
+            f"`ci={value!r}` is not a confidence level: give a fraction in (0, 1) such as 0.95, "
+            "or a percentage in (1, 100) such as 95 or 99.5",
+        )
+    if level < MIN_CI:
+        raise OptionError(
+            "ci",
+            f"`ci={value!r}` reads as a {ci_label(level)} interval; levels below {ci_label(MIN_CI)} are "
+            "refused as a likely slip (did you mean 0.95 or 95?)",
+        )
+    return level
 
 
-def available_memory() -> float | None:
-    """Bytes of memory this process can still use: MemAvailable, capped by a cgroup limit; None if unknown."""
-    found: list[float] = []
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    found.append(float(line.split()[1]) * 1024)
-                    break
-    except OSError:
-        pass
-    if not found:
-        try:
-            found.append(float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")))
-        except (ValueError, OSError, AttributeError):
-            pass
-    try:
-        limit = open("/sys/fs/cgroup/memory.max").read().strip()
-        used = open("/sys/fs/cgroup/memory.current").read().strip()
-        if limit != "max":
-            found.append(float(limit) - float(used))
-    except (OSError, ValueError):
-        pass
-    return min(found) if found else None
+def replicates_needed(ci: float) -> int:
+    """Fewest bootstrap replicates whose (1 - ci)/2 tails each hold at least one replicate."""
+    return math.ceil(2.0 / (1.0 - ci) - 1e-9)
 
 
-def as_options(options: AnalysisOptions | None = None, **overrides: Any) -> AnalysisOptions:
+def check_plan_memory(
+    n_tasks: int, largest_n: int, sim_reps: int, *, pair: bool, available: float | None = None
+) -> None:
+    """Refuse a plan whose synthetic experiments would not fit in memory (before simulating, never an OOM kill).
+
+    One synthetic experiment of one algorithm holds its ``sim_reps`` x (runs per task x tasks) draw
+    indices, the drawn values, their sorted copy and (for a pair) the draw counts.
+    """
+    avail = available_memory() if available is None else available
+    if avail is None:
+        return
+    per_rep = 8.0 * max(n_tasks, 1) * max(largest_n, 1) * (6 if pair else 4)
+    need = sim_reps * per_rep + 64 * 2**20
+    if need <= avail:
+        return
+    largest = int((avail - 64 * 2**20) // per_rep)
+    advice = (
+        f"lower `sim_reps=` to at most {largest:,} or simulate fewer runs per task (`runs=` / `max_runs=`)"
+        if largest >= 10
+        else "simulate fewer runs per task (`runs=` / `max_runs=`)"
+    )
+    raise OptionError(
+        "sim_reps",
+        f"planning {largest_n:,} runs per task x {plural(n_tasks, 'task')} with `sim_reps={sim_reps}` would need about "
+        f"{_bytes(need)} of memory, but about {_bytes(avail)} is available; {advice}",
+    )
+
+
+class OptionKeywords(TypedDict, total=False):
+    """The keywords of ``evaluate()`` (and ``aggregate()``): one per :class:`AnalysisOptions` field, typed as the
+    values it accepts (sequences may be lists; ``ci`` may be a percentage), so type checkers and IDEs see every
+    option. A test keeps these names equal to the dataclass's fields."""
+
+    normalize: str | Any | None
+    metrics: Sequence[str | Callable[..., Any]]
+    gamma: float
+    reps: int
+    profile_reps: int
+    improvement_reps: int
+    curve_reps: int
+    ci: float
+    method: str
+    task_bootstrap: bool
+    rank_by: str
+    seed: int | np.random.Generator | None
+    taus: Sequence[float] | np.ndarray | None
+    curves: bool
+    curve_points: int
+    curve_metrics: Sequence[str]
+    budget: float | None
+    only_algorithms: Sequence[str] | None
+    only_tasks: Sequence[str] | None
+    jordan: bool
+    jordan_delta: float
+    jordan_method: str
+    jordan_reps: int
+    score_range: tuple[float, float] | Mapping[str, tuple[float, float]] | None
+    hyperparameter_keys: Sequence[str]
+    tuning_metric: str | None
+    tuning_reps: int | None
+    progress: bool
+    chunk_bytes: int
+    strict: bool
+    comparisons: bool
+
+
+if TYPE_CHECKING:  # PEP 692 (``**kwargs: Unpack[...]``); typing has Unpack from Python 3.11 on
+    from typing_extensions import Unpack
+
+
+def as_options(options: AnalysisOptions | None = None, **overrides: Unpack[OptionKeywords]) -> AnalysisOptions:
     """``options`` (default: all defaults) with ``overrides`` applied; sequences become tuples."""
     base = options if options is not None else AnalysisOptions()
     if not isinstance(base, AnalysisOptions):
@@ -438,8 +516,12 @@ __all__ = [
     "DEFAULT_METRICS",
     "JORDAN_METHODS",
     "AnalysisOptions",
+    "OptionKeywords",
     "OptionError",
     "as_options",
     "available_memory",
+    "check_plan_memory",
     "ci_label",
+    "confidence_level",
+    "replicates_needed",
 ]

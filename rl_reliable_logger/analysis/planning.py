@@ -42,7 +42,9 @@ from ..data.scores import ScoreTable
 from ..errors import InputError
 from ..stats import bootstrap as bs
 from ..stats import metrics as mt
+from ..stats import registry
 from .normalization import normalize_final
+from .options import check_plan_memory, ci_label, confidence_level, replicates_needed
 from .protocol import Finding, check_protocol
 
 Correction = Literal["variance", "none"]
@@ -81,19 +83,6 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
     #: protocol checks on the pilot (see :mod:`~rl_reliable_logger.analysis.protocol`), shown first
     findings: list[Finding] = field(default_factory=list)
-
-    def save(self, out_dir: Any) -> list[Any]:
-        """Write ``plan.csv`` (and ``launch.csv`` when a target was given); return the paths."""
-        from pathlib import Path
-
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        paths = [out / "plan.csv"]
-        self.table.to_csv(paths[0], index=False)
-        if self.provenance.get("target_width") is not None or self.provenance.get("compare") is not None:
-            paths.append(out / "launch.csv")
-            self.launch.to_csv(paths[-1], index=False)
-        return paths
 
 
 # ----------------------------------------------------------------------------- simulation
@@ -221,9 +210,12 @@ def plan(
         [3, 10]
     """
     if trials < 2 or sim_reps < 10:
-        raise InputError("plan needs `trials=` of at least 2 and `sim_reps=` of at least 10")
-    if not 0 < ci < 1:
-        raise InputError(f"`ci=` must be between 0 and 1 (e.g. 0.95), got {ci}")
+        raise InputError(
+            f"plan needs `trials=` of at least 2 and `sim_reps=` of at least 10, got {trials} and {sim_reps}"
+        )
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InputError(f"`seed=` must be a non-negative integer (as for evaluate), got {seed!r}")
+    ci = confidence_level(ci)  # the rule of evaluate(): 0.95 or 95, never 1.5 read as 1.5%
     if not 0 < power < 1:
         raise InputError(f"`power=` must be between 0 and 1 (e.g. 0.8), got {power}")
     if target_width is not None and not target_width > 0:
@@ -248,7 +240,7 @@ def plan(
                 + ", ".join(map(repr, algorithms))
             )
         pair = (names[0], names[1])
-    metric_obj = mt.get_metric(metric, gamma=gamma)
+    metric_obj = registry.get_metric(metric, gamma=gamma)
     cells = final.cells()
     # runs sorted within each cell: a canonical order, so the plan does not depend on the order the runs came
     # in (a file's rows, a tracker's listing)
@@ -265,8 +257,14 @@ def plan(
         if limit < 1:
             raise InputError(f"`max_runs=` must be positive, got {max_runs}")
         grid = default_grid(max(current, 2), limit)
+    check_plan_memory(len(tasks), grid[-1], sim_reps, pair=pair is not None)
 
     warnings: list[str] = []
+    if sim_reps < replicates_needed(ci):
+        warnings.append(
+            f"`sim_reps={sim_reps}` cannot resolve a {ci_label(ci)} interval: its ends need at least "
+            f"{replicates_needed(ci):,} replicates (2 / (1 - level)); the predicted widths are too narrow"
+        )
     singles = [f"{a} / {t}" for a in algorithms for t, x in zip(tasks, pilots[a]) if x.size < 2]
     if singles:
         warnings.append(

@@ -155,9 +155,12 @@ class Report:
     in registry order: saving, loading, the HTML report and the tracker sinks all go through it.
 
     Example:
-        >>> report = evaluate(table, reps=2000, seed=0)      # doctest: +SKIP
-        >>> report.aggregates.query("metric == 'iqm'")      # doctest: +SKIP
-        >>> save_report(report, "results/")                  # doctest: +SKIP
+        >>> from rl_reliable_logger import evaluate, save_report
+        >>> report = evaluate(table, reps=2000, profile_reps=200, improvement_reps=200, seed=0)
+        >>> iqm = report.aggregates.query("metric == 'iqm'")
+        >>> list(iqm["algorithm"]), bool((iqm["low"] <= iqm["point"]).all() and (iqm["point"] <= iqm["high"]).all())
+        (['DQN', 'PPO'], True)
+        >>> _ = save_report(report, "results/", figures=False)
     """
 
     aggregates: pd.DataFrame = _default("aggregates")
@@ -270,7 +273,87 @@ class Report:
             path = src / f"{spec.name}.csv"
             if path.exists():
                 frame = csvcells.read_csv(path, text_columns=set(spec.text_columns) | csvcells.NAME_COLUMNS)
+                _check_table(path, spec, frame)
                 (extra if spec.kind == "optional" else kwargs)[spec.name] = frame
-        prov = json.loads((src / "provenance.json").read_text()) if (src / "provenance.json").exists() else {}
-        warnings = list(prov.pop("warnings", []))
+        prov, warnings = _read_provenance(src / "provenance.json")
         return cls(**kwargs, provenance=prov, warnings=warnings, extra=extra)
+
+
+#: Columns of the report tables that hold numbers (a text cell there means the file was edited).
+NUMERIC_COLUMNS = frozenset(
+    "point low high n_runs mean median min max tau fraction rank probability gamma step score cdf cdf_low "
+    "cdf_high p_value p_holm low_simultaneous high_simultaneous rank_worst rank_best delta selection_score".split()
+)
+#: Provenance fields the report and its renderers read, and the types they must have.
+PROVENANCE_TYPES: dict[str, tuple[type, ...]] = {
+    "ci": (int, float),
+    "reps": (int,),
+    "profile_reps": (int,),
+    "improvement_reps": (int,),
+    "gamma": (int, float),
+    "metrics": (list,),
+    "method": (str,),
+    "normalization": (str, type(None)),
+    "warnings": (list,),
+    "created": (str,),
+    "source": (dict, str, type(None)),
+    "options": (dict,),
+    "curves": (dict, type(None)),
+    "protocol": (list,),
+    "versions": (dict,),
+}
+
+
+def _check_table(path: Path, spec: TableSpec, frame: pd.DataFrame) -> None:
+    """A table read back must have its columns, numbers where numbers belong, and (aggregates) rows."""
+    from ..errors import InputError
+
+    # every table keeps its key columns; the headline table all of its columns (older writers and hand-made
+    # reports may lack a count column elsewhere, which the renderers do without)
+    required = spec.columns if spec.name == "aggregates" else spec.text_columns
+    missing = [c for c in required if c not in frame.columns]
+    if missing and not (frame.empty and spec.kind == "nonempty"):
+        raise InputError(f"{path}: column(s) {', '.join(missing)} missing; the table was edited after it was written")
+    if spec.name == "aggregates" and frame.empty:
+        raise InputError(f"{path}: the table has no rows; the table was edited after it was written")
+    for col in sorted(NUMERIC_COLUMNS & set(spec.columns) & set(frame.columns)):
+        if not (pd.api.types.is_numeric_dtype(frame[col]) or frame[col].isna().all()):
+            bad = next(v for v in frame[col] if not _is_number(v))
+            raise InputError(
+                f"{path}: column {col!r} holds text ({str(bad)[:40]!r}) where numbers belong; "
+                "the table was edited after it was written"
+            )
+
+
+def _is_number(value: Any) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _read_provenance(path: Path) -> tuple[dict[str, Any], list[str]]:
+    """``provenance.json`` as (fields, warnings), every field the renderers read checked for its type."""
+    from ..errors import InputError
+
+    if not path.exists():
+        return {}, []
+    try:
+        prov = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, RecursionError) as err:
+        raise InputError(f"{path}: unreadable JSON ({str(err)[:200] or 'nested too deeply'})") from None
+    if not isinstance(prov, dict):
+        raise InputError(f"{path}: not a JSON object; the file was edited after it was written")
+    for key, types in PROVENANCE_TYPES.items():
+        value = prov.get(key)
+        if key in prov and (not isinstance(value, types) or isinstance(value, bool)):
+            wanted = " or ".join("null" if t is type(None) else t.__name__ for t in types)
+            raise InputError(
+                f"{path}: field {key!r} is {json.dumps(value)[:40]} ({type(value).__name__}), not {wanted}; "
+                "the file was edited after it was written"
+            )
+    warnings = prov.pop("warnings", [])
+    if not all(isinstance(w, str) for w in warnings):
+        raise InputError(f"{path}: field 'warnings' must be a list of text; the file was edited after it was written")
+    return prov, list(warnings)

@@ -42,9 +42,11 @@ def tracker_fields(keys: Sequence[str]) -> dict[str, str] | None:
     return refs or None
 
 
-def check_output(args: argparse.Namespace, *, inputs: Sequence[Any] = ()) -> None:
+def check_output(args: argparse.Namespace, *, inputs: Sequence[Any] = (), kind: str = "report") -> None:
     """Before any computation: ``--out`` may be written (never over an input or files the tool did not write)
-    and ``--figure-formats`` names known formats; a problem is a one-line CliError naming the flag."""
+    and ``--figure-formats`` names known formats; a problem is a one-line CliError naming the flag.
+
+    Every writing command (``evaluate``, ``mlflow``/``wandb --out``, ``plan``) calls this one guard."""
     if not getattr(args, "out", None):
         return
     from ..errors import InputError
@@ -52,8 +54,8 @@ def check_output(args: argparse.Namespace, *, inputs: Sequence[Any] = ()) -> Non
     from ..render.export import check_formats
 
     try:
-        check_output_folder(args.out, inputs=inputs, force=args.force)
-        if not getattr(args, "no_figures", False):
+        check_output_folder(args.out, inputs=inputs, force=getattr(args, "force", False), kind=kind)
+        if not getattr(args, "no_figures", False) and hasattr(args, "figure_formats"):
             check_formats(args.figure_formats)
     except InputError as err:
         raise CliError(cli_message(err)) from None

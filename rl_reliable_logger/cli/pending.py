@@ -61,7 +61,11 @@ def register(subparsers: Any) -> None:
 
 def _handler(args: argparse.Namespace) -> int:
     from ..errors import RLReliableError
+    from ..trackers.base.messages import describe_failure, is_tracker_failure, one_line, printable
     from ..trackers.base.pending import list_pending, mark_pushed, pending_dir
+
+    def say(text: object, **kwargs: Any) -> None:  # like every message: redacted, escaped, one line
+        print(one_line(printable(text), limit=4000), **kwargs)
 
     folder = pending_dir(args.dir)
     try:
@@ -69,31 +73,37 @@ def _handler(args: argparse.Namespace) -> int:
     except RLReliableError as err:
         raise CliError(cli_message(err)) from None
     for problem in problems:
-        print(f"warning: skipped {problem}", file=sys.stderr)
+        say(f"warning: skipped {problem}", file=sys.stderr)
     if not items:
-        print(f"no pending final scores in {folder}")
+        say(f"no pending final scores in {folder}")
         return 1 if problems else 0
     failed = 0
     for item in items:
         if not args.push:
-            print(item.describe())
+            say(item.describe())
             continue
         try:
             outcome = _push(item, args)
-        except RLReliableError as err:
+        except Exception as err:  # one bad file or run never stops the batch
+            if not isinstance(err, RLReliableError) and not is_tracker_failure(err):
+                raise
             failed += 1
-            print(f"not pushed: {item.path.name}: {cli_message(err)}", file=sys.stderr)
+            why = cli_message(err) if isinstance(err, RLReliableError) else describe_failure(err)
+            say(f"not pushed: {item.path.name}: {why}", file=sys.stderr)
             continue
-        moved = mark_pushed(item)
         said = "already there" if outcome == "already" else "written"
-        print(f"pushed: {item.tracker} run {item.run_id}: score {item.score!r} {said}; file moved to {moved}")
+        try:
+            where = f"file moved to {mark_pushed(item)}"
+        except RLReliableError as err:
+            where = cli_message(err)
+        say(f"pushed: {item.tracker} run {item.run_id}: score {item.score!r} {said}; {where}")
     if args.push:
-        print(
+        say(
             f"{len(items) - failed} of {len(items)} pending score(s) pushed"
             + (f"; {failed} kept in {folder}" if failed else "")
         )
     else:
-        print(f"{len(items)} pending score(s) in {folder}; send them with: rl-reliable pending {folder} --push")
+        say(f"{len(items)} pending score(s) in {folder}; send them with: rl-reliable pending {folder} --push")
     return 1 if failed or problems else 0
 
 

@@ -85,21 +85,6 @@ class _Sources(argparse._SubParsersAction):
         super().__call__(parser, namespace, values, option_string)
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
-
-
-def _level(text: str) -> float:
-    value = float(text)
-    value = value / 100.0 if value > 1 else value
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must be a level such as 0.95, got {text}")
-    return value
-
-
 def _add_planning(p: argparse.ArgumentParser) -> None:
     """The planning and output flags, the same for every source."""
     g = p.add_argument_group("planning")
@@ -107,14 +92,14 @@ def _add_planning(p: argparse.ArgumentParser) -> None:
     g.add_argument("--normalize", metavar="NAME|PATH", help="normalise scores per task, as for evaluate")
     g.add_argument("--target-width", type=float, metavar="W", help="interval width wanted (in score units)")
     g.add_argument("--compare", metavar="A,B", help="two algorithms: predict the chance their intervals separate")
-    g.add_argument("--power", type=_level, default=0.8, help="separation probability wanted with --compare (0.8)")
-    g.add_argument("--max-runs", type=_positive_int, metavar="N", help="largest N (default: max(20, 2x the pilot))")
+    g.add_argument("--power", type=float, default=0.8, help="separation probability wanted with --compare: 0.8 or 80")
+    g.add_argument("--max-runs", type=int, metavar="N", help="largest N (default: max(20, 2x the pilot))")
     g.add_argument("--runs", metavar="N1,N2", help="exact list of N to simulate (instead of a grid)")
-    g.add_argument("--trials", type=_positive_int, default=200, help="synthetic experiments per N (default: 200)")
+    g.add_argument("--trials", type=int, default=200, help="synthetic experiments per N (default: 200)")
+    g.add_argument("--sim-reps", type=int, default=500, help="bootstrap replicates per experiment (default: 500)")
     g.add_argument(
-        "--sim-reps", type=_positive_int, default=500, help="bootstrap replicates per experiment (default: 500)"
+        "--ci", type=float, default=0.95, help="confidence level being planned for: 0.95 or 95, as for evaluate"
     )
-    g.add_argument("--ci", type=_level, default=0.95, help="confidence level being planned for (default: 0.95)")
     g.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     o = p.add_argument_group("output")
     o.add_argument("--out", metavar="DIR", help="write plan.csv, launch.csv (with a target) and plan.png here")
@@ -204,7 +189,9 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     from ..analysis.planning import plan
     from ..analysis.protocol import enforce, format_findings
     from ..errors import InputError, ScoreTableError
+    from .common import check_output
 
+    check_output(args, inputs=[args.input] if args.plan_source == FILE else [], kind="plan")  # before any work
     table = _pilot(args)
     if args.strict:  # fail before the simulation, not after it
         from ..analysis.protocol import check_protocol
@@ -220,7 +207,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
             normalize=args.normalize,
             target_width=args.target_width,
             compare=_names(args.compare, "--compare"),
-            power=args.power,
+            power=args.power / 100.0 if args.power > 1 else args.power,
             max_runs=args.max_runs,
             runs=_runs(args.runs),
             trials=args.trials,
@@ -240,18 +227,12 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(format_plan(result))
     if args.out:
-        written = result.save(args.out)
-        if not args.no_figures:
-            from ..render.plan_figures import plot_plan
+        from ..render.plan_figures import save_plan
 
-            fig = plot_plan(
-                result.table,
-                target_width=args.target_width,
-                power=args.power if args.compare else None,
-                ci=args.ci,
-            )
-            written.append(Path(args.out) / "plan.png")
-            fig.savefig(written[-1], dpi=150)
+        try:
+            written = save_plan(result, args.out, figures=not args.no_figures)
+        except InputError as err:
+            raise CliError(cli_message(err)) from None
         for w in written:
             print(f"wrote {w}")
     return 0
@@ -297,10 +278,12 @@ def describe_source(source: Mapping[str, Any]) -> str:
 
 def format_plan(result: Plan) -> str:
     """Widths as an N × algorithm table, then the pair, the runs needed and the launch summary."""
+    from ..analysis.options import ci_label
+
     t = result.table
     prov = result.provenance
     lines = [
-        f"predicted width of the {prov['ci']:.0%} {prov['metric']} interval by runs per task "
+        f"predicted width of the {ci_label(prov['ci'])} {prov['metric']} interval by runs per task "
         f"({prov['trials']} synthetic experiments x {prov['sim_reps']} bootstrap replicates per N, seed {prov['seed']})"
     ]
     algs = t[t["kind"] == "algorithm"]

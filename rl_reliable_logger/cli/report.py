@@ -7,6 +7,7 @@ through its manifest (a partial or modified bundle is refused), and its tables a
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -39,10 +40,14 @@ def register(subparsers: Any) -> None:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from ..errors import InputError
+    from ..render.bundle import recover_swap
     from ..render.writer import rerender
 
     folder = Path(args.dir)
     try:
+        recovered = recover_swap(folder)
+        if recovered:
+            print(f"note: {recovered}", file=sys.stderr)
         out, files = rerender(folder)
     except InputError as err:
         raise CliError(cli_message(err)) from None

@@ -16,12 +16,15 @@ name checks exactly as written.
 
 from __future__ import annotations
 
+import csv
+import gzip
 import os
 from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
 
+from ..errors import ScoreTableError
 from .names import NA_MARKERS
 
 #: First characters a spreadsheet would evaluate (OWASP), plus ``'`` so that the escape is reversible.
@@ -58,24 +61,33 @@ def restore(value: Any) -> Any:
 
 
 def _text_columns(frame: pd.DataFrame) -> list[Any]:
-    return [c for c in frame.columns if frame[c].dtype == object or isinstance(frame[c].dtype, pd.StringDtype)]
+    return [
+        c
+        for c, dtype in frame.dtypes.items()
+        if pd.api.types.is_object_dtype(dtype) or isinstance(dtype, pd.StringDtype)
+    ]
+
+
+def _rewrite(frame: pd.DataFrame, needs: Any, fn: Any) -> pd.DataFrame:
+    """``fn`` applied to the cells of the text columns where ``needs(cell)`` holds somewhere, all in one block."""
+    cols = _text_columns(frame)
+    if not cols:
+        return frame
+    block = frame[cols].astype(object)
+    hit = [c for c, found in block.map(needs).any().items() if found]
+    if hit:
+        frame[hit] = block[hit].map(fn)
+    return frame
 
 
 def neutralise_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """A copy with every text cell neutralised (numeric columns untouched)."""
-    out = frame.copy()
-    for col in _text_columns(out):
-        if out[col].map(lambda v: isinstance(v, str) and v.startswith(TRIGGERS)).any():
-            out[col] = out[col].astype(object).map(neutralise)
-    return out
+    return _rewrite(frame.copy(), lambda v: isinstance(v, str) and v.startswith(TRIGGERS), neutralise)
 
 
 def restore_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with every text cell restored (in place for the columns that need it)."""
-    for col in _text_columns(frame):
-        if frame[col].map(lambda v: isinstance(v, str) and v[:1] == "'").any():
-            frame[col] = frame[col].astype(object).map(restore)
-    return frame
+    return _rewrite(frame, lambda v: isinstance(v, str) and v[:1] == "'", restore)
 
 
 def write_csv(frame: pd.DataFrame, path: str | os.PathLike) -> None:
@@ -88,9 +100,47 @@ def write_csv(frame: pd.DataFrame, path: str | os.PathLike) -> None:
 _EXACT_FLOATS: dict[str, Any] = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
 
 
+def check_shape(path: str | os.PathLike, *, sep: str = ",") -> None:
+    """Refuse a CSV whose header repeats a column name or whose rows have more or fewer fields than the header.
+
+    pandas reads both without a word: a repeated ``score`` column becomes ``score.1``, a row with one field
+    too many shifts its values one column right (the first field becomes the index) and a short row is
+    padded with missing values; the analysis would then run on shifted or arbitrarily chosen numbers.
+    """
+    opener: Any = gzip.open if str(path).lower().endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8", newline="") as fh:
+        reader = csv.reader(fh, delimiter=sep)
+        try:
+            header = next(reader, None)
+            if header is None:
+                return  # an empty file: the reader says so
+            seen: dict[str, int] = {}
+            for i, name in enumerate(header, start=1):
+                if name in seen:
+                    raise ScoreTableError(
+                        f"{path}: column {name!r} appears twice in the header (columns {seen[name]} and {i}); "
+                        "which one holds the values cannot be told: rename or drop one"
+                    )
+                seen[name] = i
+            row = -1
+            for fields in reader:
+                if not fields:
+                    continue  # a blank line, skipped as pandas skips it
+                row += 1
+                if len(fields) != len(header):
+                    raise ScoreTableError(
+                        f"{path}: malformed CSV: row {row} (line {reader.line_num}) has {len(fields)} field(s) but "
+                        f"the header has {len(header)}; a field too many or too few would shift the values, so fix "
+                        "that row (quote a field that contains the separator)"
+                    )
+        except csv.Error as err:
+            raise ScoreTableError(f"{path}: malformed CSV at line {reader.line_num}: {err}") from None
+
+
 def read_csv(path: str | os.PathLike, *, text_columns: Iterable[Any] = NAME_COLUMNS, sep: str = ",") -> pd.DataFrame:
     """Read a CSV with ``text_columns`` as exact text and the others parsed as usual; undo neutralisation."""
     wanted = set(text_columns)
+    check_shape(path, sep=sep)
     header = pd.read_csv(path, sep=sep, nrows=0)
     text = [c for c in header.columns if c in wanted]
     others = {c: sorted(NA_MARKERS) for c in header.columns if c not in wanted}

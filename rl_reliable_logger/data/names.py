@@ -6,9 +6,11 @@ Rules, applied by :class:`~rl_reliable_logger.data.scores.ScoreTable` to every s
 * empty names, missing values and the NA markers a CSV reader would turn into "missing"
   (``NA``, ``nan``, ``None``, ``null``, ``#N/A``, ...) are errors naming the rows, in every format, so a
   name that one format cannot carry is refused by all of them;
-* control characters (newline, tab, NUL, ...) and lone surrogates are errors: no output format shows them;
+* control characters (newline, tab, NUL, ...), bidirectional controls (an RTL override reorders the line)
+  and lone surrogates are errors: no output format shows them;
 * two different names that *print the same* — differing only in leading/trailing whitespace, Unicode
-  normalisation (NFC vs NFD, compatibility forms) or invisible format characters — are an error, and so is
+  normalisation (NFC vs NFD, compatibility forms), invisible format characters, variation selectors or
+  Cyrillic/Greek look-alikes of Latin letters (``РРО`` vs ``PPO``) — are an error, and so is
   leading/trailing whitespace on its own. With ``names="normalize"`` such names are stripped and put in NFC
   instead, and every rewrite is recorded (warnings and provenance).
 
@@ -88,11 +90,27 @@ def as_text(value: Any) -> str:
     return str(value)
 
 
+#: Cyrillic and Greek letters that print like a Latin letter (Unicode's confusables, the unambiguous ones):
+#: "РРО" (Cyrillic) and "PPO" are refused as two names that print the same.
+_LOOKALIKES = str.maketrans(
+    "АВЕКМНОРСТУХЅІЈԚԜҮаеорсухѕіјԁһԛԝӏ" + "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧον",
+    "ABEKMHOPCTYXSIJQWYaeopcyxsijdhqwl" + "ABEZHIKMNOPTYXov",
+)
+#: Bidirectional controls: they reorder how a line prints (an RTL override shows "ABC" as "CBA").
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _variation_selector(ch: str) -> bool:
+    code = ord(ch)
+    return 0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF
+
+
 def display_key(name: str) -> str:
-    """What a reader sees: NFKC, without invisible format characters, stripped, runs of spaces as one."""
+    """What a reader sees: NFKC, without invisible format characters or variation selectors, Cyrillic and Greek
+    look-alikes as the Latin letter they print as, stripped, runs of spaces as one."""
     text = unicodedata.normalize("NFKC", name)
-    text = "".join(ch for ch in text if unicodedata.category(ch) not in ("Cf", "Cc"))
-    return " ".join(text.split())
+    text = "".join(ch for ch in text if unicodedata.category(ch) not in ("Cf", "Cc") and not _variation_selector(ch))
+    return " ".join(text.translate(_LOOKALIKES).split())
 
 
 def normalized(name: str) -> str:
@@ -103,7 +121,7 @@ def normalized(name: str) -> str:
 def _bad_characters(name: str) -> str | None:
     for ch in name:
         cat = unicodedata.category(ch)
-        if cat in ("Cc", "Cs"):
+        if cat in ("Cc", "Cs") or ch in _BIDI:
             return f"U+{ord(ch):04X}"
     return None
 
@@ -145,7 +163,7 @@ def check_names(
         first = controls[0][1]
         raise InputError(
             f"{field} name with a control character ({first}) in {where}, {at([i for i, _ in controls])}: "
-            "names must be printable text (no newline, tab, NUL); rename them at the source.",
+            "names must be printable text (no newline, tab, NUL, bidirectional override); rename them at the source.",
             [f"{one(i)}: control character {c}" for i, c in controls],
         )
     notes: list[str] = []

@@ -115,6 +115,17 @@ class Normalizer:
         if self.table is None:
             return {t: (float(self.low), float(self.high)) for t in tasks}  # type: ignore[arg-type]
         keyed = _keyed(self.table, self.name)
+        spellings: dict[str, list[str]] = {}
+        for task in tasks:
+            spellings.setdefault(canonical_task_name(task), []).append(task)
+        twice = [names for names in spellings.values() if len(names) > 1]
+        if twice:
+            shown = "; ".join(" and ".join(repr(n) for n in names) for names in twice[:6])
+            raise ScoreTableError(
+                f"{plural(len(twice), 'task')} {agree(len(twice), 'are')} named two ways in one input: {shown} are one game for the {self.name!r} "
+                "table (names match ignoring case, punctuation and version suffixes), so they would get one "
+                "reference score and count twice. Use one name per task."
+            )
         out, unmatched = {}, []
         for task in tasks:
             hit = keyed.get(canonical_task_name(task))

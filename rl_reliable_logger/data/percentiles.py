@@ -25,7 +25,9 @@ def percentile_normalize(table: ScoreTable, *, weights: str | np.ndarray = "unif
     intervals computed on the normalised scores do not include its uncertainty.
 
     Example:
-        >>> percentile_normalize(table)   # doctest: +SKIP
+        >>> normalised = percentile_normalize(table)
+        >>> bool(normalised.to_pandas()["score"].between(0, 1).all())
+        True
     """
     final = table.final()
     cells = final.cells()

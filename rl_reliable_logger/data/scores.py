@@ -18,6 +18,7 @@ import json
 import math
 import os
 import re
+import sys
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -31,6 +32,7 @@ from . import csvcells
 from .counts import agree, plural
 from .fields import check_distinct
 from .names import NameMode, check_names, is_missing, seed_key
+from .read_memory import check_read_memory
 
 CANONICAL = ("algorithm", "task", "run_id", "seed", "score")
 #: The step column read when the input has it (every field defaults to its usual column name).
@@ -131,6 +133,42 @@ def _reading(path: str | os.PathLike) -> Iterator[None]:
     except (ValueError, TypeError) as err:  # pyarrow's ArrowInvalid is a ValueError
         detail = " ".join(str(err).split())[:200]
         raise ScoreTableError(f"{path}: cannot read ({type(err).__name__}: {detail})") from None
+
+
+class _JsonProblem(ValueError):
+    """JSON that parses but cannot be read without guessing (said in one sentence by the reader)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are unique: ``{"score": 1, "score": 2}`` would keep one value silently."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _JsonProblem(
+                f"key {key!r} appears twice in one object ({repr(out[key])[:40]} and {repr(value)[:40]}); "
+                "which value is meant cannot be told: keep one"
+            )
+        out[key] = value
+    return out
+
+
+def _json_int(text: str) -> int:
+    value = int(text)
+    if len(text) > 308 and abs(value) > sys.float_info.max:
+        raise _JsonProblem(
+            f"the integer {text[:12]}... ({len(text)} digits) is too large for a number (at most ~1e308)"
+        )
+    return value
+
+
+def _strict_json(text: str) -> Any:
+    """``json.loads`` refusing duplicate keys, integers no float can hold and nesting too deep to parse."""
+    try:
+        return json.loads(text, object_pairs_hook=_unique_keys, parse_int=_json_int)
+    except RecursionError:
+        raise _JsonProblem(
+            "the JSON is nested too deeply to read (thousands of levels); a score file is flat"
+        ) from None
 
 
 class ScoreTable:
@@ -273,9 +311,9 @@ class ScoreTable:
         if step is not None:
             out["step"] = data[step]
         used = set(wanted.values())
-        for col in data.columns:
-            if col not in used and col not in out.columns:
-                out[col] = data[col]
+        others = [col for col in data.columns if col not in used and col not in out.columns]
+        if others:  # in one block: one column at a time is quadratic (20,000 columns took minutes)
+            out = pd.concat([out, data[others]], axis=1)
         order = [c for c in ("algorithm", "task", "run_id", "seed", "score", "step") if c in out.columns]
         return out[order + [c for c in out.columns if c not in order]], rewrites
 
@@ -599,6 +637,7 @@ class ScoreTable:
         names = [kwargs.get("algorithm", "algorithm"), kwargs.get("task", "task")]
         names += [kwargs.get(k, "seed" if k == "seed" else None) for k in ("seed", "run_id")]
         with _reading(path):
+            check_read_memory(path, "tsv" if sep == "\t" else "csv")
             frame = csvcells.read_csv(path, text_columns=[n for n in names if n is not None], sep=sep)
         return cls(frame, **kwargs)
 
@@ -615,6 +654,7 @@ class ScoreTable:
                 f"reading Parquet needs pyarrow: pip install 'rl_reliable_logger[parquet]' ({err})"
             ) from None
         with _reading(path):
+            check_read_memory(path, "parquet")
             frame = pd.read_parquet(path)
         return cls(frame, **kwargs)
 
@@ -626,6 +666,7 @@ class ScoreTable:
         """Read JSON: a list of records (long form), ``{"columns", "data"}``, ``{algorithm: {task: [scores]}}``,
         or JSON Lines (``.jsonl``); ``.gz`` files are decompressed."""
         with _reading(path):
+            check_read_memory(path, "json")
             raw = Path(path).read_bytes()
             if str(path).lower().endswith(".gz"):
                 raw = gzip.decompress(raw)
@@ -635,13 +676,18 @@ class ScoreTable:
                 for number, line in enumerate(text.splitlines(), start=1):
                     if line.strip():
                         try:
-                            rows.append(json.loads(line))
+                            rows.append(_strict_json(line))
                         except json.JSONDecodeError as err:
                             raise ScoreTableError(f"{path}: line {number} is not valid JSON: {err.msg}") from None
+                        except _JsonProblem as err:
+                            raise ScoreTableError(f"{path}: line {number}: {err}") from None
                 if not all(isinstance(r, dict) for r in rows):
                     raise ScoreTableError(f"{path}: every JSON Lines line must be an object (one record)")
                 return cls(pd.DataFrame(rows), **kwargs)
-            payload = json.loads(text)
+            try:
+                payload = _strict_json(text)
+            except _JsonProblem as err:
+                raise ScoreTableError(f"{path}: {err}") from None
         if isinstance(payload, dict) and "columns" in payload and "data" in payload:
             return cls(pd.DataFrame(payload["data"], columns=payload["columns"]), **kwargs)
         if isinstance(payload, dict) and payload and all(isinstance(v, Mapping) for v in payload.values()):

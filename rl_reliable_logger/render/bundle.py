@@ -42,6 +42,10 @@ if TYPE_CHECKING:  # pragma: no cover
 MANIFEST = "manifest.json"
 FORMAT = "rl-reliable-bundle"
 FORMAT_VERSION = 1
+#: What a bundle holds (``manifest.json`` ``kind``): an analysis (``rl-reliable evaluate``) or a plan.
+KINDS = ("report", "plan")
+#: Temporary siblings of a bundle being swapped in: ``.<name><marker><pid>-<random>``.
+_NEW, _OLD = ".rl-reliable-new-", ".rl-reliable-old-"
 
 #: Provenance keys that are analysis options (what, besides the tables, makes two reports "the same").
 OPTION_KEYS = (
@@ -88,6 +92,7 @@ class Bundle:
     tool_version: str
     files: tuple[BundleFile, ...]
     contents: Mapping[str, bytes]
+    kind: str = "report"
 
     def copy_to(self, target: str | os.PathLike, *, manifest: bool = True) -> list[Path]:
         """Write the verified bytes (and, with ``manifest``, the manifest) into ``target``; return the paths.
@@ -106,7 +111,7 @@ class Bundle:
         return written
 
     def manifest_bytes(self) -> bytes:
-        return _manifest_bytes(self.report_hash, self.tool_version, self.files)
+        return _manifest_bytes(self.report_hash, self.tool_version, self.files, self.kind)
 
 
 # --------------------------------------------------------------------------- content hash
@@ -142,10 +147,11 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _manifest_bytes(digest: str, version: str, files: Iterable[BundleFile]) -> bytes:
-    payload = {
+def _manifest_bytes(digest: str, version: str, files: Iterable[BundleFile], kind: str = "report") -> bytes:
+    payload: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
+        **({} if kind == "report" else {"kind": kind}),  # report bundles keep the manifest they always had
         "tool": "rl_reliable_logger",
         "tool_version": version,
         "report_hash": digest,
@@ -182,19 +188,42 @@ def _walk(root: Path) -> tuple[list[str], list[str], list[str]]:
 
 
 def _read_manifest(root: Path) -> dict[str, Any]:
+    """The manifest, every field checked for its type: a tampered value is one line naming the field."""
     path = root / MANIFEST
     if path.is_symlink() or not path.is_file():
         raise BundleError(f"{path}: no manifest; not a results bundle written by rl_reliable_logger")
     try:
         data = json.loads(path.read_bytes())
-        if data.get("format") != FORMAT or not isinstance(data.get("files"), list):
-            raise ValueError("not a bundle manifest")
-        for entry in data["files"]:
-            if not (isinstance(entry, dict) and {"path", "size", "sha256"} <= set(entry)):
-                raise ValueError("bad file entry")
-    except (ValueError, AttributeError, TypeError) as err:
-        raise BundleError(f"{path}: unreadable manifest ({err})") from None
+    except (ValueError, RecursionError) as err:
+        raise BundleError(f"{path}: unreadable manifest ({str(err)[:200] or 'nested too deeply'})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise BundleError(f'{path}: not a bundle manifest (no "format": "{FORMAT}")')
+    problem = _manifest_problem(data)
+    if problem:
+        raise BundleError(f"{path}: unreadable manifest: {problem}; the bundle was changed after it was written")
     return data
+
+
+def _manifest_problem(data: dict[str, Any]) -> str | None:
+    """What is wrong with a parsed manifest's fields (None: nothing)."""
+    if data.get("kind", "report") not in KINDS:
+        return f"field 'kind' is {data.get('kind')!r}, not one of {', '.join(KINDS)}"
+    for key in ("report_hash", "tool_version"):
+        if not isinstance(data.get(key, ""), str):
+            return f"field {key!r} is a {type(data[key]).__name__}, not text"
+    if not isinstance(data.get("files"), list):
+        return "field 'files' is not a list"
+    for i, entry in enumerate(data["files"]):
+        if not (isinstance(entry, dict) and {"path", "size", "sha256"} <= set(entry)):
+            return f"files[{i}] is not an object with path, size and sha256"
+        size, sha, rel = entry["size"], entry["sha256"], entry["path"]
+        if not isinstance(rel, str):
+            return f"files[{i}].path is a {type(rel).__name__}, not text"
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            return f"files[{i}].size ({rel}) is {str(size)[:40]!r}, not a byte count"
+        if not (isinstance(sha, str) and re.fullmatch(r"[0-9a-f]{64}", sha)):
+            return f"files[{i}].sha256 ({rel}) is not a SHA-256 in hex"
+    return None
 
 
 def read_bundle(folder: str | os.PathLike) -> Bundle:
@@ -218,7 +247,7 @@ def read_bundle(folder: str | os.PathLike) -> Bundle:
         rel = str(entry["path"])
         if not safe_relpath(rel) or rel == MANIFEST:
             raise BundleError(f"{root / MANIFEST}: unsafe file name {rel!r} in the manifest")
-        listed[rel] = BundleFile(rel, int(entry["size"]), str(entry["sha256"]))
+        listed[rel] = BundleFile(rel, entry["size"], entry["sha256"])
     files, dirs, other = _walk(root)
     if other:
         raise BundleError(f"{root / other[0]}: not a regular file (symlinks are never followed); bundle refused")
@@ -240,6 +269,7 @@ def read_bundle(folder: str | os.PathLike) -> Bundle:
         tool_version=str(manifest.get("tool_version", "")),
         files=tuple(listed[k] for k in sorted(listed)),
         contents=contents,
+        kind=str(manifest.get("kind", "report")),
     )
 
 
@@ -263,14 +293,20 @@ def _inside(child: Path, parent: Path) -> bool:
 
 
 def check_output_folder(
-    folder: str | os.PathLike, *, inputs: Iterable[str | os.PathLike] = (), force: bool = False
+    folder: str | os.PathLike,
+    *,
+    inputs: Iterable[str | os.PathLike] = (),
+    force: bool = False,
+    kind: str = "report",
 ) -> None:
     """Refuse an output folder that a bundle must not replace; call it before any computation.
 
-    Allowed: a missing or empty folder, or a folder holding exactly an earlier bundle (it will be
-    replaced as a whole). Refused: a symlink, a file, an input file inside the folder, a folder
-    with anything the tool did not write, and (unless ``force``) an earlier bundle whose files
-    were changed since. ``force`` never lets the tool delete files it did not write.
+    Allowed: a missing or empty folder, or a folder holding exactly an earlier bundle of the same
+    ``kind`` (it will be replaced as a whole). Refused: a symlink, a file, an input file inside the
+    folder, a folder with anything the tool did not write, a bundle of another kind (a plan never
+    replaces an analysis), and (unless ``force``) an earlier bundle whose files were changed since.
+    ``force`` never lets the tool delete files it did not write. A swap that a killed writer left
+    half done is first completed or undone (:func:`recover_swap`).
 
     Example:
         >>> check_output_folder("results", inputs=["scores.csv"])   # doctest: +SKIP
@@ -284,6 +320,7 @@ def check_output_folder(
             )
     if out.is_symlink():
         raise BundleError(f"{out}: the output folder is a symlink; pass a real folder (symlinks are never followed)")
+    recover_swap(out)
     if not out.exists():
         return
     if not out.is_dir():
@@ -300,16 +337,84 @@ def check_output_folder(
             f"{out / files[0]}: the output folder holds files rl_reliable_logger did not write (no {MANIFEST}); "
             "pick a new or empty folder"
         )
+    manifest = _read_manifest(out)
+    held = manifest.get("kind", "report")
+    if held != kind:
+        raise BundleError(
+            f"{out / MANIFEST}: the output folder holds a {_KIND_NAMES[held]}, not a {_KIND_NAMES[kind]}; "
+            "write to another folder"
+        )
     try:
         read_bundle(out)
     except BundleError as err:
-        manifest = _read_manifest(out)
         listed = {str(e["path"]) for e in manifest["files"]} | {MANIFEST}
         foreign = [f for f in files if f not in listed]
         if foreign or not force:
             detail = f"{out / foreign[0]}: not written by rl_reliable_logger" if foreign else str(err)
             hint = "" if foreign else " Pass `force=True` to replace it anyway."
             raise BundleError(f"{detail}; the output folder is not an unmodified results bundle.{hint}") from None
+
+
+_KIND_NAMES = {"report": "results bundle (rl-reliable evaluate)", "plan": "plan (rl-reliable plan)"}
+
+
+def recover_swap(folder: str | os.PathLike) -> str | None:
+    """Complete or undo a bundle swap that a killed writer left half done; return what was done.
+
+    :func:`write_bundle` fills ``.<name>.rl-reliable-new-<pid>-*``, moves the previous bundle into
+    ``.<name>.rl-reliable-old-<pid>-*`` and renames the new folder to ``<name>``. If the writer was
+    killed between those renames, ``<name>`` is missing: the new bundle, when complete, is put in
+    place (else the previous one is restored). Leftovers of writers that are no longer running are
+    removed. Leftovers of a running writer are never touched.
+    """
+    out = Path(folder)
+    parent = out.absolute().parent
+    if not parent.is_dir():
+        return None
+    leftovers: list[tuple[str, Path]] = []
+    try:
+        entries = list(parent.iterdir())
+    except OSError:  # an unreadable parent: nothing of ours can be found there
+        return None
+    for entry in entries:
+        for marker in (_NEW, _OLD):
+            prefix = f".{out.name}{marker}"
+            pid = entry.name[len(prefix) :].split("-", 1)[0] if entry.name.startswith(prefix) else ""
+            if pid.isdigit() and not _alive(int(pid)) and entry.is_dir() and not entry.is_symlink():
+                leftovers.append((marker, entry))
+    done = None
+    if not os.path.lexists(out):
+        news = [entry for marker, entry in leftovers if marker == _NEW and _complete(entry)]
+        olds = [entry / "bundle" for marker, entry in leftovers if marker == _OLD and (entry / "bundle").is_dir()]
+        if news:
+            os.rename(news[0], out)
+            done = f"{out}: completed the results bundle an interrupted run had written"
+        elif olds:
+            os.rename(olds[0], out)
+            done = f"{out}: restored the previous results bundle an interrupted run had moved aside"
+    for _marker, entry in leftovers:
+        if entry.exists():
+            shutil.rmtree(entry, ignore_errors=True)
+    return done
+
+
+def _complete(folder: Path) -> bool:
+    try:
+        read_bundle(folder)
+    except BundleError:
+        return False
+    return True
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this machine (a writer's leftovers are its own while it runs)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
 
 
 def write_bundle(
@@ -319,19 +424,22 @@ def write_bundle(
     digest: str,
     inputs: Iterable[str | os.PathLike] = (),
     force: bool = False,
+    kind: str = "report",
 ) -> Path:
     """Write a bundle: ``fill(tmp)`` writes the files, then the manifest, then the folder is swapped in.
 
     The previous bundle (if any) is renamed aside and deleted only once the new one is in place;
-    a failure before the swap leaves the old bundle untouched and removes the temporary folder.
+    a failure before the swap leaves the old bundle untouched and removes the temporary folder, and
+    a kill at any point is completed or undone by the next writer or reader (:func:`recover_swap`).
     After the swap the manifest is read back: if another writer replaced the folder meanwhile, a
     :class:`BundleError` says so instead of returning as if this bundle were there.
     """
     out = Path(folder)
-    check_output_folder(out, inputs=inputs, force=force)
+    check_output_folder(out, inputs=inputs, force=force, kind=kind)
     parent = out.absolute().parent
     parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.rl-reliable-new-", dir=parent))
+    pid = os.getpid()
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}{_NEW}{pid}-", dir=parent))
     old: Path | None = None
     try:
         fill(tmp)
@@ -347,16 +455,17 @@ def write_bundle(
             entries.append(BundleFile(rel, len(data), _sha256(data)))
             _fsync(path)
         manifest = tmp / MANIFEST
-        manifest.write_bytes(_manifest_bytes(digest, str(__version__), entries))
+        manifest.write_bytes(_manifest_bytes(digest, str(__version__), entries, kind))
         _fsync(manifest)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o777 & ~umask)
         if out.exists():
-            check_output_folder(out, inputs=inputs, force=force)  # still ours just before the swap
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.rl-reliable-old-", dir=parent))
+            check_output_folder(out, inputs=inputs, force=force, kind=kind)  # still ours just before the swap
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}{_OLD}{pid}-", dir=parent))
             os.rename(out, old / "bundle")
         os.rename(tmp, out)
+        _fsync(parent)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         if old is not None and (old / "bundle").exists() and not out.exists():

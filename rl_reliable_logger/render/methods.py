@@ -33,6 +33,7 @@ _METHOD_NAMES = {
     "bca": "bias-corrected and accelerated (BCa)",
     "expanded": "expanded percentile",
     "bootstrap-t": "bootstrap-t",
+    "student-t": "Student-t",
 }
 #: What each table holds, in the words of the paragraph, and the replicate count (provenance key) it used.
 _TABLE_WORDS = {
@@ -61,9 +62,9 @@ def method_name(method: str) -> str:
 
 
 def intervals_phrase(method: str, table: str = "") -> str:
-    """``percentile intervals``: the intervals a table has; bootstrap-t on the aggregates is studentized for
-    the mean only (expanded for the other metrics)."""
-    if method == "bootstrap-t" and table == "aggregates":
+    """``percentile intervals``: the intervals a table has; bootstrap-t on the aggregates (and on their
+    differences) is studentized for the mean only (expanded for the other metrics)."""
+    if method == "bootstrap-t" and table in ("aggregates", "differences"):
         return (
             "bootstrap-t (studentized) intervals for the mean and expanded percentile intervals for the other metrics"
         )

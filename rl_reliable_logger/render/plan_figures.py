@@ -6,14 +6,58 @@ the figure can be redrawn from a saved file.
 
 from __future__ import annotations
 
+import hashlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from .bundle import write_bundle
 from .figures import algorithm_colors, metric_title
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
+
+    from ..analysis.planning import Plan
+
+#: The files of a plan folder, in the order they are listed.
+PLAN_FILES = ("plan.csv", "launch.csv", "plan.png")
+
+
+def save_plan(
+    result: Plan,
+    out_dir: str | os.PathLike,
+    *,
+    figures: bool = True,
+    inputs: Sequence[str | os.PathLike] = (),
+    force: bool = False,
+) -> list[Path]:
+    """Write ``plan.csv``, ``launch.csv`` (with a target or a pair) and ``plan.png`` as a plan bundle; return the paths.
+
+    The folder goes through the results-folder guard of :func:`~rl_reliable_logger.save_report`
+    (:func:`~.bundle.check_output_folder`): a folder holding the user's files, an input, a symlink
+    or an analysis bundle is refused; an earlier plan there is replaced as a whole.
+
+    Example:
+        >>> save_plan(plan(table, target_width=0.05), "plan/")   # doctest: +SKIP
+    """
+    prov = result.provenance
+    tables = {"plan.csv": result.table.to_csv(index=False).encode()}
+    if prov.get("target_width") is not None or prov.get("compare") is not None:
+        tables["launch.csv"] = result.launch.to_csv(index=False).encode()
+    digest = hashlib.sha256(b"\0".join(name.encode() + b"\0" + data for name, data in tables.items())).hexdigest()
+
+    def fill(tmp: Path) -> None:
+        for name, data in tables.items():
+            (tmp / name).write_bytes(data)
+        if figures:
+            fig = plot_plan(result.table, target_width=prov.get("target_width"), power=prov.get("power"), ci=prov["ci"])
+            fig.savefig(tmp / "plan.png", dpi=150)
+
+    out = write_bundle(out_dir, fill, digest=digest, inputs=inputs, force=force, kind="plan")
+    return [out / name for name in PLAN_FILES if (out / name).exists()]
 
 
 def _text(name: object) -> str:

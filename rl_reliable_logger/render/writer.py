@@ -7,9 +7,8 @@ numbered figure name). Figures whose table is empty are skipped (e.g. no ``curve
 unless curves were asked for). A figure that fails to draw does not lose the rest of the report:
 the failure is added to the page's warnings and re-emitted as a Python warning.
 
-Speed: each figure is laid out once and saved in every format from that layout
-(:mod:`~rl_reliable_logger.render.export`), and on Linux with several CPUs the figures are drawn by
-forked worker processes (:mod:`~rl_reliable_logger.render.pool`); the files are the same either way.
+Each figure is laid out once and saved in every format from that layout with ``Figure.savefig``
+(:mod:`~rl_reliable_logger.render.export`), with fixed metadata: the same report gives the same files.
 
 Example:
     >>> paths = write_all(report, Path("results"))   # doctest: +SKIP
@@ -23,15 +22,17 @@ import re
 import tempfile
 import warnings
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-# Only what a tables-only save needs is imported here; the figure, page and worker modules load when
+# Only what a tables-only save needs is imported here; the figure and page modules load when
 # figures are drawn, so ``save_report(..., figures=False)`` (``--no-figures``) starts fast.
-from .bundle import MANIFEST, check_output_folder, read_bundle, report_hash, write_bundle
+from ..errors import InputError
+from .bundle import MANIFEST, BundleError, check_output_folder, read_bundle, recover_swap, report_hash, write_bundle
 from .export import FIGURE_FORMATS, check_formats
 from .methods import write_methods
 
@@ -184,86 +185,54 @@ def figure_specs(report: Report) -> list[FigureSpec]:
     return specs
 
 
+def _style() -> AbstractContextManager[None]:
+    """The report's text sizes. Applied while figures are drawn and saved: tick labels are created during a draw."""
+    import matplotlib
+
+    return matplotlib.rc_context({"font.size": 10, "axes.titlesize": "medium"})
+
+
 def render_figures(report: Report) -> tuple[list[tuple[FigureSpec, MplFigure]], list[str]]:
-    """Draw every figure the report has data for; return (drawn, failure messages)."""
+    """Draw every figure the report has data for; return (drawn, failure messages).
+
+    Failures are also emitted as :class:`RuntimeWarning`.
+    """
     drawn, failures = [], []
-    for spec in figure_specs(report):
-        table = _table(report, spec.table)
-        if table is None or table.empty or not spec.when(table):
-            continue
-        try:
-            drawn.append((spec, spec.draw(report)))
-        except NotImplementedError:
-            continue
-        except Exception as exc:  # keep the rest of the report; say what failed
-            msg = f"figure {spec.name!r} could not be drawn: {type(exc).__name__}: {exc}"
-            warnings.warn(msg, RuntimeWarning, stacklevel=2)
-            failures.append(msg)
+    with _style():
+        for spec in figure_specs(report):
+            table = _table(report, spec.table)
+            if table is None or table.empty or not spec.when(table):
+                continue
+            try:
+                drawn.append((spec, spec.draw(report)))
+            except NotImplementedError:
+                continue
+            except Exception as exc:  # keep the rest of the report; say what failed
+                failures.append(f"figure {spec.name!r} could not be drawn: {type(exc).__name__}: {exc}")
+                warnings.warn(failures[-1], RuntimeWarning, stacklevel=2)
     return drawn, failures
-
-
-#: Figures that take longest to draw start first, so parallel workers finish together.
-_SLOW_FIRST = ("task_scores", "quantile_functions", "interval_estimates")
-
-
-def _draw_and_export(job: tuple[FigureSpec, Report, tuple[str, ...]]) -> tuple[str, Any]:
-    """One figure's files: ``("ok", {format: bytes})``, ``("skip", None)`` or ``("fail", message)``."""
-    from .export import export
-
-    spec, report, formats = job
-    try:
-        fig = spec.draw(report)
-    except NotImplementedError:
-        return "skip", None
-    except Exception as exc:  # keep the rest of the report; say what failed
-        return "fail", f"figure {spec.name!r} could not be drawn: {type(exc).__name__}: {exc}"
-    try:
-        return "ok", export(fig, formats)
-    except Exception as exc:
-        return "fail", f"figure {spec.name!r} could not be saved: {type(exc).__name__}: {exc}"
 
 
 def render_files(
-    report: Report, formats: Sequence[str] = FIGURE_FORMATS, *, workers: int | None = None
+    report: Report, formats: Sequence[str] = FIGURE_FORMATS
 ) -> tuple[list[tuple[FigureSpec, dict[str, bytes]]], list[str]]:
     """Draw every figure the report has data for and return ``([(spec, {format: bytes})], failures)``.
 
-    ``workers`` processes draw the figures (default: one per CPU on Linux, see
-    :func:`~rl_reliable_logger.render.pool.default_workers`); the bytes do not depend on it.
-    Failures are also emitted as :class:`RuntimeWarning`.
+    Failures (a figure that cannot be drawn or saved) are also emitted as :class:`RuntimeWarning`.
     """
-    import matplotlib
-
-    from .pool import default_workers, run_jobs
+    from .export import export
 
     formats = check_formats(formats)
-    specs = []
-    for spec in figure_specs(report):
-        table = _table(report, spec.table)
-        if table is not None and not table.empty and spec.when(table):
-            specs.append(spec)
-    jobs = [(spec, report, formats) for spec in specs]
-    order = sorted(range(len(jobs)), key=lambda i: (specs[i].name not in _SLOW_FIRST, i))
-    n_workers = default_workers(len(jobs)) if workers is None else max(1, int(workers))
-    if n_workers > 1:  # load the drawing code and the font list once, before the workers fork
-        import matplotlib.backends.backend_agg
-        import matplotlib.backends.backend_svg
-        import matplotlib.figure
-        from matplotlib import font_manager
-
-        from . import canvas, task_grid  # noqa: F401  # imported once here, not in every worker
-
-        font_manager.findfont("DejaVu Sans")
-    with matplotlib.rc_context({"font.size": 10, "axes.titlesize": "medium"}):
-        results = run_jobs(_draw_and_export, jobs, workers=n_workers, order=order)
-    drawn, failures = [], []
-    for spec, (status, value) in zip(specs, results):
-        if status == "ok":
-            drawn.append((spec, value))
-        elif status == "fail":
-            warnings.warn(value, RuntimeWarning, stacklevel=2)
-            failures.append(value)
-    return drawn, failures
+    files = []
+    with _style():
+        drawn, failures = render_figures(report)
+        for spec, fig in drawn:
+            try:
+                files.append((spec, export(fig, formats)))
+            except Exception as exc:  # keep the rest of the report; say what failed
+                failures.append(f"figure {spec.name!r} could not be saved: {type(exc).__name__}: {exc}")
+                warnings.warn(failures[-1], RuntimeWarning, stacklevel=2)
+    return files, failures
 
 
 def write_all(
@@ -271,12 +240,10 @@ def write_all(
     out_dir: Path,
     *,
     figure_formats: Sequence[str] = FIGURE_FORMATS,
-    workers: int | None = None,
 ) -> list[Path]:
     """Write figures (each in ``figure_formats``), ``report.html``, ``table.tex`` and ``table.md``; return the paths.
 
     ``report.html`` inlines each figure's PNG, or its SVG when PNG is not among ``figure_formats``.
-    ``workers``: processes that draw figures (default: one per CPU on Linux; the files are the same).
 
     Example:
         >>> for p in write_all(report, Path("results"), figure_formats=("svg",)): print(p)   # doctest: +SKIP
@@ -290,7 +257,7 @@ def write_all(
     fig_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     page_figs = []
-    drawn, failures = render_files(report, formats, workers=workers)
+    drawn, failures = render_files(report, formats)
     for spec, files in drawn:
         for fmt in formats:
             path = fig_dir / f"{spec.name}.{fmt}"
@@ -322,7 +289,6 @@ def save_report(
     inputs: Sequence[str | os.PathLike] = (),
     force: bool = False,
     figure_formats: Sequence[str] = FIGURE_FORMATS,
-    workers: int | None = None,
 ) -> Path:
     """Write the report as a results bundle in ``out_dir``; return the folder.
 
@@ -331,8 +297,7 @@ def save_report(
     in: an earlier bundle there is replaced as a whole. A folder with files the tool did not write,
     or holding one of ``inputs``, is refused (:func:`check_output_folder`); ``force=True`` only
     allows replacing an earlier bundle whose files were changed. ``figure_formats`` picks the figure
-    files (``("png", "svg")``, or one of them); ``workers`` the processes that draw them (default:
-    one per CPU on Linux; the files do not depend on it).
+    files (``("png", "svg")``, or one of them).
 
     Example:
         >>> save_report(evaluate(table, seed=0), "results/")   # doctest: +SKIP
@@ -345,7 +310,7 @@ def save_report(
         report.save_tables(tmp)
         write_methods(report, tmp)  # the methods paragraph belongs to every bundle, tables-only ones too
         if figures:
-            write_all(report, tmp, figure_formats=figure_formats, workers=workers)
+            write_all(report, tmp, figure_formats=figure_formats)
 
     return write_bundle(out_dir, fill, digest=report_hash(report), inputs=inputs, force=force)
 
@@ -359,17 +324,31 @@ def load_report(folder: str | os.PathLike) -> Report:
     from ..analysis.report import Report
 
     bundle = read_bundle(folder)
+    if bundle.kind != "report":
+        raise BundleError(f"{Path(folder) / MANIFEST}: this folder holds a {bundle.kind}, not an analysis report")
     with tempfile.TemporaryDirectory(prefix="rl-reliable-load-") as tmp:
         bundle.copy_to(tmp)  # parse exactly the verified bytes
-        return Report.load(tmp)
+        try:
+            report = Report.load(tmp)
+        except InputError as err:  # name the user's folder, not the private copy
+            raise BundleError(str(err).replace(str(Path(tmp)), str(folder))) from None
+    if report_hash(report) != bundle.report_hash:
+        raise BundleError(
+            f"{Path(folder) / MANIFEST}: the tables do not give the report_hash the manifest records "
+            f"(written by version {bundle.tool_version or 'unknown'}); a table was edited and the manifest rewritten "
+            "to match. Run the analysis again"
+        )
+    return report
 
 
 def rerender(folder: str | os.PathLike) -> tuple[Path, list[str]]:
     """Redraw the figures, ``report.html`` and paper tables of a bundle; keep its tables as they are.
 
     Returns the folder and the names of the files it now holds. The tables and provenance are the
-    verified bytes of the old bundle, so the report's content hash does not change.
+    verified bytes of the old bundle, so the report's content hash does not change. A swap that a
+    killed writer left half done is completed or undone first (:func:`recover_swap`).
     """
+    recover_swap(folder)
     bundle = read_bundle(folder)
     report = load_report(folder)
     kept = {rel: data for rel, data in bundle.contents.items() if rel.endswith(".csv") or rel == "provenance.json"}

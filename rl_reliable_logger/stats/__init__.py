@@ -1,1 +1,1 @@
-"""Pure statistics: numpy/scipy (and optional numba) arrays in, arrays out. Knows no ScoreTable, no tracker."""
+"""Pure statistics: numpy/scipy arrays in, arrays out. Knows no ScoreTable, no tracker."""

@@ -1,9 +1,10 @@
 """Aggregate metrics of one algorithm with intervals: replicates, and the interval method's extras.
 
-One call does what every interval method needs: the bootstrap replicates of the metrics (by the engine
-of :mod:`.engine`), the leave-one-run-out values and strata for ``bca``, the cells for ``expanded``, and,
-for ``bootstrap-t``, the replicates of the mean's standard error drawn with the same replicates (the
-mean gets the studentized interval, every other metric the expanded one).
+One call does what every interval method needs: the bootstrap replicates of the metrics, the leave-one-run-out
+values and strata for ``bca``, the cells for ``expanded``, and, for ``bootstrap-t``, the replicates of the mean's
+standard error drawn with the same replicates (the mean gets the studentized interval, every other metric the
+expanded one). Where the studentized distribution is degenerate (:func:`..bootstrap.studentized_mean_interval`
+returns None) the mean keeps the expanded interval and a note in ``notes`` says so.
 """
 
 from __future__ import annotations
@@ -13,9 +14,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from . import bootstrap as bs
-from . import engine
 from . import metrics as mt
-from .registry import Statistic
 
 
 def aggregate_intervals(
@@ -29,28 +28,24 @@ def aggregate_intervals(
     task_bootstrap: bs.TaskBootstrap = False,
     chunk_bytes: int = bs.DEFAULT_CHUNK_BYTES,
     progress: Callable[[int], None] | None = None,
+    notes: list[str] | None = None,
+    mean_se: dict[str, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(point, low, high, replicates)`` of the metrics: ``(n,)`` three times and ``(reps, n)``."""
+    """``(point, low, high, replicates)`` of the metrics: ``(n,)`` three times and ``(reps, n)``.
+
+    ``notes``: receives one sentence per metric whose interval is not the requested method's (a fallback).
+    ``mean_se``: with ``bootstrap-t``, receives the replicates (``"dist"``, (reps, 2)) and estimate (``"point"``)
+    of (mean, standard error), for the studentized mean differences (:func:`studentized_difference`)."""
     if method not in bs.METHODS:
         raise ValueError(f"method must be one of {', '.join(bs.METHODS)}, got {method!r}")
     stacked = lambda r: np.stack([m(r) for m in metric_objs], axis=1)
     studentized = method == "bootstrap-t"
     point = stacked(bs.original(cells))[0]
-    if studentized:  # the mean's standard error from the same replicates
-        fast = engine.aggregates(metric_objs, engine.size(cells, reps))
-        dist = bs.replicates(
-            cells,
-            lambda r: np.concatenate([fast(r), mt.mean_se(r)], axis=1),
-            reps,
-            rng,
-            task_bootstrap=task_bootstrap,
-            chunk_bytes=chunk_bytes,
-            progress=progress,
-        )
-    else:
-        dist = engine.aggregate_replicates(
-            cells, metric_objs, reps, rng, task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes, progress=progress
-        )
+    # bootstrap-t: the mean's standard error from the same replicates
+    statistic = (lambda r: np.concatenate([stacked(r), mt.mean_se(r)], axis=1)) if studentized else stacked
+    dist = bs.replicates(
+        cells, statistic, reps, rng, task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes, progress=progress
+    )
     jack = bs.jackknife(cells, stacked) if method == "bca" else None
     strata = bs.jackknife_tasks(cells) if method == "bca" else None
     if studentized:
@@ -66,7 +61,35 @@ def aggregate_intervals(
     )
     if studentized:
         point_se = mt.mean_se(bs.original(cells))[0]
+        if mean_se is not None:
+            mean_se.update(dist=dist_se, point=point_se)
         for j, m in enumerate(metric_objs):
-            if m.spec is not None and m.spec[0] is Statistic.MEAN:
-                low[j], high[j] = bs.studentized_mean_interval(dist_se, point_se, ci)
+            if m.fn is not mt.mean:
+                continue
+            found = bs.studentized_mean_interval(dist_se, point_se, ci)
+            if found is None:
+                if notes is not None:
+                    notes.append(fallback_note(f"the {m.name}"))
+            else:
+                low[j], high[j] = found
     return point, low, high, dist
+
+
+def fallback_note(what: str) -> str:
+    """The sentence that says a bootstrap-t interval fell back to the expanded one."""
+    return (
+        f"bootstrap-t: {what}'s studentized replicates are degenerate (too few distinct runs per task), so its "
+        "interval is the expanded percentile one"
+    )
+
+
+def studentized_difference(
+    x: dict[str, np.ndarray], y: dict[str, np.ndarray], ci: float = 0.95, n: int | None = None
+) -> tuple[float, float] | None:
+    """Bootstrap-t interval for mean(X) - mean(Y) from each algorithm's ``mean_se`` of :func:`aggregate_intervals`:
+    ``t* = (d* - d) / sqrt(se_x*² + se_y*²)`` on the first ``n`` (common) replicates; None where degenerate."""
+    n = min(len(x["dist"]), len(y["dist"])) if n is None else n
+    dx, dy = x["dist"][:n], y["dist"][:n]
+    dist = np.column_stack([dx[:, 0] - dy[:, 0], np.hypot(dx[:, 1], dy[:, 1])])
+    point = np.array([x["point"][0] - y["point"][0], np.hypot(x["point"][1], y["point"][1])])
+    return bs.studentized_mean_interval(dist, point, ci)

@@ -17,9 +17,11 @@ values, the same Resample evaluated on the scores at different training steps re
 runs* consistently across time.
 
 Random numbers come from one numpy Generator per algorithm and analysis, as raw 32-bit words
-consumed replicate by replicate, each replicate a whole number of 64-bit words: the same inputs and
-seed give bit-identical draws whatever the chunk size and engine (numpy or numba), with or without
-task resampling.
+(``bit_generator.random_raw``) consumed replicate by replicate, each replicate a whole number of 64-bit
+words: the same inputs and seed give bit-identical draws whatever the chunk size, with or without task
+resampling, and replicates [lo, hi) of a stream are those drawn after advancing a copy of it by
+``lo * words_per_replicate`` raw words (:func:`words_per_replicate`, ``PCG64.advance``), so ranges of one
+stream can be computed apart.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from typing import Literal
 
 import numpy as np
 
-from . import distributions, quantiles
+from . import distributions
 
 Method = Literal["percentile", "basic", "bc", "bca", "expanded", "bootstrap-t"]
 METHODS = ("percentile", "basic", "bc", "bca", "expanded", "bootstrap-t")
@@ -103,9 +105,9 @@ class Resample:
     reductions over the runs of a slot are sums of whole contiguous (R, S) planes). ``values`` are
     the run scores the metrics read (the final scores, or one training step's).
 
-    Drawn replicates keep their raw 32-bit uniforms (``uniforms``: (R, S, N_max)) and the task of
-    each slot (``slot_tasks``: (R, S), None when slot s is task s); ``idx`` is derived from them
-    on first use, so a compiled kernel can read the uniforms without ever building ``idx``.
+    Drawn replicates are built from raw 32-bit uniforms (``uniforms``: (R, S, N_max)) and the task of
+    each slot (``slot_tasks``: (R, S), None when slot s is task s); ``idx`` is derived from them on
+    first use.
     """
 
     def __init__(
@@ -151,9 +153,12 @@ class Resample:
             sizes = cells.sizes[tasks][:, :, None]
             offsets = cells.offsets[tasks][:, :, None]
         assert u is not None  # a Resample without indices has uniforms (checked in __init__)
-        # ⌊u·n / 2³²⌋ in floating point: u·n < 2⁵³, so the product and the floor are exact
-        local = np.multiply(u, sizes * 2.0**-32, dtype=np.float64).astype(np.int64)
-        idx = offsets + local  # (R, S, N)
+        # ⌊u·n / 2³²⌋ (multiply-shift), computed run-major: (N, R, S), in place
+        local = np.moveaxis(u, 2, 0).astype(np.uint64)
+        local *= np.moveaxis(sizes, 2, 0).astype(np.uint64)
+        local >>= np.uint64(32)
+        idx = local.astype(np.int32 if cells.n_runs < 2**31 else np.int64)
+        idx += np.moveaxis(offsets, 2, 0).astype(idx.dtype)
         pos = np.arange(u.shape[2])
         if tasks is None and cells.rectangular:
             valid = None
@@ -161,11 +166,8 @@ class Resample:
             valid = (pos[:, None] < cells.sizes[None, :])[:, None, :]
         else:
             valid = pos[:, None, None] < cells.sizes[tasks][None]
-        idx = np.ascontiguousarray(np.moveaxis(idx, 2, 0))
         if valid is not None:
             idx = np.where(valid, idx, 0)
-        if cells.n_runs < 2**31:
-            idx = idx.astype(np.int32)
         self._idx, self._valid = idx, valid
 
     @property
@@ -215,6 +217,10 @@ class Resample:
             self._cache["counts"] = self._bincount(self.idx)
         return self._cache["counts"]
 
+    def small_counts(self) -> np.ndarray:
+        """:meth:`counts` as unsigned integers, uint16 when every task has fewer than 65,536 runs (bounded memory)."""
+        return self.counts().astype(np.uint16 if int(self.cells.sizes.max()) < 2**16 else np.uint32)
+
     def _bincount(self, index: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
         reps, k = self.n_reps, self.cells.n_runs
         flat = index + (np.arange(reps, dtype=np.int64) * k)[None, :, None]
@@ -263,46 +269,15 @@ class Resample:
         return self._cache["sorted"]
 
     @property
-    def drawn(self) -> bool:
-        """True for drawn replicates (not the original data or leave-one-run-out ones): the compiled kernel's
-        replicates, which the numpy metrics compute in the kernel's order of operations (bit for bit)."""
-        return self.uniforms is not None
-
-    def running_sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Values ascending, and each replicate's mass and weighted sum of the runs before each sorted position:
-        ``((K,), (K + 1, R), (K + 1, R))`` (position-major: each step of the running sums is one vectorised
-        row), summed sequentially from the lowest run, as the compiled kernel walks."""
-        if "running" not in self._cache:
-            values, weights = self.sorted_weights()
-            reps, k = weights.shape
-            w = np.ascontiguousarray(weights.T)
-            mass = np.zeros((k + 1, reps))
-            wsum = np.zeros((k + 1, reps))
-            w_v = w * values[:, None]
-            for j in range(k):  # one vectorised step per run (np.cumsum along this axis is several times slower)
-                np.add(mass[j], w[j], out=mass[j + 1])
-                np.add(wsum[j], w_v[j], out=wsum[j + 1])
-            self._cache["running"] = (values, mass, wsum)
-        return self._cache["running"]
-
-    def mass_below(self, point: float) -> np.ndarray:
-        """(R,) weighted sum of the lowest mass ``point`` of each replicate, the boundary run counted in part
-        (the kernel's walk: the first run whose cumulative mass reaches ``point`` is the boundary)."""
-        values, mass, wsum = self.running_sums()
-        k = values.size
-        first = (mass[1:] < point).sum(axis=0)  # cumulative masses ascend: the first position reaching it
-        at = np.minimum(first, k - 1)
-        cols = np.arange(mass.shape[1])
-        inside = wsum[at, cols] + (point - mass[at, cols]) * values[at]
-        return np.where(first < k, inside, wsum[-1])  # rounding: the total can fall a hair short of 1
-
-    @property
     def equal_weights(self) -> bool:
         """True when every drawn run weighs the same (every slot of every replicate holds the same number of
         runs): enables the sorted fast path. False for leave-one-run-out replicates, whose shortened task
-        weighs its runs more."""
+        weighs its runs more, and for one task's leave-one-run-out replicates, whose last position is not drawn."""
         sizes = self.slot_sizes
-        return bool(self.cells.rectangular and (sizes == sizes.flat[0]).all())
+        if not (self.cells.rectangular and (sizes == sizes.flat[0]).all()):
+            return False
+        valid = self.valid
+        return valid is None or bool(valid.all())
 
     def sorted_samples(self) -> np.ndarray:
         """(R, S·N) each replicate's resampled scores in ascending order (equal-weights data only).
@@ -318,8 +293,7 @@ class Resample:
             rank[order] = np.arange(k, dtype=rank.dtype)
             if self.valid is not None and not self.valid.all():
                 raise ValueError("sorted_samples needs every position drawn; use sorted_weights()")
-            ranks = rank[self.idx]  # (N, R, S)
-            ranks = np.ascontiguousarray(np.moveaxis(ranks, 0, 1)).reshape(self.n_reps, -1)
+            ranks = rank[np.moveaxis(self.idx, 0, 1)].reshape(self.n_reps, -1)  # a gather's result is (R, N, S) C-order
             ranks.sort(axis=1)
             self._cache["sorted_samples"] = self.values[order][ranks]
         return self._cache["sorted_samples"]
@@ -397,6 +371,13 @@ def uniform32(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     words = (per_rep + 1) // 2
     raw = random_words(rng, reps * words).view(np.uint32).reshape(reps, 2 * words)
     return raw[:, :per_rep].reshape(shape)
+
+
+def words_per_replicate(cells: Cells, task_bootstrap: TaskBootstrap = False) -> int:
+    """Raw 64-bit words one replicate of :func:`draw` takes from its run stream (with ``task_bootstrap=True``
+    its task draws included; a shared task SeedSequence's draws come from that stream instead)."""
+    per_rep = cells.n_tasks * int(cells.sizes.max()) + (cells.n_tasks if task_bootstrap is True else 0)
+    return (per_rep + 1) // 2
 
 
 #: Below this many 64-bit words one thread generates them (threads cost more than they save).
@@ -541,9 +522,9 @@ def replicates(
 
 # ---------------------------------------------------------------------------- intervals
 def _quantile_pair(dist: np.ndarray, low: float, high: float) -> tuple[np.ndarray, np.ndarray]:
-    """Quantiles ``low`` and ``high`` of every column with one selection pass: exactly the numbers of
-    ``np.quantile(dist, [low, high], axis=0)``, by compiled selection when numba is loaded (:mod:`.quantiles`)."""
-    return quantiles.quantile_pair(dist, low, high)
+    """Quantiles ``low`` and ``high`` of every column (``np.quantile``, method ``linear``)."""
+    both = np.quantile(dist, [low, high], axis=0)
+    return both[0], both[1]
 
 
 def interval(
@@ -554,7 +535,8 @@ def interval(
     method: Method = "percentile",
     jackknife: np.ndarray | None = None,
     strata: np.ndarray | None = None,
-    cells: Cells | None = None,
+    cells: Cells | Sequence[Cells] | None = None,
+    tail: float | np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Confidence interval (low, high) for each statistic from its bootstrap distribution.
 
@@ -570,7 +552,14 @@ def interval(
             cell; needs the ``cells`` the replicates were drawn from, see :func:`expanded_level`), or
             ``bootstrap-t``: studentized for the mean (:func:`studentized_mean_interval`, which needs the
             replicates' standard errors; :func:`..aggregate.aggregate_intervals` does it), here, without
-            standard errors, the expanded interval.
+            standard errors, the expanded interval. For a statistic of several algorithms (a difference,
+            P(X > Y)) pass every algorithm's cells: the level pools them. ``tail``: the expanded tail
+            probability of each statistic (scalar or one per column, e.g. :func:`task_levels`), instead of
+            the one :func:`expanded_level` gives for ``cells``.
+
+    The bias correction counts replicates equal to the estimate as half below; "equal" is within
+    :func:`tie_tolerance` of it, so that the estimate and its replicates, summed in different orders, find the
+    same ties whatever the input's row order or scale.
     """
     if not 0 < ci < 1:
         raise ValueError(f"ci must be in (0, 1), got {ci}")
@@ -581,15 +570,19 @@ def interval(
     if method == "percentile":
         return _quantile_pair(dist, alpha / 2, 1 - alpha / 2)
     if method in ("expanded", "bootstrap-t"):
-        if cells is None:
-            raise ValueError("the expanded percentile interval needs the cells the replicates were drawn from")
-        tail = expanded_level(cells, ci)
-        return _quantile_pair(dist, tail, 1 - tail)
+        if tail is None:
+            if cells is None:
+                raise ValueError("the expanded percentile interval needs the cells the replicates were drawn from")
+            tail = expanded_level(cells, ci)
+        if np.ndim(tail) == 0:
+            return _quantile_pair(dist, float(tail), 1 - float(tail))
+        return _diag_quantile(dist, np.asarray(tail)), _diag_quantile(dist, 1 - np.asarray(tail))
     if method == "basic":
         lo, hi = _quantile_pair(dist, alpha / 2, 1 - alpha / 2)
         return 2 * point - hi, 2 * point - lo
     # bias correction: z0 = Φ⁻¹(fraction of replicates below the estimate), ties count half
-    below = (dist < point).mean(axis=0) + 0.5 * (dist == point).mean(axis=0)
+    tol = tie_tolerance(dist, point)
+    below = (dist < point - tol).mean(axis=0) + 0.5 * (np.abs(dist - point) <= tol).mean(axis=0)
     z0 = distributions.norm_ppf(np.clip(below, 1e-12, 1 - 1e-12))
     if method == "bca":
         if jackknife is None:
@@ -606,7 +599,16 @@ def interval(
     return bounds[0], bounds[1]
 
 
-def expanded_level(cells: Cells, ci: float = 0.95) -> float:
+def tie_tolerance(dist: np.ndarray, point: np.ndarray) -> np.ndarray:
+    """How far a replicate may lie from the estimate and still count as equal to it: 1e-9 of the statistic's
+    scale (its largest finite |replicate| or |estimate|). Far above the rounding of sums in another order
+    (~1e-16 relative), far below any real difference between replicates of a statistic of ≤ 10⁶ runs."""
+    finite = np.where(np.isfinite(dist), np.abs(dist), 0.0)
+    scale = np.maximum(finite.max(axis=0, initial=0.0), np.where(np.isfinite(point), np.abs(point), 0.0))
+    return 1e-9 * scale
+
+
+def expanded_level(cells: Cells | Sequence[Cells], ci: float = 0.95) -> float:
     r"""Tail probability of Hesterberg's (2015) expanded percentile interval, stratified by cell.
 
     The percentile bootstrap of a mean of ``n`` runs is too narrow for two reasons: the bootstrap
@@ -619,13 +621,19 @@ def expanded_level(cells: Cells, ci: float = 0.95) -> float:
     (``s_m^2`` the unbiased variance of task m's runs; tasks with one run are left out, and equal
     weights are used when every ``s_m`` is 0), and the ``t`` degrees of freedom are ``Σ_m (N_m - 1)``.
     The tail is ``Φ(-c · t_{1-α/2, df})``. The same level is used for every statistic of these cells.
+
+    Several algorithms' cells (a sequence): the level of the difference of their means over tasks, every
+    cell of every algorithm pooled in ``c`` and ``df`` (the same tasks, so the ``1/M²`` weights cancel); used for
+    differences and P(X > Y), whose bootstrap variances shrink by the same ``(N-1)/N`` in each sample.
     """
-    sizes = cells.sizes.astype(float)
+    groups = [cells] if isinstance(cells, Cells) else list(cells)
+    sizes = np.concatenate([g.sizes for g in groups]).astype(float)
     keep = sizes >= 2
     if not keep.any():
         return (1.0 - ci) / 2.0
-    unit = cells.values / magnitude(cells.values)  # c is scale-free; unit scores keep the squares in range
-    var = np.array([np.var(unit[cells.task_of == m], ddof=1) if keep[m] else 0.0 for m in range(cells.n_tasks)])
+    # c is scale-free; unit scores keep the squares in range
+    unit_size = magnitude(np.concatenate([g.values for g in groups]))
+    var = np.concatenate([_task_variances(g, unit_size) for g in groups])
     var = var[keep] if var[keep].sum() > 0 else np.ones(int(keep.sum()))
     n = sizes[keep]
     c = math.sqrt(float((var / n).sum() / (var * (n - 1) / n**2).sum()))
@@ -633,21 +641,63 @@ def expanded_level(cells: Cells, ci: float = 0.95) -> float:
     return float(distributions.norm_cdf(-c * distributions.t_ppf(1.0 - (1.0 - ci) / 2.0, df)))
 
 
-def studentized_mean_interval(dist: np.ndarray, point: np.ndarray, ci: float = 0.95) -> tuple[float, float]:
+def _task_variances(cells: Cells, unit: float) -> np.ndarray:
+    """(M,) unbiased variance of each task's runs in units of ``unit`` (0 for a task of one run)."""
+    scaled = cells.values / unit
+    return np.array(
+        [np.var(scaled[cells.task_of == m], ddof=1) if cells.sizes[m] >= 2 else 0.0 for m in range(cells.n_tasks)]
+    )
+
+
+def task_levels(cells: Cells, ci: float = 0.95) -> np.ndarray:
+    """(M,) expanded tail probability of each task's mean (Hesterberg's one-sample level, ``N_m`` runs; the
+    plain ``α/2`` for a task of one run): the per-task table's intervals under ``expanded``."""
+    n = cells.sizes.astype(float)
+    crit = distributions.t_ppf(1.0 - (1.0 - ci) / 2.0, np.maximum(n - 1, 1.0))
+    expanded = distributions.norm_cdf(-np.sqrt(n / np.maximum(n - 1, 1.0)) * crit)
+    return np.where(n >= 2, expanded, (1.0 - ci) / 2.0)
+
+
+def student_t_task_intervals(cells: Cells, ci: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """(M,) low and high of each task's mean: ``mean ± t_{N-1} s / sqrt(N)``, the interval the bootstrap-t
+    approximates. Used for per-task means under ``bootstrap-t``: a bootstrap of 3 runs cannot reach beyond their
+    range (the truth lies outside it for 25% of normal samples), whatever its level. A task of one run gets
+    ``(mean, mean)``, as every bootstrap interval gives it."""
+    means = np.array([cells.values[o : o + n].mean() for o, n in zip(cells.offsets, cells.sizes)])
+    unit = magnitude(cells.values)
+    se = unit * np.sqrt(_task_variances(cells, unit) / cells.sizes)
+    crit = distributions.t_ppf(1.0 - (1.0 - ci) / 2.0, np.maximum(cells.sizes - 1.0, 1.0))
+    half = np.where(cells.sizes >= 2, crit * se, 0.0)
+    return means - half, means + half
+
+
+#: Largest share of bootstrap-t replicates with a zero standard error (every slot drew copies of one run) that
+#: may be dropped; beyond it the studentized distribution is conditioned on too much, and the interval falls back.
+DEGENERATE_SHARE = 0.01
+
+
+def studentized_mean_interval(dist: np.ndarray, point: np.ndarray, ci: float = 0.95) -> tuple[float, float] | None:
     """Bootstrap-t interval for the mean over tasks from replicates of ``(mean, se)`` (``metrics.mean_se``).
 
     ``t* = (mean* - mean) / se*`` with the stratified standard error ``se² = Σ_m s_m² / (M² N_m)``; the
     interval is ``(mean - t*_{1-α/2} se, mean - t*_{α/2} se)``. Replicates with ``se* = 0`` (every slot
     drew copies of one run) are dropped. Second-order accurate: it follows the skew of the data, where
     the percentile interval does not.
+
+    Returns None where the studentized distribution is degenerate and the caller must fall back (to the
+    expanded interval) and say so: ``se = 0``, more than :data:`DEGENERATE_SHARE` of the replicates with
+    ``se* = 0``, or every ``t*`` equal (one task of two runs: each replicate either copies one run, ``se* = 0``,
+    or is the data itself, ``t* = 0``; the interval would have zero width).
     """
     alpha = 1.0 - ci
     mean, se = float(point[0]), float(point[1])
     ok = dist[:, 1] > 0
+    if se == 0 or not ok.any() or 1.0 - ok.mean() > DEGENERATE_SHARE:
+        return None
     t = (dist[ok, 0] - mean) / dist[ok, 1]
-    if t.size == 0 or se == 0:
-        return mean, mean
     hi_t, lo_t = np.quantile(t, [1 - alpha / 2, alpha / 2])
+    if not hi_t > lo_t:
+        return None
     return mean - hi_t * se, mean - lo_t * se
 
 

@@ -42,9 +42,6 @@ def default_taus(values: np.ndarray, n: int = 101) -> np.ndarray:
 
 def run_score_profile(resample: Resample, taus: np.ndarray) -> np.ndarray:
     """(R, T) fraction of runs (task-weighted) with score > τ."""
-    if resample.drawn:  # the compiled kernel's form: total mass minus the mass at or below τ
-        values, mass, _ = resample.running_sums()
-        return (mass[-1][None, :] - mass[np.searchsorted(values, taus, side="right")]).T
     values, weights = resample.sorted_weights()
     # survival = 1 - cumulative mass at or below τ
     cum = np.cumsum(weights, axis=1)
@@ -65,17 +62,18 @@ def average_score_profile(resample: Resample, taus: np.ndarray) -> np.ndarray:
 def gap_curve(resample: Resample, gammas: np.ndarray) -> np.ndarray:
     """(R, G) optimality gap γ − E[min(score, γ)] for each γ.
 
-    Drawn replicates: E[min(score, γ)] = (weighted sum of the runs below γ) + γ·(mass at or above γ), from
-    running sums over the sorted runs, sequential per replicate as the compiled kernel sums, so no result
-    depends on how many replicates share a chunk (a matrix product's summation order does). The original data
-    (the point estimate, which both engines compute here) keeps the direct product, as before.
+    E[min(score, γ)] = (weighted sum of the runs below γ) + γ·(mass at or above γ), from running sums along
+    each replicate's sorted runs (not a matrix product, whose summation order would depend on how many
+    replicates share a chunk).
     """
-    if not resample.drawn:
-        values, weights = resample.sorted_weights()
-        return gammas[None, :] - weights @ np.minimum(values[:, None], gammas[None, :])
-    values, mass, wsum = resample.running_sums()
+    values, weights = resample.sorted_weights()
+    reps = weights.shape[0]
+    mass = np.zeros((reps, values.size + 1))
+    wsum = np.zeros((reps, values.size + 1))
+    np.cumsum(weights, axis=1, out=mass[:, 1:])
+    np.cumsum(weights * values, axis=1, out=wsum[:, 1:])
     below = np.searchsorted(values, gammas, side="left")  # runs below γ are the first `below`
-    return gammas[None, :] - (wsum[below] + gammas[:, None] * (mass[-1][None, :] - mass[below])).T
+    return gammas[None, :] - (wsum[:, below] + gammas[None, :] * (mass[:, -1:] - mass[:, below]))
 
 
 def rank_probabilities(task_means: np.ndarray) -> np.ndarray:

@@ -1,60 +1,82 @@
-"""The built-in statistics: one code per statistic and one entry per metric name.
+"""The one registry of aggregate metrics: every name, its batched numpy definition and how it is shown.
 
-``Statistic`` is the code a compiled kernel switches on; ``METRICS`` maps every metric name (or name
-prefix with a parameter, e.g. ``trimmed_mean_0.1``) to its statistic, how its parameter is read and
-how it is displayed. :mod:`.metrics` (numpy) and :mod:`.kernels` (numba) both read these, so a new
-built-in metric is added here once, with its numpy function in ``metrics`` and, optionally, a
-closed form in the kernel.
+A metric is defined once, as a batched numpy function ``f(resample) -> (R,)`` (see :mod:`.metrics`), and
+registered here once; every code path (aggregates, differences, curves, comparisons, planning) resolves
+names through :func:`get_metric`, so they all compute the same definition. An unknown name is an error.
+
+Adding a metric, built in or your own, is one ``register`` call; afterwards
+``evaluate(table, metrics=["iqm", "best_task"])`` (and ``curve_metrics=``, ``compare_all(metric=...)``, in the
+same process) computes it::
+
+    >>> from rl_reliable_logger.stats import registry
+    >>> _ = registry.register("best_task", lambda r: r.task_means().max(axis=1), display="Best task mean")
+    >>> registry.get_metric("best_task").name
+    'best_task'
+    >>> del registry.METRICS["best_task"]  # (this example cleans up after itself)
+
+A parametric family registers a factory of the parameter (``parametric=True``): the number after the name
+prefix, times ``scale``, is passed to it (``trimmed_mean_0.1``).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from enum import IntEnum
 
-
-class Statistic(IntEnum):
-    """Codes of the built-in batched statistics (the kernel's switch)."""
-
-    MEAN = 0  # mean over tasks of task means
-    MEDIAN = 1  # median over tasks of task means
-    TRIMMED_MEAN = 2  # parameter: proportion cut from each end (mass ⌊p·K⌋/K)
-    OPTIMALITY_GAP = 3  # parameter: γ
-    LOWER_TAIL_MEAN = 4  # parameter: fraction of mass
-    FRACTION_ABOVE = 5  # parameter: threshold (runs, task-weighted)
-    TASKS_ABOVE = 6  # parameter: threshold (fraction of task means above it)
-
-
-#: (statistic, parameter): what a compiled kernel needs to compute a built-in metric
-Spec = tuple[Statistic, float]
+from . import metrics as mt
 
 
 @dataclass(frozen=True)
 class MetricEntry:
-    """One metric name (``parametric``: a prefix followed by a number) and how it is shown."""
+    """One metric name (``parametric``: a prefix followed by a number), its definition and display."""
 
     name: str
-    statistic: Statistic
+    #: the parameter (fixed, read from the name, or γ for ``uses_gamma``) -> the batched function
+    make: Callable[[float], mt.MetricFn]
     display: str
-    parameter: float = 0.0  # fixed parameter of a non-parametric name (γ is filled in at lookup)
+    parameter: float | None = None  # a fixed parameter given to ``make`` (None: read from the name, or γ)
     parametric: bool = False
     scale: float = 1.0  # the number after the prefix times this is the parameter
     lower_is_better: bool = False
+    uses_gamma: bool = False  # the parameter is the analysis' γ (optimality gap)
 
 
-METRICS: dict[str, MetricEntry] = {
-    e.name: e
-    for e in (
-        MetricEntry("mean", Statistic.MEAN, "Mean"),
-        MetricEntry("median", Statistic.MEDIAN, "Median"),
-        MetricEntry("iqm", Statistic.TRIMMED_MEAN, "IQM", parameter=0.25),
-        MetricEntry("optimality_gap", Statistic.OPTIMALITY_GAP, "Optimality gap", lower_is_better=True),
-        MetricEntry("dp25", Statistic.LOWER_TAIL_MEAN, "DP-25 (bottom-25% mean)", parameter=0.25),
-        MetricEntry("trimmed_mean_", Statistic.TRIMMED_MEAN, "Trimmed mean", parametric=True),
-        MetricEntry("p_above_", Statistic.FRACTION_ABOVE, "Fraction of runs above", parametric=True),
-        MetricEntry("dp", Statistic.LOWER_TAIL_MEAN, "Bottom-tail mean", parametric=True, scale=0.01),
-    )
-}
+METRICS: dict[str, MetricEntry] = {}
+
+
+def register(
+    name: str,
+    fn: mt.MetricFn | Callable[[float], mt.MetricFn],
+    *,
+    display: str | None = None,
+    parametric: bool = False,
+    scale: float = 1.0,
+    parameter: float | None = None,
+    lower_is_better: bool = False,
+    uses_gamma: bool = False,
+) -> MetricEntry:
+    """Register a batched metric ``fn(resample) -> (R,)`` under ``name``. With ``parametric`` (names
+    ``name<number>``), ``uses_gamma`` or a fixed ``parameter``, ``fn`` is instead a factory ``fn(parameter)`` of
+    the batched function. Re-registering a name replaces it."""
+    key = str(name).strip().lower()
+    if not key:
+        raise ValueError("a metric needs a name")
+    factory = parametric or uses_gamma or parameter is not None
+    make: Callable[[float], mt.MetricFn] = fn if factory else (lambda _p: fn)  # type: ignore[assignment,return-value]
+    entry = MetricEntry(key, make, display or str(name), parameter, parametric, scale, lower_is_better, uses_gamma)
+    METRICS[key] = entry
+    return entry
+
+
+register("mean", mt.mean, display="Mean")
+register("median", mt.median, display="Median")
+register("iqm", mt.trimmed_mean, display="IQM", parameter=0.25)
+register("optimality_gap", mt.optimality_gap, display="Optimality gap", lower_is_better=True, uses_gamma=True)
+register("dp25", mt.lower_tail_mean, display="DP-25 (bottom-25% mean)", parameter=0.25)
+register("trimmed_mean_", mt.trimmed_mean, display="Trimmed mean", parametric=True)
+register("p_above_", mt.prob_above, display="Fraction of runs above", parametric=True)
+register("dp", mt.lower_tail_mean, display="Bottom-tail mean", parametric=True, scale=0.01)
 
 
 def lookup(name: str, *, gamma: float = 1.0) -> tuple[MetricEntry, float] | None:
@@ -62,14 +84,31 @@ def lookup(name: str, *, gamma: float = 1.0) -> tuple[MetricEntry, float] | None
     key = str(name).strip().lower()
     entry = METRICS.get(key)
     if entry is not None and not entry.parametric:
-        return entry, float(gamma) if entry.statistic is Statistic.OPTIMALITY_GAP else entry.parameter
+        return entry, float(gamma) if entry.uses_gamma else float(entry.parameter or 0.0)
     for entry in METRICS.values():
         if entry.parametric and key.startswith(entry.name):
             try:
-                return entry, float(key[len(entry.name) :]) * entry.scale
+                value = float(key[len(entry.name) :]) * entry.scale
             except ValueError:
-                return None
+                continue
+            if math.isfinite(value):  # p_above_nan is no metric
+                return entry, value
     return None
+
+
+def get_metric(name: str | mt.Metric | Callable, *, gamma: float = 1.0) -> mt.Metric:
+    """Resolve a registered metric name (``mean``, ``iqm``, ``trimmed_mean_0.1``, ...), a :class:`~.metrics.Metric`
+    or an rliable-style callable of a ``(runs, tasks)`` array into a :class:`~.metrics.Metric`."""
+    if isinstance(name, mt.Metric):
+        return name
+    if callable(name):
+        return mt.per_replicate(name)
+    found = lookup(str(name), gamma=gamma)
+    if found is None:
+        known = ", ".join(e.name + ("<x>" if e.parametric else "") for e in METRICS.values())
+        raise ValueError(f"unknown metric {name!r}: use one of {known}, register it, or pass a function.")
+    entry, parameter = found
+    return mt.Metric(str(name).strip().lower(), entry.make(parameter))
 
 
 def lower_is_better(name: str) -> bool:

@@ -73,9 +73,9 @@ def metric_criterion(metric: str = "iqm") -> Criterion:
     the criterion returns its negative.
     """
     from . import bootstrap as bs
-    from . import metrics as mt
+    from . import registry
 
-    m = mt.get_metric(metric)
+    m = registry.get_metric(metric)
     sign = -1.0 if m.name == "optimality_gap" else 1.0
 
     def crit(per_task: list[np.ndarray]) -> float:

@@ -150,7 +150,8 @@ def test_not_a_database(store, capsys):
     bad = store["tmp"] / "bad.db"
     bad.write_text("not sqlite\n" * 3)
     line = error_line(capsys, mlflow_args(f"sqlite:///{bad}"))
-    assert "file is not a database" in line
+    assert "bad.db is not an MLflow database (not an SQLite file" in line
+    assert bad.read_text() == "not sqlite\n" * 3  # refused before MLflow opened it
 
 
 def test_folder_as_database_fails_at_once(store, capsys):

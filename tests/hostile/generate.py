@@ -34,6 +34,16 @@ class Case:
     check: str | None = None  # documented behaviour, checked by test_corpus.check_<name> (exit 0)
     why: str = ""
     extra: dict = field(default_factory=dict)
+    #: symlinks to plant: path in the case folder -> target ("{dir}" is the case folder)
+    links: dict[str, str] = field(default_factory=dict)
+    #: commands run first (each must exit 0), e.g. to write a results folder the probe then tampers with
+    before: list[list[str]] = field(default_factory=list)
+    #: name of a function of this module that edits the case folder after ``before`` (``tamper_<name>``)
+    tamper: str | None = None
+    #: regex the whole output (stdout and stderr) must match, for probes that do not end in one error line
+    output: str | None = None
+    #: texts that must appear nowhere in the output (secrets, terminal escapes)
+    absent: tuple[str, ...] = ()
 
 
 def _csv(rows: list[tuple], header: str = "algorithm,task,seed,score") -> bytes:
@@ -550,18 +560,492 @@ def cases() -> list[Case]:
             error=r"unknown column\(s\): score column 'return'",
         )
     )
+    out += results_folder_cases() + secret_cases() + malformed_cases() + confusable_cases() + size_and_level_cases()
+    out += tampered_folder_cases()
     return out
 
 
+# ==================================================================================== second pass (issue 25)
+#: Fast settings of ``rl-reliable plan``.
+PLAN = ["--runs", "3", "--trials", "5", "--sim-reps", "50", "--quiet"]
+
+
+def _manifest(kind: str | None = None) -> bytes:
+    """The manifest of an empty bundle of ``kind`` (a results folder the probes must not overwrite)."""
+    payload = {"format": "rl-reliable-bundle", "format_version": 1, "tool": "rl_reliable_logger"}
+    payload.update({"tool_version": "0", "report_hash": "0" * 64, "files": []})
+    if kind:
+        payload["kind"] = kind
+    return json.dumps(payload).encode()
+
+
+def _sqlite_app() -> bytes:
+    """A user's own SQLite database (not an MLflow store)."""
+    import sqlite3
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "app.db"
+        db = sqlite3.connect(path)
+        db.execute("CREATE TABLE users (id INTEGER, name TEXT)")
+        db.execute("INSERT INTO users VALUES (1, 'alice')")
+        db.commit()
+        db.close()
+        return path.read_bytes()
+
+
+def _pending(run: dict, tracker: str = "mlflow", cause: str = "unreachable", algorithm: str = "A") -> bytes:
+    """A pending final-score file as ``log_final_score`` writes it (trackers/base/pending.py)."""
+    from rl_reliable_logger.trackers.base.pending import FORMAT, VERSION
+
+    data = {"format": FORMAT, "version": VERSION, "tracker": tracker, "run": run, "score": 0.5}
+    data.update({"algorithm": algorithm, "task": "t", "seed": 0, "written_at": "2026-01-01T00:00:00Z"})
+    data.update({"cause": cause, "error": "x"})
+    return json.dumps(data).encode()
+
+
+def results_folder_cases() -> list[Case]:
+    """Never write into something that is not ours: every writing command goes through one guard."""
+    pilot = _csv(grid(["A", "B"]))
+    plan = ["plan", "{dir}/pilot.csv", *PLAN]
+    return [
+        Case(
+            "plan_out_user_folder",
+            {"pilot.csv": pilot, "mine/notes.txt": b"my notes"},
+            [*plan, "--out", "{dir}/mine"],
+            2,
+            error=r"mine/notes\.txt: the output folder holds files rl_reliable_logger did not write",
+        ),
+        Case(
+            "plan_out_own_input",
+            {"in/plan.csv": pilot},
+            ["plan", "{dir}/in/plan.csv", *PLAN, "--out", "{dir}/in"],
+            2,
+            error=r"plan\.csv: an input file inside the output folder",
+        ),
+        Case(
+            "plan_out_symlinked_folder",
+            {"pilot.csv": pilot, "real/keep.txt": b"keep"},
+            [*plan, "--out", "{dir}/link"],
+            2,
+            error=r"link: the output folder is a symlink",
+            links={"link": "{dir}/real"},
+        ),
+        Case(
+            "plan_out_planted_png_symlink",
+            {"pilot.csv": pilot, "victim.txt": b"a file outside the folder"},
+            [*plan, "--out", "{dir}/out"],
+            2,
+            error=r"plan\.png: a symlink or special file in the output folder",
+            links={"out/plan.png": "{dir}/victim.txt"},
+            why="the write would have gone through the link to victim.txt",
+        ),
+        Case(
+            "plan_out_results_bundle",
+            {"pilot.csv": pilot, "results/manifest.json": _manifest()},
+            [*plan, "--out", "{dir}/results"],
+            2,
+            error=r"holds a results bundle \(rl-reliable evaluate\), not a plan",
+        ),
+        Case(
+            "evaluate_out_plan_folder",
+            {"scores.csv": pilot, "plan/manifest.json": _manifest("plan")},
+            ["evaluate", "{dir}/scores.csv", *FAST, "--out", "{dir}/plan"],
+            2,
+            error=r"holds a plan \(rl-reliable plan\), not a results bundle",
+        ),
+        Case(
+            "plan_out_replaces_its_own_plan",
+            {"pilot.csv": pilot},
+            [*plan, "--out", "{dir}/out"],
+            0,
+            check="plan_folder",
+            before=[[*plan, "--target-width", "0.5", "--out", "{dir}/out"]],
+            why="an earlier plan is replaced as a whole: its launch.csv does not survive",
+        ),
+        Case(
+            "mlflow_sqlite_not_a_store",
+            {"app.db": _sqlite_app()},
+            ["mlflow", "--tracking-uri", "sqlite:///{dir}/app.db", "--experiment", "x", "--quiet"],
+            2,
+            error=r"app\.db is not an MLflow database .*left unchanged",
+        ),
+        Case(
+            "pending_push_sqlite_not_a_store_and_a_bad_file",
+            {
+                "app.db": _sqlite_app(),
+                "pending/a.json": _pending({"run_id": "abc", "tracking_uri": "sqlite:///elsewhere.db"}),
+                "pending/b.json": b"{not json",
+            },
+            ["pending", "{dir}/pending", "--push", "--tracking-uri", "sqlite:///{dir}/app.db", "--retry-for", "0"],
+            1,
+            output=r"(?s)skipped .*b\.json: not a readable pending score file.*not pushed: a\.json: .*app\.db is not an "
+            r"MLflow database",
+            why="each bad file is reported and the batch goes on; the user's database is not touched",
+        ),
+        Case(
+            "report_restores_a_bundle_a_killed_swap_left_aside",
+            {"scores.csv": pilot},
+            ["report", "{dir}/out", "--quiet"],
+            0,
+            before=[["evaluate", "{dir}/scores.csv", *FAST, "--no-figures", "--out", "{dir}/out"]],
+            tamper="killed_swap",
+            output=r"restored the previous results bundle",
+            check="bundle_verified",
+        ),
+    ]
+
+
+def secret_cases() -> list[Case]:
+    """Secrets never reach the console or the outputs."""
+    ansi = "\x1b[2J\x1b]0;pwned\x07"
+    rows = [(*r, "sk-live-0123456789", "http://alice:p@ss@mlflow.example/x") for r in grid(["A", "B"])]
+    return [
+        Case(
+            "pending_lists_redacted_and_escaped",
+            {
+                "pending/a.json": _pending(
+                    {"run_id": "r1", "tracking_uri": "http://alice:p@ss@mlflow.example:5000"}, cause="cut" + ansi
+                ),
+                "pending/b.json": _pending(
+                    {"run_id": "r2", "entity": "e", "project": "p", "base_url": "https://bob:s3c@r@t@wandb.example"},
+                    tracker="wandb",
+                ),
+            },
+            ["pending", "{dir}/pending"],
+            0,
+            output=r"(?s)alice:\*\*\*@mlflow\.example.*bob:\*\*\*@wandb\.example",
+            absent=("p@ss", "ss@mlflow", "s3c", "t@wandb", "\x1b", "\x07"),
+        ),
+        Case(
+            "secret_extra_columns",
+            {"scores.csv": _csv(rows, "algorithm,task,seed,score,api_key,url")},
+            ["evaluate", "{dir}/scores.csv", *FAST, "--no-figures", "--out", "{dir}/out"],
+            0,
+            check="no_secrets_in_outputs",
+            output=r"'api_key' look like secrets",
+            absent=("sk-live", "p@ss"),
+        ),
+    ]
+
+
+def malformed_cases() -> list[Case]:
+    """Malformed files are errors naming the row or key, never shifted or arbitrarily chosen values."""
+    lines = _csv(grid(["A", "B"])).decode().splitlines()
+    trailing = "\n".join([lines[0], lines[1] + ",", *lines[2:]]) + "\n"
+    every = "\n".join([lines[0]] + [line + ",9" for line in lines[1:]]) + "\n"
+    short = "\n".join([*lines[:3], lines[3].rsplit(",", 1)[0], *lines[4:]]) + "\n"
+    records = [json.dumps(r) for r in _records(grid(["A", "B"]))]
+    repeated = records[2][:-1] + ', "score": 99}'
+    pong = grid(["A", "B"], ["Pong", "PongNoFrameskip-v4"])
+    js = ["evaluate", "{dir}/scores.json", *FAST]
+    return [
+        Case(
+            "csv_extra_trailing_field",
+            {"scores.csv": trailing.encode()},
+            ["evaluate", "{dir}/scores.csv", *FAST],
+            2,
+            error=r"scores\.csv: malformed CSV: row 0 \(line 2\) has 5 field\(s\) but the header has 4",
+        ),
+        Case(
+            "csv_every_row_one_field_more",
+            {"scores.csv": every.encode()},
+            ["evaluate", "{dir}/scores.csv", *FAST],
+            2,
+            error=r"row 0 \(line 2\) has 5 field\(s\)",
+            why="pandas would take the first field as the index and shift every value one column",
+        ),
+        Case(
+            "csv_short_row",
+            {"scores.csv": short.encode()},
+            ["evaluate", "{dir}/scores.csv", *FAST],
+            2,
+            error=r"row 2 \(line 4\) has 3 field\(s\) but the header has 4",
+        ),
+        Case(
+            "csv_duplicate_column",
+            {"scores.csv": _csv([(*r, 7) for r in grid(["A", "B"])], "algorithm,task,seed,score,score")},
+            ["evaluate", "{dir}/scores.csv", *FAST],
+            2,
+            error=r"column 'score' appears twice in the header \(columns 4 and 5\)",
+        ),
+        Case(
+            "json_duplicate_key",
+            {"scores.json": ("[" + ",".join([*records[:2], repeated, *records[3:]]) + "]").encode()},
+            js,
+            2,
+            error=r"scores\.json: key 'score' appears twice in one object",
+        ),
+        Case(
+            "jsonl_repeated_field",
+            {"scores.jsonl": "\n".join([*records[:2], repeated, *records[3:]]).encode()},
+            ["evaluate", "{dir}/scores.jsonl", *FAST],
+            2,
+            error=r"scores\.jsonl: line 3: key 'score' appears twice",
+        ),
+        Case(
+            "json_integer_too_large",
+            {"scores.json": json.dumps(_records(_with(grid(["A", "B"]), 0, score=10**400))).encode()},
+            js,
+            2,
+            error=r"scores\.json: the integer 1000.* \(401 digits\) is too large for a number",
+        ),
+        Case(
+            "json_nested_too_deeply",
+            {"scores.json": b"[" * 100_000 + b"]" * 100_000},
+            js,
+            2,
+            error=r"scores\.json: the JSON is nested too deeply",
+        ),
+        Case(
+            "two_spellings_of_one_task",
+            {"scores.csv": _csv(pong), "refs.csv": b"task,low,high\nPong,-21,21\n"},
+            ["evaluate", "{dir}/scores.csv", *FAST, "--normalize", "{dir}/refs.csv"],
+            2,
+            error=r"'Pong' and 'PongNoFrameskip-v4' are one game",
+        ),
+    ]
+
+
+def confusable_cases() -> list[Case]:
+    """Names that print the same are refused, as docs/untrusted-input.md says."""
+    ev = ["evaluate", "{dir}/scores.csv", *FAST]
+    return [
+        Case(
+            "cyrillic_lookalike",
+            {"scores.csv": _csv(grid(["PPO", "\u0420\u0420\u041e"]))},
+            ev,
+            2,
+            error=r"different algorithm names .* print the same",
+        ),
+        Case(
+            "rtl_override",
+            {"scores.csv": _csv(grid(["A", "B\u202eC"]))},
+            ev,
+            2,
+            error=r"control character \(U\+202E\)",
+        ),
+        Case(
+            "variation_selector",
+            {"scores.csv": _csv(grid(["A", "A\ufe0f"]))},
+            ev,
+            2,
+            error=r"different algorithm names .* print the same",
+        ),
+    ]
+
+
+def size_and_level_cases() -> list[Case]:
+    """Sizes are refused before they run; interval levels the replicates cannot resolve are said so."""
+    pilot = {"pilot.csv": _csv(grid(["A", "B"]))}
+    plan = ["plan", "{dir}/pilot.csv", *PLAN]
+    steps = [(a, t, s, sc, st) for (a, t, s, sc) in grid(["A", "B"]) for st in (0, 100)]
+    scores = {"scores.csv": _csv(grid(["A", "B"]))}
+    ev = ["evaluate", "{dir}/scores.csv", *FAST]
+    return [
+        Case("plan_ci_1_5", pilot, [*plan, "--ci", "1.5"], 2, error=r"--ci 1\.5 reads as a 1\.5% interval"),
+        Case("plan_ci_nan", pilot, [*plan, "--ci", "nan"], 2, error=r"^error: --ci must be finite, got nan$"),
+        Case("plan_seed_negative", pilot, [*plan, "--seed", "-1"], 2, error=r"--seed must be a non-negative integer"),
+        Case("plan_trials_zero", pilot, [*plan, "--trials", "0"], 2, error=r"--trials of at least 2 .* got 0"),
+        Case("plan_power_zero", pilot, [*plan, "--power", "0"], 2, error=r"--power must be between 0 and 1"),
+        Case(
+            "plan_sim_reps_huge",
+            pilot,
+            [*plan, "--sim-reps", "1000000000"],
+            2,
+            error=r"--sim-reps 1000000000 would need about .* of memory",
+        ),
+        Case(
+            "plan_runs_huge",
+            pilot,
+            [*plan, "--runs", "1000000000"],
+            2,
+            error=r"planning 1,000,000,000 runs per task .* of memory",
+        ),
+        Case("metric_p_above_nan", scores, [*ev, "--metrics", "p_above_nan"], 2, error=r"unknown metric 'p_above_nan'"),
+        Case(
+            "reps_1",
+            scores,
+            [*ev, "--reps", "1", "--no-figures", "--out", "{dir}/out"],
+            0,
+            output=r"--reps 1 cannot resolve a 95% interval: its ends need at least 40 replicates",
+        ),
+        Case(
+            "level_999_from_20_reps",
+            scores,
+            [*ev, "--reps", "20", "--ci", "99.9", "--no-figures", "--out", "{dir}/out"],
+            0,
+            output=r"--reps 20 cannot resolve a 99\.9% interval: its ends need at least 2,000 replicates",
+        ),
+        Case(
+            "budget_negative",
+            {"scores.csv": _csv(steps, "algorithm,task,seed,score,step")},
+            [*ev, "--step-key", "step", "--budget", "-1"],
+            2,
+            error=r"--budget -1 is before every run's first logged step \(0\)",
+        ),
+        Case(
+            "score_range_narrower_than_data",
+            scores,
+            [*ev, "--jordan", "--score-range", "0,0.01"],
+            2,
+            error=r"--score-range is narrower than the data on 2 tasks: 't1' has scores in",
+        ),
+        Case(
+            "bca_one_run_per_cell",
+            {"scores.csv": _csv(grid(["A", "B"], seeds=1))},
+            [*ev, "--method", "bca"],
+            2,
+            error=r"needs a task with two or more runs",
+        ),
+    ]
+
+
+def tampered_folder_cases() -> list[Case]:
+    """``rl-reliable report`` on a results folder edited after it was written: one line naming file and field."""
+    written = [["evaluate", "{dir}/scores.csv", *FAST, "--no-figures", "--out", "{dir}/out"]]
+    expected = {
+        "aggregates_number": r"out/manifest\.json: the tables do not give the report_hash",
+        "aggregates_text": r"out/aggregates\.csv: column 'point' holds text \('abc'\)",
+        "aggregates_columns": r"out/aggregates\.csv: column\(s\) algorithm, .* missing",
+        "aggregates_no_rows": r"out/aggregates\.csv: the table has no rows",
+        "provenance_types": r"out/provenance\.json: field 'ci' is \"ninety-five\"",
+        "provenance_deep": r"out/provenance\.json: unreadable JSON",
+        "manifest_size_text": r"out/manifest\.json: unreadable manifest: files\[0\]\.size",
+        "manifest_size_huge": r"out/manifest\.json: unreadable manifest: files\[0\]\.size .* is 'inf'",
+        "manifest_size_null": r"out/manifest\.json: unreadable manifest: files\[0\]\.size",
+        "manifest_size_list": r"out/manifest\.json: unreadable manifest: files\[0\]\.size",
+        "manifest_deep": r"out/manifest\.json: unreadable manifest",
+    }
+    return [
+        Case(
+            f"report_{edit}",
+            {"scores.csv": _csv(grid(["A", "B"]))},
+            ["report", "{dir}/out", "--quiet"],
+            2,
+            error=pattern,
+            before=written,
+            tamper=edit,
+        )
+        for edit, pattern in expected.items()
+    ]
+
+
 def write_case(case: Case, folder: Path) -> Path:
-    """Write the case's files into ``folder/<name>``; return that folder."""
+    """Write the case's files and symlinks into ``folder/<name>``; return that folder."""
     root = folder / case.name
     root.mkdir(parents=True, exist_ok=True)
     for rel, data in case.files.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
+    for rel, target in case.links.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.symlink_to(target.replace("{dir}", str(root)))
     return root
+
+
+def prepare(case: Case, root: Path, run) -> None:
+    """Run the case's ``before`` commands with ``run(argv) -> exit status`` and apply its ``tamper`` edit."""
+    for command in case.before:
+        status = run([a.replace("{dir}", str(root)) for a in command])
+        assert status == 0, f"{case.name}: setup command failed: {command}"
+    if case.tamper:
+        globals()[f"tamper_{case.tamper}"](root)
+
+
+# ---------------------------------------------------------------------------------------- tampering
+def _rehash(folder: Path) -> None:
+    """Rewrite the manifest's sizes and SHA-256 to match the files: a consistent edit, not a corrupt one."""
+    import hashlib
+
+    manifest = json.loads((folder / "manifest.json").read_text())
+    for entry in manifest["files"]:
+        data = (folder / entry["path"]).read_bytes()
+        entry["size"], entry["sha256"] = len(data), hashlib.sha256(data).hexdigest()
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _edit_manifest_size(root: Path, value) -> None:
+    manifest = json.loads((root / "out" / "manifest.json").read_text())
+    manifest["files"][0]["size"] = value
+    (root / "out" / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _edit_point(root: Path, change) -> None:
+    """Change the point estimate of the first row of aggregates.csv, then make the manifest match."""
+    path = root / "out" / "aggregates.csv"
+    lines = path.read_text().splitlines()
+    at = lines[0].split(",").index("point")
+    cells = lines[1].split(",")
+    cells[at] = change(cells[at])
+    lines[1] = ",".join(cells)
+    path.write_text("\n".join(lines) + "\n")
+    _rehash(root / "out")
+
+
+def tamper_aggregates_number(root: Path) -> None:
+    _edit_point(root, lambda v: str(float(v) + 0.5))
+
+
+def tamper_aggregates_text(root: Path) -> None:
+    _edit_point(root, lambda v: "abc")
+
+
+def tamper_aggregates_columns(root: Path) -> None:
+    (root / "out" / "aggregates.csv").write_text("a,b\n1,2\n")
+    _rehash(root / "out")
+
+
+def tamper_aggregates_no_rows(root: Path) -> None:
+    path = root / "out" / "aggregates.csv"
+    path.write_text(path.read_text().splitlines()[0] + "\n")
+    _rehash(root / "out")
+
+
+def tamper_provenance_types(root: Path) -> None:
+    path = root / "out" / "provenance.json"
+    provenance = json.loads(path.read_text())
+    provenance["ci"] = "ninety-five"
+    path.write_text(json.dumps(provenance))
+    _rehash(root / "out")
+
+
+def tamper_provenance_deep(root: Path) -> None:
+    (root / "out" / "provenance.json").write_text('{"ci": ' + "[" * 50_000 + "]" * 50_000 + "}")
+    _rehash(root / "out")
+
+
+def tamper_manifest_size_text(root: Path) -> None:
+    _edit_manifest_size(root, "12")
+
+
+def tamper_manifest_size_huge(root: Path) -> None:
+    _edit_manifest_size(root, 1e400)
+
+
+def tamper_manifest_size_null(root: Path) -> None:
+    _edit_manifest_size(root, None)
+
+
+def tamper_manifest_size_list(root: Path) -> None:
+    _edit_manifest_size(root, [1])
+
+
+def tamper_manifest_deep(root: Path) -> None:
+    (root / "out" / "manifest.json").write_text("[" * 50_000 + "]" * 50_000)
+
+
+def tamper_killed_swap(root: Path) -> None:
+    """What a writer killed between the two renames of the bundle swap leaves: no --out, the bundle aside."""
+    import os
+    import subprocess
+
+    dead = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True).stdout)
+    aside = root / f".out.rl-reliable-old-{dead}-x"
+    aside.mkdir()
+    os.rename(root / "out", aside / "bundle")
 
 
 def argv(case: Case, root: Path) -> list[str]:

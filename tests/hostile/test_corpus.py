@@ -11,29 +11,43 @@ import pytest
 from rl_reliable_logger.analysis.report import Report
 from rl_reliable_logger.cli.main import main
 
-from .generate import Case, argv, cases, write_case
+from .generate import Case, argv, cases, prepare, write_case
 
 CASES = cases()
-RAW = re.compile(r"\b(KeyError|OSError|TypeError|AttributeError|IndexError|RecursionError|Traceback)\b")
+RAW = re.compile(
+    r"\b(KeyError|OSError|TypeError|AttributeError|IndexError|RecursionError|ValueError|OverflowError|MemoryError"
+    r"|Traceback)\b"
+)
 
 
-def run(case: Case, tmp_path: Path, capsys) -> tuple[int, str, Path]:
+def run(case: Case, tmp_path: Path, capsys) -> tuple[int, str, str, Path]:
     root = write_case(case, tmp_path)
+    prepare(case, root, main)
+    capsys.readouterr()  # the setup commands' output is not the probe's
     status = main(argv(case, root))
-    err = capsys.readouterr().err
-    return status, err, root
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err, root
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_case(case: Case, tmp_path, capsys):
-    status, err, root = run(case, tmp_path, capsys)
+    given = {rel: data for rel, data in case.files.items()}
+    status, out, err, root = run(case, tmp_path, capsys)
     assert not RAW.search(err), err
     assert status == case.exit, err
-    if case.exit == 2:
+    for rel, data in given.items():  # never a modified user file: inputs, their folders, link targets
+        assert (root / rel).read_bytes() == data, f"{rel} was modified"
+    for rel in case.links:
+        assert (root / rel).is_symlink(), f"{rel} was replaced"
+    for text in (*case.absent, "\x1b"):
+        assert text not in out + err, (text, out + err)
+    if case.output:
+        assert re.search(case.output, out + err), out + err
+    if case.exit == 2 and case.output is None:
         lines = err.rstrip("\n").split("\n")
         assert len(lines) == 1 and lines[0].startswith("error: "), err
         assert re.search(case.error, lines[0]), lines[0]
-    else:
+    elif case.check:
         CHECKS[case.check](root / "out", case)
 
 
@@ -100,6 +114,30 @@ def check_normalised_names(out: Path, case: Case) -> None:
     assert len(rewrites) == 2 and any("'B '" in r for r in rewrites), rewrites
 
 
+def check_plan_folder(out: Path, case: Case) -> None:
+    import json
+
+    assert json.loads((out / "manifest.json").read_text())["kind"] == "plan"
+    assert (out / "plan.csv").exists() and not (out / "launch.csv").exists()  # replaced as a whole, not merged
+
+
+def check_bundle_verified(out: Path, case: Case) -> None:
+    from rl_reliable_logger.render.bundle import read_bundle
+
+    read_bundle(out)
+    assert [p.name for p in out.parent.iterdir() if p.name.startswith(".out.")] == []
+
+
+def check_no_secrets_in_outputs(out: Path, case: Case) -> None:
+    scores = Report.load(out).scores
+    assert "api_key" not in scores.columns
+    assert set(scores["url"]) == {"http://alice:***@mlflow.example/x"}
+    for path in out.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert b"sk-live" not in data and b"p@ss" not in data and b"ss@mlflow" not in data, path.name
+
+
 def _rows(case: Case) -> list[list[str]]:
     import csv
     import io
@@ -108,3 +146,86 @@ def _rows(case: Case) -> list[list[str]]:
 
 
 CHECKS = {name[len("check_") :]: fn for name, fn in globals().items() if name.startswith("check_")}
+
+
+# ---------------------------------------------------------------------------------- sizes (not file probes)
+def test_memory_estimate_refuses_p_x_gt_y_of_a_huge_input_before_it_runs():
+    """A 1M-row file (50,000 runs per cell) was OOM-killed at 13.9 GB in P(X > Y): refused up front with the
+    largest feasible replicate count; an ordinary input passes."""
+    from rl_reliable_logger.analysis.options import AnalysisOptions, OptionError
+
+    with pytest.raises(OptionError, match=r"`improvement_reps=2000` would need about .*largest feasible"):
+        AnalysisOptions().check_memory(2, 20, 20 * 50_000, available=8e9)
+    AnalysisOptions().check_memory(2, 20, 20 * 50, available=8e9)
+
+
+def test_p_x_gt_y_point_estimate_needs_no_n_by_n_matrix():
+    """20,000 runs per cell took 4.4 GB as an n x n matrix; the value is the same from sorted counts."""
+    import tracemalloc
+
+    import numpy as np
+
+    from rl_reliable_logger.stats.metrics import probability_of_improvement
+
+    rng = np.random.default_rng(0)
+    x, y = rng.integers(0, 50, 20_000).astype(float), rng.integers(0, 50, 20_000).astype(float)
+    tracemalloc.start()
+    value = probability_of_improvement([x], [y])
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 20 * 2**20, peak
+    small_x, small_y = x[:300], y[:300]
+    matrix = (small_x[:, None] > small_y[None, :]) + 0.5 * (small_x[:, None] == small_y[None, :])
+    assert probability_of_improvement([small_x], [small_y]) == matrix.mean()
+    assert 0.45 < value < 0.55
+
+
+def test_thousands_of_extra_columns_take_time_linear_in_their_number(tmp_path, capsys):
+    """Extra columns were copied one at a time (quadratic: 20,000 took > 300 s, 5,000 gave 4,905
+    PerformanceWarnings). Four times the columns must take well under 16 times as long (a ratio measured
+    within one run, so a slow shared machine does not matter)."""
+    import time
+    import warnings
+
+    from .generate import _csv, grid
+
+    def seconds(n: int) -> float:
+        extra = [f"c{i}" for i in range(n)]
+        rows = [(*r, *(["x"] * n)) for r in grid(["A", "B"])]
+        path = tmp_path / f"wide{n}.csv"
+        path.write_bytes(_csv(rows, ",".join(["algorithm", "task", "seed", "score", *extra])))
+        start = time.perf_counter()
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            status = main(["evaluate", str(path), "--reps", "100", "--no-figures", "--quiet"])
+        assert status == 0, capsys.readouterr().err
+        assert not [w for w in seen if "PerformanceWarning" in type(w.message).__name__]
+        return time.perf_counter() - start
+
+    seconds(200)  # warm: imports
+    small, large = seconds(1000), seconds(4000)
+    assert large < 8 * small, (small, large)
+
+
+@pytest.mark.parametrize("name", ["scores.csv", "scores.csv.gz", "scores.json"])
+def test_a_file_too_large_for_memory_is_refused_before_it_is_read(tmp_path, capsys, monkeypatch, name):
+    """The memory check covers reading: the file's (uncompressed) size against the memory available, so a
+    too-large input (or a small gzip that expands to gigabytes) is one line, never an OOM kill."""
+    import gzip
+    import json
+
+    from rl_reliable_logger.data import read_memory
+
+    from .generate import _csv, _records, grid
+
+    rows = grid(["A", "B"], [f"t{i}" for i in range(40)], seeds=50)
+    data = json.dumps(_records(rows)).encode() if name.endswith(".json") else _csv(rows)
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    monkeypatch.setattr(read_memory, "available_memory", lambda: 25.0 * len(data) * 0.5)
+    status = main(["evaluate", str(path), "--reps", "100", "--quiet"])
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert re.fullmatch(rf"error: {re.escape(str(path))}: reading its .* would need about .* of memory.*\n", err), err
+    monkeypatch.setattr(read_memory, "available_memory", lambda: 100.0 * len(data))
+    assert main(["evaluate", str(path), "--reps", "100", "--quiet"]) == 0

@@ -28,6 +28,10 @@ KEY = "0123456789abcdef0123456789abcdef01234567"
         (f"wandb error: invalid key {KEY}", KEY, "invalid key ***"),
         (f"key local-{KEY} rejected", KEY, "key *** rejected"),
         ("machine api.wandb.ai login user password abcdefgh12", "abcdefgh12", "password ***"),
+        # a password holding '@' is hidden up to the last '@' of the authority, not the first
+        ("http://alice:p@ss@mlflow.example:5000/api", "ss@mlflow", "http://alice:***@mlflow.example:5000/api"),
+        ("https://bob:a@b@c@wandb.example", "b@c", "https://bob:***@wandb.example"),
+        ("see http://u:p@q@h1/x and http://v:w@x@h2/y", "q@h1", "http://u:***@h1/x and http://v:***@h2/y"),
     ],
 )
 def test_redacts(text, secret, kept):
@@ -50,5 +54,13 @@ def test_harmless_text_and_git_hashes_are_left_alone():
         f"git commit {KEY}",
         "Token expired; Basic authentication failed 1",
         "DrQ(eps) / Pong run '3'",
+        "mail bob@example.com about http://host/a@b",
     ):
         assert redact(text, environ=env) == text
+
+
+def test_secret_names():
+    from rl_reliable_logger.redaction import is_secret_name
+
+    assert all(map(is_secret_name, ["api_key", "WANDB_API_KEY", "db-password", "token", "auth", "private_key"]))
+    assert not any(map(is_secret_name, ["tokens_per_step", "lr", "keyboard", "author", "score", "monkey"]))

@@ -170,9 +170,9 @@ def test_task_scores_on_one_axis_and_one_dot_per_run():
     fig = Figure()
     ax = fig.add_subplot()
     plots.plot_task_scores(report, ax=ax)
-    from matplotlib.collections import PathCollection
+    from matplotlib.lines import Line2D
 
-    dots = sum(len(c.get_offsets()) for c in ax.collections if isinstance(c, PathCollection))
+    dots = sum(len(ln.get_xdata()) for ln in ax.get_lines() if isinstance(ln, Line2D) and ln.get_marker() == "o")
     assert dots == len(report.scores)
 
 

@@ -1,6 +1,6 @@
 """Fast simulated coverage of the 95% percentile stratified-bootstrap intervals (IQM and mean).
 
-A reduced version of ``benchmarks/coverage_study.py`` (see ``rl_reliable_logger.stats.simulation`` for the models and for how the true values
+A reduced version of ``benchmarks/coverage_methods.py`` (see ``rl_reliable_logger.stats.simulation`` for the models and for how the true values
 are computed exactly): 500 (equal runs) and 300 (ragged runs) simulated data sets from a skewed,
 heavy-tailed RL-like population (``pareto-mix``: per task, a fraction w_m of "failed" runs near 0
 and a Pareto(alpha_m in [2.2, 4]) tail, 10 tasks), each analysed with the library's stratified bootstrap at 1,000 replicates, exactly

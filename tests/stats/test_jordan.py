@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 
 from rl_reliable_logger.stats import bootstrap as bs
-from rl_reliable_logger.stats import engine
 from rl_reliable_logger.stats import jordan as jd
 from rl_reliable_logger.stats.jordan import bounds as jbounds
 from rl_reliable_logger.stats.jordan import chain as jchain
@@ -488,17 +487,14 @@ def _replicate_payoffs(samples, reps, seed):
     return np.stack(out)
 
 
-@pytest.mark.parametrize("compiled", [False, True])
 @pytest.mark.parametrize("shape", [(2, 1, 4), (3, 2, 5), (5, 4, 6), (4, 3, 40)])
-def test_batched_solver_matches_dense_solve(compiled, shape):
+def test_batched_solver_matches_dense_solve(shape):
     """The structured batched solver gives the exact stationary distribution of every replicate chain."""
-    if compiled and not engine.compiled():
-        pytest.skip("numba not installed")
     n_alg, n_env, n = shape
     rng = np.random.default_rng(sum(shape))
     samples = [[np.round(rng.normal(0.3 * i, 1.0, n), 1) for _ in range(n_env)] for i in range(n_alg)]
     mu = _replicate_payoffs(samples, 12, 1)
-    pi = jd.stationary_batch(mu, m=jd.POPULATION_M, use_compiled=compiled)
+    pi = jd.stationary_batch(mu, m=jd.POPULATION_M)
     for r in range(mu.shape[0]):
         ref = jd.stationary_distribution(jd.transition_matrix(mu[r]))
         np.testing.assert_allclose(pi[r], ref, rtol=1e-10, atol=1e-14)
@@ -509,9 +505,8 @@ def test_batched_solver_hands_near_ties_to_the_general_solver():
     mu = jd.payoff_matrix(T1)
     mu[0, 1, 2] = mu[0, 0, 1] * (1 + 1e-12)  # distinct from, but isapprox-equal to, another payoff of block 0
     ref = jd.stationary_distribution(jd.transition_matrix(mu))
-    for compiled in (False, engine.compiled()):
-        pi = jd.stationary_batch(mu[None], m=jd.POPULATION_M, use_compiled=compiled)[0]
-        np.testing.assert_allclose(pi, ref, rtol=1e-10, atol=1e-14)
+    pi = jd.stationary_batch(mu[None], m=jd.POPULATION_M)[0]
+    np.testing.assert_allclose(pi, ref, rtol=1e-10, atol=1e-14)
 
 
 def test_bootstrap_batched_solver_matches_per_replicate_solves():
@@ -522,24 +517,14 @@ def test_bootstrap_batched_solver_matches_per_replicate_solves():
     np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-13)
 
 
-@pytest.mark.parametrize("engine_name", ["numba", "numpy"])
-def test_bootstrap_does_not_depend_on_chunk_size_or_engine(engine_name, monkeypatch):
+def test_bootstrap_does_not_depend_on_chunk_size():
     """The numpy solver once swept every chain of a block until the slowest converged: a chain's result
     depended on which replicates shared its chunk."""
-    if engine_name == "numpy":
-        monkeypatch.setenv("RL_RELIABLE_NO_NUMBA", "1")
-    elif not engine.compiled():
-        pytest.skip("numba not installed")
-    assert engine.name() == engine_name
     rng = np.random.default_rng(6)
     samples = [[rng.normal(0.2 * i, 1.0, 5 + (i + j) % 3) for j in range(3)] for i in range(3)]
     a = jd.bootstrap_aggregate(samples, reps=80, seed=2)
     for chunk_bytes in (1, 3000):  # one replicate per chunk, a few
         np.testing.assert_array_equal(jd.bootstrap_aggregate(samples, reps=80, seed=2, chunk_bytes=chunk_bytes), a)
-    if engine_name == "numba":
-        monkeypatch.setenv("RL_RELIABLE_NO_NUMBA", "1")
-        c = jd.bootstrap_aggregate(samples, reps=80, seed=2, chunk_bytes=3000)
-        np.testing.assert_allclose(a, c, rtol=1e-11, atol=1e-14)
 
 
 def test_bootstrap_uses_the_shared_engine_draws():
@@ -723,13 +708,3 @@ def test_tables_round_trip_through_report(tmp_path):
     pd.testing.assert_frame_equal(loaded.extra["jordan"], tables["jordan"], check_dtype=False)
     fig = plot_quantile_functions(loaded)
     assert len([a for a in fig.axes if a.get_visible()]) == 2
-
-
-def test_replicate_payoffs_are_the_same_floats_on_both_engines(monkeypatch):
-    rng = np.random.default_rng(8)
-    s = jd.as_samples([[rng.normal(size=3 + (i * j) % 4) for j in range(3)] for i in range(4)])
-    streams = np.random.default_rng(1).spawn(len(s))
-    counts = [bs.draw(bs.Cells.from_list(row), 25, g).counts().astype(np.uint16) for row, g in zip(s, streams)]
-    first = jd.payoffs_from_counts(s, counts)
-    monkeypatch.setenv("RL_RELIABLE_NO_NUMBA", "1")
-    np.testing.assert_array_equal(first, jd.payoffs_from_counts(s, counts))

@@ -5,6 +5,7 @@ import pytest
 import scipy.stats
 
 from rl_reliable_logger.stats import metrics as mt
+from rl_reliable_logger.stats import registry
 from rl_reliable_logger.stats.bootstrap import Cells, draw, original
 
 # two tasks, four runs each; values chosen so that every metric is easy to do by hand
@@ -12,7 +13,7 @@ X = [np.array([1.0, 2.0, 3.0, 4.0]), np.array([10.0, 20.0, 30.0, 40.0])]
 
 
 def point(metric, per_task=X):
-    return float(mt.get_metric(metric)(original(Cells.from_list(per_task)))[0])
+    return float(registry.get_metric(metric)(original(Cells.from_list(per_task)))[0])
 
 
 def test_hand_computed_values_on_tiny_input():
@@ -22,7 +23,7 @@ def test_hand_computed_values_on_tiny_input():
     assert point("dp25") == pytest.approx(1.5)  # bottom 2 of 8 runs: 1 and 2
     assert point("p_above_3") == pytest.approx(5 / 8)
     assert point("trimmed_mean_0.125") == pytest.approx((2 + 3 + 4 + 10 + 20 + 30) / 6)
-    gap = mt.get_metric("optimality_gap", gamma=5.0)(original(Cells.from_list(X)))[0]
+    gap = registry.get_metric("optimality_gap", gamma=5.0)(original(Cells.from_list(X)))[0]
     assert gap == pytest.approx(5 - (1 + 2 + 3 + 4 + 5 * 4) / 8)
 
 
@@ -102,13 +103,13 @@ def test_custom_metrics_fast_and_slow_path_agree():
     cells = Cells.from_array(rng.normal(size=(5, 4)))
     batch = draw(cells, 30, rng)
     fast = mt.batched(lambda r: r.task_means().max(axis=1), name="best_task")
-    slow = mt.get_metric(lambda s: np.nanmax(np.nanmean(s, axis=0)))
+    slow = registry.get_metric(lambda s: np.nanmax(np.nanmean(s, axis=0)))
     np.testing.assert_allclose(fast(batch), slow(batch))
 
 
 def test_unknown_metric_names_the_choices():
     with pytest.raises(ValueError, match="iqm"):
-        mt.get_metric("best")
+        registry.get_metric("best")
 
 
 def test_probability_of_improvement_rectangular_path_equals_per_task_loop():

@@ -88,9 +88,9 @@ Performance. The chain is built from the ``(|S|, M)`` neighbour array without lo
 ``DENSE_MAX_STATES`` (600) states a single chain is solved densely; above that, :class:`ChainSolver` uses a
 sparse matrix and GMRES preconditioned by the exact block diagonal of player *q*'s moves. The bootstrap
 solves a whole chunk of replicate chains at once with the structured solver of :mod:`.solver`
-(sorted-payoff recurrences for player *q*'s moves, aggregation-disaggregation sweeps for player *p*'s),
-compiled when numba is installed: 10,000 replicates at the paper's size (nA = 11, nE = 15, |S| = 1815)
-take seconds instead of minutes (``benchmarks/bench_jordan.py``).
+(sorted-payoff recurrences for player *q*'s moves, aggregation-disaggregation sweeps for player *p*'s, in
+numpy): 10,000 replicates at the paper's size (nA = 11, nE = 15, |S| = 1815)
+take about 30 s of CPU instead of about 4 minutes (``benchmarks/bench_jordan.py``).
 
 Other choices. A single algorithm has aggregate 1/2 by definition (degenerate interval). Ranks follow
 the spec's formulas, with the algorithm itself excluded from the "certainly better/worse" counts so a

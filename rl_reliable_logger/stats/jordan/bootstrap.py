@@ -14,7 +14,6 @@ from collections.abc import Callable
 import numpy as np
 
 from .. import bootstrap as bs
-from .. import engine
 from .chain import equilibrium
 from .ecdf import POPULATION_M, Samples, as_samples
 from .payoffs import payoff_matrix, payoffs_from_counts
@@ -74,7 +73,7 @@ def bootstrap_aggregate(
     done = 0
     try:
         for n in bs.chunks(reps, per_rep, chunk_bytes):
-            counts = [engine.draw_counts(bs.draw(c, n, rng)) for c, rng in zip(cells, streams)]
+            counts = [bs.draw(c, n, rng).small_counts() for c, rng in zip(cells, streams)]
             mu = payoffs_from_counts(s, counts)
             pi = _stationary(mu, m, point.pi.ravel(), solver)
             sigma_q = pi.reshape(n, n_alg, n_env, n_alg).sum(axis=1)

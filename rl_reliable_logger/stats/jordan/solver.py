@@ -19,18 +19,13 @@ are bitwise equal and distinct ones differ by far more than the chain's tie tole
 only with hundreds of runs per cell) or that does not converge is solved by :class:`.chain.ChainSolver`
 instead, so every chain gets the exact answer of spec section 2.
 
-Two engines compute the same thing (to ~1e-15): a numpy version vectorised over replicates and a
-compiled one (numba, one replicate per thread), chosen by :mod:`..engine`.
+Computed in numpy, vectorised over a block of replicates.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from .. import engine
-from ..kernels import jit
 from .chain import ChainSolver, chain_slots, chain_structure, point_codes, restart_vector
 from .ecdf import SQRT_EPS
 
@@ -42,7 +37,6 @@ MAX_SWEEPS = 200
 _NUMPY_BLOCK = 64
 
 OK, NEAR_TIE, NOT_CONVERGED = 0, 1, 2
-numba: Any = None  # set by kernels.jit when the kernel is compiled
 
 
 def _constants(n_alg: int, n_q: int, m: float) -> tuple[float, float, float, float, float]:
@@ -121,123 +115,14 @@ def _numpy_block(mu: np.ndarray, m: float, pi0: np.ndarray, tol: float, max_swee
         G[:, diag, diag] += X - gamma * (X - F.sum(axis=2))
         new *= np.linalg.solve(np.swapaxes(G, 1, 2), totals)[:, :, 0][:, :, None]
         done = np.abs(new - pi).max(axis=(1, 2)) <= tol * new.max(axis=(1, 2))
-        # a chain stops at its own convergence, as in the compiled kernel: extra sweeps while other chains
-        # of the block converge would make its result depend on which replicates share the block
+        # a chain stops at its own convergence: extra sweeps while other chains of the block converge would
+        # make its result depend on which replicates share the block
         active = status == NOT_CONVERGED
         pi = np.where(active[:, None, None], new, pi)
         status = np.where(active & done, OK, status)
         if (status != NOT_CONVERGED).all():
             break
     return pi.reshape(reps, -1), status
-
-
-# --------------------------------------------------------------------------- compiled engine
-def _kernel(mu, m, pi0, tol, max_sweeps, out, status):  # pragma: no cover - compiled by numba
-    reps, n_alg, n_q = mu.shape
-    n_states = n_alg * n_q
-    eta = 1.0 / ((n_alg - 1) + (n_q - 1))
-    gamma = (n_states - 1) / n_states
-    b = (1.0 - gamma) / n_states
-    c = gamma * eta / m
-    g = gamma * eta
-    eps = SQRT_EPS
-    for r in numba.prange(reps):
-        x = mu[r]
-        # w[i, i2, q]: probability of p's move i -> i2 at q (branch-free sweeps read it with q innermost)
-        w = np.empty((n_alg, n_alg, n_q))
-        out_p = np.zeros((n_alg, n_q))
-        n_near = 0
-        tie = eta / m
-        for i in range(n_alg):
-            for i2 in range(n_alg):
-                if i2 == i:
-                    w[i, i2, :] = 0.0
-                    continue
-                for q in range(n_q):  # branch-free: the comparisons are unpredictable
-                    a = x[i, q]
-                    c2 = x[i2, q]
-                    d = c2 - a
-                    v = eta * (d > 0.0) + tie * (d == 0.0)
-                    w[i, i2, q] = v
-                    out_p[i, q] += v
-                    n_near += (d != 0.0) & (abs(d) <= eps * max(abs(c2), abs(a)))
-        near = n_near > 0
-        order = np.empty((n_alg, n_q), dtype=np.int64)
-        gend = np.empty((n_alg, n_q), dtype=np.int64)
-        inv_a = np.empty((n_alg, n_q))
-        for i in range(n_alg):
-            order[i] = np.argsort(-x[i])  # order inside a group of ties does not matter
-            t = 0
-            while t < n_q:
-                e = t
-                while e + 1 < n_q and x[i, order[i, e + 1]] == x[i, order[i, t]]:
-                    e += 1
-                if e + 1 < n_q:
-                    hi = x[i, order[i, e]]
-                    lo = x[i, order[i, e + 1]]
-                    if hi - lo <= eps * max(abs(hi), abs(lo)):
-                        near = True
-                for u in range(t, e + 1):
-                    gend[i, u] = e
-                    out_q = eta * (n_q - 1 - e) + (eta / m) * (e - t)
-                    inv_a[i, u] = 1.0 / (1.0 - gamma * (1.0 - (out_q + out_p[i, order[i, u]])) + c)
-                t = e + 1
-        if near:
-            status[r] = 1
-            continue
-        pi = pi0.copy()
-        new = np.empty((n_alg, n_q))
-        inflow = np.empty(n_q)
-        G = np.empty((n_alg, n_alg))
-        rhs = np.full(n_alg, n_q * b)
-        status[r] = 2
-        for _ in range(max_sweeps):
-            for i in range(n_alg):  # Gauss-Seidel over blocks: blocks already swept this round send their new mass
-                inflow[:] = 0.0
-                for i2 in range(n_alg):
-                    src = new if i2 < i else pi
-                    for q in range(n_q):
-                        inflow[q] += w[i2, i, q] * src[i2, q]
-                above = 0.0
-                t = 0
-                while t < n_q:
-                    e = gend[i, t]
-                    r0_sum = 0.0
-                    h = 0.0
-                    for u in range(t, e + 1):
-                        r0_sum += (b + gamma * inflow[order[i, u]]) * inv_a[i, u]
-                        h += inv_a[i, u]
-                    total = (r0_sum + g * above * h) / (1.0 - c * h)
-                    for u in range(t, e + 1):
-                        s = order[i, u]
-                        new[i, s] = (b + gamma * inflow[s] + g * above + c * total) * inv_a[i, u]
-                    above += total
-                    t = e + 1
-            for i in range(n_alg):
-                mass = 0.0
-                for q in range(n_q):
-                    mass += new[i, q]
-                leave = 0.0
-                for j in range(n_alg):
-                    flow = 0.0
-                    for q in range(n_q):
-                        flow += w[i, j, q] * new[i, q]
-                    G[j, i] = -gamma * flow  # transposed: the aggregated system is G_true^T z = rhs
-                    leave += flow
-                G[i, i] = mass - gamma * (mass - leave)
-            z = np.linalg.solve(G, rhs)
-            change = 0.0
-            top = 0.0
-            for i in range(n_alg):
-                for q in range(n_q):
-                    v = new[i, q] * z[i]
-                    change = max(change, abs(v - pi[i, q]))
-                    top = max(top, v)
-                    pi[i, q] = v
-            if change <= tol * top:
-                status[r] = 0
-                break
-        out[r] = pi.ravel()
 
 
 # --------------------------------------------------------------------------- entry point
@@ -248,12 +133,10 @@ def stationary_batch(
     pi0: np.ndarray | None = None,
     tol: float = TOL,
     max_sweeps: int = MAX_SWEEPS,
-    use_compiled: bool | None = None,
 ) -> np.ndarray:
     """Stationary distributions ``(R, |S|)`` of the point chains of payoffs ``mu`` ``(R, nA, nE, nA)``.
 
-    ``pi0`` (``|S|``,) is the starting guess (the full-data solution is a good one). ``use_compiled``
-    overrides the engine's choice (for tests). Chains the structured solve cannot take (see the module
+    ``pi0`` (``|S|``,) is the starting guess (the full-data solution is a good one). Chains the structured solve cannot take (see the module
     doc) are solved one by one with :class:`.chain.ChainSolver`.
     """
     mu = np.ascontiguousarray(mu, dtype=float)
@@ -263,17 +146,9 @@ def stationary_batch(
         raise ValueError("the batched solver needs at least two algorithms")
     flat = mu.reshape(reps, n_alg, n_q)
     start = np.full(n_alg * n_q, 1.0 / (n_alg * n_q)) if pi0 is None else np.asarray(pi0, float).ravel()
-    compiled = engine.compiled() if use_compiled is None else use_compiled
-    if compiled:
-        out = np.empty((reps, n_alg * n_q))
-        status = np.zeros(reps, dtype=np.int64)
-        jit(_kernel)(flat, float(m), start.reshape(n_alg, n_q).copy(), tol, max_sweeps, out, status)
-    else:
-        parts = [
-            _numpy_block(flat[i : i + _NUMPY_BLOCK], m, start, tol, max_sweeps) for i in range(0, reps, _NUMPY_BLOCK)
-        ]
-        out = np.concatenate([p[0] for p in parts])
-        status = np.concatenate([p[1] for p in parts])
+    parts = [_numpy_block(flat[i : i + _NUMPY_BLOCK], m, start, tol, max_sweeps) for i in range(0, reps, _NUMPY_BLOCK)]
+    out = np.concatenate([p[0] for p in parts])
+    status = np.concatenate([p[1] for p in parts])
     bad = np.flatnonzero(status != OK)
     if bad.size:
         cs = chain_structure(n_alg, n_env)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import html
 import re
+import unicodedata
 
 from ...redaction import redact
 
@@ -60,9 +61,19 @@ def _joiner(previous: str, following: str) -> str:
     return "; "
 
 
+def printable(text: object) -> str:
+    """``text`` with every control, format (bidi overrides, zero-width) or separator character shown as ``\\uXXXX``:
+    what reaches a terminal cannot move the cursor, recolour it, reorder the line or start a new one."""
+    return "".join(
+        f"\\u{ord(ch):04X}" if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp", "Co") else ch
+        for ch in str(text)
+    )
+
+
 def one_line(text: object, *, limit: int = MAX_LINE) -> str:
     """``text`` redacted and folded into one line: HTML bodies reduced to their words, traceback frames and
-    SQL echoes dropped, list items joined with ``;``, whitespace runs as one space, at most ``limit`` characters.
+    SQL echoes dropped, list items joined with ``;``, whitespace runs as one space, control characters
+    escaped (:func:`printable`), at most ``limit`` characters.
 
     Redaction (:func:`rl_reliable_logger.redaction.redact`) runs first, on the whole text, so a secret split
     over two lines is still found.
@@ -85,7 +96,7 @@ def one_line(text: object, *, limit: int = MAX_LINE) -> str:
         if parts and not parts[-1].endswith((": ", "; ")):
             parts.append(_joiner(parts[-1], line))
         parts.append(line)
-    folded = "".join(parts).strip() or " ".join(out.split()) or "(no message)"  # never the unredacted text
+    folded = printable("".join(parts).strip() or " ".join(out.split()) or "(no message)")  # never the unredacted text
     if len(folded) > limit:
         folded = folded[: limit - 1].rstrip() + "…"
     return folded

@@ -206,8 +206,8 @@ def read_pending(path: str | os.PathLike[str]) -> PendingScore:
     p = Path(path)
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise InputError(f"{p}: not a readable pending score file ({err})") from None
+    except (OSError, ValueError, RecursionError) as err:
+        raise InputError(f"{p}: not a readable pending score file ({str(err)[:200] or 'nested too deeply'})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise InputError(f'{p}: not a pending score file (no "format": "{FORMAT}")')
     if data.get("version") != VERSION:
@@ -255,6 +255,8 @@ def list_pending(directory: str | os.PathLike[str] | None = None) -> tuple[list[
 def mark_pushed(item: PendingScore) -> Path:
     """Move a pushed file into ``<folder>/pushed/`` (a record; it is no longer pending)."""
     done = item.path.parent / PUSHED_DIR
+    if done.is_symlink() or (done.exists() and not done.is_dir()):
+        raise InputError(f"{done}: not a folder (a link or a file); the pushed file stays in {item.path.parent}")
     done.mkdir(exist_ok=True)
     target = done / item.path.name
     os.replace(item.path, target)

@@ -54,6 +54,31 @@ def _sqlite_path(uri: str) -> Path | None:
     return Path(path if path.startswith("/") else path)
 
 
+#: Tables every MLflow SQLite store has (the schema migrations' own table and the experiments).
+_MLFLOW_TABLES = {"alembic_version", "experiments", "runs"}
+
+
+def _not_an_mlflow_store(path: Path) -> str | None:
+    """Why the existing file ``path`` is not an MLflow SQLite store (None: it is one, or it is empty).
+
+    Read-only and without MLflow: the file is opened with SQLite's ``mode=ro``, so nothing is created
+    or changed in it. An empty file is accepted (MLflow creates its store in it, as in a new file)."""
+    import sqlite3
+
+    if path.stat().st_size == 0:
+        return None
+    with open(path, "rb") as fh:
+        if fh.read(16) != b"SQLite format 3\x00":
+            return "not an SQLite file"
+    try:
+        with sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True) as db:
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.Error as err:
+        return f"SQLite cannot read it: {err}"
+    missing = sorted(_MLFLOW_TABLES - tables)
+    return f"an SQLite database without MLflow's tables {', '.join(missing)}" if missing else None
+
+
 def _is_connection_error(err: BaseException) -> bool:
     text = str(err)
     markers = (
@@ -90,6 +115,14 @@ class Tracker:
             # MLflow would retry opening it for about 100 s, logging a multi-line warning each time
             why = "is a folder, not a database file" if path.is_dir() else "cannot be read (permission denied)"
             raise TrackerError(f"the MLflow database {path} {why} (tracking URI {self.shown_uri}).")
+        if path is not None and path.is_file():
+            problem = _not_an_mlflow_store(path)
+            if problem:  # MLflow would create its tables in the user's database before any other check
+                raise TrackerError(
+                    f"{path} is not an MLflow database ({problem}; tracking URI {self.shown_uri}); it was not opened "
+                    f"and is left unchanged. Point {kw('tracking_uri=')} / MLFLOW_TRACKING_URI at the MLflow store "
+                    "you trained with."
+                )
         self.client = mlflow.MlflowClient(tracking_uri=self.uri)
 
     def call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:

@@ -53,9 +53,8 @@ def _flat_config(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _summary_dict(run: Any) -> dict[str, Any]:
-    try:
-        raw = run.summary._json_dict  # HTTPSummary's plain dict (no extra request)
-    except AttributeError:
+    raw = getattr(run, "summary_metrics", None)  # the public API's plain dict (no extra request)
+    if not isinstance(raw, dict):
         raw = dict(run.summary)
     out: dict[str, Any] = {}
     for k, v in dict(raw).items():
