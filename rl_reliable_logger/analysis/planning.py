@@ -160,6 +160,7 @@ class _Experiments:
         # run indices, replicate x draw x task (the engine reads them draw-major: an (n, R, M) view whose
         # replicate-major rows, which sorting reads, are contiguous)
         self.scaled = np.empty((reps, n, m), dtype=np.uint64)
+        self.flat: np.ndarray | None = None  # (replicate, run) flattened, for the draw counts of a compared pair
 
     def next(self) -> bs.Resample:
         """The next experiment's bootstrap replicates (its synthetic data set is ``.cells``)."""
@@ -173,6 +174,16 @@ class _Experiments:
         idx += self.offsets  # the run drawn: task * n + draw
         synthetic = bs.Cells(values, self.sizes, self.offsets, self.task_of)
         return bs.Resample(synthetic, values, idx=idx.transpose(1, 0, 2))
+
+    def counts(self) -> np.ndarray:
+        """(R, K) how often each synthetic run was drawn in each replicate of the last experiment: what
+        :meth:`~rl_reliable_logger.stats.bootstrap.Resample.counts` gives, from the contiguous index buffer."""
+        runs = self.m * self.n
+        if self.flat is None:
+            self.flat = np.empty_like(self.scaled, dtype=np.int64)
+            self.rep_start = (np.arange(self.reps, dtype=np.int64) * runs)[:, None, None]
+        np.add(self.scaled.view(np.int64), self.rep_start, out=self.flat)
+        return np.bincount(self.flat.ravel(), minlength=self.reps * runs).reshape(self.reps, runs).astype(float)
 
 
 def _interval(dists: np.ndarray, ci: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -194,8 +205,7 @@ def simulate_unit(unit: PlanUnit) -> dict[str, np.ndarray]:
         for i, d in enumerate(draws):
             dists[i, t] = unit.metric(d)
         if pair:
-            x, y = draws
-            poi[t] = mt.improvement_replicates(x.cells, x.counts(), y.cells, y.counts())
+            poi[t] = mt.improvement_replicates(draws[0].cells, sims[0].counts(), draws[1].cells, sims[1].counts())
     out = {"widths": np.stack([_interval(d, unit.ci)[2] for d in dists])}
     if pair:
         low, high, out["diff_width"] = _interval(dists[0] - dists[1], unit.ci)
