@@ -160,7 +160,9 @@ class _Experiments:
         # run indices, replicate x draw x task (the engine reads them draw-major: an (n, R, M) view whose
         # replicate-major rows, which sorting reads, are contiguous)
         self.scaled = np.empty((reps, n, m), dtype=np.uint64)
-        self.flat: np.ndarray | None = None  # (replicate, run) flattened, for the draw counts of a compared pair
+        # a compared pair's draw counts: each draw's (replicate, run) flattened, made on first use
+        self.flat: np.ndarray | None = None
+        self.rep_start = (np.arange(reps, dtype=np.int64) * (m * n))[:, None, None]
 
     def next(self) -> bs.Resample:
         """The next experiment's bootstrap replicates (its synthetic data set is ``.cells``)."""
@@ -181,7 +183,6 @@ class _Experiments:
         runs = self.m * self.n
         if self.flat is None:
             self.flat = np.empty_like(self.scaled, dtype=np.int64)
-            self.rep_start = (np.arange(self.reps, dtype=np.int64) * runs)[:, None, None]
         np.add(self.scaled.view(np.int64), self.rep_start, out=self.flat)
         return np.bincount(self.flat.ravel(), minlength=self.reps * runs).reshape(self.reps, runs).astype(float)
 
@@ -304,6 +305,7 @@ def plan(
             )
         pair = (names[0], names[1])
     metric_obj = registry.get_metric(metric, gamma=gamma)
+    runner = resolve(executor)  # an unknown executor is refused before any simulation
     cells = final.cells()
     # runs sorted within each cell: a canonical order, so the plan does not depend on the order the runs came
     # in (a file's rows, a tracker's listing)
@@ -346,7 +348,7 @@ def plan(
                 "smaller (see the calibration in the README)."
             )
     units = _units(pilots, slot, grid, metric_obj, pair, seed, trials, sim_reps, ci, correction)
-    rows = _rows(units, resolve(executor), algorithms, grid, metric_obj.name, pair, progress)
+    rows = _rows(units, runner, algorithms, grid, metric_obj.name, pair, progress)
     frame = pd.DataFrame(rows, columns=PLAN_COLUMNS)
     needed = _needed(frame, algorithms, target_width, pair, power)
     launch = _launch(needed, sizes, tasks)
