@@ -160,8 +160,9 @@ class _Experiments:
         # run indices, replicate x draw x task (the engine reads them draw-major: an (n, R, M) view whose
         # replicate-major rows, which sorting reads, are contiguous)
         self.scaled = np.empty((reps, n, m), dtype=np.uint64)
-        # a compared pair's draw counts: each draw's (replicate, run) flattened, made on first use
+        # a compared pair's draw counts: each draw's (replicate, run) flattened, and the counts (made on first use)
         self.flat: np.ndarray | None = None
+        self.drawn = np.empty((0, 0))
         self.rep_start = (np.arange(reps, dtype=np.int64) * (m * n))[:, None, None]
 
     def next(self) -> bs.Resample:
@@ -179,12 +180,15 @@ class _Experiments:
 
     def counts(self) -> np.ndarray:
         """(R, K) how often each synthetic run was drawn in each replicate of the last experiment: what
-        :meth:`~rl_reliable_logger.stats.bootstrap.Resample.counts` gives, from the contiguous index buffer."""
+        :meth:`~rl_reliable_logger.stats.bootstrap.Resample.counts` gives, from the contiguous index buffer, in a
+        buffer the next call overwrites."""
         runs = self.m * self.n
         if self.flat is None:
             self.flat = np.empty_like(self.scaled, dtype=np.int64)
+            self.drawn = np.empty((self.reps, runs))
         np.add(self.scaled.view(np.int64), self.rep_start, out=self.flat)
-        return np.bincount(self.flat.ravel(), minlength=self.reps * runs).reshape(self.reps, runs).astype(float)
+        np.copyto(self.drawn, np.bincount(self.flat.ravel(), minlength=self.reps * runs).reshape(self.reps, runs))
+        return self.drawn
 
 
 def _interval(dists: np.ndarray, ci: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -203,10 +207,10 @@ def simulate_unit(unit: PlanUnit) -> dict[str, np.ndarray]:
     poi = np.empty((unit.trials, unit.sim_reps) if pair else (0, 0))
     for t in range(unit.trials):
         draws = [sim.next() for sim in sims]
-        for i, d in enumerate(draws):
-            dists[i, t] = unit.metric(d)
-        if pair:
+        if pair:  # before the metrics, so that its temporaries and theirs are never alive together
             poi[t] = mt.improvement_replicates(draws[0].cells, sims[0].counts(), draws[1].cells, sims[1].counts())
+        for i in range(len(sims)):
+            dists[i, t] = unit.metric(draws.pop(0))  # each Resample (and its cached samples) goes after its metric
     out = {"widths": np.stack([_interval(d, unit.ci)[2] for d in dists])}
     if pair:
         low, high, out["diff_width"] = _interval(dists[0] - dists[1], unit.ci)
