@@ -62,6 +62,10 @@ def test_a_reversed_executor_gives_the_same_plan():
     # per N: C alone and the pair (A, B) together -- 4 units, run last to first
     assert backwards.ran == [3, 2, 1, 0]
     assert plan(table, executor="serial", **kwargs).table.equals(serial.table)
+    # with a progress bar the units go to the executor one N at a time: the same numbers
+    by_n = ReversedExecutor()
+    assert plan(table, executor=by_n, progress=True, **kwargs).table.equals(serial.table)
+    assert by_n.ran == [1, 0, 1, 0]
 
 
 def _unit(pilots, n: int, metric: str, trials: int = 7, reps: int = 40) -> PlanUnit:
