@@ -57,6 +57,7 @@ ANALYSIS_FLAGS: dict[str, str] = {
     "hyperparameter_keys=": "--hyperparameter-keys",
     "strict=": "--strict",
     "comparisons=": "--compare-all",
+    "executor=": "--executor",
 }
 
 #: Keywords of ScoreTable, the tracker Sources and Sinks and the writer -> the flag that sets each.
