@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
@@ -524,8 +524,8 @@ def _replicate_range(
     *,
     cells: Cells,
     statistic: Callable[[Resample], np.ndarray],
-    state: Mapping[str, Any],
-    task_state: Mapping[str, Any] | None,
+    state: Any,
+    task_state: Any,
     words: int,
     task_bootstrap: bool,
     chunk_bytes: int,
@@ -533,9 +533,9 @@ def _replicate_range(
     """Replicates ``[lo, hi)`` of one stream (an executor unit): its start state advanced by ``lo * words``."""
     lo, hi = bounds
 
-    def at(st: Mapping[str, Any], skip: int) -> np.random.Generator:
+    def at(st: Any, skip: int) -> np.random.Generator:  # st: a PCG64 state dict
         gen = np.random.PCG64()
-        gen.state = dict(st)
+        gen.state = st
         gen.advance(skip)
         return np.random.Generator(gen)
 
