@@ -55,9 +55,9 @@ ANALYSIS_FLAGS: dict[str, str] = {
     "jordan_reps=": "--jordan-reps",
     "score_range=": "--score-range",
     "hyperparameter_keys=": "--hyperparameter-keys",
+    "executor=": "--executor",
     "strict=": "--strict",
     "comparisons=": "--compare-all",
-    "executor=": "--executor",
 }
 
 #: Keywords of ScoreTable, the tracker Sources and Sinks and the writer -> the flag that sets each.
