@@ -159,3 +159,36 @@ def test_replicate_ranges_on_ray_equal_the_serial_stream(ray_local):
     ref = bs.replicates(cells, _task_means, 500, np.random.default_rng(9))
     got = bs.replicate_ranges(cells, _task_means, 500, np.random.default_rng(9), range_reps=120, executor="ray")
     np.testing.assert_array_equal(ref, got)
+
+
+def _score_table():
+    import pandas as pd
+
+    from rl_reliable_logger import ScoreTable
+
+    rng = np.random.default_rng(2)
+    rows = [
+        {"algorithm": f"A{i}", "task": f"t{t}", "seed": s, "score": i * 0.3 + rng.normal()}
+        for i in range(3)
+        for t in range(4)
+        for s in range(6)
+    ]
+    return ScoreTable(pd.DataFrame(rows))
+
+
+def test_evaluate_routes_jordan_through_the_executor():
+    from rl_reliable_logger import evaluate
+
+    calls = []
+
+    class Counting(_Reversed):
+        def map(self, fn, units):
+            calls.append(len(units))
+            return super().map(fn, units)
+
+    kw = dict(jordan=True, reps=200, profile_reps=100, improvement_reps=100)
+    ref = evaluate(_score_table(), **kw)
+    got = evaluate(_score_table(), executor=Counting(), **kw)
+    assert calls == [6]  # 2 nA bound optimisations
+    assert got.table("jordan").equals(ref.table("jordan"))
+    assert got.provenance["options"]["executor"] == "reversed"
