@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import copy
+import importlib.util
 import os
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
@@ -62,6 +63,8 @@ class RayExecutor:
     """
 
     name = "ray"
+    #: the module this executor needs: :func:`check` looks for it without importing it
+    requires = "ray"
 
     def __init__(self) -> None:
         try:
@@ -99,11 +102,16 @@ EXECUTORS: dict[str, Callable[[], Executor]] = {"serial": SerialExecutor, "ray":
 
 def check(spec: str | Executor | None) -> str | Executor | None:
     """``spec`` (a name lower-cased) if :func:`resolve` would accept it, without building the executor (so
-    validating ``executor="ray"`` neither imports nor starts Ray); an :class:`InputError` naming the choices if not."""
+    validating ``executor="ray"`` neither imports nor starts Ray, it only checks Ray is installed); an
+    :class:`InputError` naming the choices, or what to install, if not."""
     if spec is None or isinstance(spec, Executor):
         return spec
     if isinstance(spec, str) and spec.strip().lower() in EXECUTORS:
-        return spec.strip().lower()
+        name = spec.strip().lower()
+        module = getattr(EXECUTORS[name], "requires", None)
+        if module is not None and importlib.util.find_spec(module) is None:
+            EXECUTORS[name]()  # raises its own message (what to install)
+        return name
     return resolve(spec)  # raises the message
 
 

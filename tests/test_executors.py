@@ -45,7 +45,15 @@ def test_resolve_names_objects_and_refusals():
 
 
 def test_options_validate_the_executor_without_starting_it():
-    assert AnalysisOptions(executor="RAY").executor == "ray"  # validated by name: Ray is neither imported nor started
+    import importlib.util
+    import sys
+
+    if importlib.util.find_spec("ray") is None:
+        with pytest.raises(OptionError, match=r"pip install 'rl_reliable_logger\[ray\]'"):
+            AnalysisOptions(executor="ray")  # refused before any statistics run
+    else:
+        assert AnalysisOptions(executor="RAY").executor == "ray"
+        assert "ray" not in sys.modules or sys.modules["ray"].is_initialized() is False  # validating starts nothing
     assert AnalysisOptions().executor is None
     assert AnalysisOptions(executor=_Reversed()).to_dict()["executor"] == "reversed"
     with pytest.raises(OptionError, match="choose one of serial, ray") as err:
