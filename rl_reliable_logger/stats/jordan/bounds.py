@@ -333,7 +333,7 @@ def aggregate_bounds(
     ``y^+_i`` maximises over the uncertainty set with reward ``r^+_i(s) = mu^+[i, j(s), k(s)]``; ``y^-_i``
     minimises with ``r^-_i``. ``2 nA`` policy iterations in all, independent units of ``executor`` (see
     :mod:`rl_reliable_logger.executors`; serial by default): each depends on its inputs only, so every executor
-    gives the same numbers.
+    gives the same numbers (bit for bit when BLAS starts with the same number of threads; else to round-off).
     """
     mu_lo = np.asarray(mu_lo, dtype=float)
     mu_hi = np.asarray(mu_hi, dtype=float)
@@ -341,8 +341,8 @@ def aggregate_bounds(
     cs = chain.structure
     n_alg = cs.n_alg
     with single_thread():
-        # every optimisation starts from the same policy (V = 0: the lower bounds), so one factorisation of its
-        # blocks preconditions every policy evaluation of all 2 nA optimisations
+        # every optimisation starts from the same policy (V = 0: the lower bounds): one factorisation of its blocks
+        # serves the first policy evaluation of all 2 nA optimisations
         start = ChainSolver(greedy_rows(chain, np.zeros(cs.n_states)), cs, solver=solver)
     fn = partial(
         _bound,
