@@ -43,15 +43,27 @@ class SerialExecutor:
         return [fn(unit) for unit in units]
 
 
-def _call(fn: Callable[[T], R], unit: T) -> R:
-    """A unit as a Ray task: ``fn`` arrives from the object store, where :meth:`RayExecutor.map` put it once.
+#: In a Ray worker: the copy of the ``fn`` of the current :meth:`RayExecutor.map`, by object-store id (one at a time).
+_worker_copy: dict[str, Any] = {}
 
-    Its arrays are copied first: Ray hands out read-only views of its shared memory, and on those views the
-    iterative solves of Jordan's bounds ended up to 1e-9 from the serial executor's (measured); on copies they
-    give the serial executor's bits, given BLAS started with the same thread count (Ray starts its workers with
+
+def _call(fn_box: list[Any], unit: T) -> Any:
+    """A unit as a Ray task. ``fn_box`` holds the object-store reference of ``fn``, which
+    :meth:`RayExecutor.map` put there once; each worker copies it once per map, not once per unit.
+
+    The copy matters: Ray hands out read-only views of its shared memory, and on those views the iterative
+    solves of Jordan's bounds ended up to 1e-9 from the serial executor's (measured); on copies they give the
+    serial executor's bits, given BLAS started with the same thread count (Ray starts its workers with
     ``OMP_NUM_THREADS=1``; a driver started with 2 threads and limited to 1 still differs in the last bits).
     """
-    return copy.deepcopy(fn)(copy.deepcopy(unit))
+    import ray
+
+    ref = fn_box[0]
+    key = ref.hex()
+    if key not in _worker_copy:
+        _worker_copy.clear()
+        _worker_copy[key] = copy.deepcopy(ray.get(ref))
+    return _worker_copy[key](copy.deepcopy(unit))
 
 
 class RayExecutor:
@@ -93,8 +105,8 @@ class RayExecutor:
                 ) from None
         if self._remote is None:
             self._remote = ray.remote(_call)
-        fn_ref = ray.put(fn)
-        return list(ray.get([self._remote.remote(fn_ref, unit) for unit in units]))
+        fn_box = [ray.put(fn)]  # in a list, so that Ray passes the reference instead of the value
+        return list(ray.get([self._remote.remote(fn_box, unit) for unit in units]))
 
 
 #: executor names accepted by ``executor=`` / ``--executor``, each with the factory that builds it
