@@ -114,7 +114,8 @@ class AnalysisOptions:
         progress: progress bars on stderr. chunk_bytes: memory budget of one chunk of replicates.
         executor: where independent units of work run: ``"serial"`` (default, in this process), ``"ray"``
             (Ray tasks on the cluster of ``RAY_ADDRESS`` or a local one; ``pip install rl_reliable_logger[ray]``)
-            or an executor object (``rl_reliable_logger.executors``). The numbers do not depend on it.
+            or an executor object (``rl_reliable_logger.executors``). The numbers do not depend on it (to the
+            last bit when BLAS starts with the same thread count, as under ``OMP_NUM_THREADS=1``).
         strict: protocol checks (``analysis.protocol``, run before any statistics) that warn become an
             error instead, for CI pipelines.
         comparisons: add all-pairs comparisons with family-wise error control (``comparisons`` table,
