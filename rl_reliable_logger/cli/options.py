@@ -275,6 +275,17 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
         lambda v: tuple(names(v)) if v else (),
     ),
     Option(
+        "executor",
+        STATISTICS,
+        dict(
+            metavar="NAME",
+            default=None,
+            help="where independent units of work run: serial (default, this process) or ray (Ray tasks on the "
+            "cluster of RAY_ADDRESS, or a local Ray; needs pip install 'rl_reliable_logger[ray]'); the numbers "
+            "are the same",
+        ),
+    ),
+    Option(
         "strict",
         CHECKS,
         dict(
