@@ -24,6 +24,7 @@ __all__ = [
     "CliError",
     "Option",
     "add_analysis_options",
+    "add_shared_option",
     "add_field_options",
     "add_name_options",
     "add_output_options",
@@ -379,6 +380,12 @@ def run_name_redactor(args: argparse.Namespace) -> Any:
         return RunNameRedactor(pattern)
     except ValueError as err:
         raise CliError(f"--redact-run-names {pattern!r}: {err}") from None
+
+
+def add_shared_option(group: Any, keyword: str) -> None:
+    """One flag of the shared set (by its analysis keyword), for a command that takes only a few of them."""
+    opt = next(o for o in ANALYSIS_OPTIONS if o.keyword == keyword)
+    group.add_argument(opt.flag, dest=opt.keyword, **opt.kwargs)
 
 
 def add_analysis_options(parser: argparse.ArgumentParser, *, skip: Collection[str] = ()) -> None:
