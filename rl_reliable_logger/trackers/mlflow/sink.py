@@ -39,6 +39,7 @@ from ...render.bundle import Bundle
 from ...version import __version__
 from ..base.messages import kw
 from ..base.protocols import PublishResult
+from ..base.retry import TRANSIENT, RetryPolicy, classify
 from ..base.publishing import (
     bundle_files,
     check_not_source,
@@ -218,11 +219,13 @@ class MlflowSink:
         experiment: str | None = None,
         parent_run_id: str | None = None,
         figures: bool = True,
+        retry: RetryPolicy | None = None,
     ):
         self.tracking_uri = tracking_uri
         self.experiment = experiment
         self.parent_run_id = parent_run_id
         self.figures = figures
+        self.retry = retry
 
     def publish(self, report: Report, *, bundle: str | os.PathLike | None = None) -> PublishResult:
         digest = report_hash(report)
@@ -230,7 +233,7 @@ class MlflowSink:
         metrics = headline_metrics(report, valid=valid_metric_key)  # every key checked before any write
         curve_metrics(report, valid=valid_metric_key)
         with bundle_files(report, bundle, figures=self.figures) as verified:  # verified before anything is written
-            client = Tracker(self.tracking_uri, must_exist=False)
+            client = Tracker(self.tracking_uri, must_exist=False, retry=self.retry)
             if self.parent_run_id:
                 return self._onto_parent(client, report, digest, metrics, verified)
             return self._new_run(client, report, digest, metrics, verified)
@@ -277,10 +280,9 @@ class MlflowSink:
             self._write(client, run, report, digest, metrics, verified)
             _verify(client, run_id, digest, metrics)
         except BaseException as err:
-            with contextlib.suppress(Exception):
-                _set_tags(client, run_id, {STATE_TAG: "failed", FAILURE_TAG: _clip(_reason(err), 500)})
-                if end_failed:
-                    client.client.set_terminated(run_id, "FAILED")
+            if classify(err) not in TRANSIENT:  # a server that is down is not asked again: the next publish finishes it
+                with contextlib.suppress(Exception):
+                    _mark_failed(client.once(), run_id, _reason(err), end=end_failed)
             raise
 
     def _new_run(
@@ -460,6 +462,20 @@ def _complete(tags: Mapping[str, str], digest: str) -> bool:
     return tags.get(HASH_TAG) == digest and tags.get(STATE_TAG, "complete") == "complete"
 
 
+def _mark_failed(client: Tracker, run_id: str, reason: str, *, end: bool, extra: Mapping[str, str] | None = None) -> None:
+    """Tag ``run_id`` failed with ``reason`` (and end it FAILED with ``end``), in one call within the budget."""
+    from mlflow.entities import RunTag
+
+    tags = {STATE_TAG: "failed", FAILURE_TAG: _clip(reason, 500), **(extra or {})}
+
+    def mark() -> None:
+        client.client.log_batch(run_id, tags=[RunTag(k, v) for k, v in tags.items()])
+        if end:
+            client.client.set_terminated(run_id, "FAILED")
+
+    client.call("marking the run failed", mark)
+
+
 def _reason(err: BaseException) -> str:
     return f"{type(err).__name__}: {err}".strip()
 
@@ -537,6 +553,7 @@ def publish_mlflow(
     parent_run_id: str | None = None,
     figures: bool = True,
     bundle: str | os.PathLike | None = None,
+    retry: RetryPolicy | None = None,
 ) -> PublishResult:
     """Publish ``report`` to MLflow (see :class:`MlflowSink`); return a PublishResult.
 
@@ -552,5 +569,7 @@ def publish_mlflow(
         >>> publish_mlflow(report, experiment="bandits").created       # doctest: +SKIP
         False
     """
-    sink = MlflowSink(tracking_uri=tracking_uri, experiment=experiment, parent_run_id=parent_run_id, figures=figures)
+    sink = MlflowSink(
+        tracking_uri=tracking_uri, experiment=experiment, parent_run_id=parent_run_id, figures=figures, retry=retry
+    )
     return sink.publish(report, bundle=bundle)
