@@ -133,7 +133,7 @@ class Tracker:
         """Whole sentences: what failed and why, then what to check (the retry policy adds attempts and budget)."""
         if isinstance(err, TrackerError):
             return str(err)
-        detail = shorten(one_line(err), 300)
+        detail = shorten(one_line(err), 600)
         return (
             f"could not reach the MLflow tracking server at {self.shown_uri} while {what} ({classify(err)}: "
             f"{detail}). Check that the server is running (`mlflow server --host ... --port ...`), that the URI "
