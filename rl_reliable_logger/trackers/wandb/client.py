@@ -150,6 +150,8 @@ def _describe_error(exc: BaseException, what: str, since: float | None = None) -
     base_url = os.environ.get("WANDB_BASE_URL", "https://api.wandb.ai")
     low = text.lower()
     cause = classify(exc)
+    if "did not respond in time" in low:  # wandb words an unreachable server as failing to verify credentials
+        cause = "timeout"
     if cause == "timeout" and since is not None:
         seen = last_http_failure(base_url, since - 1.0)
         if seen is not None and (seen[0] == 429 or 500 <= seen[0] < 600):
@@ -167,7 +169,9 @@ def _describe_error(exc: BaseException, what: str, since: float | None = None) -
             )
             err.tracker_cause = cause  # type: ignore[attr-defined]
             return err
-    if (
+    if cause == "timeout":
+        hint = "the W&B server did not answer in time; check the network / WANDB_BASE_URL, or raise WANDB_HTTP_TIMEOUT."
+    elif (
         name in ("AuthenticationError", "UsageError")
         or "api key" in low
         or "401" in low
