@@ -33,6 +33,7 @@ __all__ = [
     "key_segment",
     "report_hash",
     "run_name",
+    "series_key",
     "source_run_ids",
 ]
 
@@ -176,6 +177,35 @@ def run_name(report: Report, digest: str) -> str:
     a = "algorithm" if n_alg == 1 else "algorithms"
     t = "task" if len(tasks) == 1 else "tasks"
     return f"rl-reliable · {n_alg} {a} × {len(tasks)} {t} · {digest[:8]}"
+
+
+#: What names the runs a report was computed from (not when or how they were read): publishes with the same
+#: values are one series, of which exactly one analysis run is current.
+_SERIES_FIELDS = ("tracker", "kind", "tracking_uri", "experiments", "filter", "location", "path", "sweep", "fields")
+
+
+def series_key(report: Report) -> str:
+    """16 hex digits naming the source of ``report`` (tracker, experiments or project, filter, fields).
+
+    Two publishes of the same source share it whatever the data, so the newer analysis run supersedes
+    the older one; a report without source information gets one key per set of algorithms and tasks.
+
+    Example:
+        >>> from rl_reliable_logger.analysis.report import Report
+        >>> a = Report(provenance={"source": {"tracker": "mlflow", "experiments": [{"id": "1"}], "read_at": 1}})
+        >>> b = Report(provenance={"source": {"tracker": "mlflow", "experiments": [{"id": "1"}], "read_at": 2}})
+        >>> series_key(a) == series_key(b)
+        True
+    """
+    import json
+
+    src = (report.provenance or {}).get("source")
+    if isinstance(src, dict) and src:
+        basis: object = {k: src[k] for k in _SERIES_FIELDS if k in src}
+    else:
+        tasks = sorted(map(str, report.scores["task"].unique())) if "task" in report.scores else []
+        basis = {"algorithms": sorted(map(str, report.algorithms)), "tasks": tasks}
+    return hashlib.sha256(json.dumps(basis, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def run_count(report: Report) -> int:

@@ -24,8 +24,10 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import random
 import re
+import socket
 import time
 import uuid
 from collections.abc import Iterator, Mapping
@@ -49,6 +51,7 @@ from ..base.publishing import (
     report_hash,
     run_count,
     run_name,
+    series_key,
     source_run_ids,
 )
 from .client import Tracker, _run_url
@@ -67,8 +70,6 @@ from .presentation import (
 from .source import ANALYSIS_ROLE, ROLE_TAG
 
 if TYPE_CHECKING:  # pragma: no cover
-    import os
-
     from ...analysis.report import Report
 
 HASH_TAG = "rl_reliable.report_hash"
@@ -81,6 +82,15 @@ LOGGED_ARTIFACTS_TAG = "mlflow.loggedArtifacts"
 LOCK_TAG = "rl_reliable.publish_lock"
 CURVE_KEYS_TAG = "rl_reliable.curve_keys"
 PARAMS_KEPT_TAG = "rl_reliable.params_kept"
+#: Names the source the analysis was computed from (:func:`series_key`): one series, one current run.
+SERIES_TAG = "rl_reliable.series"
+#: ``true`` on the one current analysis run of a series, ``false`` on the ones it replaced.
+CURRENT_RUN_TAG = "rl_reliable.is_current"
+#: On a replaced (or interrupted) analysis run: the id of the run that replaced it.
+SUPERSEDED_BY_TAG = "rl_reliable.superseded_by"
+#: ``<host> <pid> <expiry>`` of the process writing a new analysis run, so a later publish can tell a
+#: publish that is still running from one that was killed.
+PUBLISHER_TAG = "rl_reliable.publisher"
 _MAX_TAG_VALUE = 5000
 #: A publisher's claim on a run lasts this long (a killed publisher blocks others no longer).
 LEASE_SECONDS = 600.0
@@ -289,13 +299,15 @@ class MlflowSink:
         self, client: Tracker, report: Report, digest: str, metrics: dict[str, float], verified: Bundle
     ) -> PublishResult:
         exp_id = _publish_experiment(client, report, self.experiment)
+        series = series_key(report)
+        _end_orphans(client, exp_id, series)  # an earlier publish that was killed: FAILED, never left RUNNING
         earlier = _finished_analysis_runs(client, exp_id, digest)
         if earlier:
-            first = earlier[0]
-            return PublishResult(
-                "mlflow", first.info.run_id, _run_url(client.uri, exp_id, first.info.run_id), False, digest
-            )
-        tags = {ROLE_TAG: ANALYSIS_ROLE, STATE_TAG: "writing", **creator_tags()}
+            first = earlier[0].info.run_id
+            _make_current(client, exp_id, series, first)
+            return PublishResult("mlflow", first, _run_url(client.uri, exp_id, first), False, digest)
+        tags = {ROLE_TAG: ANALYSIS_ROLE, STATE_TAG: "writing", SERIES_TAG: series, PUBLISHER_TAG: _publisher()}
+        tags.update(creator_tags())
         parent = common_parent(client, [rid for rid, _ in source_runs(report)], exp_id)
         if parent:
             tags[PARENT_TAG] = parent  # shown nested under the runs' shared parent
@@ -310,7 +322,9 @@ class MlflowSink:
         if same and same[0].info.run_id != run_id:
             client.call("removing a duplicate analysis run", client.client.delete_run, run_id)
             first = same[0].info.run_id
+            _make_current(client, exp_id, series, first)
             return PublishResult("mlflow", first, _run_url(client.uri, exp_id, first), False, digest)
+        _make_current(client, exp_id, series, run_id)
         return PublishResult("mlflow", run_id, _run_url(client.uri, exp_id, run_id), True, digest)
 
     # ------------------------------------------------------------------ writing
@@ -496,6 +510,87 @@ def _verify(client: Tracker, run_id: str, digest: str, metrics: Mapping[str, flo
             + (f"; {wrong[0]!r} differs or is missing" if wrong else "")
             + "). Publish again once the other one has finished."
         )
+
+
+def _publisher() -> str:
+    """``<host> <pid> <expiry>``: who writes a new analysis run, and until when that claim holds."""
+    return f"{socket.gethostname()} {os.getpid()} {time.time() + LEASE_SECONDS:.0f}"
+
+
+def _publisher_gone(value: str | None, started_ms: int | None) -> bool:
+    """True when the process that wrote a RUNNING analysis run cannot still be writing it.
+
+    On this host: its pid no longer exists. Elsewhere (or with no publisher recorded, as older
+    versions wrote): its claim expired (:data:`LEASE_SECONDS` after it started).
+    """
+    host, pid, expiry = ((value or "").split(" ") + ["", "", ""])[:3]
+    if host == socket.gethostname() and pid.isdigit():
+        if int(pid) == os.getpid():
+            return False  # this process: another publish in it may be writing
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False  # alive, owned by another user
+        return False
+    try:
+        return float(expiry) < time.time()
+    except ValueError:
+        return (started_ms or 0) / 1000 + LEASE_SECONDS < time.time()
+
+
+def _analysis_runs(client: Tracker, exp_id: str, where: str, what: str) -> list[Any]:
+    runs = client.call(
+        what,
+        client.client.search_runs,
+        [exp_id],
+        filter_string=f"tags.`{ROLE_TAG}` = '{ANALYSIS_ROLE}'" + (f" and {where}" if where else ""),
+        max_results=1000,
+    )
+    return sorted(runs, key=lambda r: (r.info.start_time or 0, r.info.run_id))
+
+
+def _end_orphans(client: Tracker, exp_id: str, series: str) -> list[str]:
+    """End FAILED every RUNNING analysis run of this series (or of no recorded series) whose publisher is gone.
+
+    A publish killed with its process (or whose server died) leaves its run RUNNING with
+    ``publish_state=writing``; the next publish of the same source finds it here, tags it failed
+    with the reason and ends it, so no orphan stays RUNNING. Returns the ids it ended.
+    """
+    ended = []
+    for run in _analysis_runs(client, exp_id, "attributes.status = 'RUNNING'", "looking for interrupted publishes"):
+        tags = run.data.tags
+        if tags.get(STATE_TAG) == "complete" or tags.get(SERIES_TAG, series) != series:
+            continue
+        if SERIES_TAG not in tags and not str(run.info.run_name or "").startswith("rl-reliable · "):
+            continue  # written by an older version: only runs named as this package names them
+        if not _publisher_gone(tags.get(PUBLISHER_TAG), run.info.start_time):
+            continue  # another publish is writing it right now
+        reason = (
+            "interrupted: the publish writing this run stopped before it finished (its process ended); "
+            "a later publish of the same source ended it"
+        )
+        _mark_failed(client, run.info.run_id, reason, end=True, extra={CURRENT_RUN_TAG: "false"})
+        ended.append(run.info.run_id)
+    return ended
+
+
+def _make_current(client: Tracker, exp_id: str, series: str, current: str) -> None:
+    """Mark ``current`` the one current analysis run of ``series``; the runs it replaces record its id.
+
+    A run that was current (or never replaced, e.g. an interrupted one) gets ``is_current=false`` and
+    ``superseded_by=<current>``; one replaced earlier keeps the id of the run that replaced it.
+    """
+    for run in _analysis_runs(client, exp_id, f"tags.`{SERIES_TAG}` = '{series}'", "marking the current analysis"):
+        tags, run_id = run.data.tags, run.info.run_id
+        if run_id == current:
+            continue
+        if tags.get(CURRENT_RUN_TAG) == "true" or SUPERSEDED_BY_TAG not in tags:
+            _set_tags(client, run_id, {CURRENT_RUN_TAG: "false", SUPERSEDED_BY_TAG: current})
+    _set_tags(client, current, {CURRENT_RUN_TAG: "true"})
+    if SUPERSEDED_BY_TAG in client.call("reading the run", client.client.get_run, current).data.tags:
+        client.call("clearing superseded_by", client.client.delete_tag, current, SUPERSEDED_BY_TAG)
 
 
 def _finished_analysis_runs(client: Tracker, exp_id: str, digest: str) -> list[Any]:
