@@ -121,8 +121,9 @@ class Tracker:
                     raise self._failure(what, err) from err
                 raise
 
-        # a local store answers or fails by itself; a server may not answer at all
-        return self.retry.call(once, what, bounded=remote, explain=lambda err: self._unreachable(what, err))
+        if not remote:  # a local store answers or fails by itself: its errors are raised as they are
+            return self.retry.call(once, what, bounded=False, transient=lambda err: False)
+        return self.retry.call(once, what, explain=lambda err: self._unreachable(what, err))
 
     def _failure(self, what: str, err: BaseException) -> TrackerError:
         failure = TrackerError(self._unreachable(what, err))
@@ -137,7 +138,8 @@ class Tracker:
         return (
             f"could not reach the MLflow tracking server at {self.shown_uri} while {what} ({classify(err)}: "
             f"{detail}). Check that the server is running (`mlflow server --host ... --port ...`), that the URI "
-            f"is right ({kw('tracking_uri=')} / MLFLOW_TRACKING_URI) and that no proxy or firewall blocks it."
+            f"is right ({kw('tracking_uri=')} / MLFLOW_TRACKING_URI) and that no proxy or firewall blocks it. MLflow's "
+            "own retries within each request follow MLFLOW_HTTP_REQUEST_MAX_RETRIES and MLFLOW_HTTP_REQUEST_TIMEOUT."
         )
 
     # ------------------------------------------------------------------ experiments

@@ -290,7 +290,8 @@ class MlflowSink:
             self._write(client, run, report, digest, metrics, verified)
             _verify(client, run_id, digest, metrics)
         except BaseException as err:
-            if classify(err) not in TRANSIENT:  # a server that is down is not asked again: the next publish finishes it
+            if not (isinstance(err, TrackerError) and classify(err) in TRANSIENT):  # a server that is down is
+                # not asked again (that would wait out another budget): the next publish ends the run
                 with contextlib.suppress(Exception):
                     _mark_failed(client.once(), run_id, _reason(err), end=end_failed)
             raise
