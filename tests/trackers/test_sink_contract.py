@@ -395,12 +395,19 @@ def test_a_failed_wandb_publish_exits_non_zero_without_an_artifact(target, monke
     record = off.read_offline_run(next(run_dir.glob("run-*.wandb")))
     assert record.state == "failed"
     assert _artifact_records(str(run_dir)) == []
-    assert not (target.tmp / "wb" / "wandb" / wandb_sink.OFFLINE_INDEX).exists()
+    index_path = target.tmp / "wb" / "wandb" / wandb_sink.OFFLINE_INDEX
+    (failed,) = json.loads(index_path.read_text())["published"]  # recorded as failed, with the reason
+    assert (failed["state"], failed["current"], failed["failure"]) == ("failed", False, "RuntimeError: chart failed")
+    assert "run_dir" not in failed
     monkeypatch.setattr(wandb_sink, "_charts", real_charts)
     done = target.sink().publish(small_report())
     assert done.created and len(_artifact_records(done.target)) == 1
-    index = json.loads((target.tmp / "wb" / "wandb" / wandb_sink.OFFLINE_INDEX).read_text())["published"]
-    assert [e["run_dir"] for e in index] == [done.target]
+    index = json.loads(index_path.read_text())["published"]
+    assert [(e.get("run_dir"), e["state"], e["current"]) for e in index] == [
+        (None, "failed", False),
+        (done.target, "complete", True),
+    ]
+    assert index[0]["superseded_by"] == index[1]["run_id"]
 
 
 # ---------------------------------------------------------------------------- W&B online only

@@ -31,6 +31,8 @@ __all__ = [
     "display_frame",
     "headline_metrics",
     "key_segment",
+    "publisher_claim",
+    "publisher_gone",
     "report_hash",
     "run_name",
     "series_key",
@@ -206,6 +208,41 @@ def series_key(report: Report) -> str:
         tasks = sorted(map(str, report.scores["task"].unique())) if "task" in report.scores else []
         basis = {"algorithms": sorted(map(str, report.algorithms)), "tasks": tasks}
     return hashlib.sha256(json.dumps(basis, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def publisher_claim(lease: float) -> str:
+    """``<host> <pid> <expiry>``: who is writing an analysis run, and until when that claim holds."""
+    import socket
+    import time
+
+    return f"{socket.gethostname()} {os.getpid()} {time.time() + lease:.0f}"
+
+
+def publisher_gone(claim: str | None, started: float, lease: float) -> bool:
+    """True when the publisher named by ``claim`` (:func:`publisher_claim`) cannot still be writing.
+
+    On this host: its process no longer exists (this process itself counts as alive). Elsewhere,
+    or with no claim recorded (older versions): the claim expired, ``lease`` seconds after ``started``
+    (a Unix time) when none is recorded.
+    """
+    import socket
+    import time
+
+    host, pid, expiry = ((claim or "").split(" ") + ["", "", ""])[:3]
+    if host == socket.gethostname() and pid.isdigit():
+        if int(pid) == os.getpid():
+            return False  # another publish in this process may be writing it
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False  # alive, owned by another user
+        return False
+    try:
+        return float(expiry) < time.time()
+    except ValueError:
+        return started + lease < time.time()
 
 
 def run_count(report: Report) -> int:

@@ -27,7 +27,6 @@ import math
 import os
 import random
 import re
-import socket
 import time
 import uuid
 from collections.abc import Iterator, Mapping
@@ -48,6 +47,8 @@ from ..base.publishing import (
     curve_metrics,
     display_frame,
     headline_metrics,
+    publisher_claim,
+    publisher_gone,
     report_hash,
     run_count,
     run_name,
@@ -307,7 +308,7 @@ class MlflowSink:
             first = earlier[0].info.run_id
             _make_current(client, exp_id, series, first)
             return PublishResult("mlflow", first, _run_url(client.uri, exp_id, first), False, digest)
-        tags = {ROLE_TAG: ANALYSIS_ROLE, STATE_TAG: "writing", SERIES_TAG: series, PUBLISHER_TAG: _publisher()}
+        tags = {ROLE_TAG: ANALYSIS_ROLE, STATE_TAG: "writing", SERIES_TAG: series, PUBLISHER_TAG: publisher_claim(LEASE_SECONDS)}
         tags.update(creator_tags())
         parent = common_parent(client, [rid for rid, _ in source_runs(report)], exp_id)
         if parent:
@@ -513,34 +514,6 @@ def _verify(client: Tracker, run_id: str, digest: str, metrics: Mapping[str, flo
         )
 
 
-def _publisher() -> str:
-    """``<host> <pid> <expiry>``: who writes a new analysis run, and until when that claim holds."""
-    return f"{socket.gethostname()} {os.getpid()} {time.time() + LEASE_SECONDS:.0f}"
-
-
-def _publisher_gone(value: str | None, started_ms: int | None) -> bool:
-    """True when the process that wrote a RUNNING analysis run cannot still be writing it.
-
-    On this host: its pid no longer exists. Elsewhere (or with no publisher recorded, as older
-    versions wrote): its claim expired (:data:`LEASE_SECONDS` after it started).
-    """
-    host, pid, expiry = ((value or "").split(" ") + ["", "", ""])[:3]
-    if host == socket.gethostname() and pid.isdigit():
-        if int(pid) == os.getpid():
-            return False  # this process: another publish in it may be writing
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            return True
-        except PermissionError:
-            return False  # alive, owned by another user
-        return False
-    try:
-        return float(expiry) < time.time()
-    except ValueError:
-        return (started_ms or 0) / 1000 + LEASE_SECONDS < time.time()
-
-
 def _analysis_runs(client: Tracker, exp_id: str, where: str, what: str) -> list[Any]:
     runs = client.call(
         what,
@@ -566,7 +539,7 @@ def _end_orphans(client: Tracker, exp_id: str, series: str) -> list[str]:
             continue
         if SERIES_TAG not in tags and not str(run.info.run_name or "").startswith("rl-reliable · "):
             continue  # written by an older version: only runs named as this package names them
-        if not _publisher_gone(tags.get(PUBLISHER_TAG), run.info.start_time):
+        if not publisher_gone(tags.get(PUBLISHER_TAG), (run.info.start_time or 0) / 1000, LEASE_SECONDS):
             continue  # another publish is writing it right now
         reason = (
             "interrupted: the publish writing this run stopped before it finished (its process ended); "

@@ -26,6 +26,7 @@ import re
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +35,16 @@ from ...errors import InputError, TrackerError
 from ...render.bundle import Bundle
 from ..base.messages import kw
 from ..base.protocols import PublishResult
-from ..base.publishing import bundle_files, check_not_source, headline_metrics, report_hash, run_name, source_run_ids
+from ..base.publishing import (
+    bundle_files,
+    check_not_source,
+    headline_metrics,
+    publisher_claim,
+    publisher_gone,
+    report_hash,
+    run_name,
+    source_run_ids,
+)
 from .charts import create_presets, interval_charts
 from .client import _api, _describe_error, _errors, _import_wandb, _is_client_error, _new_run_id, split_path
 from .source import ANALYSIS_JOB_TYPE, WandbSource
@@ -49,6 +59,13 @@ HASH_KEY = "rl_reliable/report_hash"
 #: Folder inside an offline run that holds the artifact's files (instead of wandb's staging folder).
 ARTIFACT_FOLDER = "rl-reliable-artifact"
 #: What a publish under ``WANDB_MODE=disabled`` says.
+#: How long an offline publisher's claim lasts when it runs on another host (see ``publisher_gone``).
+LEASE_SECONDS = 600.0
+#: Why an interrupted offline publish was marked failed.
+INTERRUPTED = (
+    "interrupted: the publish writing this run stopped before it finished (its process ended); "
+    "a later publish of the same source marked it failed"
+)
 DISABLED = "W&B is disabled (WANDB_MODE=disabled), so nothing was written to W&B; unset it or use WANDB_MODE=offline to keep a W&B copy"
 
 
@@ -86,28 +103,84 @@ def _read_index(path: Path) -> list[dict[str, Any]]:
         return []
 
 
-def _append_index(path: Path, entry: dict[str, Any]) -> None:
-    """Add one entry; written to a temp file and renamed, then read back (a concurrent writer is detected)."""
+def _update_index(path: Path, change: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> None:
+    """Rewrite the offline publish record with ``change(entries)``: to a temp file, renamed, then read back
+    (a concurrent writer is detected)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    entries = _read_index(path) + [entry]
+    entries = change(_read_index(path))
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps({"published": entries}, indent=1) + "\n")
     tmp.replace(path)
-    if entry not in _read_index(path):
+    if _read_index(path) != entries:
         raise TrackerError(
-            f"{path}: another publish rewrote the offline publish record at the same time; the analysis run "
-            f"{entry['run_dir']} was written, run the publish again to record it"
+            f"{path}: another publish rewrote the offline publish record at the same time; run the publish again"
         )
+
+
+def _same_series(entry: dict[str, Any], name: str, entity: str | None, project: str) -> bool:
+    return (
+        entry.get("artifact") == name
+        and entry.get("project") == project
+        and (entry.get("entity") or None) == (entity or None)
+    )
+
+
+def _end_offline_orphans(index: Path, name: str, entity: str | None, project: str) -> None:
+    """Mark failed every offline publish of this artifact left ``writing`` by a process that is gone.
+
+    A publish killed with its process leaves its entry ``writing`` (and its offline run holding at most
+    part of the report, with no artifact); the next publish of the same source marks it ``failed`` with
+    the reason here, and :func:`_make_offline_current` records which run replaced it.
+    """
+
+    def change(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for entry in entries:
+            if not _same_series(entry, name, entity, project) or entry.get("state") != "writing":
+                continue
+            if publisher_gone(entry.get("publisher"), float(entry.get("started") or 0), LEASE_SECONDS):
+                entry.update(state="failed", current=False, failure=INTERRUPTED)
+        return entries
+
+    _update_index(index, change)
+
+
+def _make_offline_current(index: Path, name: str, entity: str | None, project: str, run_id: str) -> None:
+    """Mark ``run_id`` the one current publish of this artifact; the ones it replaces record its id."""
+
+    def change(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for entry in entries:
+            if not _same_series(entry, name, entity, project):
+                continue
+            if entry.get("run_id") == run_id:
+                entry["current"] = True
+                entry.pop("superseded_by", None)
+            elif entry.get("current", True) or "superseded_by" not in entry:
+                entry.update(current=False, superseded_by=run_id)
+        return entries
+
+    _update_index(index, change)
+
+
+def _set_entry(index: Path, run_id: str, **fields: Any) -> None:
+    """Update the fields of this publish's entry (added if missing)."""
+
+    def change(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for entry in entries:
+            if entry.get("run_id") == run_id:
+                entry.update(fields)
+                return entries
+        return entries + [{"run_id": run_id, **fields}]
+
+    _update_index(index, change)
 
 
 def _previous_offline(index: Path, name: str, digest: str, entity: str | None, project: str) -> dict[str, Any] | None:
     for entry in _read_index(index):
         if (
-            entry.get("artifact") == name
+            _same_series(entry, name, entity, project)
             and entry.get("report_hash") == digest
-            and entry.get("project") == project
-            and (entry.get("entity") or None) == (entity or None)
-            and Path(entry.get("run_dir", "")).exists()
+            and entry.get("state", "complete") == "complete"
+            and Path(entry.get("run_dir") or "").exists()
         ):
             return entry
     return None
@@ -267,16 +340,31 @@ class WandbSink:
         where: str,
         mode: str,
     ) -> PublishResult:
+        index = _index_path(self.dir)
+        if mode == "offline":
+            _end_offline_orphans(index, art_name, self.entity, self.project)
         if not self.force:
             if mode == "offline":
-                previous = _previous_offline(_index_path(self.dir), art_name, digest, self.entity, self.project)
+                previous = _previous_offline(index, art_name, digest, self.entity, self.project)
                 if previous:
+                    _make_offline_current(index, art_name, self.entity, self.project, str(previous["run_id"]))
                     return PublishResult("wandb", str(previous["run_dir"]), None, False, digest)
             else:
                 found = _previous_online(art_name, digest, self.entity, self.project)
                 if found:
                     return PublishResult("wandb", found[0], found[1], False, digest)
 
+        entry = {
+            "artifact": art_name,
+            "report_hash": digest,
+            "project": self.project,
+            "entity": self.entity,
+            "sweep": self.sweep,
+            "group": self.group,
+        }
+        if mode == "offline":  # recorded before the run exists: a publish killed from here on is found later
+            claim = publisher_claim(LEASE_SECONDS)
+            _set_entry(index, run_id, **entry, state="writing", publisher=claim, started=time.time())
         settings: dict[str, Any] = {"silent": True} if os.environ.get("WANDB_SILENT") else {}
         if self.sweep:
             settings["sweep_id"] = self.sweep
@@ -306,27 +394,19 @@ class WandbSink:
                 logged = self._log(wandb, run, report, verified, summary, digest, art_name, mode)
                 location = run.url if mode != "offline" else str(Path(run.settings.sync_dir))
                 entity, run_title = str(run.entity), str(run.name)
-            except BaseException:
+            except BaseException as err:
                 run.finish(exit_code=1)  # a failed publish never looks complete: no artifact, exit code 1
+                if mode == "offline":
+                    why = f"{type(err).__name__}: {err}"[:500]
+                    _set_entry(index, run_id, state="failed", current=False, failure=why)
                 raise
             run.finish()
         if self.wandb_report:
             self._report_page(report, logged, mode, entity, run_title, location)
         if mode == "offline":
-            _append_index(
-                Path(location).parent / OFFLINE_INDEX,
-                {
-                    "artifact": art_name,
-                    "report_hash": digest,
-                    "project": self.project,
-                    "entity": self.entity,
-                    "sweep": self.sweep,
-                    "group": self.group,
-                    "run_id": run_id,
-                    "run_dir": location,
-                    "published_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                },
-            )
+            when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            _set_entry(index, run_id, state="complete", run_dir=location, published_at=when)
+            _make_offline_current(index, art_name, self.entity, self.project, run_id)
             return PublishResult("wandb", location, None, True, digest)
         return PublishResult("wandb", location, location, True, digest)
 
