@@ -3,7 +3,7 @@
 When ``log_final_score`` still fails after the retry policy (server down at the end of training,
 rate limit, expired key), the checked score is written to a JSON file in the pending folder
 (``pending_dir=``, else ``RL_RELIABLE_PENDING_DIR``, else ``./rl-reliable-pending``) and its path is
-printed on stderr, so the score is never lost. ``rl-reliable pending DIR`` lists such files and
+named by a PendingScoreWarning (said once), so the score is never lost. ``rl-reliable pending DIR`` lists such files and
 ``--push`` re-sends each one to the run it names (and to no other run), once the tracker is back.
 
 File names are built only from validated characters (tracker, a run id matching ``[A-Za-z0-9_-]``
