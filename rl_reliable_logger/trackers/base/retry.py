@@ -233,10 +233,12 @@ class RetryPolicy:
             if left <= 0:
                 raise OutOfTime(f"no answer within the time budget ({_plural(attempt + 1, 'attempt')})")
             if say:
-                say(f"still waiting for an answer ({what}): attempt {attempt + 1}, {left:.0f} s left of the time budget")
+                say(
+                    f"still waiting for an answer ({what}): attempt {attempt + 1}, {left:.0f} s left of the time budget"
+                )
         if "error" in box:
             raise box["error"]
-        return box["value"]  # type: ignore[no-any-return]
+        return box["value"]
 
     def _gave_up(
         self,
@@ -285,4 +287,9 @@ __all__ = [
     "REQUEST_TIMEOUT",
     "TRANSIENT",
     "OutOfTime",
-    "RetryPolicy", "classify", "describe", "no_retries", "retry_after"]
+    "RetryPolicy",
+    "classify",
+    "describe",
+    "no_retries",
+    "retry_after",
+]

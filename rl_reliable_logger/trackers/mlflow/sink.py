@@ -40,7 +40,6 @@ from ...render.bundle import Bundle
 from ...version import __version__
 from ..base.messages import kw
 from ..base.protocols import PublishResult
-from ..base.retry import TRANSIENT, RetryPolicy, classify
 from ..base.publishing import (
     bundle_files,
     check_not_source,
@@ -55,6 +54,7 @@ from ..base.publishing import (
     series_key,
     source_run_ids,
 )
+from ..base.retry import TRANSIENT, RetryPolicy, classify
 from .client import Tracker, _run_url
 from .presentation import (
     HEADLINE_STEP,
@@ -308,7 +308,12 @@ class MlflowSink:
             first = earlier[0].info.run_id
             _make_current(client, exp_id, series, first)
             return PublishResult("mlflow", first, _run_url(client.uri, exp_id, first), False, digest)
-        tags = {ROLE_TAG: ANALYSIS_ROLE, STATE_TAG: "writing", SERIES_TAG: series, PUBLISHER_TAG: publisher_claim(LEASE_SECONDS)}
+        tags = {
+            ROLE_TAG: ANALYSIS_ROLE,
+            STATE_TAG: "writing",
+            SERIES_TAG: series,
+            PUBLISHER_TAG: publisher_claim(LEASE_SECONDS),
+        }
         tags.update(creator_tags())
         parent = common_parent(client, [rid for rid, _ in source_runs(report)], exp_id)
         if parent:
@@ -478,7 +483,9 @@ def _complete(tags: Mapping[str, str], digest: str) -> bool:
     return tags.get(HASH_TAG) == digest and tags.get(STATE_TAG, "complete") == "complete"
 
 
-def _mark_failed(client: Tracker, run_id: str, reason: str, *, end: bool, extra: Mapping[str, str] | None = None) -> None:
+def _mark_failed(
+    client: Tracker, run_id: str, reason: str, *, end: bool, extra: Mapping[str, str] | None = None
+) -> None:
     """Tag ``run_id`` failed with ``reason`` (and end it FAILED with ``end``), in one call within the budget."""
     from mlflow.entities import RunTag
 

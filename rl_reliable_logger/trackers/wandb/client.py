@@ -211,7 +211,9 @@ def _describe_error(exc: BaseException, what: str, since: float | None = None) -
     else:
         hint = "see the message above."
     text = redact(text).rstrip(". ")
-    err = TrackerError(f"W&B request failed ({cause}) while {what} at {base_url}: {name}: {text}. {hint[0].upper()}{hint[1:]}")
+    err = TrackerError(
+        f"W&B request failed ({cause}) while {what} at {base_url}: {name}: {text}. {hint[0].upper()}{hint[1:]}"
+    )
     err.tracker_cause = cause  # type: ignore[attr-defined]
     return err
 

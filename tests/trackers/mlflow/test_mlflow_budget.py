@@ -86,7 +86,9 @@ def test_proxy_answering_500_slowly_is_retried_within_the_budget(tmp_path):
     line = _one_error(proc.stderr)
     assert "(server error" in line and "the time budget is 12 s (--retry-for)" in line
     retries = [ln for ln in proc.stderr.splitlines() if ln.startswith("note: looking up experiment 'exp' failed")]
-    assert len(retries) >= 2 and all("(server error); attempt " in ln and "s left of the 12 s time budget" in ln for ln in retries)
+    assert len(retries) >= 2 and all(
+        "(server error); attempt " in ln and "s left of the 12 s time budget" in ln for ln in retries
+    )
 
 
 _TRAINING = """
@@ -107,7 +109,9 @@ def test_server_killed_mid_call_log_final_score_returns_within_60_s(tmp_path):
 
     pending = tmp_path / "pending"
     with mlflow_server(tmp_path, startup=90) as server:
-        run_id = mlflow.MlflowClient(server).create_run(mlflow.MlflowClient(server).create_experiment("train")).info.run_id
+        run_id = (
+            mlflow.MlflowClient(server).create_run(mlflow.MlflowClient(server).create_experiment("train")).info.run_id
+        )
         proxy = FaultProxy(server, delay=3.0)
         with proxy as url:
             start = time.monotonic()
@@ -135,4 +139,3 @@ def test_server_killed_mid_call_log_final_score_returns_within_60_s(tmp_path):
     said = [ln for ln in err.splitlines() if "could not write the final score" in ln]
     assert len(said) == 1 and said[0].startswith("WARNING PendingScoreWarning") and str(path) in said[0]
     assert "Gave up after" in said[0] and "20 s (`retry_for=`)" in said[0]
-
