@@ -56,6 +56,13 @@ ARTIFACT_TYPE = "rl-reliable-report"
 #: Local record of offline publishes, kept in the ``wandb/`` folder next to the offline runs.
 OFFLINE_INDEX = "rl-reliable-published.json"
 HASH_KEY = "rl_reliable/report_hash"
+#: Summary keys of an online analysis run: ``writing`` until its artifact is committed, then ``complete``
+#: (``failed`` when a later publish found it interrupted); whether it is the current analysis of its
+#: source, and which run replaced it.
+STATE_KEY = "rl_reliable/publish_state"
+CURRENT_KEY = "rl_reliable/is_current"
+SUPERSEDED_BY_KEY = "rl_reliable/superseded_by"
+FAILURE_KEY = "rl_reliable/failure"
 #: Folder inside an offline run that holds the artifact's files (instead of wandb's staging folder).
 ARTIFACT_FOLDER = "rl-reliable-artifact"
 #: What a publish under ``WANDB_MODE=disabled`` says.
@@ -207,6 +214,20 @@ def _previous_online(name: str, digest: str, entity: str | None, project: str) -
     return (str(run.url), str(run.url)) if run is not None else (ref, None)
 
 
+def _update_public_run(run: Any, fields: dict[str, Any], what: str) -> None:
+    """Set summary ``fields`` on another analysis run through the Public API (never a source run).
+
+    Best effort: the publish itself does not depend on it, so a failure is a note, not an error.
+    """
+    try:
+        with _errors(f"{what} ({run.id})"):
+            for key, value in fields.items():
+                run.summary[key] = value
+            run.update()
+    except TrackerError as err:
+        print(f"note: {err}", file=sys.stderr)
+
+
 def _hash_alias(digest: str) -> str:
     return "rh-" + digest[:16]
 
@@ -353,6 +374,10 @@ class WandbSink:
                 found = _previous_online(art_name, digest, self.entity, self.project)
                 if found:
                     return PublishResult("wandb", found[0], found[1], False, digest)
+        replaced = None
+        if mode == "online":
+            self._end_online_orphans(run_id)
+            replaced = self._current_online(art_name)
 
         entry = {
             "artifact": art_name,
@@ -391,7 +416,11 @@ class WandbSink:
                 dir=str(_root_dir(self.dir)),
             )
             try:
+                if mode == "online":
+                    run.summary.update({STATE_KEY: "writing"})  # until the artifact is committed
                 logged = self._log(wandb, run, report, verified, summary, digest, art_name, mode)
+                if mode == "online":
+                    run.summary.update({STATE_KEY: "complete", CURRENT_KEY: True})
                 location = run.url if mode != "offline" else str(Path(run.settings.sync_dir))
                 entity, run_title = str(run.entity), str(run.name)
             except BaseException as err:
@@ -408,7 +437,53 @@ class WandbSink:
             _set_entry(index, run_id, state="complete", run_dir=location, published_at=when)
             _make_offline_current(index, art_name, self.entity, self.project, run_id)
             return PublishResult("wandb", location, None, True, digest)
+        if replaced is not None and replaced.id != run_id:
+            _update_public_run(replaced, {CURRENT_KEY: False, SUPERSEDED_BY_KEY: run_id}, "marking it superseded")
         return PublishResult("wandb", location, location, True, digest)
+
+    def _analysis_filter(self) -> dict[str, Any]:
+        where = {"sweep": self.sweep} if self.sweep else {"group": self.group}
+        return {"$and": [{"jobType": ANALYSIS_JOB_TYPE}, where]}
+
+    def _end_online_orphans(self, run_id: str) -> None:
+        """Mark failed the analysis runs of this sweep / group whose publish never completed.
+
+        A publish killed with its process leaves its run without ``publish_state=complete`` (W&B
+        itself marks the run crashed once its heartbeats stop); the next publish records here that it
+        was interrupted and which run replaces it. A run still sending heartbeats is left alone.
+        """
+        from ..base.heartbeat import DEFAULT_STALE_AFTER, is_stale
+
+        api = _api()
+        path = f"{self.entity or api.default_entity}/{self.project}"
+        try:
+            with _errors(f"looking for interrupted publishes in {path}"):
+                runs = list(api.runs(path, filters=self._analysis_filter(), per_page=100))
+        except TrackerError as err:
+            if getattr(err, "tracker_cause", "") == "not found":
+                return  # a new project: nothing was published to it before
+            raise
+        for run in runs:
+            summary = dict(run.summary or {})
+            state = summary.get(STATE_KEY)
+            if state not in (None, "writing") or (state is None and HASH_KEY in summary):
+                continue  # complete (or published by a version that did not record the state)
+            if run.state == "running" and not is_stale(
+                "running", getattr(run, "heartbeat_at", None), DEFAULT_STALE_AFTER
+            ):
+                continue  # another publish is writing it right now
+            fields = {STATE_KEY: "failed", CURRENT_KEY: False, SUPERSEDED_BY_KEY: run_id, FAILURE_KEY: INTERRUPTED}
+            _update_public_run(run, fields, "marking an interrupted publish failed")
+
+    def _current_online(self, art_name: str) -> Any:
+        """The run that logged the current (``latest``) version of the report artifact, or None."""
+        api = _api()
+        ref = f"{self.entity or api.default_entity}/{self.project}/{art_name}:latest"
+        try:
+            with _errors(f"reading the current version of {art_name}"):
+                return api.artifact(ref).logged_by() if api.artifact_exists(ref) else None
+        except TrackerError:
+            return None  # nothing published before (or not readable): nothing to mark superseded
 
     def _presets(self, run: Any, mode: str) -> dict[str, str | None]:
         """The chart presets to use: the packaged ones when they can be created online, else None (built-ins)."""
