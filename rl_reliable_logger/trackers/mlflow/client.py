@@ -97,7 +97,7 @@ class Tracker:
             raise TrackerError(f"the MLflow database {path} {why} (tracking URI {self.shown_uri}).")
         self.client = mlflow.MlflowClient(tracking_uri=self.uri)
 
-    def once(self) -> Tracker:
+    def single_attempt(self) -> Tracker:
         """This tracker with a single attempt (no retries, still bounded): for clean-up after a failure."""
         quick = copy.copy(self)
         quick.retry = dataclasses.replace(self.retry, total=0.0, progress=None)

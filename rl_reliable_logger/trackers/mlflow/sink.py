@@ -294,7 +294,7 @@ class MlflowSink:
             if not (isinstance(err, TrackerError) and classify(err) in TRANSIENT):  # a server that is down is
                 # not asked again (that would wait out another budget): the next publish ends the run
                 with contextlib.suppress(Exception):
-                    _mark_failed(client.once(), run_id, _reason(err), end=end_failed)
+                    _mark_failed(client.single_attempt(), run_id, _reason(err), end=end_failed)
             raise
 
     def _new_run(
