@@ -197,6 +197,7 @@ def _handler(args: argparse.Namespace) -> int:
         experiment=table.source["experiments"][0]["id"],
         parent_run_id=run_id,
         figures=not args.no_figures,
+        retry=retry_policy(args),
     )
     try:
         result = sink.publish(report, bundle=args.out or None)
