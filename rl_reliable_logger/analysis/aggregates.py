@@ -104,12 +104,6 @@ def prepare(table: ScoreTable, options: AnalysisOptions) -> Prepared:
             "budget", f"`budget={options.budget:g}` is before every run's first logged step ({first:g}): no scores"
         )
     sizes = final.frame.groupby("algorithm", sort=False).size()
-    if options.method == "bca" and int(final.runs_per_cell().to_numpy().max()) < 2:
-        raise OptionError(
-            "method",
-            "`method='bca'` needs a task with two or more runs per algorithm (its acceleration is a jackknife over "
-            "runs); every cell has one run: use `method='percentile'`",
-        )
     options.check_memory(len(final.algorithms), len(final.tasks), int(sizes.max()))
     warnings = list(table.warnings) + budget_warnings(runs, options.budget) + options.resolution_warnings()
     normalization = "raw score"

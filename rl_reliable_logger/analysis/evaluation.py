@@ -245,6 +245,7 @@ def evaluate(
             reps=opts.jordan_reps,
             seed=jordan_seed,
             progress=opts.progress,
+            executor=opts.executor,
         )
         extra.update(jordan)
         warnings += jordan_warnings

@@ -26,6 +26,7 @@ import pandas as pd
 
 from ..data.counts import plural
 from ..data.scores import ScoreTable
+from ..executors import Executor
 from ..stats import jordan as jd
 from ..stats import tuning as tn
 from .aggregates import aggregate
@@ -99,6 +100,7 @@ def jordan_tables(
     bootstrap_split: str = "cells",
     progress: bool = False,
     max_points: int | None = 2000,
+    executor: str | Executor | None = None,
 ) -> tuple[dict[str, pd.DataFrame], list[str]]:
     """Jordan et al. aggregate with ``1 - delta`` simultaneous intervals, and the DKW quantile table.
 
@@ -113,6 +115,7 @@ def jordan_tables(
         tie_rule, min_sign, t_split, clip_t, bootstrap_split: see ``docs/jordan.md`` (defaults are the
             principled choices; ``"authors"``/``"abs"`` reproduce the authors' code).
         max_points: at most this many points per (algorithm, task) in ``jordan_quantiles``.
+        executor: where the bound optimisations run (``"serial"``, ``"ray"``, an executor object).
 
     Returns:
         ``({"jordan": ..., "jordan_quantiles": ...}, warnings)``.
@@ -138,6 +141,7 @@ def jordan_tables(
         reps=reps,
         seed=seed,
         progress=progress,
+        executor=executor,
     )
     warnings = [f"Jordan aggregate: {w}" for w in res.warnings]
     if score_range is not None and res.method != "pbp":

@@ -29,8 +29,10 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
+from .. import executors
 from ..data.counts import plural
 from ..errors import InputError
+from ..executors import Executor
 from ..memory import available_memory
 from ..memory import format_bytes as _bytes
 from ..stats import bootstrap as bs
@@ -114,6 +116,10 @@ class AnalysisOptions:
         tuning_metric, tuning_reps: metric that picks the best configuration (default ``iqm`` when it is
             among ``metrics``, else the first) and its replicates (default ``min(reps, 5000)``).
         progress: progress bars on stderr. chunk_bytes: memory budget of one chunk of replicates.
+        executor: where independent units of work run: ``"serial"`` (default, in this process), ``"ray"``
+            (Ray tasks on the cluster of ``RAY_ADDRESS`` or a local one; ``pip install rl_reliable_logger[ray]``)
+            or an executor object (``rl_reliable_logger.executors``). The numbers do not depend on it (to the
+            last bit when BLAS starts with the same thread count, as under ``OMP_NUM_THREADS=1``).
         strict: protocol checks (``analysis.protocol``, run before any statistics) that warn become an
             error instead, for CI pipelines.
         comparisons: add all-pairs comparisons with family-wise error control (``comparisons`` table,
@@ -150,6 +156,7 @@ class AnalysisOptions:
     tuning_reps: int | None = None
     progress: bool = False
     chunk_bytes: int = bs.DEFAULT_CHUNK_BYTES
+    executor: str | Executor | None = None
     strict: bool = False
     comparisons: bool = False
 
@@ -168,6 +175,10 @@ class AnalysisOptions:
             raise OptionError(
                 "chunk_bytes", f"`chunk_bytes=` must be a positive number of bytes, got {self.chunk_bytes!r}"
             )
+        try:
+            set_("executor", executors.check(self.executor))
+        except InputError as err:
+            raise OptionError("executor", str(err)) from None
         set_("ci", self._level(self.ci))
         if self.method not in bs.METHODS:
             raise OptionError(
@@ -309,6 +320,8 @@ class AnalysisOptions:
                 value = repr(value)
             elif f.name == "normalize" and value is not None and not isinstance(value, str):
                 value = str(value)
+            elif f.name == "executor" and value is not None and not isinstance(value, str):
+                value = str(getattr(value, "name", type(value).__name__))
             elif isinstance(value, tuple):
                 value = list(value)
             elif isinstance(value, Mapping):
@@ -495,6 +508,7 @@ class OptionKeywords(TypedDict, total=False):
     tuning_reps: int | None
     progress: bool
     chunk_bytes: int
+    executor: str | Executor | None
     strict: bool
     comparisons: bool
 

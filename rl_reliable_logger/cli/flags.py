@@ -55,6 +55,7 @@ ANALYSIS_FLAGS: dict[str, str] = {
     "jordan_reps=": "--jordan-reps",
     "score_range=": "--score-range",
     "hyperparameter_keys=": "--hyperparameter-keys",
+    "executor=": "--executor",
     "strict=": "--strict",
     "comparisons=": "--compare-all",
 }

@@ -200,6 +200,7 @@ def _handler(args: argparse.Namespace) -> int:
         parent_run_id=run_id,
         figures=not args.no_figures,
         force=args.force_publish,
+        retry=retry_policy(args),
     )
     try:
         result = sink.publish(report, bundle=args.out or None)

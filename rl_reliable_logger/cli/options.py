@@ -25,6 +25,7 @@ __all__ = [
     "CliError",
     "Option",
     "add_analysis_options",
+    "add_shared_option",
     "add_field_options",
     "add_force_publish_option",
     "add_name_options",
@@ -278,6 +279,17 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
         lambda v: tuple(names(v)) if v else (),
     ),
     Option(
+        "executor",
+        STATISTICS,
+        dict(
+            metavar="NAME",
+            default=None,
+            help="where independent units of work run: serial (default, this process) or ray (Ray tasks on the "
+            "cluster of RAY_ADDRESS, or a local Ray; needs pip install 'rl_reliable_logger[ray]'); the numbers "
+            "are the same",
+        ),
+    ),
+    Option(
         "strict",
         CHECKS,
         dict(
@@ -384,6 +396,12 @@ def run_name_redactor(args: argparse.Namespace) -> Any:
         return RunNameRedactor(pattern)
     except ValueError as err:
         raise CliError(f"--redact-run-names {pattern!r}: {err}") from None
+
+
+def add_shared_option(group: Any, keyword: str) -> None:
+    """One flag of the shared set (by its analysis keyword), for a command that takes only a few of them."""
+    opt = next(o for o in ANALYSIS_OPTIONS if o.keyword == keyword)
+    group.add_argument(opt.flag, dest=opt.keyword, **opt.kwargs)
 
 
 def add_analysis_options(parser: argparse.ArgumentParser, *, skip: Collection[str] = ()) -> None:

@@ -21,7 +21,7 @@ from . import mlflow as mlflow_command
 from . import wandb as wandb_command
 from .common import read_scores
 from .flags import PLAN_FLAGS, CliError, as_flags, cli_message
-from .options import FILE_FIELDS, add_field_options, source_kwargs
+from .options import FILE_FIELDS, add_field_options, add_shared_option, source_kwargs
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..analysis.planning import Plan
@@ -101,6 +101,7 @@ def _add_planning(p: argparse.ArgumentParser) -> None:
         "--ci", type=float, default=0.95, help="confidence level being planned for: 0.95 or 95, as for evaluate"
     )
     g.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    add_shared_option(g, "executor")
     o = p.add_argument_group("output")
     o.add_argument("--out", metavar="DIR", help="write plan.csv, launch.csv (with a target) and plan.png here")
     o.add_argument("--no-figures", action="store_true", help="with --out, write tables only")
@@ -215,6 +216,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
             ci=args.ci,
             seed=args.seed,
             progress=not args.quiet and sys.stderr.isatty(),
+            executor=args.executor,
         )
     except (InputError, ScoreTableError, ValueError) as err:
         raise CliError(as_flags(str(err), table=PLAN_FLAGS)) from None

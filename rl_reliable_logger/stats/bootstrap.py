@@ -30,10 +30,12 @@ import math
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from functools import partial
+from typing import Any, Literal
 
 import numpy as np
 
+from ..executors import Executor, resolve
 from . import distributions
 
 Method = Literal["percentile", "basic", "bc", "bca", "expanded", "bootstrap-t"]
@@ -518,6 +520,79 @@ def replicates(
         if progress is not None:
             progress(n)
     return np.concatenate(out, axis=0)
+
+
+def _replicate_range(
+    bounds: tuple[int, int],
+    *,
+    cells: Cells,
+    statistic: Callable[[Resample], np.ndarray],
+    state: Any,
+    task_state: Any,
+    words: int,
+    task_bootstrap: bool,
+    chunk_bytes: int,
+) -> np.ndarray:
+    """Replicates ``[lo, hi)`` of one stream (an executor unit): its start state advanced by ``lo * words``."""
+    lo, hi = bounds
+
+    def at(st: Any, skip: int) -> np.random.Generator:  # st: a PCG64 state dict
+        gen = np.random.PCG64()
+        gen.state = st
+        gen.advance(skip)
+        return np.random.Generator(gen)
+
+    rng = at(state, lo * words)
+    task_rng = None if task_state is None else at(task_state, lo * ((cells.n_tasks + 1) // 2))
+    out = []
+    for n in chunk_sizes(hi - lo, cells, chunk_bytes):
+        out.append(np.asarray(statistic(draw(cells, n, rng, task_bootstrap=task_bootstrap, task_rng=task_rng))))
+    return np.concatenate(out, axis=0)
+
+
+def replicate_ranges(
+    cells: Cells,
+    statistic: Callable[[Resample], np.ndarray],
+    reps: int,
+    rng: np.random.Generator,
+    *,
+    range_reps: int,
+    executor: str | Executor | None = None,
+    task_bootstrap: TaskBootstrap = False,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+) -> np.ndarray:
+    """:func:`replicates`, bit for bit, computed as ranges of ``range_reps`` replicates on ``executor``.
+
+    Range ``[lo, hi)`` starts from ``rng``'s state advanced by ``lo * words_per_replicate`` raw words (numpy's
+    public ``PCG64.advance``), so where a range runs and how long it is never change a replicate; ``rng`` is left
+    where :func:`replicates` leaves it. A generator whose bit generator is not a PCG64 cannot be advanced: it
+    is consumed serially, as by :func:`replicates`.
+    """
+    bg = rng.bit_generator
+    if type(bg) is not np.random.PCG64 or range_reps >= reps:
+        return replicates(cells, statistic, reps, rng, task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes)
+    words = words_per_replicate(cells, task_bootstrap)
+    task_rng = task_stream(task_bootstrap)
+    start = bg.state
+    fn = partial(
+        _replicate_range,
+        cells=cells,
+        statistic=statistic,
+        state=start,
+        task_state=None if task_rng is None else task_rng.bit_generator.state,
+        words=words,
+        task_bootstrap=bool(task_bootstrap),
+        chunk_bytes=chunk_bytes,
+    )
+    units = [(lo, min(lo + range_reps, reps)) for lo in range(0, reps, range_reps)]
+    out = np.concatenate(resolve(executor).map(fn, units), axis=0)
+    end = np.random.PCG64()
+    end.state = start
+    end.advance(reps * words)
+    state = end.state
+    state["has_uint32"], state["uinteger"] = start["has_uint32"], start["uinteger"]
+    bg.state = state
+    return out
 
 
 # ---------------------------------------------------------------------------- intervals

@@ -13,7 +13,7 @@ flags are needed in the common case.
 
 A score is never lost: when the tracker still fails after the retry policy (``retry_for`` seconds,
 default 300), the score is saved to a JSON file in the pending folder (``pending_dir``, else
-``RL_RELIABLE_PENDING_DIR``, else ``./rl-reliable-pending``), its path is printed on stderr, and
+``RL_RELIABLE_PENDING_DIR``, else ``./rl-reliable-pending``), a warning names it (once), and
 ``rl-reliable pending DIR --push`` sends it later (see ``trackers/base/pending.py``).
 """
 

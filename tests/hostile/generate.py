@@ -896,7 +896,7 @@ def size_and_level_cases() -> list[Case]:
             {"scores.csv": _csv(grid(["A", "B"], seeds=1))},
             [*ev, "--method", "bca"],
             2,
-            error=r"needs a task with two or more runs",
+            error=r"needs two or more runs in at least one task",
         ),
     ]
 

@@ -22,6 +22,18 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+#: The running servers by URL, so a test can kill one mid-call (:func:`kill_server`).
+RUNNING: dict[str, subprocess.Popen[bytes]] = {}
+
+
+def kill_server(url: str) -> None:
+    """SIGKILL the server at ``url`` (and its workers) at once, as a crash would."""
+    proc = RUNNING[url]
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
 @contextlib.contextmanager
 def mlflow_server(root: Path, *, port: int | None = None, startup: float = 120.0) -> Iterator[str]:
     """Start ``mlflow server`` on ``port`` (default: a free loopback port; telemetry off) over ``root/server.db``;
@@ -73,11 +85,16 @@ def mlflow_server(root: Path, *, port: int | None = None, startup: float = 120.0
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"mlflow server did not become healthy within {startup:.0f} s")
                 time.sleep(0.5)
+            RUNNING[url] = proc
             yield url
         finally:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+            RUNNING.pop(url, None)
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGTERM)
+                try:
+                    proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()

@@ -395,12 +395,19 @@ def test_a_failed_wandb_publish_exits_non_zero_without_an_artifact(target, monke
     record = off.read_offline_run(next(run_dir.glob("run-*.wandb")))
     assert record.state == "failed"
     assert _artifact_records(str(run_dir)) == []
-    assert not (target.tmp / "wb" / "wandb" / wandb_sink.OFFLINE_INDEX).exists()
+    index_path = target.tmp / "wb" / "wandb" / wandb_sink.OFFLINE_INDEX
+    (failed,) = json.loads(index_path.read_text())["published"]  # recorded as failed, with the reason
+    assert (failed["state"], failed["current"], failed["failure"]) == ("failed", False, "RuntimeError: chart failed")
+    assert "run_dir" not in failed
     monkeypatch.setattr(wandb_sink, "_charts", real_charts)
     done = target.sink().publish(small_report())
     assert done.created and len(_artifact_records(done.target)) == 1
-    index = json.loads((target.tmp / "wb" / "wandb" / wandb_sink.OFFLINE_INDEX).read_text())["published"]
-    assert [e["run_dir"] for e in index] == [done.target]
+    index = json.loads(index_path.read_text())["published"]
+    assert [(e.get("run_dir"), e["state"], e["current"]) for e in index] == [
+        (None, "failed", False),
+        (done.target, "complete", True),
+    ]
+    assert index[0]["superseded_by"] == index[1]["run_id"]
 
 
 # ---------------------------------------------------------------------------- W&B online only
@@ -468,3 +475,29 @@ def test_when_the_server_does_not_say_which_run_published_the_artifact_reference
     assert not again.created and again.url is None
     assert again.target == f"{ONLINE[0]}/{ONLINE[1]}/{name}:{wandb_sink._hash_alias(report_hash(report))}"
     assert len(report_artifacts(st)) == 1
+
+
+def test_online_interrupted_publishes_are_marked_failed_and_one_run_is_current(online):
+    """A publish killed online leaves an analysis run without ``publish_state=complete`` (W&B marks it crashed);
+    the next publish records it failed and which run replaced it; a publish still heartbeating is left alone.
+    Changed data: the run of the previous ``latest`` version is marked superseded by the new one."""
+    from rl_reliable_logger.trackers.wandb.source import ANALYSIS_JOB_TYPE
+
+    st = online.standin
+    common = {"job_type": ANALYSIS_JOB_TYPE, "group": "g"}
+    st.add_run(*ONLINE, id="killed1", state="crashed", summary={wandb_sink.STATE_KEY: "writing"}, **common)
+    st.add_run(*ONLINE, id="busy1", state="running", summary={wandb_sink.STATE_KEY: "writing"}, **common)
+    first = online.sink().publish(small_report())
+    first_id = online_path(first).rsplit("/", 1)[1]
+    killed = st.run(*ONLINE, "killed1")["summary"]
+    assert killed[wandb_sink.STATE_KEY] == "failed" and killed[wandb_sink.SUPERSEDED_BY_KEY] == first_id
+    assert killed[wandb_sink.FAILURE_KEY] == wandb_sink.INTERRUPTED and killed[wandb_sink.CURRENT_KEY] is False
+    assert st.run(*ONLINE, "busy1")["summary"] == {wandb_sink.STATE_KEY: "writing"}  # still being written
+    done = st.run(*ONLINE, first_id)["summary"]
+    assert done[wandb_sink.STATE_KEY] == "complete" and done[wandb_sink.CURRENT_KEY] is True
+
+    second = online.sink().publish(small_report(shift=0.1))
+    second_id = online_path(second).rsplit("/", 1)[1]
+    old, new = st.run(*ONLINE, first_id)["summary"], st.run(*ONLINE, second_id)["summary"]
+    assert (old[wandb_sink.CURRENT_KEY], old[wandb_sink.SUPERSEDED_BY_KEY]) == (False, second_id)
+    assert new[wandb_sink.CURRENT_KEY] is True and wandb_sink.SUPERSEDED_BY_KEY not in new

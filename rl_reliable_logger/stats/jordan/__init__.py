@@ -86,7 +86,12 @@ Q12 The aggregate weights the payoffs by ``sigma_q`` only (paper eq. 2); ``sigma
 
 Performance. The chain is built from the ``(|S|, M)`` neighbour array without loops over states. Up to
 ``DENSE_MAX_STATES`` (600) states a single chain is solved densely; above that, :class:`ChainSolver` uses a
-sparse matrix and GMRES preconditioned by the exact block diagonal of player *q*'s moves. The bootstrap
+sparse matrix and GMRES preconditioned by the exact block diagonal of player *q*'s moves. PBP's policy
+iterations reuse a block factorisation across evaluations (the V = 0 policy's, shared by all ``2 nA``
+optimisations, then one per optimisation, redone only when GMRES needs twice its iterations); the ``2 nA``
+optimisations are units of the ``executor=`` seam (serial or Ray, same numbers). Its cost still grows about
+as nA^4 (every evaluation touches the ``|S| x M`` neighbour array), so 50 algorithms x 26 tasks take far more
+than minutes (``benchmarks/bench_scale_jordan.py``). The bootstrap
 solves a whole chunk of replicate chains at once with the structured solver of :mod:`.solver`
 (sorted-payoff recurrences for player *q*'s moves, aggregation-disaggregation sweeps for player *p*'s, in
 numpy): 10,000 replicates at the paper's size (nA = 11, nE = 15, |S| = 1815)

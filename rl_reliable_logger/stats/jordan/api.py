@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ...executors import Executor
 from ..bootstrap import DEFAULT_CHUNK_BYTES
 from .bootstrap import bootstrap_aggregate
 from .bounds import aggregate_bounds, pbp_payoff_bounds, pbpt_payoff_bounds, t_delta
@@ -88,6 +89,7 @@ def jordan_evaluate(
     max_iter: int = 400,
     solver: str = "auto",
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    executor: str | Executor | None = None,
 ) -> JordanResult:
     """Aggregate performance of every algorithm with a simultaneous ``1 - delta`` interval.
 
@@ -101,6 +103,8 @@ def jordan_evaluate(
             tqdm bar, or a callable receiving finished replicates), memory budget of one chunk of replicates.
         solver: ``"auto"`` (dense up to ``DENSE_MAX_STATES`` states, else preconditioned GMRES),
             ``"dense"`` or ``"iterative"``; see :class:`ChainSolver`.
+        executor: where PBP's and PBP-t's ``2 nA`` bound optimisations run (``"serial"``, ``"ray"`` or an
+            executor object, see :mod:`rl_reliable_logger.executors`); the numbers do not depend on it.
     """
     method = _normalise_method(method)
     if not 0 < delta < 1:
@@ -141,7 +145,7 @@ def jordan_evaluate(
         warnings += w
         lo, hi = pbp_payoff_bounds(s, delta, sup, presorted=True)
         y_lo, y_hi, opt = aggregate_bounds(
-            lo, hi, tie_rule=tie_rule, min_sign=min_sign, m=m, max_iter=max_iter, solver=solver
+            lo, hi, tie_rule=tie_rule, min_sign=min_sign, m=m, max_iter=max_iter, solver=solver, executor=executor
         )
         result.mu_low, result.mu_high, result.support = lo, hi, sup
         result.low, result.high = y_lo, y_hi
@@ -149,7 +153,7 @@ def jordan_evaluate(
     elif method == "pbp-t":
         lo, hi = pbpt_payoff_bounds(s, delta, t_split=t_split, clip=clip_t, presorted=True)
         y_lo, y_hi, opt = aggregate_bounds(
-            lo, hi, tie_rule=tie_rule, min_sign=min_sign, m=m, max_iter=max_iter, solver=solver
+            lo, hi, tie_rule=tie_rule, min_sign=min_sign, m=m, max_iter=max_iter, solver=solver, executor=executor
         )
         result.mu_low, result.mu_high = lo, hi
         result.low, result.high = y_lo, y_hi

@@ -5,10 +5,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 
+from ...executors import Executor, resolve
 from .. import distributions
 from .chain import ChainSolver, ChainStructure, chain_structure, single_thread
 from .ecdf import (
@@ -235,6 +237,7 @@ def optimise_aggregate(
     max_iter: int = 400,
     V0: np.ndarray | None = None,
     solver: str = "auto",
+    preconditioner: ChainSolver | None = None,
 ) -> OptResult:
     """``max`` (or ``min``) over the uncertainty set of ``(1-gamma)/|S| 1^T (I - gamma P)^{-1} r``.
 
@@ -244,6 +247,8 @@ def optimise_aggregate(
     ``max_iter``). The returned value adds the certified slack ``max(0, max_s (T V - V)(s))`` (Bellman
     residual, ``(1-gamma) mean(V*) <= (1-gamma) mean(V) + max(TV - V)``), so an early stop or round-off
     can only widen the interval, never shrink it. The slack is about 1e-12 in practice.
+    ``preconditioner``: a :class:`ChainSolver` of this chain whose block factorisation preconditions the first
+    evaluation (:func:`aggregate_bounds` shares the one of the V = 0 policy, where every optimisation starts).
     """
     if min_sign not in ("signed", "abs"):
         raise ValueError(f"min_sign must be 'signed' or 'abs', got {min_sign!r}")
@@ -252,7 +257,12 @@ def optimise_aggregate(
     R = np.asarray(reward, dtype=float).ravel() * sign
     V = np.zeros(cs.n_states) if V0 is None else np.asarray(V0, dtype=float).ravel() * sign
     rows = greedy_rows(chain, V)
-    V = ChainSolver(rows, cs, solver=solver).solve(R)
+    V = ChainSolver(rows, cs, solver=solver, preconditioner=preconditioner).solve(R)
+    # Successive policies differ in fewer and fewer rows, so one factorisation of a policy's blocks preconditions
+    # the next evaluations too. It is redone when a solve needed the dense fallback or twice the GMRES iterations
+    # of the solve right after it was made (the policy has moved too far from it).
+    factorised: ChainSolver | None = None
+    fresh_matvecs = 0
     it = 1
     while True:
         cand = greedy_rows(chain, V)
@@ -263,7 +273,12 @@ def optimise_aggregate(
         if not improve.any() or it >= max_iter:
             break
         rows[improve] = cand[improve]
-        V = ChainSolver(rows, cs, solver=solver).solve(R, x0=V)
+        evaluation = ChainSolver(rows, cs, solver=solver, preconditioner=factorised)
+        V = evaluation.solve(R, x0=V)
+        if factorised is None:
+            factorised, fresh_matvecs = evaluation, evaluation.matvecs
+        if evaluation.fallbacks or evaluation.matvecs > 2 * max(fresh_matvecs, 5):
+            factorised = None
         it += 1
     slack = max(0.0, float(np.max(R + cs.gamma * best - V)))
     if min_sign == "abs":
@@ -271,6 +286,35 @@ def optimise_aggregate(
     else:
         value = sign * ((1.0 - cs.gamma) * float(np.mean(V)) + slack)
     return OptResult(value, it, V, slack)
+
+
+def _bound(
+    unit: tuple[int, bool],
+    *,
+    chain: IntervalChain,
+    mu_lo: np.ndarray,
+    mu_hi: np.ndarray,
+    min_sign: str,
+    max_iter: int,
+    solver: str,
+    preconditioner: ChainSolver,
+) -> tuple[float, int, float]:
+    """One of the ``2 nA`` optimisations (an executor unit): ``(value, iterations, slack)`` of algorithm
+    ``unit[0]``'s upper (``unit[1]``) or lower bound."""
+    i, maximise = unit
+    mu = mu_hi if maximise else mu_lo
+    reward = np.broadcast_to(mu[i], mu.shape).ravel()
+    with single_thread():
+        res = optimise_aggregate(
+            chain,
+            reward,
+            maximise=maximise,
+            min_sign=min_sign,
+            max_iter=max_iter,
+            solver=solver,
+            preconditioner=preconditioner,
+        )
+    return res.value, res.iterations, res.slack
 
 
 def aggregate_bounds(
@@ -282,34 +326,42 @@ def aggregate_bounds(
     m: float = POPULATION_M,
     max_iter: int = 400,
     solver: str = "auto",
+    executor: str | Executor | None = None,
 ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """``(y^-, y^+)`` for every algorithm from payoff intervals (spec section 4 steps 6-7).
 
     ``y^+_i`` maximises over the uncertainty set with reward ``r^+_i(s) = mu^+[i, j(s), k(s)]``; ``y^-_i``
-    minimises with ``r^-_i``. ``2 nA`` policy iterations in all.
+    minimises with ``r^-_i``. ``2 nA`` policy iterations in all, independent units of ``executor`` (see
+    :mod:`rl_reliable_logger.executors`; serial by default): each depends on its inputs only, so every executor
+    gives the same numbers (bit for bit when BLAS starts with the same number of threads; else to round-off).
     """
     mu_lo = np.asarray(mu_lo, dtype=float)
     mu_hi = np.asarray(mu_hi, dtype=float)
     chain = interval_chain(mu_lo, mu_hi, tie_rule=tie_rule, m=m)
     cs = chain.structure
-    n_alg, n_env = cs.n_alg, cs.n_env
-    y_lo, y_hi = np.empty(n_alg), np.empty(n_alg)
-    iters: list[int] = []
-    slack = 0.0
+    n_alg = cs.n_alg
     with single_thread():
-        for i in range(n_alg):
-            r_lo = np.broadcast_to(mu_lo[i], (n_alg, n_env, n_alg)).ravel()
-            r_hi = np.broadcast_to(mu_hi[i], (n_alg, n_env, n_alg)).ravel()
-            up = optimise_aggregate(chain, r_hi, maximise=True, min_sign=min_sign, max_iter=max_iter, solver=solver)
-            dn = optimise_aggregate(chain, r_lo, maximise=False, min_sign=min_sign, max_iter=max_iter, solver=solver)
-            y_hi[i], y_lo[i] = up.value, dn.value
-            iters += [up.iterations, dn.iterations]
-            slack = max(slack, up.slack, dn.slack)
+        # every optimisation starts from the same policy (V = 0: the lower bounds): one factorisation of its blocks
+        # serves the first policy evaluation of all 2 nA optimisations
+        start = ChainSolver(greedy_rows(chain, np.zeros(cs.n_states)), cs, solver=solver)
+    fn = partial(
+        _bound,
+        chain=chain,
+        mu_lo=mu_lo,
+        mu_hi=mu_hi,
+        min_sign=min_sign,
+        max_iter=max_iter,
+        solver=solver,
+        preconditioner=start,
+    )
+    units = [(i, maximise) for i in range(n_alg) for maximise in (True, False)]
+    results = resolve(executor).map(fn, units)
+    values = np.array([r[0] for r in results]).reshape(n_alg, 2)
     info = {
         "n_uncertain": chain.n_uncertain,
-        "iterations": iters,
-        "max_slack": slack,
+        "iterations": [r[1] for r in results],
+        "max_slack": max(r[2] for r in results),
         "tie_rule": tie_rule,
         "min_sign": min_sign,
     }
-    return y_lo, y_hi, info
+    return values[:, 1].copy(), values[:, 0].copy(), info

@@ -166,9 +166,20 @@ class ChainSolver:
     ``i`` (the ``nA`` blocks of player *q*'s moves, which carry most of the transition mass), so the
     residual it checks is the true one. It converges in 10-25 iterations on the paper's 1815-state chains.
     If the true relative residual misses ``100 * rtol``, the dense solve is used instead (up to 8000 states).
+    ``preconditioner``: another solver of the same chain structure (another policy of an interval chain) whose
+    block factorisation is reused instead of factorising these rows' blocks (``nA`` LUs of ``(nA nE)^2``
+    blocks, the cost that grew fastest with the number of algorithms).
     """
 
-    def __init__(self, rows: np.ndarray, cs: ChainStructure, *, solver: str = "auto", rtol: float = 1e-12) -> None:
+    def __init__(
+        self,
+        rows: np.ndarray,
+        cs: ChainStructure,
+        *,
+        solver: str = "auto",
+        rtol: float = 1e-12,
+        preconditioner: ChainSolver | None = None,
+    ) -> None:
         if solver not in ("auto", "dense", "iterative"):
             raise ValueError(f"solver must be 'auto', 'dense' or 'iterative', got {solver!r}")
         self.cs = cs
@@ -177,7 +188,10 @@ class ChainSolver:
         S = cs.n_states
         self.dense = solver == "dense" or (solver == "auto" and S <= DENSE_MAX_STATES) or cs.n_alg == 1
         self._A: np.ndarray | None = None
+        self._blocks: np.ndarray
+        self._lu: list[tuple[np.ndarray, np.ndarray]]
         self.fallbacks = 0
+        self.matvecs = 0  # GMRES iterations of every solve so far (how well the preconditioner fits)
         if self.dense:
             return
         import scipy.linalg as sla
@@ -188,12 +202,17 @@ class ChainSolver:
         indptr = np.arange(S + 1, dtype=np.int64) * cs.n_slots
         self._sp = sparse.csr_matrix((data.ravel(), cs.nbr.ravel(), indptr), shape=(S, S))
         self._spT: Any = None
+        if preconditioner is not None and not preconditioner.dense:
+            # another policy of the same chain: its blocks are still a good preconditioner (GMRES checks the true
+            # residual, so the answer does not depend on it; only the iteration count does)
+            self._blocks, self._lu = preconditioner._blocks, preconditioner._lu
+            return
         nA, nQ = cs.n_alg, cs.n_alg * cs.n_env
         q_slots = slice(nA - 1, cs.n_slots)  # q-deviations and self: all inside the block of i
         blocks = np.zeros((S, nQ))
         blocks[np.arange(S)[:, None], cs.nbr[:, q_slots] % nQ] = data[:, q_slots]
         self._blocks = blocks.reshape(nA, nQ, nQ)
-        getrf, self._getrs = sla.get_lapack_funcs(("getrf", "getrs"), (self._blocks,))
+        (getrf,) = sla.get_lapack_funcs(("getrf",), (self._blocks,))
         self._lu = []
         for i in range(nA):
             lu, piv, info = getrf(self._blocks[i])
@@ -228,13 +247,19 @@ class ChainSolver:
         trans = 1 if transpose else 0
         lus = self._lu
 
-        getrs = self._getrs
+        import scipy.linalg as sla
+
+        (getrs,) = sla.get_lapack_funcs(("getrs",), (self._blocks,))  # looked up here: LAPACK handles do not pickle
 
         def prec(u: np.ndarray) -> np.ndarray:
             u = np.ravel(u).reshape(nA, nQ)
             return np.concatenate([getrs(lu, piv, u[i], trans=trans)[0] for i, (lu, piv) in enumerate(lus)])
 
-        op = LinearOperator((S, S), matvec=lambda u: A @ prec(u), dtype=float)
+        def matvec(u: np.ndarray) -> np.ndarray:
+            self.matvecs += 1
+            return A @ prec(u)
+
+        op = LinearOperator((S, S), matvec=matvec, dtype=float)
         u0 = None
         if x0 is not None:
             blocks = np.swapaxes(self._blocks, 1, 2) if transpose else self._blocks

@@ -97,9 +97,21 @@ def one_line(text: object, *, limit: int = MAX_LINE) -> str:
             parts.append(_joiner(parts[-1], line))
         parts.append(line)
     folded = printable("".join(parts).strip() or " ".join(out.split()) or "(no message)")  # never the unredacted text
-    if len(folded) > limit:
-        folded = folded[: limit - 1].rstrip() + "…"
-    return folded
+    return shorten(folded, limit)
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters at a word boundary, with ``…`` when cut (never mid-word).
+
+    Example:
+        >>> shorten("the total time by --retry-for", 20)
+        'the total time by…'
+    """
+    if len(text) <= limit:
+        return text
+    cut = text[: max(1, limit - 1)]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:") + "…"
 
 
 #: Modules whose exceptions are tracker failures (the store, its database, the network), not bugs of ours.

@@ -3,7 +3,7 @@
 When ``log_final_score`` still fails after the retry policy (server down at the end of training,
 rate limit, expired key), the checked score is written to a JSON file in the pending folder
 (``pending_dir=``, else ``RL_RELIABLE_PENDING_DIR``, else ``./rl-reliable-pending``) and its path is
-printed on stderr, so the score is never lost. ``rl-reliable pending DIR`` lists such files and
+named by a PendingScoreWarning (said once), so the score is never lost. ``rl-reliable pending DIR`` lists such files and
 ``--push`` re-sends each one to the run it names (and to no other run), once the tracker is back.
 
 File names are built only from validated characters (tracker, a run id matching ``[A-Za-z0-9_-]``
@@ -19,7 +19,6 @@ import json
 import os
 import re
 import secrets
-import sys
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -136,37 +135,40 @@ def report_failure(
     directory: str | os.PathLike[str] | None = None,
     on_failure: str = "warn",
 ) -> Path:
-    """Save the score (:func:`save_pending`), say where on stderr, then warn (default) or raise.
+    """Save the score (:func:`save_pending`), then warn (default) or raise: the message is shown once.
 
-    The one message both trackers print. ``on_failure="raise"`` raises :class:`PendingScoreError`
-    (a TrackerError) chained to ``error``; ``"warn"`` issues a :class:`PendingScoreWarning` and returns.
+    The one message both trackers give, in whole sentences: what failed, where the score was saved
+    and the command that sends it. ``on_failure="raise"`` raises :class:`PendingScoreError` (a
+    TrackerError) chained to ``error``; ``"warn"`` issues a :class:`PendingScoreWarning` (shown on
+    stderr by Python's default warning filter) and returns.
     """
     label = {"mlflow": "MLflow", "wandb": "W&B"}[tracker]
+    why = _sentences(error)
     try:
         path = save_pending(checked, tracker=tracker, target=target, error=error, directory=directory)
     except OSError as disk:  # the last resort failed too: say the score itself so it can be copied
         message = (
-            f"log_final_score: could not write the final score to {label} ({classify(error)}) nor save it to "
-            f"{pending_dir(directory)} ({disk}). The score of run {target['run_id']} ({checked.algorithm} / "
-            f"{checked.task} seed {checked.seed}) is {checked.score!r}."
+            f"log_final_score: could not write the final score to {label} run {target['run_id']}. {why} "
+            f"Saving it to {pending_dir(directory)} failed too ({one_line(disk, limit=200)}). The score of run "
+            f"{target['run_id']} ({checked.algorithm} / {checked.task} seed {checked.seed}) is {checked.score!r}."
         )
-        print(message, file=sys.stderr, flush=True)
         raise TrackerError(message) from error
     message = (
-        f"log_final_score: could not write the final score to {label} run {target['run_id']} "
-        f"({classify(error)}: {_first_line(error)}). "
+        f"log_final_score: could not write the final score to {label} run {target['run_id']}. {why} "
         f"The score was saved to {path}; send it when {label} is back with: rl-reliable pending {path.parent} --push"
     )
-    print(message, file=sys.stderr, flush=True)
     if on_failure == "raise":
         raise PendingScoreError(message, path) from error
     warnings.warn(message, PendingScoreWarning, stacklevel=3)
     return path
 
 
-def _first_line(error: BaseException) -> str:
-    lines = str(error).strip().splitlines()
-    return redact(lines[0] if lines else type(error).__name__)[:200]
+def _sentences(error: BaseException) -> str:
+    """The failure as whole sentences (its own text when it is ours, else its cause and first line)."""
+    text = one_line(error, limit=700)
+    if not isinstance(error, TrackerError):
+        text = f"The tracker failed ({classify(error)}): {text}"
+    return text if text.endswith((".", "…", "!", "?")) else text + "."
 
 
 @dataclass(frozen=True)

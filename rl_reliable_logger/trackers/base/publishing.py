@@ -31,8 +31,11 @@ __all__ = [
     "display_frame",
     "headline_metrics",
     "key_segment",
+    "publisher_claim",
+    "publisher_gone",
     "report_hash",
     "run_name",
+    "series_key",
     "source_run_ids",
 ]
 
@@ -176,6 +179,70 @@ def run_name(report: Report, digest: str) -> str:
     a = "algorithm" if n_alg == 1 else "algorithms"
     t = "task" if len(tasks) == 1 else "tasks"
     return f"rl-reliable · {n_alg} {a} × {len(tasks)} {t} · {digest[:8]}"
+
+
+#: What names the runs a report was computed from (not when or how they were read): publishes with the same
+#: values are one series, of which exactly one analysis run is current.
+_SERIES_FIELDS = ("tracker", "kind", "tracking_uri", "experiments", "filter", "location", "path", "sweep", "fields")
+
+
+def series_key(report: Report) -> str:
+    """16 hex digits naming the source of ``report`` (tracker, experiments or project, filter, fields).
+
+    Two publishes of the same source share it whatever the data, so the newer analysis run supersedes
+    the older one; a report without source information gets one key per set of algorithms and tasks.
+
+    Example:
+        >>> from rl_reliable_logger.analysis.report import Report
+        >>> a = Report(provenance={"source": {"tracker": "mlflow", "experiments": [{"id": "1"}], "read_at": 1}})
+        >>> b = Report(provenance={"source": {"tracker": "mlflow", "experiments": [{"id": "1"}], "read_at": 2}})
+        >>> series_key(a) == series_key(b)
+        True
+    """
+    import json
+
+    src = (report.provenance or {}).get("source")
+    if isinstance(src, dict) and src:
+        basis: object = {k: src[k] for k in _SERIES_FIELDS if k in src}
+    else:
+        tasks = sorted(map(str, report.scores["task"].unique())) if "task" in report.scores else []
+        basis = {"algorithms": sorted(map(str, report.algorithms)), "tasks": tasks}
+    return hashlib.sha256(json.dumps(basis, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def publisher_claim(lease: float) -> str:
+    """``<host> <pid> <expiry>``: who is writing an analysis run, and until when that claim holds."""
+    import socket
+    import time
+
+    return f"{socket.gethostname()} {os.getpid()} {time.time() + lease:.0f}"
+
+
+def publisher_gone(claim: str | None, started: float, lease: float) -> bool:
+    """True when the publisher named by ``claim`` (:func:`publisher_claim`) cannot still be writing.
+
+    On this host: its process no longer exists (this process itself counts as alive). Elsewhere,
+    or with no claim recorded (older versions): the claim expired, ``lease`` seconds after ``started``
+    (a Unix time) when none is recorded.
+    """
+    import socket
+    import time
+
+    host, pid, expiry = ((claim or "").split(" ") + ["", "", ""])[:3]
+    if host == socket.gethostname() and pid.isdigit():
+        if int(pid) == os.getpid():
+            return False  # another publish in this process may be writing it
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False  # alive, owned by another user
+        return False
+    try:
+        return float(expiry) < time.time()
+    except ValueError:
+        return started + lease < time.time()
 
 
 def run_count(report: Report) -> int:

@@ -11,10 +11,16 @@ from __future__ import annotations
 import email.utils
 import random
 import re
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .messages import kw, one_line
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...errors import TrackerError
 
 T = TypeVar("T")
 
@@ -22,6 +28,10 @@ T = TypeVar("T")
 TRANSIENT = frozenset({"timeout", "server error", "rate limit", "connection"})
 #: Default total retry time for post-hooks: long enough for a restart or a rate-limit window.
 DEFAULT_RETRY_FOR = 300.0
+#: How long one request may run past the time budget before the caller stops waiting for it.
+REQUEST_TIMEOUT = 20.0
+#: While waiting on a request, say so this often (seconds).
+PROGRESS_EVERY = 10.0
 
 _CAUSES = (
     ("authentication", re.compile(r"\b(401|403)\b|api key|credentials|not logged in|unauthori[sz]ed|permission", re.I)),
@@ -107,12 +117,33 @@ def retry_after(exc: BaseException) -> float | None:
     return None
 
 
+class OutOfTime(TimeoutError):
+    """An attempt was still running when the time budget plus one request timeout ran out (it is left behind)."""
+
+
+def _say(line: str) -> None:
+    """Progress on stderr: an outage being waited out is never silent."""
+    import sys
+
+    print(f"note: {line}", file=sys.stderr, flush=True)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 @dataclass
 class RetryPolicy:
-    """Retry transient failures for at most ``total`` seconds; waits grow ``base * 2^n`` up to ``max_wait``.
+    """A wall-clock time budget for one tracker call: ``total`` seconds of retrying, plus one request timeout.
 
-    Each wait gets up to 25 % random jitter (so many post-hooks do not retry in lockstep), and a
-    server's ``Retry-After`` replaces the computed wait (still within ``total``).
+    Transient failures are retried with waits of ``base * 2^n`` (up to ``max_wait``, plus up to 25 %
+    random jitter so many post-hooks do not retry in lockstep; a server's ``Retry-After`` replaces
+    the computed wait), as long as the next attempt starts within ``total`` seconds of the call.
+    With ``bounded`` (the default) each attempt runs in a worker thread and the caller stops waiting
+    ``request_timeout`` seconds after the budget ends, whatever the tracker client does inside
+    (MLflow's own HTTP retries and timeouts included); the abandoned attempt is left to finish in
+    the background. Nothing process-wide changes: the deadline belongs to this call alone.
+    ``progress`` receives one line per retry, and every ``progress_every`` seconds while waiting.
 
     Example:
         >>> RetryPolicy(total=0).call(lambda: 42, "answering")
@@ -123,9 +154,12 @@ class RetryPolicy:
     base: float = 2.0
     max_wait: float = 60.0
     jitter: float = 0.25
+    request_timeout: float = REQUEST_TIMEOUT
+    progress_every: float = PROGRESS_EVERY
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
     clock: Callable[[], float] = field(default=time.monotonic, repr=False)
     rng: random.Random = field(default_factory=random.Random, repr=False)
+    progress: Callable[[str], None] | None = field(default=_say, repr=False)
 
     def wait(self, attempt: int, exc: BaseException | None = None) -> float:
         """Seconds to wait before retry number ``attempt`` (0-based)."""
@@ -141,24 +175,101 @@ class RetryPolicy:
         *,
         on_retry: Callable[[str], None] | None = None,
         transient: Callable[[BaseException], bool] | None = None,
+        bounded: bool = True,
+        explain: Callable[[BaseException], str] | None = None,
     ) -> T:
-        """``fn()``, retried on transient failures until ``total`` seconds are used; the last failure is re-raised."""
+        """``fn()``, retried on transient failures within the budget.
+
+        A failure that is not transient is raised as it is. When the budget is used up, a
+        :class:`TrackerError` says what failed (``explain(exc)``, else the failure itself), how many
+        attempts were made in how long, and the budget (``retry_for=``).
+        """
+        say = on_retry or self.progress
         start = self.clock()
+        hard_end = start + max(0.0, self.total) + max(0.0, self.request_timeout)
         attempt = 0
         while True:
             try:
-                return fn()
+                return self._attempt(fn, what, attempt, hard_end, say) if bounded else fn()
+            except OutOfTime as exc:
+                raise self._gave_up(exc, what, attempt + 1, start, explain) from None
             except Exception as exc:
                 is_transient = transient(exc) if transient else classify(exc) in TRANSIENT
                 if not is_transient:
                     raise
                 delay = self.wait(attempt, exc)
-                if self.clock() - start + delay > self.total:
-                    raise
-                if on_retry:
-                    on_retry(f"{what} failed ({classify(exc)}); retrying in {delay:.0f} s")
+                left = start + self.total - self.clock()
+                if delay > left:
+                    raise self._gave_up(exc, what, attempt + 1, start, explain) from exc
+                if say:
+                    say(
+                        f"{what} failed ({classify(exc)}); attempt {attempt + 2} in {delay:.0f} s "
+                        f"({left:.0f} s left of the {self.total:g} s time budget)"
+                    )
                 self.sleep(delay)
                 attempt += 1
+
+    def _attempt(
+        self, fn: Callable[[], T], what: str, attempt: int, hard_end: float, say: Callable[[str], None] | None
+    ) -> T:
+        """Run ``fn`` in a daemon thread; stop waiting at ``hard_end`` (raise OutOfTime), saying progress."""
+        box: dict[str, Any] = {}
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                box["value"] = fn()
+            except BaseException as exc:  # handed to the caller's thread
+                box["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=run, name=f"rl-reliable: {what}", daemon=True).start()
+        while True:
+            left = hard_end - self.clock()
+            if done.wait(timeout=max(0.0, min(left, self.progress_every))):
+                break
+            left = hard_end - self.clock()
+            if left <= 0:
+                raise OutOfTime(f"no answer within the time budget ({_plural(attempt + 1, 'attempt')})")
+            if say:
+                say(
+                    f"still waiting for an answer ({what}): attempt {attempt + 1}, {left:.0f} s left of the time budget"
+                )
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+
+    def _gave_up(
+        self,
+        exc: BaseException,
+        what: str,
+        attempts: int,
+        start: float,
+        explain: Callable[[BaseException], str] | None,
+    ) -> TrackerError:
+        """The one message of an exhausted budget: the failure, then attempts, time and budget, in sentences."""
+        from ...errors import TrackerError
+
+        if explain is not None:
+            base = explain(exc)
+        elif isinstance(exc, TrackerError):
+            base = str(exc)
+        else:
+            base = f"{what} failed ({classify(exc)}): {one_line(exc, limit=300)}"
+        base = base.rstrip()
+        if not base.endswith((".", "!", "?")):
+            base += "."
+        spent = max(0.0, self.clock() - start)
+        budget = (
+            f"the time budget ({kw('retry_for=')}) is 0 s, so nothing was retried"
+            if self.total <= 0
+            else f"the time budget is {self.total:g} s ({kw('retry_for=')}) plus {self.request_timeout:g} s "
+            "for the last request"
+        )
+        err = TrackerError(f"{base} Gave up after {_plural(attempts, 'attempt')} in {spent:.0f} s: {budget}.")
+        err.tracker_cause = classify(exc)  # type: ignore[attr-defined]
+        return err
 
 
 def no_retries() -> RetryPolicy:
@@ -171,4 +282,14 @@ def describe(exc: BaseException) -> str:
     return classify(exc)
 
 
-__all__ = ["DEFAULT_RETRY_FOR", "TRANSIENT", "RetryPolicy", "classify", "describe", "no_retries", "retry_after"]
+__all__ = [
+    "DEFAULT_RETRY_FOR",
+    "REQUEST_TIMEOUT",
+    "TRANSIENT",
+    "OutOfTime",
+    "RetryPolicy",
+    "classify",
+    "describe",
+    "no_retries",
+    "retry_after",
+]

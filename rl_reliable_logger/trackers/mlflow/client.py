@@ -2,14 +2,19 @@
 
 ``mlflow`` is imported inside these functions, so ``import rl_reliable_logger`` works without it.
 Each request is retried by MLflow itself (its ``MLFLOW_HTTP_REQUEST_*`` settings, which this package
-never changes: changing ``os.environ`` around calls made from several threads races); on top of that a
-:class:`~rl_reliable_logger.trackers.base.retry.RetryPolicy` handed to :class:`Tracker` retries calls
-that failed for a transient cause (timeout, 5xx, 429, connection) within a bounded total time. After
-that a :class:`TrackerError` names the URI, the cause and what to check.
+never changes: they are process-wide, and changing ``os.environ`` around calls made from several
+threads races). The :class:`~rl_reliable_logger.trackers.base.retry.RetryPolicy` handed to
+:class:`Tracker` is a wall-clock budget on top: on a server (``http(s)://``) each call runs in a worker
+thread and the caller stops waiting when the budget plus one request timeout is used up, however
+long MLflow would keep retrying; calls that failed for a transient cause (timeout, 5xx, 429,
+connection) are retried within the budget. After that a :class:`TrackerError` names the URI, the
+cause, the attempts and the budget.
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,7 +22,7 @@ from typing import Any
 
 from ...errors import TrackerError
 from ...redaction import redact
-from ..base.messages import kw
+from ..base.messages import kw, one_line, shorten
 from ..base.retry import RetryPolicy, classify, no_retries
 
 PAGE_SIZE = 1000
@@ -125,23 +130,33 @@ class Tracker:
                 )
         self.client = mlflow.MlflowClient(tracking_uri=self.uri)
 
+    def single_attempt(self) -> Tracker:
+        """This tracker with a single attempt (no retries, still bounded): for clean-up after a failure."""
+        quick = copy.copy(self)
+        quick.retry = dataclasses.replace(self.retry, total=0.0, progress=None)
+        return quick
+
     def call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        """``fn(*args, **kwargs)`` under this tracker's retry policy; tracker failures become TrackerError."""
+        """``fn(*args, **kwargs)`` within this tracker's time budget; tracker failures become TrackerError."""
         from mlflow.exceptions import MlflowException
+
+        remote = _is_remote(self.uri)
 
         def once() -> Any:
             try:
                 return fn(*args, **kwargs)
             except MlflowException as err:
-                if _is_remote(self.uri) and _is_connection_error(err):
+                if remote and _is_connection_error(err):
                     raise self._failure(what, err) from err
                 raise
             except OSError as err:  # requests' ConnectionError is an OSError
-                if _is_remote(self.uri):
+                if remote:
                     raise self._failure(what, err) from err
                 raise
 
-        return self.retry.call(once, what)
+        if not remote:  # a local store answers or fails by itself: its errors are raised as they are
+            return self.retry.call(once, what, bounded=False, transient=lambda err: False)
+        return self.retry.call(once, what, explain=lambda err: self._unreachable(what, err))
 
     def _failure(self, what: str, err: BaseException) -> TrackerError:
         failure = TrackerError(self._unreachable(what, err))
@@ -149,16 +164,15 @@ class Tracker:
         return failure
 
     def _unreachable(self, what: str, err: BaseException) -> str:
-        retries = os.environ.get("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "MLflow's default number of")
-        detail = redact(str(err).splitlines()[0] if str(err) else "")[:400]
-        cause = classify(err)
+        """Whole sentences: what failed and why, then what to check (the retry policy adds attempts and budget)."""
+        if isinstance(err, TrackerError):
+            return str(err)
+        detail = shorten(one_line(err), 600)
         return (
-            f"could not reach the MLflow tracking server at {self.shown_uri} ({cause}; {what}; gave up after "
-            f"{retries} retries per request, {self.retry.total:.0f} s of retrying in all): {detail}\n"
-            "Check that the server is running (`mlflow server --host ... "
-            f"--port ...`), that the URI is right ({kw('tracking_uri=')} / MLFLOW_TRACKING_URI) and that no proxy or "
-            "firewall blocks it. Retries per request and the timeout are set by MLFLOW_HTTP_REQUEST_MAX_RETRIES, "
-            f"MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR and MLFLOW_HTTP_REQUEST_TIMEOUT; the total time by {kw('retry_for=')}."
+            f"could not reach the MLflow tracking server at {self.shown_uri} while {what} ({classify(err)}: "
+            f"{detail}). Check that the server is running (`mlflow server --host ... --port ...`), that the URI "
+            f"is right ({kw('tracking_uri=')} / MLFLOW_TRACKING_URI) and that no proxy or firewall blocks it. MLflow's "
+            "own retries within each request follow MLFLOW_HTTP_REQUEST_MAX_RETRIES and MLFLOW_HTTP_REQUEST_TIMEOUT."
         )
 
     # ------------------------------------------------------------------ experiments

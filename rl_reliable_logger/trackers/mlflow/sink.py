@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import random
 import re
 import time
@@ -47,11 +48,15 @@ from ..base.publishing import (
     curve_metrics,
     display_frame,
     headline_metrics,
+    publisher_claim,
+    publisher_gone,
     report_hash,
     run_count,
     run_name,
+    series_key,
     source_run_ids,
 )
+from ..base.retry import TRANSIENT, RetryPolicy, classify
 from .client import Tracker, _run_url
 from .presentation import (
     HEADLINE_STEP,
@@ -68,8 +73,6 @@ from .presentation import (
 from .source import ANALYSIS_ROLE, ROLE_TAG
 
 if TYPE_CHECKING:  # pragma: no cover
-    import os
-
     from ...analysis.report import Report
 
 HASH_TAG = "rl_reliable.report_hash"
@@ -82,6 +85,15 @@ LOGGED_ARTIFACTS_TAG = "mlflow.loggedArtifacts"
 LOCK_TAG = "rl_reliable.publish_lock"
 CURVE_KEYS_TAG = "rl_reliable.curve_keys"
 PARAMS_KEPT_TAG = "rl_reliable.params_kept"
+#: Names the source the analysis was computed from (:func:`series_key`): one series, one current run.
+SERIES_TAG = "rl_reliable.series"
+#: ``true`` on the one current analysis run of a series, ``false`` on the ones it replaced.
+CURRENT_RUN_TAG = "rl_reliable.is_current"
+#: On a replaced (or interrupted) analysis run: the id of the run that replaced it.
+SUPERSEDED_BY_TAG = "rl_reliable.superseded_by"
+#: ``<host> <pid> <expiry>`` of the process writing a new analysis run, so a later publish can tell a
+#: publish that is still running from one that was killed.
+PUBLISHER_TAG = "rl_reliable.publisher"
 _MAX_TAG_VALUE = 5000
 #: A publisher's claim on a run lasts this long (a killed publisher blocks others no longer).
 LEASE_SECONDS = 600.0
@@ -226,12 +238,14 @@ class MlflowSink:
         parent_run_id: str | None = None,
         figures: bool = True,
         force: bool = False,
+        retry: RetryPolicy | None = None,
     ):
         self.tracking_uri = tracking_uri
         self.experiment = experiment
         self.parent_run_id = parent_run_id
         self.figures = figures
         self.force = force  # a new analysis run even when one with the same content exists (as on W&B)
+        self.retry = retry
 
     def publish(self, report: Report, *, bundle: str | os.PathLike | None = None) -> PublishResult:
         digest = report_hash(report)
@@ -239,7 +253,7 @@ class MlflowSink:
         metrics = headline_metrics(report, valid=valid_metric_key)  # every key checked before any write
         curve_metrics(report, valid=valid_metric_key)
         with bundle_files(report, bundle, figures=self.figures) as verified:  # verified before anything is written
-            client = Tracker(self.tracking_uri, must_exist=False)
+            client = Tracker(self.tracking_uri, must_exist=False, retry=self.retry)
             if self.parent_run_id:
                 return self._onto_parent(client, report, digest, metrics, verified)
             return self._new_run(client, report, digest, metrics, verified)
@@ -286,23 +300,30 @@ class MlflowSink:
             self._write(client, run, report, digest, metrics, verified)
             _verify(client, run_id, digest, metrics)
         except BaseException as err:
-            with contextlib.suppress(Exception):
-                _set_tags(client, run_id, {STATE_TAG: "failed", FAILURE_TAG: _clip(_reason(err), 500)})
-                if end_failed:
-                    client.client.set_terminated(run_id, "FAILED")
+            if not (isinstance(err, TrackerError) and classify(err) in TRANSIENT):  # a server that is down is
+                # not asked again (that would wait out another budget): the next publish ends the run
+                with contextlib.suppress(Exception):
+                    _mark_failed(client.single_attempt(), run_id, _reason(err), end=end_failed)
             raise
 
     def _new_run(
         self, client: Tracker, report: Report, digest: str, metrics: dict[str, float], verified: Bundle
     ) -> PublishResult:
         exp_id = _publish_experiment(client, report, self.experiment)
+        series = series_key(report)
+        _end_orphans(client, exp_id, series)  # an earlier publish that was killed: FAILED, never left RUNNING
         earlier = [] if self.force else _finished_analysis_runs(client, exp_id, digest)
         if earlier:
-            first = earlier[0]
-            return PublishResult(
-                "mlflow", first.info.run_id, _run_url(client.uri, exp_id, first.info.run_id), False, digest
-            )
-        tags = {ROLE_TAG: ANALYSIS_ROLE, STATE_TAG: "writing", **creator_tags()}
+            first = earlier[0].info.run_id
+            _make_current(client, exp_id, series, first)
+            return PublishResult("mlflow", first, _run_url(client.uri, exp_id, first), False, digest)
+        tags = {
+            ROLE_TAG: ANALYSIS_ROLE,
+            STATE_TAG: "writing",
+            SERIES_TAG: series,
+            PUBLISHER_TAG: publisher_claim(LEASE_SECONDS),
+        }
+        tags.update(creator_tags())
         parent = common_parent(client, [rid for rid, _ in source_runs(report)], exp_id)
         if parent:
             tags[PARENT_TAG] = parent  # shown nested under the runs' shared parent
@@ -317,7 +338,9 @@ class MlflowSink:
         if same and same[0].info.run_id != run_id:
             client.call("removing a duplicate analysis run", client.client.delete_run, run_id)
             first = same[0].info.run_id
+            _make_current(client, exp_id, series, first)
             return PublishResult("mlflow", first, _run_url(client.uri, exp_id, first), False, digest)
+        _make_current(client, exp_id, series, run_id)
         return PublishResult("mlflow", run_id, _run_url(client.uri, exp_id, run_id), True, digest)
 
     # ------------------------------------------------------------------ writing
@@ -469,6 +492,22 @@ def _complete(tags: Mapping[str, str], digest: str) -> bool:
     return tags.get(HASH_TAG) == digest and tags.get(STATE_TAG, "complete") == "complete"
 
 
+def _mark_failed(
+    client: Tracker, run_id: str, reason: str, *, end: bool, extra: Mapping[str, str] | None = None
+) -> None:
+    """Tag ``run_id`` failed with ``reason`` (and end it FAILED with ``end``), in one call within the budget."""
+    from mlflow.entities import RunTag
+
+    tags = {STATE_TAG: "failed", FAILURE_TAG: _clip(reason, 500), **(extra or {})}
+
+    def mark() -> None:
+        client.client.log_batch(run_id, tags=[RunTag(k, v) for k, v in tags.items()])
+        if end:
+            client.client.set_terminated(run_id, "FAILED")
+
+    client.call("marking the run failed", mark)
+
+
 def _reason(err: BaseException) -> str:
     return f"{type(err).__name__}: {err}".strip()
 
@@ -489,6 +528,59 @@ def _verify(client: Tracker, run_id: str, digest: str, metrics: Mapping[str, flo
             + (f"; {wrong[0]!r} differs or is missing" if wrong else "")
             + "). Publish again once the other one has finished."
         )
+
+
+def _analysis_runs(client: Tracker, exp_id: str, where: str, what: str) -> list[Any]:
+    runs = client.call(
+        what,
+        client.client.search_runs,
+        [exp_id],
+        filter_string=f"tags.`{ROLE_TAG}` = '{ANALYSIS_ROLE}'" + (f" and {where}" if where else ""),
+        max_results=1000,
+    )
+    return sorted(runs, key=lambda r: (r.info.start_time or 0, r.info.run_id))
+
+
+def _end_orphans(client: Tracker, exp_id: str, series: str) -> list[str]:
+    """End FAILED every RUNNING analysis run of this series (or of no recorded series) whose publisher is gone.
+
+    A publish killed with its process (or whose server died) leaves its run RUNNING with
+    ``publish_state=writing``; the next publish of the same source finds it here, tags it failed
+    with the reason and ends it, so no orphan stays RUNNING. Returns the ids it ended.
+    """
+    ended = []
+    for run in _analysis_runs(client, exp_id, "attributes.status = 'RUNNING'", "looking for interrupted publishes"):
+        tags = run.data.tags
+        if tags.get(STATE_TAG) == "complete" or tags.get(SERIES_TAG, series) != series:
+            continue
+        if SERIES_TAG not in tags and not str(run.info.run_name or "").startswith("rl-reliable · "):
+            continue  # written by an older version: only runs named as this package names them
+        if not publisher_gone(tags.get(PUBLISHER_TAG), (run.info.start_time or 0) / 1000, LEASE_SECONDS):
+            continue  # another publish is writing it right now
+        reason = (
+            "interrupted: the publish writing this run stopped before it finished (its process ended); "
+            "a later publish of the same source ended it"
+        )
+        _mark_failed(client, run.info.run_id, reason, end=True, extra={CURRENT_RUN_TAG: "false"})
+        ended.append(run.info.run_id)
+    return ended
+
+
+def _make_current(client: Tracker, exp_id: str, series: str, current: str) -> None:
+    """Mark ``current`` the one current analysis run of ``series``; the runs it replaces record its id.
+
+    A run that was current (or never replaced, e.g. an interrupted one) gets ``is_current=false`` and
+    ``superseded_by=<current>``; one replaced earlier keeps the id of the run that replaced it.
+    """
+    for run in _analysis_runs(client, exp_id, f"tags.`{SERIES_TAG}` = '{series}'", "marking the current analysis"):
+        tags, run_id = run.data.tags, run.info.run_id
+        if run_id == current:
+            continue
+        if tags.get(CURRENT_RUN_TAG) == "true" or SUPERSEDED_BY_TAG not in tags:
+            _set_tags(client, run_id, {CURRENT_RUN_TAG: "false", SUPERSEDED_BY_TAG: current})
+    _set_tags(client, current, {CURRENT_RUN_TAG: "true"})
+    if SUPERSEDED_BY_TAG in client.call("reading the run", client.client.get_run, current).data.tags:
+        client.call("clearing superseded_by", client.client.delete_tag, current, SUPERSEDED_BY_TAG)
 
 
 def _finished_analysis_runs(client: Tracker, exp_id: str, digest: str) -> list[Any]:
@@ -547,6 +639,7 @@ def publish_mlflow(
     figures: bool = True,
     bundle: str | os.PathLike | None = None,
     force: bool = False,
+    retry: RetryPolicy | None = None,
 ) -> PublishResult:
     """Publish ``report`` to MLflow (see :class:`MlflowSink`); return a PublishResult.
 
@@ -563,6 +656,11 @@ def publish_mlflow(
         False
     """
     sink = MlflowSink(
-        tracking_uri=tracking_uri, experiment=experiment, parent_run_id=parent_run_id, figures=figures, force=force
+        tracking_uri=tracking_uri,
+        experiment=experiment,
+        parent_run_id=parent_run_id,
+        figures=figures,
+        force=force,
+        retry=retry,
     )
     return sink.publish(report, bundle=bundle)

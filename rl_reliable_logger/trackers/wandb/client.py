@@ -57,6 +57,17 @@ def _configure_retries(retry_max: int | None, retry_wait_max: float | None, time
     wandb.setup(settings=wandb.Settings(**kwargs))
 
 
+def bound_core_retries(seconds: float, request_timeout: float) -> None:
+    """Make wandb-core's own GraphQL retries end within ``seconds`` (plus one request of ``request_timeout``).
+
+    Process-wide (``wandb.setup``), so only a program that owns its process calls it: the
+    ``rl-reliable`` command does, the library never does. Without it wandb-core keeps retrying a dead
+    server for minutes after the command gave up, and the process cannot exit until it stops.
+    """
+    wait_max = max(1.0, min(60.0, seconds / 4))
+    _configure_retries(int(seconds // wait_max), wait_max, request_timeout)
+
+
 # ---------------------------------------------------------------------------- the cause behind a client timeout
 #: What wandb-core writes to its debug log before each retry of a failed HTTP request.
 _RETRY_LINE = "retrying HTTP error"
@@ -150,6 +161,11 @@ def _describe_error(exc: BaseException, what: str, since: float | None = None) -
     base_url = os.environ.get("WANDB_BASE_URL", "https://api.wandb.ai")
     low = text.lower()
     cause = classify(exc)
+    # wandb words an unreachable server as failing to verify credentials: the transport cause comes first
+    if "did not respond in time" in low:
+        cause = "timeout"
+    elif re.search(r"connection refused|dial tcp|no such host|connection reset", low):
+        cause = "connection"
     if cause == "timeout" and since is not None:
         seen = last_http_failure(base_url, since - 1.0)
         if seen is not None and (seen[0] == 429 or 500 <= seen[0] < 600):
@@ -167,7 +183,11 @@ def _describe_error(exc: BaseException, what: str, since: float | None = None) -
             )
             err.tracker_cause = cause  # type: ignore[attr-defined]
             return err
-    if (
+    if cause == "timeout":
+        hint = "the W&B server did not answer in time; check the network / WANDB_BASE_URL, or raise WANDB_HTTP_TIMEOUT."
+    elif cause == "connection":
+        hint = "the W&B server could not be reached; check that it is running and WANDB_BASE_URL / the network."
+    elif (
         name in ("AuthenticationError", "UsageError")
         or "api key" in low
         or "401" in low
@@ -190,7 +210,10 @@ def _describe_error(exc: BaseException, what: str, since: float | None = None) -
         hint = "check the ENTITY/PROJECT spelling (and that your key can see it)."
     else:
         hint = "see the message above."
-    err = TrackerError(f"W&B request failed ({cause}) while {what} at {base_url}: {name}: {redact(text)}. {hint}")
+    text = redact(text).rstrip(". ")
+    err = TrackerError(
+        f"W&B request failed ({cause}) while {what} at {base_url}: {name}: {text}. {hint[0].upper()}{hint[1:]}"
+    )
     err.tracker_cause = cause  # type: ignore[attr-defined]
     return err
 

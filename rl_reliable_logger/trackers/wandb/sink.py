@@ -26,6 +26,7 @@ import re
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +35,16 @@ from ...errors import InputError, TrackerError
 from ...render.bundle import Bundle
 from ..base.messages import kw
 from ..base.protocols import PublishResult
-from ..base.publishing import bundle_files, check_not_source, headline_metrics, report_hash, run_name, source_run_ids
+from ..base.publishing import (
+    bundle_files,
+    check_not_source,
+    headline_metrics,
+    publisher_claim,
+    publisher_gone,
+    report_hash,
+    run_name,
+    source_run_ids,
+)
 from .charts import create_presets, interval_charts
 from .client import _api, _describe_error, _errors, _import_wandb, _is_client_error, _new_run_id, split_path
 from .source import ANALYSIS_JOB_TYPE, WandbSource
@@ -46,9 +56,23 @@ ARTIFACT_TYPE = "rl-reliable-report"
 #: Local record of offline publishes, kept in the ``wandb/`` folder next to the offline runs.
 OFFLINE_INDEX = "rl-reliable-published.json"
 HASH_KEY = "rl_reliable/report_hash"
+#: Summary keys of an online analysis run: ``writing`` until its artifact is committed, then ``complete``
+#: (``failed`` when a later publish found it interrupted); whether it is the current analysis of its
+#: source, and which run replaced it.
+STATE_KEY = "rl_reliable/publish_state"
+CURRENT_KEY = "rl_reliable/is_current"
+SUPERSEDED_BY_KEY = "rl_reliable/superseded_by"
+FAILURE_KEY = "rl_reliable/failure"
 #: Folder inside an offline run that holds the artifact's files (instead of wandb's staging folder).
 ARTIFACT_FOLDER = "rl-reliable-artifact"
 #: What a publish under ``WANDB_MODE=disabled`` says.
+#: How long an offline publisher's claim lasts when it runs on another host (see ``publisher_gone``).
+LEASE_SECONDS = 600.0
+#: Why an interrupted offline publish was marked failed.
+INTERRUPTED = (
+    "interrupted: the publish writing this run stopped before it finished (its process ended); "
+    "a later publish of the same source marked it failed"
+)
 DISABLED = "W&B is disabled (WANDB_MODE=disabled), so nothing was written to W&B; unset it or use WANDB_MODE=offline to keep a W&B copy"
 
 
@@ -86,28 +110,84 @@ def _read_index(path: Path) -> list[dict[str, Any]]:
         return []
 
 
-def _append_index(path: Path, entry: dict[str, Any]) -> None:
-    """Add one entry; written to a temp file and renamed, then read back (a concurrent writer is detected)."""
+def _update_index(path: Path, change: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> None:
+    """Rewrite the offline publish record with ``change(entries)``: to a temp file, renamed, then read back
+    (a concurrent writer is detected)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    entries = _read_index(path) + [entry]
+    entries = change(_read_index(path))
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps({"published": entries}, indent=1) + "\n")
     tmp.replace(path)
-    if entry not in _read_index(path):
+    if _read_index(path) != entries:
         raise TrackerError(
-            f"{path}: another publish rewrote the offline publish record at the same time; the analysis run "
-            f"{entry['run_dir']} was written, run the publish again to record it"
+            f"{path}: another publish rewrote the offline publish record at the same time; run the publish again"
         )
+
+
+def _same_series(entry: dict[str, Any], name: str, entity: str | None, project: str) -> bool:
+    return (
+        entry.get("artifact") == name
+        and entry.get("project") == project
+        and (entry.get("entity") or None) == (entity or None)
+    )
+
+
+def _end_offline_orphans(index: Path, name: str, entity: str | None, project: str) -> None:
+    """Mark failed every offline publish of this artifact left ``writing`` by a process that is gone.
+
+    A publish killed with its process leaves its entry ``writing`` (and its offline run holding at most
+    part of the report, with no artifact); the next publish of the same source marks it ``failed`` with
+    the reason here, and :func:`_make_offline_current` records which run replaced it.
+    """
+
+    def change(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for entry in entries:
+            if not _same_series(entry, name, entity, project) or entry.get("state") != "writing":
+                continue
+            if publisher_gone(entry.get("publisher"), float(entry.get("started") or 0), LEASE_SECONDS):
+                entry.update(state="failed", current=False, failure=INTERRUPTED)
+        return entries
+
+    _update_index(index, change)
+
+
+def _make_offline_current(index: Path, name: str, entity: str | None, project: str, run_id: str) -> None:
+    """Mark ``run_id`` the one current publish of this artifact; the ones it replaces record its id."""
+
+    def change(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for entry in entries:
+            if not _same_series(entry, name, entity, project):
+                continue
+            if entry.get("run_id") == run_id:
+                entry["current"] = True
+                entry.pop("superseded_by", None)
+            elif entry.get("current", True) or "superseded_by" not in entry:
+                entry.update(current=False, superseded_by=run_id)
+        return entries
+
+    _update_index(index, change)
+
+
+def _set_entry(index: Path, run_id: str, **fields: Any) -> None:
+    """Update the fields of this publish's entry (added if missing)."""
+
+    def change(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for entry in entries:
+            if entry.get("run_id") == run_id:
+                entry.update(fields)
+                return entries
+        return entries + [{"run_id": run_id, **fields}]
+
+    _update_index(index, change)
 
 
 def _previous_offline(index: Path, name: str, digest: str, entity: str | None, project: str) -> dict[str, Any] | None:
     for entry in _read_index(index):
         if (
-            entry.get("artifact") == name
+            _same_series(entry, name, entity, project)
             and entry.get("report_hash") == digest
-            and entry.get("project") == project
-            and (entry.get("entity") or None) == (entity or None)
-            and Path(entry.get("run_dir", "")).exists()
+            and entry.get("state", "complete") == "complete"
+            and Path(entry.get("run_dir") or "").exists()
         ):
             return entry
     return None
@@ -132,6 +212,20 @@ def _previous_online(name: str, digest: str, entity: str | None, project: str) -
             raise
         run = None
     return (str(run.url), str(run.url)) if run is not None else (ref, None)
+
+
+def _update_public_run(run: Any, fields: dict[str, Any], what: str) -> None:
+    """Set summary ``fields`` on another analysis run through the Public API (never a source run).
+
+    Best effort: the publish itself does not depend on it, so a failure is a note, not an error.
+    """
+    try:
+        with _errors(f"{what} ({run.id})"):
+            for key, value in fields.items():
+                run.summary[key] = value
+            run.update()
+    except TrackerError as err:
+        print(f"note: {err}", file=sys.stderr)
 
 
 def _hash_alias(digest: str) -> str:
@@ -267,16 +361,35 @@ class WandbSink:
         where: str,
         mode: str,
     ) -> PublishResult:
+        index = _index_path(self.dir)
+        if mode == "offline":
+            _end_offline_orphans(index, art_name, self.entity, self.project)
         if not self.force:
             if mode == "offline":
-                previous = _previous_offline(_index_path(self.dir), art_name, digest, self.entity, self.project)
+                previous = _previous_offline(index, art_name, digest, self.entity, self.project)
                 if previous:
+                    _make_offline_current(index, art_name, self.entity, self.project, str(previous["run_id"]))
                     return PublishResult("wandb", str(previous["run_dir"]), None, False, digest)
             else:
                 found = _previous_online(art_name, digest, self.entity, self.project)
                 if found:
                     return PublishResult("wandb", found[0], found[1], False, digest)
+        replaced = None
+        if mode == "online":
+            self._end_online_orphans(run_id)
+            replaced = self._current_online(art_name)
 
+        entry = {
+            "artifact": art_name,
+            "report_hash": digest,
+            "project": self.project,
+            "entity": self.entity,
+            "sweep": self.sweep,
+            "group": self.group,
+        }
+        if mode == "offline":  # recorded before the run exists: a publish killed from here on is found later
+            claim = publisher_claim(LEASE_SECONDS)
+            _set_entry(index, run_id, **entry, state="writing", publisher=claim, started=time.time())
         settings: dict[str, Any] = {"silent": True} if os.environ.get("WANDB_SILENT") else {}
         if self.sweep:
             settings["sweep_id"] = self.sweep
@@ -307,32 +420,74 @@ class WandbSink:
                 dir=str(_root_dir(self.dir)),
             )
             try:
+                if mode == "online":
+                    run.summary.update({STATE_KEY: "writing"})  # until the artifact is committed
                 logged = self._log(wandb, run, report, verified, summary, digest, art_name, mode)
+                if mode == "online":
+                    run.summary.update({STATE_KEY: "complete", CURRENT_KEY: True})
                 location = run.url if mode != "offline" else str(Path(run.settings.sync_dir))
                 entity, run_title = str(run.entity), str(run.name)
-            except BaseException:
+            except BaseException as err:
                 run.finish(exit_code=1)  # a failed publish never looks complete: no artifact, exit code 1
+                if mode == "offline":
+                    why = f"{type(err).__name__}: {err}"[:500]
+                    _set_entry(index, run_id, state="failed", current=False, failure=why)
                 raise
             run.finish()
         if self.wandb_report:
             self._report_page(report, logged, mode, entity, run_title, location)
         if mode == "offline":
-            _append_index(
-                Path(location).parent / OFFLINE_INDEX,
-                {
-                    "artifact": art_name,
-                    "report_hash": digest,
-                    "project": self.project,
-                    "entity": self.entity,
-                    "sweep": self.sweep,
-                    "group": self.group,
-                    "run_id": run_id,
-                    "run_dir": location,
-                    "published_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                },
-            )
+            when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            _set_entry(index, run_id, state="complete", run_dir=location, published_at=when)
+            _make_offline_current(index, art_name, self.entity, self.project, run_id)
             return PublishResult("wandb", location, None, True, digest)
+        if replaced is not None and replaced.id != run_id:
+            _update_public_run(replaced, {CURRENT_KEY: False, SUPERSEDED_BY_KEY: run_id}, "marking it superseded")
         return PublishResult("wandb", location, location, True, digest)
+
+    def _analysis_filter(self) -> dict[str, Any]:
+        where = {"sweep": self.sweep} if self.sweep else {"group": self.group}
+        return {"$and": [{"jobType": ANALYSIS_JOB_TYPE}, where]}
+
+    def _end_online_orphans(self, run_id: str) -> None:
+        """Mark failed the analysis runs of this sweep / group whose publish never completed.
+
+        A publish killed with its process leaves its run without ``publish_state=complete`` (W&B
+        itself marks the run crashed once its heartbeats stop); the next publish records here that it
+        was interrupted and which run replaces it. A run still sending heartbeats is left alone.
+        """
+        from ..base.heartbeat import DEFAULT_STALE_AFTER, is_stale
+
+        api = _api()
+        path = f"{self.entity or api.default_entity}/{self.project}"
+        try:
+            with _errors(f"looking for interrupted publishes in {path}"):
+                runs = list(api.runs(path, filters=self._analysis_filter(), per_page=100))
+        except TrackerError as err:
+            if getattr(err, "tracker_cause", "") == "not found":
+                return  # a new project: nothing was published to it before
+            raise
+        for run in runs:
+            summary = dict(run.summary or {})
+            state = summary.get(STATE_KEY)
+            if state not in (None, "writing") or (state is None and HASH_KEY in summary):
+                continue  # complete (or published by a version that did not record the state)
+            if run.state == "running" and not is_stale(
+                "running", getattr(run, "heartbeat_at", None), DEFAULT_STALE_AFTER
+            ):
+                continue  # another publish is writing it right now
+            fields = {STATE_KEY: "failed", CURRENT_KEY: False, SUPERSEDED_BY_KEY: run_id, FAILURE_KEY: INTERRUPTED}
+            _update_public_run(run, fields, "marking an interrupted publish failed")
+
+    def _current_online(self, art_name: str) -> Any:
+        """The run that logged the current (``latest``) version of the report artifact, or None."""
+        api = _api()
+        ref = f"{self.entity or api.default_entity}/{self.project}/{art_name}:latest"
+        try:
+            with _errors(f"reading the current version of {art_name}"):
+                return api.artifact(ref).logged_by() if api.artifact_exists(ref) else None
+        except TrackerError:
+            return None  # nothing published before (or not readable): nothing to mark superseded
 
     def _presets(self, run: Any, mode: str) -> dict[str, str | None]:
         """The chart presets to use: the packaged ones when they can be created online, else None (built-ins)."""

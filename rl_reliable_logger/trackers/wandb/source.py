@@ -123,13 +123,6 @@ def combine_filters(
     return parts[0] if len(parts) == 1 else {"$and": parts}
 
 
-def on_retry(line: str) -> None:
-    """Say a retry on stderr: an outage being waited out is never silent."""
-    import sys
-
-    print(f"warning: {line}", file=sys.stderr, flush=True)
-
-
 def load_wandb_runs(
     path: str,
     *,
@@ -176,7 +169,7 @@ def load_wandb_runs(
                 api=api,
             ),
             f"listing runs of {path}",
-            on_retry=on_retry,
+            bounded=False,  # a long listing makes progress page by page; each request has wandb's own timeout
         )
     entity, project = split_path(path)
     if api is None:

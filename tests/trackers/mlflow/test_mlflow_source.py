@@ -252,7 +252,7 @@ def test_unreachable_server_retries_then_names_the_uri(monkeypatch):
         mlflow_table("anything", tracking_uri=uri)
     assert time.monotonic() - start < 20
     text = str(err.value)
-    assert uri in text and "MLFLOW_HTTP_REQUEST_MAX_RETRIES" in text and "1 retries" in text
+    assert uri in text and "MLFLOW_HTTP_REQUEST_MAX_RETRIES" in text and "Gave up after 1 attempt" in text
 
 
 # ---------------------------------------------------------------- end of training

@@ -144,8 +144,11 @@ def test_retry_after_is_honoured_and_the_total_is_bounded():
 
     sleeps.clear()
     clock[0] = 0.0
-    with pytest.raises(requests.HTTPError):
+    with pytest.raises(
+        TrackerError, match=r"^reading failed \(server error\): 503 .*\. Gave up after \d attempts"
+    ) as info:
         RetryPolicy(total=20, base=2, max_wait=60, sleep=sleep, clock=lambda: clock[0]).call(down, "reading")
+    assert isinstance(info.value.__cause__, requests.HTTPError) and "20 s (`retry_for=`)" in str(info.value)
     assert sum(sleeps) <= 20 and len(sleeps) >= 2
     assert all(2 * 2**i <= s <= 2 * 2**i * 1.25 for i, s in enumerate(sleeps))  # exponential, jitter ≤ 25 %
 

@@ -1,0 +1,151 @@
+"""plan()'s independent units: the same numbers whatever executor runs them in whatever order, and the same
+numbers as building each synthetic experiment and bootstrapping it with the engine's own draw."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rl_reliable_logger import ScoreTable
+from rl_reliable_logger.analysis.planning import PlanUnit, plan, simulate_unit
+from rl_reliable_logger.errors import InputError
+from rl_reliable_logger.stats import bootstrap as bs
+from rl_reliable_logger.stats import metrics as mt
+from rl_reliable_logger.stats import registry
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class ReversedExecutor:
+    """Computes the units last to first (returning them in order) and remembers the order it ran them in."""
+
+    name = "reversed"
+
+    def __init__(self) -> None:
+        self.ran: list[int] = []
+
+    def map(self, fn: Callable[[T], R], units: Sequence[T]) -> list[R]:
+        out: dict[int, R] = {}
+        for i in reversed(range(len(units))):
+            self.ran.append(i)
+            out[i] = fn(units[i])
+        return [out[i] for i in range(len(units))]
+
+
+def _pilot(rng: np.random.Generator) -> ScoreTable:
+    """Three algorithms x 5 tasks, 4-6 runs per cell (ragged), one cell with a single run."""
+    rows = []
+    for a, shift in (("A", 0.0), ("B", 0.4), ("C", 0.1)):
+        for t in range(5):
+            runs = 1 if (a, t) == ("C", 2) else int(rng.integers(4, 7))
+            rows += [
+                {"algorithm": a, "task": f"t{t}", "seed": s, "score": rng.gamma(2.0, 0.3) + shift} for s in range(runs)
+            ]
+    return ScoreTable(pd.DataFrame(rows))
+
+
+def test_a_reversed_executor_gives_the_same_plan():
+    table = _pilot(np.random.default_rng(0))
+    kwargs = dict(runs=[3, 7], trials=12, sim_reps=60, compare=["A", "B"], target_width=0.3, seed=5)
+    serial = plan(table, **kwargs)
+    backwards = ReversedExecutor()
+    reverse = plan(table, executor=backwards, **kwargs)
+    pd.testing.assert_frame_equal(serial.table, reverse.table, check_exact=True)
+    pd.testing.assert_frame_equal(serial.launch, reverse.launch, check_exact=True)
+    assert serial.needed == reverse.needed
+    # per N: C alone and the pair (A, B) together -- 4 units, run last to first
+    assert backwards.ran == [3, 2, 1, 0]
+    assert plan(table, executor="serial", **kwargs).table.equals(serial.table)
+    # with a progress bar the units go to the executor one N at a time: the same numbers
+    by_n = ReversedExecutor()
+    assert plan(table, executor=by_n, progress=True, **kwargs).table.equals(serial.table)
+    assert by_n.ran == [1, 0, 1, 0]
+
+
+def _unit(pilots, n: int, metric: str, trials: int = 7, reps: int = 40) -> PlanUnit:
+    seeds = tuple(np.random.SeedSequence(11, spawn_key=(i, n)) for i in range(len(pilots)))
+    return PlanUnit(pilots, seeds, n, registry.get_metric(metric), trials, reps, 0.9, "variance")
+
+
+def _cells(rng: np.random.Generator, sizes: Sequence[int]) -> tuple[np.ndarray, ...]:
+    return tuple(np.sort(rng.lognormal(0.0, 1.0, k)) for k in sizes)
+
+
+def _one_experiment_at_a_time(unit: PlanUnit) -> dict[str, np.ndarray]:
+    """The definition: per experiment, build the synthetic data set (n draws per task from the pilot cell,
+    variance-corrected), draw its bootstrap replicates with bs.draw and take the metric and its interval."""
+    rngs = [np.random.default_rng(s) for s in unit.seeds]
+    out: dict[str, list] = {"widths": [[] for _ in rngs], "diff_width": [], "sep": [], "sep_poi": []}
+
+    def interval(dist):
+        low, high = bs.interval(dist[:, None], np.zeros(1), ci=unit.ci, method="percentile")
+        return low[0], high[0]
+
+    for _ in range(unit.trials):
+        dists, kept = [], []
+        for i, (pilot, rng) in enumerate(zip(unit.pilots, rngs)):
+            per_task = []
+            for x in pilot:
+                pick = x[rng.integers(0, x.size, size=unit.n_runs)]
+                if x.size > 1:
+                    pick = x.mean() + (pick - x.mean()) * math.sqrt(x.size / (x.size - 1))
+                per_task.append(pick)
+            cells = bs.Cells.from_list(per_task)
+            draws = bs.draw(cells, unit.sim_reps, rng)
+            dists.append(unit.metric(draws))
+            kept.append((cells, draws.counts()))
+            low, high = interval(dists[-1])
+            out["widths"][i].append(high - low)
+        if len(rngs) == 2:
+            low, high = interval(dists[0] - dists[1])
+            out["diff_width"].append(high - low)
+            out["sep"].append(low > 0 or high < 0)
+            low, high = interval(mt.improvement_replicates(*kept[0], *kept[1]))
+            out["sep_poi"].append(low > 0.5 or high < 0.5)
+    return {k: np.asarray(v) for k, v in out.items() if len(v)}
+
+
+@pytest.mark.parametrize(
+    ("metric", "sizes"),
+    [("iqm", [5, 5, 5]), ("iqm", [2, 6, 1]), ("optimality_gap", [4, 4, 4]), ("dp25", [3, 6, 4]), ("mean", [2, 6, 4])],
+)
+def test_a_unit_equals_its_experiments_drawn_one_at_a_time(metric, sizes):
+    rng = np.random.default_rng(2)
+    pilots = (_cells(rng, sizes), _cells(rng, sizes[::-1]))
+    unit = _unit(pilots, 7, metric, trials=9)
+    got, want = simulate_unit(unit), _one_experiment_at_a_time(unit)
+    assert set(got) == set(want) == {"widths", "diff_width", "sep", "sep_poi"}
+    for key, value in want.items():
+        if metric != "mean" or value.dtype == bool:
+            np.testing.assert_array_equal(got[key], value)
+        else:  # task means summed over the draws in another memory order: the last digits may differ
+            np.testing.assert_allclose(got[key], value, rtol=1e-13, atol=1e-15)
+
+
+def test_one_algorithm_alone_gives_its_widths_only():
+    rng = np.random.default_rng(5)
+    unit = _unit((_cells(rng, [3, 4, 2]),), 4, "iqm", trials=5)
+    got, want = simulate_unit(unit), _one_experiment_at_a_time(unit)
+    assert set(got) == {"widths"}
+    np.testing.assert_array_equal(got["widths"], want["widths"])
+    assert got["widths"].shape == (1, 5)
+
+
+def test_an_unknown_executor_is_an_input_error():
+    table = _pilot(np.random.default_rng(3))
+    with pytest.raises(InputError, match="executor"):
+        plan(table, runs=[3], trials=2, sim_reps=10, executor="nowhere")
+
+
+def test_units_travel_by_value():
+    cloudpickle = pytest.importorskip("cloudpickle", reason="Ray ships units with cloudpickle")
+    rng = np.random.default_rng(4)
+    unit = _unit((_cells(rng, [3, 4]),), 5, "iqm")
+    copy = cloudpickle.loads(cloudpickle.dumps(unit))
+    np.testing.assert_array_equal(simulate_unit(copy)["widths"], simulate_unit(unit)["widths"])
