@@ -29,6 +29,7 @@ def build_cli_args(
         clauses += [f"tags.mlflow.parentRunId = '{parent_run_id}'", "tags.mlflow.project.entryPoint = 'train'"]
     publish = parent_run_id or active_run_id or "new"
     argv = ["mlflow", "--experiment", experiment, "--reps", str(reps), "--seed", str(seed), "--publish", publish]
+    argv += ["--normalize", "already-normalized"]  # train.py normalises its scores (1 = always the best arm)
     if clauses:
         argv += ["--filter", " and ".join(clauses)]
     if out:

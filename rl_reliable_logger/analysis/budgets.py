@@ -6,6 +6,7 @@ Shared by the final scores (``prepare``) and the sample-efficiency curves (``eva
 
 from __future__ import annotations
 
+from ..data.counts import agree, plural
 from ..data.scores import ScoreTable
 from ..stats import curves as cv
 from .options import OptionError
@@ -51,18 +52,18 @@ def budget_warnings(runs: list[cv.RunHistory], budget: float | None) -> list[str
             )
         if late:
             out.append(
-                f"{len(late)} run(s) have no score at or before the budget {budget:g} and are left out of the final "
+                f"{plural(len(late), 'run')} {agree(len(late), 'have')} no score at or before the budget {budget:g} and are left out of the final "
                 "scores: " + ", ".join(f"{a} / {t} run {r}" for a, t, r in sorted(late)[:8])
             )
         short = {k: s for k, s in short.items() if k not in late}
         if short:
             out.append(
-                f"final scores are taken at the budget {budget:g}, but {len(short)} run(s) stop more than one logging "
+                f"final scores are taken at the budget {budget:g}, but {plural(len(short), 'run')} {agree(len(short), 'stop')} more than one logging "
                 f"interval before it and contribute their last score: {run_list(short)}"
             )
     elif short:
         out.append(
-            f"{len(short)} run(s) stop more than one logging interval before the longest run of their cell, so the "
+            f"{plural(len(short), 'run')} {agree(len(short), 'stop')} more than one logging interval before the longest run of their cell, so the "
             f"final scores mix training budgets: {run_list(short, of=ends.ends)}; pass `budget=` to take every final "
             "score at a common step, or check that these runs did not crash."
         )

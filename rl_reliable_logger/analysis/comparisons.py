@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..data.counts import fixed
 from ..data.scores import ScoreTable
 from ..errors import InputError
 from ..stats import bootstrap as bs
@@ -191,5 +192,6 @@ def format_letters(frame: pd.DataFrame) -> str:
     """Console text: one line per algorithm with its group letters."""
     width = max(len(str(a)) for a in frame["algorithm"])
     lines = ["which algorithms are distinguishable (same letter: not told apart, family-wise):"]
-    lines += [f"  {str(r.algorithm):<{width}}  {r.point:8.3f}  {r.group}" for r in frame.itertuples()]
+    rows = zip(frame["algorithm"], frame["point"].to_numpy(float), frame["group"])
+    lines += [f"  {str(alg):<{width}}  {fixed(point):>8}  {group}" for alg, point, group in rows]
     return "\n".join(lines)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..data.counts import agree, count_runs, plural
 from ..data.scores import CANONICAL, ScoreTable
 from ..stats import aggregate as agg
 from ..stats import bootstrap as bs
@@ -271,6 +272,7 @@ def evaluate(
         "filters": prep.filters,
         "algorithms": algorithms,
         "tasks": tasks,
+        "counts": count_runs(frame_used).to_dict(),
         "n_runs": {a: int((frame_used["algorithm"] == a).sum()) for a in algorithms},
         "runs_per_task": {a: {t: int(n) for t, n in zip(tasks, cells[a].sizes)} for a in algorithms},
         "runs_used": frame_used[["algorithm", "task", "run_id"]].astype(str).values.tolist(),
@@ -296,6 +298,7 @@ def evaluate(
         "interval_methods": used,
         "interval_fallbacks": fallbacks,
         "mean_skewness": mean_skewness,
+        "checks": pc.checks_run(prep.selected or prep.table, hyperparameter_keys=opts.hyperparameter_keys or None),
         "task_bootstrap": opts.task_bootstrap,
         "rank_by": opts.rank_by,
         "seed": seed if isinstance(seed, (int, np.integer)) or seed is None else repr(seed),
@@ -765,7 +768,7 @@ def _curves(table, curve_metrics, gamma, reps, n_points, rngs, chunk_bytes, ci, 
             drop = next(g for g in range(grid.size) if n[g] < n[0])
             parts.append(f"{a} / {t} {n[0]} → {n[-1]} runs from step {grid[drop]:g}")
         warnings.append(
-            f"curves: {len(losses)} cell(s) lose runs along the curve (runs stopping more than one logging interval "
+            f"curves: {plural(len(losses), 'cell')} {agree(len(losses), 'lose')} runs along the curve (runs stopping more than one logging interval "
             "before the end count only up to their last step; the n_runs column of curves.csv has the counts): "
             + "; ".join(parts[:8])
             + (f"; ... ({len(parts) - 8} more)" if len(parts) > 8 else "")

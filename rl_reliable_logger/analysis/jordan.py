@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..data.counts import plural
 from ..data.scores import ScoreTable
 from ..executors import Executor
 from ..stats import jordan as jd
@@ -79,7 +80,7 @@ def _check_support(support: Any, samples: list[list[np.ndarray]], tasks: list[st
     if outside:
         raise OptionError(
             "score_range",
-            f"`score_range=` is narrower than the data on {len(outside)} task(s): {'; '.join(outside[:6])}. "
+            f"`score_range=` is narrower than the data on {plural(len(outside), 'task')}: {'; '.join(outside[:6])}. "
             "Give the range every score can reach (or leave it out to use the observed range)",
         )
 

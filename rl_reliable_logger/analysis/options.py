@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 import numpy as np
 
 from .. import executors
+from ..data.counts import plural
 from ..errors import InputError
 from ..executors import Executor
 from ..memory import available_memory
@@ -400,7 +401,7 @@ class AnalysisOptions:
         if est["runs"] + est["base"] > avail:
             raise OptionError(
                 "only_tasks",
-                f"{n_algorithms} algorithm(s) x {n_tasks} task(s) with up to {n_runs:,} runs per algorithm would need "
+                f"{plural(n_algorithms, 'algorithm')} x {plural(n_tasks, 'task')} with up to {n_runs:,} runs per algorithm would need "
                 f"about {_bytes(est['runs'] + est['base'])} of memory for the runs alone, but about "
                 f"{_bytes(avail)} is available; analyse fewer tasks or runs at a time (`only_tasks=`)",
             )
@@ -415,8 +416,8 @@ class AnalysisOptions:
         )
         raise OptionError(
             keyword,
-            f"`{keyword}={value}` would need about {_bytes(total)} of memory for {n_algorithms} algorithm(s) x "
-            f"{n_tasks} task(s) x up to {n_runs} runs, but about {_bytes(avail)} is available; {advice}",
+            f"`{keyword}={value}` would need about {_bytes(total)} of memory for {plural(n_algorithms, 'algorithm')} x "
+            f"{plural(n_tasks, 'task')} x up to {n_runs} runs, but about {_bytes(avail)} is available; {advice}",
         )
 
 
@@ -468,7 +469,7 @@ def check_plan_memory(
     )
     raise OptionError(
         "sim_reps",
-        f"planning {largest_n:,} runs per task x {n_tasks} task(s) with `sim_reps={sim_reps}` would need about "
+        f"planning {largest_n:,} runs per task x {plural(n_tasks, 'task')} with `sim_reps={sim_reps}` would need about "
         f"{_bytes(need)} of memory, but about {_bytes(avail)} is available; {advice}",
     )
 

@@ -42,6 +42,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from ..data.counts import agree, plural
 from ..data.scores import ScoreTable
 from ..errors import InputError
 from ..executors import Executor, resolve
@@ -328,13 +329,13 @@ def plan(
     singles = [f"{a} / {t}" for a in algorithms for t, x in zip(tasks, pilots[a]) if x.size < 2]
     if singles:
         warnings.append(
-            f"{len(singles)} cell(s) have a single pilot run ({', '.join(singles[:6])}"
+            f"{plural(len(singles), 'cell')} {agree(len(singles), 'have')} a single pilot run ({', '.join(singles[:6])}"
             + (", ..." if len(singles) > 6 else "")
             + "): they add no spread to the simulation, so predicted widths there are too narrow."
         )
     if current < 3:
         warnings.append(
-            f"the smallest pilot cell has {current} run(s): predictions from fewer than 3 runs per cell are rough."
+            f"the smallest pilot cell has {plural(current, 'run')}: predictions from fewer than 3 runs per cell are rough."
         )
 
     slot = {a: i for i, a in enumerate(sorted(algorithms))}

@@ -32,7 +32,9 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from ..data.scores import ScoreTable, seed_key
+from ..data.counts import agree, plural, span
+from ..data.fields import check_distinct
+from ..data.scores import FINAL_SCORE, ScoreTable, seed_key
 from ..errors import InputError
 
 Severity = Literal["error", "warning", "info"]
@@ -203,8 +205,7 @@ def _runs_checks(final: ScoreTable, min_runs: int) -> list[Finding]:
         fewest = min(totals.values())
         short = [a for a, n in totals.items() if n == fewest]
         desc = "; ".join(
-            f"{a}: {lo} run(s) per task" if lo == hi else f"{a}: {lo}-{hi} runs per task"
-            for a, (lo, hi) in per_alg.items()
+            f"{a}: {span(lo, hi)} {'run' if hi == 1 else 'runs'} per task" for a, (lo, hi) in per_alg.items()
         )
         out.append(
             _finding(
@@ -221,7 +222,7 @@ def _runs_checks(final: ScoreTable, min_runs: int) -> list[Finding]:
         out.append(
             _finding(
                 "runs.few",
-                f"{len(few)} (algorithm, task) cell(s) have fewer than {min_runs} runs: "
+                f"{plural(len(few), 'cell', '(algorithm, task)')} {agree(len(few), 'have')} fewer than {min_runs} runs: "
                 + _names([f"{a} / {t} ({n})" for a, t, n in few]),
                 algorithms=tuple(dict.fromkeys(a for a, _, _ in few)),
                 tasks=tuple(dict.fromkeys(t for _, t, _ in few)),
@@ -266,7 +267,7 @@ def _budget_checks(table: ScoreTable, budget_key: str | None, tolerance: float) 
         out.append(
             _finding(
                 "budget.unequal",
-                f"training budgets ({source}) differ between algorithms on {len(unequal)} task(s) "
+                f"training budgets ({source}) differ between algorithms on {plural(len(unequal), 'task')} "
                 f"({_names([t for t, _ in unequal])}); e.g. {example_task}: {shown}. {_names(algs)} trained for less",
                 algorithms=tuple(algs),
                 tasks=tuple(str(t) for t, _ in unequal),
@@ -282,7 +283,7 @@ def _budget_checks(table: ScoreTable, budget_key: str | None, tolerance: float) 
         out.append(
             _finding(
                 "budget.short_runs",
-                f"{len(short)} run(s) stop before the budget of their cell ({source}): {_names(labels)}",
+                f"{plural(len(short), 'run')} {agree(len(short), 'stop')} before the budget of their cell ({source}): {_names(labels)}",
                 algorithms=tuple(dict.fromkeys(short["algorithm"])),
                 tasks=tuple(dict.fromkeys(short["task"])),
                 runs=tuple(str(r) for r in short["run_id"]),
@@ -329,7 +330,7 @@ def _protocol_checks(final: ScoreTable, fields: Iterable[str]) -> list[Finding]:
         out.append(
             _finding(
                 "protocol.mismatch",
-                f"{column!r}: the {what} differs between algorithms on {len(clashes)} task(s) "
+                f"{column!r}: the {what} differs between algorithms on {plural(len(clashes), 'task')} "
                 f"({_names([t for t, _, _ in clashes])}); e.g. {task}: {shown}",
                 algorithms=algs,
                 tasks=tuple(t for t, _, _ in clashes),
@@ -355,7 +356,7 @@ def looks_like_maximum(key: str) -> bool:
 
 
 def _score_checks(table: ScoreTable, score_key: str | None) -> list[Finding]:
-    key = score_key or table.source.get("fields", {}).get("score") or table.source.get("score_column")
+    key = score_key or table.source.get("score_column") or table.source.get("fields", {}).get("score")
     if not key or not looks_like_maximum(str(key)):
         return []
     return [
@@ -369,6 +370,14 @@ def _score_checks(table: ScoreTable, score_key: str | None) -> list[Finding]:
 
 def _tuning_checks(final: ScoreTable, keys: Sequence[str]) -> list[Finding]:
     frame = final.frame
+    # a configuration key is no grouping field: each key as the source field it was read from (a tracker's
+    # ``lr`` column is ``params.lr``), against the fields that made algorithm labels, tasks and seeds
+    given = final.source.get("fields") or {}
+    roles: dict[str, Any] = {f"{r}=": [r, given.get(r)] for r in ("algorithm", "task", "seed", "run_id")}
+    roles["run_key="] = given.get("run_key")
+    roles["variant="] = given.get("variant")
+    sources = [str(given.get(k, k)) for k in keys]
+    check_distinct({**roles, "hyperparameter_keys=": sources}, what="field")
     absent = [k for k in keys if k not in frame.columns]
     if absent:
         raise InputError(
@@ -447,6 +456,75 @@ def check_protocol(
     if hyperparameter_keys:
         findings += _tuning_checks(final, list(hyperparameter_keys))
     return findings
+
+
+def _final_detail(table: ScoreTable, rule: str) -> str:
+    """Where the final scores of a table with steps (or read from a history) come from, in words."""
+    if rule and rule != "last":
+        return f"final scores read from each run's history by the score rule {rule}"
+    if FINAL_SCORE in table.frame.columns:  # a tracker's score key, kept apart from its learning curve
+        return "final scores are the last value of the score key of each run (its learning curve kept apart)"
+    return "final scores are each run's score at its last logged step"
+
+
+def checks_run(
+    table: ScoreTable,
+    *,
+    protocol_fields: Iterable[str] = DEFAULT_PROTOCOL_FIELDS,
+    hyperparameter_keys: Sequence[str] | None = None,
+    budget_key: str | None = None,
+    score_key: str | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Which checks of :func:`check_protocol` had data that could fail them (provenance ``checks``).
+
+    One entry per check family: ``{"ran": bool, "detail": str}``, ``detail`` saying what was compared or, when
+    it did not run, ``not checked (<why>)``. ``final`` is whether the final scores are known to be the last
+    point of each run (the input has steps), which a check of the score's name alone cannot tell.
+    """
+    final = table.final()
+    budgets = _budgets(table, budget_key)
+    wanted = {_field_key(f) for f in protocol_fields}
+    compared = [str(c) for c in final.frame.columns if _field_key(c) in wanted and final.frame[c].notna().any()]
+    key = score_key or table.source.get("score_column") or table.source.get("fields", {}).get("score")
+    rule = str((table.source.get("score") or {}).get("rule") or "")
+    out: dict[str, dict[str, Any]] = {
+        "runs": {"ran": True, "detail": "runs per (algorithm, task) cell compared"},
+        "budget": (
+            {
+                "ran": True,
+                "detail": f"training budgets compared ({'column ' + repr(budget_key) if budget_key else 'the last logged step of each run'})",
+            }
+            if budgets is not None and not budgets.empty
+            else {"ran": False, "detail": "not checked (no steps in the input)"}
+        ),
+        "protocol": (
+            {"ran": True, "detail": "protocol fields compared: " + ", ".join(compared)}
+            if compared
+            else {
+                "ran": False,
+                "detail": "not checked (no protocol columns in the input, such as env_id or frame_skip)",
+            }
+        ),
+        "score_name": (
+            {"ran": True, "detail": f"the score's name {str(key)!r} checked for words of a maximum"}
+            if key
+            else {"ran": False, "detail": "not checked (the score's name is not recorded)"}
+        ),
+        "final": (
+            {"ran": True, "detail": _final_detail(table, rule)}
+            if table.has_steps or (rule and rule != "last")
+            else {"ran": False, "detail": "not checked (no steps in the input)"}
+        ),
+    }
+    out["tuning"] = (
+        {
+            "ran": True,
+            "detail": "seeds of the configurations of " + ", ".join(map(str, hyperparameter_keys)) + " compared",
+        }
+        if hyperparameter_keys
+        else {"ran": False, "detail": "not checked (no hyperparameter keys given)"}
+    )
+    return out
 
 
 def enforce(findings: Sequence[Finding], *, strict: bool = False) -> None:

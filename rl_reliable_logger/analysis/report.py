@@ -32,6 +32,7 @@ from typing import Any
 import pandas as pd
 
 from ..data import csvcells
+from ..data.counts import Counts, count_runs
 
 
 @dataclass(frozen=True)
@@ -189,6 +190,14 @@ class Report:
         if "algorithms" in self.provenance:
             return list(self.provenance["algorithms"])
         return list(pd.unique(self.aggregates["algorithm"]))
+
+    def counts(self) -> Counts:
+        """Runs, algorithms, tasks, cells and seeds of the final scores used: the one count every output
+        prints (``provenance["counts"]``, or counted from ``scores`` for results written without it)."""
+        recorded = self.provenance.get("counts")
+        if isinstance(recorded, dict):
+            return Counts.from_dict(recorded)
+        return count_runs(self.scores)
 
     def table(self, name: str) -> pd.DataFrame:
         """Return a table by name, including optional ones such as ``jordan`` (KeyError when absent)."""

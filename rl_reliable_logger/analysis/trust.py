@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..data.counts import span
 from ..stats import bootstrap as bs
 from ..stats import diagnostics as dg
 
@@ -44,4 +45,4 @@ def mean_trust(cells: dict[str, bs.Cells], *, differences: bool) -> tuple[list[s
 
 def _runs(cells: bs.Cells) -> str:
     low, high = int(cells.sizes.min()), int(cells.sizes.max())
-    return f"{low} runs" if low == high else f"{low}-{high} runs"
+    return f"{span(low, high)} {'run' if high == 1 else 'runs'}"

@@ -109,6 +109,7 @@ def run_and_report(
     except InputError as err:
         raise CliError(cli_message(err)) from None
     report = redact_report(report)  # after the numbers (runs are ordered by id), before anything is shown or written
+    report = in_flag_words(report)  # console, files and published fields all name flags, not Python keywords
     if not quiet:
         print(format_summary(report))
         letters = format_comparisons(report)
@@ -116,7 +117,7 @@ def run_and_report(
             print(letters)
     else:
         for w in report.warnings:  # what was dropped or left out is never only in provenance
-            print(f"warning: {as_flags(w)}", file=sys.stderr)
+            print(warning_line(w), file=sys.stderr)
     if getattr(args, "out", None):
         from ..render.writer import save_report
 
@@ -133,6 +134,23 @@ def run_and_report(
             raise CliError(cli_message(err)) from None
         print(f"wrote results to {out}/")
     return report
+
+
+def warning_line(warning: str) -> str:
+    """A warning as the console prints it: ``warning: ...``, a protocol finding as it reads already
+    (``protocol warning: ...``, never ``warning: protocol warning: ...``)."""
+    return warning if warning.startswith("protocol ") else f"warning: {warning}"
+
+
+def in_flag_words(report: Any) -> Any:
+    """``report`` with its warnings (also those in provenance) naming flags instead of Python keywords
+    (``include_unfinished=True`` -> ``--include-unfinished``): what every output of a command shows."""
+    import dataclasses
+
+    provenance = dict(report.provenance)
+    if isinstance(provenance.get("warnings"), list):
+        provenance["warnings"] = [as_flags(w) if isinstance(w, str) else w for w in provenance["warnings"]]
+    return dataclasses.replace(report, warnings=[as_flags(w) for w in report.warnings], provenance=provenance)
 
 
 def redact_report(report: Any) -> Any:
@@ -173,30 +191,34 @@ def format_summary(report: Any) -> str:
     """Protocol findings first, then the headline table (one row per algorithm, one column per metric,
     ``point [low, high]``) and every other warning."""
     from ..analysis.options import ci_label
+    from ..data.counts import fixed, plural
 
     agg = report.aggregates
     if agg.empty:
         return "(no results)"
     cells = agg.assign(
-        text=[f"{p:.3f} [{lo:.3f}, {hi:.3f}]" for p, lo, hi in zip(agg["point"], agg["low"], agg["high"])]
+        text=[f"{fixed(p)} [{fixed(lo)}, {fixed(hi)}]" for p, lo, hi in zip(agg["point"], agg["low"], agg["high"])]
     )
     wide = cells.pivot(index="algorithm", columns="metric", values="text")
     wide = wide.reindex(index=report.algorithms, columns=list(dict.fromkeys(agg["metric"])))
     prov = report.provenance
     filters = prov.get("filters") or {}
     header = (
-        f"{len(prov.get('algorithms', []))} algorithms × {len(prov.get('tasks', []))} tasks; "
+        f"{report.counts().text()}; "
         f"{prov.get('normalization', '')}; {ci_label(prov.get('ci', 0.95))} {prov.get('method', '')} intervals, "
         f"{prov.get('reps', '')} bootstrap replicates, seed {prov.get('seed')}"
         + "".join(f"; {k.replace('_', ' ')}: {', '.join(v)}" for k, v in filters.items())
     )
-    findings, as_warnings = _findings(report)
+    findings, shown = _findings(report)
+    as_warnings = {as_flags(w) for w in shown}
     lines = [as_flags(findings)] if findings else []
     lines += [header, wide.to_string()]
     n_dropped = len(prov.get("dropped") or [])
     if n_dropped:
-        lines.append(f"dropped {n_dropped} invalid row(s) (--drop-invalid); each is listed in provenance.json")
+        lines.append(
+            f"dropped {plural(n_dropped, 'row', 'invalid')} (--drop-invalid); each is listed in provenance.json"
+        )
     for w in report.warnings:
-        if w not in as_warnings:  # shown first, above the table
-            lines.append(f"warning: {as_flags(w)}")
+        if as_flags(w) not in as_warnings:  # shown first, above the table
+            lines.append(warning_line(as_flags(w)))
     return "\n".join(lines)

@@ -8,7 +8,7 @@ from typing import Any
 
 from .common import EPILOG, check_output, read_scores, run_and_report
 from .flags import CliError
-from .options import add_analysis_options, add_field_options, add_output_options
+from .options import FILE_FIELDS, add_analysis_options, add_field_options, add_output_options
 
 _DESCRIPTION = """\
 Evaluate per-run final scores (long form: one row per run and task, or per run, task and step with
@@ -23,10 +23,14 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     path = Path(args.input)
     if not path.exists():  # before the output check, which names inputs
         raise CliError(f"input file {path} does not exist")
-    if args.curves and not args.step_key:
-        raise CliError("--curves needs per-step scores: name the step column with --step-key COLUMN")
     check_output(args, inputs=[path])  # before any computation: never replace an input or foreign files
     table = read_scores(path, args)
+    if (args.curves or args.budget is not None) and not table.has_steps:
+        flag = "--curves" if args.curves else "--budget"
+        raise CliError(
+            f"{flag} needs per-step scores: {path} has no column {args.step_key!r}; name the step column with "
+            "--step-key COLUMN"
+        )
     run_and_report(table, args, source={"kind": "file", "path": str(path)})
     return 0
 
@@ -41,8 +45,7 @@ def register(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("input", help="CSV, TSV, Parquet or JSON file in long form")
-    fields = add_field_options(p, {"algorithm": "algorithm", "task": "task", "seed": "seed", "score": "score"})
-    fields.add_argument("--step-key", default=None, metavar="COL", help="column with the training step (for --curves)")
+    add_field_options(p, FILE_FIELDS)
     add_analysis_options(p)
     add_output_options(p)
     p.set_defaults(func=_cmd_evaluate)

@@ -67,6 +67,7 @@ SOURCE_FLAGS: dict[str, str] = {
     "seed=": "--seed-key",
     "score=": "--score-key",
     "run_key=": "--run-key",
+    "run_id=": "--run-key",
     "step=": "--step-key",
     "include_unfinished=True": "--include-unfinished",
     DROP_INVALID: "--drop-invalid",

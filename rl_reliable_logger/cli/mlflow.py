@@ -23,6 +23,7 @@ from .flags import CliError, cli_message
 from .options import (
     add_analysis_options,
     add_field_options,
+    add_force_publish_option,
     add_output_options,
     add_retry_option,
     add_source_options,
@@ -109,7 +110,7 @@ def add_source(parser: argparse.ArgumentParser, *, curves: bool = True) -> Any:
         refs="tags.X, params.X, metrics.X, run.name, ...",
         run_key=False,
     )
-    add_source_options(fields)
+    add_source_options(fields, config_kind="params")
     add_retry_option(src)
     return fields
 
@@ -147,6 +148,7 @@ def register(subparsers: Any) -> None:
         "(default with one experiment), an existing run id (never a run being analysed), or `none` "
         "(default with several)",
     )
+    add_force_publish_option(pub)
     add_analysis_options(parser)
     add_output_options(parser)
     parser.set_defaults(func=_handler)
@@ -197,6 +199,7 @@ def _handler(args: argparse.Namespace) -> int:
         experiment=table.source["experiments"][0]["id"],
         parent_run_id=run_id,
         figures=not args.no_figures,
+        force=args.force_publish,
         retry=retry_policy(args),
     )
     try:

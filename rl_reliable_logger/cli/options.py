@@ -21,11 +21,13 @@ from .flags import CliError, cli_message, flag_for
 
 __all__ = [
     "ANALYSIS_OPTIONS",
+    "FILE_FIELDS",
     "CliError",
     "Option",
     "add_analysis_options",
     "add_shared_option",
     "add_field_options",
+    "add_force_publish_option",
     "add_name_options",
     "add_output_options",
     "add_retry_option",
@@ -91,7 +93,8 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
         STATISTICS,
         dict(
             metavar="NAME|PATH",
-            help="normalise scores per task: atari, atari100k, atari-record, procgen, dmc, percentiles "
+            help="normalise scores per task: atari, atari100k, atari-record, procgen, dmc, already-normalized "
+            "(scores the training code normalised: kept as logged), percentiles "
             "(Jordan et al.), or a CSV with columns task,low,high (default: raw scores)",
         ),
     ),
@@ -307,6 +310,11 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
 )
 
 
+#: The columns a user's file is read with when no field flag is given: ScoreTable's defaults (a test checks
+#: them), ``step`` used when the file has that column.
+FILE_FIELDS = {"algorithm": "algorithm", "task": "task", "seed": "seed", "score": "score", "step": "step"}
+
+
 def add_field_options(
     parser: argparse.ArgumentParser,
     defaults: Mapping[str, str],
@@ -333,6 +341,14 @@ def add_field_options(
             default=defaults[name],
             metavar=metavar,
             help=f"{what} with {meaning} (default: {defaults[name]})",
+        )
+    if "step" in defaults:
+        g.add_argument(
+            "--step-key",
+            default=defaults["step"],
+            metavar=metavar,
+            help=f"{what} with the training step, for --curves and --budget; the last step gives the final score "
+            f"(default: {defaults['step']}, when the input has it)",
         )
     if run_key:
         g.add_argument(
@@ -448,11 +464,14 @@ def analysis_options(args: argparse.Namespace, *, progress: bool = False) -> Any
 
 
 # ---------------------------------------------------------------------------- tracker sources
-def add_source_options(group: Any) -> None:
+def add_source_options(group: Any, *, config_kind: str) -> None:
     """The source flags every tracker subcommand shares: ``--score-rule``, ``--variant-key``, ``--run-key``.
 
-    ``group`` is the field group returned by :func:`add_field_options` (called with ``run_key=False``).
+    ``group`` is the field group returned by :func:`add_field_options` (called with ``run_key=False``);
+    ``config_kind`` is where the tracker keeps hyperparameters (``params`` on MLflow, ``config`` on W&B), for
+    the examples of the help.
     """
+    example = f"{config_kind}.lr"
     group.add_argument(
         "--score-rule",
         default="last",
@@ -466,7 +485,7 @@ def add_source_options(group: Any) -> None:
         action="append",
         metavar="REF",
         help="append this field to the algorithm label, one label per sweep configuration "
-        "(e.g. --variant-key config.lr gives 'PPO lr=0.001'); comma-separated, repeatable",
+        f"(e.g. --variant-key {example} gives 'PPO lr=0.001'); comma-separated, repeatable",
     )
     group.add_argument(
         "--run-key",
@@ -474,6 +493,16 @@ def add_source_options(group: Any) -> None:
         metavar="REF",
         help="field with a run's identity (default: the tracker's run id, so seeds reused across "
         "configurations are fine; two runs with one configuration and seed are reported as duplicates)",
+    )
+
+
+def add_force_publish_option(group: Any) -> None:
+    """``--force-publish``: the same flag, meaning and default on every tracker command."""
+    group.add_argument(
+        "--force-publish",
+        action="store_true",
+        help="publish a new analysis run even if the same report content was published before "
+        "(default: reuse the earlier one)",
     )
 
 

@@ -21,7 +21,7 @@ from . import mlflow as mlflow_command
 from . import wandb as wandb_command
 from .common import read_scores
 from .flags import PLAN_FLAGS, CliError, as_flags, cli_message
-from .options import add_field_options, add_shared_option, source_kwargs
+from .options import FILE_FIELDS, add_field_options, add_shared_option, source_kwargs
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..analysis.planning import Plan
@@ -147,10 +147,7 @@ def register(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     f.add_argument("input", help="CSV, Parquet or JSON file of pilot scores in long form")
-    k = add_field_options(f, {"algorithm": "algorithm", "task": "task", "seed": "seed", "score": "score"})
-    k.add_argument(
-        "--step-key", default=None, metavar="COL", help="column with the training step (the last step is used)"
-    )
+    k = add_field_options(f, FILE_FIELDS)
     _drop_invalid(k)
     _add_planning(f)
     for name, module, what in (
@@ -262,12 +259,10 @@ def _pilot(args: argparse.Namespace) -> Any:
         except RLReliableError as err:
             raise CliError(cli_message(err)) from None
     if not args.quiet:
-        final = table.final()
-        print(
-            f"pilot: {final.frame['run_id'].nunique()} run(s), {len(final.algorithms)} algorithm(s) x "
-            f"{len(final.tasks)} task(s) from {describe_source(table.source)}",
-            file=sys.stderr,
-        )
+        from ..data.counts import count_runs
+
+        counts = count_runs(table.final().frame)
+        print(f"pilot: {counts.text()} from {describe_source(table.source)}", file=sys.stderr)
     return table
 
 
@@ -307,11 +302,13 @@ def format_plan(result: Plan) -> str:
             )
         )
     if result.needed:
+        from ..data.counts import plural
+
         lines.append("")
         for alg, n in result.needed.items():
             if n is None:
                 lines.append(f"{alg}: target not reached within {prov['grid'][-1]} runs per task")
                 continue
             more = result.launch[result.launch["algorithm"] == alg]["more_runs"]
-            lines.append(f"{alg}: {n} runs per task needed; launch {int(more.sum())} more run(s)")
+            lines.append(f"{alg}: {n} runs per task needed; launch {plural(int(more.sum()), 'run', 'more')}")
     return "\n".join(lines)

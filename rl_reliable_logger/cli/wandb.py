@@ -20,6 +20,7 @@ from .flags import CliError, cli_message
 from .options import (
     add_analysis_options,
     add_field_options,
+    add_force_publish_option,
     add_output_options,
     add_retry_option,
     add_source_options,
@@ -118,7 +119,7 @@ def add_source(parser: argparse.ArgumentParser, *, curves: bool = True) -> Any:
         refs="config.X, summary.X, tags.PREFIX, run.group, ...",
         run_key=False,
     )
-    add_source_options(fields)
+    add_source_options(fields, config_kind="config")
     add_retry_option(src)
     return fields
 
@@ -189,8 +190,8 @@ def register(subparsers: Any) -> None:
         "--publish",
         choices=["sweep", "group", "none"],
         default=None,
-        help="publish a run attached to the sweep, a run in --group, or nothing "
-        "(default: sweep when a sweep is known, else none)",
+        help="publish a new analysis run attached to the sweep, a new analysis run in --group, or nothing "
+        "(default: sweep when the runs share a sweep, else group; as `rl-reliable mlflow` publishes a new run)",
     )
     pub.add_argument("--group", default="rl-reliable", help="group of the analysis run with --publish group")
     pub.add_argument(
@@ -199,9 +200,7 @@ def register(subparsers: Any) -> None:
         metavar="[ENTITY/]PROJECT",
         help="publish into this project (default: the source project)",
     )
-    pub.add_argument(
-        "--force-publish", action="store_true", help="publish even if the same report content was published before"
-    )
+    add_force_publish_option(pub)
     pub.add_argument(
         "--wandb-report",
         action="store_true",
@@ -277,11 +276,6 @@ def _handler(args: argparse.Namespace) -> int:
 
     report = run_and_report(table, args, source=table.source, options=selected_options(options, table))
     if sink is None:
-        if args.publish is None:
-            print(
-                "not published to W&B (no sweep: pass --publish group, or --publish sweep with --sweep ID)",
-                file=sys.stderr,
-            )
         return 0
     try:
         result = sink.publish(report, bundle=args.out or None)

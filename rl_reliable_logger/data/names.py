@@ -231,3 +231,10 @@ def escape_markdown(text: Any) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+def seed_key(seed: Any) -> str:
+    """A seed as a run key: ``3.0`` and ``3`` are the same run, ``"3"``."""
+    if isinstance(seed, float) and seed.is_integer():
+        return str(int(seed))
+    return str(seed)

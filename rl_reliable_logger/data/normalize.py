@@ -36,7 +36,12 @@ import pandas as pd
 
 from ..errors import InputError, ScoreTableError
 from . import csvcells
+from .counts import agree, plural
 from .scores import ScoreTable
+
+#: Scores the training code already normalised (0 and 1 as it defines them): kept as they are, and labelled
+#: normalised, so no "scores are not normalised" warning is raised about them.
+_ALREADY = "already-normalized"
 
 _PACKAGED = {
     "atari": "atari57.csv",
@@ -48,7 +53,7 @@ _PACKAGED = {
     "procgen": "procgen_easy.csv",
     "procgen-easy": "procgen_easy.csv",
 }
-_RANGES = {"dmc": (0.0, 1000.0), "dm_control": (0.0, 1000.0)}
+_RANGES = {"dmc": (0.0, 1000.0), "dm_control": (0.0, 1000.0), _ALREADY: (0.0, 1.0)}
 
 _PREFIXES = re.compile(r"^(ale/|procgen:|procgen-|procgen_|dmc[/:_-]|dm_control[/:_-])", re.I)
 _SUFFIXES = re.compile(r"(noframeskip|deterministic)?(-v\d+)?$", re.I)
@@ -117,7 +122,7 @@ class Normalizer:
         if twice:
             shown = "; ".join(" and ".join(repr(n) for n in names) for names in twice[:6])
             raise ScoreTableError(
-                f"{len(twice)} task(s) are named two ways in one input: {shown} are one game for the {self.name!r} "
+                f"{plural(len(twice), 'task')} {agree(len(twice), 'are')} named two ways in one input: {shown} are one game for the {self.name!r} "
                 "table (names match ignoring case, punctuation and version suffixes), so they would get one "
                 "reference score and count twice. Use one name per task."
             )
@@ -136,7 +141,7 @@ class Normalizer:
                 hint = f" (closest: {', '.join(keyed[c][0] for c in close)})" if close else ""
                 lines.append(f"{task}{hint}")
             raise ScoreTableError(
-                f"{len(unmatched)} task(s) have no reference score in the {self.name!r} table: "
+                f"{plural(len(unmatched), 'task')} {agree(len(unmatched), 'have')} no reference score in the {self.name!r} table: "
                 + "; ".join(lines)
                 + f". The table knows {len(known)} tasks. Drop these tasks, or pass your own CSV with columns "
                 "task,low,high (--normalize path/to/refs.csv)."
@@ -157,11 +162,13 @@ class Normalizer:
     def apply(self, table: ScoreTable) -> ScoreTable:
         """Normalised copy of ``table`` (raw scores kept in ``raw_score``)."""
         bounds = self.bounds(table.tasks)
-        frame = table.frame
-        low = frame["task"].map({t: b[0] for t, b in bounds.items()}).to_numpy(float)
-        high = frame["task"].map({t: b[1] for t, b in bounds.items()}).to_numpy(float)
-        scores = (frame["score"].to_numpy(float) - low) / (high - low)
-        out = table.with_scores(scores)
+
+        def affine(tasks: pd.Series, values: np.ndarray) -> np.ndarray:
+            low = tasks.map({t: b[0] for t, b in bounds.items()}).to_numpy(float)
+            high = tasks.map({t: b[1] for t, b in bounds.items()}).to_numpy(float)
+            return (values - low) / (high - low)
+
+        out = table.map_scores(affine)  # final scores of a tracker table with curves too
         out.source = {**out.source, "normalization": self.name, "normalization_description": self.description}
         return out
 
@@ -217,6 +224,8 @@ def _describe(name: str) -> str:
         return "human-normalised score (random = 0, human = 1)"
     if name.startswith("procgen"):
         return "min-max normalised return (Procgen easy mode)"
+    if name == _ALREADY:
+        return "score normalised by the training code (kept as logged)"
     if name in _RANGES:
         return "return / 1000 (DM Control)"
     return f"normalised score ({name})"

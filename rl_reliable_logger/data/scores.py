@@ -20,7 +20,7 @@ import os
 import re
 import sys
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,10 +29,17 @@ import pandas as pd
 
 from ..errors import ScoreTableError
 from . import csvcells
-from .names import NameMode, check_names, is_missing
+from .counts import agree, plural
+from .fields import check_distinct
+from .names import NameMode, check_names, is_missing, seed_key
 from .read_memory import check_read_memory
 
 CANONICAL = ("algorithm", "task", "run_id", "seed", "score")
+#: The step column read when the input has it (every field defaults to its usual column name).
+DEFAULT_STEP = "step"
+#: A tracker table's final score when it also holds learning curves (the score key's value, which may differ
+#: from the curve's last point): a score column, transformed with ``score`` by :meth:`ScoreTable.map_scores`.
+FINAL_SCORE = "final_score"
 _MAX_LISTED = 15
 
 
@@ -42,13 +49,6 @@ def _listing(items: Sequence[str]) -> str:
     if len(items) > _MAX_LISTED:
         shown.append(f"... and {len(items) - _MAX_LISTED} more")
     return "; ".join(shown)
-
-
-def seed_key(seed: Any) -> str:
-    """A seed as a run key: ``3.0`` and ``3`` are the same run, ``"3"``."""
-    if isinstance(seed, float) and seed.is_integer():
-        return str(int(seed))
-    return str(seed)
 
 
 #: Largest |score| times this many rows must stay below float64's maximum: sums of resampled scores and
@@ -179,7 +179,8 @@ class ScoreTable:
         algorithm, task, seed, score: the columns that hold each field.
         run_id: column with a unique run key (e.g. a tracker run id). Default: the seed, so two
             rows with the same (algorithm, task, seed) are duplicates.
-        step: column with the training step, for learning curves (optional).
+        step: column with the training step, for learning curves: ``"step"`` (default) when the input has
+            that column; ``None``: no steps (the input holds final scores).
         on_invalid: ``"raise"`` (default) or ``"drop"`` the offending rows (recorded in ``dropped``).
         names: ``"strict"`` (default): names with surrounding whitespace, or two names that print the same
             (NFC vs NFD, ...), are errors; ``"normalize"``: strip them and put them in NFC, recording every
@@ -206,7 +207,7 @@ class ScoreTable:
         seed: str | None = "seed",
         score: str = "score",
         run_id: str | None = None,
-        step: str | None = None,
+        step: str | None = DEFAULT_STEP,
         on_invalid: Literal["raise", "drop"] = "raise",
         source: Mapping[str, Any] | None = None,
         names: NameMode = "strict",
@@ -215,7 +216,11 @@ class ScoreTable:
             raise ValueError(f"on_invalid must be 'raise' or 'drop', not {on_invalid!r}")
         if not isinstance(data, pd.DataFrame):
             raise TypeError(f"ScoreTable needs a pandas DataFrame, got {type(data).__name__}")
+        if step == DEFAULT_STEP and step not in data.columns:
+            step = None  # the usual step column is used when the input has one, like every other field
         self.source: dict[str, Any] = dict(source or {})
+        given = {"algorithm": algorithm, "task": task, "seed": seed, "score": score, "run_id": run_id, "step": step}
+        self.source.setdefault("fields", {k: v for k, v in given.items() if v is not None})  # a tracker's: its refs
         self.warnings: list[str] = []
         dropped: list[dict[str, Any]] = []
         frame, rewrites = self._canonical(data, algorithm, task, seed, score, run_id, step, names)
@@ -268,6 +273,7 @@ class ScoreTable:
             wanted["step"] = step
         if seed is None and run_id is None:
             raise ScoreTableError("each run needs a key: give a seed column or a run_id column.")
+        check_distinct({f"{field}=": col for field, col in wanted.items()})
         absent = {field: col for field, col in wanted.items() if col not in data.columns}
         if absent:
             cols = ", ".join(map(str, data.columns))
@@ -461,14 +467,14 @@ class ScoreTable:
         singles = [f"{a} / {t}" for (a, t), n in sizes.items() if n < 2]
         if singles:
             self.warnings.append(
-                f"{len(singles)} (algorithm, task) cell(s) have a single run ({', '.join(singles[:8])}"
+                f"{plural(len(singles), 'cell', '(algorithm, task)')} {agree(len(singles), 'have')} a single run ({', '.join(singles[:8])}"
                 + (", ..." if len(singles) > 8 else "")
                 + "): point estimates are fine, but bootstrap intervals cannot reflect run-to-run variation there."
             )
         few = sizes[(sizes >= 2) & (sizes < 5)]
         if len(few):
             self.warnings.append(
-                f"{len(few)} cell(s) have fewer than 5 runs: intervals will be wide and can under-cover."
+                f"{plural(len(few), 'cell')} {agree(len(few), 'have')} fewer than 5 runs: intervals will be wide and can under-cover."
             )
         ragged = [f"{alg} ({s.min()}–{s.max()})" for alg, s in sizes.groupby(level=0, sort=False) if s.nunique() > 1]
         if ragged:
@@ -506,10 +512,10 @@ class ScoreTable:
         if at_step is not None:
             frame = frame[frame["step"].astype(float) <= float(at_step)]
         last = frame.groupby(["algorithm", "task", "run_id"], sort=False).tail(1).sort_index()
-        if "final_score" in last.columns:  # a tracker's final score, kept apart from its learning curve
+        if FINAL_SCORE in last.columns:  # a tracker's final score, kept apart from its learning curve
             if at_step is None:
-                last = last.assign(score=last["final_score"].astype(float))
-            last = last.drop(columns=["final_score"])
+                last = last.assign(score=last[FINAL_SCORE].astype(float))
+            last = last.drop(columns=[FINAL_SCORE])
         return self._replace(last.drop(columns=["step"]))
 
     def _replace(self, frame: pd.DataFrame) -> ScoreTable:
@@ -521,11 +527,44 @@ class ScoreTable:
         new.dropped = self.dropped.copy()
         return new
 
+    def map_scores(self, transform: Callable[[pd.Series, np.ndarray], np.ndarray]) -> ScoreTable:
+        """A copy with every score column mapped by ``transform(tasks, values)`` (e.g. a per-task normalisation).
+
+        Every score column means ``score`` and, on a tracker table with learning curves, ``final_score`` (the
+        score key's value that :meth:`final` uses): a map of ``score`` alone would leave raw final scores
+        behind under a normalised label. Raw scores are kept as ``raw_score``.
+        """
+        tasks = self.frame["task"]
+        out = self._with_columns({"score": transform(tasks, self.frame["score"].to_numpy(float))})
+        if FINAL_SCORE in self.frame.columns:
+            finals = transform(tasks, self.frame[FINAL_SCORE].to_numpy(float))
+            out.frame[FINAL_SCORE] = self._checked(finals, out.frame)
+        return out
+
     def with_scores(self, scores: np.ndarray | pd.Series, *, keep_raw: bool = True) -> ScoreTable:
-        """A copy with the ``score`` column replaced (e.g. normalised); raw scores kept as ``raw_score``."""
+        """A copy with the ``score`` column replaced (e.g. normalised); raw scores kept as ``raw_score``.
+
+        Refused on a table whose final scores are a column of their own (``final_score``, a tracker table with
+        learning curves): new ``score`` values alone would leave those behind; use :meth:`map_scores`.
+        """
+        if FINAL_SCORE in self.frame.columns:
+            raise ValueError(
+                "with_scores() would leave the final_score column unchanged; use map_scores() to transform "
+                "every score column of a table with learning curves"
+            )
+        return self._with_columns({"score": np.asarray(scores, dtype=float)}, keep_raw=keep_raw)
+
+    def _with_columns(self, columns: Mapping[str, np.ndarray], *, keep_raw: bool = True) -> ScoreTable:
         frame = self.frame.copy()
         if keep_raw and "raw_score" not in frame.columns:
             frame.insert(frame.columns.get_loc("score") + 1, "raw_score", frame["score"])
+        for name, values in columns.items():
+            frame[name] = self._checked(values, frame)
+        return self._replace(frame)
+
+    @staticmethod
+    def _checked(scores: np.ndarray, frame: pd.DataFrame) -> np.ndarray:
+        """Transformed scores, refused when not finite or too large (naming the first runs)."""
         values = np.asarray(scores, dtype=float)
         bad = ~np.isfinite(values)
         if bad.any():
@@ -536,8 +575,7 @@ class ScoreTable:
                 "normalisation's low/high) overflows; check the reference ranges."
             )
         check_magnitudes(values, what="transformed scores")
-        frame["score"] = values
-        return self._replace(frame)
+        return values
 
     def cells(self) -> dict[tuple[str, str], np.ndarray]:
         """Final scores per (algorithm, task), in table order of algorithms and tasks, runs by run id."""
@@ -563,9 +601,8 @@ class ScoreTable:
     def __repr__(self) -> str:
         n_runs = self.final().frame.shape[0]
         return (
-            f"ScoreTable({len(self.algorithms)} algorithms × {len(self.tasks)} tasks, {n_runs} runs"
-            + (", with steps" if self.has_steps else "")
-            + ")"
+            f"ScoreTable({plural(len(self.algorithms), 'algorithm')} × {plural(len(self.tasks), 'task')}, "
+            f"{plural(n_runs, 'run')}" + (", with steps" if self.has_steps else "") + ")"
         )
 
     # ------------------------------------------------------------------ conversions

@@ -24,6 +24,7 @@ import pandas as pd
 from ..analysis.comparisons import report_letters
 from ..analysis.protocol import Finding, by_severity, format_finding
 from ..analysis.report import SPECS
+from ..data.counts import count_runs, fixed
 from ..stats.registry import lower_is_better
 from . import tables as _paper_tables
 from .methods import checklist, methods_paragraph, references
@@ -99,7 +100,7 @@ def _num(v: Any, d: int = 3) -> str:
         return "–"
     if f.is_integer() and abs(f) < 1e15:
         return f"{int(f)}"
-    return f"{f:.{d}g}" if abs(f) >= 1000 else f"{f:.{d}f}"
+    return f"{f:.{d}g}" if abs(f) >= 1000 else fixed(f, d)
 
 
 def frame_html(frame: pd.DataFrame, *, max_rows: int | None = None, numeric_digits: int = 3) -> str:
@@ -131,9 +132,9 @@ def _headline(report: Report) -> str:
     runs = {}
     if not report.scores.empty and "algorithm" in report.scores:
         sc = report.scores
-        key = "run_id" if "run_id" in sc.columns else None
         for alg, sub in sc.groupby(sc["algorithm"].astype(str)):
-            runs[alg] = (sub[key].nunique() if key else len(sub), sub["task"].nunique() if "task" in sub else 0)
+            counted = count_runs(sub)
+            runs[alg] = (counted.runs, counted.tasks)
     head = "".join(f"<th>{esc(_paper_tables._title(m))}{' ↓' if lower_is_better(m) else ' ↑'}</th>" for m in metrics)
     out = ["<table><thead><tr><th>Algorithm</th>", head]
     if runs:
@@ -239,21 +240,11 @@ _PROV_ORDER = (
 
 def _provenance(report: Report) -> str:
     prov = dict(report.provenance or {})
-    keys = [k for k in _PROV_ORDER if k in prov] + sorted(k for k in prov if k not in _PROV_ORDER)
+    shown = {k: v for k, v in prov.items() if k != "counts"}  # the counts are the "scores used" row
+    keys = [k for k in _PROV_ORDER if k in shown] + sorted(k for k in shown if k not in _PROV_ORDER)
     rows = []
-    sc = report.scores
-    if not sc.empty:
-        cnt = (
-            sc.groupby([sc["algorithm"].astype(str), sc["task"].astype(str)]).size()
-            if "run_id" not in sc
-            else sc.groupby([sc["algorithm"].astype(str), sc["task"].astype(str)])["run_id"].nunique()
-        )
-        n_runs = sc["run_id"].nunique() if "run_id" in sc else len(sc)
-        rows.append(
-            "<tr><th>scores used</th><td>"
-            f"{n_runs} runs, {sc['algorithm'].nunique()} algorithms, {sc['task'].nunique()} tasks; "
-            f"runs per (algorithm, task): {int(cnt.min())}–{int(cnt.max())}</td></tr>"
-        )
+    if not report.scores.empty or "counts" in prov:
+        rows.append(f"<tr><th>scores used</th><td>{esc(report.counts().text())}</td></tr>")
     for k in keys:
         rows.append(f"<tr><th>{esc(k)}</th><td>{_value_html(prov[k])}</td></tr>")
     if not rows:

@@ -19,7 +19,9 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..analysis.aggregates import interval_methods
 from ..analysis.protocol import AGARWAL, REFERENCES
+from ..data.counts import plural, span
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..analysis.report import Report
@@ -29,7 +31,60 @@ _METHOD_NAMES = {
     "basic": "basic (reverse percentile)",
     "bc": "bias-corrected (BC)",
     "bca": "bias-corrected and accelerated (BCa)",
+    "expanded": "expanded percentile",
+    "bootstrap-t": "bootstrap-t",
+    "student-t": "Student-t",
 }
+#: What each table holds, in the words of the paragraph, and the replicate count (provenance key) it used.
+_TABLE_WORDS = {
+    "aggregates": ("the aggregate metrics", "reps"),
+    "differences": ("the differences between algorithms' aggregate metrics", "reps"),
+    "improvement": ("the probability of improvement", "improvement_reps"),
+    "profiles": ("the performance profiles", "profile_reps"),
+    "gap_curve": ("the optimality gap as a function of its threshold", "profile_reps"),
+    "per_task": ("the per-task means", "profile_reps"),
+    "curves": ("the sample-efficiency curves", "curve_reps"),
+}
+#: Check families of ``provenance["checks"]`` (``analysis.protocol.checks_run``), as the paragraph names them.
+_CHECK_WORDS = {
+    "runs": "runs per cell",
+    "budget": "training budgets",
+    "protocol": "evaluation protocol fields",
+    "score_name": "the score's name",
+    "final": "final scores at the last step",
+    "tuning": "tuning seeds",
+}
+
+
+def method_name(method: str) -> str:
+    """An interval method in words."""
+    return _METHOD_NAMES.get(method, method)
+
+
+def intervals_phrase(method: str, table: str = "") -> str:
+    """``percentile intervals``: the intervals a table has; bootstrap-t on the aggregates (and on their
+    differences) is studentized for the mean only (expanded for the other metrics)."""
+    if method == "bootstrap-t" and table in ("aggregates", "differences"):
+        return (
+            "bootstrap-t (studentized) intervals for the mean and expanded percentile intervals for the other metrics"
+        )
+    return f"{method_name(method)} intervals"
+
+
+def table_methods(prov: dict[str, Any]) -> dict[str, str]:
+    """The interval method of each table: recorded by ``evaluate()`` (``interval_methods``), or for results
+    written before it was, derived with the same rule from the requested method."""
+    recorded = prov.get("interval_methods")
+    if isinstance(recorded, dict):
+        return {str(k): str(v) for k, v in recorded.items()}
+    return interval_methods(str(prov.get("method", "percentile")), curves=bool(prov.get("curve_reps")))
+
+
+def _checks(prov: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    found = prov.get("checks")
+    return {k: v for k, v in found.items() if isinstance(v, dict)} if isinstance(found, dict) else {}
+
+
 _ROBUST = {"iqm", "optimality_gap", "median"}
 
 
@@ -63,7 +118,7 @@ def _runs_text(prov: dict[str, Any]) -> str:
     every = sorted({n for c in counts.values() for n in c})
     if len(every) == 1:
         return f"{every[0]} independent runs (seeds) per task for every algorithm"
-    parts = [f"{a}: {c[0]}" if len(c) == 1 else f"{a}: {c[0]}–{c[-1]}" for a, c in counts.items()]
+    parts = [f"{a}: {span(c[0], c[-1])}" for a, c in counts.items()]
     return "runs per task that differ between algorithms (" + "; ".join(parts) + ")"
 
 
@@ -84,19 +139,39 @@ def references(report: Report) -> list[str]:
     return [full for short, full in REFERENCES.items() if short == AGARWAL or short in cited]
 
 
+def _why_not(check: dict[str, Any]) -> str:
+    """``no steps in the input`` of a check detail ``not checked (no steps in the input)``."""
+    detail = str(check.get("detail") or "")
+    return detail[len("not checked (") : -1] if detail.startswith("not checked (") and detail.endswith(")") else detail
+
+
+def _interval_clauses(report: Report, prov: dict[str, Any]) -> list[str]:
+    """One clause per table that was computed: its interval method and replicate count."""
+    present = {name for name, frame in report.tables() if not frame.empty}
+    clauses = []
+    for table, method in table_methods(prov).items():
+        if table not in _TABLE_WORDS or table not in present:
+            continue
+        what, reps_key = _TABLE_WORDS[table]
+        reps = prov.get(reps_key)
+        count = f" ({int(reps):,} replicates)" if isinstance(reps, (int, float)) and reps else ""
+        clauses.append(f"{what}: {intervals_phrase(method, table)}{count}")
+    return clauses
+
+
 def methods_paragraph(report: Report) -> str:
     """The ready-to-paste paragraph (Markdown-free plain text)."""
     prov = dict(report.provenance)
     algorithms = list(prov.get("algorithms") or report.algorithms)
     tasks = list(prov.get("tasks") or [])
     ci = float(prov.get("ci", 0.95))
-    method = _METHOD_NAMES.get(str(prov.get("method", "percentile")), str(prov.get("method")))
     gamma = float(prov.get("gamma", 1.0))
     metrics = list(prov.get("metrics") or [])
+    counts = report.counts()
     sentences = [
-        f"We evaluate {len(algorithms)} algorithm{'s' if len(algorithms) != 1 else ''} "
-        f"({', '.join(map(str, algorithms))}) on {len(tasks)} task{'s' if len(tasks) != 1 else ''} "
-        f"with {_runs_text(prov)}, using the final score of each run."
+        f"We evaluate {plural(len(algorithms), 'algorithm')} ({', '.join(map(str, algorithms))}) on "
+        f"{plural(len(tasks), 'task')} with {_runs_text(prov)}, using the final score of each run: "
+        f"{counts.text()}."
     ]
     norm = prov.get("normalization") or "raw score"
     if prov.get("normalize"):
@@ -111,20 +186,9 @@ def methods_paragraph(report: Report) -> str:
         ", after resampling the tasks themselves," if prov.get("task_bootstrap") else ""
     )
     sentences.append(
-        f"Uncertainty is quantified with {ci:.0%} {method} confidence intervals from a stratified bootstrap "
-        f"that resamples {resample} (each task keeps its number of runs; Agarwal et al., 2021), with "
-        f"{int(prov.get('reps', 0)):,} replicates for aggregate metrics and their differences"
-        + (
-            f", {int(prov['profile_reps']):,} for performance profiles and per-task intervals"
-            if prov.get("profile_reps")
-            else ""
-        )
-        + (
-            f", {int(prov['improvement_reps']):,} for the probability of improvement"
-            if prov.get("improvement_reps")
-            else ""
-        )
-        + (f" and {int(prov['curve_reps']):,} for sample-efficiency curves" if prov.get("curve_reps") else "")
+        f"Uncertainty is quantified with {ci:.0%} confidence intervals from a stratified bootstrap that resamples "
+        f"{resample} (each task keeps its number of runs; Agarwal et al., 2021): "
+        + "; ".join(_interval_clauses(report, prov))
         + "."
     )
     if not report.improvement.empty:
@@ -153,11 +217,19 @@ def methods_paragraph(report: Report) -> str:
             + "; ".join(f"{f.get('check')} ({f.get('message')}{_cite(f)})" for f in fired)
             + "."
         )
+    elif "protocol" in prov:
+        sentences.append("No protocol check fired.")
     else:
+        sentences.append("Protocol checks were not recorded with these results.")
+    checks = _checks(prov)
+    if checks:
+        ran = [_CHECK_WORDS.get(k, k) for k, v in checks.items() if v.get("ran")]
+        skipped = [f"{_CHECK_WORDS.get(k, k)} ({_why_not(v)})" for k, v in checks.items() if not v.get("ran")]
         sentences.append(
-            "No protocol check fired."
-            if "protocol" in prov
-            else "Protocol checks were not recorded with these results."
+            "Checked: "
+            + (", ".join(ran) or "nothing")
+            + "."
+            + (" Not checked: " + "; ".join(skipped) + "." if skipped else "")
         )
     versions = prov.get("versions") or {}
     if versions:
@@ -169,11 +241,64 @@ def methods_paragraph(report: Report) -> str:
     return " ".join(sentences)
 
 
+def _final_item(prov: dict[str, Any], fired: set[Any], known: bool) -> tuple[str, bool | None, str]:
+    """Ticked only when the final scores are known to be each run's last point (the input has steps)."""
+    item = "Final (not maximum-over-training) scores"
+    checks = _checks(prov)
+    source = prov.get("source")
+    score = source.get("score") if isinstance(source, dict) else None
+    rule = str(score.get("rule") or "") if isinstance(score, dict) else ""
+    if "score.maximum" in fired:
+        return item, False, "the score's name looks like a maximum over training"
+    if rule == "max":
+        return item, False, "the score rule is max: the best logged value, biased upwards"
+    if "final" in checks:
+        final, name = checks["final"], checks.get("score_name", {})
+        if final.get("ran"):
+            return item, True, str(final.get("detail"))
+        reason = str(final.get("detail"))
+        if name.get("ran"):
+            reason += f"; {name.get('detail')}: none found"
+        return item, None, reason
+    return item, None, "not checked" if not known else "not recorded with these results"
+
+
+def _budget_item(
+    prov: dict[str, Any], fired: set[Any], known: bool, per: dict[str, Any], counts: set[Any]
+) -> tuple[str, bool | None, str]:
+    """Runs per cell are always compared; budgets only when the input has steps."""
+    item = "Same number of runs and training budget for every algorithm"
+    if not known:
+        return item, (len(counts) <= 1 if per else None), "from the run counts only"
+    if {"runs.unequal", "budget.unequal", "budget.short_runs"} & fired:
+        return item, False, "the protocol checks found a difference (see above)"
+    budget = _checks(prov).get("budget")
+    if budget is None:
+        return item, True, "checked by the protocol checks"
+    if budget.get("ran"):
+        return item, True, f"runs per cell and {budget.get('detail')}"
+    return item, None, f"runs per cell compared; training budgets {budget.get('detail')}"
+
+
+def _protocol_item(fired: set[Any], known: bool, checks: dict[str, dict[str, Any]]) -> tuple[str, bool | None, str]:
+    """Ticked only when protocol fields were in the input and compared."""
+    item = "Same evaluation protocol (environment version, sticky actions, frame skip, episodes)"
+    if not known:
+        return item, None, "not checked"
+    if "protocol.mismatch" in fired:
+        return item, False, "protocol fields differ between algorithms (see above)"
+    protocol = checks.get("protocol")
+    if protocol is None:
+        return item, True, "protocol fields compared"
+    return item, (True if protocol.get("ran") else None), str(protocol.get("detail"))
+
+
 def checklist(report: Report) -> list[tuple[str, bool | None, str]]:
     """(item, met: True / False / None for unknown, reason) for each recommendation."""
     prov = dict(report.provenance)
     fired = {f.get("check") for f in _findings(prov)}
     known = "protocol" in prov
+    checks = _checks(prov)
     metrics = {str(m).lower() for m in prov.get("metrics") or []}
     per = prov.get("runs_per_task") or {}
     counts = {n for v in per.values() for n in v.values()}
@@ -182,7 +307,8 @@ def checklist(report: Report) -> list[tuple[str, bool | None, str]]:
         (
             "Interval estimates (not only point estimates) for aggregate metrics",
             not report.aggregates.empty,
-            f"{float(prov.get('ci', 0.95)):.0%} stratified-bootstrap intervals",
+            f"{float(prov.get('ci', 0.95)):.0%} stratified-bootstrap "
+            + intervals_phrase(table_methods(prov).get("aggregates", "percentile"), "aggregates"),
         ),
         (
             "Robust aggregate metric (IQM, median or optimality gap) instead of the mean alone",
@@ -204,23 +330,9 @@ def checklist(report: Report) -> list[tuple[str, bool | None, str]]:
             True if prov.get("normalize") else None,
             str(prov.get("normalization") or "raw scores: nothing to state"),
         ),
-        (
-            "Final (not maximum-over-training) scores",
-            None if not known else "score.maximum" not in fired,
-            "score key looks like a maximum" if "score.maximum" in fired else ("checked" if known else "not checked"),
-        ),
-        (
-            "Same number of runs and training budget for every algorithm",
-            (len(counts) <= 1 if per else None)
-            if not known
-            else not ({"runs.unequal", "budget.unequal", "budget.short_runs"} & fired),
-            "checked by the protocol checks" if known else "from the run counts only",
-        ),
-        (
-            "Same evaluation protocol (environment version, sticky actions, frame skip, episodes)",
-            None if not known else "protocol.mismatch" not in fired,
-            "protocol fields compared" if known else "not checked",
-        ),
+        _final_item(prov, fired, known),
+        _budget_item(prov, fired, known, per, counts),
+        _protocol_item(fired, known, checks),
         (
             "Hyperparameters tuned on other seeds than those reported",
             False if "tuning.reused_seeds" in fired else None,

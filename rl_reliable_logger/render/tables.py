@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..data.counts import fixed
 from ..data.names import escape_markdown
 from ..stats.registry import display_name, lower_is_better
 
@@ -49,7 +50,7 @@ def _decimals(values: Sequence[float]) -> int:
 def _fmt(v: float, d: int) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "–"
-    return f"{v:.{d}f}"
+    return fixed(v, d)
 
 
 def _metrics(report: Report, metrics: Sequence[str] | None) -> list[str]:

@@ -45,7 +45,7 @@ def test_unequal_runs_and_few_runs_name_algorithms_and_cells():
     findings = check_protocol(ScoreTable(_frame({"A": 5, "B": 2})))
     assert _checks(findings) == ["runs.unequal", "runs.few"]
     unequal, few = findings
-    assert unequal.algorithms == ("B",) and "A: 5 run(s) per task" in unequal.message
+    assert unequal.algorithms == ("B",) and "A: 5 runs per task" in unequal.message
     assert few.tasks == ("pong", "breakout") and "B / pong (2)" in few.message
     assert all(f.severity == "warning" and f.cite.startswith("Agarwal et al. (2021), §") for f in findings)
     assert check_protocol(ScoreTable(_frame({"A": 5, "B": 2})), min_runs=2)[1:] == []

@@ -29,7 +29,7 @@ def test_budget_takes_final_scores_at_it_and_curves_count_runs(tmp_path, capsys)
     assert code == 0
     text = capsys.readouterr().out
     assert "warning: final scores are taken at the budget 800" in text and "A / x run 3 (last step 500)" in text
-    assert "warning: curves: 1 cell(s) lose runs along the curve" in text and "A / x 4 → 3 runs" in text
+    assert "warning: curves: 1 cell loses runs along the curve" in text and "A / x 4 → 3 runs" in text
     curves = pd.read_csv(out / "curves.csv")
     assert curves["step"].max() == 800
     a = curves[(curves["algorithm"] == "A") & (curves["metric"] == "mean")].sort_values("step")

@@ -187,3 +187,44 @@ def test_an_edited_bundle_is_replaced_only_with_force(scores_csv, tmp_path, caps
     code, _, err = run_cli(capsys, "evaluate", scores_csv, *FAST, "--out", out, "--no-figures", "--force")
     assert code == 0, err
     assert pd.read_csv(out / "aggregates.csv").columns[0] == "algorithm"
+
+
+def test_file_field_defaults_are_scoretables_step_included():
+    import inspect
+
+    from rl_reliable_logger.cli.options import FILE_FIELDS
+    from rl_reliable_logger.data.scores import ScoreTable
+
+    params = inspect.signature(ScoreTable).parameters
+    assert FILE_FIELDS == {name: params[name].default for name in FILE_FIELDS}
+    for command in (["evaluate", "x.csv"], ["plan", "x.csv"]):
+        args = build_parser().parse_args(command)
+        assert {name: getattr(args, f"{name}_key") for name in FILE_FIELDS} == FILE_FIELDS, command
+
+
+def test_a_step_column_named_step_needs_no_flag_on_the_command_line_or_in_python(tmp_path, capsys):
+    rows = [
+        {"algorithm": a, "task": t, "seed": s, "step": step, "score": s + step / 10 + (a == "B")}
+        for a in ("A", "B")
+        for t in ("x", "y")
+        for s in range(3)
+        for step in (0, 10, 20)
+    ]
+    path = tmp_path / "curves.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    from rl_reliable_logger.data.scores import ScoreTable
+
+    assert ScoreTable.from_csv(path).has_steps
+    argv = ["evaluate", path, *FAST, "--curves", "--curve-reps", "100", "--no-figures"]
+    code, _, err = run_cli(capsys, *argv, "--out", tmp_path / "auto")
+    assert code == 0, err
+    code, _, err = run_cli(capsys, *argv, "--step-key", "step", "--out", tmp_path / "named")
+    assert code == 0, err
+    for name in ("aggregates", "curves"):
+        pd.testing.assert_frame_equal(
+            pd.read_csv(tmp_path / "auto" / f"{name}.csv"), pd.read_csv(tmp_path / "named" / f"{name}.csv")
+        )
+    flat = tmp_path / "flat.csv"
+    pd.DataFrame(rows).drop(columns=["step"]).drop_duplicates(["algorithm", "task", "seed"]).to_csv(flat, index=False)
+    code, _, err = run_cli(capsys, "evaluate", flat, *FAST, "--curves")
+    assert code == 2 and "--curves needs per-step scores" in err and "--step-key" in err, err

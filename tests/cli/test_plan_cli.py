@@ -116,7 +116,7 @@ def test_plan_on_mlflow_runs_writes_the_contract_files(tmp_path, capsys):
     code = main(["plan", "mlflow", "--tracking-uri", uri, "--experiment", "pilot", *PLAN_FAST, "--out", str(out)])
     assert code == 0
     err = capsys.readouterr().err
-    assert "pilot: 12 run(s), 2 algorithm(s) x 2 task(s) from MLflow experiment(s) pilot" in err
+    assert "pilot: 12 runs (2 algorithms × 2 tasks, 3 runs per cell, 3 seeds) from MLflow experiment(s) pilot" in err
     assert "left out 1 unfinished" in err and "--include-unfinished" in err  # dropped runs said, in flags
     table = pd.read_csv(out / "plan.csv")
     assert {"kind", "algorithm", "metric", "n_runs", "expected_width", "p_separate"} <= set(table.columns)
@@ -173,7 +173,7 @@ def test_plan_on_offline_wandb_runs(tmp_path, capsys):
     argv = ["plan", "wandb", "--offline-dir", str(tmp_path), "--metric", "mean", "--target-width", "0.5"]
     assert main([*argv, "--runs", "3,5", "--trials", "10", "--sim-reps", "100", "--out", str(out)]) == 0
     err = capsys.readouterr().err
-    assert "pilot: 12 run(s), 2 algorithm(s) x 2 task(s) from W&B offline runs in" in err
+    assert "pilot: 12 runs (2 algorithms × 2 tasks, 3 runs per cell, 3 seeds) from W&B offline runs in" in err
     table = pd.read_csv(out / "plan.csv")
     assert set(table["algorithm"]) == {"ucb", "gradient"} and sorted(table["n_runs"].unique()) == [3, 5]
     launch = pd.read_csv(out / "launch.csv")

@@ -79,7 +79,7 @@ def test_rejected_filter(store, capsys, filter_string, cause):
 
 def test_runs_lacking_the_fields_are_listed_on_one_line(store, capsys):
     line = error_line(capsys, mlflow_args(store["uri"], "--algorithm-key", "tags.nope"))
-    assert "some runs cannot be used: 4 run(s) lack tags.nope" in line and "--drop-invalid" in line
+    assert "some runs cannot be used: 4 runs lack tags.nope" in line and "--drop-invalid" in line
 
 
 def test_unreachable_server_redacts_the_uri(capsys, monkeypatch):

@@ -27,7 +27,7 @@ def test_unknown_tasks_are_all_listed_with_close_names():
     with pytest.raises(ScoreTableError) as err:
         normalize(ScoreTable(df), "atari")
     text = str(err.value)
-    assert "2 task(s)" in text and "airraid" in text and "montezuma (closest: MontezumaRevenge)" in text
+    assert "2 tasks" in text and "airraid" in text and "montezuma (closest: MontezumaRevenge)" in text
     assert "task,low,high" in text
 
 

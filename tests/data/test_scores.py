@@ -134,3 +134,39 @@ def test_steps_final_takes_last_step_per_run():
     )
     table = ScoreTable(df, step="step")
     np.testing.assert_array_equal(np.sort(table.cells()[("A", "x")]), [5.0, 7.0])
+
+
+def test_map_scores_transforms_a_tracker_tables_final_scores_with_its_curves():
+    """A tracker table with curves keeps the final score apart (``final_score``): a per-task map must reach it,
+    or ``final()`` hands back raw scores under a normalised label (issue 26)."""
+    rows = [
+        {"algorithm": "A", "task": t, "run_id": f"{t}{s}", "seed": s, "step": step, "score": v, "final_score": f}
+        for t in ("x", "y")
+        for s, f in ((0, 10.0), (1, 20.0))
+        for step, v in ((0, 0.0), (5, f / 2))
+    ]
+    table = ScoreTable(pd.DataFrame(rows), run_id="run_id", step="step")
+    scale = {"x": 10.0, "y": 20.0}
+    mapped = table.map_scores(lambda tasks, values: values / tasks.map(scale).to_numpy(float))
+    final = mapped.final().frame.set_index("run_id")["score"]
+    assert final.to_dict() == {"x0": 1.0, "x1": 2.0, "y0": 0.5, "y1": 1.0}
+    curve = mapped.frame.set_index(["run_id", "step"])["score"]
+    assert curve[("x1", 5)] == 1.0 and curve[("y1", 5)] == 0.5
+    with pytest.raises(ValueError, match="map_scores"):
+        table.with_scores(table.frame["score"].to_numpy() * 2)
+
+
+def test_one_column_in_two_roles_is_refused_naming_both_keywords():
+    df = frame()
+    with pytest.raises(ScoreTableError, match=r"`algorithm=` and `task=` both name the column 'task'"):
+        ScoreTable(df, algorithm="task")
+
+
+def test_hyperparameter_key_that_is_a_grouping_field_is_refused_naming_both():
+    from rl_reliable_logger.analysis.evaluation import evaluate
+
+    df = frame(agent=["A", "A", "A", "A", "B", "B", "B", "B"])
+    table = ScoreTable(df.drop(columns=["algorithm"]), algorithm="agent")
+    for key in ("agent", "algorithm"):
+        with pytest.raises(ScoreTableError, match=r"`algorithm=` and `hyperparameter_keys=` both name the field"):
+            evaluate(table, hyperparameter_keys=[key], reps=100, profile_reps=100, improvement_reps=100)

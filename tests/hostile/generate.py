@@ -889,7 +889,7 @@ def size_and_level_cases() -> list[Case]:
             scores,
             [*ev, "--jordan", "--score-range", "0,0.01"],
             2,
-            error=r"--score-range is narrower than the data on 2 task\(s\): 't1' has scores in",
+            error=r"--score-range is narrower than the data on 2 tasks: 't1' has scores in",
         ),
         Case(
             "bca_one_run_per_cell",

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
+import pytest
 
 from rl_reliable_logger import ScoreTable, evaluate
 from rl_reliable_logger.analysis.protocol import check_protocol
@@ -28,14 +31,16 @@ def _report(table: ScoreTable, **options) -> Report:
 def test_paragraph_reflects_the_options():
     one = methods_paragraph(_report(_table()))
     assert "4 independent runs (seeds) per task" in one
-    assert "95% percentile confidence intervals" in one and "200 replicates" in one
+    assert "95% confidence intervals" in one and "the aggregate metrics: percentile intervals (200 replicates)" in one
     assert "random seed of the analysis is 3" in one and "Scores are raw" in one
     assert "interquartile mean" in one and "optimality gap" in one
     assert "shaded regions" in one and "not standard deviations" in one
     other = methods_paragraph(
         _report(_table(runs_b=3), ci=0.9, method="bca", reps=300, seed=11, task_bootstrap=True, metrics=["mean"])
     )
-    assert "90% bias-corrected and accelerated (BCa)" in other and "300 replicates" in other
+    assert "90% confidence intervals" in other
+    assert "the aggregate metrics: bias-corrected and accelerated (BCa) intervals (300 replicates)" in other
+    assert "the per-task means: bias-corrected (BC) intervals" in other  # no jackknife outside the aggregates
     assert "random seed of the analysis is 11" in other
     assert "after resampling the tasks themselves" in other
     assert "A: 4; B_*x*: 3" in other and "interquartile" not in other
@@ -78,3 +83,108 @@ def test_methods_md_escapes_names_and_ticks_items(tmp_path):
     saved = tmp_path / "saved"
     report.save_tables(saved)
     assert methods_markdown(Report.load(saved)) == text  # a results folder read back says the same
+
+
+# ---------------------------------------------------------------------------- every sentence from provenance (issue 26)
+from rl_reliable_logger.render.methods import _TABLE_WORDS, intervals_phrase  # noqa: E402
+
+_CHECK_OF_ITEM = {
+    "Final (not maximum-over-training) scores": "final",
+    "Same number of runs and training budget for every algorithm": "budget",
+    "Same evaluation protocol (environment version, sticky actions, frame skip, episodes)": "protocol",
+}
+
+
+def _rows(*, steps: bool, env: dict[str, str] | None = None, score: str = "score") -> pd.DataFrame:
+    rng = np.random.default_rng(1)
+    rows = []
+    for alg in ("A", "B"):
+        for task in ("Pong", "Breakout"):
+            for seed in range(4):
+                final = float(rng.normal(5, 1)) + (alg == "B")
+                base = {"algorithm": alg, "task": task, "seed": seed, "lr": [0.1, 0.01][seed % 2]}
+                if env is not None:
+                    base["env_id"] = env[alg].format(task=task)
+                if steps:
+                    rows += [{**base, "step": s, score: final - (30 - s) / 10} for s in (0, 10, 20, 30)]
+                else:
+                    rows.append({**base, score: final})
+    return pd.DataFrame(rows)
+
+
+def _assert_every_sentence_follows_provenance(report: Report) -> None:
+    prov = report.provenance
+    text = methods_paragraph(report)
+    methods = prov["interval_methods"]
+    ci = f"{float(prov['ci']):.0%} confidence intervals"
+    assert ci in text
+    present = {name for name, frame in report.tables() if not frame.empty}
+    for table, (what, reps_key) in _TABLE_WORDS.items():
+        clause = f"{what}: "
+        if table not in methods or table not in present:
+            assert clause not in text, table
+            continue
+        said = re.match(r"(.*?) \(([\d,]+) replicates\)", text.split(clause, 1)[1])
+        assert said is not None, table
+        assert said.group(1) == intervals_phrase(methods[table], table), (table, said.group(1), methods[table])
+        assert said.group(2) == f"{int(prov[reps_key]):,}", table
+    for family, check in prov["checks"].items():
+        if not check["ran"]:
+            assert check["detail"].startswith("not checked (")
+            assert check["detail"][len("not checked (") : -1] in text, family
+    for item, met, reason in checklist(report):
+        family = _CHECK_OF_ITEM.get(item)
+        if family is None:
+            continue
+        check = prov["checks"][family]
+        fired = {f["check"] for f in prov["protocol"]}
+        if met:
+            assert check["ran"] and check["detail"] in reason, (item, reason)
+        if not check["ran"] and met is not False:
+            assert met is None and "not checked (" in reason, (item, reason)
+        if met is False:
+            assert fired & {"score.maximum", "runs.unequal", "budget.unequal", "budget.short_runs", "protocol.mismatch"}
+
+
+OPTION_SETS = {
+    "csv-no-steps-expanded": (dict(steps=False), dict(method="expanded")),
+    "steps-env-bca-curves": (
+        dict(steps=True, env={"A": "ALE/{task}-v5", "B": "ALE/{task}-v5"}),
+        dict(method="bca", curves=True, curve_reps=50, curve_points=4),
+    ),
+    "max-name-bootstrap-t-sweep": (
+        dict(steps=False, score="max_return"),
+        dict(method="bootstrap-t", hyperparameter_keys=["lr"]),
+    ),
+    "env-mismatch-basic": (dict(steps=False, env={"A": "ALE/{task}-v5", "B": "ALE/{task}-v4"}), dict(method="basic")),
+}
+
+
+@pytest.mark.parametrize("name", list(OPTION_SETS))
+def test_every_sentence_and_tick_follows_the_provenance(name):
+    data, options = OPTION_SETS[name]
+    frame = _rows(**data)
+    score = data.get("score", "score")
+    table = ScoreTable(frame, score=score, source={"score_column": score})
+    report = _report(table, **options)
+    _assert_every_sentence_follows_provenance(report)
+    items = {item: (met, reason) for item, met, reason in checklist(report)}
+    final, budget, protocol = (items[k] for k in _CHECK_OF_ITEM)
+    if data["steps"]:
+        assert final[0] is True and budget[0] is True and "final scores are each run's score" in final[1]
+    else:
+        assert "not checked (no steps in the input)" in final[1] + budget[1]
+        assert budget[0] is not True
+    if score == "max_return":
+        assert final[0] is False
+    elif not data["steps"]:
+        assert final[0] is None
+    if data.get("env") is None:
+        assert protocol[0] is None and "not checked (no protocol columns" in protocol[1]
+    elif name == "env-mismatch-basic":
+        assert protocol[0] is False
+    else:
+        assert protocol[0] is True and "env_id" in protocol[1]
+    if options["method"] in ("expanded", "bootstrap-t"):  # the false sentence of issue 26: one method for all
+        text = methods_paragraph(report)
+        assert "replicates for aggregate metrics and their differences" not in text

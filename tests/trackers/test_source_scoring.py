@@ -77,7 +77,7 @@ def test_without_fallback_the_other_convention_is_named(sweep):
     with pytest.raises(ScoreTableError) as err:
         _source(sweep).table(**FIELDS, score="metrics.final_score", extra_fields={"lr": "params.lr"})
     text = str(err.value)
-    assert "6 run(s) lack metrics.final_score" in text
+    assert "6 runs lack metrics.final_score" in text
     assert sweep["ids"][("0.1", "Pong", 0)] in text
 
 
@@ -105,7 +105,7 @@ def test_at_budget_names_runs_short_of_it(sweep):
             **FIELDS, score="metrics.eval", score_rule="at-budget:100", extra_fields={"lr": "params.lr"}
         )
     text = str(err.value)
-    assert "12 run(s) — stopped short of the budget step 100" in text
+    assert "12 runs — stopped short of the budget step 100" in text
     assert sum(run_id in text for run_id in sweep["ids"].values()) == 10  # the first ten, then "..."
 
 
@@ -162,7 +162,7 @@ def test_nan_final_score_is_named_and_drops_are_summarised(tmp_path):
     table = src.table(**FIELDS, score="metrics.final", curve_key="eval", on_invalid="drop")
     assert list(table.dropped.run_id) == [bad]  # the run id, not the seed
     summary = table.source["drop_summary"]
-    assert summary[0].startswith("dropped 1 of 8 run(s): non-finite final score") and "B (1)" in summary[0]
+    assert summary[0].startswith("dropped 1 of 8 runs: non-finite final score") and "B (1)" in summary[0]
     assert "B / y (2 → 1)" in summary[1]
     assert all(line in table.warnings for line in summary)
 
@@ -206,8 +206,8 @@ def test_cli_drop_summary_on_stderr(sweep, capsys):
     captured = capsys.readouterr()
     # lr 0.1 logged the other key: its 6 runs are dropped, its whole algorithm label disappears
     assert code == 0, captured.err
-    assert "dropped 6 of 12 run(s): missing field(s) metrics.final_score — algorithms PPO lr=0.1 (6)" in captured.err
-    assert "2 cell(s) fell below 2 runs after the drops: PPO lr=0.1 / Pong (3 → 0)" in captured.err
+    assert "dropped 6 of 12 runs: missing field(s) metrics.final_score — algorithms PPO lr=0.1 (6)" in captured.err
+    assert "2 cells fell below 2 runs after the drops: PPO lr=0.1 / Pong (3 → 0)" in captured.err
 
 
 def test_only_algorithms_matches_base_names_and_sweep_labels(sweep):

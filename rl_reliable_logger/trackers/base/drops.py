@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ...data.counts import plural
+
 _DETAIL = re.compile(r"\s+(\(.*\)|'.*'|\".*\"|-?inf\b|nan\b|-?\d+(\.\d+)?(e[+-]?\d+)?\b)|:.*")
 
 
@@ -44,7 +46,7 @@ def drop_summary(
     Example:
         >>> drop_summary([{"run_id": "r1", "algorithm": "A", "task": "x", "reason": "non-finite score nan"}],
         ...              n_runs=4, cells_before={("A", "x"): 2}, cells_after={("A", "x"): 1})[0]
-        'dropped 1 of 4 run(s): non-finite score — algorithms A (1); tasks x (1)'
+        'dropped 1 of 4 runs: non-finite score — algorithms A (1); tasks x (1)'
     """
     by_kind: dict[str, dict[str, Mapping[str, Any]]] = {}
     for d in dropped:
@@ -54,7 +56,7 @@ def drop_summary(
     for kind, runs in by_kind.items():
         rows = list(runs.values())
         lines.append(
-            f"dropped {len(rows)} of {n_runs} run(s): {kind} — algorithms {_counts(r.get('algorithm') for r in rows)}; "
+            f"dropped {len(rows)} of {plural(n_runs, 'run')}: {kind} — algorithms {_counts(r.get('algorithm') for r in rows)}; "
             f"tasks {_counts(r.get('task') for r in rows)}"
         )
     shrunk = [
@@ -64,7 +66,7 @@ def drop_summary(
     ]
     if shrunk:
         lines.append(
-            f"{len(shrunk)} cell(s) fell below 2 runs after the drops: {', '.join(shrunk[:8])}"
+            f"{plural(len(shrunk), 'cell')} fell below 2 runs after the drops: {', '.join(shrunk[:8])}"
             + (", ..." if len(shrunk) > 8 else "")
         )
     return lines

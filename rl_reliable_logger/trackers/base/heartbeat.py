@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Iterable
 
+from ...data.counts import plural
 from .records import RunRecord
 
 #: Default bound: 10 minutes without a heartbeat. Much longer than wandb's own retry waits (at most 60 s
@@ -73,7 +74,7 @@ def stale_warning(named: list[str], stale_after: float, tracker: str) -> str:
     """The one console line naming the runs treated as crashed."""
     shown = ", ".join(named[:10]) + (" ..." if len(named) > 10 else "")
     return (
-        f"treated {len(named)} {tracker} run(s) as crashed: they say running but sent no heartbeat for over "
+        f"treated {plural(len(named), 'run', tracker)} as crashed: they say running but sent no heartbeat for over "
         f"{stale_after:.0f} s: {shown}"
     )
 

@@ -246,12 +246,8 @@ def publisher_gone(claim: str | None, started: float, lease: float) -> bool:
 
 
 def run_count(report: Report) -> int:
-    """How many runs the scores come from: with curves ``scores`` has one row per run and step."""
-    scores = report.scores
-    if scores.empty:
-        return 0
-    keys = [c for c in ("algorithm", "task", "run_id") if c in scores]
-    return int(scores.drop_duplicates(keys).shape[0]) if "run_id" in keys else int(scores.shape[0])
+    """How many runs the scores come from (:meth:`Report.counts`, the one count every output prints)."""
+    return report.counts().runs
 
 
 def source_run_ids(report: Report) -> set[str]:

@@ -18,7 +18,8 @@ from typing import Any
 
 import pandas as pd
 
-from ...data.scores import ScoreTable, seed_key
+from ...data.counts import agree, plural
+from ...data.scores import FINAL_SCORE, ScoreTable, seed_key
 from ...errors import ScoreTableError
 from .drops import drop_summary
 from .messages import DROP_INVALID, kw
@@ -328,8 +329,12 @@ def records_to_table(
             if kind.startswith("duplicate"):
                 lines.append(kind)
             else:
-                what = f"lack {kind[17:]}" if kind.startswith("missing field(s) ") else f"— {kind}"
-                lines.append(f"{len(runs)} run(s) {what}: {', '.join(runs[:10])}" + (" ..." if len(runs) > 10 else ""))
+                what = (
+                    f"{agree(len(runs), 'lack')} {kind[17:]}" if kind.startswith("missing field(s) ") else f"— {kind}"
+                )
+                lines.append(
+                    f"{plural(len(runs), 'run')} {what}: {', '.join(runs[:10])}" + (" ..." if len(runs) > 10 else "")
+                )
         hint = (
             f"Name the right fields with {kw('algorithm=')}, {kw('task=')}, {kw('seed=')} and {kw('score=')} "
             f"(a comma-separated fallback list for mixed conventions)"
@@ -377,12 +382,12 @@ def records_to_table(
                 )
                 continue
             for step, value in hist:
-                rows.append({**base, "step": step, "score": value, "final_score": final})
+                rows.append({**base, "step": step, "score": value, FINAL_SCORE: final})
         else:
             rows.append({**base, "score": final})
     if missing_curve and on_invalid != "drop":
         raise ScoreTableError(
-            f"{len(missing_curve)} run(s) have a final score but no logged history of the curve key "
+            f"{plural(len(missing_curve), 'run')} {agree(len(missing_curve), 'have')} a final score but no logged history of the curve key "
             f"{history_key!r}: {', '.join(missing_curve[:10])}"
             + (" ..." if len(missing_curve) > 10 else "")
             + f". Check {kw('curve_key=')}, or pass {kw(DROP_INVALID)} to leave these runs out."
@@ -423,7 +428,7 @@ def records_to_table(
     if len(used_refs) > 1:
         table.warnings.append(
             "final scores come from several keys (fallback list): "
-            + ", ".join(f"{n} run(s) from {ref}" for ref, n in used_refs.items())
+            + ", ".join(f"{plural(n, 'run')} from {ref}" for ref, n in used_refs.items())
         )
     if len(table.dropped):
         before: dict[tuple[str, str], set[str]] = {}

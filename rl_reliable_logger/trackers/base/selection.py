@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ...data.counts import agree, plural
 from ...errors import InputError
 from .messages import kw
 from .records import FINISHED, FieldRef, RunRecord, parse_field_ref, records_to_table, resolve, variant_label
@@ -109,7 +110,7 @@ def unrelated_warning(skipped: Sequence[Mapping[str, Any]], refs: Mapping[str, s
     if not unrelated:
         return None
     return (
-        f"skipped {len(unrelated)} {tracker} run(s) that have none of the fields {', '.join(refs.values())} "
+        f"skipped {plural(len(unrelated), 'run', tracker)} that have none of the fields {', '.join(refs.values())} "
         f"(e.g. parent or unrelated runs): {', '.join(str(s['run_id']) for s in unrelated[:10])}"
         + (" ..." if len(unrelated) > 10 else "")
     )
@@ -164,7 +165,7 @@ def source_table(
     where = info.get("location", f"the {tracker} runs")
     if not kept:
         reason = (
-            f"; {len(skipped)} run(s) were skipped because they have none of the fields "
+            f"; {plural(len(skipped), 'run')} {agree(len(skipped), 'were')} skipped because they have none of the fields "
             f"{', '.join(flat.values())} or are analysis runs"
             if skipped
             else ""
@@ -200,7 +201,7 @@ def source_table(
     excluded = table.source.get("excluded") or []
     if excluded:
         table.warnings.append(
-            f"left out {len(excluded)} unfinished {tracker} run(s) ("
+            f"left out {plural(len(excluded), 'run', f'unfinished {tracker}')} ("
             + ", ".join(f"{n} {s}" for s, n in table.source.get("excluded_summary", {}).items())
             + f"); pass {kw('include_unfinished=True')} to use them"
         )

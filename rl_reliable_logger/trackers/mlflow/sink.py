@@ -33,7 +33,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...analysis.options import ci_label
 from ...analysis.report import TABLES
+from ...data.counts import fixed
 from ...data.names import escape_markdown
 from ...errors import TrackerError
 from ...render.bundle import Bundle
@@ -158,7 +160,12 @@ def _merged_note(existing: str | None, ours: str) -> str:
 
 def _note(report: Report, folder: str, links: list[str] | None = None) -> str:
     """Markdown shown as the run's description in the MLflow UI: the headline table and source-run links."""
-    lines = ["**rl-reliable analysis** (95% stratified-bootstrap CIs unless stated in provenance).", ""]
+    prov = report.provenance
+    intervals = f"{ci_label(prov.get('ci', 0.95))} {prov.get('method', 'percentile')} stratified-bootstrap intervals"
+    lines = [
+        f"**rl-reliable analysis** of {escape_markdown(report.counts().text())}; {escape_markdown(intervals)}.",
+        "",
+    ]
     agg = report.aggregates
     if not agg.empty:
         metrics = list(dict.fromkeys(agg["metric"]))
@@ -169,7 +176,7 @@ def _note(report: Report, folder: str, links: list[str] | None = None) -> str:
             for metric in metrics:
                 row = agg[(agg["algorithm"] == alg) & (agg["metric"] == metric)]
                 cells.append(
-                    f"{row['point'].iloc[0]:.3f} [{row['low'].iloc[0]:.3f}, {row['high'].iloc[0]:.3f}]"
+                    f"{fixed(row['point'].iloc[0])} [{fixed(row['low'].iloc[0])}, {fixed(row['high'].iloc[0])}]"
                     if len(row)
                     else ""
                 )
@@ -230,12 +237,14 @@ class MlflowSink:
         experiment: str | None = None,
         parent_run_id: str | None = None,
         figures: bool = True,
+        force: bool = False,
         retry: RetryPolicy | None = None,
     ):
         self.tracking_uri = tracking_uri
         self.experiment = experiment
         self.parent_run_id = parent_run_id
         self.figures = figures
+        self.force = force  # a new analysis run even when one with the same content exists (as on W&B)
         self.retry = retry
 
     def publish(self, report: Report, *, bundle: str | os.PathLike | None = None) -> PublishResult:
@@ -303,7 +312,7 @@ class MlflowSink:
         exp_id = _publish_experiment(client, report, self.experiment)
         series = series_key(report)
         _end_orphans(client, exp_id, series)  # an earlier publish that was killed: FAILED, never left RUNNING
-        earlier = _finished_analysis_runs(client, exp_id, digest)
+        earlier = [] if self.force else _finished_analysis_runs(client, exp_id, digest)
         if earlier:
             first = earlier[0].info.run_id
             _make_current(client, exp_id, series, first)
@@ -325,7 +334,7 @@ class MlflowSink:
         self._write_verified(client, run, report, digest, metrics, verified, end_failed=True)
         client.call("finishing the analysis run", client.client.set_terminated, run_id, "FINISHED")
         # two publishers of the same content at once: keep the oldest run, delete ours
-        same = _finished_analysis_runs(client, exp_id, digest)
+        same = [] if self.force else _finished_analysis_runs(client, exp_id, digest)
         if same and same[0].info.run_id != run_id:
             client.call("removing a duplicate analysis run", client.client.delete_run, run_id)
             first = same[0].info.run_id
@@ -629,6 +638,7 @@ def publish_mlflow(
     parent_run_id: str | None = None,
     figures: bool = True,
     bundle: str | os.PathLike | None = None,
+    force: bool = False,
     retry: RetryPolicy | None = None,
 ) -> PublishResult:
     """Publish ``report`` to MLflow (see :class:`MlflowSink`); return a PublishResult.
@@ -637,7 +647,7 @@ def publish_mlflow(
     a run the scores came from is refused); otherwise onto a new FINISHED run named
     ``rl-reliable · N algorithms × M tasks · <hash8>`` in ``experiment`` (name or id; default: the
     first experiment the scores came from). The same content published again writes nothing
-    (``created`` is False). ``bundle`` uploads the verified files of a folder written by
+    (``created`` is False) unless ``force``. ``bundle`` uploads the verified files of a folder written by
     ``save_report(report, folder)`` instead of drawing the figures again.
 
     Example:
@@ -646,6 +656,11 @@ def publish_mlflow(
         False
     """
     sink = MlflowSink(
-        tracking_uri=tracking_uri, experiment=experiment, parent_run_id=parent_run_id, figures=figures, retry=retry
+        tracking_uri=tracking_uri,
+        experiment=experiment,
+        parent_run_id=parent_run_id,
+        figures=figures,
+        force=force,
+        retry=retry,
     )
     return sink.publish(report, bundle=bundle)

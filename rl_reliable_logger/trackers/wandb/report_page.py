@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from ...data.names import escape_markdown
 from ...errors import TrackerError
 from ...render.tables import to_markdown
-from ..base.publishing import run_count
 from .source import ANALYSIS_JOB_TYPE
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -48,7 +47,7 @@ def methods_text(report: Report) -> str:
     ]
     if prov.get("normalize") is not None:
         parts.append(f"scores normalised with {escape_markdown(prov['normalize'])}")
-    parts.append(f"{run_count(report)} runs from {len(report.algorithms)} algorithms")
+    parts.append(escape_markdown(report.counts().text()))
     return "; ".join(parts) + ". Computed with rl_reliable_logger (rliable's methods)."
 
 

@@ -401,12 +401,16 @@ class WandbSink:
                 job_type=ANALYSIS_JOB_TYPE,
                 name=self.name or run_name(report, digest),
                 tags=["rl-reliable"] + ([f"sweep:{self.sweep}"] if self.sweep else []),
-                notes=f"rl_reliable_logger analysis of {', '.join(map(str, report.algorithms))}",
+                notes=f"rl_reliable_logger analysis of {report.counts().text()}: "
+                f"{', '.join(map(str, report.algorithms))}",
                 config={
                     "rl_reliable": {
-                        k: v
-                        for k, v in report.provenance.items()
-                        if isinstance(v, (str, int, float, bool)) or v is None
+                        **{
+                            k: v
+                            for k, v in report.provenance.items()
+                            if isinstance(v, (str, int, float, bool)) or v is None
+                        },
+                        "n_runs": report.counts().runs,  # as MLflow's rl_reliable.n_runs param
                     }
                 },
                 mode=mode,
@@ -640,13 +644,14 @@ def sink_for(
     wandb_report: bool = False,
 ) -> WandbSink | None:
     """The sink that publishes next to ``source``'s runs: attached to their sweep (``target="sweep"``), in
-    ``group`` (``"group"``), or None (``"none"``). ``target=None`` picks the sweep when the runs share one.
+    ``group`` (``"group"``), or None (``"none"``). ``target=None`` picks the sweep when the runs share one, else
+    the group: a new analysis run by default, as on MLflow.
     ``wandb_report`` also saves a W&B Report (online only; needs ``rl_reliable_logger[wandb-report]``).
 
     Offline sources publish offline, next to the source runs, so ``wandb sync`` uploads them together.
     """
     sweep = source.sweep or source.common("sweep")
-    target = target or ("sweep" if sweep else "none")
+    target = target or ("sweep" if sweep else "group")
     if target == "none":
         return None
     if target == "sweep" and not sweep:

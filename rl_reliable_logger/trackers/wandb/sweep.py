@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ...data.counts import plural
 from ...errors import TrackerError
 from ..base.heartbeat import DEFAULT_STALE_AFTER, is_stale, silence
 from ..base.messages import kw
@@ -114,14 +115,14 @@ def wait_for_sweep(
             fresh = [r for r in status["stale"] if r.split(" ", 1)[0] not in named]
             if fresh and progress:
                 progress(
-                    f"sweep {sweep}: treating {len(fresh)} run(s) as crashed: they say running but sent no heartbeat "
+                    f"sweep {sweep}: treating {plural(len(fresh), 'run')} as crashed: they say running but sent no heartbeat "
                     f"for over {stale_after:.0f} s: {', '.join(fresh[:10])}" + (" ..." if len(fresh) > 10 else "")
                 )
             named.update(r.split(" ", 1)[0] for r in status["stale"])
             state = status["state"]
             if state in FAILED_STATES:
                 raise TrackerError(
-                    f"sweep {sweep} ended {state} with {status['runs']} run(s): nothing more to wait for. "
+                    f"sweep {sweep} ended {state} with {plural(status['runs'], 'run')}: nothing more to wait for. "
                     "Analyse the finished runs without waiting, or restart the sweep."
                 )
             expected = _expected_runs(status, expect_runs)

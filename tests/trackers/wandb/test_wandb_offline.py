@@ -280,6 +280,9 @@ def test_published_run_is_attached_to_sweep_with_artifact_tables_and_summary(pub
     assert rec.summary["iqm/ucb"] == pytest.approx(0.9)
     assert rec.summary["iqm_low/ucb"] == pytest.approx(0.8) and rec.summary["mean_high/gradient"] == pytest.approx(0.75)
     assert rec.summary["rl_reliable/report_hash"] == report_hash(small_report())
+    # the counts of the one count function, as on MLflow (rl_reliable.n_runs, the description)
+    counts = small_report().counts()
+    assert rec.config["rl_reliable.n_runs"] == counts.runs and counts.text() in rec.attrs["notes"]
     # charts built from the tables (bar per metric, profile lines) and the figures as images
     for key in (
         "charts/iqm_table",
@@ -464,3 +467,16 @@ def test_log_final_score_needs_a_run_and_a_finite_score(monkeypatch):
             match="log_final_score: (refusing non-finite score .* ppo / pong seed 0|the score must be a real number)",
         ):
             write_final_score(bad, "ppo", "pong", 0, run=FakeRun())
+
+
+def test_without_a_target_the_analysis_is_published_like_on_mlflow(written):
+    """No --publish: a new analysis run attached to the sweep the runs share, else in the rl-reliable group (as
+    ``rl-reliable mlflow`` publishes a new run; issue 26). These runs share no sweep (only ucb's are in sw1)."""
+    from rl_reliable_logger.trackers.wandb.sink import sink_for
+    from rl_reliable_logger.trackers.wandb.source import WandbSource
+
+    source = WandbSource(offline_dir=written["root"])
+    source.table()  # reads the runs
+    sink = sink_for(source)
+    assert sink is not None and sink.group == "rl-reliable" and sink.sweep is None
+    assert sink_for(source, target="none") is None

@@ -194,7 +194,7 @@ def test_a_run_without_heartbeat_is_treated_as_crashed_during_the_wait(wandb_sta
     status = wait_for_sweep("ent/proj", "sw1", stale_after=600, progress=lines.append, **kwargs)
     assert status["active"] == [] and status["stale"][0].startswith("b2 (last heartbeat 7")
     assert world.polls == 0 and lines[-1].endswith("- done")
-    assert any(ln.startswith("sweep sw1: treating 1 run(s) as crashed") and "b2" in ln for ln in lines)
+    assert any(ln.startswith("sweep sw1: treating 1 run as crashed") and "b2" in ln for ln in lines)
     with pytest.raises(TrackerError, match=r"was not finished after .* still active: b2 \(running\)"):
         wait_for_sweep("ent/proj", "sw1", stale_after=None, progress=None, **kwargs)  # the bound can be switched off
 
@@ -216,8 +216,8 @@ def test_cli_wait_names_the_stale_run_and_leaves_it_out_like_a_crashed_one(wandb
     args += ["--reps", "200", "--profile-reps", "100", "--improvement-reps", "100", "--publish", "none", "--quiet"]
     assert main([*args, "--out", str(tmp_path / "out"), "--no-figures"]) == 0
     err = capsys.readouterr().err
-    assert "sweep sw1: treating 1 run(s) as crashed: they say running but sent no heartbeat for over 600 s: b2" in err
-    assert "treated 1 W&B run(s) as crashed" in err and "left out 1 unfinished W&B run(s) (1 crashed)" in err
+    assert "sweep sw1: treating 1 run as crashed: they say running but sent no heartbeat for over 600 s: b2" in err
+    assert "treated 1 W&B run as crashed" in err and "left out 1 unfinished W&B run (1 crashed)" in err
     table = WandbSource(path="ent/proj", sweep="sw1").table(include_unfinished=True)  # kept like a crashed run
     assert sorted(table.frame.tracker_run_id) == ["a0", "a1", "b2"] and set(table.frame.state) == {
         "finished",
