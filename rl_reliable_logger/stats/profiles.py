@@ -79,9 +79,9 @@ def gap_curve(resample: Resample, gammas: np.ndarray) -> np.ndarray:
 #: Memory budget (bytes) of one chunk of replicates in :func:`rank_probabilities`.
 RANK_CHUNK_BYTES = 64 * 2**20
 #: Bytes per (replicate, task, algorithm) element of one chunk of :func:`rank_probabilities`: the values and
-#: their sorted copy (8 + 8), the sort order, tie bounds and rank bounds (int64: 5 × 8), and the accumulated
-#: shares (index and weight, 8 + 8).
-RANK_BYTES_PER_ELEMENT = 72
+#: their sorted copy (8 + 8), the sort order, tie and rank bounds and their temporaries (int64: 9 × 8) and the
+#: accumulated shares (index, offsets and weight: 3 × 8), rounded up.
+RANK_BYTES_PER_ELEMENT = 128
 
 
 def rank_probabilities(task_means: np.ndarray, chunk_bytes: int = RANK_CHUNK_BYTES) -> np.ndarray:
