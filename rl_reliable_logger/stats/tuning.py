@@ -259,7 +259,7 @@ def tuning_views(
             # Split each configuration's seeds (configs in sorted order, so the stream is reproducible).
             select = layout.split(runs["_run"], rng)
             # Eligible: a run on every task in both halves.
-            both = (layout.counts(select) > 0).all(axis=1) & (layout.counts(~select) > 0).all(axis=1)
+            both = np.logical_and((layout.counts(select) > 0).all(axis=1), (layout.counts(~select) > 0).all(axis=1))
             ch = layout.choose(select & both[layout.config], criterion)
             if ch.config is None:
                 no_split.append(alg)
