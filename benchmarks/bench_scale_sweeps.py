@@ -150,7 +150,7 @@ def measure(case: str, size: int, args: argparse.Namespace) -> dict:
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     if done.returncode or not lines:
-        raise SystemExit(f"{case} {size} failed:\n{done.stderr[-3000:]}")
+        raise SystemExit(f"{case} {size} failed (exit status {done.returncode}):\n{done.stderr[-3000:]}")
     return json.loads(lines[-1][len("RESULT ") :])
 
 
@@ -175,36 +175,37 @@ def main() -> None:
         return
     print(f"load average at start: {os.getloadavg()[0]:.2f} (2 cores); python {sys.version.split()[0]}")
 
-    sizes = [int(x) for x in args.configs.split(",") if x]
-    if sizes:
-        print(f"\nsweep: N configurations x 2 algorithms x 5 seeds x 10 tasks, evaluate at {args.reps} replicates")
-        print(f"{'N':>8} {'rows':>10} {'table s':>9} {'views s':>9} {'evaluate s':>11} {'peak MB':>9}")
+    sweep_title = f"sweep: N configurations x 2 algorithms x 5 seeds x 10 tasks, evaluate at {args.reps} replicates"
+    cases = [
+        (
+            "configs",
+            args.configs,
+            sweep_title,
+            ["rows", "table", "views", "evaluate", "peak_mb"],
+            ["table", "views", "evaluate", "peak_mb"],
+        ),
+        (
+            "algorithms",
+            args.algorithms,
+            f"algorithms: A x 26 tasks x 5 seeds, evaluate {args.algorithm_reps or '(paper defaults)'}",
+            ["evaluate", "peak_mb", "added_mb", "estimate_mb", "added/estimate"],
+            ["evaluate", "peak_mb"],
+        ),
+    ]
+    for case, text, title, columns, grown in cases:
+        sizes = [int(x) for x in text.split(",") if x]
+        if not sizes:
+            continue
+        print(f"\n{title}")
+        print(f"{'size':>8} " + " ".join(f"{c:>14}" for c in columns))
         results = []
         for n in sizes:
-            r = measure("configs", n, args)
+            r = measure(case, n, args)
+            if "estimate_mb" in r:
+                r["added/estimate"] = r["added_mb"] / r["estimate_mb"]
             results.append(r)
-            print(
-                f"{n:>8,} {r['rows']:>10,} {r['table']:>9.2f} {r['views']:>9.2f} {r['evaluate']:>11.2f} "
-                f"{r['peak_mb']:>9.0f}",
-                flush=True,
-            )
-        for key in ("table", "views", "evaluate", "peak_mb"):
-            print(f"  growth exponent of {key}: {exponents(sizes, results, key)}")
-
-    sizes = [int(x) for x in args.algorithms.split(",") if x]
-    if sizes:
-        print(f"\nalgorithms: A x 26 tasks x 5 seeds, evaluate {args.algorithm_reps or '(paper defaults)'}")
-        print(f"{'A':>8} {'evaluate s':>11} {'peak MB':>9} {'added MB':>9} {'estimate MB':>12} {'added/est':>10}")
-        results = []
-        for n in sizes:
-            r = measure("algorithms", n, args)
-            results.append(r)
-            print(
-                f"{n:>8,} {r['evaluate']:>11.2f} {r['peak_mb']:>9.0f} {r['added_mb']:>9.0f} {r['estimate_mb']:>12.0f} "
-                f"{r['added_mb'] / r['estimate_mb']:>10.2f}",
-                flush=True,
-            )
-        for key in ("evaluate", "peak_mb"):
+            print(f"{n:>8,} " + " ".join(f"{r[c]:>14,.2f}" for c in columns), flush=True)
+        for key in grown:
             print(f"  growth exponent of {key}: {exponents(sizes, results, key)}")
     print(f"\nload average at end: {os.getloadavg()[0]:.2f}")
 
