@@ -67,6 +67,22 @@ def check_magnitudes(values: np.ndarray, *, what: str = "scores") -> None:
         )
 
 
+def _configured_run_ids(frame: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
+    """Run keys of a sweep read by seed: configuration and seed (``"lr=0.001, seed=0"``), values exact."""
+    absent = [str(k) for k in keys if k not in frame.columns]
+    if absent:
+        cols = ", ".join(map(str, frame.columns))
+        raise ScoreTableError(
+            f"hyperparameter column(s) {', '.join(map(repr, absent))} not in the input (it has: {cols}); "
+            "name existing columns with --hyperparameter-keys (hyperparameter_keys=)."
+        )
+    parts = [frame[k].map(lambda v, k=k: f"{k}={seed_key(v)}, ") for k in keys]
+    label = parts[0].astype(object)
+    for part in parts[1:]:
+        label = label + part
+    return label + "seed=" + frame["run_id"].astype(str)
+
+
 def _plain(value: Any) -> Any:
     """numpy scalars as Python values, so messages show ``inf``, not ``np.float64(inf)``."""
     return value.item() if isinstance(value, np.generic) else value
@@ -131,22 +147,6 @@ def _reading(path: str | os.PathLike) -> Iterator[None]:
     except (ValueError, TypeError) as err:  # pyarrow's ArrowInvalid is a ValueError
         detail = " ".join(str(err).split())[:200]
         raise ScoreTableError(f"{path}: cannot read ({type(err).__name__}: {detail})") from None
-
-
-def _configured_run_ids(frame: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
-    """Run keys of a sweep read by seed: configuration and seed (``"lr=0.001, seed=0"``), values exact."""
-    absent = [str(k) for k in keys if k not in frame.columns]
-    if absent:
-        cols = ", ".join(map(str, frame.columns))
-        raise ScoreTableError(
-            f"hyperparameter column(s) {', '.join(map(repr, absent))} not in the input (it has: {cols}); "
-            "name existing columns with --hyperparameter-keys (hyperparameter_keys=)."
-        )
-    parts = [frame[k].map(lambda v, k=k: f"{k}={seed_key(v)}, ") for k in keys]
-    label = parts[0].astype(object)
-    for part in parts[1:]:
-        label = label + part
-    return label + "seed=" + frame["run_id"].astype(str)
 
 
 class ScoreTable:
