@@ -159,7 +159,7 @@ def check_names(
         raise InputError(f"{where} holds bytes that are not UTF-8 text in {at(bad)}.") from None
     found = [_bad_characters(v) for v in texts]
     rows = np.flatnonzero(np.array([c is not None for c in found], dtype=bool)[codes])
-    controls = [(values.index[j], found[codes[j]]) for j in rows]
+    controls = [(values.index[int(j)], found[codes[j]]) for j in rows]
     if controls:
         first = controls[0][1]
         raise InputError(
@@ -181,7 +181,7 @@ def check_names(
             raise InputError(f"{where}: a name is empty after stripping whitespace; fill the cells.")
     else:
         rows = np.flatnonzero(np.array([v != v.strip() for v in texts], dtype=bool)[codes])
-        padded = [(values.index[j], texts[codes[j]]) for j in rows]
+        padded = [(values.index[int(j)], texts[codes[j]]) for j in rows]
         if padded:
             raise InputError(
                 f"{field} name {padded[0][1]!r} has leading or trailing whitespace in {where}, "
