@@ -169,9 +169,16 @@ def prob_above(threshold: float) -> MetricFn:
 
 
 # --------------------------------------------------------------------------- improvement
-def _pair_scores(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """S[a, b] = 1 if x_a > y_b, 1/2 if equal, 0 otherwise."""
-    return (x[:, None] > y[None, :]) + 0.5 * (x[:, None] == y[None, :])
+def _u_fraction(x: np.ndarray, y: np.ndarray) -> float:
+    """Mann–Whitney U / (n_x·n_y): the mean over all pairs of 1 if x_a > y_b, 1/2 if equal, 0 otherwise.
+
+    Counted by binary search in the sorted y (n log n), not on the (n_x, n_y) pair matrix (2 GB of booleans at
+    50,000 runs of a pooled sweep); the half-integer sum is exact, so the value is the pair matrix's mean.
+    """
+    ys = np.sort(y)
+    below = int(np.searchsorted(ys, x, side="left").sum())
+    at_most = int(np.searchsorted(ys, x, side="right").sum())
+    return (below + 0.5 * (at_most - below)) / (x.size * y.size)
 
 
 def probability_of_improvement(x_tasks: list[np.ndarray], y_tasks: list[np.ndarray]) -> float:
@@ -181,9 +188,7 @@ def probability_of_improvement(x_tasks: list[np.ndarray], y_tasks: list[np.ndarr
         >>> probability_of_improvement([np.array([2., 3.])], [np.array([1., 3.])])
         0.625
     """
-    return float(
-        np.mean([_pair_scores(np.asarray(x, float), np.asarray(y, float)).mean() for x, y in zip(x_tasks, y_tasks)])
-    )
+    return float(np.mean([_u_fraction(np.asarray(x, float), np.asarray(y, float)) for x, y in zip(x_tasks, y_tasks)]))
 
 
 def improvement_replicates(cells_x, counts_x: np.ndarray, cells_y, counts_y: np.ndarray) -> np.ndarray:
