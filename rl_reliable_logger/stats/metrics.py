@@ -231,8 +231,9 @@ def _improvement_rectangular(cells_x, counts_x: np.ndarray, cells_y, counts_y: n
     np.cumsum(cy, axis=2, out=cum[:, :, 1:], dtype=float)
     cum = cum.reshape(reps, n_tasks * (ny + 1))
     base = (np.arange(n_tasks) * (ny + 1))[:, None]
-    below = (base + (y[:, None, :] < x[:, :, None]).sum(axis=2)).ravel()  # y runs below each x run
-    upto = (base + (y[:, None, :] <= x[:, :, None]).sum(axis=2)).ravel()
+    # y runs below (and up to) each x run, by binary search in each task's sorted y: no (M, n_x, n_y) comparisons
+    below = (base + np.stack([np.searchsorted(y[m], x[m], side="left") for m in range(n_tasks)])).ravel()
+    upto = (base + np.stack([np.searchsorted(y[m], x[m], side="right") for m in range(n_tasks)])).ravel()
     lo = cum[:, below]
     wins = counts_x.reshape(reps, n_tasks * nx) * (lo + 0.5 * (cum[:, upto] - lo))  # (R, M·n_x)
     per_task = wins.reshape(reps, n_tasks, nx).sum(axis=2) / (nx * ny)
