@@ -308,7 +308,11 @@ def aggregate(
         [['A', 2.5], ['B', 3.5]]
     """
     opts = as_options(options, **overrides)
-    prep = prepare(table, opts)
+    # the memory check counts only what is computed here: the aggregates' replicates, not the other tables'
+    counted = opts.replace(
+        profile_reps=1, improvement_reps=1, curve_reps=1, comparisons=False, jordan=False, hyperparameter_keys=()
+    )
+    prep = prepare(table, counted)
     tasks = sorted(prep.final.tasks)
     cells = cells_by_algorithm(prep.final, tasks)
     metric_objs = [registry.get_metric(m, gamma=opts.gamma) for m in opts.metrics]

@@ -614,7 +614,7 @@ def _per_task_and_ranks(cells, tasks, reps, rngs, chunk_bytes, ci, method, bar, 
             columns["min"].append(float(run_scores.min()))
             columns["max"].append(float(run_scores.max()))
     per_task = pd.DataFrame(columns, columns=list(columns))
-    probs = pf.rank_probabilities(np.stack(means_by_alg))  # (A, M, A)
+    probs = pf.rank_probabilities(np.stack(means_by_alg), chunk_bytes=chunk_bytes)  # (A, M, A)
     n_a, labels = len(algorithms), list(tasks) + ["__average__"]
     # per algorithm: every task's rank distribution, then their average over tasks
     table = np.concatenate([probs, probs.mean(axis=1, keepdims=True)], axis=1)  # (A, M + 1, A)

@@ -30,6 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 
 from ..data.counts import agree, plural, span
@@ -385,21 +386,22 @@ def _tuning_checks(final: ScoreTable, keys: Sequence[str]) -> list[Finding]:
             + ", ".join(frame.columns)
         )
     out = []
-    configs = frame[list(keys)].astype(str).agg("|".join, axis=1)
+    # one code per configuration (missing values count as a value), and each row's seed as a run key
+    configs = frame.groupby(list(keys), dropna=False, sort=False).ngroup().to_numpy()
     # configurations are compared by seed: two runs with one seed share the randomness that chose the winner
     seed_col = "seed" if frame["seed"].notna().all() else "run_id"
+    codes, distinct = pd.factorize(frame[seed_col])
+    seeds = np.array([seed_key(v) for v in distinct], dtype=object)[codes]
+    pairs = pd.DataFrame({"algorithm": frame["algorithm"].to_numpy(), "config": configs, "seed": seeds})
     reused = {}
-    for alg, grp in frame.assign(_config=configs).groupby("algorithm", sort=False):
-        if grp["_config"].nunique() < 2:
+    for alg, grp in pairs.groupby("algorithm", sort=False):
+        n_configs = int(grp["config"].nunique())
+        if n_configs < 2:
             continue
-        seeds_per_config = grp.groupby("_config")[seed_col].agg(lambda s: {seed_key(v) for v in s})
-        used_by: dict[str, int] = {}
-        for seeds in seeds_per_config:
-            for seed in seeds:
-                used_by[seed] = used_by.get(seed, 0) + 1
-        shared = {seed for seed, n in used_by.items() if n > 1}
+        used_by = grp.drop_duplicates(["config", "seed"])["seed"].value_counts()  # configurations per seed
+        shared = set(used_by.index[used_by.to_numpy() > 1])
         if shared:
-            reused[alg] = (int(grp["_config"].nunique()), sorted(shared, key=str))
+            reused[alg] = (n_configs, sorted(shared, key=str))
     if reused:
         desc = "; ".join(
             f"{a}: {n} configurations share seed(s) {_names([str(s) for s in seeds], 4)}"

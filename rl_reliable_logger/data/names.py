@@ -26,6 +26,7 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 
 from ..errors import InputError
@@ -126,6 +127,19 @@ def _bad_characters(name: str) -> str | None:
     return None
 
 
+def _distinct(values: pd.Series) -> tuple[np.ndarray, list[Any]]:
+    """(code of each row, distinct values in order of first appearance). In an object column, values of
+    different types stay apart (``1``, ``1.0`` and ``True`` are three names, as ``as_text`` writes them)."""
+    if values.dtype != object:
+        codes, distinct = pd.factorize(values, use_na_sentinel=False)
+        return codes, list(distinct)
+    try:
+        codes, keyed = pd.factorize(pd.Series([(type(v), v) for v in values], dtype=object), use_na_sentinel=False)
+    except TypeError:  # unhashable cells: every row its own value
+        return np.arange(len(values)), list(values)
+    return codes, [v for _, v in keyed]
+
+
 def check_names(
     values: pd.Series, field: str, column: str, *, mode: NameMode = "strict", run_ids: pd.Series | None = None
 ) -> tuple[pd.Series, list[str]]:
@@ -146,7 +160,9 @@ def check_names(
         return f"{unit} {i if run_ids is None else run_ids[i]}"
 
     where = f"{field} column {column!r}"
-    missing = [i for i, v in values.items() if is_missing(v)]
+    # every check runs once per distinct value (a sweep repeats each name thousands of times), rows by code
+    codes, distinct = _distinct(values)
+    missing = list(values.index[np.array([is_missing(v) for v in distinct], dtype=bool)[codes]])
     if missing:
         raise InputError(
             f"empty or missing {field} name (empty, NaN or an NA marker such as 'NA'/'nan'/'None') in {where}, "
@@ -154,11 +170,14 @@ def check_names(
             [f"{one(i)}: missing {field}" for i in missing],
         )
     try:
-        text = pd.Series([as_text(v) for v in values], index=values.index, dtype=object)
+        texts = [as_text(v) for v in distinct]
+        text = pd.Series(np.array(texts, dtype=object)[codes], index=values.index, dtype=object)
     except UnicodeDecodeError:
         bad = [i for i, v in values.items() if isinstance(v, bytes) and not _decodes(v)]
         raise InputError(f"{where} holds bytes that are not UTF-8 text in {at(bad)}.") from None
-    controls = [(i, c) for i, v in text.items() if (c := _bad_characters(v)) is not None]
+    found = [_bad_characters(v) for v in texts]
+    rows = np.flatnonzero(np.array([c is not None for c in found], dtype=bool)[codes])
+    controls = [(values.index[int(j)], found[codes[j]]) for j in rows]
     if controls:
         first = controls[0][1]
         raise InputError(
@@ -168,17 +187,19 @@ def check_names(
         )
     notes: list[str] = []
     if mode == "normalize":
-        fixed = text.map(normalized)
-        changed = dict.fromkeys((old, new) for old, new in zip(text, fixed) if old != new)
+        rewritten = [normalized(v) for v in texts]
+        fixed = pd.Series(np.array(rewritten, dtype=object)[codes], index=values.index, dtype=object)
+        changed = dict.fromkeys((old, new) for old, new in zip(texts, rewritten) if old != new)
         for old, new in changed:
             # a Unicode-only change is invisible on a console: show those code points escaped
             show = repr if old.strip() == new else ascii
             notes.append(f"{field} name {show(old)} normalised to {show(new)}")
         text = fixed
-        if any(v == "" or v in NA_MARKERS for v in text):
+        if any(v == "" or v in NA_MARKERS for v in rewritten):
             raise InputError(f"{where}: a name is empty after stripping whitespace; fill the cells.")
     else:
-        padded = [(i, v) for i, v in text.items() if v != v.strip()]
+        rows = np.flatnonzero(np.array([v != v.strip() for v in texts], dtype=bool)[codes])
+        padded = [(values.index[int(j)], texts[codes[j]]) for j in rows]
         if padded:
             raise InputError(
                 f"{field} name {padded[0][1]!r} has leading or trailing whitespace in {where}, "

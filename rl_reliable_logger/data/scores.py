@@ -69,6 +69,22 @@ def check_magnitudes(values: np.ndarray, *, what: str = "scores") -> None:
         )
 
 
+def _configured_run_ids(frame: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
+    """Run keys of a sweep read by seed: configuration and seed (``"lr=0.001, seed=0"``), values exact."""
+    absent = [str(k) for k in keys if k not in frame.columns]
+    if absent:
+        cols = ", ".join(map(str, frame.columns))
+        raise ScoreTableError(
+            f"hyperparameter column(s) {', '.join(map(repr, absent))} not in the input (it has: {cols}); "
+            "name existing columns with --hyperparameter-keys (hyperparameter_keys=)."
+        )
+    parts = [frame[k].map(lambda v, k=k: f"{k}={seed_key(v)}, ") for k in keys]
+    label = parts[0].astype(object)
+    for part in parts[1:]:
+        label = label + part
+    return label + "seed=" + frame["run_id"].astype(str)
+
+
 def _plain(value: Any) -> Any:
     """numpy scalars as Python values, so messages show ``inf``, not ``np.float64(inf)``."""
     return value.item() if isinstance(value, np.generic) else value
@@ -185,6 +201,9 @@ class ScoreTable:
         names: ``"strict"`` (default): names with surrounding whitespace, or two names that print the same
             (NFC vs NFD, ...), are errors; ``"normalize"``: strip them and put them in NFC, recording every
             rewrite in ``warnings`` and ``source["name_rewrites"]``. See :mod:`.names`.
+        hyperparameter_keys: columns naming a sweep's configuration. Without ``run_id``, a run is then
+            identified by its configuration and seed (``"lr=0.001, seed=0"``), so every configuration may
+            reuse seeds 0..k, as sweeps usually do.
         source: free-form description of where the scores came from (goes to provenance).
 
     Runs per task may differ between cells: each (algorithm, task) cell keeps its own count,
@@ -211,6 +230,7 @@ class ScoreTable:
         on_invalid: Literal["raise", "drop"] = "raise",
         source: Mapping[str, Any] | None = None,
         names: NameMode = "strict",
+        hyperparameter_keys: Sequence[str] = (),
     ) -> None:
         if on_invalid not in ("raise", "drop"):
             raise ValueError(f"on_invalid must be 'raise' or 'drop', not {on_invalid!r}")
@@ -224,6 +244,8 @@ class ScoreTable:
         self.warnings: list[str] = []
         dropped: list[dict[str, Any]] = []
         frame, rewrites = self._canonical(data, algorithm, task, seed, score, run_id, step, names)
+        if hyperparameter_keys and run_id is None:
+            frame["run_id"] = _configured_run_ids(frame, hyperparameter_keys)
         if rewrites:
             self.source["name_rewrites"] = rewrites
             shown = 50  # every rewrite is in provenance (name_rewrites); the console names the first 50
@@ -447,7 +469,8 @@ class ScoreTable:
         if any(t.startswith("duplicate") for t in texts):
             fix = (
                 "If these are different runs, give each a unique key (--run-key / run_id=, e.g. the tracker run id "
-                "or a source column); otherwise remove the duplicates. " + fix
+                "or a source column; for a sweep, name its configuration columns with --hyperparameter-keys / "
+                "hyperparameter_keys=); otherwise remove the duplicates. " + fix
             )
         if any("has no runs on task" in t for t in texts):
             fix = "Evaluate all algorithms on the same tasks, or " + fix[0].lower() + fix[1:]

@@ -93,8 +93,9 @@ class CurveGrid:
 def common_grid(histories: Sequence[RunHistory], n_points: int = 25, *, budget: float | None = None) -> CurveGrid:
     """The step grid (see the module docstring) and how far each run counts along it.
 
-    When every run logged the very same steps (and there are at most ``4 * n_points``), the grid is
-    exactly those steps (plus the grid's end); otherwise ``n_points`` evenly spaced steps.
+    When every run logged the very same steps and there are at most ``n_points`` of them, the grid is
+    exactly those steps (plus the grid's end); otherwise ``n_points`` evenly spaced steps: the grid never
+    has more points than asked for (runs sharing 100 logged steps give 25 points by default, not 100).
     """
     if not histories:
         raise ValueError("no histories")
@@ -117,7 +118,7 @@ def common_grid(histories: Sequence[RunHistory], n_points: int = 25, *, budget: 
 
     first = histories[0].steps
     same = all(h.steps.shape == first.shape and np.array_equal(h.steps, first) for h in histories)
-    if same and first.size <= 4 * n_points:
+    if same and first.size <= n_points:
         grid = first[(first >= start) & (first <= end)].astype(float)
         if grid.size == 0 or grid[-1] < end:
             grid = np.append(grid, end)

@@ -76,24 +76,55 @@ def gap_curve(resample: Resample, gammas: np.ndarray) -> np.ndarray:
     return gammas[None, :] - (wsum[:, below] + gammas[None, :] * (mass[:, -1:] - mass[:, below]))
 
 
-def rank_probabilities(task_means: np.ndarray) -> np.ndarray:
+#: Memory budget (bytes) of one chunk of replicates in :func:`rank_probabilities`.
+RANK_CHUNK_BYTES = 64 * 2**20
+#: Bytes per (replicate, task, algorithm) element of one chunk of :func:`rank_probabilities`: the values and
+#: their sorted copy (8 + 8), the sort order, tie and rank bounds and their temporaries (int64: 9 × 8) and the
+#: accumulated shares (index, offsets and weight: 3 × 8), rounded up.
+RANK_BYTES_PER_ELEMENT = 128
+
+
+def rank_probabilities(task_means: np.ndarray, chunk_bytes: int = RANK_CHUNK_BYTES) -> np.ndarray:
     """Rank distribution from per-task means of every algorithm.
 
     Args:
         task_means: (A, R, M) mean score of algorithm a on task m in replicate r.
+        chunk_bytes: memory budget of one chunk of replicates (:data:`RANK_BYTES_PER_ELEMENT` per element);
+            the result does not depend on it.
 
     Returns:
         (A, M, A): probability that algorithm a takes rank k+1 (1 = highest mean) on task m. Tied
         algorithms share their ranks: a tie of t algorithms over ranks j..j+t-1 gives each 1/t of each.
+
+    Each (replicate, task) sorts its A values once (A log A, not A² comparisons); a tie group's bounds give
+    every member the number of algorithms above it and its tie size. The shares of each (algorithm, task,
+    rank) are added replicate by replicate in order, as a mean over replicates adds them.
     """
     n_alg, reps, n_tasks = task_means.shape
-    greater = (task_means[None, :, :, :] > task_means[:, None, :, :]).sum(axis=1)  # (A, R, M) # better than a
-    equal = (task_means[None, :, :, :] == task_means[:, None, :, :]).sum(axis=1)  # includes a itself
-    probs = np.zeros((n_alg, n_tasks, n_alg))
-    for k in range(n_alg):  # rank k+1 is held when greater <= k < greater + equal
-        share = ((greater <= k) & (k < greater + equal)) / equal
-        probs[:, :, k] = share.mean(axis=1)
-    return probs
+    totals = np.zeros(n_alg * n_tasks * n_alg)
+    step = max(1, int(chunk_bytes // (RANK_BYTES_PER_ELEMENT * n_alg * n_tasks)))
+    pos = np.arange(n_alg)
+    for lo in range(0, reps, step):
+        x = np.ascontiguousarray(task_means[:, lo : lo + step, :].transpose(1, 2, 0))  # (r, M, A)
+        order = np.argsort(x, axis=-1, kind="stable")
+        ordered = np.take_along_axis(x, order, axis=-1)
+        new = np.ones(ordered.shape, dtype=bool)
+        new[..., 1:] = ordered[..., 1:] != ordered[..., :-1]  # a tie group starts here
+        first = np.maximum.accumulate(np.where(new, pos, 0), axis=-1)
+        end = np.ones(ordered.shape, dtype=bool)
+        end[..., :-1] = new[..., 1:]
+        last = np.minimum.accumulate(np.where(end, pos, n_alg - 1)[..., ::-1], axis=-1)[..., ::-1]
+        above = np.empty_like(order)  # algorithms with a higher mean
+        ties = np.empty_like(order)  # algorithms with the same mean (itself included)
+        np.put_along_axis(above, order, n_alg - 1 - last, axis=-1)
+        np.put_along_axis(ties, order, last - first + 1, axis=-1)
+        # algorithm a in (r, m) holds ranks above+1 .. above+ties, 1/ties of each; flattened replicate-major
+        cell = (pos[None, None, :] * n_tasks + np.arange(n_tasks)[None, :, None]) * n_alg + above
+        counts = ties.ravel()
+        index = np.repeat(cell.ravel(), counts)
+        index += np.arange(index.size) - np.repeat(np.cumsum(counts) - counts, counts)
+        np.add.at(totals, index, np.repeat(1.0 / counts, counts))
+    return totals.reshape(n_alg, n_tasks, n_alg) / reps
 
 
 def profile_curves(resample: Resample, taus: np.ndarray, gammas: np.ndarray) -> np.ndarray:

@@ -50,6 +50,13 @@ def _fmt(value: object) -> str:
     return str(value)
 
 
+def _formatted(column: pd.Series, prefix: str = "") -> pd.Series:
+    """``prefix + _fmt(value)`` for every row, formatting each distinct value once (missing values included)."""
+    codes, uniques = pd.factorize(column, use_na_sentinel=False)
+    texts = np.array([prefix + _fmt(v) for v in uniques], dtype=object)
+    return pd.Series(texts[codes], index=column.index)
+
+
 def config_labels(frame: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
     """One readable label per row, e.g. ``"lr=0.001, gamma=0.99"`` (keys in the order given)."""
     keys = list(keys)
@@ -59,7 +66,7 @@ def config_labels(frame: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
         raise ValueError(f"hyperparameter column(s) {missing} not in the table (it has: {cols})")
     if not keys:
         raise ValueError("give at least one hyperparameter column")
-    parts = [frame[k].map(lambda v, k=k: f"{k}={_fmt(v)}") for k in keys]
+    parts = [_formatted(frame[k], f"{k}=") for k in keys]
     out = parts[0]
     for p in parts[1:]:
         out = out + ", " + p
@@ -88,7 +95,7 @@ def metric_criterion(metric: str = "iqm") -> Criterion:
 def _run_key(frame: pd.DataFrame) -> pd.Series:
     """The seed when every row has one, else the run id (identifies a run across tasks)."""
     if "seed" in frame.columns and frame["seed"].notna().all():
-        return frame["seed"].map(_fmt)
+        return _formatted(frame["seed"])
     return frame["run_id"].astype(str)
 
 
@@ -108,17 +115,57 @@ class _Choice:
     n_eligible: int
 
 
-def _choose(frame: pd.DataFrame, tasks: list[str], criterion: Criterion) -> _Choice:
-    best, best_score, eligible = None, -np.inf, 0
-    for config, runs in frame.groupby("config", sort=True):
-        per_task = [runs.loc[runs["task"] == t, "score"].to_numpy(float) for t in tasks]
-        if any(x.size == 0 for x in per_task):
-            continue
-        eligible += 1
-        score = criterion(per_task)
-        if score > best_score:  # strict: ties keep the first configuration in sorted order
-            best, best_score = str(config), score
-    return _Choice(best, float(best_score) if best is not None else float("nan"), eligible)
+class _Layout:
+    """One algorithm's runs grouped once by (configuration, task): per-configuration work is then linear.
+
+    Configurations are coded in sorted label order (the order the views visit them, so the random split
+    and the tie rule do not depend on the input's row order); inside each (configuration, task) the runs
+    keep the table's row order.
+    """
+
+    def __init__(self, runs: pd.DataFrame, tasks: list[str]) -> None:
+        codes, labels = pd.factorize(runs["config"], sort=True)
+        self.labels = [str(x) for x in labels]
+        self.config = codes.astype(np.int64)
+        self.n_tasks = len(tasks)
+        self.task = pd.Categorical(runs["task"], categories=tasks).codes.astype(np.int64)
+        self.cell = self.config * self.n_tasks + self.task
+        self.scores = runs["score"].to_numpy(float)
+
+    def counts(self, rows: np.ndarray) -> np.ndarray:
+        """Runs per (configuration, task) among ``rows`` (a boolean mask): (configurations, tasks)."""
+        size = len(self.labels) * self.n_tasks
+        return np.bincount(self.cell[rows], minlength=size).reshape(len(self.labels), self.n_tasks)
+
+    def choose(self, rows: np.ndarray, criterion: Criterion) -> _Choice:
+        """The best configuration among ``rows`` with runs on every task (ties: the first in sorted order)."""
+        counts = self.counts(rows)
+        eligible = np.flatnonzero((counts > 0).all(axis=1))
+        picked = np.flatnonzero(rows)
+        order = picked[np.argsort(self.cell[picked], kind="stable")]
+        scores = self.scores[order]
+        ends = np.cumsum(counts.ravel()).reshape(counts.shape)
+        best, best_score = None, -np.inf
+        for c in eligible:
+            per_task = [scores[e - n : e] for e, n in zip(ends[c], counts[c])]
+            score = criterion(per_task)
+            if score > best_score:  # strict: ties keep the first configuration in sorted order
+                best, best_score = self.labels[c], score
+        return _Choice(best, float(best_score) if best is not None else float("nan"), int(eligible.size))
+
+    def split(self, run_keys: pd.Series, rng: np.random.Generator) -> np.ndarray:
+        """Rows in the selection half of their configuration's seeds (:func:`split_halves`, one permutation
+        per configuration in sorted order); the other rows are the evaluation half."""
+        run_codes, _ = pd.factorize(run_keys, sort=True)  # sorted run keys, as split_halves sorts them
+        n_keys = int(run_codes.max()) + 1 if run_codes.size else 1
+        key = self.config * n_keys + run_codes
+        distinct = np.unique(key)  # per configuration, its runs in sorted order
+        per_config = np.bincount(distinct // n_keys, minlength=len(self.labels))
+        starts = np.concatenate([[0], np.cumsum(per_config)[:-1]])
+        selected = np.zeros(distinct.size, dtype=bool)
+        for start, n in zip(starts, per_config):
+            selected[start + rng.permutation(n)[: n // 2]] = True
+        return selected[np.searchsorted(distinct, key)]
 
 
 def tuning_views(
@@ -161,6 +208,7 @@ def tuning_views(
     for alg in pd.unique(base["algorithm"]):
         runs = base[base["algorithm"] == alg]
         n_configs = int(runs["config"].nunique())
+        layout = _Layout(runs, tasks)
 
         def emit(
             view: str,
@@ -199,7 +247,7 @@ def tuning_views(
                 float("nan"),
             )
         if "tuned" in views:
-            ch = _choose(runs, tasks, criterion)
+            ch = layout.choose(np.ones(len(runs), dtype=bool), criterion)
             if ch.config is None:
                 warnings.append(f"{alg}: no configuration has runs on every task; the tuned view is left out.")
             else:
@@ -209,25 +257,20 @@ def tuning_views(
                     single_seed.append(alg)
         if "split" in views:
             # Split each configuration's seeds (configs in sorted order, so the stream is reproducible).
-            sel_parts, eval_parts = [], []
-            for _config, cruns in runs.groupby("config", sort=True):
-                select, evaluate = split_halves(list(cruns["_run"]), rng)
-                sel_parts.append(cruns[cruns["_run"].isin(select)])
-                eval_parts.append(cruns[cruns["_run"].isin(evaluate)])
-            sel = pd.concat(sel_parts) if sel_parts else runs.iloc[:0]
-            ev = pd.concat(eval_parts) if eval_parts else runs.iloc[:0]
+            select = layout.split(runs["_run"], rng)
             # Eligible: a run on every task in both halves.
-            ok = [
-                c
-                for c in sorted(runs["config"].unique())
-                if set(tasks) <= set(sel.loc[sel["config"] == c, "task"])
-                and set(tasks) <= set(ev.loc[ev["config"] == c, "task"])
-            ]
-            ch = _choose(sel[sel["config"].isin(ok)], tasks, criterion)
+            both = np.logical_and((layout.counts(select) > 0).all(axis=1), (layout.counts(~select) > 0).all(axis=1))
+            ch = layout.choose(select & both[layout.config], criterion)
             if ch.config is None:
                 no_split.append(alg)
             else:
-                emit("split", ev[ev["config"] == ch.config], ch.config, ch.n_eligible, ch.score)
+                emit(
+                    "split",
+                    runs[~select & (runs["config"] == ch.config).to_numpy()],
+                    ch.config,
+                    ch.n_eligible,
+                    ch.score,
+                )
     if tuned_labels:
         warnings.append(
             "tuned view ("

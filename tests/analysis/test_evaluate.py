@@ -92,6 +92,22 @@ def test_rank_probabilities_share_ties():
     assert probs[0, 0].tolist() == [0.25, 0.75] and probs[1, 0].tolist() == [0.75, 0.25]
 
 
+@pytest.mark.parametrize("levels", [3, 0])
+def test_rank_probabilities_by_sorting_match_all_pairs_comparisons(levels):
+    """Ranks from one sort per (replicate, task), chunked over replicates, are the pairwise definition: the
+    number of algorithms above and tied with each, the tie's ranks shared equally (many ties with 3 levels)."""
+    from rl_reliable_logger.stats.profiles import rank_probabilities
+
+    rng = np.random.default_rng(levels)
+    shape = (7, 301, 4)
+    means = rng.integers(0, levels, shape).astype(float) if levels else rng.normal(size=shape)
+    above = (means[None] > means[:, None]).sum(axis=1)  # (A, R, M)
+    ties = (means[None] == means[:, None]).sum(axis=1)
+    expected = np.stack([(((above <= k) & (k < above + ties)) / ties).mean(axis=1) for k in range(shape[0])], axis=-1)
+    for chunk_bytes in (1, 5_000, 2**26):  # 1, 2 and all replicates per chunk
+        np.testing.assert_allclose(rank_probabilities(means, chunk_bytes=chunk_bytes), expected, rtol=0, atol=1e-14)
+
+
 def test_unequal_runs_and_single_run_cells_are_handled():
     rng = np.random.default_rng(0)
     rows = [("A", "x", s, rng.normal()) for s in range(5)] + [("A", "y", 0, 1.0)]

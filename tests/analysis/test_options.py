@@ -110,6 +110,13 @@ def test_memory_estimate_refuses_with_estimate_and_largest_feasible_value():
     assert sum(opts.memory_estimate(12, 26, 100).values()) > est
 
 
+def test_memory_estimate_counts_the_tables_that_grow_with_the_square_of_the_algorithms():
+    """The rank table has A x A x (tasks + 1) rows: at 650 configurations analysed as algorithms, about 1 GB."""
+    base = [AnalysisOptions().memory_estimate(a, 26, 130)["base"] for a in (1, 200, 400)]
+    assert base[2] - base[0] > 3.9 * (base[1] - base[0]) > 0
+    assert AnalysisOptions().memory_estimate(650, 26, 130)["base"] > 2**30
+
+
 def test_evaluate_refuses_infeasible_reps_before_computing(table):
     with pytest.raises(OptionError, match="largest feasible `reps=`"):
         evaluate(table, reps=10**14)

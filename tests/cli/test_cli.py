@@ -154,3 +154,24 @@ def test_console_script_help_teaches():
 def test_missing_file_is_a_clean_error(tmp_path, capsys):
     assert main(["evaluate", str(tmp_path / "nope.csv")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_a_sweep_reusing_seeds_per_configuration_evaluates(tmp_path):
+    """`evaluate sweep.csv --hyperparameter-keys lr` on the usual layout: every configuration runs seeds 0..3."""
+    rows = [
+        {"algorithm": alg, "task": task, "seed": seed, "lr": lr, "score": lr * 100 + seed * 0.01 + (alg == "SAC")}
+        for alg in ("PPO", "SAC")
+        for lr in (0.001, 0.003, 0.01)
+        for task in ("Hopper", "Walker")
+        for seed in range(4)
+    ]
+    path = tmp_path / "sweep.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    out = tmp_path / "res"
+    assert main(["evaluate", str(path), "--hyperparameter-keys", "lr", "--out", str(out), "--no-figures", *FAST]) == 0
+    tuning = pd.read_csv(out / "tuning.csv").set_index(["algorithm", "view"])
+    assert tuning.loc[("PPO", "complete"), "n_runs"] == 3 * 2 * 4  # every configuration and seed is a run
+    assert tuning.loc[("SAC", "tuned"), "config"] == "lr=0.01"
+    assert tuning.loc[("SAC", "split"), "n_runs"] == 2 * 2  # the evaluation half of the chosen configuration
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["n_runs"] == {"PPO": 24, "SAC": 24}

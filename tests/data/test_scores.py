@@ -61,6 +61,50 @@ def test_duplicate_seed_names_both_rows_and_the_fix():
     assert len(table.cells()[("A", "x")]) == 2
 
 
+def _sweep_frame(steps: bool = False) -> pd.DataFrame:
+    """Every configuration reuses seeds 0 and 1: the usual sweep layout."""
+    rows = []
+    for lr in (0.001, 0.01):
+        for clip in (0.1, 0.2):
+            for task in ("x", "y"):
+                for seed in (0, 1):
+                    for step in (10, 20) if steps else (None,):
+                        score = 100 * lr + clip + seed + (step or 0)
+                        rows.append(
+                            {
+                                "algorithm": "A",
+                                "task": task,
+                                "seed": seed,
+                                "lr": lr,
+                                "clip": clip,
+                                "score": score,
+                                **({"step": step} if steps else {}),
+                            }
+                        )
+    return pd.DataFrame(rows)
+
+
+def test_a_sweep_run_is_its_configuration_and_seed():
+    with pytest.raises(ScoreTableError, match="duplicate seed.*--hyperparameter-keys"):
+        ScoreTable(_sweep_frame())
+    table = ScoreTable(_sweep_frame(), hyperparameter_keys=["lr", "clip"])
+    assert len(table.frame) == 16 and table.frame["run_id"].nunique() == 8
+    assert "lr=0.001, clip=0.1, seed=0" in set(table.frame["run_id"])
+    assert table.cells()[("A", "x")].size == 8
+    # curves: the final score of each configuration and seed, none merged with another configuration's
+    curves = ScoreTable(_sweep_frame(steps=True), step="step", hyperparameter_keys=["lr", "clip"])
+    np.testing.assert_allclose(np.sort(curves.cells()[("A", "y")]), np.sort(table.cells()[("A", "y")]) + 20)
+
+
+def test_a_sweep_configuration_repeated_on_one_seed_is_still_a_duplicate():
+    frame = _sweep_frame()
+    frame.loc[1, "lr"] = 0.01  # now two rows of lr=0.01, clip=0.1, seed 1 on task x
+    with pytest.raises(ScoreTableError, match="duplicate seed 'lr=0.01, clip=0.1, seed=1' for A / x"):
+        ScoreTable(frame, hyperparameter_keys=["lr", "clip"])
+    with pytest.raises(ScoreTableError, match="hyperparameter column.*'gamma'.*not in the input"):
+        ScoreTable(_sweep_frame(), hyperparameter_keys=["gamma"])
+
+
 def test_algorithm_missing_a_task_is_named():
     df = frame().drop(index=[6, 7])
     with pytest.raises(ScoreTableError, match="algorithm 'B' has no runs on task 'y'"):

@@ -69,6 +69,13 @@ def test_identical_step_sets_are_used_exactly():
     assert shape.short == {}
 
 
+def test_shared_steps_beyond_the_points_asked_for_give_evenly_spaced_points():
+    """Runs sharing 100 logged steps: 25 grid points by default, never all 100 steps."""
+    runs = [RunHistory(("A", "x", str(i)), np.arange(1.0, 101.0) * 1e4, np.zeros(100)) for i in range(3)]
+    np.testing.assert_array_equal(common_grid(runs).grid, np.linspace(1e4, 1e6, 25))
+    np.testing.assert_array_equal(common_grid(runs, n_points=100).grid, np.arange(1.0, 101.0) * 1e4)
+
+
 def test_canonical_order_and_segments():
     values = np.array([[3.0, 4.0, np.nan], [1.0, 2.0, 2.0], [3.0, 1.0, np.nan]])
     order = canonical_order(values)

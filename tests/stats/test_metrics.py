@@ -133,3 +133,15 @@ def test_single_runs_draw_one_run_per_task_uniformly():
     assert set(np.unique(draws[:, 0])) == {1.0, 2.0, 3.0} and (draws[:, 1] == 10.0).all()
     np.testing.assert_allclose([np.mean(draws[:, 0] == v) for v in (1, 2, 3)], 1 / 3, atol=0.01)
     np.testing.assert_allclose(np.mean(draws[:, 2] == 5.0), 0.5, atol=0.01)
+
+
+def test_probability_of_improvement_is_the_mean_over_all_pairs_without_the_pair_matrix():
+    """Counted by binary search, P(X > Y) equals the mean of the (n_x, n_y) pair scores exactly, ties included."""
+    from rl_reliable_logger.stats.metrics import probability_of_improvement
+
+    rng = np.random.default_rng(0)
+    for levels in (3, 0):
+        xs = [rng.integers(0, levels, n).astype(float) if levels else rng.normal(size=n) for n in (7, 40, 1)]
+        ys = [rng.integers(0, levels, n).astype(float) if levels else rng.normal(size=n) for n in (5, 33, 9)]
+        pairs = [((x[:, None] > y[None, :]) + 0.5 * (x[:, None] == y[None, :])).mean() for x, y in zip(xs, ys)]
+        assert probability_of_improvement(xs, ys) == float(np.mean(pairs))

@@ -128,3 +128,75 @@ def test_tuning_table_end_to_end():
     assert normed["point"].between(0, 1).all() and not any("not normalised" in w for w in warnings)
     with pytest.raises(ValueError):
         tuning_table(table, ["nope"], reps=100, seed=0)
+
+
+def _reference_choice(runs, tasks, criterion):
+    """The definition, one configuration at a time: (config, score, n_eligible) over sorted configurations."""
+    best, best_score, eligible = None, -np.inf, 0
+    for config in sorted(runs["config"].unique()):
+        rows = runs[runs["config"] == config]
+        per_task = [rows.loc[rows["task"] == t, "score"].to_numpy(float) for t in tasks]
+        if all(x.size for x in per_task):
+            eligible += 1
+            score = criterion(per_task)
+            if score > best_score:
+                best, best_score = config, score
+    return best, best_score, eligible
+
+
+@pytest.mark.parametrize("trial", range(12))
+def test_views_match_the_per_configuration_definition(trial):
+    """Grouped once, the views choose and split exactly as comparing each configuration on its own does:
+    ragged cells, configurations missing tasks, missing hyperparameter values, seeds or run ids as keys."""
+    rng = np.random.default_rng(trial)
+    tasks = ["y", "x", "z"][: 1 + trial % 3]
+    rows = [
+        {
+            "algorithm": alg,
+            "task": t,
+            "seed": s,
+            "run_id": f"{alg}{c}-{s}",
+            "lr": [1e-3, 3e-4, np.nan, 1e-4][c % 4],
+            "w": c // 4,
+            "score": float(rng.normal()),
+        }
+        for alg in ("B", "A")
+        for c in range(int(rng.integers(2, 20)))
+        for s in range(int(rng.integers(1, 6)))
+        for t in tasks
+        if rng.random() > 0.1
+    ]
+    frame = pd.DataFrame(rows).sample(frac=1, random_state=trial)
+    if trial % 2:
+        frame.loc[frame.index[0], "seed"] = None  # the run ids identify runs
+    crit = tn.metric_criterion(["iqm", "mean", "optimality_gap"][trial % 3])
+    runs, choices, _ = tn.tuning_views(frame, ["lr", "w"], seed=trial, criterion=crit)
+    rng_split = np.random.default_rng(trial)
+    base = frame.assign(config=tn.config_labels(frame, ["lr", "w"]))
+    key = base["seed"].astype(int).astype(str) if base["seed"].notna().all() else base["run_id"].astype(str)
+    by = choices.set_index(["algorithm", "view"])
+    for alg in pd.unique(frame["algorithm"]):  # one random stream, algorithms in order of appearance
+        own = base[base["algorithm"] == alg]
+        config, score, eligible = _reference_choice(own, tasks, crit)
+        assert (by.loc[(alg, "tuned"), "config"], by.loc[(alg, "tuned"), "n_eligible"]) == (config, eligible)
+        assert by.loc[(alg, "tuned"), "selection_score"] == score
+        select, evaluate = [], []
+        for c in sorted(own["config"].unique()):
+            rows_c = own[own["config"] == c]
+            first, second = tn.split_halves(list(key[rows_c.index]), rng_split)
+            select.append(rows_c[key[rows_c.index].isin(first)])
+            evaluate.append(rows_c[key[rows_c.index].isin(second)])
+        sel, ev = pd.concat(select), pd.concat(evaluate)
+        ok = [
+            c
+            for c in own["config"].unique()
+            if {*tasks} <= {*sel.loc[sel.config == c, "task"]} & {*ev.loc[ev.config == c, "task"]}
+        ]
+        config, score, eligible = _reference_choice(sel[sel["config"].isin(ok)], tasks, crit)
+        if config is None:
+            assert (alg, "split") not in by.index
+            continue
+        assert (by.loc[(alg, "split"), "config"], by.loc[(alg, "split"), "n_eligible"]) == (config, eligible)
+        assert by.loc[(alg, "split"), "selection_score"] == score
+        reported = runs[runs["algorithm"] == f"{alg} [tuned, split-half]"]
+        assert list(reported["score"]) == list(ev.loc[ev["config"] == config, "score"])
