@@ -243,6 +243,13 @@ class ScoreTable:
         self.source.setdefault("fields", {k: v for k, v in given.items() if v is not None})  # a tracker's: its refs
         self.warnings: list[str] = []
         dropped: list[dict[str, Any]] = []
+        if hyperparameter_keys:  # a configuration key that is also the algorithm, task ... field: refused first
+            check_distinct(
+                {
+                    **{f"{field}=": col for field, col in given.items()},
+                    "hyperparameter_keys=": list(hyperparameter_keys),
+                }
+            )
         frame, rewrites = self._canonical(data, algorithm, task, seed, score, run_id, step, names)
         if hyperparameter_keys and run_id is None:
             frame["run_id"] = _configured_run_ids(frame, hyperparameter_keys)
