@@ -464,9 +464,11 @@ class WandbSink:
             with _errors(f"looking for interrupted publishes in {path}"):
                 runs = list(api.runs(path, filters=self._analysis_filter(), per_page=100))
         except TrackerError as err:
-            if getattr(err, "tracker_cause", "") == "not found":
-                return  # a new project: nothing was published to it before
-            raise
+            # best effort, like marking a run superseded: the publish does not depend on it (a new project has
+            # nothing to find; a server without the Public API's run listing cannot be asked)
+            if getattr(err, "tracker_cause", "") != "not found":
+                print(f"note: {err}; interrupted publishes, if any, stay as they are", file=sys.stderr)
+            return
         for run in runs:
             summary = dict(run.summary or {})
             state = summary.get(STATE_KEY)
