@@ -368,7 +368,7 @@ def _without_secrets(frame: pd.DataFrame, warnings: list[str]) -> pd.DataFrame:
         return frame
     hit = [c for c, found in block.isin(list(changed)).any().items() if found]
     out = frame.copy()
-    out[hit] = block[hit].map(lambda v: changed.get(v, v) if isinstance(v, str) else v)
+    out[hit] = block[hit].apply(lambda col: col.map(lambda v: changed.get(v, v) if isinstance(v, str) else v))
     return out
 
 

@@ -74,9 +74,11 @@ def _rewrite(frame: pd.DataFrame, needs: Any, fn: Any) -> pd.DataFrame:
     if not cols:
         return frame
     block = frame[cols].astype(object)
-    hit = [c for c, found in block.map(needs).any().items() if found]
+    hit = [
+        c for c, found in block.apply(lambda col: col.map(needs)).any().items() if found
+    ]  # pandas 2.0: no DataFrame.map
     if hit:
-        frame[hit] = block[hit].map(fn)
+        frame[hit] = block[hit].apply(lambda col: col.map(fn))
     return frame
 
 
