@@ -160,7 +160,8 @@ class _Experiments:
         chosen = self.rng.integers(0, self.cells.sizes[:, None], size=(m, n))  # each task's n pilot runs
         values = self.cells.values[(chosen + self.cells.offsets[:, None]).ravel()]
         u = bs.uniform32(self.rng, (self.reps, m, n))  # the words bs.draw takes: replicate, task, draw
-        np.multiply(u.transpose(0, 2, 1), np.uint64(n), out=self.scaled)  # ⌊u·n / 2³²⌋, bs.draw's draw
+        # ⌊u·n / 2³²⌋, bs.draw's draw; dtype: numpy 1.x would multiply a uint32 array by a scalar in uint32
+        np.multiply(u.transpose(0, 2, 1), np.uint64(n), out=self.scaled, dtype=np.uint64)
         self.scaled >>= np.uint64(32)
         idx = self.scaled.view(np.int64)  # values < n: the same bits as int64
         idx += self.offsets  # the run drawn: task * n + draw
