@@ -243,14 +243,7 @@ class ScoreTable:
         self.source.setdefault("fields", {k: v for k, v in given.items() if v is not None})  # a tracker's: its refs
         self.warnings: list[str] = []
         dropped: list[dict[str, Any]] = []
-        if hyperparameter_keys:  # a configuration key that is also the algorithm, task ... field: refused first
-            check_distinct(
-                {
-                    **{f"{field}=": col for field, col in given.items()},
-                    "hyperparameter_keys=": list(hyperparameter_keys),
-                }
-            )
-        frame, rewrites = self._canonical(data, algorithm, task, seed, score, run_id, step, names)
+        frame, rewrites = self._canonical(data, given, names, hyperparameter_keys)
         if hyperparameter_keys and run_id is None:
             frame["run_id"] = _configured_run_ids(frame, hyperparameter_keys)
         if rewrites:
@@ -290,19 +283,25 @@ class ScoreTable:
 
     # ------------------------------------------------------------------ validation
     @staticmethod
-    def _canonical(data, algorithm, task, seed, score, run_id, step, names="strict") -> tuple[pd.DataFrame, list[str]]:
+    def _canonical(
+        data: pd.DataFrame,
+        given: Mapping[str, str | None],
+        names: NameMode = "strict",
+        hyperparameter_keys: Sequence[str] = (),
+    ) -> tuple[pd.DataFrame, list[str]]:
+        """The input's fields under canonical names; one field in two roles (configuration keys included) is refused
+        before anything is built from them."""
         if len(data) == 0:
             raise ScoreTableError("the input has no rows: nothing to evaluate. Check the file or the run filter.")
-        wanted = {"algorithm": algorithm, "task": task, "score": score}
-        if seed is not None:
-            wanted["seed"] = seed
-        if run_id is not None:
-            wanted["run_id"] = run_id
-        if step is not None:
-            wanted["step"] = step
-        if seed is None and run_id is None:
+        wanted = {field: col for field, col in given.items() if col is not None}
+        if "seed" not in wanted and "run_id" not in wanted:
             raise ScoreTableError("each run needs a key: give a seed column or a run_id column.")
-        check_distinct({f"{field}=": col for field, col in wanted.items()})
+        roles: dict[str, str | list[str]] = {f"{field}=": col for field, col in wanted.items()}
+        if hyperparameter_keys:
+            roles["hyperparameter_keys="] = list(hyperparameter_keys)
+        check_distinct(roles)
+        algorithm, task, score = str(given["algorithm"]), str(given["task"]), str(given["score"])
+        seed, run_id, step = given.get("seed"), given.get("run_id"), given.get("step")
         absent = {field: col for field, col in wanted.items() if col not in data.columns}
         if absent:
             cols = ", ".join(map(str, data.columns))
@@ -334,7 +333,7 @@ class ScoreTable:
             out["run_id"], notes = check_names(data[run_id], "run id", run_id, mode=names, run_ids=runs)
         else:
             keys = pd.Series([seed_key(s) for s in out["seed"]], index=data.index, dtype=object)
-            out["run_id"], notes = check_names(keys, "seed", seed, mode=names)
+            out["run_id"], notes = check_names(keys, "seed", str(seed), mode=names)
         rewrites += notes
         out["score"] = data[score]
         if step is not None:
