@@ -235,6 +235,57 @@ class Resample:
             run_total=self.run_total,
         )
 
+    def fresh(self) -> Resample:
+        """The same draws and values with only what depends on them alone carried over (draws, value order, sorted
+        ranks, task means): what a metric sees on a new Resample, so that what one metric caches (run weights,
+        whose last digits depend on the way they were made) never changes another's numbers."""
+        shared = ("counts", "drawn", "order", "sorted_ranks", "task_means", "equal_weights")
+        return Resample(
+            self.cells,
+            self.values,
+            idx=self._idx,
+            valid=self._valid,
+            slot_sizes=self.slot_sizes,
+            uniforms=self.uniforms,
+            slot_tasks=self.slot_tasks,
+            cache={k: v for k, v in self._cache.items() if k in shared},
+            run_total=self.run_total,
+        )
+
+    def with_columns(self, columns: np.ndarray) -> list[Resample]:
+        """:meth:`with_values` for every column of ``columns`` (K, G) -- e.g. every step of a learning curve --
+        with the work that depends on the values done for all columns at once: the task means (one gather of
+        G-long rows) and, for equal-weights draws, the sorted ranks (one gather, one sort). Each Resample gives the
+        numbers ``with_values(columns[:, g])`` gives (same sums in the same order). Memory: about
+        :func:`column_bytes` per column; pass a few columns at a time (:func:`column_groups`).
+        """
+        columns = np.asarray(columns, dtype=float)
+        idx = self.idx
+        gathered = np.take(columns, idx, axis=0)  # (N, R, S, G): whole rows of G values
+        if self.valid is not None:
+            gathered = np.where(self.valid[..., None], gathered, 0.0)
+        means = gathered.sum(axis=0) / self.slot_sizes[..., None]  # per element, the N draws summed in order
+        del gathered
+        out = [self.with_values(columns[:, g]) for g in range(columns.shape[1])]
+        for g, r in enumerate(out):
+            r._cache["task_means"] = np.ascontiguousarray(means[..., g])
+        if self.equal_weights:
+            k = columns.shape[0]
+            orders = np.argsort(columns, axis=0, kind="stable")  # each column's own stable order
+            rank = np.empty((columns.shape[1], k), dtype=np.int16 if k < 2**15 else np.int32)
+            np.put_along_axis(rank, orders.T, np.arange(k, dtype=rank.dtype)[None, :], axis=1)
+            drawn = self.drawn_runs()
+            src = (
+                drawn.reshape(self.n_reps, -1) if drawn is not None else np.moveaxis(idx, 0, 1).reshape(self.n_reps, -1)
+            )
+            rows = np.take(np.ascontiguousarray(rank.T), src, axis=0)  # (R, S·N, G): rows of G ranks gathered
+            ranks = np.ascontiguousarray(np.moveaxis(rows, 2, 0))  # (G, R, S·N)
+            ranks.sort(axis=2)
+            for g, r in enumerate(out):
+                r._cache["order"] = orders[:, g]
+                r._cache["sorted_ranks"] = ranks[g]
+        return out
+
     def _per_draw_mass(self) -> np.ndarray:
         """(R or 1, S) mass of one draw in each slot: 1/(S·N_slot)."""
         return 1.0 / (self.n_slots * self.slot_sizes)
@@ -393,6 +444,20 @@ class Resample:
         if self.valid is not None:
             gathered = np.where(self.valid, gathered, np.nan)
         return np.moveaxis(gathered, 0, 1)
+
+
+def column_bytes(resample: Resample) -> int:
+    """Bytes :meth:`Resample.with_columns` holds per column: the gathered values (8 bytes a draw), their task
+    means, and the sorted ranks (up to 4 bytes a draw)."""
+    draws = int(np.prod(resample.idx.shape))
+    return 12 * draws + 8 * resample.n_reps * resample.n_slots
+
+
+def column_groups(resample: Resample, n_columns: int, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> list[tuple[int, int]]:
+    """Half-open ranges of columns to give :meth:`Resample.with_columns` at once, so that one group's arrays stay
+    near ``chunk_bytes`` (at least one column a group). Every grouping gives the same numbers."""
+    step = max(1, int(chunk_bytes // max(column_bytes(resample), 1)))
+    return [(lo, min(lo + step, n_columns)) for lo in range(0, n_columns, step)]
 
 
 def magnitude(values: np.ndarray) -> float:
