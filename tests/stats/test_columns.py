@@ -39,8 +39,16 @@ def test_contiguous_draws_give_the_counts_and_sorted_samples_of_the_index(sizes)
     fresh = bs.draw(cells, 64, np.random.default_rng(2))
     drawn = batch.drawn_runs()
     assert (drawn is None) == (len(set(sizes)) > 1)  # only rectangular draws have them
-    # counts from the contiguous draws equal the bincount of the run-major index
-    np.testing.assert_array_equal(batch.counts(), fresh._bincount(fresh.idx))
+    # counts from the contiguous draws equal those of the run-major index, counted here replicate by replicate
+    idx, valid = fresh.idx, fresh.valid
+    want = [
+        np.bincount(
+            idx[:, r][valid[:, 0 if valid.shape[1] == 1 else r]] if valid is not None else idx[:, r].ravel(),
+            minlength=cells.n_runs,
+        )
+        for r in range(64)
+    ]
+    np.testing.assert_array_equal(batch.counts(), want)
     if drawn is not None:
         by_index = np.sort(
             np.argsort(np.argsort(cells.values, kind="stable"))[np.moveaxis(fresh.idx, 0, 1)].reshape(64, -1)
