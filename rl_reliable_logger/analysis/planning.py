@@ -28,7 +28,8 @@ by N, so a number does not depend on the grid, the input's row order or what els
 Work: each (algorithm, N) is an independent unit (:class:`PlanUnit`; the compared pair's two algorithms share
 one, since their differences are taken experiment by experiment), run by :func:`simulate_unit` on the executor
 given to :func:`plan` (``executor=``; serial by default). Within a unit each synthetic experiment's replicates are
-one batched metric call on the raw words the engine turns into run indices (:func:`~rl_reliable_logger.stats.bootstrap.multiply_shift`).
+one batched metric call on the raw words the engine turns into run indices
+(:func:`~rl_reliable_logger.stats.bootstrap.multiply_shift`), in buffers reused from experiment to experiment.
 """
 
 from __future__ import annotations
