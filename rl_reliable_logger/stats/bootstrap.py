@@ -386,7 +386,8 @@ class Resample:
             rank[order] = np.arange(k, dtype=rank.dtype)
             drawn = self.drawn_runs()
             if drawn is not None:
-                ranks = np.take(rank, drawn, out=self._buffer("ranks", drawn.shape, rank.dtype))
+                # indices < K by construction; mode="clip" lets take write into ``out`` directly ("raise" buffers it)
+                ranks = np.take(rank, drawn, out=self._buffer("ranks", drawn.shape, rank.dtype), mode="clip")
                 ranks = ranks.reshape(self.n_reps, -1)
             else:
                 if self.valid is not None and not self.valid.all():
@@ -407,7 +408,7 @@ class Resample:
             self._cache["sorted_samples"] = np.take(ordered, ranks)
             return self._cache["sorted_samples"]
         window = ranks[:, lo:hi]
-        return np.take(ordered, window, out=self._buffer("window", window.shape, ordered.dtype))
+        return np.take(ordered, window, out=self._buffer("window", window.shape, ordered.dtype), mode="clip")
 
     def task_means(self) -> np.ndarray:
         """(R, S) mean score of each task slot."""
