@@ -1,6 +1,7 @@
 """Lab-scale sweeps (issue 24): time and peak memory of the tuning view and of many algorithms, with growth exponents.
 
 Run:  python benchmarks/bench_scale_sweeps.py [--configs 100,1000,10000] [--algorithms 50,200] [--reps 500]
+      [--plan-repeats 1]
 
 Cases, each in a fresh ``python`` process of this checkout (so one case's memory never counts for another):
 
@@ -17,6 +18,9 @@ Cases, each in a fresh ``python`` process of this checkout (so one case's memory
   tasks x 5 seeds, ``evaluate(table)`` with the paper's defaults (``--algorithm-reps`` to change them); the
   memory pre-check's estimate (``AnalysisOptions.memory_estimate``) next to the memory the evaluation added to
   the process (peak RSS minus the RSS before it).
+
+* ``plan``: ``benchmarks/bench_scale_plan.py`` (``plan`` on the README example, serial and on Ray with two
+  workers, identical tables checked), ``--plan-repeats`` rounds.
 
 Printed: wall time of each stage, the process's peak RSS, and the growth exponent of each stage between
 consecutive sizes (log time ratio / log size ratio; 1 = linear, 2 = quadratic). The machine is shared: the
@@ -168,6 +172,9 @@ def main() -> None:
     p.add_argument("--algorithms", default="50,200", help="algorithm counts of the many-algorithms case")
     p.add_argument("--reps", type=int, default=500, help="replicates of every statistic in the sweep case")
     p.add_argument("--algorithm-reps", default="", help="JSON options of the algorithms case, e.g. '{\"reps\": 5000}'")
+    p.add_argument(
+        "--plan-repeats", type=int, default=1, help="rounds of bench_scale_plan.py (plan, serial and Ray); 0 skips it"
+    )
     p.add_argument("--child", nargs=2, metavar=("CASE", "SIZE"), help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
@@ -207,6 +214,9 @@ def main() -> None:
             print(f"{n:>8,} " + " ".join(f"{r[c]:>14,.2f}" for c in columns), flush=True)
         for key in grown:
             print(f"  growth exponent of {key}: {exponents(sizes, results, key)}")
+    if args.plan_repeats > 0:  # plan on the README example, serial and Ray side by side (its own script)
+        print("\nplan (python benchmarks/bench_scale_plan.py):", flush=True)
+        subprocess.run([sys.executable, str(HERE / "bench_scale_plan.py"), "--repeats", str(args.plan_repeats)])
     print(f"\nload average at end: {os.getloadavg()[0]:.2f}")
 
 

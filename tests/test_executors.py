@@ -200,3 +200,23 @@ def test_evaluate_routes_jordan_through_the_executor():
     assert calls == [6]  # 2 nA bound optimisations
     assert got.table("jordan").equals(ref.table("jordan"))
     assert got.provenance["options"]["executor"] == "reversed"
+
+
+def test_plan_on_ray_equals_the_serial_executor(ray_local):
+    """plan's (algorithm, N) units on two Ray workers: the same plan, bit for bit, the compared pair included."""
+    import pandas as pd
+
+    from rl_reliable_logger import ScoreTable, plan
+
+    rng = np.random.default_rng(7)
+    rows = [
+        {"algorithm": a, "task": f"t{t}", "seed": s, "score": rng.gamma(2.0, 0.3) + shift}
+        for a, shift in (("A", 0.0), ("B", 0.3), ("C", 0.1))
+        for t in range(4)
+        for s in range(int(rng.integers(3, 6)))
+    ]
+    table = ScoreTable(pd.DataFrame(rows))
+    kwargs = dict(runs=[3, 6], trials=6, sim_reps=40, compare=["A", "B"], target_width=0.3, seed=3)
+    serial, on_ray = plan(table, **kwargs), plan(table, executor="ray", **kwargs)
+    pd.testing.assert_frame_equal(serial.table, on_ray.table, check_exact=True)
+    assert serial.needed == on_ray.needed

@@ -720,11 +720,13 @@ def _curves(table, curve_metrics, gamma, reps, n_points, rngs, chunk_bytes, ci, 
             cells = bs.Cells.from_list([sub[task_of[keep] == m, 0] for m in range(len(tasks))])
 
             def stat(r: bs.Resample, sub: np.ndarray = sub) -> np.ndarray:
-                # whole runs: the same draws evaluated at every step of the stretch
-                return np.stack(
-                    [np.stack([m(r.with_values(sub[:, g])) for g in range(sub.shape[1])], axis=1) for m in metric_objs],
-                    axis=1,
-                )  # (R, n_metrics, b - a)
+                # whole runs: the same draws evaluated at every step of the stretch, a group of steps at once
+                out = np.empty((r.n_reps, len(metric_objs), sub.shape[1]))  # (R, n_metrics, b - a)
+                for lo, hi in bs.column_groups(r, sub.shape[1], chunk_bytes):
+                    steps = r.with_columns(sub[:, lo:hi])
+                    for j, m in enumerate(metric_objs):
+                        out[:, j, lo:hi] = np.stack([m(step.fresh()) for step in steps], axis=1)
+                return out
 
             # every stretch starts from the same stream state: stretches with the same run counts draw the same runs
             rng = copy.deepcopy(start_state)

@@ -361,7 +361,9 @@ class AnalysisOptions:
             "jordan_reps": (self.jordan_reps * a * f8 * 3)
             if self.jordan and self.jordan_method == "bootstrap"
             else 0.0,
-            "base": 4.0 * self.chunk_bytes + 256 * 2**20 * (self.jordan and self.jordan_method == "bootstrap"),
+            # chunk buffers; with curves also one group of grid steps evaluated at once (stats.bootstrap.column_groups)
+            "base": (4.0 + self.curves) * self.chunk_bytes
+            + 256 * 2**20 * (self.jordan and self.jordan_method == "bootstrap"),
             # not a replicate count: the runs themselves, held a few times over (table, cells, sorted copies)
             "runs": 64.0 * a * k,
         }

@@ -28,7 +28,8 @@ by N, so a number does not depend on the grid, the input's row order or what els
 Work: each (algorithm, N) is an independent unit (:class:`PlanUnit`; the compared pair's two algorithms share
 one, since their differences are taken experiment by experiment), run by :func:`simulate_unit` on the executor
 given to :func:`plan` (``executor=``; serial by default). Within a unit each synthetic experiment's replicates are
-one batched metric call on run indices computed in a buffer reused from experiment to experiment.
+one batched metric call on the raw words the engine turns into run indices
+(:func:`~rl_reliable_logger.stats.bootstrap.multiply_shift`), in buffers reused from experiment to experiment.
 """
 
 from __future__ import annotations
@@ -128,31 +129,25 @@ def simulation_cells(pilot: Sequence[np.ndarray], correction: Correction = "vari
 
 
 class _Experiments:
-    """The synthetic experiments of one algorithm for one N, one after the other, in buffers reused across them.
+    """The synthetic experiments of one algorithm for one N, one after the other.
 
     Experiment t takes from the stream, in this order, its synthetic data set (for each task, ``n`` pilot runs drawn
     with replacement: ``rng.integers``) and then its ``reps`` bootstrap replicates of that data set (the raw words
-    :func:`~rl_reliable_logger.stats.bootstrap.draw` takes, turned into run indices as it does). All replicates of
-    an experiment are one batched metric call. Experiments are not stacked into one array: that needs one more
-    gather per draw (the synthetic data sets differ), which costs more than the calls it saves (measured on the README
-    example: 1.02-1.2x the time per unit).
+    :func:`~rl_reliable_logger.stats.bootstrap.draw` takes, which the engine turns into run indices as ``draw``'s
+    replicates). All replicates of an experiment are one batched metric call. Experiments are not stacked into one
+    array: that needs one more gather per draw (the synthetic data sets differ), which costs more than the calls it
+    saves (measured on the README example: 1.02-1.2x the time per unit).
     """
 
     def __init__(self, pilot: Sequence[np.ndarray], seed: np.random.SeedSequence, unit: PlanUnit) -> None:
         self.rng = np.random.default_rng(seed)
         self.cells = simulation_cells(pilot, unit.correction)
-        n, reps, m = unit.n_runs, unit.sim_reps, self.cells.n_tasks
-        self.n, self.reps, self.m = n, reps, m
-        self.sizes = np.full(m, n, dtype=np.int64)  # the synthetic data set: n runs in each task
-        self.offsets = np.arange(m, dtype=np.int64) * n
-        self.task_of = np.repeat(np.arange(m), n)
-        # run indices, replicate x draw x task (the engine reads them draw-major: an (n, R, M) view whose
-        # replicate-major rows, which sorting reads, are contiguous)
-        self.scaled = np.empty((reps, n, m), dtype=np.uint64)
-        # a compared pair's draw counts: each draw's (replicate, run) flattened, and the counts (made on first use)
-        self.flat: np.ndarray | None = None
-        self.drawn = np.empty((0, 0))
-        self.rep_start = (np.arange(reps, dtype=np.int64) * (m * n))[:, None, None]
+        n, m = unit.n_runs, self.cells.n_tasks
+        self.n, self.reps, self.m = n, unit.sim_reps, m
+        sizes = np.full(m, n, dtype=np.int64)  # the synthetic data set: n runs in each task
+        offsets = np.arange(m, dtype=np.int64) * n
+        self.layout = (sizes, offsets, np.repeat(np.arange(m), n))
+        self.workspace: dict = {}  # the engine's intermediates, reused from experiment to experiment
 
     def next(self) -> bs.Resample:
         """The next experiment's bootstrap replicates (its synthetic data set is ``.cells``)."""
@@ -160,25 +155,7 @@ class _Experiments:
         chosen = self.rng.integers(0, self.cells.sizes[:, None], size=(m, n))  # each task's n pilot runs
         values = self.cells.values[(chosen + self.cells.offsets[:, None]).ravel()]
         u = bs.uniform32(self.rng, (self.reps, m, n))  # the words bs.draw takes: replicate, task, draw
-        # ⌊u·n / 2³²⌋, bs.draw's draw; dtype: numpy 1.x would multiply a uint32 array by a scalar in uint32
-        np.multiply(u.transpose(0, 2, 1), np.uint64(n), out=self.scaled, dtype=np.uint64)
-        self.scaled >>= np.uint64(32)
-        idx = self.scaled.view(np.int64)  # values < n: the same bits as int64
-        idx += self.offsets  # the run drawn: task * n + draw
-        synthetic = bs.Cells(values, self.sizes, self.offsets, self.task_of)
-        return bs.Resample(synthetic, values, idx=idx.transpose(1, 0, 2))
-
-    def counts(self) -> np.ndarray:
-        """(R, K) how often each synthetic run was drawn in each replicate of the last experiment: what
-        :meth:`~rl_reliable_logger.stats.bootstrap.Resample.counts` gives, from the contiguous index buffer, in a
-        buffer the next call overwrites."""
-        runs = self.m * self.n
-        if self.flat is None:
-            self.flat = np.empty_like(self.scaled, dtype=np.int64)
-            self.drawn = np.empty((self.reps, runs))
-        np.add(self.scaled.view(np.int64), self.rep_start, out=self.flat)
-        np.copyto(self.drawn, np.bincount(self.flat.ravel(), minlength=self.reps * runs).reshape(self.reps, runs))
-        return self.drawn
+        return bs.Resample(bs.Cells(values, *self.layout), values, uniforms=u, workspace=self.workspace)
 
 
 def _interval(dists: np.ndarray, ci: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -197,10 +174,12 @@ def simulate_unit(unit: PlanUnit) -> dict[str, np.ndarray]:
     poi = np.empty((unit.trials, unit.sim_reps) if pair else (0, 0))
     for t in range(unit.trials):
         draws = [sim.next() for sim in sims]
-        if pair:  # before the metrics, so that its temporaries and theirs are never alive together
-            poi[t] = mt.improvement_replicates(draws[0].cells, sims[0].counts(), draws[1].cells, sims[1].counts())
-        for i in range(len(sims)):
-            dists[i, t] = unit.metric(draws.pop(0))  # each Resample (and its cached samples) goes after its metric
+        for i, d in enumerate(draws):
+            # the metric before the draw counts: a metric that reads run weights finds no counts cached and takes
+            # them in sorted order, as on a fresh bs.draw (its last digits depend on which way they were made)
+            dists[i, t] = unit.metric(d)
+        if pair:
+            poi[t] = mt.improvement_replicates(draws[0].cells, draws[0].counts(), draws[1].cells, draws[1].counts())
     out = {"widths": np.stack([_interval(d, unit.ci)[2] for d in dists])}
     if pair:
         low, high, out["diff_width"] = _interval(dists[0] - dists[1], unit.ci)

@@ -124,6 +124,7 @@ class Resample:
         slot_tasks: np.ndarray | None = None,
         cache: dict | None = None,
         run_total: np.ndarray | None = None,
+        workspace: dict | None = None,
     ) -> None:
         self.cells = cells
         self.values = np.asarray(values, dtype=float)
@@ -142,6 +143,8 @@ class Resample:
         #: its size), K - 1 for a leave-one-run-out replicate. The trimmed means cut ⌊p·K_r⌋/K_r of mass.
         self.run_total = np.array([float(cells.n_runs)]) if run_total is None else np.asarray(run_total, float)
         self._cache: dict = {} if cache is None else cache
+        #: arrays a caller lends for the large per-replicate intermediates (see :meth:`_buffer`)
+        self._workspace = workspace
         if idx is None and uniforms is None:
             raise ValueError("a Resample needs run indices or uniforms")
 
@@ -155,10 +158,7 @@ class Resample:
             sizes = cells.sizes[tasks][:, :, None]
             offsets = cells.offsets[tasks][:, :, None]
         assert u is not None  # a Resample without indices has uniforms (checked in __init__)
-        # ⌊u·n / 2³²⌋ (multiply-shift), computed run-major: (N, R, S), in place
-        local = np.moveaxis(u, 2, 0).astype(np.uint64)
-        local *= np.moveaxis(sizes, 2, 0).astype(np.uint64)
-        local >>= np.uint64(32)
+        local = multiply_shift(np.moveaxis(u, 2, 0), np.moveaxis(sizes, 2, 0))  # run-major: (N, R, S)
         idx = local.astype(np.int32 if cells.n_runs < 2**31 else np.int64)
         idx += np.moveaxis(offsets, 2, 0).astype(idx.dtype)
         pos = np.arange(u.shape[2])
@@ -194,9 +194,35 @@ class Resample:
     def n_slots(self) -> int:
         return int(self.uniforms.shape[1] if self._idx is None else self._idx.shape[2])  # type: ignore[union-attr]
 
+    def _buffer(self, name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+        """An uninitialised array for an intermediate: from the caller's ``workspace`` when one was lent (reused
+        from batch to batch, e.g. by ``plan``'s thousands of small experiments: no allocation and page faults per
+        batch; the arrays of one Resample are then valid until the workspace's next Resample), else a new one."""
+        if self._workspace is None:
+            return np.empty(shape, dtype)
+        buf = self._workspace.get(name)
+        if buf is None or buf.shape != shape or buf.dtype != dtype:
+            buf = self._workspace[name] = np.empty(shape, dtype)
+        return buf
+
+    def drawn_runs(self) -> np.ndarray | None:
+        """(R, S, N) the run each draw picked (an index into the K runs), in the uniforms' own replicate-major
+        layout, for draws without task resampling from rectangular cells (None otherwise): the draws of
+        :attr:`idx` in another memory order, contiguous per replicate, so that per-replicate work (sorting,
+        counting) reads them without a strided copy."""
+        if self.uniforms is None or self.slot_tasks is not None or not self.cells.rectangular:
+            return None
+        if "drawn" not in self._cache:
+            out = self._buffer("drawn", self.uniforms.shape, np.uint64)
+            drawn = multiply_shift(self.uniforms, self.cells.sizes[0], out).view(np.int64)  # values < n: same bits
+            # each task's first run: added along whole replicate rows (a (1, S, 1) broadcast loops over N-long rows)
+            drawn.reshape(drawn.shape[0], -1)[...] += self.cells.offsets[self.cells.task_of]
+            self._cache["drawn"] = drawn
+        return self._cache["drawn"]
+
     def with_values(self, values: np.ndarray) -> Resample:
         """The same draws evaluated on other scores of the same runs (e.g. another training step)."""
-        kept = {k: v for k, v in self._cache.items() if k == "counts"}
+        kept = {k: v for k, v in self._cache.items() if k in ("counts", "drawn")}
         return Resample(
             self.cells,
             values,
@@ -209,6 +235,57 @@ class Resample:
             run_total=self.run_total,
         )
 
+    def fresh(self) -> Resample:
+        """The same draws and values with only what depends on them alone carried over (draws, value order, sorted
+        ranks, task means): what a metric sees on a new Resample, so that what one metric caches (run weights,
+        whose last digits depend on the way they were made) never changes another's numbers."""
+        shared = ("counts", "drawn", "order", "sorted_ranks", "task_means", "equal_weights")
+        return Resample(
+            self.cells,
+            self.values,
+            idx=self._idx,
+            valid=self._valid,
+            slot_sizes=self.slot_sizes,
+            uniforms=self.uniforms,
+            slot_tasks=self.slot_tasks,
+            cache={k: v for k, v in self._cache.items() if k in shared},
+            run_total=self.run_total,
+        )
+
+    def with_columns(self, columns: np.ndarray) -> list[Resample]:
+        """:meth:`with_values` for every column of ``columns`` (K, G) -- e.g. every step of a learning curve --
+        with the work that depends on the values done for all columns at once: the task means (one gather of
+        G-long rows) and, for equal-weights draws, the sorted ranks (one gather, one sort). Each Resample gives the
+        numbers ``with_values(columns[:, g])`` gives (same sums in the same order). Memory: about
+        :func:`column_bytes` per column; pass a few columns at a time (:func:`column_groups`).
+        """
+        columns = np.asarray(columns, dtype=float)
+        idx = self.idx
+        gathered = np.take(columns, idx, axis=0)  # (N, R, S, G): whole rows of G values
+        if self.valid is not None:
+            gathered = np.where(self.valid[..., None], gathered, 0.0)
+        means = gathered.sum(axis=0) / self.slot_sizes[..., None]  # per element, the N draws summed in order
+        del gathered
+        out = [self.with_values(columns[:, g]) for g in range(columns.shape[1])]
+        for g, r in enumerate(out):
+            r._cache["task_means"] = np.ascontiguousarray(means[..., g])
+        if self.equal_weights:
+            k = columns.shape[0]
+            orders = np.argsort(columns, axis=0, kind="stable")  # each column's own stable order
+            rank = np.empty((columns.shape[1], k), dtype=np.int16 if k < 2**15 else np.int32)
+            np.put_along_axis(rank, orders.T, np.arange(k, dtype=rank.dtype)[None, :], axis=1)
+            drawn = self.drawn_runs()
+            src = (
+                drawn.reshape(self.n_reps, -1) if drawn is not None else np.moveaxis(idx, 0, 1).reshape(self.n_reps, -1)
+            )
+            rows = np.take(np.ascontiguousarray(rank.T), src, axis=0)  # (R, S·N, G): rows of G ranks gathered
+            ranks = np.ascontiguousarray(np.moveaxis(rows, 2, 0))  # (G, R, S·N)
+            ranks.sort(axis=2)
+            for g, r in enumerate(out):
+                r._cache["order"] = orders[:, g]
+                r._cache["sorted_ranks"] = ranks[g]
+        return out
+
     def _per_draw_mass(self) -> np.ndarray:
         """(R or 1, S) mass of one draw in each slot: 1/(S·N_slot)."""
         return 1.0 / (self.n_slots * self.slot_sizes)
@@ -216,7 +293,14 @@ class Resample:
     def counts(self) -> np.ndarray:
         """(R, K) how often each original run was drawn (summed over slots) in each replicate."""
         if "counts" not in self._cache:
-            self._cache["counts"] = self._bincount(self.idx)
+            drawn = self.drawn_runs()
+            if drawn is None:
+                self._cache["counts"] = self._bincount(self.idx)
+            else:  # every position drawn: count the contiguous draws, replicate r's runs at r·K + run
+                reps, k = self.n_reps, self.cells.n_runs
+                flat = drawn + (np.arange(reps, dtype=np.int64) * k)[:, None, None]
+                out = np.bincount(flat.ravel(), minlength=reps * k)
+                self._cache["counts"] = out.reshape(reps, k).astype(float, copy=False)
         return self._cache["counts"]
 
     def small_counts(self) -> np.ndarray:
@@ -275,30 +359,56 @@ class Resample:
         """True when every drawn run weighs the same (every slot of every replicate holds the same number of
         runs): enables the sorted fast path. False for leave-one-run-out replicates, whose shortened task
         weighs its runs more, and for one task's leave-one-run-out replicates, whose last position is not drawn."""
-        sizes = self.slot_sizes
-        if not (self.cells.rectangular and (sizes == sizes.flat[0]).all()):
-            return False
-        valid = self.valid
-        return valid is None or bool(valid.all())
+        if "equal_weights" not in self._cache:
+            sizes = self.slot_sizes
+            if not (self.cells.rectangular and (sizes == sizes.flat[0]).all()):
+                equal = False
+            elif self._idx is None:  # drawn replicates of rectangular cells: every position drawn (no index needed)
+                equal = True
+            else:
+                valid = self.valid
+                equal = valid is None or bool(valid.all())
+            self._cache["equal_weights"] = equal
+        return self._cache["equal_weights"]
 
-    def sorted_samples(self) -> np.ndarray:
-        """(R, S·N) each replicate's resampled scores in ascending order (equal-weights data only).
+    def sorted_ranks(self) -> np.ndarray:
+        """(R, S·N) each replicate's resampled runs as ranks in :meth:`order`, ascending (equal-weights data only).
 
-        Sorting small integer ranks instead of the scores themselves is several times faster.
+        Sorting small integer ranks instead of the scores themselves is several times faster; the ranks of
+        :meth:`drawn_runs` are gathered contiguously, replicate by replicate, and sorted in place.
         """
-        if "sorted_samples" not in self._cache:
+        if "sorted_ranks" not in self._cache:
             if not self.equal_weights:
                 raise ValueError("sorted_samples needs equal runs per task; use sorted_weights()")
             order = self.order()
             k = order.size
             rank = np.empty(k, dtype=np.int16 if k < 2**15 else np.int32)
             rank[order] = np.arange(k, dtype=rank.dtype)
-            if self.valid is not None and not self.valid.all():
-                raise ValueError("sorted_samples needs every position drawn; use sorted_weights()")
-            ranks = rank[np.moveaxis(self.idx, 0, 1)].reshape(self.n_reps, -1)  # a gather's result is (R, N, S) C-order
+            drawn = self.drawn_runs()
+            if drawn is not None:
+                # indices < K by construction; mode="clip" lets take write into ``out`` directly ("raise" buffers it)
+                ranks = np.take(rank, drawn, out=self._buffer("ranks", drawn.shape, rank.dtype), mode="clip")
+                ranks = ranks.reshape(self.n_reps, -1)
+            else:
+                if self.valid is not None and not self.valid.all():
+                    raise ValueError("sorted_samples needs every position drawn; use sorted_weights()")
+                ranks = rank[np.moveaxis(self.idx, 0, 1)].reshape(self.n_reps, -1)  # a gather is (R, N, S) C-order
             ranks.sort(axis=1)
-            self._cache["sorted_samples"] = self.values[order][ranks]
-        return self._cache["sorted_samples"]
+            self._cache["sorted_ranks"] = ranks
+        return self._cache["sorted_ranks"]
+
+    def sorted_samples(self, lo: int = 0, hi: int | None = None) -> np.ndarray:
+        """(R, S·N) each replicate's resampled scores in ascending order (equal-weights data only); with ``lo``
+        and ``hi``, only positions ``[lo, hi)`` of each sorted row (a trimmed mean reads no more)."""
+        if "sorted_samples" in self._cache:
+            return self._cache["sorted_samples"][:, lo:hi]
+        ranks = self.sorted_ranks()
+        ordered = self.values[self.order()]
+        if lo == 0 and (hi is None or hi >= ranks.shape[1]):
+            self._cache["sorted_samples"] = np.take(ordered, ranks)
+            return self._cache["sorted_samples"]
+        window = ranks[:, lo:hi]
+        return np.take(ordered, window, out=self._buffer("window", window.shape, ordered.dtype), mode="clip")
 
     def task_means(self) -> np.ndarray:
         """(R, S) mean score of each task slot."""
@@ -337,6 +447,20 @@ class Resample:
         return np.moveaxis(gathered, 0, 1)
 
 
+def column_bytes(resample: Resample) -> int:
+    """Bytes :meth:`Resample.with_columns` holds per column: the gathered values (8 bytes a draw), their task
+    means, and the sorted ranks (up to 4 bytes a draw)."""
+    draws = int(np.prod(resample.idx.shape))
+    return 12 * draws + 8 * resample.n_reps * resample.n_slots
+
+
+def column_groups(resample: Resample, n_columns: int, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> list[tuple[int, int]]:
+    """Half-open ranges of columns to give :meth:`Resample.with_columns` at once, so that one group's arrays stay
+    near ``chunk_bytes`` (at least one column a group). Every grouping gives the same numbers."""
+    step = max(1, int(chunk_bytes // max(column_bytes(resample), 1)))
+    return [(lo, min(lo + step, n_columns)) for lo in range(0, n_columns, step)]
+
+
 def magnitude(values: np.ndarray) -> float:
     """Largest finite |value|, or 1 when there is none or it is 0: a unit that keeps squares and cubes of
     the values (and of differences between them) inside floating-point range."""
@@ -359,6 +483,18 @@ def original(cells: Cells, values: np.ndarray | None = None) -> Resample:
         valid=None if valid.all() else valid[:, None, :],
         slot_sizes=cells.sizes[None, :].astype(float),
     )
+
+
+def multiply_shift(words: np.ndarray, n: int | np.integer | np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Draws from ``n`` items, ⌊u·n / 2³²⌋ for raw 32-bit words ``u`` (multiply-shift, no rejection), as uint64.
+
+    The one definition of a draw (:func:`draw`'s runs and tasks, profiles, ``plan``); ``n`` broadcasts against
+    ``words``. Multiplied in uint64 on every numpy (``dtype=``: numpy 1.x multiplies a uint32 array by a uint64
+    scalar in uint32, which wraps: every index 0).
+    """
+    out = np.multiply(words, np.asarray(n, dtype=np.uint64), out=out, dtype=np.uint64)
+    np.right_shift(out, np.uint64(32), out=out)
+    return out
 
 
 def uniform32(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -471,7 +607,7 @@ def draw(
         u = uniform32(rng, (reps, n_tasks * (1 + n_max)))
         u_tasks = u[:, :n_tasks]
         runs = np.ascontiguousarray(u[:, n_tasks:]).reshape(reps, n_tasks, n_max)
-    tasks = ((u_tasks.astype(np.uint64) * np.uint64(n_tasks)) >> np.uint64(32)).astype(np.int64)
+    tasks = multiply_shift(u_tasks, n_tasks).astype(np.int64)
     return Resample(cells, cells.values, uniforms=runs, slot_tasks=tasks)
 
 

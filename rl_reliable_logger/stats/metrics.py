@@ -115,10 +115,9 @@ def trimmed_mean(proportion: float) -> MetricFn:
 
     def fn(resample: Resample) -> np.ndarray:
         if resample.equal_weights:  # scipy.stats.trim_mean on each replicate, exactly
-            samples = resample.sorted_samples()
-            n = samples.shape[1]
+            n = resample.sorted_ranks().shape[1]  # runs in each replicate's sample
             cut_n = math.floor(proportion * n)
-            return samples[:, cut_n : n - cut_n].mean(axis=1)
+            return resample.sorted_samples(cut_n, n - cut_n).mean(axis=1)
         k = resample.run_total  # runs in each replicate's data set (K, or K - 1 when one is left out)
         cut = (np.floor(proportion * k) / k)[:, None]
         return _window_mean(resample, cut, 1.0 - cut)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bootstrap import Cells, Resample, uniform32
+from .bootstrap import Cells, Resample, multiply_shift, uniform32
 
 #: Rank definitions accepted by ``evaluate(rank_by=...)``: the paper's single runs, or task means.
 RANK_DEFINITIONS = ("runs", "task-means")
@@ -140,6 +140,5 @@ def single_runs(cells: Cells, reps: int, rng: np.random.Generator) -> np.ndarray
     The paper's rank distributions rank these single runs. Drawn as ⌊u·N_m / 2³²⌋ from raw 32-bit uniforms,
     one whole 64-bit word per two tasks, replicate by replicate (independent of any chunking).
     """
-    u = uniform32(rng, (reps, cells.n_tasks)).astype(np.uint64)
-    local = ((u * cells.sizes.astype(np.uint64)[None, :]) >> np.uint64(32)).astype(np.int64)
+    local = multiply_shift(uniform32(rng, (reps, cells.n_tasks)), cells.sizes[None, :]).astype(np.int64)
     return cells.values[cells.offsets[None, :] + local]

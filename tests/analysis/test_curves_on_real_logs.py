@@ -162,3 +162,18 @@ def test_curves_with_runs_lost_do_not_depend_on_chunk_size():
     ]
     assert runs[0]["n_runs"].nunique() == 2  # the crashed run makes two stretches
     pd.testing.assert_frame_equal(runs[0], runs[1])
+
+
+def test_curves_of_every_step_at_once_do_not_depend_on_how_steps_are_grouped():
+    """Rectangular Dopamine cells: the sorted fast path over groups of grid steps; a tiny chunk puts one step in a
+    group (and few replicates in a chunk), the default all of them."""
+    wide = pd.read_csv(EXAMPLES / "dopamine_atari_curves.csv")
+    wide = wide[wide["game"].isin(sorted(wide["game"].unique())[:4]) & wide["agent"].isin(["DQN", "Rainbow"])]
+    long = wide.melt(id_vars=["game", "agent", "run"], var_name="iteration", value_name="return")
+    long["iteration"] = long["iteration"].str.removeprefix("iter_").astype(int)
+    table = ScoreTable(long, algorithm="agent", task="game", seed="run", score="return", step="iteration")
+    runs = [
+        evaluate(table, seed=0, curves=True, curve_reps=120, chunk_bytes=c, **FAST).curves for c in (3_000, 1 << 26)
+    ]
+    assert runs[0]["step"].nunique() > 10
+    pd.testing.assert_frame_equal(runs[0], runs[1], check_exact=True)

@@ -117,6 +117,15 @@ def test_memory_estimate_counts_the_tables_that_grow_with_the_square_of_the_algo
     assert AnalysisOptions().memory_estimate(650, 26, 130)["base"] > 2**30
 
 
+def test_memory_estimate_counts_the_group_of_curve_steps_evaluated_at_once():
+    """Curves evaluate groups of grid steps whose arrays stay within chunk_bytes (stats.bootstrap.column_groups,
+    tests/stats/test_columns.py): the estimate holds one such group more when curves are on."""
+    for chunk in (2**20, 64 * 2**20):
+        without = AnalysisOptions(chunk_bytes=chunk).memory_estimate(6, 26, 100)
+        with_curves = AnalysisOptions(chunk_bytes=chunk, curves=True).memory_estimate(6, 26, 100)
+        assert with_curves["base"] - without["base"] >= chunk
+
+
 def test_evaluate_refuses_infeasible_reps_before_computing(table):
     with pytest.raises(OptionError, match="largest feasible `reps=`"):
         evaluate(table, reps=10**14)
