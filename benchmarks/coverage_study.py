@@ -14,7 +14,8 @@ with the levels the analysis layer passes), for six statistics:
 * P(X > Y) (``improvement``).
 
 Methods: ``percentile`` (the default), ``expanded`` (Hesterberg's expanded percentile, the level pooled over
-the cells of the statistic: X's for the aggregates, X's and Y's for the two-sample statistics) and
+the cells of the statistic: X's for the aggregates, X's and Y's for the differences; for P(X > Y) the
+U-statistic's own level, ``bootstrap.improvement_level``) and
 ``bootstrap-t`` (studentized for the mean and the mean difference, expanded for the rest; a degenerate
 studentized distribution falls back to expanded, as in the library).
 
@@ -78,7 +79,7 @@ def trial(cx: bs.Cells, cy: bs.Cells, reps: int, rx, ry, ci: float) -> dict[str,
     dist = np.column_stack([sx[:, :3], sx[:, 0] - sy[:, 0], sx[:, 1] - sy[:, 1], poi])
     point = np.array([px[0], px[1], px[2], px[0] - py[0], px[1] - py[1], poi_point])
     alone, pair = bs.expanded_level(cx, ci), bs.expanded_level([cx, cy], ci)
-    tails = np.array([alone] * 3 + [pair] * 3)
+    tails = np.array([alone] * 3 + [pair] * 2 + [bs.improvement_level(cx, cy, ci)])
     out = {"percentile": bs.interval(dist, point, ci=ci)}
     out["expanded"] = bs.interval(dist, point, ci=ci, method="expanded", tail=tails)
     low, high = (a.copy() for a in out["expanded"])

@@ -290,12 +290,14 @@ def evaluate(
         "method_note": (
             "aggregates use the requested method; differences, probability of improvement, profiles and per-task "
             "intervals use it too, except that bca falls back to bc for them (no jackknife); expanded levels pool "
-            "the cells of the statistic (both algorithms' for differences and P(X>Y), the task's for per-task "
-            "means); bootstrap-t is studentized for the mean and the mean's differences, expanded for every other "
+            "the cells of the statistic (both algorithms' for differences, the task's for per-task means); "
+            "P(X>Y)'s expanded level is the Mann-Whitney statistic's own (improvement_level); bootstrap-t is studentized for the mean and the mean's differences, expanded for every other "
             "statistic except per-task means, which get the Student-t interval under bootstrap-t; curves get "
             "percentile for expanded and bootstrap-t. interval_methods records the method of each table."
         ),
         "interval_methods": used,
+        # how the expanded P(X > Y) interval was widened (stats.bootstrap.improvement_level), for the methods text
+        "improvement_level": "mann-whitney" if used.get("improvement") == "expanded" else None,
         "interval_fallbacks": fallbacks,
         "mean_skewness": mean_skewness,
         "checks": pc.checks_run(prep.selected or prep.table, hyperparameter_keys=opts.hyperparameter_keys or None),
@@ -454,7 +456,7 @@ def _stacked_bounds(parts: list[np.ndarray], points: list[np.ndarray], ci, metho
 
 
 def _pair_levels(cells, pairs, ci) -> list[np.ndarray]:
-    """The expanded level of each pair's statistic (a difference, P(X > Y)): both algorithms' cells pooled."""
+    """The expanded level of each pair's difference: both algorithms' cells pooled."""
     return [np.asarray(bs.expanded_level([cells[x], cells[y]], ci)) for x, y in pairs]
 
 
@@ -668,7 +670,8 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar, shared_tasks=F
             dist = np.concatenate([mt.improvement_replicates(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
         dists.append(dist[:, None])
     rows = []
-    tails = _pair_levels(cells, pairs, ci) if method == "expanded" else None
+    # P(X > Y) is a U-statistic: its own expansion (the mean difference's over-widens it)
+    tails = [np.asarray(bs.improvement_level(cells[x], cells[y], ci)) for x, y in pairs] if method == "expanded" else None
     bounds = _stacked_bounds(dists, points, ci, method, chunk_bytes, tails)
     for (x, y), point_x, (low, high) in zip(pairs, points, bounds):
         low, high = ck.clip_fraction(low), ck.clip_fraction(high)

@@ -195,6 +195,13 @@ def methods_paragraph(report: Report) -> str:
         sentences.append(
             "The probability of improvement P(X > Y) is the per-task Mann–Whitney statistic averaged over tasks "
             "(ties count one half)."
+            + (
+                " Its expanded percentile interval is widened by the square root of the ratio of the statistic's "
+                "unbiased variance to its bootstrap variance (both exact for a two-sample U-statistic), with "
+                "Welch–Satterthwaite degrees of freedom over DeLong's variance components."
+                if prov.get("improvement_level") == "mann-whitney"
+                else ""
+            )
         )
     comparisons = prov.get("comparisons")
     if comparisons:
