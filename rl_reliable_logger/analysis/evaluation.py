@@ -671,7 +671,9 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar, shared_tasks=F
         dists.append(dist[:, None])
     rows = []
     # P(X > Y) is a U-statistic: its own expansion (the mean difference's over-widens it)
-    tails = [np.asarray(bs.improvement_level(cells[x], cells[y], ci)) for x, y in pairs] if method == "expanded" else None
+    tails = (
+        [np.asarray(bs.improvement_level(cells[x], cells[y], ci)) for x, y in pairs] if method == "expanded" else None
+    )
     bounds = _stacked_bounds(dists, points, ci, method, chunk_bytes, tails)
     for (x, y), point_x, (low, high) in zip(pairs, points, bounds):
         low, high = ck.clip_fraction(low), ck.clip_fraction(high)
