@@ -16,8 +16,9 @@ with the levels the analysis layer passes), for six statistics:
 Methods: ``percentile`` (the default), ``expanded`` (Hesterberg's expanded percentile, the level pooled over
 the cells of the statistic: X's for the aggregates, X's and Y's for the differences; for P(X > Y) the
 U-statistic's own level, ``bootstrap.improvement_level``) and
-``bootstrap-t`` (studentized for the mean and the mean difference, expanded for the rest; a degenerate
-studentized distribution falls back to expanded, as in the library).
+``bootstrap-t`` (studentized for the mean and the mean difference, ``bootstrap.normal_interval`` for the
+median, expanded for the rest; a degenerate studentized distribution falls back to expanded, as in the
+library).
 
 True values (task set fixed, as the stratified bootstrap assumes): exact IQM (25%-trimmed mean of the task
 mixture), mean and median of task means (``stats.simulation``); P(X > Y) = mean over tasks of E[F_Y(X)] by
@@ -83,6 +84,8 @@ def trial(cx: bs.Cells, cy: bs.Cells, reps: int, rx, ry, ci: float) -> dict[str,
     out = {"percentile": bs.interval(dist, point, ci=ci)}
     out["expanded"] = bs.interval(dist, point, ci=ci, method="expanded", tail=tails)
     low, high = (a.copy() for a in out["expanded"])
+    # the median: a normal interval with the bootstrap standard deviation at the expanded level
+    low[2], high[2] = bs.normal_interval(sx[:, 2], px[2], alone)
     # studentized: the mean (X's replicates of (mean, se)) and the mean difference (se² of X and Y added)
     found = bs.studentized_mean_interval(sx[:, [1, 3]], px[[1, 3]], ci)
     if found is not None:

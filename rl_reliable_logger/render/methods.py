@@ -63,10 +63,13 @@ def method_name(method: str) -> str:
 
 def intervals_phrase(method: str, table: str = "") -> str:
     """``percentile intervals``: the intervals a table has; bootstrap-t on the aggregates (and on their
-    differences) is studentized for the mean only (expanded for the other metrics)."""
+    differences) is studentized for the mean only, a normal interval with the bootstrap standard deviation for
+    the median (expanded percentile for the other metrics)."""
     if method == "bootstrap-t" and table in ("aggregates", "differences"):
         return (
-            "bootstrap-t (studentized) intervals for the mean and expanded percentile intervals for the other metrics"
+            "bootstrap-t (studentized) intervals for the mean, normal intervals with the bootstrap standard "
+            "deviation widened to the expanded percentile level for the median (if computed), and expanded "
+            "percentile intervals for the other metrics"
         )
     return f"{method_name(method)} intervals"
 

@@ -811,6 +811,22 @@ def student_t_task_intervals(cells: Cells, ci: float = 0.95) -> tuple[np.ndarray
     return means - half, means + half
 
 
+def normal_interval(dist: np.ndarray, point: np.ndarray, tail: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``point ± c · t · sd*`` for each column: the bootstrap standard deviation ``sd*`` of the replicates (ddof 1)
+    with the expanded level's multiplier ``c · t = -Φ⁻¹(tail)`` (``tail`` from :func:`expanded_level`).
+
+    Used for the median over tasks under ``bootstrap-t``: the bootstrap distribution of a median of 10-26 task
+    means is lumpy, its far quantiles sit on the few task means near the middle, and the expanded percentile
+    interval over-covers with 26 tasks (0.96-0.98); its standard deviation is smooth
+    (``benchmarks/median_candidates.py``)."""
+    # sd in units of each column's largest |replicate|: squares of scores near 1e200 (or 1e-200) stay in range
+    unit = np.abs(dist).max(axis=0, initial=0.0)
+    unit = np.where((unit > 0) & np.isfinite(unit), unit, 1.0)
+    sd = unit * np.std(dist / unit, axis=0, ddof=1)
+    half = -distributions.norm_ppf(np.asarray(tail, dtype=float)) * sd
+    return point - half, point + half
+
+
 #: Largest share of bootstrap-t replicates with a zero standard error (every slot drew copies of one run) that
 #: may be dropped; beyond it the studentized distribution is conditioned on too much, and the interval falls back.
 DEGENERATE_SHARE = 0.01

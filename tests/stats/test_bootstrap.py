@@ -378,3 +378,20 @@ def test_improvement_level_is_milder_than_the_mean_differences_and_invariant_to_
     # tasks with one run of either algorithm are left out
     lone = bs.Cells.from_list([t[:1] for t in x])
     assert bs.improvement_level(lone, cy) == (1 - 0.95) / 2
+
+
+def test_bootstrap_t_gives_the_median_the_normal_interval_at_the_expanded_level():
+    from scipy import special
+
+    from rl_reliable_logger.stats.aggregate import aggregate_intervals
+
+    rng = np.random.default_rng(62)
+    cells = bs.Cells.from_list([rng.normal(m, 0.3, 3) for m in rng.normal(size=10)])
+    metrics = [registry.get_metric(n) for n in ("median", "iqm")]
+    point, low, high, dist = aggregate_intervals(cells, metrics, 2000, np.random.default_rng(3), method="bootstrap-t")
+    tail = bs.expanded_level(cells)
+    half = -special.ndtri(tail) * dist[:, 0].std(ddof=1)
+    assert (low[0], high[0]) == pytest.approx((point[0] - half, point[0] + half), rel=1e-12)
+    _, low_e, high_e, _ = aggregate_intervals(cells, metrics, 2000, np.random.default_rng(3), method="expanded")
+    assert (low[1], high[1]) == (low_e[1], high_e[1])  # the other metrics keep the expanded interval
+    assert (low_e[0], high_e[0]) == pytest.approx(tuple(np.quantile(dist[:, 0], [tail, 1 - tail])), rel=1e-12)
