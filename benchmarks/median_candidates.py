@@ -29,10 +29,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rl_reliable_logger.stats import bootstrap as bs  # noqa: E402
-from rl_reliable_logger.stats import distributions as ds  # noqa: E402
-from rl_reliable_logger.stats import registry  # noqa: E402
-from rl_reliable_logger.stats import simulation as sim  # noqa: E402
+from rl_reliable_logger.stats import bootstrap as bs
+from rl_reliable_logger.stats import distributions as ds
+from rl_reliable_logger.stats import registry
+from rl_reliable_logger.stats import simulation as sim
 
 NAMES = ("percentile", "expanded", "bc", "bca", "exp-bc", "basic", "normal", "jack-t")
 

@@ -30,9 +30,9 @@ from scipy import optimize
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rl_reliable_logger.stats import bootstrap as bs  # noqa: E402
-from rl_reliable_logger.stats import profiles as pf  # noqa: E402
-from rl_reliable_logger.stats import simulation as sim  # noqa: E402
+from rl_reliable_logger.stats import bootstrap as bs
+from rl_reliable_logger.stats import profiles as pf
+from rl_reliable_logger.stats import simulation as sim
 
 QUANTILES = (0.25, 0.5, 0.75)
 CURVES = ("run profile", "task profile", "gap")
