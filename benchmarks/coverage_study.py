@@ -38,7 +38,9 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -99,18 +101,41 @@ def trial(cx: bs.Cells, cy: bs.Cells, reps: int, rx, ry, ci: float) -> dict[str,
     return out
 
 
-def run_config(model: str, m: int, n: int, trials: int, reps: int, seed: int, ci: float) -> dict:
-    x_tasks, y_tasks = sim.make_tasks(model, m, seed + m), sim.make_tasks(model, m, seed + m + 500)
-    truth = _truths(x_tasks, y_tasks, seed)
+def populations(model: str, m: int, seed: int) -> tuple[list[sim.Task], list[sim.Task]]:
+    """The two known populations X and Y of a configuration (the same model, task parameters from two seeds)."""
+    return sim.make_tasks(model, m, seed + m), sim.make_tasks(model, m, seed + m + 500)
+
+
+def data_sets(model: str, m: int, n: int, trials: int, seed: int) -> Iterator[tuple[bs.Cells, bs.Cells, Any, Any]]:
+    """Each trial's pair of data sets (X's and Y's cells, ``n`` runs per task) and their two bootstrap streams:
+    the study's, and the other benchmarks' on the same data (``median_candidates.py``, ``profile_coverage.py``)."""
+    x_tasks, y_tasks = populations(model, m, seed)
     data_rng, boot_rng = np.random.default_rng([seed, m, n, sim.STUDY_MODELS.index(model)]).spawn(2)
-    hits = {k: np.zeros(len(STATS)) for k in METHODS}
-    below = {k: np.zeros(len(STATS)) for k in METHODS}
-    width = {k: np.zeros(len(STATS)) for k in METHODS}
-    skew_mean, skew_diff = [], []
     for _ in range(trials):
         cx = bs.Cells.from_list([t.sample(data_rng, n) for t in x_tasks])
         cy = bs.Cells.from_list([t.sample(data_rng, n) for t in y_tasks])
         rx, ry = boot_rng.spawn(2)
+        yield cx, cy, rx, ry
+
+
+def add_study_arguments(p: argparse.ArgumentParser, models: Sequence[str] = sim.STUDY_MODELS) -> None:
+    """The configuration grid and sampling options every coverage benchmark shares."""
+    p.add_argument("--models", nargs="+", default=list(models))
+    p.add_argument("--tasks", nargs="+", type=int, default=[10, 26])
+    p.add_argument("--runs", nargs="+", type=int, default=[3, 5, 10])
+    p.add_argument("--trials", type=int, default=1000)
+    p.add_argument("--reps", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=2023)
+    p.add_argument("--ci", type=float, default=0.95)
+
+
+def run_config(model: str, m: int, n: int, trials: int, reps: int, seed: int, ci: float) -> dict:
+    truth = _truths(*populations(model, m, seed), seed)
+    hits = {k: np.zeros(len(STATS)) for k in METHODS}
+    below = {k: np.zeros(len(STATS)) for k in METHODS}
+    width = {k: np.zeros(len(STATS)) for k in METHODS}
+    skew_mean, skew_diff = [], []
+    for cx, cy, rx, ry in data_sets(model, m, n, trials, seed):
         for method, (low, high) in trial(cx, cy, reps, rx, ry, ci).items():
             hits[method] += (low <= truth) & (truth <= high)
             below[method] += truth < low
@@ -219,13 +244,7 @@ def per_task_study(trials: int, reps: int, seed: int, ci: float) -> list[str]:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--models", nargs="+", default=list(sim.STUDY_MODELS))
-    p.add_argument("--tasks", nargs="+", type=int, default=[10, 26])
-    p.add_argument("--runs", nargs="+", type=int, default=[3, 5, 10])
-    p.add_argument("--trials", type=int, default=1000)
-    p.add_argument("--reps", type=int, default=1000)
-    p.add_argument("--seed", type=int, default=2023)
-    p.add_argument("--ci", type=float, default=0.95)
+    add_study_arguments(p)
     p.add_argument("--recommended", default="bootstrap-t", choices=METHODS)
     p.add_argument("--markdown", action="store_true", help="print the recommended method's table as Markdown")
     p.add_argument("--limit", type=float, default=dg.SKEW_LIMIT, help="the diagnostic's threshold (calibration)")

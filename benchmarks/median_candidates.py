@@ -29,6 +29,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from coverage_study import add_study_arguments, data_sets, populations
+
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import distributions as ds
 from rl_reliable_logger.stats import registry
@@ -77,16 +79,10 @@ def intervals(cells: bs.Cells, reps: int, rng: np.random.Generator, ci: float) -
 
 
 def run(model: str, m: int, n: int, trials: int, reps: int, seed: int, ci: float) -> tuple[np.ndarray, ...]:
-    """Coverage, share below and share above of every candidate; the data as ``coverage_study.run_config``."""
-    x_tasks, y_tasks = sim.make_tasks(model, m, seed + m), sim.make_tasks(model, m, seed + m + 500)
-    truth = sim.true_median(x_tasks)
-    data_rng, boot_rng = np.random.default_rng([seed, m, n, sim.STUDY_MODELS.index(model)]).spawn(2)
+    """Coverage, share below and share above of every candidate, on the study's data sets (X's cells)."""
+    truth = sim.true_median(populations(model, m, seed)[0])
     below, above = np.zeros(len(NAMES)), np.zeros(len(NAMES))
-    for _ in range(trials):
-        cx = bs.Cells.from_list([t.sample(data_rng, n) for t in x_tasks])
-        for t in y_tasks:  # Y's data, drawn as in the study so the streams stay aligned
-            t.sample(data_rng, n)
-        rx, _ = boot_rng.spawn(2)
+    for cx, _, rx, _ in data_sets(model, m, n, trials, seed):
         ends = intervals(cx, reps, rx, ci)
         below += truth < ends[:, 0]
         above += truth > ends[:, 1]
@@ -95,13 +91,7 @@ def run(model: str, m: int, n: int, trials: int, reps: int, seed: int, ci: float
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--models", nargs="+", default=["normal", "student-t3", "pareto-mix"])
-    p.add_argument("--tasks", nargs="+", type=int, default=[10, 26])
-    p.add_argument("--runs", nargs="+", type=int, default=[3, 5, 10])
-    p.add_argument("--trials", type=int, default=1000)
-    p.add_argument("--reps", type=int, default=1000)
-    p.add_argument("--seed", type=int, default=2023)
-    p.add_argument("--ci", type=float, default=0.95)
+    add_study_arguments(p, models=("normal", "student-t3", "pareto-mix"))
     p.add_argument("--out")
     args = p.parse_args()
     lines = [

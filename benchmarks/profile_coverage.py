@@ -30,6 +30,8 @@ from scipy import optimize
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from coverage_study import add_study_arguments, data_sets, populations
+
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import profiles as pf
 from rl_reliable_logger.stats import simulation as sim
@@ -60,16 +62,11 @@ def truths(tasks: list[sim.Task], points: np.ndarray) -> np.ndarray:
 
 def run(model: str, m: int, n: int, trials: int, reps: int, seed: int, ci: float) -> tuple[np.ndarray, np.ndarray]:
     """Coverage (2 methods, 3 curves, 3 points) of one configuration; the data as ``coverage_study.run_config``."""
-    x_tasks, y_tasks = sim.make_tasks(model, m, seed + m), sim.make_tasks(model, m, seed + m + 500)
+    x_tasks = populations(model, m, seed)[0]
     points = np.array([_quantile(x_tasks, q) for q in QUANTILES])
     truth = truths(x_tasks, points).ravel()
-    data_rng, boot_rng = np.random.default_rng([seed, m, n, sim.STUDY_MODELS.index(model)]).spawn(2)
     hits = np.zeros((2, truth.size))
-    for _ in range(trials):
-        cx = bs.Cells.from_list([t.sample(data_rng, n) for t in x_tasks])
-        for t in y_tasks:  # Y's data, drawn as in the study so the streams stay aligned
-            t.sample(data_rng, n)
-        rx, _ = boot_rng.spawn(2)
+    for cx, _, rx, _ in data_sets(model, m, n, trials, seed):
         dist = pf.profile_curves(bs.draw(cx, reps, rx), points, points)
         point = pf.profile_curves(bs.original(cx), points, points)[0]
         for k, (lo, hi) in enumerate(
@@ -84,13 +81,7 @@ def run(model: str, m: int, n: int, trials: int, reps: int, seed: int, ci: float
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--models", nargs="+", default=list(sim.STUDY_MODELS))
-    p.add_argument("--tasks", nargs="+", type=int, default=[10, 26])
-    p.add_argument("--runs", nargs="+", type=int, default=[3, 5, 10])
-    p.add_argument("--trials", type=int, default=1000)
-    p.add_argument("--reps", type=int, default=1000)
-    p.add_argument("--seed", type=int, default=2023)
-    p.add_argument("--ci", type=float, default=0.95)
+    add_study_arguments(p)
     p.add_argument("--out")
     args = p.parse_args()
     cols = [f"{c} q{int(q * 100)}" for c in CURVES for q in QUANTILES]
