@@ -4,8 +4,9 @@ One call does what every interval method needs: the bootstrap replicates of the 
 values and strata for ``bca``, the cells for ``expanded``, and, for ``bootstrap-t``, the replicates of the mean's
 standard error drawn with the same replicates (the mean gets the studentized interval, the median the normal
 interval with the bootstrap standard deviation at the expanded level, :func:`..bootstrap.normal_interval`, every
-other metric the expanded one). Where the studentized distribution is degenerate (:func:`..bootstrap.studentized_mean_interval`
-returns None) the mean keeps the expanded interval and a note in ``notes`` says so.
+other metric the expanded one). Where the studentized distribution is degenerate
+(:func:`..bootstrap.studentized_mean_interval` returns None) the mean keeps the expanded interval and a note in
+``notes`` says so.
 """
 
 from __future__ import annotations
