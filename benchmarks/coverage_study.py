@@ -14,9 +14,11 @@ with the levels the analysis layer passes), for six statistics:
 * P(X > Y) (``improvement``).
 
 Methods: ``percentile`` (the default), ``expanded`` (Hesterberg's expanded percentile, the level pooled over
-the cells of the statistic: X's for the aggregates, X's and Y's for the two-sample statistics) and
-``bootstrap-t`` (studentized for the mean and the mean difference, expanded for the rest; a degenerate
-studentized distribution falls back to expanded, as in the library).
+the cells of the statistic: X's for the aggregates, X's and Y's for the differences; for P(X > Y) the
+U-statistic's own level, ``bootstrap.improvement_level``) and
+``bootstrap-t`` (studentized for the mean and the mean difference, ``bootstrap.normal_interval`` for the
+median, expanded for the rest; a degenerate studentized distribution falls back to expanded, as in the
+library).
 
 True values (task set fixed, as the stratified bootstrap assumes): exact IQM (25%-trimmed mean of the task
 mixture), mean and median of task means (``stats.simulation``); P(X > Y) = mean over tasks of E[F_Y(X)] by
@@ -36,7 +38,9 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -78,10 +82,12 @@ def trial(cx: bs.Cells, cy: bs.Cells, reps: int, rx, ry, ci: float) -> dict[str,
     dist = np.column_stack([sx[:, :3], sx[:, 0] - sy[:, 0], sx[:, 1] - sy[:, 1], poi])
     point = np.array([px[0], px[1], px[2], px[0] - py[0], px[1] - py[1], poi_point])
     alone, pair = bs.expanded_level(cx, ci), bs.expanded_level([cx, cy], ci)
-    tails = np.array([alone] * 3 + [pair] * 3)
+    tails = np.array([alone] * 3 + [pair] * 2 + [bs.improvement_level(cx, cy, ci)])
     out = {"percentile": bs.interval(dist, point, ci=ci)}
     out["expanded"] = bs.interval(dist, point, ci=ci, method="expanded", tail=tails)
     low, high = (a.copy() for a in out["expanded"])
+    # the median: a normal interval with the bootstrap standard deviation at the expanded level
+    low[2], high[2] = bs.normal_interval(sx[:, 2], px[2], alone)
     # studentized: the mean (X's replicates of (mean, se)) and the mean difference (se² of X and Y added)
     found = bs.studentized_mean_interval(sx[:, [1, 3]], px[[1, 3]], ci)
     if found is not None:
@@ -95,18 +101,41 @@ def trial(cx: bs.Cells, cy: bs.Cells, reps: int, rx, ry, ci: float) -> dict[str,
     return out
 
 
-def run_config(model: str, m: int, n: int, trials: int, reps: int, seed: int, ci: float) -> dict:
-    x_tasks, y_tasks = sim.make_tasks(model, m, seed + m), sim.make_tasks(model, m, seed + m + 500)
-    truth = _truths(x_tasks, y_tasks, seed)
+def populations(model: str, m: int, seed: int) -> tuple[list[sim.Task], list[sim.Task]]:
+    """The two known populations X and Y of a configuration (the same model, task parameters from two seeds)."""
+    return sim.make_tasks(model, m, seed + m), sim.make_tasks(model, m, seed + m + 500)
+
+
+def data_sets(model: str, m: int, n: int, trials: int, seed: int) -> Iterator[tuple[bs.Cells, bs.Cells, Any, Any]]:
+    """Each trial's pair of data sets (X's and Y's cells, ``n`` runs per task) and their two bootstrap streams:
+    the study's, and the other benchmarks' on the same data (``median_candidates.py``, ``profile_coverage.py``)."""
+    x_tasks, y_tasks = populations(model, m, seed)
     data_rng, boot_rng = np.random.default_rng([seed, m, n, sim.STUDY_MODELS.index(model)]).spawn(2)
-    hits = {k: np.zeros(len(STATS)) for k in METHODS}
-    below = {k: np.zeros(len(STATS)) for k in METHODS}
-    width = {k: np.zeros(len(STATS)) for k in METHODS}
-    skew_mean, skew_diff = [], []
     for _ in range(trials):
         cx = bs.Cells.from_list([t.sample(data_rng, n) for t in x_tasks])
         cy = bs.Cells.from_list([t.sample(data_rng, n) for t in y_tasks])
         rx, ry = boot_rng.spawn(2)
+        yield cx, cy, rx, ry
+
+
+def add_study_arguments(p: argparse.ArgumentParser, models: Sequence[str] = sim.STUDY_MODELS) -> None:
+    """The configuration grid and sampling options every coverage benchmark shares."""
+    p.add_argument("--models", nargs="+", default=list(models))
+    p.add_argument("--tasks", nargs="+", type=int, default=[10, 26])
+    p.add_argument("--runs", nargs="+", type=int, default=[3, 5, 10])
+    p.add_argument("--trials", type=int, default=1000)
+    p.add_argument("--reps", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=2023)
+    p.add_argument("--ci", type=float, default=0.95)
+
+
+def run_config(model: str, m: int, n: int, trials: int, reps: int, seed: int, ci: float) -> dict:
+    truth = _truths(*populations(model, m, seed), seed)
+    hits = {k: np.zeros(len(STATS)) for k in METHODS}
+    below = {k: np.zeros(len(STATS)) for k in METHODS}
+    width = {k: np.zeros(len(STATS)) for k in METHODS}
+    skew_mean, skew_diff = [], []
+    for cx, cy, rx, ry in data_sets(model, m, n, trials, seed):
         for method, (low, high) in trial(cx, cy, reps, rx, ry, ci).items():
             hits[method] += (low <= truth) & (truth <= high)
             below[method] += truth < low
@@ -215,13 +244,7 @@ def per_task_study(trials: int, reps: int, seed: int, ci: float) -> list[str]:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--models", nargs="+", default=list(sim.STUDY_MODELS))
-    p.add_argument("--tasks", nargs="+", type=int, default=[10, 26])
-    p.add_argument("--runs", nargs="+", type=int, default=[3, 5, 10])
-    p.add_argument("--trials", type=int, default=1000)
-    p.add_argument("--reps", type=int, default=1000)
-    p.add_argument("--seed", type=int, default=2023)
-    p.add_argument("--ci", type=float, default=0.95)
+    add_study_arguments(p)
     p.add_argument("--recommended", default="bootstrap-t", choices=METHODS)
     p.add_argument("--markdown", action="store_true", help="print the recommended method's table as Markdown")
     p.add_argument("--limit", type=float, default=dg.SKEW_LIMIT, help="the diagnostic's threshold (calibration)")

@@ -203,8 +203,10 @@ def table_method(method: str, table: str = "", *, jackknife: bool = False) -> st
 
     BCa needs a jackknife, so without one it is BC. ``expanded`` applies to the aggregates and every table of
     :data:`EXPANDED_TABLES` (the level pools the cells the statistic is made of: both algorithms' for a
-    difference or P(X > Y), the task's own for a per-task mean), ``bootstrap-t`` is studentized for the
-    aggregates' mean and the mean's differences, the Student-t interval for per-task means (``student-t``:
+    difference, the task's own for a per-task mean; P(X > Y) its Mann–Whitney level,
+    :func:`..stats.bootstrap.improvement_level`), ``bootstrap-t`` is studentized for the aggregates' mean and the
+    mean's differences, a normal interval with the bootstrap standard deviation for the median and its
+    differences (:func:`..stats.bootstrap.normal_interval`), the Student-t interval for per-task means (``student-t``:
     what the bootstrap-t approximates, and a bootstrap of 3 runs cannot reach beyond their range) and expanded
     for every other statistic; the curves get percentile for both.
     """

@@ -176,6 +176,7 @@ def evaluate(
             mean_se=mean_se,
             notes=fallbacks,
             mean_names={m.name for m in metric_objs if m.fn is mt.mean},
+            median_names={m.name for m in metric_objs if m.fn is mt.median},
         )
         warnings += fallbacks
         mean_reported = any(m.fn is mt.mean for m in metric_objs)
@@ -290,12 +291,16 @@ def evaluate(
         "method_note": (
             "aggregates use the requested method; differences, probability of improvement, profiles and per-task "
             "intervals use it too, except that bca falls back to bc for them (no jackknife); expanded levels pool "
-            "the cells of the statistic (both algorithms' for differences and P(X>Y), the task's for per-task "
-            "means); bootstrap-t is studentized for the mean and the mean's differences, expanded for every other "
+            "the cells of the statistic (both algorithms' for differences, the task's for per-task means); "
+            "P(X>Y)'s expanded level is the Mann-Whitney statistic's own (improvement_level); bootstrap-t is "
+            "studentized for the mean and the mean's differences, a normal interval with the bootstrap standard "
+            "deviation at the expanded level for the median and its differences, expanded for every other "
             "statistic except per-task means, which get the Student-t interval under bootstrap-t; curves get "
             "percentile for expanded and bootstrap-t. interval_methods records the method of each table."
         ),
         "interval_methods": used,
+        # how the expanded P(X > Y) interval was widened (stats.bootstrap.improvement_level), for the methods text
+        "improvement_level": "mann-whitney" if used.get("improvement") == "expanded" else None,
         "interval_fallbacks": fallbacks,
         "mean_skewness": mean_skewness,
         "checks": pc.checks_run(prep.selected or prep.table, hyperparameter_keys=opts.hyperparameter_keys or None),
@@ -454,7 +459,7 @@ def _stacked_bounds(parts: list[np.ndarray], points: list[np.ndarray], ci, metho
 
 
 def _pair_levels(cells, pairs, ci) -> list[np.ndarray]:
-    """The expanded level of each pair's statistic (a difference, P(X > Y)): both algorithms' cells pooled."""
+    """The expanded level of each pair's difference: both algorithms' cells pooled."""
     return [np.asarray(bs.expanded_level([cells[x], cells[y]], ci)) for x, y in pairs]
 
 
@@ -471,10 +476,12 @@ def _differences(
     mean_se=None,
     notes=None,
     mean_names=frozenset(),
+    median_names=frozenset(),
 ):
     """The differences table. ``bootstrap-t``: studentized for the mean (from ``mean_se``, each algorithm's
-    (mean, se) replicates), expanded for every other metric and where the studentized replicates are degenerate
-    (a sentence in ``notes``)."""
+    (mean, se) replicates), the normal interval with the bootstrap standard deviation for the median (at the
+    pair's expanded level, :func:`..stats.bootstrap.normal_interval`), expanded for every other metric and where
+    the studentized replicates are degenerate (a sentence in ``notes``)."""
     studentized = method == "bootstrap-t"
     method = "expanded" if studentized else method
     columns = ["algorithm_x", "algorithm_y", "metric", "point", "low", "high"]
@@ -497,6 +504,13 @@ def _differences(
             n = min(dists[x].shape[0], dists[y].shape[0])
             tail = None if tails is None else tails[k]
             bounds.append(ci_bounds(dists[x][:n] - dists[y][:n], pair_point, ci, method, tail=tail))
+    if studentized and tails is not None:
+        for k, (x, y) in enumerate(pairs):
+            n = min(dists[x].shape[0], dists[y].shape[0])
+            for j, name in enumerate(names):
+                if name in median_names:
+                    diff = dists[x][:n, j] - dists[y][:n, j]
+                    bounds[k][0][j], bounds[k][1][j] = bs.normal_interval(diff, pair_points[k][j], tails[k])
     if studentized and mean_se:
         for k, (x, y) in enumerate(pairs):
             for j, name in enumerate(names):
@@ -668,7 +682,10 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar, shared_tasks=F
             dist = np.concatenate([mt.improvement_replicates(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
         dists.append(dist[:, None])
     rows = []
-    tails = _pair_levels(cells, pairs, ci) if method == "expanded" else None
+    # P(X > Y) is a U-statistic: its own expansion (the mean difference's over-widens it)
+    tails = (
+        [np.asarray(bs.improvement_level(cells[x], cells[y], ci)) for x, y in pairs] if method == "expanded" else None
+    )
     bounds = _stacked_bounds(dists, points, ci, method, chunk_bytes, tails)
     for (x, y), point_x, (low, high) in zip(pairs, points, bounds):
         low, high = ck.clip_fraction(low), ck.clip_fraction(high)

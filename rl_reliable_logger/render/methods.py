@@ -63,10 +63,13 @@ def method_name(method: str) -> str:
 
 def intervals_phrase(method: str, table: str = "") -> str:
     """``percentile intervals``: the intervals a table has; bootstrap-t on the aggregates (and on their
-    differences) is studentized for the mean only (expanded for the other metrics)."""
+    differences) is studentized for the mean only, a normal interval with the bootstrap standard deviation for
+    the median (expanded percentile for the other metrics)."""
     if method == "bootstrap-t" and table in ("aggregates", "differences"):
         return (
-            "bootstrap-t (studentized) intervals for the mean and expanded percentile intervals for the other metrics"
+            "bootstrap-t (studentized) intervals for the mean, normal intervals with the bootstrap standard "
+            "deviation widened to the expanded percentile level for the median (if computed), and expanded "
+            "percentile intervals for the other metrics"
         )
     return f"{method_name(method)} intervals"
 
@@ -195,6 +198,13 @@ def methods_paragraph(report: Report) -> str:
         sentences.append(
             "The probability of improvement P(X > Y) is the per-task Mann–Whitney statistic averaged over tasks "
             "(ties count one half)."
+            + (
+                " Its expanded percentile interval is widened by the square root of the ratio of the statistic's "
+                "unbiased variance to its bootstrap variance (both exact for a two-sample U-statistic), with "
+                "Welch–Satterthwaite degrees of freedom over DeLong's variance components."
+                if prov.get("improvement_level") == "mann-whitney"
+                else ""
+            )
         )
     comparisons = prov.get("comparisons")
     if comparisons:

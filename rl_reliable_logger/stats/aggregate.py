@@ -2,9 +2,11 @@
 
 One call does what every interval method needs: the bootstrap replicates of the metrics, the leave-one-run-out
 values and strata for ``bca``, the cells for ``expanded``, and, for ``bootstrap-t``, the replicates of the mean's
-standard error drawn with the same replicates (the mean gets the studentized interval, every other metric the
-expanded one). Where the studentized distribution is degenerate (:func:`..bootstrap.studentized_mean_interval`
-returns None) the mean keeps the expanded interval and a note in ``notes`` says so.
+standard error drawn with the same replicates (the mean gets the studentized interval, the median the normal
+interval with the bootstrap standard deviation at the expanded level, :func:`..bootstrap.normal_interval`, every
+other metric the expanded one). Where the studentized distribution is degenerate
+(:func:`..bootstrap.studentized_mean_interval` returns None) the mean keeps the expanded interval and a note in
+``notes`` says so.
 """
 
 from __future__ import annotations
@@ -64,6 +66,8 @@ def aggregate_intervals(
         if mean_se is not None:
             mean_se.update(dist=dist_se, point=point_se)
         for j, m in enumerate(metric_objs):
+            if m.fn is mt.median:
+                low[j], high[j] = bs.normal_interval(dist[:, j], point[j], bs.expanded_level(cells, ci))
             if m.fn is not mt.mean:
                 continue
             found = bs.studentized_mean_interval(dist_se, point_se, ci)

@@ -852,6 +852,72 @@ def expanded_level(cells: Cells | Sequence[Cells], ci: float = 0.95) -> float:
     return float(distributions.norm_cdf(-c * distributions.t_ppf(1.0 - (1.0 - ci) / 2.0, df)))
 
 
+def improvement_level(x: Cells, y: Cells, ci: float = 0.95) -> float:
+    r"""Expanded tail probability for P(X > Y) (:func:`..metrics.probability_of_improvement`, the mean over tasks
+    of the Mann–Whitney statistic ``U_m = mean_{a,b} h(x_a, y_b)``, ``h = [x > y] + ½[x = y]``).
+
+    :func:`expanded_level` widens the percentile interval of a *mean* by ``c``, the square root of the unbiased
+    variance over the bootstrap's own variance (``n/(n-1)`` for one sample). P(X > Y) is a two-sample U-statistic,
+    whose bootstrap variance shrinks much less (for two equal normal populations the ratio averages 1.21 / 1.07 /
+    1.02 at 3 / 5 / 10 runs); the mean's ``c`` over-widens it (coverage 0.95-0.98 in
+    ``benchmarks/coverage_study.py``). Here ``c`` is that same ratio for U, both in
+    closed form per task (Hoeffding's decomposition, ``n`` runs of X and ``k`` of Y):
+
+    .. math:: \operatorname{Var} U = \frac{ξ_{11} + (k-1) ξ_{10} + (n-1) ξ_{01}}{n k}
+
+    with ``ξ₁₁ = A - T``, ``ξ₁₀ = B₁₀ - T``, ``ξ₀₁ = B₀₁ - T`` (``A = E h²``, ``B₁₀ = E h(X,Y) h(X,Y')``,
+    ``B₀₁ = E h(X,Y) h(X',Y)``, ``T = θ²``). The unbiased estimate takes each moment's U-statistic (distinct runs
+    only), the bootstrap variance (exact, the distribution of the resamples) their plug-in V-statistics;
+    ``c² = Σ_m Var_unbiased / Σ_m Var_bootstrap`` over the tasks with two or more runs of each algorithm, at least
+    1 (never narrower than the percentile interval). The ``t`` degrees of freedom are Welch–Satterthwaite's over
+    DeLong's variance components (each task's ``S₁₀/n`` with ``n - 1`` df and ``S₀₁/k`` with ``k - 1``): tasks
+    whose U is near 0 or 1 add little variance and few effective df. Ranks only: invariant to the scale and
+    order of the runs.
+    """
+    unbiased, plugin, parts, dfs = 0.0, 0.0, [], []
+    for m in range(x.n_tasks):
+        xs = x.values[x.offsets[m] : x.offsets[m] + x.sizes[m]]
+        ys = y.values[y.offsets[m] : y.offsets[m] + y.sizes[m]]
+        if xs.size >= 2 and ys.size >= 2:
+            u, p, part_x, part_y = improvement_variances(xs, ys)
+            unbiased, plugin = unbiased + u, plugin + p
+            parts += [part_x, part_y]
+            dfs += [xs.size - 1.0, ys.size - 1.0]
+    if not plugin > 0:
+        return (1.0 - ci) / 2.0
+    c = math.sqrt(max(1.0, unbiased / plugin))
+    comp, dof = np.array(parts), np.array(dfs)
+    df = float(comp.sum() ** 2 / (comp**2 / dof).sum()) if comp.sum() > 0 else float(dof.sum())
+    return float(distributions.norm_cdf(-c * distributions.t_ppf(1.0 - (1.0 - ci) / 2.0, max(df, 1.0))))
+
+
+def improvement_variances(xs: np.ndarray, ys: np.ndarray) -> tuple[float, float, float, float]:
+    """For one task's runs (``n, k >= 2``; see :func:`improvement_level`): the unbiased estimate and the
+    bootstrap's exact value of Var U, and DeLong's two components ``S₁₀/n`` and ``S₀₁/k`` (the variances of X's
+    and Y's placements, for the degrees of freedom). Sums of ranks from sorted runs, no ``n x k`` pair matrix."""
+    n, k = xs.size, ys.size
+    ys, xs_sorted = np.sort(ys), np.sort(xs)
+    below, upto = np.searchsorted(ys, xs, side="left"), np.searchsorted(ys, xs, side="right")
+    row = below + 0.5 * (upto - below)  # Σ_b h(x_a, y_b)
+    row_sq = below + 0.25 * (upto - below)  # Σ_b h(x_a, y_b)²
+    under, over = np.searchsorted(xs_sorted, ys, side="left"), np.searchsorted(xs_sorted, ys, side="right")
+    col = (n - over) + 0.5 * (over - under)  # Σ_a h(x_a, y_b)
+    total, total_sq = float(row.sum()), float(row_sq.sum())
+    rows2, cols2 = float((row**2).sum()), float((col**2).sum())
+    # moments over distinct runs (U-statistics, unbiased), then the bootstrap's plug-in (V-statistic) ones
+    a = total_sq / (n * k)
+    b10 = (rows2 - total_sq) / (n * k * (k - 1))
+    b01 = (cols2 - total_sq) / (k * n * (n - 1))
+    t = (total**2 - rows2 - cols2 + total_sq) / (n * (n - 1) * k * (k - 1))
+    unbiased = (a + (k - 1) * b10 + (n - 1) * b01 - (n + k - 1) * t) / (n * k)
+    b10_hat, b01_hat, t_hat = rows2 / (n * k * k), cols2 / (k * n * n), (total / (n * k)) ** 2
+    plugin = (a + (k - 1) * b10_hat + (n - 1) * b01_hat - (n + k - 1) * t_hat) / (n * k)
+    # DeLong: placements row / k and col / n, their unbiased variances over the runs
+    part_x = float(np.var(row, ddof=1)) / (k * k * n)
+    part_y = float(np.var(col, ddof=1)) / (n * n * k)
+    return unbiased, plugin, part_x, part_y
+
+
 def _task_variances(cells: Cells, unit: float) -> np.ndarray:
     """(M,) unbiased variance of each task's runs in units of ``unit`` (0 for a task of one run)."""
     scaled = cells.values / unit
@@ -880,6 +946,22 @@ def student_t_task_intervals(cells: Cells, ci: float = 0.95) -> tuple[np.ndarray
     crit = distributions.t_ppf(1.0 - (1.0 - ci) / 2.0, np.maximum(cells.sizes - 1.0, 1.0))
     half = np.where(cells.sizes >= 2, crit * se, 0.0)
     return means - half, means + half
+
+
+def normal_interval(dist: np.ndarray, point: np.ndarray, tail: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``point ± c · t · sd*`` for each column: the bootstrap standard deviation ``sd*`` of the replicates (ddof 1)
+    with the expanded level's multiplier ``c · t = -Φ⁻¹(tail)`` (``tail`` from :func:`expanded_level`).
+
+    Used for the median over tasks under ``bootstrap-t``: the bootstrap distribution of a median of 10-26 task
+    means is lumpy, its far quantiles sit on the few task means near the middle, and the expanded percentile
+    interval over-covers with 26 tasks (0.96-0.98); its standard deviation is smooth
+    (``benchmarks/median_candidates.py``)."""
+    # sd in units of each column's largest |replicate|: squares of scores near 1e200 (or 1e-200) stay in range
+    unit = np.abs(dist).max(axis=0, initial=0.0)
+    unit = np.where((unit > 0) & np.isfinite(unit), unit, 1.0)
+    sd = unit * np.std(dist / unit, axis=0, ddof=1)
+    half = -distributions.norm_ppf(np.asarray(tail, dtype=float)) * sd
+    return point - half, point + half
 
 
 #: Largest share of bootstrap-t replicates with a zero standard error (every slot drew copies of one run) that

@@ -102,15 +102,20 @@ def test_expanded_widens_every_table_it_names():
         assert w_exp > 1.05 * w_pct, name
 
 
-def test_bootstrap_t_studentizes_the_mean_difference_and_expands_the_others():
+def test_bootstrap_t_studentizes_the_mean_difference_normal_median_and_expands_the_others():
     df = _frame(runs=5)
     boot_t = evaluate(ScoreTable(df), method="bootstrap-t", **FAST)
     expanded = evaluate(ScoreTable(df), method="expanded", **FAST)
     assert boot_t.provenance["interval_methods"]["differences"] == "bootstrap-t"
-    for metric in ("iqm", "median"):
-        a = boot_t.differences[boot_t.differences["metric"] == metric][["low", "high"]].to_numpy()
-        b = expanded.differences[expanded.differences["metric"] == metric][["low", "high"]].to_numpy()
-        np.testing.assert_array_equal(a, b)
+    a = boot_t.differences[boot_t.differences["metric"] == "iqm"][["low", "high"]].to_numpy()
+    b = expanded.differences[expanded.differences["metric"] == "iqm"][["low", "high"]].to_numpy()
+    np.testing.assert_array_equal(a, b)
+    # the median and its differences: a normal interval, symmetric about the estimate, not the expanded one
+    for name in ("aggregates", "differences"):
+        med = boot_t.table(name)[boot_t.table(name)["metric"] == "median"]
+        other = expanded.table(name)[expanded.table(name)["metric"] == "median"]
+        np.testing.assert_allclose(med["high"] - med["point"], med["point"] - med["low"], rtol=1e-9)
+        assert not np.allclose(med[["low", "high"]].to_numpy(), other[["low", "high"]].to_numpy())
     means = boot_t.differences[boot_t.differences["metric"] == "mean"]
     other = expanded.differences[expanded.differences["metric"] == "mean"]
     assert not np.allclose(means[["low", "high"]].to_numpy(), other[["low", "high"]].to_numpy())

@@ -128,6 +128,9 @@ def _assert_every_sentence_follows_provenance(report: Report) -> None:
         assert said is not None, table
         assert said.group(1) == intervals_phrase(methods[table], table), (table, said.group(1), methods[table])
         assert said.group(2) == f"{int(prov[reps_key]):,}", table
+    # P(X > Y)'s own expansion is said exactly when its table was computed with the expanded interval
+    widened = "Its expanded percentile interval is widened by the square root of the ratio" in text
+    assert widened == ("improvement" in present and methods.get("improvement") == "expanded")
     for family, check in prov["checks"].items():
         if not check["ran"]:
             assert check["detail"].startswith("not checked (")

@@ -329,3 +329,69 @@ def test_a_last_jackknife_batch_of_one_replicate_keeps_its_shortened_task():
         assert jack.shape == (257,)
         brute = np.array([metric(bs.original(bs.Cells.from_list(d)))[0] for _, d in _leave_one_out(per_task)])
         np.testing.assert_allclose(jack, brute, rtol=1e-12, atol=1e-14)
+
+
+def _mann_whitney(x, y):
+    return ((x[:, None] > y[None]) + 0.5 * (x[:, None] == y[None])).mean()
+
+
+def test_improvement_variances_are_the_bootstraps_exact_and_an_unbiased_estimate():
+    import itertools
+
+    x, y = np.array([0.1, 0.4, 0.4, 0.9]), np.array([0.4, 0.2, 1.0])  # ties across and within samples
+    unbiased, plugin, part_x, part_y = bs.improvement_variances(x, y)
+    # the bootstrap's variance: every resample of x and y enumerated
+    values = [
+        _mann_whitney(x[list(i)], y[list(j)])
+        for i in itertools.product(range(4), repeat=4)
+        for j in itertools.product(range(3), repeat=3)
+    ]
+    assert plugin == pytest.approx(np.var(values), rel=1e-12)
+    wins = (x[:, None] > y[None]) + 0.5 * (x[:, None] == y[None])
+    assert part_x == pytest.approx(np.var(wins.mean(axis=1), ddof=1) / 4, rel=1e-12)  # DeLong's S10 / n
+    assert part_y == pytest.approx(np.var(wins.mean(axis=0), ddof=1) / 3, rel=1e-12)
+    # unbiased: its mean over every sample (with replacement) of small populations is Var U, exactly
+    pop_x, pop_y = np.array([0.0, 1.0, 2.0]), np.array([0.5, 1.0, 1.0, 3.0])
+    samples = [
+        (pop_x[list(i)], pop_y[list(j)])
+        for i in itertools.product(range(3), repeat=2)
+        for j in itertools.product(range(4), repeat=3)
+    ]
+    u = np.array([_mann_whitney(a, b) for a, b in samples])
+    estimates = np.array([bs.improvement_variances(a, b)[0] for a, b in samples])
+    assert estimates.mean() == pytest.approx(u.var(), rel=1e-9)
+
+
+def test_improvement_level_is_milder_than_the_mean_differences_and_invariant_to_scale_and_order():
+    rng = np.random.default_rng(12)
+    x = [rng.normal(0.2, 1.0, 3) for _ in range(10)]
+    y = [rng.normal(0.0, 1.0, 3) for _ in range(10)]
+    cx, cy = bs.Cells.from_list(x), bs.Cells.from_list(y)
+    level = bs.improvement_level(cx, cy)
+    # wider than the percentile interval, narrower than the expansion for a difference of means
+    assert bs.expanded_level([cx, cy]) < level < 0.025
+    shuffled = [bs.Cells.from_list([7.0 * t[::-1] for t in g]) for g in (x, y)]
+    assert bs.improvement_level(*shuffled) == pytest.approx(level, rel=1e-12)
+    # every pair separated in every task: no bootstrap variance, the plain level
+    apart = bs.Cells.from_list([t + 100.0 for t in x])
+    assert bs.improvement_level(apart, cy) == (1 - 0.95) / 2
+    # tasks with one run of either algorithm are left out
+    lone = bs.Cells.from_list([t[:1] for t in x])
+    assert bs.improvement_level(lone, cy) == (1 - 0.95) / 2
+
+
+def test_bootstrap_t_gives_the_median_the_normal_interval_at_the_expanded_level():
+    from scipy import special
+
+    from rl_reliable_logger.stats.aggregate import aggregate_intervals
+
+    rng = np.random.default_rng(62)
+    cells = bs.Cells.from_list([rng.normal(m, 0.3, 3) for m in rng.normal(size=10)])
+    metrics = [registry.get_metric(n) for n in ("median", "iqm")]
+    point, low, high, dist = aggregate_intervals(cells, metrics, 2000, np.random.default_rng(3), method="bootstrap-t")
+    tail = bs.expanded_level(cells)
+    half = -special.ndtri(tail) * dist[:, 0].std(ddof=1)
+    assert (low[0], high[0]) == pytest.approx((point[0] - half, point[0] + half), rel=1e-12)
+    _, low_e, high_e, _ = aggregate_intervals(cells, metrics, 2000, np.random.default_rng(3), method="expanded")
+    assert (low[1], high[1]) == (low_e[1], high_e[1])  # the other metrics keep the expanded interval
+    assert (low_e[0], high_e[0]) == pytest.approx(tuple(np.quantile(dist[:, 0], [tail, 1 - tail])), rel=1e-12)
