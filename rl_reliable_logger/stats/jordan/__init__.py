@@ -126,9 +126,7 @@ from .chain import (
     DENSE_MAX_STATES,
     ChainSolver,
     ChainStructure,
-    Equilibrium,
     chain_structure,
-    equilibrium,
     power_iteration,
     stationary_distribution,
     transition_matrix,
@@ -144,6 +142,7 @@ from .ecdf import (
     resolve_support,
 )
 from .payoffs import payoff_matrix, payoffs_from_counts
+from .point import Equilibrium, equilibrium
 from .solver import stationary_batch
 
 __all__ = [

@@ -13,9 +13,10 @@ from ...executors import Executor
 from ..bootstrap import DEFAULT_CHUNK_BYTES
 from .bootstrap import bootstrap_aggregate
 from .bounds import aggregate_bounds, pbp_payoff_bounds, pbpt_payoff_bounds, t_delta
-from .chain import Equilibrium, chain_structure, equilibrium
+from .chain import chain_structure
 from .ecdf import DEFAULT_DELTA, POPULATION_M, Samples, as_samples, resolve_support, split_cells
 from .payoffs import payoff_matrix
+from .point import Equilibrium, equilibrium
 
 
 def ranks(
