@@ -3,6 +3,8 @@ references built from the full ``|S| x M`` interval chain."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 
@@ -154,6 +156,12 @@ def test_point_equilibrium_of_a_large_chain_equals_the_general_solver():
     np.testing.assert_allclose(auto.y, general.y, rtol=1e-10)
 
 
+def _band(xs_k, e, sign, a, b, v):
+    """The normaliser's DKW band (lower for ``sign = -1``), exact outside the support ``[a, b]``."""
+    g = np.clip(np.searchsorted(xs_k, v, side="right") / xs_k.size + sign * e, 0.0, 1.0)
+    return np.where(v >= b, 1.0, np.where(v < a, 0.0, g))
+
+
 def _pbp_bounds_per_pair(s, delta, support):
     """PBP payoff intervals pair by pair (spec section 4 steps 1-5), the direct way, as a reference."""
     n_alg, n_env = len(s), len(s[0])
@@ -166,15 +174,12 @@ def _pbp_bounds_per_pair(s, delta, support):
             for i in range(n_alg):
                 if i == k:
                     continue
-                xs_k = s[k][j]
-
-                def band(v, sign, xs_k=xs_k, e=eps[k, j]):
-                    f = np.searchsorted(xs_k, v, side="right") / xs_k.size
-                    g = np.clip(f + sign * e, 0.0, 1.0)
-                    return np.where(v >= b, 1.0, np.where(v < a, 0.0, g))
-
-                lo[i, j, k] = jbounds.anderson_mean_bounds(s[i][j], eps[i, j], a, b, lambda v: band(v, -1))[0]
-                hi[i, j, k] = jbounds.anderson_mean_bounds(s[i][j], eps[i, j], a, b, lambda v: band(v, 1))[1]
+                lo[i, j, k] = jbounds.anderson_mean_bounds(
+                    s[i][j], eps[i, j], a, b, partial(_band, s[k][j], eps[k, j], -1, a, b)
+                )[0]
+                hi[i, j, k] = jbounds.anderson_mean_bounds(
+                    s[i][j], eps[i, j], a, b, partial(_band, s[k][j], eps[k, j], 1, a, b)
+                )[1]
     return np.clip(lo, 0, 1), np.clip(hi, 0, 1)
 
 
