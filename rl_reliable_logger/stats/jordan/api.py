@@ -102,8 +102,10 @@ def jordan_evaluate(
         tie_rule, min_sign, t_split, clip_t, bootstrap_split: ambiguity resolutions, see the module doc.
         reps, seed, progress, chunk_bytes: bootstrap replicates, seed (int or Generator), progress (True for a
             tqdm bar, or a callable receiving finished replicates), memory budget of one chunk of replicates.
-        solver: ``"auto"`` (dense up to ``DENSE_MAX_STATES`` states, else preconditioned GMRES),
-            ``"dense"`` or ``"iterative"``; see :class:`ChainSolver`.
+        solver: ``"auto"`` (dense up to ``DENSE_MAX_STATES`` states, else the structured solvers: the batched
+            one of :mod:`.solver` for the point chain, sorted operators and GMRES for PBP's policy evaluations,
+            :mod:`.policy`), ``"dense"`` or ``"iterative"`` (:class:`.chain.ChainSolver`'s GMRES for the point
+            chain, the structured policy evaluation for PBP).
         executor: where PBP's and PBP-t's ``2 nA`` bound optimisations run (``"serial"``, ``"ray"`` or an
             executor object, see :mod:`rl_reliable_logger.executors`); the numbers do not depend on it.
     """

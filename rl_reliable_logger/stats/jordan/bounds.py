@@ -235,12 +235,15 @@ class OptResult:
     slack: float
 
 
-def _certified(V: np.ndarray, R: np.ndarray, best: np.ndarray, gamma: float, sign: float, min_sign: str):
-    """The bound from the last policy's values plus the certified slack (see :func:`optimise_aggregate`)."""
+def _certified(
+    V: np.ndarray, R: np.ndarray, best: np.ndarray, gamma: float, sign: float, min_sign: str, offset: float = 0.0
+):
+    """The bound from the last policy's values ``V + offset`` plus the certified slack (see
+    :func:`optimise_aggregate`); ``R`` and ``best`` are the reward and greedy values for the same offset."""
     slack = max(0.0, float(np.max(R + gamma * best - V)))
     if min_sign == "abs":
-        return (1.0 - gamma) * float(np.mean(np.abs(V))) + slack, slack
-    return sign * ((1.0 - gamma) * float(np.mean(V)) + slack), slack
+        return (1.0 - gamma) * float(np.mean(np.abs(V + offset))) + slack, slack
+    return sign * ((1.0 - gamma) * (float(np.mean(V)) + offset) + slack), slack
 
 
 def optimise_aggregate(
@@ -336,14 +339,15 @@ def optimise_structured(
     it = 1
     while True:
         cand = Policy(st, V)
-        best = cand.apply(V)
-        gain = best - policy.apply(V)
+        # greedy values, centred: P V = P (V - c) + c (see Policy.apply_centred)
+        best, c = cand.apply_centred(V)
+        gain = best - policy.apply(V - c)
         if not (gain > 1e-11 * max(1.0, float(np.max(np.abs(V))))).any() or it >= max_iter:
             break
         policy = cand
         V = solve(policy, V)
         it += 1
-    value, slack = _certified(V, R, best, st.gamma, sign, min_sign)
+    value, slack = _certified(V - c, R - (1.0 - st.gamma) * c, best, st.gamma, sign, min_sign, offset=c)
     return OptResult(value, it, V, slack)
 
 

@@ -48,9 +48,23 @@ class Policy:
         eta = self.st.eta
         return eta * (self.q.better_sum(x) + self.p.better_sum(x)) + self.K @ x + self.diag * x
 
+    def apply_centred(self, x: np.ndarray) -> tuple[np.ndarray, float]:
+        """``(P (x - c), c)`` with ``c`` the mean of ``x``: ``P x = P (x - c) + c`` (rows sum to 1).
+
+        Why: values are about ``|S|`` times the rewards with a large common part; prefix sums over the centred
+        values keep their round-off relative to the differences, which decide the policy and the residual.
+        """
+        c = float(np.mean(x))
+        return self.apply(x - c), c
+
+    def times(self, x: np.ndarray) -> np.ndarray:
+        """``(I - gamma P) x``, with the common part of ``x`` taken out exactly (see :meth:`apply_centred`)."""
+        px, c = self.apply_centred(x)
+        return (1.0 - self.st.gamma) * c + (x - c) - self.st.gamma * px
+
     def residual(self, x: np.ndarray, b: np.ndarray) -> np.ndarray:
         """``b - (I - gamma P) x``."""
-        return b - x + self.st.gamma * self.apply(x)
+        return b - self.times(x)
 
     @property
     def preconditioner(self) -> QPreconditioner:
@@ -58,6 +72,10 @@ class Policy:
         if self._prec is None:
             self._prec = QPreconditioner(self.st, self.q, self.diag)
         return self._prec
+
+
+#: Rounds of iterative refinement before an evaluation gives up.
+_ROUNDS = 8
 
 
 class NotConverged(RuntimeError):
@@ -77,9 +95,12 @@ def _gmres(op: Any, b: np.ndarray, x0: np.ndarray | None, rtol: float, restart: 
 def evaluate(policy: Policy, R: np.ndarray, x0: np.ndarray | None = None, *, rtol: float = 1e-12) -> np.ndarray:
     """``V`` with ``(I - gamma P) V = R`` for the policy; raises :class:`NotConverged` if GMRES cannot reach it.
 
-    Success means a true relative residual ``<= 100 rtol`` (the check of :class:`.chain.ChainSolver`). GMRES itself
-    aims at ``10 rtol``: the true residual of these near-singular systems (``gamma = 1 - 1/|S|``) has a round-off
-    floor near ``rtol`` at tens of thousands of states, and a GMRES aiming below it restarts hundreds of times.
+    Success means a true relative residual ``<= 100 rtol`` (the check of :class:`.chain.ChainSolver`). Iterative
+    refinement around GMRES: each round solves for the correction of the current true residual. Why: the
+    preconditioner's recurrence carries round-off relative to the size of what it solves (sums of tens of
+    thousands of terms of both signs, scaled by up to ``|S|/n``), which puts a floor near ``1e-10`` under a
+    single solve on some policies; a correction is small, so is its round-off. Each round asks GMRES for the
+    remaining factor only (at most ``1e-9``: aiming at the floor makes it restart hundreds of times).
     """
     from scipy.sparse.linalg import LinearOperator
 
@@ -87,16 +108,18 @@ def evaluate(policy: Policy, R: np.ndarray, x0: np.ndarray | None = None, *, rto
     prec = policy.preconditioner
 
     def matvec(u: np.ndarray) -> np.ndarray:
-        x = prec.solve(np.ravel(u))
-        return x - policy.st.gamma * policy.apply(x)
+        return policy.times(prec.solve(np.ravel(u)))
 
     op = LinearOperator((S, S), matvec=matvec, dtype=float)
-    u0 = None if x0 is None else prec.forward(np.asarray(x0, dtype=float))
-    norm_b = max(float(np.linalg.norm(R)), 1e-300)
-    for restart, maxiter in ((min(S, 60), 10), (min(S, 200), 20)):
-        u = _gmres(op, R, u0, 10.0 * rtol, restart, maxiter)
-        x = prec.solve(u)
-        if np.linalg.norm(policy.residual(x, R)) <= 100.0 * rtol * norm_b:
+    target = 100.0 * rtol * max(float(np.linalg.norm(R)), 1e-300)
+    x = np.zeros(S) if x0 is None else np.asarray(x0, dtype=float).copy()
+    for _ in range(_ROUNDS):
+        res = policy.residual(x, R)
+        norm = float(np.linalg.norm(res))
+        if norm <= target:
             return x
-        u0 = u
+        inner = min(max(0.1 * target / norm, 1e-9), 0.5)
+        x += prec.solve(_gmres(op, res, None, inner, min(S, 60), 10))
+    if float(np.linalg.norm(policy.residual(x, R))) <= target:
+        return x
     raise NotConverged(f"GMRES did not reach a relative residual of {100 * rtol:g} on a {S}-state policy")
