@@ -13,7 +13,6 @@ from ...executors import Executor
 from ..bootstrap import DEFAULT_CHUNK_BYTES
 from .bootstrap import bootstrap_aggregate
 from .bounds import aggregate_bounds, pbp_payoff_bounds, pbpt_payoff_bounds, t_delta
-from .chain import chain_structure
 from .ecdf import DEFAULT_DELTA, POPULATION_M, Samples, as_samples, resolve_support, split_cells
 from .payoffs import payoff_matrix
 from .point import Equilibrium, equilibrium
@@ -120,7 +119,7 @@ def jordan_evaluate(
     t0 = time.perf_counter()
     mu = payoff_matrix(s, presorted=True)
     eq = equilibrium(mu, m=m, solver=solver)
-    info: dict[str, Any] = {"n_states": chain_structure(n_alg, n_env).n_states, "m": m}
+    info: dict[str, Any] = {"n_states": mu.size, "m": m}
     result = JordanResult(
         y=eq.y,
         low=eq.y.copy(),

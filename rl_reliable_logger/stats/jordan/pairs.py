@@ -81,15 +81,41 @@ def _classify(lo: np.ndarray, hi: np.ndarray, strict: bool) -> np.ndarray:
 
 
 def _listed_edges(groups: np.ndarray, lo: np.ndarray, hi: np.ndarray, strict: bool):
-    """``(rows, cols, kind)`` of the non-uncertain edges inside every group (a row of ``groups``)."""
+    """``(rows, cols, kind)`` of the non-uncertain edges inside every group (a row of ``groups``).
+
+    Under the strict rule a tie needs two point intervals, so certain edges are found with two comparisons per
+    pair and ties only among each group's point members (about ten times faster than :func:`_classify` on every
+    pair, with the same result); the authors' rule classifies every pair.
+    """
     n_groups, n = groups.shape
     step = max(1, _PAIRS_PER_CHUNK // max(n * n, 1))
     parts = []
+    diag = np.arange(n)
     for g0 in range(0, n_groups, step):
         ids = groups[g0 : g0 + step]
-        kind = _classify(lo[ids], hi[ids], strict)
-        g, a, b = np.nonzero(kind >= 0)
-        parts.append((ids[g, a], ids[g, b], kind[g, a, b]))
+        lo_g, hi_g = lo[ids], hi[ids]
+        if not strict:
+            kind = _classify(lo_g, hi_g, strict)
+            g, a, b = np.nonzero(kind >= 0)
+            parts.append((ids[g, a], ids[g, b], kind[g, a, b]))
+            continue
+        up = lo_g[:, None, :] > hi_g[:, :, None]
+        zero = lo_g[:, :, None] > hi_g[:, None, :]
+        zero &= ~up
+        up[:, diag, diag] = False
+        zero[:, diag, diag] = False
+        g, a, b = np.nonzero(up)
+        parts.append((ids[g, a], ids[g, b], np.full(g.size, UP, np.int8)))
+        g, a, b = np.nonzero(zero)
+        keep = ~approx(lo_g[g, a], hi_g[g, b])
+        parts.append((ids[g, a][keep], ids[g, b][keep], np.full(int(keep.sum()), ZERO, np.int8)))
+    if strict:
+        point_like = approx(lo, hi)
+        for ids in groups[point_like[groups].sum(axis=1) >= 2]:
+            members = ids[point_like[ids]]
+            kind = _classify(lo[members][None], hi[members][None], strict)[0]
+            a, b = np.nonzero(kind == TIE)
+            parts.append((members[a], members[b], kind[a, b]))
     return tuple(np.concatenate(p) for p in zip(*parts))
 
 

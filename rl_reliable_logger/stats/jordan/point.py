@@ -51,10 +51,11 @@ def equilibrium(mu: np.ndarray, *, m: float = POPULATION_M, solver: str = "auto"
     """
     mu = np.asarray(mu, dtype=float)
     n_alg, n_env, _ = mu.shape
-    cs = chain_structure(n_alg, n_env)
-    if solver == "auto" and cs.n_states > DENSE_MAX_STATES and n_alg > 1:
+    if solver == "auto" and mu.size > DENSE_MAX_STATES and n_alg > 1:
+        # (the neighbour arrays of chain_structure alone are 700 MB at 50 algorithms x 26 tasks: not built here)
         pi = stationary_batch(mu[None], m=m)[0].reshape(n_alg, n_env, n_alg)
     else:
+        cs = chain_structure(n_alg, n_env)
         slots = chain_slots(point_codes(mu.ravel(), cs), cs, m)
         with single_thread():
             pi = ChainSolver(slots, cs, solver=solver).solve(restart_vector(cs), transpose=True)
