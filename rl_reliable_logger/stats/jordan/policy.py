@@ -9,8 +9,8 @@ states of 1,348 neighbours). The edges that are not uncertain are corrected with
 edges only (their fixed mass minus what the "uncertain" rule gave them).
 
 A policy's evaluation ``(I - gamma P) V = R`` is solved by restarted GMRES, right-preconditioned by the exact
-solve of player *q*'s part with the whole diagonal (:mod:`.precondition`). The true residual is checked after
-the solve.
+solve of player *q*'s part with the whole diagonal (:mod:`.precondition`), inside iterative refinement on the true
+residual (:func:`evaluate`).
 """
 
 from __future__ import annotations
