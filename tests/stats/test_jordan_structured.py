@@ -191,3 +191,15 @@ def test_pbp_payoff_bounds_equal_the_pair_by_pair_computation():
     ref = _pbp_bounds_per_pair(s, 0.05, support)
     np.testing.assert_allclose(got[0], ref[0], rtol=0, atol=1e-14)
     np.testing.assert_allclose(got[1], ref[1], rtol=0, atol=1e-14)
+
+
+def test_an_evaluation_gmres_cannot_finish_falls_back_to_the_dense_solve(monkeypatch):
+    lo, hi = _intervals("wide", seed=13)
+    st = jpairs.interval_structure(lo, hi)
+    reward = hi[0].ravel()[np.arange(st.n_states) % (st.n_states // st.n_alg)]
+    ref = jbounds.optimise_structured(st, reward)
+    monkeypatch.setattr(jpolicy, "_ROUNDS", 0)  # no refinement round: every evaluation misses its tolerance
+    with pytest.raises(jpolicy.NotConverged):
+        jbounds.optimise_structured(st, reward)
+    dense = jbounds.optimise_structured(st, reward, dense_chain=lambda: jbounds.interval_chain(lo, hi))
+    assert abs(dense.value - ref.value) <= dense.slack + ref.slack + 1e-10
