@@ -38,7 +38,7 @@ class QPreconditioner:
         self.c_tie = st.gamma * st.eta / st.m
         G, n = sg.shape
         self.reg = ~sg.sort(point)
-        self.cls = sg.sort(point_class.astype(float)).astype(np.int64)
+        self.cls = sg.sort(point_class)
         self.k = int(point_class.max()) + 1 if point.any() else 0
         d = sg.sort(1.0 - st.gamma * diag)
         self.w = 1.0 / np.where(self.reg, d, d + self.c_tie)
