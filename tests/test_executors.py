@@ -12,6 +12,7 @@ import pytest
 from rl_reliable_logger import executors
 from rl_reliable_logger.analysis.options import AnalysisOptions, OptionError
 from rl_reliable_logger.errors import InputError
+from rl_reliable_logger.stats import jordan as jd
 from rl_reliable_logger.stats.jordan import bounds as jbounds
 from rl_reliable_logger.stats.jordan.ecdf import as_samples, resolve_support
 
@@ -119,7 +120,8 @@ def test_jordan_bounds_on_ray_bit_identical_on_the_iterative_path(ray_local):
     started (its thread count at start-up, which Ray sets to 1 in its workers), so the serial reference runs in
     a process started like the workers: one more Ray task. In this process the serial numbers agree to the
     solver's certified round-off."""
-    lo, hi = _payoff_intervals(6)
+    lo, hi = _payoff_intervals(6, 26)
+    assert lo.size > jd.DENSE_MAX_STATES  # the structured path, not the dense one
     on_ray = jbounds.aggregate_bounds(lo, hi, executor="ray")
     serial = ray_local.get(ray_local.remote(_serial_bounds).remote(lo, hi))
     np.testing.assert_array_equal(serial[0], on_ray[0])

@@ -77,7 +77,8 @@ Q10 Optimisation over the uncertainty set: exact policy iteration, deterministic
     whose value beats the state's own, the rest to the diagonal" (no sort; ties go to the diagonal,
     instead of the code's random jitter; equal objective, tested against the sorted knapsack). A row only
     changes when that improves its greedy value by more than ``1e-11 * max(1, |V|)``; the loop stops
-    when no row does (cap: ``max_iter=400``). The reported bound adds the certified slack
+    when no row does (cap: ``max_iter=400``); on the structured path (above ``DENSE_MAX_STATES`` states) every row
+then takes its greedy row, each at least as good. The reported bound adds the certified slack
     ``max_s (T V - V)(s)`` (Bellman residual), so stopping early or round-off can only widen it.
 Q11 Unequal ``n_ij``: each distribution's DKW ``eps`` uses its own ``n``; the normaliser's band uses
     ``eps_kj`` and Anderson's bound uses ``eps_ij`` (as in the code).
@@ -85,13 +86,17 @@ Q12 The aggregate weights the payoffs by ``sigma_q`` only (paper eq. 2); ``sigma
     information.
 
 Performance. The chain is built from the ``(|S|, M)`` neighbour array without loops over states. Up to
-``DENSE_MAX_STATES`` (600) states a single chain is solved densely; above that, :class:`ChainSolver` uses a
-sparse matrix and GMRES preconditioned by the exact block diagonal of player *q*'s moves. PBP's policy
-iterations reuse a block factorisation across evaluations (the V = 0 policy's, shared by all ``2 nA``
-optimisations, then one per optimisation, redone only when GMRES needs twice its iterations); the ``2 nA``
-optimisations are units of the ``executor=`` seam (serial or Ray, same numbers). Its cost still grows about
-as nA^4 (every evaluation touches the ``|S| x M`` neighbour array), so 50 algorithms x 26 tasks take far more
-than minutes (``benchmarks/bench_scale_jordan.py``). The bootstrap
+``DENSE_MAX_STATES`` (600) states a single chain is solved densely; above that, the point equilibrium uses the
+structured solver of :mod:`.solver` and PBP's policy iteration never forms an ``(|S|, M)`` array (700 MB each at 50
+algorithms x 26 tasks): :mod:`.pairs` lists the few edges of the interval chain that are not uncertain,
+:mod:`.groups` sorts each neighbour group by value once per policy, so a product with the policy's matrix is a
+prefix sum (:mod:`.policy`), and each evaluation is GMRES preconditioned by an exact solve of player *q*'s part
+(:mod:`.precondition`), about 10 iterations. The loop switches whole greedy policies while some row gains more
+than the tolerance below (Q10), so each policy is the greedy policy of one value vector. 50 algorithms x 26 tasks
+(65,000 states) take about a minute serially, growing about as nA^2-nA^3
+(``benchmarks/bench_scale_jordan.py``); the ``2 nA`` optimisations are units of the ``executor=`` seam (serial or
+Ray, same numbers). Narrow intervals (hundreds of runs per cell) make many edges certain: they are exact in the
+operator but not in the preconditioner, so GMRES needs more iterations there. The bootstrap
 solves a whole chunk of replicate chains at once with the structured solver of :mod:`.solver`
 (sorted-payoff recurrences for player *q*'s moves, aggregation-disaggregation sweeps for player *p*'s, in
 numpy): 10,000 replicates at the paper's size (nA = 11, nE = 15, |S| = 1815)
@@ -104,8 +109,9 @@ degenerate interval cannot push its own best rank down, and comparisons ignore d
 ``delta/(nA*nE)`` so all bands hold at once.
 
 Modules: :mod:`.ecdf` (ECDFs, DKW, supports, percentiles), :mod:`.payoffs`, :mod:`.chain` (structure,
-transition matrix, one-chain solver, equilibrium), :mod:`.solver` (batched stationary distributions),
-:mod:`.bounds` (PBP, PBP-t, interval chain, policy iteration), :mod:`.bootstrap`, :mod:`.api`
+transition matrix, one-chain solver), :mod:`.point` (equilibrium), :mod:`.solver` (batched stationary
+distributions), :mod:`.bounds` (PBP, PBP-t, interval chain, policy iteration), :mod:`.pairs`, :mod:`.groups`,
+:mod:`.policy`, :mod:`.precondition` (the structured policy evaluation), :mod:`.bootstrap`, :mod:`.api`
 (:func:`jordan_evaluate`, ranks). Everything public is re-exported here.
 """
 
@@ -126,9 +132,7 @@ from .chain import (
     DENSE_MAX_STATES,
     ChainSolver,
     ChainStructure,
-    Equilibrium,
     chain_structure,
-    equilibrium,
     power_iteration,
     stationary_distribution,
     transition_matrix,
@@ -144,6 +148,7 @@ from .ecdf import (
     resolve_support,
 )
 from .payoffs import payoff_matrix, payoffs_from_counts
+from .point import Equilibrium, equilibrium
 from .solver import stationary_batch
 
 __all__ = [

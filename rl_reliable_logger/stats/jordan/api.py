@@ -13,9 +13,9 @@ from ...executors import Executor
 from ..bootstrap import DEFAULT_CHUNK_BYTES
 from .bootstrap import bootstrap_aggregate
 from .bounds import aggregate_bounds, pbp_payoff_bounds, pbpt_payoff_bounds, t_delta
-from .chain import Equilibrium, chain_structure, equilibrium
 from .ecdf import DEFAULT_DELTA, POPULATION_M, Samples, as_samples, resolve_support, split_cells
 from .payoffs import payoff_matrix
+from .point import Equilibrium, equilibrium
 
 
 def ranks(
@@ -101,8 +101,10 @@ def jordan_evaluate(
         tie_rule, min_sign, t_split, clip_t, bootstrap_split: ambiguity resolutions, see the module doc.
         reps, seed, progress, chunk_bytes: bootstrap replicates, seed (int or Generator), progress (True for a
             tqdm bar, or a callable receiving finished replicates), memory budget of one chunk of replicates.
-        solver: ``"auto"`` (dense up to ``DENSE_MAX_STATES`` states, else preconditioned GMRES),
-            ``"dense"`` or ``"iterative"``; see :class:`ChainSolver`.
+        solver: ``"auto"`` (dense up to ``DENSE_MAX_STATES`` states, else the structured solvers: the batched
+            one of :mod:`.solver` for the point chain, sorted operators and GMRES for PBP's policy evaluations,
+            :mod:`.policy`), ``"dense"`` or ``"iterative"`` (:class:`.chain.ChainSolver`'s GMRES for the point
+            chain, the structured policy evaluation for PBP).
         executor: where PBP's and PBP-t's ``2 nA`` bound optimisations run (``"serial"``, ``"ray"`` or an
             executor object, see :mod:`rl_reliable_logger.executors`); the numbers do not depend on it.
     """
@@ -117,7 +119,7 @@ def jordan_evaluate(
     t0 = time.perf_counter()
     mu = payoff_matrix(s, presorted=True)
     eq = equilibrium(mu, m=m, solver=solver)
-    info: dict[str, Any] = {"n_states": chain_structure(n_alg, n_env).n_states, "m": m}
+    info: dict[str, Any] = {"n_states": mu.size, "m": m}
     result = JordanResult(
         y=eq.y,
         low=eq.y.copy(),

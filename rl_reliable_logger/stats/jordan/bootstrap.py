@@ -14,9 +14,9 @@ from collections.abc import Callable
 import numpy as np
 
 from .. import bootstrap as bs
-from .chain import equilibrium
 from .ecdf import POPULATION_M, Samples, as_samples
 from .payoffs import payoff_matrix, payoffs_from_counts
+from .point import equilibrium
 from .solver import stationary_batch
 
 Progress = bool | Callable[[int], None] | None

@@ -12,7 +12,7 @@ import numpy as np
 
 from ...executors import Executor, resolve
 from .. import distributions
-from .chain import ChainSolver, ChainStructure, chain_structure, single_thread
+from .chain import DENSE_MAX_STATES, ChainSolver, ChainStructure, chain_structure, single_thread
 from .ecdf import (
     DEFAULT_DELTA,
     POPULATION_M,
@@ -24,6 +24,11 @@ from .ecdf import (
     resolve_support,
     split_cells,
 )
+from .pairs import IntervalStructure, interval_structure
+from .policy import NotConverged, Policy, evaluate
+
+#: Beyond this many states a policy evaluation GMRES cannot finish has no dense fallback (8 |S|^2 bytes).
+_DENSE_FALLBACK_MAX = 8000
 
 
 def anderson_mean_bounds(
@@ -56,30 +61,32 @@ def pbp_payoff_bounds(
         support, _ = resolve_support(s, None)
     sizes = cell_sizes(s)
     eps = np.asarray(dkw_epsilon(sizes, split_cells(delta, n_alg, n_env)))
-    lo = np.full((n_alg, n_env, n_alg), 0.5)
-    hi = np.full((n_alg, n_env, n_alg), 0.5)
+    lo = np.empty((n_alg, n_env, n_alg))
+    hi = np.empty((n_alg, n_env, n_alg))
     for j in range(n_env):
         a, b = support[j]
-        for k in range(n_alg):
-            xs_k, e_k = s[k][j], eps[k, j]
-            # Normaliser bands at a given set of points (exact outside the support).
-            for i in range(n_alg):
-                if i == k:
-                    continue
-                z = s[i][j]
-                n = z.size
-                e_i = eps[i, j]
-                pts = np.concatenate([[a], z, [b]])
-                f = np.searchsorted(xs_k, pts, side="right") / xs_k.size
-                inside_lo = pts < a
-                top = pts >= b
-                g_lo = np.where(top, 1.0, np.where(inside_lo, 0.0, np.maximum(f - e_k, 0.0)))
-                g_hi = np.where(top, 1.0, np.where(inside_lo, 0.0, np.minimum(f + e_k, 1.0)))
-                t = np.arange(n + 1) / n
-                # upper: g(b) - sum_{t=1..n} [g(z_{t+1}) - g(z_t)] max(t/n - eps, 0), z_{n+1} = b
-                hi[i, j, k] = g_hi[-1] - np.dot(np.diff(g_hi[1:]), np.maximum(t[1:] - e_i, 0.0))
-                # lower: g(z_n) - sum_{t=0..n-1} [g(z_{t+1}) - g(z_t)] min(t/n + eps, 1), z_0 = a
-                lo[i, j, k] = g_lo[n] - np.dot(np.diff(g_lo[: n + 1]), np.minimum(t[:-1] + e_i, 1.0))
+        # every algorithm's points [a, z_i, b], concatenated, and every normaliser's band at all of them at once
+        # (one pass per (task, normaliser) instead of one per (task, normaliser, algorithm))
+        pts = np.concatenate([np.concatenate([[a], s[i][j], [b]]) for i in range(n_alg)])
+        ends = np.cumsum([s[i][j].size + 2 for i in range(n_alg)])
+        f = np.stack([np.searchsorted(s[k][j], pts, side="right") / s[k][j].size for k in range(n_alg)])
+        e_k = eps[:, j][:, None]
+        inside_lo, top = pts < a, pts >= b
+        g_lo = np.where(top, 1.0, np.where(inside_lo, 0.0, np.maximum(f - e_k, 0.0)))
+        g_hi = np.where(top, 1.0, np.where(inside_lo, 0.0, np.minimum(f + e_k, 1.0)))
+        for i in range(n_alg):
+            n = s[i][j].size
+            seg = slice(ends[i] - n - 2, ends[i])
+            gl, gh = g_lo[:, seg], g_hi[:, seg]
+            t = np.arange(n + 1) / n
+            e_i = eps[i, j]
+            # upper: g(b) - sum_{t=1..n} [g(z_{t+1}) - g(z_t)] max(t/n - eps, 0), z_{n+1} = b
+            hi[i, j] = gh[:, -1] - np.diff(gh[:, 1:], axis=1) @ np.maximum(t[1:] - e_i, 0.0)
+            # lower: g(z_n) - sum_{t=0..n-1} [g(z_{t+1}) - g(z_t)] min(t/n + eps, 1), z_0 = a
+            lo[i, j] = gl[:, n] - np.diff(gl[:, : n + 1], axis=1) @ np.minimum(t[:-1] + e_i, 1.0)
+    diag = np.arange(n_alg)
+    lo[diag, :, diag] = 0.5  # Q1: self-normalised payoffs are exactly 1/2
+    hi[diag, :, diag] = 0.5
     return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
 
 
@@ -228,6 +235,17 @@ class OptResult:
     slack: float
 
 
+def _certified(
+    V: np.ndarray, R: np.ndarray, best: np.ndarray, gamma: float, sign: float, min_sign: str, offset: float = 0.0
+):
+    """The bound from the last policy's values ``V + offset`` plus the certified slack (see
+    :func:`optimise_aggregate`); ``R`` and ``best`` are the reward and greedy values for the same offset."""
+    slack = max(0.0, float(np.max(R + gamma * best - V)))
+    if min_sign == "abs":
+        return (1.0 - gamma) * float(np.mean(np.abs(V + offset))) + slack, slack
+    return sign * ((1.0 - gamma) * (float(np.mean(V)) + offset) + slack), slack
+
+
 def optimise_aggregate(
     chain: IntervalChain,
     reward: np.ndarray,
@@ -280,24 +298,71 @@ def optimise_aggregate(
         if evaluation.fallbacks or evaluation.matvecs > 2 * max(fresh_matvecs, 5):
             factorised = None
         it += 1
-    slack = max(0.0, float(np.max(R + cs.gamma * best - V)))
-    if min_sign == "abs":
-        value = (1.0 - cs.gamma) * float(np.mean(np.abs(V))) + slack
-    else:
-        value = sign * ((1.0 - cs.gamma) * float(np.mean(V)) + slack)
+    value, slack = _certified(V, R, best, cs.gamma, sign, min_sign)
+    return OptResult(value, it, V, slack)
+
+
+def optimise_structured(
+    st: IntervalStructure,
+    reward: np.ndarray,
+    *,
+    maximise: bool = True,
+    min_sign: str = "signed",
+    max_iter: int = 400,
+    dense_chain: Callable[[], IntervalChain] | None = None,
+) -> OptResult:
+    """:func:`optimise_aggregate` on an :class:`IntervalStructure`, without any ``|S| x M`` array.
+
+    Policy iteration on whole greedy policies: each policy is the greedy policy of one value vector (so it is an
+    operator of :mod:`.policy`, sorted once). The loop continues while some row's greedy value beats its current
+    one by more than ``1e-11 * max(1, |V|)`` (the test of :func:`optimise_aggregate`); every row then takes its
+    greedy row, which is at least as good up to round-off. The same certified slack is added, so the bound is as
+    valid and, at convergence, the same optimum to round-off. ``dense_chain`` builds the full chain for the dense
+    solve of an evaluation GMRES cannot finish (only offered up to 8000 states).
+    """
+    if min_sign not in ("signed", "abs"):
+        raise ValueError(f"min_sign must be 'signed' or 'abs', got {min_sign!r}")
+    sign = 1.0 if maximise else -1.0
+    R = np.asarray(reward, dtype=float).ravel() * sign
+
+    def solve(policy: Policy, x0: np.ndarray | None) -> np.ndarray:
+        try:
+            return evaluate(policy, R, x0)
+        except NotConverged:
+            if dense_chain is None or st.n_states > _DENSE_FALLBACK_MAX:
+                raise
+            chain = dense_chain()
+            return ChainSolver(greedy_rows(chain, policy.V), chain.structure, solver="dense").solve(R)
+
+    policy = Policy(st, np.zeros(st.n_states))
+    V = solve(policy, None)
+    it = 1
+    while True:
+        cand = Policy(st, V)
+        # greedy values, centred: P V = P (V - c) + c (see Policy.apply_centred)
+        best, c = cand.apply_centred(V)
+        gain = best - policy.apply(V - c)
+        if not (gain > 1e-11 * max(1.0, float(np.max(np.abs(V))))).any() or it >= max_iter:
+            break
+        policy = cand
+        V = solve(policy, V)
+        it += 1
+    value, slack = _certified(V - c, R - (1.0 - st.gamma) * c, best, st.gamma, sign, min_sign, offset=c)
     return OptResult(value, it, V, slack)
 
 
 def _bound(
     unit: tuple[int, bool],
     *,
-    chain: IntervalChain,
     mu_lo: np.ndarray,
     mu_hi: np.ndarray,
     min_sign: str,
     max_iter: int,
     solver: str,
-    preconditioner: ChainSolver,
+    chain: IntervalChain | None,
+    structure: IntervalStructure | None,
+    tie_rule: str,
+    m: float,
 ) -> tuple[float, int, float]:
     """One of the ``2 nA`` optimisations (an executor unit): ``(value, iterations, slack)`` of algorithm
     ``unit[0]``'s upper (``unit[1]``) or lower bound."""
@@ -305,15 +370,20 @@ def _bound(
     mu = mu_hi if maximise else mu_lo
     reward = np.broadcast_to(mu[i], mu.shape).ravel()
     with single_thread():
-        res = optimise_aggregate(
-            chain,
-            reward,
-            maximise=maximise,
-            min_sign=min_sign,
-            max_iter=max_iter,
-            solver=solver,
-            preconditioner=preconditioner,
-        )
+        if structure is not None:
+            res = optimise_structured(
+                structure,
+                reward,
+                maximise=maximise,
+                min_sign=min_sign,
+                max_iter=max_iter,
+                dense_chain=partial(interval_chain, mu_lo, mu_hi, tie_rule=tie_rule, m=m),
+            )
+        else:
+            assert chain is not None
+            res = optimise_aggregate(
+                chain, reward, maximise=maximise, min_sign=min_sign, max_iter=max_iter, solver=solver
+            )
     return res.value, res.iterations, res.slack
 
 
@@ -334,31 +404,38 @@ def aggregate_bounds(
     minimises with ``r^-_i``. ``2 nA`` policy iterations in all, independent units of ``executor`` (see
     :mod:`rl_reliable_logger.executors`; serial by default): each depends on its inputs only, so every executor
     gives the same numbers (bit for bit when BLAS starts with the same number of threads; else to round-off).
+    ``solver``: ``"dense"`` evaluates every policy by a dense LAPACK solve of the full chain
+    (:func:`optimise_aggregate`); ``"iterative"`` uses the sorted operators of :mod:`.policy` and GMRES
+    (:func:`optimise_structured`); ``"auto"`` the first up to ``DENSE_MAX_STATES`` states, else the second.
     """
+    if tie_rule not in _TIE_RULES:
+        raise ValueError(f"tie_rule must be one of {_TIE_RULES}, got {tie_rule!r}")
+    if solver not in ("auto", "dense", "iterative"):
+        raise ValueError(f"solver must be 'auto', 'dense' or 'iterative', got {solver!r}")
     mu_lo = np.asarray(mu_lo, dtype=float)
     mu_hi = np.asarray(mu_hi, dtype=float)
-    chain = interval_chain(mu_lo, mu_hi, tie_rule=tie_rule, m=m)
-    cs = chain.structure
-    n_alg = cs.n_alg
-    with single_thread():
-        # every optimisation starts from the same policy (V = 0: the lower bounds): one factorisation of its blocks
-        # serves the first policy evaluation of all 2 nA optimisations
-        start = ChainSolver(greedy_rows(chain, np.zeros(cs.n_states)), cs, solver=solver)
+    n_alg, n_env, _ = mu_lo.shape
+    n_states = n_alg * n_env * n_alg
+    dense = solver == "dense" or (solver == "auto" and n_states <= DENSE_MAX_STATES) or n_alg == 1
+    chain = interval_chain(mu_lo, mu_hi, tie_rule=tie_rule, m=m) if dense else None
+    structure = None if dense else interval_structure(mu_lo, mu_hi, tie_rule=tie_rule, m=m)
     fn = partial(
         _bound,
-        chain=chain,
         mu_lo=mu_lo,
         mu_hi=mu_hi,
         min_sign=min_sign,
         max_iter=max_iter,
-        solver=solver,
-        preconditioner=start,
+        solver="dense",
+        chain=chain,
+        structure=structure,
+        tie_rule=tie_rule,
+        m=m,
     )
     units = [(i, maximise) for i in range(n_alg) for maximise in (True, False)]
     results = resolve(executor).map(fn, units)
     values = np.array([r[0] for r in results]).reshape(n_alg, 2)
     info = {
-        "n_uncertain": chain.n_uncertain,
+        "n_uncertain": chain.n_uncertain if chain is not None else structure.n_uncertain,  # type: ignore[union-attr]
         "iterations": [r[1] for r in results],
         "max_slack": max(r[2] for r in results),
         "tie_rule": tie_rule,

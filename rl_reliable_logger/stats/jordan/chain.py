@@ -1,6 +1,7 @@
-"""The joint-strategy chain: neighbour structure, transition matrices, one-chain solver, equilibrium.
+"""The joint-strategy chain: neighbour structure, transition matrices, one-chain solver.
 
-See :mod:`.solver` for the stationary distributions of a whole batch of bootstrap chains at once.
+See :mod:`.solver` for the stationary distributions of a whole batch of bootstrap chains at once and
+:mod:`.point` for the equilibrium of one game.
 """
 
 from __future__ import annotations
@@ -305,42 +306,3 @@ def power_iteration(
             return new
         pi = new
     return pi
-
-
-@dataclass
-class Equilibrium:
-    """Solution of the game: stationary distribution and its marginals, and the aggregate ``y``."""
-
-    pi: np.ndarray  # (nA, nE, nA) = pi over states (i, j, k)
-    sigma_p: np.ndarray  # (nA,)
-    sigma_q: np.ndarray  # (nE, nA)
-    y: np.ndarray  # (nA,)
-
-    @property
-    def task_weights(self) -> np.ndarray:
-        """``w_j = sum_k sigma_q(j, k)``."""
-        return self.sigma_q.sum(axis=1)
-
-    @property
-    def normaliser_weights(self) -> np.ndarray:
-        """``w_{k|j} = sigma_q(j, k) / w_j`` as an (nE, nA) array (rows sum to 1)."""
-        return self.sigma_q / self.task_weights[:, None]
-
-
-def equilibrium(mu: np.ndarray, *, m: float = POPULATION_M, solver: str = "auto") -> Equilibrium:
-    """Stationary distribution, marginals and aggregate ``y_i = sum_{j,k} sigma_q(j,k) mu[i,j,k]``.
-
-    The closed form ``pi^T = (1-gamma)/|S| 1^T (I - gamma C)^{-1}`` is one linear solve (see
-    :class:`ChainSolver` for how large chains are solved); ``y_i = pi . r_i`` with ``r_i(s) = mu[i, j(s), k(s)]``
-    is paper eq. 5, the same number as eq. 2.
-    """
-    mu = np.asarray(mu, dtype=float)
-    n_alg, n_env, _ = mu.shape
-    cs = chain_structure(n_alg, n_env)
-    slots = chain_slots(point_codes(mu.ravel(), cs), cs, m)
-    with single_thread():
-        pi = (
-            ChainSolver(slots, cs, solver=solver).solve(restart_vector(cs), transpose=True).reshape(n_alg, n_env, n_alg)
-        )
-    sigma_q = pi.sum(axis=0)
-    return Equilibrium(pi=pi, sigma_p=pi.sum(axis=(1, 2)), sigma_q=sigma_q, y=np.einsum("ijk,jk->i", mu, sigma_q))
