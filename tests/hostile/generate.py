@@ -561,7 +561,7 @@ def cases() -> list[Case]:
         )
     )
     out += results_folder_cases() + secret_cases() + malformed_cases() + confusable_cases() + size_and_level_cases()
-    out += tampered_folder_cases()
+    out += tampered_folder_cases() + curve_step_cases()
     return out
 
 
@@ -962,6 +962,36 @@ def size_and_level_cases() -> list[Case]:
             2,
             error=r"needs two or more runs in at least one task",
         ),
+    ]
+
+
+def curve_step_cases() -> list[Case]:
+    """Learning curves over steps at the float limit: a finite grid (no inf/NaN steps), every figure drawn."""
+    curve = ["--step-key", "step", "--curves", "--curve-points", "100000", "--curve-reps", "20"]
+
+    def steps(first: float, last: float) -> bytes:
+        rows = [
+            (a, t, s, step, round(0.1 * a_i + 0.01 * s + 0.1 * k, 4))
+            for a_i, a in enumerate(["A", "B"])
+            for t in ("t1", "t2")
+            for s in range(3)
+            for k, step in enumerate((first, 1e307 * (1 + s), last))
+        ]
+        return _csv(rows, "algorithm,task,seed,step,score")
+
+    return [
+        Case(
+            f"curve_steps_{label}",
+            {"scores.csv": steps(first, last)},
+            ["evaluate", "{dir}/scores.csv", *FAST, *curve, "--out", "{dir}/out"],
+            0,
+            check="finite_curves",
+            why=why,
+        )
+        for label, first, last, why in [
+            ("up_to_1_7e308", 0.0, 1.7e308, "100,000 evenly spaced steps up to the float limit"),
+            ("span_overflows", -1.7e308, 1.7e308, "the span (3.4e308) overflows a float: the grid stays finite"),
+        ]
     ]
 
 

@@ -24,6 +24,7 @@ pytest.importorskip("wandb")
 
 from rl_reliable_logger.trackers.base.retry import REQUEST_TIMEOUT
 from tests.support.paths import REPO
+from tests.support.wandb_env import wandb_env
 from tests.support.wandb_standin import API_KEY
 
 pytestmark = pytest.mark.slow
@@ -53,19 +54,10 @@ def _closed_port() -> int:
 
 
 def _env(tmp_path: Path, base_url: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}
+    env = wandb_env(tmp_path)  # an isolated W&B environment, online against ``base_url``
+    del env["WANDB_MODE"]
     env.update(
-        PYTHONPATH=str(REPO) + os.pathsep + env.get("PYTHONPATH", ""),
-        WANDB_BASE_URL=base_url,
-        WANDB_API_KEY=API_KEY,
-        WANDB_DIR=str(tmp_path),
-        WANDB_DATA_DIR=str(tmp_path / "data"),
-        WANDB_CACHE_DIR=str(tmp_path / "cache"),
-        WANDB_CONFIG_DIR=str(tmp_path / "config"),
-        WANDB_SILENT="true",
-        WANDB_ERROR_REPORTING="false",
-        WANDB_X_DISABLE_STATS="true",
-        WANDB_X_DISABLE_MACHINE_INFO="true",
+        PYTHONPATH=str(REPO) + os.pathsep + env.get("PYTHONPATH", ""), WANDB_BASE_URL=base_url, WANDB_API_KEY=API_KEY
     )
     return env
 
