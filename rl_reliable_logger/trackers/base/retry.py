@@ -338,7 +338,7 @@ class Deadline:
         def tick() -> None:
             while not stop.wait(self.policy.progress_every):
                 if say:
-                    say(f"still waiting for an answer ({what}): {self.left():.0f} s left of the time budget")
+                    say(f"still waiting for an answer ({what}): attempt 1, {self.left():.0f} s left of the time budget")
 
         ticker = threading.Thread(target=tick, name=f"rl-reliable progress: {what}", daemon=True)
         ticker.start()
