@@ -380,9 +380,17 @@ class AnalysisOptions:
 
         A percentile interval's end is the (1 - ci)/2 quantile of the replicates: with fewer than
         2 / (1 - ci) of them no replicate lies beyond it, and the interval's ends are just the
-        extreme replicates (``reps=1``: a "95%" interval of one value, which need not contain the point).
+        extreme replicates. ``reps`` below 2 (a "95%" interval of one value, which need not contain the point)
+        is refused with the count needed.
         """
         needed = replicates_needed(self.ci)
+        if self.reps < 2:  # one replicate is one value: no interval at any level, so nothing to show
+            raise OptionError(
+                "reps",
+                f"`reps={self.reps}` cannot give a {ci_label(self.ci)} interval at all: an interval needs two or more "
+                f"replicates, and its ends need at least {needed:,} (2 / (1 - level)); use `reps=` of {needed:,} or "
+                "more (the default is 50,000)",
+            )
         used = ["reps", "profile_reps", "improvement_reps"]
         used += ["curve_reps"] if self.curves else []
         used += ["jordan_reps"] if self.jordan and self.jordan_method == "bootstrap" else []

@@ -133,6 +133,12 @@ def run_and_report(
             )
         except InputError as err:
             raise CliError(cli_message(err)) from None
+        if not getattr(args, "no_figures", False):
+            from ..render.writer import figure_note
+
+            note = figure_note(report)
+            if note:
+                print(f"note: {note}", file=sys.stderr)
         print(f"wrote results to {out}/")
     return report
 

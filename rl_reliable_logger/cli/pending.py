@@ -19,6 +19,8 @@ the score to a JSON file in the pending folder (pending_dir=, else RL_RELIABLE_P
 ./rl-reliable-pending) and prints the file's path. This command lists those files and, with --push,
 sends each one to the run it names (only that run) once the tracker is back; a pushed file is moved to
 DIR/pushed/. A run that already has a different final score is left unchanged and its file kept.
+A file that cannot be read or pushed is named in one line and the others are still sent; the exit
+status is then 2 (0 when every file was pushed).
 """
 
 _EPILOG = """\
@@ -76,7 +78,7 @@ def _handler(args: argparse.Namespace) -> int:
         say(f"warning: skipped {problem}", file=sys.stderr)
     if not items:
         say(f"no pending final scores in {folder}")
-        return 1 if problems else 0
+        return 2 if problems else 0
     failed = 0
     for item in items:
         if not args.push:
@@ -89,7 +91,8 @@ def _handler(args: argparse.Namespace) -> int:
                 raise
             failed += 1
             why = cli_message(err) if isinstance(err, RLReliableError) else describe_failure(err)
-            say(f"not pushed: {item.path.name}: {why}", file=sys.stderr)
+            why = why.removeprefix(f"{item.path.name}: ").rstrip()  # the file is named once, first
+            say(f"not pushed: {item.path.name}: {why}{'' if why.endswith(('.', '?', '!')) else '.'}", file=sys.stderr)
             continue
         said = "already there" if outcome == "already" else "written"
         try:
@@ -104,7 +107,7 @@ def _handler(args: argparse.Namespace) -> int:
         )
     else:
         say(f"{len(items)} pending score(s) in {folder}; send them with: rl-reliable pending {folder} --push")
-    return 1 if failed or problems else 0
+    return 2 if failed or problems else 0  # every file was tried; the ones not pushed are named above
 
 
 def _push(item: Any, args: argparse.Namespace) -> str:

@@ -39,9 +39,10 @@ def register(subparsers: Any) -> None:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from ..analysis.report import Report
     from ..errors import InputError
     from ..render.bundle import recover_swap
-    from ..render.writer import rerender
+    from ..render.writer import figure_note, rerender
 
     folder = Path(args.dir)
     try:
@@ -54,5 +55,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if not args.quiet:
         for name in files:
             print(out / name)
+    note = figure_note(Report.load(out))  # the figures left algorithms out: say which, as evaluate does
+    if note:
+        print(f"note: {note}", file=sys.stderr)
     print(f"rewrote {len(files)} files in {out}/; open {out / 'report.html'} in a browser")
     return 0

@@ -268,6 +268,7 @@ def _handler(args: argparse.Namespace) -> int:
             force=args.force_publish,
             figures=not args.no_figures,
             wandb_report=args.wandb_report,
+            retry=retry_policy(args),
         )
     except RLReliableError as err:
         raise CliError(cli_message(err)) from None

@@ -94,9 +94,15 @@ def as_text(value: Any) -> str:
 #: Cyrillic and Greek letters that print like a Latin letter (Unicode's confusables, the unambiguous ones):
 #: "РРО" (Cyrillic) and "PPO" are refused as two names that print the same.
 _LOOKALIKES = str.maketrans(
-    "АВЕКМНОРСТУХЅІЈԚԜҮаеорсухѕіјԁһԛԝӏ" + "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧον",
-    "ABEKMHOPCTYXSIJQWYaeopcyxsijdhqwl" + "ABEZHIKMNOPTYXov",
+    "АВЕКМНОРСТУХЅІЈԚԜҮӀаеорсухѕіјԁһԛԝӏ"  # Cyrillic
+    + "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧϹͿονικρχϲϳ"  # Greek
+    + "ՕՏօսհո"  # Armenian
+    + "ıɑɡꓲ",  # Latin / Lisu letters that are not the ASCII one
+    "ABEKMHOPCTYXSIJQWYIaeopcyxsijdhqwl" + "ABEZHIKMNOPTYXCJovikpxcj" + "OSouhn" + "iagI",
 )
+#: Characters that print as nothing (or a blank) although they are letters or marks: Hangul fillers, the
+#: combining grapheme joiner, Khmer inherent vowels, the braille blank.
+_INVISIBLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0")
 #: Bidirectional controls: they reorder how a line prints (an RTL override shows "ABC" as "CBA").
 _BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
@@ -110,7 +116,11 @@ def display_key(name: str) -> str:
     """What a reader sees: NFKC, without invisible format characters or variation selectors, Cyrillic and Greek
     look-alikes as the Latin letter they print as, stripped, runs of spaces as one."""
     text = unicodedata.normalize("NFKC", name)
-    text = "".join(ch for ch in text if unicodedata.category(ch) not in ("Cf", "Cc") and not _variation_selector(ch))
+    text = "".join(
+        ch
+        for ch in text
+        if unicodedata.category(ch) not in ("Cf", "Cc") and not _variation_selector(ch) and ch not in _INVISIBLE
+    )
     return " ".join(text.translate(_LOOKALIKES).split())
 
 

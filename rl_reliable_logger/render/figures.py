@@ -735,13 +735,28 @@ def plot_sample_efficiency_curves(
     colors = colors or algorithm_colors(algorithms if rep is None else rep.algorithms)
     n = len(algorithms)
     fig, a = _axes(ax, (6.4 + (1.8 if n > 5 else 0), 4.2))
-    _line_with_band(a, frame, "step", algorithms, colors)
+    steps = frame["step"].to_numpy(float)
+    scale = _axis_scale(steps)
+    _line_with_band(a, frame, "step", algorithms, colors, xfun=None if scale == 1.0 else (lambda x: x / scale))
     step_label = (rep.provenance.get("step_label") if rep is not None else None) or "training step"
-    a.set_xlabel(_t(xlabel or str(step_label)))
+    a.set_xlabel(_t(xlabel or str(step_label)) + ("" if scale == 1.0 else f" (× {scale:g})"))
     a.set_ylabel(_t(f"{metric_title(metric)} of {score_label(rep)}"))
     _decorate(a)
     _legend(a, n)
     return fig
+
+
+def _axis_scale(values: np.ndarray) -> float:
+    """1, or the power of ten to divide an axis's values by when their span overflows a float (steps of
+    -1.7e308 to 1.7e308): matplotlib cannot place ticks on an infinite span."""
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return 1.0
+    with np.errstate(over="ignore"):
+        span = float(finite.max()) - float(finite.min())
+    if np.isfinite(span) and abs(span) < 1e300:
+        return 1.0
+    return float(10.0 ** np.floor(np.log10(np.abs(finite).max())))
 
 
 def plot_optimality_gap_curve(
@@ -771,6 +786,20 @@ def plot_optimality_gap_curve(
 
 
 # --------------------------------------------------------------------------- ranks
+#: Most rank columns a rank grid draws; more ranks (many algorithms) are summed in equal bins ("1–10", ...).
+MAX_RANK_COLUMNS = 30
+
+
+def _binned_ranks(grid: pd.DataFrame) -> pd.DataFrame:
+    """``grid`` (algorithm x rank) with its rank columns summed into at most :data:`MAX_RANK_COLUMNS` bins."""
+    ranks = list(grid.columns)
+    if len(ranks) <= MAX_RANK_COLUMNS:
+        return grid
+    width = -(-len(ranks) // MAX_RANK_COLUMNS)
+    bins = [ranks[i : i + width] for i in range(0, len(ranks), width)]
+    return pd.DataFrame({f"{b[0]:g}–{b[-1]:g}": grid[b].sum(axis=1) for b in bins}, index=grid.index)
+
+
 def plot_rank_distributions(
     report: Report | pd.DataFrame,
     *,
@@ -796,7 +825,7 @@ def plot_rank_distributions(
     frame = frame[frame["task"] == task]
     algorithms = _used(algorithms, frame)
     grid = frame.pivot_table(index="algorithm", columns="rank", values="probability", aggfunc="sum").reindex(algorithms)
-    grid = grid.fillna(0.0)
+    grid = _binned_ranks(grid.fillna(0.0))
     ranks = list(grid.columns)
     n, k = len(algorithms), len(ranks)
     longest = max(len(figure_label(a_)) for a_ in algorithms)
@@ -804,9 +833,10 @@ def plot_rank_distributions(
     vmax = max(0.5, float(grid.to_numpy(float).max()))  # contrast without exaggerating small values
     im = a.imshow(grid.to_numpy(float), cmap="Blues", vmin=0.0, vmax=vmax, aspect="auto")
     fs = 8 if k <= 10 else 6.5
+    values = grid.to_numpy(float)
     for i in range(n):
         for j in range(k):
-            v = float(grid.iat[i, j])
+            v = float(values[i, j])
             if v >= 0.005:
                 a.text(
                     j,

@@ -45,6 +45,7 @@ __all__ = [
     "FIGURE_FORMATS",
     "FigureSpec",
     "check_output_folder",
+    "figure_note",
     "figure_specs",
     "load_report",
     "rerender",
@@ -195,22 +196,36 @@ def _style() -> AbstractContextManager[None]:
 def render_figures(report: Report) -> tuple[list[tuple[FigureSpec, MplFigure]], list[str]]:
     """Draw every figure the report has data for; return (drawn, failure messages).
 
-    Failures are also emitted as :class:`RuntimeWarning`.
+    Failures are also emitted as :class:`RuntimeWarning`. Past :data:`~.shown.MAX_SHOWN` algorithms the
+    figures show the best and the worst (:func:`~.shown.shown_report`), and each figure says so.
     """
+    from .shown import shown_report
+
     drawn, failures = [], []
+    shown, note = shown_report(report)
     with _style():
-        for spec in figure_specs(report):
-            table = _table(report, spec.table)
+        for spec in figure_specs(shown):
+            table = _table(shown, spec.table)
             if table is None or table.empty or not spec.when(table):
                 continue
             try:
-                drawn.append((spec, spec.draw(report)))
+                fig = spec.draw(shown)
+                if note:
+                    fig.text(0.005, 0.998, note, ha="left", va="top", fontsize=7, color="0.35")
+                drawn.append((spec, fig))
             except NotImplementedError:
                 continue
             except Exception as exc:  # keep the rest of the report; say what failed
                 failures.append(f"figure {spec.name!r} could not be drawn: {type(exc).__name__}: {exc}")
                 warnings.warn(failures[-1], RuntimeWarning, stacklevel=2)
     return drawn, failures
+
+
+def figure_note(report: Report) -> str | None:
+    """The sentence saying which algorithms the figures leave out (None when they show all)."""
+    from .shown import shown_algorithms
+
+    return shown_algorithms(report)[1]
 
 
 def render_files(
@@ -271,11 +286,12 @@ def write_all(
         (out_dir / "table.md").write_text(_paper_tables.to_markdown(report), encoding="utf-8")
         written += [out_dir / "table.tex", out_dir / "table.md"]
     page_report: Any = report
-    if failures:
+    note = figure_note(report)
+    if failures or note:
         import copy
 
         page_report = copy.copy(report)
-        page_report.warnings = list(report.warnings) + failures
+        page_report.warnings = list(report.warnings) + ([note] if note else []) + failures
     (out_dir / "report.html").write_text(_html.build_html(page_report, page_figs), encoding="utf-8")
     written.append(out_dir / "report.html")
     return written

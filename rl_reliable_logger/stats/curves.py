@@ -40,8 +40,12 @@ class RunHistory:
 
 
 def logging_interval(history: RunHistory) -> float:
-    """The largest gap between consecutive logged steps of one run (0 for a single step)."""
-    return float(np.max(np.diff(history.steps))) if history.steps.size > 1 else 0.0
+    """The largest gap between consecutive logged steps of one run (0 for a single step; inf for a gap wider
+    than the float range, between steps of opposite sign near the float limit)."""
+    if history.steps.size < 2:
+        return 0.0
+    with np.errstate(over="ignore"):
+        return float(np.max(np.diff(history.steps)))
 
 
 @dataclass(frozen=True)
@@ -123,8 +127,25 @@ def common_grid(histories: Sequence[RunHistory], n_points: int = 25, *, budget: 
         if grid.size == 0 or grid[-1] < end:
             grid = np.append(grid, end)
     else:
-        grid = np.linspace(start, end, n_points)
+        grid = even_steps(start, end, n_points)
     return CurveGrid(grid, reach, short, ends.tolerances, stopped)
+
+
+def even_steps(start: float, end: float, n_points: int) -> np.ndarray:
+    """``n_points`` evenly spaced steps from ``start`` to ``end`` (both included), finite for any finite ends.
+
+    ``np.linspace`` computes ``end - start``, which overflows to inf for ends of opposite sign near the
+    float limit (steps of -1.7e308 and 1.7e308): every step would be inf or NaN. A weighted mean of the
+    two ends never leaves their range.
+    """
+    if n_points == 1:
+        return np.array([float(start)])
+    if np.isfinite(float(end) - float(start)):
+        return np.linspace(start, end, n_points)
+    w = np.arange(n_points, dtype=float) / (n_points - 1)
+    grid = float(start) * (1.0 - w) + float(end) * w
+    grid[0], grid[-1] = start, end
+    return np.maximum.accumulate(grid)  # rounding never makes the grid step back
 
 
 def align(history: RunHistory, grid: np.ndarray, reach: float | None = None) -> np.ndarray:

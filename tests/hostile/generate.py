@@ -561,7 +561,7 @@ def cases() -> list[Case]:
         )
     )
     out += results_folder_cases() + secret_cases() + malformed_cases() + confusable_cases() + size_and_level_cases()
-    out += tampered_folder_cases()
+    out += tampered_folder_cases() + curve_step_cases()
     return out
 
 
@@ -678,7 +678,7 @@ def results_folder_cases() -> list[Case]:
                 "pending/b.json": b"{not json",
             },
             ["pending", "{dir}/pending", "--push", "--tracking-uri", "sqlite:///{dir}/app.db", "--retry-for", "0"],
-            1,
+            2,
             output=r"(?s)skipped .*b\.json: not a readable pending score file.*not pushed: a\.json: .*app\.db is not an "
             r"MLflow database",
             why="each bad file is reported and the batch goes on; the user's database is not touched",
@@ -832,6 +832,39 @@ def confusable_cases() -> list[Case]:
             2,
             error=r"different algorithm names .* print the same",
         ),
+        *[
+            Case(
+                f"lookalike_{label}",
+                {"scores.csv": _csv(grid(["PPO", twin]))},
+                ev,
+                2,
+                error=r"different algorithm names .* print the same",
+            )
+            for label, twin in [
+                ("greek_capitals", "\u03a1\u03a1\u039f"),  # Greek Rho Rho Omicron
+                ("mixed_script", "\u0420PO"),  # one Cyrillic letter among Latin ones
+                ("full_width", "\uff30\uff30\uff2f"),  # NFKC folds full-width forms
+                ("zero_width_space", "P\u200bPO"),
+                ("hangul_filler", "PPO\u3164"),  # a letter that prints as a blank
+                ("grapheme_joiner", "PP\u034fO"),
+                ("tag_character", "PPO\U000e0041"),
+                ("armenian_oh", "PP\u0555"),
+            ]
+        ],
+        Case(
+            "lookalike_task_names",
+            {"scores.csv": _csv(grid(["A", "B"], tasks=("Hopper", "H\u043epper")))},
+            ev,
+            2,
+            error=r"different task names .* print the same",
+        ),
+        Case(
+            "bidi_isolate",
+            {"scores.csv": _csv(grid(["A", "B\u2067C"]))},
+            ev,
+            2,
+            error=r"control character \(U\+2067\)",
+        ),
     ]
 
 
@@ -867,9 +900,40 @@ def size_and_level_cases() -> list[Case]:
             "reps_1",
             scores,
             [*ev, "--reps", "1", "--no-figures", "--out", "{dir}/out"],
-            0,
-            output=r"--reps 1 cannot resolve a 95% interval: its ends need at least 40 replicates",
+            2,
+            error=r"--reps 1 cannot give a 95% interval at all: an interval needs two or more replicates, and its "
+            r"ends need at least 40 .*use --reps of 40 or more",
         ),
+        Case(
+            "reps_2",
+            scores,
+            [*ev, "--reps", "2", "--no-figures", "--out", "{dir}/out"],
+            0,
+            output=r"--reps 2 cannot resolve a 95% interval: its ends need at least 40 replicates",
+        ),
+        Case(
+            "plan_level_999_from_10_sim_reps",
+            pilot,
+            [*plan, "--sim-reps", "10", "--ci", "99.9"],
+            0,
+            output=r"--sim-reps 10 cannot resolve a 99\.9% interval: its ends need at least 2,000 replicates",
+        ),
+        Case(
+            "plan_ci_100",
+            pilot,
+            [*plan, "--ci", "100"],
+            2,
+            error=r"--ci 100\.0 is not a confidence level: give a fraction",
+        ),
+        Case(
+            "evaluate_ci_100",
+            scores,
+            [*ev, "--ci", "100"],
+            2,
+            error=r"--ci 100\.0 is not a confidence level: give a fraction",
+        ),
+        Case("evaluate_ci_1_5", scores, [*ev, "--ci", "1.5"], 2, error=r"--ci 1\.5 reads as a 1\.5% interval"),
+        Case("metric_p_above_inf", scores, [*ev, "--metrics", "p_above_inf"], 2, error=r"p_above_inf"),
         Case(
             "level_999_from_20_reps",
             scores,
@@ -898,6 +962,37 @@ def size_and_level_cases() -> list[Case]:
             2,
             error=r"needs two or more runs in at least one task",
         ),
+    ]
+
+
+def curve_step_cases() -> list[Case]:
+    """Learning curves over steps at the float limit: a finite grid (no inf/NaN steps), every figure drawn."""
+    curve = ["--step-key", "step", "--curves", "--curve-reps", "20"]
+
+    def steps(first: float, last: float) -> bytes:
+        rows = [
+            (a, t, s, step, round(0.1 * a_i + 0.01 * s + 0.1 * k, 4))
+            for a_i, a in enumerate(["A", "B"])
+            for t in ("t1", "t2")
+            for s in range(3)
+            for k, step in enumerate((first, 1e307 * (1 + s), last))
+        ]
+        return _csv(rows, "algorithm,task,seed,step,score")
+
+    return [
+        Case(
+            f"curve_steps_{label}",
+            {"scores.csv": steps(first, last)},
+            ["evaluate", "{dir}/scores.csv", *FAST, *curve, "--curve-points", str(points), "--out", "{dir}/out"],
+            0,
+            check="finite_curves",
+            why=why,
+            extra={"points": points},
+        )
+        for label, first, last, points, why in [
+            ("up_to_1_7e308", 0.0, 1.7e308, 100_000, "100,000 evenly spaced steps up to the float limit"),
+            ("span_overflows", -1.7e308, 1.7e308, 1000, "the span (3.4e308) overflowed a float: inf/NaN steps, exit 1"),
+        ]
     ]
 
 

@@ -138,6 +138,19 @@ def check_no_secrets_in_outputs(out: Path, case: Case) -> None:
             assert b"sk-live" not in data and b"p@ss" not in data and b"ss@mlflow" not in data, path.name
 
 
+def check_finite_curves(out: Path, case: Case) -> None:
+    import numpy as np
+
+    curves = Report.load(out).curves
+    for _, sub in curves.groupby(["algorithm", "metric"]):
+        steps = sub["step"].to_numpy(float)
+        assert np.isfinite(steps).all() and (np.diff(steps) >= 0).all() and len(steps) == case.extra["points"]
+        assert np.isfinite(sub[["point", "low", "high"]].to_numpy(float)).all()
+    assert steps[0] == min(float(r[3]) for r in _rows(case))
+    figures = {p.stem for p in (out / "figures").glob("*.png")}
+    assert {"sample_efficiency_iqm", "sample_efficiency_mean"} <= figures, figures
+
+
 def _rows(case: Case) -> list[list[str]]:
     import csv
     import io

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from rl_reliable_logger.cli.flags import as_flags
-from rl_reliable_logger.errors import InputError
+from rl_reliable_logger.errors import InputError, TrackerError
 from rl_reliable_logger.trackers.base.publishing import headline_metrics, key_segment, run_name
 from rl_reliable_logger.trackers.base.records import RunRecord, parse_field_ref, records_to_table
 from rl_reliable_logger.trackers.base.selection import select_records
@@ -61,3 +61,32 @@ def test_headline_keys_and_run_name():
     assert run_name(report, "0123456789abcdef") == "rl-reliable · 2 algorithms × 1 task · 01234567"
     with pytest.raises(InputError, match="not accepted by the tracker"):
         headline_metrics(report, valid=lambda key: not key.startswith("iqm_low/"))
+
+
+def test_a_deadline_shares_one_budget_between_the_steps_of_a_call():
+    """Each step gets what is left (its retries and its last request end at the call's end), and the message of
+    a spent budget names the whole call's budget and time, not the step's."""
+    from rl_reliable_logger.trackers.base.retry import Deadline, RetryPolicy
+
+    now = [100.0]
+    policy = RetryPolicy(total=30, request_timeout=20, clock=lambda: now[0], progress=None)
+    deadline = Deadline(policy)
+    assert (deadline.end, deadline.left()) == (150.0, 50.0)
+    now[0] = 112.0
+    step = deadline.step()
+    assert (step.total, step.request_timeout) == (18.0, 20.0)  # 18 s of retrying left, then the last request
+    assert deadline.timeout(reserve=10) == 28.0
+    now[0] = 140.0
+    step = deadline.step()
+    assert (step.total, step.request_timeout) == (0.0, 10.0)  # the budget is spent: only the last request's time
+    now[0] = 149.5
+    assert deadline.timeout(reserve=10) == 1.0  # never 0 (a library reads it as "wait forever")
+    now[0] = 151.0
+    assert deadline.spent() and deadline.left() == 0.0
+    message = str(deadline.out_of_time("uploading the artifact"))
+    assert message.endswith(
+        "Gave up after 1 attempt in 51 s: the time budget is 30 s (`retry_for=`) plus 20 s for the last request."
+    ), message
+    with pytest.raises(TrackerError, match=r"in 51 s: the time budget is 30 s \(`retry_for=`\) plus 20 s"):
+        now[0] = 151.0
+        deadline.step().call(lambda: (_ for _ in ()).throw(ConnectionError("connection refused")), "listing runs")

@@ -109,7 +109,7 @@ def test_unreadable_files_are_named_not_fatal(tmp_path, capsys):
     assert [i.score for i in items] == [2.0] and len(problems) == 2
     with pytest.raises(InputError, match="no pending folder"):
         list_pending(tmp_path / "missing")
-    assert main(["pending", str(tmp_path)]) == 1  # listed, but the two bad files are said
+    assert main(["pending", str(tmp_path)]) == 2  # listed, but the two bad files are said
     out = capsys.readouterr()
     assert "1 pending score(s)" in out.out and "junk.json" in out.err and "other.json" in out.err
 
@@ -142,7 +142,7 @@ def test_wandb_public_run_failure_is_saved_then_pushed(wandb_standin, tmp_path, 
     assert "rl_reliable_final_score" not in st.projects[("ent", "proj")][0]["summary"]
 
     # still down: the push fails, the file stays
-    assert main(["pending", str(tmp_path), "--push", "--retry-for", "0"]) == 1
+    assert main(["pending", str(tmp_path), "--push", "--retry-for", "0"]) == 2
     assert path.is_file() and "not pushed" in capsys.readouterr().err
 
     st.faults.clear()  # the server is back
@@ -173,7 +173,7 @@ def test_wandb_push_never_goes_to_another_server_or_over_another_score(wandb_sta
                  error=RuntimeError("500"), directory=tmp_path)  # fmt: skip
     save_pending(FinalScore(5.0, "PPO", "Hopper", 1), tracker="wandb", target={**target, "base_url": st.base_url},
                  error=RuntimeError("500"), directory=tmp_path)  # fmt: skip
-    assert main(["pending", str(tmp_path), "--push", "--retry-for", "0"]) == 1
+    assert main(["pending", str(tmp_path), "--push", "--retry-for", "0"]) == 2
     err = capsys.readouterr().err
     assert "belongs to the W&B server https://other.example" in err
     assert "already has rl_reliable_final_score = 9.0, not the saved 5.0; left unchanged" in err

@@ -153,14 +153,34 @@ def report_failure(
             f"{target['run_id']} ({checked.algorithm} / {checked.task} seed {checked.seed}) is {checked.score!r}."
         )
         raise TrackerError(message) from error
-    message = (
-        f"log_final_score: could not write the final score to {label} run {target['run_id']}. {why} "
-        f"The score was saved to {path}; send it when {label} is back with: rl-reliable pending {path.parent} --push"
+    message = kept_message(
+        label,
+        f"log_final_score: could not write the final score to {label} run {target['run_id']}. {why}",
+        "score",
+        path,
+        f"rl-reliable pending {path.parent} --push",
     )
     if on_failure == "raise":
         raise PendingScoreError(message, path) from error
     warnings.warn(message, PendingScoreWarning, stacklevel=3)
     return path
+
+
+class PendingPublishError(TrackerError):
+    """A publish ran out of its time budget; ``path`` holds what was kept to send later (named in the message)."""
+
+    def __init__(self, message: str, path: Path):
+        super().__init__(message)
+        self.path = path
+
+
+def kept_message(label: str, why: str, what: str, path: Path, command: str) -> str:
+    """The one wording of "the tracker failed, this was kept locally, send it later like this" (scores and
+    reports, both trackers): ``why`` (whole sentences), then where ``what`` was saved and the command."""
+    why = why.rstrip()
+    if not why.endswith((".", "…", "!", "?")):
+        why += "."
+    return f"{why} The {what} was saved to {path}; send it when {label} is back with: {command}"
 
 
 def _sentences(error: BaseException) -> str:
@@ -269,8 +289,10 @@ __all__ = [
     "DEFAULT_PENDING_DIR",
     "PENDING_DIR_ENV",
     "PendingScore",
+    "PendingPublishError",
     "PendingScoreError",
     "PendingScoreWarning",
+    "kept_message",
     "list_pending",
     "mark_pushed",
     "pending_dir",

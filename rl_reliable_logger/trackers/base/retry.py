@@ -13,8 +13,9 @@ import random
 import re
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .messages import kw, one_line
@@ -160,6 +161,9 @@ class RetryPolicy:
     clock: Callable[[], float] = field(default=time.monotonic, repr=False)
     rng: random.Random = field(default_factory=random.Random, repr=False)
     progress: Callable[[str], None] | None = field(default=_say, repr=False)
+    #: (start, budget, request timeout) of the whole call when this policy is one step of it (:meth:`Deadline.step`): messages
+    #: then count attempts' time from that start and name that budget.
+    whole: tuple[float, float, float] | None = field(default=None, repr=False)
 
     def wait(self, attempt: int, exc: BaseException | None = None) -> float:
         """Seconds to wait before retry number ``attempt`` (0-based)."""
@@ -204,10 +208,14 @@ class RetryPolicy:
                 if say:
                     say(
                         f"{what} failed ({classify(exc)}); attempt {attempt + 2} in {delay:.0f} s "
-                        f"({left:.0f} s left of the {self.total:g} s time budget)"
+                        f"({left:.0f} s left of the {self._budget():g} s time budget)"
                     )
                 self.sleep(delay)
                 attempt += 1
+
+    def _budget(self) -> float:
+        """The budget messages name: the whole call's when this is one of its steps."""
+        return self.whole[1] if self.whole is not None else self.total
 
     def _attempt(
         self, fn: Callable[[], T], what: str, attempt: int, hard_end: float, say: Callable[[str], None] | None
@@ -260,16 +268,84 @@ class RetryPolicy:
         base = base.rstrip()
         if not base.endswith((".", "!", "?")):
             base += "."
+        if self.whole is not None:
+            start = self.whole[0]
+        total, last = self._budget(), self.whole[2] if self.whole is not None else self.request_timeout
         spent = max(0.0, self.clock() - start)
         budget = (
             f"the time budget ({kw('retry_for=')}) is 0 s, so nothing was retried"
-            if self.total <= 0
-            else f"the time budget is {self.total:g} s ({kw('retry_for=')}) plus {self.request_timeout:g} s "
-            "for the last request"
+            if total <= 0
+            else f"the time budget is {total:g} s ({kw('retry_for=')}) plus {last:g} s for the last request"
         )
         err = TrackerError(f"{base} Gave up after {_plural(attempts, 'attempt')} in {spent:.0f} s: {budget}.")
         err.tracker_cause = classify(exc)  # type: ignore[attr-defined]
         return err
+
+
+@dataclass
+class Deadline:
+    """One wall-clock budget shared by the steps of one tracker call (e.g. a whole W&B publish).
+
+    The call ends by ``start + total + request_timeout`` (the :class:`RetryPolicy`'s promise), whatever
+    the steps: :meth:`step` is the policy for the next step (its retries and its last request end at
+    that same moment), :meth:`timeout` the client-side timeout to hand to a library call that has its
+    own (``wandb.Settings(init_timeout=...)``, ``Artifact.wait(timeout=...)``), and :meth:`waiting`
+    prints progress while such a call blocks. Nothing process-wide changes: the deadline is this call's.
+    """
+
+    policy: RetryPolicy
+    start: float = field(default=-1.0)
+
+    def __post_init__(self) -> None:
+        if self.start < 0:
+            self.start = self.policy.clock()
+
+    @property
+    def end(self) -> float:
+        """When the call must have ended: the budget plus one request timeout after the start."""
+        return self.start + max(0.0, self.policy.total) + max(0.0, self.policy.request_timeout)
+
+    def left(self) -> float:
+        """Seconds until :attr:`end` (0 once it has passed)."""
+        return max(0.0, self.end - self.policy.clock())
+
+    def spent(self) -> bool:
+        return self.left() <= 0.0
+
+    def step(self) -> RetryPolicy:
+        """The policy of the next step: retries within what is left of the budget, ending by :attr:`end`."""
+        budget_left = max(0.0, self.start + max(0.0, self.policy.total) - self.policy.clock())
+        last = max(0.0, self.left() - budget_left)
+        whole = self.policy.whole or (self.start, self.policy.total, self.policy.request_timeout)
+        return replace(self.policy, total=budget_left, request_timeout=last, whole=whole)
+
+    def timeout(self, reserve: float = 0.0, floor: float = 1.0) -> float:
+        """A client timeout for one blocking library call: what is left, minus ``reserve`` seconds kept for
+        the steps after it, at least ``floor`` (a library reads 0 as "wait forever")."""
+        return max(floor, self.left() - reserve)
+
+    def out_of_time(self, what: str, attempts: int = 1, exc: BaseException | None = None) -> TrackerError:
+        """The one message of a spent budget (the same words as :meth:`RetryPolicy.call`'s)."""
+        cause = exc if exc is not None else OutOfTime(f"no answer within the time budget while {what}")
+        return self.policy._gave_up(cause, what, attempts, self.start, None)
+
+    @contextmanager
+    def waiting(self, what: str) -> Iterator[None]:
+        """Say every ``progress_every`` seconds that ``what`` is still being waited for, and how long is left."""
+        say = self.policy.progress
+        stop = threading.Event()
+
+        def tick() -> None:
+            while not stop.wait(self.policy.progress_every):
+                if say:
+                    say(f"still waiting for an answer ({what}): attempt 1, {self.left():.0f} s left of the time budget")
+
+        ticker = threading.Thread(target=tick, name=f"rl-reliable progress: {what}", daemon=True)
+        ticker.start()
+        try:
+            yield
+        finally:
+            stop.set()
 
 
 def no_retries() -> RetryPolicy:
@@ -284,6 +360,7 @@ def describe(exc: BaseException) -> str:
 
 __all__ = [
     "DEFAULT_RETRY_FOR",
+    "Deadline",
     "REQUEST_TIMEOUT",
     "TRANSIENT",
     "OutOfTime",

@@ -15,6 +15,7 @@ from typing import Any
 
 from ...errors import InputError, TrackerError
 from ..base.final_score import FinalScore, check_final_score
+from ..base.messages import kw
 from ..base.pending import PendingScore, report_failure
 from ..base.records import DEFAULT_KEYS
 from ..base.retry import DEFAULT_RETRY_FOR, RetryPolicy
@@ -117,9 +118,19 @@ def push_pending(item: PendingScore, *, tracking_uri: str | None = None, retry: 
             f"{item.path.name}: the tracking URI is not recorded in full (secrets are never saved); "
             "pass `tracking_uri=` (the URI of that server)"
         )
+    from mlflow.exceptions import MlflowException
+
     tracker = Tracker(uri, must_exist=True, retry=retry or RetryPolicy(total=0))
     checked = FinalScore(item.score, item.algorithm, item.task, item.seed)
-    present = tracker.call("reading the run", tracker.client.get_run, item.run_id).data.metrics
+    try:
+        present = tracker.call("reading the run", tracker.client.get_run, item.run_id).data.metrics
+    except MlflowException as err:
+        if getattr(err, "error_code", "") != "RESOURCE_DOES_NOT_EXIST":
+            raise
+        raise InputError(
+            f"{item.path.name}: run {item.run_id} does not exist at {tracker.shown_uri} (deleted, or another "
+            f"store); nothing was written. Pass {kw('tracking_uri=')} with the store that holds it, or remove the file"
+        ) from None
     old = present.get(DEFAULT_KEYS["score"])
     if old is not None and old != item.score:
         raise InputError(

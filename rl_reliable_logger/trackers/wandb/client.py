@@ -150,6 +150,11 @@ def _log_time(text: str) -> float | None:
     return stamp.timestamp() + float(match.group(2) or 0)
 
 
+_SERVER_HINT = (
+    "the W&B server kept failing after wandb's retries; try again later (status page: https://status.wandb.com)."
+)
+
+
 def _describe_error(exc: BaseException, what: str, since: float | None = None) -> TrackerError:
     """One clear message for every client failure; never includes the API key.
 
@@ -187,25 +192,26 @@ def _describe_error(exc: BaseException, what: str, since: float | None = None) -
         hint = "the W&B server did not answer in time; check the network / WANDB_BASE_URL, or raise WANDB_HTTP_TIMEOUT."
     elif cause == "connection":
         hint = "the W&B server could not be reached; check that it is running and WANDB_BASE_URL / the network."
+    elif cause == "server error":
+        hint = _SERVER_HINT
     elif (
         name in ("AuthenticationError", "UsageError")
         or "api key" in low
-        or "401" in low
+        or re.search(r"\b40[13]\b", low)  # a status, never a port such as 127.0.0.1:40107
         or "not logged in" in low
         or "credentials" in low
         or "permission" in low
-        or "403" in low
     ):
         hint = (
             "W&B rejected the credentials or none are configured. Set WANDB_API_KEY in the environment "
             "or run `wandb login` (and WANDB_BASE_URL for a self-hosted server), then retry."
         )
-    elif "429" in low or "rate limit" in low:
+    elif re.search(r"\b429\b", low) or "rate limit" in low:
         hint = "W&B rate-limited the requests (HTTP 429) and retries ran out; wait a minute and retry, or use a larger `per_page=`."
     elif "did not respond in time" in low or "timeout" in low or "timed out" in low:
         hint = "the W&B server did not answer in time; check the network / WANDB_BASE_URL, or raise WANDB_HTTP_TIMEOUT."
     elif re.search(r"\b5\d\d\b", low) or "giving up" in low:
-        hint = "the W&B server kept failing after wandb's retries; try again later (status page: https://status.wandb.com)."
+        hint = _SERVER_HINT
     elif "could not find" in low or "not found" in low:
         hint = "check the ENTITY/PROJECT spelling (and that your key can see it)."
     else:

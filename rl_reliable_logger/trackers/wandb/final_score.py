@@ -173,9 +173,8 @@ def push_pending(item: PendingScore, *, retry: RetryPolicy | None = None) -> str
     entity, project = item.run.get("entity"), item.run.get("project")
     if not entity or not project:
         raise InputError(f"{item.path.name}: the pending file does not record the run's entity and project")
-    api = _api()
     path = f"{entity}/{project}/{item.run_id}"
-    run = _call(retry or RetryPolicy(total=0), f"reading run {path}", lambda: api.run(path))
+    run = _call(retry or RetryPolicy(total=0), f"reading run {path}", lambda: _api().run(path))
     old = run.summary.get(DEFAULT_KEYS["score"])
     if old is not None and old != item.score:
         raise InputError(

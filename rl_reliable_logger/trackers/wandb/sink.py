@@ -20,13 +20,14 @@ relative to the folder that holds ``wandb/``: copying ``wandb/`` to another mach
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,7 @@ from ...analysis.report import TABLES
 from ...errors import InputError, TrackerError
 from ...render.bundle import Bundle
 from ..base.messages import kw
+from ..base.pending import PendingPublishError, kept_message
 from ..base.protocols import PublishResult
 from ..base.publishing import (
     bundle_files,
@@ -45,6 +47,7 @@ from ..base.publishing import (
     run_name,
     source_run_ids,
 )
+from ..base.retry import DEFAULT_RETRY_FOR, REQUEST_TIMEOUT, TRANSIENT, Deadline, RetryPolicy, classify
 from .charts import create_presets, interval_charts
 from .client import _api, _describe_error, _errors, _import_wandb, _is_client_error, _new_run_id, split_path
 from .source import ANALYSIS_JOB_TYPE, WandbSource
@@ -73,6 +76,9 @@ INTERRUPTED = (
     "interrupted: the publish writing this run stopped before it finished (its process ended); "
     "a later publish of the same source marked it failed"
 )
+#: Seconds of an online publish's time budget kept for ``run.finish()`` (wandb's public ``finish_timeout``):
+#: ``wandb.init`` and the artifact upload get what is left of the budget minus this.
+FINISH_RESERVE = REQUEST_TIMEOUT / 2
 DISABLED = "W&B is disabled (WANDB_MODE=disabled), so nothing was written to W&B; unset it or use WANDB_MODE=offline to keep a W&B copy"
 
 
@@ -193,13 +199,15 @@ def _previous_offline(index: Path, name: str, digest: str, entity: str | None, p
     return None
 
 
-def _previous_online(name: str, digest: str, entity: str | None, project: str) -> tuple[str, str | None] | None:
+def _previous_online(
+    name: str, digest: str, entity: str | None, project: str, api: Any = None
+) -> tuple[str, str | None] | None:
     """(target, url) of an earlier publish when ``NAME:rh-<hash>`` exists on the server, else None.
 
     The target is the URL of the run that logged it, as the first publish returned; the artifact
     reference ``ENTITY/PROJECT/NAME:rh-<hash>`` when the server does not say which run that was.
     """
-    api = _api()
+    api = api or _api()
     with _errors(f"checking for an earlier publish of {name}"):
         ent = entity or api.default_entity
         ref = f"{ent}/{project}/{name}:{_hash_alias(digest)}"
@@ -293,6 +301,42 @@ def _is_staged(path: Path) -> bool:
     return Path(get_staging_dir()).resolve() in path.resolve().parents
 
 
+class _Unconfirmed(Exception):
+    """The artifact was logged but W&B did not confirm its upload within the time budget."""
+
+    def __init__(self, logged: dict[str, Any], error: TrackerError):
+        super().__init__(str(error))
+        self.logged, self.error = logged, error
+
+
+def _late(deadline: Deadline | None, what: str, err: BaseException) -> TrackerError:
+    """The time-budget message for a wandb call that hit its (deadline-derived) timeout."""
+    if deadline is None:
+        return TrackerError(f"{what} did not finish in time")
+    return deadline.out_of_time(what, exc=TimeoutError(f"W&B did not answer in time while {what}"))
+
+
+def _never(err: BaseException) -> bool:
+    """Best-effort steps are never retried."""
+    return False
+
+
+@contextlib.contextmanager
+def _in_budget(deadline: Deadline | None, what: str) -> Iterator[None]:
+    """A transient failure of a wandb call that has its own (deadline-derived) timeout ends the budget: say so."""
+    try:
+        yield
+    except TrackerError as err:
+        if deadline is None or classify(err) not in TRANSIENT:
+            raise
+        raise deadline.out_of_time(what, exc=err) from None
+
+
+def _waiting(deadline: Deadline | None, what: str) -> contextlib.AbstractContextManager[None]:
+    """Progress lines while a wandb call blocks under ``deadline`` (nothing without one)."""
+    return deadline.waiting(what) if deadline is not None else contextlib.nullcontext()
+
+
 class WandbSink:
     """Publish reports to W&B as a new ``rl-reliable-analysis`` run in ``project`` (attached to ``sweep`` or in ``group``).
 
@@ -320,6 +364,7 @@ class WandbSink:
         force: bool = False,
         figures: bool = True,
         wandb_report: bool = False,
+        retry: RetryPolicy | None = None,
     ):
         if mode not in (None, "online", "offline", "disabled"):
             raise InputError(f"{kw('mode=')} must be 'online', 'offline', 'disabled' or None, not {mode!r}")
@@ -327,6 +372,8 @@ class WandbSink:
         self.group = None if sweep else (group or "rl-reliable")
         self.mode, self.name, self.dir, self.force, self.figures = mode, name, dir, force, figures
         self.wandb_report = wandb_report
+        # one wall-clock budget for a whole online publish (every request, init, upload and finish)
+        self.retry = retry if retry is not None else RetryPolicy(total=DEFAULT_RETRY_FOR)
 
     def publish(self, report: Report, *, bundle: str | os.PathLike | None = None) -> PublishResult:
         wandb = _import_wandb()
@@ -347,7 +394,24 @@ class WandbSink:
         where = f"{self.entity + '/' if self.entity else ''}{self.project}"
 
         with bundle_files(report, bundle, figures=self.figures) as verified:  # verified before anything is written
-            return self._publish(wandb, report, verified, digest, summary, run_id, art_name, where, mode)
+            if mode != "online":
+                return self._publish(wandb, report, verified, digest, summary, run_id, art_name, where, mode)
+            deadline = Deadline(self.retry)
+            try:
+                return self._publish(wandb, report, verified, digest, summary, run_id, art_name, where, mode, deadline)
+            except PendingPublishError:
+                raise
+            except TrackerError as err:
+                if classify(err) not in TRANSIENT:
+                    raise
+                # W&B did not answer within the budget and no run was made: keep the report as an offline run
+                kept = self._publish(
+                    wandb, report, verified, digest, summary, _new_run_id(), art_name, where, "offline"
+                )
+                path = Path(kept.target)
+                raise PendingPublishError(
+                    kept_message("W&B", str(err), "report", path, f"wandb sync {path}"), path
+                ) from err
 
     def _publish(
         self,
@@ -360,6 +424,7 @@ class WandbSink:
         art_name: str,
         where: str,
         mode: str,
+        deadline: Deadline | None = None,
     ) -> PublishResult:
         index = _index_path(self.dir)
         if mode == "offline":
@@ -371,13 +436,17 @@ class WandbSink:
                     _make_offline_current(index, art_name, self.entity, self.project, str(previous["run_id"]))
                     return PublishResult("wandb", str(previous["run_dir"]), None, False, digest)
             else:
-                found = _previous_online(art_name, digest, self.entity, self.project)
+                assert deadline is not None
+                found = deadline.step().call(
+                    lambda: _previous_online(art_name, digest, self.entity, self.project, self._api(deadline)),
+                    f"checking for an earlier publish of {art_name}",
+                )
                 if found:
                     return PublishResult("wandb", found[0], found[1], False, digest)
         replaced = None
-        if mode == "online":
-            self._end_online_orphans(run_id)
-            replaced = self._current_online(art_name)
+        if deadline is not None:
+            self._end_online_orphans(run_id, deadline)
+            replaced = self._current_online(art_name, deadline)
 
         entry = {
             "artifact": art_name,
@@ -393,7 +462,16 @@ class WandbSink:
         settings: dict[str, Any] = {"silent": True} if os.environ.get("WANDB_SILENT") else {}
         if self.sweep:
             settings["sweep_id"] = self.sweep
-        with _errors(f"publishing the report to {where}"):
+        if deadline is not None:  # wandb's public per-run timeouts: this run only, nothing process-wide
+            if deadline.spent():
+                raise deadline.out_of_time(f"publishing the report to {where}")
+            settings.update(
+                init_timeout=deadline.timeout(FINISH_RESERVE),
+                finish_timeout=FINISH_RESERVE,
+                finish_timeout_raises=True,
+            )
+        starting = f"starting the analysis run in {where}"
+        with _in_budget(deadline, starting), _errors(f"publishing the report to {where}"), _waiting(deadline, starting):
             run = wandb.init(
                 project=self.project,
                 entity=self.entity,
@@ -419,22 +497,37 @@ class WandbSink:
                 settings=wandb.Settings(**settings),
                 dir=str(_root_dir(self.dir)),
             )
+        unconfirmed: TrackerError | None = None  # the upload was not confirmed within the budget
+        try:
+            if mode == "online":
+                run.summary.update({STATE_KEY: "writing"})  # until the artifact is committed
             try:
-                if mode == "online":
-                    run.summary.update({STATE_KEY: "writing"})  # until the artifact is committed
-                logged = self._log(wandb, run, report, verified, summary, digest, art_name, mode)
-                if mode == "online":
-                    run.summary.update({STATE_KEY: "complete", CURRENT_KEY: True})
-                location = run.url if mode != "offline" else str(Path(run.settings.sync_dir))
-                entity, run_title = str(run.entity), str(run.name)
-            except BaseException as err:
+                logged = self._log(wandb, run, report, verified, summary, digest, art_name, mode, deadline)
+            except _Unconfirmed as late:
+                logged, unconfirmed = late.logged, late.error
+            if mode == "online":
+                run.summary.update({STATE_KEY: "complete", CURRENT_KEY: True})
+            location = run.url if mode != "offline" else str(Path(run.settings.sync_dir))
+            entity, run_title = str(run.entity), str(run.name)
+        except BaseException as err:
+            with contextlib.suppress(Exception):  # past finish_timeout wandb keeps the data for `wandb sync`
                 run.finish(exit_code=1)  # a failed publish never looks complete: no artifact, exit code 1
-                if mode == "offline":
-                    why = f"{type(err).__name__}: {err}"[:500]
-                    _set_entry(index, run_id, state="failed", current=False, failure=why)
-                raise
-            run.finish()
-        if self.wandb_report:
+            if mode == "offline":
+                why = f"{type(err).__name__}: {err}"[:500]
+                _set_entry(index, run_id, state="failed", current=False, failure=why)
+            raise
+        try:
+            with _waiting(deadline, f"finishing the analysis run {run_id}"):
+                run.finish()
+        except TimeoutError as err:  # finish_timeout: the last data is on disk, not on the server
+            unconfirmed = unconfirmed or _late(deadline, f"finishing the analysis run {run_id}", err)
+        if unconfirmed is not None:
+            folder = Path(run.settings.sync_dir)
+            what = "report (the run and its artifact)"
+            raise PendingPublishError(
+                kept_message("W&B", str(unconfirmed), what, folder, f"wandb sync {folder}"), folder
+            ) from None
+        if self.wandb_report and not (deadline is not None and deadline.spent()):
             self._report_page(report, logged, mode, entity, run_title, location)
         if mode == "offline":
             when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -449,7 +542,11 @@ class WandbSink:
         where = {"sweep": self.sweep} if self.sweep else {"group": self.group}
         return {"$and": [{"jobType": ANALYSIS_JOB_TYPE}, where]}
 
-    def _end_online_orphans(self, run_id: str) -> None:
+    def _api(self, deadline: Deadline) -> Any:
+        """A Public API client whose requests end within one request timeout and within the budget."""
+        return _api(timeout=min(REQUEST_TIMEOUT, deadline.timeout(FINISH_RESERVE)))
+
+    def _end_online_orphans(self, run_id: str, deadline: Deadline) -> None:
         """Mark failed the analysis runs of this sweep / group whose publish never completed.
 
         A publish killed with its process leaves its run without ``publish_state=complete`` (W&B
@@ -458,16 +555,21 @@ class WandbSink:
         """
         from ..base.heartbeat import DEFAULT_STALE_AFTER, is_stale
 
-        api = _api()
-        path = f"{self.entity or api.default_entity}/{self.project}"
-        try:
-            with _errors(f"looking for interrupted publishes in {path}"):
-                runs = list(api.runs(path, filters=self._analysis_filter(), per_page=100))
+        what = f"looking for interrupted publishes in {self.entity or 'the default entity'}/{self.project}"
+
+        def listing() -> list[Any]:
+            api = self._api(deadline)
+            path = f"{self.entity or api.default_entity}/{self.project}"
+            with _errors(what):
+                return list(api.runs(path, filters=self._analysis_filter(), per_page=100))
+
+        try:  # one attempt (best effort: it never spends the budget on retries), ending within the budget
+            runs = deadline.step().call(listing, what, transient=_never)
         except TrackerError as err:
             # best effort, like marking a run superseded: the publish does not depend on it (a new project has
             # nothing to find; a server without the Public API's run listing cannot be asked)
             if getattr(err, "tracker_cause", "") != "not found":
-                print(f"note: {err}; interrupted publishes, if any, stay as they are", file=sys.stderr)
+                print(f"note: {str(err).rstrip('.')}; interrupted publishes, if any, stay as they are", file=sys.stderr)
             return
         for run in runs:
             summary = dict(run.summary or {})
@@ -481,22 +583,33 @@ class WandbSink:
             fields = {STATE_KEY: "failed", CURRENT_KEY: False, SUPERSEDED_BY_KEY: run_id, FAILURE_KEY: INTERRUPTED}
             _update_public_run(run, fields, "marking an interrupted publish failed")
 
-    def _current_online(self, art_name: str) -> Any:
+    def _current_online(self, art_name: str, deadline: Deadline) -> Any:
         """The run that logged the current (``latest``) version of the report artifact, or None."""
-        api = _api()
-        ref = f"{self.entity or api.default_entity}/{self.project}/{art_name}:latest"
-        try:
+
+        def current() -> Any:
+            api = self._api(deadline)
+            ref = f"{self.entity or api.default_entity}/{self.project}/{art_name}:latest"
             with _errors(f"reading the current version of {art_name}"):
                 return api.artifact(ref).logged_by() if api.artifact_exists(ref) else None
+
+        try:  # one attempt: best effort
+            return deadline.step().call(current, f"reading the current version of {art_name}", transient=_never)
         except TrackerError:
             return None  # nothing published before (or not readable): nothing to mark superseded
 
-    def _presets(self, run: Any, mode: str) -> dict[str, str | None]:
+    def _presets(self, run: Any, mode: str, deadline: Deadline | None) -> dict[str, str | None]:
         """The chart presets to use: the packaged ones when they can be created online, else None (built-ins)."""
-        if mode != "online":
+        if mode != "online" or deadline is None:
+            return {}
+        if deadline.left() < 2 * FINISH_RESERVE:  # best effort: never at the cost of the upload
+            print(
+                "note: W&B chart presets not created (little of the time budget left); using built-in presets",
+                file=sys.stderr,
+            )
             return {}
         try:
-            names, notes = create_presets(_api(), str(run.entity))
+            timeout = min(REQUEST_TIMEOUT, deadline.timeout(2 * FINISH_RESERVE))
+            names, notes = create_presets(_api(timeout=timeout), str(run.entity), timeout=timeout)
         except Exception as err:  # no Public API (e.g. no key): built-in presets
             names, notes = {}, [f"W&B chart presets not created ({type(err).__name__}); using built-in presets"]
         for note in notes:
@@ -513,6 +626,7 @@ class WandbSink:
         digest: str,
         art_name: str,
         mode: str,
+        deadline: Deadline | None = None,
     ) -> dict[str, Any]:
         art = wandb.Artifact(
             art_name,
@@ -539,7 +653,7 @@ class WandbSink:
             rel = entry.path if entry is not None else "manifest.json"
             art.add_file(str(verified.root / rel), name=f"files/{rel}")
         log: dict[str, Any] = {f"tables/{k}": v for k, v in tables.items()}  # every table, on the run too
-        log.update(_charts(wandb, report, self._presets(run, mode)))
+        log.update(_charts(wandb, report, self._presets(run, mode, deadline)))
         html = verified.root / "report.html"
         if html.is_file():  # as written, self-contained: no W&B stylesheet injected
             log["report"] = wandb.Html(html.read_text(encoding="utf-8"), inject=False)
@@ -552,18 +666,22 @@ class WandbSink:
             keep_in_run_folder(art, Path(run.settings.sync_dir), _root_dir(self.dir))
         aliases = ["latest", _hash_alias(digest)] + ([f"sweep-{_safe_name(self.sweep)}"] if self.sweep else [])
         logged = run.log_artifact(art, aliases=aliases)  # last: a run without it is an incomplete publish
+        out = {"charts": {k: v for k, v in log.items() if k.startswith("charts/")}, "scores": scores}
         if mode == "online":  # wandb uploads in the background: wait, so a failed upload fails the publish
             try:
-                logged.wait()
+                with _waiting(deadline, f"uploading the artifact {art_name}"):
+                    logged.wait(timeout=int(deadline.timeout(FINISH_RESERVE)) if deadline is not None else None)
             except ValueError as err:  # how wandb reports a failed upload or commit
                 raise _describe_error(err, f"uploading the artifact {art_name}") from None
             except Exception as err:  # uploaded and committed; only reading the new version back failed
+                if type(err).__name__ == "WaitTimeoutError":  # wandb's public timeout: not confirmed in time
+                    raise _Unconfirmed(out, _late(deadline, f"uploading the artifact {art_name}", err)) from None
                 if not _is_client_error(err):
                     raise
                 print(
                     f"note: {_describe_error(err, f'reading back the uploaded artifact {art_name}')}", file=sys.stderr
                 )
-        return {"charts": {k: v for k, v in log.items() if k.startswith("charts/")}, "scores": scores}
+        return out
 
     def _report_page(
         self, report: Report, logged: dict[str, Any], mode: str, entity: str, run_title: str, run_url: str
@@ -610,8 +728,14 @@ def publish_wandb(
     figures: bool = True,
     bundle: str | os.PathLike | None = None,
     wandb_report: bool = False,
+    retry: RetryPolicy | None = None,
 ) -> PublishResult:
     """Publish ``report`` to W&B (see :class:`WandbSink`); return a PublishResult.
+
+    Online, ``retry`` is a wall-clock budget for the whole publish (default: 300 s of retrying, plus one
+    request timeout); when W&B does not answer within it, the report is kept on disk and a
+    :class:`~rl_reliable_logger.trackers.base.pending.PendingPublishError` names the folder and the
+    ``wandb sync`` command that sends it.
 
     ``wandb_report=True`` also saves a W&B Report (online only; extra ``[wandb-report]``) with the
     headline table, methods, interval charts, the HTML report and links to the source runs.
@@ -631,6 +755,7 @@ def publish_wandb(
         force=force,
         figures=figures,
         wandb_report=wandb_report,
+        retry=retry,
     )
     return sink.publish(report, bundle=bundle)
 
@@ -644,6 +769,7 @@ def sink_for(
     force: bool = False,
     figures: bool = True,
     wandb_report: bool = False,
+    retry: RetryPolicy | None = None,
 ) -> WandbSink | None:
     """The sink that publishes next to ``source``'s runs: attached to their sweep (``target="sweep"``), in
     ``group`` (``"group"``), or None (``"none"``). ``target=None`` picks the sweep when the runs share one, else
@@ -677,6 +803,7 @@ def sink_for(
         "force": force,
         "figures": figures,
         "wandb_report": wandb_report,
+        "retry": retry,
     }
     kwargs.update({"sweep": sweep} if target == "sweep" else {"group": group})
     if source.offline_dir is not None:

@@ -38,7 +38,7 @@ def test_server_down_at_the_end_of_training_then_back(tmp_path, monkeypatch, cap
     assert [str(path) in str(w.message) for w in caught] == [True]
     capsys.readouterr()
 
-    assert main(["pending", str(pending), "--push", "--retry-for", "0"]) == 1  # still down: kept
+    assert main(["pending", str(pending), "--push", "--retry-for", "0"]) == 2  # still down: kept
     assert path.is_file()
     capsys.readouterr()
 

@@ -1,0 +1,67 @@
+"""Figures of many algorithms show the best and the worst by IQM and say so; the tables keep every algorithm.
+
+300 algorithms with figures ran past 300 s and a re-render was OOM-killed at 20 GB (a 300 x 300 rank grid
+of text, P(X > Y) of 89,700 pairs): now every figure draws from the same reduced report.
+"""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pytest
+
+from rl_reliable_logger.analysis.report import Report
+from rl_reliable_logger.cli.main import main
+from rl_reliable_logger.render.shown import MAX_SHOWN, shown_algorithms, shown_report
+from tests.support.reports import make_report
+
+
+def test_a_few_algorithms_are_all_shown():
+    report = make_report(4)
+    assert shown_report(report) == (report, None)
+
+
+def test_past_the_cap_the_best_and_worst_by_iqm_are_shown_with_a_note():
+    report = make_report(MAX_SHOWN + 7, curves=False)
+    iqm = report.aggregates[report.aggregates["metric"] == "iqm"].set_index("algorithm")["point"]
+    ranked = list(iqm.sort_values(ascending=False, kind="stable").index)
+    chosen, note = shown_algorithms(report)
+    half = MAX_SHOWN // 2
+    assert set(chosen) == set(ranked[:half] + ranked[-(MAX_SHOWN - half) :])
+    assert chosen == [a for a in report.algorithms if a in set(chosen)]  # report order, for the colours
+    assert note == (
+        f"Figures show the {half} best and {MAX_SHOWN - half} worst of {MAX_SHOWN + 7} algorithms by IQM "
+        f"(7 left out); the tables hold all {MAX_SHOWN + 7}."
+    )
+    shown, _ = shown_report(report)
+    for name, frame in shown.tables():
+        for col in ("algorithm", "algorithm_x", "algorithm_y"):
+            if col in frame.columns:
+                assert set(frame[col].astype(str)) <= set(chosen), name
+    assert len(shown.improvement) == MAX_SHOWN * (MAX_SHOWN - 1) or shown.improvement.empty
+    assert len(report.aggregates) > len(shown.aggregates)  # the report itself is not changed
+
+
+@pytest.mark.slow  # the analysis of 300 algorithms (89,700 pairs) is most of it
+def test_300_algorithms_with_figures_finish_and_say_what_was_capped(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    path = tmp_path / "scores.csv"
+    with open(path, "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["algorithm", "task", "seed", "score"])
+        for a in range(300):
+            for t in range(3):
+                for s in range(3):
+                    writer.writerow([f"algo{a:03d}", f"task{t}", s, round(float(rng.normal(a / 300, 0.2)), 4)])
+    out = tmp_path / "out"
+    argv = ["evaluate", str(path), "--reps", "200", "--profile-reps", "50", "--improvement-reps", "50", "--seed", "0"]
+    assert main([*argv, "--quiet", "--figure-formats", "png", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    note = "Figures show the 15 best and 15 worst of 300 algorithms by IQM (270 left out); the tables hold all 300."
+    assert f"note: {note}" in err
+    assert note in (out / "report.html").read_text(encoding="utf-8")
+    report = Report.load(out)
+    assert len(report.algorithms) == 300 and len(report.improvement) == 300 * 299  # the tables keep everything
+    figures = {p.stem for p in (out / "figures").glob("*.png")}
+    assert {"interval_estimates", "rank_distribution", "probability_of_improvement", "task_scores"} <= figures
