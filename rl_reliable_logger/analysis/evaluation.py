@@ -733,7 +733,8 @@ def _curves(table, curve_metrics, gamma, reps, n_points, rngs, chunk_bytes, ci, 
         start_state = copy.deepcopy(rngs[alg])
         for a, b in cv.segments(available):
             keep = available[:, a]  # runs counting over this stretch of the grid
-            sub = values[keep][:, a:b]
+            # grid steps between two logged steps carry the same values: each distinct column is evaluated once
+            sub, expand = cv.distinct_columns(values[keep][:, a:b])
             cells = bs.Cells.from_list([sub[task_of[keep] == m, 0] for m in range(len(tasks))])
 
             def stat(r: bs.Resample, sub: np.ndarray = sub) -> np.ndarray:
@@ -747,9 +748,10 @@ def _curves(table, curve_metrics, gamma, reps, n_points, rngs, chunk_bytes, ci, 
 
             # every stretch starts from the same stream state: stretches with the same run counts draw the same runs
             rng = copy.deepcopy(start_state)
-            point[:, a:b] = stat(bs.original(cells))[0]
+            seg_point = stat(bs.original(cells))[0]
             dist = bs.replicates(cells, stat, reps, rng, chunk_bytes=chunk_bytes, progress=None)
-            low[:, a:b], high[:, a:b] = ci_bounds(dist, point[:, a:b], ci, method)
+            seg_low, seg_high = ci_bounds(dist, seg_point, ci, method)
+            point[:, a:b], low[:, a:b], high[:, a:b] = seg_point[:, expand], seg_low[:, expand], seg_high[:, expand]
         bar(reps)
         n_alg = np.sum([counts[(alg, t)] for t in tasks], axis=0)
         for j, m in enumerate(metric_objs):

@@ -160,6 +160,25 @@ def align(history: RunHistory, grid: np.ndarray, reach: float | None = None) -> 
     return out
 
 
+def distinct_columns(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The columns of ``values`` without repeats of the column before, and where each column went.
+
+    Grid steps between two logged steps carry every run's last value, so a fine grid over sparse logs
+    (``--curve-points 100000`` over a few logged steps) repeats the same column many times; a statistic of
+    the same draws gives the same numbers on equal columns, so each run of equal columns is evaluated once.
+
+    >>> v = np.array([[1.0, 1.0, 2.0, 2.0, 1.0], [3.0, 3.0, 3.0, 3.0, 3.0]])
+    >>> cols, where = distinct_columns(v)
+    >>> cols.tolist(), where.tolist()
+    ([[1.0, 2.0, 1.0], [3.0, 3.0, 3.0]], [0, 0, 1, 1, 2])
+    """
+    if values.shape[1] == 0:
+        return values, np.zeros(0, dtype=np.intp)
+    same = np.all((values[:, 1:] == values[:, :-1]) | (np.isnan(values[:, 1:]) & np.isnan(values[:, :-1])), axis=0)
+    new = np.concatenate([[True], ~same])
+    return values[:, new], np.cumsum(new) - 1
+
+
 def canonical_order(values: np.ndarray) -> np.ndarray:
     """An order of runs (rows of aligned values, NaN past their reach) that depends on the values only.
 

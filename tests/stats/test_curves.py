@@ -119,3 +119,31 @@ def test_curves_need_steps():
         evaluate(table, curves=True, reps=10, profile_reps=10, improvement_reps=10)
     with pytest.raises(Exception, match="budget"):
         evaluate(table, budget=10.0, reps=10, profile_reps=10, improvement_reps=10)
+
+
+def test_a_finer_grid_repeats_the_logged_steps_numbers_between_them():
+    """Grid steps between two logged steps carry the same values, so they get the same numbers as the logged
+    step before them (each distinct column is evaluated once), and the logged steps' numbers do not depend on
+    how fine the grid is."""
+    rng = np.random.default_rng(3)
+    rows = [
+        {"algorithm": a, "task": t, "seed": s, "step": step, "score": rng.normal(k + 0.5 * (a == "B"))}
+        for a in ("A", "B")
+        for t in ("x", "y", "z")
+        for s in range(4)
+        for k, step in enumerate(range(0, 70, 10))
+    ]
+    # one run also logs step 35 (repeating its step-30 value): the runs no longer share their steps, so both grids
+    # are evenly spaced (7 points: the logged steps; 61 points: every step from 0 to 60)
+    repeat = next(r for r in rows if (r["algorithm"], r["task"], r["seed"], r["step"]) == ("A", "x", 0, 30))
+    table = ScoreTable(pd.DataFrame([*rows, {**repeat, "step": 35}]))
+    cols = ["point", "low", "high"]
+    coarse = evaluate(table, seed=0, curves=True, curve_points=7, curve_reps=300, **FAST).curves
+    fine = evaluate(table, seed=0, curves=True, curve_points=61, curve_reps=300, **FAST).curves
+    assert sorted(coarse["step"].unique()) == list(range(0, 70, 10))
+    assert fine["step"].nunique() == 61
+    for (alg, metric), g in fine.groupby(["algorithm", "metric"]):
+        logged = coarse[(coarse["algorithm"] == alg) & (coarse["metric"] == metric)].set_index("step")
+        for _, row in g.iterrows():
+            before = logged.loc[10 * (row["step"] // 10), cols]  # the last logged step at or before this one
+            np.testing.assert_array_equal(row[cols].to_numpy(float), before.to_numpy(float))
