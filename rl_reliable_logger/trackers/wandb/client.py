@@ -1,4 +1,4 @@
-"""W&B client plumbing: a ``wandb.Api`` from the environment, bounded retries, one clear error type.
+"""W&B client plumbing: a ``wandb.Api`` from the environment with a per-request timeout, one clear error type.
 
 ``wandb`` is imported inside these functions, so ``import rl_reliable_logger`` never pays for it.
 The API key is taken only from the environment (``WANDB_API_KEY``) or wandb's own login
@@ -40,32 +40,6 @@ def split_path(path: str) -> tuple[str | None, str]:
     if len(parts) == 2:
         return parts[0], parts[1]
     raise TrackerError(f"bad W&B path {path!r}: use ENTITY/PROJECT (e.g. my-team/hopper-sweep) or PROJECT")
-
-
-def _configure_retries(retry_max: int | None, retry_wait_max: float | None, timeout: float | None) -> None:
-    """Pass retry/timeout limits to wandb-core (where 0.31 retries 5xx/429) through wandb's settings."""
-    if retry_max is None and retry_wait_max is None and timeout is None:
-        return
-    wandb = _import_wandb()
-    kwargs: dict[str, Any] = {}
-    if retry_max is not None:
-        kwargs["x_graphql_retry_max"] = int(retry_max)
-    if retry_wait_max is not None:
-        kwargs["x_graphql_retry_wait_max_seconds"] = float(retry_wait_max)
-    if timeout is not None:
-        kwargs["x_graphql_timeout_seconds"] = float(timeout)
-    wandb.setup(settings=wandb.Settings(**kwargs))
-
-
-def bound_core_retries(seconds: float, request_timeout: float) -> None:
-    """Make wandb-core's own GraphQL retries end within ``seconds`` (plus one request of ``request_timeout``).
-
-    Process-wide (``wandb.setup``), so only a program that owns its process calls it: the
-    ``rl-reliable`` command does, the library never does. Without it wandb-core keeps retrying a dead
-    server for minutes after the command gave up, and the process cannot exit until it stops.
-    """
-    wait_max = max(1.0, min(60.0, seconds / 4))
-    _configure_retries(int(seconds // wait_max), wait_max, request_timeout)
 
 
 # ---------------------------------------------------------------------------- the cause behind a client timeout
@@ -257,9 +231,14 @@ def _new_run_id() -> str:
     return "".join(secrets.choice(string.ascii_lowercase + string.digits) for _ in range(8))
 
 
-def _api(*, timeout: float | None = None, retry_max: int | None = None, retry_wait_max: float | None = None) -> Any:
-    """A ``wandb.Api`` using only the environment / wandb login for the key (never prompting)."""
+def _api(*, timeout: float | None = None) -> Any:
+    """A ``wandb.Api`` using only the environment / wandb login for the key (never prompting).
+
+    ``timeout`` (seconds; None: wandb's default, ``WANDB_HTTP_TIMEOUT``) is the public ``wandb.Api(timeout=)``:
+    a call gives up after it even while wandb-core is still retrying 5xx/429 (wandb 0.31 then drops the
+    request), so our own :class:`RetryPolicy` loop and deadlines bound the whole call. wandb's internal
+    ``x_`` settings are never set.
+    """
     wandb = _import_wandb()
-    _configure_retries(retry_max, retry_wait_max, None)
     with _errors("connecting"):
         return wandb.Api(timeout=int(timeout) if timeout is not None else None)
