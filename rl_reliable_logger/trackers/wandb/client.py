@@ -172,7 +172,7 @@ def _describe_error(exc: BaseException, what: str, since: float | None = None) -
         err = TrackerError(
             f"W&B request failed ({cause}) while {what} at {base_url}: the server answered HTTP {status} "
             f"({redact(body) or 'no message'}) and wandb was still retrying when the client stopped waiting "
-            f"(its timeout, WANDB_HTTP_TIMEOUT, default 19 s). {hint}"
+            f"(its timeout: wandb.Api(timeout=), by default WANDB_HTTP_TIMEOUT, 19 s). {hint}"
         )
         err.tracker_cause = cause  # type: ignore[attr-defined]
         return err

@@ -240,7 +240,7 @@ except TrackerError as err:
 
 @pytest.mark.parametrize(("status", "delay", "cause"), [(500, 0.0, "server error"), (429, 1.5, "rate limit")])
 def test_a_failure_window_longer_than_the_client_timeout_names_the_real_cause(wandb_standin, status, delay, cause):
-    """wandb-core retries 5xx/429 for minutes; the Python client gives up after its timeout ("did not respond
+    """wandb-core retries 5xx/429; the Python client gives up after its timeout ("did not respond
     in time"). The message names what the server answered. In a subprocess: the busy core must not leak."""
     import os
     import subprocess
