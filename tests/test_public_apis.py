@@ -14,6 +14,7 @@ matplotlib before 3.11. The check reads the package's source (nothing is importe
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -151,3 +152,47 @@ def test_the_check_finds_each_kind_of_private_use() -> None:
         "h.py": "import os\nfrom collections import namedtuple\nP = namedtuple('P', 'x')\nP(1)._replace(x=2)\nos._exit\n",
     }
     assert list(violations(_parse(ours))) == []
+
+
+def _internal_wandb_settings(source: str) -> list[str]:
+    """Names of wandb's internal settings in ``source``: ``x_...`` as a keyword, attribute, name or string, and
+    ``WANDB_X_...`` environment variables."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        names = []
+        if isinstance(node, ast.keyword) and node.arg:
+            names.append(node.arg)
+        elif isinstance(node, ast.Attribute):
+            names.append(node.attr)
+        elif isinstance(node, ast.Name):
+            names.append(node.id)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names.extend(node.value.split())
+        found += [n for n in names if re.fullmatch(r"x_[a-z][a-z0-9_]*|WANDB_X_[A-Z0-9_]+", n)]
+    return found
+
+
+def test_the_package_sets_no_internal_wandb_setting() -> None:
+    """wandb documents settings named ``x_...`` as internal (not public API): the package never names one.
+
+    Time budgets use the public ``wandb.Api(timeout=)``, ``wandb.Settings(init_timeout=...)`` and our own deadlines.
+    """
+    found = [
+        f"{path.relative_to(PACKAGE)}: {name}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if "wandb" in path.read_text(encoding="utf-8")  # math names such as x_ij elsewhere are not settings
+        for name in _internal_wandb_settings(path.read_text(encoding="utf-8"))
+    ]
+    assert found == [], found
+    # the check sees each form such a name takes
+    assert sorted(
+        _internal_wandb_settings(
+            'wandb.Settings(x_graphql_retry_max=2)\ns.x_graphql_timeout_seconds = 1\nenv["WANDB_X_DISABLE_STATS"] = "1"\n'
+            'kwargs["x_graphql_retry_wait_max_seconds"] = 1.0\n'
+        )
+    ) == [
+        "WANDB_X_DISABLE_STATS",
+        "x_graphql_retry_max",
+        "x_graphql_retry_wait_max_seconds",
+        "x_graphql_timeout_seconds",
+    ]

@@ -51,7 +51,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
-    args.owns_process = argv is None  # the `rl-reliable` program, not a call from another program's process
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -135,13 +135,9 @@ def check_source(args: argparse.Namespace) -> dict[str, Any] | None:
 def open_source(args: argparse.Namespace, filters: dict[str, Any] | None) -> Any:
     """The WandbSource of the flags of :func:`add_source` (wandb imported only now); tracker problems are
     RLReliableError for the caller to word."""
-    from ..trackers.base.retry import REQUEST_TIMEOUT
-    from ..trackers.wandb.client import bound_core_retries
     from ..trackers.wandb.source import WandbSource
 
     policy = retry_policy(args)
-    if args.path and getattr(args, "owns_process", False):  # the command's own process: wandb-core may be told
-        bound_core_retries(policy.total, REQUEST_TIMEOUT)
     return WandbSource(
         path=args.path,
         offline_dir=args.offline_dir,

@@ -1024,7 +1024,10 @@ def start(st: StandIn | None = None) -> tuple[StandIn, ThreadingHTTPServer]:
     return st, server
 
 
-#: Settings that keep the real client's retry loops short in fault tests.
+#: Settings that keep the real client's retry loops short in fault tests. TEST SUPPORT ONLY: wandb documents
+#: ``x_`` settings as internal; the package never sets them (tests/test_public_apis.py checks), it bounds calls
+#: with the public ``wandb.Api(timeout=)`` and its own deadlines. Tests use these to keep wandb-core's
+#: background retries of a test's own process short.
 FAST_RETRY_SETTINGS = {"x_graphql_retry_max": 2, "x_graphql_retry_wait_max_seconds": 1}
 
 

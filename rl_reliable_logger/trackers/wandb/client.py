@@ -1,4 +1,4 @@
-"""W&B client plumbing: a ``wandb.Api`` from the environment, bounded retries, one clear error type.
+"""W&B client plumbing: a ``wandb.Api`` from the environment with a per-request timeout, one clear error type.
 
 ``wandb`` is imported inside these functions, so ``import rl_reliable_logger`` never pays for it.
 The API key is taken only from the environment (``WANDB_API_KEY``) or wandb's own login
@@ -42,35 +42,10 @@ def split_path(path: str) -> tuple[str | None, str]:
     raise TrackerError(f"bad W&B path {path!r}: use ENTITY/PROJECT (e.g. my-team/hopper-sweep) or PROJECT")
 
 
-def _configure_retries(retry_max: int | None, retry_wait_max: float | None, timeout: float | None) -> None:
-    """Pass retry/timeout limits to wandb-core (where 0.31 retries 5xx/429) through wandb's settings."""
-    if retry_max is None and retry_wait_max is None and timeout is None:
-        return
-    wandb = _import_wandb()
-    kwargs: dict[str, Any] = {}
-    if retry_max is not None:
-        kwargs["x_graphql_retry_max"] = int(retry_max)
-    if retry_wait_max is not None:
-        kwargs["x_graphql_retry_wait_max_seconds"] = float(retry_wait_max)
-    if timeout is not None:
-        kwargs["x_graphql_timeout_seconds"] = float(timeout)
-    wandb.setup(settings=wandb.Settings(**kwargs))
-
-
-def bound_core_retries(seconds: float, request_timeout: float) -> None:
-    """Make wandb-core's own GraphQL retries end within ``seconds`` (plus one request of ``request_timeout``).
-
-    Process-wide (``wandb.setup``), so only a program that owns its process calls it: the
-    ``rl-reliable`` command does, the library never does. Without it wandb-core keeps retrying a dead
-    server for minutes after the command gave up, and the process cannot exit until it stops.
-    """
-    wait_max = max(1.0, min(60.0, seconds / 4))
-    _configure_retries(int(seconds // wait_max), wait_max, request_timeout)
-
-
 # ---------------------------------------------------------------------------- the cause behind a client timeout
-#: What wandb-core writes to its debug log before each retry of a failed HTTP request.
-_RETRY_LINE = "retrying HTTP error"
+#: What wandb-core writes to its debug log before each retry of a failed HTTP request (status, URL, body)
+#: and of a request that got no answer (``error`` names the URL and the transport failure).
+_RETRY_LINES = ("api: retrying HTTP error", "api: retrying error")
 _TAIL_BYTES = 256 * 1024
 
 
@@ -109,14 +84,17 @@ def _core_logs() -> list[Path]:
     return logs[-3:]
 
 
-def last_http_failure(base_url: str, since: float) -> tuple[int, str] | None:
-    """(status, body) of the last HTTP error wandb-core retried against ``base_url`` after ``since``.
+def last_core_failure(base_url: str, since: float) -> tuple[int | None, str] | None:
+    """(status, body) of the last HTTP error wandb-core retried against ``base_url`` after ``since``, or
+    (None, error) for the last request it retried without an answer (connection refused, DNS, reset).
 
-    wandb 0.31 logs each retried HTTP error (``"api: retrying HTTP error"`` with status, URL and body)
-    in its debug log. When the Python client stops waiting first, its exception only says "did not
-    respond in time"; this line says what the server actually answered. None when no such line is found.
+    wandb 0.31 logs each retry in its debug log (``"api: retrying HTTP error"`` with status, URL and
+    body; ``"api: retrying error"`` with the transport error). When the Python client stops waiting first
+    (its public ``wandb.Api(timeout=)``), its exception only says "did not respond in time"; this line says
+    what actually happened. None when no such line is found.
     """
-    best: tuple[float, int, str] | None = None
+    best: tuple[float, int | None, str] | None = None
+    base = base_url.rstrip("/")
     for log in _core_logs():
         try:
             with open(log, "rb") as fh:
@@ -125,18 +103,23 @@ def last_http_failure(base_url: str, since: float) -> tuple[int, str] | None:
         except OSError:
             continue
         for line in lines:
-            if _RETRY_LINE not in line:
+            if not any(marker in line for marker in _RETRY_LINES):
                 continue
             try:
                 entry = json.loads(line)
                 when = _log_time(str(entry.get("time", "")))
-                status = int(entry.get("status"))
-            except (ValueError, TypeError):
+                if entry.get("status") is not None:
+                    status: int | None = int(entry["status"])
+                    text, ours = str(entry.get("body", "")), str(entry.get("url", "")).startswith(base)
+                else:
+                    status, text = None, str(entry.get("error", ""))
+                    ours = f'"{base}/' in text or f'"{base}"' in text
+            except (ValueError, TypeError, AttributeError):
                 continue
-            if when is None or when < since or not str(entry.get("url", "")).startswith(base_url.rstrip("/")):
+            if when is None or when < since or not ours:
                 continue
             if best is None or when >= best[0]:
-                best = (when, status, " ".join(str(entry.get("body", "")).split())[:200])
+                best = (when, status, " ".join(text.split())[:200])
     return None if best is None else (best[1], best[2])
 
 
@@ -150,6 +133,7 @@ def _log_time(text: str) -> float | None:
     return stamp.timestamp() + float(match.group(2) or 0)
 
 
+_UNREACHABLE = r"connection refused|dial tcp|no such host|connection reset"
 _SERVER_HINT = (
     "the W&B server kept failing after wandb's retries; try again later (status page: https://status.wandb.com)."
 )
@@ -169,25 +153,29 @@ def _describe_error(exc: BaseException, what: str, since: float | None = None) -
     # wandb words an unreachable server as failing to verify credentials: the transport cause comes first
     if "did not respond in time" in low:
         cause = "timeout"
-    elif re.search(r"connection refused|dial tcp|no such host|connection reset", low):
+    elif re.search(_UNREACHABLE, low):
         cause = "connection"
-    if cause == "timeout" and since is not None:
-        seen = last_http_failure(base_url, since - 1.0)
-        if seen is not None and (seen[0] == 429 or 500 <= seen[0] < 600):
-            status, body = seen
-            cause = "rate limit" if status == 429 else "server error"
-            hint = (
-                "W&B rate-limited the requests; wait and retry (a sweep post-hook retries for `retry_for=` seconds)."
-                if status == 429
-                else "The W&B server kept failing; try again later (status page: https://status.wandb.com)."
-            )
-            err = TrackerError(
-                f"W&B request failed ({cause}) while {what} at {base_url}: the server answered HTTP {status} "
-                f"({redact(body) or 'no message'}) and wandb was still retrying when the client stopped waiting "
-                f"(its timeout, WANDB_HTTP_TIMEOUT, default 19 s). {hint}"
-            )
-            err.tracker_cause = cause  # type: ignore[attr-defined]
-            return err
+    seen = last_core_failure(base_url, since - 1.0) if cause == "timeout" and since is not None else None
+    if seen is not None and seen[0] is None and re.search(_UNREACHABLE, seen[1].lower()):
+        # wandb-core kept retrying a server that never answered: the transport error is the cause
+        cause = "connection"
+        text = f"{text} (wandb-core was retrying: {seen[1].split(': ', 1)[-1]})"
+        low = text.lower()
+    elif seen is not None and seen[0] is not None and (seen[0] == 429 or 500 <= seen[0] < 600):
+        status, body = seen
+        cause = "rate limit" if status == 429 else "server error"
+        hint = (
+            "W&B rate-limited the requests; wait and retry (a sweep post-hook retries for `retry_for=` seconds)."
+            if status == 429
+            else "The W&B server kept failing; try again later (status page: https://status.wandb.com)."
+        )
+        err = TrackerError(
+            f"W&B request failed ({cause}) while {what} at {base_url}: the server answered HTTP {status} "
+            f"({redact(body) or 'no message'}) and wandb was still retrying when the client stopped waiting "
+            f"(its timeout: wandb.Api(timeout=), by default WANDB_HTTP_TIMEOUT, 19 s). {hint}"
+        )
+        err.tracker_cause = cause  # type: ignore[attr-defined]
+        return err
     if cause == "timeout":
         hint = "the W&B server did not answer in time; check the network / WANDB_BASE_URL, or raise WANDB_HTTP_TIMEOUT."
     elif cause == "connection":
@@ -257,9 +245,14 @@ def _new_run_id() -> str:
     return "".join(secrets.choice(string.ascii_lowercase + string.digits) for _ in range(8))
 
 
-def _api(*, timeout: float | None = None, retry_max: int | None = None, retry_wait_max: float | None = None) -> Any:
-    """A ``wandb.Api`` using only the environment / wandb login for the key (never prompting)."""
+def _api(*, timeout: float | None = None) -> Any:
+    """A ``wandb.Api`` using only the environment / wandb login for the key (never prompting).
+
+    ``timeout`` (seconds; None: wandb's default, ``WANDB_HTTP_TIMEOUT``) is the public ``wandb.Api(timeout=)``:
+    a call gives up after it even while wandb-core is still retrying 5xx/429 (wandb 0.31 then drops the
+    request), so our own :class:`RetryPolicy` loop and deadlines bound the whole call. wandb's internal
+    ``x_`` settings are never set.
+    """
     wandb = _import_wandb()
-    _configure_retries(retry_max, retry_wait_max, None)
     with _errors("connecting"):
         return wandb.Api(timeout=int(timeout) if timeout is not None else None)

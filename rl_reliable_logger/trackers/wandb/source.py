@@ -133,8 +133,6 @@ def load_wandb_runs(
     history_states: Iterable[str] | None = ("finished",),
     order: str = "+created_at",
     timeout: float | None = None,
-    retry_max: int | None = None,
-    retry_wait_max: float | None = None,
     api: Any = None,
     retry: RetryPolicy | None = None,
 ) -> list[RunRecord]:
@@ -145,6 +143,11 @@ def load_wandb_runs(
     page: N runs cost ``ceil(N / per_page) + 1`` requests. ``history_keys`` adds exact histories
     (one ``scan_history`` per run and key, only for runs in ``history_states``). Nested config
     keys are flattened with ``.``; W&B cannot filter on those server-side (wandb#3087).
+
+    ``timeout`` is each request's limit in seconds (the public ``wandb.Api(timeout=)``; None: wandb's
+    default): a request wandb-core is still retrying (5xx, 429) fails after it. ``retry`` is our own retry
+    loop around the whole listing (its time budget, waits and progress); wandb-core's internal retry
+    count is not configurable through a public API, so there is no parameter for it.
 
     Example:
         >>> runs = load_wandb_runs("my-team/hopper", sweep="abc123",
@@ -164,8 +167,6 @@ def load_wandb_runs(
                 history_states=history_states,
                 order=order,
                 timeout=timeout,
-                retry_max=retry_max,
-                retry_wait_max=retry_wait_max,
                 api=api,
             ),
             f"listing runs of {path}",
@@ -173,7 +174,7 @@ def load_wandb_runs(
         )
     entity, project = split_path(path)
     if api is None:
-        api = _api(timeout=timeout, retry_max=retry_max, retry_wait_max=retry_wait_max)
+        api = _api(timeout=timeout)
     with _errors(f"resolving the default entity for {project!r}"):
         entity = entity or api.default_entity
     where = f"listing runs of {entity}/{project}" + (f" (sweep {sweep})" if sweep else "")
