@@ -38,7 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +127,24 @@ def add_study_arguments(p: argparse.ArgumentParser, models: Sequence[str] = sim.
     p.add_argument("--reps", type=int, default=1000)
     p.add_argument("--seed", type=int, default=2023)
     p.add_argument("--ci", type=float, default=0.95)
+
+
+def print_grid(
+    args: argparse.Namespace, header: list[str], cells: Callable[[str, int, int], str], model_width: int
+) -> None:
+    """One row per configuration of the grid (``--models`` x ``--tasks`` x ``--runs``), printed as it is done with
+    its time, and the whole table written to ``--out``: the driver of ``median_candidates.py`` and
+    ``profile_coverage.py``. ``cells(model, m, n)`` runs one configuration and returns its row's cells."""
+    lines = list(header)
+    print("\n".join(lines), flush=True)
+    for model in args.models:
+        for m in args.tasks:
+            for n in args.runs:
+                t0 = time.perf_counter()
+                lines.append(f"{model:<{model_width}} {m:>3} {n:>3} {cells(model, m, n)}")
+                print(lines[-1], f"# {time.perf_counter() - t0:.0f} s", flush=True)
+    if args.out:
+        Path(args.out).write_text("\n".join(lines) + "\n")
 
 
 def run_config(model: str, m: int, n: int, trials: int, reps: int, seed: int, ci: float) -> dict:

@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from coverage_study import add_study_arguments, data_sets, populations
+from coverage_study import add_study_arguments, data_sets, populations, print_grid
 
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import distributions as ds
@@ -94,22 +93,17 @@ def main() -> None:
     add_study_arguments(p, models=("normal", "student-t3", "pareto-mix"))
     p.add_argument("--out")
     args = p.parse_args()
-    lines = [
+    header = [
         f"median over tasks of task means: 95% intervals, {args.trials} trials, {args.reps} replicates, "
         f"seed {args.seed}; coverage [truth below / above the interval]",
         f"{'model':<12} {'M':>3} {'N':>3} " + " ".join(f"{k:>18}" for k in NAMES),
     ]
-    print("\n".join(lines), flush=True)
-    for model in args.models:
-        for m in args.tasks:
-            for n in args.runs:
-                t0 = time.perf_counter()
-                cov, lo, hi = run(model, m, n, args.trials, args.reps, args.seed, args.ci)
-                cells = " ".join(f"{c:.3f} [{a:.3f}/{b:.3f}]".rjust(18) for c, a, b in zip(cov, lo, hi))
-                lines.append(f"{model:<12} {m:>3} {n:>3} {cells}")
-                print(lines[-1], f"# {time.perf_counter() - t0:.0f} s", flush=True)
-    if args.out:
-        Path(args.out).write_text("\n".join(lines) + "\n")
+
+    def cells(model: str, m: int, n: int) -> str:
+        cov, lo, hi = run(model, m, n, args.trials, args.reps, args.seed, args.ci)
+        return " ".join(f"{c:.3f} [{a:.3f}/{b:.3f}]".rjust(18) for c, a, b in zip(cov, lo, hi))
+
+    print_grid(args, header, cells, 12)
 
 
 if __name__ == "__main__":

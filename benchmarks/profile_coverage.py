@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +29,7 @@ from scipy import optimize
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from coverage_study import add_study_arguments, data_sets, populations
+from coverage_study import add_study_arguments, data_sets, populations, print_grid
 
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import profiles as pf
@@ -85,23 +84,18 @@ def main() -> None:
     p.add_argument("--out")
     args = p.parse_args()
     cols = [f"{c} q{int(q * 100)}" for c in CURVES for q in QUANTILES]
-    lines = [
+    header = [
         f"profiles and gap curve at the mixture's quartiles: 95% intervals, {args.trials} trials, {args.reps} "
         f"replicates, seed {args.seed}; each cell percentile / expanded (= bootstrap-t); SE <= "
         f"{math.sqrt(0.25 / args.trials):.3f}",
         f"{'model':<14} {'M':>3} {'N':>3} " + " ".join(f"{c:>15}" for c in cols),
     ]
-    print("\n".join(lines), flush=True)
-    for model in args.models:
-        for m in args.tasks:
-            for n in args.runs:
-                t0 = time.perf_counter()
-                cov, _ = run(model, m, n, args.trials, args.reps, args.seed, args.ci)
-                cells = " ".join(f"{a:.3f}/{b:.3f}".rjust(15) for a, b in zip(cov[0], cov[1]))
-                lines.append(f"{model:<14} {m:>3} {n:>3} {cells}")
-                print(lines[-1], f"# {time.perf_counter() - t0:.0f} s", flush=True)
-    if args.out:
-        Path(args.out).write_text("\n".join(lines) + "\n")
+
+    def cells(model: str, m: int, n: int) -> str:
+        cov, _ = run(model, m, n, args.trials, args.reps, args.seed, args.ci)
+        return " ".join(f"{a:.3f}/{b:.3f}".rjust(15) for a, b in zip(cov[0], cov[1]))
+
+    print_grid(args, header, cells, 14)
 
 
 if __name__ == "__main__":
