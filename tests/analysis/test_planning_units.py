@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from rl_reliable_logger import ScoreTable
-from rl_reliable_logger.analysis.planning import PlanUnit, plan, simulate_unit
+from rl_reliable_logger.analysis.planning import SHARED_DRAWS, PlanUnit, plan, simulate_unit
 from rl_reliable_logger.errors import InputError
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import metrics as mt
@@ -79,15 +79,18 @@ def _cells(rng: np.random.Generator, sizes: Sequence[int]) -> tuple[np.ndarray, 
 
 def _one_experiment_at_a_time(unit: PlanUnit) -> dict[str, np.ndarray]:
     """The definition: per experiment, build the synthetic data set (n draws per task from the pilot cell,
-    variance-corrected), draw its bootstrap replicates with bs.draw and take the metric and its interval."""
+    variance-corrected); every SHARED_DRAWS-th experiment then draws bootstrap replicates with bs.draw, which it
+    and the next ones resample their own data sets with (a new Resample on the same uniforms); take the metric
+    and its interval."""
     rngs = [np.random.default_rng(s) for s in unit.seeds]
+    shared: list = [None] * len(rngs)
     out: dict[str, list] = {"widths": [[] for _ in rngs], "diff_width": [], "sep": [], "sep_poi": []}
 
     def interval(dist):
         low, high = bs.interval(dist[:, None], np.zeros(1), ci=unit.ci, method="percentile")
         return low[0], high[0]
 
-    for _ in range(unit.trials):
+    for t in range(unit.trials):
         dists, kept = [], []
         for i, (pilot, rng) in enumerate(zip(unit.pilots, rngs)):
             per_task = []
@@ -97,7 +100,9 @@ def _one_experiment_at_a_time(unit: PlanUnit) -> dict[str, np.ndarray]:
                     pick = x.mean() + (pick - x.mean()) * math.sqrt(x.size / (x.size - 1))
                 per_task.append(pick)
             cells = bs.Cells.from_list(per_task)
-            draws = bs.draw(cells, unit.sim_reps, rng)
+            if t % SHARED_DRAWS == 0:
+                shared[i] = bs.draw(cells, unit.sim_reps, rng).uniforms
+            draws = bs.Resample(cells, cells.values, uniforms=shared[i])
             dists.append(unit.metric(draws))
             kept.append((cells, draws.counts()))
             low, high = interval(dists[-1])
@@ -118,7 +123,7 @@ def _one_experiment_at_a_time(unit: PlanUnit) -> dict[str, np.ndarray]:
 def test_a_unit_equals_its_experiments_drawn_one_at_a_time(metric, sizes):
     rng = np.random.default_rng(2)
     pilots = (_cells(rng, sizes), _cells(rng, sizes[::-1]))
-    unit = _unit(pilots, 7, metric, trials=9)
+    unit = _unit(pilots, 7, metric, trials=2 * SHARED_DRAWS + 3)  # two whole blocks of shared draws and a part
     got, want = simulate_unit(unit), _one_experiment_at_a_time(unit)
     assert set(got) == set(want) == {"widths", "diff_width", "sep", "sep_poi"}
     for key, value in want.items():

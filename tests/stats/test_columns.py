@@ -88,3 +88,22 @@ def test_column_groups_cover_every_column_once_within_the_budget():
         groups = bs.column_groups(batch, n, budget)
         assert [c for lo, hi in groups for c in range(lo, hi)] == list(range(n))
         assert all(hi - lo == 1 or (hi - lo) * per_column <= budget for lo, hi in groups)
+
+
+def test_on_cells_is_a_new_resample_of_the_other_data_set_on_the_same_draws():
+    """plan's shared draws: what a metric sees on ``on_cells`` is what it sees on a new Resample of the other data
+    set built from the same uniforms, even after the first data set's intermediates were computed and reused."""
+    rng = np.random.default_rng(3)
+    first, second = _cells(rng, [4, 4, 4]), _cells(rng, [4, 4, 4])
+    workspace: dict = {}
+    u = bs.uniform32(np.random.default_rng(4), (50, 3, 4))
+    base = bs.Resample(first, first.values, uniforms=u, workspace=workspace)
+    for name in METRICS:
+        registry.get_metric(name)(base)
+    for name in METRICS:
+        metric = registry.get_metric(name)
+        want = metric(bs.Resample(second, second.values, uniforms=u))
+        np.testing.assert_array_equal(metric(base.on_cells(second)), want)
+        assert not np.array_equal(want, metric(bs.Resample(first, first.values, uniforms=u)))
+    with pytest.raises(ValueError, match="same runs per task"):
+        base.on_cells(_cells(rng, [4, 4, 3]))
