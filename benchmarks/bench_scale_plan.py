@@ -12,9 +12,11 @@ computes (6 algorithms x 26 games, 5-10 runs per cell; N from 5 to 20, 200 trial
 serial, ``--against REF`` serial from ``git archive REF``, this checkout on Ray), so load on the shared machine
 falls on all of them alike. Printed per variant: median wall time, the process's CPU time (user + system; on
 Ray the driver's only), peak RSS, minor page faults, and whether its table is identical (every number, bit for
-bit) to this checkout's serial one. Ray starts a local cluster with two workers (``ray.init(num_cpus=2)``) and
-runs a tiny plan to start its workers before the clock (as a long-running session would have them); the time
-to start Ray itself (5-15 s here) is not in the figure. The speed-up is serial wall / Ray wall. With ``--curves``
+bit) to this checkout's serial one, and if not, how far its expected widths are from it (an older checkout
+may draw differently). Ray starts a local cluster with two workers (``ray.init(num_cpus=2)``) and runs a tiny
+plan to start its workers before the clock (as a long-running session would have them); the time to start Ray
+itself (5-15 s here) is not in the figure. Measure on a machine nothing else keeps busy: with another process
+on the two cores, Ray's two workers share what is left. The speed-up is serial wall / Ray wall. With ``--curves``
 also the sample-efficiency curves of ``examples/dopamine_atari_curves.csv`` (IQM and mean, 2,000 replicates; the
 curve computation alone), compared with this checkout's: its "vs serial" is this checkout's curves wall / its wall.
 """
@@ -53,7 +55,8 @@ after = resource.getrusage(resource.RUSAGE_SELF)
 cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 digest = hashlib.sha256(p.table.to_csv(index=False, float_format="%.17g").encode()).hexdigest()
 print("RESULT " + json.dumps({"wall": wall, "cpu": cpu, "peak_mb": after.ru_maxrss / 1024,
-                              "faults": after.ru_minflt - faults, "digest": digest}))
+                              "faults": after.ru_minflt - faults, "digest": digest,
+                              "widths": p.table["expected_width"].tolist()}))
 """
 
 # curves of the Dopamine example (6 agents x 60 games x 5 runs, 21 logged iterations): IQM and mean at 2,000
@@ -91,6 +94,15 @@ def measure(repo: Path, executor: str) -> dict:
     if done.returncode or not lines:
         raise SystemExit(f"plan on {executor} ({repo}) failed (exit status {done.returncode}):\n{done.stderr[-3000:]}")
     return json.loads(lines[-1][len("RESULT ") :])
+
+
+def _width_change(result: dict, reference: dict) -> str:
+    """For a table that is not identical (e.g. an older checkout that draws differently): how far its expected
+    widths are from this checkout's serial ones."""
+    if "widths" not in result or len(result["widths"]) != len(reference.get("widths", [])):
+        return ""
+    rel = [abs(a / b - 1) for a, b in zip(result["widths"], reference["widths"])]
+    return f" (expected widths differ by {statistics.mean(rel):.1%} on average, at most {max(rel):.1%})"
 
 
 def ray_available() -> bool:
@@ -142,10 +154,11 @@ def main() -> None:
         serial_wall = statistics.median(r["wall"] for r in results[base])
         wall = statistics.median(r["wall"] for r in rs)
         same = all(r["digest"] == reference for r in rs)
+        verdict = "yes" if same else "NO" + _width_change(rs[0], results[base][0])
         print(
             f"{name:<24} {wall:>8.2f} {statistics.median(r['cpu'] for r in rs):>8.2f} "
             f"{statistics.median(r['peak_mb'] for r in rs):>8.0f} {statistics.median(r['faults'] for r in rs):>10,.0f} "
-            f"{serial_wall / wall:>9.2f}x  {'yes' if same else 'NO'}"
+            f"{serial_wall / wall:>9.2f}x  {verdict}"
         )
     print(f"\nload average at end: {os.getloadavg()[0]:.2f}")
 
