@@ -258,7 +258,9 @@ class Resample:
         """The same draws and values with only what depends on them alone carried over (draws, value order, sorted
         ranks, task means): what a metric sees on a new Resample, so that what one metric caches (run weights,
         whose last digits depend on the way they were made) never changes another's numbers."""
-        shared = ("counts", "drawn", "order", "sorted_ranks", "task_means", "equal_weights")
+        shared: tuple[str, ...] = ("counts", "drawn", "order", "sorted_ranks", "task_means", "equal_weights")
+        if self._task_sized:  # sorted run weights are exact count x weight products here, however they were made
+            shared += ("sorted",)
         return Resample(
             self.cells,
             self.values,
@@ -274,7 +276,9 @@ class Resample:
     def with_columns(self, columns: np.ndarray) -> list[Resample]:
         """:meth:`with_values` for every column of ``columns`` (K, G) -- e.g. every step of a learning curve --
         with the work that depends on the values done for all columns at once: the task means (one gather of
-        G-long rows) and, for equal-weights draws, the sorted ranks (one gather, one sort). Each Resample gives the
+        G-long rows) and, for equal-weights draws, the sorted ranks (one gather, one sort), else, for draws that keep
+        each task's run count, the run weights (one count of the draws, each column taking them in its order).
+        Each Resample gives the
         numbers ``with_values(columns[:, g])`` gives (same sums in the same order). Memory: about
         :func:`column_bytes` per column; pass a few columns at a time (:func:`column_groups`).
         """
@@ -303,6 +307,15 @@ class Resample:
             for g, r in enumerate(out):
                 r._cache["order"] = orders[:, g]
                 r._cache["sorted_ranks"] = ranks[g]
+        elif self._task_sized:  # unequal runs per task: the run weights are shared, only their order is per column
+            orders = np.argsort(columns, axis=0, kind="stable")
+            weights = self.counts() * self.cells.base_weights[None, :]  # exact products: the bits of any other way
+            for g, r in enumerate(out):
+                order = orders[:, g]
+                r._cache["order"] = order
+                # counted once, not once per column; np.take keeps rows contiguous (as the bincount does): sums over
+                # them add in the same order
+                r._cache["sorted"] = (columns[order, g], np.take(weights, order, axis=1))
         return out
 
     def _per_draw_mass(self) -> np.ndarray:
@@ -361,7 +374,7 @@ class Resample:
         if "sorted" not in self._cache:
             order = self.order()
             if "weights" in self._cache or "counts" in self._cache:
-                w = self.weights[:, order]
+                w = np.take(self.weights, order, axis=1)  # C order, like the bincount below
             else:  # draw straight into sorted positions: one bincount, no (R, K) gather
                 rank = np.empty_like(order)
                 rank[order] = np.arange(order.size)
@@ -468,7 +481,8 @@ class Resample:
 
 def column_bytes(resample: Resample) -> int:
     """Bytes :meth:`Resample.with_columns` holds per column: the gathered values (8 bytes a draw), their task
-    means, and the sorted ranks (up to 4 bytes a draw)."""
+    means, and the sorted ranks (up to 4 bytes a draw) or, with unequal runs per task, the sorted run weights
+    (8 bytes a run and replicate, at most 8 a draw, made after the gathered values are freed)."""
     draws = int(np.prod(resample.idx.shape))
     return 12 * draws + 8 * resample.n_reps * resample.n_slots
 
