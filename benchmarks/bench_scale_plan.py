@@ -18,7 +18,8 @@ plan to start its workers before the clock (as a long-running session would have
 itself (5-15 s here) is not in the figure. Measure on a machine nothing else keeps busy: with another process
 on the two cores, Ray's two workers share what is left. The speed-up is serial wall / Ray wall. With ``--curves``
 also the sample-efficiency curves of ``examples/dopamine_atari_curves.csv`` (IQM and mean, 2,000 replicates; the
-curve computation alone), compared with this checkout's: its "vs serial" is this checkout's curves wall / its wall.
+curve computation alone; and "ragged": the first run of every other game dropped, IQM, mean and DP-25), each compared
+with this checkout's: its "vs serial" is this checkout's curves wall / its wall.
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ print("RESULT " + json.dumps({"wall": wall, "cpu": cpu, "peak_mb": after.ru_maxr
 """
 
 # curves of the Dopamine example (6 agents x 60 games x 5 runs, 21 logged iterations): IQM and mean at 2,000
-# replicates, the curve computation alone (evaluate()'s _curves, the same call evaluate makes)
+# replicates, the curve computation alone (evaluate()'s _curves, the same call evaluate makes); "ragged": the same
+# with the first run of every other game dropped (4 or 5 runs per task: run weights) and DP-25 as well
 CURVES = r"""
 import hashlib, json, resource, sys, time
 import numpy as np, pandas as pd
@@ -69,11 +71,16 @@ from rl_reliable_logger.analysis import evaluation as ev
 wide = pd.read_csv(sys.argv[2])
 long = wide.melt(id_vars=["game", "agent", "run"], var_name="iteration", value_name="return")
 long["iteration"] = long["iteration"].str.removeprefix("iter_").astype(int)
+metrics = ("iqm", "mean")
+if sys.argv[1] == "ragged":
+    games = sorted(long["game"].unique())
+    long = long[~((long["run"] == long["run"].min()) & long["game"].isin(games[::2]))]
+    metrics = ("iqm", "mean", "dp25")
 table = ScoreTable(long, algorithm="agent", task="game", seed="run", score="return", step="iteration")
 rngs = {a: np.random.default_rng(np.random.SeedSequence(0, spawn_key=(i,))) for i, a in enumerate(table.algorithms)}
 before = resource.getrusage(resource.RUSAGE_SELF)
 t0 = time.perf_counter()
-out, _, _ = ev._curves(table, ("iqm", "mean"), 1.0, 2000, 25, rngs, 64 * 2**20, 0.95, "percentile", lambda n: None)
+out, _, _ = ev._curves(table, metrics, 1.0, 2000, 25, rngs, 64 * 2**20, 0.95, "percentile", lambda n: None)
 wall = time.perf_counter() - t0
 after = resource.getrusage(resource.RUSAGE_SELF)
 cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
@@ -86,7 +93,7 @@ CURVES_EXAMPLE = ROOT / "examples" / "dopamine_atari_curves.csv"
 
 def measure(repo: Path, executor: str) -> dict:
     env = {**os.environ, "PYTHONPATH": str(repo), "OMP_NUM_THREADS": "1"}
-    code, example = (CURVES, CURVES_EXAMPLE) if executor == "curves" else (CASE, EXAMPLE)
+    code, example = (CURVES, CURVES_EXAMPLE) if executor in ("curves", "ragged") else (CASE, EXAMPLE)
     done = subprocess.run(
         [sys.executable, "-c", code, executor, str(example)], capture_output=True, text=True, cwd=repo, env=env
     )
@@ -131,9 +138,10 @@ def main() -> None:
                 tar.extractall(ref, filter="data")
             variants[f"serial @ {args.against}"] = (ref, "serial")
         if args.curves:
-            variants["curves"] = (ROOT, "curves")
-            if args.against:
-                variants[f"curves @ {args.against}"] = (variants[f"serial @ {args.against}"][0], "curves")
+            for kind in ("curves", "ragged"):
+                variants[kind] = (ROOT, kind)
+                if args.against:
+                    variants[f"{kind} @ {args.against}"] = (variants[f"serial @ {args.against}"][0], kind)
         if not args.no_ray:
             if ray_available():
                 variants["ray, 2 workers"] = (ROOT, "ray")
@@ -146,10 +154,11 @@ def main() -> None:
                 r = results[name][-1]
                 print(f"  round {round_ + 1}: {name:<24} wall {r['wall']:7.2f} s  cpu {r['cpu']:7.2f} s", flush=True)
     print(f"\nplan on the README example ({EXAMPLE.name}, --normalize atari100k --target-width 0.05), medians")
-    print("(curves rows: the Dopamine example's curves, compared with this checkout's curves)")
+    print("(curves / ragged rows: the Dopamine example's curves, equal / unequal runs per task, compared with this")
+    print(" checkout's)")
     print(f"{'variant':<24} {'wall s':>8} {'cpu s':>8} {'peak MB':>8} {'faults':>10} {'vs serial':>10}  identical")
     for name, rs in results.items():
-        base = "curves" if name.startswith("curves") else "serial"
+        base = next((k for k in ("curves", "ragged") if name.startswith(k)), "serial")
         reference = results[base][0]["digest"]
         serial_wall = statistics.median(r["wall"] for r in results[base])
         wall = statistics.median(r["wall"] for r in rs)
