@@ -137,7 +137,7 @@ class _Experiments:
     """The synthetic experiments of one algorithm for one N, one after the other.
 
     Experiment t takes from the stream, in this order, its synthetic data set (for each task, ``n`` pilot runs drawn
-    with replacement: ``rng.integers``) and then, when t is a multiple of :data:`SHARED_DRAWS`, the ``reps``
+    with replacement: ``rng.integers``, held in ascending order) and then, when t is a multiple of :data:`SHARED_DRAWS`, the ``reps``
     bootstrap replicates that it and the next ``SHARED_DRAWS - 1`` experiments resample their data sets with (the
     raw words :func:`~rl_reliable_logger.stats.bootstrap.draw` takes, which the engine turns into run indices as
     ``draw``'s replicates). Each experiment's interval is still an honest bootstrap of its own data set, so the
@@ -165,6 +165,7 @@ class _Experiments:
         """The next experiment's bootstrap replicates (its synthetic data set is ``.cells``)."""
         n, m = self.n, self.m
         chosen = self.rng.integers(0, self.cells.sizes[:, None], size=(m, n))  # each task's n pilot runs
+        chosen.sort(axis=1)  # ascending, as evaluate() holds runs (pilot cells are sorted): P(X>Y) needs no sort
         values = self.cells.values[(chosen + self.cells.offsets[:, None]).ravel()]
         cells = bs.Cells(values, *self.layout)
         first = self.done % SHARED_DRAWS == 0
@@ -193,8 +194,8 @@ def simulate_unit(unit: PlanUnit) -> dict[str, np.ndarray]:
     for t in range(unit.trials):
         draws = [sim.next() for sim in sims]
         for i, d in enumerate(draws):
-            # the metric before the draw counts: a metric that reads run weights finds no counts cached and takes
-            # them in sorted order, as on a fresh bs.draw (its last digits depend on which way they were made)
+            # a metric that reads run weights gets the same bits with the block's counts cached (count x weight
+            # products, gathered in sorted order) as on a fresh bs.draw (counted straight into sorted order)
             dists[i, t] = unit.metric(d)
         if pair:
             poi[t] = mt.improvement_replicates(draws[0].cells, draws[0].counts(), draws[1].cells, draws[1].counts())

@@ -237,8 +237,9 @@ class Resample:
 
     def on_cells(self, cells: Cells) -> Resample:
         """The same draws on another data set with the same layout (every task the same number of runs): only the
-        draws carry over (run indices, :meth:`drawn_runs`), so a metric sees what a new Resample of ``cells`` with
-        these uniforms shows. ``plan`` evaluates a few synthetic experiments on one set of draws this way."""
+        draws carry over (run indices, :meth:`drawn_runs`, :meth:`counts`), so a metric sees what a new Resample of
+        ``cells`` with these uniforms shows. ``plan`` evaluates a few synthetic experiments on one set of draws
+        this way."""
         if cells.n_runs != self.cells.n_runs or not np.array_equal(cells.sizes, self.cells.sizes):
             raise ValueError("on_cells needs a data set with the same runs per task")
         return Resample(
@@ -249,7 +250,7 @@ class Resample:
             slot_sizes=self.slot_sizes,
             uniforms=self.uniforms,
             slot_tasks=self.slot_tasks,
-            cache={k: v for k, v in self._cache.items() if k == "drawn"},
+            cache={k: v for k, v in self._cache.items() if k in ("drawn", "counts")},
             run_total=self.run_total,
             workspace=self._workspace,
         )

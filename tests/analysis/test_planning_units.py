@@ -95,7 +95,7 @@ def _one_experiment_at_a_time(unit: PlanUnit) -> dict[str, np.ndarray]:
         for i, (pilot, rng) in enumerate(zip(unit.pilots, rngs)):
             per_task = []
             for x in pilot:
-                pick = x[rng.integers(0, x.size, size=unit.n_runs)]
+                pick = x[np.sort(rng.integers(0, x.size, size=unit.n_runs))]  # ascending, as the pilot cell
                 if x.size > 1:
                     pick = x.mean() + (pick - x.mean()) * math.sqrt(x.size / (x.size - 1))
                 per_task.append(pick)
