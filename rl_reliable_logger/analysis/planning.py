@@ -158,13 +158,16 @@ class _Experiments:
         offsets = np.arange(m, dtype=np.int64) * n
         self.layout = (sizes, offsets, np.repeat(np.arange(m), n))
         self.workspace: dict = {}  # the engine's intermediates, reused from experiment to experiment
+        sizes = self.cells.sizes
+        # each task's bound; one number when all are equal (the same stream, element by element; half the time)
+        self.high = int(sizes[0]) if (sizes == sizes[0]).all() else sizes[:, None]
         self.done = 0
         self.shared: bs.Resample | None = None  # the current block's draws
 
     def next(self) -> bs.Resample:
         """The next experiment's bootstrap replicates (its synthetic data set is ``.cells``)."""
         n, m = self.n, self.m
-        chosen = self.rng.integers(0, self.cells.sizes[:, None], size=(m, n))  # each task's n pilot runs
+        chosen = self.rng.integers(0, self.high, size=(m, n))  # each task's n pilot runs
         chosen.sort(axis=1)  # ascending, as evaluate() holds runs (pilot cells are sorted): P(X>Y) needs no sort
         values = self.cells.values[(chosen + self.cells.offsets[:, None]).ravel()]
         cells = bs.Cells(values, *self.layout)
