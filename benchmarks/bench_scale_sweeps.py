@@ -1,7 +1,9 @@
 """Lab-scale sweeps (issue 24): time and peak memory of the tuning view and of many algorithms, with growth exponents.
 
 Run:  python benchmarks/bench_scale_sweeps.py [--configs 100,1000,10000] [--algorithms 50,200] [--reps 500]
-      [--plan-repeats 1]
+      [--jordan 10,20,50] [--plan-repeats 1]
+
+The one command of issue 24's scale benchmark: every case below in one run.
 
 Cases, each in a fresh ``python`` process of this checkout (so one case's memory never counts for another):
 
@@ -19,6 +21,8 @@ Cases, each in a fresh ``python`` process of this checkout (so one case's memory
   memory pre-check's estimate (``AnalysisOptions.memory_estimate``) next to the memory the evaluation added to
   the process (peak RSS minus the RSS before it).
 
+* ``jordan``: ``benchmarks/bench_scale_jordan.py --algorithms ...`` (Jordan's PBP at 10, 20 and 50 algorithms x
+  26 tasks x 10 runs, serial and on Ray with two workers, identical tables checked, growth exponents).
 * ``plan``: ``benchmarks/bench_scale_plan.py`` (``plan`` on the README example, serial and on Ray with two
   workers, identical tables checked), ``--plan-repeats`` rounds.
 
@@ -172,6 +176,7 @@ def main() -> None:
     p.add_argument("--algorithms", default="50,200", help="algorithm counts of the many-algorithms case")
     p.add_argument("--reps", type=int, default=500, help="replicates of every statistic in the sweep case")
     p.add_argument("--algorithm-reps", default="", help="JSON options of the algorithms case, e.g. '{\"reps\": 5000}'")
+    p.add_argument("--jordan", default="10,20,50", help="algorithm counts of Jordan's PBP case ('' skips it)")
     p.add_argument(
         "--plan-repeats", type=int, default=1, help="rounds of bench_scale_plan.py (plan, serial and Ray); 0 skips it"
     )
@@ -214,6 +219,9 @@ def main() -> None:
             print(f"{n:>8,} " + " ".join(f"{r[c]:>14,.2f}" for c in columns), flush=True)
         for key in grown:
             print(f"  growth exponent of {key}: {exponents(sizes, results, key)}")
+    if args.jordan:  # Jordan's PBP, serial and Ray side by side (its own script)
+        print(f"\nJordan's PBP (python benchmarks/bench_scale_jordan.py --algorithms {args.jordan}):", flush=True)
+        subprocess.run([sys.executable, str(HERE / "bench_scale_jordan.py"), "--algorithms", args.jordan])
     if args.plan_repeats > 0:  # plan on the README example, serial and Ray side by side (its own script)
         print("\nplan (python benchmarks/bench_scale_plan.py):", flush=True)
         subprocess.run([sys.executable, str(HERE / "bench_scale_plan.py"), "--repeats", str(args.plan_repeats)])
