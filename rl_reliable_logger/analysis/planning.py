@@ -140,13 +140,13 @@ class _Experiments:
     with replacement: ``rng.integers``, held in ascending order) and then, when t is a multiple of
     :data:`SHARED_DRAWS`, the ``reps`` bootstrap replicates that it and the next ``SHARED_DRAWS - 1`` experiments
     resample their data sets with (the raw words :func:`~rl_reliable_logger.stats.bootstrap.draw` takes, which the
-    engine turns into run indices as ``draw``'s replicates). Each experiment's interval is still an honest bootstrap of its own data set, so the
-    expected width is unchanged; sharing the draws saves drawing and mapping 9 of every 10 sets (1.6x less time per
-    unit), and the Monte-Carlo spread of the expected width over seeds stayed that of independent draws (relative
-    SD 0.4-1.0% over 12 seeds, Atari 100k DER at N = 10 and SPR at N = 20, whether 1, 10 or all 200 experiments
-    shared a set). All replicates of an experiment are one batched metric call; experiments are not stacked into one
-    array: that needs one more gather per draw (the synthetic data sets differ), which costs more than the calls it
-    saves (measured on the README example: 1.02-1.2x the time per unit).
+    engine turns into run indices as ``draw``'s replicates). Each experiment's interval is still an honest bootstrap
+    of its own data set, so the expected width is unchanged; sharing the draws saves drawing and mapping 9 of every
+    10 sets (1.6x less time per unit), and the Monte-Carlo spread of the expected width over seeds stayed that of
+    independent draws (relative SD 0.4-1.0% over 12 seeds, Atari 100k DER at N = 10 and SPR at N = 20, whether 1, 10
+    or all 200 experiments shared a set). All replicates of an experiment are one batched metric call; experiments
+    are not stacked into one array: that needs one more gather per draw (the synthetic data sets differ), which
+    costs more than the calls it saves (measured on the README example: 1.02-1.2x the time per unit).
     """
 
     def __init__(self, pilot: Sequence[np.ndarray], seed: np.random.SeedSequence, unit: PlanUnit) -> None:

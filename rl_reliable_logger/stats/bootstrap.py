@@ -279,8 +279,8 @@ class Resample:
         with the work that depends on the values done for all columns at once: the task means (one gather of
         G-long rows) and, for equal-weights draws, the sorted ranks (one gather, one sort), else, for draws that keep
         each task's run count, the run weights (one count of the draws, each column taking them in its order).
-        Each Resample gives the numbers ``with_values(columns[:, g])`` gives (same sums in the same order). Memory: about
-        :func:`column_bytes` per column; pass a few columns at a time (:func:`column_groups`).
+        Each Resample gives the numbers ``with_values(columns[:, g])`` gives (same sums in the same order).
+        Memory: about :func:`column_bytes` per column; pass a few columns at a time (:func:`column_groups`).
         """
         columns = np.asarray(columns, dtype=float)
         idx = self.idx
