@@ -220,20 +220,29 @@ class Resample:
             self._cache["drawn"] = drawn
         return self._cache["drawn"]
 
-    def with_values(self, values: np.ndarray) -> Resample:
-        """The same draws evaluated on other scores of the same runs (e.g. another training step)."""
-        kept = {k: v for k, v in self._cache.items() if k in ("counts", "drawn")}
+    def _same_draws(
+        self, cells: Cells, values: np.ndarray, keep: tuple[str, ...], workspace: dict | None = None
+    ) -> Resample:
+        """A Resample with these draws on ``values`` (of ``cells``), carrying over the cached entries named in
+        ``keep``: the one constructor of :meth:`with_values`, :meth:`on_cells` and :meth:`fresh`."""
         return Resample(
-            self.cells,
+            cells,
             values,
-            idx=self.idx,
-            valid=self.valid,
+            idx=self._idx,
+            valid=self._valid,
             slot_sizes=self.slot_sizes,
             uniforms=self.uniforms,
             slot_tasks=self.slot_tasks,
-            cache=kept,
+            cache={k: v for k, v in self._cache.items() if k in keep},
             run_total=self.run_total,
+            workspace=workspace,
         )
+
+    def with_values(self, values: np.ndarray) -> Resample:
+        """The same draws evaluated on other scores of the same runs (e.g. another training step)."""
+        if self._idx is None:  # built once here, shared by every such Resample
+            self._build_index()
+        return self._same_draws(self.cells, values, ("counts", "drawn"))
 
     def on_cells(self, cells: Cells) -> Resample:
         """The same draws on another data set with the same layout (every task the same number of runs): only the
@@ -242,18 +251,7 @@ class Resample:
         this way."""
         if cells.n_runs != self.cells.n_runs or not np.array_equal(cells.sizes, self.cells.sizes):
             raise ValueError("on_cells needs a data set with the same runs per task")
-        return Resample(
-            cells,
-            cells.values,
-            idx=self._idx,
-            valid=self._valid,
-            slot_sizes=self.slot_sizes,
-            uniforms=self.uniforms,
-            slot_tasks=self.slot_tasks,
-            cache={k: v for k, v in self._cache.items() if k in ("drawn", "counts")},
-            run_total=self.run_total,
-            workspace=self._workspace,
-        )
+        return self._same_draws(cells, cells.values, ("drawn", "counts"), self._workspace)
 
     def fresh(self) -> Resample:
         """The same draws and values with only what depends on them alone carried over (draws, value order, sorted
@@ -262,17 +260,7 @@ class Resample:
         shared: tuple[str, ...] = ("counts", "drawn", "order", "sorted_ranks", "task_means", "equal_weights")
         if self._task_sized:  # sorted run weights are exact count x weight products here, however they were made
             shared += ("sorted",)
-        return Resample(
-            self.cells,
-            self.values,
-            idx=self._idx,
-            valid=self._valid,
-            slot_sizes=self.slot_sizes,
-            uniforms=self.uniforms,
-            slot_tasks=self.slot_tasks,
-            cache={k: v for k, v in self._cache.items() if k in shared},
-            run_total=self.run_total,
-        )
+        return self._same_draws(self.cells, self.values, shared)
 
     def with_columns(self, columns: np.ndarray) -> list[Resample]:
         """:meth:`with_values` for every column of ``columns`` (K, G) -- e.g. every step of a learning curve --
