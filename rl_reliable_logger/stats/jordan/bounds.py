@@ -246,6 +246,15 @@ def _certified(
     return sign * ((1.0 - gamma) * (float(np.mean(V)) + offset) + slack), slack
 
 
+def _signed_reward(reward: np.ndarray, maximise: bool, min_sign: str) -> tuple[float, np.ndarray]:
+    """``min_sign`` checked, and the sign and reward of the maximisation both optimisers run (a minimisation
+    maximises ``-r``)."""
+    if min_sign not in ("signed", "abs"):
+        raise ValueError(f"min_sign must be 'signed' or 'abs', got {min_sign!r}")
+    sign = 1.0 if maximise else -1.0
+    return sign, np.asarray(reward, dtype=float).ravel() * sign
+
+
 def optimise_aggregate(
     chain: IntervalChain,
     reward: np.ndarray,
@@ -268,11 +277,8 @@ def optimise_aggregate(
     ``preconditioner``: a :class:`ChainSolver` of this chain whose block factorisation preconditions the first
     evaluation (:func:`aggregate_bounds` shares the one of the V = 0 policy, where every optimisation starts).
     """
-    if min_sign not in ("signed", "abs"):
-        raise ValueError(f"min_sign must be 'signed' or 'abs', got {min_sign!r}")
+    sign, R = _signed_reward(reward, maximise, min_sign)
     cs = chain.structure
-    sign = 1.0 if maximise else -1.0
-    R = np.asarray(reward, dtype=float).ravel() * sign
     V = np.zeros(cs.n_states) if V0 is None else np.asarray(V0, dtype=float).ravel() * sign
     rows = greedy_rows(chain, V)
     V = ChainSolver(rows, cs, solver=solver, preconditioner=preconditioner).solve(R)
@@ -320,10 +326,7 @@ def optimise_structured(
     valid and, at convergence, the same optimum to round-off. ``dense_chain`` builds the full chain for the dense
     solve of an evaluation GMRES cannot finish (only offered up to 8000 states).
     """
-    if min_sign not in ("signed", "abs"):
-        raise ValueError(f"min_sign must be 'signed' or 'abs', got {min_sign!r}")
-    sign = 1.0 if maximise else -1.0
-    R = np.asarray(reward, dtype=float).ravel() * sign
+    sign, R = _signed_reward(reward, maximise, min_sign)
 
     def solve(policy: Policy, x0: np.ndarray | None) -> np.ndarray:
         try:
@@ -358,7 +361,6 @@ def _bound(
     mu_hi: np.ndarray,
     min_sign: str,
     max_iter: int,
-    solver: str,
     chain: IntervalChain | None,
     structure: IntervalStructure | None,
     tie_rule: str,
@@ -382,7 +384,7 @@ def _bound(
         else:
             assert chain is not None
             res = optimise_aggregate(
-                chain, reward, maximise=maximise, min_sign=min_sign, max_iter=max_iter, solver=solver
+                chain, reward, maximise=maximise, min_sign=min_sign, max_iter=max_iter, solver="dense"
             )
     return res.value, res.iterations, res.slack
 
@@ -425,7 +427,6 @@ def aggregate_bounds(
         mu_hi=mu_hi,
         min_sign=min_sign,
         max_iter=max_iter,
-        solver="dense",
         chain=chain,
         structure=structure,
         tie_rule=tie_rule,

@@ -309,7 +309,7 @@ class _Unconfirmed(Exception):
         self.logged, self.error = logged, error
 
 
-def _late(deadline: Deadline | None, what: str, err: BaseException) -> TrackerError:
+def _late(deadline: Deadline | None, what: str) -> TrackerError:
     """The time-budget message for a wandb call that hit its (deadline-derived) timeout."""
     if deadline is None:
         return TrackerError(f"{what} did not finish in time")
@@ -519,8 +519,8 @@ class WandbSink:
         try:
             with _waiting(deadline, f"finishing the analysis run {run_id}"):
                 run.finish()
-        except TimeoutError as err:  # finish_timeout: the last data is on disk, not on the server
-            unconfirmed = unconfirmed or _late(deadline, f"finishing the analysis run {run_id}", err)
+        except TimeoutError:  # finish_timeout: the last data is on disk, not on the server
+            unconfirmed = unconfirmed or _late(deadline, f"finishing the analysis run {run_id}")
         if unconfirmed is not None:
             folder = Path(run.settings.sync_dir)
             what = "report (the run and its artifact)"
@@ -675,7 +675,7 @@ class WandbSink:
                 raise _describe_error(err, f"uploading the artifact {art_name}") from None
             except Exception as err:  # uploaded and committed; only reading the new version back failed
                 if type(err).__name__ == "WaitTimeoutError":  # wandb's public timeout: not confirmed in time
-                    raise _Unconfirmed(out, _late(deadline, f"uploading the artifact {art_name}", err)) from None
+                    raise _Unconfirmed(out, _late(deadline, f"uploading the artifact {art_name}")) from None
                 if not _is_client_error(err):
                     raise
                 print(
