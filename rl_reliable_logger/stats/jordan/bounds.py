@@ -12,7 +12,7 @@ import numpy as np
 
 from ...executors import Executor, resolve
 from .. import distributions
-from .chain import DENSE_MAX_STATES, ChainSolver, ChainStructure, chain_structure, single_thread
+from .chain import DENSE_FALLBACK_MAX, DENSE_MAX_STATES, ChainSolver, ChainStructure, chain_structure, single_thread
 from .ecdf import (
     DEFAULT_DELTA,
     POPULATION_M,
@@ -26,9 +26,6 @@ from .ecdf import (
 )
 from .pairs import IntervalStructure, interval_structure
 from .policy import NotConverged, Policy, evaluate
-
-#: Beyond this many states a policy evaluation GMRES cannot finish has no dense fallback (8 |S|^2 bytes).
-_DENSE_FALLBACK_MAX = 8000
 
 
 def anderson_mean_bounds(
@@ -332,7 +329,7 @@ def optimise_structured(
         try:
             return evaluate(policy, R, x0)
         except NotConverged:
-            if dense_chain is None or st.n_states > _DENSE_FALLBACK_MAX:
+            if dense_chain is None or st.n_states > DENSE_FALLBACK_MAX:
                 raise
             chain = dense_chain()
             return ChainSolver(greedy_rows(chain, policy.V), chain.structure, solver="dense").solve(R)

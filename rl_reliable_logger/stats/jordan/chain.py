@@ -123,11 +123,15 @@ def restart_vector(cs: ChainStructure) -> np.ndarray:
 
 #: Chains with at most this many states are solved densely (LAPACK); larger ones iteratively.
 DENSE_MAX_STATES = 600
-#: Beyond this many states the dense fallback (8 |S|^2 bytes) is refused.
-_DENSE_FALLBACK_MAX = 8000
+#: Beyond this many states the dense fallback of a solve GMRES cannot finish (8 |S|^2 bytes) is refused (here and
+#: for PBP's policy evaluations, :func:`.bounds.optimise_structured`).
+DENSE_FALLBACK_MAX = 8000
 
 
-def _gmres_call(op, b, x0, rtol, restart, maxiter):
+def gmres_call(
+    op: Any, b: np.ndarray, x0: np.ndarray | None, rtol: float, restart: int, maxiter: int
+) -> tuple[np.ndarray, int]:
+    """scipy's GMRES with a relative tolerance only, on every supported scipy (``rtol=``, or ``tol=`` before 1.12)."""
     from scipy.sparse.linalg import gmres
 
     try:
@@ -267,13 +271,13 @@ class ChainSolver:
             u0 = np.matmul(blocks, np.asarray(x0, float).reshape(nA, nQ, 1)).reshape(S)
         norm_b = max(float(np.linalg.norm(b)), 1e-300)
         for restart, maxiter in ((min(S, 60), 10), (min(S, 200), 20)):
-            u, _ = _gmres_call(op, b, u0, self.rtol, restart=restart, maxiter=maxiter)
+            u, _ = gmres_call(op, b, u0, self.rtol, restart=restart, maxiter=maxiter)
             x = prec(u)
             if np.linalg.norm(b - A @ x) <= 100.0 * self.rtol * norm_b:
                 return x
             u0 = u
         self.fallbacks += 1
-        if S > _DENSE_FALLBACK_MAX:
+        if S > DENSE_FALLBACK_MAX:
             raise RuntimeError(
                 f"the iterative solver did not converge on a {S}-state chain and the dense fallback would need "
                 f"{8 * S * S / 2**30:.1f} GB; reduce the number of algorithms or tasks"

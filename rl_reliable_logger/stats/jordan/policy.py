@@ -15,10 +15,9 @@ residual (:func:`evaluate`).
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
+from .chain import gmres_call
 from .groups import SortedGroups
 from .pairs import IntervalStructure
 from .precondition import QPreconditioner
@@ -82,16 +81,6 @@ class NotConverged(RuntimeError):
     """GMRES missed the tolerance on a policy evaluation."""
 
 
-def _gmres(op: Any, b: np.ndarray, x0: np.ndarray | None, rtol: float, restart: int, maxiter: int) -> np.ndarray:
-    from scipy.sparse.linalg import gmres
-
-    try:
-        u, _ = gmres(op, b, x0=x0, rtol=rtol, atol=0.0, restart=restart, maxiter=maxiter)
-    except TypeError:  # pragma: no cover - scipy < 1.12 spells it tol
-        u, _ = gmres(op, b, x0=x0, tol=rtol, atol=0.0, restart=restart, maxiter=maxiter)
-    return u
-
-
 def evaluate(policy: Policy, R: np.ndarray, x0: np.ndarray | None = None, *, rtol: float = 1e-12) -> np.ndarray:
     """``V`` with ``(I - gamma P) V = R`` for the policy; raises :class:`NotConverged` if GMRES cannot reach it.
 
@@ -119,7 +108,7 @@ def evaluate(policy: Policy, R: np.ndarray, x0: np.ndarray | None = None, *, rto
         if norm <= target:
             return x
         inner = min(max(0.1 * target / norm, 1e-9), 0.5)
-        x += prec.solve(_gmres(op, res, None, inner, min(S, 60), 10))
+        x += prec.solve(gmres_call(op, res, None, inner, min(S, 60), 10)[0])
     if float(np.linalg.norm(policy.residual(x, R))) <= target:
         return x
     raise NotConverged(f"GMRES did not reach a relative residual of {100 * rtol:g} on a {S}-state policy")
