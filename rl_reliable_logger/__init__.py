@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .errors import InputError, RLReliableError, ScoreTableError, TrackerError
+from .trackers import registry as _trackers  # noqa: F401  (light: each tracker's redaction rules join redact())
 from .version import __version__
 
 if TYPE_CHECKING:  # the lazy names below, for type checkers and IDEs

@@ -9,16 +9,16 @@
   ``password``, ``secret``, ``sig``/``signature``, ``auth``, ``credential``, AWS ``X-Amz-*`` signatures,
   Azure ``sv``/``se``... SAS parts ``sig``);
 * ``Authorization: …`` / ``Bearer …`` header values, ``api_key=…``-style assignments, netrc ``password …``;
-* W&B-style API keys (40 hex digits, ``local-…``), unless named as a git commit/sha;
-* the current values of known secret environment variables (``WANDB_API_KEY``, ``MLFLOW_TRACKING_PASSWORD``,
-  ``MLFLOW_TRACKING_TOKEN``, ``DATABRICKS_TOKEN``, ``AWS_SECRET_ACCESS_KEY``, ...) and of any variable whose name
+* each tracker's API keys, by the patterns its plugin declares (``trackers/<name>/plugin.py``);
+* the current values of known secret environment variables (each tracker's, ``DATABRICKS_TOKEN``,
+  ``AWS_SECRET_ACCESS_KEY``, ...) and of any variable whose name
   ends in ``_TOKEN``, ``_API_KEY``, ``_SECRET``, ``_PASSWORD`` or ``_ACCESS_KEY``, wherever they appear;
 * while a run-name pattern is active (:func:`redacting_run_names`, the CLI's ``--redact-run-names REGEX``),
   every match of it: see :class:`RunNameRedactor`.
 
 Example:
-    >>> redact("http://me:hunter2@mlflow.example:5000/api?x=1&token=abc123")
-    'http://me:***@mlflow.example:5000/api?x=1&token=***'
+    >>> redact("http://me:hunter2@tracker.example:5000/api?x=1&token=abc123")
+    'http://me:***@tracker.example:5000/api?x=1&token=***'
     >>> redact("https://ghp_secret@github.com/o/r.git")
     'https://***@github.com/o/r.git'
 """
@@ -29,11 +29,12 @@ import contextlib
 import hashlib
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 __all__ = [
     "MASK",
+    "add_secret_rules",
     "RunNameRedactor",
     "active_run_name_redactor",
     "is_secret_name",
@@ -43,12 +44,9 @@ __all__ = [
 
 MASK = "***"
 
-#: Environment variables that hold secrets, beyond the name patterns below.
-SECRET_VARIABLES = (
-    "WANDB_API_KEY",
-    "MLFLOW_TRACKING_PASSWORD",
-    "MLFLOW_TRACKING_TOKEN",
-    "MLFLOW_TRACKING_CLIENT_CERT_PATH",
+#: Environment variables that hold secrets, beyond the name patterns below (each tracker adds its own,
+#: :func:`add_secret_rules`).
+SECRET_VARIABLES = [
     "DATABRICKS_TOKEN",
     "DATABRICKS_CLIENT_SECRET",
     "AWS_SECRET_ACCESS_KEY",
@@ -59,7 +57,7 @@ SECRET_VARIABLES = (
     "GOOGLE_APPLICATION_CREDENTIALS",
     "HF_TOKEN",
     "GITHUB_TOKEN",
-)
+]
 _SECRET_SUFFIXES = ("_TOKEN", "_API_KEY", "_APIKEY", "_SECRET", "_PASSWORD", "_ACCESS_KEY", "_SECRET_KEY")
 #: Values shorter than this are not searched for (a variable set to "1" must not blank every digit).
 _MIN_SECRET = 6
@@ -73,10 +71,9 @@ _HEADER = re.compile(
     re.IGNORECASE,
 )
 _NETRC = re.compile(r"(?P<head>\bpassword\s+)(?P<value>\S{6,})")
-#: W&B API keys (40 hex digits, ``local-`` on self-hosted servers); git hashes named as such are kept.
-_HEXKEY = re.compile(
-    r"(?P<pre>\b(?:commit|sha|revision|rev|git)\w{0,12}[\s=:'\"]{0,3})?\b(?P<key>(?:local-)?[0-9a-f]{40})\b"
-)
+#: Patterns of a tracker's API keys (from its plugin, :func:`add_secret_rules`): a match is masked unless its
+#: ``pre`` group (e.g. "commit ", for a git hash that looks like a key) is set.
+_KEY_PATTERNS: list[re.Pattern[str]] = []
 _ASSIGN = re.compile(
     r"(?P<head>\b(?:api[_-]?key|access[_-]?token|auth[_-]?token|token|password|passwd|secret)\b\s*[=:]\s*['\"]?)"
     r"(?P<value>[^\s'\",;&]{4,})",
@@ -84,7 +81,7 @@ _ASSIGN = re.compile(
 )
 
 
-#: A field whose name says it holds a secret (``api_key``, ``wandb-token``, ``db_password``, ``Secret``).
+#: A field whose name says it holds a secret (``api_key``, ``tracker-token``, ``db_password``, ``Secret``).
 _SECRET_FIELD = re.compile(
     r"(?:^|[_\-.\s])(?:api[_\-]?key|apikey|token|secret|passw(?:or)?d|pwd|credentials?|auth|"
     r"private[_\-]?key|access[_\-]?key|secret[_\-]?key|session[_\-]?key)(?:$|[_\-.\s])",
@@ -92,11 +89,21 @@ _SECRET_FIELD = re.compile(
 )
 
 
+def add_secret_rules(variables: Iterable[str] = (), patterns: Iterable[str] = ()) -> None:
+    """Also redact the values of these environment variables and every match of these key patterns.
+
+    The tracker registry calls it with each plugin's rules, so this module names no tracker.
+    """
+    SECRET_VARIABLES.extend(v for v in variables if v not in SECRET_VARIABLES)
+    known = {p.pattern for p in _KEY_PATTERNS}
+    _KEY_PATTERNS.extend(re.compile(p) for p in patterns if p not in known)
+
+
 def is_secret_name(name: object) -> bool:
     """Whether a field (column, config key) is named like a secret: its values are never copied into outputs.
 
     Example:
-        >>> [is_secret_name(n) for n in ("api_key", "WANDB_TOKEN", "db-password", "tokens_per_step", "lr")]
+        >>> [is_secret_name(n) for n in ("api_key", "TRACKER_TOKEN", "db-password", "tokens_per_step", "lr")]
         [True, True, True, False, False]
     """
     return bool(_SECRET_FIELD.search(str(name)))
@@ -126,7 +133,8 @@ def redact(text: object, *, environ: Mapping[str, str] | None = None) -> str:
     out = _HEADER.sub(lambda m: m["head"] + MASK, out)
     out = _ASSIGN.sub(lambda m: m["head"] + MASK, out)
     out = _NETRC.sub(lambda m: m["head"] + MASK, out)
-    out = _HEXKEY.sub(lambda m: m[0] if m["pre"] else MASK, out)
+    for pattern in _KEY_PATTERNS:
+        out = pattern.sub(lambda m: m[0] if m.groupdict().get("pre") else MASK, out)
     if _ACTIVE is not None:
         out = _ACTIVE(out)
     return out

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..trackers import registry
 from .flags import CliError, as_flags, cli_message
 from .options import analysis_options, name_mode, names
 
@@ -26,14 +27,13 @@ examples:
   rl-reliable evaluate runs.parquet --algorithm-key agent --task-key env --seed-key run --score-key return
   rl-reliable evaluate runs.csv --only-algorithms PPO,SAC --only-tasks Hopper --reps 10000 --ci 99
   rl-reliable evaluate sweep.csv --hyperparameter-keys lr,ent_coef --jordan --out results/
-  rl-reliable mlflow --experiment my-sweep --out results/ --publish new
-  rl-reliable wandb my-team/my-project --sweep abc123 --wait --publish sweep
+{trackers}
   rl-reliable report results/          # rebuild figures and report.html from a results folder
 
 input (long form, one row per run and task): columns algorithm,task,seed,score (others kept).
 metrics: mean and median of per-task means, IQM (25% trimmed mean over runs), optimality gap,
 with 95% stratified-bootstrap intervals (Agarwal et al., 2021), seed 0 unless --seed; see the README.
-"""
+""".format(trackers="\n".join(f"  {p.example}" for p in registry.plugins()))
 
 
 def tracker_fields(keys: Sequence[str]) -> dict[str, str] | None:
@@ -46,7 +46,7 @@ def check_output(args: argparse.Namespace, *, inputs: Sequence[Any] = (), kind: 
     """Before any computation: ``--out`` may be written (never over an input or files the tool did not write)
     and ``--figure-formats`` names known formats; a problem is a one-line CliError naming the flag.
 
-    Every writing command (``evaluate``, ``mlflow``/``wandb --out``, ``plan``) calls this one guard."""
+    Every writing command (``evaluate``, each tracker's command with ``--out``, ``plan``) calls this one guard."""
     if not getattr(args, "out", None):
         return
     from ..errors import InputError

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from ..trackers import registry
 from ..trackers.base.messages import DROP_INVALID, one_line
 
 
@@ -97,11 +98,12 @@ SOURCE_FLAGS: dict[str, str] = {
     "bundle=": "--out",
     "figure_formats=": "--figure-formats",
     "figures=False": "--no-figures",
-    "wandb_report=True": "--wandb-report",
     # names (data/names.py) and run-name redaction (redaction.py)
     "names='normalize'": "--normalize-names",
     "run_names=": "--redact-run-names",
 }
+
+SOURCE_FLAGS.update(registry.keyword_flags())  # each tracker's own options, from its plugin
 
 #: Keywords of ``analysis.planning.plan`` -> the flags of ``rl-reliable plan`` (read first by that command).
 PLAN_FLAGS: dict[str, str] = {

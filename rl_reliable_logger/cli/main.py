@@ -12,19 +12,19 @@ import os
 import sys
 from collections.abc import Sequence
 
+from ..trackers import registry
 from ..version import __version__
 from . import evaluate as evaluate_command
-from . import mlflow as mlflow_command
 from . import pending as pending_command
 from . import plan as plan_command
 from . import report as report_command
-from . import wandb as wandb_command
+from . import trackers as tracker_commands
 from .common import EPILOG
 from .flags import CliError, user_message
 from .options import run_name_redactor
 
-#: Every subcommand, in help order.
-SUBCOMMANDS = (evaluate_command, mlflow_command, wandb_command, report_command, plan_command, pending_command)
+#: Every subcommand, in help order (``tracker_commands`` adds one per registered tracker).
+SUBCOMMANDS = (evaluate_command, tracker_commands, report_command, plan_command, pending_command)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,7 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rl-reliable",
         description="Reliable evaluation of RL results (IQM, optimality gap, stratified-bootstrap intervals, "
-        "performance profiles, probability of improvement, Jordan et al.'s aggregate) from files, MLflow or W&B.",
+        "performance profiles, probability of improvement, Jordan et al.'s aggregate) from files, "
+        + ", ".join(p.label for p in registry.plugins()[:-1])
+        + f" or {registry.plugins()[-1].label}.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -80,7 +82,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             if isinstance(err, RLReliableError):
                 print(f"error: {user_message(err)}", file=sys.stderr)
                 return 2
-            if is_tracker_failure(err):  # the store, its database or the network: not a bug of ours
+            if is_tracker_failure(
+                err, registry.client_modules()
+            ):  # the store, its database or the network: not a bug of ours
                 print(f"error: tracker request failed: {user_message(describe_failure(err))}", file=sys.stderr)
                 return 2
             if isinstance(err, OSError):  # the file system (permissions, disk full), named with its file

@@ -1,6 +1,6 @@
 """The one definition of the options every analysing subcommand shares, and their mapping to AnalysisOptions.
 
-``evaluate``, ``mlflow`` and ``wandb`` add the same groups from here (:func:`add_field_options`,
+``evaluate`` and every tracker's command add the same groups from here (:func:`add_field_options`,
 :func:`add_analysis_options`, :func:`add_output_options`), so a flag has the same name, default and
 meaning everywhere; :func:`analysis_options` is the only place flags become
 :class:`~rl_reliable_logger.analysis.options.AnalysisOptions`. Flag names and the rewording of library
@@ -219,7 +219,7 @@ ANALYSIS_OPTIONS: tuple[Option, ...] = (
             action="append",
             metavar="A,B",
             help="analyse only these algorithms (comma-separated, repeatable); an unknown name is an error listing the "
-            "known. With --variant-key (mlflow/wandb), a base name (PPO) keeps every configuration and a full label "
+            "known. With --variant-key (tracker commands), a base name (PPO) keeps every configuration and a full label "
             "in quotes ('PPO lr=0.001') keeps that one",
         ),
         _joined,
@@ -468,8 +468,8 @@ def add_source_options(group: Any, *, config_kind: str) -> None:
     """The source flags every tracker subcommand shares: ``--score-rule``, ``--variant-key``, ``--run-key``.
 
     ``group`` is the field group returned by :func:`add_field_options` (called with ``run_key=False``);
-    ``config_kind`` is where the tracker keeps hyperparameters (``params`` on MLflow, ``config`` on W&B), for
-    the examples of the help.
+    ``config_kind`` is where the tracker keeps hyperparameters (its plugin's ``config_kind``), for the examples
+    of the help.
     """
     example = f"{config_kind}.lr"
     group.add_argument(
@@ -531,8 +531,8 @@ def retry_policy(args: argparse.Namespace) -> Any:
 def source_kwargs(args: argparse.Namespace, options: Any, *, default_kind: str) -> dict[str, Any]:
     """Keyword arguments of ``Source.table()`` from parsed flags: the one mapping of the source flags.
 
-    ``--hyperparameter-keys lr`` (no kind) reads ``<default_kind>.lr`` (``config`` on W&B, ``params``
-    on MLflow) into a column named ``lr``; ``config.lr`` reads that reference into a column of that name.
+    ``--hyperparameter-keys lr`` (no kind) reads ``<default_kind>.lr`` (the tracker plugin's ``config_kind``)
+    into a column named ``lr``; ``config.lr`` reads that reference into a column of that name.
     """
     extra = {}
     for key in getattr(options, "hyperparameter_keys", ()) or ():

@@ -10,11 +10,12 @@ import argparse
 import sys
 from typing import Any
 
+from ..trackers import registry
 from .flags import CliError, cli_message
 from .options import add_retry_option, retry_policy
 
 _DESCRIPTION = """\
-When log_final_score cannot write a final score to MLflow or W&B (even after its retries), it saves
+When log_final_score cannot write a final score to {labels} (even after its retries), it saves
 the score to a JSON file in the pending folder (pending_dir=, else RL_RELIABLE_PENDING_DIR, else
 ./rl-reliable-pending) and prints the file's path. This command lists those files and, with --push,
 sends each one to the run it names (only that run) once the tracker is back; a pushed file is moved to
@@ -26,10 +27,7 @@ status is then 2 (0 when every file was pushed).
 _EPILOG = """\
 examples:
   rl-reliable pending                                  # list ./rl-reliable-pending
-  rl-reliable pending rl-reliable-pending --push       # send them (MLflow: the recorded tracking URI)
-  rl-reliable pending DIR --push --tracking-uri http://mlflow.internal:5000
-W&B files are sent with the W&B key of the environment (WANDB_API_KEY / wandb login), only when
-WANDB_BASE_URL names the server recorded in the file.
+  rl-reliable pending rl-reliable-pending --push       # send them (to the tracker recorded in each file)
 """
 
 
@@ -37,9 +35,10 @@ def register(subparsers: Any) -> None:
     """Add the ``pending`` subcommand."""
     p = subparsers.add_parser(
         "pending",
-        help="list final scores that could not be written to MLflow/W&B, and --push them",
-        description=_DESCRIPTION,
-        epilog=_EPILOG,
+        help=f"list final scores that could not be written to {'/'.join(p.label for p in registry.plugins())}, "
+        "and --push them",
+        description=_DESCRIPTION.format(labels=" or ".join(p.label for p in registry.plugins())),
+        epilog=_EPILOG + "".join(p.pending_note for p in registry.plugins()),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
@@ -51,12 +50,8 @@ def register(subparsers: Any) -> None:
     )
     g = p.add_argument_group("pushing")
     g.add_argument("--push", action="store_true", help="send each pending score to its run")
-    g.add_argument(
-        "--tracking-uri",
-        default=None,
-        metavar="URI",
-        help="MLflow tracking URI to push to instead of the one recorded in the files (needed when it held a secret)",
-    )
+    for plugin in registry.plugins():
+        plugin.add_pending_flags(g)
     add_retry_option(g)
     p.set_defaults(func=_handler)
 
@@ -87,7 +82,7 @@ def _handler(args: argparse.Namespace) -> int:
         try:
             outcome = _push(item, args)
         except Exception as err:  # one bad file or run never stops the batch
-            if not isinstance(err, RLReliableError) and not is_tracker_failure(err):
+            if not isinstance(err, RLReliableError) and not is_tracker_failure(err, registry.client_modules()):
                 raise
             failed += 1
             why = cli_message(err) if isinstance(err, RLReliableError) else describe_failure(err)
@@ -111,10 +106,4 @@ def _handler(args: argparse.Namespace) -> int:
 
 
 def _push(item: Any, args: argparse.Namespace) -> str:
-    if item.tracker == "mlflow":
-        from ..trackers.mlflow.final_score import push_pending as push_mlflow
-
-        return push_mlflow(item, tracking_uri=args.tracking_uri, retry=retry_policy(args))
-    from ..trackers.wandb.final_score import push_pending as push_wandb
-
-    return push_wandb(item, retry=retry_policy(args))
+    return registry.get(item.tracker).push_pending(item, args, retry_policy(args))

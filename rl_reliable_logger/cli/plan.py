@@ -1,9 +1,8 @@
 """``rl-reliable plan``: how many runs per task before the intervals are narrow enough.
 
 Wiring only: read the pilot scores — from a file (``rl-reliable plan pilot.csv``) or from a tracker
-with the very source flags of ``rl-reliable mlflow`` / ``rl-reliable wandb`` (``rl-reliable plan
-mlflow --experiment pilot``, ``rl-reliable plan wandb --offline-dir wandb/``; those flags are
-defined once, in ``cli/mlflow.py`` and ``cli/wandb.py``) — call
+with the very source flags of that tracker's command (``rl-reliable plan <tracker> [flags]``; those
+flags are declared once, by the tracker's plugin, and added by ``cli/trackers.py``) — call
 :func:`~rl_reliable_logger.analysis.planning.plan`, print the widths (and the pair's separation
 probability), write ``plan.csv``, ``launch.csv`` and the figure.
 """
@@ -17,11 +16,11 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from . import mlflow as mlflow_command
-from . import wandb as wandb_command
+from ..trackers import registry
+from . import trackers as tracker_commands
 from .common import read_scores
 from .flags import PLAN_FLAGS, CliError, as_flags, cli_message
-from .options import FILE_FIELDS, add_field_options, add_shared_option, source_kwargs
+from .options import FILE_FIELDS, add_field_options, add_shared_option
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..analysis.planning import Plan
@@ -30,14 +29,12 @@ EPILOG = """\
 examples:
   rl-reliable plan pilot.csv --normalize atari100k --target-width 0.05 --out plan/
   rl-reliable plan pilot.csv --compare SPR,DrQ --max-runs 30 --out plan/
-  rl-reliable plan mlflow --experiment pilot --target-width 0.05 --out plan/
-  rl-reliable plan wandb my-team/pilot --sweep abc123 --compare PPO,SAC --out plan/
-  rl-reliable plan wandb --offline-dir ./wandb --metric mean --target-width 0.5
+{trackers}
 
 Each (algorithm, task) cell's pilot runs are resampled to N runs (variance-corrected), and each
 synthetic experiment gets the same stratified-bootstrap interval an evaluation would compute
 (with --sim-reps replicates). Widths are averaged over --trials synthetic experiments.
-"""
+""".format(trackers="\n".join(f"  {line}" for t in registry.plugins() for line in t.plan_examples))
 
 _DESCRIPTION = (
     "Plan how many runs per task an evaluation needs: from pilot runs, predict by simulation the width of each "
@@ -46,7 +43,7 @@ _DESCRIPTION = (
 )
 
 #: The pilot's sources: the first word after ``plan`` names a tracker, anything else is the input file.
-FILE, TRACKERS = "file", ("mlflow", "wandb")
+FILE, TRACKERS = "file", registry.names()
 
 #: What the tracker sources read for planning: final scores only (no curves, no selection, no sweep columns).
 _PILOT = SimpleNamespace(curves=False, only_algorithms=None, only_tasks=None, hyperparameter_keys=())
@@ -72,8 +69,8 @@ class _AnyName(Mapping[str, Any]):
 
 
 class _Sources(argparse._SubParsersAction):
-    """``plan INPUT ...`` or ``plan mlflow|wandb ...``: a first word that names no tracker is the input file
-    (``plan file INPUT`` also works, e.g. for a file called ``mlflow``)."""
+    """``plan INPUT ...`` or ``plan <tracker> ...``: a first word that names no tracker is the input file
+    (``plan file INPUT`` also works, e.g. for a file called like a tracker)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -112,28 +109,37 @@ def _add_planning(p: argparse.ArgumentParser) -> None:
     p.set_defaults(func=_cmd_plan)
 
 
+def _or(words: list[str]) -> str:
+    """``a, b or c``."""
+    return " or ".join([", ".join(words[:-1]), words[-1]]) if len(words) > 1 else "".join(words)
+
+
 def _drop_invalid(group: Any) -> None:
     group.add_argument("--drop-invalid", action="store_true", help="drop bad rows instead of failing")
 
 
 def register(sub: Any) -> None:
-    """Add the ``plan`` subcommand: ``plan INPUT``, ``plan mlflow ...``, ``plan wandb ...``."""
+    """Add the ``plan`` subcommand: ``plan INPUT``, and ``plan <tracker> ...`` for every registered tracker."""
+    names, labels = registry.names(), [t.label for t in registry.plugins()]
     p = sub.add_parser(
         "plan",
-        help="predict interval widths / power for N runs per task from pilot runs (a file, MLflow or W&B)",
+        help=f"predict interval widths / power for N runs per task from pilot runs (a file, {_or(labels)})",
         description=_DESCRIPTION
         + "\n\nThe pilot runs come from a file (rl-reliable plan INPUT [flags]) or from a tracker, selected with "
-        "the same flags as `rl-reliable mlflow` / `rl-reliable wandb` (rl-reliable plan mlflow|wandb [flags]). "
-        "Each source's flags: rl-reliable plan file --help, rl-reliable plan mlflow --help, "
-        "rl-reliable plan wandb --help.",
+        "the same flags as "
+        + " / ".join(f"`rl-reliable {n}`" for n in names)
+        + f" (rl-reliable plan {'|'.join(names)} "
+        "[flags]). Each source's flags: rl-reliable plan file --help, "
+        + ", ".join(f"rl-reliable plan {n} --help" for n in names)
+        + ".",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        usage="rl-reliable plan [-h] {INPUT | mlflow | wandb} [flags]",
+        usage=f"rl-reliable plan [-h] {{INPUT | {' | '.join(names)}}} [flags]",
     )
     sources = p.add_subparsers(
         action=_Sources,
         dest="plan_source",
-        metavar="INPUT | mlflow | wandb",
+        metavar=" | ".join(("INPUT", *names)),
         title="pilot runs from",
         required=True,
     )
@@ -150,10 +156,8 @@ def register(sub: Any) -> None:
     k = add_field_options(f, FILE_FIELDS)
     _drop_invalid(k)
     _add_planning(f)
-    for name, module, what in (
-        ("mlflow", mlflow_command, "the runs of MLflow experiments"),
-        ("wandb", wandb_command, "W&B runs: a project, a sweep, or offline runs"),
-    ):
+    for plugin in registry.plugins():
+        name, what = plugin.name, plugin.pilot_help
         t = sources.add_parser(
             name,
             prog=f"rl-reliable plan {name}",
@@ -164,7 +168,7 @@ def register(sub: Any) -> None:
             epilog=EPILOG,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        _drop_invalid(module.add_source(t, curves=False))
+        _drop_invalid(tracker_commands.add_source(t, plugin, curves=False))
         _add_planning(t)
 
 
@@ -249,13 +253,7 @@ def _pilot(args: argparse.Namespace) -> Any:
         table = read_scores(Path(args.input), args)
     else:
         try:
-            if args.plan_source == "mlflow":
-                table = mlflow_command.read_table(args, _PILOT)
-            else:
-                source = wandb_command.open_source(args, wandb_command.check_source(args))
-                table = source.table(**source_kwargs(args, _PILOT, default_kind="config"))
-                for problem in source.problems:
-                    print(f"warning: skipped offline run {problem}", file=sys.stderr)
+            table = tracker_commands.read_table(registry.get(args.plan_source), args, _PILOT)
         except RLReliableError as err:
             raise CliError(cli_message(err)) from None
     if not args.quiet:
@@ -267,14 +265,9 @@ def _pilot(args: argparse.Namespace) -> Any:
 
 
 def describe_source(source: Mapping[str, Any]) -> str:
-    """Where a pilot's runs came from, in one phrase (file path, MLflow experiments, W&B project or folder)."""
-    if source.get("tracker") == "mlflow":
-        names = ", ".join(str(e.get("name")) for e in source.get("experiments") or [])
-        return f"MLflow experiment(s) {names} ({source.get('tracking_uri')})"
-    if source.get("tracker") == "wandb":
-        offline = source.get("kind") == "wandb-offline"
-        sweep = f", sweep {source['sweep']}" if source.get("sweep") else ""
-        return f"W&B {'offline runs in ' if offline else 'project '}{source.get('location')}{sweep}"
+    """Where a pilot's runs came from, in one phrase (file path, or the tracker plugin's words)."""
+    if source.get("tracker") in registry.names():
+        return registry.get(str(source["tracker"])).describe_source(source)
     return str(source.get("path") or "the input")
 
 

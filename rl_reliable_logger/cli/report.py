@@ -18,7 +18,7 @@ examples:
   rl-reliable report results/           # redraw results/figures, report.html, table.tex, table.md
   rl-reliable report results/ --quiet   # the same, printing only the summary line
 
-The statistics options of evaluate/mlflow/wandb do not apply: nothing is recomputed.
+The statistics options of the analysing commands do not apply: nothing is recomputed.
 """
 
 

@@ -43,11 +43,11 @@ _PLURALS = {
 
 def plural(n: int, word: str, qualifier: str = "") -> str:
     """``1 run``, ``1,430 runs`` (thousands separated), for the words of the one list; ``qualifier`` goes
-    between the number and the word (``2 unfinished W&B runs``).
+    between the number and the word (``2 unfinished offline runs``).
 
     Example:
-        >>> plural(1, "algorithm"), plural(1430, "run"), plural(2, "run", "W&B")
-        ('1 algorithm', '1,430 runs', '2 W&B runs')
+        >>> plural(1, "algorithm"), plural(1430, "run"), plural(2, "run", "offline")
+        ('1 algorithm', '1,430 runs', '2 offline runs')
     """
     return f"{n:,} {qualifier + ' ' if qualifier else ''}{word if n == 1 else _PLURALS[word]}"
 

@@ -1,4 +1,5 @@
-"""Tracker adapters: W&B and MLflow sources and sinks behind one contract (see ``base``).
+"""Tracker adapters: each tracker's source and sink behind one contract (see ``base``), one subpackage per
+tracker, listed in ``registry``.
 
-Each tracker's client (``wandb``, ``mlflow``) is imported only inside the adapter that needs it.
+Each tracker's client is imported only inside the adapter that needs it.
 """

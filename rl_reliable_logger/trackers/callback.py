@@ -1,15 +1,10 @@
 """The one-line end-of-training call: record a run's final score in a documented convention.
 
-``log_final_score(score, algorithm=..., task=..., seed=...)`` writes, on the active tracker run:
-
-* W&B: config ``rl_reliable_algorithm``, ``rl_reliable_task``, ``rl_reliable_seed``; summary
-  ``rl_reliable_final_score`` (a key of its own, never logged as history, so a pending history row
-  cannot overwrite it at finish); tags ``algorithm:<A>`` and ``task:<T>``.
-* MLflow: tags ``rl_reliable_algorithm``, ``rl_reliable_task``, ``rl_reliable_seed`` and the metric
-  ``rl_reliable_final_score``.
-
-``rl-reliable wandb`` / ``rl-reliable mlflow`` read exactly these names by default, so no field
-flags are needed in the common case.
+``log_final_score(score, algorithm=..., task=..., seed=...)`` writes, on the active tracker run, the
+names of ``trackers.base.request.DEFAULT_KEYS`` (``rl_reliable_algorithm``, ``rl_reliable_task``,
+``rl_reliable_seed``, ``rl_reliable_final_score``), where each tracker keeps such fields: its plugin's
+``default_refs`` and ``final_score`` module (``trackers/<name>/``) say exactly where. Each tracker's
+command reads exactly these names by default, so no field flags are needed in the common case.
 
 A score is never lost: when the tracker still fails after the retry policy (``retry_for`` seconds,
 default 300), the score is saved to a JSON file in the pending folder (``pending_dir``, else
@@ -20,11 +15,12 @@ default 300), the score is saved to a JSON file in the pending folder (``pending
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any
 
 from ..errors import TrackerError
+from . import registry
 from .base.final_score import check_final_score
+from .base.plugin import TrackerPlugin
 
 
 def log_final_score(
@@ -38,15 +34,13 @@ def log_final_score(
     pending_dir: str | os.PathLike[str] | None = None,
     on_failure: str = "warn",
 ) -> str:
-    """Record the final score of this run on the active W&B or MLflow run.
+    """Record the final score of this run on the active run of a registered tracker.
 
     Args:
         score: the run's final evaluation score (e.g. mean return of the last evaluation).
         algorithm, task, seed: how the run is grouped in the analysis.
-        run: a ``wandb`` Run, an MLflow run id, or None for the active run of whichever tracker
-            has one (W&B first; then MLflow's active run, or the run named by ``MLFLOW_RUN_ID``
-            as under ``mlflow run``). A W&B Public API run (``wandb.Api().run(path)``) is written
-            with ``run.update()``, for scores computed after training.
+        run: a run of one of the trackers (its client's Run object, or a run id), or None for the active
+            run of whichever tracker has one (each plugin's ``has_active_run``, in its ``detect_order``).
         retry_for: seconds of retries of transient tracker failures (default 300).
         pending_dir: where a score the tracker did not take is saved (default below).
         on_failure: what happens after the score was saved to a pending file: ``"warn"`` (default:
@@ -59,43 +53,32 @@ def log_final_score(
         TrackerError: no run to write to; or ``on_failure="raise"`` and the write failed.
 
     Returns:
-        ``"wandb"`` or ``"mlflow"``: the tracker written to (or whose score was saved to a pending file).
+        The name of the tracker written to (or whose score was saved to a pending file).
 
     Example:
-        >>> import mlflow                                                    # doctest: +SKIP
-        >>> with mlflow.start_run():                                          # doctest: +SKIP
-        ...     log_final_score(412.0, algorithm="PPO", task="CartPole-v1", seed=3)
+        >>> log_final_score(412.0, algorithm="PPO", task="CartPole-v1", seed=3)  # doctest: +SKIP
     """
     checked = check_final_score(score, algorithm=algorithm, task=task, seed=seed)
     if on_failure not in ("warn", "raise"):
         raise ValueError(f"log_final_score: on_failure must be 'warn' or 'raise', got {on_failure!r}")
-    target = _detect(run)
+    plugin = _detect(run)
     kwargs: dict[str, Any] = {"run": run, "retry_for": retry_for, "pending_dir": pending_dir, "on_failure": on_failure}
-    if target == "wandb":
-        from .wandb.final_score import write_final_score as write_wandb
-
-        write_wandb(checked.score, checked.algorithm, checked.task, checked.seed, **kwargs)
-    else:
-        from .mlflow.final_score import write_final_score as write_mlflow
-
-        write_mlflow(checked.score, checked.algorithm, checked.task, checked.seed, **kwargs)
-    return target
+    plugin.write_final_score(checked.score, checked.algorithm, checked.task, checked.seed, **kwargs)
+    return plugin.name
 
 
-def _detect(run: Any) -> str:
-    if run is not None:
-        if type(run).__module__.startswith("wandb"):
-            return "wandb"
-        return "mlflow"
-    wandb = sys.modules.get("wandb")
-    if wandb is not None and getattr(wandb, "run", None) is not None:
-        return "wandb"
-    mlflow = sys.modules.get("mlflow")
-    if mlflow is not None and mlflow.active_run() is not None:
-        return "mlflow"
-    if os.environ.get("MLFLOW_RUN_ID"):  # an `mlflow run` entry point that has not started its run
-        return "mlflow"
+def _detect(run: Any) -> TrackerPlugin:
+    """The plugin of ``run``, else of the active run (asked in each plugin's ``detect_order``)."""
+    ordered = sorted(registry.plugins(), key=lambda p: p.detect_order)
+    for plugin in ordered:
+        if run is not None and plugin.owns_run(run):
+            return plugin
+        if run is None and plugin.has_active_run():
+            return plugin
     raise TrackerError(
-        "log_final_score: no active tracker run. Call it inside `wandb.init(...)` or `mlflow.start_run()`, "
-        "or pass run=<wandb run | mlflow run id>."
+        "log_final_score: no active tracker run. Call it inside "
+        + " or ".join(p.start_hint for p in ordered)
+        + ", or pass run=<"
+        + " | ".join(p.run_hint for p in ordered)
+        + ">."
     )

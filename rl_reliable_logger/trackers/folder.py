@@ -14,6 +14,9 @@ from .base.publishing import bundle_files
 if TYPE_CHECKING:  # pragma: no cover
     from ..analysis.report import Report
 
+#: How messages name this sink.
+LABEL = "the results folder"
+
 
 class FolderSink:
     """Publish a report as a results bundle in ``path`` (replacing an earlier bundle there as a whole).
@@ -38,7 +41,7 @@ class FolderSink:
         with bundle_files(report, bundle, figures=self.figures) as verified:  # verified before anything is written
             try:
                 if read_bundle(self.path).report_hash == digest:
-                    return PublishResult("folder", str(self.path), None, False, digest)
+                    return PublishResult("folder", str(self.path), None, False, digest, label=LABEL)
             except BundleError:
                 pass  # no bundle yet, or not ours: write_bundle decides whether it may be replaced
 
@@ -51,4 +54,4 @@ class FolderSink:
                 digest=digest,
                 inputs=self.inputs,
             )
-        return PublishResult("folder", str(self.path), None, True, digest)
+        return PublishResult("folder", str(self.path), None, True, digest, label=LABEL)

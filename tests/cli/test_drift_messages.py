@@ -143,7 +143,7 @@ def test_every_option_both_trackers_have_has_one_default():
     assert {"--force-publish", "--publish", "--include-unfinished", "--score-rule", "--retry-for"} <= shared
     assert {flag: mlflow[flag] for flag in shared} == {flag: wandb[flag] for flag in shared}
 
-    from rl_reliable_logger.cli.mlflow import _publish_target
+    from rl_reliable_logger.trackers.mlflow.plugin import publish_target as _publish_target
 
     args = build_parser().parse_args(["mlflow", "--experiment", "e"])
     assert _publish_target(args) == ("new", None)  # W&B's default: tests/trackers/wandb/test_wandb_online.py

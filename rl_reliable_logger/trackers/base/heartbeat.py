@@ -6,9 +6,8 @@ hours. A run whose last heartbeat is older than ``stale_after`` seconds is treat
 is not waited for, it is named on the console, and it is left out like any other crashed run
 (``include_unfinished=True`` keeps it, as it keeps crashed runs).
 
-W&B records a heartbeat per run (``heartbeatAt``). MLflow has none (runs have a start time and
-metric time stamps only) and ``rl-reliable mlflow`` does not wait, so RUNNING MLflow runs are left
-out as unfinished, as before.
+A tracker that records a heartbeat per run uses this; a tracker without one (runs with a start time
+and metric time stamps only) leaves its running runs out as unfinished, as before.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from collections.abc import Iterable
 from ...data.counts import plural
 from .records import RunRecord
 
-#: Default bound: 10 minutes without a heartbeat. Much longer than wandb's own retry waits (at most 60 s
+#: Default bound: 10 minutes without a heartbeat. Much longer than a tracker client's own retry waits (at most 60 s
 #: apart), so a short network outage on the training machine does not turn a live run into a crashed one.
 DEFAULT_STALE_AFTER = 600.0
 #: The state a stale run is given (the one the other crashed runs have).

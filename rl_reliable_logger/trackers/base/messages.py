@@ -4,9 +4,9 @@ Library code writes ``kw("include_unfinished=True")``, which renders as
 ```include_unfinished=True```. A Python user reads the keyword to pass; the CLI replaces each
 backticked keyword it knows with its flag (``rl_reliable_logger.cli.flags``).
 
-Tracker clients raise errors whose text spans many lines: MLflow's REST errors carry the server's
-response body (JSON, or a whole HTML error page), SQLAlchemy adds the SQL and a "Background on this
-error" link, W&B adds tracebacks. :func:`one_line` folds such a text into one redacted line that keeps
+Tracker clients raise errors whose text spans many lines: REST errors carry the server's response
+body (JSON, or a whole HTML error page), SQLAlchemy adds the SQL and a "Background on this error"
+link, some clients add tracebacks. :func:`one_line` folds such a text into one redacted line that keeps
 the cause; :func:`describe_failure` does it for an exception a tracker client raised.
 
 Example:
@@ -21,6 +21,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
+from collections.abc import Collection
 
 from ...redaction import redact
 
@@ -114,14 +115,16 @@ def shorten(text: str, limit: int) -> str:
     return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:") + "…"
 
 
-#: Modules whose exceptions are tracker failures (the store, its database, the network), not bugs of ours.
-TRACKER_MODULES = ("mlflow", "wandb", "sqlalchemy", "sqlite3", "requests", "urllib3", "http", "grpc", "google")
+#: Modules whose exceptions are failures of a tracker's store, its database or the network, not bugs of ours
+#: (the trackers' own client modules come from their plugins: ``trackers.registry.client_modules``).
+TRACKER_MODULES = ("sqlalchemy", "sqlite3", "requests", "urllib3", "http", "grpc", "google")
 
 
-def is_tracker_failure(err: BaseException) -> bool:
-    """True for an exception raised by a tracker client, its database or the network (exit 2, not a bug)."""
-    module = type(err).__module__ or ""
-    return module.split(".")[0] in TRACKER_MODULES
+def is_tracker_failure(err: BaseException, clients: Collection[str] = ()) -> bool:
+    """True for an exception raised by a tracker client (``clients``: their top-level modules), its database or
+    the network (exit 2, not a bug)."""
+    module = (type(err).__module__ or "").split(".")[0]
+    return module in TRACKER_MODULES or module in clients
 
 
 def describe_os_error(err: OSError) -> str:
@@ -134,7 +137,7 @@ def describe_os_error(err: OSError) -> str:
 def describe_failure(err: BaseException) -> str:
     """One redacted line for an exception a tracker client raised: its kind and cause, nothing else."""
     text = str(err)
-    message = getattr(err, "message", None)  # MlflowException keeps the server's message apart
+    message = getattr(err, "message", None)  # some clients' exceptions keep the server's message apart
     if isinstance(message, str) and message.strip():
         text = message
     name = type(err).__name__

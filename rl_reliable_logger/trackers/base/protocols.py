@@ -1,12 +1,12 @@
 """The two roles a tracker plays, as Protocols: a Source of runs and a Sink for reports.
 
-Each tracker (``mlflow/``, ``wandb/``) and the results folder implement them; the CLI and users
+Each tracker (``trackers/<name>/``) and the results folder implement them; the CLI and users
 talk to these shapes only, so every tracker is selected, evaluated and published the same way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -16,9 +16,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ...analysis.report import Report
     from ...data.scores import ScoreTable
     from .records import RunRecord
-
-#: How each sink is named in messages.
-TRACKER_LABELS = {"folder": "the results folder", "mlflow": "MLflow", "wandb": "W&B"}
+    from .request import SourceRequest
 
 
 @dataclass(frozen=True)
@@ -26,13 +24,13 @@ class PublishResult:
     """What a Sink did with a report: where it is, and whether this call created it.
 
     ``created`` is False when the same content (``report_hash``) was already there and nothing
-    new was written, or when the tracker is switched off (``skipped`` says why, e.g.
-    ``WANDB_MODE=disabled``). ``str(result)`` is the target (a run id, an artifact or a folder).
+    new was written, or when the tracker is switched off (``skipped`` says why). ``str(result)`` is the target (a run id, an artifact or a folder);
+    ``label`` names the tracker in messages (its plugin's label).
 
     Example:
-        >>> r = PublishResult("mlflow", "0a1b2c", None, False, "f" * 64)
+        >>> r = PublishResult("folder", "results", None, False, "f" * 64, label="the results folder")
         >>> r.message()
-        'already published to MLflow with the same content (report ffffffff); nothing new written: 0a1b2c'
+        'already published to the results folder with the same content (report ffffffff); nothing new written: results'
     """
 
     tracker: str
@@ -41,13 +39,14 @@ class PublishResult:
     created: bool
     report_hash: str
     skipped: str | None = None
+    label: str = ""
 
     def __str__(self) -> str:
         return self.target
 
     def message(self) -> str:
         """The one sentence every sink prints, in the same words for every tracker."""
-        where = TRACKER_LABELS.get(self.tracker, self.tracker)
+        where = self.label or self.tracker
         if self.skipped:
             return f"not published to {where}: {self.skipped}"
         at = self.target + (f" ({self.url})" if self.url and self.url != self.target else "")
@@ -66,21 +65,8 @@ class Source(Protocol):
         """Every selected run, tracker-neutral (no grouping, nothing dropped)."""
         ...
 
-    def table(
-        self,
-        *,
-        algorithm: str,
-        task: str,
-        seed: str,
-        score: str,
-        include_unfinished: bool = False,
-        on_invalid: str = "raise",
-        curve_key: str | None = None,
-        algorithms: Sequence[str] | None = None,
-        tasks: Sequence[str] | None = None,
-        extra_fields: Mapping[str, str] | None = None,
-    ) -> ScoreTable:
-        """The runs grouped into a ScoreTable by field references (see ``trackers.base.records``)."""
+    def table(self, request: SourceRequest, /) -> ScoreTable:
+        """The runs grouped into a ScoreTable as ``request`` asks (see ``trackers.base.request``)."""
         ...
 
 
@@ -88,7 +74,7 @@ class Source(Protocol):
 class Sink(Protocol):
     """Where a report is published; the target is fixed at construction.
 
-    Contract (the same for every sink; see docs/mlflow.md and docs/wandb.md): content hash
+    Contract (the same for every sink; see each tracker's page under docs/): content hash
     over tables + options; publishing the same content again creates nothing; never writes onto a
     source run; a changed report replaces the previous one; a failed publish never looks
     complete; only the bundle's manifest files are uploaded.

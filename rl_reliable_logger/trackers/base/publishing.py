@@ -1,6 +1,6 @@
 """Publishing rules every Sink shares: the content hash, headline keys, run names, source-run checks.
 
-One implementation here, used by the folder, MLflow and W&B sinks, so "already published", metric
+One implementation here, used by the folder sink and every tracker's sink, so "already published", metric
 names, run names and refusals mean the same on every tracker.
 """
 
@@ -64,7 +64,7 @@ def key_segment(name: str) -> str:
 def headline_metrics(report: Report, *, valid: Callable[[str], bool] | None = None) -> dict[str, float]:
     """``<metric>/<algorithm>``, ``<metric>_low/<algorithm>``, ``<metric>_high/<algorithm>`` per aggregate row.
 
-    The statistic comes first, the algorithm last: MLflow and W&B both group charts into sections by
+    The statistic comes first, the algorithm last: the trackers group charts into sections by
     the part of the key before the first ``/``, so each section holds one statistic (``iqm``,
     ``iqm_low``, ``iqm_high``) with one chart per algorithm. Keys are built by :func:`key_segment`,
     checked against ``valid`` (a tracker's key rule) before anything is written; two rows that would
@@ -194,8 +194,8 @@ def series_key(report: Report) -> str:
 
     Example:
         >>> from rl_reliable_logger.analysis.report import Report
-        >>> a = Report(provenance={"source": {"tracker": "mlflow", "experiments": [{"id": "1"}], "read_at": 1}})
-        >>> b = Report(provenance={"source": {"tracker": "mlflow", "experiments": [{"id": "1"}], "read_at": 2}})
+        >>> a = Report(provenance={"source": {"tracker": "t", "experiments": [{"id": "1"}], "read_at": 1}})
+        >>> b = Report(provenance={"source": {"tracker": "t", "experiments": [{"id": "1"}], "read_at": 2}})
         >>> series_key(a) == series_key(b)
         True
     """

@@ -1,11 +1,11 @@
 """Tracker-neutral run records and the field-reference grammar shared by every adapter.
 
-Adapters (W&B online/offline, MLflow) turn tracker runs into :class:`RunRecord` objects; this
+Each tracker's Source turns its runs into :class:`RunRecord` objects; this
 module turns records into a :class:`~rl_reliable_logger.scores.ScoreTable`, so grouping rules,
 missing-field errors and unfinished-run bookkeeping are the same for every tracker.
 
 Field references: ``config.<key>``, ``summary.<key>``, ``params.<key>``, ``metrics.<key>``,
-``tags.<key>`` (MLflow tag value, or for W&B list tags the part after ``<prefix>:`` / ``<prefix>=``
+``tags.<key>`` (a tag's value, or for list tags the part after ``<prefix>:`` / ``<prefix>=``
 of the tag that starts with it: a tag ``algo:PPO`` gives ``PPO`` for ``tags.algo``) and
 ``run.<attr>`` (``name``, ``id``, ``group``, ``job_type``, ``sweep``, ...).
 """
@@ -20,18 +20,11 @@ import pandas as pd
 
 from ...data.counts import agree, plural
 from ...data.scores import FINAL_SCORE, ScoreTable, seed_key
-from ...errors import ScoreTableError
+from ...errors import InputError, ScoreTableError
 from .drops import drop_summary
 from .messages import DROP_INVALID, kw
+from .request import REF_FIELDS, SourceRequest
 from .scoring import MAX_BIAS_WARNING, ScoreRule, final_value_problem, history_name, parse_score_rule, score_refs
-
-#: The end-of-training convention: names written by :func:`rl_reliable_logger.log_final_score`.
-DEFAULT_KEYS = {
-    "algorithm": "rl_reliable_algorithm",
-    "task": "rl_reliable_task",
-    "seed": "rl_reliable_seed",
-    "score": "rl_reliable_final_score",
-}
 
 KINDS = ("config", "summary", "params", "metrics", "tags", "run")
 FINISHED = "finished"
@@ -167,27 +160,17 @@ def _final_score(record: RunRecord, refs: list[FieldRef], rule: ScoreRule) -> tu
 
 def records_to_table(
     records: Iterable[RunRecord],
+    request: SourceRequest | None = None,
     *,
-    algorithm: str,
-    task: str,
-    seed: str,
-    score: str | Sequence[str],
-    run_key: str | None = None,
-    include_unfinished: bool = False,
-    on_invalid: str = "raise",
-    history_key: str | None = None,
     source: Mapping[str, Any] | None = None,
-    extra_fields: Mapping[str, str] | None = None,
-    variant: Sequence[str] = (),
-    score_rule: str | ScoreRule | None = None,
-    names: str = "strict",
+    **keywords: Any,
 ) -> ScoreTable:
-    """Group tracker runs into a ScoreTable with the given field references.
+    """Group tracker runs into a ScoreTable by the field references of ``request`` (or its keywords).
 
     ``score`` is the final score: one reference or a fallback list (the first one a run has is
     used; the count per reference is in provenance). ``score_rule`` (``last``, ``mean-last-N``,
     ``at-budget:STEP``, ``max``; see :mod:`.scoring`) reads it from the key's history. With
-    ``history_key`` the table also gets one row per logged step of that key (the learning curve);
+    ``curve_key`` the table also gets one row per logged step of that key (the learning curve);
     the final scores stay the score key's values (column ``final_score``). ``variant`` references
     are appended to the algorithm label (``PPO lr=0.001``), one label per sweep configuration.
     ``names`` is ScoreTable's (``"normalize"`` strips and NFC-normalises names instead of refusing them).
@@ -208,32 +191,13 @@ def records_to_table(
         [['PPO', 'Pong', 1.0]]
     """
     try:
-        score_list = score_refs(score)
-        rule = parse_score_rule(score_rule)
-    except ValueError as err:
+        req = SourceRequest.of(request, **keywords)
+    except InputError as err:
         raise ScoreTableError(str(err)) from None
-    refs: dict[str, str] = {"algorithm": algorithm, "task": task, "seed": seed}
-    if run_key:
-        refs["run_key"] = run_key
-    for name, extra in (extra_fields or {}).items():
-        refs[name] = extra
-    parsed: dict[str, FieldRef] = {}
-    for name, text in [*refs.items(), *((f"variant {v}", v) for v in variant)]:
-        try:
-            parsed[name] = parse_field_ref(text)
-        except ValueError as err:
-            raise ScoreTableError(f"{kw(name.split(' ')[0] + '=')}: {err}") from None
-    score_parsed = []
-    for text in score_list:
-        try:
-            score_parsed.append(parse_field_ref(text))
-        except ValueError as err:
-            raise ScoreTableError(f"{kw('score=')}: {err}") from None
+    fields_ = _Fields.parse(req)
     records = list(records)
     info: dict[str, Any] = dict(source or {})
-    info["fields"] = {**refs, "score": score_list[0] if len(score_list) == 1 else score_list}
-    if variant:
-        info["fields"]["variant"] = list(variant)
+    info["fields"] = fields_.provenance()
     info["n_runs_seen"] = len(records)
     if not records:
         raise ScoreTableError(
@@ -241,27 +205,106 @@ def records_to_table(
             + (f" in {info['location']}" if "location" in info else "")
             + ". Check the project / experiment name and the filter."
         )
-    excluded: list[dict[str, Any]] = []
-    candidates: list[tuple[RunRecord, dict[str, Any], Any]] = []
-    problems: dict[str, list[str]] = {}
-    dropped: list[dict[str, Any]] = []
-    used_refs: dict[str, int] = {}
-
-    def problem(kind: str, record: RunRecord, values: Mapping[str, Any]) -> None:
-        problems.setdefault(kind, []).append(_run_label(record))
-        label = values.get("algorithm")
-        if label is not None and all(f"variant {v}" in values for v in variant):
-            label = variant_label(label, {str(parsed[f"variant {v}"]): values[f"variant {v}"] for v in variant})
-        dropped.append({"run_id": record.run_id, "algorithm": label, "task": values.get("task"), "reason": kind})
-
+    grouping = _Grouping(fields_)
     for record in records:
-        state = (record.state or "").lower()
-        if state != FINISHED and not include_unfinished:
-            excluded.append({"run_id": record.run_id, "name": record.name, "state": state or "unknown"})
-            continue
+        grouping.add(record)
+    if not req.run_key:
+        grouping.drop_duplicates()
+    info["excluded"] = grouping.excluded
+    if grouping.excluded:
+        by_state: dict[str, int] = {}
+        for e in grouping.excluded:
+            by_state[e["state"]] = by_state.get(e["state"], 0) + 1
+        info["excluded_summary"] = by_state
+    if grouping.problems and req.on_invalid != "drop":
+        raise ScoreTableError(_problems_message(grouping.problems))
+    rows = grouping.rows()
+    info["score"] = fields_.score_provenance(grouping.used_refs)
+    if not rows:
+        raise ScoreTableError(_no_rows_message(info, records, grouping))
+    table = ScoreTable(
+        pd.DataFrame(rows),
+        run_id="run_id",
+        step="step" if req.history_key is not None else None,
+        on_invalid=req.on_invalid,  # type: ignore[arg-type]
+        source=info,
+        names=req.names,  # type: ignore[arg-type]
+    )
+    _add_warnings(table, grouping, n_runs=len(records) - len(grouping.excluded))
+    return table
+
+
+@dataclass(frozen=True)
+class _Fields:
+    """The parsed references of a request: the fields a run must have, its score keys and rule."""
+
+    request: SourceRequest
+    refs: dict[str, str]
+    parsed: dict[str, FieldRef]
+    scores: list[str]
+    score_parsed: list[FieldRef]
+    rule: ScoreRule
+
+    @classmethod
+    def parse(cls, req: SourceRequest) -> _Fields:
+        try:
+            missing = [name for name in REF_FIELDS if getattr(req, name) is None]
+            if missing:
+                raise ValueError(f"{kw(missing[0] + '=')} is needed: name the field reference of each run")
+            scores = score_refs(req.score or ())
+            rule = parse_score_rule(req.score_rule)
+        except ValueError as err:
+            raise ScoreTableError(str(err)) from None
+        refs = req.refs()
+        if req.run_key:
+            refs["run_key"] = req.run_key
+        refs.update(req.extra_fields or {})
+        parsed: dict[str, FieldRef] = {}
+        for name, text in [*refs.items(), *((f"variant {v}", v) for v in req.variant)]:
+            try:
+                parsed[name] = parse_field_ref(text)
+            except ValueError as err:
+                raise ScoreTableError(f"{kw(name.split(' ')[0] + '=')}: {err}") from None
+        score_parsed = []
+        for text in scores:
+            try:
+                score_parsed.append(parse_field_ref(text))
+            except ValueError as err:
+                raise ScoreTableError(f"{kw('score=')}: {err}") from None
+        return cls(req, refs, parsed, scores, score_parsed, rule)
+
+    def provenance(self) -> dict[str, Any]:
+        out: dict[str, Any] = {**self.refs, "score": self.scores[0] if len(self.scores) == 1 else self.scores}
+        if self.request.variant:
+            out["variant"] = list(self.request.variant)
+        return out
+
+    def score_provenance(self, used_refs: Mapping[str, int]) -> dict[str, Any]:
+        history_key = self.request.history_key
+        return {
+            "keys": self.scores,
+            "rule": str(self.rule),
+            "runs_per_key": dict(used_refs),
+            "curve_key": history_key,
+            "final_scores_from": f"{' or '.join(self.scores)} ({self.rule})"
+            + (f"; the curve key {history_key} gives the learning curves only" if history_key else ""),
+        }
+
+    def variants(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        return {str(self.parsed[f"variant {v}"]): values[f"variant {v}"] for v in self.request.variant}
+
+    def label(self, values: Mapping[str, Any]) -> Any:
+        """The algorithm label of a run's values (None when it lacks the algorithm or a variant field)."""
+        label = values.get("algorithm")
+        if label is not None and all(f"variant {v}" in values for v in self.request.variant):
+            label = variant_label(label, self.variants(values))
+        return label
+
+    def values(self, record: RunRecord) -> tuple[dict[str, Any], list[str]]:
+        """(values of the fields, references the run lacks that it must have)."""
         values: dict[str, Any] = {}
         lacks = []
-        for name, ref in parsed.items():
+        for name, ref in self.parsed.items():
             try:
                 values[name] = resolve(record, ref)
             except KeyError:
@@ -269,90 +312,115 @@ def records_to_table(
                     lacks.append(str(ref))
                 else:
                     values[name] = None
-        final, used, why = _final_score(record, score_parsed, rule)
+        return values, lacks
+
+
+class _Grouping:
+    """The runs of one ``records_to_table`` call sorted into candidates, exclusions, problems and drops."""
+
+    def __init__(self, fields_: _Fields):
+        self.fields = fields_
+        self.excluded: list[dict[str, Any]] = []
+        self.candidates: list[tuple[RunRecord, dict[str, Any], Any]] = []
+        self.problems: dict[str, list[str]] = {}
+        self.dropped: list[dict[str, Any]] = []
+        self.used_refs: dict[str, int] = {}
+
+    def problem(self, kind: str, record: RunRecord, values: Mapping[str, Any]) -> None:
+        self.problems.setdefault(kind, []).append(_run_label(record))
+        label = self.fields.label(values)
+        self.dropped.append({"run_id": record.run_id, "algorithm": label, "task": values.get("task"), "reason": kind})
+
+    def add(self, record: RunRecord) -> None:
+        """Sort one run: excluded (unfinished), a problem (a missing field, a bad score) or a candidate."""
+        state = (record.state or "").lower()
+        if state != FINISHED and not self.fields.request.include_unfinished:
+            self.excluded.append({"run_id": record.run_id, "name": record.name, "state": state or "unknown"})
+            return
+        values, lacks = self.fields.values(record)
+        final, used, why = _final_score(record, self.fields.score_parsed, self.fields.rule)
         if used is None:
-            what = " or ".join(score_list)
-            lacks.append(f"history of {what}" if rule.needs_history else what)
+            what = " or ".join(self.fields.scores)
+            lacks.append(f"history of {what}" if self.fields.rule.needs_history else what)
         if lacks:
-            problem("missing field(s) " + ", ".join(lacks), record, values)
-            continue
+            self.problem("missing field(s) " + ", ".join(lacks), record, values)
+            return
         if why is not None:
-            problem(why.split(": ", 1)[1] if ": " in why else why, record, values)
-            continue
+            self.problem(why.split(": ", 1)[1] if ": " in why else why, record, values)
+            return
         bad = final_value_problem(final)
         if bad is not None:
-            problem(f"{bad} in {used}", record, values)
-            continue
-        used_refs[str(used)] = used_refs.get(str(used), 0) + 1
-        variants = {str(parsed[f"variant {v}"]): values[f"variant {v}"] for v in variant}
-        values["algorithm"] = variant_label(values["algorithm"], variants)
+            self.problem(f"{bad} in {used}", record, values)
+            return
+        self.used_refs[str(used)] = self.used_refs.get(str(used), 0) + 1
+        values["algorithm"] = variant_label(values["algorithm"], self.fields.variants(values))
         values["_score_key"] = str(used)
-        candidates.append((record, values, float(final)))
+        self.candidates.append((record, values, float(final)))
 
-    # duplicates: the same configuration and seed twice (reported once, naming every run id)
-    if not run_key:
+    def drop_duplicates(self) -> None:
+        """The same configuration and seed twice: reported once, naming every run id; the first is kept."""
         groups: dict[tuple[Any, ...], list[tuple[RunRecord, dict[str, Any], Any]]] = {}
-        for cand in candidates:
+        for cand in self.candidates:
             _, values, _ = cand
             key = (str(values["algorithm"]), str(values["task"]), seed_key(values["seed"])) + tuple(
-                str(values.get(name)) for name in (extra_fields or {})
+                str(values.get(name)) for name in (self.fields.request.extra_fields or {})
             )
             groups.setdefault(key, []).append(cand)
-        kept = []
+        keep_ids = set()
         for key, group in groups.items():
-            kept.append(group[0])
+            keep_ids.add(id(group[0][0]))
             if len(group) > 1:
-                ids = ", ".join(_run_label(r) for r, _, _ in group)
-                kind = f"duplicate seed {key[2]} for {key[0]} / {key[1]}: runs {ids}"
-                problems.setdefault(kind, []).extend(_run_label(r) for r, _, _ in group[1:])
-                for r, values, _ in group[1:]:
-                    dropped.append(
-                        {
-                            "run_id": r.run_id,
-                            "algorithm": values["algorithm"],
-                            "task": values["task"],
-                            "reason": f"duplicate seed {key[2]} (also run {group[0][0].run_id})",
-                        }
-                    )
-        keep_ids = {id(c[0]) for c in kept}
-        candidates = [c for c in candidates if id(c[0]) in keep_ids]
+                self._duplicate(key, group)
+        self.candidates = [c for c in self.candidates if id(c[0]) in keep_ids]
 
-    info["excluded"] = excluded
-    if excluded:
-        by_state: dict[str, int] = {}
-        for e in excluded:
-            by_state[e["state"]] = by_state.get(e["state"], 0) + 1
-        info["excluded_summary"] = by_state
-    if problems and on_invalid != "drop":
-        lines = []
-        for kind, runs in problems.items():
-            if kind.startswith("duplicate"):
-                lines.append(kind)
-            else:
-                what = (
-                    f"{agree(len(runs), 'lack')} {kind[17:]}" if kind.startswith("missing field(s) ") else f"— {kind}"
-                )
-                lines.append(
-                    f"{plural(len(runs), 'run')} {what}: {', '.join(runs[:10])}" + (" ..." if len(runs) > 10 else "")
-                )
-        hint = (
-            f"Name the right fields with {kw('algorithm=')}, {kw('task=')}, {kw('seed=')} and {kw('score=')} "
-            f"(a comma-separated fallback list for mixed conventions)"
-        )
-        if any(k.startswith("duplicate") for k in problems):
-            hint += (
-                f"; for a sweep, tell configurations apart with {kw('variant=')} or {kw('extra_fields=')}, or pass "
-                f"{kw('run_key=')} (e.g. run.id) if these are deliberately repeated runs"
+    def _duplicate(self, key: tuple[Any, ...], group: list[tuple[RunRecord, dict[str, Any], Any]]) -> None:
+        ids = ", ".join(_run_label(r) for r, _, _ in group)
+        kind = f"duplicate seed {key[2]} for {key[0]} / {key[1]}: runs {ids}"
+        self.problems.setdefault(kind, []).extend(_run_label(r) for r, _, _ in group[1:])
+        for r, values, _ in group[1:]:
+            self.dropped.append(
+                {
+                    "run_id": r.run_id,
+                    "algorithm": values["algorithm"],
+                    "task": values["task"],
+                    "reason": f"duplicate seed {key[2]} (also run {group[0][0].run_id})",
+                }
             )
-        raise ScoreTableError(
-            "some runs cannot be used:\n"
-            + "\n".join(f"  - {line}" for line in lines)
-            + f"\n{hint}; or pass {kw(DROP_INVALID)} to leave these runs out (they are listed in provenance)."
-        )
 
-    rows: list[dict[str, Any]] = []
-    missing_curve: list[str] = []
-    for record, values, final in candidates:
+    def rows(self) -> list[dict[str, Any]]:
+        """The table's rows: one per run, or one per logged step of the curve key (runs without it dropped)."""
+        req = self.fields.request
+        history_key = req.history_key
+        rows: list[dict[str, Any]] = []
+        missing_curve: list[str] = []
+        for record, values, final in self.candidates:
+            base = self._base_row(record, values)
+            if history_key is None:
+                rows.append({**base, "score": final})
+                continue
+            hist = (record.history or {}).get(history_key)
+            if not hist:
+                missing_curve.append(_run_label(record))
+                self.dropped.append(
+                    {
+                        "run_id": record.run_id,
+                        "algorithm": values["algorithm"],
+                        "task": values["task"],
+                        "reason": f"no logged history of the curve key {history_key}",
+                    }
+                )
+                continue
+            rows.extend({**base, "step": step, "score": value, FINAL_SCORE: final} for step, value in hist)
+        if missing_curve and req.on_invalid != "drop":
+            raise ScoreTableError(
+                f"{plural(len(missing_curve), 'run')} {agree(len(missing_curve), 'have')} a final score but no logged history of the curve key "
+                f"{history_key!r}: {', '.join(missing_curve[:10])}"
+                + (" ..." if len(missing_curve) > 10 else "")
+                + f". Check {kw('curve_key=')}, or pass {kw(DROP_INVALID)} to leave these runs out."
+            )
+        return rows
+
+    def _base_row(self, record: RunRecord, values: Mapping[str, Any]) -> dict[str, Any]:
         base = {
             "algorithm": values["algorithm"],
             "task": values["task"],
@@ -364,89 +432,74 @@ def records_to_table(
             "state": (record.state or "").lower(),
             "score_key": values["_score_key"],
         }
-        for name in extra_fields or {}:
+        for name in self.fields.request.extra_fields or {}:
             base[name] = values.get(name)
         if record.attrs.get("url"):
             base["url"] = record.attrs["url"]
-        if history_key is not None:
-            hist = (record.history or {}).get(history_key)
-            if not hist:
-                missing_curve.append(_run_label(record))
-                dropped.append(
-                    {
-                        "run_id": record.run_id,
-                        "algorithm": values["algorithm"],
-                        "task": values["task"],
-                        "reason": f"no logged history of the curve key {history_key}",
-                    }
-                )
-                continue
-            for step, value in hist:
-                rows.append({**base, "step": step, "score": value, FINAL_SCORE: final})
-        else:
-            rows.append({**base, "score": final})
-    if missing_curve and on_invalid != "drop":
-        raise ScoreTableError(
-            f"{plural(len(missing_curve), 'run')} {agree(len(missing_curve), 'have')} a final score but no logged history of the curve key "
-            f"{history_key!r}: {', '.join(missing_curve[:10])}"
-            + (" ..." if len(missing_curve) > 10 else "")
-            + f". Check {kw('curve_key=')}, or pass {kw(DROP_INVALID)} to leave these runs out."
-        )
-    info["score"] = {
-        "keys": score_list,
-        "rule": str(rule),
-        "runs_per_key": used_refs,
-        "curve_key": history_key,
-        "final_scores_from": f"{' or '.join(score_list)} ({rule})"
-        + (f"; the curve key {history_key} gives the learning curves only" if history_key else ""),
-    }
-    if not rows:
-        states = ", ".join(f"{n} {s}" for s, n in info.get("excluded_summary", {}).items())
-        raise ScoreTableError(
-            "no usable runs"
-            + (
-                f": all {len(records)} runs were skipped ({states}); pass {kw('include_unfinished=True')} to use them"
-                if excluded and not candidates
-                else f": every run was dropped ({len(dropped)} drop(s))"
-                if dropped
-                else ""
-            )
-        )
-    frame = pd.DataFrame(rows)
-    table = ScoreTable(
-        frame,
-        run_id="run_id",
-        step="step" if history_key is not None else None,
-        on_invalid=on_invalid,  # type: ignore[arg-type]
-        source=info,
-        names=names,  # type: ignore[arg-type]
+        return base
+
+
+def _problems_message(problems: Mapping[str, list[str]]) -> str:
+    """The error naming every run that cannot be used, by kind of problem, and what to do."""
+    lines = []
+    for kind, runs in problems.items():
+        if kind.startswith("duplicate"):
+            lines.append(kind)
+            continue
+        what = f"{agree(len(runs), 'lack')} {kind[17:]}" if kind.startswith("missing field(s) ") else f"— {kind}"
+        lines.append(f"{plural(len(runs), 'run')} {what}: {', '.join(runs[:10])}" + (" ..." if len(runs) > 10 else ""))
+    hint = (
+        f"Name the right fields with {kw('algorithm=')}, {kw('task=')}, {kw('seed=')} and {kw('score=')} "
+        f"(a comma-separated fallback list for mixed conventions)"
     )
-    if dropped:
-        table.dropped = pd.concat([pd.DataFrame(dropped), table.dropped], ignore_index=True)
-    if rule.kind == "max":
+    if any(k.startswith("duplicate") for k in problems):
+        hint += (
+            f"; for a sweep, tell configurations apart with {kw('variant=')} or {kw('extra_fields=')}, or pass "
+            f"{kw('run_key=')} (e.g. run.id) if these are deliberately repeated runs"
+        )
+    return (
+        "some runs cannot be used:\n"
+        + "\n".join(f"  - {line}" for line in lines)
+        + f"\n{hint}; or pass {kw(DROP_INVALID)} to leave these runs out (they are listed in provenance)."
+    )
+
+
+def _no_rows_message(info: Mapping[str, Any], records: Sequence[RunRecord], grouping: _Grouping) -> str:
+    states = ", ".join(f"{n} {s}" for s, n in info.get("excluded_summary", {}).items())
+    return "no usable runs" + (
+        f": all {len(records)} runs were skipped ({states}); pass {kw('include_unfinished=True')} to use them"
+        if grouping.excluded and not grouping.candidates
+        else f": every run was dropped ({len(grouping.dropped)} drop(s))"
+        if grouping.dropped
+        else ""
+    )
+
+
+def _add_warnings(table: ScoreTable, grouping: _Grouping, *, n_runs: int) -> None:
+    """The drops, the max-rule bias and a mixed score key, in ``table.dropped`` and ``table.warnings``."""
+    if grouping.dropped:
+        table.dropped = pd.concat([pd.DataFrame(grouping.dropped), table.dropped], ignore_index=True)
+    if grouping.fields.rule.kind == "max":
         table.warnings.append(MAX_BIAS_WARNING)
-    if len(used_refs) > 1:
+    if len(grouping.used_refs) > 1:
         table.warnings.append(
             "final scores come from several keys (fallback list): "
-            + ", ".join(f"{plural(n, 'run')} from {ref}" for ref, n in used_refs.items())
+            + ", ".join(f"{plural(n, 'run')} from {ref}" for ref, n in grouping.used_refs.items())
         )
-    if len(table.dropped):
-        before: dict[tuple[str, str], set[str]] = {}
-        for record, values, _ in candidates:
-            before.setdefault((str(values["algorithm"]), str(values["task"])), set()).add(record.run_id)
-        for d in dropped:
-            if d.get("algorithm") is not None and d.get("task") is not None:
-                before.setdefault((str(d["algorithm"]), str(d["task"])), set()).add(str(d["run_id"]))
-        final_frame = table.final().frame
-        after = final_frame.groupby(["algorithm", "task"])["run_id"].nunique().to_dict()
-        n_total = len(records) - len(excluded)
-        lines = drop_summary(
-            table.dropped.to_dict("records"),
-            n_runs=n_total,
-            cells_before={k: len(v) for k, v in before.items()},
-            cells_after={(str(a), str(t)): int(n) for (a, t), n in after.items()},
-        )
-        info_lines = list(lines)
-        table.source["drop_summary"] = info_lines
-        table.warnings.extend(info_lines)
-    return table
+    if not len(table.dropped):
+        return
+    before: dict[tuple[str, str], set[str]] = {}
+    for record, values, _ in grouping.candidates:
+        before.setdefault((str(values["algorithm"]), str(values["task"])), set()).add(record.run_id)
+    for d in grouping.dropped:
+        if d.get("algorithm") is not None and d.get("task") is not None:
+            before.setdefault((str(d["algorithm"]), str(d["task"])), set()).add(str(d["run_id"]))
+    after = table.final().frame.groupby(["algorithm", "task"])["run_id"].nunique().to_dict()
+    lines = drop_summary(
+        table.dropped.to_dict("records"),
+        n_runs=n_runs,
+        cells_before={k: len(v) for k, v in before.items()},
+        cells_after={(str(a), str(t)): int(n) for (a, t), n in after.items()},
+    )
+    table.source["drop_summary"] = list(lines)
+    table.warnings.extend(lines)

@@ -142,7 +142,7 @@ class RetryPolicy:
     the computed wait), as long as the next attempt starts within ``total`` seconds of the call.
     With ``bounded`` (the default) each attempt runs in a worker thread and the caller stops waiting
     ``request_timeout`` seconds after the budget ends, whatever the tracker client does inside
-    (MLflow's own HTTP retries and timeouts included); the abandoned attempt is left to finish in
+    (its own HTTP retries and timeouts included); the abandoned attempt is left to finish in
     the background. Nothing process-wide changes: the deadline belongs to this call alone.
     ``progress`` receives one line per retry, and every ``progress_every`` seconds while waiting.
 
@@ -284,12 +284,12 @@ class RetryPolicy:
 
 @dataclass
 class Deadline:
-    """One wall-clock budget shared by the steps of one tracker call (e.g. a whole W&B publish).
+    """One wall-clock budget shared by the steps of one tracker call (e.g. a whole publish).
 
     The call ends by ``start + total + request_timeout`` (the :class:`RetryPolicy`'s promise), whatever
     the steps: :meth:`step` is the policy for the next step (its retries and its last request end at
     that same moment), :meth:`timeout` the client-side timeout to hand to a library call that has its
-    own (``wandb.Settings(init_timeout=...)``, ``Artifact.wait(timeout=...)``), and :meth:`waiting`
+    own (an init or upload timeout), and :meth:`waiting`
     prints progress while such a call blocks. Nothing process-wide changes: the deadline is this call's.
     """
 

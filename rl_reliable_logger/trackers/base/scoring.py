@@ -4,7 +4,7 @@ The final score and the learning curve are separate inputs. The score key (``sum
 ``metrics.eval_return``; several keys form a fallback list for mixed conventions: the first one a run
 has is used) gives the final score. The score rule says how:
 
-* ``last`` (default): the key's stored value (W&B summary, MLflow latest metric value);
+* ``last`` (default): the key's stored value (a summary value, a latest metric value);
 * ``mean-last-N``: the mean of the key's last N logged values (its history);
 * ``at-budget:STEP``: the key's last logged value at or before STEP (runs that stop short are named);
 * ``max``: the best logged value (biased upwards: maximising over noisy evaluations).

@@ -1,6 +1,6 @@
 """Which tracker runs are analysed: the client-side selection every tracker shares.
 
-A tracker lists runs (server-side filters differ: MLflow has no OR, W&B cannot filter nested
+A tracker lists runs (server-side filters differ: one has no OR, another cannot filter nested
 config keys); this module then decides, the same way for every tracker, which of them go into the
 ScoreTable: earlier analysis runs and runs that carry none of the fields are skipped (and listed
 with a reason), ``algorithms`` / ``tasks`` keep only those values, and a typo in them is an error
@@ -10,12 +10,14 @@ naming the values that exist.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ...data.counts import agree, plural
 from ...errors import InputError
 from .messages import kw
 from .records import FINISHED, FieldRef, RunRecord, parse_field_ref, records_to_table, resolve, variant_label
+from .request import SourceRequest
 from .scoring import history_name, parse_score_rule, score_refs
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -118,50 +120,45 @@ def unrelated_warning(skipped: Sequence[Mapping[str, Any]], refs: Mapping[str, s
 
 def source_table(
     records: Sequence[RunRecord],
+    request: SourceRequest,
     *,
     tracker: str,
-    refs: Mapping[str, str | Sequence[str]],
     is_analysis: Callable[[RunRecord], bool],
     source: Mapping[str, Any],
-    include_unfinished: bool = False,
-    on_invalid: str = "raise",
-    history_key: str | None = None,
     fill_history: Callable[[list[RunRecord], str], None] | None = None,
-    algorithms: Sequence[str] | None = None,
-    tasks: Sequence[str] | None = None,
-    extra_fields: Mapping[str, str] | None = None,
-    run_key: str | None = None,
-    variant: Sequence[str] = (),
-    score_rule: str | None = None,
-    names: str = "strict",
 ) -> ScoreTable:
     """Select runs and group them into a ScoreTable: the one path every tracker Source takes.
 
-    ``refs["score"]`` may be a fallback list (``"summary.a,summary.b"``); ``score_rule``, ``variant``
-    and ``run_key`` are as in :func:`~.records.records_to_table`. ``fill_history(kept_runs, key)``
-    reads histories only for the runs that are used (a tracker that already has them passes None).
-    Skipped runs are listed in ``table.source["skipped"]``; unrelated and unfinished runs are also
-    said in ``table.warnings`` (printed on the console).
+    ``request`` has its field references set (:meth:`SourceRequest.with_defaults`); its ``score`` may be a
+    fallback list (``"summary.a,summary.b"``). ``fill_history(kept_runs, key)`` reads histories only for
+    the runs that are used (a tracker that already has them passes None). Skipped runs are listed in
+    ``table.source["skipped"]``; unrelated and unfinished runs are also said in ``table.warnings``
+    (printed on the console); ``tracker`` is its label in those sentences.
     """
     try:
-        scores = score_refs(refs["score"])
-        rule = parse_score_rule(score_rule)
+        scores = score_refs(request.score or ())
+        rule = parse_score_rule(request.score_rule)
     except ValueError as err:
         raise InputError(str(err)) from None
-    shown: dict[str, str] = {name: str(refs[name]) for name in ("algorithm", "task", "seed")}
+    shown = request.refs()
     parsed = parse_refs(shown)
     parsed.update(parse_refs({f"score {i}": ref for i, ref in enumerate(scores)}))
     flat = {**shown, "score": ",".join(scores)}
-    variant_refs = [parse_refs({"variant": ref})["variant"] for ref in variant]
+    variant_refs = [parse_refs({"variant": ref})["variant"] for ref in request.variant]
     kept, skipped = select_records(
-        records, parsed, is_analysis=is_analysis, algorithms=algorithms, tasks=tasks, variant=variant_refs
+        records,
+        parsed,
+        is_analysis=is_analysis,
+        algorithms=request.algorithms,
+        tasks=request.tasks,
+        variant=variant_refs,
     )
     info = dict(source)
     info.update({"n_runs_found": len(records), "skipped": skipped})
-    if algorithms:
-        info["algorithms_selected"] = [str(a) for a in algorithms]
-    if tasks:
-        info["tasks_selected"] = [str(t) for t in tasks]
+    if request.algorithms:
+        info["algorithms_selected"] = [str(a) for a in request.algorithms]
+    if request.tasks:
+        info["tasks_selected"] = [str(t) for t in request.tasks]
     where = info.get("location", f"the {tracker} runs")
     if not kept:
         reason = (
@@ -174,27 +171,14 @@ def source_table(
             f"no runs to analyse in {where}{reason}. Runs need the fields named by {kw('algorithm=')}, "
             f"{kw('task=')}, {kw('seed=')} and {kw('score=')} (default: what rl_reliable_logger.log_final_score writes)."
         )
-    wanted = [history_key] if history_key is not None else []
+    wanted = [request.history_key] if request.history_key is not None else []
     if rule.needs_history:
         wanted += [history_name(ref) for ref in scores]
     if wanted and fill_history is not None:
-        used = [r for r in kept if include_unfinished or r.state == FINISHED]
+        used = [r for r in kept if request.include_unfinished or r.state == FINISHED]
         for key in dict.fromkeys(wanted):
             fill_history(used, key)
-    table = records_to_table(
-        kept,
-        **shown,
-        score=scores,
-        include_unfinished=include_unfinished,
-        on_invalid=on_invalid,
-        history_key=history_key,
-        source=info,
-        extra_fields=extra_fields,
-        run_key=run_key,
-        variant=variant,
-        score_rule=rule,
-        names=names,
-    )
+    table = records_to_table(kept, replace(request, score=scores, score_rule=rule), source=info)
     note = unrelated_warning(skipped, flat, tracker)
     if note:
         table.warnings.append(note)

@@ -17,7 +17,7 @@ from ...errors import InputError, TrackerError
 from ..base.final_score import FinalScore, check_final_score
 from ..base.messages import kw
 from ..base.pending import PendingScore, report_failure
-from ..base.records import DEFAULT_KEYS
+from ..base.request import DEFAULT_KEYS
 from ..base.retry import DEFAULT_RETRY_FOR, RetryPolicy
 from .client import Tracker, _import_mlflow, _sqlite_path
 

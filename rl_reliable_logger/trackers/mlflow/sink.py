@@ -1,6 +1,6 @@
 """MLflow as a Sink: publish a Report onto a new analysis run or an existing parent run.
 
-What lands on the run (the contract shared with W&B is in ``trackers/base/protocols.py``):
+What lands on the run (the contract every sink shares is in ``trackers/base/protocols.py``):
 
 * ``rl_reliable/<hash16>/bundle/`` -- the verified results bundle (only its manifest files);
   ``rl_reliable/<hash16>/tables/*.json`` -- every table as MLflow table JSON, registered in
@@ -58,6 +58,7 @@ from ..base.publishing import (
 )
 from ..base.retry import TRANSIENT, RetryPolicy, classify
 from .client import Tracker, _run_url
+from .names import LABEL
 from .presentation import (
     HEADLINE_STEP,
     PARENT_TAG,
@@ -244,7 +245,7 @@ class MlflowSink:
         self.experiment = experiment
         self.parent_run_id = parent_run_id
         self.figures = figures
-        self.force = force  # a new analysis run even when one with the same content exists (as on W&B)
+        self.force = force  # a new analysis run even when one with the same content exists (as on every tracker)
         self.retry = retry
 
     def publish(self, report: Report, *, bundle: str | os.PathLike | None = None) -> PublishResult:
@@ -274,13 +275,13 @@ class MlflowSink:
             ) from err
         url = _run_url(client.uri, run.info.experiment_id, run_id)
         if _complete(run.data.tags, digest):
-            return PublishResult("mlflow", run_id, url, False, digest)
+            return PublishResult("mlflow", run_id, url, False, digest, label=LABEL)
         with _lease(client, run_id):  # one publisher at a time on a run that already exists
             if _complete(client.call("reading the parent run", client.client.get_run, run_id).data.tags, digest):
-                return PublishResult("mlflow", run_id, url, False, digest)  # published while we waited
+                return PublishResult("mlflow", run_id, url, False, digest, label=LABEL)  # published while we waited
             _set_tags(client, run_id, {STATE_TAG: "writing"})
             self._write_verified(client, run, report, digest, metrics, verified, end_failed=False)
-        return PublishResult("mlflow", run_id, url, True, digest)
+        return PublishResult("mlflow", run_id, url, True, digest, label=LABEL)
 
     def _write_verified(
         self,
@@ -316,7 +317,7 @@ class MlflowSink:
         if earlier:
             first = earlier[0].info.run_id
             _make_current(client, exp_id, series, first)
-            return PublishResult("mlflow", first, _run_url(client.uri, exp_id, first), False, digest)
+            return PublishResult("mlflow", first, _run_url(client.uri, exp_id, first), False, digest, label=LABEL)
         tags = {
             ROLE_TAG: ANALYSIS_ROLE,
             STATE_TAG: "writing",
@@ -339,9 +340,9 @@ class MlflowSink:
             client.call("removing a duplicate analysis run", client.client.delete_run, run_id)
             first = same[0].info.run_id
             _make_current(client, exp_id, series, first)
-            return PublishResult("mlflow", first, _run_url(client.uri, exp_id, first), False, digest)
+            return PublishResult("mlflow", first, _run_url(client.uri, exp_id, first), False, digest, label=LABEL)
         _make_current(client, exp_id, series, run_id)
-        return PublishResult("mlflow", run_id, _run_url(client.uri, exp_id, run_id), True, digest)
+        return PublishResult("mlflow", run_id, _run_url(client.uri, exp_id, run_id), True, digest, label=LABEL)
 
     # ------------------------------------------------------------------ writing
     def _write(

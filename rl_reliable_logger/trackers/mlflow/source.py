@@ -12,22 +12,16 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...errors import TrackerError
-from ..base.records import DEFAULT_KEYS, RunRecord
+from ..base.records import RunRecord
+from ..base.request import SourceRequest
 from ..base.retry import RetryPolicy
-from ..base.scoring import history_name
 from ..base.selection import source_table
 from .client import PAGE_SIZE, Tracker, _is_remote, _run_url
+from .names import DEFAULT_REFS
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...data.scores import ScoreTable
 
-#: Field references of the end-of-training convention (what ``log_final_score`` writes).
-DEFAULT_REFS = {
-    "algorithm": f"tags.{DEFAULT_KEYS['algorithm']}",
-    "task": f"tags.{DEFAULT_KEYS['task']}",
-    "seed": f"tags.{DEFAULT_KEYS['seed']}",
-    "score": f"metrics.{DEFAULT_KEYS['score']}",
-}
 #: The tag that marks a run written by the MLflow sink (never analysed as a source).
 ROLE_TAG = "rl_reliable.role"
 ANALYSIS_ROLE = "analysis"
@@ -140,27 +134,10 @@ class MlflowSource:
             f" with filter {self.filter_string!r}" if self.filter_string else ""
         )
 
-    def table(
-        self,
-        *,
-        algorithm: str = DEFAULT_REFS["algorithm"],
-        task: str = DEFAULT_REFS["task"],
-        seed: str = DEFAULT_REFS["seed"],
-        score: str | Sequence[str] = DEFAULT_REFS["score"],
-        include_unfinished: bool = False,
-        on_invalid: str = "raise",
-        curve_key: str | None = None,
-        algorithms: Sequence[str] | None = None,
-        tasks: Sequence[str] | None = None,
-        extra_fields: Mapping[str, str] | None = None,
-        run_key: str | None = None,
-        variant: Sequence[str] = (),
-        score_rule: str | None = None,
-        names: str = "strict",
-    ) -> ScoreTable:
-        """See :func:`mlflow_table`."""
+    def table(self, request: SourceRequest | None = None, /, **keywords: Any) -> ScoreTable:
+        """The selected runs as a ScoreTable: a :class:`SourceRequest` or its keywords (see :func:`mlflow_table`)."""
+        req = SourceRequest.of(request, **keywords).with_defaults(DEFAULT_REFS)
         records, exps = self._listing()
-        history_key = history_name(curve_key) if curve_key else None
         source = {
             "tracker": "mlflow",
             "tracking_uri": self.client.shown_uri,
@@ -170,21 +147,11 @@ class MlflowSource:
         }
         return source_table(
             records,
+            req,
             tracker="MLflow",
-            refs={"algorithm": algorithm, "task": task, "seed": seed, "score": score},
             is_analysis=is_analysis_run,
             source=source,
-            include_unfinished=include_unfinished,
-            on_invalid=on_invalid,
-            history_key=history_key,
             fill_history=lambda kept, key: self.fill_histories(kept, [key]),
-            algorithms=algorithms,
-            tasks=tasks,
-            extra_fields=extra_fields,
-            run_key=run_key,
-            variant=variant,
-            score_rule=score_rule,
-            names=names,
         )
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from ...errors import InputError, TrackerError
 from ..base.final_score import FinalScore, check_final_score
 from ..base.pending import PendingScore, report_failure
-from ..base.records import DEFAULT_KEYS
+from ..base.request import DEFAULT_KEYS
 from ..base.retry import DEFAULT_RETRY_FOR, RetryPolicy
 from .client import _api, _errors, _import_wandb, _is_client_error
 

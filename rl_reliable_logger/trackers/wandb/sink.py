@@ -5,7 +5,7 @@ verified results bundle (only its manifest files) and every table as a ``wandb.T
 artifact, charts built from the tables, and the shared headline keys
 (:func:`~rl_reliable_logger.trackers.base.publishing.headline_metrics`) in the run summary.
 
-Contract (shared with MLflow, see ``trackers/base/protocols.py``): the same content is never
+Contract (shared by every sink, see ``trackers/base/protocols.py``): the same content is never
 published twice (alias ``rh-<hash16>`` online; ``wandb/rl-reliable-published.json`` offline); a
 changed report is a new version of the same artifact (``latest`` moves to it); the artifact is
 logged last, and a publish that fails finishes its run with exit code 1 and no artifact; a new run
@@ -50,6 +50,7 @@ from ..base.publishing import (
 from ..base.retry import DEFAULT_RETRY_FOR, REQUEST_TIMEOUT, TRANSIENT, Deadline, RetryPolicy, classify
 from .charts import create_presets, interval_charts
 from .client import _api, _describe_error, _errors, _import_wandb, _is_client_error, _new_run_id, split_path
+from .names import LABEL
 from .source import ANALYSIS_JOB_TYPE, WandbSource
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -382,7 +383,7 @@ class WandbSink:
         if mode == "dryrun":
             mode = "offline"
         if mode == "disabled":
-            return PublishResult("wandb", "", None, False, digest, skipped=DISABLED)
+            return PublishResult("wandb", "", None, False, digest, skipped=DISABLED, label=LABEL)
         summary = headline_metrics(report, valid=valid_summary_key)  # every key checked before any write
         if self.wandb_report:
             from .report_page import import_reports
@@ -434,7 +435,7 @@ class WandbSink:
                 previous = _previous_offline(index, art_name, digest, self.entity, self.project)
                 if previous:
                     _make_offline_current(index, art_name, self.entity, self.project, str(previous["run_id"]))
-                    return PublishResult("wandb", str(previous["run_dir"]), None, False, digest)
+                    return PublishResult("wandb", str(previous["run_dir"]), None, False, digest, label=LABEL)
             else:
                 assert deadline is not None
                 found = deadline.step().call(
@@ -442,7 +443,7 @@ class WandbSink:
                     f"checking for an earlier publish of {art_name}",
                 )
                 if found:
-                    return PublishResult("wandb", found[0], found[1], False, digest)
+                    return PublishResult("wandb", found[0], found[1], False, digest, label=LABEL)
         replaced = None
         if deadline is not None:
             self._end_online_orphans(run_id, deadline)
@@ -488,7 +489,7 @@ class WandbSink:
                             for k, v in report.provenance.items()
                             if isinstance(v, (str, int, float, bool)) or v is None
                         },
-                        "n_runs": report.counts().runs,  # as MLflow's rl_reliable.n_runs param
+                        "n_runs": report.counts().runs,  # as the other trackers' rl_reliable.n_runs
                     }
                 },
                 mode=mode,
@@ -533,10 +534,10 @@ class WandbSink:
             when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             _set_entry(index, run_id, state="complete", run_dir=location, published_at=when)
             _make_offline_current(index, art_name, self.entity, self.project, run_id)
-            return PublishResult("wandb", location, None, True, digest)
+            return PublishResult("wandb", location, None, True, digest, label=LABEL)
         if replaced is not None and replaced.id != run_id:
             _update_public_run(replaced, {CURRENT_KEY: False, SUPERSEDED_BY_KEY: run_id}, "marking it superseded")
-        return PublishResult("wandb", location, location, True, digest)
+        return PublishResult("wandb", location, location, True, digest, label=LABEL)
 
     def _analysis_filter(self) -> dict[str, Any]:
         where = {"sweep": self.sweep} if self.sweep else {"group": self.group}
@@ -773,7 +774,7 @@ def sink_for(
 ) -> WandbSink | None:
     """The sink that publishes next to ``source``'s runs: attached to their sweep (``target="sweep"``), in
     ``group`` (``"group"``), or None (``"none"``). ``target=None`` picks the sweep when the runs share one, else
-    the group: a new analysis run by default, as on MLflow.
+    the group: a new analysis run by default, as on the other trackers.
     ``wandb_report`` also saves a W&B Report (online only; needs ``rl_reliable_logger[wandb-report]``).
 
     Offline sources publish offline, next to the source runs, so ``wandb sync`` uploads them together.

@@ -16,29 +16,21 @@ from typing import TYPE_CHECKING, Any
 from ...errors import InputError
 from ..base.heartbeat import DEFAULT_STALE_AFTER, mark_stale, stale_warning
 from ..base.messages import kw
-from ..base.records import DEFAULT_KEYS, RunRecord
+from ..base.records import RunRecord
+from ..base.request import SourceRequest
 from ..base.retry import RetryPolicy
 from ..base.scoring import history_name, parse_score_rule, score_refs
 from ..base.selection import source_table
 from .client import _api, _errors, split_path
+from .names import DEFAULT_PER_PAGE, DEFAULT_REFS
 from .offline import flatten, read_offline_runs
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...data.scores import ScoreTable
 
-#: Runs per listing request: 1000 runs cost 5 requests. W&B's own default is 50.
-DEFAULT_PER_PAGE = 200
 #: Job type of the runs the W&B sink writes (never analysed as a source).
 ANALYSIS_JOB_TYPE = "rl-reliable-analysis"
 _INTERNAL_CONFIG = {"_wandb", "wandb_version"}
-
-#: Field references of the end-of-training convention (what ``log_final_score`` writes).
-DEFAULT_REFS = {
-    "algorithm": f"config.{DEFAULT_KEYS['algorithm']}",
-    "task": f"config.{DEFAULT_KEYS['task']}",
-    "seed": f"config.{DEFAULT_KEYS['seed']}",
-    "score": f"summary.{DEFAULT_KEYS['score']}",
-}
 
 
 def _flat_config(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -303,50 +295,18 @@ class WandbSource:
             "per_page": self.per_page,
         }
 
-    def table(
-        self,
-        *,
-        algorithm: str = DEFAULT_REFS["algorithm"],
-        task: str = DEFAULT_REFS["task"],
-        seed: str = DEFAULT_REFS["seed"],
-        score: str | Sequence[str] = DEFAULT_REFS["score"],
-        include_unfinished: bool = False,
-        on_invalid: str = "raise",
-        curve_key: str | None = None,
-        algorithms: Sequence[str] | None = None,
-        tasks: Sequence[str] | None = None,
-        extra_fields: Mapping[str, str] | None = None,
-        run_key: str | None = None,
-        variant: Sequence[str] = (),
-        score_rule: str | None = None,
-        names: str = "strict",
-    ) -> ScoreTable:
-        """The selected runs as a ScoreTable (shared selection; see ``trackers.base.selection``)."""
-        curve = history_name(curve_key) if curve_key else None
-        keys = [curve] if curve else []
+    def table(self, request: SourceRequest | None = None, /, **keywords: Any) -> ScoreTable:
+        """The selected runs as a ScoreTable: a :class:`SourceRequest` or its keywords (shared selection; see
+        ``trackers.base.selection``)."""
+        req = SourceRequest.of(request, **keywords).with_defaults(DEFAULT_REFS)
+        keys = [req.history_key] if req.history_key else []
         try:
-            if parse_score_rule(score_rule).needs_history:
-                keys += [history_name(ref) for ref in score_refs(score)]
+            if parse_score_rule(req.score_rule).needs_history:
+                keys += [history_name(ref) for ref in score_refs(req.score or ())]
         except ValueError as err:
             raise InputError(str(err)) from None
         records = self.records(history_keys=list(dict.fromkeys(keys)))
-        table = source_table(
-            records,
-            tracker="W&B",
-            refs={"algorithm": algorithm, "task": task, "seed": seed, "score": score},
-            is_analysis=is_analysis_run,
-            source=self.source_info(),
-            include_unfinished=include_unfinished,
-            on_invalid=on_invalid,
-            history_key=curve,
-            algorithms=algorithms,
-            tasks=tasks,
-            extra_fields=extra_fields,
-            run_key=run_key,
-            variant=variant,
-            score_rule=score_rule,
-            names=names,
-        )
+        table = source_table(records, req, tracker="W&B", is_analysis=is_analysis_run, source=self.source_info())
         if self.stale and self.stale_after is not None:
             table.warnings.insert(0, stale_warning(self.stale, self.stale_after, "W&B"))
             table.source["stale_after"] = self.stale_after

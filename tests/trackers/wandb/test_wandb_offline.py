@@ -24,7 +24,8 @@ from tests.support.wandb_env import wandb_env
 pytest.importorskip("wandb")
 
 from rl_reliable_logger.trackers.base.publishing import report_hash
-from rl_reliable_logger.trackers.base.records import DEFAULT_KEYS, records_to_table
+from rl_reliable_logger.trackers.base.records import records_to_table
+from rl_reliable_logger.trackers.base.request import DEFAULT_KEYS
 from rl_reliable_logger.trackers.wandb import offline as off
 from rl_reliable_logger.trackers.wandb.offline import read_offline_runs
 from rl_reliable_logger.trackers.wandb.sink import ARTIFACT_TYPE, OFFLINE_INDEX

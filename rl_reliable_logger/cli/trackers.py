@@ -1,0 +1,122 @@
+"""One subcommand per tracker, built from its plugin (``trackers/<name>/plugin.py``, listed in ``trackers/registry.py``).
+
+``rl-reliable <tracker>`` reads the runs the source flags select, evaluates them, prints the results, optionally
+writes the results bundle (``--out``) and publishes the report to the tracker. The plugin declares its own source,
+command and publishing flags and opens its Source and Sink; the shared field, score-rule, retry, analysis and
+output flags come from ``cli/options.py``. Wiring only: no tracker is named here, and each tracker's client is
+imported only when its command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, Any
+
+from ..trackers import registry
+from .common import check_output, run_and_report
+from .flags import CliError, cli_message
+from .options import (
+    add_analysis_options,
+    add_field_options,
+    add_force_publish_option,
+    add_output_options,
+    add_retry_option,
+    add_source_options,
+    analysis_options,
+    retry_policy,
+    selected_options,
+    source_kwargs,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..data.scores import ScoreTable
+    from ..trackers.base.plugin import TrackerPlugin
+    from ..trackers.base.request import SourceRequest
+
+
+def register(subparsers: Any) -> None:
+    """Add one subcommand per registered tracker to the ``rl-reliable`` parser."""
+    for plugin in registry.plugins():
+        parser = subparsers.add_parser(
+            plugin.name,
+            help=plugin.summary,
+            description=plugin.description,
+            epilog=plugin.epilog,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        add_source(parser, plugin)
+        plugin.add_command_flags(parser)
+        pub = parser.add_argument_group(f"publishing to {plugin.label}")
+        plugin.add_publish_flags(pub)
+        add_force_publish_option(pub)
+        add_analysis_options(parser)
+        add_output_options(parser)
+        parser.set_defaults(func=lambda args, plugin=plugin: handle(plugin, args))
+
+
+def add_source(parser: argparse.ArgumentParser, plugin: TrackerPlugin, *, curves: bool = True) -> Any:
+    """A tracker's source flags (its own, then the fields, the score rule and retries): the one set its command
+    and ``rl-reliable plan <tracker>`` share; ``curves=False`` leaves out ``--curve-key``. Returns the field group."""
+    src = parser.add_argument_group(f"{plugin.label} source")
+    plugin.add_source_flags(src, curves=curves)
+    fields = add_field_options(
+        parser, plugin.default_refs, what="field reference", metavar="REF", refs=plugin.refs_help, run_key=False
+    )
+    add_source_options(fields, config_kind=plugin.config_kind)
+    add_retry_option(src)
+    return fields
+
+
+def source_request(args: argparse.Namespace, options: Any, plugin: TrackerPlugin) -> SourceRequest:
+    """The SourceRequest of the parsed source flags (``options`` shapes it: curves, selection, sweep columns)."""
+    from ..trackers.base.request import SourceRequest
+
+    return SourceRequest(**source_kwargs(args, options, default_kind=plugin.config_kind))
+
+
+def read_table(plugin: TrackerPlugin, args: argparse.Namespace, options: Any) -> ScoreTable:
+    """The runs the source flags of :func:`add_source` select, as a ScoreTable (the tracker's warnings printed);
+    tracker problems are raised as RLReliableError for the caller to word."""
+    from ..redaction import redact
+
+    plugin.check_source(args)
+    source = plugin.open_source(args, retry_policy(args))
+    table = source.table(source_request(args, options, plugin))
+    for warning in plugin.source_warnings(source):
+        print(f"warning: {redact(warning)}", file=sys.stderr)  # --redact-run-names too
+    return table
+
+
+def handle(plugin: TrackerPlugin, args: argparse.Namespace) -> int:
+    """``rl-reliable <tracker>``: check every flag, read the runs, evaluate, print, write, publish."""
+    from ..errors import RLReliableError
+    from ..redaction import redact
+
+    try:
+        plugin.check_source(args)
+        options = analysis_options(args)  # every option checked before the tracker is asked anything
+        plugin.check_command(args, options)
+        check_output(args, inputs=plugin.inputs(args))
+        retry = retry_policy(args)
+        source = plugin.open_source(args, retry)
+        plugin.prepare(args, source, lambda line: print(redact(line), file=sys.stderr, flush=True))
+        table = source.table(source_request(args, options, plugin))
+        sink = plugin.open_sink(args, source, table, retry)  # before any computation: a bad target is said now
+    except RLReliableError as err:
+        raise CliError(cli_message(err)) from None
+    for warning in plugin.source_warnings(source):
+        print(f"warning: {redact(warning)}", file=sys.stderr)  # --redact-run-names too
+
+    report = run_and_report(table, args, source=table.source, options=selected_options(options, table))
+    if sink is None:
+        note = plugin.unpublished(args)
+        if note:
+            print(note, file=sys.stderr)
+        return 0
+    try:
+        result = sink.publish(report, bundle=args.out or None)
+    except RLReliableError as err:
+        raise CliError(f"the analysis ran but publishing to {plugin.label} failed: {cli_message(err)}") from None
+    print(result.message(), file=sys.stderr)
+    return 0

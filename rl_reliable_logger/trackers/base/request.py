@@ -1,0 +1,85 @@
+"""What a Source is asked for, as one value: the fields of a run, which runs, how the final score is read.
+
+Every Source's ``table()``, the shared selection and the grouping of records take this one object, so a
+new request field is declared here once instead of in each signature; the CLI builds it from its flags
+and mypy checks that call against the Source protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from ...errors import InputError
+from .scoring import ScoreRule, history_name
+
+#: The end-of-training convention: names written by :func:`rl_reliable_logger.log_final_score`.
+DEFAULT_KEYS = {
+    "algorithm": "rl_reliable_algorithm",
+    "task": "rl_reliable_task",
+    "seed": "rl_reliable_seed",
+    "score": "rl_reliable_final_score",
+}
+#: The fields a request names by reference; None means the Source's default (the log_final_score convention).
+REF_FIELDS = ("algorithm", "task", "seed", "score")
+
+
+@dataclass(frozen=True)
+class SourceRequest:
+    """Field references and selection for ``Source.table()`` (see ``trackers.base.records``).
+
+    ``score`` is one reference or a fallback list (the first one a run has is used); ``score_rule`` reads it
+    from the key's history; ``curve_key`` adds the learning curve; ``algorithms`` / ``tasks`` keep only those
+    values; ``extra_fields`` adds columns; ``variant`` references are appended to the algorithm label;
+    ``run_key`` replaces the tracker run id as a run's identity; ``names`` is ScoreTable's.
+
+    Example:
+        >>> SourceRequest(score="summary.ret").with_defaults({"algorithm": "config.a", "task": "config.t",
+        ...     "seed": "config.s", "score": "summary.x"}).refs()
+        {'algorithm': 'config.a', 'task': 'config.t', 'seed': 'config.s'}
+    """
+
+    algorithm: str | None = None
+    task: str | None = None
+    seed: str | None = None
+    score: str | Sequence[str] | None = None
+    include_unfinished: bool = False
+    on_invalid: str = "raise"
+    curve_key: str | None = None
+    algorithms: Sequence[str] | None = None
+    tasks: Sequence[str] | None = None
+    extra_fields: Mapping[str, str] | None = None
+    run_key: str | None = None
+    variant: Sequence[str] = ()
+    score_rule: str | ScoreRule | None = None
+    names: str = "strict"
+
+    @classmethod
+    def of(cls, request: SourceRequest | None = None, **keywords: Any) -> SourceRequest:
+        """``request`` itself, or one built from the keywords of ``table()`` (an unknown one is an InputError)."""
+        if request is not None:
+            if keywords:
+                raise InputError(f"pass either a SourceRequest or keywords, not both (got {', '.join(keywords)})")
+            return request
+        known = {f.name for f in fields(cls)}
+        unknown = [k for k in keywords if k not in known]
+        if unknown:
+            raise InputError(
+                f"unknown keyword(s) {', '.join(unknown)} of Source.table(); known: {', '.join(sorted(known))}"
+            )
+        return cls(**keywords)
+
+    def with_defaults(self, defaults: Mapping[str, str]) -> SourceRequest:
+        """This request with the unset field references taken from ``defaults`` (a tracker's convention)."""
+        unset: dict[str, Any] = {name: defaults[name] for name in REF_FIELDS if getattr(self, name) is None}
+        return replace(self, **unset)
+
+    def refs(self) -> dict[str, str]:
+        """The algorithm, task and seed references (after :meth:`with_defaults`)."""
+        return {name: str(getattr(self, name)) for name in REF_FIELDS[:3]}
+
+    @property
+    def history_key(self) -> str | None:
+        """The history name of ``curve_key`` (``metrics.eval`` -> ``eval``), or None without curves."""
+        return history_name(self.curve_key) if self.curve_key else None

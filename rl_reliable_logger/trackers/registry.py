@@ -1,0 +1,64 @@
+"""The trackers the package knows: one line per tracker, its plugin (``trackers/<name>/plugin.py``).
+
+Everything else asks this registry: the command line builds one subcommand per plugin (``cli/trackers.py``),
+``plan`` reads a pilot through it, ``log_final_score`` and ``rl-reliable pending`` dispatch on it, and the
+redaction of every message gets each tracker's secrets from it. Adding a tracker is a subpackage with a
+``plugin.py`` and one line in :data:`PLUGINS` (or :func:`register` for a plugin outside the package); see
+docs/architecture.md.
+"""
+
+from __future__ import annotations
+
+from ..redaction import add_secret_rules
+from .base.plugin import TrackerPlugin
+from .mlflow.plugin import PLUGIN as MLFLOW
+from .wandb.plugin import PLUGIN as WANDB
+
+#: Every tracker, in the order of ``rl-reliable --help``.
+PLUGINS: list[TrackerPlugin] = [MLFLOW, WANDB]
+
+
+def register(plugin: TrackerPlugin) -> TrackerPlugin:
+    """Add ``plugin`` (or replace the one of the same name); its secrets are redacted from now on."""
+    if not plugin.name or not plugin.name.isidentifier():
+        raise ValueError(f"a tracker plugin needs a name that is an identifier, got {plugin.name!r}")
+    PLUGINS[:] = [p for p in PLUGINS if p.name != plugin.name] + [plugin]
+    add_secret_rules(plugin.secret_variables, plugin.secret_patterns)
+    return plugin
+
+
+def unregister(name: str) -> None:
+    """Remove the plugin called ``name`` (for tests that register one of their own)."""
+    PLUGINS[:] = [p for p in PLUGINS if p.name != name]
+
+
+def plugins() -> tuple[TrackerPlugin, ...]:
+    """Every registered tracker, in help order."""
+    return tuple(PLUGINS)
+
+
+def get(name: str) -> TrackerPlugin:
+    """The plugin called ``name``; a KeyError names the known ones."""
+    for plugin in PLUGINS:
+        if plugin.name == name:
+            return plugin
+    raise KeyError(f"no tracker {name!r}; known: {', '.join(p.name for p in PLUGINS)}")
+
+
+def names() -> tuple[str, ...]:
+    """The names of the registered trackers."""
+    return tuple(p.name for p in PLUGINS)
+
+
+def client_modules() -> tuple[str, ...]:
+    """Top-level modules whose exceptions are a tracker failing (not a bug of ours)."""
+    return tuple(m for p in PLUGINS for m in p.client_modules)
+
+
+def keyword_flags() -> dict[str, str]:
+    """Keyword-to-flag words of the trackers' own options, for messages."""
+    return {k: v for p in PLUGINS for k, v in p.keyword_flags.items()}
+
+
+for _plugin in PLUGINS:
+    add_secret_rules(_plugin.secret_variables, _plugin.secret_patterns)
