@@ -430,20 +430,9 @@ class WandbSink:
         index = _index_path(self.dir)
         if mode == "offline":
             _end_offline_orphans(index, art_name, self.entity, self.project)
-        if not self.force:
-            if mode == "offline":
-                previous = _previous_offline(index, art_name, digest, self.entity, self.project)
-                if previous:
-                    _make_offline_current(index, art_name, self.entity, self.project, str(previous["run_id"]))
-                    return PublishResult("wandb", str(previous["run_dir"]), None, False, digest, label=LABEL)
-            else:
-                assert deadline is not None
-                found = deadline.step().call(
-                    lambda: _previous_online(art_name, digest, self.entity, self.project, self._api(deadline)),
-                    f"checking for an earlier publish of {art_name}",
-                )
-                if found:
-                    return PublishResult("wandb", found[0], found[1], False, digest, label=LABEL)
+        earlier = None if self.force else self._earlier(index, art_name, digest, mode, deadline)
+        if earlier is not None:
+            return earlier
         replaced = None
         if deadline is not None:
             self._end_online_orphans(run_id, deadline)
@@ -460,17 +449,7 @@ class WandbSink:
         if mode == "offline":  # recorded before the run exists: a publish killed from here on is found later
             claim = publisher_claim(LEASE_SECONDS)
             _set_entry(index, run_id, **entry, state="writing", publisher=claim, started=time.time())
-        settings: dict[str, Any] = {"silent": True} if os.environ.get("WANDB_SILENT") else {}
-        if self.sweep:
-            settings["sweep_id"] = self.sweep
-        if deadline is not None:  # wandb's public per-run timeouts: this run only, nothing process-wide
-            if deadline.spent():
-                raise deadline.out_of_time(f"publishing the report to {where}")
-            settings.update(
-                init_timeout=deadline.timeout(FINISH_RESERVE),
-                finish_timeout=FINISH_RESERVE,
-                finish_timeout_raises=True,
-            )
+        settings = self._settings(where, deadline)
         starting = f"starting the analysis run in {where}"
         with _in_budget(deadline, starting), _errors(f"publishing the report to {where}"), _waiting(deadline, starting):
             run = wandb.init(
@@ -498,16 +477,8 @@ class WandbSink:
                 settings=wandb.Settings(**settings),
                 dir=str(_root_dir(self.dir)),
             )
-        unconfirmed: TrackerError | None = None  # the upload was not confirmed within the budget
         try:
-            if mode == "online":
-                run.summary.update({STATE_KEY: "writing"})  # until the artifact is committed
-            try:
-                logged = self._log(wandb, run, report, verified, summary, digest, art_name, mode, deadline)
-            except _Unconfirmed as late:
-                logged, unconfirmed = late.logged, late.error
-            if mode == "online":
-                run.summary.update({STATE_KEY: "complete", CURRENT_KEY: True})
+            logged, unconfirmed = self._write(wandb, run, report, verified, summary, digest, art_name, mode, deadline)
             location = run.url if mode != "offline" else str(Path(run.settings.sync_dir))
             entity, run_title = str(run.entity), str(run.name)
         except BaseException as err:
@@ -517,17 +488,7 @@ class WandbSink:
                 why = f"{type(err).__name__}: {err}"[:500]
                 _set_entry(index, run_id, state="failed", current=False, failure=why)
             raise
-        try:
-            with _waiting(deadline, f"finishing the analysis run {run_id}"):
-                run.finish()
-        except TimeoutError:  # finish_timeout: the last data is on disk, not on the server
-            unconfirmed = unconfirmed or _late(deadline, f"finishing the analysis run {run_id}")
-        if unconfirmed is not None:
-            folder = Path(run.settings.sync_dir)
-            what = "report (the run and its artifact)"
-            raise PendingPublishError(
-                kept_message("W&B", str(unconfirmed), what, folder, f"wandb sync {folder}"), folder
-            ) from None
+        _finish(run, run_id, unconfirmed, deadline)
         if self.wandb_report and not (deadline is not None and deadline.spent()):
             self._report_page(report, logged, mode, entity, run_title, location)
         if mode == "offline":
@@ -538,6 +499,62 @@ class WandbSink:
         if replaced is not None and replaced.id != run_id:
             _update_public_run(replaced, {CURRENT_KEY: False, SUPERSEDED_BY_KEY: run_id}, "marking it superseded")
         return PublishResult("wandb", location, location, True, digest, label=LABEL)
+
+    def _earlier(
+        self, index: Path, art_name: str, digest: str, mode: str, deadline: Deadline | None
+    ) -> PublishResult | None:
+        """The earlier publish of the same content (made current again offline), or None."""
+        if mode == "offline":
+            previous = _previous_offline(index, art_name, digest, self.entity, self.project)
+            if not previous:
+                return None
+            _make_offline_current(index, art_name, self.entity, self.project, str(previous["run_id"]))
+            return PublishResult("wandb", str(previous["run_dir"]), None, False, digest, label=LABEL)
+        assert deadline is not None
+        found = deadline.step().call(
+            lambda: _previous_online(art_name, digest, self.entity, self.project, self._api(deadline)),
+            f"checking for an earlier publish of {art_name}",
+        )
+        return PublishResult("wandb", found[0], found[1], False, digest, label=LABEL) if found else None
+
+    def _settings(self, where: str, deadline: Deadline | None) -> dict[str, Any]:
+        """``wandb.Settings`` of the analysis run: quiet if asked, its sweep, and the budget's timeouts."""
+        settings: dict[str, Any] = {"silent": True} if os.environ.get("WANDB_SILENT") else {}
+        if self.sweep:
+            settings["sweep_id"] = self.sweep
+        if deadline is not None:  # wandb's public per-run timeouts: this run only, nothing process-wide
+            if deadline.spent():
+                raise deadline.out_of_time(f"publishing the report to {where}")
+            settings.update(
+                init_timeout=deadline.timeout(FINISH_RESERVE),
+                finish_timeout=FINISH_RESERVE,
+                finish_timeout_raises=True,
+            )
+        return settings
+
+    def _write(
+        self,
+        wandb: Any,
+        run: Any,
+        report: Report,
+        verified: Bundle,
+        summary: dict[str, float],
+        digest: str,
+        art_name: str,
+        mode: str,
+        deadline: Deadline | None,
+    ) -> tuple[Any, TrackerError | None]:
+        """Log the report onto the started run: (what was logged, the upload not confirmed in the budget or None)."""
+        unconfirmed: TrackerError | None = None
+        if mode == "online":
+            run.summary.update({STATE_KEY: "writing"})  # until the artifact is committed
+        try:
+            logged = self._log(wandb, run, report, verified, summary, digest, art_name, mode, deadline)
+        except _Unconfirmed as late:
+            logged, unconfirmed = late.logged, late.error
+        if mode == "online":
+            run.summary.update({STATE_KEY: "complete", CURRENT_KEY: True})
+        return logged, unconfirmed
 
     def _analysis_filter(self) -> dict[str, Any]:
         where = {"sweep": self.sweep} if self.sweep else {"group": self.group}
@@ -815,3 +832,18 @@ def sink_for(
             root = root.parent
         kwargs.update(mode="offline", dir=str(root.parent if root.name in ("wandb", ".wandb") else root))
     return WandbSink(**kwargs)
+
+
+def _finish(run: Any, run_id: str, unconfirmed: TrackerError | None, deadline: Deadline | None) -> None:
+    """Finish the run; an upload not confirmed within the budget is a PendingPublishError naming ``wandb sync``."""
+    try:
+        with _waiting(deadline, f"finishing the analysis run {run_id}"):
+            run.finish()
+    except TimeoutError:  # finish_timeout: the last data is on disk, not on the server
+        unconfirmed = unconfirmed or _late(deadline, f"finishing the analysis run {run_id}")
+    if unconfirmed is not None:
+        folder = Path(run.settings.sync_dir)
+        what = "report (the run and its artifact)"
+        raise PendingPublishError(
+            kept_message(LABEL, str(unconfirmed), what, folder, f"wandb sync {folder}"), folder
+        ) from None
