@@ -1,0 +1,65 @@
+"""The worked example of docs/architecture.md ("Adding a tracker") runs: its plugin, registered, drives the
+command the CLI builds from the registry, and gives the tables of the same scores read from a CSV."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from rl_reliable_logger.cli.main import main
+from rl_reliable_logger.trackers import registry
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
+
+
+@pytest.fixture
+def example_plugin():
+    text = DOC.read_text(encoding="utf-8")
+    code = re.search(r"<!-- tracker-example -->\n```python\n(.*?)```", text, re.S)
+    assert code, "docs/architecture.md lost its tracker example"
+    namespace: dict[str, object] = {"__name__": "tracker_example"}
+    exec(compile(code.group(1), str(DOC), "exec"), namespace)
+    yield registry.get("jsondir")
+    registry.unregister("jsondir")
+
+
+def _scores() -> pd.DataFrame:
+    rows = []
+    for a, shift in (("PPO", 0.0), ("SAC", 0.3)):
+        for t, scale in (("Hopper", 1.0), ("Walker", 2.0)):
+            for seed in range(4):
+                rows.append({"algorithm": a, "task": t, "seed": seed, "score": scale * (shift + 0.1 * seed)})
+    return pd.DataFrame(rows)
+
+
+def test_a_registered_plugin_gets_a_command_with_the_csv_tables(example_plugin, tmp_path, capsys):
+    assert "jsondir" in registry.names()
+    scores = _scores()
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for i, row in scores.iterrows():
+        run = {"config": {k: row[k] for k in ("algorithm", "task")} | {"seed": int(row["seed"])}}
+        (runs / f"run{i:02d}.json").write_text(json.dumps(run | {"summary": {"score": float(row["score"])}}))
+    csv = tmp_path / "scores.csv"
+    scores.to_csv(csv, index=False)
+    flags = ["--reps", "300", "--profile-reps", "50", "--improvement-reps", "50", "--seed", "1", "--quiet"]
+
+    assert main(["jsondir", str(runs), *flags, "--out", str(tmp_path / "a"), "--no-figures"]) == 0
+    assert main(["evaluate", str(csv), *flags, "--out", str(tmp_path / "b"), "--no-figures"]) == 0
+    for name in ("aggregates.csv", "per_task.csv", "differences.csv", "improvement.csv", "profiles.csv", "ranks.csv"):
+        pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "a" / name), pd.read_csv(tmp_path / "b" / name))
+
+    assert main(["jsondir", str(runs), "--algorithm-key", "config.nope", *flags]) == 2
+    err = capsys.readouterr().err
+    assert "--algorithm-key" in err and "config.nope" in err  # the shared field flags, worded as flags
+
+
+def test_the_registry_names_each_tracker_once():
+    names = registry.names()
+    assert len(names) == len(set(names))
+    with pytest.raises(KeyError, match="known"):
+        registry.get("no-such-tracker")
