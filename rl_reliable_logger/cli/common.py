@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .flags import CliError, as_flags, cli_message
-from .options import analysis_options, name_mode, names
+from .options import analysis_options, name_mode
 
 __all__ = ["EPILOG", "CliError", "format_comparisons", "format_summary", "run_and_report", "tracker_fields"]
 
@@ -80,7 +80,7 @@ def read_scores(path: Path, args: argparse.Namespace) -> Any:
             on_invalid="drop" if args.drop_invalid else "raise",
             source={"kind": "file", "path": str(path), "score_column": args.score_key},
             names=name_mode(args),
-            hyperparameter_keys=names(getattr(args, "hyperparameter_keys", None) or ""),
+            hyperparameter_keys=list(getattr(args, "hyperparameter_keys", None) or ()),
         )
     except InputError as err:
         message = cli_message(err)

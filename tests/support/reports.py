@@ -350,6 +350,7 @@ def hand_report(source_runs: dict[tuple[str, int], str], experiment: tuple[str, 
         "reps": 200,
         "seed": 0,
         "method": "percentile",
+        "options": {"reps": 200, "seed": 0, "method": "percentile"},
     }
     return Report(
         aggregates=aggregates,
