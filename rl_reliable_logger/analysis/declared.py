@@ -79,6 +79,13 @@ def declared(cls: Any) -> list[tuple[dataclasses.Field[Any], Declared]]:
     return [(f, f.metadata["option"]) for f in dataclasses.fields(cls) if "option" in f.metadata]
 
 
+def check_all(options: Any) -> None:
+    """Run every declared check of a frozen options dataclass, storing the normalised values (its __post_init__)."""
+    for field, decl in declared(options):
+        if decl.check is not None:
+            object.__setattr__(options, field.name, decl.check(field.name, getattr(options, field.name)))
+
+
 def default_of(field: dataclasses.Field[Any]) -> Any:
     """A field's default value (built by its factory when it has one)."""
     if field.default_factory is not dataclasses.MISSING:

@@ -348,9 +348,7 @@ class AnalysisOptions:
     )
 
     def __post_init__(self) -> None:
-        for field, decl in declared(self):
-            if decl.check is not None:
-                object.__setattr__(self, field.name, decl.check(field.name, getattr(self, field.name)))
+        d.check_all(self)
 
     # ------------------------------------------------------------------ derived values
     def replace(self, **changes: Any) -> AnalysisOptions:

@@ -84,19 +84,16 @@ SOURCE_FLAGS: dict[str, str] = {
     "run_names=": "--redact-run-names",
 }
 
-#: Keywords of ``analysis.planning.plan`` -> the flags of ``rl-reliable plan`` (read first by that command).
-PLAN_FLAGS: dict[str, str] = {
-    "target_width=": "--target-width",
-    "max_runs=": "--max-runs",
-    "sim_reps=": "--sim-reps",
-    "compare=": "--compare",
-    "trials=": "--trials",
-    "power=": "--power",
-    "runs=": "--runs",
-    "ci=": "--ci",
-    "seed=": "--seed",
-    "metric=": "--metric",
-}
+
+def _plan_flags() -> dict[str, str]:
+    from ..analysis.plan_options import plan_flags
+
+    return plan_flags()
+
+
+#: Keywords of ``analysis.planning.plan`` -> the flags of ``rl-reliable plan`` (read first by that command): from
+#: the declarations of PlanOptions.
+PLAN_FLAGS: dict[str, str] = _plan_flags()
 
 _TOKEN = re.compile(r"`([^`]+)`")
 

@@ -16,7 +16,7 @@ import argparse
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from .flags import CliError, as_flags, cli_message
+from .flags import PLAN_FLAGS, CliError, as_flags, cli_message
 
 __all__ = [
     "FILE_FIELDS",
@@ -93,7 +93,7 @@ def add_declared_option(group: Any, field: Any, decl: Any) -> None:
 
     A flag not given leaves its option at the library's default (argparse's default is None, False for a
     switch), so a default is declared once, in the dataclass."""
-    help_text = as_flags(decl.help, analysis=True).replace("%", "%%")
+    help_text = as_flags(decl.help, analysis=True, table=PLAN_FLAGS).replace("%", "%%")
     if decl.parse is bool:
         group.add_argument(decl.flag, dest=field.name, action="store_true", help=help_text)
         return
@@ -233,9 +233,18 @@ def run_name_redactor(args: argparse.Namespace) -> Any:
         raise CliError(f"--redact-run-names {pattern!r}: {err}") from None
 
 
-def add_output_options(parser: argparse.ArgumentParser, *, out_help: str | None = None) -> None:
-    """``--out``, ``--no-figures``, ``--figure-formats``, ``--force``, ``--quiet``."""
-    o = parser.add_argument_group(OUTPUT)
+def add_output_options(
+    parser: argparse.ArgumentParser, *, out_help: str | None = None, only: Collection[str] | None = None
+) -> None:
+    """``--out``, ``--no-figures``, ``--figure-formats``, ``--force``, ``--quiet`` (or the flags of ``only``)."""
+    group = parser.add_argument_group(OUTPUT)
+
+    class _Some:  # the group, adding only the flags of ``only``
+        def add_argument(self, flag: str, **kwargs: Any) -> None:
+            if only is None or flag in only:
+                group.add_argument(flag, **kwargs)
+
+    o = _Some()
     o.add_argument(
         "--out", metavar="DIR", help=out_help or "write tables (CSV), provenance.json, figures and report.html here"
     )
