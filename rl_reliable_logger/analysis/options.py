@@ -16,7 +16,7 @@ Example:
     >>> AnalysisOptions(method="studentized")
     Traceback (most recent call last):
     ...
-    rl_reliable_logger.analysis.options.OptionError: `method='studentized'` is not an interval method; choose one of percentile, basic, bc, bca, expanded, bootstrap-t
+    rl_reliable_logger.analysis.declared.OptionError: `method='studentized'` is not an interval method; choose one of percentile, basic, bc, bca, expanded, bootstrap-t
 """
 
 from __future__ import annotations

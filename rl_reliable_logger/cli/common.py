@@ -99,7 +99,12 @@ def evaluate(table: Any, options: Any, *, source: dict[str, Any] | None = None) 
 def run_and_report(
     table: Any, args: argparse.Namespace, *, source: dict[str, Any] | None = None, options: Any = None
 ) -> Any:
-    """Evaluate ``table`` with the options of ``args`` (or ``options``), print the summary, write ``args.out``."""
+    """Evaluate ``table`` with the options of ``args`` (or ``options``), print the summary, write ``args.out``.
+
+    Wiring only: the Report that is printed, written and published is the library's (``evaluate()``, then
+    :func:`~rl_reliable_logger.analysis.redacted.redact_report`), so ``rl-reliable evaluate --out A`` and
+    ``save_report(evaluate(...), B)`` write the same bundle; only what is printed is put in flag words."""
+    from ..analysis.redacted import redact_report
     from ..errors import InputError
 
     quiet = bool(getattr(args, "quiet", False))
@@ -109,8 +114,7 @@ def run_and_report(
         report = evaluate(table, options, source=source)
     except InputError as err:
         raise CliError(cli_message(err)) from None
-    report = redact_report(report)  # after the numbers (runs are ordered by id), before anything is shown or written
-    report = in_flag_words(report)  # console, files and published fields all name flags, not Python keywords
+    report = redact_report(report)  # the library's: after the numbers, before anything is shown, written or published
     if not quiet:
         print(format_summary(report))
         letters = format_comparisons(report)
@@ -118,7 +122,7 @@ def run_and_report(
             print(letters)
     else:
         for w in report.warnings:  # what was dropped or left out is never only in provenance
-            print(warning_line(w), file=sys.stderr)
+            print(warning_line(as_flags(w)), file=sys.stderr)
     if getattr(args, "out", None):
         from ..render.writer import save_report
 
@@ -147,35 +151,6 @@ def warning_line(warning: str) -> str:
     """A warning as the console prints it: ``warning: ...``, a protocol finding as it reads already
     (``protocol warning: ...``, never ``warning: protocol warning: ...``)."""
     return warning if warning.startswith("protocol ") else f"warning: {warning}"
-
-
-def in_flag_words(report: Any) -> Any:
-    """``report`` with its warnings (also those in provenance) naming flags instead of Python keywords
-    (``include_unfinished=True`` -> ``--include-unfinished``): what every output of a command shows."""
-    import dataclasses
-
-    provenance = dict(report.provenance)
-    if isinstance(provenance.get("warnings"), list):
-        provenance["warnings"] = [as_flags(w) if isinstance(w, str) else w for w in provenance["warnings"]]
-    return dataclasses.replace(report, warnings=[as_flags(w) for w in report.warnings], provenance=provenance)
-
-
-def redact_report(report: Any) -> Any:
-    """``report`` with the active ``--redact-run-names`` pattern applied to every text in it (tables, provenance,
-    warnings); the same report without one. Console, files, figures and published fields all come from it."""
-    import dataclasses
-
-    from ..redaction import active_run_name_redactor
-
-    redactor = active_run_name_redactor()
-    if redactor is None:
-        return report
-    changes = {f.name: redactor.scrub(getattr(report, f.name)) for f in dataclasses.fields(report)}
-    report = dataclasses.replace(report, **changes)
-    report.provenance["redacted_run_names"] = (
-        "every match of the --redact-run-names pattern (not recorded) was replaced by redacted-<8 hex digits of its SHA-256>"
-    )
-    return report
 
 
 def format_comparisons(report: Any) -> str:

@@ -233,35 +233,32 @@ def run_name_redactor(args: argparse.Namespace) -> Any:
         raise CliError(f"--redact-run-names {pattern!r}: {err}") from None
 
 
+#: The output flags of every writing command: flag -> argparse definition (``--out``'s help is the command's).
+OUTPUT_FLAGS: dict[str, dict[str, Any]] = {
+    "--out": {"metavar": "DIR", "help": "write tables (CSV), provenance.json, figures and report.html here"},
+    "--no-figures": {"action": "store_true", "help": "with --out, write tables only (no PNG/SVG, no HTML)"},
+    "--figure-formats": {
+        "default": "png,svg",
+        "metavar": "LIST",
+        "help": "with --out, the figure files to write: png, svg or png,svg (default: %(default)s)",
+    },
+    "--force": {
+        "action": "store_true",
+        "help": "with --out, replace an earlier results bundle even if its files were edited since "
+        "(files the tool did not write are never replaced)",
+    },
+    "--quiet": {"action": "store_true", "help": "no progress bar, no table on stdout"},
+}
+
+
 def add_output_options(
     parser: argparse.ArgumentParser, *, out_help: str | None = None, only: Collection[str] | None = None
 ) -> None:
-    """``--out``, ``--no-figures``, ``--figure-formats``, ``--force``, ``--quiet`` (or the flags of ``only``)."""
+    """The output flags (:data:`OUTPUT_FLAGS`, or those of ``only``); ``out_help`` says what ``--out`` writes."""
     group = parser.add_argument_group(OUTPUT)
-
-    class _Some:  # the group, adding only the flags of ``only``
-        def add_argument(self, flag: str, **kwargs: Any) -> None:
-            if only is None or flag in only:
-                group.add_argument(flag, **kwargs)
-
-    o = _Some()
-    o.add_argument(
-        "--out", metavar="DIR", help=out_help or "write tables (CSV), provenance.json, figures and report.html here"
-    )
-    o.add_argument("--no-figures", action="store_true", help="with --out, write tables only (no PNG/SVG, no HTML)")
-    o.add_argument(
-        "--figure-formats",
-        default="png,svg",
-        metavar="LIST",
-        help="with --out, the figure files to write: png, svg or png,svg (default: %(default)s)",
-    )
-    o.add_argument(
-        "--force",
-        action="store_true",
-        help="with --out, replace an earlier results bundle even if its files were edited since "
-        "(files the tool did not write are never replaced)",
-    )
-    o.add_argument("--quiet", action="store_true", help="no progress bar, no table on stdout")
+    for flag, kwargs in OUTPUT_FLAGS.items():
+        if only is None or flag in only:
+            group.add_argument(flag, **{**kwargs, **({"help": out_help} if flag == "--out" and out_help else {})})
 
 
 def analysis_options(args: argparse.Namespace, *, progress: bool = False) -> Any:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -60,37 +60,13 @@ FILE, TRACKERS = "file", ("mlflow", "wandb")
 _PILOT = SimpleNamespace(curves=False, only_algorithms=None, only_tasks=None, hyperparameter_keys=())
 
 
-class _AnyName(Mapping[str, Any]):
-    """The source names as argparse's ``choices``: any word is accepted (a word that is no tracker is a file)."""
-
-    def __init__(self, parsers: dict[str, Any]) -> None:
-        self._parsers = parsers
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str)
-
-    def __getitem__(self, name: str) -> Any:
-        return self._parsers[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._parsers)
-
-    def __len__(self) -> int:
-        return len(self._parsers)
-
-
-class _Sources(argparse._SubParsersAction):
-    """``plan INPUT ...`` or ``plan mlflow|wandb ...``: a first word that names no tracker is the input file
-    (``plan file INPUT`` also works, e.g. for a file called ``mlflow``)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.choices = _AnyName(self._name_parser_map)  # type: ignore[assignment]  # any word: see _AnyName
-
-    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
-        if values and values[0] not in self._name_parser_map:
-            values = [FILE, *values]
-        super().__call__(parser, namespace, values, option_string)
+def with_source(argv: Sequence[str]) -> list[str]:
+    """``plan INPUT ...`` is short for ``plan file INPUT ...``: ``argv`` with the word ``file`` put in when the word
+    after ``plan`` names no source (so a file called ``mlflow`` is ``plan file mlflow``)."""
+    words = list(argv)
+    if len(words) > 1 and words[0] == "plan" and words[1] not in (FILE, *TRACKERS) and not words[1].startswith("-"):
+        words.insert(1, FILE)
+    return words
 
 
 def _add_planning(p: argparse.ArgumentParser) -> None:
@@ -131,7 +107,6 @@ def register(sub: Any) -> None:
         usage="rl-reliable plan [-h] {INPUT | mlflow | wandb} [flags]",
     )
     sources = p.add_subparsers(
-        action=_Sources,
         dest="plan_source",
         metavar="INPUT | mlflow | wandb",
         title="pilot runs from",

@@ -189,7 +189,11 @@ def test_file_field_defaults_are_scoretables_step_included():
 
     params = inspect.signature(ScoreTable).parameters
     assert FILE_FIELDS == {name: params[name].default for name in FILE_FIELDS}
-    for command in (["evaluate", "x.csv"], ["plan", "x.csv"]):
+    from rl_reliable_logger.cli.plan import with_source
+
+    assert with_source(["plan", "x.csv"]) == ["plan", "file", "x.csv"] == with_source(["plan", "file", "x.csv"])
+    assert with_source(["plan", "mlflow", "--experiment", "e"])[1] == "mlflow"
+    for command in (["evaluate", "x.csv"], ["plan", "file", "x.csv"]):
         args = build_parser().parse_args(command)
         assert {name: getattr(args, f"{name}_key") for name in FILE_FIELDS} == FILE_FIELDS, command
 
