@@ -72,6 +72,7 @@ SCENARIOS = [
     Scenario("normal", 2, 3, 10, 9, delta=0.1),
     Scenario("lognormal", 2, 4, 26, 12, delta=0.12),
     Scenario("atari", 2, 4, 26, 12, delta=1.0),
+    Scenario("normal", 4, 4, 26, 12, delta=0.08),
     Scenario("normal", 2, 3, 10, 9, delta=0.1, spending="pocock"),
     Scenario("lognormal", 2, 4, 26, 12, delta=0.12, spending="pocock"),
 ]

@@ -22,6 +22,7 @@ stops; the spending function lets the looks fall at any runs counts.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -209,7 +210,8 @@ def take_look(table: ScoreTable, design: Design, history: Sequence[dict[str, Any
     for record in history:
         if record["hash"] == digest:
             return result_from(record, design, replayed=True)
-    _check_growth(history, counts, design)
+    runs = _runs(subset, tasks)
+    _check_growth(history, counts, runs, design)
     look = len(history) + 1
     metric = registry.get_metric(design.metric, gamma=opts.gamma)
     rng, shared = analysis_streams(opts.seed, algorithms, opts.task_bootstrap)
@@ -247,7 +249,7 @@ def take_look(table: ScoreTable, design: Design, history: Sequence[dict[str, Any
                 "final": decision != "undecided" or t >= 1.0,
             }
         )
-    record = {"look": look, "hash": digest, "counts": counts, "pairs": pairs}
+    record = {"look": look, "hash": digest, "counts": counts, "runs": runs, "pairs": pairs}
     record["launch"] = _launch(record, design)
     return result_from(record, design)
 
@@ -272,7 +274,18 @@ def _counts(final: ScoreTable, algorithms: list[str], tasks: list[str], max_runs
     return out
 
 
-def _check_growth(history: Sequence[dict[str, Any]], counts: dict[str, dict[str, int]], design: Design) -> None:
+def _runs(cells: dict[str, bs.Cells], tasks: Sequence[str]) -> dict[str, dict[str, list[float]]]:
+    """Each compared cell's scores, ascending (recorded, so that a later look can check it only added runs)."""
+    return {a: {t: c.values[c.task_of == m].tolist() for m, t in enumerate(tasks)} for a, c in cells.items()}
+
+
+def _check_growth(
+    history: Sequence[dict[str, Any]],
+    counts: dict[str, dict[str, int]],
+    runs: dict[str, dict[str, list[float]]],
+    design: Design,
+) -> None:
+    """Refuse a look beyond K, and data that drops or replaces any run of the last look."""
     if not history:
         return
     last = history[-1]
@@ -287,6 +300,12 @@ def _check_growth(history: Sequence[dict[str, Any]], counts: dict[str, dict[str,
                 raise InputError(
                     f"cell ({a!r}, {t!r}) has {counts[a][t]} runs, fewer than the {n} of look {last['look']}; "
                     "a look may only add runs"
+                )
+            before = Counter(last["runs"][a][t])
+            if before - Counter(runs[a][t]):
+                raise InputError(
+                    f"cell ({a!r}, {t!r}) no longer holds every run score of look {last['look']}; a look may only "
+                    "add runs, never replace or change them"
                 )
 
 

@@ -95,6 +95,7 @@ def test_refusals_are_one_sentence(tmp_path: Path) -> None:
     rl.watch(table(scores({"A": 4, "C": 4})), state=state, **DESIGN)
     cases = [
         (scores({"A": 3, "C": 4}), DESIGN, "fewer than the 4 of look 1"),
+        (scores({"A": 5, "C": 5}, seed=9), DESIGN, "no longer holds every run score of look 1"),
         (scores({"A": 5, "C": 5}), {**DESIGN, "alpha": 0.1}, "`alpha=` was 0.05"),
         (scores({"A": 5, "C": 5}), {**DESIGN, "reps": 400}, "`reps=` was 300"),
         (scores({"A": 5, "C": 5}, tasks=3), DESIGN, "`tasks=` was"),
