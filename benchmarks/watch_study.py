@@ -53,10 +53,16 @@ class Scenario:
     max_runs: int
     delta: float = 0.0  # shift of the first algorithm (normal/lognormal); for atari any non-zero: SPR vs DER
     spending: str = "obf"
+    staggered: bool = False  # algorithm a shifted by delta * (A - 1 - a): every pair differs
+
+    def truth(self, pair: tuple[int, int]) -> str:
+        """The right decision of a pair (x, y) = algorithms (i < j): ``x>y`` where x is shifted more."""
+        return "x>y" if self.delta > 0 and (self.staggered or pair[0] == 0) else "none"
 
     @property
     def name(self) -> str:
         kind = "null" if self.delta == 0 else (f"diff {self.delta:g}" if self.source != "atari" else "SPR vs DER")
+        kind += " staggered" if self.staggered else ""
         return (
             f"{self.source} A={self.algorithms} K={self.looks} M={self.tasks} N={self.max_runs} {self.spending} {kind}"
         )
@@ -75,6 +81,7 @@ SCENARIOS = [
     Scenario("normal", 4, 4, 26, 12, delta=0.08),
     Scenario("normal", 2, 3, 10, 9, delta=0.1, spending="pocock"),
     Scenario("lognormal", 2, 4, 26, 12, delta=0.12, spending="pocock"),
+    Scenario("normal", 4, 4, 26, 12, delta=0.09, staggered=True),
 ]
 
 
@@ -107,7 +114,12 @@ def sampler(sc: Scenario, seed: int):
 
     def draw_sim(rng: np.random.Generator) -> np.ndarray:
         out = np.stack([np.stack([t.sample(rng, sc.max_runs) for t in tasks]) for _ in range(sc.algorithms)])
-        out[0] += sc.delta
+        shifts = (
+            sc.delta * (sc.algorithms - 1 - np.arange(sc.algorithms))
+            if sc.staggered
+            else sc.delta * (np.arange(sc.algorithms) == 0)
+        )
+        out += shifts[:, None, None]
         return out
 
     return draw_sim
@@ -128,7 +140,7 @@ def trial(sc: Scenario, data: np.ndarray, reps: int, alpha: float, rng: np.rando
     """(false decision, per-pair correct decisions of true differences, runs used) of the watch, and the fixed
     designs' correct-decision counts per N in ``fixed_grid``."""
     pairs = [(i, j) for i in range(sc.algorithms) for j in range(i + 1, sc.algorithms)]
-    truth = {p: ("x>y" if (sc.delta > 0 and p[0] == 0) else "none") for p in pairs}
+    truth = {p: sc.truth(p) for p in pairs}
     level = alpha / len(pairs)
     targets = sq.look_targets(sc.max_runs, sc.looks)
     counts = np.zeros(sc.algorithms, dtype=int)

@@ -124,3 +124,14 @@ def test_a_state_folder_changed_by_hand_or_holding_other_files_is_refused(tmp_pa
     with pytest.raises(InputError, match="not a watch state"):
         rl.watch(table(scores({"A": 3, "C": 3})), state=other, **DESIGN)
     assert (other / "notes.txt").read_text() == "mine"
+
+
+def test_any_registered_metric_and_lower_is_better_flips_the_decision(tmp_path: Path) -> None:
+    frame = scores({"A": 3, "B": 3})
+    frame["score"] = frame["score"] / 20.0  # the optimality gap's threshold is 1
+    gap = rl.watch(table(frame), state=tmp_path / "g", metric="optimality_gap", **DESIGN)
+    mean = rl.watch(table(frame), state=tmp_path / "m", metric="mean", **DESIGN)
+    assert gap.decisions.iloc[0]["decision"] == "y>x" and gap.decisions.iloc[0]["low"] > 0  # B's gap is smaller
+    assert mean.decisions.iloc[0]["decision"] == "y>x" and mean.decisions.iloc[0]["high"] < 0
+    with pytest.raises(InputError, match="unknown metric"):
+        rl.watch(table(frame), state=tmp_path / "x", metric="no_such_metric", **DESIGN)
