@@ -15,7 +15,7 @@ and real Atari 100k runs (``../shared/data/rliable_atari_100k``: 100 runs per ga
 normalised; a cell draws its runs from the algorithm's 100 with replacement). Under the null every algorithm
 draws from the same population (normal/lognormal: the same tasks; Atari: SPR's runs). With a difference the
 first algorithm's scores are shifted by ``delta`` (the IQM difference is ``delta`` exactly), or, for Atari,
-the first algorithm draws SPR's runs and the others DER's (a real difference).
+the first algorithm draws SPR's runs and the others DER's or DrQ(eps)'s (a real difference).
 
 Reported per scenario: the family-wise error over all looks and pairs (any pair decided where the truth is no
 difference, or decided the wrong way) with its standard error; with a difference, the mean power over the pairs
@@ -51,9 +51,10 @@ class Scenario:
     looks: int
     tasks: int
     max_runs: int
-    delta: float = 0.0  # shift of the first algorithm (normal/lognormal); for atari any non-zero: SPR vs DER
+    delta: float = 0.0  # shift of the first algorithm (normal/lognormal); for atari any non-zero: SPR vs ``rival``
     spending: str = "obf"
     staggered: bool = False  # algorithm a shifted by delta * (A - 1 - a): every pair differs
+    rival: str = "DER"  # atari with a difference: the other algorithms' runs (the first draws SPR's)
 
     def truth(self, pair: tuple[int, int]) -> str:
         """The right decision of a pair (x, y) = algorithms (i < j): ``x>y`` where x is shifted more."""
@@ -61,7 +62,11 @@ class Scenario:
 
     @property
     def name(self) -> str:
-        kind = "null" if self.delta == 0 else (f"diff {self.delta:g}" if self.source != "atari" else "SPR vs DER")
+        kind = (
+            "null"
+            if self.delta == 0
+            else (f"diff {self.delta:g}" if self.source != "atari" else f"SPR vs {self.rival}")
+        )
         kind += " staggered" if self.staggered else ""
         return (
             f"{self.source} A={self.algorithms} K={self.looks} M={self.tasks} N={self.max_runs} {self.spending} {kind}"
@@ -82,6 +87,7 @@ SCENARIOS = [
     Scenario("normal", 2, 3, 10, 9, delta=0.1, spending="pocock"),
     Scenario("lognormal", 2, 4, 26, 12, delta=0.12, spending="pocock"),
     Scenario("normal", 4, 4, 26, 12, delta=0.09, staggered=True),
+    Scenario("atari", 2, 4, 26, 20, delta=1.0, rival="DrQ(eps)"),
 ]
 
 
@@ -89,7 +95,7 @@ def _atari_pools() -> dict[str, np.ndarray]:
     long = pd.read_csv(LONG_CSV)
     games = sorted(long["game"].unique())
     pools = {}
-    for alg in ("SPR", "DER"):
+    for alg in ("SPR", "DER", "DrQ(eps)"):
         part = long[long["algorithm"] == alg]
         pools[alg] = np.stack(
             [part[part["game"] == g].sort_values("run_index")["human_normalized"].to_numpy() for g in games]
@@ -102,7 +108,7 @@ def sampler(sc: Scenario, seed: int):
     if sc.source == "atari":
         pools = _atari_pools()
         order = np.random.default_rng(seed).permutation(pools["SPR"].shape[0])[: sc.tasks]
-        pop = [pools["SPR" if (sc.delta == 0 or a == 0) else "DER"][order] for a in range(sc.algorithms)]
+        pop = [pools["SPR" if (sc.delta == 0 or a == 0) else sc.rival][order] for a in range(sc.algorithms)]
 
         def draw_atari(rng: np.random.Generator) -> np.ndarray:
             return np.stack(
@@ -170,7 +176,7 @@ def trial(sc: Scenario, data: np.ndarray, reps: int, alpha: float, rng: np.rando
 
 def run(sc: Scenario, trials: int, reps: int, alpha: float, seed: int) -> dict:
     draw = sampler(sc, seed)
-    grid = list(range(max(2, sc.max_runs // 2), sc.max_runs + 1)) if sc.delta else []
+    grid = list(range(2, sc.max_runs + 1)) if sc.delta else []
     streams = np.random.SeedSequence([seed, sc.algorithms, sc.looks, sc.tasks, sc.max_runs]).spawn(trials)
     false, power, runs, fixed = [], [], [], []
     for s in streams:
