@@ -33,10 +33,10 @@ def shared(name: str, default: Any = dataclasses.MISSING) -> Any:
     return dataclasses.field(default=default, metadata={"option": decl})
 
 
-def _at_least(low: int) -> d.Check:
+def _at_least(low: int, what: str) -> d.Check:
     def check(name: str, value: Any) -> int:
         if not d.is_int(value) or value < low:
-            raise OptionError(name, f"`{name}=` must be an integer of at least {low}, got {value!r}")
+            raise OptionError(name, f"plan needs `{name}=` of at least {low} {what} (an integer), got {value!r}")
         return int(value)
 
     return check
@@ -151,7 +151,7 @@ class PlanOptions:
     trials: int = option(
         200,
         help="synthetic experiments per number of runs",
-        check=_at_least(2),
+        check=_at_least(2, "synthetic experiments"),
         flag="--trials",
         group=PLANNING,
         metavar="N",
@@ -160,7 +160,7 @@ class PlanOptions:
     sim_reps: int = option(
         500,
         help="bootstrap replicates per synthetic experiment",
-        check=_at_least(10),
+        check=_at_least(10, "bootstrap replicates"),
         flag="--sim-reps",
         group=PLANNING,
         metavar="N",
