@@ -321,7 +321,7 @@ def simulate(
                     dist[:, :2],
                     point[:2],
                     ci=ci,
-                    method=method,  # type: ignore[arg-type]
+                    method=method,
                     jackknife=jack,
                     strata=strata,
                     cells=cells,
