@@ -222,6 +222,7 @@ _PROV_ORDER = (
     "normalize",
     "metrics",
     "method",
+    "intervals",
     "ci",
     "reps",
     "profile_reps",

@@ -13,21 +13,14 @@ or one per statistic) for methods with ``needs_tail``, ``accel`` the acceleratio
 replicates (``student-t``: the runs themselves; the studentized mean: the replicates' standard errors) says so by
 its flags, and its caller computes it.
 
-Adding a method is one :func:`register` call (see ``docs/architecture.md``)::
+Adding a method is one :func:`register` call (``docs/architecture.md`` has a worked example). The rule of a
+requested method, table by table::
 
-    >>> import numpy as np
-    >>> from rl_reliable_logger.stats import intervals
-    >>> def shortest(dist, point, ci, tail, accel):
-    ...     ordered = np.sort(dist, axis=0)
-    ...     k = int(np.floor(ci * len(ordered)))
-    ...     widths = ordered[k:] - ordered[: len(ordered) - k]
-    ...     start = np.argmin(widths, axis=0)
-    ...     cols = np.arange(ordered.shape[1])
-    ...     return ordered[start, cols], ordered[start + k, cols]
-    >>> spec = intervals.register(intervals.IntervalMethod("shortest", "shortest percentile", shortest))
-    >>> spec.for_table("per_task").name, intervals.describe(spec.for_table("aggregates"), replicates=2000)
-    ('shortest', 'shortest percentile intervals (2,000 bootstrap replicates)')
-    >>> intervals.unregister("shortest")
+    >>> rule = table_rule("bootstrap-t")
+    >>> rule["aggregates"], rule["per_task"], rule["improvement"], rule["curves"]
+    ('bootstrap-t', 'student-t', 'expanded', 'percentile')
+    >>> get("bootstrap-t").for_statistic("aggregates", "median").name
+    'normal'
 """
 
 from __future__ import annotations
