@@ -3,7 +3,8 @@
 The main job (``evaluate examples/atari100k_scores.csv --normalize atari100k``, small replicate counts) runs once
 per requestable method of the registry. Each table's provenance record must follow the registry's rule, and every
 place that describes intervals (console summary, report.html, methods.md, table.md, table.tex) must say, for the
-tables it describes, the method(s), level and replicate count that were computed, and nothing else.
+tables it describes, the method(s), level and replicate count that were computed, and nothing else; so must the
+descriptions published with the analysis (the W&B report page, the MLflow run's description).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from rl_reliable_logger.render.html import build_html
 from rl_reliable_logger.render.intervals import TABLE_WORDS
 from rl_reliable_logger.render.tables import to_latex, to_markdown
 from rl_reliable_logger.stats import intervals
+from rl_reliable_logger.trackers.mlflow.sink import _note as mlflow_note
+from rl_reliable_logger.trackers.wandb.report_page import methods_text
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 REPS = {"reps": 300, "profile_reps": 120, "improvement_reps": 110}
@@ -94,6 +97,14 @@ def test_every_interval_sentence_of_the_main_job_follows_provenance(method, tmp_
     said_tex = re.search(r"\\caption\{.*?: 95\\% (.*)\. Bold", to_latex(saved))
     assert said_tex is not None
     _check_said(said_tex.group(1).replace("\\_", "_"), headline, "aggregates")
+
+    # the tracker descriptions: the W&B report page and the MLflow run's description
+    said_wandb = re.match(r"95% (.*) \(seed 0\)", methods_text(saved).replace("\\_", "_"))
+    assert said_wandb is not None
+    _check_said(said_wandb.group(1), headline, "aggregates")
+    said_mlflow = re.search(r"; 95% (.*)\.\n", mlflow_note(saved, str(out)).replace("\\_", "_"))
+    assert said_mlflow is not None
+    _check_said(said_mlflow.group(1), headline, "aggregates")
 
     # methods.md: one clause per table, each its record
     methods = (out / "methods.md").read_text(encoding="utf-8").replace("\\_", "_")
