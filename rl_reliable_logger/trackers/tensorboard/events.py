@@ -72,6 +72,7 @@ def read_scalars(path: str, tags: Collection[str]) -> FileScalars:
     Only the wanted tags' points are kept; a damaged or truncated file gets ``damage`` set (its points
     up to the damage are returned but must not be used as a complete run).
     """
+    from google.protobuf.message import DecodeError
     from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
     from tensorboard.compat.proto import event_pb2
 
@@ -81,8 +82,8 @@ def read_scalars(path: str, tags: Collection[str]) -> FileScalars:
     try:
         size = os.path.getsize(path)
         for record in RawEventFileLoader(path).Load():
-            consumed += len(record) + FRAMING
             event = event_pb2.Event.FromString(record)
+            consumed += len(record) + FRAMING
             if not event.HasField("summary"):
                 continue
             for value in event.summary.value:
@@ -93,8 +94,8 @@ def read_scalars(path: str, tags: Collection[str]) -> FileScalars:
     except OSError as err:
         out.damage = f"cannot be read ({err.strerror or err})"
         return out
-    except Exception as err:  # the protocol buffer's DecodeError and the loader's own errors
-        out.damage = f"damaged record after byte {consumed} ({type(err).__name__})"
+    except (DecodeError, ValueError) as err:  # a record whose checksum holds but whose bytes are no Event
+        out.damage = f"damaged: the record at byte {consumed} is no event ({type(err).__name__})"
         return out
     if consumed != size:
         out.damage = f"truncated or damaged after byte {consumed} of {size}"

@@ -200,3 +200,19 @@ def test_names_from_paths_stay_values_and_ambiguity_is_refused():
     with pytest.raises(InputError, match="fits layout .* in two ways"):
         layout.match("PP-O-Pong/7")
     assert parse_layout("{algorithm}/{task}/{seed}").match("1e3/x/0") == {"algorithm": "1e3", "task": "x", "seed": 0}
+
+
+def test_a_record_that_is_no_event_is_named(tmp_path):
+    """Framing and checksums intact, payload not an Event (a foreign file named like an event file)."""
+    import struct
+
+    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
+
+    _write(tmp_path / "A" / "x" / "seed_0", [(0, 1.0)], writer="tensorboard")
+    payload = b"\xff\xff\xff"
+    header = struct.pack("<Q", len(payload))
+    record = header + struct.pack("<I", masked_crc32c(header)) + payload + struct.pack("<I", masked_crc32c(payload))
+    (tmp_path / "A" / "x" / "seed_1").mkdir()
+    (tmp_path / "A" / "x" / "seed_1" / "events.out.tfevents.1.host").write_bytes(record)
+    with pytest.raises(InputError, match=r"seed_1/events\.out\.tfevents\.1\.host' is damaged: the record at byte 0"):
+        tensorboard_table(tmp_path, score_key=TAG)
