@@ -42,8 +42,9 @@ if TYPE_CHECKING:  # pragma: no cover
 MANIFEST = "manifest.json"
 FORMAT = "rl-reliable-bundle"
 FORMAT_VERSION = 1
-#: What a bundle holds (``manifest.json`` ``kind``): an analysis (``rl-reliable evaluate``) or a plan.
-KINDS = ("report", "plan")
+#: What a bundle holds (``manifest.json`` ``kind``): an analysis (``rl-reliable evaluate``), a plan, or the state
+#: of a watch (its design and looks, ``render.watch_state``).
+KINDS = ("report", "plan", "watch")
 #: Temporary siblings of a bundle being swapped in: ``.<name><marker><pid>-<random>``.
 _NEW, _OLD = ".rl-reliable-new-", ".rl-reliable-old-"
 
@@ -360,7 +361,11 @@ def check_output_folder(
             raise BundleError(f"{detail}; the output folder is not an unmodified results bundle.{hint}") from None
 
 
-_KIND_NAMES = {"report": "results bundle (rl-reliable evaluate)", "plan": "plan (rl-reliable plan)"}
+_KIND_NAMES = {
+    "report": "results bundle (rl-reliable evaluate)",
+    "plan": "plan (rl-reliable plan)",
+    "watch": "watch state (rl_reliable_logger.watch)",
+}
 
 
 def recover_swap(folder: str | os.PathLike) -> str | None:
