@@ -14,7 +14,7 @@ pytest.importorskip("ray.tune", reason="Ray Tune is not installed (pip install '
 
 from rl_reliable_logger import InputError, ScoreTable
 from rl_reliable_logger.trackers.raytune import raytune_table
-from tests.support.paths import REPO
+from tests.support.paths import EXAMPLES
 from tests.support.same_tables import assert_same_tables
 
 SEEDS, EXPLORE = (0, 1), (0.1, 0.5)
@@ -22,7 +22,7 @@ KEYS: dict[str, Any] = {"score_key": "eval/return", "algorithm_key": "config/alg
 
 
 def _example() -> Any:
-    spec = importlib.util.spec_from_file_location("ray_tune_seeds", REPO / "examples" / "ray_tune_seeds.py")
+    spec = importlib.util.spec_from_file_location("ray_tune_seeds", EXAMPLES / "ray_tune_seeds.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
