@@ -86,7 +86,7 @@ class AnalysisOptions:
 
     Each field is one option's whole declaration (:func:`.declared.option`): default, check, help, flag and
     whether it changes the numbers. Read an option's meaning in its ``help`` (``rl-reliable evaluate --help``
-    prints them all; :func:`describe` in Python).
+    prints them all).
     """
 
     normalize: str | Any | None = option(
@@ -138,8 +138,8 @@ class AnalysisOptions:
     )
     method: str = option(
         "percentile",
-        help="interval method of every table (the rule and its exceptions: analysis.aggregates.table_method; "
-        "recorded as provenance interval_methods); with 10 or fewer runs per task bootstrap-t, which reaches "
+        help="interval method of every table (the rule and its exceptions: the registry, stats.intervals; "
+        "recorded as provenance intervals); with 10 or fewer runs per task bootstrap-t, which reaches "
         "nominal coverage for the IQM, its differences and P(X>Y)",
         check=d.one_of(_interval_methods, "an interval method"),
         flag="--method",
