@@ -69,7 +69,8 @@ class _Layout:
 
     def cells(self, column: tuple[int, ...]) -> bs.Cells:
         if column not in self._cells:
-            self._cells[column] = bs.Cells.from_array(self.array[(slice(None), slice(None), *column)])
+            key: tuple[Any, ...] = (slice(None), slice(None), *column)
+            self._cells[column] = bs.Cells.from_array(self.array[key])
         return self._cells[column]
 
     def slots(self, column: tuple[int, ...]) -> np.ndarray:
@@ -380,7 +381,7 @@ def get_interval_estimates(
         else:
             boot = StratifiedIndependentBootstrap(*scores, random_state=random_state)
             point_estimates[key] = func(*scores)
-        interval_estimates[key] = boot.conf_int(func, reps=reps, size=confidence_interval_size, method=method)
+        interval_estimates[key] = boot.conf_int(func, reps=reps, size=float(confidence_interval_size), method=method)
     return point_estimates, interval_estimates
 
 
