@@ -83,7 +83,10 @@ def main() -> None:
     args = parser.parse_args()
     reps = {k: args.reps or v for k, v in README_REPS.items()}
     finals, curves = rliable_readme.load_inputs()
-    shapes = {k: v.shape for k, v in finals.items()}, {k: v[:, :, rliable_readme.FRAMES].shape for k, v in curves.items()}
+    shapes = (
+        {k: v.shape for k, v in finals.items()},
+        {k: v[:, :, rliable_readme.FRAMES].shape for k, v in curves.items()},
+    )
     print(f"replicates: {reps}\nfinal scores: {shapes[0]}\ncurves: {shapes[1]}")
     np.random.seed(args.seed)
     t0 = time.perf_counter()

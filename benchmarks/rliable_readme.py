@@ -30,7 +30,7 @@ def readme_usage(
     """The README's four snippets (reps as given per snippet); returns every estimate and each snippet's time."""
     out: dict[str, Any] = {"seconds": {}}
     t0 = time.perf_counter()
-    aggregate_func = lambda x: np.array(  # noqa: E731 - the README's spelling
+    aggregate_func = lambda x: np.array(
         [
             metrics.aggregate_median(x),
             metrics.aggregate_iqm(x),
@@ -44,9 +44,7 @@ def readme_usage(
     out["poi"] = rly.get_interval_estimates(pairs, metrics.probability_of_improvement, reps=reps["poi"])
     t2 = time.perf_counter()
     frames_dict = {algorithm: score[:, :, FRAMES] for algorithm, score in curves.items()}
-    iqm = lambda scores: np.array(  # noqa: E731 - the README's spelling
-        [metrics.aggregate_iqm(scores[..., frame]) for frame in range(scores.shape[-1])]
-    )
+    iqm = lambda scores: np.array([metrics.aggregate_iqm(scores[..., frame]) for frame in range(scores.shape[-1])])
     out["curve"] = rly.get_interval_estimates(frames_dict, iqm, reps=reps["curve"])
     t3 = time.perf_counter()
     out["profile"] = rly.create_performance_profile(finals, TAUS, reps=reps["profile"])

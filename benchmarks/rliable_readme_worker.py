@@ -17,10 +17,9 @@ import numpy as np
 warnings.simplefilter("ignore")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import rliable_readme  # noqa: E402
 from rliable import library as rly  # noqa: E402
 from rliable import metrics  # noqa: E402
-
-import rliable_readme  # noqa: E402
 
 
 def main(src: str, dst: str) -> None:
