@@ -54,7 +54,7 @@ def run_rliable(finals: dict, curves: dict, reps: dict, seed: int) -> dict | Non
         return out
 
 
-def compare(ours: dict, theirs: dict, reps: dict) -> list[str]:
+def compare(ours: dict, theirs: dict, reps: dict, finals: dict) -> list[str]:
     """One line per snippet: points equal?, the largest endpoint gap in units of its Monte-Carlo tolerance."""
     lines = []
     for name in ("aggregates", "poi", "curve", "profile"):
@@ -62,17 +62,17 @@ def compare(ours: dict, theirs: dict, reps: dict) -> list[str]:
         worst = 0.0
         for key, ci in theirs[name]["intervals"].items():
             a, b = np.asarray(ours[name]["intervals"][key]), np.asarray(ci)
-            worst = max(worst, float((np.abs(a - b) / mc_tolerance(b, reps[name])).max()))
+            worst = max(
+                worst,
+                float(
+                    (
+                        np.abs(a - b)
+                        / rliable_readme.mc_tolerance(b, reps[name], rliable_readme.lattice_step(name, finals))
+                    ).max()
+                ),
+            )
         lines.append(f"  {name:<10} points identical: {exact}; largest endpoint gap / MC tolerance: {worst:.2f}")
     return lines
-
-
-def mc_tolerance(interval: np.ndarray, reps: int) -> np.ndarray:
-    """Tolerance of an endpoint of two independent bootstraps of ``reps`` replicates: about five standard
-    errors of the difference of two 2.5% quantiles of a normal replicate distribution (each ≈ 2.7·sd/√reps,
-    sd ≈ width / 3.92), plus a step of the statistic's lattice (replicates of a few runs take few values)."""
-    width = np.abs(interval[1] - interval[0])
-    return 5 * 1.42 * 2.7 * (width / 3.92) / np.sqrt(reps) + 0.02 * width + 1e-9
 
 
 def main() -> None:
@@ -98,7 +98,7 @@ def main() -> None:
         return
     print(f"rliable  : {theirs['wall']:8.2f} s  " + ", ".join(f"{k} {v:.2f}" for k, v in theirs["seconds"].items()))
     print(f"ratio (rliable / drop-in, same run): {theirs['wall'] / ours_wall:.1f}x")
-    print("\n".join(compare(ours, theirs, reps)))
+    print("\n".join(compare(ours, theirs, reps, finals)))
     if args.write_oracle is not None:
         theirs["reps"], theirs["seed"] = reps, args.seed
         theirs.pop("wall"), theirs.pop("seconds")

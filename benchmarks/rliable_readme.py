@@ -65,6 +65,20 @@ def to_json(result: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def mc_tolerance(interval: np.ndarray, reps: int, step: float = 0.0) -> np.ndarray:
+    """Tolerance of an endpoint of two independent bootstraps of ``reps`` replicates: about five standard
+    errors of the difference of two 2.5% quantiles of a normal replicate distribution (each ≈ 2.7·sd/√reps,
+    sd ≈ width / 3.92), 2% of the width, and one ``step`` of the statistic's lattice (a profile's replicates are
+    multiples of 1/(runs·tasks): two bootstraps' quantiles can sit one multiple apart)."""
+    width = np.abs(interval[1] - interval[0])
+    return 5 * 1.42 * 2.7 * (width / 3.92) / np.sqrt(reps) + 0.02 * width + step + 1e-9
+
+
+def lattice_step(snippet: str, finals: dict[str, np.ndarray]) -> float:
+    """The spacing of a snippet's replicate values when they lie on a lattice (the profile's), else 0."""
+    return 1.0 / next(iter(finals.values())).size if snippet == "profile" else 0.0
+
+
 def load_inputs() -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """(Atari 100k finals {alg: (10, 26)}, ALE curves {agent: (5, games, 199)}), human-normalised."""
     import sys
