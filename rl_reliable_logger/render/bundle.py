@@ -42,8 +42,9 @@ if TYPE_CHECKING:  # pragma: no cover
 MANIFEST = "manifest.json"
 FORMAT = "rl-reliable-bundle"
 FORMAT_VERSION = 1
-#: What a bundle holds (``manifest.json`` ``kind``): an analysis (``rl-reliable evaluate``) or a plan.
-KINDS = ("report", "plan")
+#: What a bundle holds (``manifest.json`` ``kind``): an analysis (``rl-reliable evaluate``), a plan, or the state
+#: of a watch (its design and looks, ``render.watch_state``).
+KINDS = ("report", "plan", "watch")
 #: Temporary siblings of a bundle being swapped in: ``.<name><marker><pid>-<random>``.
 _NEW, _OLD = ".rl-reliable-new-", ".rl-reliable-old-"
 
@@ -351,11 +352,20 @@ def check_output_folder(
         foreign = [f for f in files if f not in listed]
         if foreign or not force:
             detail = f"{out / foreign[0]}: not written by rl_reliable_logger" if foreign else str(err)
-            hint = "" if foreign else " Pass `force=True` to replace it anyway."
+            hint = (
+                " Move that file out of the folder or write the results to another folder (files the tool did not"
+                " write are never deleted, not even with `force=True`)."
+                if foreign
+                else " Pass `force=True` to replace it anyway."
+            )
             raise BundleError(f"{detail}; the output folder is not an unmodified results bundle.{hint}") from None
 
 
-_KIND_NAMES = {"report": "results bundle (rl-reliable evaluate)", "plan": "plan (rl-reliable plan)"}
+_KIND_NAMES = {
+    "report": "results bundle (rl-reliable evaluate)",
+    "plan": "plan (rl-reliable plan)",
+    "watch": "watch state (rl_reliable_logger.watch)",
+}
 
 
 def recover_swap(folder: str | os.PathLike) -> str | None:
