@@ -247,3 +247,12 @@ def test_bca_uses_leave_one_run_out_jackknife() -> None:
     a = rly.StratifiedBootstrap(MATRIX, random_state=1).conf_int(four, 300, method="bca")
     b = rly.StratifiedBootstrap(MATRIX, random_state=1).conf_int(four, 300, method="bc")
     assert a.shape == b.shape == (2, 4) and not np.array_equal(a, b)
+
+
+def test_library_and_metrics_load_no_matplotlib() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys; from rl_reliable_logger.rliable import library, metrics; print('matplotlib' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
