@@ -96,7 +96,7 @@ class AnalysisOptions:
         ci: confidence level, a fraction in [0.5, 1) or a percentage in [50, 100); stored as a fraction.
         method: interval method, one of ``percentile`` (default), ``basic``, ``bc``, ``bca``, ``expanded`` or
             ``bootstrap-t`` (small samples; see ``stats.bootstrap``). It applies to every table (the rule and
-            its exceptions: ``analysis.aggregates.table_method``; recorded as ``provenance["interval_methods"]``);
+            its exceptions: the registry, ``stats.intervals``; recorded as ``provenance["intervals"]``);
             with 10 or fewer runs per task ``bootstrap-t`` is the one the coverage study recommends (README).
         task_bootstrap: also resample tasks, not only runs within tasks (every algorithm's replicate r
             resamples the same tasks, so differences and probability of improvement are paired).

@@ -197,8 +197,8 @@ def _findings(report: Any) -> tuple[str, set[str]]:
 def format_summary(report: Any) -> str:
     """Protocol findings first, then the headline table (one row per algorithm, one column per metric,
     ``point [low, high]``) and every other warning."""
-    from ..analysis.options import ci_label
     from ..data.counts import fixed, plural
+    from ..render.intervals import summary_header
 
     agg = report.aggregates
     if agg.empty:
@@ -209,13 +209,7 @@ def format_summary(report: Any) -> str:
     wide = cells.pivot(index="algorithm", columns="metric", values="text")
     wide = wide.reindex(index=report.algorithms, columns=list(dict.fromkeys(agg["metric"])))
     prov = report.provenance
-    filters = prov.get("filters") or {}
-    header = (
-        f"{report.counts().text()}; "
-        f"{prov.get('normalization', '')}; {ci_label(prov.get('ci', 0.95))} {prov.get('method', '')} intervals, "
-        f"{prov.get('reps', '')} bootstrap replicates, seed {prov.get('seed')}"
-        + "".join(f"; {k.replace('_', ' ')}: {', '.join(v)}" for k, v in filters.items())
-    )
+    header = summary_header(report)
     findings, shown = _findings(report)
     as_warnings = {as_flags(w) for w in shown}
     lines = [as_flags(findings)] if findings else []
