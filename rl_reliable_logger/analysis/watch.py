@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..data.counts import plural
 from ..data.scores import ScoreTable
 from ..errors import InputError
 from ..stats import bootstrap as bs
@@ -263,7 +264,7 @@ def _counts(final: ScoreTable, algorithms: list[str], tasks: list[str], max_runs
             n = int(sizes.get((a, t), 0))
             if n < 2:
                 raise InputError(
-                    f"cell ({a!r}, {t!r}) has {n} run(s); every compared cell needs at least 2 runs a look"
+                    f"cell ({a!r}, {t!r}) has {plural(n, 'run')}; every compared cell needs at least 2 runs a look"
                 )
             if n > max_runs:
                 raise InputError(
