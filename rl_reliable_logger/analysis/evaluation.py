@@ -42,6 +42,7 @@ from .aggregates import (
 from .budgets import histories
 from .jordan import jordan_tables, tuning_table
 from .options import DEFAULT_METRICS, AnalysisOptions, OptionKeywords, as_options, ci_label
+from .redacted import redact_report
 from .report import Report
 
 if TYPE_CHECKING:
@@ -149,13 +150,14 @@ def evaluate(
         )
     scores_out = _without_secrets((prep.table if prep.table.has_steps and opts.curves else run.final).frame, warnings)
     core = {name: tables.pop(name) for name in CORE_TABLES}
-    return Report(
+    report = Report(
         **core,
         scores=scores_out.reset_index(drop=True),
         provenance=provenance,
         warnings=warnings,
         extra=tables,
     )
+    return redact_report(report)  # under redacting_run_names(...): every text, after the numbers, for every caller
 
 
 #: The tables every Report holds (``Report`` fields), built by :data:`TABLE_BUILDERS`; other tables are extras.

@@ -101,10 +101,9 @@ def run_and_report(
 ) -> Any:
     """Evaluate ``table`` with the options of ``args`` (or ``options``), print the summary, write ``args.out``.
 
-    Wiring only: the Report that is printed, written and published is the library's (``evaluate()``, then
-    :func:`~rl_reliable_logger.analysis.redacted.redact_report`), so ``rl-reliable evaluate --out A`` and
+    Wiring only: the Report that is printed, written and published is the library's (``evaluate()`` applies
+    :func:`~rl_reliable_logger.analysis.redacted.redact_report` itself), so ``rl-reliable evaluate --out A`` and
     ``save_report(evaluate(...), B)`` write the same bundle; only what is printed is put in flag words."""
-    from ..analysis.redacted import redact_report
     from ..errors import InputError
 
     quiet = bool(getattr(args, "quiet", False))
@@ -114,7 +113,6 @@ def run_and_report(
         report = evaluate(table, options, source=source)
     except InputError as err:
         raise CliError(cli_message(err)) from None
-    report = redact_report(report)  # the library's: after the numbers, before anything is shown, written or published
     if not quiet:
         print(format_summary(report))
         letters = format_comparisons(report)
