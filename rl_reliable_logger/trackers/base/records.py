@@ -158,14 +158,25 @@ def _final_score(record: RunRecord, refs: list[FieldRef], rule: ScoreRule) -> tu
     return None, None, None
 
 
+class _Unset:
+    """``history_key`` not given: the request's."""
+
+
+_UNSET = _Unset()
+
+
 def records_to_table(
     records: Iterable[RunRecord],
     request: SourceRequest | None = None,
     *,
     source: Mapping[str, Any] | None = None,
+    history_key: str | None | _Unset = _UNSET,
     **keywords: Any,
 ) -> ScoreTable:
     """Group tracker runs into a ScoreTable by the field references of ``request`` (or its keywords).
+
+    ``history_key`` names the curve's history as the records hold it (default: the history name of the
+    request's ``curve_key``), for a Source whose record histories are named otherwise.
 
     ``score`` is the final score: one reference or a fallback list (the first one a run has is
     used; the count per reference is in provenance). ``score_rule`` (``last``, ``mean-last-N``,
@@ -194,7 +205,7 @@ def records_to_table(
         req = SourceRequest.of(request, **keywords)
     except InputError as err:
         raise ScoreTableError(str(err)) from None
-    fields_ = _Fields.parse(req)
+    fields_ = _Fields.parse(req, req.history_key if isinstance(history_key, _Unset) else history_key)
     records = list(records)
     info: dict[str, Any] = dict(source or {})
     info["fields"] = fields_.provenance()
@@ -225,7 +236,7 @@ def records_to_table(
     table = ScoreTable(
         pd.DataFrame(rows),
         run_id="run_id",
-        step="step" if req.history_key is not None else None,
+        step="step" if fields_.history_key is not None else None,
         on_invalid=req.on_invalid,  # type: ignore[arg-type]
         source=info,
         names=req.names,  # type: ignore[arg-type]
@@ -244,9 +255,10 @@ class _Fields:
     scores: list[str]
     score_parsed: list[FieldRef]
     rule: ScoreRule
+    history_key: str | None
 
     @classmethod
-    def parse(cls, req: SourceRequest) -> _Fields:
+    def parse(cls, req: SourceRequest, history_key: str | None) -> _Fields:
         try:
             missing = [name for name in REF_FIELDS if getattr(req, name) is None]
             if missing:
@@ -271,7 +283,7 @@ class _Fields:
                 score_parsed.append(parse_field_ref(text))
             except ValueError as err:
                 raise ScoreTableError(f"{kw('score=')}: {err}") from None
-        return cls(req, refs, parsed, scores, score_parsed, rule)
+        return cls(req, refs, parsed, scores, score_parsed, rule, history_key)
 
     def provenance(self) -> dict[str, Any]:
         out: dict[str, Any] = {**self.refs, "score": self.scores[0] if len(self.scores) == 1 else self.scores}
@@ -280,7 +292,7 @@ class _Fields:
         return out
 
     def score_provenance(self, used_refs: Mapping[str, int]) -> dict[str, Any]:
-        history_key = self.request.history_key
+        history_key = self.history_key
         return {
             "keys": self.scores,
             "rule": str(self.rule),
@@ -390,7 +402,7 @@ class _Grouping:
     def rows(self) -> list[dict[str, Any]]:
         """The table's rows: one per run, or one per logged step of the curve key (runs without it dropped)."""
         req = self.fields.request
-        history_key = req.history_key
+        history_key = self.fields.history_key
         rows: list[dict[str, Any]] = []
         missing_curve: list[str] = []
         for record, values, final in self.candidates:
