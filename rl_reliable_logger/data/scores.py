@@ -31,6 +31,7 @@ from ..errors import ScoreTableError
 from . import csvcells
 from .counts import agree, plural
 from .fields import check_distinct
+from .files import check_regular_file
 from .names import NameMode, check_names, is_missing, seed_key
 from .read_memory import check_read_memory
 
@@ -123,6 +124,7 @@ def _file_kind(path: str | os.PathLike, default: str | None = None) -> str:
 @contextlib.contextmanager
 def _reading(path: str | os.PathLike) -> Iterator[None]:
     """Turn the many ways reading a file can fail into one InputError line that names the file."""
+    check_regular_file(path, "score")  # before opening: a FIFO would block, a device never end
     try:
         yield
     except ScoreTableError:
