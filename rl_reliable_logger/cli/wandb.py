@@ -268,6 +268,8 @@ def _handler(args: argparse.Namespace) -> int:
         )
     except RLReliableError as err:
         raise CliError(cli_message(err)) from None
+    if source.problems and options.strict:  # a damaged log is a dropped run: --strict refuses to go on without it
+        raise CliError(f"--strict: offline run {redact(source.problems[0])}; repair or remove it, or drop --strict")
     for problem in source.problems:
         print(f"warning: skipped offline run {redact(problem)}", file=sys.stderr)  # --redact-run-names too
 
