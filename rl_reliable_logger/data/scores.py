@@ -761,9 +761,11 @@ class ScoreTable:
                         "expected a list of numbers, one per run."
                     )
                 for i, value in enumerate(scores):
-                    if isinstance(value, (list, tuple, dict, Mapping)):
+                    if isinstance(value, (list, tuple, dict, Mapping, str, bytes)):
+                        shown = f" ({value[:40]!r})" if isinstance(value, (str, bytes)) else ""
                         raise ScoreTableError(
-                            f"nested scores: {alg!r} / {task!r} run {i} is a {type(value).__name__}, not a number."
+                            f"nested scores: {alg!r} / {task!r} run {i} is a {type(value).__name__}{shown}, not a "
+                            "number; write scores as JSON numbers."
                         )
                     rows.append({"algorithm": alg, "task": task, "seed": i, "score": value})
         if not rows:
