@@ -1,6 +1,6 @@
 """Offline end to end, no W&B account needed: train a grid offline, evaluate, publish offline.
 
-    python integrations/wandb/offline_example.py [WORKDIR] [--seeds 3] [--reps 2000]
+    python integrations/wandb/offline_example.py [WORKDIR] [--seeds 5] [--reps 2000]
 
 1. runs train.py's learner for 3 algorithms x 2 tasks x N seeds with WANDB_MODE=offline: each run
    ends with `log_final_score(...)` and lands in WORKDIR/wandb/offline-run-*;
@@ -43,7 +43,7 @@ def _wait_until_flushed(work: Path, expected: int, timeout: float = 120.0) -> No
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="offline W&B end-to-end example")
     parser.add_argument("workdir", nargs="?", default="rl-reliable-wandb-offline")
-    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--reps", type=int, default=2000)
     parser.add_argument("--steps", type=int, default=400)
     args = parser.parse_args(argv)
@@ -93,6 +93,8 @@ def main(argv: list[str] | None = None) -> int:
             "wandb",
             "--offline-dir",
             str(work),
+            "--normalize",
+            "already-normalized",  # train.py's score is already a fraction of the best arm (worst arm 0, best 1)
             "--seed",
             "0",
             "--reps",

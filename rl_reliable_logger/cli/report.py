@@ -52,11 +52,11 @@ def _cmd_report(args: argparse.Namespace) -> int:
         out, files = rerender(folder)
     except InputError as err:
         raise CliError(cli_message(err)) from None
-    if not args.quiet:
-        for name in files:
-            print(out / name)
+    print(f"rewrote {len(files)} files in {out}/; open {out / 'report.html'} in a browser")
     note = figure_note(Report.load(out))  # the figures left algorithms out: say which, as evaluate does
     if note:
         print(f"note: {note}", file=sys.stderr)
-    print(f"rewrote {len(files)} files in {out}/; open {out / 'report.html'} in a browser")
+    if not args.quiet:
+        for name in files:
+            print(f"  {out / name}")
     return 0

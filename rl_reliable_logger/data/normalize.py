@@ -295,7 +295,9 @@ def get_normalizer(spec: str | os.PathLike | Normalizer | PercentileNormalizer) 
             raise ScoreTableError(f"{path}: empty task name on line(s) {', '.join(map(str, empty))}")
         table = table.assign(low=pd.to_numeric(table["low"]), high=pd.to_numeric(table["high"]))
         _keyed(table, path.name)  # duplicate tasks are an error now, not when the table is used
-        return Normalizer(name=path.name, table=table, description=f"normalised score ({path.name}: low = 0, high = 1)")
+        return Normalizer(
+            name=path.name, table=table, description="normalised score (per task: reference low = 0, high = 1)"
+        )
     raise ScoreTableError(
         f"unknown normalisation {spec!r}: use one of {', '.join(available())}, 'percentiles' (Jordan et al.), "
         "or the path of a CSV with columns task,low,high."

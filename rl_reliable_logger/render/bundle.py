@@ -351,7 +351,12 @@ def check_output_folder(
         foreign = [f for f in files if f not in listed]
         if foreign or not force:
             detail = f"{out / foreign[0]}: not written by rl_reliable_logger" if foreign else str(err)
-            hint = "" if foreign else " Pass `force=True` to replace it anyway."
+            hint = (
+                " Move that file out of the folder or write the results to another folder (files the tool did not"
+                " write are never deleted, not even with `force=True`)."
+                if foreign
+                else " Pass `force=True` to replace it anyway."
+            )
             raise BundleError(f"{detail}; the output folder is not an unmodified results bundle.{hint}") from None
 
 

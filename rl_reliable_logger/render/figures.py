@@ -380,6 +380,47 @@ def _nonlinear_tau(pivot: pd.DataFrame) -> np.ndarray:
     return 1.0 - pivot.mean(axis=1).to_numpy(float)
 
 
+_NICE_MANTISSAS = np.array([1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.5, 8.0, 10.0])
+
+
+def _nice(value: float) -> float:
+    """The nearest tick-friendly number (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 7.5, 8 times a power of ten)."""
+    if value == 0 or not np.isfinite(value):
+        return 0.0
+    scale = 10.0 ** np.floor(np.log10(abs(value)))
+    mantissa = _NICE_MANTISSAS[np.argmin(np.abs(_NICE_MANTISSAS - abs(value) / scale))]
+    return float(np.copysign(mantissa * scale, value))
+
+
+def _warped_ticks(taus: np.ndarray, warped: np.ndarray, *, gap: float = 0.07) -> tuple[list[float], list[str]]:
+    """Tick positions and τ labels for the non-linear axis, spread evenly over the *warped* axis.
+
+    Round τ values (MaxNLocator's) bunch up where few runs lie and leave the crowded middle bare, so the
+    labels are the τ at every tenth of the warped axis, rounded to a nice number (:func:`_nice`), plus the round
+    values; a label closer than ``gap`` (a fraction of the axis) to one already placed is dropped.
+
+    Example:
+        >>> taus = np.array([0.0, 1.0, 2.0, 10.0]); warped = np.array([0.0, 0.5, 0.9, 1.0])
+        >>> _warped_ticks(taus, warped)[1]
+        ['0', '0.2', '0.4', '0.6', '0.8', '1', '1.2', '1.5', '2', '8']
+    """
+    from matplotlib.ticker import MaxNLocator
+
+    lo, hi = float(taus.min()), float(taus.max())
+    round_ticks = MaxNLocator(nbins=10, steps=[1, 2, 2.5, 5, 10]).tick_values(lo, hi)
+    even = np.interp(np.linspace(warped.min(), warped.max(), 11), warped, taus)
+    even = np.array([_nice(v) for v in even])
+    cands = np.unique(np.concatenate([round_ticks, even]))
+    cands = cands[(cands >= lo - 1e-12) & (cands <= hi + 1e-12)]
+    placed: list[tuple[float, float]] = []  # (position, tau), round values first so they win a tie
+    for tau_tick in sorted(cands, key=lambda v: (v not in round_ticks, v)):
+        pos = float(np.interp(tau_tick, taus, warped))
+        if all(abs(pos - p) >= gap for p, _ in placed):
+            placed.append((pos, float(tau_tick)))
+    placed.sort()
+    return [p for p, _ in placed], [f"{v:.3g}" for _, v in placed]
+
+
 def plot_performance_profiles(
     report: Report | pd.DataFrame,
     *,
@@ -429,25 +470,14 @@ def plot_performance_profiles(
             return np.interp(t, taus, warped)
 
         _line_with_band(a, frame, "tau", algorithms, colors, xfun=xfun)
-        from matplotlib.ticker import MaxNLocator
-
-        # round tau values, placed through the warp; drop ones that would print on top of each other
-        cands = MaxNLocator(nbins=10, steps=[1, 2, 2.5, 5, 10]).tick_values(taus.min(), taus.max())
-        cands = cands[(cands >= taus.min() - 1e-12) & (cands <= taus.max() + 1e-12)]
-        ticks, labels, last = [], [], -np.inf
-        for tau_tick in cands:
-            pos = float(np.interp(tau_tick, taus, warped))
-            if pos - last >= 0.08:
-                ticks.append(pos)
-                labels.append(f"{tau_tick:.3g}")
-                last = pos
+        ticks, labels = _warped_ticks(taus, warped)
         a.set_xticks(ticks)
         a.set_xticklabels(labels)
-        a.set_xlabel(f"τ ({label})")
+        a.set_xlabel(f"τ: {label}")
         a.set_title("non-linear τ axis: equal widths hold equal fractions of runs", fontsize="small")
     else:
         _line_with_band(a, frame, "tau", algorithms, colors)
-        a.set_xlabel(f"τ ({label})")
+        a.set_xlabel(f"τ: {label}")
     what = "runs" if kind == "runs" else "tasks (mean over runs)"
     a.set_ylabel(f"Fraction of {what} with score > τ")
     a.set_ylim(-0.02, 1.02)

@@ -53,7 +53,13 @@ def save_plan(
         for name, data in tables.items():
             (tmp / name).write_bytes(data)
         if figures:
-            fig = plot_plan(result.table, target_width=prov.get("target_width"), power=prov.get("power"), ci=prov["ci"])
+            fig = plot_plan(
+                result.table,
+                target_width=prov.get("target_width"),
+                power=prov.get("power"),
+                ci=prov["ci"],
+                compare=prov.get("compare"),
+            )
             fig.savefig(tmp / "plan.png", dpi=150)
 
     out = write_bundle(out_dir, fill, digest=digest, inputs=inputs, force=force, kind="plan")
@@ -66,10 +72,18 @@ def _text(name: object) -> str:
 
 
 def plot_plan(
-    table: pd.DataFrame, *, target_width: float | None = None, power: float | None = None, ci: float = 0.95
+    table: pd.DataFrame,
+    *,
+    target_width: float | None = None,
+    power: float | None = None,
+    ci: float = 0.95,
+    compare: Sequence[str] | None = None,
 ) -> Figure:
     """Width of each algorithm's interval vs runs per task (band: 10%-90% over synthetic
-    experiments); with pair rows, a second panel with the probability that the pair separates."""
+    experiments); with pair rows, a second panel with the probability that the pair separates.
+
+    ``compare`` (the pair ``(A, B)``, as ``plan(compare=...)`` records it) names the algorithms in the
+    power panel's legend: ``P(SPR > DER) ≠ 0.5`` rather than a generic ``P(A > B)``."""
     from matplotlib.figure import Figure
 
     algs = table[table["kind"] == "algorithm"]
@@ -97,7 +111,8 @@ def plot_plan(
         for name in pd.unique(pairs["algorithm"]):
             rows = pairs[pairs["algorithm"] == name].sort_values("n_runs")
             ax2.plot(rows["n_runs"], rows["p_separate"], marker="o", ms=3, label=f"{_text(name)}: difference ≠ 0")
-            ax2.plot(rows["n_runs"], rows["p_separate_poi"], marker="s", ms=3, ls=":", label="P(A > B) ≠ 0.5")
+            poi = f"P({_text(compare[0])} > {_text(compare[1])})" if compare and len(compare) == 2 else "P(X > Y)"
+            ax2.plot(rows["n_runs"], rows["p_separate_poi"], marker="s", ms=3, ls=":", label=f"{poi} ≠ 0.5")
         if power is not None:
             ax2.axhline(power, color="0.3", ls="--", lw=1, label="target")
         ax2.set_ylim(-0.02, 1.02)
