@@ -105,3 +105,66 @@ def test_an_infinite_final_score_stored_by_mlflow_as_the_largest_float_is_said(s
     line = done.stderr.strip()
     assert "\n" not in line and line.startswith("error: scores up to 1.8e+308 in magnitude (the largest: B / t"), line
     assert "how MLflow stores an infinite metric" in line
+
+
+# ------------------------------------------------------------------------------- basic authentication
+@pytest.fixture(scope="module")
+def auth_server(tmp_path_factory: pytest.TempPathFactory):
+    """``mlflow server --app-name basic-auth`` (needs MLflow's ``auth`` extra: Flask-WTF; skipped without it)."""
+    import signal
+    import urllib.error
+    import urllib.request
+
+    pytest.importorskip("flask_wtf", reason="MLflow's basic-auth app needs mlflow[auth]")
+    from tests.support.mlflow_server import free_port
+
+    root = tmp_path_factory.mktemp("auth_server")
+    (root / "auth.ini").write_text(
+        "[mlflow]\ndefault_permission = READ\n"
+        f"database_uri = sqlite:///{root}/auth.db\nadmin_username = admin\nadmin_password = {SECRET}\n"
+        "authorization_function = mlflow.server.auth:authenticate_request_basic_auth\n"
+    )
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+    env.update(MLFLOW_AUTH_CONFIG_PATH=str(root / "auth.ini"), MLFLOW_FLASK_SERVER_SECRET_KEY="probe-only",
+               MLFLOW_DISABLE_TELEMETRY="true")  # fmt: skip
+    log = open(root / "server.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mlflow", "server", "--app-name", "basic-auth", "--host", "127.0.0.1", "--port",
+         str(port), "--workers", "1", "--backend-store-uri", f"sqlite:///{root}/server.db",
+         "--artifacts-destination", str(root / "artifacts")],
+        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 240
+        while True:
+            assert proc.poll() is None, (root / "server.log").read_text()[-2000:]
+            try:
+                urllib.request.urlopen(f"{url}/health", timeout=5).close()
+                break
+            except (urllib.error.URLError, OSError):
+                assert time.monotonic() < deadline, "basic-auth server did not start"
+                time.sleep(1)
+        yield {
+            "right": url.replace("http://", f"http://admin:{SECRET}@"),
+            "wrong": url.replace("http://", "http://admin:wrong-Pw-0@"),
+        }
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=60)
+        log.close()
+
+
+def test_basic_auth_right_credentials_publish_and_wrong_ones_are_one_line(auth_server, tmp_path):
+    _experiment(auth_server["right"], "auth", GOOD)
+    done = _cli("mlflow", "--tracking-uri", auth_server["right"], "--experiment", "auth", *STATS,
+                "--publish", "new", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert SECRET not in done.stdout + done.stderr and "published to MLflow" in done.stderr
+    wrong = _cli("mlflow", "--tracking-uri", auth_server["wrong"], "--experiment", "auth", *STATS,
+                 "--retry-for", "0", cwd=tmp_path)  # fmt: skip
+    assert wrong.returncode == 2, wrong.stderr
+    line = wrong.stderr.strip()
+    assert "\n" not in line and line.startswith("error: ") and "401" in line, line
+    assert "wrong-Pw-0" not in wrong.stdout + wrong.stderr and "Traceback" not in line
