@@ -109,3 +109,19 @@ def test_one_element_arrays_and_numpy_scalars_are_still_accepted():
 
     for score in (np.float32(2.5), np.array(2.5), np.array([2.5])):
         assert check_final_score(score, algorithm="A", task="t", seed=np.int64(0)).score == 2.5
+
+
+# ---------------------------------------------------------------------------------- custom metrics
+def test_a_custom_metric_returning_nan_is_said_not_a_silent_nan(monkeypatch):
+    from rl_reliable_logger.stats import registry
+
+    monkeypatch.setitem(registry.METRICS, "nanny", registry.METRICS["mean"])  # restored after the test
+    registry.register("nanny", lambda r: np.full(r.task_means().shape[0], np.nan))
+    report = evaluate(_long(), metrics=["mean", "nanny"], **FAST)
+    said = [w for w in report.warnings if "is NaN" in w]
+    assert said == [
+        f"{alg}: metric 'nanny' is NaN (its function returned NaN on these scores, e.g. an empty slice or 0/0); "
+        "its point and interval mean nothing: fix the metric or leave it out"
+        for alg in ("A", "B")
+    ], report.warnings
+    assert not [w for w in evaluate(_long(), **FAST).warnings if "is NaN" in w]
