@@ -68,6 +68,7 @@ import hashlib, json, resource, sys, time
 import numpy as np, pandas as pd
 from rl_reliable_logger import ScoreTable
 from rl_reliable_logger.analysis import evaluation as ev
+from rl_reliable_logger.stats.intervals import get
 wide = pd.read_csv(sys.argv[2])
 long = wide.melt(id_vars=["game", "agent", "run"], var_name="iteration", value_name="return")
 long["iteration"] = long["iteration"].str.removeprefix("iter_").astype(int)
@@ -80,7 +81,7 @@ table = ScoreTable(long, algorithm="agent", task="game", seed="run", score="retu
 rngs = {a: np.random.default_rng(np.random.SeedSequence(0, spawn_key=(i,))) for i, a in enumerate(table.algorithms)}
 before = resource.getrusage(resource.RUSAGE_SELF)
 t0 = time.perf_counter()
-out, _, _ = ev._curves(table, metrics, 1.0, 2000, 25, rngs, 64 * 2**20, 0.95, "percentile", lambda n: None)
+out, _, _ = ev._curves(table, metrics, 1.0, 2000, 25, rngs, 64 * 2**20, 0.95, get("percentile"), lambda n: None)
 wall = time.perf_counter() - t0
 after = resource.getrusage(resource.RUSAGE_SELF)
 cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime

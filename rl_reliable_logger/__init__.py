@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and IDEs
     from .data.scores import ScoreTable
     from .render.bundle import check_output_folder
     from .render.plan_figures import save_plan
+    from .render.watch_state import watch
     from .render.writer import load_report, save_report
     from .trackers.base.protocols import PublishResult
     from .trackers.callback import log_final_score
@@ -71,6 +72,7 @@ __all__ = [
     "save_report",
     "tuning_table",
     "wandb_table",
+    "watch",
 ]
 
 # Loaded on first use: matplotlib (rendering) and the tracker clients stay out of `import rl_reliable_logger`.
@@ -93,6 +95,7 @@ _LAZY = {
     "tuning_table": ("rl_reliable_logger.analysis.jordan", "tuning_table"),
     "plan": ("rl_reliable_logger.analysis.planning", "plan"),
     "save_plan": ("rl_reliable_logger.render.plan_figures", "save_plan"),
+    "watch": ("rl_reliable_logger.render.watch_state", "watch"),
     # numpy/pandas/scipy too load only with the first analysis name, so `rl-reliable --help` stays fast
     "AnalysisOptions": ("rl_reliable_logger.analysis.options", "AnalysisOptions"),
     "OptionError": ("rl_reliable_logger.analysis.options", "OptionError"),

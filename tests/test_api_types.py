@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import typing
 from pathlib import Path
 
 import rl_reliable_logger
@@ -37,5 +36,5 @@ def test_every_lazy_public_name_is_visible_to_type_checkers() -> None:
 def test_option_keywords_are_exactly_the_options() -> None:
     """evaluate(**keywords) is typed by OptionKeywords: one key per AnalysisOptions field, nothing else."""
     fields = {f.name for f in dataclasses.fields(AnalysisOptions)}
-    assert set(typing.get_type_hints(OptionKeywords)) == fields
+    assert set(OptionKeywords.__annotations__) == fields
     assert OptionKeywords.__total__ is False  # every keyword is optional

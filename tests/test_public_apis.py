@@ -1,4 +1,4 @@
-"""The package uses only public names of its dependencies (numpy, scipy, pandas, matplotlib, MLflow, W&B).
+"""The package uses only public names of its dependencies (numpy, scipy, pandas, matplotlib, MLflow, W&B, TensorBoard, Ray).
 
 Private names change without notice between releases; using them is how figures once vanished on every
 matplotlib before 3.11. The check reads the package's source (nothing is imported) and flags
@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "rl_reliable_logger"
-DEPENDENCIES = {"numpy", "scipy", "pandas", "matplotlib", "mlflow", "wandb"}
+DEPENDENCIES = {"numpy", "scipy", "pandas", "matplotlib", "mlflow", "wandb", "tensorboard", "ray"}
 #: underscore names that are public by documentation (namedtuple's API, os._exit)
 DOCUMENTED_PUBLIC = {"_asdict", "_replace", "_fields", "_make", "_field_defaults", "_exit"}
 #: (file, name): private names of the *standard library* we accept, each with its reason. None of a dependency's.

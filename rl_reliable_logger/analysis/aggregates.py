@@ -19,8 +19,8 @@ import pandas as pd
 from ..data.normalize import get_normalizer
 from ..data.scores import ScoreTable
 from ..stats import bootstrap as bs
+from ..stats import intervals, registry
 from ..stats import metrics as mt
-from ..stats import registry
 from ..stats.aggregate import aggregate_intervals
 from ..stats.checks import clip_noise
 from .budgets import budget_warnings, histories
@@ -192,61 +192,24 @@ def analysis_streams(
     return _streams(seed, algorithms, task_bootstrap=task_bootstrap)
 
 
-#: Tables whose intervals small-sample methods reach (an expanded level from their cells); curves are not among
-#: them (a level per stretch of the grid is not computed), so they get the percentile interval there.
-EXPANDED_TABLES = ("differences", "improvement", "profiles", "gap_curve", "per_task")
-
-
-def table_method(method: str, table: str = "", *, jackknife: bool = False) -> str:
-    """The interval method ``table`` gets when ``method`` is asked for: the one rule :func:`ci_bounds` callers
-    apply and provenance records (``interval_methods``).
-
-    BCa needs a jackknife, so without one it is BC. ``expanded`` applies to the aggregates and every table of
-    :data:`EXPANDED_TABLES` (the level pools the cells the statistic is made of: both algorithms' for a
-    difference, the task's own for a per-task mean; P(X > Y) its Mann–Whitney level,
-    :func:`..stats.bootstrap.improvement_level`), ``bootstrap-t`` is studentized for the aggregates' mean and the
-    mean's differences, a normal interval with the bootstrap standard deviation for the median and its
-    differences (:func:`..stats.bootstrap.normal_interval`), the Student-t interval for per-task means (``student-t``:
-    what the bootstrap-t approximates, and a bootstrap of 3 runs cannot reach beyond their range) and expanded
-    for every other statistic; the curves get percentile for both.
-    """
-    if method == "bca" and not jackknife:
-        return "bc"
-    if method == "bootstrap-t" and table == "per_task":
-        return "student-t"
-    if method in ("expanded", "bootstrap-t"):
-        if table in ("aggregates", "differences"):
-            return method
-        return "expanded" if table in EXPANDED_TABLES else "percentile"
-    return method
-
-
-def interval_methods(method: str, *, curves: bool) -> dict[str, str]:
-    """The interval method of each table of a Report computed with ``method`` (provenance ``interval_methods``)."""
-    out = {"aggregates": table_method(method, "aggregates", jackknife=True)}
-    for name in EXPANDED_TABLES:
-        out[name] = table_method(method, name)
-    if curves:
-        out["curves"] = table_method(method, "curves")
-    return out
-
-
 def ci_bounds(
     dist: np.ndarray,
     point: np.ndarray,
     ci: float,
-    method: str,
-    jack: np.ndarray | None = None,
+    spec: intervals.IntervalMethod,
     tail: float | np.ndarray | None = None,
-):
-    """Interval with ``method``, a table's method from :func:`table_method`; ``expanded`` needs ``tail`` (its
-    level: :func:`..stats.bootstrap.expanded_level` or ``task_levels``)."""
-    return bs.interval(dist, point, ci=ci, method=method, jackknife=jack, tail=tail)  # type: ignore[arg-type]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Interval of a table's method ``spec`` (the registry's rule for the requested method,
+    :meth:`..stats.intervals.IntervalMethod.for_table`); a method that ``needs_tail`` gets ``tail`` (its level:
+    :func:`..stats.bootstrap.expanded_level`, ``task_levels`` or ``improvement_level``)."""
+    assert spec.bounds is not None, f"{spec.name} is not computed from replicates"
+    return spec.bounds(dist, np.asarray(point, dtype=float), ci, tail, None)
 
 
 def check_method(method: str, cells: dict[str, bs.Cells]) -> None:
-    """Refuse BCa where no leave-one-run-out value exists (one run in every task of an algorithm)."""
-    if method != "bca":
+    """Refuse a method that needs the jackknife (BCa) where no leave-one-run-out value exists (one run in every
+    task of an algorithm)."""
+    if not intervals.requested(method).needs_jackknife:
         return
     for alg, c in cells.items():
         if (c.sizes < 2).all():

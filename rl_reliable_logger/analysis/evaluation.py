@@ -11,6 +11,8 @@ import copy
 import datetime as _dt
 import platform
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,25 +24,26 @@ from ..stats import aggregate as agg
 from ..stats import bootstrap as bs
 from ..stats import checks as ck
 from ..stats import curves as cv
+from ..stats import intervals, registry
 from ..stats import metrics as mt
 from ..stats import profiles as pf
-from ..stats import registry
 from ..version import __version__
 from . import comparisons as cmp
 from . import protocol as pc
 from . import trust
 from .aggregates import (
+    Prepared,
     aggregate_tables,
     analysis_streams,
     cells_by_algorithm,
     ci_bounds,
-    interval_methods,
     prepare,
 )
 from .budgets import histories
 from .inputs import as_score_table
 from .jordan import jordan_tables, tuning_table
 from .options import DEFAULT_METRICS, AnalysisOptions, OptionKeywords, as_options, ci_label
+from .redacted import redact_report
 from .report import Report
 
 if TYPE_CHECKING:
@@ -127,145 +130,143 @@ def evaluate(
         pc.check_protocol(prep.selected or prep.table, hyperparameter_keys=opts.hyperparameter_keys or None)
     )
     pc.enforce(findings, strict=opts.strict)
-    table, final = prep.table, prep.final
+    run = _setup(prep, opts)
     warnings = [pc.format_finding(f) for f in findings] + prep.warnings
-    reps, profile_reps, improvement_reps, curve_reps = (
-        opts.reps,
-        opts.profile_reps,
-        opts.improvement_reps,
-        opts.curve_reps,
+    warnings += _scale_warnings(
+        run.final, run.tasks, [m.name for m in run.metric_objs], opts.gamma, opts.normalize is not None
     )
-    ci, method, gamma, chunk_bytes, seed = opts.ci, opts.method, opts.gamma, opts.chunk_bytes, opts.seed
+    parts: list[Part] = []
+    try:
+        parts += [build(run) for build in TABLE_BUILDERS]
+    finally:
+        run.bar.close()
+    parts += [build(run) for build in EXTRA_BUILDERS]
+    for part in parts:
+        warnings += part.warnings
+    tables = {name: frame for part in parts for name, frame in part.tables.items()}
+    provenance = _provenance(run, prep, raw_table, findings, parts, started, source)
+    if opts.seed is None:
+        warnings.append(
+            "no seed given (seed=None): intervals will differ slightly from run to run; "
+            "pass an integer seed for reproducible numbers."
+        )
+    scores_out = _without_secrets((prep.table if prep.table.has_steps and opts.curves else run.final).frame, warnings)
+    core = {name: tables.pop(name) for name in CORE_TABLES}
+    report = Report(
+        **core,
+        scores=scores_out.reset_index(drop=True),
+        provenance=provenance,
+        warnings=warnings,
+        extra=tables,
+    )
+    return redact_report(report)  # under redacting_run_names(...): every text, after the numbers, for every caller
 
-    algorithms = final.algorithms
+
+#: The tables every Report holds (``Report`` fields), built by :data:`TABLE_BUILDERS`; other tables are extras.
+CORE_TABLES = ("aggregates", "per_task", "improvement", "differences", "profiles", "ranks", "gap_curve", "curves")
+
+
+@dataclass
+class Run:
+    """What the table builders share: the options, the cells, the random streams and the progress bar.
+
+    ``dists`` and ``mean_se``: the aggregates' replicates (and, studentized, the mean's standard errors) that
+    the differences reuse.
+    """
+
+    opts: AnalysisOptions
+    prep: Prepared
+    cells: dict[str, bs.Cells]
+    tasks: list[str]
+    metric_objs: list[mt.Metric]
+    rng: dict[str, dict[str, np.random.Generator]]
+    shared_tasks: Any
+    bar: _Progress
+    spec: intervals.IntervalMethod
+    side_seeds: tuple[Any, Any]
+    dists: dict[str, np.ndarray] = field(default_factory=dict)
+    mean_se: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    points: dict[tuple[str, str], float] = field(default_factory=dict)
+
+    @property
+    def final(self) -> ScoreTable:
+        return self.prep.final
+
+    @property
+    def algorithms(self) -> list[str]:
+        return self.prep.final.algorithms
+
+    def table_spec(self, table: str) -> intervals.IntervalMethod:
+        """The interval method ``table`` gets (the registry's rule for the requested method)."""
+        return self.spec.for_table(table)
+
+    def record(self, table: str, replicates: int, **extra: Any) -> dict[str, dict[str, Any]]:
+        """``{table: {method, level, replicates, ...}}``: what was computed for ``table``, for provenance
+        ``intervals`` (``replicates`` None where the method uses none; ``statistics``: the method of each
+        statistic where the rule gives them their own)."""
+        spec = self.table_spec(table)
+        out: dict[str, Any] = {
+            "method": spec.name,
+            "level": self.opts.ci,
+            "replicates": int(replicates) if spec.replicates else None,
+        }
+        if table in intervals.STATISTIC_TABLES and spec.statistics:
+            out["statistics"] = {
+                m.name: self.spec.for_statistic(table, agg.statistic_kind(m)).name for m in self.metric_objs
+            }
+        return {table: {**out, **extra}}
+
+
+@dataclass
+class Part:
+    """What one builder returns: its tables, its provenance (``intervals`` records and other keys), warnings."""
+
+    tables: dict[str, pd.DataFrame]
+    intervals: dict[str, dict[str, Any]] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _setup(prep: Prepared, opts: AnalysisOptions) -> Run:
+    """Cells, metrics, streams and the progress bar: the same layout whatever is computed."""
+    algorithms = prep.final.algorithms
     # the engine sees tasks (and random streams are assigned to algorithms) in sorted name order,
     # so results do not depend on the order of the input rows
-    tasks = sorted(final.tasks)
-    cells = cells_by_algorithm(final, tasks)
-    metric_objs = [registry.get_metric(m, gamma=gamma) for m in opts.metrics]
-    names = [m.name for m in metric_objs]
-    warnings += _scale_warnings(final, tasks, names, gamma, opts.normalize is not None)
-
+    tasks = sorted(prep.final.tasks)
     # fixed layout: results do not depend on what else is computed; with task resampling every algorithm's
     # replicate r resamples the same tasks (paired differences and improvement)
-    rng, shared_tasks = analysis_streams(seed, algorithms, opts.task_bootstrap)
-    jordan_seed, tuning_seed = _side_seeds(seed)
-
-    total = len(algorithms) * (reps + 2 * profile_reps + improvement_reps) + (
-        len(algorithms) * curve_reps if opts.curves else 0
+    rng, shared_tasks = analysis_streams(opts.seed, algorithms, opts.task_bootstrap)
+    side_seeds = _side_seeds(opts.seed)  # after the streams: a Generator seed spawns them in this order
+    total = len(algorithms) * (opts.reps + 2 * opts.profile_reps + opts.improvement_reps) + (
+        len(algorithms) * opts.curve_reps if opts.curves else 0
     )
-    bar = _Progress(total, opts.progress)
-    try:
-        all_values = np.concatenate([c.values for c in cells.values()])
-        tau_grid = np.asarray(opts.taus, float) if opts.taus is not None else pf.default_taus(all_values)
-        gammas = np.linspace(min(0.0, float(all_values.min())), max(gamma, float(np.quantile(all_values, 0.95))), 51)
+    return Run(
+        opts=opts,
+        prep=prep,
+        cells=cells_by_algorithm(prep.final, tasks),
+        tasks=tasks,
+        metric_objs=[registry.get_metric(m, gamma=opts.gamma) for m in opts.metrics],
+        rng=rng,
+        shared_tasks=shared_tasks,
+        bar=_Progress(total, opts.progress),
+        spec=intervals.requested(opts.method),
+        side_seeds=side_seeds,
+    )
 
-        used = interval_methods(method, curves=bool(opts.curves))
-        fallbacks: list[str] = []
-        mean_se: dict[str, dict[str, np.ndarray]] = {}
-        aggregates, dists = aggregate_tables(
-            cells, metric_objs, reps, rng["aggregates"], shared_tasks, chunk_bytes, ci, method, bar, fallbacks, mean_se
-        )
-        differences = _differences(
-            algorithms,
-            names,
-            aggregates,
-            dists,
-            ci,
-            used["differences"],
-            chunk_bytes,
-            cells=cells,
-            mean_se=mean_se,
-            notes=fallbacks,
-            mean_names={m.name for m in metric_objs if m.fn is mt.mean},
-            median_names={m.name for m in metric_objs if m.fn is mt.median},
-        )
-        warnings += fallbacks
-        mean_reported = any(m.fn is mt.mean for m in metric_objs)
-        trust_warnings, mean_skewness = trust.mean_trust(cells, differences=len(algorithms) > 1)
-        if mean_reported:
-            warnings += trust_warnings
-        profiles, gap = _profiles(
-            cells,
-            tau_grid,
-            gammas,
-            profile_reps,
-            rng["profiles"],
-            opts.task_bootstrap,
-            chunk_bytes,
-            ci,
-            used["profiles"],
-            bar,
-        )
-        per_task, ranks = _per_task_and_ranks(
-            cells, tasks, profile_reps, rng["per_task"], chunk_bytes, ci, used["per_task"], bar, opts.rank_by
-        )
-        improvement = _improvement(
-            cells, improvement_reps, rng["improvement"], chunk_bytes, ci, used["improvement"], bar, shared_tasks
-        )
-        curve_table = pd.DataFrame(columns=["algorithm", "metric", "step", "n_runs", "point", "low", "high"])
-        curve_info: dict[str, Any] = {}
-        if opts.curves:
-            curve_table, curve_info, curve_warnings = _curves(
-                table,
-                opts.curve_metrics,
-                gamma,
-                curve_reps,
-                opts.curve_points,
-                rng["curves"],
-                chunk_bytes,
-                ci,
-                used["curves"],
-                bar,
-                opts.budget,
-            )
-            warnings += curve_warnings
-    finally:
-        bar.close()
 
-    extra: dict[str, pd.DataFrame] = {}
-    comparisons_method = None
-    if opts.comparisons:
-        if len(algorithms) < 2:
-            warnings.append("`comparisons=True` needs at least two algorithms; no all-pairs comparisons were made.")
-        else:
-            pairs = cmp.compare_all(
-                final,
-                metric=opts.headline_metric,
-                reps=improvement_reps,
-                ci=ci,
-                gamma=gamma,
-                seed=_comparison_seed(seed),
-            )
-            extra["comparisons"] = pairs
-            comparisons_method = pairs.attrs["method"]
-    if opts.jordan:
-        jordan, jordan_warnings = jordan_tables(
-            prep.raw_final,  # percentiles do not depend on the scale: raw scores
-            delta=opts.jordan_delta,
-            method=opts.jordan_method,
-            score_range=opts.score_range,
-            reps=opts.jordan_reps,
-            seed=jordan_seed,
-            progress=opts.progress,
-            executor=opts.executor,
-        )
-        extra.update(jordan)
-        warnings += jordan_warnings
-    if opts.hyperparameter_keys:
-        tuning, tuning_warnings = tuning_table(
-            prep.raw_final,
-            opts.hyperparameter_keys,
-            metric=opts.resolved_tuning_metric,
-            reps=opts.resolved_tuning_reps,
-            seed=tuning_seed,
-            normalize=opts.normalize,
-            ci=ci,
-        )
-        extra["tuning"] = tuning
-        warnings += tuning_warnings
-
-    frame_used = final.frame
+def _provenance(
+    run: Run,
+    prep: Prepared,
+    raw_table: ScoreTable,
+    findings: list[pc.Finding],
+    parts: list[Part],
+    started: _dt.datetime,
+    source: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """What was computed and from what: the run's inputs, then every builder's part."""
+    opts, frame_used, cells, algorithms, tasks = run.opts, run.final.frame, run.cells, run.algorithms, run.tasks
+    seed = opts.seed
+    recorded = {name: rec for part in parts for name, rec in part.intervals.items()}
     provenance: dict[str, Any] = {
         "created": started.isoformat(timespec="seconds"),
         "protocol": [f.to_dict() for f in findings],
@@ -281,75 +282,129 @@ def evaluate(
         "runs_used": frame_used[["algorithm", "task", "run_id"]].astype(str).values.tolist(),
         "dropped": raw_table.dropped.astype(object).where(raw_table.dropped.notna(), None).to_dict("records"),
         "excluded": raw_table.source.get("excluded", []),
-        "metrics": names,
-        "gamma": gamma,
-        "reps": reps,
-        "profile_reps": profile_reps,
-        "improvement_reps": improvement_reps,
-        "curve_reps": curve_reps if opts.curves else None,
-        "ci": ci,
-        "ci_label": ci_label(ci),
-        "method": method,
-        "method_note": (
-            "aggregates use the requested method; differences, probability of improvement, profiles and per-task "
-            "intervals use it too, except that bca falls back to bc for them (no jackknife); expanded levels pool "
-            "the cells of the statistic (both algorithms' for differences, the task's for per-task means); "
-            "P(X>Y)'s expanded level is the Mann-Whitney statistic's own (improvement_level); bootstrap-t is "
-            "studentized for the mean and the mean's differences, a normal interval with the bootstrap standard "
-            "deviation at the expanded level for the median and its differences, expanded for every other "
-            "statistic except per-task means, which get the Student-t interval under bootstrap-t; curves get "
-            "percentile for expanded and bootstrap-t. interval_methods records the method of each table."
-        ),
-        "interval_methods": used,
-        # how the expanded P(X > Y) interval was widened (stats.bootstrap.improvement_level), for the methods text
-        "improvement_level": "mann-whitney" if used.get("improvement") == "expanded" else None,
-        "interval_fallbacks": fallbacks,
-        "mean_skewness": mean_skewness,
+        "metrics": [m.name for m in run.metric_objs],
+        "gamma": opts.gamma,
+        "reps": opts.reps,
+        "profile_reps": opts.profile_reps,
+        "improvement_reps": opts.improvement_reps,
+        "curve_reps": opts.curve_reps if opts.curves else None,
+        "ci": opts.ci,
+        "ci_label": ci_label(opts.ci),
+        "method": opts.method,
+        # per table: the interval method the registry's rule gave it, its level and replicate count
+        "intervals": {name: recorded[name] for name in intervals.TABLES if name in recorded},
+        "interval_fallbacks": [],
+        "mean_skewness": None,
         "checks": pc.checks_run(prep.selected or prep.table, hyperparameter_keys=opts.hyperparameter_keys or None),
         "task_bootstrap": opts.task_bootstrap,
         "rank_by": opts.rank_by,
         "seed": seed if isinstance(seed, (int, np.integer)) or seed is None else repr(seed),
-        "chunk_bytes": chunk_bytes,
-        "curves": curve_info,
+        "chunk_bytes": opts.chunk_bytes,
+        "curves": {},
         "options": opts.to_dict(),
         "versions": _versions(),
     }
-    if opts.jordan:
-        provenance["jordan"] = {
-            "delta": opts.jordan_delta,
-            "method": opts.jordan_method,
-            "score_range": opts.score_range,
-            "reps": opts.jordan_reps,
-        }
-    if comparisons_method is not None:
-        provenance["comparisons"] = comparisons_method
-        provenance["comparisons_metric"] = opts.headline_metric
-    if opts.hyperparameter_keys:
-        provenance["tuning"] = {
-            "hyperparameter_keys": list(opts.hyperparameter_keys),
-            "metric": opts.resolved_tuning_metric,
-            "reps": opts.resolved_tuning_reps,
-        }
-    if seed is None:
-        warnings.append(
-            "no seed given (seed=None): intervals will differ slightly from run to run; "
-            "pass an integer seed for reproducible numbers."
-        )
-    scores_out = _without_secrets((table if table.has_steps and opts.curves else final).frame, warnings)
-    return Report(
-        aggregates=aggregates,
-        per_task=per_task,
-        improvement=improvement,
-        differences=differences,
-        profiles=profiles,
-        ranks=ranks,
-        gap_curve=gap,
-        curves=curve_table,
-        scores=scores_out.reset_index(drop=True),
-        provenance=provenance,
-        warnings=warnings,
-        extra=extra,
+    for part in parts:
+        for key, value in part.provenance.items():
+            provenance[key] = provenance.get(key, []) + value if isinstance(value, list) else value
+    return provenance
+
+
+# ----------------------------------------------------------------------------- the builders
+def _aggregates_part(run: Run) -> Part:
+    """The aggregate metrics of every algorithm; keeps their replicates for the differences."""
+    notes: list[str] = []
+    table, run.dists = aggregate_tables(
+        run.cells,
+        run.metric_objs,
+        run.opts.reps,
+        run.rng["aggregates"],
+        run.shared_tasks,
+        run.opts.chunk_bytes,
+        run.opts.ci,
+        run.opts.method,
+        run.bar,
+        notes,
+        run.mean_se,
     )
+    run.points = dict(zip(zip(table["algorithm"], table["metric"]), table["point"]))
+    return Part(
+        {"aggregates": table},
+        run.record("aggregates", run.opts.reps),
+        {"interval_fallbacks": notes},
+        notes,
+    )
+
+
+def _trust_part(run: Run) -> Part:
+    """The skew diagnostic of the mean: recorded always, warned where the mean is reported."""
+    trust_warnings, mean_skewness = trust.mean_trust(run.cells, differences=len(run.algorithms) > 1)
+    reported = any(m.fn is mt.mean for m in run.metric_objs)
+    return Part({}, provenance={"mean_skewness": mean_skewness}, warnings=trust_warnings if reported else [])
+
+
+def _comparisons_part(run: Run) -> Part:
+    """The all-pairs comparisons (``comparisons=True``), on their own stream."""
+    opts = run.opts
+    if not opts.comparisons:
+        return Part({})
+    if len(run.algorithms) < 2:
+        return Part(
+            {}, warnings=["`comparisons=True` needs at least two algorithms; no all-pairs comparisons were made."]
+        )
+    pairs = cmp.compare_all(
+        run.final,
+        metric=opts.headline_metric,
+        reps=opts.improvement_reps,
+        ci=opts.ci,
+        gamma=opts.gamma,
+        seed=_comparison_seed(opts.seed),
+    )
+    return Part(
+        {"comparisons": pairs},
+        provenance={"comparisons": pairs.attrs["method"], "comparisons_metric": opts.headline_metric},
+    )
+
+
+def _jordan_part(run: Run) -> Part:
+    """Jordan et al.'s aggregate and quantile tables (``jordan=True``), on raw scores."""
+    opts = run.opts
+    if not opts.jordan:
+        return Part({})
+    tables, warnings = jordan_tables(
+        run.prep.raw_final,  # percentiles do not depend on the scale: raw scores
+        delta=opts.jordan_delta,
+        method=opts.jordan_method,
+        score_range=opts.score_range,
+        reps=opts.jordan_reps,
+        seed=run.side_seeds[0],
+        progress=opts.progress,
+        executor=opts.executor,
+    )
+    record = {"delta": opts.jordan_delta, "method": opts.jordan_method, "score_range": opts.score_range}
+    return Part(tables, provenance={"jordan": {**record, "reps": opts.jordan_reps}}, warnings=warnings)
+
+
+def _tuning_part(run: Run) -> Part:
+    """The tuning view (``hyperparameter_keys``)."""
+    opts = run.opts
+    if not opts.hyperparameter_keys:
+        return Part({})
+    tuning, warnings = tuning_table(
+        run.prep.raw_final,
+        opts.hyperparameter_keys,
+        metric=opts.resolved_tuning_metric,
+        reps=opts.resolved_tuning_reps,
+        seed=run.side_seeds[1],
+        normalize=opts.normalize,
+        ci=opts.ci,
+    )
+    record = {
+        "hyperparameter_keys": list(opts.hyperparameter_keys),
+        "metric": opts.resolved_tuning_metric,
+        "reps": opts.resolved_tuning_reps,
+    }
+    return Part({"tuning": tuning}, provenance={"tuning": record}, warnings=warnings)
 
 
 def _without_secrets(frame: pd.DataFrame, warnings: list[str]) -> pd.DataFrame:
@@ -421,8 +476,8 @@ def _grouped_bounds(
     count: int,
     fill,
     points: list[np.ndarray],
-    ci,
-    method,
+    ci: float,
+    spec: intervals.IntervalMethod,
     chunk_bytes: int,
     tails: list[np.ndarray] | None = None,
 ):
@@ -430,7 +485,7 @@ def _grouped_bounds(
     ``i`` written by ``fill(i, out)`` into a ``(rows, width)`` block. The blocks are stacked ``chunk_bytes`` at a
     time (at least one), as one ``(rows, parts, width)`` view the selection reads without a copy. Returns one
     ``(low, high)`` pair per distribution. ``tails``: the expanded level of each distribution (one per
-    statistic or a scalar), required by ``method='expanded'``."""
+    statistic or a scalar), required by a method that ``needs_tail``."""
     lows, highs = [], []
     per_stack = max(1, chunk_bytes // max(1, rows * width * 8))
     for i in range(0, count, per_stack):
@@ -440,24 +495,31 @@ def _grouped_bounds(
             fill(k, stack[k - i])
         point = np.concatenate(points[i:j]).reshape(j - i, width)
         tail = None
-        if method == "expanded":
+        if spec.needs_tail:
             assert tails is not None, "the expanded interval needs each distribution's level"
             tail = np.stack([np.broadcast_to(t, (width,)) for t in tails[i:j]])
-        low, high = ci_bounds(np.moveaxis(stack, 0, 1), point, ci, method, tail=tail)
+        low, high = ci_bounds(np.moveaxis(stack, 0, 1), point, ci, spec, tail=tail)
         lows.append(np.reshape(low, -1))
         highs.append(np.reshape(high, -1))
     low, high = np.concatenate(lows), np.concatenate(highs)
     return [(low[k * width : (k + 1) * width], high[k * width : (k + 1) * width]) for k in range(count)]
 
 
-def _stacked_bounds(parts: list[np.ndarray], points: list[np.ndarray], ci, method, chunk_bytes: int, tails=None):
+def _stacked_bounds(
+    parts: list[np.ndarray],
+    points: list[np.ndarray],
+    ci: float,
+    spec: intervals.IntervalMethod,
+    chunk_bytes: int,
+    tails=None,
+):
     """:func:`_grouped_bounds` of distributions at hand, ``(B, n)`` each (the same B and n)."""
 
     def fill(i: int, out: np.ndarray) -> None:
         out[...] = parts[i]
 
     rows, width = parts[0].shape
-    return _grouped_bounds(rows, width, len(parts), fill, points, ci, method, chunk_bytes, tails)
+    return _grouped_bounds(rows, width, len(parts), fill, points, ci, spec, chunk_bytes, tails)
 
 
 def _pair_levels(cells, pairs, ci) -> list[np.ndarray]:
@@ -465,69 +527,69 @@ def _pair_levels(cells, pairs, ci) -> list[np.ndarray]:
     return [np.asarray(bs.expanded_level([cells[x], cells[y]], ci)) for x, y in pairs]
 
 
-def _differences(
-    algorithms,
-    names,
-    aggregates,
-    dists,
-    ci,
-    method,
-    chunk_bytes=bs.DEFAULT_CHUNK_BYTES,
-    *,
-    cells=None,
-    mean_se=None,
-    notes=None,
-    mean_names=frozenset(),
-    median_names=frozenset(),
-):
-    """The differences table. ``bootstrap-t``: studentized for the mean (from ``mean_se``, each algorithm's
-    (mean, se) replicates), the normal interval with the bootstrap standard deviation for the median (at the
-    pair's expanded level, :func:`..stats.bootstrap.normal_interval`), expanded for every other metric and where
-    the studentized replicates are degenerate (a sentence in ``notes``)."""
-    studentized = method == "bootstrap-t"
-    method = "expanded" if studentized else method
-    columns = ["algorithm_x", "algorithm_y", "metric", "point", "low", "high"]
-    pairs = [(x, y) for i, x in enumerate(algorithms) for y in algorithms[i + 1 :]]
-    if not pairs or not names:
-        return pd.DataFrame([], columns=columns)
-    points = dict(zip(zip(aggregates["algorithm"], aggregates["metric"]), aggregates["point"]))
-    pair_points = [np.array([points[(x, m)] - points[(y, m)] for m in names]) for x, y in pairs]
-    tails = _pair_levels(cells, pairs, ci) if method == "expanded" else None
+def _pairs(algorithms: list[str]) -> list[tuple[str, str]]:
+    """Every pair of algorithms once, in table order."""
+    return [(x, y) for i, x in enumerate(algorithms) for y in algorithms[i + 1 :]]
+
+
+def _differences_part(run: Run) -> Part:
+    """The differences between algorithms' aggregate metrics, on the aggregates' replicates."""
+    table, notes = _differences(run)
+    return Part(
+        {"differences": table},
+        run.record("differences", run.opts.reps),
+        {"interval_fallbacks": notes},
+        notes,
+    )
+
+
+def _difference_bounds(run: Run, pairs, pair_points, tails, spec):
+    """The table method's bounds of every pair's differences (on the common replicates)."""
+    dists, names, ci, chunk_bytes = run.dists, [m.name for m in run.metric_objs], run.opts.ci, run.opts.chunk_bytes
     n = min(d.shape[0] for d in dists.values())
     if all(d.shape[0] == n for d in dists.values()):  # always in evaluate(): many pairs' differences at once
 
         def fill(p: int, out: np.ndarray) -> None:
             np.subtract(dists[pairs[p][0]], dists[pairs[p][1]], out=out)
 
-        bounds = _grouped_bounds(n, len(names), len(pairs), fill, pair_points, ci, method, chunk_bytes, tails)
-    else:  # replicate counts that differ between algorithms: one pair at a time, on their common replicates
-        bounds = []
-        for k, ((x, y), pair_point) in enumerate(zip(pairs, pair_points)):
-            n = min(dists[x].shape[0], dists[y].shape[0])
-            tail = None if tails is None else tails[k]
-            bounds.append(ci_bounds(dists[x][:n] - dists[y][:n], pair_point, ci, method, tail=tail))
-    if studentized and tails is not None:
-        for k, (x, y) in enumerate(pairs):
-            n = min(dists[x].shape[0], dists[y].shape[0])
-            for j, name in enumerate(names):
-                if name in median_names:
-                    diff = dists[x][:n, j] - dists[y][:n, j]
-                    bounds[k][0][j], bounds[k][1][j] = bs.normal_interval(diff, pair_points[k][j], tails[k])
-    if studentized and mean_se:
-        for k, (x, y) in enumerate(pairs):
-            for j, name in enumerate(names):
-                if name not in mean_names:
-                    continue
-                found = agg.studentized_difference(mean_se[x], mean_se[y], ci)
-                if found is None:
-                    if notes is not None:
-                        notes.append(f"{x} - {y}: " + agg.fallback_note(f"the {name} difference"))
-                else:
-                    bounds[k][0][j], bounds[k][1][j] = found
+        return _grouped_bounds(n, len(names), len(pairs), fill, pair_points, ci, spec, chunk_bytes, tails)
+    bounds = []  # replicate counts that differ between algorithms: one pair at a time, on their common replicates
+    for k, ((x, y), pair_point) in enumerate(zip(pairs, pair_points)):
+        n = min(dists[x].shape[0], dists[y].shape[0])
+        tail = None if tails is None else tails[k]
+        bounds.append(ci_bounds(dists[x][:n] - dists[y][:n], pair_point, ci, spec, tail=tail))
+    return bounds
+
+
+def _differences(run: Run) -> tuple[pd.DataFrame, list[str]]:
+    """The differences table and its fallback notes. Each statistic gets the registry's rule: under
+    ``bootstrap-t`` studentized for the mean (from ``run.mean_se``, each algorithm's (mean, se) replicates), the
+    normal interval with the bootstrap standard deviation for the median (at the pair's expanded level), expanded
+    for every other metric and where the studentized replicates are degenerate (a sentence in the notes)."""
+    names = [m.name for m in run.metric_objs]
+    columns = ["algorithm_x", "algorithm_y", "metric", "point", "low", "high"]
+    pairs = _pairs(run.algorithms)
+    if not pairs or not names:
+        return pd.DataFrame([], columns=columns), []
+    ci, spec = run.opts.ci, run.table_spec("differences")
+    pair_points = [np.array([run.points[(x, m)] - run.points[(y, m)] for m in names]) for x, y in pairs]
+    tails = _pair_levels(run.cells, pairs, ci) if spec.needs_tail else None
+    bounds = _difference_bounds(run, pairs, pair_points, tails, spec)
+    notes: list[str] = []
+    for j, m in enumerate(run.metric_objs):
+        own = run.spec.for_statistic("differences", agg.statistic_kind(m))
+        if own.studentized and run.mean_se:
+            _studentized_differences(run, pairs, bounds, j, notes)
+        elif not own.studentized and own.bounds is not spec.bounds and own.bounds is not None:
+            for k, (x, y) in enumerate(pairs):
+                n = min(run.dists[x].shape[0], run.dists[y].shape[0])
+                diff = run.dists[x][:n, j] - run.dists[y][:n, j]
+                tail = None if tails is None else tails[k]
+                bounds[k][0][j], bounds[k][1][j] = own.bounds(diff, pair_points[k][j], ci, tail, None)
     point = np.concatenate(pair_points)
     low = np.concatenate([b[0] for b in bounds])
     high = np.concatenate([b[1] for b in bounds])
-    return pd.DataFrame(
+    frame = pd.DataFrame(
         {
             "algorithm_x": [x for x, _ in pairs for _ in names],
             "algorithm_y": [y for _, y in pairs for _ in names],
@@ -538,13 +600,33 @@ def _differences(
         },
         columns=columns,
     )
+    return frame, notes
 
 
-def _profiles(cells, taus, gammas, reps, rngs, task_bootstrap, chunk_bytes, ci, method, bar):
+def _studentized_differences(run: Run, pairs, bounds, j: int, notes: list[str]) -> None:
+    """The studentized interval of metric ``j``'s difference for every pair (in ``bounds``), or a note."""
+    name = run.metric_objs[j].name
+    for k, (x, y) in enumerate(pairs):
+        found = agg.studentized_difference(run.mean_se[x], run.mean_se[y], run.opts.ci)
+        if found is None:
+            notes.append(f"{x} - {y}: " + agg.fallback_note(f"the {name} difference"))
+        else:
+            bounds[k][0][j], bounds[k][1][j] = found
+
+
+def _profiles_part(run: Run) -> Part:
+    """Performance profiles (runs and tasks) and the optimality gap as a function of its threshold."""
+    opts, cells = run.opts, run.cells
     prof_columns = ["algorithm", "kind", "tau", "fraction", "low", "high"]
     gap_columns = ["algorithm", "gamma", "point", "low", "high"]
+    records = {**run.record("profiles", opts.profile_reps), **run.record("gap_curve", opts.profile_reps)}
     if not cells:
-        return pd.DataFrame([], columns=prof_columns), pd.DataFrame([], columns=gap_columns)
+        empty = {"profiles": pd.DataFrame([], columns=prof_columns), "gap_curve": pd.DataFrame([], columns=gap_columns)}
+        return Part(empty, records)
+    all_values = np.concatenate([c.values for c in cells.values()])
+    taus = np.asarray(opts.taus, float) if opts.taus is not None else pf.default_taus(all_values)
+    top = max(opts.gamma, float(np.quantile(all_values, 0.95)))
+    gammas = np.linspace(min(0.0, float(all_values.min())), top, 51)
     algorithms = list(cells)
     points, dists = [], []
     for alg, c in cells.items():
@@ -553,15 +635,16 @@ def _profiles(cells, taus, gammas, reps, rngs, task_bootstrap, chunk_bytes, ci, 
             bs.replicates(
                 c,
                 lambda r: pf.profile_curves(r, taus, gammas),
-                reps,
-                rngs[alg],
-                task_bootstrap=task_bootstrap,
-                chunk_bytes=chunk_bytes,
-                progress=bar,
+                opts.profile_reps,
+                run.rng["profiles"][alg],
+                task_bootstrap=opts.task_bootstrap,
+                chunk_bytes=opts.chunk_bytes,
+                progress=run.bar,
             )
         )
-    tails = [np.asarray(bs.expanded_level(c, ci)) for c in cells.values()] if method == "expanded" else None
-    bounds = _stacked_bounds(dists, points, ci, method, chunk_bytes, tails)
+    spec = run.table_spec("profiles")
+    tails = [np.asarray(bs.expanded_level(c, opts.ci)) for c in cells.values()] if spec.needs_tail else None
+    bounds = _stacked_bounds(dists, points, opts.ci, spec, opts.chunk_bytes, tails)
     n_t, n_a = taus.size, len(algorithms)
     fractions, lows, highs, gap_point, gap_low, gap_high = [], [], [], [], [], []
     for point, (low, high) in zip(points, bounds):
@@ -596,26 +679,38 @@ def _profiles(cells, taus, gammas, reps, rngs, task_bootstrap, chunk_bytes, ci, 
         },
         columns=gap_columns,
     )
-    return profiles, gap
+    return Part({"profiles": profiles, "gap_curve": gap}, records)
 
 
-def _per_task_and_ranks(cells, tasks, reps, rngs, chunk_bytes, ci, method, bar, rank_by="runs"):
-    algorithms = list(cells)
+def _per_task_part(run: Run) -> Part:
+    """Per-task means with intervals, and the rank distributions."""
+    opts, cells, tasks = run.opts, run.cells, run.tasks
+    reps, rngs = opts.profile_reps, run.rng["per_task"]
     means_by_alg, points, dists = [], [], []
     for alg, c in cells.items():
         points.append(bs.original(c).task_means()[0])
-        dists.append(bs.replicates(c, bs.Resample.task_means, reps, rngs[alg], chunk_bytes=chunk_bytes, progress=bar))
+        dists.append(
+            bs.replicates(c, bs.Resample.task_means, reps, rngs[alg], chunk_bytes=opts.chunk_bytes, progress=run.bar)
+        )
         # after the per-task replicates on the same stream, so per-task intervals do not depend on rank_by
-        means_by_alg.append(pf.single_runs(c, reps, rngs[alg]) if rank_by == "runs" else dists[-1])
-    if method == "student-t":
-        bounds = [bs.student_t_task_intervals(c, ci) for c in cells.values()]
-    else:
-        tails = [bs.task_levels(c, ci) for c in cells.values()] if method == "expanded" else None
-        bounds = _stacked_bounds(dists, points, ci, method, chunk_bytes, tails)
+        means_by_alg.append(pf.single_runs(c, reps, rngs[alg]) if opts.rank_by == "runs" else dists[-1])
+    spec = run.table_spec("per_task")
+    if spec.replicates:
+        tails = [bs.task_levels(c, opts.ci) for c in cells.values()] if spec.needs_tail else None
+        bounds = _stacked_bounds(dists, points, opts.ci, spec, opts.chunk_bytes, tails)
+    else:  # from the runs themselves (Student-t)
+        bounds = [bs.student_t_task_intervals(c, opts.ci) for c in cells.values()]
+    per_task = _per_task_table(cells, tasks, points, bounds)
+    probs = pf.rank_probabilities(np.stack(means_by_alg), chunk_bytes=opts.chunk_bytes)  # (A, M, A)
+    return Part({"per_task": per_task, "ranks": _ranks_table(list(cells), tasks, probs)}, run.record("per_task", reps))
+
+
+def _per_task_table(cells, tasks, points, bounds) -> pd.DataFrame:
+    """One row per (algorithm, task): the mean with its interval, and the runs' median, min and max."""
     columns: dict[str, list] = {
         k: [] for k in ("algorithm", "task", "n_runs", "mean", "low", "high", "median", "min", "max")
     }
-    for alg, point, (low, high) in zip(algorithms, points, bounds):
+    for alg, point, (low, high) in zip(list(cells), points, bounds):
         c = cells[alg]
         point = ck.clip_noise(point, low, high)
         for m, task in enumerate(tasks):
@@ -629,12 +724,14 @@ def _per_task_and_ranks(cells, tasks, reps, rngs, chunk_bytes, ci, method, bar, 
             columns["median"].append(float(np.median(run_scores)))
             columns["min"].append(float(run_scores.min()))
             columns["max"].append(float(run_scores.max()))
-    per_task = pd.DataFrame(columns, columns=list(columns))
-    probs = pf.rank_probabilities(np.stack(means_by_alg), chunk_bytes=chunk_bytes)  # (A, M, A)
+    return pd.DataFrame(columns, columns=list(columns))
+
+
+def _ranks_table(algorithms: list[str], tasks: list[str], probs: np.ndarray) -> pd.DataFrame:
+    """Every algorithm's rank distribution per task, then their average over tasks."""
     n_a, labels = len(algorithms), list(tasks) + ["__average__"]
-    # per algorithm: every task's rank distribution, then their average over tasks
     table = np.concatenate([probs, probs.mean(axis=1, keepdims=True)], axis=1)  # (A, M + 1, A)
-    ranks = pd.DataFrame(
+    return pd.DataFrame(
         {
             "algorithm": [a for a in algorithms for _ in range(len(labels) * n_a)],
             "task": [t for _ in algorithms for t in labels for _ in range(n_a)],
@@ -643,17 +740,15 @@ def _per_task_and_ranks(cells, tasks, reps, rngs, chunk_bytes, ci, method, bar, 
         },
         columns=["algorithm", "task", "rank", "probability"],
     )
-    return per_task, ranks
 
 
-def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar, shared_tasks=False):
-    algorithms = list(cells)
-    columns = ["algorithm_x", "algorithm_y", "point", "low", "high"]
-    if len(algorithms) < 2:
-        return pd.DataFrame(columns=columns)
-    # one set of independent replicates per algorithm, shared by all its pairs; only the draw
-    # counts are kept, chunked identically for every algorithm
-    sizes = list(bs.chunk_sizes(reps, max(cells.values(), key=lambda c: c.n_runs), chunk_bytes))
+def _improvement_counts(run: Run) -> dict[str, list]:
+    """One set of independent replicates per algorithm, shared by all its pairs; only the draw counts are
+    kept, chunked identically for every algorithm."""
+    cells, shared_tasks, rngs = run.cells, run.shared_tasks, run.rng["improvement"]
+    sizes = list(
+        bs.chunk_sizes(run.opts.improvement_reps, max(cells.values(), key=lambda c: c.n_runs), run.opts.chunk_bytes)
+    )
     counts: dict[str, list] = {}
     for alg, c in cells.items():
         counts[alg] = []
@@ -663,32 +758,41 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar, shared_tasks=F
                 counts[alg].append(bs.draw(c, n, rngs[alg], task_bootstrap=True, task_rng=task_rng))
             else:
                 counts[alg].append(bs.draw(c, n, rngs[alg]).small_counts())
-            bar(n)
-    pairs = [(x, y) for i, x in enumerate(algorithms) for y in algorithms[i + 1 :]]
+            run.bar(n)
+    return counts
+
+
+def _runs_of(c: bs.Cells) -> list[np.ndarray]:
+    """Each task's runs."""
+    return [c.values[c.offsets[m] : c.offsets[m] + c.sizes[m]] for m in range(c.n_tasks)]
+
+
+def _improvement_part(run: Run) -> Part:
+    """The probability of improvement P(X > Y) of every ordered pair."""
+    cells, ci = run.cells, run.opts.ci
+    spec = run.table_spec("improvement")
+    # P(X > Y) is a U-statistic: its expanded level is its own (the mean difference's over-widens it)
+    record = run.record(
+        "improvement", run.opts.improvement_reps, **({"expanded_level": "mann-whitney"} if spec.needs_tail else {})
+    )
+    columns = ["algorithm_x", "algorithm_y", "point", "low", "high"]
+    algorithms = list(cells)
+    if len(algorithms) < 2:
+        return Part({"improvement": pd.DataFrame(columns=columns)}, record)
+    counts = _improvement_counts(run)
+    pairs = _pairs(algorithms)
     points, dists = [], []
     for x, y in pairs:
         cx, cy = cells[x], cells[y]
-        points.append(
-            np.array(
-                [
-                    mt.probability_of_improvement(
-                        [cx.values[cx.offsets[m] : cx.offsets[m] + cx.sizes[m]] for m in range(cx.n_tasks)],
-                        [cy.values[cy.offsets[m] : cy.offsets[m] + cy.sizes[m]] for m in range(cy.n_tasks)],
-                    )
-                ]
-            )
-        )
-        if shared_tasks:
+        points.append(np.array([mt.probability_of_improvement(_runs_of(cx), _runs_of(cy))]))
+        if run.shared_tasks:
             dist = np.concatenate([mt.improvement_task_slots(bx, by) for bx, by in zip(counts[x], counts[y])])
         else:
             dist = np.concatenate([mt.improvement_replicates(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
         dists.append(dist[:, None])
     rows = []
-    # P(X > Y) is a U-statistic: its own expansion (the mean difference's over-widens it)
-    tails = (
-        [np.asarray(bs.improvement_level(cells[x], cells[y], ci)) for x, y in pairs] if method == "expanded" else None
-    )
-    bounds = _stacked_bounds(dists, points, ci, method, chunk_bytes, tails)
+    tails = [np.asarray(bs.improvement_level(cells[x], cells[y], ci)) for x, y in pairs] if spec.needs_tail else None
+    bounds = _stacked_bounds(dists, points, ci, spec, run.opts.chunk_bytes, tails)
     for (x, y), point_x, (low, high) in zip(pairs, points, bounds):
         low, high = ck.clip_fraction(low), ck.clip_fraction(high)
         point = float(ck.clip_noise(point_x, low, high)[0])
@@ -704,12 +808,33 @@ def _improvement(cells, reps, rngs, chunk_bytes, ci, method, bar, shared_tasks=F
         )
     out = pd.DataFrame(rows, columns=columns)
     order = {a: i for i, a in enumerate(algorithms)}
-    return out.sort_values(["algorithm_x", "algorithm_y"], key=lambda s: s.map(order), kind="stable").reset_index(
-        drop=True
+    out = out.sort_values(["algorithm_x", "algorithm_y"], key=lambda s: s.map(order), kind="stable")
+    return Part({"improvement": out.reset_index(drop=True)}, record)
+
+
+def _curves_part(run: Run) -> Part:
+    """Sample-efficiency curves (``curves=True``): the curves table, its provenance and warnings."""
+    opts = run.opts
+    if not opts.curves:
+        empty = pd.DataFrame(columns=["algorithm", "metric", "step", "n_runs", "point", "low", "high"])
+        return Part({"curves": empty})
+    table, info, warnings = _curves(
+        run.prep.table,
+        opts.curve_metrics,
+        opts.gamma,
+        opts.curve_reps,
+        opts.curve_points,
+        run.rng["curves"],
+        opts.chunk_bytes,
+        opts.ci,
+        run.table_spec("curves"),
+        run.bar,
+        opts.budget,
     )
+    return Part({"curves": table}, run.record("curves", opts.curve_reps), {"curves": info}, warnings)
 
 
-def _curves(table, curve_metrics, gamma, reps, n_points, rngs, chunk_bytes, ci, method, bar, budget=None):
+def _curves(table, curve_metrics, gamma, reps, n_points, rngs, chunk_bytes, ci, spec, bar, budget=None):
     """Curve table, provenance and warnings. Runs that stop early count up to their last step; within each
     stretch of the grid where the set of runs is fixed, every replicate follows the same whole runs."""
     runs = histories(table)
@@ -752,7 +877,7 @@ def _curves(table, curve_metrics, gamma, reps, n_points, rngs, chunk_bytes, ci, 
             rng = copy.deepcopy(start_state)
             seg_point = stat(bs.original(cells))[0]
             dist = bs.replicates(cells, stat, reps, rng, chunk_bytes=chunk_bytes, progress=None)
-            seg_low, seg_high = ci_bounds(dist, seg_point, ci, method)
+            seg_low, seg_high = ci_bounds(dist, seg_point, ci, spec)
             point[:, a:b], low[:, a:b], high[:, a:b] = seg_point[:, expand], seg_low[:, expand], seg_high[:, expand]
         bar(reps)
         n_alg = np.sum([counts[(alg, t)] for t in tasks], axis=0)
@@ -804,3 +929,17 @@ def _curves(table, curve_metrics, gamma, reps, n_points, rngs, chunk_bytes, ci, 
         )
     columns = ["algorithm", "metric", "step", "n_runs", "point", "low", "high"]
     return pd.DataFrame(rows, columns=columns), info, warnings
+
+
+#: The core tables, built in this order inside the progress bar (each on its own random stream).
+TABLE_BUILDERS: tuple[Callable[[Run], Part], ...] = (
+    _aggregates_part,
+    _differences_part,
+    _trust_part,
+    _profiles_part,
+    _per_task_part,
+    _improvement_part,
+    _curves_part,
+)
+#: The optional tables, after the core ones.
+EXTRA_BUILDERS: tuple[Callable[[Run], Part], ...] = (_comparisons_part, _jordan_part, _tuning_part)

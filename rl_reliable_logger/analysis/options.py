@@ -16,7 +16,7 @@ Example:
     >>> AnalysisOptions(method="studentized")
     Traceback (most recent call last):
     ...
-    rl_reliable_logger.analysis.options.OptionError: `method='studentized'` is not an interval method; choose one of percentile, basic, bc, bca, expanded, bootstrap-t
+    rl_reliable_logger.analysis.declared.OptionError: `method='studentized'` is not an interval method; choose one of percentile, basic, bc, bca, expanded, bootstrap-t
 """
 
 from __future__ import annotations
@@ -27,17 +27,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
-import numpy as np
-
-from .. import executors
-from ..data.counts import plural
-from ..errors import InputError
 from ..executors import Executor
 from ..memory import available_memory
 from ..memory import format_bytes as _bytes
-from ..stats import bootstrap as bs
-from ..stats import profiles as pf
-from ..stats import registry
+from . import declared as d
+from .declared import CHECKS, JORDAN, SELECTION, OptionError, declared, option
+
+if TYPE_CHECKING:  # numpy is imported by the checks that need it, so that ``rl-reliable --help`` loads none
+    import numpy as np
 
 DEFAULT_METRICS = ("mean", "median", "iqm", "optimality_gap")
 JORDAN_METHODS = ("pbp", "pbp-t", "bootstrap")
@@ -49,239 +46,309 @@ TUNING_REPS = 5_000
 _TABLE_ROW_BYTES = 96
 
 
-class OptionError(InputError):
-    """A bad analysis option. ``keyword`` is the offending keyword argument of :class:`AnalysisOptions`.
-
-    The message names keywords backticked, as every library message does (```reps=```, ```ci=1.5```),
-    so that the command line can put its flags in their place (``--reps``, ``--ci 1.5``).
-    """
-
-    def __init__(self, keyword: str, message: str) -> None:
-        self.keyword = keyword
-        super().__init__(message, [keyword])
-
-
 def ci_label(ci: float) -> str:
     """The exact percentage of a confidence level: ``0.95`` → ``95%``, ``0.995`` → ``99.5%``."""
     return f"{float(ci) * 100:.10g}%"
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+def _interval_methods() -> Sequence[str]:
+    from ..stats import bootstrap as bs
+
+    return bs.METHODS
 
 
-def _names(keyword: str, value: Any) -> tuple[str, ...] | None:
-    """A list of names (algorithms, tasks, columns) as a tuple of strings; a bare string is one name."""
-    if value is None:
-        return None
-    items = (value,) if isinstance(value, str) else tuple(value)
-    if not items or any(not isinstance(v, str) or not v for v in items):
-        raise OptionError(keyword, f"`{keyword}=` must be a non-empty list of non-empty names, got {value!r}")
-    return items
+def _rank_definitions() -> Sequence[str]:
+    from ..stats import profiles as pf
+
+    return pf.RANK_DEFINITIONS
+
+
+def _chunk_bytes() -> int:
+    from ..stats import bootstrap as bs
+
+    return bs.DEFAULT_CHUNK_BYTES
+
+
+def _level(name: str, value: Any) -> float:
+    return confidence_level(value)
+
+
+def _replicates(flag: str, what: str, **more: Any) -> Any:
+    """A replicate count's declaration: a positive integer set by ``flag``."""
+    return dict(
+        help=f"bootstrap replicates for {what}", check=d.positive_int, flag=flag, metavar="N", parse=int, **more
+    )
 
 
 @dataclass(frozen=True)
 class AnalysisOptions:
     """Everything ``evaluate()`` needs besides the scores; defaults follow Agarwal et al. (2021).
 
-    Args:
-        normalize: packaged normaliser (``atari``, ``atari100k``, ``procgen``, ``dmc``, ``percentiles``, ...),
-            a CSV path ``task,low,high``, a normaliser object, or None for raw scores.
-        metrics: aggregate metrics by name (``mean, median, iqm, optimality_gap, dp25, trimmed_mean_<p>,
-            p_above_<t>``) or as functions (see ``stats.metrics``).
-        gamma: threshold of the optimality gap (finite, > 0).
-        reps: bootstrap replicates for aggregates and their differences (paper: 50,000).
-        profile_reps, improvement_reps, curve_reps: replicates for profiles / ranks / per-task intervals,
-            probability of improvement, sample-efficiency curves.
-        ci: confidence level, a fraction in [0.5, 1) or a percentage in [50, 100); stored as a fraction.
-        method: interval method, one of ``percentile`` (default), ``basic``, ``bc``, ``bca``, ``expanded`` or
-            ``bootstrap-t`` (small samples; see ``stats.bootstrap``). It applies to every table (the rule and
-            its exceptions: ``analysis.aggregates.table_method``; recorded as ``provenance["interval_methods"]``);
-            with 10 or fewer runs per task ``bootstrap-t`` is the one the coverage study recommends (README).
-        task_bootstrap: also resample tasks, not only runs within tasks (every algorithm's replicate r
-            resamples the same tasks, so differences and probability of improvement are paired).
-        rank_by: rank distributions of ``"runs"`` (default, the paper's: one random run per task per
-            replicate) or ``"task-means"`` (bootstrapped task means); see ``stats.profiles``.
-        seed: int (default 0, so the same inputs give the same numbers), a numpy Generator, or None
-            for fresh entropy (warned).
-        taus: τ grid of the performance profiles (default: 101 points over the score range).
-        curves, curve_points, curve_metrics: sample-efficiency curves (the table needs steps).
-        budget: common training budget (a step; the table needs steps): every final score is the run's last
-            score at or before it, and the curves end there. Default None: each run's last step (runs that
-            stop more than one logging interval short of their cell's longest run are named in a warning).
-        only_algorithms, only_tasks: analyse only these algorithms / tasks (a name that is not in the
-            table is an error naming the known ones).
-        jordan: add Jordan et al. (2020)'s equilibrium aggregate (``jordan``, ``jordan_quantiles`` tables).
-        jordan_delta, jordan_method, jordan_reps, score_range: its ``1 - delta`` simultaneous intervals
-            (``pbp``, ``pbp-t``, ``bootstrap``), bootstrap replicates and known score range for PBP.
-        hyperparameter_keys: columns defining a configuration: adds the tuning-aware view (``tuning``).
-        tuning_metric, tuning_reps: metric that picks the best configuration (default ``iqm`` when it is
-            among ``metrics``, else the first) and its replicates (default ``min(reps, 5000)``).
-        progress: progress bars on stderr. chunk_bytes: memory budget of one chunk of replicates.
-        executor: where independent units of work run: ``"serial"`` (default, in this process), ``"ray"``
-            (Ray tasks on the cluster of ``RAY_ADDRESS`` or a local one; ``pip install rl_reliable_logger[ray]``)
-            or an executor object (``rl_reliable_logger.executors``). The numbers do not depend on it (to the
-            last bit when BLAS starts with the same thread count, as under ``OMP_NUM_THREADS=1``).
-        strict: protocol checks (``analysis.protocol``, run before any statistics) that warn become an
-            error instead, for CI pipelines.
-        comparisons: add all-pairs comparisons with family-wise error control (``comparisons`` table,
-            ``analysis.comparisons``) of the headline metric (the tuning metric rule: ``iqm`` when it is
-            among ``metrics``, else the first), with ``improvement_reps`` replicates.
+    Each field is one option's whole declaration (:func:`.declared.option`): default, check, help, flag and
+    whether it changes the numbers. Read an option's meaning in its ``help`` (``rl-reliable evaluate --help``
+    prints them all).
     """
 
-    normalize: str | Any | None = None
-    metrics: tuple[str | Callable[..., Any], ...] = DEFAULT_METRICS
-    gamma: float = 1.0
-    reps: int = 50_000
-    profile_reps: int = 2_000
-    improvement_reps: int = 2_000
-    curve_reps: int = 2_000
-    ci: float = 0.95
-    method: str = "percentile"
-    task_bootstrap: bool = False
-    rank_by: str = "runs"
-    seed: int | np.random.Generator | None = 0
-    taus: tuple[float, ...] | None = None
-    curves: bool = False
-    curve_points: int = 25
-    curve_metrics: tuple[str, ...] = ("iqm", "mean")
-    budget: float | None = None
-    only_algorithms: tuple[str, ...] | None = None
-    only_tasks: tuple[str, ...] | None = None
-    jordan: bool = False
-    jordan_delta: float = 0.05
-    jordan_method: str = "pbp"
-    jordan_reps: int = 10_000
-    score_range: tuple[float, float] | Mapping[str, tuple[float, float]] | None = None
-    hyperparameter_keys: tuple[str, ...] = ()
-    tuning_metric: str | None = None
-    tuning_reps: int | None = None
-    progress: bool = False
-    chunk_bytes: int = bs.DEFAULT_CHUNK_BYTES
-    executor: str | Executor | None = None
-    strict: bool = False
-    comparisons: bool = False
+    normalize: str | Any | None = option(
+        None,
+        help="normalise scores per task: a packaged normaliser (atari, atari100k, atari-record, procgen, dmc, "
+        "already-normalized: scores the training code normalised, kept as logged; percentiles: Jordan et al.), "
+        "a CSV with columns task,low,high, or a normaliser object",
+        record=d.text_of,
+        flag="--normalize",
+        metavar="NAME|PATH",
+        parse=str,
+        default_text="raw scores",
+    )
+    metrics: tuple[str | Callable[..., Any], ...] = option(
+        DEFAULT_METRICS,
+        help="aggregate metrics by name (mean, median, iqm, optimality_gap, dp25, trimmed_mean_<p>, p_above_<t>) "
+        "or, in Python, as functions (see stats.metrics)",
+        check=d.metrics,
+        record=lambda value: [d.name_of(m) for m in value],
+        flag="--metrics",
+        metavar="M1,M2",
+        parse=d.comma_names,
+    )
+    gamma: float = option(
+        1.0,
+        help="threshold of the optimality gap (finite, > 0)",
+        check=d.within(0, math.inf, "finite and positive"),
+        flag="--gamma",
+        metavar="GAMMA",
+        parse=float,
+    )
+    reps: int = option(
+        50_000,
+        **_replicates("--reps", "aggregate metrics and their differences", default_text="50000, as in the paper"),
+    )
+    profile_reps: int = option(
+        2_000, **_replicates("--profile-reps", "performance profiles, ranks, per-task intervals")
+    )
+    improvement_reps: int = option(2_000, **_replicates("--improvement-reps", "probability of improvement"))
+    curve_reps: int = option(2_000, **_replicates("--curve-reps", "sample-efficiency curves"))
+    ci: float = option(
+        0.95,
+        help="confidence level: a fraction such as 0.95 or a percentage such as 95 or 99.5; at least 50%; "
+        "stored as a fraction",
+        check=_level,
+        flag="--ci",
+        metavar="LEVEL",
+        parse=float,
+    )
+    method: str = option(
+        "percentile",
+        help="interval method of every table (the rule and its exceptions: the registry, stats.intervals; "
+        "recorded as provenance intervals); with 10 or fewer runs per task bootstrap-t, which reaches "
+        "nominal coverage for the IQM, its differences and P(X>Y)",
+        check=d.one_of(_interval_methods, "an interval method"),
+        flag="--method",
+        metavar="METHOD",
+        parse=str,
+        default_text="percentile; also basic, bc, bca, expanded, bootstrap-t",
+    )
+    task_bootstrap: bool = option(
+        False,
+        help="also resample tasks, not only runs within tasks (every algorithm's replicate r resamples the same "
+        "tasks, so differences and probability of improvement are paired)",
+        check=d.switch,
+        flag="--task-bootstrap",
+        parse=bool,
+    )
+    rank_by: str = option(
+        "runs",
+        help="rank distributions of single runs per task (runs: one random run per task per replicate, as in the "
+        "paper) or of bootstrapped task means (task-means)",
+        check=d.one_of(_rank_definitions, "a rank definition"),
+        flag="--rank-by",
+        metavar="RULE",
+        parse=str,
+        default_text="runs; or task-means",
+    )
+    seed: int | np.random.Generator | None = option(
+        0,
+        help="random seed, recorded in provenance: the same runs and options give the same numbers (in Python "
+        "also a numpy Generator, or None for fresh entropy, warned)",
+        check=d.seed,
+        record=d.seed_record,
+        flag="--seed",
+        metavar="N",
+        parse=int,
+    )
+    taus: tuple[float, ...] | None = option(
+        None,
+        help="threshold grid of the performance profiles",
+        check=d.optional(d.numbers),
+        default_text="101 points over the score range",
+    )
+    curves: bool = option(
+        False,
+        help="also compute sample-efficiency curves (needs per-step scores)",
+        check=d.switch,
+        flag="--curves",
+        parse=bool,
+    )
+    curve_points: int = option(
+        25,
+        help="steps on the curve grid",
+        check=d.positive_int,
+        flag="--curve-points",
+        metavar="N",
+        parse=int,
+    )
+    curve_metrics: tuple[str, ...] = option(
+        ("iqm", "mean"),
+        help="metrics of the sample-efficiency curves",
+        check=lambda name, value: tuple(
+            d.known_metric(name, m) for m in ((value,) if isinstance(value, str) else value)
+        ),
+    )
+    budget: float | None = option(
+        None,
+        help="common training budget (a step; needs per-step scores): every final score is the run's last score "
+        "at or before it, and the curves end there",
+        check=d.optional(d.real),
+        flag="--budget",
+        metavar="STEP",
+        parse=float,
+        default_text="each run's last step; runs stopping more than one logging interval short are named in a warning",
+    )
+    only_algorithms: tuple[str, ...] | None = option(
+        None,
+        help="analyse only these algorithms; an unknown name is an error listing the known. Trackers with "
+        "`variant=`: a base name (PPO) keeps every configuration and a full label ('PPO lr=0.001') keeps that one",
+        check=d.names,
+        flag="--only-algorithms",
+        group=SELECTION,
+        metavar="A,B",
+        parse=d.comma_names,
+        repeatable=True,
+        default_text="all",
+    )
+    only_tasks: tuple[str, ...] | None = option(
+        None,
+        help="analyse only these tasks",
+        check=d.names,
+        flag="--only-tasks",
+        group=SELECTION,
+        metavar="T1,T2",
+        parse=d.comma_names,
+        repeatable=True,
+        default_text="all",
+    )
+    jordan: bool = option(
+        False,
+        help="add Jordan et al. (2020)'s equilibrium aggregate with simultaneous intervals (jordan, "
+        "jordan_quantiles tables)",
+        check=d.switch,
+        flag="--jordan",
+        group=JORDAN,
+        parse=bool,
+    )
+    jordan_delta: float = option(
+        0.05,
+        help="1 - confidence of the Jordan intervals, for all algorithms at once",
+        check=d.within(0, 1, "between 0 and 1 (e.g. 0.05)"),
+        flag="--delta",
+        group=JORDAN,
+        metavar="DELTA",
+        parse=float,
+    )
+    jordan_method: str = option(
+        "pbp",
+        help="interval method of the Jordan aggregate",
+        check=d.one_of(lambda: JORDAN_METHODS, "a Jordan interval method"),
+        flag="--jordan-ci",
+        group=JORDAN,
+        metavar="METHOD",
+        parse=str,
+        default_text="pbp; also pbp-t, bootstrap",
+    )
+    jordan_reps: int = option(
+        10_000,
+        **_replicates(
+            "--jordan-reps",
+            "the Jordan aggregate with `jordan_method=bootstrap`",
+            group=JORDAN,
+            default_text="10000, as in the paper",
+        ),
+    )
+    score_range: tuple[float, float] | Mapping[str, tuple[float, float]] | None = option(
+        None,
+        help="known score range for PBP (in Python also a mapping of task to range)",
+        check=d.optional(d.score_range),
+        flag="--score-range",
+        group=JORDAN,
+        metavar="LOW,HIGH",
+        parse=d.low_high,
+        default_text="observed range, warned",
+    )
+    hyperparameter_keys: tuple[str, ...] = option(
+        (),
+        help="fields holding hyperparameters: adds the tuning-aware sweep view (tuning table)",
+        check=d.names_or_none,
+        flag="--hyperparameter-keys",
+        group=JORDAN,
+        metavar="K1,K2",
+        parse=d.comma_names,
+        default_text="none",
+    )
+    tuning_metric: str | None = option(
+        None,
+        help="metric that picks the best configuration in the tuning view",
+        check=d.optional(d.known_metric),
+        default_text="iqm when it is among the metrics, else the first",
+    )
+    tuning_reps: int | None = option(
+        None,
+        help="bootstrap replicates of the tuning view",
+        check=d.optional(d.positive_int),
+        default_text="min(reps, 5000)",
+    )
+    progress: bool = option(False, help="progress bars on stderr", check=d.switch, execution=True)
+    chunk_bytes: int = option(
+        default_factory=_chunk_bytes,
+        help="memory budget of one chunk of replicates",
+        check=lambda name, value: d.positive_int(name, value, "number of bytes"),
+        execution=True,
+    )
+    executor: str | Executor | None = option(
+        None,
+        help="where independent units of work run: serial (this process), ray (Ray tasks on the cluster of "
+        "RAY_ADDRESS, or a local Ray; needs pip install 'rl_reliable_logger[ray]') or, in Python, an executor "
+        "object; the numbers are the same",
+        check=d.executor,
+        record=lambda value: (
+            value if value is None or isinstance(value, str) else str(getattr(value, "name", type(value).__name__))
+        ),
+        execution=True,
+        flag="--executor",
+        metavar="NAME",
+        parse=str,
+        default_text="serial",
+    )
+    strict: bool = option(
+        False,
+        help="protocol checks that warn (unequal runs or budgets, evaluation settings that differ, max-over-training "
+        "scores, reused tuning seeds) are an error instead (for CI; the command exits with status 2)",
+        check=d.switch,
+        flag="--strict",
+        group=CHECKS,
+        parse=bool,
+    )
+    comparisons: bool = option(
+        False,
+        help="compare all pairs of algorithms with family-wise error control (max-T simultaneous intervals, Holm "
+        "p-values) of the headline metric (iqm when it is among the metrics, else the first), with "
+        "`improvement_reps=` replicates (comparisons table)",
+        check=d.switch,
+        flag="--compare-all",
+        group=CHECKS,
+        parse=bool,
+    )
 
     def __post_init__(self) -> None:
-        set_ = lambda name, value: object.__setattr__(self, name, value)
-        for name in ("reps", "profile_reps", "improvement_reps", "curve_reps", "curve_points", "jordan_reps"):
-            value = getattr(self, name)
-            if not _is_int(value) or value < 1:
-                raise OptionError(name, f"`{name}=` must be a positive integer, got {value!r}")
-            set_(name, int(value))
-        if self.tuning_reps is not None:
-            if not _is_int(self.tuning_reps) or self.tuning_reps < 1:
-                raise OptionError("tuning_reps", f"`tuning_reps=` must be a positive integer, got {self.tuning_reps!r}")
-            set_("tuning_reps", int(self.tuning_reps))
-        if not _is_int(self.chunk_bytes) or self.chunk_bytes < 1:
-            raise OptionError(
-                "chunk_bytes", f"`chunk_bytes=` must be a positive number of bytes, got {self.chunk_bytes!r}"
-            )
-        try:
-            set_("executor", executors.check(self.executor))
-        except InputError as err:
-            raise OptionError("executor", str(err)) from None
-        set_("ci", self._level(self.ci))
-        if self.method not in bs.METHODS:
-            raise OptionError(
-                "method",
-                f"`method={self.method!r}` is not an interval method; choose one of {', '.join(bs.METHODS)}",
-            )
-        if self.rank_by not in pf.RANK_DEFINITIONS:
-            raise OptionError(
-                "rank_by",
-                f"`rank_by={self.rank_by!r}` is not a rank definition; choose one of {', '.join(pf.RANK_DEFINITIONS)}",
-            )
-        if self.jordan_method not in JORDAN_METHODS:
-            raise OptionError(
-                "jordan_method",
-                f"`jordan_method={self.jordan_method!r}` is not a Jordan interval method; "
-                f"choose one of {', '.join(JORDAN_METHODS)}",
-            )
-        gamma = self._real("gamma", self.gamma)
-        if not gamma > 0:
-            raise OptionError("gamma", f"`gamma=` must be finite and positive, got {self.gamma!r}")
-        set_("gamma", gamma)
-        delta = self._real("jordan_delta", self.jordan_delta)
-        if not 0 < delta < 1:
-            raise OptionError(
-                "jordan_delta", f"`jordan_delta=` must be between 0 and 1 (e.g. 0.05), got {self.jordan_delta!r}"
-            )
-        set_("jordan_delta", delta)
-        if isinstance(self.metrics, (str, bytes)) or callable(self.metrics):
-            set_("metrics", (self.metrics,))
-        set_("metrics", tuple(self.metrics))
-        if not self.metrics:
-            raise OptionError("metrics", "`metrics=` is empty: give at least one metric (e.g. iqm)")
-        names = [self._metric("metrics", m).name for m in self.metrics]
-        if len(set(names)) != len(names):
-            raise OptionError("metrics", f"`metrics=` must be unique, got {names}")
-        set_(
-            "curve_metrics", tuple((self.curve_metrics,) if isinstance(self.curve_metrics, str) else self.curve_metrics)
-        )
-        for m in self.curve_metrics:
-            self._metric("curve_metrics", m)
-        if self.budget is not None:
-            set_("budget", self._real("budget", self.budget))
-        if self.tuning_metric is not None:
-            self._metric("tuning_metric", self.tuning_metric)
-        if self.taus is not None:
-            taus = tuple(float(t) for t in np.asarray(self.taus, dtype=float).ravel())
-            if not taus or not all(math.isfinite(t) for t in taus):
-                raise OptionError("taus", "`taus=` must be a non-empty list of finite numbers")
-            set_("taus", taus)
-        set_("only_algorithms", _names("only_algorithms", self.only_algorithms))
-        set_("only_tasks", _names("only_tasks", self.only_tasks))
-        set_("hyperparameter_keys", _names("hyperparameter_keys", self.hyperparameter_keys or None) or ())
-        set_("score_range", self._score_range(self.score_range))
-        seed = self.seed
-        if not (seed is None or _is_int(seed) or isinstance(seed, np.random.Generator)):
-            raise OptionError("seed", f"`seed=` must be an integer, a numpy Generator or None, got {seed!r}")
-        if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
-            if seed < 0:
-                raise OptionError("seed", f"`seed=` must be a non-negative integer, got {seed!r}")
-            set_("seed", int(seed))
-        for flag in ("task_bootstrap", "curves", "jordan", "progress", "strict", "comparisons"):
-            set_(flag, bool(getattr(self, flag)))
-
-    # ------------------------------------------------------------------ validation helpers
-    @staticmethod
-    def _real(name: str, value: Any) -> float:
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-            raise OptionError(name, f"`{name}=` must be a number, got {value!r}")
-        out = float(value)
-        if not math.isfinite(out):
-            raise OptionError(name, f"`{name}=` must be finite, got {value!r}")
-        return out
-
-    @classmethod
-    def _level(cls, value: Any) -> float:
-        return confidence_level(value)
-
-    @staticmethod
-    def _metric(keyword: str, metric: Any) -> Any:
-        try:
-            return registry.get_metric(metric)
-        except (ValueError, KeyError) as err:
-            raise OptionError(keyword, f"`{keyword}=`: {err}") from None
-
-    @classmethod
-    def _score_range(cls, value: Any) -> Any:
-        if value is None:
-            return None
-
-        def pair(v: Any) -> tuple[float, float]:
-            try:
-                low, high = (cls._real("score_range", x) for x in v)
-            except (TypeError, ValueError):
-                raise OptionError("score_range", f"`score_range=` must be (low, high), got {v!r}") from None
-            if not low < high:
-                raise OptionError("score_range", f"`score_range=` needs low < high, got {v!r}")
-            return low, high
-
-        if isinstance(value, Mapping):
-            return {str(k): pair(v) for k, v in value.items()}
-        return pair(value)
+        d.check_all(self)
 
     # ------------------------------------------------------------------ derived values
     def replace(self, **changes: Any) -> AnalysisOptions:
@@ -310,25 +377,8 @@ class AnalysisOptions:
         return self.tuning_reps if self.tuning_reps is not None else min(self.reps, TUNING_REPS)
 
     def to_dict(self) -> dict[str, Any]:
-        """The options as JSON-friendly values (for provenance)."""
-        out: dict[str, Any] = {}
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if f.name == "metrics":
-                value = [
-                    m if isinstance(m, str) else getattr(m, "name", getattr(m, "__name__", repr(m))) for m in value
-                ]
-            elif f.name == "seed" and isinstance(value, np.random.Generator):
-                value = repr(value)
-            elif f.name == "normalize" and value is not None and not isinstance(value, str):
-                value = str(value)
-            elif f.name == "executor" and value is not None and not isinstance(value, str):
-                value = str(getattr(value, "name", type(value).__name__))
-            elif isinstance(value, tuple):
-                value = list(value)
-            elif isinstance(value, Mapping):
-                value = {k: list(v) for k, v in value.items()}
-            out[f.name] = value
+        """The options as JSON-friendly values (``provenance["options"]``), each by its declaration's ``record``."""
+        out = {f.name: (decl.record or d.record)(getattr(self, f.name)) for f, decl in declared(self)}
         out["ci_label"] = ci_label(self.ci)
         return out
 
@@ -407,6 +457,8 @@ class AnalysisOptions:
         The message gives the estimate, the memory available and the largest feasible value of the
         keyword that needs most. ``available`` defaults to :func:`available_memory` (no check when unknown).
         """
+        from ..data.counts import plural
+
         avail = available_memory() if available is None else available
         if avail is None:
             return
@@ -437,10 +489,17 @@ class AnalysisOptions:
         )
 
 
+def recorded_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options of ``provenance["options"]`` that shape the results (every declared option but the execution
+    settings: executor, progress, chunk size), in declaration order: the report hash covers them and every
+    tracker records them on the analysis run (MLflow params, W&B config)."""
+    return {name: options[name] for name in d.recorded_names(AnalysisOptions) if name in options}
+
+
 def confidence_level(value: Any) -> float:
     """A confidence level as a fraction, by the rule of the module docstring (``95`` and ``0.95`` → 0.95);
     every command (``evaluate``, ``plan``) reads ``ci=`` through this one function."""
-    ci = AnalysisOptions._real("ci", value)
+    ci = d.real("ci", value)
     level = ci if 0 < ci < 1 else ci / 100.0 if 1 < ci < 100 else None
     if level is None:
         raise OptionError(
@@ -470,6 +529,8 @@ def check_plan_memory(
     One synthetic experiment of one algorithm holds its ``sim_reps`` x (runs per task x tasks) draw
     indices, the drawn values, their sorted copy and (for a pair) the draw counts.
     """
+    from ..data.counts import plural
+
     avail = available_memory() if available is None else available
     if avail is None:
         return
@@ -493,7 +554,9 @@ def check_plan_memory(
 class OptionKeywords(TypedDict, total=False):
     """The keywords of ``evaluate()`` (and ``aggregate()``): one per :class:`AnalysisOptions` field, typed as the
     values it accepts (sequences may be lists; ``ci`` may be a percentage), so type checkers and IDEs see every
-    option. A test keeps these names equal to the dataclass's fields."""
+    option. Python cannot derive a TypedDict from a dataclass for type checkers, so this typing-only view names
+    the fields again (``tests/test_api_types.py`` fails when the two differ); every other fact of an option is
+    in its field's declaration."""
 
     normalize: str | Any | None
     metrics: Sequence[str | Callable[..., Any]]
@@ -538,6 +601,8 @@ def as_options(options: AnalysisOptions | None = None, **overrides: Unpack[Optio
     base = options if options is not None else AnalysisOptions()
     if not isinstance(base, AnalysisOptions):
         raise TypeError(f"options must be an AnalysisOptions, got {type(base).__name__}")
+    import numpy as np
+
     fixed = {k: (tuple(v) if isinstance(v, (list, np.ndarray)) else v) for k, v in overrides.items()}
     return base.replace(**fixed)
 
@@ -553,5 +618,6 @@ __all__ = [
     "check_plan_memory",
     "ci_label",
     "confidence_level",
+    "recorded_options",
     "replicates_needed",
 ]

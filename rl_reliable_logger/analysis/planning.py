@@ -52,7 +52,8 @@ from ..stats import bootstrap as bs
 from ..stats import metrics as mt
 from ..stats import registry
 from .normalization import normalize_final
-from .options import check_plan_memory, ci_label, confidence_level, replicates_needed
+from .options import check_plan_memory, ci_label, replicates_needed
+from .plan_options import PlanOptions
 from .protocol import Finding, check_protocol
 
 Correction = Literal["variance", "none"]
@@ -271,64 +272,113 @@ def plan(
         >>> list(p.table["n_runs"])
         [3, 10]
     """
-    if trials < 2 or sim_reps < 10:
-        raise InputError(
-            f"plan needs `trials=` of at least 2 and `sim_reps=` of at least 10, got {trials} and {sim_reps}"
-        )
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise InputError(f"`seed=` must be a non-negative integer (as for evaluate), got {seed!r}")
-    ci = confidence_level(ci)  # the rule of evaluate(): 0.95 or 95, never 1.5 read as 1.5%
-    if not 0 < power < 1:
-        raise InputError(f"`power=` must be between 0 and 1 (e.g. 0.8), got {power}")
-    if target_width is not None and not target_width > 0:
-        raise InputError(f"`target_width=` must be positive, got {target_width}")
-    if correction not in ("variance", "none"):
-        raise InputError(f"`correction=` must be 'variance' or 'none', got {correction!r}")
+    opts = PlanOptions(
+        metric=metric,
+        normalize=normalize,
+        target_width=target_width,
+        compare=None if compare is None else tuple(compare),  # type: ignore[arg-type]  # checked: two names
+        power=power,
+        max_runs=max_runs,
+        runs=None if runs is None else tuple(runs),
+        trials=trials,
+        sim_reps=sim_reps,
+        ci=ci,
+        gamma=gamma,
+        correction=correction,
+        seed=seed,
+        progress=progress,
+        executor=executor,
+    )
+    return plan_with(table, opts)
+
+
+def plan_with(table: ScoreTable, opts: PlanOptions) -> Plan:
+    """:func:`plan` with its options already checked (a :class:`~.plan_options.PlanOptions`)."""
     findings = check_protocol(table)
     final = table.final()
-    if normalize is not None:
-        final = normalize_final(final, normalize)
+    if opts.normalize is not None:
+        final = normalize_final(final, opts.normalize)
     algorithms = final.algorithms
     tasks = sorted(final.tasks)
-    pair: tuple[str, str] | None = None
-    if compare is not None:
-        names = [str(c) for c in compare]
-        if len(names) != 2 or names[0] == names[1]:
-            raise InputError(f"`compare=` needs two different algorithm names, got {list(compare)!r}")
-        unknown = [n for n in names if n not in algorithms]
-        if unknown:
-            raise InputError(
-                f"`compare=` names unknown algorithm(s) {', '.join(map(repr, unknown))}; the table has "
-                + ", ".join(map(repr, algorithms))
-            )
-        pair = (names[0], names[1])
-    metric_obj = registry.get_metric(metric, gamma=gamma)
-    runner = resolve(executor)  # an unknown executor is refused before any simulation
+    pair = _known_pair(opts.compare, algorithms)
+    metric_obj = registry.get_metric(opts.metric, gamma=opts.gamma)
+    runner = resolve(opts.executor)  # an unknown executor is refused before any simulation
     cells = final.cells()
     # runs sorted within each cell: a canonical order, so the plan does not depend on the order the runs came
     # in (a file's rows, a tracker's listing)
     pilots = {a: [np.sort(cells[(a, t)]) for t in tasks] for a in algorithms}
     sizes = final.runs_per_cell()
     current = int(sizes.to_numpy().min())
-    largest = int(sizes.to_numpy().max())
-    if runs is not None:
-        grid = sorted({int(n) for n in runs})
-        if not grid or grid[0] < 1:
-            raise InputError(f"`runs=` must be positive integers, got {list(runs)!r}")
-    else:
-        limit = max(20, 2 * largest) if max_runs is None else int(max_runs)
-        if limit < 1:
-            raise InputError(f"`max_runs=` must be positive, got {max_runs}")
-        grid = default_grid(max(current, 2), limit)
-    check_plan_memory(len(tasks), grid[-1], sim_reps, pair=pair is not None)
+    grid = list(opts.runs) if opts.runs is not None else _default_grid(opts, current, int(sizes.to_numpy().max()))
+    check_plan_memory(len(tasks), grid[-1], opts.sim_reps, pair=pair is not None)
 
-    warnings: list[str] = []
-    if sim_reps < replicates_needed(ci):
+    warnings = _pilot_warnings(opts, pilots, tasks, current)
+    slot = {a: i for i, a in enumerate(sorted(algorithms))}
+    pilot_diff = None
+    if pair is not None:
+        pilot_diff = _pilot_difference(pilots, pair, metric_obj, opts.ci, opts.seed)
+        warnings += _separation_warning(pair, pilot_diff, opts.ci)
+    units = _units(pilots, slot, grid, metric_obj, pair, opts)
+    rows = _rows(units, runner, algorithms, grid, metric_obj.name, pair, opts.progress)
+    frame = pd.DataFrame(rows, columns=PLAN_COLUMNS)
+    needed = _needed(frame, algorithms, opts.target_width, pair, opts.power)
+    launch = _launch(needed, sizes, tasks)
+    unmet = [a for a, n in needed.items() if n is None]
+    if unmet:
         warnings.append(
-            f"`sim_reps={sim_reps}` cannot resolve a {ci_label(ci)} interval: its ends need at least "
-            f"{replicates_needed(ci):,} replicates (2 / (1 - level)); the predicted widths are too narrow"
+            f"the target is not reached within {grid[-1]} runs per task for {', '.join(unmet)}: "
+            "raise `max_runs=` or relax the target."
         )
-    singles = [f"{a} / {t}" for a in algorithms for t, x in zip(tasks, pilots[a]) if x.size < 2]
+    provenance = {
+        "metric": metric_obj.name,
+        "normalize": None if opts.normalize is None else str(opts.normalize),
+        "target_width": opts.target_width,
+        "compare": list(pair) if pair else None,
+        "power": opts.power if pair else None,
+        "grid": grid,
+        "trials": opts.trials,
+        "sim_reps": opts.sim_reps,
+        "ci": opts.ci,
+        "correction": opts.correction,
+        "seed": opts.seed,
+        "pilot_difference": pilot_diff,
+        "pilot_runs_per_task": {a: {t: int(x.size) for t, x in zip(tasks, pilots[a])} for a in algorithms},
+        "protocol": [f.to_dict() for f in findings],
+        "method": "resample each cell's pilot runs to N (variance-corrected unless correction='none'), "
+        "stratified bootstrap percentile interval on each synthetic data set",
+    }
+    return Plan(frame, launch, needed, provenance, warnings, findings)
+
+
+def _known_pair(compare: tuple[str, str] | None, algorithms: Sequence[str]) -> tuple[str, str] | None:
+    """``compare`` when both names are algorithms of the pilot; else an error naming the unknown."""
+    if compare is None:
+        return None
+    unknown = [n for n in compare if n not in algorithms]
+    if unknown:
+        raise InputError(
+            f"`compare=` names unknown algorithm(s) {', '.join(map(repr, unknown))}; the table has "
+            + ", ".join(map(repr, algorithms))
+        )
+    return compare
+
+
+def _default_grid(opts: PlanOptions, current: int, largest: int) -> list[int]:
+    limit = max(20, 2 * largest) if opts.max_runs is None else opts.max_runs
+    return default_grid(max(current, 2), limit)
+
+
+def _pilot_warnings(
+    opts: PlanOptions, pilots: dict[str, list[np.ndarray]], tasks: list[str], current: int
+) -> list[str]:
+    """What makes the predictions too narrow or rough: too few replicates, single-run cells, tiny pilots."""
+    warnings: list[str] = []
+    if opts.sim_reps < replicates_needed(opts.ci):
+        warnings.append(
+            f"`sim_reps={opts.sim_reps}` cannot resolve a {ci_label(opts.ci)} interval: its ends need at least "
+            f"{replicates_needed(opts.ci):,} replicates (2 / (1 - level)); the predicted widths are too narrow"
+        )
+    singles = [f"{a} / {t}" for a in pilots for t, x in zip(tasks, pilots[a]) if x.size < 2]
     if singles:
         warnings.append(
             f"{plural(len(singles), 'cell')} {agree(len(singles), 'have')} a single pilot run ({', '.join(singles[:6])}"
@@ -339,48 +389,18 @@ def plan(
         warnings.append(
             f"the smallest pilot cell has {plural(current, 'run')}: predictions from fewer than 3 runs per cell are rough."
         )
+    return warnings
 
-    slot = {a: i for i, a in enumerate(sorted(algorithms))}
-    pilot_diff = None
-    if pair is not None:
-        pilot_diff = _pilot_difference(pilots, pair, metric_obj, ci, seed)
-        if pilot_diff["low"] <= 0 <= pilot_diff["high"]:
-            warnings.append(
-                f"the pilot itself cannot tell {pair[0]} and {pair[1]} apart (its {ci:.0%} interval of the difference "
-                f"is [{pilot_diff['low']:.3g}, {pilot_diff['high']:.3g}]): p_separate assumes the pilot's difference "
-                f"({pilot_diff['point']:.3g}) is the true one and overstates power when the true difference is "
-                "smaller (see the calibration in the README)."
-            )
-    units = _units(pilots, slot, grid, metric_obj, pair, seed, trials, sim_reps, ci, correction)
-    rows = _rows(units, runner, algorithms, grid, metric_obj.name, pair, progress)
-    frame = pd.DataFrame(rows, columns=PLAN_COLUMNS)
-    needed = _needed(frame, algorithms, target_width, pair, power)
-    launch = _launch(needed, sizes, tasks)
-    unmet = [a for a, n in needed.items() if n is None]
-    if unmet:
-        warnings.append(
-            f"the target is not reached within {grid[-1]} runs per task for {', '.join(unmet)}: "
-            "raise `max_runs=` or relax the target."
-        )
-    provenance = {
-        "metric": metric_obj.name,
-        "normalize": None if normalize is None else str(normalize),
-        "target_width": target_width,
-        "compare": list(pair) if pair else None,
-        "power": power if pair else None,
-        "grid": grid,
-        "trials": trials,
-        "sim_reps": sim_reps,
-        "ci": ci,
-        "correction": correction,
-        "seed": seed,
-        "pilot_difference": pilot_diff,
-        "pilot_runs_per_task": {a: {t: int(x.size) for t, x in zip(tasks, pilots[a])} for a in algorithms},
-        "protocol": [f.to_dict() for f in findings],
-        "method": "resample each cell's pilot runs to N (variance-corrected unless correction='none'), "
-        "stratified bootstrap percentile interval on each synthetic data set",
-    }
-    return Plan(frame, launch, needed, provenance, warnings, findings)
+
+def _separation_warning(pair: tuple[str, str], pilot_diff: dict[str, float], ci: float) -> list[str]:
+    if not pilot_diff["low"] <= 0 <= pilot_diff["high"]:
+        return []
+    return [
+        f"the pilot itself cannot tell {pair[0]} and {pair[1]} apart (its {ci:.0%} interval of the difference "
+        f"is [{pilot_diff['low']:.3g}, {pilot_diff['high']:.3g}]): p_separate assumes the pilot's difference "
+        f"({pilot_diff['point']:.3g}) is the true one and overstates power when the true difference is "
+        "smaller (see the calibration in the README)."
+    ]
 
 
 def _pilot_difference(
@@ -401,11 +421,7 @@ def _units(
     grid: list[int],
     metric: mt.Metric,
     pair: tuple[str, str] | None,
-    seed: int,
-    trials: int,
-    sim_reps: int,
-    ci: float,
-    correction: Correction,
+    opts: PlanOptions,
 ) -> list[list[tuple[tuple[str, ...], PlanUnit]]]:
     """Per N of the grid, its units (each with the algorithms it simulates): one per algorithm, the pair's two
     together. Each algorithm's stream is keyed by its slot in sorted name order and by N."""
@@ -417,13 +433,13 @@ def _units(
                 names,
                 PlanUnit(
                     tuple(tuple(pilots[a]) for a in names),
-                    tuple(np.random.SeedSequence(int(seed), spawn_key=(slot[a], int(n))) for a in names),
+                    tuple(np.random.SeedSequence(int(opts.seed), spawn_key=(slot[a], int(n))) for a in names),
                     int(n),
                     metric,
-                    trials,
-                    sim_reps,
-                    ci,
-                    correction,
+                    opts.trials,
+                    opts.sim_reps,
+                    opts.ci,
+                    opts.correction,
                 ),
             )
             for names in groups

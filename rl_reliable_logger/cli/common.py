@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .flags import CliError, as_flags, cli_message
-from .options import analysis_options, name_mode, names
+from .options import analysis_options, name_mode
 
 __all__ = ["EPILOG", "CliError", "format_comparisons", "format_summary", "run_and_report", "tracker_fields"]
 
@@ -80,7 +80,7 @@ def read_scores(path: Path, args: argparse.Namespace) -> Any:
             on_invalid="drop" if args.drop_invalid else "raise",
             source={"kind": "file", "path": str(path), "score_column": args.score_key},
             names=name_mode(args),
-            hyperparameter_keys=names(getattr(args, "hyperparameter_keys", None) or ""),
+            hyperparameter_keys=list(getattr(args, "hyperparameter_keys", None) or ()),
         )
     except InputError as err:
         message = cli_message(err)
@@ -99,7 +99,11 @@ def evaluate(table: Any, options: Any, *, source: dict[str, Any] | None = None) 
 def run_and_report(
     table: Any, args: argparse.Namespace, *, source: dict[str, Any] | None = None, options: Any = None
 ) -> Any:
-    """Evaluate ``table`` with the options of ``args`` (or ``options``), print the summary, write ``args.out``."""
+    """Evaluate ``table`` with the options of ``args`` (or ``options``), print the summary, write ``args.out``.
+
+    Wiring only: the Report that is printed, written and published is the library's (``evaluate()`` applies
+    :func:`~rl_reliable_logger.analysis.redacted.redact_report` itself), so ``rl-reliable evaluate --out A`` and
+    ``save_report(evaluate(...), B)`` write the same bundle; only what is printed is put in flag words."""
     from ..errors import InputError
 
     quiet = bool(getattr(args, "quiet", False))
@@ -109,8 +113,6 @@ def run_and_report(
         report = evaluate(table, options, source=source)
     except InputError as err:
         raise CliError(cli_message(err)) from None
-    report = redact_report(report)  # after the numbers (runs are ordered by id), before anything is shown or written
-    report = in_flag_words(report)  # console, files and published fields all name flags, not Python keywords
     if not quiet:
         print(format_summary(report))
         letters = format_comparisons(report)
@@ -118,7 +120,7 @@ def run_and_report(
             print(letters)
     else:
         for w in report.warnings:  # what was dropped or left out is never only in provenance
-            print(warning_line(w), file=sys.stderr)
+            print(warning_line(as_flags(w)), file=sys.stderr)
     if getattr(args, "out", None):
         from ..render.writer import save_report
 
@@ -149,35 +151,6 @@ def warning_line(warning: str) -> str:
     return warning if warning.startswith("protocol ") else f"warning: {warning}"
 
 
-def in_flag_words(report: Any) -> Any:
-    """``report`` with its warnings (also those in provenance) naming flags instead of Python keywords
-    (``include_unfinished=True`` -> ``--include-unfinished``): what every output of a command shows."""
-    import dataclasses
-
-    provenance = dict(report.provenance)
-    if isinstance(provenance.get("warnings"), list):
-        provenance["warnings"] = [as_flags(w) if isinstance(w, str) else w for w in provenance["warnings"]]
-    return dataclasses.replace(report, warnings=[as_flags(w) for w in report.warnings], provenance=provenance)
-
-
-def redact_report(report: Any) -> Any:
-    """``report`` with the active ``--redact-run-names`` pattern applied to every text in it (tables, provenance,
-    warnings); the same report without one. Console, files, figures and published fields all come from it."""
-    import dataclasses
-
-    from ..redaction import active_run_name_redactor
-
-    redactor = active_run_name_redactor()
-    if redactor is None:
-        return report
-    changes = {f.name: redactor.scrub(getattr(report, f.name)) for f in dataclasses.fields(report)}
-    report = dataclasses.replace(report, **changes)
-    report.provenance["redacted_run_names"] = (
-        "every match of the --redact-run-names pattern (not recorded) was replaced by redacted-<8 hex digits of its SHA-256>"
-    )
-    return report
-
-
 def format_comparisons(report: Any) -> str:
     """The letter display of the all-pairs comparisons (``--compare-all``), or "" without them."""
     from ..analysis.comparisons import format_letters, report_letters
@@ -197,8 +170,8 @@ def _findings(report: Any) -> tuple[str, set[str]]:
 def format_summary(report: Any) -> str:
     """Protocol findings first, then the headline table (one row per algorithm, one column per metric,
     ``point [low, high]``) and every other warning."""
-    from ..analysis.options import ci_label
     from ..data.counts import fixed, plural
+    from ..render.intervals import summary_header
 
     agg = report.aggregates
     if agg.empty:
@@ -209,13 +182,7 @@ def format_summary(report: Any) -> str:
     wide = cells.pivot(index="algorithm", columns="metric", values="text")
     wide = wide.reindex(index=report.algorithms, columns=list(dict.fromkeys(agg["metric"])))
     prov = report.provenance
-    filters = prov.get("filters") or {}
-    header = (
-        f"{report.counts().text()}; "
-        f"{prov.get('normalization', '')}; {ci_label(prov.get('ci', 0.95))} {prov.get('method', '')} intervals, "
-        f"{prov.get('reps', '')} bootstrap replicates, seed {prov.get('seed')}"
-        + "".join(f"; {k.replace('_', ' ')}: {', '.join(v)}" for k, v in filters.items())
-    )
+    header = summary_header(report)
     findings, shown = _findings(report)
     as_warnings = {as_flags(w) for w in shown}
     lines = [as_flags(findings)] if findings else []

@@ -3,9 +3,10 @@
 Library messages name the keyword to pass, backticked: ```include_unfinished=True```, ```reps=``` or
 with the value given, ```ci=1.5``` (``trackers/base/messages.kw``, ``analysis/options.OptionError``).
 :func:`as_flags` swaps each known one for its flag (``--include-unfinished``, ``--reps``, ``--ci 1.5``);
-:func:`cli_message` does it for an exception. The tables below are the only place a keyword is paired
-with a flag; the shared options of ``cli/options.py`` take their flag names from :data:`ANALYSIS_FLAGS`,
-``rl-reliable plan`` reads :data:`PLAN_FLAGS` first.
+:func:`cli_message` does it for an exception. An analysis option's flag is part of its declaration
+(:mod:`rl_reliable_logger.analysis.declared`); :data:`ANALYSIS_FLAGS` is read from there. The source table
+below pairs the keywords of ScoreTable and the trackers with their flags; ``rl-reliable plan`` reads
+:data:`PLAN_FLAGS` first.
 
 Two tables because one word has two meanings: ``seed=`` is the seed *field* of a source or a
 ScoreTable (``--seed-key``) but the random seed of an analysis (``--seed``). A message of an analysis
@@ -30,35 +31,15 @@ class CliError(Exception):
     """A user-facing error: printed as ``error: <message>`` with exit status 2, no traceback."""
 
 
-#: Keywords of AnalysisOptions (``evaluate()``) -> the shared flag that sets each.
-ANALYSIS_FLAGS: dict[str, str] = {
-    "normalize=": "--normalize",
-    "metrics=": "--metrics",
-    "gamma=": "--gamma",
-    "reps=": "--reps",
-    "profile_reps=": "--profile-reps",
-    "improvement_reps=": "--improvement-reps",
-    "seed=": "--seed",
-    "ci=": "--ci",
-    "method=": "--method",
-    "task_bootstrap=": "--task-bootstrap",
-    "rank_by=": "--rank-by",
-    "curves=": "--curves",
-    "curve_points=": "--curve-points",
-    "curve_reps=": "--curve-reps",
-    "budget=": "--budget",
-    "only_algorithms=": "--only-algorithms",
-    "only_tasks=": "--only-tasks",
-    "jordan=": "--jordan",
-    "jordan_delta=": "--delta",
-    "jordan_method=": "--jordan-ci",
-    "jordan_reps=": "--jordan-reps",
-    "score_range=": "--score-range",
-    "hyperparameter_keys=": "--hyperparameter-keys",
-    "executor=": "--executor",
-    "strict=": "--strict",
-    "comparisons=": "--compare-all",
-}
+def _declared_flags() -> dict[str, str]:
+    from ..analysis.declared import declared
+    from ..analysis.options import AnalysisOptions
+
+    return {f"{f.name}=": decl.flag for f, decl in declared(AnalysisOptions) if decl.flag}
+
+
+#: Keywords of AnalysisOptions (``evaluate()``) -> the flag that sets each: from the options' declarations.
+ANALYSIS_FLAGS: dict[str, str] = _declared_flags()
 
 #: Keywords of ScoreTable, the tracker Sources and Sinks and the writer -> the flag that sets each.
 SOURCE_FLAGS: dict[str, str] = {
@@ -103,26 +84,18 @@ SOURCE_FLAGS: dict[str, str] = {
     "run_names=": "--redact-run-names",
 }
 
-#: Keywords of ``analysis.planning.plan`` -> the flags of ``rl-reliable plan`` (read first by that command).
-PLAN_FLAGS: dict[str, str] = {
-    "target_width=": "--target-width",
-    "max_runs=": "--max-runs",
-    "sim_reps=": "--sim-reps",
-    "compare=": "--compare",
-    "trials=": "--trials",
-    "power=": "--power",
-    "runs=": "--runs",
-    "ci=": "--ci",
-    "seed=": "--seed",
-    "metric=": "--metric",
-}
+
+def _plan_flags() -> dict[str, str]:
+    from ..analysis.plan_options import plan_flags
+
+    return plan_flags()
+
+
+#: Keywords of ``analysis.planning.plan`` -> the flags of ``rl-reliable plan`` (read first by that command): from
+#: the declarations of PlanOptions.
+PLAN_FLAGS: dict[str, str] = _plan_flags()
 
 _TOKEN = re.compile(r"`([^`]+)`")
-
-
-def flag_for(keyword: str) -> str:
-    """The flag of an AnalysisOptions keyword (``jordan_delta`` -> ``--delta``)."""
-    return ANALYSIS_FLAGS[f"{keyword}="]
 
 
 def _word(token: str, tables: tuple[Mapping[str, str], ...]) -> str | None:

@@ -1,29 +1,27 @@
-"""The one definition of the options every analysing subcommand shares, and their mapping to AnalysisOptions.
+"""The flags every analysing subcommand shares, generated from the option declarations, and their mapping back.
 
-``evaluate``, ``mlflow`` and ``wandb`` add the same groups from here (:func:`add_field_options`,
-:func:`add_analysis_options`, :func:`add_output_options`), so a flag has the same name, default and
-meaning everywhere; :func:`analysis_options` is the only place flags become
-:class:`~rl_reliable_logger.analysis.options.AnalysisOptions`. Flag names and the rewording of library
-messages (```reps=``` -> ``--reps``) come from the one keyword-to-flag table in ``cli/flags.py``.
+Each analysis option is declared once, as a field of
+:class:`~rl_reliable_logger.analysis.options.AnalysisOptions` (:mod:`rl_reliable_logger.analysis.declared`):
+its flag, group, metavar, parser, help and default. ``evaluate``, ``mlflow``, ``wandb`` and ``plan`` add
+their flags from those declarations (:func:`add_analysis_options`, :func:`add_shared_option`), and
+:func:`analysis_options` is the only place flags become options. The field, source and output flags that
+are no analysis option (where a run's fields are, ``--out``) are defined here once.
 
 Nothing heavy is imported at module level: ``rl-reliable --help`` loads neither numpy nor pandas.
-Defaults shown here equal the library's (a test checks every one).
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
 from typing import Any
 
-from .flags import CliError, cli_message, flag_for
+from .flags import PLAN_FLAGS, CliError, as_flags, cli_message
 
 __all__ = [
-    "ANALYSIS_OPTIONS",
     "FILE_FIELDS",
     "CliError",
-    "Option",
+    "add_declared_option",
     "add_analysis_options",
     "add_shared_option",
     "add_field_options",
@@ -33,6 +31,7 @@ __all__ = [
     "add_retry_option",
     "add_source_options",
     "analysis_options",
+    "given_options",
     "name_mode",
     "names",
     "retry_policy",
@@ -48,14 +47,6 @@ def names(value: str) -> list[str]:
     return [part.strip() for part in str(value).split(",") if part.strip()]
 
 
-def _score_range(text: str) -> tuple[float, float]:
-    try:
-        low, high = (float(x) for x in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"needs LOW,HIGH (e.g. 0,500), got {text!r}") from None
-    return low, high
-
-
 def _joined(values: list[str] | None) -> tuple[str, ...] | None:
     """Values of a repeatable comma-separated flag, in order, duplicates dropped."""
     if not values:
@@ -63,251 +54,95 @@ def _joined(values: list[str] | None) -> tuple[str, ...] | None:
     return tuple(dict.fromkeys(n for v in values for n in names(v)))
 
 
-@dataclass(frozen=True)
-class Option:
-    """One shared flag: the AnalysisOptions keyword it sets, its group and argparse definition.
-
-    The flag's name comes from the one keyword-to-flag table, :data:`.flags.ANALYSIS_FLAGS`.
-    """
-
-    keyword: str
-    group: str
-    kwargs: Mapping[str, Any]
-    convert: Callable[[Any], Any] | None = None
-
-    @property
-    def flag(self) -> str:
-        return flag_for(self.keyword)
-
-
-STATISTICS = "statistics"
 SELECTION = "selection"
-JORDAN = "Jordan et al. (2020) and hyperparameter sweeps"
-CHECKS = "protocol checks and many-way comparisons"
 OUTPUT = "output"
 
-#: The shared analysis flags, in help order. ``keyword`` maps each to AnalysisOptions.
-ANALYSIS_OPTIONS: tuple[Option, ...] = (
-    Option(
-        "normalize",
-        STATISTICS,
-        dict(
-            metavar="NAME|PATH",
-            help="normalise scores per task: atari, atari100k, atari-record, procgen, dmc, already-normalized "
-            "(scores the training code normalised: kept as logged), percentiles "
-            "(Jordan et al.), or a CSV with columns task,low,high (default: raw scores)",
-        ),
-    ),
-    Option(
-        "metrics",
-        STATISTICS,
-        dict(
-            metavar="M1,M2",
-            default="mean,median,iqm,optimality_gap",
-            help="comma-separated aggregate metrics: mean, median, iqm, optimality_gap, dp25, "
-            "trimmed_mean_<p>, p_above_<t> (default: %(default)s)",
-        ),
-        lambda v: tuple(names(v)),
-    ),
-    Option(
-        "gamma",
-        STATISTICS,
-        dict(metavar="GAMMA", type=float, default=1.0, help="threshold of the optimality gap (default: 1)"),
-    ),
-    Option(
-        "reps",
-        STATISTICS,
-        dict(
-            metavar="N",
-            type=int,
-            default=50_000,
-            help="bootstrap replicates for aggregate metrics (default: 50000, as in the paper)",
-        ),
-    ),
-    Option(
-        "profile_reps",
-        STATISTICS,
-        dict(
-            metavar="N",
-            type=int,
-            default=2_000,
-            help="replicates for performance profiles, ranks and per-task intervals (default: 2000)",
-        ),
-    ),
-    Option(
-        "improvement_reps",
-        STATISTICS,
-        dict(metavar="N", type=int, default=2_000, help="replicates for probability of improvement (default: 2000)"),
-    ),
-    Option(
-        "seed",
-        STATISTICS,
-        dict(
-            metavar="N",
-            type=int,
-            default=0,
-            help="random seed (default: 0, recorded in provenance.json): the same runs and options give the same numbers",
-        ),
-    ),
-    Option(
-        "ci",
-        STATISTICS,
-        dict(
-            metavar="LEVEL",
-            type=float,
-            default=0.95,
-            help="confidence level: a fraction such as 0.95 or a percentage such as 95 or 99.5; at least 50%% "
-            "(default: 0.95)",
-        ),
-    ),
-    Option(
-        "method",
-        STATISTICS,
-        dict(
-            choices=["percentile", "basic", "bc", "bca", "expanded", "bootstrap-t"],
-            default="percentile",
-            help=(
-                "interval method for every table (default: percentile; with 10 or fewer runs per task "
-                "bootstrap-t, which reaches nominal coverage for the IQM, its differences and P(X>Y))"
-            ),
-        ),
-    ),
-    Option(
-        "task_bootstrap",
-        STATISTICS,
-        dict(action="store_true", help="also resample tasks, not only runs"),
-    ),
-    Option(
-        "rank_by",
-        STATISTICS,
-        dict(
-            choices=["runs", "task-means"],
-            default="runs",
-            help="rank distributions of single runs per task (default, as in the paper) or of bootstrapped task means",
-        ),
-    ),
-    Option(
-        "curves",
-        STATISTICS,
-        dict(action="store_true", help="also compute sample-efficiency curves (needs per-step scores)"),
-    ),
-    Option(
-        "curve_points",
-        STATISTICS,
-        dict(metavar="N", type=int, default=25, help="steps on the curve grid (default: 25)"),
-    ),
-    Option(
-        "curve_reps",
-        STATISTICS,
-        dict(metavar="N", type=int, default=2_000, help="replicates for sample-efficiency curves (default: 2000)"),
-    ),
-    Option(
-        "budget",
-        STATISTICS,
-        dict(
-            metavar="STEP",
-            type=float,
-            default=None,
-            help="common training budget (needs per-step scores): final scores are taken at it and the curves "
-            "end there (default: each run's last step; runs stopping short are named in a warning)",
-        ),
-    ),
-    Option(
-        "only_algorithms",
-        SELECTION,
-        dict(
-            action="append",
-            metavar="A,B",
-            help="analyse only these algorithms (comma-separated, repeatable); an unknown name is an error listing the "
-            "known. With --variant-key (mlflow/wandb), a base name (PPO) keeps every configuration and a full label "
-            "in quotes ('PPO lr=0.001') keeps that one",
-        ),
-        _joined,
-    ),
-    Option(
-        "only_tasks",
-        SELECTION,
-        dict(action="append", metavar="T1,T2", help="analyse only these tasks (comma-separated, repeatable)"),
-        _joined,
-    ),
-    Option(
-        "jordan",
-        JORDAN,
-        dict(action="store_true", help="add the equilibrium aggregate with simultaneous intervals (writes jordan.csv)"),
-    ),
-    Option(
-        "jordan_delta",
-        JORDAN,
-        dict(
-            metavar="DELTA",
-            type=float,
-            default=0.05,
-            help="1 - confidence of the Jordan intervals, for all algorithms at once (default: 0.05)",
-        ),
-    ),
-    Option(
-        "jordan_method",
-        JORDAN,
-        dict(
-            choices=["pbp", "pbp-t", "bootstrap"],
-            default="pbp",
-            help="interval method of the Jordan aggregate (default: pbp)",
-        ),
-    ),
-    Option(
-        "jordan_reps",
-        JORDAN,
-        dict(
-            metavar="N",
-            type=int,
-            default=10_000,
-            help="replicates of --jordan-ci bootstrap (default: 10000, as in the paper)",
-        ),
-    ),
-    Option(
-        "score_range",
-        JORDAN,
-        dict(type=_score_range, metavar="LOW,HIGH", help="known score range for PBP (default: observed range, warned)"),
-    ),
-    Option(
-        "hyperparameter_keys",
-        JORDAN,
-        dict(
-            metavar="K1,K2",
-            help="fields holding hyperparameters: adds the tuning-aware sweep view (writes tuning.csv)",
-        ),
-        lambda v: tuple(names(v)) if v else (),
-    ),
-    Option(
-        "executor",
-        STATISTICS,
-        dict(
-            metavar="NAME",
-            default=None,
-            help="where independent units of work run: serial (default, this process) or ray (Ray tasks on the "
-            "cluster of RAY_ADDRESS, or a local Ray; needs pip install 'rl_reliable_logger[ray]'); the numbers "
-            "are the same",
-        ),
-    ),
-    Option(
-        "strict",
-        CHECKS,
-        dict(
-            action="store_true",
-            help="protocol checks that warn (unequal runs or budgets, evaluation settings that differ, "
-            "max-over-training scores, reused tuning seeds) are an error instead: exit status 2 (for CI)",
-        ),
-    ),
-    Option(
-        "comparisons",
-        CHECKS,
-        dict(
-            action="store_true",
-            help="compare all pairs of algorithms with family-wise error control (max-T simultaneous "
-            "intervals, Holm p-values) and print which can be told apart (writes comparisons.csv)",
-        ),
-    ),
-)
+
+def _declarations(options_class: Any = None) -> list[tuple[Any, Any]]:
+    """The declared options of ``options_class`` (default: AnalysisOptions) that have a flag."""
+    from ..analysis.declared import declared
+    from ..analysis.options import AnalysisOptions
+
+    return [(f, decl) for f, decl in declared(options_class or AnalysisOptions) if decl.flag]
+
+
+def _parser(parse: Any) -> Any:
+    """The ``type=`` of a flag: the declaration's parser, its ValueError an argparse message."""
+
+    def convert(text: str) -> Any:
+        try:
+            return parse(text)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+
+    convert.__name__ = getattr(parse, "__name__", "value")  # argparse names it in "invalid <name> value"
+    return convert
+
+
+def _default_text(field: Any, decl: Any) -> str:
+    from ..analysis.declared import default_of
+
+    if decl.default_text is not None:
+        return decl.default_text
+    value = default_of(field)
+    return ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
+
+
+def add_declared_option(group: Any, field: Any, decl: Any) -> None:
+    """The flag of one declared option: spelling, parser, help (in flag words) and default all from ``decl``.
+
+    A flag not given leaves its option at the library's default (argparse's default is None, False for a
+    switch), so a default is declared once, in the dataclass."""
+    help_text = as_flags(decl.help, analysis=True, table=PLAN_FLAGS).replace("%", "%%")
+    if decl.parse is bool:
+        group.add_argument(decl.flag, dest=field.name, action="store_true", help=help_text)
+        return
+    kwargs: dict[str, Any] = {"metavar": decl.metavar, "type": _parser(decl.parse)}
+    if decl.repeatable:
+        kwargs["action"] = "append"
+        help_text += " (comma-separated, repeatable)"
+    help_text += f" (default: {_default_text(field, decl)})".replace("%", "%%")
+    group.add_argument(decl.flag, dest=field.name, default=None, help=help_text, **kwargs)
+
+
+def add_shared_option(group: Any, keyword: str, options_class: Any = None) -> None:
+    """One declared flag (by its option's keyword), for a command that takes only a few of them."""
+    field, decl = next((f, x) for f, x in _declarations(options_class) if f.name == keyword)
+    add_declared_option(group, field, decl)
+
+
+def add_analysis_options(parser: argparse.ArgumentParser, *, skip: Collection[str] = ()) -> None:
+    """The flag of every declared analysis option, in its group, plus ``--drop-invalid`` (except ``skip``)."""
+    groups: dict[str, Any] = {}
+    for field, decl in _declarations():
+        if decl.flag in skip:
+            continue
+        if decl.group not in groups:
+            groups[decl.group] = parser.add_argument_group(decl.group)
+        add_declared_option(groups[decl.group], field, decl)
+    if "--drop-invalid" in skip:
+        return
+    if SELECTION not in groups:
+        groups[SELECTION] = parser.add_argument_group(SELECTION)
+    groups[SELECTION].add_argument(
+        "--drop-invalid",
+        action="store_true",
+        help="drop bad rows (non-finite scores, duplicates, incomplete tasks) instead of failing; "
+        "each dropped row is listed in provenance.json and counted on the console",
+    )
+
+
+def given_options(args: argparse.Namespace, options_class: Any = None) -> dict[str, Any]:
+    """The declared options the flags in ``args`` set (a flag not given is left out: the library's default)."""
+    values: dict[str, Any] = {}
+    for field, decl in _declarations(options_class):
+        value = getattr(args, field.name, None)
+        if value is None or value is False:
+            continue
+        values[field.name] = [n for part in value for n in part] if decl.repeatable else value
+        if decl.repeatable:
+            values[field.name] = tuple(dict.fromkeys(values[field.name]))
+    return values
 
 
 #: The columns a user's file is read with when no field flag is given: ScoreTable's defaults (a test checks
@@ -398,67 +233,40 @@ def run_name_redactor(args: argparse.Namespace) -> Any:
         raise CliError(f"--redact-run-names {pattern!r}: {err}") from None
 
 
-def add_shared_option(group: Any, keyword: str) -> None:
-    """One flag of the shared set (by its analysis keyword), for a command that takes only a few of them."""
-    opt = next(o for o in ANALYSIS_OPTIONS if o.keyword == keyword)
-    group.add_argument(opt.flag, dest=opt.keyword, **opt.kwargs)
-
-
-def add_analysis_options(parser: argparse.ArgumentParser, *, skip: Collection[str] = ()) -> None:
-    """Every shared statistics, selection, Jordan and tuning flag, plus ``--drop-invalid`` (except ``skip``)."""
-    groups: dict[str, Any] = {}
-    for opt in ANALYSIS_OPTIONS:
-        if opt.flag in skip:
-            continue
-        if opt.group not in groups:
-            groups[opt.group] = parser.add_argument_group(opt.group)
-        groups[opt.group].add_argument(opt.flag, dest=opt.keyword, **opt.kwargs)
-    if "--drop-invalid" in skip:
-        return
-    if SELECTION not in groups:
-        groups[SELECTION] = parser.add_argument_group(SELECTION)
-    groups[SELECTION].add_argument(
-        "--drop-invalid",
-        action="store_true",
-        help="drop bad rows (non-finite scores, duplicates, incomplete tasks) instead of failing; "
-        "each dropped row is listed in provenance.json and counted on the console",
-    )
-
-
-def add_output_options(parser: argparse.ArgumentParser, *, out_help: str | None = None) -> None:
-    """``--out``, ``--no-figures``, ``--figure-formats``, ``--force``, ``--quiet``."""
-    o = parser.add_argument_group(OUTPUT)
-    o.add_argument(
-        "--out", metavar="DIR", help=out_help or "write tables (CSV), provenance.json, figures and report.html here"
-    )
-    o.add_argument("--no-figures", action="store_true", help="with --out, write tables only (no PNG/SVG, no HTML)")
-    o.add_argument(
-        "--figure-formats",
-        default="png,svg",
-        metavar="LIST",
-        help="with --out, the figure files to write: png, svg or png,svg (default: %(default)s)",
-    )
-    o.add_argument(
-        "--force",
-        action="store_true",
-        help="with --out, replace an earlier results bundle even if its files were edited since "
+#: The output flags of every writing command: flag -> argparse definition (``--out``'s help is the command's).
+OUTPUT_FLAGS: dict[str, dict[str, Any]] = {
+    "--out": {"metavar": "DIR", "help": "write tables (CSV), provenance.json, figures and report.html here"},
+    "--no-figures": {"action": "store_true", "help": "with --out, write tables only (no PNG/SVG, no HTML)"},
+    "--figure-formats": {
+        "default": "png,svg",
+        "metavar": "LIST",
+        "help": "with --out, the figure files to write: png, svg or png,svg (default: %(default)s)",
+    },
+    "--force": {
+        "action": "store_true",
+        "help": "with --out, replace an earlier results bundle even if its files were edited since "
         "(files the tool did not write are never replaced)",
-    )
-    o.add_argument("--quiet", action="store_true", help="no progress bar, no table on stdout")
+    },
+    "--quiet": {"action": "store_true", "help": "no progress bar, no table on stdout"},
+}
+
+
+def add_output_options(
+    parser: argparse.ArgumentParser, *, out_help: str | None = None, only: Collection[str] | None = None
+) -> None:
+    """The output flags (:data:`OUTPUT_FLAGS`, or those of ``only``); ``out_help`` says what ``--out`` writes."""
+    group = parser.add_argument_group(OUTPUT)
+    for flag, kwargs in OUTPUT_FLAGS.items():
+        if only is None or flag in only:
+            group.add_argument(flag, **{**kwargs, **({"help": out_help} if flag == "--out" and out_help else {})})
 
 
 def analysis_options(args: argparse.Namespace, *, progress: bool = False) -> Any:
     """The AnalysisOptions of parsed ``args``: the one mapping from flags to the library's options."""
     from ..analysis.options import AnalysisOptions, OptionError
 
-    values: dict[str, Any] = {}
-    for opt in ANALYSIS_OPTIONS:
-        if not hasattr(args, opt.keyword):
-            continue
-        value = getattr(args, opt.keyword)
-        values[opt.keyword] = opt.convert(value) if opt.convert else value
     try:
-        return AnalysisOptions(progress=progress, **values)
+        return AnalysisOptions(progress=progress, **given_options(args))
     except OptionError as err:
         raise CliError(cli_message(err)) from None
 

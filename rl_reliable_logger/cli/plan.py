@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -21,7 +21,15 @@ from . import mlflow as mlflow_command
 from . import wandb as wandb_command
 from .common import read_scores
 from .flags import PLAN_FLAGS, CliError, as_flags, cli_message
-from .options import FILE_FIELDS, add_field_options, add_shared_option, source_kwargs
+from .options import (
+    FILE_FIELDS,
+    add_declared_option,
+    add_field_options,
+    add_output_options,
+    add_shared_option,
+    given_options,
+    source_kwargs,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..analysis.planning import Plan
@@ -52,63 +60,31 @@ FILE, TRACKERS = "file", ("mlflow", "wandb")
 _PILOT = SimpleNamespace(curves=False, only_algorithms=None, only_tasks=None, hyperparameter_keys=())
 
 
-class _AnyName(Mapping[str, Any]):
-    """The source names as argparse's ``choices``: any word is accepted (a word that is no tracker is a file)."""
-
-    def __init__(self, parsers: dict[str, Any]) -> None:
-        self._parsers = parsers
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str)
-
-    def __getitem__(self, name: str) -> Any:
-        return self._parsers[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._parsers)
-
-    def __len__(self) -> int:
-        return len(self._parsers)
-
-
-class _Sources(argparse._SubParsersAction):
-    """``plan INPUT ...`` or ``plan mlflow|wandb ...``: a first word that names no tracker is the input file
-    (``plan file INPUT`` also works, e.g. for a file called ``mlflow``)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.choices = _AnyName(self._name_parser_map)  # type: ignore[assignment]  # any word: see _AnyName
-
-    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
-        if values and values[0] not in self._name_parser_map:
-            values = [FILE, *values]
-        super().__call__(parser, namespace, values, option_string)
+def with_source(argv: Sequence[str]) -> list[str]:
+    """``plan INPUT ...`` is short for ``plan file INPUT ...``: ``argv`` with the word ``file`` put in when the word
+    after ``plan`` names no source (so a file called ``mlflow`` is ``plan file mlflow``)."""
+    words = list(argv)
+    if len(words) > 1 and words[0] == "plan" and words[1] not in (FILE, *TRACKERS) and not words[1].startswith("-"):
+        words.insert(1, FILE)
+    return words
 
 
 def _add_planning(p: argparse.ArgumentParser) -> None:
-    """The planning and output flags, the same for every source."""
-    g = p.add_argument_group("planning")
-    g.add_argument("--metric", default="iqm", help="aggregate metric to plan for (default: iqm)")
-    g.add_argument("--normalize", metavar="NAME|PATH", help="normalise scores per task, as for evaluate")
-    g.add_argument("--target-width", type=float, metavar="W", help="interval width wanted (in score units)")
-    g.add_argument("--compare", metavar="A,B", help="two algorithms: predict the chance their intervals separate")
-    g.add_argument("--power", type=float, default=0.8, help="separation probability wanted with --compare: 0.8 or 80")
-    g.add_argument("--max-runs", type=int, metavar="N", help="largest N (default: max(20, 2x the pilot))")
-    g.add_argument("--runs", metavar="N1,N2", help="exact list of N to simulate (instead of a grid)")
-    g.add_argument("--trials", type=int, default=200, help="synthetic experiments per N (default: 200)")
-    g.add_argument("--sim-reps", type=int, default=500, help="bootstrap replicates per experiment (default: 500)")
-    g.add_argument(
-        "--ci", type=float, default=0.95, help="confidence level being planned for: 0.95 or 95, as for evaluate"
+    """The planning and output flags, the same for every source: from the declarations of PlanOptions (the
+    options a plan shares with an evaluation are the very declarations of AnalysisOptions)."""
+    from ..analysis.declared import declared
+    from ..analysis.plan_options import PLANNING, PlanOptions
+
+    g = p.add_argument_group(PLANNING)
+    for field, decl in declared(PlanOptions):
+        if decl.flag:
+            add_declared_option(g, field, decl)
+    add_output_options(
+        p,
+        out_help="write plan.csv, launch.csv (with a target) and plan.png here",
+        only=("--out", "--no-figures", "--quiet"),
     )
-    g.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    add_shared_option(g, "executor")
-    o = p.add_argument_group("output")
-    o.add_argument("--out", metavar="DIR", help="write plan.csv, launch.csv (with a target) and plan.png here")
-    o.add_argument("--no-figures", action="store_true", help="with --out, write tables only")
-    o.add_argument("--quiet", action="store_true", help="no progress bar, no table on stdout")
-    o.add_argument(
-        "--strict", action="store_true", help="protocol warnings (unequal runs, budgets, ...) are errors (for CI)"
-    )
+    add_shared_option(p.add_argument_group("protocol checks"), "strict")
     p.set_defaults(func=_cmd_plan)
 
 
@@ -131,7 +107,6 @@ def register(sub: Any) -> None:
         usage="rl-reliable plan [-h] {INPUT | mlflow | wandb} [flags]",
     )
     sources = p.add_subparsers(
-        action=_Sources,
         dest="plan_source",
         metavar="INPUT | mlflow | wandb",
         title="pilot runs from",
@@ -168,26 +143,9 @@ def register(sub: Any) -> None:
         _add_planning(t)
 
 
-def _names(text: str | None, flag: str) -> list[str] | None:
-    if text is None:
-        return None
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    if len(names) != 2:
-        raise CliError(f"{flag} needs two algorithm names separated by a comma, got {text!r}")
-    return names
-
-
-def _runs(text: str | None) -> list[int] | None:
-    if text is None:
-        return None
-    try:
-        return [int(n) for n in text.split(",") if n.strip()]
-    except ValueError:
-        raise CliError(f"--runs needs comma-separated integers (e.g. 5,10,20), got {text!r}") from None
-
-
 def _cmd_plan(args: argparse.Namespace) -> int:
-    from ..analysis.planning import plan
+    from ..analysis.plan_options import PlanOptions
+    from ..analysis.planning import plan_with
     from ..analysis.protocol import enforce, format_findings
     from ..errors import InputError, ScoreTableError
     from .common import check_output
@@ -202,22 +160,8 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         except InputError as err:
             raise CliError(str(err)) from None
     try:
-        result = plan(
-            table,
-            metric=args.metric,
-            normalize=args.normalize,
-            target_width=args.target_width,
-            compare=_names(args.compare, "--compare"),
-            power=args.power / 100.0 if args.power > 1 else args.power,
-            max_runs=args.max_runs,
-            runs=_runs(args.runs),
-            trials=args.trials,
-            sim_reps=args.sim_reps,
-            ci=args.ci,
-            seed=args.seed,
-            progress=not args.quiet and sys.stderr.isatty(),
-            executor=args.executor,
-        )
+        options = PlanOptions(progress=not args.quiet and sys.stderr.isatty(), **given_options(args, PlanOptions))
+        result = plan_with(table, options)
     except (InputError, ScoreTableError, ValueError) as err:
         raise CliError(as_flags(str(err), table=PLAN_FLAGS)) from None
     if result.findings:  # protocol problems first, before any number

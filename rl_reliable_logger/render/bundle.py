@@ -42,13 +42,15 @@ if TYPE_CHECKING:  # pragma: no cover
 MANIFEST = "manifest.json"
 FORMAT = "rl-reliable-bundle"
 FORMAT_VERSION = 1
-#: What a bundle holds (``manifest.json`` ``kind``): an analysis (``rl-reliable evaluate``) or a plan.
-KINDS = ("report", "plan")
+#: What a bundle holds (``manifest.json`` ``kind``): an analysis (``rl-reliable evaluate``), a plan, or the state
+#: of a watch (its design and looks, ``render.watch_state``).
+KINDS = ("report", "plan", "watch")
 #: Temporary siblings of a bundle being swapped in: ``.<name><marker><pid>-<random>``.
 _NEW, _OLD = ".rl-reliable-new-", ".rl-reliable-old-"
 
-#: Provenance keys that are analysis options (what, besides the tables, makes two reports "the same").
-OPTION_KEYS = (
+#: The option keys of provenance that earlier versions hashed (every option, execution settings included): read
+#: only to verify bundles those versions wrote (:func:`hash_matches`).
+_EARLIER_HASH_KEYS = (
     "normalize",
     "normalization",
     "metrics",
@@ -115,12 +117,15 @@ class Bundle:
 
 
 # --------------------------------------------------------------------------- content hash
-def report_hash(report: Report) -> str:
-    """SHA-256 (hex) of the result tables and the analysis options.
+def report_hash(report: Report, *, legacy: bool = False) -> str:
+    """SHA-256 (hex) of the result tables, the normaliser and the options that shape the results.
 
-    Not hashed: paths, time stamps, versions, page sizes, skipped runs, warnings (they can list
-    unrelated run ids) and the scores' tracker columns (run ids, names, URLs). Two evaluations of
-    the same scores with the same options therefore give the same hash on every tracker.
+    The options are those of ``provenance["options"]`` that are no execution setting
+    (:func:`~rl_reliable_logger.analysis.options.recorded_options`: the executor, progress bars and chunk size
+    do not change a number, so they do not change the hash). Not hashed either: paths, time stamps, versions,
+    page sizes, skipped runs, warnings (they can list unrelated run ids) and the scores' tracker columns (run
+    ids, names, URLs). Two evaluations of the same scores with the same options therefore give the same hash
+    on every tracker. ``legacy``: the hash of earlier versions (see :func:`hash_matches`).
 
     Example:
         >>> from rl_reliable_logger.analysis.report import Report
@@ -137,9 +142,25 @@ def report_hash(report: Report) -> str:
         if name == "curves" and frame.empty:
             continue
         digest.update(name.encode() + b"\0" + frame.to_csv(index=False).encode() + b"\0")
-    options = {k: report.provenance.get(k) for k in OPTION_KEYS if k in report.provenance}
-    digest.update(json.dumps(options, sort_keys=True, default=str).encode())
+    digest.update(json.dumps(_hashed_options(report.provenance, legacy), sort_keys=True, default=str).encode())
     return digest.hexdigest()
+
+
+def _hashed_options(provenance: Mapping[str, Any], legacy: bool) -> dict[str, Any]:
+    if legacy:
+        return {k: provenance.get(k) for k in _EARLIER_HASH_KEYS if k in provenance}
+    from ..analysis.options import recorded_options
+
+    return {
+        "normalization": provenance.get("normalization"),
+        "options": recorded_options(provenance.get("options") or {}),
+    }
+
+
+def hash_matches(report: Report, digest: str) -> bool:
+    """Whether ``digest`` is the report's hash, by this version's rule or (for bundles written before the
+    options were declared once, when every option, execution settings included, was hashed) by the earlier one."""
+    return digest in (report_hash(report), report_hash(report, legacy=True))
 
 
 # --------------------------------------------------------------------------- manifest
@@ -360,7 +381,11 @@ def check_output_folder(
             raise BundleError(f"{detail}; the output folder is not an unmodified results bundle.{hint}") from None
 
 
-_KIND_NAMES = {"report": "results bundle (rl-reliable evaluate)", "plan": "plan (rl-reliable plan)"}
+_KIND_NAMES = {
+    "report": "results bundle (rl-reliable evaluate)",
+    "plan": "plan (rl-reliable plan)",
+    "watch": "watch state (rl_reliable_logger.watch)",
+}
 
 
 def recover_swap(folder: str | os.PathLike) -> str | None:

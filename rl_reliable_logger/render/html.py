@@ -27,6 +27,7 @@ from ..analysis.report import SPECS
 from ..data.counts import count_runs, fixed
 from ..stats.registry import lower_is_better
 from . import tables as _paper_tables
+from .intervals import headline_intervals
 from .methods import checklist, methods_paragraph, references
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -222,6 +223,7 @@ _PROV_ORDER = (
     "normalize",
     "metrics",
     "method",
+    "intervals",
     "ci",
     "reps",
     "profile_reps",
@@ -383,11 +385,10 @@ def build_html(report: Report, figures: Sequence[Figure] = (), *, title: str | N
         ci_txt = f"{float(ci) * 100:g}%"
     except (TypeError, ValueError):
         ci_txt = str(ci)
-    method = prov.get("method", "percentile")
-    reps = prov.get("reps")
-    sub_bits = [f"Scores: {score_label(report)}", f"{ci_txt} {method} bootstrap intervals"]
-    if reps:
-        sub_bits[-1] += f", {reps} replicates"
+    sub_bits = [f"Scores: {score_label(report)}"]
+    headline = headline_intervals(prov)
+    if headline:
+        sub_bits.append(f"Headline metrics: {headline}; every table's intervals: see Methods")
     if src_txt:
         sub_bits.append(f"Source: {src_txt}")
     generated = _created(prov)

@@ -19,32 +19,13 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..analysis.aggregates import interval_methods
 from ..analysis.protocol import AGARWAL, REFERENCES
 from ..data.counts import plural, span
+from .intervals import TABLE_WORDS, headline_intervals, non_bootstrap_tables, table_clauses, table_intervals
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..analysis.report import Report
 
-_METHOD_NAMES = {
-    "percentile": "percentile",
-    "basic": "basic (reverse percentile)",
-    "bc": "bias-corrected (BC)",
-    "bca": "bias-corrected and accelerated (BCa)",
-    "expanded": "expanded percentile",
-    "bootstrap-t": "bootstrap-t",
-    "student-t": "Student-t",
-}
-#: What each table holds, in the words of the paragraph, and the replicate count (provenance key) it used.
-_TABLE_WORDS = {
-    "aggregates": ("the aggregate metrics", "reps"),
-    "differences": ("the differences between algorithms' aggregate metrics", "reps"),
-    "improvement": ("the probability of improvement", "improvement_reps"),
-    "profiles": ("the performance profiles", "profile_reps"),
-    "gap_curve": ("the optimality gap as a function of its threshold", "profile_reps"),
-    "per_task": ("the per-task means", "profile_reps"),
-    "curves": ("the sample-efficiency curves", "curve_reps"),
-}
 #: Check families of ``provenance["checks"]`` (``analysis.protocol.checks_run``), as the paragraph names them.
 _CHECK_WORDS = {
     "runs": "runs per cell",
@@ -54,33 +35,6 @@ _CHECK_WORDS = {
     "final": "final scores at the last step",
     "tuning": "tuning seeds",
 }
-
-
-def method_name(method: str) -> str:
-    """An interval method in words."""
-    return _METHOD_NAMES.get(method, method)
-
-
-def intervals_phrase(method: str, table: str = "") -> str:
-    """``percentile intervals``: the intervals a table has; bootstrap-t on the aggregates (and on their
-    differences) is studentized for the mean only, a normal interval with the bootstrap standard deviation for
-    the median (expanded percentile for the other metrics)."""
-    if method == "bootstrap-t" and table in ("aggregates", "differences"):
-        return (
-            "bootstrap-t (studentized) intervals for the mean, normal intervals with the bootstrap standard "
-            "deviation widened to the expanded percentile level for the median (if computed), and expanded "
-            "percentile intervals for the other metrics"
-        )
-    return f"{method_name(method)} intervals"
-
-
-def table_methods(prov: dict[str, Any]) -> dict[str, str]:
-    """The interval method of each table: recorded by ``evaluate()`` (``interval_methods``), or for results
-    written before it was, derived with the same rule from the requested method."""
-    recorded = prov.get("interval_methods")
-    if isinstance(recorded, dict):
-        return {str(k): str(v) for k, v in recorded.items()}
-    return interval_methods(str(prov.get("method", "percentile")), curves=bool(prov.get("curve_reps")))
 
 
 def _checks(prov: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -148,18 +102,24 @@ def _why_not(check: dict[str, Any]) -> str:
     return detail[len("not checked (") : -1] if detail.startswith("not checked (") and detail.endswith(")") else detail
 
 
-def _interval_clauses(report: Report, prov: dict[str, Any]) -> list[str]:
-    """One clause per table that was computed: its interval method and replicate count."""
+def _interval_sentence(report: Report, prov: dict[str, Any]) -> str:
+    """What the intervals are, per table computed (its method, level and replicates), and how the bootstrap ones
+    resample."""
     present = {name for name, frame in report.tables() if not frame.empty}
-    clauses = []
-    for table, method in table_methods(prov).items():
-        if table not in _TABLE_WORDS or table not in present:
-            continue
-        what, reps_key = _TABLE_WORDS[table]
-        reps = prov.get(reps_key)
-        count = f" ({int(reps):,} replicates)" if isinstance(reps, (int, float)) and reps else ""
-        clauses.append(f"{what}: {intervals_phrase(method, table)}{count}")
-    return clauses
+    ci = float(prov.get("ci", 0.95))
+    resample = "runs within each task" + (
+        ", after resampling the tasks themselves," if prov.get("task_bootstrap") else ""
+    )
+    text = (
+        f"Uncertainty is quantified with {ci:.0%} confidence intervals: "
+        + "; ".join(table_clauses(prov, present))
+        + f". The bootstrap intervals come from a stratified bootstrap that resamples {resample} (each task keeps "
+        "its number of runs; Agarwal et al., 2021)"
+    )
+    others = non_bootstrap_tables(prov, present)
+    if others:
+        text += "; " + " and ".join(TABLE_WORDS.get(t, t) for t in others) + " use no resampling"
+    return text + "."
 
 
 def methods_paragraph(report: Report) -> str:
@@ -185,15 +145,7 @@ def methods_paragraph(report: Report) -> str:
         sentences.append(
             "Aggregate metrics: " + "; ".join(f"{m} is {_metric_definition(m, gamma)}" for m in metrics) + "."
         )
-    resample = "runs within each task" + (
-        ", after resampling the tasks themselves," if prov.get("task_bootstrap") else ""
-    )
-    sentences.append(
-        f"Uncertainty is quantified with {ci:.0%} confidence intervals from a stratified bootstrap that resamples "
-        f"{resample} (each task keeps its number of runs; Agarwal et al., 2021): "
-        + "; ".join(_interval_clauses(report, prov))
-        + "."
-    )
+    sentences.append(_interval_sentence(report, prov))
     if not report.improvement.empty:
         sentences.append(
             "The probability of improvement P(X > Y) is the per-task Mann–Whitney statistic averaged over tasks "
@@ -202,7 +154,8 @@ def methods_paragraph(report: Report) -> str:
                 " Its expanded percentile interval is widened by the square root of the ratio of the statistic's "
                 "unbiased variance to its bootstrap variance (both exact for a two-sample U-statistic), with "
                 "Welch–Satterthwaite degrees of freedom over DeLong's variance components."
-                if prov.get("improvement_level") == "mann-whitney"
+                if table_intervals(prov).get("improvement", {}).get("expanded_level") == "mann-whitney"
+                or prov.get("improvement_level") == "mann-whitney"  # results written before the per-table record
                 else ""
             )
         )
@@ -216,7 +169,7 @@ def methods_paragraph(report: Report) -> str:
         else "No analysis seed was fixed, so intervals vary slightly between re-runs."
     )
     sentences.append(
-        f"In the figures, error bars and shaded regions are these pointwise {ci:.0%} bootstrap confidence "
+        f"In the figures, error bars and shaded regions are these pointwise {ci:.0%} confidence "
         "intervals (not standard deviations or standard errors across runs); they are not simultaneous across "
         "algorithms or along a curve."
     )
@@ -317,8 +270,7 @@ def checklist(report: Report) -> list[tuple[str, bool | None, str]]:
         (
             "Interval estimates (not only point estimates) for aggregate metrics",
             not report.aggregates.empty,
-            f"{float(prov.get('ci', 0.95)):.0%} stratified-bootstrap "
-            + intervals_phrase(table_methods(prov).get("aggregates", "percentile"), "aggregates"),
+            headline_intervals(prov),
         ),
         (
             "Robust aggregate metric (IQM, median or optimality gap) instead of the mean alone",

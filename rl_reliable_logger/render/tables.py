@@ -21,6 +21,7 @@ import pandas as pd
 from ..data.counts import fixed
 from ..data.names import escape_markdown
 from ..stats.registry import display_name, lower_is_better
+from .intervals import headline_intervals
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..analysis.report import Report
@@ -235,12 +236,9 @@ def to_latex(
             ci_txt = f"{float(ci) * 100:g}\\%"
         except (TypeError, ValueError):
             ci_txt = latex_escape(str(ci))
-        bits = [f"Point estimate [{ci_txt} confidence interval]"]
-        if prov.get("method"):
-            bits.append(f"{latex_escape(str(prov['method']))} bootstrap")
-        if prov.get("reps"):
-            bits.append(f"{latex_escape(str(prov['reps']))} replicates")
-        caption = ", ".join(bits) + ". Bold: best, with an interval that overlaps no other."
+        headline = headline_intervals(prov)
+        caption = f"Point estimate [{ci_txt} confidence interval]" + (f": {latex_escape(headline)}" if headline else "")
+        caption += ". Bold: best, with an interval that overlaps no other."
     cols = "l" + "c" * len(metrics)
     head = " & ".join(
         ["Algorithm"]
@@ -294,5 +292,7 @@ def to_markdown(report: Report, metrics: Sequence[str] | None = None) -> str:
         ci_txt = f"{float(ci) * 100:g}%"
     except (TypeError, ValueError):
         ci_txt = escape_markdown(ci)
-    lines += ["", f"Point estimate [{ci_txt} CI]. Bold: best, with an interval that overlaps no other."]
+    headline = headline_intervals(prov)
+    said = f": {_md_escape(headline)}" if headline else ""
+    lines += ["", f"Point estimate [{ci_txt} CI]{said}. Bold: best, with an interval that overlaps no other."]
     return "\n".join(lines) + "\n"

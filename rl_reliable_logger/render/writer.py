@@ -33,7 +33,16 @@ import pandas as pd
 # figures are drawn, so ``save_report(..., figures=False)`` (``--no-figures``) starts fast.
 from ..data.names import AVERAGE_TASK
 from ..errors import InputError
-from .bundle import MANIFEST, BundleError, check_output_folder, read_bundle, recover_swap, report_hash, write_bundle
+from .bundle import (
+    MANIFEST,
+    BundleError,
+    check_output_folder,
+    hash_matches,
+    read_bundle,
+    recover_swap,
+    report_hash,
+    write_bundle,
+)
 from .export import FIGURE_FORMATS, check_formats
 from .methods import write_methods
 
@@ -349,7 +358,7 @@ def load_report(folder: str | os.PathLike) -> Report:
             report = Report.load(tmp)
         except InputError as err:  # name the user's folder, not the private copy
             raise BundleError(str(err).replace(str(Path(tmp)), str(folder))) from None
-    if report_hash(report) != bundle.report_hash:
+    if not hash_matches(report, bundle.report_hash):
         raise BundleError(
             f"{Path(folder) / MANIFEST}: the tables do not give the report_hash the manifest records "
             f"(written by version {bundle.tool_version or 'unknown'}); a table was edited and the manifest rewritten "

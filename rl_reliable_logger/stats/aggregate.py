@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from . import bootstrap as bs
+from . import intervals
 from . import metrics as mt
 
 
@@ -38,45 +39,53 @@ def aggregate_intervals(
     ``notes``: receives one sentence per metric whose interval is not the requested method's (a fallback).
     ``mean_se``: with ``bootstrap-t``, receives the replicates (``"dist"``, (reps, 2)) and estimate (``"point"``)
     of (mean, standard error), for the studentized mean differences (:func:`studentized_difference`)."""
-    if method not in bs.METHODS:
-        raise ValueError(f"method must be one of {', '.join(bs.METHODS)}, got {method!r}")
+    spec = intervals.requested(method)
     stacked = lambda r: np.stack([m(r) for m in metric_objs], axis=1)
-    studentized = method == "bootstrap-t"
     point = stacked(bs.original(cells))[0]
-    # bootstrap-t: the mean's standard error from the same replicates
-    statistic = (lambda r: np.concatenate([stacked(r), mt.mean_se(r)], axis=1)) if studentized else stacked
+    # studentized: the mean's standard error from the same replicates
+    statistic = (lambda r: np.concatenate([stacked(r), mt.mean_se(r)], axis=1)) if spec.studentized else stacked
     dist = bs.replicates(
         cells, statistic, reps, rng, task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes, progress=progress
     )
-    jack = bs.jackknife(cells, stacked) if method == "bca" else None
-    strata = bs.jackknife_tasks(cells) if method == "bca" else None
-    if studentized:
+    jack = bs.jackknife(cells, stacked) if spec.needs_jackknife else None
+    strata = bs.jackknife_tasks(cells) if spec.needs_jackknife else None
+    if spec.studentized:
         dist, dist_se = dist[:, :-2], dist[:, -2:]
-    low, high = bs.interval(
-        dist,
-        point,
-        ci=ci,
-        method=method,  # type: ignore[arg-type]
-        jackknife=jack,
-        strata=strata,
-        cells=cells,
-    )
-    if studentized:
+    low, high = bs.interval(dist, point, ci=ci, method=method, jackknife=jack, strata=strata, cells=cells)
+    if spec.studentized:
         point_se = mt.mean_se(bs.original(cells))[0]
         if mean_se is not None:
             mean_se.update(dist=dist_se, point=point_se)
-        for j, m in enumerate(metric_objs):
-            if m.fn is mt.median:
-                low[j], high[j] = bs.normal_interval(dist[:, j], point[j], bs.expanded_level(cells, ci))
-            if m.fn is not mt.mean:
-                continue
-            found = bs.studentized_mean_interval(dist_se, point_se, ci)
+        _by_statistic(spec, metric_objs, cells, ci, (dist, point, low, high), (dist_se, point_se), notes)
+    return point, low, high, dist
+
+
+def statistic_kind(metric: mt.Metric) -> str:
+    """The kind of statistic an interval rule names (:data:`.intervals.STATISTIC_KINDS`)."""
+    if metric.fn is mt.mean:
+        return "mean"
+    if metric.fn is mt.median:
+        return "median"
+    return "*"
+
+
+def _by_statistic(spec, metric_objs, cells, ci, replicates, se, notes) -> None:
+    """Overwrite (in ``low``/``high``) the intervals of the statistics whose rule differs from the table's
+    method: the studentized mean, the median's normal interval."""
+    dist, point, low, high = replicates
+    table = spec.for_table("aggregates")
+    for j, m in enumerate(metric_objs):
+        own = spec.for_statistic("aggregates", statistic_kind(m))
+        if own.studentized:
+            found = bs.studentized_mean_interval(se[0], se[1], ci)
             if found is None:
                 if notes is not None:
                     notes.append(fallback_note(f"the {m.name}"))
             else:
                 low[j], high[j] = found
-    return point, low, high, dist
+        elif own.bounds is not table.bounds and own.bounds is not None:  # not the table's interval
+            tail = bs.expanded_level(cells, ci) if own.needs_tail else None
+            low[j], high[j] = own.bounds(dist[:, j], point[j], ci, tail, None)
 
 
 def fallback_note(what: str) -> str:

@@ -31,15 +31,17 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from ..executors import Executor, resolve
-from . import distributions
+from . import distributions, intervals
+from .intervals import normal_interval as normal_interval  # re-exported: callers name it bs.normal_interval
+from .intervals import tie_tolerance as tie_tolerance
 
-Method = Literal["percentile", "basic", "bc", "bca", "expanded", "bootstrap-t"]
-METHODS = ("percentile", "basic", "bc", "bca", "expanded", "bootstrap-t")
+#: The methods ``interval(method=...)`` takes (declared in :mod:`.intervals`).
+METHODS = intervals.METHODS
 
 #: Memory budget (bytes) for one chunk of replicates; tune with ``chunk_bytes=`` where offered.
 DEFAULT_CHUNK_BYTES = 64 * 2**20
@@ -753,18 +755,12 @@ def replicate_ranges(
 
 
 # ---------------------------------------------------------------------------- intervals
-def _quantile_pair(dist: np.ndarray, low: float, high: float) -> tuple[np.ndarray, np.ndarray]:
-    """Quantiles ``low`` and ``high`` of every column (``np.quantile``, method ``linear``)."""
-    both = np.quantile(dist, [low, high], axis=0)
-    return both[0], both[1]
-
-
 def interval(
     dist: np.ndarray,
     point: np.ndarray,
     *,
     ci: float = 0.95,
-    method: Method = "percentile",
+    method: str = "percentile",
     jackknife: np.ndarray | None = None,
     strata: np.ndarray | None = None,
     cells: Cells | Sequence[Cells] | None = None,
@@ -776,18 +772,19 @@ def interval(
         dist: (B, ...) bootstrap replicates.
         point: (...) estimate on the original data.
         ci: confidence level, e.g. 0.95.
-        method: ``percentile`` (default), ``basic``, ``bc`` (bias-corrected) or ``bca`` (bias-
-            corrected and accelerated; needs ``jackknife``, the (J, ...) leave-one-run-out values,
-            from which each statistic gets its *own* acceleration; pass ``strata`` =
-            :func:`jackknife_tasks` for the stratified (multi-sample) acceleration, see :func:`acceleration`),
-            or ``expanded`` (Hesterberg's expanded percentile interval for small samples, stratified by
-            cell; needs the ``cells`` the replicates were drawn from, see :func:`expanded_level`), or
-            ``bootstrap-t``: studentized for the mean (:func:`studentized_mean_interval`, which needs the
-            replicates' standard errors; :func:`..aggregate.aggregate_intervals` does it), here, without
-            standard errors, the expanded interval. For a statistic of several algorithms (a difference,
-            P(X > Y)) pass every algorithm's cells: the level pools them. ``tail``: the expanded tail
-            probability of each statistic (scalar or one per column, e.g. :func:`task_levels`), instead of
-            the one :func:`expanded_level` gives for ``cells``.
+        method: a requestable method of :mod:`.intervals` (``percentile``, the default, ``basic``, ``bc``,
+            ``bca``, ``expanded``, ``bootstrap-t``); this function gives it what its declaration needs. ``bca``
+            needs ``jackknife``, the (J, ...) leave-one-run-out values, from which each statistic gets its *own*
+            acceleration; pass ``strata`` = :func:`jackknife_tasks` for the stratified (multi-sample)
+            acceleration, see :func:`acceleration`. ``expanded`` (Hesterberg's expanded percentile interval for
+            small samples, stratified by cell) needs the ``cells`` the replicates were drawn from (see
+            :func:`expanded_level`) or ``tail``; so does ``bootstrap-t``, studentized for the mean only
+            (:func:`studentized_mean_interval`, which needs the replicates' standard errors;
+            :func:`..aggregate.aggregate_intervals` does it), here, without standard errors, the expanded
+            interval. For a statistic of several algorithms (a difference, P(X > Y)) pass every algorithm's
+            cells: the level pools them. ``tail``: the expanded tail probability of each statistic (scalar or
+            one per column, e.g. :func:`task_levels`), instead of the one :func:`expanded_level` gives for
+            ``cells``.
 
     The bias correction counts replicates equal to the estimate as half below; "equal" is within
     :func:`tie_tolerance` of it, so that the estimate and its replicates, summed in different orders, find the
@@ -795,49 +792,19 @@ def interval(
     """
     if not 0 < ci < 1:
         raise ValueError(f"ci must be in (0, 1), got {ci}")
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
-    alpha = 1.0 - ci
+    spec = intervals.requested(method)
+    assert spec.bounds is not None  # every requestable method is computed from replicates
     point = np.asarray(point, dtype=float)
-    if method == "percentile":
-        return _quantile_pair(dist, alpha / 2, 1 - alpha / 2)
-    if method in ("expanded", "bootstrap-t"):
-        if tail is None:
-            if cells is None:
-                raise ValueError("the expanded percentile interval needs the cells the replicates were drawn from")
-            tail = expanded_level(cells, ci)
-        if np.ndim(tail) == 0:
-            return _quantile_pair(dist, float(tail), 1 - float(tail))
-        return _diag_quantile(dist, np.asarray(tail)), _diag_quantile(dist, 1 - np.asarray(tail))
-    if method == "basic":
-        lo, hi = _quantile_pair(dist, alpha / 2, 1 - alpha / 2)
-        return 2 * point - hi, 2 * point - lo
-    # bias correction: z0 = Φ⁻¹(fraction of replicates below the estimate), ties count half
-    tol = tie_tolerance(dist, point)
-    below = (dist < point - tol).mean(axis=0) + 0.5 * (np.abs(dist - point) <= tol).mean(axis=0)
-    z0 = distributions.norm_ppf(np.clip(below, 1e-12, 1 - 1e-12))
-    if method == "bca":
+    if spec.needs_tail and tail is None:
+        if cells is None:
+            raise ValueError("the expanded percentile interval needs the cells the replicates were drawn from")
+        tail = expanded_level(cells, ci)
+    accel = None
+    if spec.needs_jackknife:
         if jackknife is None:
-            raise ValueError("bca needs the jackknife values of each statistic")
+            raise ValueError(f"{method} needs the jackknife values of each statistic")
         accel = acceleration(jackknife, strata)
-    else:
-        accel = np.zeros_like(z0)
-    zs = distributions.norm_ppf(np.array([alpha / 2, 1 - alpha / 2]))
-    bounds = []
-    for z in zs:
-        adj = z0 + (z0 + z) / (1 - accel * (z0 + z))
-        q = distributions.norm_cdf(adj)
-        bounds.append(_diag_quantile(dist, q))
-    return bounds[0], bounds[1]
-
-
-def tie_tolerance(dist: np.ndarray, point: np.ndarray) -> np.ndarray:
-    """How far a replicate may lie from the estimate and still count as equal to it: 1e-9 of the statistic's
-    scale (its largest finite |replicate| or |estimate|). Far above the rounding of sums in another order
-    (~1e-16 relative), far below any real difference between replicates of a statistic of ≤ 10⁶ runs."""
-    finite = np.where(np.isfinite(dist), np.abs(dist), 0.0)
-    scale = np.maximum(finite.max(axis=0, initial=0.0), np.where(np.isfinite(point), np.abs(point), 0.0))
-    return 1e-9 * scale
+    return spec.bounds(dist, point, ci, tail, accel)
 
 
 def expanded_level(cells: Cells | Sequence[Cells], ci: float = 0.95) -> float:
@@ -969,22 +936,6 @@ def student_t_task_intervals(cells: Cells, ci: float = 0.95) -> tuple[np.ndarray
     return means - half, means + half
 
 
-def normal_interval(dist: np.ndarray, point: np.ndarray, tail: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``point ± c · t · sd*`` for each column: the bootstrap standard deviation ``sd*`` of the replicates (ddof 1)
-    with the expanded level's multiplier ``c · t = -Φ⁻¹(tail)`` (``tail`` from :func:`expanded_level`).
-
-    Used for the median over tasks under ``bootstrap-t``: the bootstrap distribution of a median of 10-26 task
-    means is lumpy, its far quantiles sit on the few task means near the middle, and the expanded percentile
-    interval over-covers with 26 tasks (0.96-0.98); its standard deviation is smooth
-    (``benchmarks/median_candidates.py``)."""
-    # sd in units of each column's largest |replicate|: squares of scores near 1e200 (or 1e-200) stay in range
-    unit = np.abs(dist).max(axis=0, initial=0.0)
-    unit = np.where((unit > 0) & np.isfinite(unit), unit, 1.0)
-    sd = unit * np.std(dist / unit, axis=0, ddof=1)
-    half = -distributions.norm_ppf(np.asarray(tail, dtype=float)) * sd
-    return point - half, point + half
-
-
 #: Largest share of bootstrap-t replicates with a zero standard error (every slot drew copies of one run) that
 #: may be dropped; beyond it the studentized distribution is conditioned on too much, and the interval falls back.
 DEGENERATE_SHARE = 0.01
@@ -1013,14 +964,6 @@ def studentized_mean_interval(dist: np.ndarray, point: np.ndarray, ci: float = 0
     if not hi_t > lo_t:
         return None
     return mean - hi_t * se, mean - lo_t * se
-
-
-def _diag_quantile(dist: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Quantile q[i] of column i (each statistic its own level)."""
-    flat = dist.reshape(dist.shape[0], -1)
-    qs = np.broadcast_to(np.asarray(q, float), dist.shape[1:]).ravel()
-    out = np.array([np.quantile(flat[:, i], qs[i]) if np.isfinite(qs[i]) else np.nan for i in range(flat.shape[1])])
-    return out.reshape(dist.shape[1:])
 
 
 def jackknife_resamples(cells: Cells, values: np.ndarray | None = None) -> Iterator[Resample]:

@@ -29,8 +29,8 @@ import numpy as np
 from scipy import optimize, special
 
 from . import bootstrap as bs
+from . import intervals, registry
 from . import metrics as mt
-from . import registry
 
 
 # ----------------------------------------------------------------------------- components
@@ -265,8 +265,8 @@ def run_sizes(design: str, n_tasks: int, seed: int, runs: int = 10) -> np.ndarra
     raise ValueError(design)
 
 
-#: Interval methods :func:`simulate` reports (``bootstrap-t`` is for the mean only).
-SIM_METHODS = ("percentile", "basic", "bc", "bca", "expanded", "bootstrap-t")
+#: Interval methods :func:`simulate` reports (a studentized one, ``bootstrap-t``, is for the mean only).
+SIM_METHODS = intervals.METHODS
 
 
 @dataclass
@@ -310,18 +310,19 @@ def simulate(
         point = stat(bs.original(cells))[0]
         dist = bs.replicates(cells, stat, reps, boot_rng)
         for method in methods:
-            if method == "bootstrap-t":
+            if intervals.requested(method).studentized:
                 found = bs.studentized_mean_interval(dist[:, 1:], point[1:], ci)
                 lo_m, hi_m = found if found is not None else (np.nan, np.nan)
                 low, high = np.array([np.nan, lo_m]), np.array([np.nan, hi_m])
             else:
-                jack = bs.jackknife(cells, pair) if method == "bca" else None
-                strata = bs.jackknife_tasks(cells) if method == "bca" else None
+                jackknife = intervals.requested(method).needs_jackknife
+                jack = bs.jackknife(cells, pair) if jackknife else None
+                strata = bs.jackknife_tasks(cells) if jackknife else None
                 low, high = bs.interval(
                     dist[:, :2],
                     point[:2],
                     ci=ci,
-                    method=method,  # type: ignore[arg-type]
+                    method=method,
                     jackknife=jack,
                     strata=strata,
                     cells=cells,
@@ -332,7 +333,7 @@ def simulate(
             width[method] += high - low
     nan_iqm = np.array([np.nan, 1.0])
     for method in methods:
-        if method == "bootstrap-t":
+        if intervals.requested(method).studentized:
             for d in (hits, below, above, width):
                 d[method] = d[method] * nan_iqm
     return Coverage(trials, hits, below, above, {m: w / trials for m, w in width.items()})

@@ -6,8 +6,8 @@ import pytest
 import scipy.stats
 
 from rl_reliable_logger import OptionError, ScoreTable, evaluate
-from rl_reliable_logger.analysis.aggregates import interval_methods
 from rl_reliable_logger.stats import bootstrap as bs
+from rl_reliable_logger.stats import intervals
 
 FAST = dict(reps=400, profile_reps=150, improvement_reps=150, seed=3, metrics=["iqm", "mean", "median"])
 TABLES = ("aggregates", "differences", "improvement", "per_task", "profiles", "gap_curve")
@@ -86,8 +86,9 @@ def test_bca_with_one_run_per_cell_is_refused_naming_the_option():
 @pytest.mark.parametrize("method", bs.METHODS)
 def test_provenance_records_each_tables_method(method):
     report = evaluate(ScoreTable(_frame()), method=method, **FAST)
-    recorded = report.provenance["interval_methods"]
-    assert recorded == interval_methods(method, curves=False)
+    recorded = {t: r["method"] for t, r in report.provenance["intervals"].items()}
+    rule = intervals.table_rule(method)
+    assert recorded == {t: rule[t] for t in TABLES}
     assert set(recorded) == set(TABLES)
     assert recorded["aggregates"] == method
 
@@ -106,7 +107,7 @@ def test_bootstrap_t_studentizes_the_mean_difference_normal_median_and_expands_t
     df = _frame(runs=5)
     boot_t = evaluate(ScoreTable(df), method="bootstrap-t", **FAST)
     expanded = evaluate(ScoreTable(df), method="expanded", **FAST)
-    assert boot_t.provenance["interval_methods"]["differences"] == "bootstrap-t"
+    assert boot_t.provenance["intervals"]["differences"]["method"] == "bootstrap-t"
     a = boot_t.differences[boot_t.differences["metric"] == "iqm"][["low", "high"]].to_numpy()
     b = expanded.differences[expanded.differences["metric"] == "iqm"][["low", "high"]].to_numpy()
     np.testing.assert_array_equal(a, b)
@@ -146,7 +147,7 @@ def test_the_skew_diagnostic_warns_per_algorithm_where_the_mean_cannot_be_truste
 def test_bootstrap_t_gives_per_task_means_the_student_t_interval():
     df = _frame(runs=3)
     report = evaluate(ScoreTable(df), method="bootstrap-t", **FAST)
-    assert report.provenance["interval_methods"]["per_task"] == "student-t"
+    assert report.provenance["intervals"]["per_task"]["method"] == "student-t"
     for row in report.per_task.itertuples():
         runs = df[(df["algorithm"] == row.algorithm) & (df["task"] == row.task)]["score"].to_numpy()
         ref = scipy.stats.t.interval(0.95, runs.size - 1, loc=runs.mean(), scale=scipy.stats.sem(runs))

@@ -242,3 +242,17 @@ def test_empty_curves_are_not_written_and_load_empty(tmp_path, table):
     assert not (tmp_path / "curves.csv").exists()
     assert Report.load(tmp_path).curves.empty
     assert math.isclose(Report.load(tmp_path).aggregates["point"].sum(), report.aggregates["point"].sum())
+
+
+def test_how_to_add_an_option_runs_as_written():
+    """The worked example of docs/architecture.md ("How to add an option") runs as it is written."""
+    import doctest
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
+    section = doc.read_text(encoding="utf-8").split("## How to add an option", 1)[1].split("\n## ", 1)[0]
+    test = doctest.DocTestParser().get_doctest(section, {}, "how to add an option", str(doc), 0)
+    assert test.examples  # the example is still there
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(test)
+    assert runner.failures == 0

@@ -175,3 +175,52 @@ def test_a_sweep_reusing_seeds_per_configuration_evaluates(tmp_path):
     assert tuning.loc[("SAC", "split"), "n_runs"] == 2 * 2  # the evaluation half of the chosen configuration
     prov = json.loads((out / "provenance.json").read_text())
     assert prov["n_runs"] == {"PPO": 24, "SAC": 24}
+
+
+def test_the_cli_and_the_library_write_byte_identical_bundles(tmp_path, monkeypatch):
+    """``rl-reliable evaluate ... --out A`` and ``save_report(evaluate(...), B)`` with the same options write the
+    same files, byte for byte (manifest included): the CLI prints, the library produces every text. The scores
+    and options make the library warn (unequal runs per task, `profile_reps=` too small for the level), so its
+    warnings, which name keywords, are part of what must be identical."""
+    import datetime
+
+    from rl_reliable_logger import ScoreTable, evaluate, save_report
+    from rl_reliable_logger.analysis import evaluation
+
+    class Clock(datetime.datetime):  # both runs "start" at the same second, so "created" is the same
+        @classmethod
+        def now(cls, tz=None):
+            return datetime.datetime(2026, 1, 1, tzinfo=tz)
+
+    monkeypatch.setattr(evaluation._dt, "datetime", Clock)
+    rows = [
+        {"algorithm": a, "task": t, "seed": s, "score": s * 0.1 + (a == "B") + (t == "y")}
+        for a in ("A", "B")
+        for t in ("x", "y")
+        for s in range(4 if t == "x" else 3)
+    ]
+    path = tmp_path / "runs.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    flags = ["--reps", "300", "--profile-reps", "20", "--improvement-reps", "100", "--seed", "3"]
+    flags += ["--metrics", "iqm,mean", "--task-bootstrap", "--compare-all", "--only-tasks", "x,y"]
+    assert main(["evaluate", str(path), *flags, "--quiet", "--out", str(tmp_path / "A")]) == 0
+
+    table = ScoreTable.from_file(path, source={"kind": "file", "path": str(path), "score_column": "score"})
+    report = evaluate(
+        table,
+        reps=300,
+        profile_reps=20,
+        improvement_reps=100,
+        seed=3,
+        metrics=["iqm", "mean"],
+        task_bootstrap=True,
+        comparisons=True,
+        only_tasks=["x", "y"],
+    )
+    assert any("`profile_reps=20`" in w for w in report.warnings)  # a text the CLI used to reword into flags
+    save_report(report, tmp_path / "B")
+    files = sorted(p.relative_to(tmp_path / "A") for p in (tmp_path / "A").rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(tmp_path / "B") for p in (tmp_path / "B").rglob("*") if p.is_file())
+    assert len(files) > 10 and any(f.suffix == ".png" for f in files)
+    different = [f for f in files if (tmp_path / "A" / f).read_bytes() != (tmp_path / "B" / f).read_bytes()]
+    assert not different

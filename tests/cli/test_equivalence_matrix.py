@@ -199,7 +199,7 @@ def _options(curves: bool, normalize: str, grouping: str, stores: dict[str, Any]
 
 
 _TABLES = ("aggregates", "per_task", "tuning", "curves")
-_LABELS = ("normalization", "algorithms", "tasks", "counts", "n_runs", "runs_per_task", "ci_label", "interval_methods")
+_LABELS = ("normalization", "algorithms", "tasks", "counts", "n_runs", "runs_per_task", "ci_label", "intervals")
 
 
 def _outcome(out: Path) -> dict[str, Any]:

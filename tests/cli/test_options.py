@@ -1,6 +1,5 @@
 """The shared option set: one definition, the library's defaults, errors that speak flags, fast --help."""
 
-import dataclasses
 import json
 import subprocess
 import sys
@@ -8,12 +7,11 @@ import sys
 import pandas as pd
 import pytest
 
-from rl_reliable_logger.analysis.options import JORDAN_METHODS, AnalysisOptions
+from rl_reliable_logger.analysis.declared import declared
+from rl_reliable_logger.analysis.options import AnalysisOptions
 from rl_reliable_logger.cli.flags import ANALYSIS_FLAGS, SOURCE_FLAGS, as_flags
 from rl_reliable_logger.cli.main import build_parser, main
-from rl_reliable_logger.cli.options import ANALYSIS_OPTIONS, analysis_options
-from rl_reliable_logger.stats import bootstrap as bs
-from rl_reliable_logger.stats.profiles import RANK_DEFINITIONS
+from rl_reliable_logger.cli.options import analysis_options
 from tests.support.cli import run_cli
 
 FAST = ["--reps", "300", "--profile-reps", "100", "--improvement-reps", "100", "--quiet"]
@@ -39,15 +37,9 @@ def scores_csv(tmp_path):
     return path
 
 
-def test_every_shared_flag_maps_to_an_analysis_option_with_the_same_default():
-    fields = {f.name: f for f in dataclasses.fields(AnalysisOptions)}
-    for opt in ANALYSIS_OPTIONS:
-        assert opt.keyword in fields, opt.flag
+def test_no_flag_given_is_every_library_default():
     args = build_parser().parse_args(["evaluate", "x.csv"])
-    assert analysis_options(args) == AnalysisOptions()  # every CLI default is the library's default
-    choices = {o.flag: o.kwargs.get("choices") for o in ANALYSIS_OPTIONS}
-    assert tuple(choices["--method"]) == bs.METHODS and tuple(choices["--jordan-ci"]) == JORDAN_METHODS
-    assert tuple(choices["--rank-by"]) == RANK_DEFINITIONS
+    assert analysis_options(args) == AnalysisOptions()
 
 
 @pytest.mark.parametrize("command", ["evaluate", "mlflow", "wandb"])
@@ -55,9 +47,9 @@ def test_analysing_subcommands_share_every_flag(command):
     parser = build_parser()
     sub = parser._subparsers._group_actions[0].choices[command]
     flags = set(sub._option_string_actions)
-    missing = [o.flag for o in ANALYSIS_OPTIONS if o.flag not in flags]
+    missing = [decl.flag for _, decl in declared(AnalysisOptions) if decl.flag and decl.flag not in flags]
     assert not missing, (command, missing)
-    assert {"--out", "--no-figures", "--quiet", "--drop-invalid", "--seed"} <= flags
+    assert {"--out", "--no-figures", "--quiet", "--drop-invalid", "--seed", "--reps", "--compare-all"} <= flags
 
 
 @pytest.mark.parametrize(
@@ -71,6 +63,9 @@ def test_analysing_subcommands_share_every_flag(command):
         (["--reps", "100000000000000"], "largest feasible --reps is"),
         (["--metrics", "iqm,iqmm"], "--metrics: unknown metric 'iqmm'"),
         (["--delta", "1.5"], "--delta must be between 0 and 1"),
+        (["--method", "studentized"], "--method 'studentized' is not an interval method; choose one of percentile"),
+        (["--jordan-ci", "exact"], "--jordan-ci 'exact' is not a Jordan interval method; choose one of pbp"),
+        (["--rank-by", "task"], "--rank-by 'task' is not a rank definition; choose one of runs, task-means"),
         (
             ["--only-algorithms", "PPO,TD3"],
             "--only-algorithms names 'TD3', which the scores do not have; the algorithms are: 'PPO', 'SAC'",
@@ -164,10 +159,7 @@ def test_tracker_defaults_spelled_in_the_cli_equal_the_sources():
     }
 
 
-def test_one_keyword_to_flag_table():
-    fields = {f.name for f in dataclasses.fields(AnalysisOptions)}
-    assert {k.rstrip("=") for k in ANALYSIS_FLAGS} <= fields
-    assert [o.flag for o in ANALYSIS_OPTIONS] == list(ANALYSIS_FLAGS.values())  # every flag from the table
+def test_library_messages_in_flag_words():
     assert as_flags("`jordan_delta=2` is bad", analysis=True) == "--delta 2 is bad"
     # one word, two meanings: the seed field of a source vs the random seed of an analysis
     assert as_flags("`seed=` names no field") == "--seed-key names no field"
@@ -197,7 +189,11 @@ def test_file_field_defaults_are_scoretables_step_included():
 
     params = inspect.signature(ScoreTable).parameters
     assert FILE_FIELDS == {name: params[name].default for name in FILE_FIELDS}
-    for command in (["evaluate", "x.csv"], ["plan", "x.csv"]):
+    from rl_reliable_logger.cli.plan import with_source
+
+    assert with_source(["plan", "x.csv"]) == ["plan", "file", "x.csv"] == with_source(["plan", "file", "x.csv"])
+    assert with_source(["plan", "mlflow", "--experiment", "e"])[1] == "mlflow"
+    for command in (["evaluate", "x.csv"], ["plan", "file", "x.csv"]):
         args = build_parser().parse_args(command)
         assert {name: getattr(args, f"{name}_key") for name in FILE_FIELDS} == FILE_FIELDS, command
 

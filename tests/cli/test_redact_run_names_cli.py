@@ -149,3 +149,25 @@ def test_mlflow_store_bundle_console_and_published_run(tmp_path, capsys, monkeyp
         assert TOKEN not in fields
         arts = Path(client.download_artifacts(run.info.run_id, "", str(tmp_path / "artifacts")))
         assert_absent(arts)
+
+
+def test_library_evaluate_redacts_as_the_command_line_does():
+    """``evaluate()`` under ``redacting_run_names`` returns the redacted report itself, so a library caller's
+    ``save_report`` or sink writes what ``rl-reliable evaluate --redact-run-names`` writes."""
+    from rl_reliable_logger import ScoreTable, evaluate
+
+    rows = [
+        {"algorithm": a, "task": t, "run": run_name(a, t, s), "seed": s, "score": 0.3 * i + 0.1 * j + 0.01 * s}
+        for i, a in enumerate(["A", "B"])
+        for j, t in enumerate(["t1", "t2"])
+        for s in range(3)
+    ]
+    table = ScoreTable(pd.DataFrame(rows), run_id="run")
+    kw = dict(reps=100, profile_reps=20, improvement_reps=20, seed=0)
+    with redacting_run_names(PATTERN):
+        redacted = evaluate(table, **kw)
+    plain = evaluate(table, **kw)
+    assert redacted.scores["run_id"].str.contains("-redacted-").all()
+    assert TOKEN not in redacted.scores.to_csv() and "redacted_run_names" in redacted.provenance
+    assert TOKEN in plain.scores.to_csv() and "redacted_run_names" not in plain.provenance
+    pd.testing.assert_frame_equal(redacted.aggregates, plain.aggregates)

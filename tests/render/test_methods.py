@@ -31,7 +31,10 @@ def _report(table: ScoreTable, **options) -> Report:
 def test_paragraph_reflects_the_options():
     one = methods_paragraph(_report(_table()))
     assert "4 independent runs (seeds) per task" in one
-    assert "95% confidence intervals" in one and "the aggregate metrics: percentile intervals (200 replicates)" in one
+    assert (
+        "95% confidence intervals" in one
+        and "the aggregate metrics: percentile intervals (200 bootstrap replicates)" in one
+    )
     assert "random seed of the analysis is 3" in one and "Scores are raw" in one
     assert "interquartile mean" in one and "optimality gap" in one
     assert "shaded regions" in one and "not standard deviations" in one
@@ -39,7 +42,7 @@ def test_paragraph_reflects_the_options():
         _report(_table(runs_b=3), ci=0.9, method="bca", reps=300, seed=11, task_bootstrap=True, metrics=["mean"])
     )
     assert "90% confidence intervals" in other
-    assert "the aggregate metrics: bias-corrected and accelerated (BCa) intervals (300 replicates)" in other
+    assert "the aggregate metrics: bias-corrected and accelerated (BCa) intervals (300 bootstrap replicates)" in other
     assert "the per-task means: bias-corrected (BC) intervals" in other  # no jackknife outside the aggregates
     assert "random seed of the analysis is 11" in other
     assert "after resampling the tasks themselves" in other
@@ -86,7 +89,8 @@ def test_methods_md_escapes_names_and_ticks_items(tmp_path):
 
 
 # ---------------------------------------------------------------------------- every sentence from provenance (issue 26)
-from rl_reliable_logger.render.methods import _TABLE_WORDS, intervals_phrase  # noqa: E402
+from rl_reliable_logger.render.intervals import TABLE_WORDS, interval_phrase  # noqa: E402
+from rl_reliable_logger.stats import intervals  # noqa: E402
 
 _CHECK_OF_ITEM = {
     "Final (not maximum-over-training) scores": "final",
@@ -115,22 +119,27 @@ def _rows(*, steps: bool, env: dict[str, str] | None = None, score: str = "score
 def _assert_every_sentence_follows_provenance(report: Report) -> None:
     prov = report.provenance
     text = methods_paragraph(report)
-    methods = prov["interval_methods"]
+    records = prov["intervals"]
     ci = f"{float(prov['ci']):.0%} confidence intervals"
     assert ci in text
     present = {name for name, frame in report.tables() if not frame.empty}
-    for table, (what, reps_key) in _TABLE_WORDS.items():
+    for table, what in TABLE_WORDS.items():
         clause = f"{what}: "
-        if table not in methods or table not in present:
+        if table not in records or table not in present:
             assert clause not in text, table
             continue
-        said = re.match(r"(.*?) \(([\d,]+) replicates\)", text.split(clause, 1)[1])
-        assert said is not None, table
-        assert said.group(1) == intervals_phrase(methods[table], table), (table, said.group(1), methods[table])
-        assert said.group(2) == f"{int(prov[reps_key]):,}", table
+        record = records[table]
+        spec = intervals.get(record["method"])
+        said = text.split(clause, 1)[1].split("; ", 1)[0].split(". The bootstrap", 1)[0]
+        assert said == interval_phrase(record, fallbacks=bool(prov["interval_fallbacks"])), (table, said)
+        assert spec.phrase in said or record.get("statistics"), (table, said)
+        count = re.search(r"\(([\d,]+) bootstrap replicates\)", said)
+        assert (count is not None) == spec.replicates, (table, said)
+        if count is not None:
+            assert count.group(1) == f"{record['replicates']:,}", table
     # P(X > Y)'s own expansion is said exactly when its table was computed with the expanded interval
     widened = "Its expanded percentile interval is widened by the square root of the ratio" in text
-    assert widened == ("improvement" in present and methods.get("improvement") == "expanded")
+    assert widened == ("improvement" in present and intervals.get(records["improvement"]["method"]).needs_tail)
     for family, check in prov["checks"].items():
         if not check["ran"]:
             assert check["detail"].startswith("not checked (")

@@ -297,7 +297,13 @@ def small_report(shift: float = 0.0) -> Report:
         aggregates=agg,
         profiles=prof,
         improvement=imp,
-        provenance={"source": "wandb-offline", "reps": 200, "seed": 0, "created_at": f"t{shift}"},
+        provenance={
+            "source": "wandb-offline",
+            "reps": 200,
+            "seed": 0,
+            "options": {"reps": 200, "seed": 0},
+            "created_at": f"t{shift}",
+        },
         warnings=[],
     )
 
@@ -350,6 +356,7 @@ def hand_report(source_runs: dict[tuple[str, int], str], experiment: tuple[str, 
         "reps": 200,
         "seed": 0,
         "method": "percentile",
+        "options": {"reps": 200, "seed": 0, "method": "percentile"},
     }
     return Report(
         aggregates=aggregates,

@@ -195,9 +195,10 @@ def test_the_hash_ignores_paths_time_stamps_warnings_and_tracker_columns():
     b.provenance.update(created="2030-01-01", source={"kind": "wandb", "per_page": 3, "location": "/abs/path"})
     b.warnings.append("skipped 2 unrelated runs: r1, r2")
     assert report_hash(a) == report_hash(b)
-    b.provenance["reps"] = 999  # an analysis option
+    b.provenance["options"] = {**a.provenance["options"], "reps": 999}  # an analysis option
     assert report_hash(a) != report_hash(b)
-    b.provenance["reps"] = a.provenance["reps"]
+    b.provenance["options"] = {**a.provenance["options"], "executor": "ray"}  # an execution setting: no number changes
+    assert report_hash(a) == report_hash(b)
     b.scores.loc[0, "score"] = 2.0  # a result
     assert report_hash(a) != report_hash(b)
 

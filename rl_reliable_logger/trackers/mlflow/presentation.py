@@ -9,6 +9,8 @@ parent, "Source"/"Created by" tags, and a Markdown description that links to the
 from __future__ import annotations
 
 import getpass
+import hashlib
+import json
 import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -31,24 +33,43 @@ USER_TAG = "mlflow.user"
 HEADLINE_STEP = 0
 #: The run description shows at most this many source-run links.
 MAX_LINKS = 50
-#: MLflow's param value limit is 6000 characters; stay well below it.
+#: MLflow's param value limit is 6000 characters (500 on older servers); stay within the smaller one.
 _MAX_PARAM = 500
-_OPTION_KEYS = ("reps", "seed", "method", "ci", "normalize", "metrics", "task_resample", "engine", "chunk_size")
 
 
 def _text(value: Any) -> str:
+    """A param's text: a list joined by ", ", a mapping as sorted JSON, None or nothing as ``(none)``."""
+    if value is None or value == [] or value == ():
+        return "(none)"
     if isinstance(value, (list, tuple)):
         return ", ".join(map(str, value))
+    if isinstance(value, Mapping):
+        return json.dumps(value, sort_keys=True, default=str)
     return str(value)
 
 
+def _fitted(value: str) -> str:
+    """``value`` within MLflow's length limit; a longer one is cut and ends in the SHA-256 of the whole text
+    (so two different long values never read the same)."""
+    if len(value) <= _MAX_PARAM:
+        return value
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    tail = f"... (sha256 {digest})"
+    return value[: _MAX_PARAM - len(tail)] + tail
+
+
 def analysis_params(report: Report) -> dict[str, str]:
-    """The analysis options and the source selection as ``rl_reliable.*`` params (compared in the UI)."""
+    """The analysis options and the source selection as ``rl_reliable.*`` params (compared in the UI).
+
+    Every option that shapes the results is one param (``recorded_options``: all but the execution settings),
+    so two analyses that differ in any of them differ in the run comparison view.
+    """
+    from ...analysis.options import recorded_options
+
     prov = report.provenance or {}
     params: dict[str, str] = {}
-    for key in _OPTION_KEYS:
-        if prov.get(key) is not None:
-            params[f"rl_reliable.{key}"] = _text(prov[key])
+    for key, value in recorded_options(prov.get("options") or {}).items():
+        params[f"rl_reliable.{key}"] = _text(value)
     src = prov.get("source")
     if isinstance(src, Mapping):
         params["rl_reliable.source.tracker"] = str(src.get("tracker", src.get("kind", "")))
@@ -63,7 +84,7 @@ def analysis_params(report: Report) -> dict[str, str]:
     for key, value in params.items():
         if value == "":
             continue
-        out[key] = value if len(value) <= _MAX_PARAM else value[: _MAX_PARAM - 3] + "..."
+        out[key] = _fitted(value)
     return out
 
 

@@ -39,6 +39,7 @@ from ...data.counts import fixed
 from ...data.names import escape_markdown
 from ...errors import TrackerError
 from ...render.bundle import Bundle
+from ...render.intervals import headline_intervals
 from ...version import __version__
 from ..base.messages import kw
 from ..base.protocols import PublishResult
@@ -162,7 +163,7 @@ def _merged_note(existing: str | None, ours: str) -> str:
 def _note(report: Report, folder: str, links: list[str] | None = None) -> str:
     """Markdown shown as the run's description in the MLflow UI: the headline table and source-run links."""
     prov = report.provenance
-    intervals = f"{ci_label(prov.get('ci', 0.95))} {prov.get('method', 'percentile')} stratified-bootstrap intervals"
+    intervals = headline_intervals(prov) or f"{ci_label(prov.get('ci', 0.95))} intervals"
     lines = [
         f"**rl-reliable analysis** of {escape_markdown(report.counts().text())}; {escape_markdown(intervals)}.",
         "",

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...data.names import escape_markdown
 from ...errors import TrackerError
+from ...render.intervals import headline_intervals
 from ...render.tables import to_markdown
 from .source import ANALYSIS_JOB_TYPE
 
@@ -37,14 +38,7 @@ def import_reports() -> Any:
 def methods_text(report: Report) -> str:
     """One paragraph saying how the intervals were computed (from the report's provenance)."""
     prov = report.provenance or {}
-    try:
-        ci = f"{float(prov.get('ci', 0.95)) * 100:g}"
-    except (TypeError, ValueError):
-        ci = escape_markdown(prov.get("ci"))
-    parts = [
-        f"{ci}% confidence intervals from a {prov.get('method', 'percentile')} "
-        f"stratified bootstrap with {prov.get('reps', '?')} resamples (seed {prov.get('seed', '?')})",
-    ]
+    parts = [f"{escape_markdown(headline_intervals(prov))} (seed {prov.get('seed', '?')})"]
     if prov.get("normalize") is not None:
         parts.append(f"scores normalised with {escape_markdown(prov['normalize'])}")
     parts.append(escape_markdown(report.counts().text()))

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...analysis.options import recorded_options
 from ...analysis.report import TABLES
 from ...errors import InputError, TrackerError
 from ...render.bundle import Bundle
@@ -489,6 +490,8 @@ class WandbSink:
                             if isinstance(v, (str, int, float, bool)) or v is None
                         },
                         "n_runs": report.counts().runs,  # as MLflow's rl_reliable.n_runs param
+                        # every option that shapes the results, as MLflow's rl_reliable.<option> params
+                        "options": recorded_options(report.provenance.get("options") or {}),
                     }
                 },
                 mode=mode,

@@ -139,7 +139,7 @@ def test_parent_run_gets_the_description_after_its_own(env):
     assert note.startswith("My sweep of PPO vs DQN.") and NOTE_MARK in note and "| PPO |" in note
     # a changed report replaces our part only, once; a changed option keeps the first param value
     newer = _report(runs, (env["exp"], env["name"]), shift=0.05)
-    newer.provenance["reps"] = 500
+    newer.provenance["reps"] = newer.provenance["options"]["reps"] = 500
     publish_mlflow(newer, tracking_uri=env["uri"], parent_run_id=parent)
     run = client.get_run(parent)
     note = run.data.tags["mlflow.note.content"]
@@ -148,3 +148,43 @@ def test_parent_run_gets_the_description_after_its_own(env):
         run.data.params["rl_reliable.reps"] == "200" and "rl_reliable.reps" in run.data.tags["rl_reliable.params_kept"]
     )
     assert run.data.tags["rl_reliable.reps"] == "500" and run.data.tags["rl_reliable.report_hash"] == report_hash(newer)
+
+
+def test_every_option_that_shapes_the_results_is_a_param(env):
+    """A real analysis with non-default options: every option provenance records, execution settings aside, is a
+    param of the analysis run (two analyses that differ in any of them differ in the run comparison view)."""
+    from rl_reliable_logger import ScoreTable, evaluate
+    from rl_reliable_logger.analysis.options import recorded_options
+
+    rows = [
+        {"algorithm": a, "task": t, "seed": s, "score": s * 0.1 + (a == "B") + (t == "y")}
+        for a in ("A", "B")
+        for t in ("x", "y")
+        for s in range(4)
+    ]
+    table = ScoreTable(pd.DataFrame(rows))
+    chosen = dict(reps=300, profile_reps=100, improvement_reps=100, task_bootstrap=True, gamma=0.5)
+    chosen.update(rank_by="task-means", metrics=["iqm", "median"], only_tasks=["x", "y"], jordan=True, jordan_reps=50)
+    chosen.update(comparisons=True, seed=7)
+    report = evaluate(table, **chosen, chunk_bytes=2**20)
+    run = env["client"].get_run(publish_mlflow(report, tracking_uri=env["uri"], experiment=env["name"]).target)
+    params = run.data.params
+    recorded = recorded_options(report.provenance["options"])
+    assert {"task_bootstrap", "gamma", "rank_by", "curve_points", "profile_reps", "jordan_delta"} <= set(recorded)
+    missing = [name for name in recorded if f"rl_reliable.{name}" not in params]
+    assert not missing
+    assert params["rl_reliable.task_bootstrap"] == "True" and params["rl_reliable.gamma"] == "0.5"
+    assert params["rl_reliable.rank_by"] == "task-means" and params["rl_reliable.seed"] == "7"
+    assert params["rl_reliable.metrics"] == "iqm, median" and params["rl_reliable.only_tasks"] == "x, y"
+    assert params["rl_reliable.budget"] == "(none)"
+    # execution settings change no number: neither a param nor part of the report hash
+    assert not {"rl_reliable.chunk_bytes", "rl_reliable.executor", "rl_reliable.progress"} & set(params)
+    assert report_hash(report) == report_hash(evaluate(table, **chosen, chunk_bytes=2**21, executor="serial"))
+
+
+def test_long_param_values_are_cut_with_the_hash_of_the_whole(env):
+    from rl_reliable_logger.trackers.mlflow.presentation import _MAX_PARAM, _fitted
+
+    long_a, long_b = "x" * 600 + "a", "x" * 600 + "b"
+    assert len(_fitted(long_a)) == _MAX_PARAM and _fitted(long_a) != _fitted(long_b)
+    assert _fitted(long_a) == _fitted(long_a) and _fitted("short") == "short"

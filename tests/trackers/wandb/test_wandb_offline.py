@@ -327,7 +327,7 @@ def test_report_hash_ignores_volatile_provenance_only():
     b.provenance["source"] = {"kind": "wandb", "per_page": 7, "location": "/somewhere/else"}
     b.warnings.append("skipped 3 unrelated runs: a, b, c")
     assert report_hash(a) == report_hash(b)
-    b.provenance["reps"] = 201
+    b.provenance["options"] = {**b.provenance["options"], "reps": 201}  # an analysis option
     assert report_hash(a) != report_hash(b)
 
 

@@ -1,0 +1,361 @@
+"""Watching a running sweep: one group-sequential look at the scores so far (the state folder is ``render.watch_state``).
+
+A watch compares pairs of algorithms on an aggregate metric (IQM by default) while runs accumulate. Its
+:class:`Design` is frozen at the first look: K looks, the maximum runs per (algorithm, task) cell, alpha, the
+metric, the compared pairs, the error-spending function, the tasks and the analysis options that change the
+numbers. Each look (:func:`take_look`)
+
+* bootstraps every compared algorithm once with the engine's own streams (``analysis_streams``, as ``evaluate``);
+* for each pair still open, takes its information fraction ``t`` = runs in its cells / (max runs x cells) (1 at
+  the K-th look), the critical value of its look from :func:`..stats.sequential.boundaries` at level
+  ``alpha / m`` for m pairs (Bonferroni over pairs, error spending over looks), and its repeated confidence
+  interval (:func:`..stats.sequential.repeated_interval`); a pair is decided when the interval excludes 0, and
+  keeps the decision and interval of that look from then on;
+* lists the runs each cell still needs for the next look's planned count (``⌈(k+1) N / K⌉``), for the cells of
+  open pairs only.
+
+Why this calibration (``docs/watch.md``): every pair spends at most ``alpha / m`` over all its looks, so the
+family-wise error over looks and pairs is at most ``alpha`` whatever the pairs' dependence and whenever each
+stops; the spending function lets the looks fall at any runs counts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..data.counts import plural
+from ..data.scores import ScoreTable
+from ..errors import InputError
+from ..stats import bootstrap as bs
+from ..stats import registry
+from ..stats import sequential as sq
+from .aggregates import analysis_streams, cells_by_algorithm, prepare
+from .options import as_options
+
+DECISION_COLUMNS = ["algorithm_x", "algorithm_y", "metric", "decision", "low", "high", "look"]
+LAUNCH_COLUMNS = ["algorithm", "task", "add_runs"]
+#: Analysis options that change a look's numbers: frozen with the design.
+FROZEN_OPTIONS = ("normalize", "gamma", "reps", "seed", "task_bootstrap", "budget", "only_tasks")
+#: Options a watch decides itself: passing them is refused with the keyword to use instead.
+OWN_OPTIONS = {
+    "metrics": "metric=",
+    "only_algorithms": "compare=",
+    "method": "nothing (the repeated intervals are normal intervals with the bootstrap standard deviation)",
+}
+
+
+@dataclass(frozen=True)
+class Design:
+    """Everything frozen at the first look (JSON-able through :meth:`to_json`)."""
+
+    looks: int
+    max_runs: int
+    alpha: float
+    metric: str
+    pairs: tuple[tuple[str, str], ...]
+    spending: str
+    tasks: tuple[str, ...]
+    options: tuple[tuple[str, str], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "looks": self.looks,
+            "max_runs": self.max_runs,
+            "alpha": self.alpha,
+            "metric": self.metric,
+            "pairs": [list(p) for p in self.pairs],
+            "spending": self.spending,
+            "tasks": list(self.tasks),
+            "options": dict(self.options),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Design:
+        try:
+            return cls(
+                int(data["looks"]),
+                int(data["max_runs"]),
+                float(data["alpha"]),
+                str(data["metric"]),
+                tuple((str(x), str(y)) for x, y in data["pairs"]),
+                str(data["spending"]),
+                tuple(str(t) for t in data["tasks"]),
+                tuple(sorted((str(k), str(v)) for k, v in dict(data["options"]).items())),
+            )
+        except (KeyError, TypeError, ValueError) as err:
+            raise InputError(f"the watch design is unreadable ({err}); start a new state folder") from None
+
+    def changed(self, other: Design) -> str | None:
+        """The first field in which ``other`` differs from this design, in words (None: the same design)."""
+        for name in ("looks", "max_runs", "alpha", "metric", "pairs", "spending", "tasks"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if mine != theirs:
+                return f"`{name}=` was {_short(mine)} at the first look, now {_short(theirs)}"
+        before, now = dict(self.options), dict(other.options)
+        for key in sorted(set(before) | set(now)):
+            if before.get(key) != now.get(key):
+                return f"`{key}=` was {before.get(key)} at the first look, now {now.get(key)}"
+        return None
+
+
+def _short(value: Any) -> str:
+    text = repr(list(value) if isinstance(value, tuple) else value)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+@dataclass
+class WatchResult:
+    """One look: ``stop`` (no more runs are needed), ``decisions`` (one row per pair), ``launch`` (runs to add)."""
+
+    stop: bool
+    decisions: pd.DataFrame
+    launch: pd.DataFrame
+    look: int
+    design: Design
+    replayed: bool = False
+    record: dict[str, Any] = field(default_factory=dict)
+
+
+def make_design(
+    table: ScoreTable,
+    *,
+    looks: int,
+    max_runs: int,
+    alpha: float = 0.05,
+    metric: str = "iqm",
+    compare: Sequence[str] | None = None,
+    spending: str = "obf",
+    **options: Any,
+) -> Design:
+    """The design these arguments ask for on this table (validated; each problem is one sentence)."""
+    for name, value, low in (("looks", looks, 1), ("max_runs", max_runs, 2)):
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < low:
+            raise InputError(f"`{name}=` must be an integer of at least {low}, got {value!r}")
+    if int(looks) > int(max_runs):
+        raise InputError(f"`looks={looks}` is more than `max_runs={max_runs}`: each look needs new runs")
+    if not (isinstance(alpha, (int, float)) and 0 < alpha < 0.5):
+        raise InputError(f"`alpha=` must be between 0 and 0.5 (e.g. 0.05), got {alpha!r}")
+    if spending not in sq.SPENDING:
+        raise InputError(f"`spending={spending!r}` is not a spending function; choose one of {', '.join(sq.SPENDING)}")
+    try:
+        name = registry.get_metric(metric).name if isinstance(metric, str) else None
+    except ValueError as err:
+        raise InputError(str(err)) from None
+    if name is None:
+        raise InputError("`metric=` must be the name of a registered metric (the design is recorded by name)")
+    opts = _options(options)
+    final = prepare(table, opts).final
+    algorithms = sorted(final.algorithms)
+    chosen = algorithms if compare is None else _compared(compare, algorithms)
+    pairs = tuple((x, y) for i, x in enumerate(chosen) for y in chosen[i + 1 :])
+    frozen = tuple(sorted((k, str(getattr(opts, k))) for k in FROZEN_OPTIONS))
+    return Design(int(looks), int(max_runs), float(alpha), name, pairs, spending, tuple(sorted(final.tasks)), frozen)
+
+
+def _compared(compare: Sequence[str], algorithms: list[str]) -> list[str]:
+    names = [compare] if isinstance(compare, str) else list(compare)
+    if len(set(names)) < 2 or any(not isinstance(n, str) for n in names):
+        raise InputError(f"`compare=` must name at least two algorithms, got {compare!r}")
+    unknown = [n for n in names if n not in algorithms]
+    if unknown:
+        raise InputError(f"`compare=` names {unknown[0]!r}, which the scores do not have; they have {algorithms}")
+    return sorted(set(names))
+
+
+def _options(options: dict[str, Any]) -> Any:
+    for key, instead in OWN_OPTIONS.items():
+        if key in options:
+            raise InputError(f"`{key}=` does not apply to a watch; use {instead}")
+    opts = as_options(**options)
+    if not isinstance(opts.seed, (int, np.integer)):
+        raise InputError("a watch needs a reproducible `seed=` (an integer): every look is recorded and replayed")
+    return opts
+
+
+def data_hash(cells: dict[str, bs.Cells], tasks: Sequence[str]) -> str:
+    """SHA-256 of the compared scores, cell by cell in sorted order (row order and run ids do not matter)."""
+    digest = hashlib.sha256()
+    for alg in sorted(cells):
+        c = cells[alg]
+        digest.update(alg.encode() + b"\0")
+        for m, task in enumerate(tasks):
+            digest.update(task.encode() + b"\0" + np.sort(c.values[c.task_of == m]).astype("<f8").tobytes())
+    return digest.hexdigest()
+
+
+def take_look(table: ScoreTable, design: Design, history: Sequence[dict[str, Any]], **options: Any) -> WatchResult:
+    """The next look of ``design`` at ``table``, after the recorded ``history`` (JSON records of earlier looks).
+
+    The same data as a recorded look returns that look (``replayed``); fewer runs in a cell than the last look,
+    a look beyond ``design.looks``, other tasks, or a cell outside 2..max_runs runs are refused.
+    """
+    opts = _options(options)
+    final = prepare(table, opts).final
+    algorithms = sorted({a for pair in design.pairs for a in pair})
+    tasks = list(design.tasks)
+    if sorted(final.tasks) != tasks:
+        raise InputError(
+            f"the scores have the tasks {_short(sorted(final.tasks))}, the watch was designed for {_short(tasks)}; "
+            "every look must cover the same tasks"
+        )
+    counts = _counts(final, algorithms, tasks, design.max_runs)
+    subset = {a: c for a, c in cells_by_algorithm(final, tasks).items() if a in algorithms}
+    digest = data_hash(subset, tasks)
+    for record in history:
+        if record["hash"] == digest:
+            return result_from(record, design, replayed=True)
+    runs = _runs(subset, tasks)
+    _check_growth(history, counts, runs, design)
+    look = len(history) + 1
+    metric = registry.get_metric(design.metric, gamma=opts.gamma)
+    rng, shared = analysis_streams(opts.seed, algorithms, opts.task_bootstrap)
+    dists = {
+        a: bs.replicates(subset[a], metric, opts.reps, rng["aggregates"][a], task_bootstrap=shared) for a in algorithms
+    }
+    points = {a: float(metric(bs.original(subset[a]))[0]) for a in algorithms}
+    previous = {(p["algorithm_x"], p["algorithm_y"]): p for p in (history[-1]["pairs"] if history else [])}
+    level = design.alpha / len(design.pairs)
+    lower = registry.lower_is_better(design.metric)
+    pairs = []
+    for x, y in design.pairs:
+        before = previous.get((x, y))
+        if before is not None and (before["final"] or _same_cells(history[-1]["counts"], counts, (x, y))):
+            pairs.append(dict(before))  # decided, ended, or no new runs: no look spent on this pair
+            continue
+        t = 1.0 if look == design.looks else _fraction(counts, (x, y), design.max_runs)
+        times = (before["times"] if before else []) + [t]
+        bound = float(sq.boundaries(times, level, design.spending)[-1])
+        low, high = sq.repeated_interval(
+            dists[x] - dists[y], np.array(points[x] - points[y]), bound, [subset[x], subset[y]]
+        )
+        decision = str(sq.decide(low, high, lower_is_better=lower))
+        pairs.append(
+            {
+                "algorithm_x": x,
+                "algorithm_y": y,
+                "point": points[x] - points[y],
+                "low": float(low),
+                "high": float(high),
+                "decision": decision,
+                "look": look,
+                "times": times,
+                "bound": bound,
+                "final": decision != "undecided" or t >= 1.0,
+            }
+        )
+    record = {"look": look, "hash": digest, "counts": counts, "runs": runs, "pairs": pairs}
+    record["launch"] = _launch(record, design)
+    return result_from(record, design)
+
+
+def _counts(final: ScoreTable, algorithms: list[str], tasks: list[str], max_runs: int) -> dict[str, dict[str, int]]:
+    sizes = final.frame.groupby(["algorithm", "task"]).size()
+    out: dict[str, dict[str, int]] = {}
+    for a in algorithms:
+        out[a] = {}
+        for t in tasks:
+            n = int(sizes.get((a, t), 0))
+            if n < 2:
+                raise InputError(
+                    f"cell ({a!r}, {t!r}) has {plural(n, 'run')}; every compared cell needs at least 2 runs a look"
+                )
+            if n > max_runs:
+                raise InputError(
+                    f"cell ({a!r}, {t!r}) has {n} runs, more than the design's `max_runs={max_runs}`; "
+                    "leave the extra runs out of the watched scores"
+                )
+            out[a][t] = n
+    return out
+
+
+def _runs(cells: dict[str, bs.Cells], tasks: Sequence[str]) -> dict[str, dict[str, list[float]]]:
+    """Each compared cell's scores, ascending (recorded, so that a later look can check it only added runs)."""
+    return {a: {t: c.values[c.task_of == m].tolist() for m, t in enumerate(tasks)} for a, c in cells.items()}
+
+
+def _check_growth(
+    history: Sequence[dict[str, Any]],
+    counts: dict[str, dict[str, int]],
+    runs: dict[str, dict[str, list[float]]],
+    design: Design,
+) -> None:
+    """Refuse a look beyond K, and data that drops or replaces any run of the last look."""
+    if not history:
+        return
+    last = history[-1]
+    if len(history) >= design.looks:
+        raise InputError(
+            f"the watch has taken all {design.looks} looks of its design; the last one's decisions are final "
+            "(start a new state folder for a new design)"
+        )
+    for a, tasks in last["counts"].items():
+        for t, n in tasks.items():
+            if counts[a][t] < n:
+                raise InputError(
+                    f"cell ({a!r}, {t!r}) has {counts[a][t]} runs, fewer than the {n} of look {last['look']}; "
+                    "a look may only add runs"
+                )
+            before = Counter(last["runs"][a][t])
+            if before - Counter(runs[a][t]):
+                raise InputError(
+                    f"cell ({a!r}, {t!r}) no longer holds every run score of look {last['look']}; a look may only "
+                    "add runs, never replace or change them"
+                )
+
+
+def _same_cells(before: dict[str, dict[str, int]], now: dict[str, dict[str, int]], pair: tuple[str, str]) -> bool:
+    return all(before[a] == now[a] for a in pair)
+
+
+def _fraction(counts: dict[str, dict[str, int]], pair: tuple[str, str], max_runs: int) -> float:
+    runs = [n for a in pair for n in counts[a].values()]
+    return min(1.0, sum(runs) / (max_runs * len(runs)))
+
+
+def _launch(record: dict[str, Any], design: Design) -> list[dict[str, Any]]:
+    """Runs each cell of an open pair needs for the next look's planned count (none after the last look)."""
+    look = record["look"]
+    if look >= design.looks:
+        return []
+    planned = int(sq.look_targets(design.max_runs, design.looks)[look])
+    counts = record["counts"]
+    need: dict[tuple[str, str], int] = {}
+    for p in record["pairs"]:
+        if p["final"]:
+            continue
+        cells = [(a, t) for a in (p["algorithm_x"], p["algorithm_y"]) for t in design.tasks]
+        # runs added beyond the plan already: the next look still needs new information
+        target = max(planned, min(design.max_runs, max(counts[a][t] for a, t in cells) + 1))
+        for a, t in cells:
+            if counts[a][t] < target:
+                need[(a, t)] = max(need.get((a, t), 0), target - counts[a][t])
+    return [{"algorithm": a, "task": t, "add_runs": n} for (a, t), n in sorted(need.items())]
+
+
+def result_from(record: dict[str, Any], design: Design, *, replayed: bool = False) -> WatchResult:
+    """The :class:`WatchResult` of a look's record (a new look's, or one read back from the state folder)."""
+    decisions = pd.DataFrame(
+        [
+            {
+                "algorithm_x": p["algorithm_x"],
+                "algorithm_y": p["algorithm_y"],
+                "metric": design.metric,
+                "decision": p["decision"],
+                "low": float(p["low"]),
+                "high": float(p["high"]),
+                "look": int(p["look"]),
+            }
+            for p in record["pairs"]
+        ],
+        columns=DECISION_COLUMNS,
+    )
+    launch = pd.DataFrame(record["launch"], columns=LAUNCH_COLUMNS).astype({"add_runs": int})
+    stop = record["look"] >= design.looks or all(p["final"] for p in record["pairs"])
+    return WatchResult(bool(stop), decisions, launch, int(record["look"]), design, replayed, record)

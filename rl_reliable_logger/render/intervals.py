@@ -1,0 +1,152 @@
+"""The intervals of a Report in words: the one source of every sentence that describes an interval.
+
+The console summary, report.html, methods.md and the table captions all build their words here, from what
+``evaluate()`` recorded per table (``provenance["intervals"]``: method, level, replicate count, and the method
+of each statistic where the rule gives them their own) and from the interval-method registry
+(:mod:`..stats.intervals`: each method's phrase, whether it is a bootstrap interval, whether it uses replicates).
+
+Example:
+    >>> prov = {"intervals": {"aggregates": {"method": "bootstrap-t", "level": 0.95, "replicates": 2000,
+    ...     "statistics": {"mean": "bootstrap-t", "iqm": "expanded"}}}}
+    >>> print(describe_table(prov, "aggregates"))
+    95% studentized bootstrap (bootstrap-t) intervals for mean and expanded percentile intervals for iqm (2,000 bootstrap replicates)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..analysis.options import ci_label
+from ..stats import intervals
+
+#: What each table holds, in the words of the sentences.
+TABLE_WORDS = {
+    "aggregates": "the aggregate metrics",
+    "differences": "the differences between algorithms' aggregate metrics",
+    "improvement": "the probability of improvement",
+    "profiles": "the performance profiles",
+    "gap_curve": "the optimality gap as a function of its threshold",
+    "per_task": "the per-task means",
+    "curves": "the sample-efficiency curves",
+}
+#: The replicate option of each table, for results written before ``provenance["intervals"]`` was recorded.
+_LEGACY_REPS = {
+    "aggregates": "reps",
+    "differences": "reps",
+    "improvement": "improvement_reps",
+    "profiles": "profile_reps",
+    "gap_curve": "profile_reps",
+    "per_task": "profile_reps",
+    "curves": "curve_reps",
+}
+
+
+def table_intervals(prov: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per table, what was computed: ``{method, level, replicates[, statistics, expanded_level]}``.
+
+    Read from ``provenance["intervals"]``; for results written before it was recorded, derived with the
+    registry's rule from the requested method (or the older ``interval_methods``) and the replicate options.
+    """
+    recorded = prov.get("intervals")
+    if isinstance(recorded, Mapping):
+        return {str(k): dict(v) for k, v in recorded.items() if isinstance(v, Mapping)}
+    older = prov.get("interval_methods")
+    if isinstance(older, Mapping):
+        rule = {str(k): str(v) for k, v in older.items()}
+    else:
+        try:
+            rule = intervals.table_rule(str(prov.get("method") or "percentile"))
+        except ValueError:
+            return {}
+        if not prov.get("curve_reps"):
+            rule.pop("curves", None)
+    out = {}
+    for table, name in rule.items():
+        spec = intervals.REGISTRY.get(name)
+        reps = prov.get(_LEGACY_REPS.get(table, ""))
+        uses = spec is None or spec.replicates
+        out[table] = {"method": name, "level": prov.get("ci", 0.95), "replicates": reps if uses else None}
+    return out
+
+
+def _phrase(name: str) -> str:
+    spec = intervals.REGISTRY.get(name)
+    return spec.phrase if spec is not None else name
+
+
+def _studentized(record: Mapping[str, Any]) -> bool:
+    names = [record.get("method"), *dict(record.get("statistics") or {}).values()]
+    return any(n in intervals.REGISTRY and intervals.REGISTRY[n].studentized for n in names)
+
+
+def interval_phrase(record: Mapping[str, Any], *, fallbacks: bool = False) -> str:
+    """A table's intervals in words, without the level: ``expanded percentile intervals (2,000 bootstrap
+    replicates)``; where statistics got methods of their own, one phrase per method naming its statistics.
+    ``fallbacks``: some studentized intervals fell back (said where the table has studentized ones)."""
+    statistics = dict(record.get("statistics") or {})
+    groups: dict[str, list[str]] = {}
+    for stat, name in statistics.items():
+        groups.setdefault(str(name), []).append(str(stat))
+    if len(groups) > 1:
+        parts = [f"{_phrase(n)} intervals for {_join(stats)}" for n, stats in groups.items()]
+        text = _join(parts)
+    else:
+        text = f"{_phrase(next(iter(groups)) if groups else str(record.get('method')))} intervals"
+    reps = record.get("replicates")
+    if isinstance(reps, (int, float)) and reps:
+        text += f" ({int(reps):,} bootstrap replicates)"
+    if fallbacks and _studentized(record):
+        text += " (expanded percentile where the warnings say the studentized replicates are degenerate)"
+    return text
+
+
+def _join(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def describe_table(prov: Mapping[str, Any], table: str) -> str:
+    """``95% percentile intervals (50,000 bootstrap replicates)``: one table's intervals with their level;
+    "" where the table has no record."""
+    record = table_intervals(prov).get(table)
+    if record is None:
+        return ""
+    level = record.get("level", prov.get("ci", 0.95))
+    return f"{ci_label(level)} {interval_phrase(record, fallbacks=bool(prov.get('interval_fallbacks')))}"
+
+
+def headline_intervals(prov: Mapping[str, Any]) -> str:
+    """The headline table's (the aggregates') intervals: the console summary, report.html, the captions."""
+    return describe_table(prov, "aggregates")
+
+
+def table_clauses(prov: Mapping[str, Any], present: set[str] | None = None) -> list[str]:
+    """``the per-task means: Student-t intervals``: one clause per table with intervals (among ``present``)."""
+    fallbacks = bool(prov.get("interval_fallbacks"))
+    return [
+        f"{TABLE_WORDS.get(table, table)}: {interval_phrase(record, fallbacks=fallbacks)}"
+        for table, record in table_intervals(prov).items()
+        if present is None or table in present
+    ]
+
+
+def non_bootstrap_tables(prov: Mapping[str, Any], present: set[str] | None = None) -> list[str]:
+    """The tables (among ``present``) whose intervals are not bootstrap intervals."""
+    return [
+        table
+        for table, record in table_intervals(prov).items()
+        if (present is None or table in present)
+        and str(record.get("method")) in intervals.REGISTRY
+        and not intervals.REGISTRY[str(record.get("method"))].bootstrap
+    ]
+
+
+def summary_header(report: Any) -> str:
+    """The console summary's first line: the runs, the scores, the headline table's intervals, the seed and
+    the filters."""
+    prov = report.provenance
+    filters = prov.get("filters") or {}
+    return (
+        f"{report.counts().text()}; {prov.get('normalization', '')}; {headline_intervals(prov)}, "
+        f"seed {prov.get('seed')}" + "".join(f"; {k.replace('_', ' ')}: {', '.join(v)}" for k, v in filters.items())
+    )

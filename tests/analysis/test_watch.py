@@ -1,0 +1,137 @@
+"""The watch: decisions, launch lists, and a state folder that cannot be replayed, rewound or redesigned."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import rl_reliable_logger as rl
+from rl_reliable_logger.errors import InputError
+
+SHIFTS = {"A": 0.0, "B": 8.0, "C": 0.05}
+
+
+def scores(runs: dict[str, int], seed: int = 0, tasks: int = 4) -> pd.DataFrame:
+    """``runs[alg]`` runs per task; run k of a cell is the same number whatever the count (runs accumulate)."""
+    rows = []
+    for a, n in runs.items():
+        for t in range(tasks):
+            values = np.random.default_rng([seed, ord(a), t]).normal(t + SHIFTS[a], 1.0, size=20)[:n]
+            rows += [(a, f"task{t}", k, float(v)) for k, v in enumerate(values)]
+    return pd.DataFrame(rows, columns=["algorithm", "task", "seed", "score"])
+
+
+def table(frame: pd.DataFrame) -> rl.ScoreTable:
+    return rl.ScoreTable(frame)
+
+
+DESIGN = {"looks": 3, "max_runs": 9, "reps": 300, "seed": 0}
+
+
+def test_a_decided_comparison_stops_and_records_its_look(tmp_path: Path) -> None:
+    result = rl.watch(table(scores({"A": 3, "B": 3})), state=tmp_path / "s", **DESIGN)
+    assert result.stop and result.look == 1
+    row = result.decisions.iloc[0]
+    assert list(result.decisions.columns) == ["algorithm_x", "algorithm_y", "metric", "decision", "low", "high", "look"]
+    assert (row.algorithm_x, row.algorithm_y, row.metric, row.decision, row.look) == ("A", "B", "iqm", "y>x", 1)
+    assert row.low < row.high < 0
+    assert result.launch.empty and list(result.launch.columns) == ["algorithm", "task", "add_runs"]
+    looks = json.loads((tmp_path / "s" / "looks.json").read_text())
+    assert len(looks) == 1 and looks[0]["hash"] == result.record["hash"]
+
+
+def test_launch_lists_only_the_cells_an_open_comparison_needs(tmp_path: Path) -> None:
+    result = rl.watch(table(scores({"A": 3, "B": 3, "C": 3})), state=tmp_path / "s", **DESIGN)
+    decided = result.decisions.set_index(["algorithm_x", "algorithm_y"])["decision"]
+    assert decided[("A", "B")] == "y>x" and decided[("B", "C")] == "x>y" and decided[("A", "C")] == "undecided"
+    assert not result.stop
+    assert set(result.launch["algorithm"]) == {"A", "C"} and len(result.launch) == 8
+    assert (result.launch["add_runs"] == 3).all()  # ⌈2·9/3⌉ = 6 runs at look 2
+    second = rl.watch(table(scores({"A": 6, "B": 3, "C": 6})), state=tmp_path / "s", **DESIGN)
+    assert second.look == 2
+    kept = second.decisions.set_index(["algorithm_x", "algorithm_y"])
+    assert kept.loc[("A", "B"), "look"] == 1 and kept.loc[("A", "B"), "low"] == result.decisions.iloc[0]["low"]
+    assert kept.loc[("A", "C"), "look"] == 2
+
+
+def test_the_same_data_replays_the_recorded_look_whatever_the_row_order(tmp_path: Path) -> None:
+    frame = scores({"A": 3, "C": 3})
+    first = rl.watch(table(frame), state=tmp_path / "s", **DESIGN)
+    written = (tmp_path / "s" / "looks.json").read_bytes()
+    again = rl.watch(table(frame.sample(frac=1.0, random_state=3)), state=tmp_path / "s", **DESIGN)
+    assert again.replayed and again.look == first.look == 1
+    pd.testing.assert_frame_equal(again.decisions, first.decisions)
+    pd.testing.assert_frame_equal(again.launch, first.launch)
+    assert (tmp_path / "s" / "looks.json").read_bytes() == written
+
+
+def test_results_do_not_depend_on_row_order_and_follow_the_seed(tmp_path: Path) -> None:
+    frame = scores({"A": 3, "C": 3})
+    one = rl.watch(table(frame), state=tmp_path / "a", **DESIGN)
+    shuffled = rl.watch(table(frame.sample(frac=1.0, random_state=7)), state=tmp_path / "b", **DESIGN)
+    pd.testing.assert_frame_equal(one.decisions, shuffled.decisions)
+    other = rl.watch(table(frame), state=tmp_path / "c", **{**DESIGN, "seed": 1})
+    assert other.decisions.iloc[0]["low"] != one.decisions.iloc[0]["low"]
+
+
+def test_the_kth_look_spends_what_is_left_and_ends_the_watch(tmp_path: Path) -> None:
+    state = tmp_path / "s"
+    for look, n in enumerate((3, 6, 9), start=1):
+        result = rl.watch(table(scores({"A": n, "C": n})), state=state, **DESIGN)
+        assert result.look == look
+    assert result.stop and result.launch.empty
+    times = json.loads((state / "looks.json").read_text())[-1]["pairs"][0]["times"]
+    assert times == [3 / 9, 6 / 9, 1.0]
+    with pytest.raises(InputError, match="all 3 looks"):
+        rl.watch(table(scores({"A": 9, "C": 9}, seed=5)), state=state, **DESIGN)
+
+
+def test_refusals_are_one_sentence(tmp_path: Path) -> None:
+    state = tmp_path / "s"
+    rl.watch(table(scores({"A": 4, "C": 4})), state=state, **DESIGN)
+    cases = [
+        (scores({"A": 3, "C": 4}), DESIGN, "fewer than the 4 of look 1"),
+        (scores({"A": 5, "C": 5}, seed=9), DESIGN, "no longer holds every run score of look 1"),
+        (scores({"A": 5, "C": 5}), {**DESIGN, "alpha": 0.1}, "`alpha=` was 0.05"),
+        (scores({"A": 5, "C": 5}), {**DESIGN, "reps": 400}, "`reps=` was 300"),
+        (scores({"A": 5, "C": 5}, tasks=3), DESIGN, "`tasks=` was"),
+        (scores({"A": 10, "C": 10}), DESIGN, "more than the design's `max_runs=9`"),
+        (scores({"A": 5, "C": 5}), {**DESIGN, "method": "bca"}, "`method=` does not apply"),
+        (scores({"A": 5, "C": 5}), {**DESIGN, "seed": None}, "reproducible `seed=`"),
+    ]
+    for frame, kwargs, message in cases:
+        with pytest.raises(InputError, match=message) as err:
+            rl.watch(table(frame), state=state, **kwargs)
+        assert "\n" not in str(err.value)
+    with pytest.raises(InputError, match="at least 2 runs"):
+        rl.watch(table(scores({"A": 1, "C": 3})), state=tmp_path / "fresh", **DESIGN)
+
+
+def test_a_state_folder_changed_by_hand_or_holding_other_files_is_refused(tmp_path: Path) -> None:
+    state = tmp_path / "s"
+    rl.watch(table(scores({"A": 3, "C": 3})), state=state, **DESIGN)
+    looks = state / "looks.json"
+    looks.write_text(looks.read_text().replace('"look": 1', '"look": 0'))
+    with pytest.raises(InputError, match="does not match the manifest"):
+        rl.watch(table(scores({"A": 6, "C": 6})), state=state, **DESIGN)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    with pytest.raises(InputError, match="not a watch state"):
+        rl.watch(table(scores({"A": 3, "C": 3})), state=other, **DESIGN)
+    assert (other / "notes.txt").read_text() == "mine"
+
+
+def test_any_registered_metric_and_lower_is_better_flips_the_decision(tmp_path: Path) -> None:
+    frame = scores({"A": 3, "B": 3})
+    frame["score"] = frame["score"] / 20.0  # the optimality gap's threshold is 1
+    gap = rl.watch(table(frame), state=tmp_path / "g", metric="optimality_gap", **DESIGN)
+    mean = rl.watch(table(frame), state=tmp_path / "m", metric="mean", **DESIGN)
+    assert gap.decisions.iloc[0]["decision"] == "y>x" and gap.decisions.iloc[0]["low"] > 0  # B's gap is smaller
+    assert mean.decisions.iloc[0]["decision"] == "y>x" and mean.decisions.iloc[0]["high"] < 0
+    with pytest.raises(InputError, match="unknown metric"):
+        rl.watch(table(frame), state=tmp_path / "x", metric="no_such_metric", **DESIGN)

@@ -1,0 +1,58 @@
+"""rliable's README usage on the Atari 100k data (``benchmarks/rliable_readme.py``), run unchanged with the drop-in,
+against rliable 1.2's own results stored in ``oracle_readme.json`` (made by ``python
+benchmarks/bench_rliable_dropin.py --reps 2000 --write-oracle tests/rliable/oracle_readme.json`` with rliable 1.2 in
+its venv): point estimates identical, interval endpoints within Monte-Carlo error of two independent bootstraps."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+
+import numpy as np
+import pytest
+
+from tests.support.paths import REPO, SHARED_DATA
+
+ORACLE = REPO / "tests" / "rliable" / "oracle_readme.json"
+
+
+def _readme_module():
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    spec = importlib.util.spec_from_file_location("rliable_readme", REPO / "benchmarks" / "rliable_readme.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def results():
+    if not (SHARED_DATA / "dopamine_atari_baselines").is_dir():
+        pytest.skip(f"the shared data folder ({SHARED_DATA}) is needed: set RL_RELIABLE_SHARED_DATA")
+    from rl_reliable_logger.rliable import library as rly
+    from rl_reliable_logger.rliable import metrics
+
+    readme = _readme_module()
+    oracle = json.loads(ORACLE.read_text())
+    finals, curves = readme.load_inputs()
+    np.random.seed(oracle["seed"])
+    ours = readme.to_json(readme.readme_usage(rly, metrics, finals, curves, oracle["reps"]))
+    return readme, oracle, ours, finals
+
+
+@pytest.mark.parametrize("snippet", ["aggregates", "poi", "curve", "profile"])
+def test_points_identical_to_rliable(results, snippet) -> None:
+    _, oracle, ours, _ = results
+    assert ours[snippet]["points"] == oracle[snippet]["points"]
+
+
+@pytest.mark.parametrize("snippet", ["aggregates", "poi", "curve", "profile"])
+def test_endpoints_within_monte_carlo_error_of_rliable(results, snippet) -> None:
+    readme, oracle, ours, finals = results
+    reps, step = oracle["reps"][snippet], readme.lattice_step(snippet, finals)
+    for key, theirs in oracle[snippet]["intervals"].items():
+        theirs, mine = np.asarray(theirs), np.asarray(ours[snippet]["intervals"][key])
+        assert mine.shape == theirs.shape
+        gap = np.abs(mine - theirs) / readme.mc_tolerance(theirs, reps, step)
+        assert gap.max() <= 1.0, f"{snippet} {key}: endpoint gap {gap.max():.2f} x the Monte-Carlo tolerance"

@@ -1,0 +1,92 @@
+"""Ray Tune experiments as a source (issue 34): a real local Tune run of the documented example
+(``examples/ray_tune_seeds.py``), read from its ResultGrid and from its folder, gives the tables of the same
+scores in a CSV, the tuning view over its configurations included."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("ray.tune", reason="Ray Tune is not installed (pip install 'rl_reliable_logger[raytune]')")
+
+from rl_reliable_logger import InputError, ScoreTable
+from rl_reliable_logger.trackers.raytune import raytune_table
+from tests.support.paths import EXAMPLES
+from tests.support.same_tables import assert_same_tables
+
+SEEDS, EXPLORE = (0, 1), (0.1, 0.5)
+KEYS: dict[str, Any] = {"score_key": "eval/return", "algorithm_key": "config/algo"}
+
+
+def _example() -> Any:
+    spec = importlib.util.spec_from_file_location("ray_tune_seeds", EXAMPLES / "ray_tune_seeds.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def experiment(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The example's experiment, 16 trials (2 algorithms x 2 tasks x 2 explore values x 2 seeds), run once."""
+    import ray
+
+    example = _example()
+    storage = tmp_path_factory.mktemp("tune")
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        grid = example.run(str(storage), seeds=SEEDS, explore=EXPLORE)
+    finally:
+        if started:
+            ray.shutdown()
+    rows = []
+    for algo in ("eps-greedy", "ucb"):
+        for task in example.TASKS:
+            for explore in EXPLORE:
+                for seed in SEEDS:
+                    config = {"algo": algo, "task": task, "explore": explore, "seed": seed}
+                    curve = example.learning_curve(config)
+                    rows += [{**config, "step": i + 1, "score": v} for i, v in enumerate(curve)]
+    csv = ScoreTable(pd.DataFrame(rows).rename(columns={"algo": "algorithm"}), hyperparameter_keys=["explore"])
+    return {"grid": grid, "folder": storage / "bandits", "csv": csv}
+
+
+def test_the_tune_experiment_gives_the_csvs_tables_exactly(experiment):
+    grid_table = raytune_table(experiment["grid"], **KEYS, hyperparameter_keys=["config/explore"])
+    assert len(grid_table.frame) == 16 and set(grid_table.frame["explore"]) == set(EXPLORE)
+    tables = assert_same_tables(grid_table, experiment["csv"].final(), hyperparameter_keys=["explore"])
+    tuning = tables["tuning"]
+    assert not tuning.empty and {"complete", "tuned", "split"} <= set(tuning["view"])
+    # the experiment's folder, opened with Ray's ExperimentAnalysis, is the same experiment
+    folder_table = raytune_table(experiment["folder"], **KEYS, hyperparameter_keys=["config/explore"])
+    assert_same_tables(folder_table, grid_table, hyperparameter_keys=["explore"])
+
+
+def test_curves_and_score_rules_read_the_reported_history(experiment):
+    csv = experiment["csv"]
+    curves = raytune_table(experiment["grid"], **KEYS, hyperparameter_keys=["config/explore"], curves=True)
+    assert_same_tables(curves, csv, hyperparameter_keys=["explore"], curves=True)
+    mean2 = raytune_table(experiment["grid"], **KEYS, hyperparameter_keys=["config/explore"], score_rule="mean-last-2")
+    keys = ["algorithm", "task", "explore", "seed"]
+    want = csv.frame[csv.frame["step"] >= 4].groupby(keys)["score"].mean().to_dict()  # the last 2 of 5 reports
+    got = mean2.frame.set_index(keys)["score"].to_dict()
+    assert got == pytest.approx(want, rel=1e-15) and len(got) == 16
+
+
+def test_a_config_key_no_trial_has_names_the_trials(experiment):
+    with pytest.raises(InputError, match=r"16 runs lack config\.algorithm"):
+        raytune_table(experiment["grid"], score_key="eval/return")  # the example's key is algo
+
+
+def test_a_folder_that_is_no_experiment_is_named(tmp_path):
+    with pytest.raises(InputError, match="does not exist"):
+        raytune_table(tmp_path / "absent", **KEYS)
+    with pytest.raises(InputError, match="is not a Ray Tune experiment folder"):
+        raytune_table(tmp_path, **KEYS)
+    with pytest.raises(InputError, match="no Ray Tune experiment"):
+        raytune_table(3, **KEYS)
