@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["available_memory", "format_bytes"]
+__all__ = ["available_memory", "format_bytes", "out_of_memory"]
 
 
 def format_bytes(n: float) -> str:
@@ -20,27 +20,95 @@ def format_bytes(n: float) -> str:
     return f"{n:.1f} PB"  # pragma: no cover
 
 
-def available_memory() -> float | None:
-    """Bytes of memory this process can still use: MemAvailable, capped by a cgroup limit; None if unknown."""
-    found: list[float] = []
+def _read(path: str) -> str | None:
     try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    found.append(float(line.split()[1]) * 1024)
-                    break
+        with open(path) as fh:
+            return fh.read()
     except OSError:
-        pass
-    if not found:
-        try:
-            found.append(float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")))
-        except (ValueError, OSError, AttributeError):
-            pass
+        return None
+
+
+def _machine() -> float | None:
+    """MemAvailable (what the kernel can give without swapping), else the free pages."""
+    for line in (_read("/proc/meminfo") or "").splitlines():
+        if line.startswith("MemAvailable:"):
+            return float(line.split()[1]) * 1024
     try:
-        limit = open("/sys/fs/cgroup/memory.max").read().strip()
-        used = open("/sys/fs/cgroup/memory.current").read().strip()
-        if limit != "max":
-            found.append(float(limit) - float(used))
-    except (OSError, ValueError):
-        pass
-    return min(found) if found else None
+        return float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+#: A cgroup v1 "no limit" is a huge page-aligned number, not a word.
+_NO_LIMIT = 2**60
+
+#: (limit, usage) files of the memory cgroup: v2, then v1.
+_CGROUP_FILES = (
+    ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+    ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"),
+)
+
+
+def _cgroup() -> float | None:
+    """What the memory cgroup (a container's or a batch job's limit) still allows."""
+    for limit_file, used_file in _CGROUP_FILES:
+        limit, used = _read(limit_file), _read(used_file)
+        if limit is None or used is None:
+            continue
+        try:
+            cap = float(limit.strip())
+        except ValueError:  # "max"
+            return None
+        return None if cap >= _NO_LIMIT else cap - float(used.strip() or 0)
+    return None
+
+
+def _rlimits() -> list[float]:
+    """What ``ulimit -v`` (RLIMIT_AS, the address space) and ``ulimit -d`` (RLIMIT_DATA) still allow this process,
+    from its current sizes in ``/proc/self/status`` (VmSize, VmData)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on POSIX
+        return []
+    status = {
+        line.split(":")[0]: float(line.split()[1]) * 1024
+        for line in (_read("/proc/self/status") or "").splitlines()
+        if line.startswith(("VmSize:", "VmData:")) and len(line.split()) >= 2
+    }
+    left = []
+    for limit_kind, used_key in ((resource.RLIMIT_AS, "VmSize"), (resource.RLIMIT_DATA, "VmData")):
+        soft = resource.getrlimit(limit_kind)[0]
+        if soft != resource.RLIM_INFINITY and soft >= 0:
+            left.append(max(0.0, float(soft) - status.get(used_key, 0.0)))
+    return left
+
+
+def available_memory() -> float | None:
+    """Bytes of memory this process can still use: the smallest of the machine's available memory, what the
+    memory cgroup still allows and what the process's limits (``ulimit -v`` / ``-d``) leave; None if unknown.
+
+    A batch scheduler's limit is usually one of the last two: the machine may have 100 GB free while the job may
+    use 4; a check against the machine alone let a run end in ``MemoryError`` (or a failed import) instead of a
+    sentence with the estimate."""
+    found = [x for x in (_machine(), _cgroup(), *_rlimits()) if x is not None]
+    return max(0.0, min(found)) if found else None
+
+
+#: How the dynamic loader says a module's segments did not fit (``ImportError`` under ``ulimit -v``).
+_LOADER_OUT_OF_MEMORY = ("failed to map segment", "cannot allocate memory", "out of memory")
+
+
+def out_of_memory(err: BaseException) -> str | None:
+    """The one sentence for an exception that means memory ran out (``MemoryError``, or an import whose shared
+    library could not be mapped); None for any other. The last resort of the command line: every size the
+    package can estimate is checked before it is allocated, this catches what slipped through."""
+    if not isinstance(err, MemoryError) and not (
+        isinstance(err, ImportError) and any(text in str(err).lower() for text in _LOADER_OUT_OF_MEMORY)
+    ):
+        return None
+    avail = available_memory()
+    left = f"about {format_bytes(avail)} was still available" if avail is not None else "the limit is unknown"
+    return (
+        f"ran out of memory ({left}: the smallest of the machine's free memory, the memory cgroup's limit and "
+        "`ulimit -v`/`-d`); raise the job's memory limit, or analyse less at a time (--only-tasks, fewer --reps)"
+    )

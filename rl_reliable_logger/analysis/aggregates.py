@@ -251,9 +251,22 @@ def aggregate_tables(
         if notes is not None:
             notes += [f"{alg}: {n}" for n in fell_back]
         point = clip_noise(point, low, high)  # a point outside its interval by rounding only
+        if notes is not None:
+            notes += _nan_notes(alg, metric_objs, point, low, high)
         for j, m in enumerate(metric_objs):
             rows.append({"algorithm": alg, "metric": m.name, "point": point[j], "low": low[j], "high": high[j]})
     return pd.DataFrame(rows, columns=["algorithm", "metric", "point", "low", "high"]), dists
+
+
+def _nan_notes(alg: str, metric_objs: list[mt.Metric], *values: np.ndarray) -> list[str]:
+    """One sentence per metric whose point or interval is NaN (a custom metric returned NaN): never a silent NaN."""
+    bad = np.isnan(np.vstack([np.asarray(v, dtype=float) for v in values])).any(axis=0)
+    return [
+        f"{alg}: metric {m.name!r} is NaN (its function returned NaN on these scores, e.g. an empty slice or 0/0); "
+        "its point and interval mean nothing: fix the metric or leave it out"
+        for m, nan in zip(metric_objs, bad)
+        if nan
+    ]
 
 
 def aggregate(

@@ -40,6 +40,7 @@ from .aggregates import (
     prepare,
 )
 from .budgets import histories
+from .inputs import as_score_table
 from .jordan import jordan_tables, tuning_table
 from .options import DEFAULT_METRICS, AnalysisOptions, OptionKeywords, as_options, ci_label
 from .redacted import redact_report
@@ -119,6 +120,7 @@ def evaluate(
         >>> report.headline("iqm")[["algorithm", "point"]].values.tolist()
         [['A', 2.5], ['B', 3.5]]
     """
+    table = as_score_table(table)  # a DataFrame or a path is read like the CLI reads it; anything else: InputError
     opts = as_options(options, **overrides)
     started = _dt.datetime.now(_dt.timezone.utc)
     raw_table = table

@@ -48,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``rl-reliable``; returns the exit status."""
     from ..errors import RLReliableError
+    from ..memory import out_of_memory
     from ..redaction import redacting_run_names
     from ..trackers.base.messages import describe_failure, describe_os_error, is_tracker_failure
 
@@ -86,6 +87,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 err, registry.client_modules()
             ):  # the store, its database or the network: not a bug of ours
                 print(f"error: tracker request failed: {user_message(describe_failure(err))}", file=sys.stderr)
+                return 2
+            if out_of_memory(err):  # what no estimate caught: a MemoryError, a library that could not be mapped
+                print(f"error: {out_of_memory(err)}", file=sys.stderr)
                 return 2
             if isinstance(err, OSError):  # the file system (permissions, disk full), named with its file
                 print(f"error: {user_message(describe_os_error(err))}", file=sys.stderr)

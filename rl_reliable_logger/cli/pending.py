@@ -7,7 +7,12 @@ tracker's ``final_score`` module.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
+import os
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from ..trackers import registry
@@ -58,8 +63,8 @@ def register(subparsers: Any) -> None:
 
 def _handler(args: argparse.Namespace) -> int:
     from ..errors import RLReliableError
-    from ..trackers.base.messages import describe_failure, is_tracker_failure, one_line, printable
-    from ..trackers.base.pending import list_pending, mark_pushed, pending_dir
+    from ..trackers.base.messages import one_line, printable
+    from ..trackers.base.pending import list_pending, pending_dir
 
     def say(text: object, **kwargs: Any) -> None:  # like every message: redacted, escaped, one line
         print(one_line(printable(text), limit=4000), **kwargs)
@@ -74,35 +79,71 @@ def _handler(args: argparse.Namespace) -> int:
     if not items:
         say(f"no pending final scores in {folder}")
         return 2 if problems else 0
-    failed = 0
+    failed = others = 0
     for item in items:
         if not args.push:
             say(item.describe())
             continue
-        try:
-            outcome = _push(item, args)
-        except Exception as err:  # one bad file or run never stops the batch
-            if not isinstance(err, RLReliableError) and not is_tracker_failure(err, registry.client_modules()):
-                raise
-            failed += 1
-            why = cli_message(err) if isinstance(err, RLReliableError) else describe_failure(err)
-            why = why.removeprefix(f"{item.path.name}: ").rstrip()  # the file is named once, first
-            say(f"not pushed: {item.path.name}: {why}{'' if why.endswith(('.', '?', '!')) else '.'}", file=sys.stderr)
-            continue
-        said = "already there" if outcome == "already" else "written"
-        try:
-            where = f"file moved to {mark_pushed(item)}"
-        except RLReliableError as err:
-            where = cli_message(err)
-        say(f"pushed: {item.tracker} run {item.run_id}: score {item.score!r} {said}; {where}")
+        with _claim(item.path) as mine:
+            if not mine:
+                others += 1
+                say(f"skipped: {item.path.name}: another `pending --push` is pushing it (or has pushed it)")
+                continue
+            failed += _push_one(item, args, say)
     if args.push:
         say(
-            f"{len(items) - failed} of {len(items)} pending score(s) pushed"
+            f"{len(items) - failed - others} of {len(items)} pending score(s) pushed"
+            + (f"; {others} by another `pending --push` at the same time" if others else "")
             + (f"; {failed} kept in {folder}" if failed else "")
         )
     else:
         say(f"{len(items)} pending score(s) in {folder}; send them with: rl-reliable pending {folder} --push")
     return 2 if failed or problems else 0  # every file was tried; the ones not pushed are named above
+
+
+@contextlib.contextmanager
+def _claim(path: Path) -> Iterator[bool]:
+    """Hold an exclusive lock on a pending file while it is pushed, so that two ``pending --push`` at once send
+    each score once; False when another process holds it or has already moved it to ``pushed/``."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        yield False
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        yield False
+        return
+    try:
+        yield path.exists()  # moved between our open and our lock: pushed by the other one
+    finally:
+        os.close(fd)
+
+
+def _push_one(item: Any, args: argparse.Namespace, say: Any) -> int:
+    """Push one file and say what happened; 1 when it was not pushed (named in one line), else 0."""
+    from ..errors import RLReliableError
+    from ..trackers.base.messages import describe_failure, is_tracker_failure
+    from ..trackers.base.pending import mark_pushed
+
+    try:
+        outcome = _push(item, args)
+    except Exception as err:  # one bad file or run never stops the batch
+        if not isinstance(err, RLReliableError) and not is_tracker_failure(err, registry.client_modules()):
+            raise
+        why = cli_message(err) if isinstance(err, RLReliableError) else describe_failure(err)
+        why = why.removeprefix(f"{item.path.name}: ").rstrip()  # the file is named once, first
+        say(f"not pushed: {item.path.name}: {why}{'' if why.endswith(('.', '?', '!')) else '.'}", file=sys.stderr)
+        return 1
+    said = "already there" if outcome == "already" else "written"
+    try:
+        where = f"file moved to {mark_pushed(item)}"
+    except RLReliableError as err:
+        where = cli_message(err)
+    say(f"pushed: {item.tracker} run {item.run_id}: score {item.score!r} {said}; {where}")
+    return 0
 
 
 def _push(item: Any, args: argparse.Namespace) -> str:

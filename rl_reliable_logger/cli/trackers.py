@@ -84,7 +84,7 @@ def read_table(plugin: TrackerPlugin, args: argparse.Namespace, options: Any) ->
     source = plugin.open_source(args, retry_policy(args))
     table = source.table(source_request(args, options, plugin))
     for warning in plugin.source_warnings(source):
-        print(f"warning: {redact(warning)}", file=sys.stderr)  # --redact-run-names too
+        print(f"warning: skipped {redact(warning)}", file=sys.stderr)  # --redact-run-names too
     return table
 
 
@@ -105,8 +105,11 @@ def handle(plugin: TrackerPlugin, args: argparse.Namespace) -> int:
         sink = plugin.open_sink(args, source, table, retry)  # before any computation: a bad target is said now
     except RLReliableError as err:
         raise CliError(cli_message(err)) from None
-    for warning in plugin.source_warnings(source):
-        print(f"warning: {redact(warning)}", file=sys.stderr)  # --redact-run-names too
+    unread = plugin.source_warnings(source)
+    if unread and options.strict:  # a damaged log is a dropped run: --strict refuses to go on without it
+        raise CliError(f"--strict: {redact(unread[0])}; repair or remove it, or drop --strict")
+    for warning in unread:
+        print(f"warning: skipped {redact(warning)}", file=sys.stderr)  # --redact-run-names too
 
     report = run_and_report(table, args, source=table.source, options=selected_options(options, table))
     if sink is None:

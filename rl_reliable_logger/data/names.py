@@ -57,6 +57,16 @@ NA_MARKERS = frozenset(
 )
 
 NameMode = Literal["strict", "normalize"]
+
+#: The ``task`` of the ``ranks`` table's rows that average over tasks (``ranks.csv``, the rank figure).
+AVERAGE_TASK = "__average__"
+#: Names an output table uses for its own rows, by field: a real name equal to one (as a reader sees it,
+#: :func:`display_key`) would be indistinguishable from that row, so it is refused. Every other place where
+#: names meet a table's own labels keeps them apart by column (``plan.csv``'s ``kind``) or by position
+#: (``report.html``'s per-task table, whose first column is the task even when an algorithm is named "task").
+RESERVED: dict[str, dict[str, str]] = {
+    "task": {AVERAGE_TASK: "the ranks table's row for the mean over tasks"},
+}
 _MAX_ROWS = 8
 
 
@@ -129,12 +139,25 @@ def normalized(name: str) -> str:
     return unicodedata.normalize("NFC", name.strip())
 
 
-def _bad_characters(name: str) -> str | None:
+def bad_characters(name: str) -> str | None:
     for ch in name:
         cat = unicodedata.category(ch)
         if cat in ("Cc", "Cs") or ch in _BIDI:
             return f"U+{ord(ch):04X}"
     return None
+
+
+def _check_reserved(texts: list[str], field: str, where: str) -> None:
+    """Refuse a name an output table uses for its own rows (:data:`RESERVED`)."""
+    reserved = {display_key(name): (name, role) for name, role in RESERVED.get(field, {}).items()}
+    for text in texts:
+        if display_key(text) in reserved:
+            name, role = reserved[display_key(text)]
+            raise InputError(
+                f"{field} name {text!r} in {where} is reserved: {name!r} is {role}, so the two could not be told "
+                "apart; rename it at the source.",
+                [f"{field} {text!r}: reserved"],
+            )
 
 
 def _distinct(values: pd.Series) -> tuple[np.ndarray, list[Any]]:
@@ -185,7 +208,7 @@ def check_names(
     except UnicodeDecodeError:
         bad = [i for i, v in values.items() if isinstance(v, bytes) and not _decodes(v)]
         raise InputError(f"{where} holds bytes that are not UTF-8 text in {at(bad)}.") from None
-    found = [_bad_characters(v) for v in texts]
+    found = [bad_characters(v) for v in texts]
     rows = np.flatnonzero(np.array([c is not None for c in found], dtype=bool)[codes])
     controls = [(values.index[int(j)], found[codes[j]]) for j in rows]
     if controls:
@@ -195,6 +218,7 @@ def check_names(
             "names must be printable text (no newline, tab, NUL, bidirectional override); rename them at the source.",
             [f"{one(i)}: control character {c}" for i, c in controls],
         )
+    _check_reserved(texts, field, where)
     notes: list[str] = []
     if mode == "normalize":
         rewritten = [normalized(v) for v in texts]

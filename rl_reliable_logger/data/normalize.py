@@ -37,6 +37,7 @@ import pandas as pd
 from ..errors import InputError, ScoreTableError
 from . import csvcells
 from .counts import agree, plural
+from .files import check_regular_file
 from .scores import ScoreTable
 
 #: Scores the training code already normalised (0 and 1 as it defines them): kept as they are, and labelled
@@ -269,6 +270,7 @@ def get_normalizer(spec: str | os.PathLike | Normalizer | PercentileNormalizer) 
         return Normalizer(name=key, low=low, high=high, description=_describe(key))
     path = Path(spec)
     if path.exists():
+        check_regular_file(path, "reference table")
         try:
             table = csvcells.read_csv(path, text_columns=["task"])
         except (OSError, ValueError, UnicodeDecodeError) as err:

@@ -8,6 +8,7 @@ interpreter (x19); JSON builds a Python object per value first. They err on the 
 from __future__ import annotations
 
 import os
+import zlib
 
 from ..errors import ScoreTableError
 from ..memory import available_memory, format_bytes
@@ -37,6 +38,24 @@ def input_size(path: str | os.PathLike, kind: str) -> int:
     return size
 
 
+def gzip_damage(path: str | os.PathLike) -> str | None:
+    """Why ``path`` is not a complete gzip file (None when it decompresses to its end), read in streaming mode
+    (1 MB of output at a time, discarded): a file cut short has random bytes where its size should be, so the
+    size it seems to record must not be believed before the stream is known to be whole."""
+    stream = zlib.decompressobj(wbits=31)
+    try:
+        with open(path, "rb") as fh:
+            while chunk := fh.read(1 << 16):
+                while chunk:
+                    stream.decompress(chunk, 1 << 20)
+                    chunk = stream.unconsumed_tail
+                    if stream.eof and stream.unused_data:  # the next member of a multi-member file
+                        chunk, stream = stream.unused_data + chunk, zlib.decompressobj(wbits=31)
+    except zlib.error as err:
+        return f"its compressed data is corrupt ({err})"
+    return None if stream.eof else "it ends before the end of its compressed data (cut short)"
+
+
 def check_read_memory(path: str | os.PathLike, kind: str, *, available: float | None = None) -> None:
     """Raise a ScoreTableError naming the file when reading it would need more memory than is available."""
     avail = available_memory() if available is None else available
@@ -44,6 +63,9 @@ def check_read_memory(path: str | os.PathLike, kind: str, *, available: float | 
         return
     size = input_size(path, kind)
     need = FACTORS.get(kind, 25) * size
+    damage = gzip_damage(path) if need > avail and str(path).lower().endswith(".gz") else None
+    if damage is not None:
+        raise ScoreTableError(f"{path}: not a complete gzip file: {damage}; copy or write the file again")
     if need > avail:
         raise ScoreTableError(
             f"{path}: reading its {format_bytes(size)} of {kind} data would need about {format_bytes(need)} of "

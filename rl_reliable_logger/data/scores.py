@@ -31,6 +31,7 @@ from ..errors import ScoreTableError
 from . import csvcells
 from .counts import agree, plural
 from .fields import check_distinct
+from .files import check_regular_file
 from .names import NameMode, check_names, is_missing, seed_key
 from .read_memory import check_read_memory
 
@@ -56,16 +57,24 @@ def _listing(items: Sequence[str]) -> str:
 _HEADROOM = 4.0
 
 
-def check_magnitudes(values: np.ndarray, *, what: str = "scores") -> None:
-    """Refuse scores so large that a sum or difference of them overflows float64 (inf/nan intervals)."""
+def check_magnitudes(values: np.ndarray, *, what: str = "scores", rows: pd.DataFrame | None = None) -> None:
+    """Refuse scores so large that a sum or difference of them overflows float64 (inf/nan intervals); ``rows``
+    (the table the values come from) names the run with the largest."""
     if values.size == 0:
         return
-    biggest = float(np.max(np.abs(values)))
+    at = int(np.argmax(np.abs(values)))
+    biggest = float(abs(values[at]))
     limit = np.finfo(np.float64).max / (_HEADROOM * max(values.size, 2))
     if biggest > limit:
+        where = ""
+        if rows is not None:
+            row = rows.iloc[at]
+            where = f" (the largest: {row.get('algorithm')} / {row.get('task')}, run {row.get('run_id', at)})"
+        if biggest == np.finfo(np.float64).max:
+            where += "; 1.8e+308 is how MLflow stores an infinite metric (a diverged run)"
         raise ScoreTableError(
-            f"{what} up to {biggest:.3g} in magnitude: with {values.size} rows, sums and differences of such values "
-            f"overflow float64 (the limit here is {limit:.3g}); rescale or normalise the scores first."
+            f"{what} up to {biggest:.3g} in magnitude{where}: with {values.size} rows, sums and differences of such "
+            f"values overflow float64 (the limit here is {limit:.3g}); rescale or normalise the scores first."
         )
 
 
@@ -123,6 +132,7 @@ def _file_kind(path: str | os.PathLike, default: str | None = None) -> str:
 @contextlib.contextmanager
 def _reading(path: str | os.PathLike) -> Iterator[None]:
     """Turn the many ways reading a file can fail into one InputError line that names the file."""
+    check_regular_file(path, "score")  # before opening: a FIFO would block, a device never end
     try:
         yield
     except ScoreTableError:
@@ -273,7 +283,7 @@ class ScoreTable:
                 + (f" after dropping {len(dropped)} invalid rows" if dropped else "")
                 + "; check the score column and the grouping keys."
             )
-        check_magnitudes(frame["score"].to_numpy(float), what="scores")
+        check_magnitudes(frame["score"].to_numpy(float), what="scores", rows=frame)
         self.frame = frame.reset_index(drop=True)
         self.dropped = pd.DataFrame(
             [{k: p.get(k) for k in ("run_id", "algorithm", "task", "reason")} for p in dropped],
@@ -751,9 +761,11 @@ class ScoreTable:
                         "expected a list of numbers, one per run."
                     )
                 for i, value in enumerate(scores):
-                    if isinstance(value, (list, tuple, dict, Mapping)):
+                    if isinstance(value, (list, tuple, dict, Mapping, str, bytes)):
+                        shown = f" ({value[:40]!r})" if isinstance(value, (str, bytes)) else ""
                         raise ScoreTableError(
-                            f"nested scores: {alg!r} / {task!r} run {i} is a {type(value).__name__}, not a number."
+                            f"nested scores: {alg!r} / {task!r} run {i} is a {type(value).__name__}{shown}, not a "
+                            "number; write scores as JSON numbers."
                         )
                     rows.append({"algorithm": alg, "task": task, "seed": i, "score": value})
         if not rows:

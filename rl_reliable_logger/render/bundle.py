@@ -496,10 +496,12 @@ def write_bundle(
             os.rename(out, old / "bundle")
         os.rename(tmp, out)
         _fsync(parent)
-    except BaseException:
+    except BaseException as err:
         shutil.rmtree(tmp, ignore_errors=True)
         if old is not None and (old / "bundle").exists() and not out.exists():
             os.rename(old / "bundle", out)  # put the previous bundle back
+        if isinstance(err, OSError) and err.errno and not err.filename:  # a full disk names no file: name the folder
+            raise OSError(err.errno, err.strerror, str(out)) from err
         raise
     finally:
         if old is not None:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
+from ..data.names import AVERAGE_TASK
 from ..data.normalize import describe
 from ..stats.registry import display_name, lower_is_better
 
@@ -833,7 +834,7 @@ def _binned_ranks(grid: pd.DataFrame) -> pd.DataFrame:
 def plot_rank_distributions(
     report: Report | pd.DataFrame,
     *,
-    task: str = "__average__",
+    task: str = AVERAGE_TASK,
     ax: Axes | None = None,
 ) -> Figure:
     """Probability of each algorithm taking each rank (1 = best), as an annotated grid.
@@ -882,7 +883,7 @@ def plot_rank_distributions(
     a.set_yticks(range(n))
     a.set_yticklabels([figure_label(x) for x in algorithms])
     a.set_xlabel("rank (1 = best)")
-    where = "averaged over tasks" if task == "__average__" else f"on {figure_label(task)}"
+    where = "averaged over tasks" if task == AVERAGE_TASK else f"on {figure_label(task)}"
     a.set_title(f"Rank distribution, {where}", fontsize="medium")
     cb = fig.colorbar(im, ax=a, shrink=0.8)
     cb.set_label("probability (bootstrap)")

@@ -171,7 +171,8 @@ def _per_task(report: Report) -> str:
     order = [a for a in report.algorithms if a in set(pt["algorithm"])]
     order += [a for a in pd.unique(pt["algorithm"]) if a not in order]
     wide = pt.pivot_table(index="task", columns="algorithm", values="cell", aggfunc="first").reindex(columns=order)
-    wide = wide.reset_index().fillna("–")
+    wide = wide.fillna("–")
+    wide.insert(0, "task", wide.index, allow_duplicates=True)  # by position: an algorithm may be named "task"
     return (
         '<p class="note">Mean score per task [CI] (runs). Task-level intervals are wide with few runs; '
         "read them as a guide, not a ranking.</p>"

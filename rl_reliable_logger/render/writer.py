@@ -31,6 +31,7 @@ import pandas as pd
 
 # Only what a tables-only save needs is imported here; the figure and page modules load when
 # figures are drawn, so ``save_report(..., figures=False)`` (``--no-figures``) starts fast.
+from ..data.names import AVERAGE_TASK
 from ..errors import InputError
 from .bundle import (
     MANIFEST,
@@ -165,7 +166,7 @@ def figure_specs(report: Report) -> list[FigureSpec]:
             "Probability of each algorithm taking each rank, averaged over tasks (bootstrap).",
             "ranks",
             plots.plot_rank_distributions,
-            lambda t: bool((t["task"].astype(str) == "__average__").any()),
+            lambda t: bool((t["task"].astype(str) == AVERAGE_TASK).any()),
         ),
         FigureSpec(
             "optimality_gap_curve",

@@ -15,6 +15,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 import sys
 import unicodedata
 from dataclasses import dataclass, field
@@ -36,6 +37,8 @@ class Case:
     extra: dict = field(default_factory=dict)
     #: symlinks to plant: path in the case folder -> target ("{dir}" is the case folder)
     links: dict[str, str] = field(default_factory=dict)
+    #: FIFOs (named pipes) to create in the case folder: reading one would block forever
+    fifos: tuple[str, ...] = ()
     #: commands run first (each must exit 0), e.g. to write a results folder the probe then tampers with
     before: list[list[str]] = field(default_factory=list)
     #: name of a function of this module that edits the case folder after ``before`` (``tamper_<name>``)
@@ -294,7 +297,7 @@ def cases() -> list[Case]:
             {"scores.csv": _csv(_with(base, 0, score=1e308))},
             ev,
             2,
-            error=r"scores up to 1e\+308 in magnitude: .* overflow float64",
+            error=r"scores up to 1e\+308 in magnitude \(the largest: A / t1, run .*\): .* overflow float64",
         )
     )
     add(
@@ -561,7 +564,7 @@ def cases() -> list[Case]:
         )
     )
     out += results_folder_cases() + secret_cases() + malformed_cases() + confusable_cases() + size_and_level_cases()
-    out += tampered_folder_cases() + curve_step_cases()
+    out += tampered_folder_cases() + curve_step_cases() + special_file_cases() + reserved_name_cases()
     return out
 
 
@@ -1026,6 +1029,71 @@ def tampered_folder_cases() -> list[Case]:
     ]
 
 
+def special_file_cases() -> list[Case]:
+    """Inputs that are not regular files are refused before they are opened: a FIFO blocked ``evaluate`` forever,
+    a link to ``/dev/zero`` would be read without end."""
+    scores = {"scores.csv": _csv(grid(["A", "B"]))}
+    special = r"is a FIFO \(named pipe\), not a regular file; give the path of the {} file itself$"
+    plan = ["plan", "{dir}/in.csv", "--runs", "3", "--trials", "5", "--sim-reps", "50", "--quiet"]
+    return [
+        Case(
+            "fifo_input",
+            {},
+            ["evaluate", "{dir}/in.csv", *FAST],
+            2,
+            error=r"in\.csv: " + special.format("score"),
+            fifos=("in.csv",),
+        ),
+        Case(
+            "fifo_json_input",
+            {},
+            ["evaluate", "{dir}/in.json.gz", *FAST],
+            2,
+            error=r"in\.json\.gz: is a FIFO",
+            fifos=("in.json.gz",),
+        ),
+        Case("fifo_plan_input", {}, plan, 2, error=r"in\.csv: is a FIFO", fifos=("in.csv",)),
+        Case(
+            "fifo_reference_table",
+            scores,
+            ["evaluate", "{dir}/scores.csv", *FAST, "--normalize", "{dir}/refs.csv"],
+            2,
+            error=r"refs\.csv: " + special.format("reference table"),
+            fifos=("refs.csv",),
+        ),
+        Case(
+            "link_to_dev_zero",
+            {},
+            ["evaluate", "{dir}/zero.csv", *FAST],
+            2,
+            error=r"zero\.csv: is a character device, not a regular file",
+            links={"zero.csv": "/dev/zero"},
+        ),
+        Case(
+            "link_to_dev_null_parquet",
+            {},
+            ["evaluate", "{dir}/null.parquet", *FAST],
+            2,
+            error=r"null\.parquet: is a character device",
+            links={"null.parquet": "/dev/null"},
+        ),
+    ]
+
+
+def reserved_name_cases() -> list[Case]:
+    """A task named like the ranks table's own mean-over-tasks row (``__average__``) is refused: ranks.csv held
+    two indistinguishable rows per (algorithm, rank) and probabilities summing to 2."""
+    return [
+        Case(
+            "reserved_task_average",
+            {"scores.csv": _csv(grid(["A", "B"], ["t1", "__average__"]))},
+            ["evaluate", "{dir}/scores.csv", *FAST],
+            2,
+            error=r"scores\.csv: task name '__average__' in task column 'task' is reserved",
+        )
+    ]
+
+
 def write_case(case: Case, folder: Path) -> Path:
     """Write the case's files and symlinks into ``folder/<name>``; return that folder."""
     root = folder / case.name
@@ -1038,6 +1106,8 @@ def write_case(case: Case, folder: Path) -> Path:
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.symlink_to(target.replace("{dir}", str(root)))
+    for rel in case.fifos:
+        os.mkfifo(root / rel)
     return root
 
 

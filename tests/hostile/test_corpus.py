@@ -29,7 +29,11 @@ def run(case: Case, tmp_path: Path, capsys) -> tuple[int, str, str, Path]:
     return status, captured.out, captured.err, root
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+# a FIFO probe that regressed would block forever: it fails after a minute instead
+PARAMS = [pytest.param(c, id=c.name, marks=[pytest.mark.timeout(60)] if c.fifos else []) for c in CASES]
+
+
+@pytest.mark.parametrize("case", PARAMS)
 def test_case(case: Case, tmp_path, capsys):
     given = {rel: data for rel, data in case.files.items()}
     status, out, err, root = run(case, tmp_path, capsys)
@@ -193,31 +197,25 @@ def test_p_x_gt_y_point_estimate_needs_no_n_by_n_matrix():
     assert 0.45 < value < 0.55
 
 
-def test_thousands_of_extra_columns_take_time_linear_in_their_number(tmp_path, capsys):
-    """Extra columns were copied one at a time (quadratic: 20,000 took > 300 s, 5,000 gave 4,905
-    PerformanceWarnings). Four times the columns must take well under 16 times as long (a ratio measured
-    within one run, so a slow shared machine does not matter)."""
-    import time
+@pytest.mark.timeout(300)
+def test_thousands_of_extra_columns_are_not_copied_one_at_a_time(tmp_path, capsys):
+    """Extra columns were copied one at a time (quadratic: 20,000 took > 300 s, 5,000 gave 4,905 pandas
+    PerformanceWarnings, which pandas raises for a frame built by repeated column inserts). 4,000 extra columns
+    must be read without one such warning; the time itself is measured by benchmarks, not asserted here."""
     import warnings
 
     from .generate import _csv, grid
 
-    def seconds(n: int) -> float:
-        extra = [f"c{i}" for i in range(n)]
-        rows = [(*r, *(["x"] * n)) for r in grid(["A", "B"])]
-        path = tmp_path / f"wide{n}.csv"
-        path.write_bytes(_csv(rows, ",".join(["algorithm", "task", "seed", "score", *extra])))
-        start = time.perf_counter()
-        with warnings.catch_warnings(record=True) as seen:
-            warnings.simplefilter("always")
-            status = main(["evaluate", str(path), "--reps", "100", "--no-figures", "--quiet"])
-        assert status == 0, capsys.readouterr().err
-        assert not [w for w in seen if "PerformanceWarning" in type(w.message).__name__]
-        return time.perf_counter() - start
-
-    seconds(200)  # warm: imports
-    small, large = seconds(1000), seconds(4000)
-    assert large < 8 * small, (small, large)
+    n = 4000
+    extra = [f"c{i}" for i in range(n)]
+    rows = [(*r, *(["x"] * n)) for r in grid(["A", "B"])]
+    path = tmp_path / f"wide{n}.csv"
+    path.write_bytes(_csv(rows, ",".join(["algorithm", "task", "seed", "score", *extra])))
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        status = main(["evaluate", str(path), "--reps", "100", "--no-figures", "--quiet"])
+    assert status == 0, capsys.readouterr().err
+    assert not [w for w in seen if "PerformanceWarning" in type(w.message).__name__]
 
 
 @pytest.mark.parametrize("name", ["scores.csv", "scores.csv.gz", "scores.json"])

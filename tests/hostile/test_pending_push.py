@@ -68,3 +68,37 @@ def test_a_batch_of_good_and_bad_files_pushes_the_good_ones_and_names_each_bad_o
     for path, data in bad.items():  # kept as they were
         assert path.read_bytes() == data
     assert len(list((pending / "pushed").iterdir())) == 2 and len(list(pending.glob("*.json"))) == 4
+
+
+@pytest.mark.timeout(600)
+def test_two_pushes_at_once_send_every_score_once_and_both_succeed(tmp_path):
+    """Two ``pending --push`` on one folder at the same time: the second used to fail on the first file the other
+    had already moved ("No such file or directory", exit 2) and both could write the same score twice."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.support.mlflow_store import log_run, make_store
+    from tests.support.paths import REPO
+
+    uri = make_store(tmp_path)
+    client = mlflow.MlflowClient(uri)
+    exp = client.create_experiment("train")
+    runs = [log_run(client, exp, f"r{i}") for i in range(12)]
+    pending = tmp_path / "pending"
+    for i, run_id in enumerate(runs):
+        _save(pending, run_id, uri, score=10.0 + i)
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    command = [sys.executable, "-m", "rl_reliable_logger.cli", "pending", str(pending), "--push", "--retry-for", "0"]
+    pushers = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+               for _ in range(2)]  # fmt: skip
+    done = [(p.returncode, *p.communicate(timeout=300)) for p in pushers]
+    done = [(p.returncode, out, err) for p, (_, out, err) in zip(pushers, done)]
+    for status, _out, err in done:
+        assert status == 0, err
+        assert not RAW.search(err), err
+    pushed = sum(int(out.split("\n")[-2].split(" of ")[0]) for _, out, _ in done)
+    assert pushed == 12, [out for _, out, _ in done]
+    for i, run_id in enumerate(runs):
+        assert [m.value for m in client.get_metric_history(run_id, "rl_reliable_final_score")] == [10.0 + i]
+    assert list(pending.glob("*.json")) == [] and len(list((pending / "pushed").iterdir())) == 12

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -596,17 +594,15 @@ def test_percentile_scores_mixture():
 
 
 @pytest.mark.slow
-def test_paper_scale_pbp_takes_seconds():
-    """nA = 11, nE = 15 (|S| = 1815, the paper's size): a PBP interval in seconds, not minutes."""
+@pytest.mark.timeout(600)  # a hang guard; the time itself is measured by benchmarks/bench_scale_jordan.py
+def test_paper_scale_pbp_is_certified():
+    """nA = 11, nE = 15 (|S| = 1815, the paper's size): the PBP interval holds the point, with certified bounds."""
     rng = np.random.default_rng(16)
     samples = _random_samples(rng, 11, 15, 100)
-    t0 = time.perf_counter()
     res = jd.jordan_evaluate(samples, method="pbp", support=(-12.0, 12.0))
-    elapsed = time.perf_counter() - t0
     assert res.info["n_states"] == 1815
     assert np.all(res.low <= res.y) and np.all(res.y <= res.high)
     assert res.info["max_slack"] < 1e-6
-    assert elapsed < 90, f"PBP at |S| = 1815 took {elapsed:.1f} s"
 
 
 # --------------------------------------------------------------------------- bridge + figure

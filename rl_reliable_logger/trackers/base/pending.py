@@ -281,7 +281,12 @@ def mark_pushed(item: PendingScore) -> Path:
         raise InputError(f"{done}: not a folder (a link or a file); the pushed file stays in {item.path.parent}")
     done.mkdir(exist_ok=True)
     target = done / item.path.name
-    os.replace(item.path, target)
+    try:
+        os.replace(item.path, target)
+    except FileNotFoundError:
+        if target.exists():  # another `pending --push` at the same time moved it first: pushed all the same
+            return target
+        raise
     return target
 
 

@@ -96,7 +96,7 @@ class TrackerPlugin:
         """Before the runs are read (e.g. wait for a sweep to finish); ``say`` prints a progress line."""
 
     def source_warnings(self, source: Source) -> list[str]:
-        """Warnings about what the source could not read, printed after the table is read."""
+        """What the source could not read (``skipped <it>`` on the console; ``--strict`` refuses to go on)."""
         return []
 
     def open_sink(self, args: Args, source: Source, table: ScoreTable, retry: RetryPolicy) -> Sink | None:

@@ -241,8 +241,14 @@ class RetryPolicy:
             if left <= 0:
                 raise OutOfTime(f"no answer within the time budget ({_plural(attempt + 1, 'attempt')})")
             if say:
+                spent = left <= self.request_timeout  # only the last request's own timeout is left
                 say(
-                    f"still waiting for an answer ({what}): attempt {attempt + 1}, {left:.0f} s left of the time budget"
+                    f"still waiting for an answer ({what}): attempt {attempt + 1}, "
+                    + (
+                        f"the {self._budget():g} s time budget is spent; this last request gets {left:.0f} s more"
+                        if spent
+                        else f"{left:.0f} s left of the time budget"
+                    )
                 )
         if "error" in box:
             raise box["error"]

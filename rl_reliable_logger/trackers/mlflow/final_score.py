@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -94,8 +95,17 @@ def _write(tracker: Tracker, run_id: str, checked: FinalScore) -> str:
             f"log_final_score: run {run_id} already has {detail}; one run is one (algorithm, task, "
             "seed). Nothing was logged. Start a new run for a new configuration."
         )
-    if data.metrics.get(DEFAULT_KEYS["score"]) == checked.score and all(current.get(k) == v for k, v in wanted.items()):
+    old = data.metrics.get(DEFAULT_KEYS["score"])
+    if old == checked.score and all(current.get(k) == v for k, v in wanted.items()):
         return "already"
+    if old is not None and old != checked.score:  # MLflow keeps both; analyses read the latest without a word
+        warnings.warn(
+            f"log_final_score: run {run_id} already has {DEFAULT_KEYS['score']} = {old!r}; {checked.score!r} is "
+            "logged after it and is the value every analysis uses (the earlier one stays in the metric's history). "
+            "Log one final score per run.",
+            UserWarning,
+            stacklevel=4,
+        )
     tracker.call(
         "logging the final score",
         client.log_batch,

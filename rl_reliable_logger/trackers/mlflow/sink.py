@@ -72,6 +72,7 @@ from .presentation import (
     run_links,
     source_runs,
 )
+from .quiet import end_run_quietly
 from .source import ANALYSIS_ROLE, ROLE_TAG
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -334,7 +335,7 @@ class MlflowSink:
         )
         run_id = run.info.run_id
         self._write_verified(client, run, report, digest, metrics, verified, end_failed=True)
-        client.call("finishing the analysis run", client.client.set_terminated, run_id, "FINISHED")
+        client.call("finishing the analysis run", end_run_quietly, client.client, run_id, "FINISHED")
         # two publishers of the same content at once: keep the oldest run, delete ours
         same = [] if self.force else _finished_analysis_runs(client, exp_id, digest)
         if same and same[0].info.run_id != run_id:
@@ -505,7 +506,7 @@ def _mark_failed(
     def mark() -> None:
         client.client.log_batch(run_id, tags=[RunTag(k, v) for k, v in tags.items()])
         if end:
-            client.client.set_terminated(run_id, "FAILED")
+            end_run_quietly(client.client, run_id, "FAILED")
 
     client.call("marking the run failed", mark)
 

@@ -16,6 +16,7 @@ Nothing here writes to the run directories.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import struct
@@ -25,8 +26,10 @@ import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
+from ...data.files import check_regular_file
+from ...memory import format_bytes
 from ..base.records import RunRecord
 
 _HEADER = b":W&B" + struct.pack("<H", 0xBEE1) + b"\x00"
@@ -62,57 +65,70 @@ class OfflineRuns(list):
 
 
 # ---------------------------------------------------------------------------- framing
-def _iter_chunks_payloads(data: bytes) -> Iterator[bytes]:
-    """Yield the raw record payloads of a ``.wandb`` log (bytes after the 7-byte header).
+class _Damaged(ValueError):
+    """The log is in W&B's format but damaged (cut short, a checksum that does not match): never retried through
+    the CLI reader, which would read the intact part and silently drop what is missing."""
 
-    A truncated tail (the process died mid-write) ends the iteration quietly: everything before it
-    is intact and checksummed. A bad checksum or unknown chunk type raises ``_FormatError``.
-    """
-    if not data.startswith(_HEADER[:4]):
+
+def _check_header(head: bytes) -> None:
+    if not head.startswith(_HEADER[:4]):
         raise _FormatError("missing ':W&B' header")
-    if data[4:6] != _HEADER[4:6]:
-        raise _FormatError(f"unknown magic {data[4:6].hex()}")
-    if data[6] != 0:
-        raise _FormatError(f"unknown log version {data[6]}")
-    pos = len(_HEADER)
-    pending: list[bytes] | None = None
-    n = len(data)
+    if head[4:6] != _HEADER[4:6]:
+        raise _FormatError(f"unknown magic {head[4:6].hex()}")
+    if head[6] != 0:
+        raise _FormatError(f"unknown log version {head[6]}")
+
+
+def _block_chunks(block: bytes, offset: int) -> Iterator[tuple[int, bytes]]:
+    """``(type, data)`` of the chunks of one block (``offset``: where it starts in the file). A chunk never
+    crosses a block; a block shorter than the rest of its block is the end of the file."""
+    pos, n = 0, len(block)
     while pos < n:
-        left_in_block = _BLOCK - (pos % _BLOCK)
-        if left_in_block < _CHUNK_HEADER:
-            pos += left_in_block  # zero padding at the end of a block
-            continue
-        if pos + _CHUNK_HEADER > n:
-            return  # truncated header at the very end
-        crc, length, ctype = struct.unpack_from("<IHB", data, pos)
+        if n - pos < _CHUNK_HEADER:  # padding at the end of a block, or a header cut short
+            if any(block[pos:]) and (offset + n) % _BLOCK:
+                raise _Damaged(f"it ends in the middle of a chunk header at byte {offset + n}")
+            return
+        crc, length, ctype = struct.unpack_from("<IHB", block, pos)
         if crc == 0 and length == 0 and ctype == 0:
-            # zero-filled remainder of a block (or of a preallocated file): skip to next block
-            pos += left_in_block
-            continue
-        start = pos + _CHUNK_HEADER
-        end = start + length
+            return  # zero-filled remainder of a block (or of a preallocated file)
+        start, end = pos + _CHUNK_HEADER, pos + _CHUNK_HEADER + length
         if end > n:
-            return  # truncated payload at the very end
-        chunk = data[start:end]
+            raise _Damaged(f"it ends in the middle of a record at byte {offset + n}, {end - n} byte(s) short")
+        if ctype not in (_FULL, _FIRST, _MIDDLE, _LAST):
+            raise _FormatError(f"unknown chunk type {ctype} at byte {offset + pos}")
+        chunk = block[start:end]
         if zlib.crc32(chunk, zlib.crc32(bytes([ctype]))) & 0xFFFFFFFF != crc:
-            raise _FormatError(f"checksum mismatch at byte {pos}")
+            raise _Damaged(f"checksum mismatch at byte {offset + pos}")
+        yield ctype, chunk
         pos = end
-        if ctype == _FULL:
-            yield chunk
-        elif ctype == _FIRST:
-            pending = [chunk]
-        elif ctype == _MIDDLE:
-            if pending is None:
-                raise _FormatError(f"MIDDLE chunk without FIRST at byte {pos}")
-            pending.append(chunk)
-        elif ctype == _LAST:
-            if pending is None:
-                raise _FormatError(f"LAST chunk without FIRST at byte {pos}")
-            pending.append(chunk)
-            yield b"".join(pending)
-            pending = None
-        else:
-            raise _FormatError(f"unknown chunk type {ctype} at byte {pos}")
+
+
+def _iter_chunks_payloads(data: bytes | BinaryIO) -> Iterator[bytes]:
+    """Yield the raw record payloads of a ``.wandb`` log, read block by block (a file is never read whole).
+
+    Not W&B's framing: ``_FormatError``. W&B's framing but damaged (cut short inside a chunk or a record, a bad
+    checksum): ``_Damaged``. A log that ends exactly after a record (a run still being written, or killed
+    between two writes) is not damaged: it reads as a run without an exit record (``crashed``).
+    """
+    stream: BinaryIO = io.BytesIO(data) if isinstance(data, (bytes, bytearray)) else data
+    _check_header(stream.read(len(_HEADER)) + bytes(len(_HEADER)))
+    offset, pending = len(_HEADER), None
+    while block := stream.read(_BLOCK - offset % _BLOCK):
+        for ctype, chunk in _block_chunks(block, offset):
+            if ctype == _FULL and pending is None:
+                yield chunk
+            elif ctype == _FIRST and pending is None:
+                pending = [chunk]
+            elif ctype in (_MIDDLE, _LAST) and pending is not None:
+                pending.append(chunk)
+                if ctype == _LAST:
+                    yield b"".join(pending)
+                    pending = None
+            else:
+                raise _Damaged(f"chunk of type {ctype} out of sequence in the block at byte {offset}")
+        offset += len(block)
+    if pending is not None:
+        raise _Damaged(f"its last record is cut short at byte {offset}")
 
 
 def _loads(value_json: str) -> Any:
@@ -206,51 +222,69 @@ class _RunState:
         return "finished" if self.exit_code == 0 else "failed"
 
 
+def _pb_run(rec: Any, st: _RunState, keys: set[str] | None) -> None:
+    r = rec.run
+    st.saw_run = True
+    st.run_id = r.run_id or st.run_id
+    st.project = r.project or st.project
+    st.entity = r.entity or st.entity
+    st.name = r.display_name or st.name
+    st.group = r.run_group or st.group
+    st.job_type = r.job_type or st.job_type
+    st.sweep = r.sweep_id or st.sweep
+    st.notes = r.notes or st.notes
+    if len(r.tags):
+        st.tags = list(r.tags)
+    if r.HasField("start_time"):
+        st.start_time = r.start_time.ToJsonString()
+    for item in r.config.update:
+        st.set_config(_item_key(item), _loads(item.value_json))
+    for item in r.summary.update:
+        st.set_summary(_item_key(item), _loads(item.value_json))
+
+
+def _drop(values: dict[str, Any], key: str) -> None:
+    """Remove ``key`` and every flattened key under it."""
+    for k in [k for k in values if k == key or k.startswith(key + ".")]:
+        del values[k]
+
+
+def _pb_config(rec: Any, st: _RunState, keys: set[str] | None) -> None:
+    for item in rec.config.update:
+        st.set_config(_item_key(item), _loads(item.value_json))
+    for item in rec.config.remove:
+        _drop(st.config, _item_key(item))
+
+
+def _pb_summary(rec: Any, st: _RunState, keys: set[str] | None) -> None:
+    for item in rec.summary.update:
+        st.set_summary(_item_key(item), _loads(item.value_json))
+    for item in rec.summary.remove:
+        _drop(st.summary, _item_key(item))
+
+
+def _pb_history(rec: Any, st: _RunState, keys: set[str] | None) -> None:
+    h = rec.history
+    items = {_item_key(i): _loads(i.value_json) for i in h.item}
+    step = h.step.num if h.HasField("step") else items.get("_step", 0)
+    for k, v in items.items():
+        st.add_history(step, k, v, keys)
+
+
+def _pb_exit(rec: Any, st: _RunState, keys: set[str] | None) -> None:
+    st.exit_code = int(rec.exit.exit_code)
+
+
+#: What each protobuf record kind changes; other kinds (files, stats, output, ...) are counted only.
+_PB_KINDS = {"run": _pb_run, "config": _pb_config, "summary": _pb_summary, "history": _pb_history, "exit": _pb_exit}
+
+
 def _apply_pb(rec: Any, st: _RunState, keys: set[str] | None) -> None:
     """Fold one protobuf ``Record`` into ``st``."""
-    kind = rec.WhichOneof("record_type")
     st.n_records += 1
-    if kind == "run":
-        r = rec.run
-        st.saw_run = True
-        st.run_id = r.run_id or st.run_id
-        st.project = r.project or st.project
-        st.entity = r.entity or st.entity
-        st.name = r.display_name or st.name
-        st.group = r.run_group or st.group
-        st.job_type = r.job_type or st.job_type
-        st.sweep = r.sweep_id or st.sweep
-        st.notes = r.notes or st.notes
-        if len(r.tags):
-            st.tags = list(r.tags)
-        if r.HasField("start_time"):
-            st.start_time = r.start_time.ToJsonString()
-        for item in r.config.update:
-            st.set_config(_item_key(item), _loads(item.value_json))
-        for item in r.summary.update:
-            st.set_summary(_item_key(item), _loads(item.value_json))
-    elif kind == "config":
-        for item in rec.config.update:
-            st.set_config(_item_key(item), _loads(item.value_json))
-        for item in rec.config.remove:
-            key = _item_key(item)
-            for k in [k for k in st.config if k == key or k.startswith(key + ".")]:
-                del st.config[k]
-    elif kind == "summary":
-        for item in rec.summary.update:
-            st.set_summary(_item_key(item), _loads(item.value_json))
-        for item in rec.summary.remove:
-            key = _item_key(item)
-            for k in [k for k in st.summary if k == key or k.startswith(key + ".")]:
-                del st.summary[k]
-    elif kind == "history":
-        h = rec.history
-        items = {_item_key(i): _loads(i.value_json) for i in h.item}
-        step = h.step.num if h.HasField("step") else items.get("_step", 0)
-        for k, v in items.items():
-            st.add_history(step, k, v, keys)
-    elif kind == "exit":
-        st.exit_code = int(rec.exit.exit_code)
+    apply = _PB_KINDS.get(rec.WhichOneof("record_type"))
+    if apply is not None:
+        apply(rec, st, keys)
 
 
 def _read_pb(path: Path, keys: set[str] | None) -> _RunState:
@@ -261,13 +295,14 @@ def _read_pb(path: Path, keys: set[str] | None) -> _RunState:
     except Exception as exc:  # pragma: no cover - wandb/protobuf missing or renamed
         raise _FormatError(f"cannot import wandb's protobuf schema ({exc})") from exc
     st = _RunState()
-    for payload in _iter_chunks_payloads(path.read_bytes()):
-        rec = pb.Record()  # type: ignore[attr-defined]
-        try:
-            rec.ParseFromString(payload)
-        except DecodeError as exc:
-            raise _FormatError(f"undecodable record ({exc})") from exc
-        _apply_pb(rec, st, keys)
+    with open(path, "rb") as fh:
+        for payload in _iter_chunks_payloads(fh):
+            rec = pb.Record()  # type: ignore[attr-defined]
+            try:
+                rec.ParseFromString(payload)
+            except DecodeError as exc:
+                raise _FormatError(f"undecodable record ({exc})") from exc
+            _apply_pb(rec, st, keys)
     return st
 
 
@@ -383,18 +418,31 @@ def read_offline_run(log: str | os.PathLike, *, history_keys: Iterable[str] | No
     """Read one ``run-<id>.wandb`` log; raise ``ValueError`` (with the path and reason) if impossible."""
     path = Path(log)
     keys = set(history_keys) if history_keys is not None else None
-    if path.stat().st_size <= len(_HEADER):
+    check_regular_file(path, "W&B transaction log")  # a link to /dev/zero would be read forever
+    size = path.stat().st_size
+    if size == 0:
+        raise ValueError(
+            f"damaged transaction log {path.name}: the file is empty (0 bytes); re-sync or re-run this seed"
+        )
+    if size <= len(_HEADER):
         raise ValueError(
             "empty transaction log (header only): the process was hard-killed (SIGKILL, OOM, os._exit) "
             "before W&B flushed anything, so nothing can be recovered; re-run this seed"
         )
     try:
         st = _read_pb(path, keys)
+    except _Damaged as err:
+        raise ValueError(
+            f"damaged transaction log {path.name} ({format_bytes(size)}): {err}; the run is not used (copy the "
+            "folder again from where the run wrote it, or re-run this seed)"
+        ) from None
     except _FormatError as first:
         try:
             st = _read_cli(path, keys)
         except _FormatError as second:
-            raise ValueError(f"unreadable transaction log ({first}; fallback: {second})") from second
+            raise ValueError(
+                f"damaged or unreadable transaction log {path.name} ({first}; fallback: {second})"
+            ) from second
     if not st.saw_run or not st.run_id:
         # The run record is written first; without it we cannot name the run.
         fallback_id = path.stem[len("run-") :] if path.stem.startswith("run-") else path.stem

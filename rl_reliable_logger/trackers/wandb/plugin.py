@@ -219,7 +219,7 @@ class WandbPlugin(TrackerPlugin):
         )
 
     def source_warnings(self, source: Source) -> list[str]:
-        return [f"skipped offline run {problem}" for problem in getattr(source, "problems", ())]
+        return [f"offline run {problem}" for problem in getattr(source, "problems", ())]
 
     def open_sink(self, args: Args, source: Source, table: ScoreTable, retry: RetryPolicy) -> Sink | None:
         from .sink import sink_for

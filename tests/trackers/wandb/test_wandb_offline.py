@@ -205,9 +205,9 @@ def test_checksum_mismatch_is_detected():
     good = off._HEADER + struct.pack("<IHB", crc, len(payload), 1) + payload
     assert list(off._iter_chunks_payloads(good)) == [payload]
     bad = off._HEADER + struct.pack("<IHB", crc ^ 1, len(payload), 1) + payload
-    with pytest.raises(off._FormatError, match="checksum"):
+    with pytest.raises(off._Damaged, match="checksum"):
         list(off._iter_chunks_payloads(bad))
-    # a record split over FIRST/LAST chunks is reassembled; a truncated tail is ignored
+    # a record split over FIRST/LAST chunks is reassembled; a log cut short is damaged, not read in part
     a, b = b"abc", b"defg"
     split = (
         off._HEADER
@@ -216,7 +216,11 @@ def test_checksum_mismatch_is_detected():
         + struct.pack("<IHB", zlib.crc32(b, zlib.crc32(bytes([4]))), 4, 4)
         + b
     )
-    assert list(off._iter_chunks_payloads(split + b"\x01\x02")) == [b"abcdefg"]
+    assert list(off._iter_chunks_payloads(split)) == [b"abcdefg"]
+    with pytest.raises(off._Damaged, match="middle of a chunk header"):
+        list(off._iter_chunks_payloads(split + b"\x01\x02"))
+    with pytest.raises(off._Damaged, match="last record is cut short"):
+        list(off._iter_chunks_payloads(split[: -(len(b) + 7)]))
 
 
 # ---------------------------------------------------------------------------- sink (offline)
