@@ -38,17 +38,10 @@ from ..stats import registry
 from ..stats import sequential as sq
 from .aggregates import analysis_streams, cells_by_algorithm, prepare
 from .options import as_options
+from .watch_options import FROZEN_OPTIONS, OWN_OPTIONS
 
 DECISION_COLUMNS = ["algorithm_x", "algorithm_y", "metric", "decision", "low", "high", "look"]
 LAUNCH_COLUMNS = ["algorithm", "task", "add_runs"]
-#: Analysis options that change a look's numbers: frozen with the design.
-FROZEN_OPTIONS = ("normalize", "gamma", "reps", "seed", "task_bootstrap", "budget", "only_tasks")
-#: Options a watch decides itself: passing them is refused with the keyword to use instead.
-OWN_OPTIONS = {
-    "metrics": "metric=",
-    "only_algorithms": "compare=",
-    "method": "nothing (the repeated intervals are normal intervals with the bootstrap standard deviation)",
-}
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,13 @@ from . import pending as pending_command
 from . import plan as plan_command
 from . import report as report_command
 from . import trackers as tracker_commands
+from . import watch as watch_command
 from .common import EPILOG
 from .flags import CliError, user_message
 from .options import run_name_redactor
 
 #: Every subcommand, in help order (``tracker_commands`` adds one per registered tracker).
-SUBCOMMANDS = (evaluate_command, tracker_commands, report_command, plan_command, pending_command)
+SUBCOMMANDS = (evaluate_command, tracker_commands, report_command, plan_command, watch_command, pending_command)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,16 @@
+"""Which analysis options a watch freezes, and which it decides itself: no numpy, so the command line can read them.
+
+``rl-reliable watch`` adds exactly the flags of :data:`FROZEN_OPTIONS` (from their declarations in
+:class:`~rl_reliable_logger.analysis.options.AnalysisOptions`), and :mod:`.watch` records them with the design.
+"""
+
+from __future__ import annotations
+
+#: Analysis options that change a look's numbers: frozen with the design.
+FROZEN_OPTIONS = ("normalize", "gamma", "reps", "seed", "task_bootstrap", "budget", "only_tasks")
+#: Options a watch decides itself: passing them is refused with the keyword to use instead.
+OWN_OPTIONS = {
+    "metrics": "metric=",
+    "only_algorithms": "compare=",
+    "method": "nothing (the repeated intervals are normal intervals with the bootstrap standard deviation)",
+}
