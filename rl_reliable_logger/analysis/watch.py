@@ -186,7 +186,8 @@ def data_hash(cells: dict[str, bs.Cells], tasks: Sequence[str]) -> str:
 def take_look(table: ScoreTable, design: Design, history: Sequence[dict[str, Any]], **options: Any) -> WatchResult:
     """The next look of ``design`` at ``table``, after the recorded ``history`` (JSON records of earlier looks).
 
-    The same data as a recorded look returns that look (``replayed``); fewer runs in a cell than the last look,
+    The same data as a recorded look returns that look (``replayed``), and so does more data once every
+    comparison was decided before the last look (that look is final); fewer runs in a cell than the last look,
     a look beyond ``design.looks``, other tasks, or a cell outside 2..max_runs runs are refused.
     """
     opts = _options(options)
@@ -206,6 +207,8 @@ def take_look(table: ScoreTable, design: Design, history: Sequence[dict[str, Any
             return result_from(record, design, replayed=True)
     runs = _runs(subset, tasks)
     _check_growth(history, counts, runs, design)
+    if history and result_from(history[-1], design).stop:  # decided early: that look is final, more data spends none
+        return result_from(history[-1], design, replayed=True)
     look = len(history) + 1
     metric = registry.get_metric(design.metric, gamma=opts.gamma)
     rng, shared = analysis_streams(opts.seed, algorithms, opts.task_bootstrap)

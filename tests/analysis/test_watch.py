@@ -135,3 +135,12 @@ def test_any_registered_metric_and_lower_is_better_flips_the_decision(tmp_path: 
     assert mean.decisions.iloc[0]["decision"] == "y>x" and mean.decisions.iloc[0]["high"] < 0
     with pytest.raises(InputError, match="unknown metric"):
         rl.watch(table(frame), state=tmp_path / "x", metric="no_such_metric", **DESIGN)
+
+
+def test_a_stopped_watch_is_final_and_more_data_spends_no_look(tmp_path: Path) -> None:
+    first = rl.watch(table(scores({"A": 3, "B": 3})), state=tmp_path / "s", **DESIGN)
+    assert first.stop and first.look == 1
+    later = rl.watch(table(scores({"A": 6, "B": 6})), state=tmp_path / "s", **DESIGN)
+    assert later.stop and later.replayed and later.look == 1
+    pd.testing.assert_frame_equal(later.decisions, first.decisions)
+    assert len(json.loads((tmp_path / "s" / "looks.json").read_text())) == 1
