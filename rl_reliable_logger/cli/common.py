@@ -13,13 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from ..trackers import registry
+from ..trackers.base.request import KINDS
 from .flags import CliError, as_flags, cli_message
 from .options import analysis_options, name_mode
 
 __all__ = ["EPILOG", "CliError", "format_comparisons", "format_summary", "run_and_report", "tracker_fields"]
 
-#: Kinds of tracker field references (``trackers.base.records.KINDS``, checked by a test).
-_REF_KINDS = ("config", "summary", "params", "metrics", "tags", "run")
 
 EPILOG = """\
 examples:
@@ -38,7 +37,7 @@ with 95% stratified-bootstrap intervals (Agarwal et al., 2021), seed 0 unless --
 
 def tracker_fields(keys: Sequence[str]) -> dict[str, str] | None:
     """``--hyperparameter-keys params.lr,config.clip`` names field references: fetch them as columns of those names."""
-    refs = {k: k for k in keys if "." in k and k.split(".", 1)[0] in _REF_KINDS}
+    refs = {k: k for k in keys if "." in k and k.split(".", 1)[0] in KINDS}
     return refs or None
 
 

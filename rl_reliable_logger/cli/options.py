@@ -16,6 +16,7 @@ import argparse
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from ..trackers.base.request import KINDS
 from .flags import PLAN_FLAGS, CliError, as_flags, cli_message
 
 __all__ = [
@@ -345,7 +346,7 @@ def source_kwargs(args: argparse.Namespace, options: Any, *, default_kind: str) 
     extra = {}
     for key in getattr(options, "hyperparameter_keys", ()) or ():
         kind = str(key).split(".", 1)[0]
-        extra[str(key)] = str(key) if "." in str(key) and kind in _REF_KINDS else f"{default_kind}.{key}"
+        extra[str(key)] = str(key) if "." in str(key) and kind in KINDS else f"{default_kind}.{key}"
     curves = bool(getattr(options, "curves", False))
     return {
         "algorithm": args.algorithm_key,
@@ -375,7 +376,3 @@ def selected_options(options: Any, table: Any) -> Any:
     have = [str(a) for a in table.algorithms]
     labels = [a for name in wanted for a in have if a == name or a.startswith(f"{name} ")]  # the user's order
     return options.replace(only_algorithms=tuple(dict.fromkeys(labels + have)))
-
-
-#: Kinds of tracker field references (``trackers.base.records.KINDS``, checked by a test).
-_REF_KINDS = ("config", "summary", "params", "metrics", "tags", "run")

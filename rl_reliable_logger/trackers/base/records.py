@@ -23,10 +23,9 @@ from ...data.scores import FINAL_SCORE, ScoreTable, seed_key
 from ...errors import InputError, ScoreTableError
 from .drops import drop_summary
 from .messages import DROP_INVALID, kw
-from .request import REF_FIELDS, SourceRequest
+from .request import KINDS, REF_FIELDS, SourceRequest
 from .scoring import MAX_BIAS_WARNING, ScoreRule, final_value_problem, history_name, parse_score_rule, score_refs
 
-KINDS = ("config", "summary", "params", "metrics", "tags", "run")
 FINISHED = "finished"
 
 

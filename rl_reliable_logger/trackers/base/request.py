@@ -23,6 +23,8 @@ DEFAULT_KEYS = {
 }
 #: The fields a request names by reference; None means the Source's default (the log_final_score convention).
 REF_FIELDS = ("algorithm", "task", "seed", "score")
+#: The kinds of a field reference (``config.lr``, ``metrics.return``, ...): where in a run record a value lives.
+KINDS = ("config", "summary", "params", "metrics", "tags", "run")
 
 
 @dataclass(frozen=True)
