@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..data.bundle_scores import UNCHANGED
 from ..data.normalize import get_normalizer
 from ..data.scores import ScoreTable
 from ..stats import bootstrap as bs
@@ -84,6 +85,19 @@ def select(table: ScoreTable, algorithms: Sequence[str] | None, tasks: Sequence[
     return out
 
 
+def _check_not_normalized_twice(table: ScoreTable, options: AnalysisOptions) -> None:
+    """Refuse to normalise a results bundle's ``score`` column again (it holds the normalised scores already)."""
+    origin = table.source.get("bundle_normalized")
+    if not origin or str(options.normalize) in UNCHANGED:
+        return
+    raise OptionError(
+        "normalize",
+        f"{origin['path']}: a results bundle's scores, whose `score` column the analysis that wrote it already "
+        f"normalised ({origin['normalize']}); leave out `normalize=` to analyse them as they are, or pass "
+        f"`score='raw_score'` to normalise the raw scores again",
+    )
+
+
 def prepare(table: ScoreTable, options: AnalysisOptions) -> Prepared:
     """Filter, check the memory the options need, normalise; nothing random happens here."""
     if options.curves and not table.has_steps:  # checked before any resampling work
@@ -108,6 +122,7 @@ def prepare(table: ScoreTable, options: AnalysisOptions) -> Prepared:
     warnings = list(table.warnings) + budget_warnings(runs, options.budget) + options.resolution_warnings()
     normalization = "raw score"
     if options.normalize is not None:
+        _check_not_normalized_twice(table, options)
         normalizer = get_normalizer(options.normalize)
         if normalizer.per_step:
             table = normalizer.apply(table)  # every step, so curves are normalised too

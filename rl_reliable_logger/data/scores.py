@@ -661,9 +661,15 @@ class ScoreTable:
         Every read problem (missing file, bad encoding, malformed CSV/JSON, unreadable Parquet) is an
         :class:`~rl_reliable_logger.errors.InputError` naming the file.
         """
+        from .bundle_scores import bundle_normalization
+
         kind = _file_kind(path)
         reader = {"csv": cls.from_csv, "tsv": cls.from_csv, "parquet": cls.from_parquet, "json": cls.from_json}
-        return reader[kind](path, **kwargs)
+        table = reader[kind](path, **kwargs)
+        recorded = bundle_normalization(path, str(kwargs.get("score", "score")))
+        if recorded is not None:  # a results bundle's scores.csv: its score column is normalised already
+            table.source["bundle_normalized"] = {"path": str(path), "normalize": recorded}
+        return table
 
     @classmethod
     def from_csv(cls, path: str | os.PathLike, **kwargs: Any) -> ScoreTable:
