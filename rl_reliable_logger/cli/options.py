@@ -320,21 +320,24 @@ def add_retry_option(group: Any) -> None:
     group.add_argument(
         "--retry-for",
         type=float,
-        default=300.0,
+        default=None,
         metavar="SECONDS",
         help="retry tracker requests that failed for a transient cause (timeout, 5xx, 429 honouring "
-        "Retry-After, connection) with exponential backoff and jitter for up to this long (default: 300; 0: never)",
+        "Retry-After, connection) with exponential backoff and jitter for up to this long (default: 300; 0: never). "
+        "Without it, a server that refuses the very first connection is reported at once (a wrong port or host); "
+        "with it, a server that is still starting is waited for",
     )
 
 
 def retry_policy(args: argparse.Namespace) -> Any:
     """The tracker retry policy of ``--retry-for``."""
-    from ..trackers.base.retry import RetryPolicy
+    from ..trackers.base.retry import DEFAULT_RETRY_FOR, RetryPolicy
 
-    seconds = float(getattr(args, "retry_for", 0.0) or 0.0)
+    given = getattr(args, "retry_for", None)
+    seconds = DEFAULT_RETRY_FOR if given is None else float(given)
     if seconds < 0:
         raise CliError(f"--retry-for must be 0 or more seconds, got {seconds:g}")
-    return RetryPolicy(total=seconds)
+    return RetryPolicy(total=seconds, wait_for_start=given is not None or bool(getattr(args, "wait", False)))
 
 
 def source_kwargs(args: argparse.Namespace, options: Any, *, default_kind: str) -> dict[str, Any]:

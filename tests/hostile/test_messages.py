@@ -112,4 +112,6 @@ def test_a_spent_retry_budget_does_not_say_seconds_are_left_of_it():
     said.clear()
     policy = RetryPolicy(total=30, request_timeout=3.0, progress_every=0.2, progress=said.append)
     policy.call(lambda: time.sleep(0.5), "reading the run")
-    assert said and all("s left of the time budget" in line for line in said), said
+    assert said and all("s left of the 30 s time budget" in line for line in said), said
+    left = [int(line.split(" s left of the 30 s")[0].rsplit(" ", 1)[1]) for line in said]
+    assert all(n <= 30 for n in left), left  # the countdown never shows more than the budget

@@ -164,6 +164,10 @@ class RetryPolicy:
     #: (start, budget, request timeout) of the whole call when this policy is one step of it (:meth:`Deadline.step`): messages
     #: then count attempts' time from that start and name that budget.
     whole: tuple[float, float, float] | None = field(default=None, repr=False)
+    #: Whether a server that has never answered is waited for too. False (the command line without an explicit
+    #: ``--retry-for``): a refused first connection is reported at once, and the budget serves outages of a
+    #: server that has answered.
+    wait_for_start: bool = True
 
     def wait(self, attempt: int, exc: BaseException | None = None) -> float:
         """Seconds to wait before retry number ``attempt`` (0-based)."""
@@ -247,7 +251,7 @@ class RetryPolicy:
                     + (
                         f"the {self._budget():g} s time budget is spent; this last request gets {left:.0f} s more"
                         if spent
-                        else f"{left:.0f} s left of the time budget"
+                        else f"{left - self.request_timeout:.0f} s left of the {self._budget():g} s time budget"
                     )
                 )
         if "error" in box:
@@ -344,7 +348,11 @@ class Deadline:
         def tick() -> None:
             while not stop.wait(self.policy.progress_every):
                 if say:
-                    say(f"still waiting for an answer ({what}): attempt 1, {self.left():.0f} s left of the time budget")
+                    budget_left = max(0.0, self.start + max(0.0, self.policy.total) - self.policy.clock())
+                    say(
+                        f"still waiting for an answer ({what}): attempt 1, {budget_left:.0f} s left of the "
+                        f"{self.policy.total:g} s time budget"
+                    )
 
         ticker = threading.Thread(target=tick, name=f"rl-reliable progress: {what}", daemon=True)
         ticker.start()

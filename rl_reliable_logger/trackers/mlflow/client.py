@@ -50,6 +50,39 @@ def _is_remote(uri: str) -> bool:
     return uri.split(":", 1)[0].lower() in ("http", "https", "databricks")
 
 
+def first_contact_problem(uri: str, timeout: float = 5.0) -> str | None:
+    """Why nothing answers at ``uri``'s host and port (a refused connection, an unknown host, silence for
+    ``timeout`` seconds), or None when a connection opens (or goes through a proxy, which this cannot probe).
+
+    MLflow's own client retries a refused connection for minutes before it raises; this one TCP connection
+    says at once that a port is closed.
+
+    Example:
+        >>> first_contact_problem("http://127.0.0.1:9")   # the discard port: nothing listens here
+        'connection refused'
+    """
+    import socket
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(uri)
+    host = parts.hostname
+    if not host or urllib.request.getproxies().get(parts.scheme) and not urllib.request.proxy_bypass(host):
+        return None
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        socket.create_connection((host, port), timeout=timeout).close()
+    except ConnectionRefusedError:
+        return "connection refused"
+    except socket.gaierror:
+        return f"the host name {host!r} does not resolve"
+    except TimeoutError:
+        return f"no answer from {host}:{port} in {timeout:g} s"
+    except (OSError, ValueError) as err:
+        return one_line(err, limit=200)
+    return None
+
+
 def _sqlite_path(uri: str) -> Path | None:
     if not uri.lower().startswith("sqlite:///"):
         return None
@@ -127,6 +160,14 @@ class Tracker:
                     f"{path} is not an MLflow database ({problem}; tracking URI {self.shown_uri}); it was not opened "
                     f"and is left unchanged. Point {kw('tracking_uri=')} / MLFLOW_TRACKING_URI at the MLflow store "
                     "you trained with."
+                )
+        if _is_remote(self.uri) and not self.retry.wait_for_start:
+            refused = first_contact_problem(self.uri)
+            if refused:
+                raise TrackerError(
+                    f"could not connect to the MLflow tracking server at {self.shown_uri} ({refused}): nothing "
+                    "answers there. Check the host and port, and that the server is running; pass "
+                    f"{kw('retry_for=')} SECONDS to wait for a server that is still starting."
                 )
         self.client = mlflow.MlflowClient(tracking_uri=self.uri)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -40,11 +41,12 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
-def _cli(tmp_path: Path, uri: str, seconds: float, **env: str) -> tuple[subprocess.CompletedProcess[str], float]:
+def _cli(tmp_path: Path, uri: str, seconds: float | None, **env: str) -> tuple[subprocess.CompletedProcess[str], float]:
     argv = [sys.executable, "-m", "rl_reliable_logger", "mlflow", "--tracking-uri", uri, "--experiment", "exp"]
+    budget = [] if seconds is None else ["--retry-for", f"{seconds:g}"]
     start = time.monotonic()
     proc = subprocess.run(
-        [*argv, "--retry-for", f"{seconds:g}", "--reps", "50", "--no-figures"],
+        [*argv, *budget, "--reps", "50", "--no-figures"],
         cwd=tmp_path,
         env=_env(**env),
         capture_output=True,
@@ -71,11 +73,25 @@ def test_closed_port_retry_for_10_ends_within_45_s(tmp_path):
         f"Gave up after 1 attempt in {10 + REQUEST_TIMEOUT:.0f} s: the time budget is 10 s (--retry-for) plus "
         f"{REQUEST_TIMEOUT:g} s for the last request."
     )
-    # progress while waiting: the attempt and the time left
+    # progress while waiting: the attempt and the time left, never more than the budget itself
     assert "note: still waiting for an answer (looking up experiment 'exp'): attempt 1, " in proc.stderr
-    assert "s left of the time budget" in proc.stderr or "the 10 s time budget is spent; this last request gets" in (
+    assert "s left of the 10 s time budget" in proc.stderr or "the 10 s time budget is spent; this last request" in (
         proc.stderr
     )
+    left = [int(m) for m in re.findall(r"(\d+) s left of the 10 s time budget", proc.stderr)]
+    assert all(0 <= n <= 10 for n in left), left
+
+
+def test_a_closed_port_without_a_budget_is_could_not_connect_within_seconds(tmp_path):
+    """No --retry-for: a port that refuses the very first connection is a typo or a stopped server, said at once
+    (MLflow's own client would retry it for minutes)."""
+    proc, took = _cli(tmp_path, f"http://127.0.0.1:{_closed_port()}", None)
+    print(f"closed port, no --retry-for: exit {proc.returncode} after {took:.1f} s")
+    assert proc.returncode == 2, proc.stderr
+    assert took < 30
+    line = _one_error(proc.stderr)
+    assert "could not connect to the MLflow tracking server" in line and "(connection refused)" in line
+    assert "--retry-for SECONDS" in line and "still waiting" not in proc.stderr
 
 
 def test_proxy_answering_500_slowly_is_retried_within_the_budget(tmp_path):
