@@ -450,12 +450,23 @@ class _Grouping:
         return base
 
 
+#: Duplicate (algorithm, task, seed) lines an error shows before it counts the rest.
+SHOWN_DUPLICATES = 5
+
+
 def _problems_message(problems: Mapping[str, list[str]]) -> str:
     """The error naming every run that cannot be used, by kind of problem, and what to do."""
     lines = []
+    duplicates = [kind for kind in problems if kind.startswith("duplicate")]
     for kind, runs in problems.items():
         if kind.startswith("duplicate"):
-            lines.append(kind)
+            if kind in duplicates[:SHOWN_DUPLICATES]:
+                lines.append(kind)
+            elif kind == duplicates[SHOWN_DUPLICATES]:
+                rest = len(duplicates) - SHOWN_DUPLICATES
+                lines.append(
+                    f"... and {rest} more (algorithm, task, seed) {agree(rest, 'are')} repeated in another run"
+                )
             continue
         what = f"{agree(len(runs), 'lack')} {kind[17:]}" if kind.startswith("missing field(s) ") else f"— {kind}"
         lines.append(f"{plural(len(runs), 'run')} {what}: {', '.join(runs[:10])}" + (" ..." if len(runs) > 10 else ""))
@@ -463,9 +474,11 @@ def _problems_message(problems: Mapping[str, list[str]]) -> str:
         f"Name the right fields with {kw('algorithm=')}, {kw('task=')}, {kw('seed=')} and {kw('score=')} "
         f"(a comma-separated fallback list for mixed conventions)"
     )
-    if any(k.startswith("duplicate") for k in problems):
+    if duplicates:
         hint += (
-            f"; for a sweep, tell configurations apart with {kw('variant=')} or {kw('extra_fields=')}, or pass "
+            "; the same (algorithm, task, seed) in two runs usually means an algorithm was trained again into the same "
+            f"experiment or project: keep one set with {kw('filter_string=')} (e.g. a tag or the start time), for a "
+            f"sweep tell configurations apart with {kw('variant=')} or {kw('extra_fields=')}, or pass "
             f"{kw('run_key=')} (e.g. run.id) if these are deliberately repeated runs"
         )
     return (
