@@ -3,6 +3,7 @@
 ``ray.tune`` is imported only when an experiment folder is opened (a ``ResultGrid`` is read as it is).
 """
 
-from .source import DEFAULT_STEP, config_name, raytune_table
+from .keys import DEFAULT_STEP
+from .source import config_name, raytune_table, trial_records
 
-__all__ = ["DEFAULT_STEP", "config_name", "raytune_table"]
+__all__ = ["DEFAULT_STEP", "config_name", "raytune_table", "trial_records"]

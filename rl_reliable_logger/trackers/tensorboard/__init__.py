@@ -3,7 +3,7 @@
 ``tensorboard`` is imported only when event files are read.
 """
 
-from .layout import Layout, parse_layout
-from .source import DEFAULT_LAYOUT, TensorBoardSource, tensorboard_table
+from .layout import DEFAULT_LAYOUT, Layout, parse_layout
+from .source import TensorBoardSource, tensorboard_table
 
 __all__ = ["DEFAULT_LAYOUT", "Layout", "TensorBoardSource", "parse_layout", "tensorboard_table"]
