@@ -2,8 +2,8 @@
 
 ``rl-reliable <tracker>`` reads the runs the source flags select, evaluates them, prints the results, optionally
 writes the results bundle (``--out``) and publishes the report to the tracker (not a Source-only plugin's). The
-plugin declares its own source, command and publishing flags and opens its Source and Sink; the shared field, score-rule, retry, analysis and
-output flags come from ``cli/options.py``. Wiring only: no tracker is named here, and each tracker's client is
+plugin declares its own source, command and publishing flags and opens its Source and Sink; the shared field,
+score-rule, retry, analysis and output flags come from ``cli/options.py``. Wiring only: no tracker is named here, and each tracker's client is
 imported only when its command runs.
 """
 

@@ -71,7 +71,6 @@ class RayTunePlugin(TrackerPlugin):
         "step_key=": "--step-key",
         "include_unfinished=True": "--include-unfinished",
     }
-    client_modules = ("ray",)
 
     def add_source_flags(self, group: Any, *, curves: bool = True) -> None:
         group.add_argument("experiment", metavar="EXPERIMENT_DIR", help="the Tune experiment's folder")
