@@ -30,6 +30,7 @@ __all__ = [
     "add_name_options",
     "add_output_options",
     "add_retry_option",
+    "add_score_rule_option",
     "add_source_options",
     "analysis_options",
     "given_options",
@@ -281,14 +282,7 @@ def add_source_options(group: Any, *, config_kind: str) -> None:
     of the help.
     """
     example = f"{config_kind}.lr"
-    group.add_argument(
-        "--score-rule",
-        default="last",
-        metavar="RULE",
-        help="how the final score is read from --score-key: last (default: its stored value), mean-last-N "
-        "(mean of its last N logged values), at-budget:STEP (its value at or before STEP; runs short of it "
-        "are named), max (best logged value; biased upwards, warned)",
-    )
+    add_score_rule_option(group)
     group.add_argument(
         "--variant-key",
         action="append",
@@ -302,6 +296,18 @@ def add_source_options(group: Any, *, config_kind: str) -> None:
         metavar="REF",
         help="field with a run's identity (default: the tracker's run id, so seeds reused across "
         "configurations are fine; two runs with one configuration and seed are reported as duplicates)",
+    )
+
+
+def add_score_rule_option(group: Any) -> None:
+    """``--score-rule``: how every tracker command reads a final score from ``--score-key``."""
+    group.add_argument(
+        "--score-rule",
+        default="last",
+        metavar="RULE",
+        help="how the final score is read from --score-key: last (default: its stored value), mean-last-N "
+        "(mean of its last N logged values), at-budget:STEP (its value at or before STEP; runs short of it "
+        "are named), max (best logged value; biased upwards, warned)",
     )
 
 
@@ -351,30 +357,31 @@ def source_kwargs(args: argparse.Namespace, options: Any, *, default_kind: str) 
         kind = str(key).split(".", 1)[0]
         extra[str(key)] = str(key) if "." in str(key) and kind in KINDS else f"{default_kind}.{key}"
     curves = bool(getattr(options, "curves", False))
+    flag = vars(args).get  # a Source-only plugin's command has only some of the source flags
     return {
-        "algorithm": args.algorithm_key,
-        "task": args.task_key,
-        "seed": args.seed_key,
+        "algorithm": flag("algorithm_key"),
+        "task": flag("task_key"),
+        "seed": flag("seed_key"),
         "score": names(args.score_key),
-        "include_unfinished": args.include_unfinished,
+        "include_unfinished": bool(flag("include_unfinished")),
         "on_invalid": "drop" if args.drop_invalid else "raise",
-        "curve_key": args.curve_key if curves else None,
+        "curve_key": flag("curve_key") if curves else None,
         "algorithms": options.only_algorithms,
         "tasks": options.only_tasks,
         "extra_fields": extra or None,
-        "run_key": args.run_key,
-        "variant": list(_joined(args.variant_key) or ()),
+        "run_key": flag("run_key"),
+        "variant": list(_joined(flag("variant_key")) or ()),
         "score_rule": args.score_rule,
         "names": name_mode(args),
     }
 
 
 def selected_options(options: Any, table: Any) -> Any:
-    """``options`` for a tracker table: the source already applied ``--only-algorithms``, matching base
+    """``options`` for a tracker table: a source that already applied ``--only-algorithms``, matching base
     names (``PPO``: every configuration) or full sweep labels (``PPO lr=0.001``), so the analysis keeps
     exactly the labels the table holds (a base name would otherwise be an unknown label)."""
     wanted = getattr(options, "only_algorithms", None)
-    if not wanted:
+    if not wanted or "algorithms_selected" not in table.source:  # a source that did not select: the analysis does
         return options
     have = [str(a) for a in table.algorithms]
     labels = [a for name in wanted for a in have if a == name or a.startswith(f"{name} ")]  # the user's order

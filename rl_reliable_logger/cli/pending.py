@@ -40,10 +40,10 @@ def register(subparsers: Any) -> None:
     """Add the ``pending`` subcommand."""
     p = subparsers.add_parser(
         "pending",
-        help=f"list final scores that could not be written to {'/'.join(p.label for p in registry.plugins())}, "
+        help=f"list final scores that could not be written to {'/'.join(p.label for p in registry.publishing())}, "
         "and --push them",
-        description=_DESCRIPTION.format(labels=" or ".join(p.label for p in registry.plugins())),
-        epilog=_EPILOG + "".join(p.pending_note for p in registry.plugins()),
+        description=_DESCRIPTION.format(labels=" or ".join(p.label for p in registry.publishing())),
+        epilog=_EPILOG + "".join(p.pending_note for p in registry.publishing()),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
@@ -55,7 +55,7 @@ def register(subparsers: Any) -> None:
     )
     g = p.add_argument_group("pushing")
     g.add_argument("--push", action="store_true", help="send each pending score to its run")
-    for plugin in registry.plugins():
+    for plugin in registry.publishing():
         plugin.add_pending_flags(g)
     add_retry_option(g)
     p.set_defaults(func=_handler)

@@ -1,9 +1,9 @@
 """One subcommand per tracker, built from its plugin (``trackers/<name>/plugin.py``, listed in ``trackers/registry.py``).
 
 ``rl-reliable <tracker>`` reads the runs the source flags select, evaluates them, prints the results, optionally
-writes the results bundle (``--out``) and publishes the report to the tracker. The plugin declares its own source,
-command and publishing flags and opens its Source and Sink; the shared field, score-rule, retry, analysis and
-output flags come from ``cli/options.py``. Wiring only: no tracker is named here, and each tracker's client is
+writes the results bundle (``--out``) and publishes the report to the tracker (not a Source-only plugin's). The
+plugin declares its own source, command and publishing flags and opens its Source and Sink; the shared field,
+score-rule, retry, analysis and output flags come from ``cli/options.py``. Wiring only: no tracker is named here, and each tracker's client is
 imported only when its command runs.
 """
 
@@ -20,8 +20,10 @@ from .options import (
     add_analysis_options,
     add_field_options,
     add_force_publish_option,
+    add_name_options,
     add_output_options,
     add_retry_option,
+    add_score_rule_option,
     add_source_options,
     analysis_options,
     retry_policy,
@@ -47,9 +49,10 @@ def register(subparsers: Any) -> None:
         )
         add_source(parser, plugin)
         plugin.add_command_flags(parser)
-        pub = parser.add_argument_group(f"publishing to {plugin.label}")
-        plugin.add_publish_flags(pub)
-        add_force_publish_option(pub)
+        if plugin.publishes:
+            pub = parser.add_argument_group(f"publishing to {plugin.label}")
+            plugin.add_publish_flags(pub)
+            add_force_publish_option(pub)
         add_analysis_options(parser)
         add_output_options(parser)
         parser.set_defaults(func=lambda args, plugin=plugin: handle(plugin, args))
@@ -57,9 +60,14 @@ def register(subparsers: Any) -> None:
 
 def add_source(parser: argparse.ArgumentParser, plugin: TrackerPlugin, *, curves: bool = True) -> Any:
     """A tracker's source flags (its own, then the fields, the score rule and retries): the one set its command
-    and ``rl-reliable plan <tracker>`` share; ``curves=False`` leaves out ``--curve-key``. Returns the field group."""
+    and ``rl-reliable plan <tracker>`` share; ``curves=False`` leaves out ``--curve-key``. Returns the field group
+    (a Source-only plugin's: its source group)."""
     src = parser.add_argument_group(f"{plugin.label} source")
     plugin.add_source_flags(src, curves=curves)
+    if not plugin.publishes:  # a Source-only plugin declares its own field flags
+        add_score_rule_option(src)
+        add_name_options(src)
+        return src
     fields = add_field_options(
         parser, plugin.default_refs, what="field reference", metavar="REF", refs=plugin.refs_help, run_key=False
     )
@@ -95,7 +103,7 @@ def handle(plugin: TrackerPlugin, args: argparse.Namespace) -> int:
 
     try:
         plugin.check_source(args)
-        options = analysis_options(args)  # every option checked before the tracker is asked anything
+        options = plugin.table_options(analysis_options(args))  # every option checked before the tracker is asked
         plugin.check_command(args, options)
         check_output(args, inputs=plugin.inputs(args))
         retry = retry_policy(args)

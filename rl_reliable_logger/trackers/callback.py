@@ -69,7 +69,7 @@ def log_final_score(
 
 def _detect(run: Any) -> TrackerPlugin:
     """The plugin of ``run``, else of the active run (asked in each plugin's ``detect_order``)."""
-    ordered = sorted(registry.plugins(), key=lambda p: p.detect_order)
+    ordered = sorted(registry.publishing(), key=lambda p: p.detect_order)
     for plugin in ordered:
         if run is not None and plugin.owns_run(run):
             return plugin

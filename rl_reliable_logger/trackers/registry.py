@@ -12,10 +12,12 @@ from __future__ import annotations
 from ..redaction import add_secret_rules
 from .base.plugin import TrackerPlugin
 from .mlflow.plugin import PLUGIN as MLFLOW
+from .raytune.plugin import PLUGIN as RAYTUNE
+from .tensorboard.plugin import PLUGIN as TENSORBOARD
 from .wandb.plugin import PLUGIN as WANDB
 
 #: Every tracker, in the order of ``rl-reliable --help``.
-PLUGINS: list[TrackerPlugin] = [MLFLOW, WANDB]
+PLUGINS: list[TrackerPlugin] = [MLFLOW, WANDB, TENSORBOARD, RAYTUNE]
 
 
 def register(plugin: TrackerPlugin) -> TrackerPlugin:
@@ -35,6 +37,11 @@ def unregister(name: str) -> None:
 def plugins() -> tuple[TrackerPlugin, ...]:
     """Every registered tracker, in help order."""
     return tuple(PLUGINS)
+
+
+def publishing() -> tuple[TrackerPlugin, ...]:
+    """The trackers that take reports and final scores (not the Source-only ones), in help order."""
+    return tuple(p for p in PLUGINS if p.publishes)
 
 
 def get(name: str) -> TrackerPlugin:

@@ -67,6 +67,11 @@ class TrackerPlugin:
     run_hint: str = ""
     #: Keyword-to-flag words of this tracker's own options, for messages (``"x=True": "--x"``).
     keyword_flags: Mapping[str, str] = {}
+    #: False for a Source-only plugin (logs read from disk, e.g. event files): its command has no
+    #: publishing, retry or shared field flags (:meth:`add_source_flags` declares its own, ``--score-key`` too;
+    #: the command adds ``--score-rule`` and the name flags), results go to ``--out`` as with ``evaluate``, and
+    #: it writes no final scores and has no pending ones.
+    publishes: bool = True
 
     # ---------------------------------------------------------------- command line
     def add_source_flags(self, group: Any, *, curves: bool = True) -> None:
@@ -83,6 +88,10 @@ class TrackerPlugin:
 
     def check_command(self, args: Args, options: Any) -> None:
         """The command's other flags checked against the analysis options, before the tracker is asked anything."""
+
+    def table_options(self, options: Any) -> Any:
+        """The analysis options for this tracker's tables (e.g. hyperparameter keys named as their columns)."""
+        return options
 
     def inputs(self, args: Args) -> list[str]:
         """Files or folders the source reads, which ``--out`` must not replace."""

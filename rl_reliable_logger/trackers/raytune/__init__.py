@@ -1,8 +1,24 @@
-"""Ray Tune experiments as a Source (the ``[raytune]`` extra): :func:`raytune_table`.
+"""Ray Tune experiments as a Source (the ``[raytune]`` extra): :func:`raytune_table`; ``plugin`` makes it
+``rl-reliable raytune``.
 
-``ray.tune`` is imported only when an experiment folder is opened (a ``ResultGrid`` is read as it is).
+``ray.tune`` is imported only when an experiment folder is opened (a ``ResultGrid`` is read as it is); the
+names below are loaded on first use, so importing the plugin (``rl-reliable --help``) loads no pandas.
 """
 
-from .source import DEFAULT_STEP, config_name, raytune_table
+from __future__ import annotations
 
-__all__ = ["DEFAULT_STEP", "config_name", "raytune_table"]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .keys import DEFAULT_STEP
+    from .source import config_name, raytune_table, trial_records
+
+_LAZY = {"DEFAULT_STEP": "keys", "config_name": "source", "raytune_table": "source", "trial_records": "source"}
+__all__ = ["DEFAULT_STEP", "config_name", "raytune_table", "trial_records"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)

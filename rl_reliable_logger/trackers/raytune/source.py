@@ -19,9 +19,8 @@ from ...errors import InputError, TrackerError
 from ..base.messages import kw
 from ..base.records import FINISHED, RunRecord, records_to_table
 from ..base.scoring import parse_score_rule
+from .keys import DEFAULT_KEYS, DEFAULT_STEP
 
-#: Ray's step counter of a reported result (the learning curve's x axis by default).
-DEFAULT_STEP = "training_iteration"
 _PREFIX = "config/"
 
 
@@ -124,13 +123,18 @@ def _result_grid(experiment: Any) -> tuple[list[Any], str]:
     return _results(ResultGrid(analysis)), path
 
 
+def trial_records(experiment: str | os.PathLike | Any, *, step_key: str = DEFAULT_STEP) -> list[RunRecord]:
+    """Every trial of ``experiment`` (a ResultGrid or its folder) as a tracker-neutral record (no history)."""
+    return _records(_result_grid(experiment)[0], (), step_key)
+
+
 def raytune_table(
     experiment: str | os.PathLike | Any,
     *,
     score_key: str,
-    algorithm_key: str = "config/algorithm",
-    task_key: str = "config/task",
-    seed_key: str = "config/seed",
+    algorithm_key: str = DEFAULT_KEYS["algorithm"],
+    task_key: str = DEFAULT_KEYS["task"],
+    seed_key: str = DEFAULT_KEYS["seed"],
     hyperparameter_keys: Sequence[str] = (),
     score_rule: str | None = None,
     curves: bool = False,

@@ -13,8 +13,11 @@ import re
 from dataclasses import dataclass
 
 from ...errors import InputError
+from ..base.messages import kw
 
 REQUIRED = ("algorithm", "task", "seed")
+#: The layout when none is given: ``PPO/Pong/seed_3``.
+DEFAULT_LAYOUT = "{algorithm}/{task}/seed_{seed}"
 _FIELD = re.compile(r"\{([^{}]*)\}")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _INT = re.compile(r"^[+-]?\d+$")
@@ -72,7 +75,7 @@ def _value(name: str, text: str) -> object:
 
 def _bad(pattern: str, why: str) -> InputError:
     return InputError(
-        f"layout {pattern!r} {why}; write it like '{{algorithm}}/{{task}}/seed_{{seed}}' (relative to the log folder, "
+        f"{kw('layout=')} {pattern!r} {why}; write it like '{{algorithm}}/{{task}}/seed_{{seed}}' (relative to the log folder, "
         "'/' between folders, other {name} fields for hyperparameters)."
     )
 

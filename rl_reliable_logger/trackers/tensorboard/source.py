@@ -24,9 +24,8 @@ from ..base.drops import drop_summary
 from ..base.messages import DROP_INVALID, kw
 from ..base.records import FINISHED, RunRecord, records_to_table
 from .events import is_event_file, read_scalars
-from .layout import Layout, parse_layout
+from .layout import DEFAULT_LAYOUT, Layout, parse_layout
 
-DEFAULT_LAYOUT = "{algorithm}/{task}/seed_{seed}"
 _SHOWN = 10
 
 

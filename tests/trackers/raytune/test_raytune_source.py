@@ -90,3 +90,25 @@ def test_a_folder_that_is_no_experiment_is_named(tmp_path):
         raytune_table(tmp_path, **KEYS)
     with pytest.raises(InputError, match="no Ray Tune experiment"):
         raytune_table(3, **KEYS)
+
+
+def test_the_command_on_the_folder_writes_the_tables_of_evaluate_on_the_csv(experiment, tmp_path, capsys):
+    """``rl-reliable raytune`` on the experiment's folder and ``rl-reliable evaluate`` on the CSV of the same
+    scores write byte-identical tables (the tuning view over explore and the learning curves included)."""
+    from rl_reliable_logger.cli.main import main
+
+    csv = tmp_path / "scores.csv"
+    experiment["csv"].frame.to_csv(csv, index=False)
+    flags = ["--reps", "200", "--profile-reps", "100", "--improvement-reps", "100", "--curve-reps", "100"]
+    flags += ["--seed", "0", "--curves", "--quiet", "--no-figures"]
+    tune = ["raytune", str(experiment["folder"]), "--score-key", "eval/return", "--algorithm-key", "config/algo"]
+    assert main([*tune, "--hyperparameter-keys", "config/explore", *flags, "--out", str(tmp_path / "tune")]) == 0
+    assert main(["evaluate", str(csv), "--hyperparameter-keys", "explore", *flags, "--out", str(tmp_path / "csv")]) == 0
+    for name in ("aggregates", "per_task", "differences", "improvement", "profiles", "ranks", "tuning", "curves"):
+        assert (tmp_path / "tune" / f"{name}.csv").read_bytes() == (tmp_path / "csv" / f"{name}.csv").read_bytes(), name
+    assert not pd.read_csv(tmp_path / "tune" / "tuning.csv").empty
+
+    capsys.readouterr()
+    assert main([*tune[:4], "--quiet"]) == 2  # the example's algorithm key is config/algo
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "config.algorithm" in err

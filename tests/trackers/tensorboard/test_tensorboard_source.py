@@ -216,3 +216,38 @@ def test_a_record_that_is_no_event_is_named(tmp_path):
     (tmp_path / "A" / "x" / "seed_1" / "events.out.tfevents.1.host").write_bytes(record)
     with pytest.raises(InputError, match=r"seed_1/events\.out\.tfevents\.1\.host' is damaged: the record at byte 0"):
         tensorboard_table(tmp_path, score_key=TAG)
+
+
+# ---------------------------------------------------------------------------- rl-reliable tensorboard (the plugin)
+FLAGS = ["--reps", "200", "--profile-reps", "100", "--improvement-reps", "100", "--curve-reps", "100", "--seed", "0"]
+TABLES = ("aggregates.csv", "per_task.csv", "differences.csv", "improvement.csv", "profiles.csv", "ranks.csv")
+
+
+def test_the_command_writes_the_tables_of_evaluate_on_the_csv(logs, tmp_path):
+    """``rl-reliable tensorboard`` on the event files and ``rl-reliable evaluate`` on the CSV of the same scores
+    write byte-identical tables (sweep view and learning curves included)."""
+    from rl_reliable_logger.cli.main import main
+
+    both = [*FLAGS, "--hyperparameter-keys", "lr", "--curves", "--quiet", "--no-figures"]
+    tb = ["tensorboard", str(logs["logdir"]), "--layout", LAYOUT, "--score-key", TAG]
+    assert main([*tb, *both, "--out", str(tmp_path / "tb")]) == 0
+    assert main(["evaluate", str(logs["csv"]), *both, "--out", str(tmp_path / "csv")]) == 0
+    for name in (*TABLES, "tuning.csv", "curves.csv"):
+        assert (tmp_path / "tb" / name).read_bytes() == (tmp_path / "csv" / name).read_bytes(), name
+    assert (tmp_path / "tb" / "curves.csv").stat().st_size > 100
+
+
+def test_the_command_names_a_bad_layout_and_a_damaged_file(tmp_path, capsys):
+    from rl_reliable_logger.cli.main import main
+
+    for seed in range(2):
+        _write(tmp_path / "A" / "x" / f"seed_{seed}", [(0, 1.0), (1, 2.0 + seed)], writer="tensorboardX")
+    assert main(["tensorboard", str(tmp_path), "--layout", "{algorithm}/{task}", "--score-key", TAG]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "--layout '{algorithm}/{task}' has no {seed}" in err
+
+    damaged = next((tmp_path / "A" / "x" / "seed_1").glob("*tfevents*"))
+    damaged.write_bytes(damaged.read_bytes()[:-5])
+    assert main(["tensorboard", str(tmp_path), "--score-key", TAG, "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and str(damaged) in err and "--drop-invalid" in err

@@ -1,0 +1,149 @@
+"""Ray Tune as a Source-only plugin (see ``trackers/base/plugin.py``): ``rl-reliable raytune EXPERIMENT_DIR``.
+
+Each trial is a run; nothing is published back into the experiment: the results go to ``--out`` as with
+``evaluate``. Light on purpose: ``rl-reliable --help`` imports this module; Ray is imported when the command runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ...errors import InputError
+from ..base.messages import kw
+from ..base.plugin import Args, TrackerPlugin
+from .keys import DEFAULT_KEYS, DEFAULT_STEP
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...data.scores import ScoreTable
+    from ..base.protocols import Source
+    from ..base.records import RunRecord
+    from ..base.request import SourceRequest
+    from ..base.retry import RetryPolicy
+
+_KEYS = {**DEFAULT_KEYS, "step": DEFAULT_STEP}
+
+_DESCRIPTION = """\
+Read a Ray Tune experiment folder (what Tuner's RunConfig(storage_path, name) wrote), one run per
+trial, its config giving algorithm, task, seed and hyperparameters and its reported metric the score;
+evaluate them (IQM, optimality gap, stratified-bootstrap CIs, profiles, ...), print the results and
+optionally write the same results bundle as `rl-reliable evaluate --out DIR`. Nothing is written into
+the experiment.
+
+Keys are Ray's flattened names: config/algo is the trial config's algo (config/env/name a nested one).
+With --hyperparameter-keys config/lr,... the tuning view picks a configuration on a seed aggregate with
+intervals and split-half selection; each key is a column named without config/ (lr). Trials that ended
+in an error are left out unless --include-unfinished. See docs/raytune.md.
+"""
+
+_EPILOG = """\
+examples:
+  rl-reliable raytune ~/ray_results/bandits --score-key eval/return --algorithm-key config/algo --out results/
+  rl-reliable raytune ~/ray_results/bandits --score-key eval/return --algorithm-key config/algo \\
+      --hyperparameter-keys config/explore --score-rule mean-last-2
+  rl-reliable raytune ~/ray_results/bandits --score-key eval/return --curves --out results/
+"""
+
+
+def _column(key: str) -> str:
+    """``config/lr`` -> ``lr``: the column a hyperparameter key gives (``raytune.config_name``, imported lazily)."""
+    from .source import config_name
+
+    return config_name(key)
+
+
+class RayTunePlugin(TrackerPlugin):
+    """``rl-reliable raytune``: the trials of a Tune experiment in, the results bundle (``--out``) out."""
+
+    name = "raytune"
+    label = "Ray Tune"
+    publishes = False
+    summary = "analyse the trials of a Ray Tune experiment folder (config keys name the fields)"
+    description = _DESCRIPTION
+    epilog = _EPILOG
+    pilot_help = "the trials of a Ray Tune experiment"
+    example = "rl-reliable raytune ~/ray_results/exp --score-key eval/return --out results/"
+    plan_examples = ("rl-reliable plan raytune ~/ray_results/exp --score-key eval/return --target-width 0.05",)
+    keyword_flags = {
+        "algorithm_key=": "--algorithm-key",
+        "task_key=": "--task-key",
+        "seed_key=": "--seed-key",
+        "step_key=": "--step-key",
+        "include_unfinished=True": "--include-unfinished",
+    }
+
+    def add_source_flags(self, group: Any, *, curves: bool = True) -> None:
+        group.add_argument("experiment", metavar="EXPERIMENT_DIR", help="the Tune experiment's folder")
+        group.add_argument("--score-key", required=True, metavar="METRIC", help="the reported metric with the score")
+        for name, what in (("algorithm", "the algorithm"), ("task", "the task"), ("seed", "the seed")):
+            group.add_argument(
+                f"--{name}-key",
+                default=_KEYS[name],
+                metavar="KEY",
+                help=f"the config key with {what} (default: %(default)s)",
+            )
+        group.add_argument(
+            "--step-key",
+            default=_KEYS["step"],
+            metavar="METRIC",
+            help="the reported step counter: the steps of --score-rule at-budget and of --curves (default: %(default)s)",
+        )
+        group.add_argument("--include-unfinished", action="store_true", help="also use trials that ended in an error")
+
+    def check_command(self, args: Args, options: Any) -> None:
+        args.curve_key = args.score_key if options.curves else None  # the score's reports are the curves
+
+    def table_options(self, options: Any) -> Any:
+        keys = options.hyperparameter_keys
+        return options.replace(hyperparameter_keys=tuple(_column(k) for k in keys)) if keys else options
+
+    def inputs(self, args: Args) -> list[str]:
+        return [args.experiment]
+
+    def open_source(self, args: Args, retry: RetryPolicy) -> Source:
+        return _Experiment(args.experiment, step_key=args.step_key)
+
+    def describe_source(self, source: Mapping[str, Any]) -> str:
+        return str(source.get("location"))
+
+
+class _Experiment:
+    """A Tune experiment folder behind the Source protocol (``raytune_table`` with the request's keys)."""
+
+    tracker = "raytune"
+
+    def __init__(self, folder: str, *, step_key: str) -> None:
+        self.folder = folder
+        self.step_key = step_key
+
+    def records(self) -> Sequence[RunRecord]:
+        from .source import trial_records
+
+        return trial_records(self.folder, step_key=self.step_key)
+
+    def table(self, request: SourceRequest, /) -> ScoreTable:
+        from .source import raytune_table
+
+        scores = [request.score] if isinstance(request.score, str) else list(request.score or ())
+        if len(scores) != 1:
+            raise InputError(
+                f"{kw('score_key=')} names one reported metric, got {', '.join(map(repr, scores)) or 'none'}."
+            )
+        refs = request.with_defaults({**DEFAULT_KEYS, "score": scores[0]}).refs()
+        return raytune_table(
+            self.folder,
+            score_key=scores[0],
+            algorithm_key=refs["algorithm"],
+            task_key=refs["task"],
+            seed_key=refs["seed"],
+            hyperparameter_keys=list(request.extra_fields or ()),
+            score_rule=None if request.score_rule is None else str(request.score_rule),
+            curves=request.curve_key is not None,
+            step_key=self.step_key,
+            include_unfinished=request.include_unfinished,
+            on_invalid=request.on_invalid,
+            names=request.names,
+        )
+
+
+PLUGIN = RayTunePlugin()

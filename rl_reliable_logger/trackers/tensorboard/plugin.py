@@ -1,0 +1,128 @@
+"""TensorBoard as a Source-only plugin (see ``trackers/base/plugin.py``): ``rl-reliable tensorboard LOGDIR``.
+
+Event files are read, nothing is published back into them: the results go to ``--out`` as with ``evaluate``.
+Light on purpose: ``rl-reliable --help`` imports this module; the reader is imported when the command runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ...errors import InputError
+from ..base.messages import kw
+from ..base.plugin import Args, TrackerPlugin
+from .layout import DEFAULT_LAYOUT
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...data.scores import ScoreTable
+    from ..base.protocols import Source
+    from ..base.records import RunRecord
+    from ..base.request import SourceRequest
+    from ..base.retry import RetryPolicy
+    from .source import TensorBoardSource
+
+_DESCRIPTION = """\
+Read the TensorBoard event files under LOGDIR (written by tensorboardX, torch.utils.tensorboard,
+TensorFlow, Stable-Baselines3, CleanRL, RLlib, ...), one run per folder holding event files, group them
+into algorithm x task x seed final scores, evaluate them (IQM, optimality gap, stratified-bootstrap CIs,
+profiles, ...), print the results and optionally write the same results bundle as
+`rl-reliable evaluate --out DIR`. Nothing is written into the logs.
+
+--layout names the fields in each run folder's path relative to LOGDIR: {algorithm}, {task} and
+{seed}, and any other {name} is a hyperparameter column (for --hyperparameter-keys name). Folders
+with event files that do not fit the layout are skipped and listed; a damaged or truncated event file
+is named (--drop-invalid leaves its run out). Scores are the values as TensorBoard stores them
+(usually 32-bit floats). See docs/tensorboard.md.
+"""
+
+_EPILOG = """\
+examples:
+  rl-reliable tensorboard runs/ --score-key eval/return --out results/
+  rl-reliable tensorboard runs/ --layout '{algorithm}/{task}/lr_{lr}/seed_{seed}' \\
+      --score-key eval/return --score-rule mean-last-5 --hyperparameter-keys lr
+  rl-reliable tensorboard runs/ --score-key eval/return --curves --curve-key eval/return --out results/
+"""
+
+
+class TensorBoardPlugin(TrackerPlugin):
+    """``rl-reliable tensorboard``: TensorBoard run folders in, the results bundle (``--out``) out."""
+
+    name = "tensorboard"
+    label = "TensorBoard"
+    publishes = False
+    summary = "analyse TensorBoard event files (one run per folder, fields from a layout pattern)"
+    description = _DESCRIPTION
+    epilog = _EPILOG
+    pilot_help = "the runs of a TensorBoard log folder"
+    example = "rl-reliable tensorboard runs/ --score-key eval/return --out results/"
+    plan_examples = ("rl-reliable plan tensorboard runs/ --score-key eval/return --target-width 0.05",)
+    keyword_flags = {"layout=": "--layout", "score_key=": "--score-key"}
+
+    def add_source_flags(self, group: Any, *, curves: bool = True) -> None:
+        group.add_argument("logdir", metavar="LOGDIR", help="the log folder (run folders with event files under it)")
+        group.add_argument(
+            "--layout",
+            default=DEFAULT_LAYOUT,
+            metavar="PATTERN",
+            help="the run folders' paths relative to LOGDIR, with {algorithm}, {task}, {seed} and any "
+            "{hyperparameter} fields (default: %(default)s)",
+        )
+        group.add_argument("--score-key", required=True, metavar="TAG", help="the scalar tag with the score")
+        if curves:
+            group.add_argument(
+                "--curve-key",
+                default=None,
+                metavar="TAG",
+                help="the scalar tag whose logged points are the learning curves, with --curves "
+                "(default: the --score-key tag)",
+            )
+
+    def check_source(self, args: Args) -> None:
+        from .layout import parse_layout
+
+        parse_layout(args.layout)
+
+    def check_command(self, args: Args, options: Any) -> None:
+        if options.curves and not args.curve_key:
+            args.curve_key = args.score_key  # the score tag's points are the curves
+
+    def inputs(self, args: Args) -> list[str]:
+        return [args.logdir]
+
+    def open_source(self, args: Args, retry: RetryPolicy) -> Source:
+        from .source import TensorBoardSource
+
+        return _Logs(TensorBoardSource(args.logdir, layout=args.layout), args.score_key)
+
+    def describe_source(self, source: Mapping[str, Any]) -> str:
+        return str(source.get("location"))
+
+
+class _Logs:
+    """A TensorBoardSource behind the Source protocol: the request's score, rule, curves and names."""
+
+    tracker = "tensorboard"
+
+    def __init__(self, source: TensorBoardSource, score_key: str) -> None:
+        self.source = source
+        self.score_key = score_key
+
+    def records(self) -> Sequence[RunRecord]:
+        return self.source.records([self.score_key])[0]
+
+    def table(self, request: SourceRequest, /) -> ScoreTable:
+        scores = [request.score] if isinstance(request.score, str) else list(request.score or ())
+        if len(scores) != 1:
+            raise InputError(f"{kw('score_key=')} names one scalar tag, got {', '.join(map(repr, scores)) or 'none'}.")
+        return self.source.table(
+            score_key=scores[0],
+            score_rule=None if request.score_rule is None else str(request.score_rule),
+            curves=request.curve_key is not None,
+            curve_key=request.curve_key,
+            on_invalid=request.on_invalid,
+            names=request.names,
+        )
+
+
+PLUGIN = TensorBoardPlugin()
