@@ -119,6 +119,32 @@ def history_name(ref: str) -> str:
     return key if sep and kind in ("summary", "metrics") else ref
 
 
+#: In a score or curve key, the seed label of a run that logs several seeds (``metrics.eval/return_seed{seed}``).
+SEED_PLACEHOLDER = "{seed}"
+
+
+def seed_pattern(key: str) -> re.Pattern[str] | None:
+    """The pattern of a key with a ``{seed}`` placeholder, or None without one.
+
+    The placeholder matches a non-empty text without ``/`` (seed labels are text: ``0``, ``17``, ``a``).
+
+    Example:
+        >>> seed_pattern("eval/return_seed{seed}").fullmatch("eval/return_seed17").group("seed")
+        '17'
+    """
+    if SEED_PLACEHOLDER not in key:
+        return None
+    first, *rest = key.split(SEED_PLACEHOLDER)
+    # the first placeholder captures the label, any further one must repeat it
+    groups = ["(?P<seed>[^/]+)"] + ["(?P=seed)"] * (len(rest) - 1)
+    return re.compile(re.escape(first) + "".join(group + re.escape(part) for group, part in zip(groups, rest)))
+
+
+def with_seed(key: str, label: str | None) -> str:
+    """``key`` with its ``{seed}`` placeholder filled by ``label`` (``key`` itself when ``label`` is None)."""
+    return key if label is None else key.replace(SEED_PLACEHOLDER, label)
+
+
 def final_value_problem(value: Any) -> str | None:
     """Why ``value`` is not a usable final score (None if it is): booleans, text, non-finite."""
     if isinstance(value, bool) or (hasattr(value, "dtype") and str(getattr(value, "dtype", "")) == "bool"):
