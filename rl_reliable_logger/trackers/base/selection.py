@@ -18,7 +18,7 @@ from ...errors import InputError
 from .messages import kw
 from .records import FINISHED, FieldRef, RunRecord, parse_field_ref, records_to_table, resolve, variant_label
 from .request import SourceRequest
-from .scoring import history_name, parse_score_rule, score_refs, seed_pattern
+from .scoring import expand_keys, history_name, parse_score_rule, score_refs, seed_pattern
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...data.scores import ScoreTable
@@ -121,14 +121,12 @@ def unrelated_warning(skipped: Sequence[Mapping[str, Any]], refs: Mapping[str, s
 def _history_names(records: Sequence[RunRecord], key: str) -> dict[str, list[RunRecord]]:
     """The history names to read and the runs to read each for: ``key`` itself, or for a ``{seed}`` key the
     metric / summary names each run has that match it (a run's latest values list every name it logged)."""
-    pattern = seed_pattern(key)
-    if pattern is None:
+    if seed_pattern(key) is None:
         return {key: list(records)}
     out: dict[str, list[RunRecord]] = {}
     for record in records:
-        for name in sorted({*record.metrics, *record.summary}):
-            if pattern.fullmatch(name):
-                out.setdefault(name, []).append(record)
+        for name in expand_keys([key], {*record.metrics, *record.summary}):
+            out.setdefault(name, []).append(record)
     return out
 
 
