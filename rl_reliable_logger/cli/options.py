@@ -175,7 +175,9 @@ def add_field_options(
     ):
         g.add_argument(
             f"--{name}-key",
-            default=defaults[name],
+            # a tracker's seed default is filled by its Source (SourceRequest.with_defaults), so that a {seed}
+            # placeholder in --score-key can tell an explicit --seed-key (an error) from none
+            default=None if refs and name == "seed" else defaults[name],
             metavar=metavar,
             help=f"{what} with {meaning} (default: {defaults[name]})",
         )

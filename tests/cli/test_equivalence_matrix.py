@@ -42,7 +42,7 @@ CURVE_KEY = "eval/return"
 REFS = {"Pong": (-21.0, 21.0), "Breakout": (0.0, 40.0)}
 PACKAGED = {"Pong": (-20.7, 14.6), "Breakout": (1.7, 30.5)}  # atari100k's random and human scores
 
-SOURCES = ("csv", "parquet", "json", "mlflow", "wandb-offline", "wandb-online")
+SOURCES = ("csv", "parquet", "json", "mlflow", "wandb-offline", "wandb-online", "mlflow-seeds", "wandb-offline-seeds")
 NORMALIZE = ("none", "atari100k", "csv")
 GROUPING = ("plain", "variant", "sweep")
 STATS = ["--seed", "0", "--reps", "200", "--profile-reps", "100", "--improvement-reps", "100"]
@@ -94,6 +94,43 @@ for run_spec in json.load(open(os.path.join(root, "runs.json"))):
 """
 
 
+#: Several seeds in one run (JAX vmap over seeds): one run per (algorithm, task, lr) logs every seed's keys.
+SEEDS_WRITER = r"""
+import json, os, sys
+import wandb
+
+root = sys.argv[1]
+for group in json.load(open(os.path.join(root, "groups.json"))):
+    run = wandb.init(project="equiv-seeds", dir=root, config={"lr": group["lr"], "algo": group["algorithm"],
+                                                              "task": group["task"]})
+    for i, step in enumerate(group["steps"]):
+        run.log({f"eval/return_seed{s}": h[i][1] for s, h in group["histories"].items()}, step=step)
+    for s, final in group["finals"].items():
+        run.summary[f"final_seed{s}"] = final
+    run.finish()
+"""
+
+
+def _seed_groups() -> list[dict[str, Any]]:
+    """RUNS grouped into one run per (algorithm, task, lr), each holding its seeds' finals and histories."""
+    groups: dict[tuple[str, str, float], dict[str, Any]] = {}
+    for r in RUNS:
+        group = groups.setdefault(
+            (r["algorithm"], r["task"], r["lr"]),
+            {
+                "algorithm": r["algorithm"],
+                "task": r["task"],
+                "lr": r["lr"],
+                "steps": list(STEPS),
+                "finals": {},
+                "histories": {},
+            },
+        )
+        group["finals"][str(r["seed"])] = r["final"]
+        group["histories"][str(r["seed"])] = r["history"]
+    return list(groups.values())
+
+
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """Every source but the online stand-in (made per test), written once."""
@@ -119,12 +156,17 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     pd.DataFrame([{"task": t, "low": lo, "high": hi} for t, (lo, hi) in REFS.items()]).to_csv(refs, index=False)
 
     uri = _mlflow_store(root)
+    _mlflow_seeds(uri)
+    seeds = root / "wandb-seeds"
+    seeds.mkdir()
+    (seeds / "groups.json").write_text(json.dumps(_seed_groups()))
+    subprocess.run([sys.executable, "-c", SEEDS_WRITER, str(seeds)], env=wandb_env(seeds), check=True, timeout=600)
 
     offline = root / "wandb"
     offline.mkdir()
     (offline / "runs.json").write_text(json.dumps(RUNS))
     subprocess.run([sys.executable, "-c", WANDB_WRITER, str(offline)], env=wandb_env(offline), check=True, timeout=600)
-    return {"root": root, "refs": refs, "mlflow": uri, "offline": offline}
+    return {"root": root, "refs": refs, "mlflow": uri, "offline": offline, "offline-seeds": seeds}
 
 
 def _mlflow_store(root: Path) -> str:
@@ -145,6 +187,23 @@ def _mlflow_store(root: Path) -> str:
             history={CURVE_KEY: r["history"]},
         )
     return uri
+
+
+def _mlflow_seeds(uri: str) -> None:
+    """Experiment ``equiv-seeds`` in the store at ``uri``: one run per (algorithm, task, lr) holding its seeds."""
+    import mlflow
+
+    client = mlflow.MlflowClient(uri)
+    experiment = client.create_experiment("equiv-seeds")
+    for g in _seed_groups():
+        log_run(
+            client,
+            experiment,
+            f"{g['algorithm']}-{g['task']}-{g['lr']}",
+            params={"lr": str(g["lr"]), "algo": g["algorithm"], "task": g["task"]},
+            metrics={f"final_seed{s}": v for s, v in g["finals"].items()},
+            history={f"eval/return_seed{s}": h for s, h in g["histories"].items()},
+        )
 
 
 def _fill_standin(standin: Any) -> None:
@@ -172,6 +231,8 @@ def _command(source: str, grouping: str, stores: dict[str, Any]) -> list[str]:
         if grouping == "variant":
             argv += ["--algorithm-key", "label"]
         return argv
+    if source.endswith("-seeds"):
+        return _seeds_command(source, grouping, stores)
     if source == "mlflow":
         argv = ["mlflow", "--tracking-uri", stores["mlflow"], "--experiment", "equiv", "--publish", "none"]
         variant = "params.lr"
@@ -182,6 +243,21 @@ def _command(source: str, grouping: str, stores: dict[str, Any]) -> list[str]:
     argv += ["--curve-key", CURVE_KEY]
     if grouping == "variant":
         argv += ["--variant-key", variant]
+    return argv
+
+
+def _seeds_command(source: str, grouping: str, stores: dict[str, Any]) -> list[str]:
+    """A source of several seeds per run: the ``{seed}`` placeholder in the score and curve keys."""
+    kind = "params" if source == "mlflow-seeds" else "config"
+    if source == "mlflow-seeds":
+        argv = ["mlflow", "--tracking-uri", stores["mlflow"], "--experiment", "equiv-seeds", "--publish", "none"]
+        argv += ["--score-key", "metrics.final_seed{seed}"]
+    else:
+        argv = ["wandb", "--offline-dir", str(stores["offline-seeds"]), "--publish", "none"]
+        argv += ["--score-key", "summary.final_seed{seed}"]
+    argv += ["--algorithm-key", f"{kind}.algo", "--task-key", f"{kind}.task", "--curve-key", "eval/return_seed{seed}"]
+    if grouping == "variant":
+        argv += ["--variant-key", f"{kind}.lr"]
     return argv
 
 
@@ -314,7 +390,7 @@ def test_one_field_in_two_grouping_roles_is_refused_naming_both_flags(source, st
     if source in ("csv", "parquet", "json"):
         keys, second = ["label"], "--algorithm-key"
     else:
-        kind = "params" if source == "mlflow" else "config"
+        kind = "params" if source.startswith("mlflow") else "config"
         keys, second = ["lr", f"{kind}.lr"], "--variant-key"
     for key in keys:
         out = tmp_path / key

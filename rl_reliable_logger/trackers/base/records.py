@@ -13,7 +13,7 @@ of the tag that starts with it: a tag ``algo:PPO`` gives ``PPO`` for ``tags.algo
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
@@ -24,7 +24,17 @@ from ...errors import InputError, ScoreTableError
 from .drops import drop_summary
 from .messages import DROP_INVALID, kw
 from .request import KINDS, REF_FIELDS, SourceRequest
-from .scoring import MAX_BIAS_WARNING, ScoreRule, final_value_problem, history_name, parse_score_rule, score_refs
+from .scoring import (
+    MAX_BIAS_WARNING,
+    SEED_PLACEHOLDER,
+    ScoreRule,
+    final_value_problem,
+    history_name,
+    parse_score_rule,
+    score_refs,
+    seed_pattern,
+    with_seed,
+)
 
 FINISHED = "finished"
 
@@ -44,6 +54,8 @@ class RunRecord:
     attrs: dict[str, Any] = field(default_factory=dict)
     source: str = ""
     history: dict[str, list[tuple[float, float]]] | None = None
+    #: the seed label of one seed of a run that logs several (a ``{seed}`` score key); None for one seed per run
+    seed_label: str | None = None
 
 
 @dataclass(frozen=True)
@@ -131,7 +143,17 @@ def _resolve_tag(tags: list[str] | dict[str, str], key: str) -> str:
 
 
 def _run_label(record: RunRecord) -> str:
-    return f"{record.run_id}" + (f" ({record.name})" if record.name and record.name != record.run_id else "")
+    return (
+        f"{record.run_id}"
+        + (f" ({record.name})" if record.name and record.name != record.run_id else "")
+        + (f" seed {record.seed_label}" if record.seed_label is not None else "")
+    )
+
+
+def _identity(record: RunRecord, key: Any = None) -> str:
+    """A run's identity in the table: its run id (or run key), plus the seed label for a run of several seeds."""
+    base = str(record.run_id if key is None else key)
+    return base if record.seed_label is None else f"{base}:seed={record.seed_label}"
 
 
 def variant_label(algorithm: Any, variants: Mapping[str, Any]) -> str:
@@ -205,7 +227,7 @@ def records_to_table(
     except InputError as err:
         raise ScoreTableError(str(err)) from None
     fields_ = _Fields.parse(req, req.history_key if isinstance(history_key, _Unset) else history_key)
-    records = list(records)
+    records = [one for record in records for one in fields_.expand(record)]
     info: dict[str, Any] = dict(source or {})
     info["fields"] = fields_.provenance()
     info["n_runs_seen"] = len(records)
@@ -259,7 +281,9 @@ class _Fields:
     @classmethod
     def parse(cls, req: SourceRequest, history_key: str | None) -> _Fields:
         try:
-            missing = [name for name in REF_FIELDS if getattr(req, name) is None]
+            missing = [
+                name for name in REF_FIELDS if getattr(req, name) is None and not (name == "seed" and req.seeded)
+            ]
             if missing:
                 raise ValueError(f"{kw(missing[0] + '=')} is needed: name the field reference of each run")
             scores = score_refs(req.score or ())
@@ -282,7 +306,30 @@ class _Fields:
                 score_parsed.append(parse_field_ref(text))
             except ValueError as err:
                 raise ScoreTableError(f"{kw('score=')}: {err}") from None
+        _check_placeholders(score_parsed, history_key)
         return cls(req, refs, parsed, scores, score_parsed, rule, history_key)
+
+    def expand(self, record: RunRecord) -> list[RunRecord]:
+        """One record per seed label that a ``{seed}`` score key matches in ``record``.
+
+        A run where no key matches stays one record, so that it is named as lacking the score key.
+        """
+        labels: set[str] = set()
+        for ref in self.score_parsed:
+            pattern = seed_pattern(ref.key)
+            if pattern is None:
+                continue
+            names = list(_mapping(record, ref.kind))
+            if self.rule.needs_history:
+                names += list(record.history or {})
+            labels.update(m.group("seed") for m in map(pattern.fullmatch, names) if m)
+        if not labels:
+            return [record]
+        return [replace(record, seed_label=label) for label in sorted(labels, key=_label_order)]
+
+    def score_refs_of(self, record: RunRecord) -> list[FieldRef]:
+        """The score references of one record (the placeholder filled by its seed label)."""
+        return [FieldRef(ref.kind, with_seed(ref.key, record.seed_label)) for ref in self.score_parsed]
 
     def provenance(self) -> dict[str, Any]:
         out: dict[str, Any] = {**self.refs, "score": self.scores[0] if len(self.scores) == 1 else self.scores}
@@ -313,7 +360,7 @@ class _Fields:
 
     def values(self, record: RunRecord) -> tuple[dict[str, Any], list[str]]:
         """(values of the fields, references the run lacks that it must have)."""
-        values: dict[str, Any] = {}
+        values: dict[str, Any] = {} if record.seed_label is None else {"seed": record.seed_label}
         lacks = []
         for name, ref in self.parsed.items():
             try:
@@ -340,7 +387,9 @@ class _Grouping:
     def problem(self, kind: str, record: RunRecord, values: Mapping[str, Any]) -> None:
         self.problems.setdefault(kind, []).append(_run_label(record))
         label = self.fields.label(values)
-        self.dropped.append({"run_id": record.run_id, "algorithm": label, "task": values.get("task"), "reason": kind})
+        self.dropped.append(
+            {"run_id": _identity(record), "algorithm": label, "task": values.get("task"), "reason": kind}
+        )
 
     def add(self, record: RunRecord) -> None:
         """Sort one run: excluded (unfinished), a problem (a missing field, a bad score) or a candidate."""
@@ -349,7 +398,8 @@ class _Grouping:
             self.excluded.append({"run_id": record.run_id, "name": record.name, "state": state or "unknown"})
             return
         values, lacks = self.fields.values(record)
-        final, used, why = _final_score(record, self.fields.score_parsed, self.fields.rule)
+        refs = self.fields.score_refs_of(record)
+        final, used, why = _final_score(record, refs, self.fields.rule)
         if used is None:
             what = " or ".join(self.fields.scores)
             lacks.append(f"history of {what}" if self.fields.rule.needs_history else what)
@@ -363,7 +413,8 @@ class _Grouping:
         if bad is not None:
             self.problem(f"{bad} in {used}", record, values)
             return
-        self.used_refs[str(used)] = self.used_refs.get(str(used), 0) + 1
+        key = self.fields.scores[[str(ref) for ref in refs].index(str(used))]  # the key as given, placeholder kept
+        self.used_refs[key] = self.used_refs.get(key, 0) + 1
         values["algorithm"] = variant_label(values["algorithm"], self.fields.variants(values))
         values["_score_key"] = str(used)
         self.candidates.append((record, values, float(final)))
@@ -391,10 +442,10 @@ class _Grouping:
         for r, values, _ in group[1:]:
             self.dropped.append(
                 {
-                    "run_id": r.run_id,
+                    "run_id": _identity(r),
                     "algorithm": values["algorithm"],
                     "task": values["task"],
-                    "reason": f"duplicate seed {key[2]} (also run {group[0][0].run_id})",
+                    "reason": f"duplicate seed {key[2]} (also run {_identity(group[0][0])})",
                 }
             )
 
@@ -409,15 +460,16 @@ class _Grouping:
             if history_key is None:
                 rows.append({**base, "score": final})
                 continue
-            hist = (record.history or {}).get(history_key)
+            curve = with_seed(history_key, record.seed_label)
+            hist = (record.history or {}).get(curve)
             if not hist:
                 missing_curve.append(_run_label(record))
                 self.dropped.append(
                     {
-                        "run_id": record.run_id,
+                        "run_id": _identity(record),
                         "algorithm": values["algorithm"],
                         "task": values["task"],
-                        "reason": f"no logged history of the curve key {history_key}",
+                        "reason": f"no logged history of the curve key {curve}",
                     }
                 )
                 continue
@@ -436,7 +488,7 @@ class _Grouping:
             "algorithm": values["algorithm"],
             "task": values["task"],
             # the ScoreTable key: the tracker run id (or the run key), never the seed
-            "run_id": str(values["run_key"]) if "run_key" in values else str(record.run_id),
+            "run_id": _identity(record, values.get("run_key")),
             "seed": values["seed"],
             "tracker_run_id": record.run_id,
             "run_name": record.name,
@@ -448,6 +500,32 @@ class _Grouping:
         if record.attrs.get("url"):
             base["url"] = record.attrs["url"]
         return base
+
+
+def _mapping(record: RunRecord, kind: str) -> Mapping[str, Any]:
+    """The keys of one kind of a record (``metrics``, ``summary``, ...): where a ``{seed}`` key is matched."""
+    value = record.attrs if kind == "run" else getattr(record, kind)
+    return value if isinstance(value, Mapping) else {}
+
+
+def _label_order(label: str) -> tuple[bool, int, str]:
+    """Seed labels in numeric order where they are numbers (``2`` before ``10``), then as text."""
+    return (not label.isdigit(), int(label) if label.isdigit() else 0, label)
+
+
+def _check_placeholders(scores: Sequence[FieldRef], history_key: str | None) -> None:
+    """A ``{seed}`` placeholder in some score keys but not all, or only in the curve key, is an error."""
+    seeded = [SEED_PLACEHOLDER in ref.key for ref in scores]
+    if any(seeded) and not all(seeded):
+        raise ScoreTableError(
+            f"{kw('score=')}: either every key of the fallback list has the {SEED_PLACEHOLDER} placeholder or none "
+            f"(got {', '.join(map(str, scores))})"
+        )
+    if history_key is not None and (SEED_PLACEHOLDER in history_key) != any(seeded):
+        raise ScoreTableError(
+            f"{kw('curve_key=')} {history_key!r} and {kw('score=')} must both have the {SEED_PLACEHOLDER} "
+            "placeholder or neither (a run holds one seed or several)"
+        )
 
 
 #: Duplicate (algorithm, task, seed) lines an error shows before it counts the rest.
@@ -514,7 +592,7 @@ def _add_warnings(table: ScoreTable, grouping: _Grouping, *, n_runs: int) -> Non
         return
     before: dict[tuple[str, str], set[str]] = {}
     for record, values, _ in grouping.candidates:
-        before.setdefault((str(values["algorithm"]), str(values["task"])), set()).add(record.run_id)
+        before.setdefault((str(values["algorithm"]), str(values["task"])), set()).add(_identity(record))
     for d in grouping.dropped:
         if d.get("algorithm") is not None and d.get("task") is not None:
             before.setdefault((str(d["algorithm"]), str(d["task"])), set()).add(str(d["run_id"]))

@@ -12,7 +12,8 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from ...errors import InputError
-from .scoring import ScoreRule, history_name
+from .messages import kw
+from .scoring import SEED_PLACEHOLDER, ScoreRule, history_name
 
 #: The end-of-training convention: names written by :func:`rl_reliable_logger.log_final_score`.
 DEFAULT_KEYS = {
@@ -34,7 +35,9 @@ class SourceRequest:
     ``score`` is one reference or a fallback list (the first one a run has is used); ``score_rule`` reads it
     from the key's history; ``curve_key`` adds the learning curve; ``algorithms`` / ``tasks`` keep only those
     values; ``extra_fields`` adds columns; ``variant`` references are appended to the algorithm label;
-    ``run_key`` replaces the tracker run id as a run's identity; ``names`` is ScoreTable's.
+    ``run_key`` replaces the tracker run id as a run's identity; ``names`` is ScoreTable's. A ``{seed}``
+    placeholder in ``score`` (``metrics.eval/return_seed{seed}``, a run that logs several seeds) makes each
+    match one seed of the run, so ``seed`` is then not given (see :attr:`seeded`).
 
     Example:
         >>> SourceRequest(score="summary.ret").with_defaults({"algorithm": "config.a", "task": "config.t",
@@ -57,6 +60,21 @@ class SourceRequest:
     score_rule: str | ScoreRule | None = None
     names: str = "strict"
 
+    def __post_init__(self) -> None:
+        if self.seeded and self.seed is not None:
+            raise InputError(
+                f"{kw('seed=')} {self.seed!r} and the {SEED_PLACEHOLDER} placeholder in {kw('score=')} both name the "
+                f"seed: drop {kw('seed=')} (the placeholder gives each matching key's seed label)"
+            )
+
+    @property
+    def seeded(self) -> bool:
+        """True when a score key has the ``{seed}`` placeholder: each run holds several seeds."""
+        if self.score is None:
+            return False
+        parts = [self.score] if isinstance(self.score, str) else list(self.score)
+        return any(SEED_PLACEHOLDER in str(part) for part in parts)
+
     @classmethod
     def of(cls, request: SourceRequest | None = None, **keywords: Any) -> SourceRequest:
         """``request`` itself, or one built from the keywords of ``table()`` (an unknown one is an InputError)."""
@@ -75,11 +93,13 @@ class SourceRequest:
     def with_defaults(self, defaults: Mapping[str, str]) -> SourceRequest:
         """This request with the unset field references taken from ``defaults`` (a tracker's convention)."""
         unset: dict[str, Any] = {name: defaults[name] for name in REF_FIELDS if getattr(self, name) is None}
+        if self.seeded:
+            unset.pop("seed", None)  # the placeholder gives the seed
         return replace(self, **unset)
 
     def refs(self) -> dict[str, str]:
-        """The algorithm, task and seed references (after :meth:`with_defaults`)."""
-        return {name: str(getattr(self, name)) for name in REF_FIELDS[:3]}
+        """The algorithm, task and seed references (after :meth:`with_defaults`; no seed with a ``{seed}`` score)."""
+        return {name: str(getattr(self, name)) for name in REF_FIELDS[:3] if not (name == "seed" and self.seeded)}
 
     @property
     def history_key(self) -> str | None:

@@ -14,9 +14,10 @@ The curve key is only the learning curve; it never replaces the final score.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,6 +118,53 @@ def history_name(ref: str) -> str:
     """The history name of a field reference: ``summary.eval/return`` -> ``eval/return``."""
     kind, sep, key = ref.partition(".")
     return key if sep and kind in ("summary", "metrics") else ref
+
+
+#: In a score or curve key, the seed label of a run that logs several seeds (``metrics.eval/return_seed{seed}``).
+SEED_PLACEHOLDER = "{seed}"
+
+
+@functools.lru_cache(maxsize=256)
+def seed_pattern(key: str) -> re.Pattern[str] | None:
+    """The pattern of a key with a ``{seed}`` placeholder, or None without one.
+
+    The placeholder matches a non-empty text without ``/`` (seed labels are text: ``0``, ``17``, ``a``).
+
+    Example:
+        >>> seed_pattern("eval/return_seed{seed}").fullmatch("eval/return_seed17").group("seed")
+        '17'
+    """
+    if SEED_PLACEHOLDER not in key:
+        return None
+    first, *rest = key.split(SEED_PLACEHOLDER)
+    # the first placeholder captures the label, any further one must repeat it
+    groups = ["(?P<seed>[^/]+)"] + ["(?P=seed)"] * (len(rest) - 1)
+    return re.compile(re.escape(first) + "".join(group + re.escape(part) for group, part in zip(groups, rest)))
+
+
+def with_seed(key: str, label: str | None) -> str:
+    """``key`` with its ``{seed}`` placeholder filled by ``label`` (``key`` itself when ``label`` is None)."""
+    return key if label is None else key.replace(SEED_PLACEHOLDER, label)
+
+
+def key_wanted(name: str, keys: Collection[str]) -> bool:
+    """True when ``name`` is one of ``keys`` or matches one of them that has a ``{seed}`` placeholder."""
+    return name in keys or any(pattern.fullmatch(name) for pattern in filter(None, map(seed_pattern, keys)))
+
+
+def expand_keys(keys: Iterable[str], names: Iterable[str]) -> list[str]:
+    """``keys`` with each ``{seed}`` key replaced by the ``names`` that match it (a run's logged keys).
+
+    Example:
+        >>> expand_keys(["loss", "ret_{seed}"], ["ret_1", "ret_0", "loss"])
+        ['loss', 'ret_0', 'ret_1']
+    """
+    names = sorted(set(names))
+    out: list[str] = []
+    for key in keys:
+        pattern = seed_pattern(key)
+        out += [key] if pattern is None else [name for name in names if pattern.fullmatch(name)]
+    return list(dict.fromkeys(out))
 
 
 def final_value_problem(value: Any) -> str | None:

@@ -18,7 +18,7 @@ from ...errors import InputError
 from .messages import kw
 from .records import FINISHED, FieldRef, RunRecord, parse_field_ref, records_to_table, resolve, variant_label
 from .request import SourceRequest
-from .scoring import history_name, parse_score_rule, score_refs
+from .scoring import expand_keys, history_name, parse_score_rule, score_refs, seed_pattern
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...data.scores import ScoreTable
@@ -118,6 +118,18 @@ def unrelated_warning(skipped: Sequence[Mapping[str, Any]], refs: Mapping[str, s
     )
 
 
+def _history_names(records: Sequence[RunRecord], key: str) -> dict[str, list[RunRecord]]:
+    """The history names to read and the runs to read each for: ``key`` itself, or for a ``{seed}`` key the
+    metric / summary names each run has that match it (a run's latest values list every name it logged)."""
+    if seed_pattern(key) is None:
+        return {key: list(records)}
+    out: dict[str, list[RunRecord]] = {}
+    for record in records:
+        for name in expand_keys([key], {*record.metrics, *record.summary}):
+            out.setdefault(name, []).append(record)
+    return out
+
+
 def source_table(
     records: Sequence[RunRecord],
     request: SourceRequest,
@@ -177,7 +189,8 @@ def source_table(
     if wanted and fill_history is not None:
         used = [r for r in kept if request.include_unfinished or r.state == FINISHED]
         for key in dict.fromkeys(wanted):
-            fill_history(used, key)
+            for name, runs in _history_names(used, key).items():
+                fill_history(runs, name)
     table = records_to_table(kept, replace(request, score=scores, score_rule=rule), source=info)
     note = unrelated_warning(skipped, flat, tracker)
     if note:

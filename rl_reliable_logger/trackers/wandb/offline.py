@@ -31,6 +31,7 @@ from typing import Any, BinaryIO
 from ...data.files import check_regular_file
 from ...memory import format_bytes
 from ..base.records import RunRecord
+from ..base.scoring import key_wanted
 
 _HEADER = b":W&B" + struct.pack("<H", 0xBEE1) + b"\x00"
 _BLOCK = 32 * 1024
@@ -208,7 +209,7 @@ class _RunState:
         flat: dict[str, Any] = {}
         flatten(key, value, flat)
         for k, v in flat.items():
-            if keys is not None and k not in keys:
+            if keys is not None and not key_wanted(k, keys):  # a {seed} key matches each seed's
                 continue
             x = _as_float(v)
             if x is not None:

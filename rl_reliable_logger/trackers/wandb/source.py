@@ -19,7 +19,7 @@ from ..base.messages import kw
 from ..base.records import RunRecord
 from ..base.request import SourceRequest
 from ..base.retry import RetryPolicy
-from ..base.scoring import history_name, parse_score_rule, score_refs
+from ..base.scoring import expand_keys, history_name, parse_score_rule, score_refs
 from ..base.selection import source_table
 from .client import _api, _errors, split_path
 from .names import DEFAULT_PER_PAGE, DEFAULT_REFS
@@ -184,7 +184,8 @@ def load_wandb_runs(
         for run in runs:
             rec = _record_from_run(run, entity, project)
             if keys and (states is None or rec.state in states):
-                rec.history = _exact_history(run, keys, page_size=1000)
+                # a {seed} key: one scan per matching key the run's summary lists
+                rec.history = _exact_history(run, expand_keys(keys, rec.summary), page_size=1000)
             records.append(rec)
     return records
 
