@@ -41,10 +41,20 @@ def results():
     return readme, oracle, ours, finals
 
 
+#: The numpy major version the stored rliable 1.2 results were computed with (numpy 2.4 in rliable's venv).
+ORACLE_NUMPY_MAJOR = 2
+
+
 @pytest.mark.parametrize("snippet", ["aggregates", "poi", "curve", "profile"])
 def test_points_identical_to_rliable(results, snippet) -> None:
+    """Bit for bit on the numpy the oracle ran on; at the dependency floors (numpy 1.26) a reduction may differ in
+    the last bit, so there the points agree to 4 units in the last place."""
     _, oracle, ours, _ = results
-    assert ours[snippet]["points"] == oracle[snippet]["points"]
+    if int(np.__version__.split(".")[0]) == ORACLE_NUMPY_MAJOR:
+        assert ours[snippet]["points"] == oracle[snippet]["points"]
+        return
+    for key, theirs in oracle[snippet]["points"].items():
+        np.testing.assert_array_max_ulp(np.asarray(ours[snippet]["points"][key]), np.asarray(theirs), maxulp=4)
 
 
 @pytest.mark.parametrize("snippet", ["aggregates", "poi", "curve", "profile"])
