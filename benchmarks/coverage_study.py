@@ -265,7 +265,7 @@ def main() -> None:
     add_study_arguments(p)
     p.add_argument("--recommended", default="bootstrap-t", choices=METHODS)
     p.add_argument("--markdown", action="store_true", help="print the recommended method's table as Markdown")
-    p.add_argument("--limit", type=float, default=dg.SKEW_LIMIT, help="the diagnostic's threshold (calibration)")
+    p.add_argument("--limit", type=float, default=2.9, help="the former pooled diagnostic's threshold (superseded)")
     p.add_argument("--out", help="write the tables here (and the raw results beside it, as .json)")
     p.add_argument("--per-task", action="store_true", help="only the per-task table's study (one task, 2,000 trials)")
     p.add_argument("--from-json", nargs="+", help="print the tables of previous runs' .json files instead")

@@ -1,8 +1,9 @@
-"""Warnings where the mean's interval cannot be trusted at this number of runs (the skew diagnostic).
+"""Warnings where the mean's interval may under-cover at this number of runs (the skew diagnostic).
 
-One warning per algorithm whose mean (and per pair whose mean difference) rests on runs whose pooled skewness is above
-:data:`..stats.diagnostics.SKEW_LIMIT`, with the advice to report the IQM or add runs; the estimates are
-recorded in provenance (``mean_skewness``: :func:`..stats.diagnostics.tail_skewness`) whether or not they fire.
+One warning per algorithm whose runs are skewed on at least :data:`..stats.diagnostics.SKEWED_SHARE` of its tasks
+(and per pair where either algorithm's are, for the mean difference), saying what was measured: how many tasks'
+runs are skewed, and that the interval may under-cover there, with the advice to report the IQM or add runs. The
+shares are recorded in provenance (``mean_skewness``) whether or not they fire.
 """
 
 from __future__ import annotations
@@ -13,34 +14,45 @@ from ..data.counts import span
 from ..stats import bootstrap as bs
 from ..stats import diagnostics as dg
 
+_ADVICE = "report the IQM (robust to the tail) or add runs"
+
 
 def mean_trust(cells: dict[str, bs.Cells], *, differences: bool) -> tuple[list[str], dict[str, Any]]:
     """(warnings, provenance record) for the mean of every algorithm and, with ``differences``, every pair."""
     warnings: list[str] = []
-    per_algorithm: dict[str, float] = {}
-    per_pair: dict[str, float] = {}
-    advice = "report the IQM (robust to the tail) or add runs"
-    for alg, c in cells.items():
-        skew = dg.tail_skewness([c])
-        per_algorithm[alg] = skew
-        if abs(skew) > dg.SKEW_LIMIT:
+    counts = {alg: dg.skewed_tasks(c) for alg, c in cells.items()}
+    for alg, count in counts.items():
+        if dg.flagged(count):
             warnings.append(
-                f"{alg}: the mean's interval cannot be trusted at {_runs(c)} per task: the runs' skewness "
-                f"({skew:.2f}, pooled over tasks) exceeds {dg.SKEW_LIMIT:g}: so few runs under-sample the tail that "
-                f"carries the mean, and no interval reaches its level there; {advice}"
+                f"{alg}: the mean's interval may under-cover at {_runs(cells[alg])} per task: its runs are skewed "
+                f"on {_of(count)}, and so few runs of skewed tasks tend to miss the tail that carries the mean; "
+                f"{_ADVICE}"
             )
+    per_pair: dict[str, float] = {}
     if differences:
         names = list(cells)
         for i, x in enumerate(names):
             for y in names[i + 1 :]:
-                skew = dg.tail_skewness([cells[x], cells[y]])
-                per_pair[f"{x} - {y}"] = skew
-                if abs(skew) > dg.SKEW_LIMIT:
+                per_pair[f"{x} - {y}"] = max(counts[x].share, counts[y].share)
+                if dg.flagged(counts[x]) or dg.flagged(counts[y]):
                     warnings.append(
-                        f"{x} - {y}: the mean difference's interval cannot be trusted at these run counts: the "
-                        f"runs' skewness ({skew:.2f}, pooled over tasks) exceeds {dg.SKEW_LIMIT:g}; {advice}"
+                        f"{x} - {y}: the mean difference's interval may under-cover at these run counts: {x}'s "
+                        f"runs are skewed on {_of(counts[x])}, {y}'s on {_of(counts[y])}; {_ADVICE}"
                     )
-    return warnings, {"limit": dg.SKEW_LIMIT, "algorithms": per_algorithm, "pairs": per_pair}
+    record = {
+        "limit": dg.SKEWED_SHARE,
+        "rule": (
+            f"share of tasks whose runs' skewness exceeds {dg.SKEW_INTERCEPT:g} + {dg.SKEW_SLOPE:g} ln(runs), "
+            f"flagged at {dg.SKEWED_SHARE:g} or more (at least 2 tasks)"
+        ),
+        "algorithms": {alg: count.share for alg, count in counts.items()},
+        "pairs": per_pair,
+    }
+    return warnings, record
+
+
+def _of(count: dg.SkewCount) -> str:
+    return f"{count.skewed} of {count.tasks} {'task' if count.tasks == 1 else 'tasks'}"
 
 
 def _runs(cells: bs.Cells) -> str:
