@@ -9,8 +9,8 @@ set (N runs per task: without replacement from a game's runs, or from the task m
 interval under ``bootstrap-t`` (:data:`METHOD`; with the library's fallback to expanded where the studentized
 distribution is degenerate) and whether it covers the truth (the mean over tasks of the full population's task
 means; for simulated tasks the exact mean), and reads each task's skewness (``diagnostics.task_skewness``).
-A pair (the algorithm and a partner from the same split, or a second task set of the same model) gives the mean
-difference's interval the same way.
+A pair (the algorithm and the next one of its split; DreamerV2 and a second draw of its own runs; a second task
+set of the same model) gives the mean difference's interval the same way.
 
 * **Training set**: simulated ``normal``, ``lognormal-1.0``, ``lognormal-1.5``, ``student-t3``; Atari 100k
   DER, OTR, DrQ (100 runs per game).
@@ -106,8 +106,8 @@ def diff_interval(cells: tuple[bs.Cells, bs.Cells], d: tuple, p: tuple, ci: floa
 
 
 def run_config(cfg: Config, draw_x, draw_y, truth: tuple[float, float], trials: int, reps: int, rng, ci: float):
-    """Fill ``cfg`` with ``trials`` data sets drawn by ``draw_x`` / ``draw_y`` (rng -> list of per-task runs)."""
-    assert METHOD == "bootstrap-t"
+    """Fill ``cfg`` with ``trials`` data sets drawn by ``draw_x`` / ``draw_y`` (rng -> list of per-task runs), each
+    with the :data:`METHOD` (``bootstrap-t``) intervals of the mean and of the mean difference."""
     for _ in range(trials):
         cx, cy = bs.Cells.from_list(draw_x(rng)), bs.Cells.from_list(draw_y(rng))
         rx, ry = rng.spawn(2)
