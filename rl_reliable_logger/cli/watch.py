@@ -138,14 +138,22 @@ def format_look(result: Any, state: str, *, rows: int = 20) -> str:
     lines = [f"look {result.look} of {design.looks}{how}; {design.metric}, alpha {design.alpha:g} over all looks"]
     for row in result.decisions.itertuples(index=False):
         x, y = printable(row.algorithm_x), printable(row.algorithm_y)
-        said = {"x>y": f"{x} > {y}", "y>x": f"{y} > {x}"}.get(row.decision, "undecided")
+        said = {"x>y": f"{x} > {y}", "y>x": f"{y} > {x}", "futile": "futile (max runs would not decide it)"}.get(
+            row.decision, "undecided"
+        )
         when = f" (look {row.look})" if row.decision != "undecided" else ""
         lines.append(f"  {x} - {y}: {said}{when}; repeated interval [{row.low:.4g}, {row.high:.4g}]")
     launch = result.launch
     if result.stop:
-        decided = bool((result.decisions["decision"] != "undecided").all())
+        said = set(result.decisions["decision"])
         lines.append(
-            "stop: every comparison is decided" if decided else "stop: no more runs (undecided stays undecided)"
+            "stop: no more runs (undecided stays undecided)"
+            if "undecided" in said
+            else (
+                "stop: every comparison is decided or futile"
+                if "futile" in said
+                else "stop: every comparison is decided"
+            )
         )
         return "\n".join(lines)
     total = int(launch["add_runs"].sum())
