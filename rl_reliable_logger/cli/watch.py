@@ -145,13 +145,13 @@ def format_look(result: Any, state: str, *, rows: int = 20) -> str:
         lines.append(f"  {x} - {y}: {said}{when}; repeated interval [{row.low:.4g}, {row.high:.4g}]")
     launch = result.launch
     if result.stop:
-        said = set(result.decisions["decision"])
+        ends = set(result.decisions["decision"])
         lines.append(
             "stop: no more runs (undecided stays undecided)"
-            if "undecided" in said
+            if "undecided" in ends
             else (
                 "stop: every comparison is decided or futile"
-                if "futile" in said
+                if "futile" in ends
                 else "stop: every comparison is decided"
             )
         )
