@@ -92,6 +92,7 @@ SCENARIOS = [
     Scenario("normal", 4, 4, 26, 12, delta=0.09, staggered=True),
     Scenario("atari", 2, 4, 26, 20, delta=1.0, rival="DrQ(eps)"),
     Scenario("lognormal", 4, 3, 10, 9, delta=0.12),
+    Scenario("normal", 4, 4, 26, 12, delta=0.08, spending="pocock"),
     Scenario("normal", 4, 4, 26, 12, delta=0.08, multiplicity="bonferroni", futility=0.0),  # the procedure before
 ]
 
@@ -208,16 +209,21 @@ def run(sc: Scenario, trials: int, reps: int, alpha: float, seed: int) -> dict:
         f, p, r, fx = trial(sc, draw(rng), reps, alpha, rng, grid)
         false.append(f), power.append(np.mean(p) if p else np.nan), runs.append(r), fixed.append(fx)
     err = float(np.mean(false))
-    out = {"scenario": sc.name, "trials": trials, "error": err, "error_se": float(np.sqrt(err * (1 - err) / trials))}
+    cells = sc.algorithms * sc.tasks
+    out = {
+        "scenario": sc.name,
+        "trials": trials,
+        "error": err,
+        "error_se": float(np.sqrt(err * (1 - err) / trials)),
+        "runs_share": float(np.mean(runs)) / (cells * sc.max_runs),
+    }
     if sc.delta:
         pw = float(np.mean(power))
         fixed_power = {n: float(np.mean([np.mean(fx[i]) for fx in fixed])) for i, n in enumerate(grid)}
         equal = next((n for n in grid if fixed_power[n] >= pw), sc.max_runs)
-        cells = sc.algorithms * sc.tasks
         out.update(
             power=pw,
             power_se=float(np.std(power, ddof=1) / np.sqrt(trials)),
-            runs_share=float(np.mean(runs)) / (cells * sc.max_runs),
             fixed_power_N=fixed_power[sc.max_runs],
             fixed_N_equal_power=equal,
             runs_ratio=float(np.mean(runs)) / (cells * equal),

@@ -6,17 +6,21 @@ metric, the compared pairs, the error-spending function, the tasks and the analy
 numbers. Each look (:func:`take_look`)
 
 * bootstraps every compared algorithm once with the engine's own streams (``analysis_streams``, as ``evaluate``);
-* for each pair still open, takes its information fraction ``t`` = runs in its cells / (max runs x cells) (1 at
-  the K-th look), the critical value of its look from :func:`..stats.sequential.boundaries` at level
-  ``alpha / m`` for m pairs (Bonferroni over pairs, error spending over looks), and its repeated confidence
-  interval (:func:`..stats.sequential.repeated_interval`); a pair is decided when the interval excludes 0, and
-  keeps the decision and interval of that look from then on;
+* for the pairs still open, takes each one's information fraction ``t`` = runs in its cells / (max runs x cells)
+  (1 at the K-th look) and tests them together (:func:`..stats.sequential.look_at_pairs`): Holm's step-down
+  over the pairs (a pair starts at ``alpha / (m - r)``, r pairs decided before; each pair decided now raises the
+  open ones' level, whose critical values are recomputed from the spending function at that level), repeated
+  confidence intervals (:func:`..stats.sequential.repeated_interval`); a pair is decided when its interval
+  excludes 0, and ``futile`` when from half its information its conditional power is below the design's
+  ``futility``; either keeps its decision and interval from then on;
 * lists the runs each cell still needs for the next look's planned count (``⌈(k+1) N / K⌉``), for the cells of
   open pairs only.
 
-Why this calibration (``docs/watch.md``): every pair spends at most ``alpha / m`` over all its looks, so the
-family-wise error over looks and pairs is at most ``alpha`` whatever the pairs' dependence and whenever each
-stops; the spending function lets the looks fall at any runs counts.
+Why this calibration (``docs/watch.md``): the step-down is a shortcut of a closed test of weighted Bonferroni
+group-sequential tests (Maurer & Bretz 2013), so the family-wise error over looks and pairs is at most ``alpha``
+whatever the pairs' dependence and whenever each stops; futility is non-binding (the boundaries ignore it); the
+spending function lets the looks fall at any runs counts. A design read from a state written before the
+step-down (no ``multiplicity`` recorded) goes on with Bonferroni (``alpha / m`` throughout) and no futility.
 """
 
 from __future__ import annotations

@@ -237,9 +237,9 @@ def conditional_power(z: float | np.ndarray, t: float | np.ndarray, final: float
 
 @dataclass(frozen=True)
 class PairsLook:
-    """One look at the open pairs (arrays, one entry per pair): the repeated interval at the level each pair ends
-    the look with, its critical value and level, whether it is decided, and whether it stops for futility with the
-    conditional power that said so (NaN where not checked)."""
+    """One look at the open pairs (arrays, one entry per pair): the repeated interval at the level a pair was
+    decided at (the level it ends the look with when undecided), its critical value and level, whether it is
+    decided, and whether it stops for futility with the conditional power that said so (NaN where not checked)."""
 
     low: np.ndarray
     high: np.ndarray
@@ -278,19 +278,21 @@ def look_at_pairs(
         empty = np.zeros(0)
         return PairsLook(empty, empty, empty, empty, empty.astype(bool), empty.astype(bool), empty)
     levels = pair_levels(alpha, pairs, decided, multiplicity)
-    bounds = np.full((n, levels.size), np.nan)
-    intervals: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    bounds, lows, highs = (np.full((n, levels.size), np.nan) for _ in range(3))
+    first = np.full(n, -1)  # the column at which each pair was decided (its reported level)
 
     def crosses(j: int) -> np.ndarray:
-        bounds[:, j] = [float(boundaries(times[p], float(levels[j]), spending)[-1]) for p in range(n)]
-        lows, highs = zip(
-            *(repeated_interval(diffs[p], np.asarray(points[p]), bounds[p, j], cells[p]) for p in range(n))
-        )
-        intervals[j] = np.array(lows, dtype=float), np.array(highs, dtype=float)
-        return (intervals[j][0] > 0) | (intervals[j][1] < 0)
+        for p in range(n):
+            bounds[p, j] = float(boundaries(times[p], float(levels[j]), spending)[-1])
+            lows[p, j], highs[p, j] = repeated_interval(diffs[p], np.asarray(points[p]), bounds[p, j], cells[p])
+        now = (lows[:, j] > 0) | (highs[:, j] < 0)
+        first[(first < 0) & now] = j
+        return now
 
     rejected, j = step_down(crosses, levels.size)
-    low, high = intervals[j]
+    col = np.where(rejected, first, j)
+    rows = np.arange(n)
+    low, high = lows[rows, col], highs[rows, col]
     futile, power = np.zeros(n, dtype=bool), np.full(n, np.nan)
     for p in range(n):
         now = float(times[p][-1])
@@ -307,4 +309,4 @@ def look_at_pairs(
         z = abs(float(points[p])) * final / half if half > 0 and np.isfinite(half) else 0.0
         power[p] = float(conditional_power(z, now, final))
         futile[p] = power[p] < futility
-    return PairsLook(low, high, bounds[:, j], np.full(n, float(levels[j])), rejected, futile, power)
+    return PairsLook(low, high, bounds[rows, col], levels[col], rejected, futile, power)

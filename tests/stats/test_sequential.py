@@ -73,7 +73,7 @@ def test_holm_recycles_a_decided_pairs_level_where_bonferroni_does_not() -> None
     holm = sq.look_at_pairs(*args, alpha=0.05, pairs=2, decided=0, multiplicity="holm")
     bonferroni = sq.look_at_pairs(*args, alpha=0.05, pairs=2, decided=0, multiplicity="bonferroni")
     assert list(holm.decided) == [True, True] and list(bonferroni.decided) == [True, False]
-    assert list(holm.level) == [0.05, 0.05] and list(bonferroni.level) == [0.025, 0.025]
+    assert list(holm.level) == [0.025, 0.05] and list(bonferroni.level) == [0.025, 0.025]  # the level it took
     assert holm.low[1] > 0 and bonferroni.low[1] < 0 < bonferroni.high[1]
     # a pair decided at an earlier look passes its level on too
     later = sq.look_at_pairs(*(a[1:] for a in args), alpha=0.05, pairs=2, decided=1, multiplicity="holm")
