@@ -63,8 +63,9 @@ def machine() -> str:
 
 
 # --------------------------------------------------------------------------- part 1: ours
-def builder_times(table: ScoreTable, **options) -> dict[str, float]:
-    """Seconds per table builder of evaluate(), run in evaluate()'s own order on the same prepared Run."""
+def builder_times(table: ScoreTable, until: str | None = None, **options) -> dict[str, float]:
+    """Seconds per table builder of evaluate(), run in evaluate()'s own order on the same prepared Run (up to and
+    including the builder named ``until``)."""
     from rl_reliable_logger.analysis import evaluation as ev
     from rl_reliable_logger.analysis.aggregates import prepare
     from rl_reliable_logger.analysis.options import as_options
@@ -75,7 +76,10 @@ def builder_times(table: ScoreTable, **options) -> dict[str, float]:
     for build in ev.TABLE_BUILDERS:
         t0 = time.perf_counter()
         build(run)
-        times[build.__name__.strip("_").removesuffix("_part")] = time.perf_counter() - t0
+        name = build.__name__.strip("_").removesuffix("_part")
+        times[name] = time.perf_counter() - t0
+        if name == until:
+            break
     return times
 
 
@@ -299,7 +303,7 @@ def large_worker(mode: str, reps: int) -> None:
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     c0, t0 = _cpu(), time.perf_counter()
     if mode == "aggregates":  # the aggregates table builder alone, as evaluate() runs it
-        builder = builder_times(table, reps=reps, seed=0, method="percentile", metrics=tuple(METRICS))
+        builder = builder_times(table, "aggregates", reps=reps, seed=0, method="percentile", metrics=tuple(METRICS))
         print(json.dumps({"builders": builder}), file=sys.stderr)
     else:
         evaluate(table, reps=reps, seed=0, method="percentile")
