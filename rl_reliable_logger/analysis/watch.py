@@ -88,6 +88,8 @@ class Design:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Design:
         try:
+            if data.get("multiplicity", "bonferroni") not in sq.MULTIPLICITY:
+                raise ValueError(f"multiplicity {data['multiplicity']!r} is not one of {', '.join(sq.MULTIPLICITY)}")
             return cls(
                 int(data["looks"]),
                 int(data["max_runs"]),
