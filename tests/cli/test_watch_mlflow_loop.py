@@ -12,8 +12,6 @@ import importlib.util
 import os
 import shlex
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -28,8 +26,8 @@ from tests.support.mlflow_store import REPO, make_store, mlflow, use_store
 PROJECT = REPO / "integrations" / "mlflow"
 
 
-def _train_module():
-    spec = importlib.util.spec_from_file_location("mlflow_bandits_train", PROJECT / "train.py")
+def _module(name: str):
+    spec = importlib.util.spec_from_file_location(f"mlflow_bandits_{name}", PROJECT / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -53,32 +51,34 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 def _watch(uri: str, state: Path, *more: str) -> int:
-    return main(
-        [
-            "watch",
-            "mlflow",
-            "--tracking-uri",
-            uri,
-            "--experiment",
-            "bandits",
-            "--state",
-            str(state),
-            "--looks",
-            "3",
-            "--max-runs",
-            "9",
-            "--reps",
-            "400",
-            "--seed",
-            "0",
-            "--normalize",
-            "already-normalized",
-            "--publish",
-            "new",
-            "--no-figures",
-            *more,
-        ]
-    )
+    return main(_argv(uri, state, *more))
+
+
+def _argv(uri: str, state: Path, *more: str) -> list[str]:
+    return [
+        "watch",
+        "mlflow",
+        "--tracking-uri",
+        uri,
+        "--experiment",
+        "bandits",
+        "--state",
+        str(state),
+        "--looks",
+        "3",
+        "--max-runs",
+        "9",
+        "--reps",
+        "400",
+        "--seed",
+        "0",
+        "--normalize",
+        "already-normalized",
+        "--publish",
+        "new",
+        "--no-figures",
+        *more,
+    ]
 
 
 def _source_runs(uri: str) -> pd.DataFrame:
@@ -91,7 +91,7 @@ def _source_runs(uri: str) -> pd.DataFrame:
 
 
 def test_the_loop_trains_watches_launches_and_stops_when_decided(store: str, tmp_path: Path, capsys) -> None:
-    train = _train_module()
+    train, watch_loop = _module("train"), _module("watch_loop")
     state = tmp_path / "watch"
 
     def launch(params: dict[str, str]) -> None:
@@ -109,25 +109,18 @@ def test_the_loop_trains_watches_launches_and_stops_when_decided(store: str, tmp
             for seed in range(3):
                 launch({"algorithm": algorithm, "task": task, "seed": str(seed)})
 
-    codes, launched = [], 0
-    while True:
-        started = time.monotonic()
-        code = _watch(store, state)
-        print(f"watch look {len(codes) + 1}: {time.monotonic() - started:.1f} s", file=sys.__stderr__)
-        codes.append(code)
-        out = capsys.readouterr()
-        assert "published to MLflow" in out.err, out.err
-        if code != 3:
-            break
-        lines = (state / "mlflow-params.txt").read_text().splitlines()
-        assert lines and all(line.startswith("-P ") for line in lines)
-        launch_list = pd.read_csv(state / "launch.csv")
-        assert len(lines) == launch_list["add_runs"].sum()
-        for params in read_mlflow_lines(lines):
-            launch(params)
-            launched += 1
-        assert len(codes) < 4, "a watch of 3 looks stops at the third at the latest"
-    assert codes[-1] == 0 and codes[:-1] == [3] * (len(codes) - 1) and launched > 0
+    launched: list[dict[str, str]] = []
+
+    def recorded(params: dict[str, str]) -> None:
+        launched.append(params)
+        launch(params)
+
+    code = watch_loop.run_loop(_argv(store, state), recorded, state=str(state), rounds=4)  # the example's loop
+    out = capsys.readouterr()
+    looks = [line for line in out.out.splitlines() if line.startswith("look ")]
+    assert code == 0 and 2 <= len(looks) <= 3 and launched  # runs were launched between the looks
+    assert out.err.count("published to MLflow") == len(looks)  # every look, as an analysis run
+    assert all(int(p["seed"]) >= 3 for p in launched)  # new seeds only
     decided = pd.read_csv(state / "decisions.csv")
     assert list(decided["decision"]) == ["x>y"]  # thompson > ucb1 (pairs in name order: thompson - ucb1)
     assert "stop: every comparison is decided" in out.out
