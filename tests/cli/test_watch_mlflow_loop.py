@@ -136,6 +136,10 @@ def test_the_loop_trains_watches_launches_and_stops_when_decided(store: str, tmp
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cannot change" in err and "--alpha" in err
     assert (state / "looks.json").read_bytes() == looks
+    # a source run as the publishing target is refused before a look is taken (nothing recorded)
+    first = str(runs_before["id"].iloc[0])
+    assert _watch(store, tmp_path / "other", "--publish", first) == 2
+    assert "refusing to publish onto run" in capsys.readouterr().err and not (tmp_path / "other").exists()
     # publishing never wrote onto a source run; the analysis runs hold the decisions as a table
     after = _source_runs(store)
     assert sorted(after["id"]) == sorted(runs_before["id"])
