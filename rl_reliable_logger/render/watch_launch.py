@@ -30,7 +30,7 @@ DEFAULT_PARAMETERS = {"algorithm": "algorithm", "task": "task", "seed": "seed"}
 #: ``command`` of the sweep file: W&B passes the grid's values as ``--name=value`` arguments of ``program``.
 SWEEP_COMMAND = ["${env}", "${interpreter}", "${program}", "${args}"]
 RUNS, PARAMS = "runs.csv", "mlflow-params.txt"
-_PARAMETER = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,63}$")
+_PARAMETER = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}")
 
 
 def parameters(names: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -40,7 +40,7 @@ def parameters(names: Mapping[str, str] | None = None) -> dict[str, str]:
     if unknown:
         raise InputError(f"launch parameters name the fields {', '.join(DEFAULT_PARAMETERS)}, not {unknown[0]!r}")
     for field, name in chosen.items():
-        if not isinstance(name, str) or not _PARAMETER.match(name):
+        if not isinstance(name, str) or not _PARAMETER.fullmatch(name):
             raise InputError(
                 f"launch parameter name {name!r} (for the {field}) must be a plain word: letters, digits, _ . - "
                 "(it becomes a sweep parameter and an `mlflow run -P` key)"
