@@ -19,8 +19,8 @@ first algorithm's scores are shifted by ``delta`` (the IQM difference is ``delta
 the first algorithm draws SPR's runs and the others DER's or DrQ(eps)'s (a real difference).
 
 Reported per scenario: the family-wise error over all looks and pairs (any pair decided where the truth is no
-difference, or decided the wrong way) with its standard error; with a difference, the mean power over the pairs
-with a real difference, the expected runs (all cells) as a share of N per cell, the fixed single-look design's
+difference, or decided the wrong way) with its standard error, and the expected runs (all cells) as a share of N
+per cell; with a difference, the mean power over the pairs with a real difference, the fixed single-look design's
 power at the same N, and the smallest fixed N (the same test and step-down, one look, no futility) whose power
 reaches the watch's: the runs ratio is the watch's expected runs over that fixed design's.
 """
