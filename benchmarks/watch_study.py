@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rl_reliable_logger.analysis.watch import FUTILITY, FUTILITY_FROM
+from rl_reliable_logger.analysis.watch_options import FUTILITY, FUTILITY_FROM
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import registry
 from rl_reliable_logger.stats import sequential as sq

@@ -42,16 +42,12 @@ from ..stats import registry
 from ..stats import sequential as sq
 from .aggregates import analysis_streams, cells_by_algorithm, prepare
 from .options import as_options
-from .watch_options import FROZEN_OPTIONS, OWN_OPTIONS
+from .watch_options import FROZEN_OPTIONS, FUTILITY, FUTILITY_FROM, OWN_OPTIONS
 
 #: Design keywords that reach a look with the analysis options (``watch(**options)``): the design records them.
 DESIGN_KEYWORDS = ("futility",)
 DECISION_COLUMNS = ["algorithm_x", "algorithm_y", "metric", "decision", "low", "high", "look"]
 LAUNCH_COLUMNS = ["algorithm", "task", "add_runs"]
-#: A pair stops for futility when its conditional power under the current estimate is below this ...
-FUTILITY = 0.1
-#: ... at an information fraction of at least this (earlier estimates are too noisy to give up on).
-FUTILITY_FROM = 0.5
 
 
 @dataclass(frozen=True)

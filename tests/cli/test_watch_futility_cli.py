@@ -33,3 +33,24 @@ def test_a_futile_pair_is_named_and_ends_the_watch(tmp_path: Path, capsys) -> No
     assert "A - C: futile (max runs would not decide it) (look 2);" in second
     assert second.rstrip().endswith("stop: every comparison is decided or futile")
     assert pd.read_csv(state / "launch.csv").empty
+
+
+def test_futility_is_a_design_flag_recorded_at_the_first_look(tmp_path: Path, capsys) -> None:
+    """``--futility 0`` never stops a pair for futility (the same runs as above go on: exit 3), it is frozen with
+    the design (another value later is refused), and a value outside [0, 1) is one sentence, exit 2."""
+    state = tmp_path / "state"
+    args = ["--state", str(state), "--looks", "4", "--max-runs", "12", "--reps", "300", "--seed", "0"]
+    one, two = (
+        _scores(tmp_path / "one.csv", {"A": 3, "B": 3, "C": 3}),
+        _scores(tmp_path / "two.csv", {"A": 6, "B": 3, "C": 6}),
+    )
+    assert main(["watch", str(one), *args, "--futility", "0"]) == 3
+    assert main(["watch", str(two), *args, "--futility", "0"]) == 3
+    out = capsys.readouterr().out
+    assert "futile" not in out and "A - C: undecided" in out
+    assert main(["watch", str(two), *args]) == 2  # the default 0.1 is another design than the recorded 0
+    assert "futility" in capsys.readouterr().err
+    assert main(["watch", str(one), "--state", str(tmp_path / "other"), "--looks", "4", "--max-runs", "12",
+                 "--futility", "1.5"]) == 2  # fmt: skip
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "futility" in err[0] and "Traceback" not in err[0]
