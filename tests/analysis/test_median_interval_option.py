@@ -83,3 +83,16 @@ def test_the_command_line_selects_it_and_says_so(tmp_path, capsys):
     code, _, err = run_cli(capsys, "evaluate", path, *flags, "--median-interval", "orderstat")
     assert code == 2
     assert "--median-interval" in err and "order-statistic" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_methods_text_states_what_the_median_interval_can_be_trusted_for():
+    from rl_reliable_logger.render.methods import methods_paragraph
+
+    table = _table()
+    default = methods_paragraph(evaluate(table, method="percentile", **FAST))
+    assert "The median's interval is approximate" in default and "nearly" not in default
+    assert "how near the task means next to the middle tie relative to their standard errors" in default
+    ordered = methods_paragraph(evaluate(table, method="percentile", median_interval="order-statistic", **FAST))
+    assert "The median's interval is the order-statistic one" in ordered and "approximate" not in ordered
+    without = methods_paragraph(evaluate(table, method="percentile", metrics=["iqm"], **FAST))
+    assert "The median's interval" not in without
