@@ -24,7 +24,8 @@ True values (task set fixed, as the stratified bootstrap assumes): exact IQM (25
 mixture), mean and median of task means (``stats.simulation``); P(X > Y) = mean over tasks of E[F_Y(X)] by
 Monte Carlo with Y's exact CDF (error < 3e-4).
 
-The diagnostic (``stats.diagnostics.mean_trust``) is evaluated on every trial's X (for the mean) and pair (for
+The former pooled skew diagnostic (``|estimator_skewness| * sqrt(runs)`` above ``--limit``; the library's rule
+now: ``benchmarks/skew_calibration.py``) is evaluated on every trial's X (for the mean) and pair (for
 the mean difference); a configuration counts as "flagged" when it fires on more than half of its trials. Its
 calibration rates compare flagged configurations with the recommended method's coverage of the mean and of
 the mean difference.
@@ -176,7 +177,7 @@ def run_config(model: str, m: int, n: int, trials: int, reps: int, seed: int, ci
 
 def fires(r: dict, key: str, limit: float) -> float:
     """Share of a configuration's trials on which the diagnostic fires (``key``: skew_mean or skew_diff, the
-    stored ``estimator_skewness``; the diagnostic reads ``tail_skewness`` = it times sqrt(runs of the groups))."""
+    stored ``estimator_skewness``; the former diagnostic read it times sqrt(runs of the groups))."""
     runs = r["tasks"] * r["runs"] * (2 if key == "skew_diff" else 1)
     return float(np.mean(np.abs(np.asarray(r[key]) * np.sqrt(runs)) > limit))
 
