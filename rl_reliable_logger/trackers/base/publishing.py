@@ -175,8 +175,9 @@ def display_frame(frame: Any, digits: int = 6) -> Any:
 
 
 #: Put before the name of an analysis run another one replaced, so MLflow's runs list (whose name column is cut
-#: after about 20 characters) shows which analysis is current.
-SUPERSEDED_PREFIX = "superseded · "
+#: after about 20 characters, 19 for a run nested under a parent) shows which analysis is current: short, so
+#: the mark and the whole report hash still show.
+SUPERSEDED_PREFIX = "old · "
 
 
 def run_name(report: Report, digest: str) -> str:

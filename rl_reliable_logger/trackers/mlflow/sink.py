@@ -605,7 +605,7 @@ def _make_current(client: Tracker, exp_id: str, series: str, current: str, sourc
 
     A run that was current (or never replaced, e.g. an interrupted one) gets ``is_current=false`` and
     ``superseded_by=<current>``; one replaced earlier keeps the id of the run that replaced it. Names
-    follow (best effort, :func:`_rename`): replaced runs start with ``superseded · `` (what the runs list
+    follow (best effort, :func:`_rename`): replaced runs start with ``old · `` (what the runs list
     shows), and ``current`` loses that mark when the same report is published again.
     """
     names: dict[str, str] = {}
