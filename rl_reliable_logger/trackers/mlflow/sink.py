@@ -587,7 +587,7 @@ def _end_orphans(client: Tracker, exp_id: str, series: str) -> list[str]:
         tags = run.data.tags
         if tags.get(STATE_TAG) == "complete" or tags.get(SERIES_TAG, series) != series:
             continue
-        if SERIES_TAG not in tags and not str(run.info.run_name or "").startswith("rl-reliable · "):
+        if SERIES_TAG not in tags and not str(run.info.run_name or "").startswith("rl-reliable · "):  # old names
             continue  # written by an older version: only runs named as this package names them
         if not publisher_gone(tags.get(PUBLISHER_TAG), (run.info.start_time or 0) / 1000, LEASE_SECONDS):
             continue  # another publish is writing it right now
@@ -708,8 +708,9 @@ def publish_mlflow(
 
     With ``parent_run_id`` the report goes onto that existing run (its status is left as it is;
     a run the scores came from is refused); otherwise onto a new FINISHED run named
-    ``rl-reliable · N algorithms × M tasks · <hash8>`` in ``experiment`` (name or id; default: the
-    first experiment the scores came from). The same content published again writes nothing
+    ``<hash8> · rl-reliable · R runs · N algorithms × M tasks`` in ``experiment`` (name or id; default: the
+    first experiment the scores came from; the analysis run it replaces is renamed ``old · ...``).
+    The same content published again writes nothing
     (``created`` is False) unless ``force``. ``bundle`` uploads the verified files of a folder written by
     ``save_report(report, folder)`` instead of drawing the figures again.
 
