@@ -106,6 +106,7 @@ def time_ours(table: ScoreTable, taus: np.ndarray, args) -> tuple[dict[str, floa
         improvement_reps=args.improvement_reps,
         taus=taus,
         seed=args.seed,
+        method="percentile",  # rliable's intervals
     )
     total = time.perf_counter() - t0
     return times, report, total
@@ -131,6 +132,7 @@ def first_call_worker(args) -> None:
             improvement_reps=args.improvement_reps,
             taus=taus,
             seed=args.seed,
+            method="percentile",
         )
         out[label] = {"wall": time.perf_counter() - t0, "cpu": _cpu() - c0}
     print(json.dumps(out))
