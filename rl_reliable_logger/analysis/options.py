@@ -606,6 +606,7 @@ class OptionKeywords(TypedDict, total=False):
     method: str
     task_bootstrap: bool
     rank_by: str
+    median_interval: str
     seed: int | np.random.Generator | None
     taus: Sequence[float] | np.ndarray | None
     curves: bool
