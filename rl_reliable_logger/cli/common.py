@@ -181,7 +181,7 @@ def format_summary(report: Any) -> str:
     wide = cells.pivot(index="algorithm", columns="metric", values="text")
     wide = wide.reindex(index=report.algorithms, columns=list(dict.fromkeys(agg["metric"])))
     prov = report.provenance
-    header = summary_header(report)
+    header = summary_header(report, as_flags)
     findings, shown = _findings(report)
     as_warnings = {as_flags(w) for w in shown}
     lines = [as_flags(findings)] if findings else []
