@@ -4,6 +4,10 @@ One warning per algorithm whose runs are skewed on at least :data:`..stats.diagn
 (and per pair where either algorithm's are, for the mean difference), saying what was measured: how many tasks'
 runs are skewed, and that the interval may under-cover there, with the advice to report the IQM or add runs. The
 shares are recorded in provenance (``mean_skewness``) whether or not they fire.
+
+The record's ``warned`` list says which cells each warning is about (``{"metric": "mean", "algorithm": ...}`` or
+``{"metric": "mean", "pair": [x, y]}``, with the warning's text): the renderers mark those cells from it and
+group the warnings by algorithm without reading the sentences.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ _ADVICE = "report the IQM (robust to the tail) or add runs"
 def mean_trust(cells: dict[str, bs.Cells], *, differences: bool) -> tuple[list[str], dict[str, Any]]:
     """(warnings, provenance record) for the mean of every algorithm and, with ``differences``, every pair."""
     warnings: list[str] = []
+    warned: list[dict[str, Any]] = []
     counts = {alg: dg.skewed_tasks(c) for alg, c in cells.items()}
     for alg, count in counts.items():
         if dg.flagged(count):
@@ -28,6 +33,7 @@ def mean_trust(cells: dict[str, bs.Cells], *, differences: bool) -> tuple[list[s
                 f"on {_of(count)}, and so few runs of skewed tasks tend to miss the tail that carries the mean; "
                 f"{_ADVICE}"
             )
+            warned.append({"metric": "mean", "algorithm": alg, "warning": warnings[-1]})
     per_pair: dict[str, float] = {}
     if differences:
         names = list(cells)
@@ -39,6 +45,7 @@ def mean_trust(cells: dict[str, bs.Cells], *, differences: bool) -> tuple[list[s
                         f"{x} - {y}: the mean difference's interval may under-cover at these run counts: {x}'s "
                         f"runs are skewed on {_of(counts[x])}, {y}'s on {_of(counts[y])}; {_ADVICE}"
                     )
+                    warned.append({"metric": "mean", "pair": [x, y], "warning": warnings[-1]})
     record = {
         "limit": dg.SKEWED_SHARE,
         "rule": (
@@ -47,6 +54,7 @@ def mean_trust(cells: dict[str, bs.Cells], *, differences: bool) -> tuple[list[s
         ),
         "algorithms": {alg: count.share for alg, count in counts.items()},
         "pairs": per_pair,
+        "warned": warned,
     }
     return warnings, record
 

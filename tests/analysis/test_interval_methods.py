@@ -144,6 +144,8 @@ def test_the_skew_diagnostic_warns_per_algorithm_where_the_mean_may_under_cover(
     assert any(w.startswith("heavy - calm: the mean difference's interval may under-cover") for w in flagged)
     record = report.provenance["mean_skewness"]
     assert record["algorithms"]["heavy"] == 1.0 and record["algorithms"]["lone"] < record["limit"]
+    assert {"metric": "mean", "algorithm": "heavy", "warning": flagged[0]} in record["warned"]
+    assert all(w["warning"] in report.warnings for w in record["warned"])
     assert not any("no interval reaches" in w or "cannot be trusted" in w for w in report.warnings)
     without_mean = evaluate(ScoreTable(df), method="bootstrap-t", **{**FAST, "metrics": ["iqm"]})
     assert not any("may under-cover" in w for w in without_mean.warnings)
