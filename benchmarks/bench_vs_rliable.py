@@ -45,7 +45,6 @@ sys.path.insert(0, str(HERE))
 import rliable_runner  # noqa: E402
 from machine_info import cpu_model, load_average  # noqa: E402
 
-from rl_reliable_logger.analysis.aggregates import aggregate_tables  # noqa: E402
 from rl_reliable_logger.analysis.evaluation import evaluate  # noqa: E402
 from rl_reliable_logger.data.normalize import get_normalizer  # noqa: E402
 from rl_reliable_logger.data.scores import ScoreTable  # noqa: E402
@@ -64,51 +63,48 @@ def machine() -> str:
 
 
 # --------------------------------------------------------------------------- part 1: ours
-def time_ours(table: ScoreTable, taus: np.ndarray, args) -> tuple[dict[str, float], object, float]:
-    """Per-workload times through evaluate()'s own building blocks, then the full evaluate()."""
-    import importlib
+def builder_times(table: ScoreTable, until: str | None = None, **options) -> dict[str, float]:
+    """Seconds per table builder of evaluate(), run in evaluate()'s own order on the same prepared Run (up to and
+    including the builder named ``until``)."""
+    from rl_reliable_logger.analysis import evaluation as ev
+    from rl_reliable_logger.analysis.aggregates import prepare
+    from rl_reliable_logger.analysis.options import as_options
 
-    ev_mod = importlib.import_module(
-        "rl_reliable_logger.analysis.evaluation"
-    )  # the module (the package exports the function)
-    from rl_reliable_logger.stats import bootstrap as bs
-    from rl_reliable_logger.stats import registry
-
-    final = get_normalizer("atari100k").apply(table.final())
+    opts = as_options(None, **options)
+    run = ev._setup(prepare(table, opts), opts)  # our own package's internals: timing evaluate() piece by piece
     times: dict[str, float] = {}
-    try:  # private helpers: the same code evaluate() runs, timed piece by piece
-        by_cell = final.cells()
-        cells = {a: bs.Cells.from_list([by_cell[(a, t)] for t in final.tasks]) for a in final.algorithms}
-        algs = list(cells)
-        rngs = dict(zip(algs, np.random.default_rng(args.seed).spawn(len(algs))))
-        none = lambda n: None
-        objs = [registry.get_metric(m) for m in METRICS]
+    for build in ev.TABLE_BUILDERS:
         t0 = time.perf_counter()
-        aggregate_tables(cells, objs, args.reps, rngs, False, bs.DEFAULT_CHUNK_BYTES, 0.95, "percentile", none)
-        times["aggregates"] = time.perf_counter() - t0
-        gammas = np.linspace(0.0, 1.0, 51)
-        t0 = time.perf_counter()
-        ev_mod._profiles(
-            cells, taus, gammas, args.profile_reps, rngs, False, bs.DEFAULT_CHUNK_BYTES, 0.95, "percentile", none
-        )
-        times["profiles"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        ev_mod._improvement(cells, args.improvement_reps, rngs, bs.DEFAULT_CHUNK_BYTES, 0.95, "percentile", none)
-        times["poi"] = time.perf_counter() - t0
-    except (AttributeError, TypeError) as exc:  # the private layout changed: only the total is timed
-        print(f"  (per-workload timing unavailable: {exc!r})")
+        build(run)
+        name = build.__name__.strip("_").removesuffix("_part")
+        times[name] = time.perf_counter() - t0
+        if name == until:
+            break
+    return times
+
+
+# --------------------------------------------------------------------------- part 1: ours
+def time_ours(table: ScoreTable, taus: np.ndarray, args) -> tuple[dict[str, float], object, float]:
+    """Per-workload times through evaluate()'s own table builders, then the full evaluate()."""
+    pieces = builder_times(table, **_options(args, taus))
+    times = {"aggregates": pieces["aggregates"], "profiles": pieces["profiles"], "poi": pieces["improvement"]}
     t0 = time.perf_counter()
-    report = evaluate(
-        table,
-        normalize="atari100k",
-        reps=args.reps,
-        profile_reps=args.profile_reps,
-        improvement_reps=args.improvement_reps,
-        taus=taus,
-        seed=args.seed,
-    )
+    report = evaluate(table, **_options(args, taus))
     total = time.perf_counter() - t0
     return times, report, total
+
+
+def _options(args, taus: np.ndarray) -> dict:
+    """The options of part 1: rliable's method (percentile), the paper's normalisation, the benchmark's counts."""
+    return {
+        "normalize": "atari100k",
+        "method": "percentile",
+        "reps": args.reps,
+        "profile_reps": args.profile_reps,
+        "improvement_reps": args.improvement_reps,
+        "taus": tuple(float(t) for t in taus),
+        "seed": args.seed,
+    }
 
 
 def first_call_worker(args) -> None:
@@ -123,15 +119,7 @@ def first_call_worker(args) -> None:
     out = {}
     for label in ("first", "second"):
         c0, t0 = _cpu(), time.perf_counter()
-        evaluate(
-            table,
-            normalize="atari100k",
-            reps=args.reps,
-            profile_reps=args.profile_reps,
-            improvement_reps=args.improvement_reps,
-            taus=taus,
-            seed=args.seed,
-        )
+        evaluate(table, **_options(args, taus))
         out[label] = {"wall": time.perf_counter() - t0, "cpu": _cpu() - c0}
     print(json.dumps(out))
 
@@ -314,17 +302,11 @@ def large_worker(mode: str, reps: int) -> None:
     table = synthetic_table()
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     c0, t0 = _cpu(), time.perf_counter()
-    if mode == "aggregates":  # what evaluate() runs for the aggregates (its compiled fast path when present)
-        from rl_reliable_logger.stats import bootstrap as bs
-        from rl_reliable_logger.stats import registry
-
-        cells = table.cells()
-        by_alg = {a: bs.Cells.from_list([cells[(a, t)] for t in table.tasks]) for a in table.algorithms}
-        rngs = dict(zip(by_alg, np.random.default_rng(0).spawn(len(by_alg))))
-        objs = [registry.get_metric(m) for m in METRICS]
-        aggregate_tables(by_alg, objs, reps, rngs, False, bs.DEFAULT_CHUNK_BYTES, 0.95, "percentile", lambda n: None)
+    if mode == "aggregates":  # the aggregates table builder alone, as evaluate() runs it
+        builder = builder_times(table, "aggregates", reps=reps, seed=0, method="percentile", metrics=tuple(METRICS))
+        print(json.dumps({"builders": builder}), file=sys.stderr)
     else:
-        evaluate(table, reps=reps, seed=0)
+        evaluate(table, reps=reps, seed=0, method="percentile")
     elapsed = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(

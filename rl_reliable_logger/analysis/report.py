@@ -17,6 +17,8 @@ Table schemas (column names are a contract other tools rely on):
 ``comparisons``  statistic, algorithm_x, algorithm_y, metric, point, low, high, low_simultaneous,
                  high_simultaneous, p_value, p_holm, distinguishable   (only with ``comparisons=True``;
                  family-wise control over all pairs, see ``analysis.comparisons``)
+``watch``        algorithm_x, algorithm_y, metric, decision, low, high, look   (a published watch look only)
+``watch_launch`` algorithm, task, add_runs   (a published watch look only: the runs before the next look)
 ``provenance``   dict: source, filters, runs used / dropped with reasons, reps, seed, method, ...
 ``warnings``     list of human-readable strings
 """
@@ -122,6 +124,22 @@ REPORT_TABLES: tuple[TableSpec, ...] = (
         "optional",
         "Tuning",
         300,
+    ),
+    TableSpec(
+        "watch",
+        ("algorithm_x", "algorithm_y", "metric", "decision", "low", "high", "look"),
+        ("algorithm_x", "algorithm_y", "metric", "decision"),
+        "optional",
+        "Sequential watch: each pair's decision and repeated confidence interval",
+        500,
+    ),
+    TableSpec(
+        "watch_launch",
+        ("algorithm", "task", "add_runs"),
+        ("algorithm", "task"),
+        "optional",
+        "Sequential watch: runs to launch before the next look",
+        500,
     ),
     TableSpec(
         "jordan_quantiles",

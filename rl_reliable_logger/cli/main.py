@@ -54,7 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ..trackers.base.messages import describe_failure, describe_os_error, is_tracker_failure
 
     parser = build_parser()
-    args = parser.parse_args(plan_command.with_source(sys.argv[1:] if argv is None else argv))
+    words = plan_command.with_source(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(plan_command.with_source(words, command="watch"))
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..trackers import registry
+from ..trackers.base.plugin import recorded_fields
 from .flags import CliError, cli_message
 from .options import add_retry_option, retry_policy
 
@@ -82,7 +83,7 @@ def _handler(args: argparse.Namespace) -> int:
     failed = others = 0
     for item in items:
         if not args.push:
-            say(item.describe())
+            say(item.describe(_location(item)))
             continue
         with _claim(item.path) as mine:
             if not mine:
@@ -146,5 +147,23 @@ def _push_one(item: Any, args: argparse.Namespace, say: Any) -> int:
     return 0
 
 
+def _plugin(item: Any) -> Any:
+    """The publishing plugin a pending file names, or None (a file from another version or tracker)."""
+    return next((p for p in registry.publishing() if p.name == item.tracker), None)
+
+
+def _location(item: Any) -> str:
+    plugin = _plugin(item)
+    return plugin.pending_location(item.run) if plugin else recorded_fields(item.run)
+
+
 def _push(item: Any, args: argparse.Namespace) -> str:
-    return registry.get(item.tracker).push_pending(item, args, retry_policy(args))
+    from ..errors import InputError
+
+    plugin = _plugin(item)
+    if plugin is None:
+        raise InputError(
+            f"it names the tracker {item.tracker!r}, which this version cannot write to "
+            f"(it writes to {', '.join(p.name for p in registry.publishing())}); keep the file for a version that can"
+        )
+    return plugin.push_pending(item, args, retry_policy(args))

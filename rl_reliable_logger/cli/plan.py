@@ -56,11 +56,12 @@ FILE, TRACKERS = "file", registry.names()
 _PILOT = SimpleNamespace(curves=False, only_algorithms=None, only_tasks=None, hyperparameter_keys=())
 
 
-def with_source(argv: Sequence[str]) -> list[str]:
+def with_source(argv: Sequence[str], command: str = "plan") -> list[str]:
     """``plan INPUT ...`` is short for ``plan file INPUT ...``: ``argv`` with the word ``file`` put in when the word
-    after ``plan`` names no source (so a file called like a tracker is ``plan file NAME``)."""
+    after ``command`` (``plan``, or ``watch``, which reads its runs the same way) names no source (so a file called
+    like a tracker is ``plan file NAME``)."""
     words = list(argv)
-    if len(words) > 1 and words[0] == "plan" and words[1] not in (FILE, *TRACKERS) and not words[1].startswith("-"):
+    if len(words) > 1 and words[0] == command and words[1] not in (FILE, *TRACKERS) and not words[1].startswith("-"):
         words.insert(1, FILE)
     return words
 

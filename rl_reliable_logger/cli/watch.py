@@ -1,10 +1,13 @@
-"""``rl-reliable watch INPUT --state DIR --looks K --max-runs N``: one group-sequential look at a running sweep's scores.
+"""``rl-reliable watch {INPUT | <tracker>} --state DIR --looks K --max-runs N``: one group-sequential look at a sweep.
 
-Wiring only: read the file (the field flags of ``evaluate``), call :func:`rl_reliable_logger.watch` (which
-records the look and writes ``launch.csv`` and ``decisions.csv`` in the state folder), print the look, and
-return 0 when the watch stops, 3 when more runs are needed (an error is 2, as for every command), so a sweep
-post-hook or a pipeline step can loop on it. The analysis flags are the declarations of the options a watch
-freezes (:data:`~rl_reliable_logger.analysis.watch_options.FROZEN_OPTIONS`); the design flags below are the
+Wiring only: read the runs — from a file (the field flags of ``evaluate``) or from a tracker with the very source
+flags of that tracker's command (``rl-reliable watch mlflow --experiment X ...``: declared once by the tracker's
+plugin and added by ``cli/trackers.py``, as for ``plan``) — call :func:`rl_reliable_logger.watch` (which records
+the look and writes the launch list and what each launcher runs next in the state folder), print the look, publish
+the decisions and launch list to the tracker as a report (its publishing flags), and return 0 when the watch stops,
+3 when more runs are needed (an error is 2, as for every command), so a sweep post-hook or a pipeline step can
+loop on it. The analysis flags are the declarations of the options a watch freezes
+(:data:`~rl_reliable_logger.analysis.watch_options.FROZEN_OPTIONS`); the design and launch flags below are the
 watch command's own.
 """
 
@@ -13,10 +16,19 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
-from .flags import CliError, as_flags
-from .options import FILE_FIELDS, add_field_options, add_shared_option, given_options, names
+from ..trackers import registry
+from . import trackers as tracker_commands
+from .flags import CliError, as_flags, cli_message
+from .options import FILE_FIELDS, add_field_options, add_force_publish_option, add_shared_option, given_options, names
+from .plan import FILE
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..data.scores import ScoreTable
+    from ..trackers.base.plugin import TrackerPlugin
+    from ..trackers.base.protocols import Sink
 
 #: Exit status when the watch has not stopped: launch the listed runs, then look again.
 MORE_RUNS = 3
@@ -29,7 +41,7 @@ DESIGN_FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
             "required": True,
             "metavar": "DIR",
             "help": "state folder: the frozen design and every look (new or empty "
-            "at the first look); launch.csv and decisions.csv of the last look are written there",
+            "at the first look); launch.csv, decisions.csv and the launch files of the last look are written there",
         },
     ),
     "looks": ("--looks", {"required": True, "type": int, "metavar": "K", "help": "number of looks of the design"}),
@@ -64,8 +76,35 @@ DESIGN_FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
 }
 
+#: The launch flags (how the next runs are written for the launchers; not part of the design).
+LAUNCH_FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
+    "launch_names": (
+        "--launch-names",
+        {
+            "type": names,
+            "metavar": "FIELD=NAME,...",
+            "help": "the parameter names of the launch files (sweep.yaml, mlflow-params.txt, runs.csv) for "
+            "algorithm, task and seed, e.g. algorithm=algo,task=env (default: the key each field is read from, "
+            "without its kind: --algorithm-key params.algo gives algo; the field's own name for the "
+            "log_final_score convention)",
+        },
+    ),
+    "program": (
+        "--sweep-program",
+        {
+            "default": "train.py",
+            "metavar": "PATH",
+            "help": "the training script of the sweep.yaml grid (W&B's `program`; default: %(default)s)",
+        },
+    ),
+}
+
 #: Keywords of ``watch()`` -> flags, read first when a library message is put in flag words.
-WATCH_FLAGS: dict[str, str] = {f"{keyword}=": flag for keyword, (flag, _) in DESIGN_FLAGS.items()}
+WATCH_FLAGS: dict[str, str] = {f"{keyword}=": flag for keyword, (flag, _) in {**DESIGN_FLAGS, **LAUNCH_FLAGS}.items()}
+WATCH_FLAGS["launch_parameters="] = "--launch-names"
+
+#: What a tracker source reads for a watch: final scores only (no curves; the analysis selects the tasks).
+_SOURCE = SimpleNamespace(curves=False, only_algorithms=None, only_tasks=None, hyperparameter_keys=())
 
 _DESCRIPTION = """\
 Take the next look of a group-sequential watch of a running sweep: compare pairs of algorithms on an
@@ -73,37 +112,97 @@ aggregate metric (IQM by default) with the family-wise error over all K looks an
 --alpha. The design (K, N, alpha, metric, pairs, spending, tasks, the analysis options) is frozen in
 --state at the first look; the same scores again return the recorded look without spending one; fewer
 runs than the last look, a look beyond K or another design are refused. Prints each pair's decision
-with its repeated interval and the runs each cell needs before the next look (also in DIR/launch.csv).
+with its repeated interval and the runs each cell needs before the next look (DIR/launch.csv), and writes
+what each launcher runs next: DIR/runs.csv (one row per new run), DIR/sweep.yaml (a `wandb sweep` grid)
+and DIR/mlflow-params.txt (the `mlflow run -P` arguments of each new run, one line each).
+The runs come from a file (rl-reliable watch INPUT) or a tracker, selected with the same source flags as
+its command (rl-reliable watch {trackers} [flags]); a tracker watch publishes the decisions and the
+launch list to the tracker as a report (never onto a source run).
 Exit status: 0 when the watch stops (every pair decided, or the last look taken), 3 when more runs are
 needed, 2 on an error. See docs/watch.md.
-"""
+""".format(trackers="|".join(registry.names()))
 
 _EPILOG = """\
 examples:
   rl-reliable watch scores.csv --state watch/ --looks 3 --max-runs 12 --normalize atari100k
   rl-reliable watch scores.csv --state watch/ --looks 3 --max-runs 12 --compare SPR,DER --reps 5000
-  until rl-reliable watch scores.csv --state watch/ --looks 4 --max-runs 20; do
-      [ $? -eq 3 ] || exit 2; launch-runs watch/launch.csv; collect-scores > scores.csv; done
+  rl-reliable watch mlflow --experiment bandits --state watch/ --looks 3 --max-runs 12 --seed 0
+  rl-reliable watch wandb ENTITY/PROJECT --sweep SWEEP_ID --wait --state watch/ --looks 3 --max-runs 12
+  until rl-reliable watch mlflow --experiment bandits --state watch/ --looks 4 --max-runs 20; do
+      [ $? -eq 3 ] || exit 2
+      while IFS= read -r params; do eval "mlflow run . -e train --env-manager local $params"; done \\
+          < watch/mlflow-params.txt
+  done
 """
 
 
-def register(sub: Any) -> None:
-    """Add the ``watch`` subcommand."""
-    from ..analysis.watch_options import FROZEN_OPTIONS
+def with_source(argv: Any) -> list[str]:
+    """``watch INPUT ...`` is short for ``watch file INPUT ...`` (as for ``plan``)."""
+    from .plan import with_source as plan_with_source
 
+    return plan_with_source(argv, command="watch")
+
+
+def register(sub: Any) -> None:
+    """Add the ``watch`` subcommand: ``watch INPUT``, and ``watch <tracker> ...`` for every registered tracker."""
     p = sub.add_parser(
         "watch",
-        help="one look of a sequential watch of a running sweep: decisions, launch list, exit 0 (stop) or 3 (more)",
+        help="one look of a sequential watch of a running sweep (a file or "
+        f"{', '.join(registry.names())}): decisions, launch list, exit 0 (stop) or 3 (more)",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage=f"rl-reliable watch [-h] {{INPUT | {' | '.join(registry.names())}}} --state DIR --looks K "
+        "--max-runs N [flags]",
+    )
+    sources = p.add_subparsers(
+        dest="watch_source", metavar=" | ".join(("INPUT", *registry.names())), title="runs from", required=True
+    )
+    f = sources.add_parser(
+        FILE,
+        prog="rl-reliable watch",
+        usage="rl-reliable watch [file] INPUT --state DIR --looks K --max-runs N [flags]",
+        help="INPUT: a CSV, TSV, Parquet or JSON file of every run so far (the word `file` is optional)",
         description=_DESCRIPTION,
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("input", help="CSV, TSV, Parquet or JSON file in long form: every run so far")
-    fields = add_field_options(p, FILE_FIELDS)
+    f.add_argument("input", help="CSV, TSV, Parquet or JSON file in long form: every run so far")
+    fields = add_field_options(f, FILE_FIELDS)
     fields.add_argument("--drop-invalid", action="store_true", help="drop bad rows instead of failing")
+    _add_watch(f)
+    for plugin in registry.plugins():
+        t = sources.add_parser(
+            plugin.name,
+            prog=f"rl-reliable watch {plugin.name}",
+            help=f"{plugin.pilot_help}, selected with the source flags of `rl-reliable {plugin.name}`",
+            description=_DESCRIPTION
+            + f"\nThe runs are {plugin.pilot_help}, read with the same source flags as `rl-reliable {plugin.name}` "
+            "(final scores only).",
+            epilog=_EPILOG,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        src = tracker_commands.add_source(t, plugin, curves=False)
+        src.add_argument("--drop-invalid", action="store_true", help="drop bad rows instead of failing")
+        plugin.add_command_flags(t)
+        if plugin.publishes:
+            pub = t.add_argument_group(f"publishing the look to {plugin.label}")
+            plugin.add_publish_flags(pub)
+            add_force_publish_option(pub)
+            pub.add_argument("--no-figures", action="store_true", help="publish the report's tables only (no figures)")
+        _add_watch(t)
+
+
+def _add_watch(p: argparse.ArgumentParser) -> None:
+    """The design, launch and analysis flags, the same for every source."""
+    from ..analysis.watch_options import FROZEN_OPTIONS
+
     design = p.add_argument_group("design (frozen at the first look)")
     for keyword, (flag, kwargs) in DESIGN_FLAGS.items():
         design.add_argument(flag, dest=keyword, **kwargs)
+    launch = p.add_argument_group("launch files (in the state folder)")
+    for keyword, (flag, kwargs) in LAUNCH_FLAGS.items():
+        launch.add_argument(flag, dest=keyword, **kwargs)
     analysis = p.add_argument_group("analysis (frozen at the first look)")
     for keyword in FROZEN_OPTIONS:
         add_shared_option(analysis, keyword)
@@ -115,17 +214,90 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     from ..render.watch_state import watch
     from .common import read_scores
 
-    path = Path(args.input)
-    table = read_scores(path, args)
+    plugin = None if args.watch_source == FILE else registry.get(args.watch_source)
+    if plugin is None:
+        table, sink = read_scores(Path(args.input), args), None
+    else:
+        table, sink = _tracker_runs(plugin, args)
     design = {keyword: getattr(args, keyword) for keyword in DESIGN_FLAGS}
     try:
-        result = watch(table, **design, **given_options(args))
+        launch = launch_names(args, plugin)
+        result = watch(table, **design, launch_parameters=launch, program=args.program, **given_options(args))
     except RLReliableError as err:
         raise CliError(as_flags(str(err), analysis=True, table=WATCH_FLAGS)) from None
     for w in table.warnings:
         print(f"warning: {as_flags(w)}", file=sys.stderr)
     print(format_look(result, args.state))
+    if sink is not None and plugin is not None:
+        _publish(sink, plugin, table, result, args)
+    elif plugin is not None and plugin.publishes:
+        note = plugin.unpublished(args)
+        if note:
+            print(note, file=sys.stderr)
     return 0 if result.stop else MORE_RUNS
+
+
+def _tracker_runs(plugin: TrackerPlugin, args: argparse.Namespace) -> tuple[ScoreTable, Sink | None]:
+    """The runs the source flags select, and the Sink the publishing flags name (opened before the look: a bad
+    target is said before anything is recorded)."""
+    from ..errors import RLReliableError
+    from ..redaction import redact
+    from .options import retry_policy
+
+    try:
+        plugin.check_source(args)
+        plugin.check_command(args, _SOURCE)
+        retry = retry_policy(args)
+        source = plugin.open_source(args, retry)
+        plugin.prepare(args, source, lambda line: print(redact(line), file=sys.stderr, flush=True))
+        table = source.table(tracker_commands.source_request(args, _SOURCE, plugin))
+        sink = plugin.open_sink(args, source, table, retry) if plugin.publishes else None
+    except RLReliableError as err:
+        raise CliError(cli_message(err)) from None
+    for warning in plugin.source_warnings(source):
+        print(f"warning: skipped {redact(warning)}", file=sys.stderr)
+    return table, sink
+
+
+def launch_names(args: argparse.Namespace, plugin: TrackerPlugin | None) -> dict[str, str]:
+    """The launch parameter names: ``--launch-names``, else each field's key without its kind (``params.algo`` ->
+    ``algo``), else the field's name (a tracker's default key: the ``log_final_score`` convention)."""
+    from ..errors import InputError
+    from ..trackers.base.request import KINDS
+
+    defaults = plugin.default_refs if plugin is not None else FILE_FIELDS
+    out = {}
+    for field in ("algorithm", "task", "seed"):
+        key = getattr(args, f"{field}_key", None)
+        if key and key != defaults.get(field):
+            kind, _, rest = str(key).partition(".")
+            out[field] = rest if kind in KINDS and rest and plugin is not None else str(key)
+    for pair in args.launch_names or ():
+        field, sep, name = str(pair).partition("=")
+        if not sep:
+            raise InputError(f"`launch_parameters=` takes FIELD=NAME pairs (e.g. algorithm=algo), got {pair!r}")
+        out[field.strip()] = name.strip()
+    return out
+
+
+def _publish(sink: Sink, plugin: TrackerPlugin, table: ScoreTable, result: Any, args: argparse.Namespace) -> None:
+    """Publish the look as a report: the evaluation of these runs with the frozen options, plus the decisions
+    (``watch``) and the launch list (``watch_launch``) as tables of the bundle."""
+    from ..analysis.options import AnalysisOptions
+    from ..errors import RLReliableError
+    from .common import evaluate
+
+    try:
+        report = evaluate(table, AnalysisOptions(**given_options(args)), source=table.source)
+        report.extra["watch"] = result.decisions
+        report.extra["watch_launch"] = result.launch
+        published = sink.publish(report)
+    except RLReliableError as err:
+        raise CliError(
+            f"the look was recorded but publishing to {plugin.label} failed: {cli_message(err)}; "
+            "run the same command again to publish it (the same runs replay the look)"
+        ) from None
+    print(published.message(), file=sys.stderr)
 
 
 def format_look(result: Any, state: str, *, rows: int = 20) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,8 @@ from ..analysis import watch as wt
 from ..data.scores import ScoreTable
 from ..errors import InputError
 from .bundle import MANIFEST, BundleError, read_bundle, write_bundle
+from .watch_launch import launch_files
+from .watch_launch import parameters as launch_parameters_of
 
 DESIGN, LOOKS = "design.json", "looks.json"
 
@@ -42,8 +44,14 @@ def read_state(folder: str | os.PathLike) -> tuple[wt.Design, list[dict[str, Any
     return design, list(looks)
 
 
-def write_state(folder: str | os.PathLike, design: wt.Design, looks: Sequence[dict[str, Any]]) -> None:
-    """Write the design and looks (and the last look's decisions and launch list as CSV) atomically."""
+def write_state(
+    folder: str | os.PathLike,
+    design: wt.Design,
+    looks: Sequence[dict[str, Any]],
+    files: Mapping[str, bytes] | None = None,
+) -> None:
+    """Write the design and looks (the last look's decisions and launch list as CSV, and ``files``: what each
+    launcher runs next, :mod:`.watch_launch`) atomically."""
     design_bytes = (json.dumps(design.to_json(), indent=1, sort_keys=True) + "\n").encode()
     looks_bytes = (json.dumps(list(looks), indent=1, sort_keys=True) + "\n").encode()
     last = wt.result_from(looks[-1], design)
@@ -53,6 +61,8 @@ def write_state(folder: str | os.PathLike, design: wt.Design, looks: Sequence[di
         (tmp / LOOKS).write_bytes(looks_bytes)
         last.decisions.to_csv(tmp / "decisions.csv", index=False)
         last.launch.to_csv(tmp / "launch.csv", index=False)
+        for name, data in (files or {}).items():
+            (tmp / name).write_bytes(data)
 
     digest = hashlib.sha256(design_bytes + b"\0" + looks_bytes).hexdigest()
     write_bundle(folder, fill, digest=digest, kind="watch")
@@ -68,6 +78,8 @@ def watch(
     compare: Sequence[str] | None = None,
     *,
     spending: str = "obf",
+    launch_parameters: Mapping[str, str] | None = None,
+    program: str = "train.py",
     **options: Any,
 ) -> wt.WatchResult:
     """Take the next look of a group-sequential watch of ``table``, recorded in the folder ``state``.
@@ -77,7 +89,10 @@ def watch(
     ``spending`` function ``obf`` or ``pocock``, the tasks and the options that change the numbers: ``reps``,
     ``seed``, ``normalize``, ...). Every later call must ask for the same design; the same scores as a recorded
     look return that look without spending one. Returns ``.stop``, ``.decisions`` and ``.launch``
-    (see ``docs/watch.md``).
+    (see ``docs/watch.md``). Beside ``launch.csv`` the folder gets what a launcher runs next
+    (:func:`.watch_launch.launch_files`: ``runs.csv``, ``sweep.yaml`` for ``wandb sweep`` with ``program``,
+    ``mlflow-params.txt`` for ``mlflow run -P``), under the parameter names ``launch_parameters`` gives for
+    ``algorithm``, ``task`` and ``seed`` (default: those words).
 
     Example:
         >>> result = watch(table, state="watch-state", looks=3, max_runs=10, reps=2000)   # doctest: +SKIP
@@ -94,7 +109,10 @@ def watch(
         raise InputError(
             f"the watch design in {folder} cannot change: {change}; start a new state folder for a new design"
         )
+    chosen = launch_parameters_of(launch_parameters)  # a bad name is refused before a look is spent
     result = wt.take_look(table, design, history, **options)
     if not result.replayed:
-        write_state(folder, design, [*history, result.record])
+        frame = table.frame[["algorithm", "task", "seed"]]
+        files = launch_files(frame, result.launch, chosen, program=program)
+        write_state(folder, design, [*history, result.record], files)
     return result

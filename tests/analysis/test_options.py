@@ -188,7 +188,7 @@ def test_selection_warns_about_the_selected_algorithms_only():
 def test_jordan_and_tuning_are_part_of_the_analysis():
     sweep = ScoreTable(_frame(sweep=True))
     report = evaluate(sweep, **FAST, jordan=True, jordan_method="pbp-t", hyperparameter_keys=["lr"], comparisons=True)
-    assert set(report.extra) == set(OPTIONAL_TABLES)
+    assert set(report.extra) == set(OPTIONAL_TABLES) - {"watch", "watch_launch"}  # those two: a published watch look
     assert list(report.extra["jordan"]["algorithm"]) == ["A", "B", "C"]
     assert set(report.extra["tuning"]["view"]) >= {"complete", "tuned"}
     assert report.provenance["jordan"]["method"] == "pbp-t"
@@ -220,6 +220,18 @@ def test_save_load_round_trips_every_table(tmp_path):
         hyperparameter_keys=["lr"],
         comparisons=True,
     )
+    report.extra["watch"] = pd.DataFrame(  # a published watch look's tables (cli/watch.py adds them)
+        {
+            "algorithm_x": ["007"],
+            "algorithm_y": ["1e3"],
+            "metric": ["iqm"],
+            "decision": ["x>y"],
+            "low": [0.1],
+            "high": [0.5],
+            "look": [2],
+        }
+    )
+    report.extra["watch_launch"] = pd.DataFrame({"algorithm": ["True"], "task": ["007"], "add_runs": [3]})
     present = dict(report.tables(written=True))
     assert set(present) == set(TABLES) | set(OPTIONAL_TABLES)  # every table is exercised
     report.save_tables(tmp_path)

@@ -100,7 +100,7 @@ def test_bad_design_values_name_their_flags(runs: dict[int, Path], tmp_path: Pat
 
 def test_help_has_the_design_flags_and_the_frozen_analysis_flags(capsys) -> None:
     with pytest.raises(SystemExit):
-        main(["watch", "--help"])
+        main(["watch", "file", "--help"])
     text = capsys.readouterr().out
     for flag in (
         "--state",
@@ -121,3 +121,36 @@ def test_help_has_the_design_flags_and_the_frozen_analysis_flags(capsys) -> None
     ):
         assert flag in text
     assert "--only-algorithms" not in text and "--metrics" not in text
+
+
+def test_every_tracker_has_a_watch_with_its_own_source_and_publishing_flags(capsys) -> None:
+    """`watch mlflow|wandb` take the very source flags of the tracker commands (declared once by the plugins)."""
+    from rl_reliable_logger.trackers import registry
+
+    for plugin in registry.plugins():
+        with pytest.raises(SystemExit):
+            main(["watch", plugin.name, "--help"])
+        text = capsys.readouterr().out
+        with pytest.raises(SystemExit):
+            main(["plan", plugin.name, "--help"])
+        plan = capsys.readouterr().out
+        source = plan.split(" source:", 1)[1].split("\n\n", 1)[0]  # the plugin's own source group
+        assert source.strip() and source in text
+        for flag in ("--state", "--looks", "--max-runs", "--launch-names", "--sweep-program", "--reps"):
+            assert flag in text
+        assert ("--force-publish" in text) == plugin.publishes
+    with pytest.raises(SystemExit):
+        main(["watch", "--help"])
+    assert "watch [-h] {INPUT | mlflow | wandb" in capsys.readouterr().out
+
+
+def test_launch_names_come_from_the_field_keys_or_the_flag(runs: dict[int, Path], tmp_path: Path) -> None:
+    frame = pd.read_csv(runs[3]).rename(columns={"algorithm": "algo", "task": "env"})
+    frame.to_csv(tmp_path / "renamed.csv", index=False)
+    args = ["--algorithm-key", "algo", "--task-key", "env", "--launch-names", "seed=run_seed"]
+    assert watch(tmp_path / "renamed.csv", tmp_path / "state", "--looks", "2", *args) == 3
+    runs_csv = pd.read_csv(tmp_path / "state" / "runs.csv")
+    assert list(runs_csv.columns) == ["algo", "env", "run_seed"] and set(runs_csv["run_seed"]) == set(range(3, 10))
+    assert (tmp_path / "state" / "mlflow-params.txt").read_text().startswith("-P algo=DER -P env=Alien -P run_seed=3\n")
+    assert watch(tmp_path / "renamed.csv", tmp_path / "s2", "--looks", "2", "--launch-names", "seed=a b") == 2
+    assert not (tmp_path / "s2").exists()

@@ -199,3 +199,25 @@ def test_wandb_live_run_that_cannot_take_the_score_is_saved(tmp_path, monkeypatc
     item = read_pending(path)
     assert (item.score, item.algorithm, item.task, item.seed, item.run["project"]) == (3.5, "PPO", "Hopper", 2, "p")
     assert ["could not write the final score to W&B run" in str(w.message) for w in caught] == [True]
+
+
+def test_a_file_keeps_the_place_its_tracker_named_and_an_unknown_tracker_is_refused_per_file(tmp_path, capsys):
+    """The pending module keeps no table of trackers: the file's plugin says where its run lives (shown by
+    ``pending``), and a file naming a tracker the registry cannot write to is listed with its recorded fields and
+    is one line at ``--push``, the batch going on."""
+    score = FinalScore(3.0, "PPO", "Hopper", 2)
+    save_pending(score, tracker="mlflow", target={"run_id": "r1", "tracking_uri": "http://tracking.example:5000"},
+                 error=RuntimeError("down"), directory=tmp_path)  # fmt: skip
+    foreign = save_pending(score, tracker="tensorboard", target={"run_id": "r2", "logdir": "/runs"},
+                           error=RuntimeError("down"), directory=tmp_path)  # fmt: skip
+    assert main(["pending", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "mlflow run r1 at http://tracking.example:5000" in out
+    assert "tensorboard run r2 at logdir=/runs" in out  # no plugin describes it: the recorded fields
+    assert main(["pending", str(tmp_path), "--push", "--retry-for", "0"]) == 2
+    captured = capsys.readouterr()
+    line = [ln for ln in captured.err.splitlines() if foreign.name in ln]
+    assert len(line) == 1 and "'tensorboard', which this version cannot write to" in line[0]
+    assert foreign.exists()  # kept as it was
+    with pytest.raises(ValueError, match="not a tracker name"):
+        save_pending(score, tracker="../x", target={"run_id": "r3"}, error=RuntimeError("down"), directory=tmp_path)

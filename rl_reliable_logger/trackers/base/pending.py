@@ -39,8 +39,9 @@ DEFAULT_PENDING_DIR = "rl-reliable-pending"
 PUSHED_DIR = "pushed"
 FORMAT = "rl-reliable-pending-score"
 VERSION = 1
-TRACKERS = ("mlflow", "wandb")
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+#: A tracker's name as a file records it (the plugin's ``name``); which trackers exist is the registry's business.
+_TRACKER_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 
 
 class PendingScoreWarning(UserWarning):
@@ -67,8 +68,8 @@ def _id_part(run_id: str) -> str:
 
 
 def _file_name(tracker: str, run_id: str, now: _dt.datetime) -> str:
-    if tracker not in TRACKERS:
-        raise ValueError(f"unknown tracker {tracker!r}")
+    if not _TRACKER_NAME.match(str(tracker)):
+        raise ValueError(f"not a tracker name: {tracker!r}")
     stamp = now.strftime("%Y%m%dT%H%M%S%fZ")
     return f"{tracker}-{_id_part(run_id)}-{stamp}-{secrets.token_hex(3)}.json"
 
@@ -99,8 +100,8 @@ def save_pending(
 ) -> Path:
     """Write one pending score file and return its path.
 
-    ``target`` names the run (``run_id`` and, per tracker, ``tracking_uri`` or ``entity``/``project``/
-    ``base_url``); secrets in it and in the error text are redacted.
+    ``tracker`` is the plugin's name; ``target`` names the run (``run_id`` and what the tracker's
+    ``push_pending`` needs to find it again). Secrets in it and in the error text are redacted.
     """
     folder = pending_dir(directory)
     folder.mkdir(parents=True, exist_ok=True)
@@ -130,6 +131,7 @@ def report_failure(
     checked: FinalScore,
     *,
     tracker: str,
+    label: str,
     target: Mapping[str, Any],
     error: BaseException,
     directory: str | os.PathLike[str] | None = None,
@@ -140,9 +142,9 @@ def report_failure(
     The one message both trackers give, in whole sentences: what failed, where the score was saved
     and the command that sends it. ``on_failure="raise"`` raises :class:`PendingScoreError` (a
     TrackerError) chained to ``error``; ``"warn"`` issues a :class:`PendingScoreWarning` (shown on
-    stderr by Python's default warning filter) and returns.
+    stderr by Python's default warning filter) and returns. ``label`` is the tracker's name for people
+    (the plugin's ``label``).
     """
-    label = {"mlflow": "MLflow", "wandb": "W&B"}[tracker]
     why = _sentences(error)
     try:
         path = save_pending(checked, tracker=tracker, target=target, error=error, directory=directory)
@@ -210,15 +212,13 @@ class PendingScore:
     def run_id(self) -> str:
         return str(self.run["run_id"])
 
-    def describe(self) -> str:
-        where = self.run.get("tracking_uri") if self.tracker == "mlflow" else self._wandb_path()
+    def describe(self, where: str) -> str:
+        """One line for ``rl-reliable pending``; ``where``: the run's place in words (its plugin's
+        ``pending_location``)."""
         return (
             f"{self.path.name}: {self.tracker} run {self.run_id} at {where}: {self.algorithm} / {self.task} "
             f"seed {self.seed} score {self.score!r} (saved {self.written_at}, {self.cause})"
         )
-
-    def _wandb_path(self) -> str:
-        return f"{self.run.get('entity')}/{self.run.get('project')} ({self.run.get('base_url')})"
 
 
 def read_pending(path: str | os.PathLike[str]) -> PendingScore:
@@ -235,8 +235,10 @@ def read_pending(path: str | os.PathLike[str]) -> PendingScore:
     if data.get("version") != VERSION:
         raise InputError(f"{p}: pending file version {data.get('version')!r}; this version reads {VERSION}")
     tracker, run = data.get("tracker"), data.get("run")
-    if tracker not in TRACKERS or not isinstance(run, dict) or not isinstance(run.get("run_id"), str):
-        raise InputError(f"{p}: the pending file does not name a tracker ({', '.join(TRACKERS)}) and a run id")
+    if not isinstance(tracker, str) or not _TRACKER_NAME.match(tracker) or not isinstance(run, dict):
+        raise InputError(f"{p}: the pending file does not name a tracker and a run")
+    if not isinstance(run.get("run_id"), str):
+        raise InputError(f"{p}: the pending file does not name a run id")
     try:
         checked = check_final_score(
             data.get("score"), algorithm=data.get("algorithm"), task=data.get("task"), seed=data.get("seed")

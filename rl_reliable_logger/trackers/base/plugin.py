@@ -27,6 +27,12 @@ if TYPE_CHECKING:  # pragma: no cover
 Args = argparse.Namespace
 
 
+def recorded_fields(run: Mapping[str, Any]) -> str:
+    """A pending file's run part in words (``key=value, ...`` without the run id): its place when no plugin
+    describes it better."""
+    return ", ".join(f"{k}={v}" for k, v in run.items() if k != "run_id") or "(no place recorded)"
+
+
 class TrackerPlugin:
     """One tracker, as the package sees it. Subclasses set the class attributes and override the hooks.
 
@@ -141,5 +147,6 @@ class TrackerPlugin:
         raise NotImplementedError
 
     def pending_location(self, run: Mapping[str, Any]) -> str:
-        """Where a pending score's run lives, in a phrase (from the run part of the pending file)."""
-        return str(run.get("location", ""))
+        """Where a pending score's run lives, in a phrase (from the run part of the pending file; by default its
+        fields other than the run id)."""
+        return recorded_fields(run)

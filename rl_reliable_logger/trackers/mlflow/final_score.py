@@ -21,6 +21,7 @@ from ..base.pending import PendingScore, report_failure
 from ..base.request import DEFAULT_KEYS
 from ..base.retry import DEFAULT_RETRY_FOR, RetryPolicy
 from .client import Tracker, _import_mlflow, _sqlite_path
+from .names import LABEL, NAME
 
 
 def write_final_score(
@@ -59,7 +60,13 @@ def write_final_score(
     except (TrackerError, MlflowException, OSError) as err:
         target = {"run_id": run_id, "tracking_uri": _absolute_uri(tracker.uri)}
         report_failure(
-            checked, tracker="mlflow", target=target, error=err, directory=pending_dir, on_failure=on_failure
+            checked,
+            tracker=NAME,
+            label=LABEL,
+            target=target,
+            error=err,
+            directory=pending_dir,
+            on_failure=on_failure,
         )
     return run_id
 

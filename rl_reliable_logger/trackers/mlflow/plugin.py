@@ -179,6 +179,9 @@ class MlflowPlugin(TrackerPlugin):
 
         return push_pending(item, tracking_uri=args.tracking_uri, retry=retry)
 
+    def pending_location(self, run: Mapping[str, Any]) -> str:
+        return str(run.get("tracking_uri"))
+
 
 def publish_target(args: Args) -> tuple[str, str | None]:
     """``--publish`` as (``new`` | ``none`` | ``run``, run id): ``new`` with one experiment, ``none`` with several."""

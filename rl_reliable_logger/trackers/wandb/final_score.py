@@ -21,6 +21,7 @@ from ..base.pending import PendingScore, report_failure
 from ..base.request import DEFAULT_KEYS
 from ..base.retry import DEFAULT_RETRY_FOR, RetryPolicy
 from .client import _api, _errors, _import_wandb, _is_client_error
+from .names import LABEL, NAME
 
 #: W&B's limit on the length of one tag.
 _MAX_TAG = 64
@@ -67,8 +68,15 @@ def write_final_score(
             raise  # a clash with what the run already says: nothing to save for later
         if not isinstance(err, TrackerError) and not _is_client_error(err):
             raise
+        target = _target(run)
         report_failure(
-            checked, tracker="wandb", target=_target(run), error=err, directory=pending_dir, on_failure=on_failure
+            checked,
+            tracker=NAME,
+            label=LABEL,
+            target=target,
+            error=err,
+            directory=pending_dir,
+            on_failure=on_failure,
         )
 
 

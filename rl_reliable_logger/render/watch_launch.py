@@ -1,0 +1,143 @@
+"""What each launcher runs next after a watch's look: one row per new run, a ``wandb sweep`` grid, ``mlflow run -P`` sets.
+
+The look's launch list says how many runs each (algorithm, task) cell still needs; this module turns it into
+runs a launcher can start: each cell's new seeds are the smallest whole numbers ``0, 1, 2, ...`` it has not
+used yet (so cells that ran seeds 0..k-1 all get k, k+1, ...), and the runs are written
+
+* ``runs.csv``: one row per new run, with the launcher's parameter names as columns;
+* ``sweep.yaml``: a finite ``method: grid`` sweep over algorithm x task x seed for ``wandb sweep`` (cells that
+  need other seeds go to ``sweep-2.yaml``, ``sweep-3.yaml``, ...: each file is one rectangular grid);
+* ``mlflow-params.txt``: one line per new run, the ``-P key=value`` arguments of ``mlflow run``, shell-quoted.
+
+Names are the user's text: YAML goes through ``yaml.safe_dump`` and every ``-P`` argument through
+``shlex.quote``; a parameter name is checked once here (it becomes a YAML key and a command-line word).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import shlex
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pandas as pd
+
+from ..errors import InputError
+
+#: The launch parameters, in file order: the watch's field -> the parameter name the examples' scripts take.
+DEFAULT_PARAMETERS = {"algorithm": "algorithm", "task": "task", "seed": "seed"}
+#: ``command`` of the sweep file: W&B passes the grid's values as ``--name=value`` arguments of ``program``.
+SWEEP_COMMAND = ["${env}", "${interpreter}", "${program}", "${args}"]
+RUNS, PARAMS = "runs.csv", "mlflow-params.txt"
+_PARAMETER = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}")
+
+
+def parameters(names: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The parameter name of each launch field (``names`` overrides some), each checked to be a plain word."""
+    chosen = {**DEFAULT_PARAMETERS, **dict(names or {})}
+    unknown = sorted(set(chosen) - set(DEFAULT_PARAMETERS))
+    if unknown:
+        raise InputError(f"launch parameters name the fields {', '.join(DEFAULT_PARAMETERS)}, not {unknown[0]!r}")
+    for field, name in chosen.items():
+        if not isinstance(name, str) or not _PARAMETER.fullmatch(name):
+            raise InputError(
+                f"launch parameter name {name!r} (for the {field}) must be a plain word: letters, digits, _ . - "
+                "(it becomes a sweep parameter and an `mlflow run -P` key)"
+            )
+    if len(set(chosen.values())) < len(chosen):
+        raise InputError(f"the launch parameters {chosen} give two fields the same name; name each differently")
+    return chosen
+
+
+def new_runs(scores: pd.DataFrame, launch: pd.DataFrame) -> pd.DataFrame:
+    """One row (algorithm, task, seed) per run to start: each cell's ``add_runs`` smallest unused whole seeds."""
+    used: dict[tuple[str, str], set[str]] = {}
+    for (a, t), seeds in scores.groupby(["algorithm", "task"], sort=False)["seed"]:
+        used[(str(a), str(t))] = {str(s) for s in seeds}
+    rows = []
+    for cell in launch.itertuples(index=False):
+        taken = used.get((str(cell.algorithm), str(cell.task)), set())
+        seed = 0
+        for _ in range(int(str(cell.add_runs))):
+            while str(seed) in taken or f"{seed}.0" in taken:
+                seed += 1
+            rows.append({"algorithm": str(cell.algorithm), "task": str(cell.task), "seed": seed})
+            seed += 1
+    return pd.DataFrame(rows, columns=["algorithm", "task", "seed"]).astype({"seed": int})
+
+
+def grids(runs: pd.DataFrame) -> list[dict[str, list[Any]]]:
+    """The new runs as rectangular grids (algorithms x tasks x seeds) that together hold exactly these runs."""
+    seeds_of: dict[tuple[str, str], list[int]] = {}
+    for row in runs.itertuples(index=False):
+        seeds_of.setdefault((str(row.algorithm), str(row.task)), []).append(int(str(row.seed)))
+    by_seeds: dict[tuple[int, ...], dict[str, list[str]]] = {}
+    for (algorithm, task), cell_seeds in sorted(seeds_of.items()):
+        by_seeds.setdefault(tuple(sorted(cell_seeds)), {}).setdefault(algorithm, []).append(task)
+    out: list[dict[str, list[Any]]] = []
+    for seeds, tasks_of in by_seeds.items():
+        by_tasks: dict[tuple[str, ...], list[str]] = {}
+        for algorithm, tasks in tasks_of.items():
+            by_tasks.setdefault(tuple(tasks), []).append(algorithm)
+        out += [{"algorithm": algs, "task": list(tasks), "seed": list(seeds)} for tasks, algs in by_tasks.items()]
+    return out
+
+
+def sweep_yaml(grid: Mapping[str, list[Any]], names: Mapping[str, str], *, program: str = "train.py") -> str:
+    """A ``wandb sweep`` file: a finite grid over ``grid``'s values under the parameter ``names``."""
+    import yaml
+
+    config = {
+        "program": program,
+        "method": "grid",
+        "parameters": {names[field]: {"values": list(values)} for field, values in grid.items()},
+        "command": SWEEP_COMMAND,
+    }
+    size = 1
+    for values in grid.values():
+        size *= len(values)
+    head = f"# rl-reliable watch: the next {size} runs (a finite grid: the sweep ends by itself).\n"
+    return head + yaml.safe_dump(config, sort_keys=False, default_flow_style=False)
+
+
+def mlflow_lines(runs: pd.DataFrame, names: Mapping[str, str]) -> str:
+    """One line per new run: ``-P name=value`` for each field, each argument shell-quoted."""
+    lines = []
+    for row in runs.itertuples(index=False):
+        words = ["-P " + shlex.quote(f"{names[f]}={getattr(row, f)}") for f in DEFAULT_PARAMETERS]
+        lines.append(" ".join(words))
+    return "".join(f"{line}\n" for line in lines)
+
+
+def launch_files(
+    scores: pd.DataFrame, launch: pd.DataFrame, names: Mapping[str, str] | None = None, *, program: str = "train.py"
+) -> dict[str, bytes]:
+    """The files of a look's launch list: ``runs.csv``, ``mlflow-params.txt`` and the sweep grid(s) (the
+    grids need PyYAML, which W&B and MLflow install; without it no ``sweep*.yaml`` is written)."""
+    chosen = parameters(names)
+    runs = new_runs(scores, launch)
+    text = io.StringIO()
+    runs.rename(columns=chosen).to_csv(text, index=False)
+    files = {RUNS: text.getvalue().encode(), PARAMS: mlflow_lines(runs, chosen).encode()}
+    try:
+        import yaml  # noqa: F401
+    except ImportError:  # pragma: no cover - W&B and MLflow both depend on PyYAML
+        return files
+    for i, grid in enumerate(grids(runs), 1):
+        files[sweep_name(i)] = sweep_yaml(grid, chosen, program=program).encode()
+    return files
+
+
+def sweep_name(index: int) -> str:
+    """``sweep.yaml`` for the first grid, ``sweep-2.yaml``, ... for the others."""
+    return "sweep.yaml" if index == 1 else f"sweep-{index}.yaml"
+
+
+def read_mlflow_lines(lines: Iterable[str]) -> list[dict[str, str]]:
+    """The parameter sets of ``mlflow-params.txt`` (what a launcher loop passes to ``mlflow run -P``)."""
+    out = []
+    for line in lines:
+        words = shlex.split(line)
+        out.append(dict(word.split("=", 1) for word in words if word != "-P"))
+    return out
