@@ -30,7 +30,16 @@ from ..errors import ReliabilityWarning
 if TYPE_CHECKING:  # pragma: no cover
     from .report import Report
 
-__all__ = ["ReliabilityWarning", "Warned", "cell_warnings", "emit", "grouped", "grouped_items", "warned"]
+__all__ = [
+    "ReliabilityWarning",
+    "Warned",
+    "cell_warnings",
+    "emit",
+    "grouped",
+    "grouped_items",
+    "pair_warnings",
+    "warned",
+]
 
 #: The provenance records whose ``warned`` list ties warnings to cells (the skew diagnostic's, :mod:`.trust`).
 WARNED_RECORDS = ("mean_skewness",)
@@ -81,6 +90,16 @@ def cell_warnings(report: Report) -> dict[tuple[str, str], list[str]]:
     for item in warned(report):
         if item.other is None:
             out.setdefault((item.algorithm, item.metric), []).append(item.text)
+    return out
+
+
+def pair_warnings(report: Report) -> dict[tuple[str, str, str], list[str]]:
+    """``{(x, y, metric): [warning, ...]}``: the differences a warning is about, in both orders."""
+    out: dict[tuple[str, str, str], list[str]] = {}
+    for item in warned(report):
+        if item.other is not None:
+            out.setdefault((item.algorithm, item.other, item.metric), []).append(item.text)
+            out.setdefault((item.other, item.algorithm, item.metric), []).append(item.text)
     return out
 
 

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.comparisons import report_letters
-from ..analysis.notices import grouped_items
+from ..analysis.notices import grouped_items, pair_warnings
 from ..analysis.protocol import Finding, by_severity, format_finding
 from ..analysis.report import SPECS
 from ..data.counts import count_runs, fixed, plural
@@ -287,8 +287,20 @@ def _pairwise(report: Report) -> str:
         out.append(f'<div class="scroll">{frame_html(report.improvement, max_rows=500)}</div>')
     if not report.differences.empty:
         out.append("<h3>Differences metric(X) − metric(Y)</h3>")
-        out.append(f'<div class="scroll">{frame_html(report.differences, max_rows=500)}</div>')
+        out.append(f'<div class="scroll">{frame_html(_marked_differences(report), max_rows=500)}</div>')
     return "".join(out)
+
+
+def _marked_differences(report: Report) -> pd.DataFrame:
+    """The differences table, with a ``warning`` column marking the rows a warning is about (the warnings are
+    listed in full under Warnings); as it is when none is."""
+    marks = pair_warnings(report)
+    frame = report.differences
+    if not marks or not {"algorithm_x", "algorithm_y", "metric"} <= set(frame.columns):
+        return frame
+    keys = zip(frame["algorithm_x"].astype(str), frame["algorithm_y"].astype(str), frame["metric"].astype(str))
+    flagged = [f"{_paper_tables.MARK} see Warnings" if key in marks else "" for key in keys]
+    return frame.assign(warning=flagged) if "warning" not in frame.columns else frame
 
 
 def _letters(report: Report) -> str:

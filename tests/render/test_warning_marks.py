@@ -115,3 +115,17 @@ def test_printed_intervals_apart_are_bold():
     report = _two((0.7312, 0.7003), (0.7221, 0.6811), (0.7512, 0.70792))
     assert headline_cells(report)[3]["iqm"] == "SAC"
     assert "**0.73 [0.72, 0.75]**" in to_markdown(report)
+
+
+def test_a_flagged_difference_is_marked_in_report_html(heavy):
+    from rl_reliable_logger.analysis.notices import pair_warnings
+
+    marks = pair_warnings(heavy)
+    diff = heavy.differences
+    expected = sum(
+        (str(x), str(y), str(m)) in marks for x, y, m in zip(diff["algorithm_x"], diff["algorithm_y"], diff["metric"])
+    )
+    assert expected == 1  # Heavy - Calm, mean
+    page = build_html(heavy)
+    section = page[page.index("Differences metric") : page.index("</table>", page.index("Differences metric"))]
+    assert section.count(f"{MARK} see Warnings") == expected
