@@ -4,11 +4,12 @@
 
 Each scenario draws ``--trials`` experiments of N (``max_runs``) runs per (algorithm, task) cell from a known
 population and replays what ``rl_reliable_logger.watch`` does look by look (``analysis/watch.py``), with the
-same engine calls: the IQM replicates of each algorithm (``bootstrap.draw`` + the registry's metric), the
-critical value of each pair's look (``sequential.boundaries`` at ``alpha / m``, its information fraction
-runs / max runs, 1 at the K-th look), the repeated interval (``sequential.repeated_interval`` over the pair's
-cells) and the decision; the runs are added look by look (``⌈k N / K⌉`` per cell) only to the algorithms of
-pairs still open, as the launch list asks.
+same engine calls: the IQM replicates of each algorithm (``bootstrap.draw`` + the registry's metric) and the
+one test of the open pairs at a look (``sequential.look_at_pairs``: Holm's step-down over the pairs with each
+pair's critical value from the spending function at its level, information fraction runs / max runs, 1 at the
+K-th look; the repeated interval over the pair's cells; futility by conditional power); the runs are added look
+by look (``⌈k N / K⌉`` per cell) only to the algorithms of pairs still open (not decided, not futile), as the
+launch list asks.
 
 Populations: ``normal`` and ``lognormal`` tasks (``stats.simulation.make_tasks``, the coverage study's models),
 and real Atari 100k runs (``../shared/data/rliable_atari_100k``: 100 runs per game and algorithm, human
@@ -18,10 +19,10 @@ first algorithm's scores are shifted by ``delta`` (the IQM difference is ``delta
 the first algorithm draws SPR's runs and the others DER's or DrQ(eps)'s (a real difference).
 
 Reported per scenario: the family-wise error over all looks and pairs (any pair decided where the truth is no
-difference, or decided the wrong way) with its standard error; with a difference, the mean power over the pairs
-with a real difference, the expected runs (all cells) as a share of N per cell, the fixed single-look design's
-power at the same N, and the smallest fixed N (same test at ``alpha / m``, one look) whose power reaches the
-watch's: the runs ratio is the watch's expected runs over that fixed design's.
+difference, or decided the wrong way) with its standard error, and the expected runs (all cells) as a share of N
+per cell; with a difference, the mean power over the pairs with a real difference, the fixed single-look design's
+power at the same N, and the smallest fixed N (the same test and step-down, one look, no futility) whose power
+reaches the watch's: the runs ratio is the watch's expected runs over that fixed design's.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rl_reliable_logger.analysis.watch_options import FUTILITY, FUTILITY_FROM
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import registry
 from rl_reliable_logger.stats import sequential as sq
@@ -55,6 +57,8 @@ class Scenario:
     spending: str = "obf"
     staggered: bool = False  # algorithm a shifted by delta * (A - 1 - a): every pair differs
     rival: str = "DER"  # atari with a difference: the other algorithms' runs (the first draws SPR's)
+    multiplicity: str = "holm"
+    futility: float = FUTILITY
 
     def truth(self, pair: tuple[int, int]) -> str:
         """The right decision of a pair (x, y) = algorithms (i < j): ``x>y`` where x is shifted more."""
@@ -68,9 +72,8 @@ class Scenario:
             else (f"diff {self.delta:g}" if self.source != "atari" else f"SPR vs {self.rival}")
         )
         kind += " staggered" if self.staggered else ""
-        return (
-            f"{self.source} A={self.algorithms} K={self.looks} M={self.tasks} N={self.max_runs} {self.spending} {kind}"
-        )
+        rule = f"{self.spending} {self.multiplicity}" + (f" fut{self.futility:g}" if self.futility else "")
+        return f"{self.source} A={self.algorithms} K={self.looks} M={self.tasks} N={self.max_runs} {rule} {kind}"
 
 
 SCENARIOS = [
@@ -88,6 +91,9 @@ SCENARIOS = [
     Scenario("lognormal", 2, 4, 26, 12, delta=0.12, spending="pocock"),
     Scenario("normal", 4, 4, 26, 12, delta=0.09, staggered=True),
     Scenario("atari", 2, 4, 26, 20, delta=1.0, rival="DrQ(eps)"),
+    Scenario("lognormal", 4, 3, 10, 9, delta=0.12),
+    Scenario("normal", 4, 4, 26, 12, delta=0.08, spending="pocock"),
+    Scenario("normal", 4, 4, 26, 12, delta=0.08, multiplicity="bonferroni", futility=0.0),  # the procedure before
 ]
 
 
@@ -136,10 +142,27 @@ def _dist(scores: np.ndarray, n: int, reps: int, rng: np.random.Generator) -> tu
     return cells, IQM(bs.draw(cells, reps, rng)), float(IQM(bs.original(cells))[0])
 
 
-def _decide(x, y, bound: float) -> str:
-    (cx, dx, px), (cy, dy, py) = x, y
-    low, high = sq.repeated_interval(dx - dy, np.array(px - py), bound, [cx, cy])
-    return str(sq.decide(low, high))
+def _look(
+    sc: Scenario, stats: dict, pairs: list, times: dict, future: list, decided: int, alpha: float, futility: float
+):
+    """The watch's test of ``pairs`` at one look (``sequential.look_at_pairs``, as ``analysis/watch.py`` calls it):
+    each pair's decision (``x>y``, ``y>x``, ``futile`` or ``undecided``)."""
+    tested = sq.look_at_pairs(
+        [stats[x][1] - stats[y][1] for x, y in pairs],
+        [stats[x][2] - stats[y][2] for x, y in pairs],
+        [[stats[x][0], stats[y][0]] for x, y in pairs],
+        [times[p] for p in pairs],
+        future,
+        alpha=alpha,
+        pairs=sc.algorithms * (sc.algorithms - 1) // 2,
+        decided=decided,
+        spending=sc.spending,
+        multiplicity=sc.multiplicity,
+        futility=futility,
+        futility_from=FUTILITY_FROM,
+    )
+    out = [str(d) for d in sq.decide(tested.low, tested.high)]
+    return ["futile" if f else d for d, f in zip(out, tested.futile)]
 
 
 def trial(sc: Scenario, data: np.ndarray, reps: int, alpha: float, rng: np.random.Generator, fixed_grid: list[int]):
@@ -147,7 +170,6 @@ def trial(sc: Scenario, data: np.ndarray, reps: int, alpha: float, rng: np.rando
     designs' correct-decision counts per N in ``fixed_grid``."""
     pairs = [(i, j) for i in range(sc.algorithms) for j in range(i + 1, sc.algorithms)]
     truth = {p: sc.truth(p) for p in pairs}
-    level = alpha / len(pairs)
     targets = sq.look_targets(sc.max_runs, sc.looks)
     counts = np.zeros(sc.algorithms, dtype=int)
     open_pairs, times, decisions = list(pairs), {p: [] for p in pairs}, {p: "undecided" for p in pairs}
@@ -155,22 +177,25 @@ def trial(sc: Scenario, data: np.ndarray, reps: int, alpha: float, rng: np.rando
         needed = sorted({a for p in open_pairs for a in p})
         counts[needed] = targets[k]
         stats = {a: _dist(data[a], int(targets[k]), reps, rng) for a in needed}
-        for p in list(open_pairs):
-            t = 1.0 if k == sc.looks - 1 else targets[k] / sc.max_runs
-            times[p].append(t)
-            bound = float(sq.boundaries(times[p], level, sc.spending)[-1])
-            decisions[p] = _decide(stats[p[0]], stats[p[1]], bound)
-            if decisions[p] != "undecided" or t >= 1:
+        last = k == sc.looks - 1
+        for p in open_pairs:
+            times[p].append(1.0 if last else targets[k] / sc.max_runs)
+        future = [] if last else [float(n) / sc.max_runs for n in targets[k + 1 : -1]] + [1.0]
+        decided = sum(d in ("x>y", "y>x") for d in decisions.values())
+        now = _look(sc, stats, open_pairs, times, future, decided, alpha, sc.futility)
+        for p, d in zip(list(open_pairs), now):
+            decisions[p] = d
+            if d != "undecided" or last:
                 open_pairs.remove(p)
         if not open_pairs:
             break
-    false = any(d != "undecided" and d != truth[p] for p, d in decisions.items())
+    false = any(d in ("x>y", "y>x") and d != truth[p] for p, d in decisions.items())
     real = [decisions[p] == truth[p] for p in pairs if truth[p] != "none"]
     fixed = []
-    bound = float(sq.boundaries([1.0], level)[0])
-    for n in fixed_grid:
+    for n in fixed_grid:  # the fixed design: one look at n runs, the same multiplicity procedure, no futility
         stats = {a: _dist(data[a], n, reps, rng) for a in range(sc.algorithms)}
-        fixed.append([_decide(stats[p[0]], stats[p[1]], bound) == truth[p] for p in pairs if truth[p] != "none"])
+        one = _look(sc, stats, pairs, {p: [1.0] for p in pairs}, [], 0, alpha, 0.0)
+        fixed.append([d == truth[p] for p, d in zip(pairs, one) if truth[p] != "none"])
     return false, real, int(counts.sum()) * sc.tasks, fixed
 
 
@@ -184,16 +209,21 @@ def run(sc: Scenario, trials: int, reps: int, alpha: float, seed: int) -> dict:
         f, p, r, fx = trial(sc, draw(rng), reps, alpha, rng, grid)
         false.append(f), power.append(np.mean(p) if p else np.nan), runs.append(r), fixed.append(fx)
     err = float(np.mean(false))
-    out = {"scenario": sc.name, "trials": trials, "error": err, "error_se": float(np.sqrt(err * (1 - err) / trials))}
+    cells = sc.algorithms * sc.tasks
+    out = {
+        "scenario": sc.name,
+        "trials": trials,
+        "error": err,
+        "error_se": float(np.sqrt(err * (1 - err) / trials)),
+        "runs_share": float(np.mean(runs)) / (cells * sc.max_runs),
+    }
     if sc.delta:
         pw = float(np.mean(power))
         fixed_power = {n: float(np.mean([np.mean(fx[i]) for fx in fixed])) for i, n in enumerate(grid)}
         equal = next((n for n in grid if fixed_power[n] >= pw), sc.max_runs)
-        cells = sc.algorithms * sc.tasks
         out.update(
             power=pw,
             power_se=float(np.std(power, ddof=1) / np.sqrt(trials)),
-            runs_share=float(np.mean(runs)) / (cells * sc.max_runs),
             fixed_power_N=fixed_power[sc.max_runs],
             fixed_N_equal_power=equal,
             runs_ratio=float(np.mean(runs)) / (cells * equal),
@@ -220,7 +250,8 @@ def main() -> None:
         print(rows[-1], flush=True)
     table = pd.DataFrame(rows)
     head = (
-        f"watch study: alpha={args.alpha}, Bonferroni over pairs, {args.reps} "
+        f"watch study: alpha={args.alpha}, Holm step-down over pairs (unless a row says bonferroni), futility "
+        f"(non-binding) when the conditional power is below the row's fut from t >= {FUTILITY_FROM}, {args.reps} "
         f"bootstrap replicates per algorithm and look; error target <= alpha + 2 SE, runs_ratio target <= 0.75 "
         f"({time.time() - started:.0f} s)\n"
     )

@@ -6,17 +6,21 @@ metric, the compared pairs, the error-spending function, the tasks and the analy
 numbers. Each look (:func:`take_look`)
 
 * bootstraps every compared algorithm once with the engine's own streams (``analysis_streams``, as ``evaluate``);
-* for each pair still open, takes its information fraction ``t`` = runs in its cells / (max runs x cells) (1 at
-  the K-th look), the critical value of its look from :func:`..stats.sequential.boundaries` at level
-  ``alpha / m`` for m pairs (Bonferroni over pairs, error spending over looks), and its repeated confidence
-  interval (:func:`..stats.sequential.repeated_interval`); a pair is decided when the interval excludes 0, and
-  keeps the decision and interval of that look from then on;
+* for the pairs still open, takes each one's information fraction ``t`` = runs in its cells / (max runs x cells)
+  (1 at the K-th look) and tests them together (:func:`..stats.sequential.look_at_pairs`): Holm's step-down
+  over the pairs (a pair starts at ``alpha / (m - r)``, r pairs decided before; each pair decided now raises the
+  open ones' level, whose critical values are recomputed from the spending function at that level), repeated
+  confidence intervals (:func:`..stats.sequential.repeated_interval`); a pair is decided when its interval
+  excludes 0, and ``futile`` when from half its information its conditional power is below the design's
+  ``futility``; either keeps its decision and interval from then on;
 * lists the runs each cell still needs for the next look's planned count (``⌈(k+1) N / K⌉``), for the cells of
   open pairs only.
 
-Why this calibration (``docs/watch.md``): every pair spends at most ``alpha / m`` over all its looks, so the
-family-wise error over looks and pairs is at most ``alpha`` whatever the pairs' dependence and whenever each
-stops; the spending function lets the looks fall at any runs counts.
+Why this calibration (``docs/watch.md``): the step-down is a shortcut of a closed test of weighted Bonferroni
+group-sequential tests (Maurer & Bretz 2013), so the family-wise error over looks and pairs is at most ``alpha``
+whatever the pairs' dependence and whenever each stops; futility is non-binding (the boundaries ignore it); the
+spending function lets the looks fall at any runs counts. A design read from a state written before the
+step-down (no ``multiplicity`` recorded) goes on with Bonferroni (``alpha / m`` throughout) and no futility.
 """
 
 from __future__ import annotations
@@ -38,8 +42,10 @@ from ..stats import registry
 from ..stats import sequential as sq
 from .aggregates import analysis_streams, cells_by_algorithm, prepare
 from .options import as_options
-from .watch_options import FROZEN_OPTIONS, OWN_OPTIONS
+from .watch_options import FROZEN_OPTIONS, FUTILITY, FUTILITY_FROM, OWN_OPTIONS
 
+#: Design keywords that reach a look with the analysis options (``watch(**options)``): the design records them.
+DESIGN_KEYWORDS = ("futility",)
 DECISION_COLUMNS = ["algorithm_x", "algorithm_y", "metric", "decision", "low", "high", "look"]
 LAUNCH_COLUMNS = ["algorithm", "task", "add_runs"]
 
@@ -56,6 +62,9 @@ class Design:
     spending: str
     tasks: tuple[str, ...]
     options: tuple[tuple[str, str], ...] = ()
+    multiplicity: str = "holm"
+    futility: float = FUTILITY
+    futility_from: float = FUTILITY_FROM
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -67,11 +76,16 @@ class Design:
             "spending": self.spending,
             "tasks": list(self.tasks),
             "options": dict(self.options),
+            "multiplicity": self.multiplicity,
+            "futility": self.futility,
+            "futility_from": self.futility_from,
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Design:
         try:
+            if data.get("multiplicity", "bonferroni") not in sq.MULTIPLICITY:
+                raise ValueError(f"multiplicity {data['multiplicity']!r} is not one of {', '.join(sq.MULTIPLICITY)}")
             return cls(
                 int(data["looks"]),
                 int(data["max_runs"]),
@@ -81,13 +95,27 @@ class Design:
                 str(data["spending"]),
                 tuple(str(t) for t in data["tasks"]),
                 tuple(sorted((str(k), str(v)) for k, v in dict(data["options"]).items())),
+                # a state written before the step-down and futility (no such keys) goes on as it began
+                str(data.get("multiplicity", "bonferroni")),
+                float(data.get("futility", 0.0)),
+                float(data.get("futility_from", 1.0)),
             )
         except (KeyError, TypeError, ValueError) as err:
             raise InputError(f"the watch design is unreadable ({err}); start a new state folder") from None
 
     def changed(self, other: Design) -> str | None:
         """The first field in which ``other`` differs from this design, in words (None: the same design)."""
-        for name in ("looks", "max_runs", "alpha", "metric", "pairs", "spending", "tasks"):
+        legacy = self.multiplicity == "bonferroni"  # a state from before `futility=`: it goes on as it began
+        for name in (
+            "looks",
+            "max_runs",
+            "alpha",
+            "metric",
+            "pairs",
+            "spending",
+            "tasks",
+            *(() if legacy else ("futility",)),
+        ):
             mine, theirs = getattr(self, name), getattr(other, name)
             if mine != theirs:
                 return f"`{name}=` was {_short(mine)} at the first look, now {_short(theirs)}"
@@ -125,9 +153,17 @@ def make_design(
     metric: str = "iqm",
     compare: Sequence[str] | None = None,
     spending: str = "obf",
+    futility: float = FUTILITY,
     **options: Any,
 ) -> Design:
-    """The design these arguments ask for on this table (validated; each problem is one sentence)."""
+    """The design these arguments ask for on this table (validated; each problem is one sentence).
+
+    ``futility``: a pair stops as ``futile`` when its conditional power is below it (0: never).
+    """
+    if isinstance(futility, bool) or not isinstance(futility, (int, float)) or not 0 <= futility < 1:
+        raise InputError(
+            f"`futility=` must be a conditional power in [0, 1) (0: never stop for futility), got {futility!r}"
+        )
     for name, value, low in (("looks", looks, 1), ("max_runs", max_runs, 2)):
         if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < low:
             raise InputError(f"`{name}=` must be an integer of at least {low}, got {value!r}")
@@ -149,7 +185,17 @@ def make_design(
     chosen = algorithms if compare is None else _compared(compare, algorithms)
     pairs = tuple((x, y) for i, x in enumerate(chosen) for y in chosen[i + 1 :])
     frozen = tuple(sorted((k, str(getattr(opts, k))) for k in FROZEN_OPTIONS))
-    return Design(int(looks), int(max_runs), float(alpha), name, pairs, spending, tuple(sorted(final.tasks)), frozen)
+    return Design(
+        int(looks),
+        int(max_runs),
+        float(alpha),
+        name,
+        pairs,
+        spending,
+        tuple(sorted(final.tasks)),
+        frozen,
+        futility=float(futility),
+    )
 
 
 def _compared(compare: Sequence[str], algorithms: list[str]) -> list[str]:
@@ -163,6 +209,7 @@ def _compared(compare: Sequence[str], algorithms: list[str]) -> list[str]:
 
 
 def _options(options: dict[str, Any]) -> Any:
+    options = {k: v for k, v in options.items() if k not in DESIGN_KEYWORDS}  # the design's, recorded there
     for key, instead in OWN_OPTIONS.items():
         if key in options:
             raise InputError(f"`{key}=` does not apply to a watch; use {instead}")
@@ -217,35 +264,51 @@ def take_look(table: ScoreTable, design: Design, history: Sequence[dict[str, Any
     }
     points = {a: float(metric(bs.original(subset[a]))[0]) for a in algorithms}
     previous = {(p["algorithm_x"], p["algorithm_y"]): p for p in (history[-1]["pairs"] if history else [])}
-    level = design.alpha / len(design.pairs)
     lower = registry.lower_is_better(design.metric)
-    pairs = []
+    kept: dict[tuple[str, str], dict[str, Any]] = {}
+    open_pairs: list[tuple[str, str]] = []
     for x, y in design.pairs:
         before = previous.get((x, y))
         if before is not None and (before["final"] or _same_cells(history[-1]["counts"], counts, (x, y))):
-            pairs.append(dict(before))  # decided, ended, or no new runs: no look spent on this pair
-            continue
-        t = 1.0 if look == design.looks else _fraction(counts, (x, y), design.max_runs)
-        times = (before["times"] if before else []) + [t]
-        bound = float(sq.boundaries(times, level, design.spending)[-1])
-        low, high = sq.repeated_interval(
-            dists[x] - dists[y], np.array(points[x] - points[y]), bound, [subset[x], subset[y]]
-        )
-        decision = str(sq.decide(low, high, lower_is_better=lower))
-        pairs.append(
-            {
-                "algorithm_x": x,
-                "algorithm_y": y,
-                "point": points[x] - points[y],
-                "low": float(low),
-                "high": float(high),
-                "decision": decision,
-                "look": look,
-                "times": times,
-                "bound": bound,
-                "final": decision != "undecided" or t >= 1.0,
-            }
-        )
+            kept[(x, y)] = dict(before)  # decided, ended, or no new runs: no look spent on this pair
+        else:
+            open_pairs.append((x, y))
+    times = {
+        (x, y): [*(previous[(x, y)]["times"] if (x, y) in previous else []), _time(counts, (x, y), design, look)]
+        for x, y in open_pairs
+    }
+    tested = sq.look_at_pairs(
+        [dists[x] - dists[y] for x, y in open_pairs],
+        [points[x] - points[y] for x, y in open_pairs],
+        [[subset[x], subset[y]] for x, y in open_pairs],
+        [times[p] for p in open_pairs],
+        _planned(design, look),
+        alpha=design.alpha,
+        pairs=len(design.pairs),
+        decided=sum(p["decision"] in ("x>y", "y>x") for p in previous.values()),
+        spending=design.spending,
+        multiplicity=design.multiplicity,
+        futility=design.futility,
+        futility_from=design.futility_from,
+    )
+    for i, (x, y) in enumerate(open_pairs):
+        decision = str(sq.decide(tested.low[i], tested.high[i], lower_is_better=lower))
+        if tested.futile[i]:
+            decision = "futile"
+        kept[(x, y)] = {
+            "algorithm_x": x,
+            "algorithm_y": y,
+            "point": points[x] - points[y],
+            "low": float(tested.low[i]),
+            "high": float(tested.high[i]),
+            "decision": decision,
+            "look": look,
+            "times": times[(x, y)],
+            "bound": float(tested.bound[i]),
+            "final": decision != "undecided" or times[(x, y)][-1] >= 1.0,
+            **_procedure_fields(design, tested, i),
+        }
+    pairs = [kept[p] for p in design.pairs]
     record = {"look": look, "hash": digest, "counts": counts, "runs": runs, "pairs": pairs}
     record["launch"] = _launch(record, design)
     return result_from(record, design)
@@ -313,6 +376,27 @@ def _same_cells(before: dict[str, dict[str, int]], now: dict[str, dict[str, int]
 def _fraction(counts: dict[str, dict[str, int]], pair: tuple[str, str], max_runs: int) -> float:
     runs = [n for a in pair for n in counts[a].values()]
     return min(1.0, sum(runs) / (max_runs * len(runs)))
+
+
+def _time(counts: dict[str, dict[str, int]], pair: tuple[str, str], design: Design, look: int) -> float:
+    """A pair's information fraction at ``look``: its runs over the maximum, 1 at the last look."""
+    return 1.0 if look == design.looks else _fraction(counts, pair, design.max_runs)
+
+
+def _planned(design: Design, look: int) -> list[float]:
+    """The planned information fractions of the looks after ``look`` (the last one is 1)."""
+    targets = sq.look_targets(design.max_runs, design.looks)
+    return [float(n) / design.max_runs for n in targets[look : design.looks - 1]] + (
+        [1.0] if look < design.looks else []
+    )
+
+
+def _procedure_fields(design: Design, tested: sq.PairsLook, i: int) -> dict[str, Any]:
+    """What a Holm/futility design records per pair besides the Bonferroni ones (nothing for an old design)."""
+    if design.multiplicity == "bonferroni" and design.futility <= 0:
+        return {}
+    power = float(tested.power[i])
+    return {"level": float(tested.level[i]), "conditional_power": None if np.isnan(power) else power}
 
 
 def _launch(record: dict[str, Any], design: Design) -> list[dict[str, Any]]:

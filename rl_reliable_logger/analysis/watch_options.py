@@ -14,3 +14,7 @@ OWN_OPTIONS = {
     "only_algorithms": "compare=",
     "method": "nothing (the repeated intervals are normal intervals with the bootstrap standard deviation)",
 }
+#: A pair stops for futility when its conditional power under the current estimate is below this ...
+FUTILITY = 0.1
+#: ... at an information fraction of at least this (earlier estimates are too noisy to give up on).
+FUTILITY_FROM = 0.5

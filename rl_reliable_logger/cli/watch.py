@@ -19,6 +19,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+from ..analysis.watch_options import FUTILITY, FUTILITY_FROM
 from ..trackers import registry
 from . import trackers as tracker_commands
 from .flags import CliError, as_flags, cli_message
@@ -74,6 +75,18 @@ DESIGN_FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
             "help": "error spending over the looks: obf (O'Brien-Fleming type) or pocock (default: %(default)s)",
         },
     ),
+    "futility": (
+        "--futility",
+        {
+            "type": float,
+            "default": FUTILITY,
+            "metavar": "P",
+            "help": "from "
+            f"{FUTILITY_FROM * 100:g}%% of the maximum runs on, a pair whose conditional power is below P stops as "
+            "futile and its cells leave the launch list (non-binding: the error guarantee holds whether or not "
+            "the runs stop; 0: never; default: %(default)s)",
+        },
+    ),
 }
 
 #: The launch flags (how the next runs are written for the launchers; not part of the design).
@@ -109,7 +122,7 @@ _SOURCE = SimpleNamespace(curves=False, only_algorithms=None, only_tasks=None, h
 _DESCRIPTION = """\
 Take the next look of a group-sequential watch of a running sweep: compare pairs of algorithms on an
 aggregate metric (IQM by default) with the family-wise error over all K looks and all pairs at most
---alpha. The design (K, N, alpha, metric, pairs, spending, tasks, the analysis options) is frozen in
+--alpha. The design (K, N, alpha, metric, pairs, spending, futility, tasks, the analysis options) is frozen in
 --state at the first look; the same scores again return the recorded look without spending one; fewer
 runs than the last look, a look beyond K or another design are refused. Prints each pair's decision
 with its repeated interval and the runs each cell needs before the next look (DIR/launch.csv), and writes
@@ -118,7 +131,7 @@ and DIR/mlflow-params.txt (the `mlflow run -P` arguments of each new run, one li
 The runs come from a file (rl-reliable watch INPUT) or a tracker, selected with the same source flags as
 its command (rl-reliable watch {trackers} [flags]); a tracker watch publishes the decisions and the
 launch list to the tracker as a report (never onto a source run).
-Exit status: 0 when the watch stops (every pair decided, or the last look taken), 3 when more runs are
+Exit status: 0 when the watch stops (every pair decided or futile, or the last look taken), 3 when more runs are
 needed, 2 on an error. See docs/watch.md.
 """.format(trackers="|".join(registry.names()))
 
@@ -310,14 +323,22 @@ def format_look(result: Any, state: str, *, rows: int = 20) -> str:
     lines = [f"look {result.look} of {design.looks}{how}; {design.metric}, alpha {design.alpha:g} over all looks"]
     for row in result.decisions.itertuples(index=False):
         x, y = printable(row.algorithm_x), printable(row.algorithm_y)
-        said = {"x>y": f"{x} > {y}", "y>x": f"{y} > {x}"}.get(row.decision, "undecided")
+        said = {"x>y": f"{x} > {y}", "y>x": f"{y} > {x}", "futile": "futile (max runs would not decide it)"}.get(
+            row.decision, "undecided"
+        )
         when = f" (look {row.look})" if row.decision != "undecided" else ""
         lines.append(f"  {x} - {y}: {said}{when}; repeated interval [{row.low:.4g}, {row.high:.4g}]")
     launch = result.launch
     if result.stop:
-        decided = bool((result.decisions["decision"] != "undecided").all())
+        ends = set(result.decisions["decision"])
         lines.append(
-            "stop: every comparison is decided" if decided else "stop: no more runs (undecided stays undecided)"
+            "stop: no more runs (undecided stays undecided)"
+            if "undecided" in ends
+            else (
+                "stop: every comparison is decided or futile"
+                if "futile" in ends
+                else "stop: every comparison is decided"
+            )
         )
         return "\n".join(lines)
     total = int(launch["add_runs"].sum())

@@ -86,8 +86,9 @@ def watch(
 
     The first call freezes the design (``looks`` K, ``max_runs`` per (algorithm, task) cell, ``alpha``, the
     registered ``metric``, the ``compare``d algorithms (default: all, every pair among them), the error
-    ``spending`` function ``obf`` or ``pocock``, the tasks and the options that change the numbers: ``reps``,
-    ``seed``, ``normalize``, ...). Every later call must ask for the same design; the same scores as a recorded
+    ``spending`` function ``obf`` or ``pocock``, ``futility=`` (default 0.1: from half the maximum runs on, a pair
+    whose conditional power is below it stops as ``futile``; non-binding; 0: never), the tasks and the options
+    that change the numbers: ``reps``, ``seed``, ``normalize``, ...). Every later call must ask for the same design; the same scores as a recorded
     look return that look without spending one. Returns ``.stop``, ``.decisions`` and ``.launch``
     (see ``docs/watch.md``). Beside ``launch.csv`` the folder gets what a launcher runs next
     (:func:`.watch_launch.launch_files`: ``runs.csv``, ``sweep.yaml`` for ``wandb sweep`` with ``program``,

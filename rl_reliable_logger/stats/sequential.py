@@ -21,12 +21,28 @@ so far, so unequal or unplanned looks keep the overall error at ``α``.
 The *repeated confidence intervals* ``θ̂_k ± c_k · se_k`` (Jennison & Turnbull 1989) then cover the true
 value at every look simultaneously with probability ``1 - α``: whatever look a watch stops at, its interval
 is valid. A comparison is decided at the first look whose interval excludes 0.
+
+Several comparisons (pairs) share the error by a Holm-type step-down that recycles it across looks
+(:func:`step_down`; Maurer & Bretz 2013, the sequentially rejective graphical procedure for group-sequential
+designs with Holm's graph): each of the ``m`` pairs starts with the local level ``α / m``, whose boundaries come
+from the spending function at that level; when pairs are decided, each open pair's level becomes
+``α / (m - r)`` (r decided so far) and its boundaries are recomputed from the spending function at the larger
+level over the same information fractions, so an open pair may be decided at the same look. This is a shortcut
+of the closed test whose intersection hypotheses are tested by weighted Bonferroni over group-sequential tests,
+so the family-wise error over all looks and pairs is at most ``α`` whatever the pairs' dependence.
+
+A pair may stop for *futility* (:func:`conditional_power`): when, at information ``t >= futility_from``, the
+probability of being decided by the last look under the current estimate (stochastic curtailment, Lan, Simon &
+Halperin 1982) is below ``futility``. The rule is non-binding: the boundaries are computed as if no pair ever
+stopped for futility, so stopping only lowers the error, whether or not a user obeys it.
 """
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize, special
@@ -34,6 +50,8 @@ from scipy import optimize, special
 from . import bootstrap as bs
 
 SPENDING = ("obf", "pocock")
+#: How the pairs share ``alpha``: ``holm`` recycles a decided pair's level, ``bonferroni`` keeps ``alpha / m``.
+MULTIPLICITY = ("holm", "bonferroni")
 #: Points of the Simpson grid over the continuation region (odd); the crossing probabilities it gives agree
 #: with a Monte-Carlo of the canonical process to a few 1e-5 (``tests/stats/test_sequential.py``).
 GRID = 401
@@ -82,7 +100,16 @@ def boundaries(times: Sequence[float], alpha: float, spending: str = "obf") -> n
     share of the error is 0 gets ``inf`` (it cannot reject).
     """
     t = np.asarray(times, dtype=float)
-    if t.ndim != 1 or t.size == 0 or not ((t > 0) & (t <= 1)).all() or (np.diff(t) <= 0).any():
+    if t.ndim != 1:
+        raise ValueError(f"times must be one sequence of fractions, got an array of shape {t.shape}")
+    # the same looks are asked for again and again (every pair, every level): each is computed once
+    return _boundaries(tuple(float(v) for v in t), float(alpha), spending).copy()
+
+
+@functools.lru_cache(maxsize=4096)
+def _boundaries(times: tuple[float, ...], alpha: float, spending: str) -> np.ndarray:
+    t = np.asarray(times, dtype=float)
+    if t.size == 0 or not ((t > 0) & (t <= 1)).all() or (np.diff(t) <= 0).any():
         raise ValueError(f"times must increase strictly within (0, 1], got {list(t)}")
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
@@ -166,3 +193,120 @@ def look_targets(max_runs: int, looks: int) -> np.ndarray:
     """Runs per cell planned at each look: ``⌈k N / K⌉`` for k = 1..K (equal steps of information)."""
     k = np.arange(1, looks + 1)
     return -((-k * max_runs) // looks)
+
+
+def pair_levels(alpha: float, pairs: int, decided: int, multiplicity: str = "holm") -> np.ndarray:
+    """The local levels an open pair may be tested at, after ``decided`` of ``pairs`` were decided at earlier looks.
+
+    ``holm``: ``α / (m - r)`` for r = decided, ..., m - 1 (column j of :func:`step_down` is the level after j more
+    decisions at this look); ``bonferroni``: the one level ``α / m``.
+    """
+    if multiplicity == "bonferroni":
+        return np.array([alpha / pairs])
+    if multiplicity != "holm":
+        raise ValueError(f"multiplicity must be one of {', '.join(MULTIPLICITY)}, got {multiplicity!r}")
+    return alpha / (pairs - np.arange(decided, pairs))
+
+
+def step_down(crosses: Callable[[int], np.ndarray], columns: int) -> tuple[np.ndarray, int]:
+    """Which open pairs are decided at this look, and the column of the level the open ones end at.
+
+    ``crosses(j)`` says, per open pair, whether its interval excludes 0 at the j-th level of :func:`pair_levels`
+    (``columns`` of them, increasing). Start at column 0; decide every pair that crosses there; move to the
+    column of the number decided; repeat until no new pair is decided (Holm's step-down at one look, Maurer &
+    Bretz 2013). Only the visited columns are computed.
+    """
+    j, decided = 0, np.asarray(crosses(0), dtype=bool)
+    while True:
+        nxt = min(int(decided.sum()), columns - 1)
+        if nxt <= j:
+            return decided, j
+        j, decided = nxt, decided | np.asarray(crosses(nxt), dtype=bool)  # a larger level never un-decides
+
+
+def conditional_power(z: float | np.ndarray, t: float | np.ndarray, final: float) -> np.ndarray:
+    """P(``|Z_K| >= final`` at information 1 | ``Z`` = ``z`` at information ``t``), the drift set to its estimate.
+
+    In information time the score ``S = Z √t`` is a Brownian motion with drift ``θ``; with ``θ = S_t / t`` the
+    final score is normal with mean ``z / √t`` and variance ``1 - t`` (two-sided: both tails).
+    """
+    z, t = np.abs(np.asarray(z, dtype=float)), np.asarray(t, dtype=float)
+    mean, sd = z / np.sqrt(t), np.sqrt(np.maximum(1.0 - t, 1e-12))
+    return special.ndtr((mean - final) / sd) + special.ndtr((-final - mean) / sd)
+
+
+@dataclass(frozen=True)
+class PairsLook:
+    """One look at the open pairs (arrays, one entry per pair): the repeated interval at the level a pair was
+    decided at (the level it ends the look with when undecided), its critical value and level, whether it is
+    decided, and whether it stops for futility with the conditional power that said so (NaN where not checked)."""
+
+    low: np.ndarray
+    high: np.ndarray
+    bound: np.ndarray
+    level: np.ndarray
+    decided: np.ndarray
+    futile: np.ndarray
+    power: np.ndarray
+
+
+def look_at_pairs(
+    diffs: Sequence[np.ndarray],
+    points: Sequence[float],
+    cells: Sequence[Sequence[bs.Cells]],
+    times: Sequence[Sequence[float]],
+    future: Sequence[float],
+    *,
+    alpha: float,
+    pairs: int,
+    decided: int,
+    spending: str = "obf",
+    multiplicity: str = "holm",
+    futility: float = 0.0,
+    futility_from: float = 0.5,
+) -> PairsLook:
+    """Test the open pairs at one look: step-down over :func:`pair_levels`, then futility for the undecided.
+
+    ``diffs[p]`` are the bootstrap replicates of pair p's difference, ``points[p]`` its estimate, ``cells[p]`` the
+    cells it is made of, ``times[p]`` its information fractions up to this look (the last is this look's; 1 at the
+    last look). ``future`` are the planned fractions of the looks after this one (empty at the last look): a pair's
+    final critical value for futility is the one of its times followed by the planned ones beyond them (and 1).
+    ``decided`` pairs of ``pairs`` were decided at earlier looks.
+    """
+    n = len(diffs)
+    if n == 0:
+        empty = np.zeros(0)
+        return PairsLook(empty, empty, empty, empty, empty.astype(bool), empty.astype(bool), empty)
+    levels = pair_levels(alpha, pairs, decided, multiplicity)
+    bounds, lows, highs = (np.full((n, levels.size), np.nan) for _ in range(3))
+    first = np.full(n, -1)  # the column at which each pair was decided (its reported level)
+
+    def crosses(j: int) -> np.ndarray:
+        for p in range(n):
+            bounds[p, j] = float(boundaries(times[p], float(levels[j]), spending)[-1])
+            lows[p, j], highs[p, j] = repeated_interval(diffs[p], np.asarray(points[p]), bounds[p, j], cells[p])
+        now = (lows[:, j] > 0) | (highs[:, j] < 0)
+        first[(first < 0) & now] = j
+        return now
+
+    rejected, j = step_down(crosses, levels.size)
+    col = np.where(rejected, first, j)
+    rows = np.arange(n)
+    low, high = lows[rows, col], highs[rows, col]
+    futile, power = np.zeros(n, dtype=bool), np.full(n, np.nan)
+    for p in range(n):
+        now = float(times[p][-1])
+        if rejected[p] or futility <= 0 or not len(future) or now >= 1.0 or now < futility_from:
+            continue
+        ahead = [f for f in future if f > now]
+        final = float(
+            boundaries(
+                [*times[p], *(ahead if ahead and ahead[-1] >= 1.0 else [*ahead, 1.0])], float(levels[j]), spending
+            )[-1]
+        )
+        lo, hi = repeated_interval(diffs[p], np.asarray(points[p]), final, cells[p])
+        half = float(hi - lo) / 2.0
+        z = abs(float(points[p])) * final / half if half > 0 and np.isfinite(half) else 0.0
+        power[p] = float(conditional_power(z, now, final))
+        futile[p] = power[p] < futility
+    return PairsLook(low, high, bounds[rows, col], levels[col], rejected, futile, power)

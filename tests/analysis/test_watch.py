@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -80,14 +81,14 @@ def test_results_do_not_depend_on_row_order_and_follow_the_seed(tmp_path: Path) 
 
 def test_the_kth_look_spends_what_is_left_and_ends_the_watch(tmp_path: Path) -> None:
     state = tmp_path / "s"
-    for look, n in enumerate((3, 6, 9), start=1):
-        result = rl.watch(table(scores({"A": n, "C": n})), state=state, **DESIGN)
+    for look, n in enumerate((3, 6, 9), start=1):  # A and C are close: without futility they run to the end
+        result = rl.watch(table(scores({"A": n, "C": n})), state=state, futility=0, **DESIGN)
         assert result.look == look
     assert result.stop and result.launch.empty
     times = json.loads((state / "looks.json").read_text())[-1]["pairs"][0]["times"]
     assert times == [3 / 9, 6 / 9, 1.0]
     with pytest.raises(InputError, match="all 3 looks"):
-        rl.watch(table(scores({"A": 9, "C": 9}, seed=5)), state=state, **DESIGN)
+        rl.watch(table(scores({"A": 9, "C": 9}, seed=5)), state=state, futility=0, **DESIGN)
 
 
 def test_refusals_are_one_sentence(tmp_path: Path) -> None:
@@ -144,3 +145,42 @@ def test_a_stopped_watch_is_final_and_more_data_spends_no_look(tmp_path: Path) -
     assert later.stop and later.replayed and later.look == 1
     pd.testing.assert_frame_equal(later.decisions, first.decisions)
     assert len(json.loads((tmp_path / "s" / "looks.json").read_text())) == 1
+
+
+def test_a_futile_pair_leaves_the_launch_list_and_the_watch_stops(tmp_path: Path) -> None:
+    design = {**DESIGN, "looks": 4, "max_runs": 12}
+    for name, futility in (("on", 0.1), ("off", 0.0)):
+        first = rl.watch(table(scores({"A": 3, "B": 3, "C": 3})), state=tmp_path / name, futility=futility, **design)
+        assert set(first.launch["algorithm"]) == {"A", "C"}  # A - C is open after look 1 (too early for futility)
+        second = rl.watch(table(scores({"A": 6, "B": 3, "C": 6})), state=tmp_path / name, futility=futility, **design)
+        row = second.decisions.set_index(["algorithm_x", "algorithm_y"]).loc[("A", "C")]
+        record = next(p for p in second.record["pairs"] if p["algorithm_y"] == "C" and p["algorithm_x"] == "A")
+        assert record["level"] == 0.05  # both other pairs were decided: A - C is tested at all of alpha
+        if futility:
+            assert (row.decision, row.look) == ("futile", 2) and record["conditional_power"] < futility
+            assert second.stop and second.launch.empty
+        else:
+            assert row.decision == "undecided" and record["conditional_power"] is None
+            assert not second.stop and set(second.launch["algorithm"]) == {"A", "C"}
+    with pytest.raises(InputError, match="`futility=` was 0.1 at the first look, now 0.0"):
+        rl.watch(table(scores({"A": 6, "B": 3, "C": 6})), state=tmp_path / "on", futility=0.0, **design)
+    with pytest.raises(InputError, match="`futility=` must be a conditional power"):
+        rl.watch(table(scores({"A": 3, "C": 3})), state=tmp_path / "bad", futility=1.5, **design)
+
+
+def test_a_state_from_before_the_step_down_replays_and_goes_on_with_bonferroni(tmp_path: Path) -> None:
+    """``watch_state_v0`` was written by the watch before Holm and futility (alpha / m for every pair)."""
+    state = tmp_path / "s"
+    shutil.copytree(Path(__file__).parent / "watch_state_v0", state)
+    recorded = pd.read_csv(state / "decisions.csv")
+    again = rl.watch(table(scores({"A": 3, "B": 3, "C": 3})), state=state, **DESIGN)
+    assert again.replayed and again.look == 1 and again.design.multiplicity == "bonferroni"
+    pd.testing.assert_frame_equal(again.decisions, recorded)
+    second = rl.watch(table(scores({"A": 6, "B": 3, "C": 6})), state=state, **DESIGN)
+    row = second.decisions.iloc[1]
+    # the numbers the earlier version gave for this look: A - C at alpha / 3 although two pairs were decided
+    assert (row.decision, row.look) == ("undecided", 2)
+    assert (row.low, row.high) == (-1.181474233802341, 1.2705855952749914)
+    assert second.record["pairs"][1]["bound"] == 2.933314319471784 and "level" not in second.record["pairs"][1]
+    written = json.loads((state / "design.json").read_text())  # now says so explicitly
+    assert (written["multiplicity"], written["futility"]) == ("bonferroni", 0.0)
