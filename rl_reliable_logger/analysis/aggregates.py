@@ -247,12 +247,14 @@ def aggregate_tables(
     bar: Callable[[int], None],
     notes: list[str] | None = None,
     mean_se: dict[str, dict[str, np.ndarray]] | None = None,
+    median_interval: str = "method",
 ) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     """The ``aggregates`` table and every algorithm's replicates (for the differences).
 
     ``task_bootstrap``: False, or the shared task SeedSequence of :func:`analysis_streams`. ``notes``: receives
     one sentence per interval that fell back from the requested method (naming the algorithm). ``mean_se``:
     receives each algorithm's (mean, se) replicates under ``bootstrap-t`` (see ``aggregate_intervals``).
+    ``median_interval``: the ``median_interval`` option (the median's order-statistic interval on request).
     """
     check_method(method, cells)
     rows, dists = [], {}
@@ -261,7 +263,7 @@ def aggregate_tables(
         point, low, high, dists[alg] = aggregate_intervals(
             c, metric_objs, reps, rngs[alg], ci=ci, method=method, task_bootstrap=task_bootstrap,
             chunk_bytes=chunk_bytes, progress=bar, notes=fell_back,
-            mean_se=None if mean_se is None else mean_se.setdefault(alg, {}),
+            mean_se=None if mean_se is None else mean_se.setdefault(alg, {}), median_interval=median_interval,
         )  # fmt: skip
         if notes is not None:
             notes += [f"{alg}: {n}" for n in fell_back]
@@ -311,8 +313,9 @@ def aggregate(
     metric_objs = [registry.get_metric(m, gamma=opts.gamma) for m in opts.metrics]
     rng, shared_tasks = analysis_streams(opts.seed, prep.final.algorithms, opts.task_bootstrap)
     table_out, _ = aggregate_tables(
-        cells, metric_objs, opts.reps, rng["aggregates"], shared_tasks, opts.chunk_bytes, opts.ci, opts.method, _no_bar
-    )
+        cells, metric_objs, opts.reps, rng["aggregates"], shared_tasks, opts.chunk_bytes, opts.ci, opts.method, _no_bar,
+        median_interval=opts.median_interval,
+    )  # fmt: skip
     return table_out
 
 

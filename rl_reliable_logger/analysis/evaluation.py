@@ -219,11 +219,18 @@ class Run:
             "level": self.opts.ci,
             "replicates": int(replicates) if spec.replicates else None,
         }
-        if table in intervals.STATISTIC_TABLES and spec.statistics:
-            out["statistics"] = {
-                m.name: self.spec.for_statistic(table, agg.statistic_kind(m)).name for m in self.metric_objs
-            }
+        own_median = table == "aggregates" and self.opts.median_interval != "method"
+        if table in intervals.STATISTIC_TABLES and (spec.statistics or own_median):
+            out["statistics"] = {m.name: self.statistic_method(table, m) for m in self.metric_objs}
         return {table: {**out, **extra}}
+
+    def statistic_method(self, table: str, metric: mt.Metric) -> str:
+        """The interval method ``metric`` gets in ``table``: the registry's rule, or the ``median_interval``
+        option's for the aggregates' median."""
+        kind = agg.statistic_kind(metric)
+        if table == "aggregates" and kind == "median" and self.opts.median_interval != "method":
+            return self.opts.median_interval
+        return self.spec.for_statistic(table, kind).name
 
 
 @dataclass
@@ -335,6 +342,7 @@ def _aggregates_part(run: Run) -> Part:
         run.bar,
         notes,
         run.mean_se,
+        median_interval=run.opts.median_interval,
     )
     run.points = dict(zip(zip(table["algorithm"], table["metric"]), table["point"]))
     return Part(

@@ -57,6 +57,12 @@ def _interval_methods() -> Sequence[str]:
     return bs.METHODS
 
 
+def _median_intervals() -> Sequence[str]:
+    from ..stats import intervals
+
+    return intervals.MEDIAN_INTERVALS
+
+
 def _rank_definitions() -> Sequence[str]:
     from ..stats import profiles as pf
 
@@ -165,6 +171,17 @@ class AnalysisOptions:
         metavar="RULE",
         parse=str,
         default_text="runs; or task-means",
+    )
+    median_interval: str = option(
+        "method",
+        help="interval of the median in the aggregates table: method (what --method gives it) or order-statistic "
+        "(median of the per-task Student-t bounds: conservative and wide, it covers whenever every task's "
+        "interval covers; the median's bootstrap intervals under-cover where middle task means nearly tie)",
+        check=d.one_of(_median_intervals, "a median interval"),
+        flag="--median-interval",
+        metavar="RULE",
+        parse=str,
+        default_text="method; or order-statistic",
     )
     seed: int | np.random.Generator | None = option(
         0,

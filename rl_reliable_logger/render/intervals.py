@@ -75,6 +75,11 @@ def _phrase(name: str) -> str:
     return spec.phrase if spec is not None else name
 
 
+def _uses_replicates(name: str) -> bool:
+    spec = intervals.REGISTRY.get(name)
+    return spec is None or spec.replicates
+
+
 def _studentized(record: Mapping[str, Any]) -> bool:
     names = [record.get("method"), *dict(record.get("statistics") or {}).values()]
     return any(n in intervals.REGISTRY and intervals.REGISTRY[n].studentized for n in names)
@@ -88,14 +93,19 @@ def interval_phrase(record: Mapping[str, Any], *, fallbacks: bool = False) -> st
     groups: dict[str, list[str]] = {}
     for stat, name in statistics.items():
         groups.setdefault(str(name), []).append(str(stat))
+    reps = record.get("replicates")
+    count = f" ({int(reps):,} bootstrap replicates)" if isinstance(reps, (int, float)) and reps else ""
     if len(groups) > 1:
-        parts = [f"{_phrase(n)} intervals for {_join(stats)}" for n, stats in groups.items()]
+        # where a statistic's interval uses no replicates (the order-statistic median), it comes last and the
+        # count goes with the intervals before it
+        names = sorted(groups, key=lambda n: not _uses_replicates(n))  # stable: the record's order otherwise
+        parts = [f"{_phrase(n)} intervals for {_join(groups[n])}" for n in names]
+        using = sum(map(_uses_replicates, names))
+        if count and using:
+            parts[using - 1] += count
         text = _join(parts)
     else:
-        text = f"{_phrase(next(iter(groups)) if groups else str(record.get('method')))} intervals"
-    reps = record.get("replicates")
-    if isinstance(reps, (int, float)) and reps:
-        text += f" ({int(reps):,} bootstrap replicates)"
+        text = f"{_phrase(next(iter(groups)) if groups else str(record.get('method')))} intervals" + count
     if fallbacks and _studentized(record):
         text += " (expanded percentile where the warnings say the studentized replicates are degenerate)"
     return text

@@ -122,6 +122,24 @@ def _interval_sentence(report: Report, prov: dict[str, Any]) -> str:
     return text + "."
 
 
+def _median_sentence(prov: dict[str, Any]) -> str:
+    """What the median's interval can be trusted for (measured over many task sets: docs/validation.md)."""
+    record = table_intervals(prov).get("aggregates") or {}
+    if dict(record.get("statistics") or {}).get("median") == "order-statistic":
+        return (
+            "The median's interval is the order-statistic one (the median of the per-task Student-t lower bounds to "
+            "the median of their upper bounds): it covers whenever every task's interval covers its mean, so it is "
+            "conservative and wide."
+        )
+    return (
+        "The median's interval is approximate: its coverage depends on how near the task means next to the middle "
+        "tie relative to their standard errors (the median is not smooth there) and on the skew of few-run task "
+        "means: over 100 simulated sets of 10 tasks and real Atari and DreamerV2 results resampled at 3-10 runs, "
+        "95% intervals covered 0.48-0.98 (bootstrap-t; percentile 0.35-0.98; single task sets 0.20-1.00); the "
+        "conservative order-statistic interval (median of the per-task bounds) covered 0.91-1.00."
+    )
+
+
 def methods_paragraph(report: Report) -> str:
     """The ready-to-paste paragraph (Markdown-free plain text)."""
     prov = dict(report.provenance)
@@ -146,6 +164,8 @@ def methods_paragraph(report: Report) -> str:
             "Aggregate metrics: " + "; ".join(f"{m} is {_metric_definition(m, gamma)}" for m in metrics) + "."
         )
     sentences.append(_interval_sentence(report, prov))
+    if "median" in metrics and not report.aggregates.empty:
+        sentences.append(_median_sentence(prov))
     if not report.improvement.empty:
         sentences.append(
             "The probability of improvement P(X > Y) is the per-task Mann–Whitney statistic averaged over tasks "

@@ -33,13 +33,21 @@ def aggregate_intervals(
     progress: Callable[[int], None] | None = None,
     notes: list[str] | None = None,
     mean_se: dict[str, np.ndarray] | None = None,
+    median_interval: str = "method",
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(point, low, high, replicates)`` of the metrics: ``(n,)`` three times and ``(reps, n)``.
+
+    ``median_interval``: ``order-statistic`` gives the median its order-statistic interval
+    (:func:`median_order_statistic_interval`) instead of the method's (:data:`.intervals.MEDIAN_INTERVALS`).
 
     ``notes``: receives one sentence per metric whose interval is not the requested method's (a fallback).
     ``mean_se``: with ``bootstrap-t``, receives the replicates (``"dist"``, (reps, 2)) and estimate (``"point"``)
     of (mean, standard error), for the studentized mean differences (:func:`studentized_difference`)."""
     spec = intervals.requested(method)
+    if median_interval not in intervals.MEDIAN_INTERVALS:
+        raise ValueError(
+            f"median_interval must be one of {', '.join(intervals.MEDIAN_INTERVALS)}, got {median_interval!r}"
+        )
     stacked = lambda r: np.stack([m(r) for m in metric_objs], axis=1)
     point = stacked(bs.original(cells))[0]
     # studentized: the mean's standard error from the same replicates
@@ -57,6 +65,10 @@ def aggregate_intervals(
         if mean_se is not None:
             mean_se.update(dist=dist_se, point=point_se)
         _by_statistic(spec, metric_objs, cells, ci, (dist, point, low, high), (dist_se, point_se), notes)
+    if median_interval == "order-statistic":
+        for j, m in enumerate(metric_objs):
+            if statistic_kind(m) == "median":
+                low[j], high[j] = median_order_statistic_interval(cells, ci)
     return point, low, high, dist
 
 
@@ -86,6 +98,19 @@ def _by_statistic(spec, metric_objs, cells, ci, replicates, se, notes) -> None:
         elif own.bounds is not table.bounds and own.bounds is not None:  # not the table's interval
             tail = bs.expanded_level(cells, ci) if own.needs_tail else None
             low[j], high[j] = own.bounds(dist[:, j], point[j], ci, tail, None)
+
+
+def order_statistic_median(low: np.ndarray, high: np.ndarray) -> tuple[float, float]:
+    """``[median of the per-task lower bounds, median of the upper bounds]``: the median over tasks does not
+    decrease when any task's mean grows, so this interval covers the median of the true task means whenever every
+    per-task interval covers its task's mean (conservative: wide, and it needs no resampling)."""
+    return float(np.median(np.asarray(low, dtype=float))), float(np.median(np.asarray(high, dtype=float)))
+
+
+def median_order_statistic_interval(cells: bs.Cells, ci: float = 0.95) -> tuple[float, float]:
+    """The order-statistic interval of the median over tasks from each task's Student-t interval at level ``ci``
+    (:func:`..bootstrap.student_t_task_intervals`; a task of one run contributes its score twice)."""
+    return order_statistic_median(*bs.student_t_task_intervals(cells, ci))
 
 
 def fallback_note(what: str) -> str:

@@ -266,6 +266,19 @@ register(
 )
 register(
     IntervalMethod(
+        "order-statistic",
+        "order-statistic (median of the per-task Student-t bounds, conservative, no resampling)",
+        None,  # computed from the per-task intervals: ..aggregate.median_order_statistic_interval
+        bootstrap=False,
+        replicates=False,
+        requestable=False,
+    )
+)
+#: What ``median_interval=`` takes: ``method`` (the median's interval by the requested method's rule) or the
+#: registered method the aggregates' median gets instead, whatever the requested method.
+MEDIAN_INTERVALS = ("method", "order-statistic")
+register(
+    IntervalMethod(
         "bootstrap-t",
         "studentized bootstrap (bootstrap-t)",
         expanded_bounds,  # without the replicates' standard errors (every statistic but the mean): expanded

@@ -116,3 +116,29 @@ def test_every_interval_sentence_of_the_main_job_follows_provenance(method, tmp_
     no_resampling = [t for t, r in records.items() if not intervals.get(r["method"]).bootstrap]
     assert ("use no resampling" in methods) == bool(no_resampling)
     assert "(if computed)" not in methods
+
+
+@pytest.mark.parametrize("method", ["percentile", "bootstrap-t"])
+def test_the_order_statistic_median_is_said_where_the_headline_intervals_are(method, tmp_path, capsys):
+    out = tmp_path / "out"
+    argv = ["evaluate", str(EXAMPLES / "atari100k_scores.csv"), "--normalize", "atari100k", "--method", method]
+    assert main([*argv, *FAST, "--median-interval", "order-statistic", "--out", str(out)]) == 0
+    console = capsys.readouterr().out
+    headline = json.loads((out / "provenance.json").read_text(encoding="utf-8"))["intervals"]["aggregates"]
+    assert headline["statistics"]["median"] == "order-statistic"
+    saved = Report.load(out)
+    said = {
+        "console": re.search(r"; 95% (.*), seed 0", console),
+        "html": re.search(r"Headline metrics: 95% (.*?); every table", build_html(saved)),
+        "table.md": re.search(r"CI\]: 95% (.*)\. Bold", to_markdown(saved)),
+        "table.tex": re.search(r"\\caption\{.*?: 95\\% (.*)\. Bold", to_latex(saved)),
+    }
+    for where, found in said.items():
+        assert found is not None, where
+        text = found.group(1).replace("&#x27;", "'").replace("\\_", "_")
+        _check_said(text, headline, "aggregates")
+        # the replicate count goes with the bootstrap intervals, not with the order-statistic one
+        assert text.endswith(" intervals for median"), (where, text)
+    methods = (out / "methods.md").read_text(encoding="utf-8").replace("\\_", "_")
+    clause = methods.split(f"{TABLE_WORDS['aggregates']}: ", 1)[1].split("; ", 1)[0]
+    _check_said(clause, headline, "aggregates")

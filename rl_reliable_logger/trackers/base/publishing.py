@@ -33,8 +33,12 @@ __all__ = [
     "key_segment",
     "publisher_claim",
     "publisher_gone",
+    "recovered_line",
     "report_hash",
     "run_name",
+    "SUPERSEDED_PREFIX",
+    "current_name",
+    "superseded_name",
     "series_key",
     "source_run_ids",
 ]
@@ -170,15 +174,37 @@ def display_frame(frame: Any, digits: int = 6) -> Any:
     return out
 
 
+#: Put before the name of an analysis run another one replaced, so MLflow's runs list (whose name column is cut
+#: after about 20 characters, 19 for a run nested under a parent) shows which analysis is current: short, so
+#: the mark and the whole report hash still show.
+SUPERSEDED_PREFIX = "old · "
+
+
 def run_name(report: Report, digest: str) -> str:
-    """``rl-reliable · 3 algorithms × 6 tasks · <hash8>``: the analysis run's name on every tracker."""
+    """``<hash8> · rl-reliable · 48 runs · 3 algorithms × 6 tasks``: the analysis run's name on every tracker.
+
+    What tells two analyses apart comes first: runs lists cut names after about 20 characters, and the
+    report hash (then the run count) is what differs between the analyses of changed data.
+    """
     n_alg = len(report.algorithms) if len(report.aggregates) else 0
     tasks = report.provenance.get("tasks")
     if not isinstance(tasks, list):
         tasks = list(dict.fromkeys(report.scores["task"].astype(str))) if "task" in report.scores else []
     a = "algorithm" if n_alg == 1 else "algorithms"
     t = "task" if len(tasks) == 1 else "tasks"
-    return f"rl-reliable · {n_alg} {a} × {len(tasks)} {t} · {digest[:8]}"
+    n_runs = run_count(report)
+    r = "run" if n_runs == 1 else "runs"
+    return f"{digest[:8]} · rl-reliable · {n_runs} {r} · {n_alg} {a} × {len(tasks)} {t}"
+
+
+def superseded_name(name: str) -> str:
+    """The name an analysis run gets once another one replaced it (unchanged when it already says so)."""
+    return name if name.startswith(SUPERSEDED_PREFIX) else SUPERSEDED_PREFIX + name
+
+
+def current_name(name: str) -> str:
+    """The name of an analysis run made current again (the superseded mark removed)."""
+    return name[len(SUPERSEDED_PREFIX) :] if name.startswith(SUPERSEDED_PREFIX) else name
 
 
 #: What names the runs a report was computed from (not when or how they were read): publishes with the same
@@ -216,6 +242,23 @@ def publisher_claim(lease: float) -> str:
     import time
 
     return f"{socket.gethostname()} {os.getpid()} {time.time() + lease:.0f}"
+
+
+def recovered_line(label: str, run_ids: list[str]) -> str:
+    """The console line saying a publish ended the analysis runs an interrupted publish had left open.
+
+    Example:
+        >>> recovered_line("MLflow", ["3f2a"])
+        'ended 1 interrupted MLflow publish (analysis run 3f2a, now marked failed): the process writing it stopped before it finished'
+    """
+    n = len(run_ids)
+    what = "publish" if n == 1 else "publishes"
+    runs = "analysis run" if n == 1 else "analysis runs"
+    shown = ", ".join(run_ids[:5]) + (f" and {n - 5} more" if n > 5 else "")
+    return (
+        f"ended {n} interrupted {label} {what} ({runs} {shown}, now marked failed): "
+        f"the process writing {'it' if n == 1 else 'them'} stopped before it finished"
+    )
 
 
 def publisher_gone(claim: str | None, started: float, lease: float) -> bool:

@@ -27,9 +27,11 @@ import math
 import os
 import random
 import re
+import sys
 import time
+import urllib.parse
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,21 +43,24 @@ from ...errors import TrackerError
 from ...render.bundle import Bundle
 from ...render.intervals import headline_intervals
 from ...version import __version__
-from ..base.messages import kw
+from ..base.messages import kw, one_line
 from ..base.protocols import PublishResult
 from ..base.publishing import (
     bundle_files,
     check_not_source,
+    current_name,
     curve_metrics,
     display_frame,
     headline_metrics,
     publisher_claim,
     publisher_gone,
+    recovered_line,
     report_hash,
     run_count,
     run_name,
     series_key,
     source_run_ids,
+    superseded_name,
 )
 from ..base.retry import TRANSIENT, RetryPolicy, classify
 from .client import Tracker, _run_url
@@ -161,8 +166,27 @@ def _merged_note(existing: str | None, ours: str) -> str:
     return (mine + "\n\n" if mine else "") + NOTE_MARK + "\n\n" + ours
 
 
-def _note(report: Report, folder: str, links: list[str] | None = None) -> str:
-    """Markdown shown as the run's description in the MLflow UI: the headline table and source-run links."""
+#: The bundle's comparison chart (every algorithm's aggregate metrics with their intervals, one figure), in the
+#: format the description shows best first: the SVG keeps its size in points (about 1100 pixels wide), the PNG
+#: is drawn for print (about 1500); the UI's Markdown cannot scale an image.
+CHART_FILES = ("figures/interval_estimates.svg", "figures/interval_estimates.png")
+
+
+def _chart_markdown(folder: str, run_id: str, path: str) -> str:
+    """The bundle's comparison chart ``path`` shown in the run's description (the server's own artifact route).
+
+    MLflow's charts draw one panel per metric key (``iqm/PPO``, ``iqm_low/PPO``, ...), none with a band
+    across algorithms; the figure in the bundle is the comparison. The link is relative, so it works
+    behind a ``--static-prefix`` too.
+    """
+    full = f"{folder}/bundle/{path}"
+    query = urllib.parse.urlencode({"path": full, "run_uuid": run_id})
+    return f"![aggregate metrics with intervals, every algorithm (artifact {full})](get-artifact?{query})"
+
+
+def _note(report: Report, folder: str, links: list[str] | None = None, *, chart: str | None = None) -> str:
+    """Markdown shown as the run's description in the MLflow UI: the headline table, the comparison chart
+    (``chart``: :func:`_chart_markdown`) and source-run links."""
     prov = report.provenance
     intervals = headline_intervals(prov) or f"{ci_label(prov.get('ci', 0.95))} intervals"
     lines = [
@@ -184,6 +208,8 @@ def _note(report: Report, folder: str, links: list[str] | None = None) -> str:
                     else ""
                 )
             lines.append(f"| {escape_markdown(alg)} | " + " | ".join(cells) + " |")
+    if chart:
+        lines += ["", chart]
     lines += ["", f"Tables: artifacts `{folder}/tables/*.json`; report: `{folder}/bundle/report.html`."]
     if report.warnings:
         lines += ["", "Warnings:"] + [f"- {escape_markdown(w)}" for w in report.warnings[:20]]
@@ -314,11 +340,14 @@ class MlflowSink:
     ) -> PublishResult:
         exp_id = _publish_experiment(client, report, self.experiment)
         series = series_key(report)
-        _end_orphans(client, exp_id, series)  # an earlier publish that was killed: FAILED, never left RUNNING
+        ended = _end_orphans(client, exp_id, series)  # an earlier publish that was killed: FAILED, not RUNNING
+        if ended:
+            print(f"note: {recovered_line(LABEL, ended)}", file=sys.stderr)
+        sources = source_run_ids(report)
         earlier = [] if self.force else _finished_analysis_runs(client, exp_id, digest)
         if earlier:
             first = earlier[0].info.run_id
-            _make_current(client, exp_id, series, first)
+            _make_current(client, exp_id, series, first, sources)
             return PublishResult("mlflow", first, _run_url(client.uri, exp_id, first), False, digest, label=LABEL)
         tags = {
             ROLE_TAG: ANALYSIS_ROLE,
@@ -341,9 +370,9 @@ class MlflowSink:
         if same and same[0].info.run_id != run_id:
             client.call("removing a duplicate analysis run", client.client.delete_run, run_id)
             first = same[0].info.run_id
-            _make_current(client, exp_id, series, first)
+            _make_current(client, exp_id, series, first, sources)
             return PublishResult("mlflow", first, _run_url(client.uri, exp_id, first), False, digest, label=LABEL)
-        _make_current(client, exp_id, series, run_id)
+        _make_current(client, exp_id, series, run_id, sources)
         return PublishResult("mlflow", run_id, _run_url(client.uri, exp_id, run_id), True, digest, label=LABEL)
 
     # ------------------------------------------------------------------ writing
@@ -401,7 +430,9 @@ class MlflowSink:
         )
         ids = [rid for rid, _ in source_runs(report)]
         exps = [str(e.get("id")) for e in _source_info(report).get("experiments") or [] if isinstance(e, Mapping)]
-        note = _note(report, folder, run_links(report, experiments_of(client, ids, exps or [run.info.experiment_id])))
+        links = run_links(report, experiments_of(client, ids, exps or [run.info.experiment_id]))
+        chart = next((_chart_markdown(folder, run_id, c) for c in CHART_FILES if c in verified.contents), None)
+        note = _note(report, folder, links, chart=chart)
         if run.data.tags.get(ROLE_TAG) == ANALYSIS_ROLE:
             final[NOTE_TAG] = note
         else:  # the user's parent run keeps its own description; ours follows it
@@ -556,7 +587,7 @@ def _end_orphans(client: Tracker, exp_id: str, series: str) -> list[str]:
         tags = run.data.tags
         if tags.get(STATE_TAG) == "complete" or tags.get(SERIES_TAG, series) != series:
             continue
-        if SERIES_TAG not in tags and not str(run.info.run_name or "").startswith("rl-reliable · "):
+        if SERIES_TAG not in tags and not str(run.info.run_name or "").startswith("rl-reliable · "):  # old names
             continue  # written by an older version: only runs named as this package names them
         if not publisher_gone(tags.get(PUBLISHER_TAG), (run.info.start_time or 0) / 1000, LEASE_SECONDS):
             continue  # another publish is writing it right now
@@ -569,14 +600,23 @@ def _end_orphans(client: Tracker, exp_id: str, series: str) -> list[str]:
     return ended
 
 
-def _make_current(client: Tracker, exp_id: str, series: str, current: str) -> None:
+def _make_current(client: Tracker, exp_id: str, series: str, current: str, sources: Collection[str] = ()) -> None:
     """Mark ``current`` the one current analysis run of ``series``; the runs it replaces record its id.
 
     A run that was current (or never replaced, e.g. an interrupted one) gets ``is_current=false`` and
-    ``superseded_by=<current>``; one replaced earlier keeps the id of the run that replaced it.
+    ``superseded_by=<current>``; one replaced earlier keeps the id of the run that replaced it. Names
+    follow (best effort, :func:`_rename`): replaced runs start with ``old · `` (what the runs list
+    shows), and ``current`` loses that mark when the same report is published again.
     """
+    names: dict[str, str] = {}
     for run in _analysis_runs(client, exp_id, f"tags.`{SERIES_TAG}` = '{series}'", "marking the current analysis"):
         tags, run_id = run.data.tags, run.info.run_id
+        if run_id in sources:
+            continue  # never written onto a source run (analysis runs are never read as sources anyway)
+        name = str(run.info.run_name or "")
+        wanted = current_name(name) if run_id == current else superseded_name(name)
+        if name and wanted != name and run.info.status != "RUNNING":  # a RUNNING one is another publish's
+            names[run_id] = wanted
         if run_id == current:
             continue
         if tags.get(CURRENT_RUN_TAG) == "true" or SUPERSEDED_BY_TAG not in tags:
@@ -584,6 +624,26 @@ def _make_current(client: Tracker, exp_id: str, series: str, current: str) -> No
     _set_tags(client, current, {CURRENT_RUN_TAG: "true"})
     if SUPERSEDED_BY_TAG in client.call("reading the run", client.client.get_run, current).data.tags:
         client.call("clearing superseded_by", client.client.delete_tag, current, SUPERSEDED_BY_TAG)
+    _rename(client, names)
+
+
+def _rename(client: Tracker, names: Mapping[str, str]) -> None:
+    """Rename analysis runs this package created (one attempt each, best effort).
+
+    The tags already say which run is current; a name that cannot be changed costs one printed line,
+    never the publish.
+    """
+    quick = client.single_attempt()
+    for run_id, name in names.items():
+        try:
+            quick.call("renaming an analysis run", quick.client.update_run, run_id, name=name)
+        except Exception as err:
+            print(
+                f"note: analysis run {run_id} could not be renamed {name!r} ({one_line(str(err))[:300]}); "
+                f"its tag {CURRENT_RUN_TAG} says whether it is current",
+                file=sys.stderr,
+            )
+            return
 
 
 def _finished_analysis_runs(client: Tracker, exp_id: str, digest: str) -> list[Any]:
@@ -648,8 +708,9 @@ def publish_mlflow(
 
     With ``parent_run_id`` the report goes onto that existing run (its status is left as it is;
     a run the scores came from is refused); otherwise onto a new FINISHED run named
-    ``rl-reliable · N algorithms × M tasks · <hash8>`` in ``experiment`` (name or id; default: the
-    first experiment the scores came from). The same content published again writes nothing
+    ``<hash8> · rl-reliable · R runs · N algorithms × M tasks`` in ``experiment`` (name or id; default: the
+    first experiment the scores came from; the analysis run it replaces is renamed ``old · ...``).
+    The same content published again writes nothing
     (``created`` is False) unless ``force``. ``bundle`` uploads the verified files of a folder written by
     ``save_report(report, folder)`` instead of drawing the figures again.
 

@@ -44,6 +44,7 @@ from ..base.publishing import (
     headline_metrics,
     publisher_claim,
     publisher_gone,
+    recovered_line,
     report_hash,
     run_name,
     source_run_ids,
@@ -73,6 +74,11 @@ ARTIFACT_FOLDER = "rl-reliable-artifact"
 #: What a publish under ``WANDB_MODE=disabled`` says.
 #: How long an offline publisher's claim lasts when it runs on another host (see ``publisher_gone``).
 LEASE_SECONDS = 600.0
+#: Said once per offline publish: W&B creates chart presets on a server, which an offline run has not.
+OFFLINE_PRESETS_NOTE = (
+    "W&B chart presets cannot be created offline: the interval charts use the built-in line presets "
+    "(low, point, high as lines); publish once online, or call create_presets, for error bars and bands"
+)
 #: Why an interrupted offline publish was marked failed.
 INTERRUPTED = (
     "interrupted: the publish writing this run stopped before it finished (its process ended); "
@@ -145,8 +151,10 @@ def _end_offline_orphans(index: Path, name: str, entity: str | None, project: st
 
     A publish killed with its process leaves its entry ``writing`` (and its offline run holding at most
     part of the report, with no artifact); the next publish of the same source marks it ``failed`` with
-    the reason here, and :func:`_make_offline_current` records which run replaced it.
+    the reason here (one console line says so), and :func:`_make_offline_current` records which run
+    replaced it.
     """
+    ended: list[str] = []
 
     def change(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for entry in entries:
@@ -154,9 +162,12 @@ def _end_offline_orphans(index: Path, name: str, entity: str | None, project: st
                 continue
             if publisher_gone(entry.get("publisher"), float(entry.get("started") or 0), LEASE_SECONDS):
                 entry.update(state="failed", current=False, failure=INTERRUPTED)
+                ended.append(str(entry.get("run_id", "?")))
         return entries
 
     _update_index(index, change)
+    if ended:
+        print(f"note: {recovered_line(LABEL + ' offline', ended)}", file=sys.stderr)
 
 
 def _make_offline_current(index: Path, name: str, entity: str | None, project: str, run_id: str) -> None:
@@ -224,10 +235,11 @@ def _previous_online(
     return (str(run.url), str(run.url)) if run is not None else (ref, None)
 
 
-def _update_public_run(run: Any, fields: dict[str, Any], what: str) -> None:
+def _update_public_run(run: Any, fields: dict[str, Any], what: str) -> bool:
     """Set summary ``fields`` on another analysis run through the Public API (never a source run).
 
     Best effort: the publish itself does not depend on it, so a failure is a note, not an error.
+    Returns whether the run was updated.
     """
     try:
         with _errors(f"{what} ({run.id})"):
@@ -236,6 +248,8 @@ def _update_public_run(run: Any, fields: dict[str, Any], what: str) -> None:
             run.update()
     except TrackerError as err:
         print(f"note: {err}", file=sys.stderr)
+        return False
+    return True
 
 
 def _hash_alias(digest: str) -> str:
@@ -592,6 +606,7 @@ class WandbSink:
             if getattr(err, "tracker_cause", "") != "not found":
                 print(f"note: {str(err).rstrip('.')}; interrupted publishes, if any, stay as they are", file=sys.stderr)
             return
+        ended = []
         for run in runs:
             summary = dict(run.summary or {})
             state = summary.get(STATE_KEY)
@@ -602,7 +617,10 @@ class WandbSink:
             ):
                 continue  # another publish is writing it right now
             fields = {STATE_KEY: "failed", CURRENT_KEY: False, SUPERSEDED_BY_KEY: run_id, FAILURE_KEY: INTERRUPTED}
-            _update_public_run(run, fields, "marking an interrupted publish failed")
+            if _update_public_run(run, fields, "marking an interrupted publish failed"):
+                ended.append(str(run.id))
+        if ended:
+            print(f"note: {recovered_line(LABEL, ended)}", file=sys.stderr)
 
     def _current_online(self, art_name: str, deadline: Deadline) -> Any:
         """The run that logged the current (``latest``) version of the report artifact, or None."""
@@ -621,6 +639,8 @@ class WandbSink:
     def _presets(self, run: Any, mode: str, deadline: Deadline | None) -> dict[str, str | None]:
         """The chart presets to use: the packaged ones when they can be created online, else None (built-ins)."""
         if mode != "online" or deadline is None:
+            if mode == "offline":  # the promise of docs/wandb.md: the fallback is said, not silent
+                print(f"note: {OFFLINE_PRESETS_NOTE}", file=sys.stderr)
             return {}
         if deadline.left() < 2 * FINISH_RESERVE:  # best effort: never at the cost of the upload
             print(

@@ -50,7 +50,8 @@ def test_new_analysis_run_holds_tables_metrics_and_tags(setup, tmp_path, monkeyp
     run_id = result.target
 
     run = client.get_run(run_id)
-    assert run.info.run_name == f"rl-reliable · 2 algorithms × 1 task · {report_hash(report)[:8]}"
+    n = report.counts().runs
+    assert run.info.run_name == f"{report_hash(report)[:8]} · rl-reliable · {n} runs · 2 algorithms × 1 task"
     assert run.info.status == "FINISHED"
     assert run.info.experiment_id == setup["exp"]
     assert run.data.metrics["iqm/PPO"] == 0.75 and run.data.metrics["iqm_low/PPO"] == 0.60

@@ -140,6 +140,7 @@ def published(tmp_path_factory):
                     "parent": parent,
                     "run": run,
                     "report": report,
+                    "table": table,
                     "page": page,
                     "root": root,
                     "run_url": f"{url}/#/experiments/{exp}/runs/{run.info.run_id}",
@@ -348,3 +349,63 @@ def test_screenshot_of_the_run_page(published, tmp_path):
     target = os.environ.get("RL_RELIABLE_UI_SCREENSHOT")
     if target:
         shutil.copyfile(out, Path(target))
+
+
+# The run-name cells of the runs list: each run's whole name and the fraction of it the column shows.
+_NAME_CELLS_JS = r"""
+Array.from(document.querySelectorAll('a[href*="/runs/"]')).filter(a => a.closest('[role=gridcell]'))
+  .map(a => {
+    const cell = a.closest('[role=gridcell]').getBoundingClientRect();
+    const text = a.querySelector('span') || a, box = text.getBoundingClientRect();
+    const seen = Math.max(0, Math.min(box.right, cell.right) - box.left);
+    return {name: a.innerText.trim(), href: a.getAttribute('href'),
+            shown: Math.min(1, seen / Math.max(1, text.scrollWidth))};
+  })
+"""
+
+# Unfold the children of the named run in the runs list (its expander button, as a user clicks it).
+_EXPAND_JS = r"""
+((name) => Array.from(document.querySelectorAll('[role=gridcell]'))
+  .filter(c => Array.from(c.querySelectorAll('a')).some(a => a.innerText.trim() === name))
+  .forEach(c => c.querySelector('button')?.click()))(%s)
+"""
+
+
+def test_runs_list_shows_which_analysis_is_current(published):
+    """Last in this module (it publishes a second report): in the runs list, the analysis names differ where
+    the name column shows them, and the replaced analysis says so there; the new run's description shows the
+    comparison chart (an image the server really serves)."""
+    from rl_reliable_logger import MlflowSink, evaluate
+    from rl_reliable_logger.trackers.base.publishing import SUPERSEDED_PREFIX
+
+    page, table, first = published["page"], published["table"], published["run"]
+    report = evaluate(table, reps=100, profile_reps=50, improvement_reps=50, seed=SEED + 1, source=table.source)
+    second = MlflowSink(tracking_uri=published["url"], experiment=EXPERIMENT).publish(report)
+    assert second.created and second.target != first.info.run_id
+    hash_first, hash_second = first.data.tags["rl_reliable.report_hash"][:8], second.report_hash[:8]
+
+    _open(page, f"{published['url']}/#/experiments/{published['exp']}/runs", "rl-reliable-grid")
+    page.evaluate(_EXPAND_JS % json.dumps("rl-reliable-grid"))  # the analysis runs are nested under the grid
+    cells = page.wait_for(
+        f"(() => {{ const c = {_NAME_CELLS_JS.strip()}; "
+        f"return c.some(x => x.name.includes({json.dumps(hash_first)})) && "
+        f"c.some(x => x.name.includes({json.dumps(hash_second)})) ? c : null; }})()",
+        timeout=90,
+        what="both analysis runs in the runs list",
+    )
+    by_run = {c["href"].rsplit("/runs/", 1)[-1]: c for c in cells}
+    old, new = by_run[first.info.run_id], by_run[second.target]
+    assert old["name"].startswith(SUPERSEDED_PREFIX + hash_first), old
+    assert new["name"].startswith(hash_second + " · rl-reliable"), new
+    # the column cuts long names (more so for nested runs): it still shows the mark and the whole hash
+    for cell, must_show in ((old, SUPERSEDED_PREFIX + hash_first), (new, hash_second)):
+        assert cell["shown"] * len(cell["name"]) >= len(must_show), cell
+
+    _open(page, f"{published['url']}/#/experiments/{published['exp']}/runs/{second.target}", "rl-reliable-scores")
+    chart = page.wait_for(
+        "(() => { const i = Array.from(document.images).find(i => i.src.includes('get-artifact'));"
+        " return i && i.complete && i.naturalWidth > 0 ? {src: i.src, width: i.naturalWidth} : null; })()",
+        timeout=60,
+        what="the comparison chart in the description",
+    )
+    assert "interval_estimates" in chart["src"] and chart["width"] > 300, chart

@@ -39,7 +39,7 @@ def _sink(root):
     return WandbSink(project="p", group="g", mode="offline", dir=root, figures=False)
 
 
-def test_a_killed_offline_publish_is_marked_failed_by_the_next_one(tmp_path, monkeypatch):
+def test_a_killed_offline_publish_is_marked_failed_by_the_next_one(tmp_path, monkeypatch, capsys):
     root = tmp_path / "wb"
     proc = subprocess.run(
         [sys.executable, "-c", _KILLED, str(REPO), str(root)],
@@ -54,8 +54,11 @@ def test_a_killed_offline_publish_is_marked_failed_by_the_next_one(tmp_path, mon
     assert orphan["state"] == "writing" and list(root.glob(f"wandb/offline-run-*-{orphan['run_id']}"))
 
     isolate_wandb(monkeypatch, tmp_path, WANDB_MODE="offline")
+    capsys.readouterr()
     done = _sink(root).publish(small_report())
     assert done.created
+    line = f"note: ended 1 interrupted W&B offline publish (analysis run {orphan['run_id']}, now marked failed)"
+    assert capsys.readouterr().err.count(line) == 1  # the recovery is said, once
     entries = {e["run_id"]: e for e in _index(root)}
     assert [e["state"] for e in entries.values()].count("writing") == 0
     current = [e for e in entries.values() if e["current"]]

@@ -136,3 +136,17 @@ def test_wandb_sync_of_the_copy_uploads_the_whole_report(offline, monkeypatch):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_an_offline_publish_says_its_charts_use_the_built_in_presets(offline, monkeypatch, capsys):
+    from rl_reliable_logger.trackers.wandb.sink import OFFLINE_PRESETS_NOTE
+
+    monkeypatch.chdir(offline)
+    sink = WandbSink(project="p", group="g", mode="offline", dir=offline / "wb", figures=False)
+    assert sink.publish(small_report()).created
+    err = capsys.readouterr().err
+    assert err.count(f"note: {OFFLINE_PRESETS_NOTE}\n") == 1 and "cannot be created offline" in OFFLINE_PRESETS_NOTE
+    art = _artifact(next((offline / "wb" / "wandb").glob("offline-run-*")))  # the run really was written offline
+    assert art.type == "rl-reliable-report"
+    assert not sink.publish(small_report()).created  # the same report again: nothing drawn, nothing said
+    assert "presets" not in capsys.readouterr().err
