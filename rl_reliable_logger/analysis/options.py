@@ -585,6 +585,7 @@ class OptionKeywords(TypedDict, total=False):
     curve_reps: int
     ci: float
     method: str
+    median_interval: str
     task_bootstrap: bool
     rank_by: str
     seed: int | np.random.Generator | None
