@@ -17,7 +17,7 @@ Cases, each in a fresh ``python`` process of this checkout (so one case's memory
     the bootstrap (replicates x runs) dominates at large N whatever the tuning view costs: the paper's 50,000
     replicates over 50,000 runs per task would take hours, hence ``--reps``.
 * ``algorithms A``: A algorithms (configurations analysed as algorithms, as ``--variant-key`` makes them) x 26
-  tasks x 5 seeds, ``evaluate(table)`` with the paper's defaults (``--algorithm-reps`` to change them); the
+  tasks x 5 seeds, ``evaluate(table)`` with the paper's defaults (percentile intervals) (``--algorithm-reps`` to change them); the
   memory pre-check's estimate (``AnalysisOptions.memory_estimate``) next to the memory the evaluation added to
   the process (peak RSS minus the RSS before it).
 
@@ -128,7 +128,7 @@ def run_algorithms(n: int, reps: dict) -> dict:
     from rl_reliable_logger.analysis.options import AnalysisOptions
 
     table = ScoreTable(algorithms_frame(n))
-    options = AnalysisOptions(**reps)
+    options = AnalysisOptions(**reps, method="percentile")  # the paper's defaults, as performance.md measured them
     estimate = options.memory_estimate(n, len(table.tasks), int(table.frame.groupby("algorithm").size().max()))
     before = _rss_mb()
     t0 = time.perf_counter()

@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     existing = list((work / "wandb").glob("offline-run-*")) if (work / "wandb").exists() else []
     if not existing:
         for algorithm in ("eps-greedy", "ucb", "gradient"):
-            for task in ("bandit-easy", "bandit-hard"):
+            for task in ("bandit-hard", "bandit-noisy"):  # on bandit-easy most runs find the best arm: scores 1.0
                 for seed in range(args.seeds):
                     score = train.main(
                         [

@@ -48,10 +48,9 @@ class Declared:
 
     ``check(name, value)`` returns the normalised value or raises :class:`OptionError`. ``flag`` is None for
     an option the command line does not expose; ``parse`` turns the flag's text into the value (``bool``: a
-    switch); ``repeatable``: the flag may be given again, its
-    values joined. ``default_text`` is the default as the help says it when the
-    value alone would not explain it. ``record`` turns the value into what provenance records (default:
-    :func:`record`).
+    switch); ``repeatable``: the flag may be given again, its values joined. ``default_text`` is the default as
+    the help says it when the value alone would not explain it (or a function returning it, called when the help
+    is built). ``record`` turns the value into what provenance records (default: :func:`record`).
     """
 
     help: str
@@ -62,7 +61,7 @@ class Declared:
     metavar: str | None = None
     parse: Callable[[str], Any] | type | None = None
     repeatable: bool = False
-    default_text: str | None = None
+    default_text: str | Callable[[], str] | None = None
     record: Callable[[Any], Any] | None = None
 
 

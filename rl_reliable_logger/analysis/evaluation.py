@@ -100,7 +100,8 @@ def evaluate(
     Args:
         table: validated per-run scores.
         options: an :class:`~rl_reliable_logger.analysis.options.AnalysisOptions` (default: the paper's
-            defaults, ``seed=0``). Every option can also be given as a keyword (``reps=2000``), which
+            replicate counts, ``bootstrap-t`` intervals, ``seed=0``; ``method="percentile"`` for the paper's
+            intervals). Every option can also be given as a keyword (``reps=2000``), which
             overrides the same field of ``options``; the keywords are typed by
             :class:`~rl_reliable_logger.analysis.options.OptionKeywords` (see ``AnalysisOptions`` for what each
             means).

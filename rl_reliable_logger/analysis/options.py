@@ -37,6 +37,11 @@ if TYPE_CHECKING:  # numpy is imported by the checks that need it, so that ``rl-
     import numpy as np
 
 DEFAULT_METRICS = ("mean", "median", "iqm", "optimality_gap")
+#: The interval method when none is asked for: the one the coverage study (docs/validation.md) shows nearest
+#: the nominal level at 3-10 runs per task.
+DEFAULT_METHOD = "bootstrap-t"
+#: The interval method of Agarwal et al. (2021) and rliable: what reproduces their numbers.
+PAPER_METHOD = "percentile"
 JORDAN_METHODS = ("pbp", "pbp-t", "bootstrap")
 #: Smallest confidence level accepted: anything lower is almost surely a slip (``1.5`` meaning 1.5%?).
 MIN_CI = 0.5
@@ -55,6 +60,17 @@ def _interval_methods() -> Sequence[str]:
     from ..stats import bootstrap as bs
 
     return bs.METHODS
+
+
+def _method_default() -> str:
+    """The default method and its rule in words (the registry's words; numpy-free, for ``--help``)."""
+    from ..stats import intervals
+
+    others = ", ".join(m for m in intervals.METHODS if m != DEFAULT_METHOD)
+    return (
+        f"{DEFAULT_METHOD}, which gives {intervals.rule_words(DEFAULT_METHOD)}; chosen for its coverage at 3-10 "
+        f"runs per task, exceptions in docs/validation.md. Also {others}"
+    )
 
 
 def _median_intervals() -> Sequence[str]:
@@ -88,7 +104,8 @@ def _replicates(flag: str, what: str, **more: Any) -> Any:
 
 @dataclass(frozen=True)
 class AnalysisOptions:
-    """Everything ``evaluate()`` needs besides the scores; defaults follow Agarwal et al. (2021).
+    """Everything ``evaluate()`` needs besides the scores; defaults follow Agarwal et al. (2021), except the interval
+    method (:data:`DEFAULT_METHOD`; theirs is :data:`PAPER_METHOD`).
 
     Each field is one option's whole declaration (:func:`.declared.option`): default, check, help, flag and
     whether it changes the numbers. Read an option's meaning in its ``help`` (``rl-reliable evaluate --help``
@@ -144,15 +161,14 @@ class AnalysisOptions:
         parse=float,
     )
     method: str = option(
-        "percentile",
-        help="interval method of every table (the rule and its exceptions: the registry, stats.intervals; "
-        "recorded as provenance intervals); with 10 or fewer runs per task bootstrap-t, which reaches "
-        "nominal coverage for the IQM, its differences and P(X>Y)",
+        DEFAULT_METHOD,
+        help="interval method, each table and statistic by the method's rule (the registry, stats.intervals; "
+        f"recorded as provenance intervals); {PAPER_METHOD} gives the intervals of Agarwal et al. (2021) and rliable",
         check=d.one_of(_interval_methods, "an interval method"),
         flag="--method",
         metavar="METHOD",
         parse=str,
-        default_text="percentile; also basic, bc, bca, expanded, bootstrap-t",
+        default_text=_method_default,
     )
     task_bootstrap: bool = option(
         False,
@@ -408,14 +424,18 @@ class AnalysisOptions:
         bytes attributable to each replicate keyword plus ``"base"`` (chunk buffers), so that the
         largest feasible value of one keyword follows from the others.
         """
+        from ..stats import intervals
+
         a, m, k = max(n_algorithms, 1), max(n_tasks, 1), max(n_runs, 1)
         n_metrics = len(self.metrics)
+        # a studentized method (bootstrap-t) also keeps every algorithm's (mean, standard error) replicates
+        columns = n_metrics + 2 * intervals.requested(self.method).studentized
         n_taus = len(self.taus) if self.taus is not None else 101
         count_bytes = 2 if k < 2**16 else 4
         f8 = 8.0
         est = {
             # every algorithm's replicates are kept for the differences, plus the interval's sorted copies
-            "reps": self.reps * n_metrics * f8 * (a + 3),
+            "reps": self.reps * columns * f8 * (a + 3),
             # profiles of one algorithm at a time; per-task means of every algorithm kept for the ranks
             "profile_reps": self.profile_reps * f8 * (2 * (2 * n_taus + 51) + 3 * a * m + a * m),
             # draw counts of every algorithm kept, and the replicates of one pair
@@ -588,6 +608,7 @@ class OptionKeywords(TypedDict, total=False):
     median_interval: str
     task_bootstrap: bool
     rank_by: str
+    median_interval: str
     seed: int | np.random.Generator | None
     taus: Sequence[float] | np.ndarray | None
     curves: bool

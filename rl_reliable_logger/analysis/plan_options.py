@@ -21,6 +21,11 @@ from . import declared as d
 from .declared import OptionError, declared, option
 from .options import AnalysisOptions
 
+#: The interval method whose widths a plan predicts: the percentile interval, whose width a few hundred
+#: replicates estimate well. An evaluation's default (``bootstrap-t``) is wider at few runs per task (its expanded
+#: and studentized intervals widen as runs get fewer), so it may need more runs than planned; the plan says so.
+PLANNED_METHOD = "percentile"
+
 PLANNING = "planning"
 
 

@@ -53,7 +53,7 @@ from ..stats import metrics as mt
 from ..stats import registry
 from .normalization import normalize_final
 from .options import check_plan_memory, ci_label, replicates_needed
-from .plan_options import PlanOptions
+from .plan_options import PLANNED_METHOD, PlanOptions
 from .protocol import Finding, check_protocol
 
 Correction = Literal["variance", "none"]
@@ -182,8 +182,8 @@ class _Experiments:
 
 
 def _interval(dists: np.ndarray, ci: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Percentile interval (low, high) and width of each row's bootstrap distribution."""
-    low, high = bs.interval(dists.T, np.zeros(dists.shape[0]), ci=ci, method="percentile")
+    """The planned method's interval (low, high) and width of each row's bootstrap distribution."""
+    low, high = bs.interval(dists.T, np.zeros(dists.shape[0]), ci=ci, method=PLANNED_METHOD)
     return low, high, high - low
 
 
@@ -345,7 +345,8 @@ def plan_with(table: ScoreTable, opts: PlanOptions) -> Plan:
         "pilot_runs_per_task": {a: {t: int(x.size) for t, x in zip(tasks, pilots[a])} for a in algorithms},
         "protocol": [f.to_dict() for f in findings],
         "method": "resample each cell's pilot runs to N (variance-corrected unless correction='none'), "
-        "stratified bootstrap percentile interval on each synthetic data set",
+        f"stratified bootstrap {PLANNED_METHOD} interval on each synthetic data set",
+        "interval_method": PLANNED_METHOD,
     }
     return Plan(frame, launch, needed, provenance, warnings, findings)
 
@@ -411,7 +412,7 @@ def _pilot_difference(
     cells = {a: bs.Cells.from_list(pilots[a]) for a in pair}
     dist = metric(bs.draw(cells[pair[0]], 2000, rng)) - metric(bs.draw(cells[pair[1]], 2000, rng))
     point = float(metric(bs.original(cells[pair[0]]))[0] - metric(bs.original(cells[pair[1]]))[0])
-    low, high = bs.interval(dist[:, None], np.array([point]), ci=ci, method="percentile")
+    low, high = bs.interval(dist[:, None], np.array([point]), ci=ci, method=PLANNED_METHOD)
     return {"point": point, "low": float(low[0]), "high": float(high[0])}
 
 

@@ -189,7 +189,7 @@ def format_summary(report: Any, warned: Sequence[str] | None = None) -> str:
     )
     wide = cells.pivot(index="algorithm", columns="metric", values="text")
     wide = wide.reindex(index=report.algorithms, columns=list(dict.fromkeys(agg["metric"])))
-    lines = [summary_header(report), wide.to_string()]
+    lines = [summary_header(report, as_flags), wide.to_string()]
     letters = format_comparisons(report)
     if letters:
         lines.append(letters)

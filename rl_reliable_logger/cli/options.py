@@ -84,6 +84,8 @@ def _parser(parse: Any) -> Any:
 def _default_text(field: Any, decl: Any) -> str:
     from ..analysis.declared import default_of
 
+    if callable(decl.default_text):
+        return decl.default_text()
     if decl.default_text is not None:
         return decl.default_text
     value = default_of(field)

@@ -16,6 +16,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+from ..analysis.options import DEFAULT_METHOD
+from ..analysis.plan_options import PLANNED_METHOD
 from ..trackers import registry
 from . import trackers as tracker_commands
 from .common import read_scores
@@ -39,9 +41,15 @@ examples:
 {trackers}
 
 Each (algorithm, task) cell's pilot runs are resampled to N runs (variance-corrected), and each
-synthetic experiment gets the same stratified-bootstrap interval an evaluation would compute
-(with --sim-reps replicates). Widths are averaged over --trials synthetic experiments.
-""".format(trackers="\n".join(f"  {line}" for t in registry.plugins() for line in t.plan_examples))
+synthetic experiment gets the stratified-bootstrap {planned} interval an evaluation computes with
+--method {planned} (with --sim-reps replicates). Widths are averaged over --trials synthetic experiments.
+An evaluation's default method, {default}, gives wider intervals at few runs per task: it may need more
+runs than planned.
+""".format(
+    trackers="\n".join(f"  {line}" for t in registry.plugins() for line in t.plan_examples),
+    planned=PLANNED_METHOD,
+    default=DEFAULT_METHOD,
+)
 
 _DESCRIPTION = (
     "Plan how many runs per task an evaluation needs: from pilot runs, predict by simulation the width of each "
@@ -221,10 +229,16 @@ def format_plan(result: Plan) -> str:
 
     t = result.table
     prov = result.provenance
+    planned = str(prov.get("interval_method", PLANNED_METHOD))
     lines = [
-        f"predicted width of the {ci_label(prov['ci'])} {prov['metric']} interval by runs per task "
+        f"predicted width of the {ci_label(prov['ci'])} {prov['metric']} {planned} interval by runs per task "
         f"({prov['trials']} synthetic experiments x {prov['sim_reps']} bootstrap replicates per N, seed {prov['seed']})"
     ]
+    if planned != DEFAULT_METHOD:
+        lines.append(
+            f"(an evaluation gets these with --method {planned}; its default, {DEFAULT_METHOD}, gives wider "
+            "intervals at few runs per task, so it may need more runs than planned)"
+        )
     algs = t[t["kind"] == "algorithm"]
     wide = algs.pivot(index="n_runs", columns="algorithm", values="expected_width")
     wide = wide.reindex(columns=list(dict.fromkeys(algs["algorithm"])))

@@ -14,22 +14,14 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..analysis.options import ci_label
+from ..analysis.options import DEFAULT_METHOD, PAPER_METHOD, ci_label
 from ..stats import intervals
 
-#: What each table holds, in the words of the sentences.
-TABLE_WORDS = {
-    "aggregates": "the aggregate metrics",
-    "differences": "the differences between algorithms' aggregate metrics",
-    "improvement": "the probability of improvement",
-    "profiles": "the performance profiles",
-    "gap_curve": "the optimality gap as a function of its threshold",
-    "per_task": "the per-task means",
-    "curves": "the sample-efficiency curves",
-}
+#: What each table holds, in words (declared with the tables, in the registry).
+TABLE_WORDS = intervals.TABLE_WORDS
 #: The replicate option of each table, for results written before ``provenance["intervals"]`` was recorded.
 _LEGACY_REPS = {
     "aggregates": "reps",
@@ -151,12 +143,27 @@ def non_bootstrap_tables(prov: Mapping[str, Any], present: set[str] | None = Non
     ]
 
 
-def summary_header(report: Any) -> str:
-    """The console summary's first line: the runs, the scores, the headline table's intervals, the seed and
-    the filters."""
+def method_clause(prov: Mapping[str, Any]) -> str:
+    """``interval method bootstrap-t (the default; ...)``: the method asked for, and whether it was the default
+    (which is not the paper's); "" for results that record none."""
+    method = prov.get("method")
+    if not method:
+        return ""
+    if method != DEFAULT_METHOD:
+        return f"interval method {method}"
+    return f"interval method {method} (the default; `method={PAPER_METHOD}` gives the paper's and rliable's intervals)"
+
+
+def summary_header(report: Any, words: Callable[[str], str] = str) -> str:
+    """The console summary's first line: the runs, the scores, the headline table's intervals, the seed, the
+    interval method and the filters. ``words`` rewrites the method clause (the command line: keywords as flags;
+    never the names of the filters)."""
     prov = report.provenance
     filters = prov.get("filters") or {}
+    method = words(method_clause(prov))
     return (
         f"{report.counts().text()}; {prov.get('normalization', '')}; {headline_intervals(prov)}, "
-        f"seed {prov.get('seed')}" + "".join(f"; {k.replace('_', ' ')}: {', '.join(v)}" for k, v in filters.items())
+        f"seed {prov.get('seed')}"
+        + (f"; {method}" if method else "")
+        + "".join(f"; {k.replace('_', ' ')}: {', '.join(v)}" for k, v in filters.items())
     )

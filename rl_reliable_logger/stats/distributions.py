@@ -1,8 +1,8 @@
 """Normal and Student-t quantiles and probabilities, imported from scipy only when a method needs them.
 
 Why not ``scipy.stats`` at module level: importing it costs about 0.6 s (0.2-0.3 s for ``scipy.special``
-alone), more than a whole small evaluation, and the default path (percentile intervals, no simultaneous
-intervals) never needs a distribution function. These are the very ``scipy.special`` routines that
+alone), more than a whole small evaluation; the percentile path (no simultaneous intervals) needs no
+distribution function, and the default (bootstrap-t) only ``scipy.special``'s quantiles. These are the very ``scipy.special`` routines that
 ``scipy.stats.norm`` and ``scipy.stats.t`` call, so the numbers are the same to the last bit (tested).
 
 Example:

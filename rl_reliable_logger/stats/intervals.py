@@ -28,10 +28,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from . import distributions
+if TYPE_CHECKING:  # numpy is imported by the bounds that compute: ``rl-reliable --help`` reads these words, no numpy
+    import numpy as np
 
 #: The tables of a Report that carry intervals, in the order descriptions list them.
 TABLES = ("aggregates", "differences", "improvement", "profiles", "gap_curve", "per_task", "curves")
@@ -39,9 +39,22 @@ TABLES = ("aggregates", "differences", "improvement", "profiles", "gap_curve", "
 STATISTIC_TABLES = ("aggregates", "differences")
 #: Kinds of statistic a rule can name (``analysis`` maps metrics to them); ``*`` is every other statistic.
 STATISTIC_KINDS = ("mean", "median", "*")
+#: What each table holds, in the words of the sentences that describe its intervals.
+TABLE_WORDS = {
+    "aggregates": "the aggregate metrics",
+    "differences": "the differences between algorithms' aggregate metrics",
+    "improvement": "the probability of improvement",
+    "profiles": "the performance profiles",
+    "gap_curve": "the optimality gap as a function of its threshold",
+    "per_task": "the per-task means",
+    "curves": "the sample-efficiency curves",
+}
+#: Each kind of :data:`STATISTIC_KINDS` in words.
+STATISTIC_WORDS = {"mean": "the mean", "median": "the median", "*": "the other statistics (IQM, optimality gap, ...)"}
 
-Tail = float | np.ndarray | None
-Bounds = Callable[[np.ndarray, np.ndarray, float, Tail, np.ndarray | None], tuple[np.ndarray, np.ndarray]]
+if TYPE_CHECKING:
+    Tail = float | np.ndarray | None
+    Bounds = Callable[[np.ndarray, np.ndarray, float, Tail, np.ndarray | None], tuple[np.ndarray, np.ndarray]]
 
 
 @dataclass(frozen=True)
@@ -133,6 +146,28 @@ def table_rule(name: str) -> dict[str, str]:
     return {table: spec.for_table(table).name for table in TABLES}
 
 
+def rule_words(name: str) -> str:
+    """What asking for ``name`` gives each table, and on the aggregate tables each kind of statistic, in words
+    (``--help`` says the default's rule with it)::
+
+        >>> rule_words("percentile").endswith(": percentile")
+        True
+    """
+    spec = requested(name)
+    groups: dict[str, list[str]] = {}
+    for table in TABLES:
+        kinds = {kind: spec.for_statistic(table, kind).phrase for kind in STATISTIC_KINDS}
+        words = kinds["*"]
+        if len(set(kinds.values())) > 1:
+            words = ", ".join(f"{phrase} for {STATISTIC_WORDS[kind]}" for kind, phrase in kinds.items())
+        groups.setdefault(words, []).append(TABLE_WORDS[table])
+    return "; ".join(f"{_join(tables)}: {words}" for words, tables in groups.items())
+
+
+def _join(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def describe(spec: IntervalMethod, *, replicates: int | None = None) -> str:
     """``expanded percentile intervals (2,000 bootstrap replicates)``: one method's intervals in words."""
     text = f"{spec.phrase} intervals"
@@ -144,12 +179,16 @@ def describe(spec: IntervalMethod, *, replicates: int | None = None) -> str:
 # ---------------------------------------------------------------------------- bounds
 def quantile_pair(dist: np.ndarray, low: float, high: float) -> tuple[np.ndarray, np.ndarray]:
     """Quantiles ``low`` and ``high`` of every column (``np.quantile``, method ``linear``)."""
+    import numpy as np
+
     both = np.quantile(dist, [low, high], axis=0)
     return both[0], both[1]
 
 
 def diag_quantile(dist: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Quantile q[i] of column i (each statistic its own level)."""
+    import numpy as np
+
     flat = dist.reshape(dist.shape[0], -1)
     qs = np.broadcast_to(np.asarray(q, float), dist.shape[1:]).ravel()
     out = np.array([np.quantile(flat[:, i], qs[i]) if np.isfinite(qs[i]) else np.nan for i in range(flat.shape[1])])
@@ -160,6 +199,8 @@ def tie_tolerance(dist: np.ndarray, point: np.ndarray) -> np.ndarray:
     """How far a replicate may lie from the estimate and still count as equal to it: 1e-9 of the statistic's
     scale (its largest finite |replicate| or |estimate|). Far above the rounding of sums in another order
     (~1e-16 relative), far below any real difference between replicates of a statistic of ≤ 10⁶ runs."""
+    import numpy as np
+
     finite = np.where(np.isfinite(dist), np.abs(dist), 0.0)
     scale = np.maximum(finite.max(axis=0, initial=0.0), np.where(np.isfinite(point), np.abs(point), 0.0))
     return 1e-9 * scale
@@ -180,6 +221,10 @@ def basic_bounds(dist: np.ndarray, point: np.ndarray, ci: float, tail: Tail, acc
 def bias_corrected_bounds(dist: np.ndarray, point: np.ndarray, ci: float, tail: Tail, accel: np.ndarray | None):
     """BC (``accel`` None) or BCa: quantiles shifted by ``z0 = Φ⁻¹(fraction of replicates below the estimate)``,
     ties (within :func:`tie_tolerance`) counting half, and stretched by the acceleration."""
+    import numpy as np
+
+    from . import distributions
+
     alpha = 1.0 - ci
     tol = tie_tolerance(dist, point)
     below = (dist < point - tol).mean(axis=0) + 0.5 * (np.abs(dist - point) <= tol).mean(axis=0)
@@ -194,6 +239,8 @@ def bias_corrected_bounds(dist: np.ndarray, point: np.ndarray, ci: float, tail: 
 
 def expanded_bounds(dist: np.ndarray, point: np.ndarray, ci: float, tail: Tail, accel: np.ndarray | None):
     """Hesterberg's expanded percentile interval: the quantiles at ``tail`` and ``1 - tail``."""
+    import numpy as np
+
     if tail is None:
         raise ValueError("the expanded percentile interval needs its tail probability")
     if np.ndim(tail) == 0:
@@ -209,6 +256,10 @@ def normal_interval(dist: np.ndarray, point: np.ndarray, tail: float | np.ndarra
     means is lumpy, its far quantiles sit on the few task means near the middle, and the expanded percentile
     interval over-covers with 26 tasks (0.96-0.98); its standard deviation is smooth
     (``benchmarks/median_candidates.py``)."""
+    import numpy as np
+
+    from . import distributions
+
     # sd in units of each column's largest |replicate|: squares of scores near 1e200 (or 1e-200) stay in range
     unit = np.abs(dist).max(axis=0, initial=0.0)
     unit = np.where((unit > 0) & np.isfinite(unit), unit, 1.0)

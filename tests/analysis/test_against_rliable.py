@@ -98,7 +98,15 @@ def test_reference_scores_reproduce_the_published_normalised_scores(normalised):
 
 
 def test_point_estimates_equal_published_definitions(subset, normalised):
-    report = evaluate(ScoreTable(subset), normalize="atari100k", reps=200, profile_reps=50, improvement_reps=50, seed=0)
+    report = evaluate(
+        ScoreTable(subset),
+        normalize="atari100k",
+        method="percentile",
+        reps=200,
+        profile_reps=50,
+        improvement_reps=50,
+        seed=0,
+    )
     agg = report.aggregates.set_index(["algorithm", "metric"])["point"]
     for alg, x in normalised.items():
         expected = {
@@ -152,8 +160,14 @@ def test_intervals_agree_with_rliable_within_monte_carlo_error(tmp_path, subset,
     rect = {a: normalised[a] for a in ("DER", "SPR")}  # rliable needs rectangular arrays per algorithm
     sub = subset[subset["algorithm"].isin(rect)]
     reps, poi_reps = 20_000, 1_000
-    ours = evaluate(
-        ScoreTable(sub), normalize="atari100k", reps=reps, profile_reps=50, improvement_reps=poi_reps, seed=3
+    ours = evaluate(  # rliable's intervals: percentile
+        ScoreTable(sub),
+        normalize="atari100k",
+        method="percentile",
+        reps=reps,
+        profile_reps=50,
+        improvement_reps=poi_reps,
+        seed=3,
     )
     theirs = _run_rliable(tmp_path, rect, ["aggregates", "poi"], reps, poi_reps, [(0, 1)])
     agg = ours.aggregates.set_index(["algorithm", "metric"])

@@ -33,7 +33,7 @@ def test_tables_have_the_documented_columns(report):
     assert {"algorithm", "task", "n_runs", "mean", "low", "high"} <= set(report.per_task.columns)
     assert list(report.ranks.columns) == ["algorithm", "task", "rank", "probability"]
     prov = report.provenance
-    assert prov["reps"] == 600 and prov["seed"] == 0 and prov["method"] == "percentile"
+    assert prov["reps"] == 600 and prov["seed"] == 0 and prov["method"] == "bootstrap-t"
     assert prov["normalization"].startswith("human-normalised")
     assert {"numpy", "scipy", "pandas", "rl_reliable_logger"} <= set(prov["versions"])
 

@@ -13,21 +13,30 @@ from scipy import stats as sps
 from rl_reliable_logger.stats import distributions
 
 
-def test_a_small_cli_evaluation_loads_neither_scipy_stats_nor_matplotlib(tmp_path):
+@pytest.mark.parametrize(
+    ("flags", "loaded"),
+    [
+        # the default (bootstrap-t) needs normal and t quantiles: scipy.special, not scipy.stats
+        ([], "['scipy.special']"),
+        (["--method", "percentile"], "[]"),
+    ],
+)
+def test_a_small_cli_evaluation_loads_neither_scipy_stats_nor_matplotlib(tmp_path, flags, loaded):
     scores = tmp_path / "scores.csv"
     scores.write_text(
         "algorithm,task,seed,score\nA,t1,0,1\nA,t1,1,2\nA,t2,0,3\nA,t2,1,4\nB,t1,0,2\nB,t1,1,3\nB,t2,0,1\n"
     )
+    args = ["evaluate", str(scores), "--seed", "0", "--no-figures", "--out", str(tmp_path / "out"), *flags]
     code = (
         "import sys\n"
         "from rl_reliable_logger.cli.main import main\n"
-        f"code = main(['evaluate', {str(scores)!r}, '--seed', '0', '--no-figures', '--out', {str(tmp_path / 'out')!r}])\n"
+        f"code = main({args!r})\n"
         "print(sorted(m for m in ('numba', 'scipy.stats', 'scipy.special', 'matplotlib') if m in sys.modules))\n"
         "sys.exit(code)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip().splitlines()[-1] == "[]"
+    assert proc.stdout.strip().splitlines()[-1] == loaded
     assert (tmp_path / "out" / "aggregates.csv").is_file()
 
 

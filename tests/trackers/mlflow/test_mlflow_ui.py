@@ -170,7 +170,7 @@ def test_overview_shows_params_parent_run_dataset_and_source(published):
     shown = {row[0]: row[1] for row in params_box["rows"] if len(row) >= 2}
     assert shown.get("rl_reliable.reps") == str(REPS), params_box["text"]
     assert shown.get("rl_reliable.seed") == str(SEED)
-    assert shown.get("rl_reliable.method") == "percentile"
+    assert shown.get("rl_reliable.method") == "bootstrap-t"  # the default
     assert shown.get("rl_reliable.source.filter") == FILTER
     assert shown.get("rl_reliable.n_runs") == str(len(SKILL) * len(TASKS) * SEEDS)
     assert set(shown.get("rl_reliable.algorithms", "").split(", ")) == set(SKILL)
