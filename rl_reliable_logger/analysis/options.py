@@ -605,7 +605,6 @@ class OptionKeywords(TypedDict, total=False):
     curve_reps: int
     ci: float
     method: str
-    median_interval: str
     task_bootstrap: bool
     rank_by: str
     median_interval: str
