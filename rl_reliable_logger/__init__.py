@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .errors import InputError, RLReliableError, ScoreTableError, TrackerError
+from .errors import InputError, ReliabilityWarning, RLReliableError, ScoreTableError, TrackerError
 from .trackers import registry as _trackers  # noqa: F401  (light: each tracker's redaction rules join redact())
 from .version import __version__
 
@@ -49,6 +49,7 @@ __all__ = [
     "InputError",
     "OptionError",
     "RLReliableError",
+    "ReliabilityWarning",
     "Report",
     "ScoreTable",
     "ScoreTableError",

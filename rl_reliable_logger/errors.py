@@ -4,6 +4,9 @@
   ``problems`` lists every offending item (run, task, row) as text.
 * :class:`TrackerError` -- a tracker could not be read or written (network, authentication, not
   found); the message names the cause and what to do.
+* :class:`ReliabilityWarning` -- not an error: the category of the warnings ``evaluate()`` emits through
+  Python's :mod:`warnings` (an interval that may not reach its level, runs dropped, ...), so they can be
+  filtered (``warnings.simplefilter("ignore", ReliabilityWarning)``) and a notebook shows each once.
 
 Both derive from :class:`RLReliableError`, so ``except RLReliableError`` catches everything the
 package reports deliberately; any other exception is a bug.
@@ -35,6 +38,10 @@ class InputError(RLReliableError, ValueError):
 
 class TrackerError(RLReliableError, RuntimeError):
     """A tracker could not be read or written (network, auth, not found); the message says what to do."""
+
+
+class ReliabilityWarning(UserWarning):
+    """What ``evaluate()`` warns about (the same lines ``report.warnings`` keeps and the CLI prints)."""
 
 
 #: The name used before 0.2; kept so that ``except ScoreTableError`` keeps working.

@@ -188,10 +188,11 @@ def report_letters(report: Any) -> pd.DataFrame | None:
     return letters(pairs, points=points or None)
 
 
-def format_letters(frame: pd.DataFrame) -> str:
-    """Console text: one line per algorithm with its group letters."""
+def format_letters(frame: pd.DataFrame, metric: str | None = None) -> str:
+    """Console text: one line per algorithm with its ``metric`` point and its group letters."""
     width = max(len(str(a)) for a in frame["algorithm"])
-    lines = ["which algorithms are distinguishable (same letter: not told apart, family-wise):"]
+    on = f" by {registry.display_name(metric)}" if metric else ""
+    lines = [f"which algorithms are distinguishable{on} (same letter: not told apart, family-wise):"]
     rows = zip(frame["algorithm"], frame["point"].to_numpy(float), frame["group"])
     lines += [f"  {str(alg):<{width}}  {fixed(point):>8}  {group}" for alg, point, group in rows]
     return "\n".join(lines)

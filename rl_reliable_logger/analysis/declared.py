@@ -120,6 +120,13 @@ def text_of(value: Any) -> Any:
     return value if value is None or isinstance(value, str) else str(value)
 
 
+def normalize_record(value: Any) -> Any:
+    """``normalize=`` as its text; reference scores given in code as what they are (not a DataFrame's repr)."""
+    from ..data.normalize import spec_text
+
+    return spec_text(value)
+
+
 def seed_record(value: Any) -> Any:
     """An integer seed as it is; a numpy Generator as its repr."""
     return value if value is None or isinstance(value, int) else repr(value)

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.counts import agree, count_runs, plural
+from ..data.normalize import spec_text
 from ..data.scores import CANONICAL, ScoreTable
 from ..stats import aggregate as agg
 from ..stats import bootstrap as bs
@@ -42,6 +43,7 @@ from .aggregates import (
 from .budgets import histories
 from .inputs import as_score_table
 from .jordan import jordan_tables, tuning_table
+from .notices import emit as emit_warnings
 from .options import DEFAULT_METRICS, AnalysisOptions, OptionKeywords, as_options, ci_label
 from .redacted import redact_report
 from .report import Report
@@ -113,6 +115,11 @@ def evaluate(
     The Report holds the core tables, plus ``jordan`` and ``jordan_quantiles`` with ``jordan=True``,
     ``tuning`` with ``hyperparameter_keys`` and ``comparisons`` with ``comparisons=True``.
 
+    ``report.warnings`` lists every warning in full; they are also emitted, grouped one line per algorithm
+    (:func:`.notices.grouped`), as :class:`~rl_reliable_logger.ReliabilityWarning` through Python's
+    :mod:`warnings`, so a notebook shows each once and ``warnings.simplefilter("ignore", ReliabilityWarning)``
+    silences them.
+
     Example:
         >>> import pandas as pd
         >>> df = pd.DataFrame({"algorithm": ["A"] * 4 + ["B"] * 4, "task": ["x", "x", "y", "y"] * 2,
@@ -160,7 +167,9 @@ def evaluate(
         warnings=warnings,
         extra=tables,
     )
-    return redact_report(report)  # under redacting_run_names(...): every text, after the numbers, for every caller
+    report = redact_report(report)  # under redacting_run_names(...): every text, after the numbers, for every caller
+    emit_warnings(report)  # grouped, as ReliabilityWarning: a notebook shows each once
+    return report
 
 
 #: The tables every Report holds (``Report`` fields), built by :data:`TABLE_BUILDERS`; other tables are extras.
@@ -280,7 +289,7 @@ def _provenance(
         "protocol": [f.to_dict() for f in findings],
         "source": {**dict(raw_table.source), **dict(source or {})},
         "normalization": prep.normalization,
-        "normalize": None if opts.normalize is None else str(opts.normalize),
+        "normalize": spec_text(opts.normalize),
         "filters": prep.filters,
         "algorithms": algorithms,
         "tasks": tasks,

@@ -116,8 +116,9 @@ class AnalysisOptions:
         None,
         help="normalise scores per task: a packaged normaliser (atari, atari100k, atari-record, procgen, dmc, "
         "already-normalized: scores the training code normalised, kept as logged; percentiles: Jordan et al.), "
-        "a CSV with columns task,low,high, or a normaliser object",
-        record=d.text_of,
+        "a CSV with columns task,low,high, a mapping {task: (low, high)} or such a DataFrame, or a normaliser "
+        "object",
+        record=d.normalize_record,
         flag="--normalize",
         metavar="NAME|PATH",
         parse=str,

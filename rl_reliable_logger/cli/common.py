@@ -109,16 +109,13 @@ def run_and_report(
     progress = not quiet and sys.stderr.isatty()
     options = analysis_options(args, progress=progress) if options is None else options.replace(progress=progress)
     try:
-        report = evaluate(table, options, source=source)
+        report, warned = _evaluate_capturing(table, options, source)
     except InputError as err:
         raise CliError(cli_message(err)) from None
     if not quiet:
-        print(format_summary(report))
-        letters = format_comparisons(report)
-        if letters:
-            print(letters)
+        print(format_summary(report, warned))  # results first, then the warnings, each once
     else:
-        for w in report.warnings:  # what was dropped or left out is never only in provenance
+        for w in warned:  # what was dropped or left out is never only in provenance
             print(warning_line(as_flags(w)), file=sys.stderr)
     if getattr(args, "out", None):
         from ..render.writer import save_report
@@ -140,8 +137,25 @@ def run_and_report(
             note = figure_note(report)
             if note:
                 print(f"note: {note}", file=sys.stderr)
-        print(f"wrote results to {out}/")
+        full = " (every warning in full: methods.md)" if len(warned) < len(set(report.warnings)) else ""
+        print(f"wrote results to {out}/{full}")
     return report
+
+
+def _evaluate_capturing(table: Any, options: Any, source: dict[str, Any] | None) -> tuple[Any, list[str]]:
+    """The Report and the lines of the :class:`~rl_reliable_logger.ReliabilityWarning` s ``evaluate()`` emitted,
+    caught so that the console prints them once, after the results (any other warning is passed on)."""
+    import warnings
+
+    from ..errors import ReliabilityWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ReliabilityWarning)
+        report = evaluate(table, options, source=source)
+    for w in caught:
+        if not issubclass(w.category, ReliabilityWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    return report, [str(w.message) for w in caught if issubclass(w.category, ReliabilityWarning)]
 
 
 def warning_line(warning: str) -> str:
@@ -155,20 +169,15 @@ def format_comparisons(report: Any) -> str:
     from ..analysis.comparisons import format_letters, report_letters
 
     display = report_letters(report)
-    return "" if display is None else as_flags(format_letters(display))
+    metric = (report.provenance or {}).get("comparisons_metric")
+    return "" if display is None else as_flags(format_letters(display, metric=metric))
 
 
-def _findings(report: Any) -> tuple[str, set[str]]:
-    """The protocol findings as console text (most severe first) and as the warnings they appear as."""
-    from ..analysis.protocol import Finding, format_finding, format_findings
-
-    found = [Finding.from_dict(d) for d in report.provenance.get("protocol") or [] if isinstance(d, dict)]
-    return format_findings(found), {format_finding(f) for f in found}
-
-
-def format_summary(report: Any) -> str:
-    """Protocol findings first, then the headline table (one row per algorithm, one column per metric,
-    ``point [low, high]``) and every other warning."""
+def format_summary(report: Any, warned: Sequence[str] | None = None) -> str:
+    """Results first: the headline table (one row per algorithm, one column per metric, ``point [low, high]``),
+    the letter display of ``--compare-all``, then the warnings, grouped one line per algorithm (``warned``: the
+    lines ``evaluate()`` emitted; by default :func:`~rl_reliable_logger.analysis.notices.grouped`)."""
+    from ..analysis.notices import grouped
     from ..data.counts import fixed, plural
     from ..render.intervals import summary_header
 
@@ -180,18 +189,14 @@ def format_summary(report: Any) -> str:
     )
     wide = cells.pivot(index="algorithm", columns="metric", values="text")
     wide = wide.reindex(index=report.algorithms, columns=list(dict.fromkeys(agg["metric"])))
-    prov = report.provenance
-    header = summary_header(report, as_flags)
-    findings, shown = _findings(report)
-    as_warnings = {as_flags(w) for w in shown}
-    lines = [as_flags(findings)] if findings else []
-    lines += [header, wide.to_string()]
-    n_dropped = len(prov.get("dropped") or [])
+    lines = [summary_header(report, as_flags), wide.to_string()]
+    letters = format_comparisons(report)
+    if letters:
+        lines.append(letters)
+    n_dropped = len(report.provenance.get("dropped") or [])
     if n_dropped:
         lines.append(
             f"dropped {plural(n_dropped, 'row', 'invalid')} (--drop-invalid); each is listed in provenance.json"
         )
-    for w in report.warnings:
-        if as_flags(w) not in as_warnings:  # shown first, above the table
-            lines.append(warning_line(as_flags(w)))
+    lines += [warning_line(as_flags(w)) for w in (grouped(report) if warned is None else warned)]
     return "\n".join(lines)

@@ -38,6 +38,7 @@ _PLURALS = {
     "configuration": "configurations",
     "row": "rows",
     "step": "steps",
+    "warning": "warnings",
 }
 
 

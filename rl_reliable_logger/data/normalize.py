@@ -27,6 +27,7 @@ import difflib
 import math
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -248,15 +249,34 @@ def describe(name: str) -> str | None:
     return None
 
 
-def get_normalizer(spec: str | os.PathLike | Normalizer | PercentileNormalizer) -> Normalizer | PercentileNormalizer:
-    """A packaged normaliser by name, ``"percentiles"`` (Jordan et al.), or a user CSV ``task,low,high`` by path.
+#: What a user's reference table normalises to (CSV file, mapping or DataFrame alike).
+_GIVEN = "normalised score (per task: reference low = 0, high = 1)"
+
+#: What ``normalize=`` accepts, for the one sentence that refuses anything else.
+ACCEPTED = (
+    f"a packaged name ({', '.join(available())}, 'percentiles'), the path of a CSV with columns task,low,high, "
+    "a mapping {task: (low, high)}, a DataFrame with columns task, low, high, or a normaliser object"
+)
+
+
+def get_normalizer(
+    spec: str | os.PathLike | Normalizer | PercentileNormalizer | Mapping | pd.DataFrame,
+) -> Normalizer | PercentileNormalizer:
+    """A packaged normaliser by name, ``"percentiles"`` (Jordan et al.), or a user's reference scores: a CSV
+    ``task,low,high`` by path, a mapping ``{task: (low, high)}`` or a DataFrame with columns task, low, high.
 
     Example:
         >>> get_normalizer("atari100k").bounds(["ALE/Pong-v5"])
         {'ALE/Pong-v5': (-20.7, 14.6)}
+        >>> get_normalizer({"Pong": (-20.7, 14.6)}).bounds(["ALE/Pong-v5"])
+        {'ALE/Pong-v5': (-20.7, 14.6)}
     """
     if isinstance(spec, (Normalizer, PercentileNormalizer)):
         return spec
+    if isinstance(spec, (Mapping, pd.DataFrame)):
+        return _given(spec)
+    if not isinstance(spec, (str, os.PathLike)):
+        raise ScoreTableError(f"normalize= was given a {type(spec).__name__!r}; it takes {ACCEPTED}.")
     key = str(spec).strip().lower()
     if key in _PERCENTILE_NAMES:
         return PercentileNormalizer()
@@ -276,34 +296,77 @@ def get_normalizer(spec: str | os.PathLike | Normalizer | PercentileNormalizer) 
         except (OSError, ValueError, UnicodeDecodeError) as err:
             detail = " ".join(str(err).split())[:200]
             raise ScoreTableError(f"{path}: cannot read the reference table ({type(err).__name__}: {detail})") from None
-        missing = {"task", "low", "high"} - set(table.columns)
-        if missing:
-            raise ScoreTableError(
-                f"{path}: a reference table needs columns task,low,high; missing {', '.join(sorted(missing))} "
-                f"(it has {', '.join(map(str, table.columns))})."
-            )
-        nonnum = table[
-            ~np.isfinite(pd.to_numeric(table["low"], errors="coerce").astype(float))
-            | ~np.isfinite(pd.to_numeric(table["high"], errors="coerce").astype(float))
-            | table["low"].map(lambda v: isinstance(v, bool))
-            | table["high"].map(lambda v: isinstance(v, bool))
-        ]
-        if len(nonnum):
-            raise ScoreTableError(f"{path}: non-numeric low/high for task(s) {', '.join(map(str, nonnum['task']))}")
-        empty = [line for line, t in enumerate(table["task"], start=2) if not str(t).strip()]
-        if empty:
-            raise ScoreTableError(f"{path}: empty task name on line(s) {', '.join(map(str, empty))}")
-        table = table.assign(low=pd.to_numeric(table["low"]), high=pd.to_numeric(table["high"]))
-        _keyed(table, path.name)  # duplicate tasks are an error now, not when the table is used
-        return Normalizer(
-            name=path.name, table=table, description="normalised score (per task: reference low = 0, high = 1)"
-        )
+        return Normalizer(name=path.name, table=_reference_table(table, str(path), path.name), description=_GIVEN)
     raise ScoreTableError(
         f"unknown normalisation {spec!r}: use one of {', '.join(available())}, 'percentiles' (Jordan et al.), "
         "or the path of a CSV with columns task,low,high."
     )
 
 
-def normalize(table: ScoreTable, spec: str | os.PathLike | Normalizer | PercentileNormalizer) -> ScoreTable:
-    """Normalise ``table`` with a packaged name or a CSV path (see :func:`get_normalizer`)."""
+def _given(spec: Mapping | pd.DataFrame) -> Normalizer:
+    """A Normalizer of reference scores given in code: ``{task: (low, high)}`` or a DataFrame task, low, high."""
+    if isinstance(spec, pd.DataFrame):
+        table = spec
+    else:
+        pairs = {}
+        for task, bounds in spec.items():
+            if isinstance(bounds, (str, bytes)) or not hasattr(bounds, "__len__") or len(bounds) != 2:
+                raise ScoreTableError(
+                    f"normalize=: task {str(task)!r} maps to {bounds!r}; a mapping gives each task its (low, high)."
+                )
+            pairs[task] = tuple(bounds)
+        table = pd.DataFrame(
+            {"task": list(pairs), "low": [b[0] for b in pairs.values()], "high": [b[1] for b in pairs.values()]}
+        )
+    table = table.assign(task=table["task"].astype(str)) if "task" in table else table
+    return Normalizer(
+        name="reference scores", table=_reference_table(table, "normalize=", "reference scores"), description=_GIVEN
+    )
+
+
+def _reference_table(table: pd.DataFrame, where: str, name: str) -> pd.DataFrame:
+    """A user's reference table checked (columns task, low, high; finite numbers; task names; one row per task)
+    and with numeric low/high; ``where`` starts each refusal (the file, or ``normalize=``)."""
+    missing = {"task", "low", "high"} - set(table.columns)
+    if missing:
+        raise ScoreTableError(
+            f"{where}: a reference table needs columns task,low,high; missing {', '.join(sorted(missing))} "
+            f"(it has {', '.join(map(str, table.columns))})."
+        )
+    nonnum = table[
+        ~np.isfinite(pd.to_numeric(table["low"], errors="coerce").astype(float))
+        | ~np.isfinite(pd.to_numeric(table["high"], errors="coerce").astype(float))
+        | table["low"].map(lambda v: isinstance(v, bool))
+        | table["high"].map(lambda v: isinstance(v, bool))
+    ]
+    if len(nonnum):
+        raise ScoreTableError(f"{where}: non-numeric low/high for task(s) {', '.join(map(str, nonnum['task']))}")
+    in_file = where != "normalize="  # a CSV's line numbers count its header; given rows count from 1
+    empty = [line for line, t in enumerate(table["task"], start=2 if in_file else 1) if not str(t).strip()]
+    if empty:
+        said = "line(s)" if in_file else "row(s)"
+        raise ScoreTableError(f"{where}: empty task name on {said} {', '.join(map(str, empty))}")
+    table = table.assign(low=pd.to_numeric(table["low"]), high=pd.to_numeric(table["high"]))
+    _keyed(table, name)  # duplicate tasks are an error now, not when the table is used
+    return table
+
+
+def spec_text(spec: object) -> str | None:
+    """``normalize=`` as provenance records it: its text, or for reference scores given in code, what they are.
+
+    Example:
+        >>> spec_text({"Pong": (0, 1), "Breakout": (0, 30)})
+        'reference scores given per task (2 tasks)'
+    """
+    if spec is None or isinstance(spec, str):
+        return spec
+    if isinstance(spec, (Mapping, pd.DataFrame)):
+        return f"reference scores given per task ({plural(len(spec), 'task')})"
+    return str(spec)
+
+
+def normalize(
+    table: ScoreTable, spec: str | os.PathLike | Normalizer | PercentileNormalizer | Mapping | pd.DataFrame
+) -> ScoreTable:
+    """Normalise ``table`` with a packaged name, a CSV path or reference scores (see :func:`get_normalizer`)."""
     return get_normalizer(spec).apply(table)

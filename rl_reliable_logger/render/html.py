@@ -22,9 +22,10 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.comparisons import report_letters
+from ..analysis.notices import grouped_items, pair_warnings
 from ..analysis.protocol import Finding, by_severity, format_finding
 from ..analysis.report import SPECS
-from ..data.counts import count_runs, fixed
+from ..data.counts import count_runs, fixed, plural
 from ..stats.registry import lower_is_better
 from . import tables as _paper_tables
 from .intervals import headline_intervals
@@ -87,6 +88,9 @@ code{background:#f6f8fa;padding:1px 4px;border-radius:4px;font-size:.88em;word-b
 caption{caption-side:top;text-align:left;color:#57606a;font-size:.88rem;padding:2px 0 6px;max-width:60em}
 table.letters td.grp,table.letters th.grp{text-align:center;min-width:1.6em}
 table.letters td.in{background:#ddf4ff;font-weight:600}
+a.mark{color:#9a6700;text-decoration:none;font-weight:600;margin-left:3px}
+td.check code{white-space:nowrap;word-break:normal}
+.warn li:target{background:#ffe58f}
 """
 
 _CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
@@ -126,10 +130,13 @@ def frame_html(frame: pd.DataFrame, *, max_rows: int | None = None, numeric_digi
     return "".join(out)
 
 
-def _headline(report: Report) -> str:
+def _headline(report: Report, anchors: Mapping[str, str]) -> str:
+    """The headline table; a cell a warning is about gets its mark, linked to the warning (``anchors``: warning
+    text -> id of its line on the page) and carrying it as a tooltip."""
     if report.aggregates.empty:
         return "<p>No aggregate metrics were computed.</p>"
     algorithms, metrics, cells, bold = _paper_tables.headline_cells(report)
+    marks = _paper_tables.headline_marks(report, metrics)
     runs = {}
     if not report.scores.empty and "algorithm" in report.scores:
         sc = report.scores
@@ -145,7 +152,12 @@ def _headline(report: Report) -> str:
         out.append(f"<tr><td>{esc(alg)}</td>")
         for m in metrics:
             cell = esc(cells.get((alg, m), "–"))
-            out.append(f'<td class="num">{"<b>" + cell + "</b>" if bold.get(m) == alg else cell}</td>')
+            cell = "<b>" + cell + "</b>" if bold.get(m) == alg else cell
+            texts = marks.get((alg, m))
+            if texts:
+                target = anchors.get(texts[0], "warnings")
+                cell += f'<a class="mark" href="#{target}" title="{esc(" ".join(texts))}">{_paper_tables.MARK}</a>'
+            out.append(f'<td class="num">{cell}</td>')
         if runs:
             r = runs.get(alg)
             out.append(f'<td class="num">{r[0]} / {r[1]}</td>' if r else "<td></td>")
@@ -275,8 +287,20 @@ def _pairwise(report: Report) -> str:
         out.append(f'<div class="scroll">{frame_html(report.improvement, max_rows=500)}</div>')
     if not report.differences.empty:
         out.append("<h3>Differences metric(X) − metric(Y)</h3>")
-        out.append(f'<div class="scroll">{frame_html(report.differences, max_rows=500)}</div>')
+        out.append(f'<div class="scroll">{frame_html(_marked_differences(report), max_rows=500)}</div>')
     return "".join(out)
+
+
+def _marked_differences(report: Report) -> pd.DataFrame:
+    """The differences table, with a ``warning`` column marking the rows a warning is about (the warnings are
+    listed in full under Warnings); as it is when none is."""
+    marks = pair_warnings(report)
+    frame = report.differences
+    if not marks or not {"algorithm_x", "algorithm_y", "metric"} <= set(frame.columns):
+        return frame
+    keys = zip(frame["algorithm_x"].astype(str), frame["algorithm_y"].astype(str), frame["metric"].astype(str))
+    flagged = [f"{_paper_tables.MARK} see Warnings" if key in marks else "" for key in keys]
+    return frame.assign(warning=flagged) if "warning" not in frame.columns else frame
 
 
 def _letters(report: Report) -> str:
@@ -318,7 +342,7 @@ def _protocol(report: Report) -> tuple[str, set[str]]:
     if not found:
         return "", set()
     rows = "".join(
-        f"<tr><td><code>{esc(f.check)}</code></td><td>{esc(f.severity)}</td><td>{esc(f.message)}</td>"
+        f'<tr><td class="check"><code>{esc(f.check)}</code></td><td>{esc(f.severity)}</td><td>{esc(f.message)}</td>'
         f"<td>{esc(f.why)}</td><td>{esc(f.cite)}</td></tr>"
         for f in by_severity(found)
     )
@@ -330,6 +354,39 @@ def _protocol(report: Report) -> tuple[str, set[str]]:
         f"<tbody>{rows}</tbody></table></div>"
     )
     return table, {format_finding(f) for f in found}
+
+
+def _warnings(report: Report, shown: set[str]) -> tuple[str, dict[str, str]]:
+    """The warnings after the results, grouped one line per algorithm (:func:`~..analysis.notices.grouped`; the
+    protocol findings, ``shown`` in their own table, left out), each line with an id the headline marks link to
+    (``{warning: id}``), and every warning in full a click away when grouping folded some."""
+    items = [(text, line) for text, line in grouped_items(report) if text not in shown]
+    if not items:
+        return "", {}
+    anchors = {text: f"warning-{i + 1}" for i, (text, _) in enumerate(items)}
+    lines = "".join(f'<li id="{anchors[text]}">{esc(line)}</li>' for text, line in items)
+    full = [w for w in dict.fromkeys(report.warnings) if w not in shown]
+    details = ""
+    if len(full) > len(items):
+        every = "".join(f"<li>{esc(w)}</li>" for w in full)
+        details = f"<details><summary>Every warning in full ({len(full)})</summary><ul>{every}</ul></details>"
+    return f'<div class="warn" id="notices"><ul>{lines}</ul>{details}</div>', anchors
+
+
+def _source_text(src: Any) -> str:
+    """Where the scores came from, as a phrase: a tracker's location (with the runs found and skipped) or a file
+    and its score column; every field is in the Provenance section."""
+    if not isinstance(src, Mapping):
+        return "" if src is None else str(src)
+    where = src.get("location") or src.get("path")
+    text = str(where) if where else str(src.get("tracker") or src.get("kind") or "")
+    if src.get("kind") == "file" and src.get("score_column"):
+        text += f", score column {str(src['score_column'])!r}"
+    found, skipped = src.get("n_runs_found"), src.get("skipped")
+    if isinstance(found, int) and not isinstance(found, bool):
+        n_skipped = len(skipped) if isinstance(skipped, list) else 0
+        text += f" ({plural(found, 'run')} found" + (f", {n_skipped:,} skipped" if n_skipped else "") + ")"
+    return text
 
 
 def _methods(report: Report) -> str:
@@ -375,11 +432,6 @@ def build_html(report: Report, figures: Sequence[Figure] = (), *, title: str | N
 
     prov = report.provenance or {}
     title = title or "RL evaluation report"
-    src = prov.get("source")
-    if isinstance(src, Mapping):
-        src_txt = ", ".join(f"{k}: {v}" for k, v in src.items() if not isinstance(v, (Mapping, list, tuple)))
-    else:
-        src_txt = "" if src is None else str(src)
     ci = prov.get("ci", 0.95)
     try:
         ci_txt = f"{float(ci) * 100:g}%"
@@ -389,18 +441,24 @@ def build_html(report: Report, figures: Sequence[Figure] = (), *, title: str | N
     headline = headline_intervals(prov)
     if headline:
         sub_bits.append(f"Headline metrics: {headline}; every table's intervals: see Methods")
+    src_txt = _source_text(prov.get("source"))
     if src_txt:
         sub_bits.append(f"Source: {src_txt}")
     generated = _created(prov)
 
     sections = [
         ("headline", "Headline metrics"),
+        ("warnings", "Warnings"),
         ("figures", "Figures"),
         ("per-task", "Per task"),
         ("pairwise", "Pairwise comparisons"),
         ("methods", "Methods"),
         ("provenance", "Provenance"),
     ]
+    protocol, shown = _protocol(report)
+    warned, anchors = _warnings(report, shown)
+    if not (protocol or warned):
+        sections.remove(("warnings", "Warnings"))
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -411,20 +469,22 @@ def build_html(report: Report, figures: Sequence[Figure] = (), *, title: str | N
         f'<p class="sub">{" · ".join(esc(b) for b in sub_bits)}<br>Generated {esc(generated)}by rl_reliable_logger</p>',
         "<nav>" + "".join(f'<a href="#{k}">{esc(v)}</a>' for k, v in sections) + "</nav>",
     ]
-    protocol, shown = _protocol(report)
-    parts.append(protocol)
-    others = [w for w in report.warnings if w not in shown]
-    if others:
-        parts.append('<div class="warn" id="warnings"><h2>Warnings</h2><ul>')
-        parts += [f"<li>{esc(w)}</li>" for w in others]
-        parts.append("</ul></div>")
+    # results first: the headline table, its marks linking to the warnings that follow it
     parts.append('<h2 id="headline">Headline metrics</h2>')
+    marked = f" {_paper_tables.MARK}: a warning about that interval (hover, or follow the link)." if anchors else ""
+    n_warned = len(grouped_items(report))
+    below = f' <a href="#warnings">{esc(plural(n_warned, "warning"))} below</a>.' if protocol or warned else ""
     parts.append(
         f'<p class="note">Point estimate [{esc(ci_txt)} CI]. Bold: the best algorithm of a metric, '
-        "shown only when its interval overlaps no other algorithm's interval.</p>"
+        "shown only when its printed interval neither overlaps nor touches any other algorithm's."
+        f"{marked}{below}</p>"
     )
-    parts.append(_headline(report))
+    parts.append(_headline(report, anchors))
     parts.append(_letters(report))
+    if protocol or warned:
+        parts.append('<h2 id="warnings">Warnings</h2>')
+        parts.append(protocol)
+        parts.append(warned)
     parts.append(_optional_tables(report))
     parts.append('<h2 id="figures">Figures</h2>')
     if not figures:

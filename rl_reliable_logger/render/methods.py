@@ -341,7 +341,8 @@ def markdown_escape(text: str) -> str:
 
 
 def methods_markdown(report: Report) -> str:
-    """``methods.md``: the paragraph, then the checklist (names escaped for Markdown)."""
+    """``methods.md``: the paragraph, the checklist, every warning in full (the console and a notebook show them
+    grouped; names escaped for Markdown), then the references."""
     lines = [
         "# Methods",
         "",
@@ -353,6 +354,10 @@ def methods_markdown(report: Report) -> str:
     marks = {True: "[x]", False: "[ ]", None: "[?]"}
     for item, met, reason in checklist(report):
         lines.append(f"- {marks[met]} {item} — {markdown_escape(reason)}")
+    warnings = list(dict.fromkeys(report.warnings))
+    if warnings:
+        lines += ["", "## Warnings", ""]
+        lines += [f"- {markdown_escape(w)}" for w in warnings]
     lines += ["", "## References", ""]
     lines += [f"- {markdown_escape(ref)}" for ref in references(report)]
     return "\n".join(lines) + "\n"

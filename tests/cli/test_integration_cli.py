@@ -23,11 +23,12 @@ def _csv(tmp_path, runs: dict[str, int], scale: float = 1.0):
     return path
 
 
-def test_findings_are_printed_before_the_table_and_not_twice(tmp_path, capsys):
+def test_findings_are_printed_after_the_table_and_not_twice(tmp_path, capsys):
     code, out, _ = run_cli(capsys, "evaluate", _csv(tmp_path, {"A": 5, "B": 3}), *FAST)
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].startswith("protocol warning: runs.unequal")
+    finding = next(i for i, line in enumerate(lines) if line.startswith("protocol warning: runs.unequal"))
+    assert finding > next(i for i, line in enumerate(lines) if line.startswith("A "))  # results first
     assert sum("runs.unequal" in line for line in lines) == 1
 
 

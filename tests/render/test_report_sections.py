@@ -84,7 +84,7 @@ def test_protocol_checks_table_cites_the_paper_sections():
     for check in ("runs.unequal", "runs.few"):
         assert f"<code>{check}</code>" in table
         assert CHECKS[check].cite.replace("&", "&amp;") in table and "§" in CHECKS[check].cite
-    warnings = page[page.index('id="warnings"') :] if 'id="warnings"' in page else ""
+    warnings = page[page.index('id="notices"') :] if 'id="notices"' in page else ""  # the grouped warnings
     assert "runs.unequal" not in warnings.split("</div>")[0]  # listed once, in the protocol table
 
 

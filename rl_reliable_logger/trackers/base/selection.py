@@ -112,7 +112,7 @@ def unrelated_warning(skipped: Sequence[Mapping[str, Any]], refs: Mapping[str, s
     if not unrelated:
         return None
     return (
-        f"skipped {plural(len(unrelated), 'run', tracker)} that have none of the fields {', '.join(refs.values())} "
+        f"skipped {plural(len(unrelated), 'run', tracker)} that {agree(len(unrelated), 'have')} none of the fields {', '.join(refs.values())} "
         f"(e.g. parent or unrelated runs): {', '.join(str(s['run_id']) for s in unrelated[:10])}"
         + (" ..." if len(unrelated) > 10 else "")
     )

@@ -1,0 +1,118 @@
+"""evaluate() emits its warnings through Python's warnings as ReliabilityWarning, grouped one line per algorithm
+(a pair's warning folded into its algorithm's line), while report.warnings keeps every warning in full; and
+``normalize=`` takes reference scores given in code (a mapping or a DataFrame) or refuses in one sentence."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import rl_reliable_logger
+from rl_reliable_logger import InputError, ReliabilityWarning, ScoreTable, evaluate
+
+FAST = dict(reps=200, profile_reps=50, improvement_reps=50, seed=0, method="percentile")
+
+
+def _frame() -> pd.DataFrame:
+    """H1 and H2 heavy-tailed (their means are flagged, and so is their difference), C calm."""
+    rng = np.random.default_rng(1)
+    rows = [
+        (alg, f"task{t}", s, float(rng.lognormal(0.0, 2.5)) if alg != "C" else float(rng.normal(1.0, 0.1)))
+        for alg in ("H1", "H2", "C")
+        for t in range(6)
+        for s in range(40)
+    ]
+    return pd.DataFrame(rows, columns=["algorithm", "task", "seed", "score"])
+
+
+def _trust_lines(messages: list[str]) -> list[str]:
+    return [m for m in messages if "mean's interval" in m or "mean difference's interval" in m]
+
+
+def test_reliability_warning_is_public_and_a_user_warning():
+    assert issubclass(rl_reliable_logger.ReliabilityWarning, UserWarning)
+    assert "ReliabilityWarning" in rl_reliable_logger.__all__
+
+
+def test_evaluate_warns_once_per_algorithm_with_the_pairs_folded_in():
+    with pytest.warns(ReliabilityWarning) as record:
+        report = evaluate(ScoreTable(_frame()), **FAST)
+    emitted = [str(w.message) for w in record if issubclass(w.category, ReliabilityWarning)]
+    own = {alg: [w for w in report.warnings if w.startswith(f"{alg}: the mean's interval")] for alg in ("H1", "H2")}
+    assert all(len(v) == 1 for v in own.values())  # both flagged by the diagnostic
+    pairs = [w for w in report.warnings if "mean difference's interval" in w]
+    assert pairs, "the pairs' warnings stay in report.warnings in full"
+    lines = _trust_lines(emitted)
+    assert len(lines) == 2  # one line per flagged algorithm, no pair line of its own
+    assert [line.split(":", 1)[0] for line in lines] == ["H1", "H2"]
+    assert all(line.startswith(own[line.split(":", 1)[0]][0]) for line in lines)  # the diagnostic's words, as is
+    assert any("also flagged: its mean difference" in line for line in lines)
+    assert len(emitted) == len(set(emitted))
+    assert record[0].filename == __file__  # points at the caller's line
+
+
+def test_a_notebook_shows_each_warning_once(capsys):
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("default")  # what a notebook does
+        report = evaluate(ScoreTable(_frame()), **FAST)
+    texts = [str(w.message) for w in seen if issubclass(w.category, ReliabilityWarning)]
+    assert texts and len(texts) == len(set(texts))
+    assert len(texts) < len(report.warnings)  # grouped: the pairs are folded in
+    assert capsys.readouterr() == ("", "")  # nothing printed besides: each shown once, as a warning
+
+
+def test_reliability_warnings_can_be_silenced():
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        warnings.simplefilter("ignore", ReliabilityWarning)
+        report = evaluate(ScoreTable(_frame()), **FAST)
+    assert report.warnings and not [w for w in seen if issubclass(w.category, ReliabilityWarning)]
+
+
+def _small() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "algorithm": ["A"] * 6 + ["B"] * 6,
+            "task": ["x", "x", "x", "y", "y", "y"] * 2,
+            "seed": [0, 1, 2] * 4,
+            "score": [1.0, 2, 3, 40, 50, 60, 2, 3, 4, 50, 60, 70],
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        {"x": (0, 10), "y": (0, 100)},
+        pd.DataFrame({"task": ["x", "y"], "low": [0, 0], "high": [10, 100]}),
+    ],
+)
+def test_normalize_takes_reference_scores_given_in_code(given, tmp_path):
+    refs = tmp_path / "refs.csv"
+    refs.write_text("task,low,high\nx,0,10\ny,0,100\n", encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReliabilityWarning)
+        from_code = evaluate(_small(), normalize=given, **FAST)
+        from_file = evaluate(_small(), normalize=str(refs), **FAST)
+    pd.testing.assert_frame_equal(from_code.aggregates, from_file.aggregates)
+    assert from_code.provenance["normalize"] == "reference scores given per task (2 tasks)"
+    assert from_code.provenance["normalization"] == from_file.provenance["normalization"]
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        (5, "normalize= was given a 'int'; it takes a packaged name"),
+        ({"x": 3, "y": (0, 1)}, "normalize=: task 'x' maps to 3; a mapping gives each task its (low, high)."),
+        (pd.DataFrame({"task": ["x", "y"], "low": [0, 0]}), "normalize=: a reference table needs columns"),
+        ({"x": (0, "ten"), "y": (0, 1)}, "normalize=: non-numeric low/high for task(s) x"),
+    ],
+)
+def test_normalize_refuses_anything_else_in_one_sentence(given, said):
+    with pytest.raises(InputError) as err:
+        evaluate(_small(), normalize=given, **FAST)
+    assert str(err.value).startswith(said)
+    assert "\n" not in str(err.value)

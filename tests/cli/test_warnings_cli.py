@@ -1,0 +1,61 @@
+"""The console prints the results first and then each warning once, grouped one line per algorithm: the same
+lines evaluate() emits as ReliabilityWarning (caught, not shown a second time by Python)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rl_reliable_logger.cli.main import main
+from rl_reliable_logger.trackers.base.selection import unrelated_warning
+
+FAST = ["--reps", "200", "--profile-reps", "50", "--improvement-reps", "50", "--method", "percentile"]
+
+
+@pytest.fixture
+def heavy_csv(tmp_path):
+    rng = np.random.default_rng(1)
+    rows = [
+        (alg, f"task{t}", s, float(rng.lognormal(0.0, 2.5)) if alg != "C" else float(rng.normal(1.0, 0.1)))
+        for alg in ("H1", "H2", "C")
+        for t in range(6)
+        for s in range(40)
+    ]
+    path = tmp_path / "scores.csv"
+    pd.DataFrame(rows, columns=["algorithm", "task", "seed", "score"]).to_csv(path, index=False)
+    return path
+
+
+def test_results_first_then_each_warning_once(heavy_csv, tmp_path, capsys):
+    assert main(["evaluate", str(heavy_csv), *FAST, "--compare-all", "--out", str(tmp_path / "out")]) == 0
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    table = next(i for i, line in enumerate(lines) if line.startswith("H1 "))
+    letters = next(i for i, line in enumerate(lines) if line.startswith("which algorithms are distinguishable"))
+    warned = [i for i, line in enumerate(lines) if line.startswith("warning: ")]
+    assert warned and table < letters < min(warned)  # results (table, letters) before any warning
+    assert "distinguishable by IQM" in lines[letters]  # the letter display names its metric
+    trust = [lines[i] for i in warned if "mean's interval" in lines[i] or "difference's interval" in lines[i]]
+    assert [line.split(":")[1].strip() for line in trust] == ["H1", "H2"]  # one line per algorithm
+    assert len(set(lines)) == len(lines) - lines.count("")
+    assert "ReliabilityWarning" not in err and "mean's interval" not in err  # not shown a second time
+    assert "every warning in full: methods.md" in out
+    methods = (tmp_path / "out" / "methods.md").read_text(encoding="utf-8")
+    assert methods.count("difference's interval") >= 1  # the pairs, in full, in the file
+
+
+def test_quiet_prints_the_grouped_warnings_once_to_stderr(heavy_csv, capsys):
+    assert main(["evaluate", str(heavy_csv), *FAST, "--quiet", "--no-figures"]) == 0
+    out, err = capsys.readouterr()
+    assert out == ""
+    trust = [line for line in err.splitlines() if "mean's interval" in line]
+    assert [line.split(":")[1].strip() for line in trust] == ["H1", "H2"]
+    assert "ReliabilityWarning" not in err and "difference's interval" not in err  # pairs folded in
+
+
+@pytest.mark.parametrize(("n", "verb"), [(1, "has"), (2, "have")])
+def test_skipped_runs_sentence_agrees_with_its_count(n, verb):
+    skipped = [{"run_id": f"r{i}", "reason": "has none of the fields"} for i in range(n)]
+    text = unrelated_warning(skipped, {"score": "metrics.return"}, "MLflow")
+    assert text is not None and f"MLflow run{'s' if n > 1 else ''} that {verb} none of the fields" in text
