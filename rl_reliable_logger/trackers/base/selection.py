@@ -95,6 +95,7 @@ def select_records(
             kept.append(r)
         else:
             skipped.append({"run_id": r.run_id, "name": r.name, "state": r.state, "reason": reason})
+    _name_parents(kept, skipped)
     for values, name in ((algorithms, "algorithm"), (tasks, "task")):
         unknown = [v for v in (values or ()) if str(v) not in seen[name]]
         if unknown and seen[name]:
@@ -106,6 +107,19 @@ def select_records(
     return kept, skipped
 
 
+#: Why a run without the fields is skipped when it is the parent of analysed runs (an MLproject's grid run).
+PARENT_REASON = "is the parent run of analysed runs (it carries none of the fields)"
+
+
+def _name_parents(kept: Sequence[RunRecord], skipped: list[dict[str, Any]]) -> None:
+    """A skipped run that the kept runs name as their parent (``attrs["parent_run_id"]``) is expected there, not
+    unrelated: its reason says so, and :func:`unrelated_warning` does not warn about it."""
+    parents = {str(r.attrs["parent_run_id"]) for r in kept if r.attrs.get("parent_run_id")}
+    for entry in skipped:
+        if entry["run_id"] in parents and str(entry["reason"]).startswith("has none"):
+            entry["reason"] = PARENT_REASON
+
+
 def unrelated_warning(skipped: Sequence[Mapping[str, Any]], refs: Mapping[str, str], tracker: str) -> str | None:
     """The console warning for runs skipped because they carry none of the fields (or None)."""
     unrelated = [s for s in skipped if str(s["reason"]).startswith("has none")]
@@ -113,7 +127,7 @@ def unrelated_warning(skipped: Sequence[Mapping[str, Any]], refs: Mapping[str, s
         return None
     return (
         f"skipped {plural(len(unrelated), 'run', tracker)} that {agree(len(unrelated), 'have')} none of the fields {', '.join(refs.values())} "
-        f"(e.g. parent or unrelated runs): {', '.join(str(s['run_id']) for s in unrelated[:10])}"
+        f"(runs of something else, or training runs whose fields have other names): {', '.join(str(s['run_id']) for s in unrelated[:10])}"
         + (" ..." if len(unrelated) > 10 else "")
     )
 

@@ -302,3 +302,25 @@ def test_log_final_score_needs_a_run(store, monkeypatch):
     with use_store(store["uri"], monkeypatch):
         with pytest.raises(TrackerError, match="no active MLflow run"):
             write_final_score(1.0, "PPO", "Hopper", 3)
+
+
+def test_the_parent_of_analysed_runs_is_skipped_without_a_warning_and_an_unrelated_run_is_warned(tmp_path):
+    """An MLproject grid's parent run carries none of the fields: expected there, so it is listed with its own
+    reason and not warned about; a run that is nobody's parent and has none of the fields is still warned."""
+    uri = make_store(tmp_path)
+    client = mlflow.MlflowClient(uri)
+    exp = client.create_experiment("project")
+    parent = log_run(client, exp, "grid")
+    for algorithm, score in (("A", 1.0), ("B", 2.0)):
+        for seed in range(2):
+            log_run(client, exp, f"{algorithm}{seed}", tags={**convention(algorithm, "t", seed),
+                    "mlflow.parentRunId": parent}, metrics={"rl_reliable_final_score": score + seed})  # fmt: skip
+    table = mlflow_table("project", tracking_uri=uri)
+    reasons = {s["run_id"]: s["reason"] for s in table.source["skipped"]}
+    assert reasons == {parent: "is the parent run of analysed runs (it carries none of the fields)"}
+    assert not any("none of the fields" in w for w in table.warnings)
+
+    stray = log_run(client, exp, "notes")
+    table = mlflow_table("project", tracking_uri=uri)
+    warned = [w for w in table.warnings if "none of the fields" in w]
+    assert len(warned) == 1 and stray in warned[0] and parent not in warned[0]
