@@ -180,7 +180,10 @@ def test_a_state_from_before_the_step_down_replays_and_goes_on_with_bonferroni(t
     row = second.decisions.iloc[1]
     # the numbers the earlier version gave for this look: A - C at alpha / 3 although two pairs were decided
     assert (row.decision, row.look) == ("undecided", 2)
-    assert (row.low, row.high) == (-1.181474233802341, 1.2705855952749914)
-    assert second.record["pairs"][1]["bound"] == 2.933314319471784 and "level" not in second.record["pairs"][1]
+    # the old code's numbers (its own run, numpy 2); other numpy versions may sum in another order: last bits only
+    old = pytest.approx((-1.181474233802341, 1.2705855952749914), rel=1e-12)
+    assert (row.low, row.high) == old
+    bound = second.record["pairs"][1]["bound"]
+    assert bound == pytest.approx(2.933314319471784, rel=1e-12) and "level" not in second.record["pairs"][1]
     written = json.loads((state / "design.json").read_text())  # now says so explicitly
     assert (written["multiplicity"], written["futility"]) == ("bonferroni", 0.0)
