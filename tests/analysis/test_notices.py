@@ -6,26 +6,18 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
 import pandas as pd
 import pytest
 
 import rl_reliable_logger
 from rl_reliable_logger import InputError, ReliabilityWarning, ScoreTable, evaluate
+from tests.support.reports import heavy_tailed_frame
 
 FAST = dict(reps=200, profile_reps=50, improvement_reps=50, seed=0, method="percentile")
 
 
 def _frame() -> pd.DataFrame:
-    """H1 and H2 heavy-tailed (their means are flagged, and so is their difference), C calm."""
-    rng = np.random.default_rng(1)
-    rows = [
-        (alg, f"task{t}", s, float(rng.lognormal(0.0, 2.5)) if alg != "C" else float(rng.normal(1.0, 0.1)))
-        for alg in ("H1", "H2", "C")
-        for t in range(6)
-        for s in range(40)
-    ]
-    return pd.DataFrame(rows, columns=["algorithm", "task", "seed", "score"])
+    return heavy_tailed_frame()
 
 
 def _trust_lines(messages: list[str]) -> list[str]:

@@ -3,27 +3,19 @@ lines evaluate() emits as ReliabilityWarning (caught, not shown a second time by
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
 import pytest
 
 from rl_reliable_logger.cli.main import main
 from rl_reliable_logger.trackers.base.selection import unrelated_warning
+from tests.support.reports import heavy_tailed_frame
 
 FAST = ["--reps", "200", "--profile-reps", "50", "--improvement-reps", "50", "--method", "percentile"]
 
 
 @pytest.fixture
 def heavy_csv(tmp_path):
-    rng = np.random.default_rng(1)
-    rows = [
-        (alg, f"task{t}", s, float(rng.lognormal(0.0, 2.5)) if alg != "C" else float(rng.normal(1.0, 0.1)))
-        for alg in ("H1", "H2", "C")
-        for t in range(6)
-        for s in range(40)
-    ]
     path = tmp_path / "scores.csv"
-    pd.DataFrame(rows, columns=["algorithm", "task", "seed", "score"]).to_csv(path, index=False)
+    heavy_tailed_frame().to_csv(path, index=False)
     return path
 
 
