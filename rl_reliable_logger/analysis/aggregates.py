@@ -246,14 +246,15 @@ def aggregate_tables(
     method: str,
     bar: Callable[[int], None],
     notes: list[str] | None = None,
-    mean_se: dict[str, dict[str, np.ndarray]] | None = None,
+    se_replicates: dict[str, dict[str, dict[str, np.ndarray]]] | None = None,
     median_interval: str = "method",
 ) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     """The ``aggregates`` table and every algorithm's replicates (for the differences).
 
     ``task_bootstrap``: False, or the shared task SeedSequence of :func:`analysis_streams`. ``notes``: receives
-    one sentence per interval that fell back from the requested method (naming the algorithm). ``mean_se``:
-    receives each algorithm's (mean, se) replicates under ``bootstrap-t`` (see ``aggregate_intervals``).
+    one sentence per interval that fell back from the requested method (naming the algorithm). ``se_replicates``:
+    receives each algorithm's (statistic, se) replicates of its studentized statistics under ``bootstrap-t`` (see
+    ``aggregate_intervals``).
     ``median_interval``: the ``median_interval`` option (the median's order-statistic interval on request).
     """
     check_method(method, cells)
@@ -263,7 +264,8 @@ def aggregate_tables(
         point, low, high, dists[alg] = aggregate_intervals(
             c, metric_objs, reps, rngs[alg], ci=ci, method=method, task_bootstrap=task_bootstrap,
             chunk_bytes=chunk_bytes, progress=bar, notes=fell_back,
-            mean_se=None if mean_se is None else mean_se.setdefault(alg, {}), median_interval=median_interval,
+            se_replicates=None if se_replicates is None else se_replicates.setdefault(alg, {}),
+            median_interval=median_interval,
         )  # fmt: skip
         if notes is not None:
             notes += [f"{alg}: {n}" for n in fell_back]

@@ -180,8 +180,8 @@ CORE_TABLES = ("aggregates", "per_task", "improvement", "differences", "profiles
 class Run:
     """What the table builders share: the options, the cells, the random streams and the progress bar.
 
-    ``dists`` and ``mean_se``: the aggregates' replicates (and, studentized, the mean's standard errors) that
-    the differences reuse.
+    ``dists`` and ``se_replicates``: the aggregates' replicates (and, studentized, the mean's and the IQM's standard
+    errors) that the differences reuse.
     """
 
     opts: AnalysisOptions
@@ -195,7 +195,7 @@ class Run:
     spec: intervals.IntervalMethod
     side_seeds: tuple[Any, Any]
     dists: dict[str, np.ndarray] = field(default_factory=dict)
-    mean_se: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    se_replicates: dict[str, dict[str, dict[str, np.ndarray]]] = field(default_factory=dict)
     points: dict[tuple[str, str], float] = field(default_factory=dict)
 
     @property
@@ -342,7 +342,7 @@ def _aggregates_part(run: Run) -> Part:
         run.opts.method,
         run.bar,
         notes,
-        run.mean_se,
+        run.se_replicates,
         median_interval=run.opts.median_interval,
     )
     run.points = dict(zip(zip(table["algorithm"], table["metric"]), table["point"]))
@@ -581,7 +581,8 @@ def _difference_bounds(run: Run, pairs, pair_points, tails, spec):
 
 def _differences(run: Run) -> tuple[pd.DataFrame, list[str]]:
     """The differences table and its fallback notes. Each statistic gets the registry's rule: under
-    ``bootstrap-t`` studentized for the mean (from ``run.mean_se``, each algorithm's (mean, se) replicates), the
+    ``bootstrap-t`` studentized for the mean and the IQM (from ``run.se_replicates``, each algorithm's (statistic,
+    se) replicates), the
     normal interval with the bootstrap standard deviation for the median (at the pair's expanded level), expanded
     for every other metric and where the studentized replicates are degenerate (a sentence in the notes)."""
     names = [m.name for m in run.metric_objs]
@@ -596,7 +597,7 @@ def _differences(run: Run) -> tuple[pd.DataFrame, list[str]]:
     notes: list[str] = []
     for j, m in enumerate(run.metric_objs):
         own = run.spec.for_statistic("differences", agg.statistic_kind(m))
-        if own.studentized and run.mean_se:
+        if own.studentized and run.se_replicates:
             _studentized_differences(run, pairs, bounds, j, notes)
         elif not own.studentized and own.bounds is not spec.bounds and own.bounds is not None:
             for k, (x, y) in enumerate(pairs):
@@ -623,9 +624,9 @@ def _differences(run: Run) -> tuple[pd.DataFrame, list[str]]:
 
 def _studentized_differences(run: Run, pairs, bounds, j: int, notes: list[str]) -> None:
     """The studentized interval of metric ``j``'s difference for every pair (in ``bounds``), or a note."""
-    name = run.metric_objs[j].name
+    name, kind = run.metric_objs[j].name, agg.statistic_kind(run.metric_objs[j])
     for k, (x, y) in enumerate(pairs):
-        found = agg.studentized_difference(run.mean_se[x], run.mean_se[y], run.opts.ci)
+        found = agg.studentized_difference(run.se_replicates[x][kind], run.se_replicates[y][kind], run.opts.ci)
         if found is None:
             notes.append(f"{x} - {y}: " + agg.fallback_note(f"the {name} difference"))
         else:

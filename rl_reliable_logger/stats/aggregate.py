@@ -2,11 +2,11 @@
 
 One call does what every interval method needs: the bootstrap replicates of the metrics, the leave-one-run-out
 values and strata for ``bca``, the cells for ``expanded``, and, for ``bootstrap-t``, the replicates of the mean's
-standard error drawn with the same replicates (the mean gets the studentized interval, the median the normal
-interval with the bootstrap standard deviation at the expanded level, :func:`..bootstrap.normal_interval`, every
-other metric the expanded one). Where the studentized distribution is degenerate
-(:func:`..bootstrap.studentized_mean_interval` returns None) the mean keeps the expanded interval and a note in
-``notes`` says so.
+and the IQM's standard errors drawn with the same replicates (:data:`STANDARD_ERRORS`; the mean and the IQM get
+the studentized interval, the median the normal interval with the bootstrap standard deviation at the expanded
+level, :func:`..bootstrap.normal_interval`, every other metric the expanded one). Where the studentized
+distribution is degenerate (:func:`..bootstrap.studentized_interval` returns None) the statistic keeps the
+expanded interval and a note in ``notes`` says so.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def aggregate_intervals(
     chunk_bytes: int = bs.DEFAULT_CHUNK_BYTES,
     progress: Callable[[int], None] | None = None,
     notes: list[str] | None = None,
-    mean_se: dict[str, np.ndarray] | None = None,
+    se_replicates: dict[str, dict[str, np.ndarray]] | None = None,
     median_interval: str = "method",
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(point, low, high, replicates)`` of the metrics: ``(n,)`` three times and ``(reps, n)``.
@@ -41,8 +41,9 @@ def aggregate_intervals(
     (:func:`median_order_statistic_interval`) instead of the method's (:data:`.intervals.MEDIAN_INTERVALS`).
 
     ``notes``: receives one sentence per metric whose interval is not the requested method's (a fallback).
-    ``mean_se``: with ``bootstrap-t``, receives the replicates (``"dist"``, (reps, 2)) and estimate (``"point"``)
-    of (mean, standard error), for the studentized mean differences (:func:`studentized_difference`)."""
+    ``se_replicates``: with ``bootstrap-t``, receives for each studentized kind of statistic (``"mean"``, ``"iqm"``)
+    the replicates (``"dist"``, (reps, 2)) and estimate (``"point"``) of (statistic, standard error), for the
+    studentized differences (:func:`studentized_difference`)."""
     spec = intervals.requested(method)
     if median_interval not in intervals.MEDIAN_INTERVALS:
         raise ValueError(
@@ -50,26 +51,39 @@ def aggregate_intervals(
         )
     stacked = lambda r: np.stack([m(r) for m in metric_objs], axis=1)
     point = stacked(bs.original(cells))[0]
-    # studentized: the mean's standard error from the same replicates
-    statistic = (lambda r: np.concatenate([stacked(r), mt.mean_se(r)], axis=1)) if spec.studentized else stacked
+    # studentized statistics: their standard errors from the same replicates
+    kinds = studentized_kinds(spec, "aggregates", metric_objs) if spec.studentized else []
+    with_se = lambda r: np.concatenate([stacked(r), *(STANDARD_ERRORS[k](r) for k in kinds)], axis=1)
     dist = bs.replicates(
-        cells, statistic, reps, rng, task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes, progress=progress
-    )
+        cells, with_se if kinds else stacked, reps, rng, task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes,
+        progress=progress,
+    )  # fmt: skip
     jack = bs.jackknife(cells, stacked) if spec.needs_jackknife else None
     strata = bs.jackknife_tasks(cells) if spec.needs_jackknife else None
-    if spec.studentized:
-        dist, dist_se = dist[:, :-2], dist[:, -2:]
+    n = len(metric_objs)
+    dist, dist_se = dist[:, :n], dist[:, n:]
     low, high = bs.interval(dist, point, ci=ci, method=method, jackknife=jack, strata=strata, cells=cells)
     if spec.studentized:
-        point_se = mt.mean_se(bs.original(cells))[0]
-        if mean_se is not None:
-            mean_se.update(dist=dist_se, point=point_se)
-        _by_statistic(spec, metric_objs, cells, ci, (dist, point, low, high), (dist_se, point_se), notes)
+        original = bs.original(cells)
+        ses = {
+            k: {"dist": dist_se[:, 2 * i : 2 * i + 2], "point": STANDARD_ERRORS[k](original)[0]}
+            for i, k in enumerate(kinds)
+        }
+        if se_replicates is not None:
+            se_replicates.update(ses)
+        _by_statistic(spec, metric_objs, cells, ci, (dist, point, low, high), ses, notes)
     if median_interval == "order-statistic":
         for j, m in enumerate(metric_objs):
             if statistic_kind(m) == "median":
                 low[j], high[j] = median_order_statistic_interval(cells, ci)
     return point, low, high, dist
+
+
+#: The studentized kinds of statistic: each one's ``resample -> (R, 2)`` of (statistic, standard error).
+STANDARD_ERRORS: dict[str, Callable[[bs.Resample], np.ndarray]] = {
+    "mean": mt.mean_se,
+    "iqm": mt.trimmed_mean_se(0.25),
+}
 
 
 def statistic_kind(metric: mt.Metric) -> str:
@@ -78,7 +92,15 @@ def statistic_kind(metric: mt.Metric) -> str:
         return "mean"
     if metric.fn is mt.median:
         return "median"
+    if getattr(metric.fn, "trim_proportion", None) == 0.25:
+        return "iqm"
     return "*"
+
+
+def studentized_kinds(spec: intervals.IntervalMethod, table: str, metric_objs: Sequence[mt.Metric]) -> list[str]:
+    """The kinds of the statistics in ``metric_objs`` whose interval in ``table`` is studentized, once each."""
+    kinds = [statistic_kind(m) for m in metric_objs]
+    return [k for k in STANDARD_ERRORS if k in kinds and spec.for_statistic(table, k).studentized]
 
 
 def _by_statistic(spec, metric_objs, cells, ci, replicates, se, notes) -> None:
@@ -87,9 +109,10 @@ def _by_statistic(spec, metric_objs, cells, ci, replicates, se, notes) -> None:
     dist, point, low, high = replicates
     table = spec.for_table("aggregates")
     for j, m in enumerate(metric_objs):
-        own = spec.for_statistic("aggregates", statistic_kind(m))
+        kind = statistic_kind(m)
+        own = spec.for_statistic("aggregates", kind)
         if own.studentized:
-            found = bs.studentized_mean_interval(se[0], se[1], ci)
+            found = bs.studentized_interval(se[kind]["dist"], se[kind]["point"], ci)
             if found is None:
                 if notes is not None:
                     notes.append(fallback_note(f"the {m.name}"))
@@ -124,10 +147,11 @@ def fallback_note(what: str) -> str:
 def studentized_difference(
     x: dict[str, np.ndarray], y: dict[str, np.ndarray], ci: float = 0.95, n: int | None = None
 ) -> tuple[float, float] | None:
-    """Bootstrap-t interval for mean(X) - mean(Y) from each algorithm's ``mean_se`` of :func:`aggregate_intervals`:
-    ``t* = (d* - d) / sqrt(se_x*² + se_y*²)`` on the first ``n`` (common) replicates; None where degenerate."""
+    """Bootstrap-t interval for stat(X) - stat(Y) from each algorithm's ``se_replicates[kind]`` of
+    :func:`aggregate_intervals`: ``t* = (d* - d) / sqrt(se_x*² + se_y*²)`` on the first ``n`` (common) replicates;
+    None where degenerate."""
     n = min(len(x["dist"]), len(y["dist"])) if n is None else n
     dx, dy = x["dist"][:n], y["dist"][:n]
     dist = np.column_stack([dx[:, 0] - dy[:, 0], np.hypot(dx[:, 1], dy[:, 1])])
     point = np.array([x["point"][0] - y["point"][0], np.hypot(x["point"][1], y["point"][1])])
-    return bs.studentized_mean_interval(dist, point, ci)
+    return bs.studentized_interval(dist, point, ci)
