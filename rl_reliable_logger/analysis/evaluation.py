@@ -141,8 +141,9 @@ def evaluate(
     run = _setup(prep, opts)
     warnings = [pc.format_finding(f) for f in findings] + prep.warnings
     warnings += _scale_warnings(
-        run.final, run.tasks, [m.name for m in run.metric_objs], opts.gamma, opts.normalize is not None
-    )
+        run.final, run.tasks, [m.name for m in run.metric_objs], opts.gamma,
+        prep.normalization if opts.normalize is not None else None,
+    )  # fmt: skip
     parts: list[Part] = []
     try:
         parts += [build(run) for build in TABLE_BUILDERS]
@@ -453,15 +454,21 @@ def _without_secrets(frame: pd.DataFrame, warnings: list[str]) -> pd.DataFrame:
 
 
 def _scale_warnings(
-    final: ScoreTable, tasks: list[str], metrics: list[str], gamma: float, normalized: bool
+    final: ScoreTable, tasks: list[str], metrics: list[str], gamma: float, normalization: str | None
 ) -> list[str]:
-    """Aggregates that would mean little: raw scores of very different scales pooled over tasks, and the
-    optimality gap on a scale where ``gamma`` is no target (issue 13 item 7)."""
+    """Aggregates that would mean little: raw scores of very different scales pooled over tasks, the optimality
+    gap on a scale where ``gamma`` is no target (issue 13 item 7), and scores declared normalised (``normalization``,
+    None for raw scores) that look like raw returns (issue 43; one warning, which then stands for the gap's)."""
     frame = final.frame
+    normalized = normalization is not None
     out = []
     if not normalized:
         pooled = {t: frame.loc[frame["task"] == t, "score"].to_numpy(float) for t in tasks}
         out.append(ck.raw_scale_warning(pooled))
+    else:
+        contradicted = ck.normalization_warning(frame["score"].to_numpy(float), str(normalization), gamma)
+        if contradicted:
+            return [contradicted]
     if "optimality_gap" in metrics:
         out.append(ck.gap_warning(gamma, frame["score"].to_numpy(float), normalized=normalized))
     return [w for w in out if w]
