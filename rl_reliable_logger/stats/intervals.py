@@ -164,7 +164,10 @@ def rule_words(name: str) -> str:
         kinds = {kind: spec.for_statistic(table, kind).phrase for kind in STATISTIC_KINDS}
         words = kinds["*"]
         if len(set(kinds.values())) > 1:
-            words = ", ".join(f"{phrase} for {STATISTIC_WORDS[kind]}" for kind, phrase in kinds.items())
+            by_phrase: dict[str, list[str]] = {}
+            for kind, phrase in kinds.items():
+                by_phrase.setdefault(phrase, []).append(STATISTIC_WORDS[kind])
+            words = ", ".join(f"{phrase} for {_join(named)}" for phrase, named in by_phrase.items())
         groups.setdefault(words, []).append(TABLE_WORDS[table])
     return "; ".join(f"{_join(tables)}: {words}" for words, tables in groups.items())
 
