@@ -71,7 +71,8 @@ def _per_task(cells: bs.Cells) -> list[np.ndarray]:
 def trial(cx: bs.Cells, cy: bs.Cells, reps: int, rx, ry, ci: float) -> dict[str, np.ndarray]:
     """Low and high of the six statistics for each method, on one pair of data sets."""
     metrics = [registry.get_metric(m) for m in ("iqm", "mean", "median")]
-    iqm_se = agg.STANDARD_ERRORS["iqm"]
+    iqm_se = agg.standard_error(metrics[0])
+    assert iqm_se is not None
 
     def stat(r: bs.Resample) -> np.ndarray:
         parts = [np.stack([m(r) for m in metrics], axis=1), mt.mean_se(r)[:, 1:], iqm_se(r)[:, 1:]]

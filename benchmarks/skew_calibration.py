@@ -66,7 +66,8 @@ class Config:
     runs: int
     hit: list[bool] = field(default_factory=list)
     hit_pair: list[bool] = field(default_factory=list)
-    hit_gap: list[bool] = field(default_factory=list)  # the optimality gap's interval (expanded, as bootstrap-t)
+    hit_gap: list[bool] = field(default_factory=list)  # the optimality gap's interval (studentized, as bootstrap-t)
+    hit_gap_expanded: list[bool] = field(default_factory=list)  # ... and its expanded interval (before issue 43)
     skew_x: list[np.ndarray] = field(default_factory=list)
     skew_y: list[np.ndarray] = field(default_factory=list)
     former_x: list[float] = field(default_factory=list)
@@ -110,8 +111,10 @@ def diff_interval(cells: tuple[bs.Cells, bs.Cells], d: tuple, p: tuple, ci: floa
 def run_config(cfg: Config, draw_x, draw_y, truth: tuple[float, ...], trials: int, reps: int, rng, ci: float):
     """Fill ``cfg`` with ``trials`` data sets drawn by ``draw_x`` / ``draw_y`` (rng -> list of per-task runs), each
     with the :data:`METHOD` (``bootstrap-t``) intervals of the mean, of the mean difference and (with a third truth)
-    of X's optimality gap (γ = 1; expanded, as bootstrap-t gives it)."""
+    of X's optimality gap (γ = 1; studentized as bootstrap-t gives it, expanded where degenerate, and expanded)."""
     gap = registry.get_metric("optimality_gap")
+    gap_se = agg.standard_error(gap)
+    assert gap_se is not None
     for _ in range(trials):
         cx, cy = bs.Cells.from_list(draw_x(rng)), bs.Cells.from_list(draw_y(rng))
         rx, ry = rng.spawn(2)
@@ -121,9 +124,13 @@ def run_config(cfg: Config, draw_x, draw_y, truth: tuple[float, ...], trials: in
         low, high = mean_interval(cx, dx, px, ci)
         cfg.hit.append(low <= truth[0] <= high)
         if len(truth) > 2:
-            g_low, g_high = bs.interval(gap(resample_x)[:, None], gap(bs.original(cx)), ci=ci, method="expanded",
+            g_dist, g_point = gap_se(resample_x), gap_se(bs.original(cx))[0]
+            g_low, g_high = bs.interval(g_dist[:, :1], g_point[:1], ci=ci, method="expanded",
                                         tail=bs.expanded_level(cx, ci))  # fmt: skip
-            cfg.hit_gap.append(bool(g_low[0] <= truth[2] <= g_high[0]))
+            cfg.hit_gap_expanded.append(bool(g_low[0] <= truth[2] <= g_high[0]))
+            found = bs.studentized_interval(g_dist, g_point, ci)
+            low_g, high_g = found if found is not None else (g_low[0], g_high[0])
+            cfg.hit_gap.append(bool(low_g <= truth[2] <= high_g))
         low, high = diff_interval((cx, cy), (dx, dy), (px, py), ci)
         cfg.hit_pair.append(low <= truth[0] - truth[1] <= high)
         cfg.skew_x.append(dg.task_skewness(cx))
@@ -283,10 +290,11 @@ def report(configs: list[Config], constants: tuple[float, float, float], args: a
                 hi, n_hi, lo, n_lo = rates(cs, rule, pair)
                 lines.append(f"    {split:<8} {kind:<4}: {hi:.3f} [{n_hi}] / {lo:.3f} [{n_lo}]")
         lines.append("")
-    gap = lambda c: f"{np.mean(c.hit_gap):.3f}" if c.hit_gap else "-"
+    gap = lambda c: f"{np.mean(c.hit_gap):.3f} ({np.mean(c.hit_gap_expanded):.3f})" if c.hit_gap else "-"
     lines.append(
         "per configuration (" + ("every one" if args.real_only else "held-out")
-        + "): coverage of the mean, of the mean difference, of the optimality gap; firing rate of "
+        + "): coverage of the mean, of the mean difference, of the optimality gap (bootstrap-t; expanded, the former "
+        "rule, in brackets); firing rate of "
         + " / ".join(k.split(" (")[0] for k in rules)
     )  # fmt: skip
     for c in configs:
@@ -311,7 +319,8 @@ def coverage_summary(configs: list[Config], rules: dict) -> list[str]:
         cs = [c for c in configs if c.kind == "real" and c.runs == n]
         parts = []
         for name, cov in (("mean", [coverage(c) for c in cs]), ("difference", [coverage(c, True) for c in cs]),
-                          ("gap", [float(np.mean(c.hit_gap)) for c in cs if c.hit_gap])):  # fmt: skip
+                          ("gap", [float(np.mean(c.hit_gap)) for c in cs if c.hit_gap]),
+                          ("gap expanded", [float(np.mean(c.hit_gap_expanded)) for c in cs if c.hit_gap])):  # fmt: skip
             if cov:
                 parts.append(f"{name} {min(cov):.3f}-{max(cov):.3f} ({sum(v < 0.93 for v in cov)} of {len(cov)})")
         short = [c for c in cs if coverage(c) < 0.93]

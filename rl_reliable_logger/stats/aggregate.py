@@ -2,7 +2,7 @@
 
 One call does what every interval method needs: the bootstrap replicates of the metrics, the leave-one-run-out
 values and strata for ``bca``, the cells for ``expanded``, and, for ``bootstrap-t``, the replicates of the mean's
-and the IQM's standard errors drawn with the same replicates (:data:`STANDARD_ERRORS`; the mean and the IQM get
+the IQM's and the optimality gap's standard errors drawn with the same replicates (:func:`standard_error`; these get
 the studentized interval, the median the normal interval with the bootstrap standard deviation at the expanded
 level, :func:`..bootstrap.normal_interval`, every other metric the expanded one). Where the studentized
 distribution is degenerate (:func:`..bootstrap.studentized_interval` returns None) the statistic keeps the
@@ -52,8 +52,8 @@ def aggregate_intervals(
     stacked = lambda r: np.stack([m(r) for m in metric_objs], axis=1)
     point = stacked(bs.original(cells))[0]
     # studentized statistics: their standard errors from the same replicates
-    kinds = studentized_kinds(spec, "aggregates", metric_objs) if spec.studentized else []
-    with_se = lambda r: np.concatenate([stacked(r), *(STANDARD_ERRORS[k](r) for k in kinds)], axis=1)
+    kinds = studentized_kinds(spec, "aggregates", metric_objs) if spec.studentized else {}
+    with_se = lambda r: np.concatenate([stacked(r), *(se(r) for se in kinds.values())], axis=1)
     dist = bs.replicates(
         cells, with_se if kinds else stacked, reps, rng, task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes,
         progress=progress,
@@ -66,8 +66,8 @@ def aggregate_intervals(
     if spec.studentized:
         original = bs.original(cells)
         ses = {
-            k: {"dist": dist_se[:, 2 * i : 2 * i + 2], "point": STANDARD_ERRORS[k](original)[0]}
-            for i, k in enumerate(kinds)
+            k: {"dist": dist_se[:, 2 * i : 2 * i + 2], "point": se(original)[0]}
+            for i, (k, se) in enumerate(kinds.items())
         }
         if se_replicates is not None:
             se_replicates.update(ses)
@@ -79,11 +79,17 @@ def aggregate_intervals(
     return point, low, high, dist
 
 
-#: The studentized kinds of statistic: each one's ``resample -> (R, 2)`` of (statistic, standard error).
-STANDARD_ERRORS: dict[str, Callable[[bs.Resample], np.ndarray]] = {
-    "mean": mt.mean_se,
-    "iqm": mt.trimmed_mean_se(0.25),
-}
+def standard_error(metric: mt.Metric) -> Callable[[bs.Resample], np.ndarray] | None:
+    """``resample -> (R, 2)`` of (statistic, standard error) for the kinds that can be studentized (the mean, the
+    IQM, the optimality gap at its own γ); None for the others."""
+    kind = statistic_kind(metric)
+    if kind == "mean":
+        return mt.mean_se
+    if kind == "iqm":
+        return mt.trimmed_mean_se(0.25)
+    if kind == "optimality_gap":
+        return mt.optimality_gap_se(float(metric.fn.gamma))  # type: ignore[attr-defined]
+    return None
 
 
 def statistic_kind(metric: mt.Metric) -> str:
@@ -94,13 +100,22 @@ def statistic_kind(metric: mt.Metric) -> str:
         return "median"
     if getattr(metric.fn, "trim_proportion", None) == 0.25:
         return "iqm"
+    if getattr(metric.fn, "__name__", None) == "optimality_gap" and hasattr(metric.fn, "gamma"):
+        return "optimality_gap"
     return "*"
 
 
-def studentized_kinds(spec: intervals.IntervalMethod, table: str, metric_objs: Sequence[mt.Metric]) -> list[str]:
-    """The kinds of the statistics in ``metric_objs`` whose interval in ``table`` is studentized, once each."""
-    kinds = [statistic_kind(m) for m in metric_objs]
-    return [k for k in STANDARD_ERRORS if k in kinds and spec.for_statistic(table, k).studentized]
+def studentized_kinds(
+    spec: intervals.IntervalMethod, table: str, metric_objs: Sequence[mt.Metric]
+) -> dict[str, Callable[[bs.Resample], np.ndarray]]:
+    """The kinds of the statistics in ``metric_objs`` whose interval in ``table`` is studentized (the first metric
+    of each kind), with their standard errors (:func:`standard_error`)."""
+    out: dict[str, Callable[[bs.Resample], np.ndarray]] = {}
+    for m in metric_objs:
+        kind, se = statistic_kind(m), standard_error(m)
+        if se is not None and kind not in out and spec.for_statistic(table, kind).studentized:
+            out[kind] = se
+    return out
 
 
 def _by_statistic(spec, metric_objs, cells, ci, replicates, se, notes) -> None:

@@ -194,6 +194,25 @@ def optimality_gap(gamma: float = 1.0) -> MetricFn:
         return gamma - (weights * np.minimum(values, gamma)).sum(axis=1)
 
     fn.__name__ = "optimality_gap"
+    fn.gamma = gamma  # type: ignore[attr-defined]  # read by the interval rules (the gap's kind) and its standard error
+    return fn
+
+
+def optimality_gap_se(gamma: float = 1.0) -> Callable[[Resample], np.ndarray]:
+    """``resample -> (R, 2)``: the optimality gap and its stratified standard error. The gap is γ minus the mean of
+    the runs clipped at γ, so its standard error is the mean's (:func:`mean_se`) of ``min(score, γ)``: the input of
+    the studentized gap interval (:func:`..bootstrap.studentized_interval`).
+
+        >>> from rl_reliable_logger.stats import bootstrap as bs
+        >>> cells = bs.Cells.from_list([np.array([0.2, 0.6, 3.0]), np.array([0.5, 1.5, 1.0])])
+        >>> [round(float(v), 4) for v in optimality_gap_se(1.0)(bs.original(cells))[0]]
+        [0.2833, 0.1424]
+    """
+
+    def fn(resample: Resample) -> np.ndarray:
+        clipped = mean_se(resample.with_values(np.minimum(resample.values, gamma)))
+        return np.stack([gamma - clipped[:, 0], clipped[:, 1]], axis=1)
+
     return fn
 
 

@@ -390,7 +390,7 @@ def test_bootstrap_t_gives_the_median_the_normal_interval_at_the_expanded_level(
 
     rng = np.random.default_rng(62)
     cells = bs.Cells.from_list([rng.normal(m, 0.3, 3) for m in rng.normal(size=10)])
-    metrics = [registry.get_metric(n) for n in ("median", "optimality_gap")]
+    metrics = [registry.get_metric(n) for n in ("median", "dp25")]
     point, low, high, dist = aggregate_intervals(cells, metrics, 2000, np.random.default_rng(3), method="bootstrap-t")
     tail = bs.expanded_level(cells)
     half = -special.ndtri(tail) * dist[:, 0].std(ddof=1)

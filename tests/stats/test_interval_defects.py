@@ -188,14 +188,14 @@ def test_the_degenerate_rule_is_scale_free():
 )
 def test_no_bootstrap_t_interval_is_absurd(tasks, runs, scale, offset, seed, heavy):
     """Random small tables (the ones where studentized replicates degenerate): every bootstrap-t interval of the
-    mean and the IQM is finite, holds its estimate and lies within ``range / DEGENERATE_SE`` of it (the bound the
+    mean, the IQM and the optimality gap is finite, holds its estimate and lies within ``range / DEGENERATE_SE`` of it (the bound the
     rule gives: ``|t*| se <= |stat* - stat| / DEGENERATE_SE``), whether studentized or fallen back."""
     rng = np.random.default_rng(seed)
     x = (rng.standard_t(2, (runs, tasks)) if heavy else rng.standard_normal((runs, tasks))) * 10.0**scale + offset
     if rng.random() < 0.2:  # a constant task (e.g. a game every run scores 0 on)
         x[:, 0] = x[0, 0]
     cells = bs.Cells.from_array(x)
-    metrics = [registry.get_metric("mean"), registry.get_metric("iqm")]
+    metrics = [registry.get_metric(name) for name in ("mean", "iqm", "optimality_gap")]
     point, low, high, _ = aggregate_intervals(cells, metrics, 500, np.random.default_rng(seed), method="bootstrap-t")
     spread = float(np.ptp(x))
     assert np.isfinite(low).all() and np.isfinite(high).all()

@@ -47,5 +47,7 @@ def test_bootstrap_t_rule_is_the_documented_one():
     assert {rule[t] for t in ("improvement", "profiles", "gap_curve")} == {"expanded"}
     spec = intervals.requested("bootstrap-t")
     got = {k: spec.for_statistic("aggregates", k).name for k in intervals.STATISTIC_KINDS}
-    assert got == {"mean": "bootstrap-t", "iqm": "bootstrap-t", "median": "normal", "*": "expanded"}
+    assert got == {
+        "mean": "bootstrap-t", "iqm": "bootstrap-t", "optimality_gap": "bootstrap-t", "median": "normal", "*": "expanded"
+    }  # fmt: skip
     assert intervals.table_rule("bca") == {t: ("bca" if t == "aggregates" else "bc") for t in intervals.TABLES}
