@@ -140,7 +140,9 @@ def simulated_row(model: str, m: int, runs: list[int], args: argparse.Namespace)
     return [_result(model, m, n, args.per_block, tallies[n], ties[n].tolist()) for n in runs]
 
 
-def _result(name: str, m: int, n: int, per_block: int, tallies: list[dict[str, np.ndarray]], tie: list, **extra) -> dict:
+def _result(
+    name: str, m: int, n: int, per_block: int, tallies: list[dict[str, np.ndarray]], tie: list, **extra
+) -> dict:
     """One row's JSON record: ``blocks`` (hit counts per block, as issue 33 stored them) and the other tallies."""
     keys = ("below", "above", "width", "err", "err2")
     out = {"set": name, "tasks": m, "runs": n, "per_block": per_block, "blocks": [t["hits"].tolist() for t in tallies],

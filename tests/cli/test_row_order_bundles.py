@@ -31,7 +31,9 @@ def _bundle(tmp_path: Path, name: str, frame: pd.DataFrame, capsys, monkeypatch,
     code, _, err = run_cli(capsys, "evaluate", "scores.csv", "--normalize", "atari100k", "--seed", "0", *FAST,
                            *extra, "--out", "out")  # fmt: skip
     assert code == 0, err
-    return {str(p.relative_to(folder / "out")): p.read_bytes() for p in sorted((folder / "out").rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder / "out")): p.read_bytes() for p in sorted((folder / "out").rglob("*")) if p.is_file()
+    }
 
 
 @pytest.mark.parametrize("extra", [(), ("--only-algorithms", "SPR,DER,DrQ")])
