@@ -229,6 +229,14 @@ class _Stratified:
 
         k = 1 if np.ndim(base) == 0 else int(np.shape(base)[0])
         t = np.zeros((reps, k))
+        for i, pos, kw in self._each_replicate(reps):
+            value = np.atleast_1d(np.asarray(func(*pos, **{**kw, **extra}), dtype=float))
+            t[i] = (value - np.atleast_1d(base)) / std_err(value, pos, kw)
+        return intervals.studentized_conf_int(t, base, std_err(base, self._args, self._kwargs), size=size, tail=tail)
+
+    def _each_replicate(self, reps: int) -> Iterator[tuple[int, tuple[np.ndarray, ...], dict[str, np.ndarray]]]:
+        """``(i, pos_data, kw_data)`` of replicates 0..reps-1, drawn :data:`CALL_BATCH` at a time (the per-replicate
+        path: ``func`` called on resampled arrays, as rliable calls it)."""
         done = 0
         while done < reps:
             n = min(CALL_BATCH, reps - done)
@@ -236,10 +244,8 @@ class _Stratified:
             for r in range(n):
                 self._index = self._index_of(draws, r)
                 pos, kw = self._resample()
-                value = np.atleast_1d(np.asarray(func(*pos, **{**kw, **extra}), dtype=float))
-                t[done + r] = (value - np.atleast_1d(base)) / std_err(value, pos, kw)
+                yield done + r, pos, kw
             done += n
-        return intervals.studentized_conf_int(t, base, std_err(base, self._args, self._kwargs), size=size, tail=tail)
 
     def _nested(self, pos: tuple[np.ndarray, ...], kw: dict[str, np.ndarray]) -> _Stratified:
         """A bootstrap of the same kind over one replicate's data, drawing from this bootstrap's stream."""
@@ -265,14 +271,8 @@ class _Stratified:
                 results[done : done + n] = plan.evaluate(self._batch(self._draw(n), n))
                 done += n
             return results
-        while done < reps:
-            n = min(CALL_BATCH, reps - done)
-            draws = self._draw(n)
-            for r in range(n):
-                self._index = self._index_of(draws, r)
-                pos, kw = self._resample()
-                results[done + r] = func(*pos, **{**kw, **(extra_kwargs or {})})
-            done += n
+        for i, pos, kw in self._each_replicate(reps):
+            results[i] = func(*pos, **{**kw, **(extra_kwargs or {})})
         return results
 
     def _jackknife(self, func: Callable[..., Any], extra_kwargs: dict | None) -> np.ndarray:
