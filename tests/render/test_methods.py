@@ -36,7 +36,8 @@ def test_paragraph_reflects_the_options():
         and "the aggregate metrics: studentized bootstrap (bootstrap-t) intervals for mean, iqm and optimality_gap"
         in one
         and "normal (bootstrap standard deviation, expanded percentile level) intervals for median (200 bootstrap "
-        "replicates)" in one
+        "replicates)"
+        in one
     )
     assert "random seed of the analysis is 3" in one and "Scores are raw" in one
     assert "interquartile mean" in one and "optimality gap" in one
