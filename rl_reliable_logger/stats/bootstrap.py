@@ -202,10 +202,17 @@ class Resample:
         batch; the arrays of one Resample are then valid until the workspace's next Resample), else a new one."""
         if self._workspace is None:
             return np.empty(shape, dtype)
+        size = math.prod(shape)
         buf = self._workspace.get(name)
-        if buf is None or buf.shape != shape or buf.dtype != dtype:
-            buf = self._workspace[name] = np.empty(shape, dtype)
-        return buf
+        if buf is None or buf.size < size or buf.dtype != dtype:  # grown, never shrunk: a last, smaller chunk fits
+            buf = self._workspace[name] = np.empty(size, dtype)
+        return buf[:size].reshape(shape)
+
+    def scratch(self, name: str, shape: tuple[int, ...], dtype: Any = float) -> np.ndarray:
+        """An uninitialised array a metric may write its own large intermediate into (e.g. the optimality gap's
+        clipped samples): reused from chunk to chunk when the Resample was given a workspace. Its contents are
+        valid until the metric returns."""
+        return self._buffer(f"scratch:{name}", tuple(shape), np.dtype(dtype))
 
     def drawn_runs(self) -> np.ndarray | None:
         """(R, S, N) the run each draw picked (an index into the K runs), in the uniforms' own replicate-major
@@ -285,7 +292,7 @@ class Resample:
         if self.equal_weights:
             k = columns.shape[0]
             orders = np.argsort(columns, axis=0, kind="stable")  # each column's own stable order
-            rank = np.empty((columns.shape[1], k), dtype=np.int16 if k < 2**15 else np.int32)
+            rank = np.empty((columns.shape[1], k), dtype=rank_dtype(k))
             np.put_along_axis(rank, orders.T, np.arange(k, dtype=rank.dtype)[None, :], axis=1)
             drawn = self.drawn_runs()
             src = (
@@ -293,7 +300,7 @@ class Resample:
             )
             rows = np.take(np.ascontiguousarray(rank.T), src, axis=0)  # (R, S·N, G): rows of G ranks gathered
             ranks = np.ascontiguousarray(np.moveaxis(rows, 2, 0))  # (G, R, S·N)
-            ranks.sort(axis=2)
+            sort_ranks(ranks, axis=2)
             for g, r in enumerate(out):
                 r._cache["order"] = orders[:, g]
                 r._cache["sorted_ranks"] = ranks[g]
@@ -404,7 +411,7 @@ class Resample:
                 raise ValueError("sorted_samples needs equal runs per task; use sorted_weights()")
             order = self.order()
             k = order.size
-            rank = np.empty(k, dtype=np.int16 if k < 2**15 else np.int32)
+            rank = np.empty(k, dtype=rank_dtype(k))
             rank[order] = np.arange(k, dtype=rank.dtype)
             drawn = self.drawn_runs()
             if drawn is not None:
@@ -415,7 +422,7 @@ class Resample:
                 if self.valid is not None and not self.valid.all():
                     raise ValueError("sorted_samples needs every position drawn; use sorted_weights()")
                 ranks = rank[np.moveaxis(self.idx, 0, 1)].reshape(self.n_reps, -1)  # a gather is (R, N, S) C-order
-            ranks.sort(axis=1)
+            sort_ranks(ranks, axis=1)
             self._cache["sorted_ranks"] = ranks
         return self._cache["sorted_ranks"]
 
@@ -427,14 +434,20 @@ class Resample:
         ranks = self.sorted_ranks()
         ordered = self.values[self.order()]
         if lo == 0 and (hi is None or hi >= ranks.shape[1]):
-            self._cache["sorted_samples"] = np.take(ordered, ranks)
-            return self._cache["sorted_samples"]
+            full = np.take(ordered, ranks, out=self._buffer("sorted_samples", ranks.shape, ordered.dtype), mode="clip")
+            self._cache["sorted_samples"] = full
+            return full
         window = ranks[:, lo:hi]
         return np.take(ordered, window, out=self._buffer("window", window.shape, ordered.dtype), mode="clip")
 
     def task_means(self) -> np.ndarray:
         """(R, S) mean score of each task slot."""
         if "task_means" not in self._cache:
+            drawn = self.drawn_runs()
+            if drawn is not None:  # one float64 gather of the drawn runs, summed along each slot's contiguous row
+                gathered = np.take(self.values, drawn, out=self._buffer("gathered", drawn.shape, float), mode="clip")
+                self._cache["task_means"] = gathered.sum(axis=2) / self.slot_sizes
+                return self._cache["task_means"]
             gathered = self.values[self.idx]
             if self.valid is not None:
                 gathered = np.where(self.valid, gathered, 0.0)
@@ -518,6 +531,19 @@ def multiply_shift(words: np.ndarray, n: int | np.integer | np.ndarray, out: np.
     out = np.multiply(words, np.asarray(n, dtype=np.uint64), out=out, dtype=np.uint64)
     np.right_shift(out, np.uint64(32), out=out)
     return out
+
+
+def rank_dtype(k: int) -> type[np.unsignedinteger] | type[np.signedinteger]:
+    """The integer type of ranks among ``k`` runs: uint16 below 65,536 runs (sorted by :func:`sort_ranks`'s radix
+    sort), else int32."""
+    return np.uint16 if k < 2**16 else np.int32
+
+
+def sort_ranks(ranks: np.ndarray, axis: int = -1) -> None:
+    """Sort integer ranks in place along ``axis``. uint16 ranks take numpy's radix sort (``kind="stable"``, linear
+    in the row length: 2.4 ns an element against 9-11 ns for the default sort of 16-bit integers on the machine
+    measured, docs/performance.md); integers sort to the same array by either kind."""
+    ranks.sort(axis=axis, kind="stable" if ranks.dtype == np.uint16 else None)
 
 
 def uniform32(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -605,6 +631,7 @@ def draw(
     *,
     task_bootstrap: bool = False,
     task_rng: np.random.Generator | None = None,
+    workspace: dict | None = None,
 ) -> Resample:
     """Draw ``reps`` stratified-bootstrap replicates of one algorithm.
 
@@ -619,10 +646,13 @@ def draw(
     any Monte-Carlo error. Every stream is consumed replicate by replicate, each replicate a whole
     number of 64-bit words (with task resampling from ``rng``: its task draws, then its run draws),
     so the same seed gives the same replicates whatever the chunk size.
+
+    ``workspace``: a dict whose arrays the Resample's large intermediates are written into (see
+    :meth:`Resample._buffer`), so that the chunks of one bootstrap reuse their buffers.
     """
     n_tasks, n_max = cells.n_tasks, int(cells.sizes.max())
     if not task_bootstrap:
-        return Resample(cells, cells.values, uniforms=uniform32(rng, (reps, n_tasks, n_max)))
+        return Resample(cells, cells.values, uniforms=uniform32(rng, (reps, n_tasks, n_max)), workspace=workspace)
     if task_rng is not None:
         u_tasks = uniform32(task_rng, (reps, n_tasks))
         runs = uniform32(rng, (reps, n_tasks, n_max))
@@ -631,7 +661,7 @@ def draw(
         u_tasks = u[:, :n_tasks]
         runs = np.ascontiguousarray(u[:, n_tasks:]).reshape(reps, n_tasks, n_max)
     tasks = multiply_shift(u_tasks, n_tasks).astype(np.int64)
-    return Resample(cells, cells.values, uniforms=runs, slot_tasks=tasks)
+    return Resample(cells, cells.values, uniforms=runs, slot_tasks=tasks, workspace=workspace)
 
 
 def task_stream(task_bootstrap: TaskBootstrap) -> np.random.Generator | None:
@@ -642,8 +672,22 @@ def task_stream(task_bootstrap: TaskBootstrap) -> np.random.Generator | None:
 
 
 def chunk_sizes(reps: int, cells: Cells, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> Iterator[int]:
-    """Split ``reps`` so that one chunk's arrays stay near ``chunk_bytes`` (≈ 4 (R,K)-sized float arrays)."""
-    return chunks(reps, 8 * 4 * max(cells.n_runs, int(cells.sizes.max()) * cells.n_tasks), chunk_bytes)
+    """Split ``reps`` so that one chunk's arrays stay near ``chunk_bytes`` (≈ 4 (R,K)-sized float arrays), and
+    below :func:`cache_chunk_bytes` (each array about the size of a core's L2 cache)."""
+    draws = max(cells.n_runs, int(cells.sizes.max()) * cells.n_tasks)
+    return chunks(reps, 8 * 4 * draws, cache_chunk_bytes(chunk_bytes))
+
+
+#: Bytes of one per-draw float64 array of a chunk: about a core's L2 cache, so that each pass over a chunk's
+#: arrays (gather, sum, sort, clip) reads what the previous one left in the cache instead of main memory, and the
+#: buffers stay small enough to be reused from chunk to chunk (docs/performance.md: measured 0.5-8 MiB).
+CACHE_BYTES = 2**20
+
+
+def cache_chunk_bytes(chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> int:
+    """The budget :func:`chunk_sizes` splits replicates by: ``chunk_bytes`` (the memory bound), at most 4 arrays
+    of :data:`CACHE_BYTES`."""
+    return min(int(chunk_bytes), 4 * CACHE_BYTES)
 
 
 def chunks(reps: int, bytes_per_rep: int, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> Iterator[int]:
@@ -673,9 +717,10 @@ def replicates(
     """
     out = []
     task_rng = task_stream(task_bootstrap)
+    workspace: dict = {}  # the chunks' large intermediates, reused from chunk to chunk
     for n in chunk_sizes(reps, cells, chunk_bytes):
-        batch = draw(cells, n, rng, task_bootstrap=bool(task_bootstrap), task_rng=task_rng)
-        out.append(np.asarray(statistic(batch)))
+        batch = draw(cells, n, rng, task_bootstrap=bool(task_bootstrap), task_rng=task_rng, workspace=workspace)
+        out.append(np.array(statistic(batch)))  # a copy: a statistic may return a view of the workspace
         if progress is not None:
             progress(n)
     return np.concatenate(out, axis=0)
@@ -703,9 +748,10 @@ def _replicate_range(
 
     rng = at(state, lo * words)
     task_rng = None if task_state is None else at(task_state, lo * ((cells.n_tasks + 1) // 2))
-    out = []
+    out, workspace = [], {}
     for n in chunk_sizes(hi - lo, cells, chunk_bytes):
-        out.append(np.asarray(statistic(draw(cells, n, rng, task_bootstrap=task_bootstrap, task_rng=task_rng))))
+        batch = draw(cells, n, rng, task_bootstrap=task_bootstrap, task_rng=task_rng, workspace=workspace)
+        out.append(np.array(statistic(batch)))
     return np.concatenate(out, axis=0)
 
 

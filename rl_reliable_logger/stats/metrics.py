@@ -134,7 +134,8 @@ def optimality_gap(gamma: float = 1.0) -> MetricFn:
 
     def fn(resample: Resample) -> np.ndarray:
         if resample.equal_weights:
-            return gamma - np.minimum(resample.sorted_samples(), gamma).mean(axis=1)
+            samples = resample.sorted_samples()
+            return gamma - np.minimum(samples, gamma, out=resample.scratch("clipped", samples.shape)).mean(axis=1)
         values, weights = resample.sorted_weights()
         return gamma - (weights * np.minimum(values, gamma)).sum(axis=1)
 
