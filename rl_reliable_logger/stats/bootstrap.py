@@ -208,12 +208,6 @@ class Resample:
             buf = self._workspace[name] = np.empty(size, dtype)
         return buf[:size].reshape(shape)
 
-    def scratch(self, name: str, shape: tuple[int, ...], dtype: Any = float) -> np.ndarray:
-        """An uninitialised array a metric may write its own large intermediate into (e.g. the optimality gap's
-        clipped samples): reused from chunk to chunk when the Resample was given a workspace. Its contents are
-        valid until the metric returns."""
-        return self._buffer(f"scratch:{name}", tuple(shape), np.dtype(dtype))
-
     def drawn_runs(self) -> np.ndarray | None:
         """(R, S, N) the run each draw picked (an index into the K runs), in the uniforms' own replicate-major
         layout, for draws without task resampling from rectangular cells (None otherwise): the draws of
@@ -363,8 +357,23 @@ class Resample:
     def order(self) -> np.ndarray:
         """Permutation sorting ``values`` ascending (stable)."""
         if "order" not in self._cache:
-            self._cache["order"] = np.argsort(self.values, kind="stable")
+            self._cache["order"] = self._value_order()[0]
         return self._cache["order"]
+
+    def _value_order(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(order, the values in that order, the rank of each run): sorted once per bootstrap, not once per chunk,
+        when the chunks share a workspace and their values (the same array)."""
+        held = self._workspace.get("value_order") if self._workspace is not None else None
+        if held is not None and held[0] is self.values:
+            return held[1]
+        order = self._cache["order"] if "order" in self._cache else np.argsort(self.values, kind="stable")
+        k = order.size
+        rank = np.empty(k, dtype=rank_dtype(k))
+        rank[order] = np.arange(k, dtype=rank.dtype)
+        found = (order, self.values[order], rank)
+        if self._workspace is not None and "order" not in self._cache:
+            self._workspace["value_order"] = (self.values, found)  # the array held: its identity stays its own
+        return found
 
     def sorted_weights(self) -> tuple[np.ndarray, np.ndarray]:
         """Values ascending and each replicate's weights in that order: ((K,), (R, K))."""
@@ -409,10 +418,13 @@ class Resample:
         if "sorted_ranks" not in self._cache:
             if not self.equal_weights:
                 raise ValueError("sorted_samples needs equal runs per task; use sorted_weights()")
-            order = self.order()
-            k = order.size
-            rank = np.empty(k, dtype=rank_dtype(k))
-            rank[order] = np.arange(k, dtype=rank.dtype)
+            if "order" in self._cache:  # an order given with the values (with_columns): its own ranks
+                order = self._cache["order"]
+                rank = np.empty(order.size, dtype=rank_dtype(order.size))
+                rank[order] = np.arange(order.size, dtype=rank.dtype)
+            else:
+                order, _, rank = self._value_order()
+                self._cache["order"] = order
             drawn = self.drawn_runs()
             if drawn is not None:
                 # indices < K by construction; mode="clip" lets take write into ``out`` directly ("raise" buffers it)
@@ -432,13 +444,29 @@ class Resample:
         if "sorted_samples" in self._cache:
             return self._cache["sorted_samples"][:, lo:hi]
         ranks = self.sorted_ranks()
-        ordered = self.values[self.order()]
         if lo == 0 and (hi is None or hi >= ranks.shape[1]):
-            full = np.take(ordered, ranks, out=self._buffer("sorted_samples", ranks.shape, ordered.dtype), mode="clip")
-            self._cache["sorted_samples"] = full
-            return full
-        window = ranks[:, lo:hi]
-        return np.take(ordered, window, out=self._buffer("window", window.shape, ordered.dtype), mode="clip")
+            self._cache["sorted_samples"] = self.by_rank(self.sorted_values(), name="sorted_samples")
+            return self._cache["sorted_samples"]
+        return self.by_rank(self.sorted_values(), lo, hi, name="window")
+
+    def sorted_values(self) -> np.ndarray:
+        """(K,) ``values`` in ascending order (:meth:`order`)."""
+        if "order" in self._cache and "ordered" not in self._cache:
+            self._cache["ordered"] = self.values[self._cache["order"]]
+        if "ordered" not in self._cache:
+            order, ordered, _ = self._value_order()
+            self._cache["order"], self._cache["ordered"] = order, ordered
+        return self._cache["ordered"]
+
+    def by_rank(self, table: np.ndarray, lo: int = 0, hi: int | None = None, *, name: str = "by_rank") -> np.ndarray:
+        """(R, hi - lo) ``table[rank]`` for positions ``[lo, hi)`` of each replicate's :meth:`sorted_ranks` (equal-
+        weights data only): ``table`` has one entry per rank, e.g. :meth:`sorted_values` (then these are
+        :meth:`sorted_samples`) or a function of it, gathered once instead of computed on the gathered samples
+        (the optimality gap's ``min(value, γ)``: the same numbers as clipping the sorted samples, one pass less).
+        Written into a buffer of the workspace called ``name``: valid until the next Resample of the workspace."""
+        window = self.sorted_ranks()[:, lo:hi]
+        out = self._buffer(name, window.shape, np.asarray(table).dtype)
+        return np.take(table, window, out=out, mode="clip")  # ranks < K by construction: clip writes out directly
 
     def task_means(self) -> np.ndarray:
         """(R, S) mean score of each task slot."""
@@ -588,8 +616,10 @@ def random_words(rng: np.random.Generator, n: int) -> np.ndarray:
     kept). The words are bit-identical to the serial call's: only the wall time changes.
     """
     bg = rng.bit_generator
+    if n < _PARALLEL_WORDS or type(bg) is not np.random.PCG64:
+        return bg.random_raw(n)
     threads = _threads()
-    if n < _PARALLEL_WORDS or threads < 2 or type(bg) is not np.random.PCG64:
+    if threads < 2:
         return bg.random_raw(n)
     from concurrent.futures import ThreadPoolExecutor
 
