@@ -468,13 +468,23 @@ class Resample:
         out = self._buffer(name, window.shape, np.asarray(table).dtype)
         return np.take(table, window, out=out, mode="clip")  # ranks < K by construction: clip writes out directly
 
+    def drawn_values(self) -> np.ndarray | None:
+        """(R, S, N) the score of every draw in :meth:`drawn_runs`' layout (None where that is None): one float64
+        gather per chunk, read by the task means and the task variances."""
+        if "drawn_values" not in self._cache:
+            drawn = self.drawn_runs()
+            if drawn is None:
+                return None
+            out = self._buffer("drawn_values", drawn.shape, np.float64)
+            self._cache["drawn_values"] = np.take(self.values, drawn, out=out, mode="clip")  # indices < K
+        return self._cache["drawn_values"]
+
     def task_means(self) -> np.ndarray:
         """(R, S) mean score of each task slot."""
         if "task_means" not in self._cache:
-            drawn = self.drawn_runs()
-            if drawn is not None:  # one float64 gather of the drawn runs, summed along each slot's contiguous row
-                gathered = np.take(self.values, drawn, out=self._buffer("gathered", drawn.shape, float), mode="clip")
-                self._cache["task_means"] = gathered.sum(axis=2) / self.slot_sizes
+            drawn = self.drawn_values()
+            if drawn is not None:  # summed along each slot's contiguous row
+                self._cache["task_means"] = drawn.sum(axis=2) / self.slot_sizes
                 return self._cache["task_means"]
             gathered = self.values[self.idx]
             if self.valid is not None:
@@ -495,10 +505,19 @@ class Resample:
         """
         if "task_scaled_variances" not in self._cache:
             unit = self.magnitude
+            dof = np.maximum(self.slot_sizes - 1.0, 1.0)
+            drawn = self.drawn_values()
+            if drawn is not None:  # the deviations in a buffer, squared and summed along each slot's row
+                dev = np.subtract(
+                    drawn, self.task_means()[..., None], out=self._buffer("deviations", drawn.shape, float)
+                )
+                dev /= unit
+                np.multiply(dev, dev, out=dev)
+                self._cache["task_scaled_variances"] = dev.sum(axis=2) / dof
+                return self._cache["task_scaled_variances"]
             gathered = (self.values[self.idx] - self.task_means()[None]) / unit
             if self.valid is not None:
                 gathered = np.where(self.valid, gathered, 0.0)
-            dof = np.maximum(self.slot_sizes - 1.0, 1.0)
             self._cache["task_scaled_variances"] = (gathered**2).sum(axis=0) / dof
         return self._cache["task_scaled_variances"]
 
@@ -778,7 +797,8 @@ def _replicate_range(
 
     rng = at(state, lo * words)
     task_rng = None if task_state is None else at(task_state, lo * ((cells.n_tasks + 1) // 2))
-    out, workspace = [], {}
+    out: list[np.ndarray] = []
+    workspace: dict = {}
     for n in chunk_sizes(hi - lo, cells, chunk_bytes):
         batch = draw(cells, n, rng, task_bootstrap=task_bootstrap, task_rng=task_rng, workspace=workspace)
         out.append(np.array(statistic(batch)))
