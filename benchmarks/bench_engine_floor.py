@@ -33,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rl_reliable_logger.rliable import library, metrics  # noqa: E402
+from rl_reliable_logger.rliable import library, metrics
 
 #: The retired numba engine (last at commit eb4d925), quoted: issue 44 measured the four aggregates with
 #: percentile intervals at 10 x 57 x 100 and 50,000 replicates: numba 6.5 s CPU, a plain-numpy floor 14.0 s.

@@ -161,7 +161,8 @@ def read_scalars(path: str, tags: Collection[str]) -> FileScalars:
     try:
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
-            for offset, data in records(fh, size, crc32c):
+            for record in records(fh, size, crc32c):
+                offset, data = record  # offset: named if the record's data is no Event
                 if not any(needle in data for needle in needles):
                     continue
                 event = event_class.FromString(data)

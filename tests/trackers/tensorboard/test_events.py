@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("tensorboard", reason="TensorBoard is not installed (pip install 'rl_reliable_logger[tensorboard]')")
+pytest.importorskip(
+    "tensorboard", reason="TensorBoard is not installed (pip install 'rl_reliable_logger[tensorboard]')"
+)
 tensorboardX = pytest.importorskip("tensorboardX", reason="tensorboardX is not installed (a dev dependency)")
 
 from tensorboard.compat.proto import event_pb2, summary_pb2  # noqa: E402
