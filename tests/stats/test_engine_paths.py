@@ -66,3 +66,20 @@ def test_values_sorted_once_per_bootstrap_are_those_of_each_chunk():
     second = first.on_cells(b)
     np.testing.assert_array_equal(second.order(), np.argsort(b.values, kind="stable"))
     np.testing.assert_array_equal(second.sorted_samples(), np.sort(b.values[second.drawn_runs()].reshape(8, -1)))
+
+
+@pytest.mark.parametrize("chunk_bytes", [2**16, bs.DEFAULT_CHUNK_BYTES])
+def test_a_chunks_buffers_stay_within_what_the_memory_check_counts(chunk_bytes):
+    """AnalysisOptions.memory_estimate counts 4 x chunk_bytes of chunk buffers; one chunk's workspace, every
+    built-in statistic computed, holds at most 2 x the budget its replicates were split by (at most chunk_bytes,
+    or one replicate's 32 bytes a draw when that is more)."""
+    cells = bs.Cells.from_array(np.random.default_rng(5).normal(size=(100, 57)))
+    reps = next(iter(bs.chunk_sizes(10_000, cells, chunk_bytes)))
+    space: dict = {}
+    resample = bs.draw(cells, reps, np.random.default_rng(0), workspace=space)
+    for statistic in STATISTICS.values():
+        statistic(resample)
+    resample.counts()
+    held = sum(a.nbytes for a in space.values() if isinstance(a, np.ndarray)) + resample.uniforms.nbytes
+    budget = max(bs.cache_chunk_bytes(chunk_bytes), 32 * cells.n_runs)  # a chunk holds one replicate at least
+    assert held <= 2 * budget
