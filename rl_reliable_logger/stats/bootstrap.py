@@ -729,7 +729,7 @@ def chunk_sizes(reps: int, cells: Cells, chunk_bytes: int = DEFAULT_CHUNK_BYTES)
 
 #: Bytes of one per-draw float64 array of a chunk: about a core's L2 cache, so that each pass over a chunk's
 #: arrays (gather, sum, sort, clip) reads what the previous one left in the cache instead of main memory, and the
-#: buffers stay small enough to be reused from chunk to chunk (docs/performance.md: measured 0.5-8 MiB).
+#: buffers stay small enough to be reused from chunk to chunk (docs/performance.md: 0.25-16 MiB measured).
 CACHE_BYTES = 2**20
 
 

@@ -94,7 +94,8 @@ def records(fh: BinaryIO, size: int, crc32c: Callable[[bytes], int]) -> Iterator
     buf, base, pos = b"", 0, 0  # buf holds the file's bytes [base, base + len(buf)); pos: the next record in buf
     while True:
         if len(buf) - pos < 12:  # the next header is not whole in the buffer
-            buf, base, pos = buf[pos:] + fh.read(BLOCK_BYTES), base + pos, 0
+            left = len(buf) - pos
+            buf, base, pos = buf[pos:] + fh.read(max(BLOCK_BYTES, 12 - left)), base + pos, 0
             if not buf:
                 return
             if len(buf) < 12:
@@ -110,8 +111,9 @@ def records(fh: BinaryIO, size: int, crc32c: Callable[[bytes], int]) -> Iterator
                     base + pos,
                     f"the record there ({length + FRAMING:,} bytes) runs past the end of the file ({size:,} bytes)",
                 )
+            need = end - pos  # the whole record, from its start
             buf, base, pos = buf[pos:] + fh.read(max(BLOCK_BYTES, end - len(buf))), base + pos, 0
-            if len(buf) < end - pos:  # the file shrank while it was read
+            if len(buf) < need:  # the file shrank while it was read
                 raise RecordDamage("truncated", base, "the file ended while it was read")
             continue
         data = buf[pos + 12 : pos + 12 + length]

@@ -150,3 +150,17 @@ def test_a_link_to_a_device_is_refused(tmp_path):
     (run / "events.out.tfevents.2.host").symlink_to("/dev/zero")
     with pytest.raises(InputError, match=r"events\.out\.tfevents\.2\.host.*character device"):
         tensorboard_table(tmp_path, score_key=TAG)
+
+
+@pytest.mark.parametrize("block", [1, 7, 13, 64, 1000])
+def test_records_across_block_boundaries_are_read_whole(tmp_path, monkeypatch, block):
+    """The file is read in blocks: a record cut by a block's end is completed from the next, up to the file's end."""
+    from rl_reliable_logger.trackers.tensorboard import events
+
+    path = tmp_path / "run" / "events.out.tfevents.1.host"
+    _log(path, steps=30)
+    whole = read_scalars(str(path), [TAG])
+    monkeypatch.setattr(events, "BLOCK_BYTES", block)
+    assert read_scalars(str(path), [TAG]) == whole
+    path.write_bytes(path.read_bytes()[:-3])
+    assert read_scalars(str(path), [TAG]).damage is not None
