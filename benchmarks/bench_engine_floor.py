@@ -11,8 +11,9 @@ half-word). Per chunk of replicates (sized to the L2 cache, buffers reused acros
 array, gathers the drawn scores once as float64 (task means, mean, median; the gap clipped in place), and
 sorts int16 ranks for the IQM. Its replicates must equal the engine's to ~1e-15 (checked and printed).
 
-CPU time is ``time.process_time()`` of this process (every thread), the floor and the engine interleaved
-(A B B A ...), medians over ``--repeats``; the ratio printed is engine / floor. The retired numba engine's
+CPU time is ``time.process_time()`` of this process (every thread), the floor, the engine through the API and the
+engine without it (``stats.bootstrap.replicates`` of the same metrics) interleaved (A B C C B A ...), medians over
+``--repeats``; the ratios printed are engine / floor and API / engine without it. The retired numba engine's
 figure is quoted from docs/performance.md and issue 44 (it is not run: numba is no dependency).
 
 Run:  nice python benchmarks/bench_engine_floor.py [--reps 10000] [--repeats 3] [--algorithms 10]
@@ -34,6 +35,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rl_reliable_logger.rliable import library, metrics
+from rl_reliable_logger.stats import bootstrap as bs
+from rl_reliable_logger.stats import registry
 
 #: The retired numba engine (last at commit eb4d925), quoted: issue 44 measured the four aggregates with
 #: percentile intervals at 10 x 57 x 100 and 50,000 replicates: numba 6.5 s CPU, a plain-numpy floor 14.0 s.
@@ -124,6 +127,20 @@ def engine_intervals(score_dict: dict[str, np.ndarray], reps: int, seed: int) ->
     return found
 
 
+def direct_intervals(score_dict: dict[str, np.ndarray], reps: int, seed: int) -> dict[str, np.ndarray]:
+    """The engine without the API: ``stats.bootstrap.replicates`` of the registered metrics, each key seeded as the
+    API seeds it (what the traced ``func`` should cost nothing over)."""
+    source = np.random.RandomState(seed)
+    metric_objs = [registry.get_metric(name) for name in ("median", "iqm", "mean", "optimality_gap")]
+    statistic = lambda r: np.stack([m(r) for m in metric_objs], axis=1)
+    out = {}
+    for key, scores in score_dict.items():
+        rng = np.random.default_rng(int(source.randint(0, 2**63 - 1, dtype=np.int64)))
+        dist = bs.replicates(bs.Cells.from_array(scores), statistic, reps, rng)
+        out[key] = np.percentile(dist, [2.5, 97.5], axis=0)
+    return out
+
+
 def cpu(fn, *args) -> tuple[float, object]:
     start = time.process_time()
     result = fn(*args)
@@ -138,6 +155,7 @@ def main() -> None:
     p.add_argument("--tasks", type=int, default=57)
     p.add_argument("--runs", type=int, default=100)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--skip-direct", action="store_true", help="leave out the engine without the API")
     args = p.parse_args()
 
     data = synthetic(args.algorithms, args.tasks, args.runs)
@@ -155,13 +173,14 @@ def main() -> None:
     rel = np.abs(engine_dist - floor_dist).max() / np.abs(floor_dist).max()
     print(f"replicates of {key} (2,000): engine vs floor, largest difference relative to the largest value {rel:.1e}")
 
-    times: dict[str, list[float]] = {"floor": [], "engine": []}
+    cases = {"floor": floor_intervals, "engine": engine_intervals, "direct": direct_intervals}
+    if args.skip_direct:
+        del cases["direct"]
+    times: dict[str, list[float]] = {name: [] for name in cases}
     results: dict[str, dict] = {}
     for i in range(args.repeats):
-        order = ("floor", "engine") if i % 2 == 0 else ("engine", "floor")
-        for name in order:
-            fn = floor_intervals if name == "floor" else engine_intervals
-            t, results[name] = cpu(fn, data, args.reps, args.seed)
+        for name in list(cases) if i % 2 == 0 else list(reversed(cases)):
+            t, results[name] = cpu(cases[name], data, args.reps, args.seed)
             times[name].append(t)
             print(f"  run {i + 1} {name:6s} {t:7.2f} s CPU  (load average {os.getloadavg()[0]:.2f})", flush=True)
     gap = max(float(np.abs(results["floor"][k] - results["engine"][k]).max()) for k in data)
@@ -169,6 +188,11 @@ def main() -> None:
     print(f"interval endpoints, largest |engine - floor|: {gap:.1e}")
     print(f"floor  (plain numpy, this file)                   median {floor_t:7.2f} s CPU")
     print(f"engine (public rliable-style API, traced func)    median {engine_t:7.2f} s CPU")
+    if "direct" in cases:
+        direct_t = statistics.median(times["direct"])
+        same = all(np.array_equal(results["direct"][k], results["engine"][k]) for k in data)
+        print(f"engine without the API (bootstrap.replicates)     median {direct_t:7.2f} s CPU, same intervals: {same}")
+        print(f"RATIO API / engine without it: {engine_t / direct_t:.2f}x")
     print(f"RATIO engine / floor: {engine_t / floor_t:.2f}x  (issue 44's bound: 1.5x)")
     numba, floor_then, reps_then = NUMBA_FIGURE
     print(
