@@ -137,7 +137,8 @@ def direct_intervals(score_dict: dict[str, np.ndarray], reps: int, seed: int) ->
     for key, scores in score_dict.items():
         rng = np.random.default_rng(int(source.randint(0, 2**63 - 1, dtype=np.int64)))
         dist = bs.replicates(bs.Cells.from_array(scores), statistic, reps, rng)
-        out[key] = np.percentile(dist, [2.5, 97.5], axis=0)
+        alpha = (1.0 - 0.95) / 2  # the API's percentiles, computed as it computes them
+        out[key] = np.array([np.percentile(d, [100.0 * alpha, 100.0 * (1.0 - alpha)]) for d in dist.T]).T
     return out
 
 
