@@ -36,6 +36,8 @@ from .declared import CHECKS, JORDAN, SELECTION, OptionError, declared, option
 if TYPE_CHECKING:  # numpy is imported by the checks that need it, so that ``rl-reliable --help`` loads none
     import numpy as np
 
+    from ..stats.intervals import ResamplingRequest
+
 DEFAULT_METRICS = ("mean", "median", "iqm", "optimality_gap")
 #: The interval method when none is asked for: the one the coverage study (docs/validation.md) shows nearest
 #: the nominal level at 3-10 runs per task.
@@ -57,9 +59,9 @@ def ci_label(ci: float) -> str:
 
 
 def _interval_methods() -> Sequence[str]:
-    from ..stats import bootstrap as bs
+    from ..stats import intervals
 
-    return bs.METHODS
+    return intervals.METHODS
 
 
 def _method_default() -> str:
@@ -409,6 +411,23 @@ class AnalysisOptions:
     @property
     def resolved_tuning_reps(self) -> int:
         return self.tuning_reps if self.tuning_reps is not None else min(self.reps, TUNING_REPS)
+
+    def resampling(self) -> ResamplingRequest:
+        """The one resampling request of this analysis, passed whole to every table: the interval method, level,
+        each table's replicates (:data:`..stats.intervals.REPLICATE_OPTIONS`), seed, task resampling, the median's
+        interval, executor and chunk size."""
+        from ..stats.intervals import REPLICATE_OPTIONS, ResamplingRequest
+
+        return ResamplingRequest(
+            method=self.method,
+            level=self.ci,
+            replicates={table: int(getattr(self, option)) for table, option in REPLICATE_OPTIONS.items()},
+            seed=self.seed,
+            task_bootstrap=self.task_bootstrap,
+            median_interval=self.median_interval,
+            executor=self.executor,
+            chunk_bytes=self.chunk_bytes,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The options as JSON-friendly values (``provenance["options"]``), each by its declaration's ``record``."""

@@ -12,7 +12,8 @@ Models (``make_tasks``):
 * ``pareto-mix``: with probability w_m ~ U(0.2, 0.6) a run "fails" (LogNormal(log 0.05, 0.5)),
   otherwise it scores Pareto(x_m, alpha_m), x_m ~ U(0.3, 1.5), alpha_m ~ U(2.2, 4).
 
-Used by ``tests/stats/test_coverage.py``, ``benchmarks/coverage_methods.py`` and ``benchmarks/coverage_study.py``.
+Used by ``tests/stats/test_coverage.py`` and the coverage studies of ``benchmarks/coverage/`` (which import it from
+here: the models are test support, not part of the package).
 
 Example:
     >>> tasks = make_tasks("pareto-mix", 5, seed=0)
@@ -28,9 +29,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
-from . import bootstrap as bs
-from . import intervals, registry
-from . import metrics as mt
+from rl_reliable_logger.stats import bootstrap as bs
+from rl_reliable_logger.stats import intervals, registry
+from rl_reliable_logger.stats import metrics as mt
 
 
 # ----------------------------------------------------------------------------- components
@@ -318,7 +319,7 @@ def simulate(
                 jackknife = intervals.requested(method).needs_jackknife
                 jack = bs.jackknife(cells, pair) if jackknife else None
                 strata = bs.jackknife_tasks(cells) if jackknife else None
-                low, high = bs.interval(
+                low, high = intervals.interval(
                     dist[:, :2],
                     point[:2],
                     ci=ci,
