@@ -3,10 +3,10 @@
 #
 # rliable 1.2.0 pins arch>=5.3.1,<8; arch 7.x imports fail with pandas 3 and arch 8 removed the
 # random_state kwarg rliable passes, so pandas is held below 3 (see the team notes (shared/notes/anchors.md) §(d)1).
-# Usage: bash benchmarks/setup_rliable_venv.sh [python]   (default python: python3)
+# Usage: bash benchmarks/rliable/setup_rliable_venv.sh [python]   (default python: python3)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-venv="$here/.rliable-venv"
+venv="$(dirname "$here")/.rliable-venv"  # benchmarks/.rliable-venv
 py="${1:-python3}"
 if [ ! -x "$venv/bin/python" ]; then
     "$py" -m venv "$venv"

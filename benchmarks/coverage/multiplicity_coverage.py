@@ -9,7 +9,7 @@ and the family-wise error rate of Holm-adjusted p-values at 0.05.
 The simultaneous intervals are max-T with standard errors scaled by sqrt(n/(n-1)) and the critical value read
 on the t scale with each pair's degrees of freedom (``stats.multiplicity.max_t_intervals(df=)``).
 
-Run:  python benchmarks/multiplicity_coverage.py [--experiments 1000] [--algorithms 6] [--runs 10 5]
+Run:  python benchmarks/coverage/multiplicity_coverage.py [--experiments 1000] [--algorithms 6] [--runs 10 5]
 """
 
 from __future__ import annotations
@@ -20,10 +20,9 @@ import sys
 import time
 from pathlib import Path
 
+import _paths
 import numpy as np
 import pandas as pd
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rl_reliable_logger.analysis.comparisons import compare_all
 from rl_reliable_logger.data.scores import ScoreTable
@@ -44,7 +43,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=2000)
     parser.add_argument("--algorithms", type=int, nargs="+", default=[3, 6])
     parser.add_argument("--runs", type=int, nargs="+", default=[10], help="runs per task (one row block each)")
-    parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results" / "multiplicity_coverage.md"))
+    parser.add_argument("--out", default=str(_paths.BENCHMARKS / "results" / "multiplicity_coverage.md"))
     args = parser.parse_args()
     rng = np.random.default_rng(2026)
     started = time.time()

@@ -1,7 +1,7 @@
 """The skew diagnostic calibrated out of sample (issue 33): its constants chosen on one set of data, its rates
 measured on another. One command:
 
-    nice python benchmarks/skew_calibration.py --out benchmarks/results/skew_calibration.txt
+    nice python benchmarks/coverage/skew_calibration.py --out benchmarks/results/skew_calibration.txt
 
 A *configuration* is a population of tasks (a real algorithm on a set of games, every run of each game; or a
 simulated task model with task parameters drawn afresh per block) and a run count N. Each trial draws a data
@@ -34,8 +34,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import _paths  # noqa: F401  (tests/support on the path)
 import numpy as np
 import pandas as pd
+import simulation as sim
 from atari_data import SHARED_DATA
 from coverage_study import populations
 
@@ -43,7 +45,6 @@ from rl_reliable_logger.stats import aggregate as agg
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import diagnostics as dg
 from rl_reliable_logger.stats import metrics as mt
-from rl_reliable_logger.stats import simulation as sim
 
 #: The interval whose coverage the diagnostic is calibrated against (the library's default, named here).
 METHOD = "bootstrap-t"

@@ -14,26 +14,22 @@ run counts, seeds and data streams: X's cells), each curve at three points, the 
 Engine calls as ``evaluate()``'s profile table: ``bootstrap.draw``, ``profiles.profile_curves``,
 ``bootstrap.interval``. Coverage ± binomial SE per cell; each row: percentile / expanded.
 
-Run:  nice python benchmarks/profile_coverage.py --out benchmarks/results/profile_coverage.txt
+Run:  nice python benchmarks/coverage/profile_coverage.py --out benchmarks/results/profile_coverage.txt
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-import sys
-from pathlib import Path
 
+import _paths  # noqa: F401  (tests/support on the path)
 import numpy as np
-from scipy import optimize
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
+import simulation as sim
 from coverage_study import add_study_arguments, data_sets, populations, print_grid
+from scipy import optimize
 
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import profiles as pf
-from rl_reliable_logger.stats import simulation as sim
 
 QUANTILES = (0.25, 0.5, 0.75)
 CURVES = ("run profile", "task profile", "gap")

@@ -1,4 +1,4 @@
-"""Run rliable 1.2 (in its own venv, ``bash benchmarks/setup_rliable_venv.sh``) on a workload: one copy for every
+"""Run rliable 1.2 (in its own venv, ``bash benchmarks/rliable/setup_rliable_venv.sh``) on a workload: one copy for every
 benchmark that compares against it."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-VENV_PY = HERE / ".rliable-venv" / "bin" / "python"
+VENV_PY = HERE.parent / ".rliable-venv" / "bin" / "python"  # benchmarks/.rliable-venv
 
 
 def run_rliable(
@@ -29,7 +29,7 @@ def run_rliable(
     """``rliable_worker.py``'s timings (plus ``wall``) for aggregates, profiles and the POI ``pairs``; None (with a
     printed reason) when the venv is missing or the worker fails."""
     if not venv_python.exists():
-        print(f"  rliable venv not found ({venv_python}): run `bash benchmarks/setup_rliable_venv.sh` to compare.")
+        print(f"  rliable venv not found ({venv_python}): run `bash benchmarks/rliable/setup_rliable_venv.sh` to compare.")
         return None
     algs = list(scores)
     with tempfile.TemporaryDirectory() as tmp:

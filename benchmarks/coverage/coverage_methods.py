@@ -40,9 +40,9 @@ Run sizes: ``equal`` (N runs on every task, N in ``--runs``, default 3, 5, 10) a
 uniform in [max(2, N - N//2), N + N//2], drawn once per configuration). Default: M = 10 tasks.
 
 Usage:
-    python benchmarks/coverage_methods.py --out benchmarks/results/coverage_methods.txt   # 18 rows x 1000 trials
-    python benchmarks/coverage_methods.py --trials 300 --reps 1000 --models lognormal --runs 5
-    python benchmarks/coverage_methods.py --check-truth
+    python benchmarks/coverage/coverage_methods.py --out benchmarks/results/coverage_methods.txt   # 18 rows x 1000 trials
+    python benchmarks/coverage/coverage_methods.py --trials 300 --reps 1000 --models lognormal --runs 5
+    python benchmarks/coverage/coverage_methods.py --check-truth
 """
 
 from __future__ import annotations
@@ -51,9 +51,9 @@ import argparse
 import time
 from pathlib import Path
 
+import _paths  # noqa: F401  (tests/support on the path)
 import numpy as np
-
-from rl_reliable_logger.stats.simulation import (
+from simulation import (
     MODELS,
     SIM_METHODS,
     make_tasks,

@@ -21,9 +21,9 @@ the percentile-interval ends, next to the seed-to-seed spread of the new impleme
 
 Examples::
 
-    python benchmarks/bench_jordan.py                       # ~1-2 min
-    python benchmarks/bench_jordan.py --agreement --agreement-reps 5000
-    python benchmarks/bench_jordan.py --old-reps 100
+    python benchmarks/speed/bench_jordan.py                       # ~1-2 min
+    python benchmarks/speed/bench_jordan.py --agreement --agreement-reps 5000
+    python benchmarks/speed/bench_jordan.py --old-reps 100
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from rl_reliable_logger import ScoreTable, evaluate  # noqa: E402

@@ -19,23 +19,20 @@ Scenarios (all with known support, so PBP's guarantee applies):
 
 Examples::
 
-    python benchmarks/jordan_coverage.py --quick
-    python benchmarks/jordan_coverage.py --n 10 30 100 1000 --trials 500 --reps 2000
-    python benchmarks/jordan_coverage.py --methods pbp --tie-rule authors --scenarios ties
+    python benchmarks/coverage/jordan_coverage.py --quick
+    python benchmarks/coverage/jordan_coverage.py --n 10 30 100 1000 --trials 500 --reps 2000
+    python benchmarks/coverage/jordan_coverage.py --methods pbp --tie-rule authors --scenarios ties
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
+import _paths  # noqa: F401  (this checkout's package)
 import numpy as np
 import pandas as pd
 from scipy import integrate, stats
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rl_reliable_logger.stats import jordan as jd
 

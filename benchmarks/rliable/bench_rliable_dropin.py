@@ -2,9 +2,9 @@
 1.2 (in its venv), in one run: times, their ratio, and the parity of the numbers (points exactly, interval
 endpoints within Monte-Carlo error). See ``rliable_readme.py`` for the workload and data.
 
-    python benchmarks/bench_rliable_dropin.py                      # the README's replicate counts
-    python benchmarks/bench_rliable_dropin.py --reps 2000          # every snippet at 2,000 replicates
-    python benchmarks/bench_rliable_dropin.py --reps 5000 --write-oracle tests/rliable/oracle_readme.json
+    python benchmarks/rliable/bench_rliable_dropin.py                      # the README's replicate counts
+    python benchmarks/rliable/bench_rliable_dropin.py --reps 2000          # every snippet at 2,000 replicates
+    python benchmarks/rliable/bench_rliable_dropin.py --reps 5000 --write-oracle tests/rliable/oracle_readme.json
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -20,15 +19,14 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent))
 
+import _paths  # noqa: E402, F401  (tests/support on the path)
 import rliable_readme  # noqa: E402
 
 from rl_reliable_logger.rliable import library as rly  # noqa: E402
 from rl_reliable_logger.rliable import metrics  # noqa: E402
 
-VENV_PY = HERE / ".rliable-venv" / "bin" / "python"
+VENV_PY = HERE.parent / ".rliable-venv" / "bin" / "python"
 #: The README's replicate counts.
 README_REPS = {"aggregates": 50000, "poi": 2000, "curve": 50000, "profile": 2000}
 
@@ -36,7 +34,7 @@ README_REPS = {"aggregates": 50000, "poi": 2000, "curve": 50000, "profile": 2000
 def run_rliable(finals: dict, curves: dict, reps: dict, seed: int) -> dict | None:
     """rliable 1.2's result (``rliable_readme.to_json``) and its wall time; None when the venv is missing."""
     if not VENV_PY.exists():
-        print(f"rliable venv not found ({VENV_PY}): run `bash benchmarks/setup_rliable_venv.sh` to compare.")
+        print(f"rliable venv not found ({VENV_PY}): run `bash benchmarks/rliable/setup_rliable_venv.sh` to compare.")
         return None
     with tempfile.TemporaryDirectory() as tmp:
         src, dst = Path(tmp) / "in.npz", Path(tmp) / "out.json"

@@ -21,22 +21,19 @@ stratified bootstrap (runs resampled within tasks, as the library's engine does)
 Parametric candidates apply to positive scores only ('n/a' otherwise). Every cell: coverage (below/above =
 how often the truth fell below/above the interval). Binomial SE at 1,000 trials <= 0.016.
 
-Run:  python benchmarks/mean_interval_candidates.py [--trials 1000] [--reps 1000]
+Run:  python benchmarks/coverage/mean_interval_candidates.py [--trials 1000] [--reps 1000]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
+import _paths
 import numpy as np
 from scipy import stats
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from rl_reliable_logger.stats.simulation import MODELS, make_tasks, true_mean
+from simulation import MODELS, make_tasks, true_mean
 
 CANDIDATES = ("percentile", "bootstrap-t", "boot-t-log", "hall", "hall-boot", "mover-cox", "gpq")
 #: nominal levels the double bootstrap may choose from
@@ -138,7 +135,7 @@ def main() -> None:
     parser.add_argument("--double", action="store_true", help="add the double-bootstrap-calibrated bootstrap-t")
     parser.add_argument("--outer", type=int, default=200, help="first-level replicates recalibrated (--double)")
     parser.add_argument("--inner", type=int, default=60, help="second-level replicates of each (--double)")
-    parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results" / "mean_candidates.txt"))
+    parser.add_argument("--out", default=str(_paths.BENCHMARKS / "results" / "mean_candidates.txt"))
     args = parser.parse_args()
     names = CANDIDATES + (("double-t",) if args.double else ())
     double = (args.outer, args.inner) if args.double else None

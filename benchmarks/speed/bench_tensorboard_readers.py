@@ -6,9 +6,9 @@ reads the one score tag back with each candidate, each in a fresh process: wall 
 memory the read added (``ru_maxrss`` after minus before, the imports done). Every candidate must return the
 same points; the table is printed in one run.
 
-    python benchmarks/bench_tensorboard_readers.py                    # 200 runs x 2,000 steps (~10 min)
-    python benchmarks/bench_tensorboard_readers.py --runs 20 --steps 500   # smoke run
-    python benchmarks/bench_tensorboard_readers.py --runs 50 --only rl-reliable,accumulator,rl-reliable,accumulator
+    python benchmarks/speed/bench_tensorboard_readers.py                    # 200 runs x 2,000 steps (~10 min)
+    python benchmarks/speed/bench_tensorboard_readers.py --runs 20 --steps 500   # smoke run
+    python benchmarks/speed/bench_tensorboard_readers.py --runs 50 --only rl-reliable,accumulator,rl-reliable,accumulator
 
 Candidates:
   rl-reliable   the package's reader: TensorBoard's RawEventFileLoader + Event protos, one file at a time,
@@ -137,7 +137,7 @@ def main() -> None:
         print(f"{'reader':<12} {'seconds':>8} {'peak MiB':>9}  same points")
         first = None
         for name in args.only.split(","):
-            env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+            env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
             done = subprocess.run(
                 [sys.executable, __file__, "--child", name, "--root", str(root)],
                 capture_output=True,

@@ -1,6 +1,6 @@
 """End-to-end time of the README's main job, as a user runs it, with and without figures (issue 14).
 
-Run:  python benchmarks/bench_main_job.py [--repeats 5] [--against REF] [--rliable] [--stats] [--scale] [--jordan]
+Run:  python benchmarks/speed/bench_main_job.py [--repeats 5] [--against REF] [--rliable] [--stats] [--scale] [--jordan]
 
 What is timed (each a fresh ``python -m rl_reliable_logger`` process of this checkout, wall clock and the CPU
 time of the process and its children):
@@ -44,11 +44,13 @@ import tempfile
 import time
 from pathlib import Path
 
+import _paths
 from machine_info import cpu_model, load_average
 from rliable_runner import VENV_PY, run_rliable
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
+ROOT = _paths.ROOT
+SUPPORT = ROOT / "tests" / "support"  # the Atari 100k data set's helper
 EXAMPLE = "examples/atari100k_scores.csv"
 MAIN_JOB = ["evaluate", EXAMPLE, "--normalize", "atari100k", "--seed", "0"]
 TINY = "algorithm,task,seed,score\nA,t1,0,1\nA,t1,1,2\nA,t2,0,3\nA,t2,1,4\nB,t1,0,2\nB,t1,1,3\nB,t2,0,1\nB,t2,1,5\n"
@@ -147,7 +149,7 @@ def stats_first_call(repo: Path, cache: Path) -> dict[str, float]:
     disk) and of three more (warm) calls: ``{"seconds", "cpu", "warm_seconds", "warm_cpu"}`` (warm: medians)."""
     code = (
         "import sys, time, json\n"
-        f"sys.path.insert(0, {str(HERE)!r})\n"
+        f"sys.path.insert(0, {str(SUPPORT)!r})\n"
         "import numpy as np, atari_data\n"
         "from rl_reliable_logger import ScoreTable, evaluate\n"
         "from rl_reliable_logger.data.normalize import get_normalizer\n"
@@ -177,7 +179,14 @@ def scale_case(repo: Path, cache: Path, reps: int) -> dict[str, float]:
     process: wall and CPU seconds, peak RSS (MB)."""
     env = dict(os.environ, PYTHONPATH=str(repo), NUMBA_CACHE_DIR=str(cache))
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    cmd = [sys.executable, str(HERE / "bench_vs_rliable.py"), "--large-worker", "full", "--reps", str(reps)]
+    cmd = [
+        sys.executable,
+        str(_paths.BENCHMARKS / "rliable" / "bench_vs_rliable.py"),
+        "--large-worker",
+        "full",
+        "--reps",
+        str(reps),
+    ]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=repo)
     if proc.returncode != 0:
         raise SystemExit("scale case failed:\n" + proc.stderr[-3000:])
@@ -201,7 +210,7 @@ def jordan_case(repo: Path, cache: Path) -> list[str]:
 
 def rliable_seconds(venv_python: Path, poi_pairs: int) -> tuple[float, str] | None:
     """rliable 1.2 on the same workload (its POI extrapolated from ``poi_pairs`` pairs): (seconds, note)."""
-    sys.path[:0] = [str(ROOT), str(HERE)]  # this checkout's package, the benchmark's data helper
+    sys.path[:0] = [str(ROOT), str(SUPPORT)]  # this checkout's package, the benchmark's data helper
     import atari_data
     import numpy as np
 

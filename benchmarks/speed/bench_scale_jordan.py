@@ -2,8 +2,8 @@
 
 Run (one command, from the repository root):
 
-    python benchmarks/bench_scale_jordan.py                      # 10, 20, 50 algorithms; serial and Ray
-    python benchmarks/bench_scale_jordan.py --algorithms 6,10,14 --timeout 300
+    python benchmarks/speed/bench_scale_jordan.py                      # 10, 20, 50 algorithms; serial and Ray
+    python benchmarks/speed/bench_scale_jordan.py --algorithms 6,10,14 --timeout 300
 
 Every case runs in a fresh process (``jordan_evaluate(method="pbp")`` on synthetic scores: 10 runs per
 (algorithm, task), algorithm x task means drawn once from a seeded normal), so peak memory (``ru_maxrss``) is
@@ -27,7 +27,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 CASE = r"""
 import json, resource, sys, time

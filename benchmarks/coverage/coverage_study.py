@@ -1,7 +1,7 @@
 """Coverage of the library's 95% intervals for every table a paper concludes from (issue 23), and the skew
 diagnostic's calibration. One command reproduces the README's table:
 
-    nice python benchmarks/coverage_study.py --out benchmarks/results/coverage_issue23.txt
+    nice python benchmarks/coverage/coverage_study.py --out benchmarks/results/coverage_issue23.txt
 
 For each configuration (task model, M tasks, N runs per task) ``--trials`` pairs of data sets are drawn from
 two *known* populations X and Y (the same model, task parameters drawn from two seeds); each pair gets the
@@ -25,7 +25,7 @@ mixture), mean and median of task means (``stats.simulation``); P(X > Y) = mean 
 Monte Carlo with Y's exact CDF (error < 3e-4).
 
 The former pooled skew diagnostic (``|estimator_skewness| * sqrt(runs)`` above ``--limit``; the library's rule
-now: ``benchmarks/skew_calibration.py``) is evaluated on every trial's X (for the mean) and pair (for
+now: ``benchmarks/coverage/skew_calibration.py``) is evaluated on every trial's X (for the mean) and pair (for
 the mean difference); a configuration counts as "flagged" when it fires on more than half of its trials. Its
 calibration rates compare flagged configurations with the recommended method's coverage of the mean and of
 the mean difference.
@@ -43,14 +43,15 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import _paths  # noqa: F401  (tests/support on the path)
 import numpy as np
+import simulation as sim
 
 from rl_reliable_logger.stats import aggregate as agg
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import diagnostics as dg
 from rl_reliable_logger.stats import metrics as mt
 from rl_reliable_logger.stats import registry
-from rl_reliable_logger.stats import simulation as sim
 
 STATS = ("iqm", "mean", "median", "iqm_diff", "mean_diff", "P(X>Y)")
 METHODS = ("percentile", "expanded", "bootstrap-t")

@@ -1,5 +1,5 @@
 """Run rliable's README usage (``rliable_readme.readme_usage``) with rliable 1.2 itself, in its venv
-(``bash benchmarks/setup_rliable_venv.sh``). Usage: ``python rliable_readme_worker.py in.npz out.json``.
+(``bash benchmarks/rliable/setup_rliable_venv.sh``). Usage: ``python rliable_readme_worker.py in.npz out.json``.
 
 ``in.npz``: ``finals_<alg>`` and ``curves_<alg>`` arrays, ``reps_<snippet>`` counts and ``seed`` (numpy's global
 seed, which rliable's draws read). Writes ``rliable_readme.to_json`` of the result.
@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 warnings.simplefilter("ignore")
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "support"))  # rliable_readme.py
 
 import rliable_readme  # noqa: E402
 from rliable import library as rly  # noqa: E402

@@ -2,7 +2,7 @@
 
 One command reproduces the table of ``docs/validation.md``:
 
-    nice -n 10 python benchmarks/coverage_fresh.py --out benchmarks/results/coverage_issue33.txt
+    nice -n 10 python benchmarks/coverage/coverage_fresh.py --out benchmarks/results/coverage_issue33.txt
 
 ``coverage_study.py`` (issue 23) drew the task parameters once per configuration, so its table describes 30 task
 sets, the same ones the recommendation and the skew threshold were chosen on. Here:
@@ -34,17 +34,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import _paths  # noqa: F401  (tests/support on the path)
 import numpy as np
 import pandas as pd
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
+import simulation as sim
 from atari_data import SHARED_DATA
 from coverage_study import STATS, _truths, trial
 
@@ -52,7 +50,6 @@ from rl_reliable_logger.stats import aggregate as agg
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import metrics as mt
 from rl_reliable_logger.stats import registry
-from rl_reliable_logger.stats import simulation as sim
 
 METHODS = ("bootstrap-t", "percentile")
 #: Columns of the table: (method, statistic) and the median's order-statistic interval.

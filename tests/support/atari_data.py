@@ -1,4 +1,4 @@
-"""The rectangular 6 algorithms x 10 runs x 26 games Atari 100k data set used by the benchmark.
+"""The rectangular 6 algorithms x 10 runs x 26 games Atari 100k data set of the benchmarks and the rliable tests.
 
 Five algorithms (DER, DrQ, DrQ(eps), OTR, SPR) come from ``examples/atari100k_scores.csv``: the
 first 10 runs per game of the rliable paper's published Atari 100k scores. SimPLe has only 5 runs
@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_CSV = ROOT / "examples" / "atari100k_scores.csv"
 #: The shared data folder: ``shared/data`` beside the checkout, or RL_RELIABLE_SHARED_DATA.
 SHARED_DATA = Path(os.environ.get("RL_RELIABLE_SHARED_DATA", ROOT.parent / "shared" / "data"))

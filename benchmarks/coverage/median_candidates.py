@@ -37,25 +37,21 @@ covers every tie at once (over-covers with 26 tasks).
 Each cell: coverage, and in brackets how often the truth fell below / above the interval (a one-sided miss is a
 bias, a two-sided one a width). Binomial SE at 1,000 trials <= 0.016 (<= 0.01 near 0.9).
 
-Run:  nice python benchmarks/median_candidates.py --out benchmarks/results/median_candidates.txt
+Run:  nice python benchmarks/coverage/median_candidates.py --out benchmarks/results/median_candidates.txt
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
+import _paths  # noqa: F401  (tests/support on the path)
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
+import simulation as sim
 from coverage_study import add_study_arguments, data_sets, populations, print_grid
 
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import distributions as ds
 from rl_reliable_logger.stats import registry
-from rl_reliable_logger.stats import simulation as sim
 
 NAMES = (
     "percentile",

@@ -2,8 +2,8 @@
 
 Run (one command, from the repository root):
 
-    python benchmarks/bench_scale_plan.py                        # serial and Ray, 3 rounds
-    python benchmarks/bench_scale_plan.py --against main --repeats 3 --no-ray --curves
+    python benchmarks/speed/bench_scale_plan.py                        # serial and Ray, 3 rounds
+    python benchmarks/speed/bench_scale_plan.py --against main --repeats 3 --no-ray --curves
 
 The case: ``plan(ScoreTable.from_csv("examples/atari100k_scores.csv"), normalize="atari100k", target_width=0.05,
 seed=0)`` -- what ``rl-reliable plan examples/atari100k_scores.csv --normalize atari100k --target-width 0.05``
@@ -35,7 +35,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "atari100k_scores.csv"
 
 CASE = r"""

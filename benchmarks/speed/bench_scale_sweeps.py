@@ -1,6 +1,6 @@
 """Lab-scale sweeps (issue 24): time and peak memory of the tuning view and of many algorithms, with growth exponents.
 
-Run:  python benchmarks/bench_scale_sweeps.py [--configs 100,1000,10000] [--algorithms 50,200] [--reps 500]
+Run:  python benchmarks/speed/bench_scale_sweeps.py [--configs 100,1000,10000] [--algorithms 50,200] [--reps 500]
       [--jordan 10,20,50] [--plan-repeats 1]
 
 The one command of issue 24's scale benchmark: every case below in one run.
@@ -21,9 +21,9 @@ Cases, each in a fresh ``python`` process of this checkout (so one case's memory
   memory pre-check's estimate (``AnalysisOptions.memory_estimate``) next to the memory the evaluation added to
   the process (peak RSS minus the RSS before it).
 
-* ``jordan``: ``benchmarks/bench_scale_jordan.py --algorithms ...`` (Jordan's PBP at 10, 20 and 50 algorithms x
+* ``jordan``: ``benchmarks/speed/bench_scale_jordan.py --algorithms ...`` (Jordan's PBP at 10, 20 and 50 algorithms x
   26 tasks x 10 runs, serial and on Ray with two workers, identical tables checked, growth exponents).
-* ``plan``: ``benchmarks/bench_scale_plan.py`` (``plan`` on the README example, serial and on Ray with two
+* ``plan``: ``benchmarks/speed/bench_scale_plan.py`` (``plan`` on the README example, serial and on Ray with two
   workers, identical tables checked), ``--plan-repeats`` rounds.
 
 Printed: wall time of each stage, the process's peak RSS, and the growth exponent of each stage between
@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
+ROOT = HERE.parents[1]
 KEYS = ["lr", "width"]
 
 
@@ -220,10 +220,10 @@ def main() -> None:
         for key in grown:
             print(f"  growth exponent of {key}: {exponents(sizes, results, key)}")
     if args.jordan:  # Jordan's PBP, serial and Ray side by side (its own script)
-        print(f"\nJordan's PBP (python benchmarks/bench_scale_jordan.py --algorithms {args.jordan}):", flush=True)
+        print(f"\nJordan's PBP (python benchmarks/speed/bench_scale_jordan.py --algorithms {args.jordan}):", flush=True)
         subprocess.run([sys.executable, str(HERE / "bench_scale_jordan.py"), "--algorithms", args.jordan])
     if args.plan_repeats > 0:  # plan on the README example, serial and Ray side by side (its own script)
-        print("\nplan (python benchmarks/bench_scale_plan.py):", flush=True)
+        print("\nplan (python benchmarks/speed/bench_scale_plan.py):", flush=True)
         subprocess.run([sys.executable, str(HERE / "bench_scale_plan.py"), "--repeats", str(args.plan_repeats)])
     print(f"\nload average at end: {os.getloadavg()[0]:.2f}")
 

@@ -1,6 +1,6 @@
 """rliable's README usage (aggregates, probability of improvement, sample-efficiency curve, performance profile) as
 one function of the modules ``rly``, ``metrics``: run unchanged by rliable 1.2 (in its venv, through
-``rliable_readme_worker.py``) and by the drop-in ``rl_reliable_logger.rliable``. Plain numpy only, so both
+``benchmarks/rliable/rliable_readme_worker.py``) and by the drop-in ``rl_reliable_logger.rliable``. Plain numpy only, so both
 interpreters import it; the data come in as arrays (``load_inputs`` builds them in the package's environment).
 
 Data: Atari 100k final scores (``atari_data.py``: 6 algorithms x 10 runs x 26 games, human-normalised) for the

@@ -1,6 +1,6 @@
 """Speed (and agreement) of rl_reliable_logger against rliable 1.2, plus a large-scale time/memory check.
 
-Run:  bash benchmarks/setup_rliable_venv.sh && python benchmarks/bench_vs_rliable.py
+Run:  bash benchmarks/rliable/setup_rliable_venv.sh && python benchmarks/rliable/bench_vs_rliable.py
 
 Part 1 - paper-default analysis on real Atari 100k data (6 algorithms x 10 runs x 26 games, human
 normalised; see ``atari_data.py`` for the construction: DER, DrQ, DrQ(eps), OTR, SPR runs 0-9 and
@@ -40,8 +40,8 @@ import numpy as np
 import pandas as pd
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 
+import _paths  # noqa: E402, F401  (tests/support, benchmarks/speed on the path)
 import rliable_runner  # noqa: E402
 from machine_info import cpu_model, load_average  # noqa: E402
 

@@ -1,6 +1,6 @@
 """Error and savings of the group-sequential watch (issue 35). One command prints the table and writes it:
 
-    nice python benchmarks/watch_study.py --out benchmarks/results/watch_study.txt
+    nice python benchmarks/coverage/watch_study.py --out benchmarks/results/watch_study.txt
 
 Each scenario draws ``--trials`` experiments of N (``max_runs``) runs per (algorithm, task) cell from a known
 population and replays what ``rl_reliable_logger.watch`` does look by look (``analysis/watch.py``), with the
@@ -32,16 +32,17 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import _paths
 import numpy as np
 import pandas as pd
+import simulation as sim
 
 from rl_reliable_logger.analysis.watch_options import FUTILITY, FUTILITY_FROM
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import registry
 from rl_reliable_logger.stats import sequential as sq
-from rl_reliable_logger.stats import simulation as sim
 
-ROOT = Path(__file__).resolve().parent
+ROOT = _paths.BENCHMARKS
 LONG_CSV = ROOT.parent.parent / "shared" / "data" / "rliable_atari_100k" / "final_scores_long.csv"
 IQM = registry.get_metric("iqm")
 
@@ -153,13 +154,15 @@ def _look(
         [[stats[x][0], stats[y][0]] for x, y in pairs],
         [times[p] for p in pairs],
         future,
-        alpha=alpha,
-        pairs=sc.algorithms * (sc.algorithms - 1) // 2,
-        decided=decided,
-        spending=sc.spending,
-        multiplicity=sc.multiplicity,
-        futility=futility,
-        futility_from=FUTILITY_FROM,
+        sq.Procedure(
+            alpha=alpha,
+            pairs=sc.algorithms * (sc.algorithms - 1) // 2,
+            decided=decided,
+            spending=sc.spending,
+            multiplicity=sc.multiplicity,
+            futility=futility,
+            futility_from=FUTILITY_FROM,
+        ),
     )
     out = [str(d) for d in sq.decide(tested.low, tested.high)]
     return ["futile" if f else d for d, f in zip(out, tested.futile)]
