@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..data.scores import ScoreTable
 from ..stats import registry
+from ..stats.intervals import ResamplingRequest
 from .options import AnalysisOptions, OptionKeywords, as_options
 from .prepared import Prepared, cells_by_algorithm, prepare, select
 from .tables.aggregates import aggregate_table
@@ -29,14 +30,14 @@ __all__ = ["STREAMS", "Prepared", "aggregate", "analysis_streams", "cells_by_alg
 
 def streams(seed: Any, algorithms: Sequence[str]) -> dict[str, dict[str, np.random.Generator]]:
     """One generator per (purpose, algorithm), assigned in sorted name order (input order does not matter)."""
-    return spawn_streams(seed, algorithms, False).per_purpose
+    return spawn_streams(ResamplingRequest(seed=seed), algorithms).per_purpose
 
 
 def analysis_streams(
     seed: Any, algorithms: Sequence[str], task_bootstrap: bool
 ) -> tuple[dict[str, dict[str, np.random.Generator]], Any]:
     """:func:`streams` plus the shared task SeedSequence (``False`` without task resampling)."""
-    layout = spawn_streams(seed, algorithms, task_bootstrap)
+    layout = spawn_streams(ResamplingRequest(seed=seed, task_bootstrap=task_bootstrap), algorithms)
     return layout.per_purpose, layout.shared_tasks
 
 
@@ -65,7 +66,8 @@ def aggregate(
     tasks = sorted(prep.final.tasks)
     cells = cells_by_algorithm(prep.final, tasks)
     metric_objs = [registry.get_metric(m, gamma=opts.gamma) for m in opts.metrics]
-    layout = spawn_streams(opts.seed, prep.final.algorithms, opts.task_bootstrap)
-    request = opts.resampling().replace(task_bootstrap=layout.shared_tasks)
+    request = opts.resampling()
+    layout = spawn_streams(request, prep.final.algorithms)
+    request = request.replace(task_bootstrap=layout.shared_tasks)
     table_out, _, _ = aggregate_table(cells, metric_objs, request, layout.of("aggregates"))
     return table_out

@@ -13,27 +13,28 @@ from __future__ import annotations
 
 import datetime as _dt
 import platform
+import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from ..data.counts import count_runs
-from ..data.normalize import spec_text
 from ..data.scores import CANONICAL, ScoreTable
 from ..stats import checks as ck
 from ..stats import intervals, registry
 from ..stats.intervals import ResamplingRequest
 from ..version import __version__
 from . import protocol as pc
-from .inputs import FieldKeywords, as_score_table, split_field_options
+from .inputs import FieldKeywords, FieldOptions, as_score_table, split_field_options
 from .notices import emit as emit_warnings
-from .options import DEFAULT_METRICS, AnalysisOptions, OptionKeywords, as_options, ci_label
-from .prepared import Prepared, cells_by_algorithm, prepare
+from .options import DEFAULT_METRICS, AnalysisOptions, OptionKeywords, as_options
+from .prepared import Preparation, Prepared, cells_by_algorithm, prepare
 from .redacted import redact_report
 from .report import Report
 from .tables import aggregates, comparisons, curves, differences, improvement, jordan, per_task, profiles, trust, tuning
-from .tables.base import Part, Progress, TableInputs, spawn_streams
+from .tables.base import Part, TableInputs, spawn_streams
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -104,20 +105,22 @@ def evaluate(
         >>> report.headline("iqm")[["algorithm", "point"]].values.tolist()
         [['A', 2.5], ['B', 3.5]]
     """
-    fields, analysis = split_field_options(overrides)
+    field_keywords, analysis = split_field_options(overrides)
     opts = as_options(options, **analysis)
-    table = as_score_table(table, fields.with_hyperparameter_keys(opts.hyperparameter_keys))
+    fields = FieldOptions(**field_keywords, hyperparameter_keys=tuple(opts.hyperparameter_keys))
+    table = as_score_table(table, fields)
     started = _dt.datetime.now(_dt.timezone.utc)
-    prep = prepare(table, opts)
+    # the options, once: how the table is prepared, the resampling request every table gets, each table's choices
+    request, choices = opts.resampling(), TableChoices.of(opts)
+    prep = prepare(table, choices.preparation)
     # before any statistics: what is wrong with the experiment itself (strict: refuse to go on)
-    findings = pc.by_severity(
-        pc.check_protocol(prep.selected or prep.table, hyperparameter_keys=opts.hyperparameter_keys or None)
-    )
+    findings = pc.by_severity(pc.check_protocol(prep.selected or prep.table, hyperparameter_keys=fields.sweep_keys))
     pc.enforce(findings, strict=opts.strict)
-    inputs, request = _inputs(prep, opts)
+    checks = pc.checks_run(prep.selected or prep.table, hyperparameter_keys=fields.sweep_keys)
+    inputs, request = _inputs(prep, request, choices)
     warnings = [pc.format_finding(f) for f in findings] + prep.warnings
-    warnings += _scale_warnings(inputs, opts.gamma, opts.normalize is not None)
-    parts = _tables(inputs, request, prep, opts)
+    warnings += _scale_warnings(inputs, choices.gamma, choices.normalized)
+    parts = _tables(inputs, request, prep, choices)
     for part in parts:
         warnings += part.warnings
     tables = {name: frame for part in parts for name, frame in part.tables.items()}
@@ -125,14 +128,16 @@ def evaluate(
         "created": started.isoformat(timespec="seconds"),
         "protocol": [f.to_dict() for f in findings],
         "source": {**dict(table.source), **dict(source or {})},
-        **_provenance(inputs, prep, opts, parts, table),
+        **_provenance(inputs, prep, opts.to_dict(), parts, table, checks),
     }
     if opts.seed is None:
         warnings.append(
             "no seed given (seed=None): intervals will differ slightly from run to run; "
             "pass an integer seed for reproducible numbers."
         )
-    scores_out = _without_secrets((prep.table if prep.table.has_steps and opts.curves else prep.final).frame, warnings)
+    scores_out = _without_secrets(
+        (prep.table if prep.table.has_steps and choices.curves is not None else prep.final).frame, warnings
+    )
     core = {name: tables.pop(name) for name in CORE_TABLES}
     report = Report(
         **core,
@@ -146,31 +151,93 @@ def evaluate(
     return report
 
 
-def _inputs(prep: Prepared, opts: AnalysisOptions) -> tuple[TableInputs, ResamplingRequest]:
-    """The tables' shared inputs and the one resampling request: the same layout whatever is computed."""
+class Progress:
+    """A tqdm bar on stderr when asked for and available; silent otherwise."""
+
+    def __init__(self, total: int, enabled: bool, desc: str = "bootstrap") -> None:
+        self.bar = None
+        if enabled:
+            try:
+                from tqdm.auto import tqdm
+
+                self.bar = tqdm(total=total, desc=desc, unit="rep", unit_scale=True, file=sys.stderr, leave=False)
+            except ImportError:  # pragma: no cover - tqdm is optional
+                self.bar = None
+
+    def __call__(self, n: int) -> None:
+        if self.bar is not None:
+            self.bar.update(n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+@dataclass(frozen=True)
+class TableChoices:
+    """Each table's own choices besides the resampling request, taken from the options once (:meth:`of`): how the
+    scores are prepared, the metrics, the optimality gap's ``gamma``, the profiles' thresholds, the ranks' rule, and
+    the optional tables' choices (None: not asked for)."""
+
+    preparation: Preparation
+    metrics: tuple[Any, ...]
+    gamma: float
+    taus: tuple[float, ...] | None
+    rank_by: str
+    curves: curves.CurveChoices | None
+    comparisons: comparisons.ComparisonChoices | None
+    jordan: jordan.JordanTableChoices | None
+    tuning: tuning.TuningChoices | None
+    normalized: bool = False
+    progress: bool = False
+
+    @classmethod
+    def of(cls, opts: AnalysisOptions) -> TableChoices:
+        return cls(
+            preparation=Preparation.of(opts),
+            metrics=opts.metrics,
+            gamma=opts.gamma,
+            taus=opts.taus,
+            rank_by=opts.rank_by,
+            curves=curves.CurveChoices(opts.curve_metrics, opts.curve_points, opts.budget, opts.gamma)
+            if opts.curves
+            else None,
+            comparisons=comparisons.ComparisonChoices(opts.headline_metric, opts.gamma) if opts.comparisons else None,
+            jordan=jordan.JordanTableChoices(opts.jordan_delta, opts.jordan_method, opts.score_range, opts.progress)
+            if opts.jordan
+            else None,
+            tuning=tuning.TuningChoices(opts.hyperparameter_keys, opts.resolved_tuning_metric, opts.normalize)
+            if opts.hyperparameter_keys
+            else None,
+            normalized=opts.normalize is not None,
+            progress=opts.progress,
+        )
+
+
+def _inputs(prep: Prepared, request: ResamplingRequest, choices: TableChoices) -> tuple[TableInputs, ResamplingRequest]:
+    """The tables' shared inputs and the request with its task stream: the same layout whatever is computed."""
     algorithms = prep.final.algorithms
     # the engine sees tasks (and random streams are assigned to algorithms) in sorted name order,
     # so results do not depend on the order of the input rows
     tasks = sorted(prep.final.tasks)
     # fixed layout: results do not depend on what else is computed; with task resampling every algorithm's
     # replicate r resamples the same tasks (paired differences and improvement)
-    streams = spawn_streams(opts.seed, algorithms, opts.task_bootstrap)
-    request = opts.resampling().replace(task_bootstrap=streams.shared_tasks)
-    total = len(algorithms) * (opts.reps + 2 * opts.profile_reps + opts.improvement_reps) + (
-        len(algorithms) * opts.curve_reps if opts.curves else 0
-    )
+    streams = spawn_streams(request, algorithms)
+    request = request.replace(task_bootstrap=streams.shared_tasks)
+    per_algorithm = request.reps("aggregates") + 2 * request.reps("profiles") + request.reps("improvement")
+    per_algorithm += request.reps("curves") if choices.curves is not None else 0
     inputs = TableInputs(
         final=prep.final,
         cells=cells_by_algorithm(prep.final, tasks),
         tasks=tasks,
-        metrics=[registry.get_metric(m, gamma=opts.gamma) for m in opts.metrics],
+        metrics=[registry.get_metric(m, gamma=choices.gamma) for m in choices.metrics],
         streams=streams,
-        progress=Progress(total, opts.progress),
+        progress=Progress(len(algorithms) * per_algorithm, choices.progress),
     )
     return inputs, request
 
 
-def _tables(inputs: TableInputs, request: ResamplingRequest, prep: Prepared, opts: AnalysisOptions) -> list[Part]:
+def _tables(inputs: TableInputs, request: ResamplingRequest, prep: Prepared, choices: TableChoices) -> list[Part]:
     """Every table, each on its own random stream: the core tables inside the progress bar, then the optional
     ones (each an empty part when not asked for)."""
     bar = inputs.progress
@@ -180,15 +247,10 @@ def _tables(inputs: TableInputs, request: ResamplingRequest, prep: Prepared, opt
             found.part,
             differences.build(inputs, request, found),
             trust.build(inputs),
-            profiles.build(inputs, request, opts.taus, opts.gamma),
-            per_task.build(inputs, request, opts.rank_by),
+            profiles.build(inputs, request, choices.taus, choices.gamma),
+            per_task.build(inputs, request, choices.rank_by),
             improvement.build(inputs, request),
-            curves.build(
-                inputs,
-                request,
-                prep.table if opts.curves else None,
-                curves.CurveChoices(opts.curve_metrics, opts.curve_points, opts.budget, opts.gamma),
-            ),
+            curves.build(inputs, request, prep.table, choices.curves),
         ]
     finally:
         if isinstance(bar, Progress):
@@ -196,23 +258,28 @@ def _tables(inputs: TableInputs, request: ResamplingRequest, prep: Prepared, opt
     streams = inputs.streams
     return [
         *parts,
-        comparisons.build(inputs, request, opts),
-        jordan.build(prep.raw_final, request, opts, streams.jordan),  # percentiles do not depend on the scale
-        tuning.build(prep.raw_final, request.replace(seed=streams.tuning), opts),
+        comparisons.build(inputs, request, choices.comparisons),
+        # percentiles do not depend on the scale: the Jordan tables and the tuning view read raw scores
+        jordan.build(prep.raw_final, request.replace(seed=streams.jordan), choices.jordan),
+        tuning.build(prep.raw_final, request.replace(seed=streams.tuning), choices.tuning),
     ]
 
 
 def _provenance(
-    inputs: TableInputs, prep: Prepared, opts: AnalysisOptions, parts: list[Part], raw: ScoreTable
+    inputs: TableInputs,
+    prep: Prepared,
+    options: dict[str, Any],
+    parts: list[Part],
+    raw: ScoreTable,
+    checks: Any,
 ) -> dict[str, Any]:
-    """What was computed and from what (``raw``: the scores as given): the analysis' inputs, then every table's
-    part."""
+    """What was computed and from what (``raw``: the scores as given; ``options``: the options as provenance
+    records them; ``checks``: the protocol checks run): the analysis' inputs, then every table's part."""
     frame_used, cells, algorithms, tasks = inputs.final.frame, inputs.cells, inputs.algorithms, inputs.tasks
-    seed = opts.seed
     recorded = {name: rec for part in parts for name, rec in part.intervals.items()}
     provenance: dict[str, Any] = {
         "normalization": prep.normalization,
-        "normalize": spec_text(opts.normalize),
+        "normalize": options["normalize"],
         "filters": prep.filters,
         "algorithms": algorithms,
         "tasks": tasks,
@@ -223,25 +290,17 @@ def _provenance(
         "dropped": raw.dropped.astype(object).where(raw.dropped.notna(), None).to_dict("records"),
         "excluded": raw.source.get("excluded", []),
         "metrics": [m.name for m in inputs.metrics],
-        "gamma": opts.gamma,
-        "reps": opts.reps,
-        "profile_reps": opts.profile_reps,
-        "improvement_reps": opts.improvement_reps,
-        "curve_reps": opts.curve_reps if opts.curves else None,
-        "ci": opts.ci,
-        "ci_label": ci_label(opts.ci),
-        "method": opts.method,
+        **{key: options[key] for key in ("gamma", "reps", "profile_reps", "improvement_reps")},
+        "curve_reps": options["curve_reps"] if options["curves"] else None,
+        **{key: options[key] for key in ("ci", "ci_label", "method")},
         # per table with intervals: the method the request's rule gave it, its level and replicate count
         "intervals": {name: recorded[name] for name in intervals.TABLES + intervals.OTHER_TABLES if name in recorded},
         "interval_fallbacks": [],
         "mean_skewness": None,
-        "checks": pc.checks_run(prep.selected or prep.table, hyperparameter_keys=opts.hyperparameter_keys or None),
-        "task_bootstrap": opts.task_bootstrap,
-        "rank_by": opts.rank_by,
-        "seed": seed if isinstance(seed, (int, np.integer)) or seed is None else repr(seed),
-        "chunk_bytes": opts.chunk_bytes,
+        "checks": checks,
+        **{key: options[key] for key in ("task_bootstrap", "rank_by", "seed", "chunk_bytes")},
         "curves": {},
-        "options": opts.to_dict(),
+        "options": options,
         "versions": _versions(),
     }
     for part in parts:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -43,8 +43,10 @@ class FieldOptions:
     normalize_names: bool = False
     hyperparameter_keys: tuple[str, ...] = ()
 
-    def with_hyperparameter_keys(self, keys: Sequence[str]) -> FieldOptions:
-        return dataclasses.replace(self, hyperparameter_keys=tuple(keys))
+    @property
+    def sweep_keys(self) -> tuple[str, ...] | None:
+        """The configuration columns, None without a sweep (as the protocol checks take them)."""
+        return self.hyperparameter_keys or None
 
     def read(self, table: pd.DataFrame | str | os.PathLike[str], source: Mapping[str, Any] | None = None) -> ScoreTable:
         """The ScoreTable of a long DataFrame or a score file (CSV, TSV, Parquet, JSON) by these options."""
@@ -84,11 +86,12 @@ class FieldKeywords(TypedDict, total=False):
 FIELD_KEYWORDS = tuple(f.name for f in dataclasses.fields(FieldOptions) if f.name != "hyperparameter_keys")
 
 
-def split_field_options(keywords: Mapping[str, Any]) -> tuple[FieldOptions, dict[str, Any]]:
-    """``evaluate()``'s keywords split into the field options and the analysis options."""
+def split_field_options(keywords: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``evaluate()``'s keywords split into the field options (the keywords of :class:`FieldOptions`) and the
+    analysis options."""
     fields = {k: v for k, v in keywords.items() if k in FIELD_KEYWORDS}
     rest = {k: v for k, v in keywords.items() if k not in FIELD_KEYWORDS}
-    return FieldOptions(**fields), rest
+    return fields, rest
 
 
 def as_score_table(table: Any, fields: FieldOptions = FieldOptions()) -> ScoreTable:

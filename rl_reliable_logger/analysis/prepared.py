@@ -7,8 +7,9 @@ happens here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -72,10 +73,37 @@ def select(table: ScoreTable, algorithms: Sequence[str] | None, tasks: Sequence[
     return out
 
 
-def _check_not_normalized_twice(table: ScoreTable, options: AnalysisOptions) -> None:
+@dataclass(frozen=True)
+class Preparation:
+    """What preparing a table takes from the options (:meth:`of`): the algorithm/task selection, the step budget,
+    whether curves are asked for, the normaliser, and the options' own memory check and replicate-resolution
+    warnings."""
+
+    only_algorithms: Sequence[str] | None
+    only_tasks: Sequence[str] | None
+    budget: float | None
+    curves: bool
+    normalize: Any
+    check_memory: Callable[[int, int, int], None]
+    resolution_warnings: Callable[[], list[str]]
+
+    @classmethod
+    def of(cls, options: AnalysisOptions) -> Preparation:
+        return cls(
+            options.only_algorithms,
+            options.only_tasks,
+            options.budget,
+            options.curves,
+            options.normalize,
+            options.check_memory,
+            options.resolution_warnings,
+        )
+
+
+def _check_not_normalized_twice(table: ScoreTable, normalize: Any) -> None:
     """Refuse to normalise a results bundle's ``score`` column again (it holds the normalised scores already)."""
     origin = table.source.get("bundle_normalized")
-    if not origin or str(options.normalize) in UNCHANGED:
+    if not origin or str(normalize) in UNCHANGED:
         return
     raise OptionError(
         "normalize",
@@ -85,8 +113,10 @@ def _check_not_normalized_twice(table: ScoreTable, options: AnalysisOptions) -> 
     )
 
 
-def prepare(table: ScoreTable, options: AnalysisOptions) -> Prepared:
+def prepare(table: ScoreTable, options: AnalysisOptions | Preparation) -> Prepared:
     """Filter, check the memory the options need, normalise; nothing random happens here."""
+    if isinstance(options, AnalysisOptions):
+        options = Preparation.of(options)
     if options.curves and not table.has_steps:  # checked before any resampling work
         raise OptionError(
             "curves",
@@ -109,7 +139,7 @@ def prepare(table: ScoreTable, options: AnalysisOptions) -> Prepared:
     warnings = list(table.warnings) + budget_warnings(runs, options.budget) + options.resolution_warnings()
     normalization = "raw score"
     if options.normalize is not None:
-        _check_not_normalized_twice(table, options)
+        _check_not_normalized_twice(table, options.normalize)
         normalizer = get_normalizer(options.normalize)
         if normalizer.per_step:
             table = normalizer.apply(table)  # every step, so curves are normalised too

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,8 +44,10 @@ class Streams:
         return np.random.default_rng(np.random.SeedSequence([int(self.root), 0xC0FFEE]))
 
 
-def spawn_streams(seed: Any, algorithms: Sequence[str], task_bootstrap: bool) -> Streams:
-    """The :class:`Streams` of ``seed`` for ``algorithms`` (an integer, a Generator, or None: fresh entropy)."""
+def spawn_streams(request: intervals.ResamplingRequest, algorithms: Sequence[str]) -> Streams:
+    """The :class:`Streams` of ``request.seed`` (an integer, a Generator, or None: fresh entropy) for ``algorithms``,
+    with the shared task stream where ``request.task_bootstrap`` asks for task resampling."""
+    seed, task_bootstrap = request.seed, request.task_bootstrap
     root = bs.as_generator(seed)
     spawned = root.spawn(len(STREAMS) * len(algorithms))
     slot = {a: i for i, a in enumerate(sorted(algorithms))}
@@ -58,28 +59,6 @@ def spawn_streams(seed: Any, algorithms: Sequence[str], task_bootstrap: bool) ->
     # after the streams: a Generator seed spawns the Jordan and tuning seeds in this order; an integer is used as is
     jordan, tuning = seed.spawn(2) if isinstance(seed, np.random.Generator) else (seed, seed)
     return Streams(per_purpose, shared_tasks, jordan, tuning, seed)
-
-
-class Progress:
-    """A tqdm bar on stderr when asked for and available; silent otherwise."""
-
-    def __init__(self, total: int, enabled: bool, desc: str = "bootstrap") -> None:
-        self.bar = None
-        if enabled:
-            try:
-                from tqdm.auto import tqdm
-
-                self.bar = tqdm(total=total, desc=desc, unit="rep", unit_scale=True, file=sys.stderr, leave=False)
-            except ImportError:  # pragma: no cover - tqdm is optional
-                self.bar = None
-
-    def __call__(self, n: int) -> None:
-        if self.bar is not None:
-            self.bar.update(n)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
 
 
 @dataclass(frozen=True)

@@ -3,18 +3,27 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ...stats.intervals import ResamplingRequest
 from ..comparisons import compare_all
-from ..options import AnalysisOptions
 from .base import Part, TableInputs
 
 #: The method of the comparisons' unadjusted intervals (their simultaneous ones are max-T intervals).
 COMPARISON_METHOD = "percentile"
 
 
-def build(inputs: TableInputs, request: ResamplingRequest, options: AnalysisOptions) -> Part:
-    """The all-pairs comparisons of ``options.headline_metric`` (no table without ``options.comparisons``)."""
-    if not options.comparisons:
+@dataclass(frozen=True)
+class ComparisonChoices:
+    """The metric the all-pairs comparisons compare (with the optimality gap's ``gamma``)."""
+
+    metric: str
+    gamma: float = 1.0
+
+
+def build(inputs: TableInputs, request: ResamplingRequest, choices: ComparisonChoices | None) -> Part:
+    """The all-pairs comparisons of ``choices.metric`` (no table without ``choices``)."""
+    if choices is None:
         return Part({})
     if len(inputs.algorithms) < 2:
         return Part(
@@ -22,12 +31,12 @@ def build(inputs: TableInputs, request: ResamplingRequest, options: AnalysisOpti
         )
     pairs = compare_all(
         inputs.final,
-        metric=options.headline_metric,
+        metric=choices.metric,
         reps=request.reps("comparisons"),
         ci=request.level,
-        gamma=options.gamma,
+        gamma=choices.gamma,
         seed=inputs.streams.comparisons(),
     )
     own = request.replace(method=COMPARISON_METHOD).record("comparisons", simultaneous="max-T")
-    provenance = {"comparisons": pairs.attrs["method"], "comparisons_metric": options.headline_metric}
+    provenance = {"comparisons": pairs.attrs["method"], "comparisons_metric": choices.metric}
     return Part({"comparisons": pairs}, {"comparisons": own}, provenance)

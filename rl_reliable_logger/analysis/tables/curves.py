@@ -39,9 +39,10 @@ class CurveChoices:
     gamma: float
 
 
-def build(inputs: TableInputs, request: ResamplingRequest, table: ScoreTable | None, choices: CurveChoices) -> Part:
-    """The curves of ``table`` (every step, normalised; None: no curves asked for): table, provenance, warnings."""
-    if table is None:
+def build(inputs: TableInputs, request: ResamplingRequest, table: ScoreTable, choices: CurveChoices | None) -> Part:
+    """The curves of ``table`` (every step, normalised; no curves without ``choices``): table, provenance,
+    warnings."""
+    if choices is None:
         return Part({"curves": pd.DataFrame(columns=COLUMNS)})
     frame, info, warnings = curves_table(table, request, inputs, choices)
     return Part({"curves": frame}, {"curves": request.record("curves")}, {"curves": info}, warnings)

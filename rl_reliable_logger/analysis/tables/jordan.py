@@ -5,32 +5,43 @@ bands), the level ``1 - delta`` they hold at together, and the replicates where 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ...data.scores import ScoreTable
 from ...stats.intervals import JORDAN_METHODS, ResamplingRequest
 from ..jordan import jordan_tables
-from ..options import AnalysisOptions
 from .base import Part
 
 
-def build(table: ScoreTable, request: ResamplingRequest, options: AnalysisOptions, seed: Any) -> Part:
-    """Both tables of ``table`` (no tables without ``options.jordan``), on the stream ``seed``."""
-    if not options.jordan:
+@dataclass(frozen=True)
+class JordanTableChoices:
+    """What the Jordan tables are computed with: ``delta`` (the intervals hold together at ``1 - delta``), the
+    ``method`` (``pbp``, ``pbp-t`` or ``bootstrap``), the known ``score_range`` and the progress bar."""
+
+    delta: float
+    method: str
+    score_range: Any = None
+    progress: bool = False
+
+
+def build(table: ScoreTable, request: ResamplingRequest, choices: JordanTableChoices | None) -> Part:
+    """Both tables of ``table`` (no tables without ``choices``), on ``request`` (its seed: the Jordan stream)."""
+    if choices is None:
         return Part({})
     tables, warnings = jordan_tables(
         table,
-        delta=options.jordan_delta,
-        method=options.jordan_method,
-        score_range=options.score_range,
+        delta=choices.delta,
+        method=choices.method,
+        score_range=choices.score_range,
         reps=request.reps("jordan"),
-        seed=seed,
-        progress=options.progress,
+        seed=request.seed,
+        progress=choices.progress,
         executor=request.executor,
     )
-    record = {"delta": options.jordan_delta, "method": options.jordan_method, "score_range": options.score_range}
-    level = 1.0 - options.jordan_delta
-    method = JORDAN_METHODS[options.jordan_method]
+    record = {"delta": choices.delta, "method": choices.method, "score_range": choices.score_range}
+    level = 1.0 - choices.delta
+    method = JORDAN_METHODS[choices.method]
     drawn = request.reps("jordan") if method.replicates else None
     recorded = {
         "jordan": {"method": method.name, "level": level, "replicates": drawn, "simultaneous": True},

@@ -9,6 +9,7 @@ resampling, the median's interval, on the tuning view's own replicates (``tuning
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -33,20 +34,24 @@ TUNING_COLUMNS = list(SPECS["tuning"].columns)
 VIEWS = ("complete", "tuned", "split")
 
 
-def build(table: ScoreTable, request: ResamplingRequest, options: AnalysisOptions) -> Part:
-    """The tuning view of ``table`` (raw scores; normalised here as ``options.normalize`` says) for
-    ``options.hyperparameter_keys`` (no table without them), on ``request`` (its seed: the tuning view's stream)."""
-    if not options.hyperparameter_keys:
+@dataclass(frozen=True)
+class TuningChoices:
+    """What the tuning view shows: the sweep's configuration columns ``keys``, the ``metric`` that picks a
+    configuration and is reported, and the normaliser applied first (None: raw scores)."""
+
+    keys: tuple[str, ...]
+    metric: str
+    normalize: Any = None
+
+
+def build(table: ScoreTable, request: ResamplingRequest, choices: TuningChoices | None) -> Part:
+    """The tuning view of ``table`` (raw scores; normalised here as ``choices.normalize`` says; no table without
+    ``choices``), on ``request`` (its seed: the tuning view's stream)."""
+    if choices is None:
         return Part({})
-    metric = options.resolved_tuning_metric
-    tuning, warnings = views_table(
-        table, options.hyperparameter_keys, request, metric=metric, normalize=options.normalize
-    )
-    record = {
-        "hyperparameter_keys": list(options.hyperparameter_keys),
-        "metric": metric,
-        "reps": request.reps("tuning"),
-    }
+    metric = choices.metric
+    tuning, warnings = views_table(table, choices.keys, request, metric=metric, normalize=choices.normalize)
+    record = {"hyperparameter_keys": list(choices.keys), "metric": metric, "reps": request.reps("tuning")}
     kinds = {registry.get_metric(metric).name: statistic_kind(registry.get_metric(metric))}
     recorded = {"tuning": {**_aggregates_request(request).record("aggregates", kinds)}}
     return Part({"tuning": tuning}, recorded, provenance={"tuning": record}, warnings=warnings)
@@ -129,7 +134,7 @@ def _views_aggregates(relabelled: ScoreTable, request: ResamplingRequest, metric
     """The aggregates of the views' pseudo-algorithms, with the stream layout of ``evaluate()``."""
     tasks = sorted(relabelled.tasks)
     cells = cells_by_algorithm(relabelled, tasks)
-    streams = spawn_streams(request.seed, relabelled.algorithms, bool(request.task_bootstrap))
+    streams = spawn_streams(request.replace(task_bootstrap=bool(request.task_bootstrap)), relabelled.algorithms)
     views_request = _aggregates_request(request).replace(task_bootstrap=streams.shared_tasks)
     table, _, _ = aggregate_table(cells, [registry.get_metric(metric)], views_request, streams.of("aggregates"))
     return table
