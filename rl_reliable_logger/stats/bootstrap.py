@@ -31,7 +31,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -95,6 +95,17 @@ class Cells:
         return 1.0 / (self.n_tasks * self.sizes[self.task_of])
 
 
+class Layout(NamedTuple):
+    """Runs given by index rather than drawn (the original data, leave-one-run-out replicates, or a Resample's
+    indices carried over): ``idx`` (N, R, S), ``valid`` (None: every position), each slot's run count and each
+    replicate's number of runs (None: derived as for draws)."""
+
+    idx: np.ndarray | None = None
+    valid: np.ndarray | None = None
+    slot_sizes: np.ndarray | None = None
+    run_total: np.ndarray | None = None
+
+
 class Resample:
     """A batch of replicates (or the original data) of one algorithm, as draws of run indices.
 
@@ -112,15 +123,13 @@ class Resample:
         cells: Cells,
         values: np.ndarray,
         *,
-        idx: np.ndarray | None = None,
-        valid: np.ndarray | None = None,
-        slot_sizes: np.ndarray | None = None,
+        layout: Layout = Layout(),
         uniforms: np.ndarray | None = None,
         slot_tasks: np.ndarray | None = None,
         cache: dict | None = None,
-        run_total: np.ndarray | None = None,
         workspace: dict | None = None,
     ) -> None:
+        idx, valid, slot_sizes, run_total = layout
         self.cells = cells
         self.values = np.asarray(values, dtype=float)
         self.uniforms = uniforms
@@ -223,13 +232,10 @@ class Resample:
         return Resample(
             cells,
             values,
-            idx=self._idx,
-            valid=self._valid,
-            slot_sizes=self.slot_sizes,
+            layout=Layout(self._idx, self._valid, self.slot_sizes, self.run_total),
             uniforms=self.uniforms,
             slot_tasks=self.slot_tasks,
             cache={k: v for k, v in self._cache.items() if k in keep},
-            run_total=self.run_total,
             workspace=workspace,
         )
 
@@ -495,9 +501,7 @@ def original(cells: Cells, values: np.ndarray | None = None) -> Resample:
     return Resample(
         cells,
         cells.values if values is None else values,
-        idx=idx,
-        valid=None if valid.all() else valid[:, None, :],
-        slot_sizes=cells.sizes[None, :].astype(float),
+        layout=Layout(idx, None if valid.all() else valid[:, None, :], cells.sizes[None, :].astype(float)),
     )
 
 
@@ -929,7 +933,7 @@ def jackknife_resamples(cells: Cells, values: np.ndarray | None = None) -> Itera
         valid = pos[:, None, None] < sizes[None]
         idx = np.where(valid, cells.offsets[None, None, :] + local, 0)
         total = np.full(reps, float(cells.n_runs - 1))
-        yield Resample(cells, values, idx=idx, valid=valid, slot_sizes=sizes.astype(float), run_total=total)
+        yield Resample(cells, values, layout=Layout(idx, valid, sizes.astype(float), total))
 
 
 def jackknife_tasks(cells: Cells) -> np.ndarray:
