@@ -5,7 +5,7 @@ own folders go on the import path."""
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]  # resolved: each folder of scripts has a link to this one file
 BENCHMARKS = ROOT / "benchmarks"
 for _folder in (
     BENCHMARKS / "rliable",

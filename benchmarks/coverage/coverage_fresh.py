@@ -7,7 +7,7 @@ One command reproduces the table of ``docs/validation.md``:
 ``coverage_study.py`` (issue 23) drew the task parameters once per configuration, so its table describes 30 task
 sets, the same ones the recommendation and the skew threshold were chosen on. Here:
 
-* **Simulated rows**: for each task model (``stats.simulation.STUDY_MODELS``) and task count, ``--blocks`` blocks;
+* **Simulated rows**: for each task model (``tests/support/simulation.py``: ``STUDY_MODELS``) and task count, ``--blocks`` blocks;
   each block draws its own task parameters for X and Y (seeded by model, task count and block, never the issue-23
   sets), computes its own truth (as ``coverage_study``: exact IQM, mean and median; P(X > Y) by Monte Carlo,
   100,000 draws per task), and runs ``--per-block`` trials at every run count (fresh data per run count).

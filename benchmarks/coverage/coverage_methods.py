@@ -3,7 +3,7 @@
 For each configuration (generative model, number of tasks M, runs per task), many independent
 data sets ("trials") are drawn from a *known* population; each gets a 95% percentile interval for
 the IQM and for the mean from the library's stratified bootstrap (``stats.bootstrap.replicates`` +
-``stats.bootstrap.interval`` with ``metrics.iqm`` / ``metrics.mean``, exactly what ``evaluate()``
+``stats.intervals.interval`` with ``metrics.iqm`` / ``metrics.mean``, exactly what ``evaluate()``
 runs for aggregates); coverage is the fraction of trials whose interval contains the true value,
 reported with its binomial standard error sqrt(p(1-p)/trials).
 
@@ -22,7 +22,7 @@ Both true values are computed *exactly*: the models are mixtures of lognormal an
 whose CDFs and partial expectations E[X; a < X <= b] have closed forms; the mixture quantiles are
 found by root finding. ``--check-truth`` verifies them against a 4-million-draw Monte-Carlo sample.
 
-Methods (``stats.bootstrap.interval`` / ``studentized_mean_interval``): ``percentile`` (the default, as in
+Methods (``stats.intervals.interval`` / ``studentized_mean_interval``): ``percentile`` (the default, as in
 the paper), ``basic``, ``bc``, ``bca`` (stratified acceleration), ``expanded`` (Hesterberg's expanded
 percentile, stratified by cell) and ``bootstrap-t`` (studentized, the mean only).
 

@@ -6,7 +6,7 @@ diagnostic's calibration. One command reproduces the README's table:
 For each configuration (task model, M tasks, N runs per task) ``--trials`` pairs of data sets are drawn from
 two *known* populations X and Y (the same model, task parameters drawn from two seeds); each pair gets the
 intervals ``evaluate()`` computes, from the same engine calls (``bootstrap.draw`` of each algorithm, the
-registry's metrics, ``metrics.improvement_replicates``, ``bootstrap.interval`` / ``studentized_mean_interval``
+registry's metrics, ``metrics.improvement_replicates``, ``intervals.interval`` / ``studentized_mean_interval``
 with the levels the analysis layer passes), for six statistics:
 
 * IQM, mean and median of X (the ``aggregates`` table);
@@ -16,12 +16,12 @@ with the levels the analysis layer passes), for six statistics:
 Methods: ``percentile`` (the default), ``expanded`` (Hesterberg's expanded percentile, the level pooled over
 the cells of the statistic: X's for the aggregates, X's and Y's for the differences; for P(X > Y) the
 U-statistic's own level, ``bootstrap.improvement_level``) and
-``bootstrap-t`` (studentized for the mean and the mean difference, ``bootstrap.normal_interval`` for the
+``bootstrap-t`` (studentized for the mean and the mean difference, ``intervals.normal_interval`` for the
 median, expanded for the rest; a degenerate studentized distribution falls back to expanded, as in the
 library).
 
 True values (task set fixed, as the stratified bootstrap assumes): exact IQM (25%-trimmed mean of the task
-mixture), mean and median of task means (``stats.simulation``); P(X > Y) = mean over tasks of E[F_Y(X)] by
+mixture), mean and median of task means (``tests/support/simulation.py``); P(X > Y) = mean over tasks of E[F_Y(X)] by
 Monte Carlo with Y's exact CDF (error < 3e-4).
 
 The former pooled skew diagnostic (``|estimator_skewness| * sqrt(runs)`` above ``--limit``; the library's rule
@@ -50,8 +50,8 @@ import simulation as sim
 from rl_reliable_logger.stats import aggregate as agg
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import diagnostics as dg
+from rl_reliable_logger.stats import intervals, registry
 from rl_reliable_logger.stats import metrics as mt
-from rl_reliable_logger.stats import registry
 
 STATS = ("iqm", "mean", "median", "iqm_diff", "mean_diff", "P(X>Y)")
 METHODS = ("percentile", "expanded", "bootstrap-t")
@@ -85,11 +85,11 @@ def trial(cx: bs.Cells, cy: bs.Cells, reps: int, rx, ry, ci: float) -> dict[str,
     point = np.array([px[0], px[1], px[2], px[0] - py[0], px[1] - py[1], poi_point])
     alone, pair = bs.expanded_level(cx, ci), bs.expanded_level([cx, cy], ci)
     tails = np.array([alone] * 3 + [pair] * 2 + [bs.improvement_level(cx, cy, ci)])
-    out = {"percentile": bs.interval(dist, point, ci=ci)}
-    out["expanded"] = bs.interval(dist, point, ci=ci, method="expanded", tail=tails)
+    out = {"percentile": intervals.interval(dist, point, ci=ci)}
+    out["expanded"] = intervals.interval(dist, point, ci=ci, method="expanded", tail=tails)
     low, high = (a.copy() for a in out["expanded"])
     # the median: a normal interval with the bootstrap standard deviation at the expanded level
-    low[2], high[2] = bs.normal_interval(sx[:, 2], px[2], alone)
+    low[2], high[2] = intervals.normal_interval(sx[:, 2], px[2], alone)
     # studentized: the mean (X's replicates of (mean, se)) and the mean difference (se² of X and Y added)
     found = bs.studentized_mean_interval(sx[:, [1, 3]], px[[1, 3]], ci)
     if found is not None:
@@ -252,8 +252,8 @@ def per_task_study(trials: int, reps: int, seed: int, ci: float) -> list[str]:
                 dist = bs.replicates(cells, bs.Resample.task_means, reps, rng)
                 point = bs.original(cells).task_means()[0]
                 ends = [
-                    bs.interval(dist, point, ci=ci),
-                    bs.interval(dist, point, ci=ci, method="expanded", tail=bs.task_levels(cells, ci)),
+                    intervals.interval(dist, point, ci=ci),
+                    intervals.interval(dist, point, ci=ci, method="expanded", tail=bs.task_levels(cells, ci)),
                     bs.student_t_task_intervals(cells, ci),
                 ]
                 hits += [bool(lo[0] <= truth <= hi[0]) for lo, hi in ends]

@@ -2,7 +2,7 @@
 
 Issue 13 asks for a method within 93.5-96.5% for the mean on every task model of ``coverage_study.py``;
 ``--method bootstrap-t`` stays at 0.875-0.907 on the lognormal model. This screens the candidates from the
-literature on the same populations (``stats.simulation.make_tasks``, 10 tasks, exact true mean) with a plain
+literature on the same populations (``tests/support/simulation.py``: ``make_tasks``, 10 tasks, exact true mean) with a plain
 stratified bootstrap (runs resampled within tasks, as the library's engine does):
 
 * ``percentile``; ``bootstrap-t``: t* = (mean* - mean) / se*, se the stratified standard error (the library's);

@@ -11,7 +11,7 @@ the study's columns) against the exact median of the true task means (task set f
 * ``bc`` and ``bca`` (the stratified jackknife acceleration), ``exp-bc`` (the bias correction at the expanded
   level); ``basic`` (reverse percentile);
 * ``normal``: estimate ± c·t·sd* (sd* the bootstrap standard deviation, c·t from ``expanded_level``), the library's
-  ``bootstrap-t`` median (``bootstrap.normal_interval``);
+  ``bootstrap-t`` median (``intervals.normal_interval``);
 * ``jack-t``: estimate ± t·se_jack, the stratified leave-one-run-out jackknife standard error;
 * ``double``: Beran's prepivoted (double) bootstrap, each tail's level of the percentile interval calibrated by
   an inner bootstrap (``--outer`` outer replicates, ``--inner`` inner ones each: where the estimate falls in
@@ -51,6 +51,7 @@ from coverage_study import add_study_arguments, data_sets, populations, print_gr
 
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import distributions as ds
+from rl_reliable_logger.stats import intervals as iv
 from rl_reliable_logger.stats import registry
 
 NAMES = (
@@ -74,7 +75,7 @@ NAMES = (
 
 def _bias_corrected(dist: np.ndarray, point: float, tail: float, accel: float) -> np.ndarray:
     """BC(a) quantiles of ``dist`` at nominal tails ``tail`` / ``1 - tail`` (the library's tie rule)."""
-    tol = bs.tie_tolerance(dist[:, None], np.array([point]))[0]
+    tol = iv.tie_tolerance(dist[:, None], np.array([point]))[0]
     below = (dist < point - tol).mean() + 0.5 * (np.abs(dist - point) <= tol).mean()
     z0 = ds.norm_ppf(np.clip(below, 1e-12, 1 - 1e-12))
     z = ds.norm_ppf(np.array([tail, 1 - tail]))

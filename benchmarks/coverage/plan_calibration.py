@@ -34,7 +34,7 @@ from atari_data import LONG_CSV
 from rl_reliable_logger.analysis.planning import plan
 from rl_reliable_logger.data.scores import ScoreTable
 from rl_reliable_logger.stats import bootstrap as bs
-from rl_reliable_logger.stats import registry
+from rl_reliable_logger.stats import intervals, registry
 
 ALGORITHMS = ["DER", "OTR", "DrQ", "DrQ(eps)", "SPR", "CURL"]
 PAIRS = [("DrQ", "DER"), ("DrQ(eps)", "DrQ"), ("SPR", "DrQ(eps)"), ("OTR", "CURL")]
@@ -55,11 +55,11 @@ def realised(cells: dict[str, bs.Cells], rng: np.random.Generator) -> tuple[dict
     dists = {a: metric(bs.draw(c, REPS, rng)) for a, c in cells.items()}
     widths = {}
     for a, d in dists.items():
-        lo, hi = bs.interval(d[:, None], np.zeros(1), ci=0.95)
+        lo, hi = intervals.interval(d[:, None], np.zeros(1), ci=0.95)
         widths[a] = float(hi[0] - lo[0])
     seps = {}
     for a, b in PAIRS:
-        lo, hi = bs.interval((dists[a] - dists[b])[:, None], np.zeros(1), ci=0.95)
+        lo, hi = intervals.interval((dists[a] - dists[b])[:, None], np.zeros(1), ci=0.95)
         seps[(a, b)] = bool(lo[0] > 0 or hi[0] < 0)
     return widths, seps
 

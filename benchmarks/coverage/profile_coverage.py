@@ -12,7 +12,7 @@ run counts, seeds and data streams: X's cells), each curve at three points, the 
 * optimality gap at ``γ = q_i``: ``γ - E[min(X, γ)]``, truth ``mean_m (γ F_m(γ) - E[X_m; X_m <= γ])``, exact.
 
 Engine calls as ``evaluate()``'s profile table: ``bootstrap.draw``, ``profiles.profile_curves``,
-``bootstrap.interval``. Coverage ± binomial SE per cell; each row: percentile / expanded.
+``intervals.interval``. Coverage ± binomial SE per cell; each row: percentile / expanded.
 
 Run:  nice python benchmarks/coverage/profile_coverage.py --out benchmarks/results/profile_coverage.txt
 """
@@ -29,6 +29,7 @@ from coverage_study import add_study_arguments, data_sets, populations, print_gr
 from scipy import optimize
 
 from rl_reliable_logger.stats import bootstrap as bs
+from rl_reliable_logger.stats import intervals
 from rl_reliable_logger.stats import profiles as pf
 
 QUANTILES = (0.25, 0.5, 0.75)
@@ -66,8 +67,8 @@ def run(model: str, m: int, n: int, trials: int, reps: int, seed: int, ci: float
         point = pf.profile_curves(bs.original(cx), points, points)[0]
         for k, (lo, hi) in enumerate(
             (
-                bs.interval(dist, point, ci=ci),
-                bs.interval(dist, point, ci=ci, method="expanded", tail=bs.expanded_level(cx, ci)),
+                intervals.interval(dist, point, ci=ci),
+                intervals.interval(dist, point, ci=ci, method="expanded", tail=bs.expanded_level(cx, ci)),
             )
         ):
             hits[k] += (lo <= truth) & (truth <= hi)

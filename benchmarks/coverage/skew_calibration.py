@@ -44,6 +44,7 @@ from coverage_study import populations
 from rl_reliable_logger.stats import aggregate as agg
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import diagnostics as dg
+from rl_reliable_logger.stats import intervals
 from rl_reliable_logger.stats import metrics as mt
 
 #: The interval whose coverage the diagnostic is calibrated against (the library's default, named here).
@@ -92,7 +93,7 @@ def mean_interval(cx: bs.Cells, dx: np.ndarray, px: np.ndarray, ci: float) -> tu
     found = bs.studentized_mean_interval(dx, px, ci)
     if found is not None:
         return found
-    low, high = bs.interval(dx[:, :1], px[:1], ci=ci, method="expanded", tail=bs.expanded_level(cx, ci))
+    low, high = intervals.interval(dx[:, :1], px[:1], ci=ci, method="expanded", tail=bs.expanded_level(cx, ci))
     return float(low[0]), float(high[0])
 
 
@@ -102,7 +103,7 @@ def diff_interval(cells: tuple[bs.Cells, bs.Cells], d: tuple, p: tuple, ci: floa
     if found is not None:
         return found
     dist, point = d[0][:, :1] - d[1][:, :1], p[0][:1] - p[1][:1]
-    low, high = bs.interval(dist, point, ci=ci, method="expanded", tail=bs.expanded_level(list(cells), ci))
+    low, high = intervals.interval(dist, point, ci=ci, method="expanded", tail=bs.expanded_level(list(cells), ci))
     return float(low[0]), float(high[0])
 
 

@@ -11,7 +11,7 @@ K-th look; the repeated interval over the pair's cells; futility by conditional 
 by look (``⌈k N / K⌉`` per cell) only to the algorithms of pairs still open (not decided, not futile), as the
 launch list asks.
 
-Populations: ``normal`` and ``lognormal`` tasks (``stats.simulation.make_tasks``, the coverage study's models),
+Populations: ``normal`` and ``lognormal`` tasks (``tests/support/simulation.py``: ``make_tasks``, the coverage study's models),
 and real Atari 100k runs (``../shared/data/rliable_atari_100k``: 100 runs per game and algorithm, human
 normalised; a cell draws its runs from the algorithm's 100 with replacement). Under the null every algorithm
 draws from the same population (normal/lognormal: the same tasks; Atari: SPR's runs). With a difference the

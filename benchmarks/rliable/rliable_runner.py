@@ -29,7 +29,9 @@ def run_rliable(
     """``rliable_worker.py``'s timings (plus ``wall``) for aggregates, profiles and the POI ``pairs``; None (with a
     printed reason) when the venv is missing or the worker fails."""
     if not venv_python.exists():
-        print(f"  rliable venv not found ({venv_python}): run `bash benchmarks/rliable/setup_rliable_venv.sh` to compare.")
+        print(
+            f"  rliable venv not found ({venv_python}): run `bash benchmarks/rliable/setup_rliable_venv.sh` to compare."
+        )
         return None
     algs = list(scores)
     with tempfile.TemporaryDirectory() as tmp:

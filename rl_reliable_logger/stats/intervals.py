@@ -9,7 +9,7 @@ interval, the other statistics the expanded percentile one, and the per-task mea
 The bounds of a method are one function ``bounds(dist, point, ci, tail, accel) -> (low, high)`` of the bootstrap
 replicates ``dist`` (B, ...) and the estimate ``point`` (...); ``tail`` is the expanded tail probability (scalar
 or one per statistic) for methods with ``needs_tail``, ``accel`` the acceleration for ``needs_jackknife``.
-:func:`..bootstrap.interval` computes those inputs and calls it. A method computed from something else than
+:func:`interval` and :func:`estimate` compute those inputs and call it. A method computed from something else than
 replicates (``student-t``: the runs themselves; the studentized mean: the replicates' standard errors) says so by
 its flags, and its caller computes it.
 

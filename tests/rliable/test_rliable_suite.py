@@ -47,7 +47,9 @@ def test_rliable_own_test_files_pass_against_the_drop_in() -> None:
             f"{VENV / 'rliable_tests'} or set RLIABLE_TESTS_DIR"
         )
     if python is None:
-        pytest.skip("rliable's tests need absl: install absl-py here or run bash benchmarks/rliable/setup_rliable_venv.sh")
+        pytest.skip(
+            "rliable's tests need absl: install absl-py here or run bash benchmarks/rliable/setup_rliable_venv.sh"
+        )
     proc = subprocess.run([python, str(RUNNER), str(folder)], capture_output=True, text=True, timeout=900)
     found = re.search(r"RESULT run=(\d+) failures=(\d+) errors=(\d+)", proc.stdout)
     assert found, proc.stdout[-2000:] + proc.stderr[-3000:]
