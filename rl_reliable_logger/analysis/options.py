@@ -448,7 +448,7 @@ class AnalysisOptions:
         a, m, k = max(n_algorithms, 1), max(n_tasks, 1), max(n_runs, 1)
         n_metrics = len(self.metrics)
         # a studentized method (bootstrap-t) also keeps every algorithm's (mean, standard error) replicates
-        columns = n_metrics + 2 * intervals.requested(self.method).studentized
+        columns = n_metrics + 2 * self.resampling().needs_standard_errors("aggregates", intervals.STATISTIC_KINDS)
         n_taus = len(self.taus) if self.taus is not None else 101
         count_bytes = 2 if k < 2**16 else 4
         f8 = 8.0
