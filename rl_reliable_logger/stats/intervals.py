@@ -571,7 +571,7 @@ def estimate(
         >>> import numpy as np
         >>> request = ResamplingRequest("percentile", 0.9)
         >>> result = estimate(request, "aggregates", np.arange(100.0)[:, None], np.array([50.0]))
-        >>> [float(v[0]) for v in result.confidence_interval], result.methods
+        >>> [round(float(v[0]), 2) for v in result.confidence_interval], result.methods
         ([4.95, 94.05], ('percentile',))
     """
     import numpy as np
