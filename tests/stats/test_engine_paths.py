@@ -29,7 +29,7 @@ def test_the_drawn_path_equals_the_index_path(shape):
     cells = bs.Cells.from_array(rng.lognormal(size=shape) * 1e3 - 200)
     fast = bs.draw(cells, 37, np.random.default_rng(9), workspace={})
     assert fast.drawn_runs() is not None
-    general = bs.Resample(cells, cells.values, idx=fast.idx, slot_sizes=fast.slot_sizes)
+    general = bs.Resample(cells, cells.values, layout=bs.Layout(fast.idx, None, fast.slot_sizes))
     assert general.drawn_runs() is None
     for name, statistic in STATISTICS.items():
         np.testing.assert_array_equal(np.asarray(statistic(fast)), np.asarray(statistic(general)), err_msg=name)
