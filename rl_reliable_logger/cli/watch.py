@@ -263,7 +263,7 @@ def _tracker_runs(plugin: TrackerPlugin, args: argparse.Namespace) -> tuple[Scor
         retry = retry_policy(args)
         source = plugin.open_source(args, retry)
         plugin.prepare(args, source, lambda line: print(redact(line), file=sys.stderr, flush=True))
-        table = source.table(tracker_commands.source_request(args, _SOURCE, plugin))
+        table = tracker_commands.read_source_table(source, tracker_commands.source_request(args, _SOURCE, plugin))
         sink = plugin.open_sink(args, source, table, retry) if plugin.publishes else None
     except RLReliableError as err:
         raise CliError(cli_message(err)) from None
