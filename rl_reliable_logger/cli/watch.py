@@ -283,8 +283,7 @@ def launch_names(args: argparse.Namespace, plugin: TrackerPlugin | None) -> dict
     for field in ("algorithm", "task", "seed"):
         key = getattr(args, f"{field}_key", None)
         if key and key != defaults.get(field):
-            kind, _, rest = str(key).partition(".")
-            out[field] = rest if kind in KINDS and rest and plugin is not None else str(key)
+            out[field] = plugin.launch_name(str(key)) if plugin is not None else str(key)
     for pair in args.launch_names or ():
         field, sep, name = str(pair).partition("=")
         if not sep:

@@ -575,11 +575,12 @@ def _problems_message(problems: Mapping[str, list[str]], hints: Hints, differing
             continue
         what = f"{agree(len(runs), 'lack')} {kind[17:]}" if kind.startswith("missing field(s) ") else f"— {kind}"
         lines.append(f"{plural(len(runs), 'run')} {what}: {', '.join(runs[:10])}" + (" ..." if len(runs) > 10 else ""))
-    hint = hints.fields
-    if duplicates:
-        hint += "; " + _duplicate_hint(hints, list(differing))
-    drop = f"; or pass {kw(DROP_INVALID)} to leave these runs out (they are listed in provenance)" if hints.has(DROP_INVALID) else ""
-    return "some runs cannot be used:\n" + "\n".join(f"  - {line}" for line in lines) + f"\n{hint}{drop}."
+    fixes = [hints.fields] if len(duplicates) < len(problems) else []
+    if hints.has(DROP_INVALID):
+        fixes.append(f"or pass {kw(DROP_INVALID)} to leave these runs out (they are listed in provenance)")
+    # the duplicates' fix is said first: their list can be long, and the one line a user reads is cut at its end
+    head = f" ({_duplicate_hint(hints, list(differing))})" if duplicates else ""
+    return f"some runs cannot be used{head}:\n" + "\n".join(f"  - {line}" for line in lines) + "\n" + "; ".join(fixes) + "."
 
 
 def _duplicate_hint(hints: Hints, differing: Sequence[str]) -> str:

@@ -187,7 +187,7 @@ def reports(trial: Trial, *, complete: bool) -> list[dict[str, Any]]:
             "its reports are not read"
         )
     result = trial.folder / "result.json"
-    if not result.exists() and (trial.folder / "progress.csv").exists():
+    if not os.path.lexists(result) and os.path.lexists(trial.folder / "progress.csv"):
         return _csv_rows(read_text(trial.folder / "progress.csv", "Ray Tune progress", max_bytes=MAX_STATE_BYTES))
     text = read_text(result, "Ray Tune result", max_bytes=MAX_STATE_BYTES)
     lines = text.split("\n")

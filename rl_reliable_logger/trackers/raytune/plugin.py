@@ -103,6 +103,10 @@ class RayTunePlugin(TrackerPlugin):
 
         return RayTuneSource(args.experiment, step_key=args.step_key)
 
+    def launch_name(self, key: str) -> str:
+        """``config/algo`` -> ``algo`` (``config/env/name`` -> ``env.name``): the trials' config key."""
+        return _column(key).replace("/", ".")
+
     def describe_source(self, source: Mapping[str, Any]) -> str:
         return str(source.get("location"))
 
