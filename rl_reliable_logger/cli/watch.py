@@ -276,7 +276,6 @@ def launch_names(args: argparse.Namespace, plugin: TrackerPlugin | None) -> dict
     """The launch parameter names: ``--launch-names``, else each field's key without its kind (``params.algo`` ->
     ``algo``), else the field's name (a tracker's default key: the ``log_final_score`` convention)."""
     from ..errors import InputError
-    from ..trackers.base.request import KINDS
 
     defaults = plugin.default_refs if plugin is not None else FILE_FIELDS
     out = {}

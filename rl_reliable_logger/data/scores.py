@@ -493,10 +493,14 @@ class ScoreTable:
                 "configuration apart. " + fix
             )
         if any(t.startswith("duplicate") for t in texts):
-            fix = fix if differs else (
-                "If these are different runs, give each a unique key (--run-key / run_id=, e.g. the tracker run id "
-                "or a source column; for a sweep, name its configuration columns with --hyperparameter-keys / "
-                "hyperparameter_keys=); otherwise remove the duplicates. " + fix
+            fix = (
+                fix
+                if differs
+                else (
+                    "If these are different runs, give each a unique key (--run-key / run_id=, e.g. the tracker run id "
+                    "or a source column; for a sweep, name its configuration columns with --hyperparameter-keys / "
+                    "hyperparameter_keys=); otherwise remove the duplicates. " + fix
+                )
             )
         if any("has no runs on task" in t for t in texts):
             fix = "Evaluate all algorithms on the same tasks, or " + fix[0].lower() + fix[1:]

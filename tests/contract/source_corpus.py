@@ -12,13 +12,12 @@ CSV path of ``rl-reliable evaluate`` (the rules hold there too).
 from __future__ import annotations
 
 import json
-import os
 import pickle
 import shutil
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -89,9 +88,9 @@ class MlflowWriter:
     states = True
 
     def write(self, root: Path, runs: Sequence[Run]) -> Corpus:
-        from tests.support.mlflow_store import log_run, make_store
-
         import mlflow
+
+        from tests.support.mlflow_store import log_run, make_store
 
         root.mkdir(parents=True, exist_ok=True)
         uri = make_store(root)
@@ -216,7 +215,15 @@ def tune_folder(root: Path, runs: Sequence[Run], *, pickled: Mapping[str, bytes]
             config["pickled_config"] = {"_type": "CLOUDPICKLE_FALLBACK", "value": pickled["config"].hex()}
         reports = []
         for step, value in run.history:
-            reports.append({"score": value, "training_iteration": step, "trial_id": trial_id, "done": False, "config": run.settings})
+            reports.append(
+                {
+                    "score": value,
+                    "training_iteration": step,
+                    "trial_id": trial_id,
+                    "done": False,
+                    "config": run.settings,
+                }
+            )
         (folder / "params.json").write_text(json.dumps(run.settings))
         (folder / "params.pkl").write_bytes(pickled.get("params", pickle.dumps(run.settings)))
         (folder / "result.json").write_text("".join(json.dumps(r) + "\n" for r in reports))
@@ -279,21 +286,9 @@ WRITERS: dict[str, CorpusWriter] = {
 }
 
 
-@dataclass
-class Written:
-    """A corpus and its runs."""
-
-    corpus: Corpus
-    runs: list[Run] = field(default_factory=list)
-
-
 def write(source: str, root: Path, runs: Sequence[Run]) -> Corpus:
     """The corpus of ``runs`` as ``source`` stores them, under ``root`` (a new folder)."""
     return WRITERS[source].write(root, list(runs))
 
 
-def seeds_of(frame: pd.DataFrame) -> list[str]:
-    return sorted(str(s) for s in frame["seed"])
-
-
-__all__ = ["WRITERS", "Corpus", "Run", "os", "payload", "seeds_of", "tune_folder", "write"]
+__all__ = ["WRITERS", "Corpus", "CorpusWriter", "Run", "payload", "tune_folder", "write"]

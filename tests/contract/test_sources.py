@@ -35,7 +35,9 @@ FAST = ["--reps", "100", "--profile-reps", "20", "--improvement-reps", "20", "--
 ARABIC_007 = "\u0660\u0660\u0667"
 
 
-def _grid(algorithms: Sequence[str] = ("A", "B"), tasks: Sequence[str] = ("x",), seeds: Sequence = (0, 1, 2), **config) -> list[Run]:
+def _grid(
+    algorithms: Sequence[str] = ("A", "B"), tasks: Sequence[str] = ("x",), seeds: Sequence = (0, 1, 2), **config
+) -> list[Run]:
     items = tuple(sorted(config.items()))
     return [
         Run(a, t, s, round(0.1 * i + 0.5 * j + 0.01 * k, 6), config=items)
@@ -276,7 +278,11 @@ def test_planted_pickles_are_never_loaded(source, tmp_path, capsys):
     else:
         corpus = write(source, tmp_path / "corpus", runs if WRITERS[source].states else runs[:-1])
     _plant(corpus.folder, marker)
-    for extra in ([], _history_flags(source), ["--include-unfinished"] if source in ("mlflow", "wandb", "raytune") else []):
+    for extra in (
+        [],
+        _history_flags(source),
+        ["--include-unfinished"] if source in ("mlflow", "wandb", "raytune") else [],
+    ):
         code, err = _main(corpus.argv(*FAST, *extra), capsys)
         assert not marker.exists(), f"a pickle was loaded ({' '.join(extra)}): {err}"
         assert code in (0, 2) and "Traceback" not in err, err

@@ -16,7 +16,6 @@ if TYPE_CHECKING:  # pragma: no cover
     import os
 
     from ...analysis.report import Report
-    from ...data.scores import ScoreTable
     from .records import RunRecord
     from .request import SourceRequest
 

@@ -580,7 +580,13 @@ def _problems_message(problems: Mapping[str, list[str]], hints: Hints, differing
         fixes.append(f"or pass {kw(DROP_INVALID)} to leave these runs out (they are listed in provenance)")
     # the duplicates' fix is said first: their list can be long, and the one line a user reads is cut at its end
     head = f" ({_duplicate_hint(hints, list(differing))})" if duplicates else ""
-    return f"some runs cannot be used{head}:\n" + "\n".join(f"  - {line}" for line in lines) + "\n" + "; ".join(fixes) + "."
+    return (
+        f"some runs cannot be used{head}:\n"
+        + "\n".join(f"  - {line}" for line in lines)
+        + "\n"
+        + "; ".join(fixes)
+        + "."
+    )
 
 
 def _duplicate_hint(hints: Hints, differing: Sequence[str]) -> str:
@@ -608,9 +614,7 @@ def _duplicate_hint(hints: Hints, differing: Sequence[str]) -> str:
     return "; ".join(fixes)
 
 
-def _no_rows_message(
-    info: Mapping[str, Any], records: Sequence[RunRecord], grouping: _Grouping, hints: Hints
-) -> str:
+def _no_rows_message(info: Mapping[str, Any], records: Sequence[RunRecord], grouping: _Grouping, hints: Hints) -> str:
     states = ", ".join(f"{n} {s}" for s, n in info.get("excluded_summary", {}).items())
     use = f"; pass {kw('include_unfinished=True')} to use them" if hints.has("include_unfinished=True") else ""
     return "no usable runs" + (

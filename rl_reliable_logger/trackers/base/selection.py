@@ -236,7 +236,11 @@ def _as_read(asked: SourceRequest, read: SourceRequest | None) -> SourceRequest:
     if read is None:
         return asked
     if replace(read, **{name: getattr(asked, name) for name in _REFERENCES}) != asked:
-        changed = [f.name for f in fields(asked) if f.name not in _REFERENCES and getattr(asked, f.name) != getattr(read, f.name)]
+        changed = [
+            f.name
+            for f in fields(asked)
+            if f.name not in _REFERENCES and getattr(asked, f.name) != getattr(read, f.name)
+        ]
         raise TypeError(f"a Source may restate only the field references of a request, not {', '.join(changed)}")
     return read
 

@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...errors import TrackerError
+from ..base.intake import SourceRuns, read_table
 from ..base.records import RunRecord
 from ..base.request import SourceRequest
 from ..base.retry import RetryPolicy
-from ..base.intake import SourceRuns, read_table
 from .client import PAGE_SIZE, Tracker, _is_remote, _run_url
 from .names import DEFAULT_REFS
 

@@ -86,7 +86,11 @@ class RayTunePlugin(TrackerPlugin):
             metavar="METRIC",
             help="the reported step counter: the steps of --score-rule at-budget and of --curves (default: %(default)s)",
         )
-        group.add_argument("--include-unfinished", action="store_true", help="also use trials that are not TERMINATED (ERROR, RUNNING, PENDING, PAUSED)")
+        group.add_argument(
+            "--include-unfinished",
+            action="store_true",
+            help="also use trials that are not TERMINATED (ERROR, RUNNING, PENDING, PAUSED)",
+        )
 
     def check_command(self, args: Args, options: Any) -> None:
         args.curve_key = args.score_key if options.curves else None  # the score's reports are the curves

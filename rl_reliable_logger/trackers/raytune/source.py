@@ -115,7 +115,9 @@ class RayTuneSource:
         self.grid = _is_grid(experiment)
         self.step_key = step_key
         if not self.grid and not os.path.isdir(os.path.expanduser(os.fspath(experiment))):
-            raise InputError(f"Ray Tune experiment folder {str(os.fspath(experiment))!r} does not exist or is not a folder.")
+            raise InputError(
+                f"Ray Tune experiment folder {str(os.fspath(experiment))!r} does not exist or is not a folder."
+            )
 
     def _read_request(self, request: SourceRequest) -> tuple[SourceRequest, str]:
         """The request in record references (``config/algo`` -> ``config.algo``, the metric -> ``summary.<metric>``)."""
@@ -127,7 +129,8 @@ class RayTuneSource:
         metric = str(scores[0]).strip()
         keys = {name: getattr(request, name) or DEFAULT_KEYS[name] for name in ("algorithm", "task", "seed")}
         refs = {name: f"config.{config_name(key)}" for name, key in keys.items()}
-        return replace(request, **refs, score=f"summary.{metric}"), metric
+        read = replace(request, algorithm=refs["algorithm"], task=refs["task"], seed=refs["seed"])
+        return replace(read, score=f"summary.{metric}"), metric
 
     def runs(self, request: SourceRequest, /) -> SourceRuns:
         """Every trial as a record (all states), with its reported history when the score rule or curves need it."""
@@ -141,8 +144,8 @@ class RayTuneSource:
         if self.grid:
             where = str(getattr(self.experiment, "experiment_path", "a Ray Tune ResultGrid"))
             info.update(experiment=where, location=f"Ray Tune experiment {where!r}")
-            records = _grid_records(self.experiment, wanted, self.step_key)
-            return SourceRuns(records, "Ray Tune", info, request=read, hints=HINTS)
+            grid = _grid_records(self.experiment, wanted, self.step_key)
+            return SourceRuns(grid, "Ray Tune", info, request=read, hints=HINTS)
         experiment = read_experiment(self.experiment)
         where = str(experiment.folder)
         info.update(experiment=where, location=f"Ray Tune experiment {where!r}", state_file=str(experiment.state_file))

@@ -24,7 +24,6 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _INT = re.compile(r"[+-]?[0-9]+")
 
 
-
 @dataclass(frozen=True)
 class Layout:
     """A parsed, validated layout pattern."""

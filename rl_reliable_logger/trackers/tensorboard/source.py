@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
-
-from dataclasses import replace
 
 from ...data.files import check_regular_file
 from ...data.scores import ScoreTable
@@ -165,7 +164,9 @@ class TensorBoardSource:
             "layout": self.layout.pattern,
             "location": self.location(),
         }
-        read = replace(request, **REFS, score=f"summary.{tag}")
+        read = replace(
+            request, algorithm=REFS["algorithm"], task=REFS["task"], seed=REFS["seed"], score=f"summary.{tag}"
+        )
         return SourceRuns(
             records, "TensorBoard", info, request=read, skipped=skipped, unreadable=unreadable, hints=HINTS
         )

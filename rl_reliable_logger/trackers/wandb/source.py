@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import InputError
 from ..base.heartbeat import DEFAULT_STALE_AFTER, mark_stale, stale_warning
+from ..base.intake import SourceRuns, read_table
 from ..base.messages import kw
 from ..base.records import RunRecord
 from ..base.request import SourceRequest
 from ..base.retry import RetryPolicy
 from ..base.scoring import expand_keys, history_name, parse_score_rule, score_refs
-from ..base.intake import SourceRuns, read_table
 from .client import _api, _errors, split_path
 from .names import DEFAULT_PER_PAGE, DEFAULT_REFS
 from .offline import flatten, read_offline_runs
