@@ -253,7 +253,7 @@ def records_to_table(
         info["excluded_summary"] = by_state
     if grouping.problems and req.on_invalid != "drop":
         raise ScoreTableError(_problems_message(grouping.problems, hints, grouping.differing))
-    rows = grouping.rows(hints)
+    rows = _one_seed_type(grouping.rows(hints))
     info["score"] = fields_.score_provenance(grouping.used_refs)
     if not rows:
         raise ScoreTableError(_no_rows_message(info, records, grouping, hints))
@@ -513,6 +513,16 @@ class _Grouping:
         if record.attrs.get("url"):
             base["url"] = record.attrs["url"]
         return base
+
+
+def _one_seed_type(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Seed labels of one type: where some are text (``007``, ``a``), every label is its text as written (``7``),
+    so the column holds labels, never a mix of numbers and text (which a tracker's table type refuses)."""
+    kinds = {isinstance(row["seed"], str) for row in rows}
+    if len(kinds) > 1:
+        for row in rows:
+            row["seed"] = seed_key(row["seed"])
+    return rows
 
 
 def _mapping(record: RunRecord, kind: str) -> Mapping[str, Any]:
