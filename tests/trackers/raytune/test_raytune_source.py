@@ -143,6 +143,10 @@ def test_planted_pickles_in_a_real_experiment_never_run(experiment, tmp_path, ca
     assert len(table.frame) == 14 and not marker.exists()
     assert "left out 2 unfinished Ray Tune runs (1 error, 1 running)" in table.warnings[-1]
     argv = ["raytune", str(folder), "--score-key", "eval/return", "--algorithm-key", "config/algo", "--quiet"]
+    assert main([*argv, "--include-unfinished", "--no-figures", "--reps", "100"]) == 2  # two explore values
+    err = capsys.readouterr().err
+    assert "these runs differ in explore" in err and "--hyperparameter-keys explore" in err, err
+    argv += ["--hyperparameter-keys", "config/explore", "--score-rule", "mean-last-2"]
     assert main([*argv, "--include-unfinished", "--no-figures", "--reps", "100"]) == 0
     err = capsys.readouterr().err
     assert not marker.exists() and "WARNING" not in err and "URI" not in err, err
