@@ -21,8 +21,8 @@ Example:
     ...                            for s in range(3)], label="demo", info={"location": "a demo"})
     >>> table = read_table(Two(), SourceRequest(algorithm="config.a", task="config.t", seed="config.s",
     ...                                         score="summary.v"))
-    >>> len(table.frame), table.warnings
-    (2, ["left out 1 unfinished demo run (1 running); pass `include_unfinished=True` to use them"])
+    >>> len(table.frame), table.warnings[-1]
+    (2, 'left out 1 unfinished demo run (1 running); pass `include_unfinished=True` to use them')
 """
 
 from __future__ import annotations
