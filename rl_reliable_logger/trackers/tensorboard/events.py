@@ -14,8 +14,8 @@ documents no Python API for reading logs, and this module names no other TensorB
 
 A record is checked before it is trusted: a length whose checksum fails, a record running past the end of the
 file, a data checksum that fails or data that is no ``Event`` stop the reading, and the file is named with the
-byte where that record starts (``damage``); nothing after it is read. The file is opened only after
-:func:`~rl_reliable_logger.data.files.check_regular_file` (a FIFO or a device is refused, never opened).
+byte where that record starts (``damage``); nothing after it is read. The file is opened by the one opener,
+:func:`~rl_reliable_logger.data.files.open_input` (a FIFO or a device is refused, never read).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from ...data.files import check_regular_file
+from ...data.files import open_input
 from ...errors import InputError
 
 #: Bytes around each record's payload: its length (8), the length's checksum (4) and the payload's (4).
@@ -40,6 +40,7 @@ BLOCK_BYTES = 8 * 2**20
 _HEADER = struct.Struct("<QI")  # the length and its masked checksum
 _FOOTER = struct.Struct("<I")  # the data's masked checksum
 _MASK_DELTA = 0xA282EAD8
+_NO_LIMIT = 2**62  # the opener's size ceiling is for files read whole; records are read a block at a time
 # TensorFlow's DataType codes of scalar tensors (the DataType enum of tensorflow/core/framework/types.proto)
 _DTYPES = {1: np.float32, 2: np.float64, 3: np.int32, 9: np.int64, 19: np.float16}
 
@@ -152,16 +153,15 @@ def read_scalars(path: str, tags: Collection[str]) -> FileScalars:
 
     Only the wanted tags' points are kept; a damaged or truncated file gets ``damage`` set, one phrase naming the
     byte where the bad record starts (its points up to the damage are returned but must not be used as a complete
-    run). A FIFO, a device or a directory is refused (:class:`~rl_reliable_logger.errors.InputError`), never opened.
+    run). A FIFO, a device or a directory is refused (:class:`~rl_reliable_logger.errors.InputError`), never read.
     """
     crc32c, event_class, decode_error = _libraries()
-    check_regular_file(path, "event")
     out = FileScalars(path)
     wanted = set(tags)
     needles = [tag.encode("utf-8") for tag in wanted]  # a record can hold a tag only if its bytes contain it
     offset = 0
     try:
-        with open(path, "rb") as fh:
+        with open_input(path, "event", max_bytes=_NO_LIMIT) as fh:  # read in blocks: any size fits
             size = os.fstat(fh.fileno()).st_size
             for record in records(fh, size, crc32c):
                 offset, data = record  # offset: named if the record's data is no Event
