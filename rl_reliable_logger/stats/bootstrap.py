@@ -31,20 +31,13 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..executors import Executor, resolve
-from . import distributions, intervals
-from .intervals import normal_interval as normal_interval  # re-exported: callers name it bs.normal_interval
-from .intervals import tie_tolerance as tie_tolerance
-
-#: The methods ``interval(method=...)`` takes (declared in :mod:`.intervals`).
-METHODS = intervals.METHODS
-
-#: Memory budget (bytes) for one chunk of replicates; tune with ``chunk_bytes=`` where offered.
-DEFAULT_CHUNK_BYTES = 64 * 2**20
+from ..memory import DEFAULT_CHUNK_BYTES as DEFAULT_CHUNK_BYTES  # the budget of one chunk of replicates
+from . import distributions
 
 
 def as_generator(seed: int | np.random.Generator | np.random.SeedSequence | None) -> np.random.Generator:
@@ -102,6 +95,17 @@ class Cells:
         return 1.0 / (self.n_tasks * self.sizes[self.task_of])
 
 
+class Layout(NamedTuple):
+    """Runs given by index rather than drawn (the original data, leave-one-run-out replicates, or a Resample's
+    indices carried over): ``idx`` (N, R, S), ``valid`` (None: every position), each slot's run count and each
+    replicate's number of runs (None: derived as for draws)."""
+
+    idx: np.ndarray | None = None
+    valid: np.ndarray | None = None
+    slot_sizes: np.ndarray | None = None
+    run_total: np.ndarray | None = None
+
+
 class Resample:
     """A batch of replicates (or the original data) of one algorithm, as draws of run indices.
 
@@ -119,15 +123,13 @@ class Resample:
         cells: Cells,
         values: np.ndarray,
         *,
-        idx: np.ndarray | None = None,
-        valid: np.ndarray | None = None,
-        slot_sizes: np.ndarray | None = None,
+        layout: Layout = Layout(),
         uniforms: np.ndarray | None = None,
         slot_tasks: np.ndarray | None = None,
         cache: dict | None = None,
-        run_total: np.ndarray | None = None,
         workspace: dict | None = None,
     ) -> None:
+        idx, valid, slot_sizes, run_total = layout
         self.cells = cells
         self.values = np.asarray(values, dtype=float)
         self.uniforms = uniforms
@@ -202,10 +204,11 @@ class Resample:
         batch; the arrays of one Resample are then valid until the workspace's next Resample), else a new one."""
         if self._workspace is None:
             return np.empty(shape, dtype)
+        size = math.prod(shape)
         buf = self._workspace.get(name)
-        if buf is None or buf.shape != shape or buf.dtype != dtype:
-            buf = self._workspace[name] = np.empty(shape, dtype)
-        return buf
+        if buf is None or buf.size < size or buf.dtype != dtype:  # grown, never shrunk: a last, smaller chunk fits
+            buf = self._workspace[name] = np.empty(size, dtype)
+        return buf[:size].reshape(shape)
 
     def drawn_runs(self) -> np.ndarray | None:
         """(R, S, N) the run each draw picked (an index into the K runs), in the uniforms' own replicate-major
@@ -230,13 +233,10 @@ class Resample:
         return Resample(
             cells,
             values,
-            idx=self._idx,
-            valid=self._valid,
-            slot_sizes=self.slot_sizes,
+            layout=Layout(self._idx, self._valid, self.slot_sizes, self.run_total),
             uniforms=self.uniforms,
             slot_tasks=self.slot_tasks,
             cache={k: v for k, v in self._cache.items() if k in keep},
-            run_total=self.run_total,
             workspace=workspace,
         )
 
@@ -285,7 +285,7 @@ class Resample:
         if self.equal_weights:
             k = columns.shape[0]
             orders = np.argsort(columns, axis=0, kind="stable")  # each column's own stable order
-            rank = np.empty((columns.shape[1], k), dtype=np.int16 if k < 2**15 else np.int32)
+            rank = np.empty((columns.shape[1], k), dtype=rank_dtype(k))
             np.put_along_axis(rank, orders.T, np.arange(k, dtype=rank.dtype)[None, :], axis=1)
             drawn = self.drawn_runs()
             src = (
@@ -293,7 +293,7 @@ class Resample:
             )
             rows = np.take(np.ascontiguousarray(rank.T), src, axis=0)  # (R, S·N, G): rows of G ranks gathered
             ranks = np.ascontiguousarray(np.moveaxis(rows, 2, 0))  # (G, R, S·N)
-            ranks.sort(axis=2)
+            sort_ranks(ranks, axis=2)
             for g, r in enumerate(out):
                 r._cache["order"] = orders[:, g]
                 r._cache["sorted_ranks"] = ranks[g]
@@ -356,8 +356,23 @@ class Resample:
     def order(self) -> np.ndarray:
         """Permutation sorting ``values`` ascending (stable)."""
         if "order" not in self._cache:
-            self._cache["order"] = np.argsort(self.values, kind="stable")
+            self._cache["order"] = self._value_order()[0]
         return self._cache["order"]
+
+    def _value_order(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(order, the values in that order, the rank of each run): sorted once per bootstrap, not once per chunk,
+        when the chunks share a workspace and their values (the same array)."""
+        held = self._workspace.get("value_order") if self._workspace is not None else None
+        if held is not None and held[0] is self.values:
+            return held[1]
+        order = self._cache["order"] if "order" in self._cache else np.argsort(self.values, kind="stable")
+        k = order.size
+        rank = np.empty(k, dtype=rank_dtype(k))
+        rank[order] = np.arange(k, dtype=rank.dtype)
+        found = (order, self.values[order], rank)
+        if self._workspace is not None and "order" not in self._cache:
+            self._workspace["value_order"] = (self.values, found)  # the array held: its identity stays its own
+        return found
 
     def sorted_weights(self) -> tuple[np.ndarray, np.ndarray]:
         """Values ascending and each replicate's weights in that order: ((K,), (R, K))."""
@@ -402,10 +417,13 @@ class Resample:
         if "sorted_ranks" not in self._cache:
             if not self.equal_weights:
                 raise ValueError("sorted_samples needs equal runs per task; use sorted_weights()")
-            order = self.order()
-            k = order.size
-            rank = np.empty(k, dtype=np.int16 if k < 2**15 else np.int32)
-            rank[order] = np.arange(k, dtype=rank.dtype)
+            if "order" in self._cache:  # an order given with the values (with_columns): its own ranks
+                order = self._cache["order"]
+                rank = np.empty(order.size, dtype=rank_dtype(order.size))
+                rank[order] = np.arange(order.size, dtype=rank.dtype)
+            else:
+                order, _, rank = self._value_order()
+                self._cache["order"] = order
             drawn = self.drawn_runs()
             if drawn is not None:
                 # indices < K by construction; mode="clip" lets take write into ``out`` directly ("raise" buffers it)
@@ -415,7 +433,7 @@ class Resample:
                 if self.valid is not None and not self.valid.all():
                     raise ValueError("sorted_samples needs every position drawn; use sorted_weights()")
                 ranks = rank[np.moveaxis(self.idx, 0, 1)].reshape(self.n_reps, -1)  # a gather is (R, N, S) C-order
-            ranks.sort(axis=1)
+            sort_ranks(ranks, axis=1)
             self._cache["sorted_ranks"] = ranks
         return self._cache["sorted_ranks"]
 
@@ -425,16 +443,48 @@ class Resample:
         if "sorted_samples" in self._cache:
             return self._cache["sorted_samples"][:, lo:hi]
         ranks = self.sorted_ranks()
-        ordered = self.values[self.order()]
         if lo == 0 and (hi is None or hi >= ranks.shape[1]):
-            self._cache["sorted_samples"] = np.take(ordered, ranks)
+            self._cache["sorted_samples"] = self.by_rank(self.sorted_values(), name="sorted_samples")
             return self._cache["sorted_samples"]
-        window = ranks[:, lo:hi]
-        return np.take(ordered, window, out=self._buffer("window", window.shape, ordered.dtype), mode="clip")
+        return self.by_rank(self.sorted_values(), lo, hi, name="window")
+
+    def sorted_values(self) -> np.ndarray:
+        """(K,) ``values`` in ascending order (:meth:`order`)."""
+        if "order" in self._cache and "ordered" not in self._cache:
+            self._cache["ordered"] = self.values[self._cache["order"]]
+        if "ordered" not in self._cache:
+            order, ordered, _ = self._value_order()
+            self._cache["order"], self._cache["ordered"] = order, ordered
+        return self._cache["ordered"]
+
+    def by_rank(self, table: np.ndarray, lo: int = 0, hi: int | None = None, *, name: str = "by_rank") -> np.ndarray:
+        """(R, hi - lo) ``table[rank]`` for positions ``[lo, hi)`` of each replicate's :meth:`sorted_ranks` (equal-
+        weights data only): ``table`` has one entry per rank, e.g. :meth:`sorted_values` (then these are
+        :meth:`sorted_samples`) or a function of it, gathered once instead of computed on the gathered samples
+        (the optimality gap's ``min(value, γ)``: the same numbers as clipping the sorted samples, one pass less).
+        Written into a buffer of the workspace called ``name``: valid until the next Resample of the workspace."""
+        window = self.sorted_ranks()[:, lo:hi]
+        out = self._buffer(name, window.shape, np.asarray(table).dtype)
+        return np.take(table, window, out=out, mode="clip")  # ranks < K by construction: clip writes out directly
+
+    def drawn_values(self) -> np.ndarray | None:
+        """(R, S, N) the score of every draw in :meth:`drawn_runs`' layout (None where that is None): one float64
+        gather per chunk, read by the task means and the task variances."""
+        if "drawn_values" not in self._cache:
+            drawn = self.drawn_runs()
+            if drawn is None:
+                return None
+            out = self._buffer("drawn_values", drawn.shape, np.float64)
+            self._cache["drawn_values"] = np.take(self.values, drawn, out=out, mode="clip")  # indices < K
+        return self._cache["drawn_values"]
 
     def task_means(self) -> np.ndarray:
         """(R, S) mean score of each task slot."""
         if "task_means" not in self._cache:
+            drawn = self.drawn_values()
+            if drawn is not None:  # summed along each slot's contiguous row
+                self._cache["task_means"] = drawn.sum(axis=2) / self.slot_sizes
+                return self._cache["task_means"]
             gathered = self.values[self.idx]
             if self.valid is not None:
                 gathered = np.where(self.valid, gathered, 0.0)
@@ -454,10 +504,19 @@ class Resample:
         """
         if "task_scaled_variances" not in self._cache:
             unit = self.magnitude
+            dof = np.maximum(self.slot_sizes - 1.0, 1.0)
+            drawn = self.drawn_values()
+            if drawn is not None:  # the deviations in a buffer, squared and summed along each slot's row
+                dev = np.subtract(
+                    drawn, self.task_means()[..., None], out=self._buffer("deviations", drawn.shape, float)
+                )
+                dev /= unit
+                np.multiply(dev, dev, out=dev)
+                self._cache["task_scaled_variances"] = dev.sum(axis=2) / dof
+                return self._cache["task_scaled_variances"]
             gathered = (self.values[self.idx] - self.task_means()[None]) / unit
             if self.valid is not None:
                 gathered = np.where(self.valid, gathered, 0.0)
-            dof = np.maximum(self.slot_sizes - 1.0, 1.0)
             self._cache["task_scaled_variances"] = (gathered**2).sum(axis=0) / dof
         return self._cache["task_scaled_variances"]
 
@@ -502,9 +561,7 @@ def original(cells: Cells, values: np.ndarray | None = None) -> Resample:
     return Resample(
         cells,
         cells.values if values is None else values,
-        idx=idx,
-        valid=None if valid.all() else valid[:, None, :],
-        slot_sizes=cells.sizes[None, :].astype(float),
+        layout=Layout(idx, None if valid.all() else valid[:, None, :], cells.sizes[None, :].astype(float)),
     )
 
 
@@ -518,6 +575,19 @@ def multiply_shift(words: np.ndarray, n: int | np.integer | np.ndarray, out: np.
     out = np.multiply(words, np.asarray(n, dtype=np.uint64), out=out, dtype=np.uint64)
     np.right_shift(out, np.uint64(32), out=out)
     return out
+
+
+def rank_dtype(k: int) -> type[np.unsignedinteger] | type[np.signedinteger]:
+    """The integer type of ranks among ``k`` runs: uint16 below 65,536 runs (sorted by :func:`sort_ranks`'s radix
+    sort), else int32."""
+    return np.uint16 if k < 2**16 else np.int32
+
+
+def sort_ranks(ranks: np.ndarray, axis: int = -1) -> None:
+    """Sort integer ranks in place along ``axis``. uint16 ranks take numpy's radix sort (``kind="stable"``, linear
+    in the row length: 2.4 ns an element against 9-11 ns for the default sort of 16-bit integers on the machine
+    measured, docs/performance.md); integers sort to the same array by either kind."""
+    ranks.sort(axis=axis, kind="stable" if ranks.dtype == np.uint16 else None)
 
 
 def uniform32(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -562,8 +632,10 @@ def random_words(rng: np.random.Generator, n: int) -> np.ndarray:
     kept). The words are bit-identical to the serial call's: only the wall time changes.
     """
     bg = rng.bit_generator
+    if n < _PARALLEL_WORDS or type(bg) is not np.random.PCG64:
+        return bg.random_raw(n)
     threads = _threads()
-    if n < _PARALLEL_WORDS or threads < 2 or type(bg) is not np.random.PCG64:
+    if threads < 2:
         return bg.random_raw(n)
     from concurrent.futures import ThreadPoolExecutor
 
@@ -605,6 +677,7 @@ def draw(
     *,
     task_bootstrap: bool = False,
     task_rng: np.random.Generator | None = None,
+    workspace: dict | None = None,
 ) -> Resample:
     """Draw ``reps`` stratified-bootstrap replicates of one algorithm.
 
@@ -619,10 +692,13 @@ def draw(
     any Monte-Carlo error. Every stream is consumed replicate by replicate, each replicate a whole
     number of 64-bit words (with task resampling from ``rng``: its task draws, then its run draws),
     so the same seed gives the same replicates whatever the chunk size.
+
+    ``workspace``: a dict whose arrays the Resample's large intermediates are written into (see
+    :meth:`Resample._buffer`), so that the chunks of one bootstrap reuse their buffers.
     """
     n_tasks, n_max = cells.n_tasks, int(cells.sizes.max())
     if not task_bootstrap:
-        return Resample(cells, cells.values, uniforms=uniform32(rng, (reps, n_tasks, n_max)))
+        return Resample(cells, cells.values, uniforms=uniform32(rng, (reps, n_tasks, n_max)), workspace=workspace)
     if task_rng is not None:
         u_tasks = uniform32(task_rng, (reps, n_tasks))
         runs = uniform32(rng, (reps, n_tasks, n_max))
@@ -631,7 +707,7 @@ def draw(
         u_tasks = u[:, :n_tasks]
         runs = np.ascontiguousarray(u[:, n_tasks:]).reshape(reps, n_tasks, n_max)
     tasks = multiply_shift(u_tasks, n_tasks).astype(np.int64)
-    return Resample(cells, cells.values, uniforms=runs, slot_tasks=tasks)
+    return Resample(cells, cells.values, uniforms=runs, slot_tasks=tasks, workspace=workspace)
 
 
 def task_stream(task_bootstrap: TaskBootstrap) -> np.random.Generator | None:
@@ -642,8 +718,22 @@ def task_stream(task_bootstrap: TaskBootstrap) -> np.random.Generator | None:
 
 
 def chunk_sizes(reps: int, cells: Cells, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> Iterator[int]:
-    """Split ``reps`` so that one chunk's arrays stay near ``chunk_bytes`` (≈ 4 (R,K)-sized float arrays)."""
-    return chunks(reps, 8 * 4 * max(cells.n_runs, int(cells.sizes.max()) * cells.n_tasks), chunk_bytes)
+    """Split ``reps`` so that one chunk's arrays stay near ``chunk_bytes`` (≈ 4 (R,K)-sized float arrays), and
+    below :func:`cache_chunk_bytes` (each array about the size of a core's L2 cache)."""
+    draws = max(cells.n_runs, int(cells.sizes.max()) * cells.n_tasks)
+    return chunks(reps, 8 * 4 * draws, cache_chunk_bytes(chunk_bytes))
+
+
+#: Bytes of one per-draw float64 array of a chunk: about a core's L2 cache, so that each pass over a chunk's
+#: arrays (gather, sum, sort, clip) reads what the previous one left in the cache instead of main memory, and the
+#: buffers stay small enough to be reused from chunk to chunk (docs/performance.md: 0.25-16 MiB measured).
+CACHE_BYTES = 2**20
+
+
+def cache_chunk_bytes(chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> int:
+    """The budget :func:`chunk_sizes` splits replicates by: ``chunk_bytes`` (the memory bound), at most 4 arrays
+    of :data:`CACHE_BYTES`."""
+    return min(int(chunk_bytes), 4 * CACHE_BYTES)
 
 
 def chunks(reps: int, bytes_per_rep: int, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> Iterator[int]:
@@ -673,9 +763,10 @@ def replicates(
     """
     out = []
     task_rng = task_stream(task_bootstrap)
+    workspace: dict = {}  # the chunks' large intermediates, reused from chunk to chunk
     for n in chunk_sizes(reps, cells, chunk_bytes):
-        batch = draw(cells, n, rng, task_bootstrap=bool(task_bootstrap), task_rng=task_rng)
-        out.append(np.asarray(statistic(batch)))
+        batch = draw(cells, n, rng, task_bootstrap=bool(task_bootstrap), task_rng=task_rng, workspace=workspace)
+        out.append(np.array(statistic(batch)))  # a copy: a statistic may return a view of the workspace
         if progress is not None:
             progress(n)
     return np.concatenate(out, axis=0)
@@ -703,9 +794,11 @@ def _replicate_range(
 
     rng = at(state, lo * words)
     task_rng = None if task_state is None else at(task_state, lo * ((cells.n_tasks + 1) // 2))
-    out = []
+    out: list[np.ndarray] = []
+    workspace: dict = {}
     for n in chunk_sizes(hi - lo, cells, chunk_bytes):
-        out.append(np.asarray(statistic(draw(cells, n, rng, task_bootstrap=task_bootstrap, task_rng=task_rng))))
+        batch = draw(cells, n, rng, task_bootstrap=task_bootstrap, task_rng=task_rng, workspace=workspace)
+        out.append(np.array(statistic(batch)))
     return np.concatenate(out, axis=0)
 
 
@@ -754,59 +847,7 @@ def replicate_ranges(
     return out
 
 
-# ---------------------------------------------------------------------------- intervals
-def interval(
-    dist: np.ndarray,
-    point: np.ndarray,
-    *,
-    ci: float = 0.95,
-    method: str = "percentile",
-    jackknife: np.ndarray | None = None,
-    strata: np.ndarray | None = None,
-    cells: Cells | Sequence[Cells] | None = None,
-    tail: float | np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Confidence interval (low, high) for each statistic from its bootstrap distribution.
-
-    Args:
-        dist: (B, ...) bootstrap replicates.
-        point: (...) estimate on the original data.
-        ci: confidence level, e.g. 0.95.
-        method: a requestable method of :mod:`.intervals` (``percentile``, the default, ``basic``, ``bc``,
-            ``bca``, ``expanded``, ``bootstrap-t``); this function gives it what its declaration needs. ``bca``
-            needs ``jackknife``, the (J, ...) leave-one-run-out values, from which each statistic gets its *own*
-            acceleration; pass ``strata`` = :func:`jackknife_tasks` for the stratified (multi-sample)
-            acceleration, see :func:`acceleration`. ``expanded`` (Hesterberg's expanded percentile interval for
-            small samples, stratified by cell) needs the ``cells`` the replicates were drawn from (see
-            :func:`expanded_level`) or ``tail``; so does ``bootstrap-t``, studentized for the mean only
-            (:func:`studentized_mean_interval`, which needs the replicates' standard errors;
-            :func:`..aggregate.aggregate_intervals` does it), here, without standard errors, the expanded
-            interval. For a statistic of several algorithms (a difference, P(X > Y)) pass every algorithm's
-            cells: the level pools them. ``tail``: the expanded tail probability of each statistic (scalar or
-            one per column, e.g. :func:`task_levels`), instead of the one :func:`expanded_level` gives for
-            ``cells``.
-
-    The bias correction counts replicates equal to the estimate as half below; "equal" is within
-    :func:`tie_tolerance` of it, so that the estimate and its replicates, summed in different orders, find the
-    same ties whatever the input's row order or scale.
-    """
-    if not 0 < ci < 1:
-        raise ValueError(f"ci must be in (0, 1), got {ci}")
-    spec = intervals.requested(method)
-    assert spec.bounds is not None  # every requestable method is computed from replicates
-    point = np.asarray(point, dtype=float)
-    if spec.needs_tail and tail is None:
-        if cells is None:
-            raise ValueError("the expanded percentile interval needs the cells the replicates were drawn from")
-        tail = expanded_level(cells, ci)
-    accel = None
-    if spec.needs_jackknife:
-        if jackknife is None:
-            raise ValueError(f"{method} needs the jackknife values of each statistic")
-        accel = acceleration(jackknife, strata)
-    return spec.bounds(dist, point, ci, tail, accel)
-
-
+# ---------------------------------------------------------------------------- levels (the intervals: .intervals)
 def expanded_level(cells: Cells | Sequence[Cells], ci: float = 0.95) -> float:
     r"""Tail probability of Hesterberg's (2015) expanded percentile interval, stratified by cell.
 
@@ -848,7 +889,7 @@ def improvement_level(x: Cells, y: Cells, ci: float = 0.95) -> float:
     variance over the bootstrap's own variance (``n/(n-1)`` for one sample). P(X > Y) is a two-sample U-statistic,
     whose bootstrap variance shrinks much less (for two equal normal populations the ratio averages 1.21 / 1.07 /
     1.02 at 3 / 5 / 10 runs); the mean's ``c`` over-widens it (coverage 0.95-0.98 in
-    ``benchmarks/coverage_study.py``). Here ``c`` is that same ratio for U, both in
+    ``benchmarks/coverage/coverage_study.py``). Here ``c`` is that same ratio for U, both in
     closed form per task (Hoeffding's decomposition, ``n`` runs of X and ``k`` of Y):
 
     .. math:: \operatorname{Var} U = \frac{ξ_{11} + (k-1) ξ_{10} + (n-1) ξ_{01}}{n k}
@@ -956,14 +997,15 @@ def studentized_interval(dist: np.ndarray, point: np.ndarray, ci: float = 0.95) 
     dropped.
 
     Returns None where the studentized distribution is degenerate and the caller must fall back (to the
-    expanded interval) and say so: ``se`` zero up to rounding (within :func:`tie_tolerance` of the statistic's
-    scale), more than :data:`DEGENERATE_SHARE` of the replicates degenerate, or every ``t*`` equal (one task of
+    expanded interval) and say so: ``se`` zero up to rounding (1e-9 of the statistic's scale, as
+    :func:`..intervals.tie_tolerance`), more than :data:`DEGENERATE_SHARE` of the replicates degenerate, or every ``t*`` equal (one task of
     two runs: each replicate either copies one run or is the data itself, ``t* = 0``; the interval would have
     zero width).
     """
     alpha = 1.0 - ci
     stat, se = float(point[0]), float(point[1])
-    rounding = float(tie_tolerance(dist[:, :1], np.asarray(point[:1], dtype=float))[0])
+    values = dist[:, 0][np.isfinite(dist[:, 0])]
+    rounding = 1e-9 * max(float(np.abs(values).max(initial=0.0)), abs(stat) if np.isfinite(stat) else 0.0)
     if not (np.isfinite(se) and se > rounding):
         return None
     ok = dist[:, 1] > DEGENERATE_SE * se
@@ -1002,7 +1044,7 @@ def jackknife_resamples(cells: Cells, values: np.ndarray | None = None) -> Itera
         valid = pos[:, None, None] < sizes[None]
         idx = np.where(valid, cells.offsets[None, None, :] + local, 0)
         total = np.full(reps, float(cells.n_runs - 1))
-        yield Resample(cells, values, idx=idx, valid=valid, slot_sizes=sizes.astype(float), run_total=total)
+        yield Resample(cells, values, layout=Layout(idx, valid, sizes.astype(float), total))
 
 
 def jackknife_tasks(cells: Cells) -> np.ndarray:
