@@ -104,7 +104,7 @@ def test_each_statistic_gets_its_own_method_and_a_stack_gives_the_same_numbers()
     sample = intervals.Sample(
         level=lambda ci: bs.expanded_level(cells, ci),
         runs=cells,
-        standard_errors=lambda: (se, mt.mean_se(bs.original(cells))[0]),
+        standard_errors=lambda kind: (se, mt.mean_se(bs.original(cells))[0]),  # the mean: the one studentized
     )
     request = intervals.ResamplingRequest("bootstrap-t", 0.95)
     kinds = ["mean", "median", "*"]
