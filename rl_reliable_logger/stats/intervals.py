@@ -736,10 +736,21 @@ def _own(
         found = studentized_interval(*sample.standard_errors(kind), ci)
         if found is not None:
             return found
-        notes.append((f"{sample.name}: " if sample.name else "") + fallback_note(label))
+        if not _constant(dist, point):  # replicates all equal to the estimate: every method gives that point
+            notes.append((f"{sample.name}: " if sample.name else "") + fallback_note(label))
     elif method.from_runs is not None:
         return method.from_runs(sample.runs, ci)
     return _bounds(method)(dist, point, ci, tail, accel)
+
+
+def _constant(dist: np.ndarray, point: Any) -> bool:
+    """Whether every replicate equals the estimate (within :func:`tie_tolerance`): e.g. the optimality gap when every
+    run scores at or above γ. No interval has width there, so a studentized one falling back changes nothing."""
+    import numpy as np
+
+    values, est = np.asarray(dist, dtype=float), np.asarray(point, dtype=float)
+    tol = tie_tolerance(values.reshape(len(values), -1), est.reshape(-1))
+    return bool(np.all(np.abs(values.reshape(len(values), -1) - est.reshape(-1)) <= tol))
 
 
 def studentized_difference(x: dict[str, np.ndarray], y: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

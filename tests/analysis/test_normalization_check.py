@@ -29,6 +29,7 @@ def test_raw_returns_declared_normalised_get_one_warning_saying_so():
     report = evaluate(ScoreTable(_returns()), normalize="already-normalized", seed=0, **FAST)
     found = _about_normalization(report.warnings)
     assert len(found) == 1  # not also the optimality gap's "about 0 for every algorithm"
+    assert report.warnings == found  # nor its studentized interval's fallback: every replicate is 0, as the point
     assert "look like raw returns" in found[0] and "median |score| is" in found[0] and "`normalize=`" in found[0]
     assert (report.headline("optimality_gap")["point"] == 0).all()  # what the warning explains
 
@@ -51,3 +52,4 @@ def test_the_command_line_says_it_once_in_flag_words(tmp_path, capsys):
     assert code == 0
     text = out + err
     assert text.count("look like raw returns") == 1 and "--normalize" in text
+    assert text.count("warning:") == 1
