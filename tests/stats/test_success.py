@@ -180,3 +180,12 @@ def test_coverage_of_a_mid_rate_with_heterogeneous_seeds():
     res = su.task_intervals(k, np.full(k.shape, 20))
     coverage = np.mean((res.low <= 0.5) & (0.5 <= res.high))
     assert 0.92 <= coverage <= 0.985
+
+
+def test_the_docs_page_example_runs():
+    import doctest
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "success-rates.md"
+    result = doctest.testfile(str(page), module_relative=False)
+    assert result.attempted > 0 and result.failed == 0
