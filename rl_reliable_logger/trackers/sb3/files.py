@@ -33,6 +33,8 @@ MONITOR_SUFFIX = "monitor.csv"
 #: The arrays of an ``evaluations.npz`` (``successes`` only when the environment reports them).
 REQUIRED = ("timesteps", "results")
 OPTIONAL = ("ep_lengths", "successes")
+#: Largest array of an ``evaluations.npz`` read (a million evaluations of a hundred episodes are 800 MB).
+MAX_ARRAY_BYTES = 1 << 30
 #: Largest monitor file read (a training log of ~10 million episodes); larger ones are named, not read.
 MAX_MONITOR_BYTES = 1 << 30
 
@@ -71,19 +73,22 @@ def _bad(path: str, why: str) -> InputError:
 
 
 def _array(archive: zipfile.ZipFile, name: str, path: str) -> np.ndarray:
-    """One array of an ``.npz``, its header checked against its stored size before anything is allocated."""
+    """One array of an ``.npz``: its header checked against its stored size before anything is allocated, then
+    read whole (so the archive's CRC is checked: a damaged byte is an error, never a wrong number)."""
     member = f"{name}.npy"
     info = archive.getinfo(member)
+    if info.file_size > MAX_ARRAY_BYTES:
+        raise _bad(path, f"array {name!r} is {info.file_size:,} bytes; SB3's evaluation logs are far smaller")
     with archive.open(member) as raw:
         try:
             version = np.lib.format.read_magic(raw)
             if version == (1, 0):
-                shape, fortran, dtype = np.lib.format.read_array_header_1_0(raw)
+                shape, _, dtype = np.lib.format.read_array_header_1_0(raw)
             elif version == (2, 0):
-                shape, fortran, dtype = np.lib.format.read_array_header_2_0(raw)
+                shape, _, dtype = np.lib.format.read_array_header_2_0(raw)
             else:
                 raise ValueError(f"unsupported .npy format version {version}")
-        except ValueError as err:
+        except (ValueError, SyntaxError) as err:
             raise _bad(path, f"array {name!r} has a damaged header ({err})") from None
         if dtype.hasobject:
             raise _bad(
@@ -95,8 +100,11 @@ def _array(archive: zipfile.ZipFile, name: str, path: str) -> np.ndarray:
         needed = math.prod(shape) * dtype.itemsize
         if needed != body:
             raise _bad(path, f"array {name!r} claims {needed:,} bytes of data but holds {body:,}: the file is damaged")
-    with archive.open(member) as raw:
-        return np.lib.format.read_array(raw, allow_pickle=False)
+    data = archive.read(member)  # checks the CRC
+    try:
+        return np.lib.format.read_array(io.BytesIO(data), allow_pickle=False)
+    except ValueError as err:
+        raise _bad(path, f"array {name!r} cannot be read ({err})") from None
 
 
 def read_evaluations(path: str | os.PathLike[str]) -> Evaluations:
@@ -166,8 +174,8 @@ def monitor_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.name.endswith(MONITOR_SUFFIX) and not p.is_dir())
 
 
-def _monitor_rows(path: Path) -> tuple[float, list[dict[str, str]]]:
-    """(t_start, rows) of one monitor file."""
+def _monitor_rows(path: Path) -> tuple[float, list[str], list[dict[str, str]]]:
+    """(t_start, columns, rows) of one monitor file."""
     check_regular_file(path, "monitor")
     try:
         if path.stat().st_size > MAX_MONITOR_BYTES:
@@ -190,7 +198,7 @@ def _monitor_rows(path: Path) -> tuple[float, list[dict[str, str]]]:
     reader = csv.DictReader(io.StringIO(rest))
     if reader.fieldnames is None or not {"r", "l", "t"} <= set(reader.fieldnames):
         raise _bad(str(path), "has no r, l, t columns (episode return, length, time)")
-    return t_start, list(reader)
+    return t_start, list(reader.fieldnames), list(reader)
 
 
 def _number(path: Path, line: int, column: str, text: str | None) -> float:
@@ -203,21 +211,23 @@ def _number(path: Path, line: int, column: str, text: str | None) -> float:
     return value
 
 
-def read_monitor(paths: list[Path], extra: tuple[str, ...] = ()) -> MonitorLog:
+def read_monitor(paths: list[Path], success_column: str = "is_success") -> MonitorLog:
     """The episodes of one run's monitor files, merged by the time they ended (as SB3's ``load_results``).
 
-    ``extra``: further columns to read (``is_success``); a column that some file lacks is an error naming it.
+    ``success_column`` (``Monitor(info_keywords=("is_success",))``) is read into ``extras`` when every file has
+    it; a column that only some of the files have is an error naming the first file without it.
     """
+    read = [(path, *_monitor_rows(path)) for path in paths]
+    having = [success_column in columns for _, _, columns, _ in read]
+    if any(having) and not all(having):
+        lacking = next(path for (path, *_), has in zip(read, having) if not has)
+        raise _bad(str(lacking), f"has no {success_column} column, which the run's other monitor files have")
+    extra = (success_column,) if read and all(having) else ()
     rows: list[tuple[float, float, float, dict[str, float]]] = []
-    for path in paths:
-        t_start, records = _monitor_rows(path)
+    for path, t_start, _, records in read:
         for i, rec in enumerate(records, start=3):
             values = {c: _number(path, i, c, rec.get(c)) for c in ("r", "l", "t")}
-            more = {}
-            for c in extra:
-                if c not in rec:
-                    raise _bad(str(path), f"has no {c} column")
-                more[c] = _success_value(path, i, c, rec[c]) if c == "is_success" else _number(path, i, c, rec[c])
+            more = {c: _success_value(path, i, c, rec.get(c)) for c in extra}
             rows.append((t_start + values["t"], values["r"], values["l"], more))
     rows.sort(key=lambda row: row[0])
     return MonitorLog(
@@ -228,7 +238,7 @@ def read_monitor(paths: list[Path], extra: tuple[str, ...] = ()) -> MonitorLog:
     )
 
 
-def _success_value(path: Path, line: int, column: str, text: str) -> float:
+def _success_value(path: Path, line: int, column: str, text: str | None) -> float:
     words = {"true": 1.0, "false": 0.0, "1": 1.0, "0": 0.0, "1.0": 1.0, "0.0": 0.0}
     value = words.get(str(text).strip().lower())
     if value is None:

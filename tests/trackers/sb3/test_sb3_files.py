@@ -100,8 +100,9 @@ def test_a_fifo_is_refused_before_opening(tmp_path):
 def test_monitor_files_of_several_workers_merge_by_end_time(tmp_path):
     a = write_monitor(tmp_path, [1.0, 2.0, 3.0], [10, 20, 30], rank=0, t_start=100.0)
     b = write_monitor(tmp_path, [10.0, 20.0], [5, 5], rank=1, t_start=100.75, info={"is_success": [True, False]})
-    with pytest.raises(InputError, match="has no is_success column"):
-        read_monitor([a, b], extra=("is_success",))
+    with pytest.raises(InputError, match="has no is_success column, which the run's other monitor files have"):
+        read_monitor([a, b])
+    b = write_monitor(tmp_path, [10.0, 20.0], [5, 5], rank=1, t_start=100.75)
     log = read_monitor([a, b])
     # ends: a at 100.5, 101, 101.5; b at 101.25, 101.75
     assert log.returns.tolist() == [1.0, 2.0, 10.0, 3.0, 20.0]
@@ -110,7 +111,7 @@ def test_monitor_files_of_several_workers_merge_by_end_time(tmp_path):
 
 def test_monitor_success_column(tmp_path):
     path = write_monitor(tmp_path, [1.0, 2.0, 3.0], info={"is_success": [True, False, True]})
-    log = read_monitor([path], extra=("is_success",))
+    log = read_monitor([path])
     assert log.extras["is_success"].tolist() == [1.0, 0.0, 1.0]
 
 
@@ -128,3 +129,13 @@ def test_bad_monitor_files_name_file_and_line(tmp_path, text, words):
     path.write_text(text)
     with pytest.raises(InputError, match=words):
         read_monitor([path])
+
+
+def test_a_flipped_byte_in_the_data_is_an_error_never_a_wrong_number(tmp_path):
+    path = write_evaluations(tmp_path, [1, 2], [[12345.678, 1.0], [2.0, 3.0]])
+    data = bytearray(path.read_bytes())
+    at = bytes(data).index(np.float64(12345.678).tobytes())
+    data[at + 3] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(InputError, match="not a readable .npz archive"):
+        read_evaluations(path)
