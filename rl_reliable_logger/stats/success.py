@@ -21,7 +21,7 @@ false certainty. Pure arrays in, arrays out (rows are tasks, columns seeds; NaN 
   The mean of the tasks' rates gets Wilson's interval at the replicates' effective episode count (Satterthwaite
   degrees of freedom over the tasks' seeds); any other statistic the percentile interval of the replicates.
   :func:`aggregate_difference` gives differences (Newcombe's MOVER for the mean).
-* :func:`coverage_warnings`: the situations in which the coverage study (``benchmarks/success_coverage.py``,
+* :func:`coverage_warnings`: the situations in which the coverage study (``benchmarks/coverage/success_coverage.py``,
   ``docs/validation.md``) found these intervals short, said per task.
 
 Example (3 seeds of 10 episodes: one task that never succeeded, one that always did, one in between):
