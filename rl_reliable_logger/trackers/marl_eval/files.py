@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...data.files import check_regular_file
+from ...data.files import read_text
 from ...errors import InputError
 
 ABSOLUTE = "absolute_metrics"
@@ -118,20 +118,10 @@ def read_marl_eval(path: str | os.PathLike[str]) -> list[MarlRun]:
         [('Climbing', 'seed_0', [3.0, 5.0])]
     """
     text = str(path)
-    check_regular_file(path, "marl-eval JSON")
     try:
-        if os.stat(path).st_size > MAX_BYTES:
-            raise _bad(text, f"is larger than {MAX_BYTES >> 30} GiB; not a marl-eval file this reader takes")
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except FileNotFoundError:
-        raise _bad(text, "no such file") from None
-    except UnicodeDecodeError:
-        raise _bad(text, "is not UTF-8 text") from None
+        data = json.loads(read_text(path, "marl-eval JSON", max_bytes=MAX_BYTES))
     except (json.JSONDecodeError, RecursionError) as err:
         raise _bad(text, f"is not valid JSON ({err})") from None
-    except OSError as err:
-        raise _bad(text, f"cannot be read ({err.strerror or err})") from None
     runs = []
     for env, tasks in _level(text, data, "environment", "").items():
         for task, algorithms in _level(text, tasks, "task", f"environment {env!r}").items():

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...data.files import check_regular_file
+from ...data.files import open_input, read_text
 from ...errors import InputError
 
 EVALUATIONS = "evaluations.npz"
@@ -35,6 +35,8 @@ REQUIRED = ("timesteps", "results")
 OPTIONAL = ("ep_lengths", "successes")
 #: Largest array of an ``evaluations.npz`` read (a million evaluations of a hundred episodes are 800 MB).
 MAX_ARRAY_BYTES = 1 << 30
+#: Largest ``evaluations.npz`` opened.
+MAX_NPZ_BYTES = 4 << 30
 #: Largest monitor file read (a training log of ~10 million episodes); larger ones are named, not read.
 MAX_MONITOR_BYTES = 1 << 30
 
@@ -119,20 +121,18 @@ def read_evaluations(path: str | os.PathLike[str]) -> Evaluations:
         [2.0, 5.0]
     """
     text = str(path)
-    check_regular_file(path, "evaluations")
-    try:
-        with zipfile.ZipFile(path) as archive:
-            names = {n[:-4] for n in archive.namelist() if n.endswith(".npy")}
-            missing = [n for n in REQUIRED if n not in names]
-            if missing:
-                raise _bad(
-                    text, f"has no {' or '.join(missing)} array (SB3's EvalCallback writes timesteps and results)"
-                )
-            arrays = {n: _array(archive, n, text) for n in (*REQUIRED, *OPTIONAL) if n in names}
-    except FileNotFoundError:
-        raise _bad(text, "no such file") from None
-    except (zipfile.BadZipFile, EOFError, OSError, KeyError) as err:
-        raise _bad(text, f"is not a readable .npz archive ({err})") from None
+    with open_input(path, "evaluations", max_bytes=MAX_NPZ_BYTES) as handle:
+        try:
+            with zipfile.ZipFile(handle) as archive:
+                names = {n[:-4] for n in archive.namelist() if n.endswith(".npy")}
+                missing = [n for n in REQUIRED if n not in names]
+                if missing:
+                    raise _bad(
+                        text, f"has no {' or '.join(missing)} array (SB3's EvalCallback writes timesteps and results)"
+                    )
+                arrays = {n: _array(archive, n, text) for n in (*REQUIRED, *OPTIONAL) if n in names}
+        except (zipfile.BadZipFile, EOFError, OSError, KeyError) as err:
+            raise _bad(text, f"is not a readable .npz archive ({err})") from None
     return _checked(text, arrays)
 
 
@@ -176,15 +176,7 @@ def monitor_files(folder: Path) -> list[Path]:
 
 def _monitor_rows(path: Path) -> tuple[float, list[str], list[dict[str, str]]]:
     """(t_start, columns, rows) of one monitor file."""
-    check_regular_file(path, "monitor")
-    try:
-        if path.stat().st_size > MAX_MONITOR_BYTES:
-            raise _bad(str(path), f"is larger than {MAX_MONITOR_BYTES >> 20} MiB; not a monitor log SB3 would write")
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise _bad(str(path), "is not UTF-8 text") from None
-    except OSError as err:
-        raise _bad(str(path), f"cannot be read ({err.strerror or err})") from None
+    text = read_text(path, "monitor", max_bytes=MAX_MONITOR_BYTES)
     first, _, rest = text.partition("\n")
     if not first.startswith("#"):
         raise _bad(str(path), 'has no SB3 header line (#{"t_start": ..., "env_id": ...})')
