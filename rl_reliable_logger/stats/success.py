@@ -41,6 +41,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -171,12 +172,23 @@ def difference_intervals(
     y = task_intervals(y_successes, y_episodes, ci)
     if x.point.shape != y.point.shape:
         raise ValueError(f"X and Y must have the same tasks (rows), got {x.point.shape[0]} and {y.point.shape[0]}")
-    d = x.point - y.point
-    low = d - np.sqrt((x.point - x.low) ** 2 + (y.high - y.point) ** 2)
-    high = d + np.sqrt((x.high - x.point) ** 2 + (y.point - y.low) ** 2)
-    return RateIntervals(
-        d, np.clip(low, -1, 1), np.clip(high, -1, 1), np.full(d.shape, np.nan), np.minimum(x.seeds, y.seeds)
-    )
+    d, low, high = mover(x.point, x.low, x.high, y.point, y.low, y.high)
+    return RateIntervals(d, low, high, np.full(d.shape, np.nan), np.minimum(x.seeds, y.seeds))
+
+
+def mover(px: Any, lx: Any, ux: Any, py: Any, ly: Any, uy: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(d, low, high)`` of ``d = px - py`` from each rate's own interval (Newcombe's method 10, MOVER):
+    ``low = d - √((px - lx)² + (uy - py)²)``, ``high = d + √((ux - px)² + (py - ly)²)``, within [-1, 1].
+
+    Example:
+        >>> [round(float(v), 3) for v in mover(0.0, 0.0, 0.1, 0.0, 0.0, 0.2)]
+        [0.0, -0.2, 0.1]
+    """
+    px, lx, ux, py, ly, uy = (np.asarray(v, dtype=float) for v in (px, lx, ux, py, ly, uy))
+    d = px - py
+    low = d - np.sqrt((px - lx) ** 2 + (uy - py) ** 2)
+    high = d + np.sqrt((ux - px) ** 2 + (py - ly) ** 2)
+    return d, np.clip(low, -1.0, 1.0), np.clip(high, -1.0, 1.0)
 
 
 def _step_rates(k: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -336,9 +348,8 @@ def aggregate_difference(
     dist = ax.replicates - ay.replicates
     d = ax.point - ay.point
     if statistic is None:
-        low = d - float(np.hypot(ax.point - ax.low, ay.high - ay.point))
-        high = d + float(np.hypot(ax.high - ax.point, ay.point - ay.low))
-        return AggregateInterval(d, max(low, -1.0), min(high, 1.0), "score", dist)
+        _, low, high = mover(ax.point, ax.low, ax.high, ay.point, ay.low, ay.high)
+        return AggregateInterval(d, float(low), float(high), "score", dist)
     lo, hi = np.quantile(dist, [0.5 - ci / 2, 0.5 + ci / 2])
     return AggregateInterval(d, min(float(lo), d), max(float(hi), d), "percentile", dist)
 

@@ -139,3 +139,22 @@ def test_the_command(mava, tmp_path, capsys):
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert (tmp_path / "o" / "aggregates.csv").exists()
+
+
+def test_per_episode_outcomes_give_success_tables(tmp_path):
+    import warnings
+
+    from rl_reliable_logger import evaluate
+
+    runs = [
+        {"env": "e", "task": t, "algorithm": a, "seed": s, "absolute": [0] * 4 if (a, t) == ("A", "x") else [1, 0, 1, 1]}
+        for a in "AB" for t in "xy" for s in "012"
+    ]  # fmt: skip
+    table = marl_eval_table(write_marl_eval(tmp_path / "m.json", marl_eval_json(runs, "win")), metric="win")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = evaluate(table, successes="successes", episodes="episodes", reps=300, profile_reps=50,
+                          improvement_reps=50)  # fmt: skip
+    rates = report.extra["success_rates"].set_index(["algorithm", "task"])
+    assert rates.loc[("A", "x"), "rate"] == 0 and rates.loc[("A", "x"), "high"] > 0
+    assert rates.loc[("B", "y"), "rate"] == pytest.approx(0.75)

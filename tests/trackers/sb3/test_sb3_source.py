@@ -131,3 +131,36 @@ def test_the_command(tmp_path, capsys):
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert (tmp_path / "o" / "aggregates.csv").exists()
+
+
+def test_success_counts_give_success_intervals_that_see_the_seeds(tmp_path, capsys):
+    """A task where every evaluation episode of every seed failed: its interval reaches above 0 (and the task where
+    all succeeded stays below 1), through the source's successes / episodes columns."""
+    import warnings
+
+    from rl_reliable_logger import evaluate
+    from rl_reliable_logger.cli.main import main
+
+    for a in ALGORITHMS:
+        for t, outcome in (("Reacher", False), ("Pusher", True)):
+            for s in SEEDS:
+                results = [[1.0] * 5 for _ in STEPS]
+                successes = [[outcome or (a == "PPO" and k == 2 and s == 1)] * 5 for k in range(len(STEPS))]
+                write_evaluations(tmp_path / a / f"{t}_{s}", STEPS, results, successes)
+    table = sb3_table(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = evaluate(table, successes="successes", episodes="episodes", reps=500, profile_reps=50,
+                          improvement_reps=50)  # fmt: skip
+    rates = report.extra["success_rates"].set_index(["algorithm", "task"])
+    never, always = rates.loc[("A2C", "Reacher")], rates.loc[("A2C", "Pusher")]
+    assert (never["rate"], never["low"]) == (0.0, 0.0) and never["high"] > 0
+    assert (always["rate"], always["high"]) == (1.0, 1.0) and always["low"] < 1
+    assert rates.loc[("PPO", "Reacher"), "successes"] == 5 and rates.loc[("PPO", "Reacher"), "episodes"] == 20
+    argv = ["sb3", str(tmp_path), "--successes", "successes", "--episodes", "episodes", "--reps", "500"]
+    code = main(
+        [*argv, "--profile-reps", "50", "--improvement-reps", "50", "--no-figures", "--out", str(tmp_path / "o")]
+    )
+    assert code == 0, capsys.readouterr().err
+    written = pd.read_csv(tmp_path / "o" / "success_rates.csv", keep_default_na=False)
+    assert written["high"].min() > 0 and written["low"].max() < 1
