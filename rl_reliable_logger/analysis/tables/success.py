@@ -26,24 +26,15 @@ import pandas as pd
 from ...errors import InputError
 from ...stats import success as su
 from ...stats.intervals import SUCCESS_METHODS, ResamplingRequest
+from ..report import SPECS
 from .base import Part, TableInputs
 
 #: The task label of the differences of the means over tasks (as the ranks table's average).
 AVERAGE = "__average__"
-RATE_COLUMNS = [
-    "algorithm",
-    "task",
-    "n_seeds",
-    "successes",
-    "episodes",
-    "rate",
-    "low",
-    "high",
-    "effective_episodes",
-    "warned",
-]
-AGGREGATE_COLUMNS = ["algorithm", "n_tasks", "successes", "episodes", "rate", "low", "high"]
-DIFFERENCE_COLUMNS = ["algorithm_x", "algorithm_y", "task", "difference", "low", "high"]
+#: The tables' columns, as the Report declares them (``analysis.report.REPORT_TABLES``).
+RATE_COLUMNS, AGGREGATE_COLUMNS, DIFFERENCE_COLUMNS = (
+    list(SPECS[name].columns) for name in ("success_rates", "success_aggregates", "success_differences")
+)
 
 
 @dataclass(frozen=True)

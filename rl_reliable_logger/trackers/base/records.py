@@ -37,6 +37,16 @@ from .scoring import (
 )
 
 FINISHED = "finished"
+#: The summary keys (and columns) of the successful and total episodes behind a run's score, where a Source reads
+#: them (for ``--successes successes --episodes episodes``).
+SUCCESS_COUNTS = ("successes", "episodes")
+
+
+def success_fields(records: Sequence[RunRecord]) -> dict[str, str] | None:
+    """The ``value_fields`` of the success counts when any of ``records`` has them in its summary (else None)."""
+    if not any(SUCCESS_COUNTS[0] in r.summary for r in records):
+        return None
+    return {column: f"summary.{column}" for column in SUCCESS_COUNTS}
 
 
 @dataclass

@@ -26,7 +26,7 @@ from ...errors import InputError
 from ..base.intake import SourceRuns, read_table
 from ..base.layout import Layout, parse_layout
 from ..base.messages import DROP_INVALID, Hints, kw
-from ..base.records import FINISHED, RunRecord
+from ..base.records import FINISHED, RunRecord, success_fields
 from ..base.request import SourceRequest
 from .files import MarlRun, read_marl_eval
 
@@ -157,8 +157,6 @@ class MarlEvalSource:
             "score": "last step" if self.last_step else "absolute_metrics",
             "seeds_by_file": self.seeds_by_file,
         }
-        counts = any("successes" in r.summary for r in records)
-        values = {column: f"summary.{column}" for column in ("successes", "episodes")} if counts else None
         read = replace(
             request,
             algorithm=REFS["algorithm"],
@@ -166,7 +164,7 @@ class MarlEvalSource:
             seed=REFS["seed"],
             score=f"summary.{metric}",
             curve_key=metric if request.curve_key else None,
-            value_fields=values,
+            value_fields=success_fields(records),
         )
         return SourceRuns(records, "marl-eval", info, request=read, skipped=skipped, unreadable=unreadable, hints=HINTS)
 

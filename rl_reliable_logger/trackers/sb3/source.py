@@ -33,15 +33,13 @@ from ...errors import InputError
 from ..base.intake import SourceRuns, read_table
 from ..base.layout import Layout, parse_layout
 from ..base.messages import DROP_INVALID, Hints, kw
-from ..base.records import FINISHED, RunRecord
+from ..base.records import FINISHED, RunRecord, success_fields
 from ..base.request import SourceRequest
 from .files import EVALUATIONS, MONITOR_SUFFIX, Evaluations, MonitorLog, read_evaluations, read_monitor
 from .keys import DEFAULT_LAYOUT, QUANTITIES
 
 #: Training episodes a monitor-only run's score averages (SB3's ``stats_window_size``).
 MONITOR_WINDOW = 100
-#: Columns with the successes and episodes behind each run's score (where the run logs successes).
-SUCCESS_COLUMNS = ("successes", "episodes")
 _SHOWN = 10
 
 HINTS = Hints(
@@ -196,8 +194,6 @@ class SB3Source:
                 f"last {MONITOR_WINDOW} training episodes in monitor.csv (not an evaluation), e.g. "
                 + ", ".join(map(repr, from_monitor[:3]))
             )
-        counts = any("successes" in r.summary for r in records)
-        values = {column: f"summary.{column}" for column in SUCCESS_COLUMNS} if counts else None
         read = replace(
             request,
             algorithm=REFS["algorithm"],
@@ -205,7 +201,7 @@ class SB3Source:
             seed=REFS["seed"],
             score=f"summary.{quantity}",
             curve_key=quantity if request.curve_key else None,
-            value_fields=values,
+            value_fields=success_fields(records),
         )
         return SourceRuns(
             records,
