@@ -92,7 +92,7 @@ def test_the_methods_paragraph_names_what_was_used():
     assert "the per-task success rates: Wilson score at the effective number of episodes" in text
     assert "the differences of success rates: Newcombe hybrid score" in text
     assert "the success rates over tasks: Wilson score at the effective number of episodes of a bootstrap" in text
-    assert "`won` of its `n` episodes" in text and "2 (algorithm, task) rate(s) lie within 0.2 of 0 or 1" in text
+    assert "`won` of its `n` episodes" in text and "Warned: 2 of the per-task rates lie within 0.2 of 0 or 1" in text
     recorded = report.provenance["intervals"]
     assert recorded["success_rates"]["method"] == "wilson-seeds"
     assert recorded["success_aggregates"] == {"method": "seed-binomial-bootstrap", "level": 0.95, "replicates": 1000}
@@ -134,7 +134,7 @@ def test_the_command_line_flags_give_the_same_tables(tmp_path, capsys):
     )
     out, err = capsys.readouterr()
     assert code == 0, err
-    assert "warning: A: success rates within 0.2 of 0 or 1 on 1 task(s) (x)" in out
+    assert "warning: A: success rates within 0.2 of 0 or 1 on 1 task (x)" in out
     written = pd.read_csv(tmp_path / "o" / "success_rates.csv", keep_default_na=False)
     want = _report(_frame(), successes="won", episodes="n").extra["success_rates"]
     assert written["high"].to_numpy() == pytest.approx(want["high"].to_numpy())

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...data.counts import plural
 from ...errors import InputError
 from ...stats import success as su
 from ...stats.intervals import SUCCESS_METHODS, ResamplingRequest
@@ -97,7 +98,7 @@ def _checked_counts(frame: pd.DataFrame, choices: SuccessChoices) -> tuple[np.nd
 def _warning(algorithm: str, names: Sequence[str]) -> str:
     shown = ", ".join(map(str, names[:5])) + (" ..." if len(names) > 5 else "")
     return (
-        f"{algorithm}: success rates within {su.EDGE:g} of 0 or 1 on {len(names)} task(s) ({shown}): where seeds "
+        f"{algorithm}: success rates within {su.EDGE:g} of 0 or 1 on {plural(len(names), 'task')} ({shown}): where seeds "
         "differ (some seeds succeed, others rarely), 3-10 seeds often do not show it and the interval can "
         "under-cover (coverage down to 0.49 in the study, docs/validation.md); more seeds help, more episodes do not"
     )
@@ -159,6 +160,6 @@ def sentence(record: dict[str, Any]) -> str:
         f"Success rates are each run's `{record.get('successes')}` of its `{record.get('episodes')}` episodes, "
         "averaged over a task's seeds (each seed weighs the same) and over tasks; their intervals account for the "
         "episodes being nested in seeds, and none is [0, 0] when every episode failed (nor [1, 1] when every one "
-        f"succeeded). {int(record.get('warned_tasks', 0))} (algorithm, task) rate(s) lie within "
+        f"succeeded). Warned: {int(record.get('warned_tasks', 0))} of the per-task rates lie within "
         f"{su.EDGE:g} of 0 or 1, where those intervals can under-cover if seeds differ."
     )

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ...data.counts import agree, plural
 from ...data.scores import ScoreTable
 from ...errors import InputError
 from ..base.intake import SourceRuns, read_table
@@ -190,7 +191,8 @@ class SB3Source:
         notes = []
         if from_monitor:
             notes.append(
-                f"{len(from_monitor)} run folder(s) have no evaluations.npz: their {quantity} is the mean of their "
+                f"{plural(len(from_monitor), 'folder', 'run')} {agree(len(from_monitor), 'have')} no evaluations.npz: "
+                f"their {quantity} is the mean of their "
                 f"last {MONITOR_WINDOW} training episodes in monitor.csv (not an evaluation), e.g. "
                 + ", ".join(map(repr, from_monitor[:3]))
             )
