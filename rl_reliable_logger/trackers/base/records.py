@@ -636,6 +636,8 @@ def _duplicate_hint(hints: Hints, differing: Sequence[str]) -> str:
         fixes.append(f"tell configurations apart with {kw(hints.configuration)}")
     if hints.has("run_key="):
         fixes.append(f"pass {kw('run_key=')} (e.g. run.id) if these are deliberately repeated runs")
+    if hints.duplicates:
+        fixes.append(hints.duplicates)
     return "; ".join(fixes)
 
 

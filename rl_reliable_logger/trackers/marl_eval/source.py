@@ -34,6 +34,8 @@ HINTS = Hints(
     fields=f"Check {kw('metric=')} (a metric of absolute_metrics or of the step_<k> entries)",
     keywords=frozenset({DROP_INVALID, "curve_key="}),
     configuration="hyperparameter_keys=",
+    duplicates=f"if the files are batches of seeds numbered from 0 each, pass {kw('seeds_by_file=True')} so each "
+    "file's seeds are its own",
 )
 REFS = {"algorithm": "config.algorithm", "task": "config.task", "seed": "config.seed"}
 _SHOWN = 10

@@ -45,7 +45,7 @@ def test_two_batches_of_seeds_numbered_from_zero_are_a_duplicate_named_with_both
     _, root = mava
     with pytest.raises(InputError, match="duplicate seed seed_0") as err:
         marl_eval_table(root, metric=METRIC)
-    assert "file" in str(err.value)
+    assert "file" in str(err.value) and "`seeds_by_file=True`" in str(err.value)
 
 
 def test_mava_results_give_the_tables_of_the_same_scores_in_a_csv(mava):
