@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from ..trackers import registry
 from ..version import __version__
@@ -21,11 +22,20 @@ from . import report as report_command
 from . import trackers as tracker_commands
 from . import watch as watch_command
 from .common import EPILOG, command_scope, console
-from .flags import CliError, as_flags, user_message
+from .flags import CliError, as_flags, command_flags, user_message
 from .options import run_name_redactor
 
 #: Every subcommand, in help order (``tracker_commands`` adds one per registered tracker).
 SUBCOMMANDS = (evaluate_command, tracker_commands, report_command, plan_command, watch_command, pending_command)
+
+
+class _Command(argparse.ArgumentParser):
+    """A subcommand's parser: records itself as ``args.command_parser`` (the innermost one parsed wins), so that
+    messages name only the flags of the command that was run (:func:`.flags.command_flags`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.set_defaults(command_parser=self)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Command)
     for module in SUBCOMMANDS:
         module.register(sub)
     return parser
@@ -75,7 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {user_message(err)}", file=sys.stderr)
         return 2
     # every message hides matching run names; warnings and log lines reach the console as ours; locks end with it
-    with redacting_run_names(redactor), console(), command_scope():
+    command = getattr(args, "command_parser", None)
+    with redacting_run_names(redactor), command_flags(command), console(), command_scope():
         try:
             return int(args.func(args) or 0)
         except CliError as err:
