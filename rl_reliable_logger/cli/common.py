@@ -171,11 +171,11 @@ def load_clients(plugin: Any) -> None:
 def hold_lock(folder: Any, args: argparse.Namespace) -> None:
     """Take ``folder``'s write lock for the rest of the command: a second command writing it waits (``--retry-for``
     when the command has it, else a minute), then refuses in one sentence; so two commands never both write it."""
-    from ..render.bundle import LOCK_WAIT, folder_lock
+    from ..render.bundle import folder_lock
 
     if _SCOPES:
         wait = getattr(args, "retry_for", None)
-        _SCOPES[-1].enter_context(folder_lock(folder, wait=LOCK_WAIT if wait is None else float(wait)))
+        _SCOPES[-1].enter_context(folder_lock(folder, wait=None if wait is None else float(wait)))
 
 
 def check_output(args: argparse.Namespace, *, inputs: Sequence[Any] = (), kind: str = "report") -> None:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import glob
 import hashlib
 import json
 import os
@@ -457,10 +456,11 @@ def _lock_path(target: Path) -> Path:
 
 
 @contextlib.contextmanager
-def folder_lock(target: str | os.PathLike, *, wait: float = LOCK_WAIT) -> Iterator[None]:
+def folder_lock(target: str | os.PathLike, *, wait: float | None = None) -> Iterator[None]:
     """Hold the write lock of a folder or file (``.<name>.rl-reliable-lock`` beside it, removed on release).
 
-    Two writers of one folder cannot both write: the second waits up to ``wait`` seconds, then refuses with a
+    Two writers of one folder cannot both write: the second waits up to ``wait`` seconds (default
+    :data:`LOCK_WAIT`, read when called), then refuses with a
     :class:`BundleError` naming the folder and the process holding it. A killed holder's lock is released by
     the operating system. The lock is re-entrant within a thread (a watch holds it from reading its state to
     writing it back, and the write inside takes it again).
@@ -474,7 +474,7 @@ def folder_lock(target: str | os.PathLike, *, wait: float = LOCK_WAIT) -> Iterat
         finally:
             _HELD[key][1] -= 1
         return
-    fd = _acquire(path, Path(target), wait)
+    fd = _acquire(path, Path(target), LOCK_WAIT if wait is None else wait)
     _HELD[key] = [fd, 1]
     try:
         yield
@@ -550,7 +550,7 @@ def _leftovers(out: Path) -> list[tuple[str, Path]]:
     return sorted(found, key=lambda item: item[1].name)
 
 
-def recover_swap(folder: str | os.PathLike, *, wait: float = LOCK_WAIT) -> str | None:
+def recover_swap(folder: str | os.PathLike, *, wait: float | None = None) -> str | None:
     """Complete or undo a bundle swap that a killed writer left half done; return what was done.
 
     :func:`write_bundle` fills ``.<name>.rl-reliable-new-<pid>-*``, moves the previous bundle into
@@ -679,7 +679,7 @@ def write_bundle(
     inputs: Iterable[str | os.PathLike] = (),
     force: bool = False,
     kind: str = "report",
-    wait: float = LOCK_WAIT,
+    wait: float | None = None,
 ) -> Path:
     """Write a bundle: its files (``fill``: name -> content, see :func:`encode`; or a function writing them into
     the temporary folder), then the manifest, then the folder is swapped in, all under the folder's lock.
@@ -761,7 +761,7 @@ def write_file(
     kind: str,
     exclusive: bool = False,
     mode: int = 0o644,
-    wait: float = LOCK_WAIT,
+    wait: float | None = None,
 ) -> Path:
     """Replace one file atomically under its lock: a temporary sibling is written, flushed, renamed over it.
 
@@ -779,9 +779,7 @@ def write_file(
             raise BundleError(f"{target}: not a regular file (a link or a folder); it is never replaced")
         if exclusive and target.exists():
             raise BundleError(f"{target}: exists already; it is never replaced")
-        for stale in target.parent.glob(f".{glob.escape(target.name)}.*.tmp"):
-            with contextlib.suppress(OSError):
-                stale.unlink()  # a killed writer's: we hold the lock
+        _remove_stale(target)
         body = data(_read_no_follow(target) if target.exists() else None) if callable(data) else data
         tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         try:
@@ -791,11 +789,36 @@ def write_file(
             os.replace(tmp, target)
             _fsync(target.parent)
             _reached("renamed")
-        except BaseException:
+        except BaseException as err:
             with contextlib.suppress(OSError):
                 tmp.unlink()
+            if isinstance(err, OSError) and err.errno and not err.filename:  # a full disk names no file: name it
+                raise OSError(err.errno, err.strerror, str(target)) from err
             raise
     return target
+
+
+def _remove_stale(target: Path) -> None:
+    """Remove the temporary files killed writers left beside ``target``: this file's (we hold its lock) and, in the
+    folder, those of processes that are gone (``.<name>.<pid>.tmp``; a live process's are never touched)."""
+    for stale in target.parent.glob(".*.tmp"):
+        name, _, pid = stale.name[: -len(".tmp")].rpartition(".")
+        if pid.isdigit() and (name == f".{target.name}" or not _alive(int(pid))):
+            with contextlib.suppress(OSError):
+                stale.unlink()
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this machine."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
 
 
 def write_private(folder: str | os.PathLike, files: Mapping[str, Any]) -> list[Path]:

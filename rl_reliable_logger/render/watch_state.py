@@ -19,7 +19,7 @@ from typing import Any
 from ..analysis import watch as wt
 from ..data.scores import ScoreTable
 from ..errors import InputError
-from .bundle import LOCK_WAIT, MANIFEST, BundleError, folder_lock, read_bundle, recover_swap, write_bundle
+from .bundle import MANIFEST, BundleError, folder_lock, read_bundle, recover_swap, write_bundle
 from .watch_launch import check_size, launch_files
 from .watch_launch import parameters as launch_parameters_of
 
@@ -104,7 +104,7 @@ def write_state(
     looks: Sequence[dict[str, Any]],
     files: Mapping[str, Any] | None = None,
     *,
-    wait: float = LOCK_WAIT,
+    wait: float | None = None,
 ) -> None:
     """Write the design and looks (the last look's decisions and launch list as CSV, and ``files``: what each
     launcher runs next, :mod:`.watch_launch`) through the one writer: escaped, swapped in whole, under the lock."""
@@ -134,7 +134,7 @@ def watch(
     spending: str = "obf",
     launch_parameters: Mapping[str, str] | None = None,
     program: str = "train.py",
-    wait: float = LOCK_WAIT,
+    wait: float | None = None,
     **options: Any,
 ) -> wt.WatchResult:
     """Take the next look of a group-sequential watch of ``table``, recorded in the folder ``state``.

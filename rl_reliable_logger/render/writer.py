@@ -379,7 +379,7 @@ def write_methods(report: Report, out_dir: str | os.PathLike) -> Path:
     return _put(out, {"methods.md": methods_markdown(report)})[0]
 
 
-def save_scores(table: ScoreTable, path: str | os.PathLike, *, wait: float = 60.0) -> Path:
+def save_scores(table: ScoreTable, path: str | os.PathLike, *, wait: float | None = None) -> Path:
     """Write a ScoreTable's long table as one CSV file (replaced atomically; formula-like names escaped, which
     ``ScoreTable.from_csv`` undoes).
 
