@@ -699,9 +699,6 @@ class ScoreTable:
             frame = pd.read_parquet(path)
         return cls(frame, **kwargs)
 
-    def to_parquet(self, path: str | os.PathLike) -> None:
-        self.frame.to_parquet(path, index=False)
-
     @classmethod
     def from_json(cls, path: str | os.PathLike, **kwargs: Any) -> ScoreTable:
         """Read JSON: a list of records (long form), ``{"columns", "data"}``, ``{algorithm: {task: [scores]}}``,
@@ -739,9 +736,6 @@ class ScoreTable:
             f"{path}: unrecognised JSON layout; expected a list of records with algorithm/task/seed/score, "
             '{"columns": [...], "data": [[...]]}, or {algorithm: {task: [score per run]}}.'
         )
-
-    def to_json(self, path: str | os.PathLike) -> None:
-        self.frame.to_json(path, orient="records", indent=1)
 
     @classmethod
     def from_nested(cls, nested: Mapping[str, Mapping[str, Any]], **kwargs: Any) -> ScoreTable:

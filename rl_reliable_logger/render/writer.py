@@ -380,13 +380,26 @@ def write_methods(report: Report, out_dir: str | os.PathLike) -> Path:
 
 
 def save_scores(table: ScoreTable, path: str | os.PathLike, *, wait: float | None = None) -> Path:
-    """Write a ScoreTable's long table as one CSV file (replaced atomically; formula-like names escaped, which
-    ``ScoreTable.from_csv`` undoes).
+    """Write a ScoreTable's long table as one file, replaced atomically: ``.csv`` (formula-like names escaped, which
+    ``ScoreTable.from_csv`` undoes), ``.json`` (a list of records) or ``.parquet`` (needs pyarrow).
 
     Example:
         >>> save_scores(table, "scores.csv")   # doctest: +SKIP
     """
-    return write_file(path, csv_bytes(table.frame), kind="scores", wait=wait)
+    suffix = Path(path).suffix.lower()
+    if suffix == ".json":
+        data = str(table.frame.to_json(orient="records", indent=1)).encode()
+    elif suffix == ".parquet":
+        import io
+
+        buffer = io.BytesIO()
+        table.frame.to_parquet(buffer, index=False)
+        data = buffer.getvalue()
+    elif suffix == ".csv":
+        data = csv_bytes(table.frame)
+    else:
+        raise InputError(f"{path}: scores are written as .csv, .json or .parquet, not {suffix or 'a file without one'}")
+    return write_file(path, data, kind="scores", wait=wait)
 
 
 def _put(folder: Path, files: dict[str, Any]) -> list[Path]:

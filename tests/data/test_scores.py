@@ -144,8 +144,8 @@ def test_empty_input_and_unknown_columns():
 def test_conversions_round_trip(tmp_path):
     table = ScoreTable(frame().assign(extra="k"))
     save_scores(table, tmp_path / "s.csv")
-    table.to_json(tmp_path / "s.json")
-    table.to_parquet(tmp_path / "s.parquet")
+    save_scores(table, tmp_path / "s.json")
+    save_scores(table, tmp_path / "s.parquet")
     for name in ("s.csv", "s.json", "s.parquet"):
         back = ScoreTable.from_file(tmp_path / name, run_id="run_id")
         assert back.cells().keys() == table.cells().keys()
