@@ -154,7 +154,26 @@ def as_flags(text: str, *, analysis: bool = False, table: Mapping[str, str] | No
         word = _word(m.group(1), tables)
         return m.group(0) if word is None or not _available(word) else word
 
-    return _TOKEN.sub(swap, text)
+    return _foreign_flags(_TOKEN.sub(swap, text), tables)
+
+
+def _foreign_flags(text: str, tables: tuple[Mapping[str, str], ...]) -> str:
+    """A flag written into a message that the running command does not have, put back as its keyword (so a hint
+    never names a flag the command would reject)."""
+    flags = _COMMAND_FLAGS.get()
+    if flags is None:
+        return text
+    keywords: dict[str, str] = {}
+    for table in tables:  # the first keyword of the first table that names the flag
+        for keyword, flag in table.items():
+            keywords.setdefault(flag, keyword)
+
+    def back(m: re.Match[str]) -> str:
+        flag = m.group(0)
+        keyword = keywords.get(flag)
+        return flag if flag in flags or keyword is None else f"`{keyword}`"
+
+    return _FLAG.sub(back, text)
 
 
 def cli_message(err: BaseException) -> str:

@@ -38,12 +38,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
 from ..errors import InputError
 from ..version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
     from ..analysis.report import Report
 
 MANIFEST = "manifest.json"
@@ -639,6 +639,8 @@ def encode(name: str, content: Any) -> bytes:
     """The bytes of one file of a bundle: a table (``.csv``: only as a DataFrame, so it is always escaped),
     text (UTF-8) or bytes as given."""
     if name.endswith(".csv"):
+        import pandas as pd  # a CSV is only ever made from a table; pandas loads with the first one
+
         if not isinstance(content, pd.DataFrame):
             raise TypeError(f"{name}: a CSV file is written from a table (escaped), not from {type(content).__name__}")
         return csv_bytes(content)

@@ -40,6 +40,7 @@ from .bundle import (
     check_output_folder,
     csv_bytes,
     encode,
+    folder_lock,
     hash_matches,
     read_bundle,
     recover_swap,
@@ -444,8 +445,15 @@ def rerender(folder: str | os.PathLike) -> tuple[Path, list[str]]:
 
     Returns the folder and the names of the files it now holds. The tables and provenance are the
     verified bytes of the old bundle, so the report's content hash does not change. A swap that a
-    killed writer left half done is completed or undone first (:func:`recover_swap`).
+    killed writer left half done is completed or undone first (:func:`recover_swap`). The folder is locked from
+    reading it to writing it back, so a bundle another process writes meanwhile is never overwritten with this
+    one's old tables.
     """
+    with folder_lock(folder):
+        return _rerender(folder)
+
+
+def _rerender(folder: str | os.PathLike) -> tuple[Path, list[str]]:
     recover_swap(folder)
     bundle = read_bundle(folder)
     report = load_report(folder)
