@@ -9,7 +9,7 @@ This module is the public API; the folders below it are the layers (see docs/arc
 Example (``scores.csv`` has the columns algorithm, task, seed, score; ``normalize="atari"`` would map raw Atari
 returns to human-normalised scores):
     >>> from rl_reliable_logger import ScoreTable, evaluate, save_report, save_scores
-    >>> save_scores(table, "scores.csv")
+    >>> path = save_scores(table, "scores.csv")
     >>> table = ScoreTable.from_csv("scores.csv")
     >>> report = evaluate(table, reps=2000, profile_reps=200, improvement_reps=200, seed=0)
     >>> folder = save_report(report, "results/", figures=False)
