@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["LIBRARIES_BYTES", "available_memory", "check_libraries", "format_bytes", "out_of_memory"]
+__all__ = ["DEFAULT_CHUNK_BYTES", "LIBRARIES_BYTES", "available_memory", "check_libraries", "format_bytes",
+           "out_of_memory"]  # fmt: skip
 
+#: Memory budget (bytes) for one chunk of bootstrap replicates; tune with ``chunk_bytes=`` where offered.
+DEFAULT_CHUNK_BYTES = 64 * 2**20
 #: Address space that loading numpy and pandas takes at least, before any work (measured on Linux x86-64 with numpy 2
 #: and pandas 3: about 345 MB of ``VmSize`` beyond the interpreter, more with scipy; it depends on the machine's
 #: thread arenas and BLAS). Below this bound the imports cannot succeed; above it the analysis estimates decide.

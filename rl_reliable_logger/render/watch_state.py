@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis import watch as wt
+from ..analysis.watch_options import FUTILITY, WatchDesign
 from ..data.scores import ScoreTable
 from ..errors import InputError
 from .bundle import MANIFEST, BundleError, folder_lock, read_bundle, recover_swap, write_bundle
@@ -157,9 +158,17 @@ def watch(
         >>> result.stop, result.launch.head()                                               # doctest: +SKIP
     """
     folder = Path(state)
-    asked = wt.make_design(
-        table, looks=looks, max_runs=max_runs, alpha=alpha, metric=metric, compare=compare, spending=spending, **options
+    futility = options.pop("futility", FUTILITY)
+    design_options = WatchDesign(
+        looks=looks,
+        max_runs=max_runs,
+        compare=None if compare is None else tuple([compare] if isinstance(compare, str) else compare),
+        alpha=alpha,
+        metric=metric,
+        spending=spending,
+        futility=futility,
     )
+    asked = wt.make_design(table, design_options, **options)
     chosen = launch_parameters_of(launch_parameters)  # a bad name is refused before a look is spent
     check_size(asked.max_runs, len({a for pair in asked.pairs for a in pair}) * len(asked.tasks))
     with folder_lock(folder, wait=wait):  # from reading the state to writing it back: two looks never interleave
