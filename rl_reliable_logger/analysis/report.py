@@ -142,6 +142,40 @@ REPORT_TABLES: tuple[TableSpec, ...] = (
         500,
     ),
     TableSpec(
+        "success_rates",
+        (
+            "algorithm",
+            "task",
+            "n_seeds",
+            "successes",
+            "episodes",
+            "rate",
+            "low",
+            "high",
+            "effective_episodes",
+            "warned",
+        ),
+        ("algorithm", "task"),
+        "optional",
+        "Success rates per task (intervals that see the seeds)",
+        500,
+    ),
+    TableSpec(
+        "success_aggregates",
+        ("algorithm", "n_tasks", "successes", "episodes", "rate", "low", "high"),
+        ("algorithm",),
+        "optional",
+        "Success rates over tasks (the mean of the tasks' rates)",
+    ),
+    TableSpec(
+        "success_differences",
+        ("algorithm_x", "algorithm_y", "task", "difference", "low", "high"),
+        ("algorithm_x", "algorithm_y", "task"),
+        "optional",
+        "Differences of success rates (per task and of the means, __average__)",
+        500,
+    ),
+    TableSpec(
         "jordan_quantiles",
         ("algorithm", "task", "score", "cdf", "cdf_low", "cdf_high"),
         ("algorithm", "task"),
@@ -259,23 +293,9 @@ class Report:
         return self.aggregates[self.aggregates["metric"] == metric].reset_index(drop=True)
 
     # ------------------------------------------------------------------ files
-    def save_tables(self, out_dir: str | os.PathLike) -> Path:
-        """Write every table as CSV plus ``provenance.json``; return the folder.
-
-        Text cells a spreadsheet would execute get a leading ``'`` (:mod:`..data.csvcells`); :meth:`load` undoes it.
-        """
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        for name, frame in self.tables(written=True):
-            csvcells.write_csv(frame, out / f"{name}.csv")
-        payload = dict(self.provenance)
-        payload["warnings"] = list(self.warnings)
-        (out / "provenance.json").write_text(json.dumps(payload, indent=2, default=str) + "\n")
-        return out
-
     @classmethod
     def load(cls, out_dir: str | os.PathLike) -> Report:
-        """Read a results folder written by :meth:`save_tables` or ``save_report``.
+        """Read a results folder written by ``render.writer.save_report`` (or ``save_tables``).
 
         Every table of :data:`REPORT_TABLES` found is read back as written: names as text (``007``
         and ``NA`` stay names, formula-like cells un-neutralised, :mod:`..data.csvcells`), numbers as written.

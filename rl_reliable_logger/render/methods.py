@@ -14,9 +14,7 @@ not met (``[ ]``) or unknown from the results alone (``[?]``), with the reason.
 
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..analysis.protocol import AGARWAL, REFERENCES
@@ -179,6 +177,10 @@ def methods_paragraph(report: Report) -> str:
                 else ""
             )
         )
+    if prov.get("success"):
+        from ..analysis.tables.success import sentence as success_sentence
+
+        sentences.append(success_sentence(prov["success"]))
     comparisons = prov.get("comparisons")
     if comparisons:
         sentences.append(f"All pairs of algorithms are compared with family-wise error control: {comparisons}.")
@@ -361,12 +363,3 @@ def methods_markdown(report: Report) -> str:
     lines += ["", "## References", ""]
     lines += [f"- {markdown_escape(ref)}" for ref in references(report)]
     return "\n".join(lines) + "\n"
-
-
-def write_methods(report: Report, out_dir: str | os.PathLike) -> Path:
-    """Write ``methods.md`` into ``out_dir``; return its path."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "methods.md"
-    path.write_text(methods_markdown(report), encoding="utf-8")
-    return path

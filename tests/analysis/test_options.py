@@ -11,6 +11,7 @@ from rl_reliable_logger import AnalysisOptions, OptionError, ScoreTable, evaluat
 from rl_reliable_logger.analysis.aggregates import aggregate
 from rl_reliable_logger.analysis.options import JORDAN_METHODS, ci_label
 from rl_reliable_logger.analysis.report import OPTIONAL_TABLES, REPORT_TABLES, TABLES, Report
+from rl_reliable_logger.render.writer import save_tables
 from rl_reliable_logger.stats import intervals
 
 FAST = dict(reps=300, profile_reps=100, improvement_reps=100, curve_reps=100, jordan_reps=100, tuning_reps=100)
@@ -188,7 +189,9 @@ def test_selection_warns_about_the_selected_algorithms_only():
 def test_jordan_and_tuning_are_part_of_the_analysis():
     sweep = ScoreTable(_frame(sweep=True))
     report = evaluate(sweep, **FAST, jordan=True, jordan_method="pbp-t", hyperparameter_keys=["lr"], comparisons=True)
-    assert set(report.extra) == set(OPTIONAL_TABLES) - {"watch", "watch_launch"}  # those two: a published watch look
+    # watch and watch_launch: a published watch look; success_*: scores with success counts (test_success_tables)
+    success = {"success_rates", "success_aggregates", "success_differences"}
+    assert set(report.extra) == set(OPTIONAL_TABLES) - {"watch", "watch_launch"} - success
     assert list(report.extra["jordan"]["algorithm"]) == ["A", "B", "C"]
     assert set(report.extra["tuning"]["view"]) >= {"complete", "tuned"}
     assert report.provenance["jordan"]["method"] == "pbp-t"
@@ -210,6 +213,7 @@ def test_registry_declares_every_table():
 def test_save_load_round_trips_every_table(tmp_path):
     names = ("007", "1e3", "True")  # names that look like numbers stay text
     frame = _frame(algorithms=names, steps=True, sweep=True)
+    frame["won"], frame["n"] = np.arange(len(frame)) % 11, 10  # success counts: the success tables
     report = evaluate(
         ScoreTable(frame, step="step"),
         **FAST,
@@ -219,6 +223,8 @@ def test_save_load_round_trips_every_table(tmp_path):
         jordan_method="bootstrap",
         hyperparameter_keys=["lr"],
         comparisons=True,
+        successes="won",
+        episodes="n",
     )
     report.extra["watch"] = pd.DataFrame(  # a published watch look's tables (cli/watch.py adds them)
         {
@@ -234,7 +240,7 @@ def test_save_load_round_trips_every_table(tmp_path):
     report.extra["watch_launch"] = pd.DataFrame({"algorithm": ["True"], "task": ["007"], "add_runs": [3]})
     present = dict(report.tables(written=True))
     assert set(present) == set(TABLES) | set(OPTIONAL_TABLES)  # every table is exercised
-    report.save_tables(tmp_path)
+    save_tables(report, tmp_path)
     loaded = Report.load(tmp_path)
     assert [n for n, _ in loaded.tables(written=True)] == list(present)
     for name, original in present.items():
@@ -250,7 +256,7 @@ def test_save_load_round_trips_every_table(tmp_path):
 
 def test_empty_curves_are_not_written_and_load_empty(tmp_path, table):
     report = evaluate(table, **FAST)
-    report.save_tables(tmp_path)
+    save_tables(report, tmp_path)
     assert not (tmp_path / "curves.csv").exists()
     assert Report.load(tmp_path).curves.empty
     assert math.isclose(Report.load(tmp_path).aggregates["point"].sum(), report.aggregates["point"].sum())
