@@ -27,11 +27,11 @@ from ..data.scores import ScoreTable
 from ..errors import InputError
 from ..stats import bootstrap as bs
 from ..stats import racing, registry
-from ..stats import sequential as sq
 from ..stats.tuning import config_labels
 from . import watch as wt
 from .aggregates import analysis_streams, cells_by_algorithm, prepare
 from .options import as_options
+from .race_options import RaceOptions
 from .watch_options import FROZEN_OPTIONS
 
 #: Options a race decides itself: passing them is refused with the keyword to use instead.
@@ -176,38 +176,9 @@ class RaceResult:
     record: dict[str, Any] = field(default_factory=dict)
 
 
-def make_design(
-    table: ScoreTable,
-    *,
-    looks: int,
-    max_runs: int,
-    delta: float,
-    hyperparameter_keys: Sequence[str],
-    alpha: float = 0.05,
-    metric: str = "iqm",
-    spending: str = "pocock",
-    **options: Any,
-) -> Design:
-    """The design these arguments ask for on this table (validated; each problem is one sentence)."""
-    for name, value, low in (("looks", looks, 1), ("max_runs", max_runs, 2)):
-        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < low:
-            raise InputError(f"`{name}=` must be an integer of at least {low}, got {value!r}")
-    if int(looks) > int(max_runs):
-        raise InputError(f"`looks={looks}` is more than `max_runs={max_runs}`: each look needs new runs")
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 0.5:
-        raise InputError(f"`alpha=` must be between 0 and 0.5 (e.g. 0.05), got {alpha!r}")
-    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not (np.isfinite(delta) and delta > 0):
-        raise InputError(
-            f"`delta=` must be a positive number in the metric's units (the indifference zone), got {delta!r}"
-        )
-    if spending not in sq.SPENDING:
-        raise InputError(f"`spending={spending!r}` is not a spending function; choose one of {', '.join(sq.SPENDING)}")
-    try:
-        name = registry.get_metric(metric).name if isinstance(metric, str) else None
-    except ValueError as err:
-        raise InputError(str(err)) from None
-    if name is None:
-        raise InputError("`metric=` must be the name of a registered metric (the design is recorded by name)")
+def make_design(table: ScoreTable, design: RaceOptions, hyperparameter_keys: Sequence[str], **options: Any) -> Design:
+    """The design ``design`` asks for on this table's configurations (the values of its ``hyperparameter_keys``
+    columns), with the analysis ``options`` it freezes (validated; each problem is one sentence)."""
     keys = _keys(hyperparameter_keys)
     opts = _options(options)
     final = prepare(table, opts).final
@@ -221,15 +192,15 @@ def make_design(
             )
     frozen = tuple(sorted((k, str(getattr(opts, k))) for k in FROZEN_OPTIONS))
     return Design(
-        int(looks),
-        int(max_runs),
-        float(alpha),
-        float(delta),
-        name,
+        design.looks,
+        design.max_runs,
+        design.alpha,
+        design.delta,
+        design.metric,
         keys,
         configs,
         tuple(sorted(final.tasks)),
-        spending,
+        design.spending,
         frozen,
     )
 

@@ -8,6 +8,7 @@ import pytest
 
 from rl_reliable_logger import InputError, ScoreTable
 from rl_reliable_logger.analysis import race as ra
+from rl_reliable_logger.analysis.race_options import RaceOptions
 
 LRS = (0.0001, 0.001, 0.01)
 SHIFT = {0.0001: -0.6, 0.001: 0.0, 0.01: -3.0}  # 0.01 diverges: clearly worse
@@ -33,12 +34,17 @@ def _table(pool, counts=None, default=2) -> ScoreTable:
     return ScoreTable(pd.DataFrame(rows), hyperparameter_keys=["lr"])
 
 
-DESIGN = {"looks": 4, "max_runs": 8, "delta": 0.3, "hyperparameter_keys": ["lr"]}
+DESIGN = {"looks": 4, "max_runs": 8, "delta": 0.3}
+
+
+def _design(table, keys=("lr",), metric="iqm", **options):
+    opts = {**DESIGN, **{k: options.pop(k) for k in list(options) if k in DESIGN}}
+    return ra.make_design(table, RaceOptions(**opts, metric=metric), list(keys), **options)
 
 
 def test_the_first_look_eliminates_the_diverged_rate_and_lists_runs_with_the_hyperparameters() -> None:
     table = _table(_pool())
-    design = ra.make_design(table, **DESIGN, reps=500)
+    design = _design(table, reps=500)
     assert design.configs == tuple((a, (lr,)) for a in ("ppo", "sac") for lr in LRS)
     assert design.labels()[0] == "ppo [lr=0.0001]"
     result = ra.take_look(table, design, [], reps=500)
@@ -59,7 +65,7 @@ def test_the_race_runs_to_a_selection_within_delta_and_says_how_sure_it_is() -> 
     design, history, result = None, [], None
     for _ in range(4):
         table = _table(pool, counts)
-        design = design or ra.make_design(table, **DESIGN, reps=500)
+        design = design or _design(table, reps=500)
         result = ra.take_look(table, design, history, reps=500)
         history.append(result.record)
         if result.stop:
@@ -81,7 +87,7 @@ def test_the_race_runs_to_a_selection_within_delta_and_says_how_sure_it_is() -> 
 def test_the_same_scores_replay_the_look_and_a_look_may_only_add_runs() -> None:
     pool = _pool(2)
     table = _table(pool, default=3)
-    design = ra.make_design(table, **DESIGN, reps=300)
+    design = _design(table, reps=300)
     first = ra.take_look(table, design, [], reps=300)
     again = ra.take_look(_table(pool, default=3), design, [first.record], reps=300)
     assert again.replayed and again.record == first.record
@@ -92,15 +98,15 @@ def test_the_same_scores_replay_the_look_and_a_look_may_only_add_runs() -> None:
 def test_refusals_name_the_keyword() -> None:
     table = _table(_pool())
     with pytest.raises(InputError, match="`delta=` must be a positive number"):
-        ra.make_design(table, **{**DESIGN, "delta": 0})
+        _design(table, delta=0)
     with pytest.raises(InputError, match="'momentum' not in the scores"):
-        ra.make_design(table, **{**DESIGN, "hyperparameter_keys": ["momentum"]})
+        _design(table, keys=["momentum"])
     with pytest.raises(InputError, match="`metrics=` does not apply to a race; use metric="):
-        ra.make_design(table, **DESIGN, metrics=["iqm"])
+        _design(table, metrics=["iqm"])
     one = _table({k: v for k, v in _pool().items() if k[1] == 0.001})
     with pytest.raises(InputError, match="algorithm 'ppo' has 1 configuration"):
-        ra.make_design(one, **DESIGN)
-    design = ra.make_design(table, **DESIGN, reps=200)
+        _design(one)
+    design = _design(table, reps=200)
     more = dict(_pool())
     more.update({("ppo", 0.1, t): np.ones(10) for t in TASKS})
     with pytest.raises(InputError, match="a configuration the race was not designed with"):
@@ -110,7 +116,7 @@ def test_refusals_name_the_keyword() -> None:
 def test_a_metric_where_lower_is_better_selects_the_smallest() -> None:
     pool = {k: np.clip(v / 4.0, 0.0, 1.5) for k, v in _pool(3).items()}  # scores near [0, 1]: a gap below γ = 1
     table = _table(pool, default=4)
-    design = ra.make_design(table, **{**DESIGN, "delta": 0.1}, metric="optimality_gap", reps=300)
+    design = _design(table, delta=0.1, metric="optimality_gap", reps=300)
     result = ra.take_look(table, design, [], reps=300)
     gone = result.eliminated.set_index(["algorithm", "lr"])
     assert ("ppo", 0.01) in gone.index and gone.loc[("ppo", 0.01), "low"] > 0  # its gap is larger

@@ -1,0 +1,99 @@
+"""A race's design options, declared as the analysis options are (:mod:`.declared`): no numpy, so the command line
+can read them.
+
+``rl-reliable race`` adds the flags of :class:`RaceOptions`' fields and of the analysis options a watch freezes
+(:data:`~.watch_options.FROZEN_OPTIONS`: a race freezes the same ones), and :mod:`.race` records both with the
+design. Each is checked by its declaration (one sentence naming the keyword); the checks shared with a watch's
+design are the watch's own.
+
+Example:
+    >>> RaceOptions(looks=5, max_runs=10, delta=0.1).spending, RaceOptions(looks=5, max_runs=10, delta=0.1).alpha
+    ('pocock', 0.05)
+    >>> RaceOptions(looks=5, max_runs=10, delta=-1)
+    Traceback (most recent call last):
+    ...
+    rl_reliable_logger.analysis.declared.OptionError: `delta=` must be a positive number in the metric's units (the indifference zone), got -1
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from . import declared as d
+from .declared import OptionError, option
+from .watch_options import DESIGN, _alpha, _at_least, _metric_name, _spending
+
+
+def _delta(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
+        raise OptionError(
+            name, f"`{name}=` must be a positive number in the metric's units (the indifference zone), got {value!r}"
+        )
+    return float(value)
+
+
+@dataclass(frozen=True)
+class RaceOptions:
+    """The design of a race, frozen at its first look (with the analysis options it freezes, the hyperparameter
+    columns, every algorithm's configurations and the tasks): each field is one option's whole declaration, its
+    flag that of ``rl-reliable race``."""
+
+    looks: int = option(
+        help="number of looks of the design", check=_at_least(1), flag="--looks", group=DESIGN, metavar="K", parse=int
+    )
+    max_runs: int = option(
+        help="maximum runs per (configuration, task) cell",
+        check=_at_least(2),
+        flag="--max-runs",
+        group=DESIGN,
+        metavar="N",
+        parse=int,
+    )
+    delta: float = option(
+        help="the indifference zone, in the metric's units: the selected configuration is within it of the best "
+        "one with probability at least 1 - alpha",
+        check=_delta,
+        flag="--delta",
+        group=DESIGN,
+        metavar="D",
+        parse=float,
+    )
+    alpha: float = option(
+        0.05,
+        help="probability, over all looks, that the selection is not within delta of the best",
+        check=_alpha,
+        flag="--alpha",
+        group=DESIGN,
+        metavar="A",
+        parse=float,
+    )
+    metric: str = option(
+        "iqm",
+        help="aggregate metric the configurations race on",
+        check=_metric_name,
+        flag="--metric",
+        group=DESIGN,
+        metavar="NAME",
+        parse=str,
+    )
+    spending: str = option(
+        "pocock",
+        help="error spending over the looks: pocock (early eliminations; the race's default) or obf",
+        check=_spending,
+        flag="--spending",
+        group=DESIGN,
+        metavar="NAME",
+        parse=str,
+    )
+
+    def __post_init__(self) -> None:
+        d.check_all(self)
+        if self.looks > self.max_runs:
+            raise OptionError(
+                "looks", f"`looks={self.looks}` is more than `max_runs={self.max_runs}`: each look needs new runs"
+            )
+
+
+__all__ = ["RaceOptions"]
