@@ -12,7 +12,7 @@ Example:
     >>> RaceOptions(looks=5, max_runs=10, delta=-1)
     Traceback (most recent call last):
     ...
-    rl_reliable_logger.analysis.declared.OptionError: `delta=` must be a positive number in the metric's units (the indifference zone), got -1
+    rl_reliable_logger.analysis.declared.OptionError: `delta=` must be 0 or a positive number in the metric's units (the indifference zone), got -1
 """
 
 from __future__ import annotations
@@ -27,9 +27,10 @@ from .watch_options import DESIGN, _alpha, _at_least, _metric_name, _spending
 
 
 def _delta(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value >= 0):
         raise OptionError(
-            name, f"`{name}=` must be a positive number in the metric's units (the indifference zone), got {value!r}"
+            name,
+            f"`{name}=` must be 0 or a positive number in the metric's units (the indifference zone), got {value!r}",
         )
     return float(value)
 
@@ -52,8 +53,10 @@ class RaceOptions:
         parse=int,
     )
     delta: float = option(
+        0.0,
         help="the indifference zone, in the metric's units: the selected configuration is within it of the best "
-        "one with probability at least 1 - alpha",
+        "one with probability at least 1 - alpha, and the race stops as soon as it can say so (0: no zone, the "
+        "race stops when one configuration is left or at the last look)",
         check=_delta,
         flag="--delta",
         group=DESIGN,

@@ -44,7 +44,7 @@ FORMAT = "rl-reliable-bundle"
 FORMAT_VERSION = 1
 #: What a bundle holds (``manifest.json`` ``kind``): an analysis (``rl-reliable evaluate``), a plan, or the state
 #: of a watch (its design and looks, ``render.watch_state``).
-KINDS = ("report", "plan", "watch")
+KINDS = ("report", "plan", "watch", "race")
 #: Temporary siblings of a bundle being swapped in: ``.<name><marker><pid>-<random>``.
 _NEW, _OLD = ".rl-reliable-new-", ".rl-reliable-old-"
 
@@ -385,6 +385,7 @@ _KIND_NAMES = {
     "report": "results bundle (rl-reliable evaluate)",
     "plan": "plan (rl-reliable plan)",
     "watch": "watch state (rl_reliable_logger.watch)",
+    "race": "race state (rl_reliable_logger.race)",
 }
 
 

@@ -12,9 +12,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pandas as pd
 
 from ..analysis import watch as wt
 from ..analysis.watch_options import FUTILITY, WatchDesign
@@ -27,46 +30,64 @@ from .watch_launch import parameters as launch_parameters_of
 DESIGN, LOOKS = "design.json", "looks.json"
 
 
-def read_state(folder: str | os.PathLike) -> tuple[wt.Design, list[dict[str, Any]]] | None:
+@dataclass(frozen=True)
+class Ledger:
+    """One kind of sequential state folder (a watch's, a race's): the bundle ``kind``, the ``design`` class
+    (``from_json``/``to_json``), the ``result_from(record, design)`` of a recorded look, and the ``tables`` of a
+    result that the folder keeps as CSV beside the looks. Every kind is read, checked and written by the same
+    functions below: one ledger."""
+
+    kind: str
+    design: Any
+    result_from: Callable[..., Any]
+    tables: Callable[[Any], dict[str, pd.DataFrame]]
+
+
+WATCH = Ledger("watch", wt.Design, wt.result_from, lambda r: {"decisions.csv": r.decisions, "launch.csv": r.launch})
+
+
+def read_state(folder: str | os.PathLike, *, ledger: Ledger = WATCH) -> tuple[Any, list[dict[str, Any]]] | None:
     """The design and looks recorded in ``folder`` (None for a missing or empty folder)."""
-    root = Path(folder)
+    root, kind = Path(folder), ledger.kind
     if not root.is_symlink() and (not root.exists() or (root.is_dir() and not any(root.iterdir()))):
         return None
     if root.is_dir() and not (root / MANIFEST).exists():
-        raise BundleError(f"{root}: holds files that are not a watch state; pass a new or empty folder as `state=`")
+        raise BundleError(f"{root}: holds files that are not a {kind} state; pass a new or empty folder as `state=`")
     bundle = read_bundle(root)
-    if bundle.kind != "watch" or {DESIGN, LOOKS} - set(bundle.contents):
-        raise BundleError(f"{root}: is not a watch state folder (it holds a {bundle.kind}); pick another `state=`")
+    if bundle.kind != kind or {DESIGN, LOOKS} - set(bundle.contents):
+        raise BundleError(f"{root}: is not a {kind} state folder (it holds a {bundle.kind}); pick another `state=`")
     try:
-        design = wt.Design.from_json(json.loads(bundle.contents[DESIGN]))
+        design = ledger.design.from_json(json.loads(bundle.contents[DESIGN]))
         looks = json.loads(bundle.contents[LOOKS])
     except ValueError as err:
-        raise BundleError(f"{root}: the watch state is unreadable ({str(err)[:200]})") from None
+        raise BundleError(f"{root}: the {kind} state is unreadable ({str(err)[:200]})") from None
     return design, list(looks)
 
 
 def write_state(
     folder: str | os.PathLike,
-    design: wt.Design,
+    design: Any,
     looks: Sequence[dict[str, Any]],
     files: Mapping[str, bytes] | None = None,
+    *,
+    ledger: Ledger = WATCH,
 ) -> None:
-    """Write the design and looks (the last look's decisions and launch list as CSV, and ``files``: what each
-    launcher runs next, :mod:`.watch_launch`) atomically."""
+    """Write the design and looks (the last look's tables as CSV, for a watch its decisions and launch list, and
+    ``files``: what each launcher runs next, :mod:`.watch_launch`) atomically."""
     design_bytes = (json.dumps(design.to_json(), indent=1, sort_keys=True) + "\n").encode()
     looks_bytes = (json.dumps(list(looks), indent=1, sort_keys=True) + "\n").encode()
-    last = wt.result_from(looks[-1], design)
+    last = ledger.result_from(looks[-1], design)
 
     def fill(tmp: Path) -> None:
         (tmp / DESIGN).write_bytes(design_bytes)
         (tmp / LOOKS).write_bytes(looks_bytes)
-        last.decisions.to_csv(tmp / "decisions.csv", index=False)
-        last.launch.to_csv(tmp / "launch.csv", index=False)
+        for name, table in ledger.tables(last).items():
+            table.to_csv(tmp / name, index=False)
         for name, data in (files or {}).items():
             (tmp / name).write_bytes(data)
 
     digest = hashlib.sha256(design_bytes + b"\0" + looks_bytes).hexdigest()
-    write_bundle(folder, fill, digest=digest, kind="watch")
+    write_bundle(folder, fill, digest=digest, kind=ledger.kind)
 
 
 def watch(

@@ -3,7 +3,8 @@
 A *race* (Maron & Moore 1994; F-race, Birattari et al. 2002) evaluates C configurations of one algorithm on
 the same M tasks at K looks while runs accumulate, drops the ones that are clearly worse, gives the
 survivors more runs, and stops as soon as the choice is good enough. Here "good enough" is an indifference
-zone δ: the selected configuration's metric θ_ℓ must be within δ of the best θ* = max_c θ_c.
+zone δ: the selected configuration's metric θ_ℓ must be within δ of the best θ* = max_c θ_c (δ = 0: no zone, the
+race stops when one configuration is left, as an F-race does, or at the last look).
 
 The statistics are those of ``watch`` (:mod:`.sequential`): at each look, each pair (i, j) of configurations
 still racing whose runs grew gets a repeated confidence interval for θ_i - θ_j (the engine's bootstrap
@@ -82,8 +83,8 @@ class RaceDesign:
             raise ValueError(f"a race needs at least 2 configurations, got {self.configs}")
         if not 0 < self.alpha < 0.5:
             raise ValueError(f"alpha must be in (0, 0.5), got {self.alpha}")
-        if not self.delta > 0:
-            raise ValueError(f"delta must be positive, got {self.delta}")
+        if not self.delta >= 0:
+            raise ValueError(f"delta must be 0 (no indifference zone) or positive, got {self.delta}")
         if self.looks < 1 or self.max_runs < 2 or self.tasks < 1:
             raise ValueError("a race needs at least 1 look, 1 task and max_runs of at least 2")
         if self.spending not in sq.SPENDING:

@@ -97,8 +97,8 @@ def test_the_same_scores_replay_the_look_and_a_look_may_only_add_runs() -> None:
 
 def test_refusals_name_the_keyword() -> None:
     table = _table(_pool())
-    with pytest.raises(InputError, match="`delta=` must be a positive number"):
-        _design(table, delta=0)
+    with pytest.raises(InputError, match="`delta=` must be 0 or a positive number"):
+        _design(table, delta=-0.1)
     with pytest.raises(InputError, match="'momentum' not in the scores"):
         _design(table, keys=["momentum"])
     with pytest.raises(InputError, match="`metrics=` does not apply to a race; use metric="):

@@ -141,8 +141,8 @@ def test_a_look_survives_json() -> None:
 def test_the_design_refuses_what_it_cannot_race() -> None:
     with pytest.raises(ValueError, match="at least 2 configurations"):
         racing.RaceDesign(configs=1, tasks=1, looks=1, max_runs=2, delta=0.1)
-    with pytest.raises(ValueError, match="delta must be positive"):
-        racing.RaceDesign(configs=2, tasks=1, looks=1, max_runs=2, delta=0.0)
+    with pytest.raises(ValueError, match="delta must be 0"):
+        racing.RaceDesign(configs=2, tasks=1, looks=1, max_runs=2, delta=-0.1)
     with pytest.raises(ValueError, match="spending"):
         racing.RaceDesign(configs=2, tasks=1, looks=1, max_runs=2, delta=0.1, spending="linear")
 

@@ -1,0 +1,99 @@
+"""``race()``: the next look of a race of a sweep's configurations, recorded in a state folder (``kind == "race"``).
+
+The state folder is a watch's (:mod:`.watch_state`: the same bundle, guard, replay and refusals, read and written
+by the same functions with the race's :data:`RACE` ledger), and so are the launch files (:mod:`.watch_launch`,
+with the hyperparameter columns as launch fields). The look itself is :mod:`..analysis.race`'s.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..analysis import race as ra
+from ..analysis.inputs import FieldOptions, as_score_table, split_field_options
+from ..analysis.race_options import RaceOptions
+from ..data.scores import ScoreTable
+from ..errors import InputError
+from .watch_launch import launch_files
+from .watch_launch import parameters as launch_parameters_of
+from .watch_state import Ledger, read_state, write_state
+
+#: A race's state folder: its design, every look, and the last look's tables as CSV.
+RACE = Ledger(
+    "race",
+    ra.Design,
+    ra.result_from,
+    lambda r: {
+        "launch.csv": r.launch,
+        "selected.csv": r.selected,
+        "alive.csv": r.alive,
+        "eliminated.csv": r.eliminated,
+    },
+)
+
+
+def race(
+    table: ScoreTable | pd.DataFrame | str | os.PathLike,
+    state: str | os.PathLike,
+    looks: int,
+    max_runs: int,
+    hyperparameter_keys: Sequence[str],
+    delta: float = 0.0,
+    alpha: float = 0.05,
+    metric: str = "iqm",
+    *,
+    spending: str = "pocock",
+    launch_parameters: Mapping[str, str] | None = None,
+    program: str = "train.py",
+    **options: Any,
+) -> ra.RaceResult:
+    """Take the next look of a race of each algorithm's configurations in ``table``, recorded in the folder ``state``.
+
+    ``table``: a ScoreTable, a long DataFrame or a score file (read with ``evaluate()``'s field keywords,
+    ``algorithm_key=``, ...). A configuration is one set of values of the ``hyperparameter_keys`` columns; each algorithm's configurations
+    race among themselves. The first call freezes the design: ``looks`` K, ``max_runs`` N per (configuration,
+    task) cell, ``delta`` (the indifference zone, in the metric's units; 0: no zone, a race ends when one
+    configuration is left or at the last look), ``alpha``, the registered ``metric``, the error ``spending``
+    (``pocock``, or ``obf``), the configurations, the tasks and the analysis options that change the numbers
+    (``reps``, ``seed``, ``normalize``, ...). With probability at least ``1 - alpha`` the configuration it selects
+    is within ``delta`` of the best one (``docs/race.md``). Later calls must ask for the same design; the same
+    scores as a recorded look return that look without spending one.
+
+    Returns ``.stop``, ``.best`` (the selected configuration: a dict, or one per algorithm; None until every race
+    stopped), ``.selected`` (its metric's interval, the regret bound and the margin over the runner-up, valid after
+    selection), ``.alive``, ``.eliminated`` and ``.launch`` (algorithm, hyperparameter columns, task, add_runs).
+    Beside ``launch.csv`` the folder gets what a launcher runs next (``runs.csv``, ``sweep.yaml``,
+    ``mlflow-params.txt``), under the parameter names ``launch_parameters`` gives for ``algorithm``, ``task``,
+    ``seed`` and each hyperparameter column (default: those words and the column names).
+
+    Example:
+        >>> result = race(table, "race-state", looks=5, max_runs=10, hyperparameter_keys=["lr"], delta=0.05)  # doctest: +SKIP
+        >>> result.stop, result.best, result.launch.head()  # doctest: +SKIP
+    """
+    folder = Path(state)
+    fields, options = split_field_options(options)
+    keys = [hyperparameter_keys] if isinstance(hyperparameter_keys, str) else list(hyperparameter_keys or ())
+    scores = as_score_table(table, FieldOptions(**fields, hyperparameter_keys=tuple(map(str, keys))))
+    stored = read_state(folder, ledger=RACE)
+    design_options = RaceOptions(
+        looks=looks, max_runs=max_runs, delta=delta, alpha=alpha, metric=metric, spending=spending
+    )
+    asked = ra.make_design(scores, design_options, keys, **options)
+    design, history = stored if stored is not None else (asked, [])
+    change = design.changed(asked)
+    if change is not None:
+        raise InputError(
+            f"the race design in {folder} cannot change: {change}; start a new state folder for a new design"
+        )
+    chosen = launch_parameters_of(launch_parameters, design.keys)  # a bad name is refused before a look is spent
+    result = ra.take_look(scores, design, history, **options)
+    if not result.replayed:
+        frame = scores.frame[["algorithm", *design.keys, "task", "seed"]]
+        files = launch_files(frame, result.launch, chosen, program=program, keys=design.keys)
+        write_state(folder, design, [*history, result.record], files, ledger=RACE)
+    return result
