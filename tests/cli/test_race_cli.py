@@ -55,13 +55,15 @@ def test_a_first_look_at_two_runs_exits_3_and_the_loop_ends_with_a_selection(tmp
 
 def test_bad_flags_are_one_line_with_exit_2(tmp_path: Path, capsys) -> None:
     scores = tmp_path / "sweep.csv"
-    _rows(pd.DataFrame([{"algorithm": "ppo", "lr": lr, "task": "t1", "seed": s} for lr in LRS for s in range(2)])).to_csv(
-        scores, index=False
-    )
+    _rows(
+        pd.DataFrame([{"algorithm": "ppo", "lr": lr, "task": "t1", "seed": s} for lr in LRS for s in range(2)])
+    ).to_csv(scores, index=False)
     code, _, err = run_cli(capsys, "race", scores, "--state", tmp_path / "s", "--looks", "5", "--max-runs", "10")
     assert code == 2 and err.count("\n") == 1 and "--hyperparameter-keys is required" in err
     code, _, err = run_cli(capsys, "race", scores, "--state", tmp_path / "s", *FLAGS[:-4], "--delta", "-1")
     assert code == 2 and err.count("\n") == 1 and "--delta" in err and "`delta=`" not in err
-    code, _, err = run_cli(capsys, "race", scores, "--state", tmp_path / "s", *FLAGS[:4], "--hyperparameter-keys", "gamma")
+    code, _, err = run_cli(
+        capsys, "race", scores, "--state", tmp_path / "s", *FLAGS[:4], "--hyperparameter-keys", "gamma"
+    )
     assert code == 2 and err.count("\n") == 1 and "'gamma'" in err
     assert not (tmp_path / "s").exists()
