@@ -2,7 +2,8 @@
 
 The look's launch list says how many runs each (algorithm, task) cell still needs; this module turns it into
 runs a launcher can start: each cell's new seeds are the smallest whole numbers ``0, 1, 2, ...`` it has not
-used yet (so cells that ran seeds 0..k-1 all get k, k+1, ...), and the runs are written
+used yet (so cells that ran seeds 0..k-1 all get k, k+1, ...; a label is the number it is written as, ``007`` is
+seed 7, and a text label uses no number), and the runs are written
 
 * ``runs.csv``: one row per new run, with the launcher's parameter names as columns;
 * ``sweep.yaml``: a finite ``method: grid`` sweep over algorithm x task x seed for ``wandb sweep`` (cells that
@@ -23,6 +24,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..data.names import seed_number
 from ..errors import InputError
 
 #: The launch parameters, in file order: the watch's field -> the parameter name the examples' scripts take.
@@ -63,16 +65,19 @@ def new_runs(scores: pd.DataFrame, launch: pd.DataFrame) -> pd.DataFrame:
     unused whole seeds. A cell is every launch column but ``add_runs`` (algorithm and task; a race's configuration
     columns too), and ``scores`` has those columns and the seed."""
     cell = [c for c in launch.columns if c != "add_runs"]
-    used: dict[tuple[str, ...], set[str]] = {}
+    used: dict[tuple[str, ...], set[int]] = {}
     for key, seeds in scores.groupby(cell, sort=False, dropna=False)["seed"]:
-        used[_cell_key(key if isinstance(key, tuple) else (key,))] = {str(s) for s in seeds}
+        # 007 is seed 7 to a launcher
+        used[_cell_key(key if isinstance(key, tuple) else (key,))] = {
+            n for n in map(seed_number, seeds) if n is not None
+        }
     rows = []
     for row in launch[[*cell, "add_runs"]].itertuples(index=False, name=None):
         values = tuple(row[:-1])
         taken = used.get(_cell_key(values), set())
         seed = 0
         for _ in range(int(str(row[-1]))):
-            while str(seed) in taken or f"{seed}.0" in taken:
+            while seed in taken:
                 seed += 1
             rows.append({**dict(zip(cell, values)), "seed": seed})
             seed += 1
