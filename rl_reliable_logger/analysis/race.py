@@ -30,7 +30,6 @@ from ..stats import racing, registry
 from ..stats.tuning import config_labels
 from . import watch as wt
 from .aggregates import analysis_streams, cells_by_algorithm, prepare
-from .options import as_options
 from .race_options import RaceOptions
 from .watch_options import FROZEN_OPTIONS
 
@@ -215,13 +214,7 @@ def _keys(keys: Sequence[str]) -> tuple[str, ...]:
 
 
 def _options(options: dict[str, Any]) -> Any:
-    for key, instead in OWN_OPTIONS.items():
-        if key in options:
-            raise InputError(f"`{key}=` does not apply to a race; use {instead}")
-    opts = as_options(**options)
-    if not isinstance(opts.seed, (int, np.integer)):
-        raise InputError("a race needs a reproducible `seed=` (an integer): every look is recorded and replayed")
-    return opts
+    return wt._options(options, "race", OWN_OPTIONS)
 
 
 def _configs(frame: pd.DataFrame, keys: tuple[str, ...]) -> tuple[tuple[str, tuple[Any, ...]], ...]:

@@ -21,9 +21,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from . import declared as d
 from .declared import OptionError, option
-from .watch_options import DESIGN, _alpha, _at_least, _metric_name, _spending
+from .watch_options import DESIGN, LooksDesign, _alpha, _metric_name, _spending
 
 
 def _delta(name: str, value: Any) -> float:
@@ -36,22 +35,12 @@ def _delta(name: str, value: Any) -> float:
 
 
 @dataclass(frozen=True)
-class RaceOptions:
+class RaceOptions(LooksDesign):
     """The design of a race, frozen at its first look (with the analysis options it freezes, the hyperparameter
     columns, every algorithm's configurations and the tasks): each field is one option's whole declaration, its
-    flag that of ``rl-reliable race``."""
+    flag that of ``rl-reliable race``; ``looks`` and ``max_runs`` (a configuration's runs per task) are declared
+    once for both sequential designs (:class:`~.watch_options.LooksDesign`)."""
 
-    looks: int = option(
-        help="number of looks of the design", check=_at_least(1), flag="--looks", group=DESIGN, metavar="K", parse=int
-    )
-    max_runs: int = option(
-        help="maximum runs per (configuration, task) cell",
-        check=_at_least(2),
-        flag="--max-runs",
-        group=DESIGN,
-        metavar="N",
-        parse=int,
-    )
     delta: float = option(
         0.0,
         help="the indifference zone, in the metric's units: the selected configuration is within it of the best "
@@ -90,13 +79,6 @@ class RaceOptions:
         metavar="NAME",
         parse=str,
     )
-
-    def __post_init__(self) -> None:
-        d.check_all(self)
-        if self.looks > self.max_runs:
-            raise OptionError(
-                "looks", f"`looks={self.looks}` is more than `max_runs={self.max_runs}`: each look needs new runs"
-            )
 
 
 __all__ = ["RaceOptions"]
