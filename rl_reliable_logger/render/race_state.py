@@ -71,9 +71,14 @@ def race(
     ``mlflow-params.txt``), under the parameter names ``launch_parameters`` gives for ``algorithm``, ``task``,
     ``seed`` and each hyperparameter column (default: those words and the column names).
 
-    Example:
-        >>> result = race(table, "race-state", looks=5, max_runs=10, hyperparameter_keys=["lr"], delta=0.05)  # doctest: +SKIP
-        >>> result.stop, result.best, result.launch.head()  # doctest: +SKIP
+    Example (two learning rates, one clearly better: it is the only one left after the first look):
+        >>> import pandas as pd
+        >>> rows = [{"algorithm": "ppo", "lr": lr, "task": t, "seed": s, "score": m + (lr == 0.01) + 0.1 * s}
+        ...         for lr in (0.1, 0.01) for m, t in enumerate("abc") for s in range(3)]
+        >>> result = race(pd.DataFrame(rows), "race-state", looks=3, max_runs=9, hyperparameter_keys=["lr"],
+        ...               delta=0.1, reps=200)
+        >>> result.stop, result.best, result.selected["reason"].iat[0], result.eliminated["lr"].tolist()
+        (True, {'algorithm': 'ppo', 'lr': 0.01}, 'one left', [0.1])
     """
     folder = Path(state)
     fields, options = split_field_options(options)
