@@ -191,14 +191,25 @@ def tuned_table(table: ScoreTable, result: Any) -> ScoreTable:
 
 
 def race_tables(result: Any) -> dict[str, Any]:
-    """The race's tables in a published report: the selection, the configurations racing, the eliminated ones and
-    the launch list."""
-    return {
+    """The race's tables in a published report (``race``, ``race_alive``, ``race_eliminated``, ``race_launch``):
+    the selection, the configurations racing, the eliminated ones and the launch list, each configuration named
+    by its ``config`` label (``lr=0.001``) in place of its hyperparameter columns."""
+    from ..stats.tuning import config_labels
+
+    keys = list(result.design.keys)
+
+    def named(frame: Any) -> Any:
+        out = frame.drop(columns=keys)
+        out.insert(1, "config", config_labels(frame, keys).to_numpy() if len(frame) else [])
+        return out
+
+    tables = {
         "race": result.selected,
         "race_alive": result.alive,
         "race_eliminated": result.eliminated,
         "race_launch": result.launch,
     }
+    return {name: named(frame) for name, frame in tables.items()}
 
 
 def format_race(result: Any, state: str, *, rows: int = 20) -> str:

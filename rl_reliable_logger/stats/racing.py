@@ -218,7 +218,7 @@ def race_look(
     >>> design = RaceDesign(configs=3, tasks=5, looks=3, max_runs=12, delta=0.2)
     >>> look = race_look(None, design, dists, points, cells)
     >>> look.alive, look.eliminated_by, look.selected, look.reason
-    ((True, True, False), (-1, -1, 1), 0, 'within delta')
+    ((True, True, False), (-1, -1, 0), 0, 'within delta')
     >>> bool(look.regret < 0.2)
     True
     """
@@ -308,13 +308,16 @@ class _Look:
         return [int(k) for k in np.flatnonzero(self.alive)]
 
     def eliminate(self) -> None:
-        """Out: worse than some configuration racing at this look (all judged on the look's racing set)."""
+        """Out: worse than some configuration racing at this look (all judged on the look's racing set); the one it
+        is said to be worse than is the leader when it is worse than the leader (the best estimate, never out)."""
         racing = self.racing()
+        leader = max(racing, key=lambda k: (self.scored[k], -k))
         for c in racing:
             bounds = {j: self.upper(c, j) for j in racing if j != c}
             worst = min(bounds, key=lambda j: bounds[j]) if bounds else -1
             if worst >= 0 and bounds[worst] < 0:
-                self.elim_at[c], self.elim_by[c] = self.look, worst
+                self.elim_at[c] = self.look
+                self.elim_by[c] = leader if bounds.get(leader, 0.0) < 0 else worst
         self.alive &= np.array(self.elim_at) == 0
         self.points = np.where(self.alive, self.points, np.nan)
 

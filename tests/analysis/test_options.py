@@ -10,7 +10,7 @@ import pytest
 from rl_reliable_logger import AnalysisOptions, OptionError, ScoreTable, evaluate
 from rl_reliable_logger.analysis.aggregates import aggregate
 from rl_reliable_logger.analysis.options import JORDAN_METHODS, ci_label
-from rl_reliable_logger.analysis.report import OPTIONAL_TABLES, REPORT_TABLES, TABLES, Report
+from rl_reliable_logger.analysis.report import LOOK_TABLES, OPTIONAL_TABLES, REPORT_TABLES, TABLES, Report
 from rl_reliable_logger.stats import intervals
 
 FAST = dict(reps=300, profile_reps=100, improvement_reps=100, curve_reps=100, jordan_reps=100, tuning_reps=100)
@@ -188,7 +188,7 @@ def test_selection_warns_about_the_selected_algorithms_only():
 def test_jordan_and_tuning_are_part_of_the_analysis():
     sweep = ScoreTable(_frame(sweep=True))
     report = evaluate(sweep, **FAST, jordan=True, jordan_method="pbp-t", hyperparameter_keys=["lr"], comparisons=True)
-    assert set(report.extra) == set(OPTIONAL_TABLES) - {"watch", "watch_launch"}  # those two: a published watch look
+    assert set(report.extra) == set(OPTIONAL_TABLES) - set(LOOK_TABLES)  # those: a published watch or race look
     assert list(report.extra["jordan"]["algorithm"]) == ["A", "B", "C"]
     assert set(report.extra["tuning"]["view"]) >= {"complete", "tuned"}
     assert report.provenance["jordan"]["method"] == "pbp-t"

@@ -41,6 +41,13 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         yield uri
 
 
+def _artifacts(client, run_id: str, path: str) -> list[str]:
+    out = []
+    for f in client.list_artifacts(run_id, path):
+        out += _artifacts(client, run_id, f.path) if f.is_dir else [f.path]
+    return out
+
+
 def _argv(uri: str, state: Path, *more: str) -> list[str]:
     return [
         "race", "mlflow", "--tracking-uri", uri, "--experiment", "bandits", "--state", str(state),
@@ -100,7 +107,14 @@ def test_the_race_loop_trains_races_launches_and_selects(store: str, tmp_path: P
     assert "no look spent" in again.out and "already published to MLflow" in again.err
     client = mlflow.MlflowClient(store)
     exp = client.get_experiment_by_name("bandits").experiment_id
-    analysis = client.search_runs([exp], f"tags.`{ROLE_TAG}` = '{ANALYSIS_ROLE}'")
+    analysis = client.search_runs([exp], f"tags.`{ROLE_TAG}` = '{ANALYSIS_ROLE}'", order_by=["start_time DESC"])
     assert len(analysis) == len(looks)
+    # the last look's report: the selected rate's runs, labelled as tuned by the race, and the race's tables
+    files = _artifacts(client, analysis[0].info.run_id, "rl_reliable")
+    assert any(p.endswith("/race.csv") for p in files) and any(p.endswith("/race_eliminated.csv") for p in files)
+    aggregates = next(p for p in files if p.endswith("/aggregates.csv"))
+    published = pd.read_csv(client.download_artifacts(analysis[0].info.run_id, aggregates, str(tmp_path)))
+    rate = selected["params.epsilon"].iat[0]
+    assert set(published["algorithm"]) == {f"epsilon_greedy (tuned by race: params.epsilon={rate:g})"}
     sources = client.search_runs([exp], "tags.rl_reliable_algorithm != ''", max_results=1000)
     assert len(sources) == 24 + len(launched)  # no run was added or written to but the trained ones
