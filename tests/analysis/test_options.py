@@ -232,6 +232,16 @@ def test_save_load_round_trips_every_table(tmp_path):
         }
     )
     report.extra["watch_launch"] = pd.DataFrame({"algorithm": ["True"], "task": ["007"], "add_runs": [3]})
+    race = {"algorithm": ["007"], "config": ["lr=1e3"]}  # a published race look's tables (cli/race.py adds them)
+    report.extra["race"] = pd.DataFrame(
+        {**race, "metric": ["iqm"], "point": [0.4], "low": [0.2], "high": [0.6], "regret": [0.01]}
+        | {"margin_low": [-0.01], "margin_high": [0.3], "reason": ["within delta"], "look": [2]}
+    )
+    report.extra["race_alive"] = pd.DataFrame({**race, "point": [0.4], "runs": [12], "settled": [False]})
+    report.extra["race_eliminated"] = pd.DataFrame(
+        {**race, "look": [1], "against": ["True [lr=0.1]"], "low": [-0.5], "high": [-0.1], "reason": ["worse"]}
+    )
+    report.extra["race_launch"] = pd.DataFrame({**race, "task": ["NA"], "add_runs": [2]})
     present = dict(report.tables(written=True))
     assert set(present) == set(TABLES) | set(OPTIONAL_TABLES)  # every table is exercised
     report.save_tables(tmp_path)
