@@ -11,7 +11,6 @@ the frozen analysis flags and the launch flags are the watch's.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -23,7 +22,7 @@ from ..trackers import registry
 from .flags import CliError, as_flags
 from .options import add_declared_option, add_shared_option, given_options
 from .plan import FILE
-from .watch import LAUNCH_FLAGS, MORE_RUNS, _tracker_runs, add_sources, launch_names, publish_look
+from .watch import LAUNCH_FLAGS, MORE_RUNS, add_sources, launch_names, publish_look, read_runs, show_look
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..data.scores import ScoreTable
@@ -116,7 +115,6 @@ def _cmd_race(args: argparse.Namespace) -> int:
     from ..analysis.options import AnalysisOptions
     from ..errors import RLReliableError
     from ..render.race_state import race
-    from .common import read_scores
 
     keys = list(args.hyperparameter_keys or ())
     if not keys:
@@ -131,10 +129,7 @@ def _cmd_race(args: argparse.Namespace) -> int:
         )
     except RLReliableError as err:
         raise CliError(as_flags(str(err), analysis=True, table=RACE_FLAGS)) from None
-    if plugin is None:
-        table, sink = read_scores(Path(args.input), args), None
-    else:
-        table, sink = _tracker_runs(plugin, args, request)
+    table, sink = read_runs(args, plugin, request)
     design = given_options(args, RaceOptions)
     options = {k: v for k, v in given_options(args).items() if k != "hyperparameter_keys"}
     try:
@@ -150,13 +145,12 @@ def _cmd_race(args: argparse.Namespace) -> int:
         )
     except RLReliableError as err:
         raise CliError(as_flags(str(err), analysis=True, table=RACE_FLAGS)) from None
-    print(format_race(result, args.state))
-    if sink is not None and plugin is not None:
+
+    def publish() -> None:
+        assert sink is not None and plugin is not None  # show_look publishes only then
         publish_look(sink, plugin, tuned_table(table, result), AnalysisOptions(**options), race_tables(result))
-    elif plugin is not None and plugin.publishes:
-        note = plugin.unpublished(args)
-        if note:
-            print(note, file=sys.stderr)
+
+    show_look(table, plugin, sink, args, format_race(result, args.state), publish)
     return 0 if result.stop else MORE_RUNS
 
 

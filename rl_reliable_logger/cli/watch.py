@@ -221,13 +221,9 @@ def _add_watch(p: argparse.ArgumentParser) -> None:
 def _cmd_watch(args: argparse.Namespace) -> int:
     from ..errors import RLReliableError
     from ..render.watch_state import watch
-    from .common import read_scores
 
     plugin = None if args.watch_source == FILE else registry.get(args.watch_source)
-    if plugin is None:
-        table, sink = read_scores(Path(args.input), args), None
-    else:
-        table, sink = _tracker_runs(plugin, args)
+    table, sink = read_runs(args, plugin)
     design = given_options(args, WatchDesign)
     try:
         launch = launch_names(args, plugin)
@@ -236,16 +232,45 @@ def _cmd_watch(args: argparse.Namespace) -> int:
         )
     except RLReliableError as err:
         raise CliError(as_flags(str(err), analysis=True, table=WATCH_FLAGS)) from None
+
+    def publish() -> None:
+        assert sink is not None and plugin is not None  # show_look publishes only then
+        _publish(sink, plugin, table, result, args)
+
+    show_look(table, plugin, sink, args, format_look(result, args.state), publish)
+    return 0 if result.stop else MORE_RUNS
+
+
+def read_runs(
+    args: argparse.Namespace, plugin: TrackerPlugin | None, request: Any = None
+) -> tuple[ScoreTable, Sink | None]:
+    """The runs of a sequential look: a file's (the field flags) or a tracker's (its source flags, and the Sink its
+    publishing flags name); ``request`` as for :func:`_tracker_runs`."""
+    from .common import read_scores
+
+    if plugin is None:
+        return read_scores(Path(args.input), args), None
+    return _tracker_runs(plugin, args, request)
+
+
+def show_look(
+    table: ScoreTable,
+    plugin: TrackerPlugin | None,
+    sink: Sink | None,
+    args: argparse.Namespace,
+    text: str,
+    publish: Callable[[], None],
+) -> None:
+    """Print the table's warnings and the look, then ``publish`` it (a tracker with a Sink) or say why it was not."""
     for w in table.warnings:
         print(f"warning: {as_flags(w)}", file=sys.stderr)
-    print(format_look(result, args.state))
+    print(text)
     if sink is not None and plugin is not None:
-        _publish(sink, plugin, table, result, args)
+        publish()
     elif plugin is not None and plugin.publishes:
         note = plugin.unpublished(args)
         if note:
             print(note, file=sys.stderr)
-    return 0 if result.stop else MORE_RUNS
 
 
 def _tracker_runs(
