@@ -7,14 +7,14 @@ its search algorithm suggests exactly those configurations and then says it is f
 >>> tune.Tuner(trainable, tune_config=tune.TuneConfig(search_alg=searcher, num_samples=2)).fit()  # doctest: +SKIP
 
 ``num_samples`` must be at least the number of runs (:func:`tune_config` sets it); the searcher returns
-``Searcher.FINISHED`` once every run was suggested, so Tune starts no other trial.
+``Searcher.FINISHED`` once every run was suggested, so Tune starts no other trial. It keeps no checkpoint (Tune says
+it skips saving it): a look interrupted midway is read as far as it ran, and the race's next look lists the runs
+its cells still need.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from ray.tune.search import Searcher
@@ -42,14 +42,6 @@ class ListedRuns(Searcher):
 
     def on_trial_complete(self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False) -> None:
         """Nothing to learn: the next runs come from the next look of the race."""
-
-    def save(self, checkpoint_path: str) -> None:
-        """The runs not yet suggested and those suggested (JSON), so a restored experiment suggests the rest."""
-        Path(checkpoint_path).write_text(json.dumps({"left": self._left, "suggested": self.suggested}))
-
-    def restore(self, checkpoint_path: str) -> None:
-        state = json.loads(Path(checkpoint_path).read_text())
-        self._left, self.suggested = list(state["left"]), dict(state["suggested"])
 
 
 def tune_config(runs: Sequence[Mapping[str, Any]], **keywords: Any) -> Any:
