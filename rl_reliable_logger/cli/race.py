@@ -115,6 +115,7 @@ def _cmd_race(args: argparse.Namespace) -> int:
     from ..analysis.options import AnalysisOptions
     from ..errors import RLReliableError
     from ..render.race_state import race
+    from .common import hold_lock
 
     keys = list(args.hyperparameter_keys or ())
     if not keys:
@@ -134,6 +135,7 @@ def _cmd_race(args: argparse.Namespace) -> int:
     options = {k: v for k, v in given_options(args).items() if k != "hyperparameter_keys"}
     try:
         launch = launch_names(args, plugin, columns)
+        hold_lock(args.state, args)  # from here to the end: a second look at this folder waits, then refuses
         result = race(
             table,
             args.state,

@@ -221,12 +221,14 @@ def _add_watch(p: argparse.ArgumentParser) -> None:
 def _cmd_watch(args: argparse.Namespace) -> int:
     from ..errors import RLReliableError
     from ..render.watch_state import watch
+    from .common import hold_lock
 
     plugin = None if args.watch_source == FILE else registry.get(args.watch_source)
     table, sink = read_runs(args, plugin)
     design = given_options(args, WatchDesign)
     try:
         launch = launch_names(args, plugin)
+        hold_lock(args.state, args)  # from here to the end: a second look at this folder waits, then refuses
         result = watch(
             table, args.state, **design, launch_parameters=launch, program=args.program, **given_options(args)
         )
@@ -262,8 +264,10 @@ def show_look(
     publish: Callable[[], None],
 ) -> None:
     """Print the table's warnings and the look, then ``publish`` it (a tracker with a Sink) or say why it was not."""
+    from .common import say_warning
+
     for w in table.warnings:
-        print(f"warning: {as_flags(w)}", file=sys.stderr)
+        say_warning(w)
     print(text)
     if sink is not None and plugin is not None:
         publish()
@@ -282,12 +286,14 @@ def _tracker_runs(
     request = _SOURCE if request is None else request
     from ..errors import RLReliableError
     from ..redaction import redact
+    from .common import load_clients, say_warning
     from .options import retry_policy
 
     try:
         plugin.check_source(args)
         plugin.check_command(args, request)
         retry = retry_policy(args)
+        load_clients(plugin)
         source = plugin.open_source(args, retry)
         plugin.prepare(args, source, lambda line: print(redact(line), file=sys.stderr, flush=True))
         table = tracker_commands.read_source_table(source, tracker_commands.source_request(args, request, plugin))
@@ -295,7 +301,7 @@ def _tracker_runs(
     except RLReliableError as err:
         raise CliError(cli_message(err)) from None
     for warning in plugin.source_warnings(source):
-        print(f"warning: skipped {redact(warning)}", file=sys.stderr)
+        say_warning(f"skipped {warning}")
     return table, sink
 
 

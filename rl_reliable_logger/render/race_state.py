@@ -19,9 +19,16 @@ from ..analysis.inputs import FieldOptions, as_score_table, split_field_options
 from ..analysis.race_options import RaceOptions
 from ..data.scores import ScoreTable
 from ..errors import InputError
-from .watch_launch import launch_files
+from .bundle import folder_lock
+from .watch_launch import check_size, launch_files
 from .watch_launch import parameters as launch_parameters_of
 from .watch_state import Ledger, read_state, write_state
+
+
+def _race_problem(look: dict[str, Any], i: int) -> str | None:
+    bad = [a for a, r in look["races"].items() if not isinstance(r, dict)]
+    return f"the race of {bad[0]!r} in look {i} is not a JSON object" if bad else None
+
 
 #: A race's state folder: its design, every look, and the last look's tables as CSV.
 RACE = Ledger(
@@ -34,6 +41,8 @@ RACE = Ledger(
         "alive.csv": r.alive,
         "eliminated.csv": r.eliminated,
     },
+    {"look": int, "hash": str, "counts": dict, "runs": dict, "races": dict, "launch": list},
+    _race_problem,
 )
 
 
@@ -50,6 +59,7 @@ def race(
     spending: str = "pocock",
     launch_parameters: Mapping[str, str] | None = None,
     program: str = "train.py",
+    wait: float | None = None,
     **options: Any,
 ) -> ra.RaceResult:
     """Take the next look of a race of each algorithm's configurations in ``table``, recorded in the folder ``state``.
@@ -69,7 +79,8 @@ def race(
     selection), ``.alive``, ``.eliminated`` and ``.launch`` (algorithm, hyperparameter columns, task, add_runs).
     Beside ``launch.csv`` the folder gets what a launcher runs next (``runs.csv``, ``sweep.yaml``,
     ``mlflow-params.txt``), under the parameter names ``launch_parameters`` gives for ``algorithm``, ``task``,
-    ``seed`` and each hyperparameter column (default: those words and the column names).
+    ``seed`` and each hyperparameter column (default: those words and the column names). The folder is locked from
+    reading the state to writing it back (a second race of it waits up to ``wait`` seconds, as a watch's does).
 
     Example (two learning rates, one clearly better: it is the only one left after the first look):
         >>> import pandas as pd
@@ -84,21 +95,23 @@ def race(
     fields, options = split_field_options(options)
     keys = [hyperparameter_keys] if isinstance(hyperparameter_keys, str) else list(hyperparameter_keys or ())
     scores = as_score_table(table, FieldOptions(**fields, hyperparameter_keys=tuple(map(str, keys))))
-    stored = read_state(folder, ledger=RACE)
     design_options = RaceOptions(
         looks=looks, max_runs=max_runs, delta=delta, alpha=alpha, metric=metric, spending=spending
     )
     asked = ra.make_design(scores, design_options, keys, **options)
-    design, history = stored if stored is not None else (asked, [])
-    change = design.changed(asked)
-    if change is not None:
-        raise InputError(
-            f"the race design in {folder} cannot change: {change}; start a new state folder for a new design"
-        )
-    chosen = launch_parameters_of(launch_parameters, design.keys)  # a bad name is refused before a look is spent
-    result = ra.take_look(scores, design, history, **options)
-    if not result.replayed:
-        frame = scores.frame[["algorithm", *design.keys, "task", "seed"]]
-        files = launch_files(frame, result.launch, chosen, program=program, keys=design.keys)
-        write_state(folder, design, [*history, result.record], files, ledger=RACE)
+    chosen = launch_parameters_of(launch_parameters, asked.keys)  # a bad name is refused before a look is spent
+    check_size(asked.max_runs, len(asked.configs) * len(asked.tasks))
+    with folder_lock(folder, wait=wait):  # from reading the state to writing it back: two looks never interleave
+        stored = read_state(folder, ledger=RACE)
+        design, history = stored if stored is not None else (asked, [])
+        change = design.changed(asked)
+        if change is not None:
+            raise InputError(
+                f"the race design in {folder} cannot change: {change}; start a new state folder for a new design"
+            )
+        result = ra.take_look(scores, design, history, **options)
+        if not result.replayed:
+            frame = scores.frame[["algorithm", *design.keys, "task", "seed"]]
+            files = launch_files(frame, result.launch, chosen, program=program, keys=design.keys)
+            write_state(folder, design, [*history, result.record], files, wait=wait, ledger=RACE)
     return result

@@ -66,5 +66,5 @@ def test_a_races_configurations_are_launch_fields_and_their_grids_are_exact_prod
     )
     assert listed == sorted(map(tuple, runs.itertuples(index=False, name=None)))  # exactly, none twice
     files = launch_files(scores, launch, {"gamma": "discount"}, keys=["lr", "gamma"])
-    first_line = files["mlflow-params.txt"].decode().splitlines()[0]
+    first_line = files["mlflow-params.txt"].splitlines()[0]
     assert first_line.split(" -P ")[0] == "-P algorithm=A" and "-P discount=" in first_line

@@ -250,7 +250,7 @@ def records_to_table(
         by_state: dict[str, int] = {}
         for e in grouping.excluded:
             by_state[e["state"]] = by_state.get(e["state"], 0) + 1
-        info["excluded_summary"] = by_state
+        info["excluded_summary"] = dict(sorted(by_state.items()))  # by state name, not by the runs' (random) ids
     if grouping.problems and req.on_invalid != "drop":
         raise ScoreTableError(_problems_message(grouping.problems, hints, grouping.differing))
     rows = _one_seed_type(grouping.rows(hints))
