@@ -171,7 +171,7 @@ def tuned_table(table: ScoreTable, result: Any) -> ScoreTable:
     chosen = {row["algorithm"]: row for row in result.selected.to_dict("records")}
     inner = config_labels(frame, keys)
     labels, keep = [], []
-    alive = {(r["algorithm"], *(r[k] for k in keys)) for r in result.alive.to_dict("records")}
+    alive = {tuple(str(v) for v in (r["algorithm"], *(r[k] for k in keys))) for r in result.alive.to_dict("records")}
     for i, row in enumerate(frame[["algorithm", *keys]].itertuples(index=False, name=None)):
         algorithm = str(row[0])
         pick = chosen.get(algorithm)
@@ -179,7 +179,7 @@ def tuned_table(table: ScoreTable, result: Any) -> ScoreTable:
             ok = all(str(pick[k]) == str(v) for k, v in zip(keys, row[1:]))
             labels.append(f"{algorithm} (tuned by race: {inner.iat[i]})")
         else:
-            ok = tuple(str(v) for v in row) in {tuple(map(str, a)) for a in alive}
+            ok = tuple(str(v) for v in row) in alive
             labels.append(f"{algorithm} [{inner.iat[i]}]")
         keep.append(ok)
     part = frame.assign(algorithm=labels)[pd.Series(keep, index=frame.index)]
