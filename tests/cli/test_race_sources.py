@@ -33,6 +33,8 @@ def test_every_source_races_the_same_runs_alike(source, tmp_path, capsys) -> Non
 
     corpus = write(source, tmp_path / "corpus", _runs())
     command = ["file", *corpus.command[1:]] if corpus.command[0] == "evaluate" else corpus.command
+    # a sequential command's --metric is its design's: marl-eval's score metric is --score-key there, as for watch
+    command = ["--score-key" if (source == "marl-eval" and w == "--metric") else w for w in command]
     state = tmp_path / "race"
     code = main(["race", *command, "--state", str(state), *RACE, "--seed", "0"])
     out = capsys.readouterr()
