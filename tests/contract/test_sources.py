@@ -165,6 +165,25 @@ def test_a_typo_in_the_hyperparameter_keys_is_named(source, tmp_path, capsys):
     assert code == 2 and "lrr" in _one_sentence(err), err
 
 
+@pytest.mark.parametrize("source", SOURCES)
+def test_a_score_key_no_run_has_is_named_as_given(source, tmp_path, capsys):
+    """A TensorBoard tag or a Ray metric is read as ``summary.<tag>``: the error names what was typed."""
+    corpus = write(source, tmp_path / "corpus", _grid())
+    argv = corpus.argv(*FAST)
+    if "--score-key" in argv:
+        at = argv.index("--score-key") + 1
+        argv[at] += "x"
+        given = argv[at]
+    else:
+        given = "scorex"
+        argv += ["--score-key", given]
+    code, err = _main(argv, capsys)
+    line = _one_sentence(err)
+    assert code == 2 and given in line, line
+    if "." not in given:  # a bare tag or metric, never named in the source's own reference
+        assert f"summary.{given}" not in line, line
+
+
 # ---------------------------------------------------------------------------- run states
 @pytest.mark.parametrize("source", SOURCES)
 def test_unfinished_runs_are_left_out_and_listed(source, tmp_path, capsys):

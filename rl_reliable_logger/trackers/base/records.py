@@ -240,7 +240,7 @@ def records_to_table(
             + (f" in {info['location']}" if "location" in info else "")
             + ". Check the project / experiment name and the filter."
         )
-    grouping = _Grouping(fields_)
+    grouping = _Grouping(fields_, hints)
     for record in records:
         grouping.add(record)
     if not req.run_key:
@@ -385,8 +385,9 @@ class _Fields:
 class _Grouping:
     """The runs of one ``records_to_table`` call sorted into candidates, exclusions, problems and drops."""
 
-    def __init__(self, fields_: _Fields):
+    def __init__(self, fields_: _Fields, hints: Hints):
         self.fields = fields_
+        self.hints = hints  # a missing field is named as the user wrote it
         self.excluded: list[dict[str, Any]] = []
         self.candidates: list[tuple[RunRecord, dict[str, Any], Any]] = []
         self.problems: dict[str, list[str]] = {}
@@ -409,10 +410,11 @@ class _Grouping:
             self.excluded.append({"run_id": record.run_id, "name": record.name, "state": state or "unknown"})
             return
         values, lacks = self.fields.values(record)
+        lacks = [self.hints.ref(ref) for ref in lacks]
         refs = self.fields.score_refs_of(record)
         final, used, why = _final_score(record, refs, self.fields.rule)
         if used is None:
-            what = " or ".join(self.fields.scores)
+            what = " or ".join(map(self.hints.ref, self.fields.scores))
             lacks.append(f"history of {what}" if self.fields.rule.needs_history else what)
         if lacks:
             self.problem("missing field(s) " + ", ".join(lacks), record, values)
@@ -422,7 +424,7 @@ class _Grouping:
             return
         bad = final_value_problem(final)
         if bad is not None:
-            self.problem(f"{bad} in {used}", record, values)
+            self.problem(f"{bad} in {self.hints.ref(str(used))}", record, values)
             return
         key = self.fields.scores[[str(ref) for ref in refs].index(str(used))]  # the key as given, placeholder kept
         self.used_refs[key] = self.used_refs.get(key, 0) + 1
