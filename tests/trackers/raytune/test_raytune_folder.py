@@ -65,8 +65,10 @@ def test_a_value_tune_could_only_pickle_is_named_and_left_out(tmp_path):
     tune_folder(tmp_path / "exp", _runs(), pickled={"config": payload(marker), "storage": payload(marker)})
     table = raytune_table(tmp_path / "exp", score_key="score", hyperparameter_keys=[])
     assert not marker.exists()
+    pickles = [w for w in table.warnings if "only as a pickle" in w]
+    assert len(pickles) == 1, pickles  # one line for the key, not one per trial
     assert table.warnings[0].startswith(
-        "Ray Tune trial c0ffe_00000: config key 'pickled_config' is stored only as a pickle"
+        "Ray Tune config key 'pickled_config' is stored only as a pickle in 12 trials (c0ffe_00000, c0ffe_00001, "
     )
     assert "pickled_config" not in table.frame.columns
 
