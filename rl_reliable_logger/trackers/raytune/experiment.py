@@ -22,7 +22,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -235,13 +234,15 @@ def reports(trial: Trial, *, complete: bool) -> list[dict[str, Any]]:
 
 
 def history(rows: Iterable[Mapping[str, Any]], key: str, step_key: str) -> list[tuple[float, Any]]:
-    """(step, value) of every report that has ``key``: steps are ``step_key`` (or the report's rank)."""
+    """(step, value) of every report that has ``key``: steps are ``step_key`` (or the report's rank). A reported
+    NaN is kept (a score rule then names the run, as for every other source); only a report without ``key``
+    (absent from a ``result.json`` line, an empty ``progress.csv`` cell) is left out."""
     rows = list(rows)
     has_steps = any(step_key in r for r in rows)
     out = []
     for rank, row in enumerate(rows, 1):
         value = row.get(key)
-        if value is None or (isinstance(value, float) and math.isnan(value)):
+        if value is None:
             continue
         step = row.get(step_key) if has_steps else rank
         try:
