@@ -70,6 +70,8 @@ def _checked_looks(looks: Any, design: wt.Design, path: Path) -> list[dict[str, 
         raise BundleError(
             f"{path}: the looks are not a JSON list; the watch state was edited, start a new state folder"
         )
+    if not looks:  # a state is written with its first look: a design without looks lost its history
+        raise BundleError(f"{path}: holds no look; the watch state was edited, start a new state folder")
     for i, look in enumerate(looks, 1):
         problem = _look_problem(look, i)
         if problem is None:
