@@ -101,6 +101,19 @@ def _look_problem(look: Any, i: int) -> str | None:
     return None
 
 
+def _seeds_taken(table: ScoreTable) -> Any:
+    """(algorithm, task, seed) of every run a launch must not repeat: the runs analysed and the unfinished runs the
+    source left out (``table.source["excluded"]``), which may still finish."""
+    import pandas as pd
+
+    frame = table.frame[["algorithm", "task", "seed"]]
+    cells = ("algorithm", "task", "seed")
+    unfinished = [e for e in table.source.get("excluded") or () if all(e.get(k) is not None for k in cells)]
+    if not unfinished:
+        return frame
+    return pd.concat([frame.astype(object), pd.DataFrame(unfinished, columns=list(cells))], ignore_index=True)
+
+
 def write_state(
     folder: str | os.PathLike,
     design: wt.Design,
@@ -183,7 +196,6 @@ def watch(
             )
         result = wt.take_look(table, design, history, **options)
         if not result.replayed:
-            frame = table.frame[["algorithm", "task", "seed"]]
-            files = launch_files(frame, result.launch, chosen, program=program)
+            files = launch_files(_seeds_taken(table), result.launch, chosen, program=program)
             write_state(folder, design, [*history, result.record], files, wait=wait)
     return result

@@ -408,6 +408,7 @@ class _Grouping:
         state = (record.state or "").lower()
         if state != FINISHED and not self.fields.request.include_unfinished:
             self.excluded.append({"run_id": record.run_id, "name": record.name, "state": state or "unknown"})
+            self.excluded[-1].update(self._cell(record))
             return
         values, lacks = self.fields.values(record)
         lacks = [self.hints.ref(ref) for ref in lacks]
@@ -431,6 +432,13 @@ class _Grouping:
         values["algorithm"] = variant_label(values["algorithm"], self.fields.variants(values))
         values["_score_key"] = str(used)
         self.candidates.append((record, values, float(final)))
+
+    def _cell(self, record: RunRecord) -> dict[str, str]:
+        """An unfinished run's algorithm, task and seed, as text (those it has): a watch never launches its seed
+        again, since the run may still finish."""
+        values, _ = self.fields.values(record)
+        cell = {"algorithm": self.fields.label(values), "task": values.get("task"), "seed": values.get("seed")}
+        return {name: str(value) for name, value in cell.items() if value is not None}
 
     def drop_duplicates(self) -> None:
         """The same configuration and seed twice: reported once, naming every run id; the first is kept."""
