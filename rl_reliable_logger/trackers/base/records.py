@@ -449,10 +449,11 @@ class _Grouping:
         self.candidates.append((record, values, float(final)))
 
     def _cell(self, record: RunRecord) -> dict[str, str]:
-        """An unfinished run's algorithm, task and seed, as text (those it has): a watch never launches its seed
-        again, since the run may still finish."""
+        """An unfinished run's algorithm, task, seed and configuration (``extra_fields``) values, as text (those it
+        has): a watch or a race never launches its seed again, since the run may still finish."""
         values, _ = self.fields.values(record)
         cell = {"algorithm": self.fields.label(values), "task": values.get("task"), "seed": values.get("seed")}
+        cell.update({name: values.get(name) for name in self.fields.request.extra_fields or {}})
         return {name: str(value) for name, value in cell.items() if value is not None}
 
     def drop_duplicates(self) -> None:
