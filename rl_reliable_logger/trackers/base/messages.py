@@ -21,8 +21,8 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
-from collections.abc import Collection
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
 
 from ...redaction import redact
 
@@ -76,10 +76,17 @@ class Hints:
     keywords: frozenset[str] = SOURCE_KEYWORDS
     configuration: str = "extra_fields="
     duplicates: str = ""
+    #: field references as the user wrote them, by the source's own reference (``summary.eval/return`` ->
+    #: ``eval/return`` for a TensorBoard tag), so a message names what was given, not how the source reads it
+    shown: Mapping[str, str] = field(default_factory=dict)
 
     def has(self, keyword: str) -> bool:
         """Whether the source takes ``keyword`` (so a message may suggest it)."""
         return keyword in self.keywords
+
+    def ref(self, ref: str) -> str:
+        """``ref`` as the user wrote it (itself when the source reads it as given)."""
+        return self.shown.get(ref, ref)
 
 
 def _strip_html(text: str) -> str:
