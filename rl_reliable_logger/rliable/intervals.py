@@ -38,7 +38,8 @@ def check(method: str, size: float, tail: str) -> None:
 def check_reps(reps: object, name: str = "reps") -> int:
     """``reps`` as an int, or a ValueError naming it (``reps=0`` failed inside numpy's percentile before)."""
     if isinstance(reps, bool) or not isinstance(reps, (int, np.integer)) or int(reps) < 1:
-        raise ValueError(f"{name} must be a positive integer (the number of bootstrap replicates), got {reps!r}")
+        shown = int(reps) if isinstance(reps, np.integer) else reps
+        raise ValueError(f"{name} must be a positive whole number of bootstrap replicates; got {shown!r}")
     return int(reps)
 
 

@@ -51,8 +51,8 @@ def test_studentized_by_a_nested_bootstrap() -> None:
     [
         ({"sampling": "semi-parametric"}, "sampling='semi-parametric'"),
         ({"sampling": "parametric"}, "sampling='parametric'"),
-        ({"reps": 0}, "reps must be a positive integer"),
-        ({"method": "studentized", "studentize_reps": 0}, "studentize_reps must be a positive integer"),
+        ({"reps": 0}, "reps must be a positive whole number"),
+        ({"method": "studentized", "studentize_reps": 0}, "studentize_reps must be a positive whole number"),
     ],
 )
 def test_what_the_drop_in_refuses_it_names(kwargs, names) -> None:
@@ -66,7 +66,7 @@ def test_zero_replicates_is_one_sentence_everywhere() -> None:
         lambda: rly.create_performance_profile({"a": SCORES}, [0.5, 1.0], reps=0),
         lambda: rly.StratifiedBootstrap(SCORES).apply(metrics.aggregate_mean, 0),
     ):
-        with pytest.raises(ValueError, match="reps must be a positive integer"):
+        with pytest.raises(ValueError, match="reps must be a positive whole number"):
             call()
 
 
