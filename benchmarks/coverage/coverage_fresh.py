@@ -51,21 +51,50 @@ from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import metrics as mt
 from rl_reliable_logger.stats import registry
 
-METHODS = ("bootstrap-t", "percentile")
-#: Columns of the table: (method, statistic) and the median's order-statistic interval.
+METHODS = ("bootstrap-t", "percentile", "expanded")
+#: Columns of the table: (method, statistic) and the median's order-statistic interval. ``expanded`` is the IQM's
+#: interval under ``bootstrap-t`` before issue 43 (the estimate's small-sample bias is not corrected).
 COLUMNS = [(m, s) for m in METHODS for s in STATS] + [("order-statistic", "median")]
 BAND = (0.935, 0.965)
-REAL_SETS = ("atari100k", "dreamerv2")
+#: Statistics whose estimation error (estimate - truth) is recorded, for their bias in units of their SD.
+BIASED = ("iqm", "median", "iqm_diff")
+#: Real sets: name -> (X, Y, how runs are drawn); ``atari100k`` and ``dreamerv2`` are issue 33's.
+REAL_SETS = (
+    "atari100k", "atari100k-der-otr", "atari100k-drq-curl", "atari100k-replace", "dreamerv2", "procgen", "held-out",
+)  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- one trial
 def hits(cx: bs.Cells, cy: bs.Cells, truth: np.ndarray, reps: int, rx, ry, ci: float) -> np.ndarray:
-    """(len(COLUMNS),) bool: which intervals of one pair of data sets cover the truth."""
+    """(5, len(COLUMNS)): for every interval of one pair of data sets, whether it covers the truth, lies above it
+    (the truth below its low end), lies below it, its width; and in the last row's first ``len(BIASED)`` entries the
+    estimation errors of :data:`BIASED`."""
     out = trial(cx, cy, reps, rx, ry, ci)
-    cover = [(out[m][0] <= truth) & (truth <= out[m][1]) for m in METHODS]
-    low, high = agg.median_order_statistic_interval(cx, ci)
-    median = truth[STATS.index("median")]
-    return np.concatenate([*cover, [low <= median <= high]])
+    low = np.concatenate([out[m][0] for m in METHODS] + [[0.0]])
+    high = np.concatenate([out[m][1] for m in METHODS] + [[0.0]])
+    low[-1], high[-1] = agg.median_order_statistic_interval(cx, ci)
+    truths = np.concatenate([truth] * len(METHODS) + [[truth[STATS.index("median")]]])
+    errors = np.zeros(len(COLUMNS))
+    point = _points(cx, cy)
+    errors[: len(BIASED)] = [point[STATS.index(s)] - truth[STATS.index(s)] for s in BIASED]
+    return np.stack([(low <= truths) & (truths <= high), truths < low, truths > high, high - low, errors])
+
+
+def _points(cx: bs.Cells, cy: bs.Cells) -> np.ndarray:
+    """The estimates of :data:`STATS` but P(X>Y) (NaN there)."""
+    value = lambda name, c: float(registry.get_metric(name)(bs.original(c))[0])
+    iqm_x, mean_x = value("iqm", cx), value("mean", cx)
+    return np.array([iqm_x, mean_x, value("median", cx), iqm_x - value("iqm", cy), mean_x - value("mean", cy), np.nan])
+
+
+def _tally() -> dict[str, np.ndarray]:
+    return {k: np.zeros(len(COLUMNS)) for k in ("hits", "below", "above", "width", "err", "err2")}
+
+
+def _add(tally: dict[str, np.ndarray], one: np.ndarray) -> None:
+    for k, row in zip(("hits", "below", "above", "width", "err"), one):
+        tally[k] += row
+    tally["err2"] += one[4] ** 2
 
 
 # ----------------------------------------------------------------------------- simulated blocks
@@ -89,8 +118,9 @@ def tie_index(tasks: list[sim.Task], n: int, rng: np.random.Generator) -> float:
 
 
 def simulated_row(model: str, m: int, runs: list[int], args: argparse.Namespace) -> list[dict[str, Any]]:
-    """One result per run count: per block, the hit counts of every column, and the block's tie index."""
-    counts = {n: np.zeros((args.blocks, len(COLUMNS))) for n in runs}
+    """One result per run count: per block, the hit counts of every column (and the misses, widths and estimation
+    errors of :func:`hits`), and the block's tie index."""
+    tallies = {n: [_tally() for _ in range(args.blocks)] for n in runs}
     ties = {n: np.zeros(args.blocks) for n in runs}
     for b in range(args.blocks):
         x_tasks, y_tasks = block_tasks(model, m, b, args.seed)
@@ -103,12 +133,18 @@ def simulated_row(model: str, m: int, runs: list[int], args: argparse.Namespace)
                 cx = bs.Cells.from_list([t.sample(data_rng, n) for t in x_tasks])
                 cy = bs.Cells.from_list([t.sample(data_rng, n) for t in y_tasks])
                 rx, ry = boot_rng.spawn(2)
-                counts[n][b] += hits(cx, cy, truth, args.reps, rx, ry, args.ci)
-    return [
-        {"set": model, "tasks": m, "runs": n, "per_block": args.per_block, "blocks": counts[n].tolist(),
-         "tie": ties[n].tolist()}
-        for n in runs
-    ]  # fmt: skip
+                _add(tallies[n][b], hits(cx, cy, truth, args.reps, rx, ry, args.ci))
+    return [_result(model, m, n, args.per_block, tallies[n], ties[n].tolist()) for n in runs]
+
+
+def _result(
+    name: str, m: int, n: int, per_block: int, tallies: list[dict[str, np.ndarray]], tie: list, **extra
+) -> dict:
+    """One row's JSON record: ``blocks`` (hit counts per block, as issue 33 stored them) and the other tallies."""
+    keys = ("below", "above", "width", "err", "err2")
+    out = {"set": name, "tasks": m, "runs": n, "per_block": per_block, "blocks": [t["hits"].tolist() for t in tallies],
+           "tie": tie, **{k: [t[k].tolist() for t in tallies] for k in keys}, **extra}  # fmt: skip
+    return out
 
 
 def _fast_truths(x: list[sim.Task], y: list[sim.Task], block: int) -> np.ndarray:
@@ -120,13 +156,6 @@ def _fast_truths(x: list[sim.Task], y: list[sim.Task], block: int) -> np.ndarray
 
 
 # ----------------------------------------------------------------------------- real data
-def atari100k() -> tuple[np.ndarray, np.ndarray, str]:
-    """(26, 100) human-normalised scores of SPR and DrQ(eps) per game, and how runs are drawn."""
-    hns = json.loads((SHARED_DATA / "rliable_atari_100k" / "final_scores_hns.json").read_text())
-    games = sorted(hns["SPR"])
-    return np.array([hns["SPR"][g] for g in games]), np.array([hns["DrQ(eps)"][g] for g in games]), "distinct"
-
-
 def dreamerv2(at_frames: float = 5e7, complete: float = 1.9e8) -> tuple[np.ndarray, np.ndarray, str]:
     """(45, 11) human-normalised scores of DreamerV2 at the end of each run (X) and at ``at_frames`` (Y), on the
     games where every run reaches ``complete`` frames."""
@@ -143,6 +172,54 @@ def dreamerv2(at_frames: float = 5e7, complete: float = 1.9e8) -> tuple[np.ndarr
         x.append((np.array([r.ys[-1] for r in rows.itertuples()]) - lo) / (hi - lo))
         y.append((np.array(at) - lo) / (hi - lo))
     return np.array(x), np.array(y), "with replacement"
+
+
+def _atari(x_name: str, y_name: str, how: str = "distinct") -> Callable[[], tuple[np.ndarray, np.ndarray, str]]:
+    def load() -> tuple[np.ndarray, np.ndarray, str]:
+        hns = json.loads((SHARED_DATA / "rliable_atari_100k" / "final_scores_hns.json").read_text())
+        games = sorted(hns[x_name])
+        return np.array([hns[x_name][g] for g in games]), np.array([hns[y_name][g] for g in games]), how
+
+    return load
+
+
+def procgen() -> tuple[np.ndarray, np.ndarray, str]:
+    """(16, 5) and (16, 3): PPO's and PPG's last returns per game (DreamerV3's Procgen logs), min-max normalised
+    with the easy-mode ranges; 5 and 3 runs per game, so runs are drawn with replacement."""
+    frame = pd.read_csv(SHARED_DATA / "dreamerv3_procgen" / "procgen_final_scores.csv")
+    ranges = json.loads((SHARED_DATA / "reference_scores" / "procgen_easy_min_max.json").read_text())
+    bounds = ranges["easy_mode_min_max"]
+    out = []
+    for method in ("ppo_fixhp", "ppg"):
+        part = frame[frame["method"] == method].sort_values(["env", "seed"])
+        rows = [
+            (g["last_return"].to_numpy() - bounds[e]["min"]) / (bounds[e]["max"] - bounds[e]["min"])
+            for e, g in part.groupby("env")
+        ]
+        out.append(np.array(rows))
+    return out[0], out[1], "with replacement"
+
+
+def held_out(path: str | None) -> Callable[[], tuple[np.ndarray, np.ndarray, str]]:
+    """Another agent's per-run scores from a file outside the repository (``--held-out``: a CSV ``task,score`` of
+    human-normalised Atari 100k scores) as X, against SPR's 100 runs per game (Y) on the same games; X's runs are
+    drawn distinct when every game has at least 10, else with replacement. Rectangular: each game keeps as many runs
+    as its fewest."""
+
+    def load() -> tuple[np.ndarray, np.ndarray, str]:
+        if not path:
+            raise SystemExit("--real held-out needs --held-out FILE")
+        frame = pd.read_csv(path)
+        frame["key"] = frame["task"].str.lower().str.replace(r"[^a-z]", "", regex=True)
+        hns = json.loads((SHARED_DATA / "rliable_atari_100k" / "final_scores_hns.json").read_text())
+        spr = {g.lower(): v for g, v in hns["SPR"].items()}
+        groups = {k: g["score"].to_numpy(float) for k, g in frame.groupby("key") if k in spr}
+        keep = min(len(v) for v in groups.values())
+        games = sorted(groups)
+        x = np.array([groups[g][:keep] for g in games])
+        return x, np.array([spr[g] for g in games]), "distinct" if keep >= 10 else "with replacement"
+
+    return load
 
 
 def population_truth(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -170,14 +247,27 @@ def real_row(name: str, loader: Callable[[], tuple[np.ndarray, np.ndarray, str]]
     out = []
     for n in runs:
         data_rng, boot_rng = np.random.default_rng([args.seed, n, REAL_SETS.index(name)]).spawn(2)
-        count = np.zeros(len(COLUMNS))
+        tally = _tally()
         for _ in range(args.real_trials):
             rx, ry = boot_rng.spawn(2)
-            count += hits(draw_runs(x, n, how, data_rng), draw_runs(y, n, how, data_rng), truth, args.reps, rx, ry,
-                          args.ci)  # fmt: skip
-        out.append({"set": name, "tasks": int(x.shape[0]), "runs": n, "per_block": args.real_trials,
-                    "blocks": [count.tolist()], "tie": [], "truth": truth.tolist(), "draw": how})  # fmt: skip
+            _add(tally, hits(draw_runs(x, n, how, data_rng), draw_runs(y, n, how, data_rng), truth, args.reps, rx, ry,
+                             args.ci))  # fmt: skip
+        out.append(_result(name, int(x.shape[0]), n, args.real_trials, [tally], [], truth=truth.tolist(), draw=how))
     return out
+
+
+def real_loaders(args: argparse.Namespace) -> dict[str, Callable[[], tuple[np.ndarray, np.ndarray, str]]]:
+    """Every real set's loader: Atari 100k pairs (human-normalised, 100 runs per game), DreamerV2, Procgen, and the
+    held-out file."""
+    return {
+        "atari100k": _atari("SPR", "DrQ(eps)"),
+        "atari100k-der-otr": _atari("DER", "OTR"),
+        "atari100k-drq-curl": _atari("DrQ", "CURL"),
+        "atari100k-replace": _atari("SPR", "DrQ(eps)", "with replacement"),
+        "dreamerv2": dreamerv2,
+        "procgen": procgen,
+        "held-out": held_out(args.held_out),
+    }
 
 
 # ----------------------------------------------------------------------------- tables
@@ -197,7 +287,7 @@ def _cell(c: float, se: float, bold: bool) -> str:
 
 HEADLINE = [("bootstrap-t", s) for s in ("iqm", "iqm_diff", "P(X>Y)", "mean", "median")] + [
     ("order-statistic", "median")
-] + [("percentile", s) for s in ("iqm", "iqm_diff", "P(X>Y)")]  # fmt: skip
+] + [("expanded", s) for s in ("iqm", "iqm_diff")] + [("percentile", s) for s in ("iqm", "iqm_diff", "P(X>Y)")]  # fmt: skip
 
 
 def markdown(results: list[dict]) -> list[str]:
@@ -213,6 +303,36 @@ def markdown(results: list[dict]) -> list[str]:
         j = COLUMNS.index(("bootstrap-t", "iqm"))
         bse = "-" if np.isnan(block_se[j]) else f"{block_se[j]:.3f}"
         lines.append("| " + " | ".join([r["set"], str(r["tasks"]), str(r["runs"]), *cells, bse]) + " |")
+    return lines
+
+
+def _pooled(r: dict, key: str) -> np.ndarray:
+    """A tally of every column summed over blocks, per trial (NaN where the row predates it)."""
+    if key not in r:
+        return np.full(len(COLUMNS), np.nan)
+    return np.asarray(r[key]).sum(axis=0) / (r["per_block"] * len(r[key]))
+
+
+def details(results: list[dict]) -> list[str]:
+    """Width beside coverage, where the misses fall and the estimates' bias: the IQM and IQM difference under
+    bootstrap-t (studentized) and expanded (the former rule), the median (bootstrap-t's normal interval)."""
+    shown = [("bootstrap-t", "iqm"), ("expanded", "iqm"), ("bootstrap-t", "iqm_diff"), ("expanded", "iqm_diff"),
+             ("bootstrap-t", "median")]  # fmt: skip
+    head = ["data", "M", "N", *(f"{'bt' if m == 'bootstrap-t' else m} {s}: width (above / below %)" for m, s in shown),
+            "bias/SD iqm", "bias/SD median", "bias/SD iqm_diff"]  # fmt: skip
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in results:
+        if "width" not in r:
+            continue
+        width, above, below = _pooled(r, "width"), _pooled(r, "below"), _pooled(r, "above")
+        err, err2 = _pooled(r, "err"), _pooled(r, "err2")
+        sd = np.sqrt(np.maximum(err2 - err**2, 0.0))
+        cells = []
+        for m, st in shown:
+            j = COLUMNS.index((m, st))
+            cells.append(f"{width[j]:.3g} ({100 * above[j]:.1f} / {100 * below[j]:.1f})")
+        bias = [f"{err[k] / sd[k]:+.2f}" if sd[k] > 0 else "-" for k in range(len(BIASED))]
+        lines.append("| " + " | ".join([r["set"], str(r["tasks"]), str(r["runs"]), *cells, *bias]) + " |")
     return lines
 
 
@@ -254,6 +374,11 @@ def report(results: list[dict], args: argparse.Namespace) -> list[str]:
         "",
         *markdown(results),
         "",
+        "width (mean over trials) beside coverage; above / below: % of trials whose interval lies wholly above / "
+        "below the truth; bias/SD: mean estimation error over its SD",
+        "",
+        *details(results),
+        "",
         *median_spread(results),
     ]
 
@@ -263,7 +388,7 @@ def rows(args: argparse.Namespace) -> Iterator[list[dict]]:
     for model in args.models:
         for m in args.tasks:
             yield simulated_row(model, m, args.runs, args)
-    loaders = {"atari100k": atari100k, "dreamerv2": dreamerv2}
+    loaders = real_loaders(args)
     for name in args.real:
         yield real_row(name, loaders[name], args.runs, args)
 
@@ -275,7 +400,8 @@ def main() -> None:
     p.add_argument("--runs", nargs="+", type=int, default=[3, 5, 10])
     p.add_argument("--blocks", type=int, default=20, help="task sets per task model and task count")
     p.add_argument("--per-block", type=int, default=50, help="trials per task set and run count")
-    p.add_argument("--real", nargs="*", default=list(REAL_SETS), choices=REAL_SETS)
+    p.add_argument("--real", nargs="*", default=[r for r in REAL_SETS if r != "held-out"], choices=REAL_SETS)
+    p.add_argument("--held-out", help="a CSV task,score of another agent's human-normalised Atari 100k runs")
     p.add_argument("--real-trials", type=int, default=1000)
     p.add_argument("--reps", type=int, default=1000)
     p.add_argument("--seed", type=int, default=2033)

@@ -16,7 +16,7 @@ with the levels the analysis layer passes), for six statistics:
 Methods: ``percentile`` (the default), ``expanded`` (Hesterberg's expanded percentile, the level pooled over
 the cells of the statistic: X's for the aggregates, X's and Y's for the differences; for P(X > Y) the
 U-statistic's own level, ``bootstrap.improvement_level``) and
-``bootstrap-t`` (studentized for the mean and the mean difference, ``intervals.normal_interval`` for the
+``bootstrap-t`` (studentized for the mean, the IQM and their differences, ``intervals.normal_interval`` for the
 median, expanded for the rest; a degenerate studentized distribution falls back to expanded, as in the
 library).
 
@@ -72,9 +72,12 @@ def _per_task(cells: bs.Cells) -> list[np.ndarray]:
 def trial(cx: bs.Cells, cy: bs.Cells, reps: int, rx, ry, ci: float) -> dict[str, np.ndarray]:
     """Low and high of the six statistics for each method, on one pair of data sets."""
     metrics = [registry.get_metric(m) for m in ("iqm", "mean", "median")]
+    iqm_se = agg.standard_error(metrics[0])
+    assert iqm_se is not None
 
     def stat(r: bs.Resample) -> np.ndarray:
-        return np.concatenate([np.stack([m(r) for m in metrics], axis=1), mt.mean_se(r)[:, 1:]], axis=1)
+        parts = [np.stack([m(r) for m in metrics], axis=1), mt.mean_se(r)[:, 1:], iqm_se(r)[:, 1:]]
+        return np.concatenate(parts, axis=1)  # iqm, mean, median, se(mean), se(iqm)
 
     dx, dy = bs.draw(cx, reps, rx), bs.draw(cy, reps, ry)
     sx, sy = stat(dx), stat(dy)
@@ -90,15 +93,17 @@ def trial(cx: bs.Cells, cy: bs.Cells, reps: int, rx, ry, ci: float) -> dict[str,
     low, high = (a.copy() for a in out["expanded"])
     # the median: a normal interval with the bootstrap standard deviation at the expanded level
     low[2], high[2] = intervals.normal_interval(sx[:, 2], px[2], alone)
-    # studentized: the mean (X's replicates of (mean, se)) and the mean difference (se² of X and Y added)
-    found = bs.studentized_mean_interval(sx[:, [1, 3]], px[[1, 3]], ci)
-    if found is not None:
-        low[1], high[1] = found
-    found = agg.studentized_difference(
-        {"dist": sx[:, [1, 3]], "point": px[[1, 3]]}, {"dist": sy[:, [1, 3]], "point": py[[1, 3]]}, ci
-    )
-    if found is not None:
-        low[4], high[4] = found
+    # studentized (a degenerate distribution falls back to expanded, as in the library): the mean (X's replicates of
+    # (mean, se)) and the IQM (of (IQM, winsorized se)), and their differences (se² of X and Y added)
+    for j, d, se_col in ((1, 4, 3), (0, 3, 4)):
+        own = {"dist": sx[:, [j, se_col]], "point": px[[j, se_col]]}
+        found = bs.studentized_interval(own["dist"], own["point"], ci)
+        if found is not None:
+            low[j], high[j] = found
+        other = {"dist": sy[:, [j, se_col]], "point": py[[j, se_col]]}
+        found = agg.studentized_difference(own, other, ci)
+        if found is not None:
+            low[d], high[d] = found
     out["bootstrap-t"] = (low, high)
     return out
 

@@ -44,7 +44,7 @@ from coverage_study import populations
 from rl_reliable_logger.stats import aggregate as agg
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import diagnostics as dg
-from rl_reliable_logger.stats import intervals
+from rl_reliable_logger.stats import intervals, registry
 from rl_reliable_logger.stats import metrics as mt
 
 #: The interval whose coverage the diagnostic is calibrated against (the library's default, named here).
@@ -67,6 +67,8 @@ class Config:
     runs: int
     hit: list[bool] = field(default_factory=list)
     hit_pair: list[bool] = field(default_factory=list)
+    hit_gap: list[bool] = field(default_factory=list)  # the optimality gap's interval (studentized, as bootstrap-t)
+    hit_gap_expanded: list[bool] = field(default_factory=list)  # ... and its expanded interval (before issue 43)
     skew_x: list[np.ndarray] = field(default_factory=list)
     skew_y: list[np.ndarray] = field(default_factory=list)
     former_x: list[float] = field(default_factory=list)
@@ -107,16 +109,29 @@ def diff_interval(cells: tuple[bs.Cells, bs.Cells], d: tuple, p: tuple, ci: floa
     return float(low[0]), float(high[0])
 
 
-def run_config(cfg: Config, draw_x, draw_y, truth: tuple[float, float], trials: int, reps: int, rng, ci: float):
+def run_config(cfg: Config, draw_x, draw_y, truth: tuple[float, ...], trials: int, reps: int, rng, ci: float):
     """Fill ``cfg`` with ``trials`` data sets drawn by ``draw_x`` / ``draw_y`` (rng -> list of per-task runs), each
-    with the :data:`METHOD` (``bootstrap-t``) intervals of the mean and of the mean difference."""
+    with the :data:`METHOD` (``bootstrap-t``) intervals of the mean, of the mean difference and (with a third truth)
+    of X's optimality gap (γ = 1; studentized as bootstrap-t gives it, expanded where degenerate, and expanded)."""
+    gap = registry.get_metric("optimality_gap")
+    gap_se = agg.standard_error(gap)
+    assert gap_se is not None
     for _ in range(trials):
         cx, cy = bs.Cells.from_list(draw_x(rng)), bs.Cells.from_list(draw_y(rng))
         rx, ry = rng.spawn(2)
-        dx, dy = mt.mean_se(bs.draw(cx, reps, rx)), mt.mean_se(bs.draw(cy, reps, ry))
+        resample_x = bs.draw(cx, reps, rx)
+        dx, dy = mt.mean_se(resample_x), mt.mean_se(bs.draw(cy, reps, ry))
         px, py = mt.mean_se(bs.original(cx))[0], mt.mean_se(bs.original(cy))[0]
         low, high = mean_interval(cx, dx, px, ci)
         cfg.hit.append(low <= truth[0] <= high)
+        if len(truth) > 2:
+            g_dist, g_point = gap_se(resample_x), gap_se(bs.original(cx))[0]
+            g_low, g_high = intervals.interval(g_dist[:, :1], g_point[:1], ci=ci, method="expanded",
+                                        tail=bs.expanded_level(cx, ci))  # fmt: skip
+            cfg.hit_gap_expanded.append(bool(g_low[0] <= truth[2] <= g_high[0]))
+            found = bs.studentized_interval(g_dist, g_point, ci)
+            low_g, high_g = found if found is not None else (g_low[0], g_high[0])
+            cfg.hit_gap.append(bool(low_g <= truth[2] <= high_g))
         low, high = diff_interval((cx, cy), (dx, dy), (px, py), ci)
         cfg.hit_pair.append(low <= truth[0] - truth[1] <= high)
         cfg.skew_x.append(dg.task_skewness(cx))
@@ -137,9 +152,14 @@ def real_plan(pops, subsets: int, seed: int) -> Iterator[tuple[str, str, str, li
                 yield alg, split, f"{k} games #{j}", sorted(rng.choice(games, k, replace=False)), partner
 
 
-def sample_games(pop: dict[str, np.ndarray], games: list[str], n: int):
-    """A data set's draw: ``n`` of each game's runs, without replacement."""
-    return lambda rng: [rng.choice(pop[g], n, replace=False) for g in games]
+def sample_games(pop: dict[str, np.ndarray], games: list[str], n: int, replace: bool = False):
+    """A data set's draw: ``n`` of each game's runs, without replacement (or with, ``--replace``)."""
+    return lambda rng: [rng.choice(pop[g], n, replace=replace) for g in games]
+
+
+def gap_truth(pop: dict[str, np.ndarray], games: list[str], gamma: float = 1.0) -> float:
+    """The optimality gap of the population: γ minus the mean over games of each game's mean of min(run, γ)."""
+    return float(gamma - np.mean([np.minimum(pop[g], gamma).mean() for g in games]))
 
 
 def sample_tasks(tasks: list[sim.Task], n: int):
@@ -163,11 +183,15 @@ def collect(args: argparse.Namespace) -> list[Config]:
 
     for alg, split, name, games, partner in real_plan(pops, args.subsets, args.seed):
         truth = tuple(float(np.mean([pops[a][g].mean() for g in games])) for a in (alg, partner))
-        for n in [n for n in args.runs if n < min(len(pops[alg][g]) for g in games)]:
+        truth += (gap_truth(pops[alg], games),)
+        for n in [n for n in args.runs if args.replace or n < min(len(pops[alg][g]) for g in games)]:
             t0, cfg = time.perf_counter(), Config(alg, split, "real", name, n)
-            run_config(cfg, sample_games(pops[alg], games, n), sample_games(pops[partner], games, n), truth,
-                       args.trials, args.reps, rng, args.ci)  # fmt: skip
+            run_config(cfg, sample_games(pops[alg], games, n, args.replace),
+                       sample_games(pops[partner], games, n, args.replace), truth, args.trials, args.reps, rng,
+                       args.ci)  # fmt: skip
             done(cfg, t0)
+    if args.real_only:
+        return configs
     for split, models in (("train", TRAIN_SIM), ("held-out", HELD_SIM)):
         for model, m, block in itertools.product(models, args.tasks, range(args.blocks)):
             x, y = populations(model, m, args.seed + 1000 * block + (0 if split == "train" else 77))
@@ -267,16 +291,42 @@ def report(configs: list[Config], constants: tuple[float, float, float], args: a
                 hi, n_hi, lo, n_lo = rates(cs, rule, pair)
                 lines.append(f"    {split:<8} {kind:<4}: {hi:.3f} [{n_hi}] / {lo:.3f} [{n_lo}]")
         lines.append("")
+    gap = lambda c: f"{np.mean(c.hit_gap):.3f} ({np.mean(c.hit_gap_expanded):.3f})" if c.hit_gap else "-"
     lines.append(
-        "per configuration (held-out): coverage of the mean; firing rate of "
+        "per configuration (" + ("every one" if args.real_only else "held-out")
+        + "): coverage of the mean, of the mean difference, of the optimality gap (bootstrap-t; expanded, the former "
+        "rule, in brackets); firing rate of "
         + " / ".join(k.split(" (")[0] for k in rules)
-    )
+    )  # fmt: skip
     for c in configs:
-        if c.split == "held-out":
+        if c.split == "held-out" or args.real_only:
             f = [float(np.mean(r(c))) for r in rules.values()]
             lines.append(
-                f"  {c.source:<12} {c.tasks:<12} N={c.runs:<3} {coverage(c):.3f}  " + " / ".join(f"{x:.2f}" for x in f)
+                f"  {c.source:<12} {c.tasks:<12} N={c.runs:<3} {coverage(c):.3f} {coverage(c, True):.3f} {gap(c)}  "
+                + " / ".join(f"{x:.2f}" for x in f)
             )
+    lines += ["", *coverage_summary(configs, rules)]
+    return lines
+
+
+def coverage_summary(configs: list[Config], rules: dict) -> list[str]:
+    """Per run count, over the real configurations: the range of the mean's, the difference's and the gap's
+    coverage, and the library rule's firing rate where the mean covers below 0.93 (the cells a user should hear of)."""
+    lines = ["real data, per run count: coverage range of the mean / mean difference / optimality gap (configurations "
+             "below 0.93), and the library rule's firing rate on the data sets of configurations whose mean covers "
+             "below 0.93"]  # fmt: skip
+    rule = list(rules.values())[0] if len(rules) < 3 else list(rules.values())[1]
+    for n in sorted({c.runs for c in configs if c.kind == "real"}):
+        cs = [c for c in configs if c.kind == "real" and c.runs == n]
+        parts = []
+        for name, cov in (("mean", [coverage(c) for c in cs]), ("difference", [coverage(c, True) for c in cs]),
+                          ("gap", [float(np.mean(c.hit_gap)) for c in cs if c.hit_gap]),
+                          ("gap expanded", [float(np.mean(c.hit_gap_expanded)) for c in cs if c.hit_gap])):  # fmt: skip
+            if cov:
+                parts.append(f"{name} {min(cov):.3f}-{max(cov):.3f} ({sum(v < 0.93 for v in cov)} of {len(cov)})")
+        short = [c for c in cs if coverage(c) < 0.93]
+        rate = float(np.mean(np.concatenate([rule(c) for c in short]))) if short else float("nan")
+        lines.append(f"  N={n}: " + "; ".join(parts) + f"; the rule fires on {rate:.3f} where the mean is short")
     return lines
 
 
@@ -293,6 +343,8 @@ def main() -> None:
     p.add_argument("--max-false", type=float, default=0.08)
     p.add_argument("--out", help="write the report here")
     p.add_argument("--cache", help="pickle of the data sets' records: read if present, else written")
+    p.add_argument("--replace", action="store_true", help="draw real runs with replacement (issue 43's re-rating)")
+    p.add_argument("--real-only", action="store_true", help="only the real configurations")
     args = p.parse_args()
     if args.cache and Path(args.cache).exists():
         configs = pd.read_pickle(args.cache)

@@ -73,7 +73,7 @@ class Scenario:
             else (f"diff {self.delta:g}" if self.source != "atari" else f"SPR vs {self.rival}")
         )
         kind += " staggered" if self.staggered else ""
-        rule = f"{self.spending} {self.multiplicity}" + (f" fut{self.futility:g}" if self.futility else "")
+        rule = f"{self.spending} {self.multiplicity}" + (f" fut{self.futility:g}" if self.futility else " no-fut")
         return f"{self.source} A={self.algorithms} K={self.looks} M={self.tasks} N={self.max_runs} {rule} {kind}"
 
 
@@ -95,6 +95,14 @@ SCENARIOS = [
     Scenario("lognormal", 4, 3, 10, 9, delta=0.12),
     Scenario("normal", 4, 4, 26, 12, delta=0.08, spending="pocock"),
     Scenario("normal", 4, 4, 26, 12, delta=0.08, multiplicity="bonferroni", futility=0.0),  # the procedure before
+    # issue 43: futility's cost in power on real-data differences of moderate power, each with and without it
+    # (the same experiments: a scenario's streams do not depend on its futility threshold)
+    Scenario("atari", 2, 4, 10, 12, delta=1.0, rival="DrQ(eps)", futility=0.0),
+    Scenario("atari", 2, 4, 10, 12, delta=1.0, rival="DrQ(eps)", futility=0.1),
+    Scenario("atari", 2, 3, 26, 9, delta=1.0, rival="DrQ(eps)", futility=0.0),
+    Scenario("atari", 2, 3, 26, 9, delta=1.0, rival="DrQ(eps)", futility=0.1),
+    Scenario("atari", 2, 4, 26, 20, delta=1.0, rival="DrQ(eps)", futility=0.1),
+    Scenario("lognormal", 2, 4, 26, 12, delta=0.12, futility=0.1),
 ]
 
 

@@ -131,7 +131,7 @@ def evaluate(
     checks = pc.checks_run(prep.selected or prep.table, hyperparameter_keys=fields.sweep_keys)
     inputs, request = _inputs(prep, request, choices)
     warnings = [pc.format_finding(f) for f in findings] + prep.warnings
-    warnings += _scale_warnings(inputs, choices.gamma, choices.normalized)
+    warnings += _scale_warnings(inputs, choices.gamma, prep.normalization if choices.normalized else None)
     parts = _tables(inputs, request, prep, choices)
     for part in parts:
         warnings += part.warnings
@@ -353,14 +353,20 @@ def _without_secrets(frame: pd.DataFrame, warnings: list[str]) -> pd.DataFrame:
     return out
 
 
-def _scale_warnings(inputs: TableInputs, gamma: float, normalized: bool) -> list[str]:
-    """Aggregates that would mean little: raw scores of very different scales pooled over tasks, and the
-    optimality gap on a scale where ``gamma`` is no target (issue 13 item 7)."""
+def _scale_warnings(inputs: TableInputs, gamma: float, normalization: str | None) -> list[str]:
+    """Aggregates that would mean little: raw scores of very different scales pooled over tasks, the optimality
+    gap on a scale where ``gamma`` is no target (issue 13 item 7), and scores declared normalised (``normalization``,
+    None for raw scores) that look like raw returns (issue 43; one warning, which then stands for the gap's)."""
     frame = inputs.final.frame
+    normalized = normalization is not None
     out = []
     if not normalized:
         pooled = {t: frame.loc[frame["task"] == t, "score"].to_numpy(float) for t in inputs.tasks}
         out.append(ck.raw_scale_warning(pooled))
+    else:
+        contradicted = ck.normalization_warning(frame["score"].to_numpy(float), str(normalization), gamma)
+        if contradicted:
+            return [contradicted]
     if "optimality_gap" in [m.name for m in inputs.metrics]:
         out.append(ck.gap_warning(gamma, frame["score"].to_numpy(float), normalized=normalized))
     return [w for w in out if w]

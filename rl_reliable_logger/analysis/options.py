@@ -475,12 +475,14 @@ class AnalysisOptions:
         bytes attributable to each replicate keyword plus ``"base"`` (chunk buffers), so that the
         largest feasible value of one keyword follows from the others.
         """
-        from ..stats import intervals
+        from ..stats import aggregate, registry
 
         a, m, k = max(n_algorithms, 1), max(n_tasks, 1), max(n_runs, 1)
         n_metrics = len(self.metrics)
-        # a studentized method (bootstrap-t) also keeps every algorithm's (mean, standard error) replicates
-        columns = n_metrics + 2 * self.resampling().needs_standard_errors("aggregates", intervals.STATISTIC_KINDS)
+        # a studentized method (bootstrap-t) also keeps every algorithm's (statistic, standard error) replicates of
+        # each studentized statistic (the mean, the IQM, the optimality gap)
+        metrics = [registry.get_metric(x) for x in self.metrics]
+        columns = n_metrics + 2 * len(aggregate.studentized_kinds(self.resampling(), "aggregates", metrics))
         n_taus = len(self.taus) if self.taus is not None else 101
         count_bytes = 2 if k < 2**16 else 4
         f8 = 8.0

@@ -126,7 +126,8 @@ def prepare(table: ScoreTable, options: AnalysisOptions | Preparation) -> Prepar
         raise OptionError(
             "budget", "`budget=` needs per-step scores: give the table a step column (final scores are taken there)"
         )
-    table = selected = select(table, options.only_algorithms, options.only_tasks)
+    # the canonical row order (only_algorithms' order, else sorted names): every table, pair and figure follows it
+    table = selected = select(table, options.only_algorithms, options.only_tasks).in_order(options.only_algorithms)
     runs = histories(table) if table.has_steps else []
     raw_final = final = table.final(options.budget)
     if final.frame.empty and options.budget is not None:

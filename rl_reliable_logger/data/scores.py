@@ -571,6 +571,31 @@ class ScoreTable:
             last = last.drop(columns=[FINAL_SCORE])
         return self._replace(last.drop(columns=["step"]))
 
+    def in_order(self, algorithms: Sequence[str] | None = None) -> ScoreTable:
+        """A copy whose rows are in the canonical order every table follows: algorithms in ``algorithms``' order
+        (the user's ``only_algorithms``), else sorted by name; then tasks sorted by name, runs by run key, steps
+        ascending. So the order of the input rows changes nothing, not even which algorithm is ``algorithm_x``::
+
+            >>> t = ScoreTable(pd.DataFrame({"algorithm": ["b", "a"], "task": ["x", "x"], "seed": [0, 0], "score": [1, 2]}))
+            >>> t.in_order().algorithms, t.in_order(["b", "a"]).algorithms
+            (['a', 'b'], ['b', 'a'])
+        """
+        names = [str(a) for a in self.algorithms]
+        order = [a for a in dict.fromkeys(algorithms or ()) if a in set(names)]
+        order += sorted(a for a in names if a not in set(order))
+        frame = self.frame
+        keys = pd.DataFrame(
+            {
+                "a": frame["algorithm"].astype(str).map({a: k for k, a in enumerate(order)}),
+                "t": frame["task"].astype(str),
+                "r": frame["run_id"].astype(str) if "run_id" in frame.columns else "",
+                "s": frame["step"].astype(float) if "step" in frame.columns else 0.0,
+            },
+            index=frame.index,
+        )
+        index = keys.sort_values(["a", "t", "r", "s"], kind="stable").index
+        return self._replace(frame.loc[index])
+
     def _replace(self, frame: pd.DataFrame) -> ScoreTable:
         """A new table with the same metadata and ``frame`` (already canonical and valid)."""
         new = object.__new__(ScoreTable)

@@ -22,7 +22,7 @@ from ..stats import distributions
 PERCENTILE_METHODS = ("percentile", "basic")
 BIAS_CORRECTED = ("bc", "debiased", "bias-corrected", "bca")
 NORMAL_METHODS = ("norm", "var", "cov")
-METHODS = PERCENTILE_METHODS + BIAS_CORRECTED + NORMAL_METHODS
+METHODS = PERCENTILE_METHODS + BIAS_CORRECTED + NORMAL_METHODS + ("studentized",)
 
 
 def check(method: str, size: float, tail: str) -> None:
@@ -31,10 +31,43 @@ def check(method: str, size: float, tail: str) -> None:
         raise ValueError(f"confidence_interval_size must be strictly between 0 and 1, got {size!r}")
     if str(tail).lower() not in ("two", "lower", "upper"):
         raise ValueError(f"tail must be 'two', 'lower' or 'upper', got {tail!r}")
-    if method == "studentized":
-        raise ValueError("method='studentized' (a nested bootstrap) is not offered by the drop-in: use 'bca' or 'bc'")
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+
+
+def check_reps(reps: object, name: str = "reps") -> int:
+    """``reps`` as an int, or a ValueError naming it (``reps=0`` failed inside numpy's percentile before)."""
+    if isinstance(reps, bool) or not isinstance(reps, (int, np.integer)) or int(reps) < 1:
+        shown = int(reps) if isinstance(reps, np.integer) else reps
+        raise ValueError(f"{name} must be a positive whole number of bootstrap replicates; got {shown!r}")
+    return int(reps)
+
+
+def check_sampling(sampling: str) -> None:
+    """Only arch's nonparametric bootstrap (rliable's): the semi-parametric and parametric ones re-fit a model."""
+    if str(sampling).lower() != "nonparametric":
+        raise ValueError(
+            f"sampling={sampling!r} is not offered by the drop-in: arch's semi-parametric and parametric bootstraps "
+            "re-fit a model on every replicate (func(..., params=, state=)), which rliable never does; use "
+            "sampling='nonparametric'"
+        )
+
+
+def studentized_conf_int(
+    t: np.ndarray, base: np.ndarray, std_err: np.ndarray, *, size: float, tail: str = "two"
+) -> np.ndarray:
+    """(2, k) bootstrap-t interval from studentized replicates ``t`` (reps, k), the estimate and its standard
+    error (arch's ``studentized``): ``[base - se · t*_upper, base - se · t*_lower]`` (``np.percentile``, linear)."""
+    tail = str(tail).lower()
+    base = np.atleast_1d(np.asarray(base, dtype=float))
+    alpha = (1.0 - size) / 2 if tail == "two" else 1.0 - size
+    t_low, t_high = np.percentile(t, [100.0 * alpha, 100.0 * (1.0 - alpha)], axis=0)
+    lower, upper = base - std_err * t_high, base - std_err * t_low
+    if tail == "lower":
+        upper = np.full(base.shape, np.inf)
+    elif tail == "upper":
+        lower = np.full(base.shape, -np.inf)
+    return np.vstack((lower, upper))
 
 
 def acceleration(jackknife: np.ndarray) -> np.ndarray:

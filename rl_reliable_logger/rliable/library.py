@@ -79,6 +79,15 @@ class _Layout:
         return np.ravel_multi_index((tasks, *(np.full_like(tasks, c) for c in column)), self.shape[1:])
 
 
+def _agreement(arrays: Sequence[np.ndarray]) -> float:
+    """How closely the vectorised plan (which computes in float64) must reproduce ``func`` on the data: to
+    rounding for float64 and integer scores, to the square root of the precision of lower-precision floats
+    (float32 sums carry ~1e-7 relative error; a different function differs at order 1)."""
+    eps = [float(np.finfo(a.dtype).eps) for a in arrays if np.issubdtype(a.dtype, np.floating)]
+    coarsest = max(eps, default=float(np.finfo(np.float64).eps))
+    return 1e-9 if coarsest <= np.finfo(np.float64).eps else float(np.sqrt(coarsest))
+
+
 class _Stratified:
     """The parts both bootstraps share: iteration, ``apply``, ``conf_int`` (vectorised when ``func`` is
     recognised), the leave-one-run-out jackknife of ``bca``."""
@@ -153,9 +162,12 @@ class _Stratified:
             yield self._resample()
 
     def apply(self, func: Callable[..., Any], reps: int = 1000, extra_kwargs: dict | None = None) -> np.ndarray:
-        """(reps, k) values of ``func`` on ``reps`` replicates."""
+        """(reps, k) values of ``func`` on ``reps`` replicates (kept for ``conf_int(..., reuse=True)``, as arch)."""
+        reps = intervals.check_reps(reps)
         kwargs = {**self._kwargs, **(extra_kwargs or {})}
-        return self._replicates(func, int(reps), extra_kwargs, func(*self._args, **kwargs))
+        results = self._replicates(func, reps, extra_kwargs, func(*self._args, **kwargs))
+        self._last = (func, extra_kwargs, results)
+        return results
 
     def conf_int(
         self,
@@ -165,15 +177,36 @@ class _Stratified:
         size: float = 0.95,
         tail: str = "two",
         extra_kwargs: dict | None = None,
+        reuse: bool = False,
+        sampling: str = "nonparametric",
+        std_err_func: Callable[..., Any] | None = None,
+        studentize_reps: int = 1000,
     ) -> np.ndarray:
-        """(2, k) confidence interval of each output of ``func`` (lower row, upper row), rliable's semantics
-        (:mod:`.intervals`); ``method`` percentile, basic, bc (debiased), bca or norm."""
+        """(2, k) confidence interval of each output of ``func`` (lower row, upper row), rliable's (arch's)
+        semantics (:mod:`.intervals`); ``method`` percentile, basic, bc (debiased), bca, norm or studentized.
+
+        arch's other keywords: ``reuse=True`` takes the replicates of the previous ``apply``/``conf_int`` call
+        when it had the same ``func``, ``reps`` and ``extra_kwargs`` (else it draws, as arch); ``sampling`` must
+        be ``'nonparametric'`` (arch's semi-parametric and parametric bootstraps re-fit a model per replicate,
+        which rliable never does: refused with a ValueError); ``method='studentized'`` divides each replicate's
+        deviation by its standard error, from ``std_err_func(params, *data)`` when given, else from a nested
+        bootstrap of ``studentize_reps`` replicates of that replicate (slow: ``reps x studentize_reps`` values).
+        """
         intervals.check(method, size, tail)
+        reps = intervals.check_reps(reps)
+        intervals.check_sampling(sampling)
         if extra_kwargs and any(k in self._kwargs for k in extra_kwargs):
             raise ValueError("extra_kwargs repeats a keyword the bootstrap was given data for")
         kwargs = {**self._kwargs, **(extra_kwargs or {})}
         base = func(*self._args, **kwargs)
-        results = self._replicates(func, int(reps), extra_kwargs, base)
+        if method == "studentized":
+            return self._studentized(func, reps, size, tail, extra_kwargs, base, std_err_func, studentize_reps)
+        last = getattr(self, "_last", None)
+        if reuse and last is not None and last[0] is func and last[1] is extra_kwargs and len(last[2]) == reps:
+            results = last[2]
+        else:
+            results = self._replicates(func, reps, extra_kwargs, base)
+            self._last = (func, extra_kwargs, results)
         return intervals.conf_int(
             results,
             base,
@@ -183,19 +216,54 @@ class _Stratified:
             jackknife=lambda: self._jackknife(func, extra_kwargs),
         )
 
+    def _studentized(self, func, reps, size, tail, extra_kwargs, base, std_err_func, studentize_reps) -> np.ndarray:
+        """arch's studentized interval: ``t* = (func* - func) / se*`` per replicate, ``se`` from ``std_err_func``
+        or a nested bootstrap of ``studentize_reps`` replicates (called once per replicate)."""
+        inner_reps = intervals.check_reps(studentize_reps, "studentize_reps")
+        extra = extra_kwargs or {}
+
+        def std_err(params: Any, pos: tuple[np.ndarray, ...], kw: dict[str, np.ndarray]) -> np.ndarray:
+            if std_err_func is not None:
+                return np.atleast_1d(np.asarray(std_err_func(params, *pos, **{**kw, **extra}), dtype=float))
+            inner = self._nested(pos, kw).apply(func, inner_reps, extra_kwargs)
+            return np.sqrt(((inner - inner.mean(axis=0)) ** 2).mean(axis=0))
+
+        k = 1 if np.ndim(base) == 0 else int(np.shape(base)[0])
+        t = np.zeros((reps, k))
+        for i, pos, kw in self._each_replicate(reps):
+            value = np.atleast_1d(np.asarray(func(*pos, **{**kw, **extra}), dtype=float))
+            t[i] = (value - np.atleast_1d(base)) / std_err(value, pos, kw)
+        return intervals.studentized_conf_int(t, base, std_err(base, self._args, self._kwargs), size=size, tail=tail)
+
+    def _each_replicate(self, reps: int) -> Iterator[tuple[int, tuple[np.ndarray, ...], dict[str, np.ndarray]]]:
+        """``(i, pos_data, kw_data)`` of replicates 0..reps-1, drawn :data:`CALL_BATCH` at a time (the per-replicate
+        path: ``func`` called on resampled arrays, as rliable calls it)."""
+        done = 0
+        while done < reps:
+            n = min(CALL_BATCH, reps - done)
+            draws = self._draw(n)
+            for r in range(n):
+                self._index = self._index_of(draws, r)
+                pos, kw = self._resample()
+                yield done + r, pos, kw
+            done += n
+
+    def _nested(self, pos: tuple[np.ndarray, ...], kw: dict[str, np.ndarray]) -> _Stratified:
+        """A bootstrap of the same kind over one replicate's data, drawing from this bootstrap's stream."""
+        raise NotImplementedError
+
     # -- the engine
     def _plan(self, func: Callable[..., Any], extra_kwargs: dict | None, base: Any) -> Plan | None:
         """The vectorised plan of ``func`` when it is recognised and reproduces ``func(scores)`` on the data."""
         if self._kwargs or extra_kwargs:
             return None
         plan = trace(func, [a.shape for a in self._args])
-        if plan is None or not plan.agrees(self._original(), base):
+        if plan is None or not plan.agrees(self._original(), base, rtol=_agreement(self._args)):
             return None
         return plan
 
     def _replicates(self, func: Callable[..., Any], reps: int, extra_kwargs: dict | None, base: Any) -> np.ndarray:
-        if reps < 1:  # every interval and profile comes through here: said before numpy meets an empty array
-            raise ValueError(f"reps must be a positive whole number of bootstrap replicates; got {reps}")
+        intervals.check_reps(reps)  # every interval and profile comes through here: said before numpy meets it
         k = 1 if np.isscalar(base) or np.ndim(base) == 0 else int(np.shape(base)[0])
         results = np.zeros((reps, k))
         plan = self._plan(func, extra_kwargs, base)
@@ -206,14 +274,8 @@ class _Stratified:
                 results[done : done + n] = plan.evaluate(self._batch(self._draw(n), n))
                 done += n
             return results
-        while done < reps:
-            n = min(CALL_BATCH, reps - done)
-            draws = self._draw(n)
-            for r in range(n):
-                self._index = self._index_of(draws, r)
-                pos, kw = self._resample()
-                results[done + r] = func(*pos, **{**kw, **(extra_kwargs or {})})
-            done += n
+        for i, pos, kw in self._each_replicate(reps):
+            results[i] = func(*pos, **{**kw, **(extra_kwargs or {})})
         return results
 
     def _jackknife(self, func: Callable[..., Any], extra_kwargs: dict | None) -> np.ndarray:
@@ -298,6 +360,9 @@ class StratifiedBootstrap(_Stratified):
     def _original(self) -> Batch:
         return Batch(lambda arg, column: bs.original(self._layout.cells(column)), 1)
 
+    def _nested(self, pos: tuple[np.ndarray, ...], kw: dict[str, np.ndarray]) -> _Stratified:
+        return StratifiedBootstrap(*pos, random_state=self._generator, task_bootstrap=self._task_bootstrap, **kw)
+
 
 class StratifiedIndependentBootstrap(_Stratified):
     """Stratified bootstrap resampling every array independently (arrays may have different run counts), as
@@ -356,6 +421,9 @@ class StratifiedIndependentBootstrap(_Stratified):
     def _original(self) -> Batch:
         return Batch(lambda arg, column: bs.original(self._layouts[arg].cells(column)), 1)
 
+    def _nested(self, pos: tuple[np.ndarray, ...], kw: dict[str, np.ndarray]) -> _Stratified:
+        return StratifiedIndependentBootstrap(*pos, random_state=self._generator, **kw)
+
 
 ####################### Interval estimates #######################
 def get_interval_estimates(
@@ -375,6 +443,7 @@ def get_interval_estimates(
     ``(2, k)`` array: lower bounds in the first row, upper bounds in the second.
     """
     intervals.check(method, float(confidence_interval_size), "two")
+    intervals.check_reps(reps)
     if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
         random_state = np.random.RandomState(int(random_state))  # one stream of seeds for all keys, as rliable's
     point_estimates: dict[str, np.ndarray] = {}
@@ -412,14 +481,22 @@ def _over_taus(point: Callable[[Any, Float], Any], scores: Any, tau_list: Any) -
     return np.array(values, dtype=object if isinstance(scores, Probe) else None).reshape(taus.shape)
 
 
-def score_distributions(scores: Any, tau_list: Sequence[Float] | np.ndarray) -> np.ndarray:
-    """The run-score profile: :func:`run_score_deviation` at every threshold of ``tau_list``."""
-    return _over_taus(run_score_deviation, scores, tau_list)
+def _thresholds(tau: Any, tau_list: Any, name: str) -> Any:
+    """rliable's profiles are ``np.vectorize(..., excluded=[0])`` of a function of ``(scores, tau)``: the thresholds
+    come positionally or as ``tau=``; ``tau_list=`` (this package's earlier name) is accepted too."""
+    if (tau is None) == (tau_list is None):
+        raise TypeError(f"{name}() takes the thresholds once: score_distributions(scores, tau) or tau=...")
+    return tau if tau is not None else tau_list
 
 
-def average_score_distributions(scores: Any, tau_list: Sequence[Float] | np.ndarray) -> np.ndarray:
-    """The average-score profile: :func:`mean_score_deviation` at every threshold of ``tau_list``."""
-    return _over_taus(mean_score_deviation, scores, tau_list)
+def score_distributions(scores: Any, tau: Any = None, *, tau_list: Any = None) -> np.ndarray:
+    """The run-score profile: :func:`run_score_deviation` at every threshold of ``tau`` (a number or an array)."""
+    return _over_taus(run_score_deviation, scores, _thresholds(tau, tau_list, "score_distributions"))
+
+
+def average_score_distributions(scores: Any, tau: Any = None, *, tau_list: Any = None) -> np.ndarray:
+    """The average-score profile: :func:`mean_score_deviation` at every threshold of ``tau``."""
+    return _over_taus(mean_score_deviation, scores, _thresholds(tau, tau_list, "average_score_distributions"))
 
 
 def create_performance_profile(

@@ -168,8 +168,9 @@ class Plan:
         """(R, k) values of every output on the batch's replicates."""
         return np.stack([t.evaluate(batch) for t in self.terms], axis=1)
 
-    def agrees(self, batch: Batch, base: Any) -> bool:
-        """Whether the plan on the original data (a one-replicate batch) equals ``func(scores)`` (to rounding)."""
+    def agrees(self, batch: Batch, base: Any, rtol: float = 1e-9) -> bool:
+        """Whether the plan on the original data (a one-replicate batch) equals ``func(scores)`` (to rounding:
+        ``rtol``, coarser for float32 scores, which ``func`` sums in float32 and the plan in float64)."""
         try:
             got = self.evaluate(batch)[0]
             want = np.asarray(base, dtype=float).reshape(-1)
@@ -177,7 +178,8 @@ class Plan:
             return False
         if got.shape != want.shape:
             return False
-        return bool(np.allclose(got, want, rtol=1e-9, atol=1e-12, equal_nan=True))
+        atol = 1e-12 if rtol <= 1e-9 else rtol * max(1.0, float(np.nanmax(np.abs(want), initial=0.0)))
+        return bool(np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True))
 
 
 def trace(func: Callable[..., Any], shapes: Sequence[tuple[int, ...]]) -> Plan | None:

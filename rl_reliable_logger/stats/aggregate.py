@@ -1,8 +1,8 @@
 """Aggregate metrics of one algorithm with intervals: the replicates, and their intervals by the request's rule.
 
 One call draws what every interval method needs: the bootstrap replicates of the metrics and, where a statistic
-gets a studentized interval (the mean under ``bootstrap-t``), the replicates of the mean's standard error drawn
-with the same replicates. Which interval each statistic gets, and what it needs besides the replicates (the
+gets a studentized interval (the mean, the IQM and the optimality gap under ``bootstrap-t``), the replicates of its
+standard error drawn with the same replicates (:func:`standard_error`). Which interval each statistic gets, and what it needs besides the replicates (the
 expanded level of the cells, the leave-one-run-out values for ``bca``, the runs for the order-statistic median),
 is :func:`..intervals.estimate`'s to answer.
 """
@@ -24,14 +24,15 @@ from .intervals import order_statistic_median as order_statistic_median
 
 class AlgorithmAggregates(NamedTuple):
     """The aggregate metrics of one algorithm: estimates ``point`` (n,), their intervals ``result``, the
-    replicates ``replicates`` (reps, n) and, where the mean is studentized, ``standard_errors``: the replicates
-    (``"dist"``, (reps, 2)) and estimate (``"point"``) of (mean, standard error), for the studentized differences
+    replicates ``replicates`` (reps, n) and, where statistics are studentized, ``standard_errors``: for each
+    studentized kind (``"mean"``, ``"iqm"``, ``"optimality_gap"``) the replicates (``"dist"``, (reps, 2)) and
+    estimate (``"point"``) of (statistic, standard error), for the studentized differences
     (:func:`..intervals.studentized_difference`)."""
 
     point: np.ndarray
     result: intervals.IntervalResult
     replicates: np.ndarray
-    standard_errors: dict[str, np.ndarray] | None = None
+    standard_errors: dict[str, dict[str, np.ndarray]] | None = None
 
     @property
     def low(self) -> np.ndarray:
@@ -63,30 +64,31 @@ def aggregate_intervals(
     kinds = [statistic_kind(m) for m in metric_objs]
     stacked = lambda r: np.stack([m(r) for m in metric_objs], axis=1)
     point = stacked(bs.original(cells))[0]
-    studentized = request.needs_standard_errors("aggregates", kinds)
-    # studentized: the mean's standard error from the same replicates
-    statistic = (lambda r: np.concatenate([stacked(r), mt.mean_se(r)], axis=1)) if studentized else stacked
+    # studentized statistics: their standard errors from the same replicates
+    errors = studentized_kinds(request, "aggregates", metric_objs)
+    with_se = lambda r: np.concatenate([stacked(r), *(f(r) for f in errors.values())], axis=1)
     dist = bs.replicates(
         cells,
-        statistic,
+        with_se if errors else stacked,
         request.reps("aggregates"),
         rng,
         task_bootstrap=request.task_bootstrap,
         chunk_bytes=request.chunk_bytes,
         progress=progress,
     )
-    se = None
-    if studentized:
-        dist, se = dist[:, :-2], {"dist": dist[:, -2:], "point": mt.mean_se(bs.original(cells))[0]}
+    n = len(metric_objs)
+    dist, extra = dist[:, :n], dist[:, n:]
+    original = bs.original(cells)
+    se = {k: {"dist": extra[:, 2 * i : 2 * i + 2], "point": f(original)[0]} for i, (k, f) in enumerate(errors.items())}
     sample = intervals.Sample(
         level=lambda ci: bs.expanded_level(cells, ci),
         jackknife=lambda: (bs.jackknife(cells, stacked), bs.jackknife_tasks(cells)),
         runs=cells,
-        standard_errors=None if se is None else (lambda: (se["dist"], se["point"])),
+        standard_errors=(lambda kind: (se[kind]["dist"], se[kind]["point"])) if se else None,
     )
     labels = [f"the {m.name}" for m in metric_objs]
     result = intervals.estimate(request, "aggregates", dist, point, sample, kinds=kinds, labels=labels)
-    return AlgorithmAggregates(point, result, dist, se)
+    return AlgorithmAggregates(point, result, dist, se or None)
 
 
 def statistic_kind(metric: mt.Metric) -> str:
@@ -95,12 +97,42 @@ def statistic_kind(metric: mt.Metric) -> str:
         return "mean"
     if metric.fn is mt.median:
         return "median"
+    if getattr(metric.fn, "trim_proportion", None) == 0.25:
+        return "iqm"
+    if getattr(metric.fn, "__name__", None) == "optimality_gap" and hasattr(metric.fn, "gamma"):
+        return "optimality_gap"
     return "*"
+
+
+def standard_error(metric: mt.Metric) -> Callable[[bs.Resample], np.ndarray] | None:
+    """``resample -> (R, 2)`` of (statistic, standard error) for the kinds that can be studentized (the mean, the
+    IQM, the optimality gap at its own γ); None for the others."""
+    kind = statistic_kind(metric)
+    if kind == "mean":
+        return mt.mean_se
+    if kind == "iqm":
+        return mt.trimmed_mean_se(0.25)
+    if kind == "optimality_gap":
+        return mt.optimality_gap_se(float(metric.fn.gamma))  # type: ignore[attr-defined]
+    return None
+
+
+def studentized_kinds(
+    request: intervals.ResamplingRequest, table: str, metric_objs: Sequence[mt.Metric]
+) -> dict[str, Callable[[bs.Resample], np.ndarray]]:
+    """The kinds of the statistics in ``metric_objs`` whose interval in ``table`` is studentized (the first metric
+    of each kind), with their standard errors (:func:`standard_error`)."""
+    out: dict[str, Callable[[bs.Resample], np.ndarray]] = {}
+    for m in metric_objs:
+        kind, se = statistic_kind(m), standard_error(m)
+        if se is not None and kind not in out and request.needs_standard_errors(table, [kind]):
+            out[kind] = se
+    return out
 
 
 def studentized_difference(
     x: dict[str, np.ndarray], y: dict[str, np.ndarray], ci: float = 0.95
 ) -> tuple[float, float] | None:
-    """Bootstrap-t interval for mean(X) - mean(Y) from each algorithm's ``standard_errors`` of
+    """Bootstrap-t interval for stat(X) - stat(Y) from each algorithm's ``standard_errors[kind]`` of
     :func:`aggregate_intervals`, on their common replicates; None where degenerate."""
-    return bs.studentized_mean_interval(*intervals.studentized_difference(x, y), ci)
+    return bs.studentized_interval(*intervals.studentized_difference(x, y), ci)

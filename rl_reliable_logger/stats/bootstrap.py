@@ -977,34 +977,49 @@ def student_t_task_intervals(cells: Cells, ci: float = 0.95) -> tuple[np.ndarray
     return means - half, means + half
 
 
-#: Largest share of bootstrap-t replicates with a zero standard error (every slot drew copies of one run) that
-#: may be dropped; beyond it the studentized distribution is conditioned on too much, and the interval falls back.
+#: Largest share of degenerate bootstrap-t replicates (:data:`DEGENERATE_SE`) that may be dropped; beyond it the
+#: studentized distribution is conditioned on too much, and the interval falls back.
 DEGENERATE_SHARE = 0.01
+#: A replicate whose standard error is below this share of the data's is degenerate: it drew (nearly) copies of
+#: one run in every task, and its ``t*`` would be the replicate's shift over almost nothing. Relative to the data's
+#: own standard error, so the rule is the same at every scale (an exact-zero test let standard errors that are
+#: zero up to rounding through: 2 tasks x 3 runs gave ``0.427 [-3.568, 5.97e13]``). It also bounds every
+#: interval: ``|t*| se <= |stat* - stat| / DEGENERATE_SE``, at most 20 times the range of the runs.
+DEGENERATE_SE = 0.05
 
 
-def studentized_mean_interval(dist: np.ndarray, point: np.ndarray, ci: float = 0.95) -> tuple[float, float] | None:
-    """Bootstrap-t interval for the mean over tasks from replicates of ``(mean, se)`` (``metrics.mean_se``).
+def studentized_interval(dist: np.ndarray, point: np.ndarray, ci: float = 0.95) -> tuple[float, float] | None:
+    """Bootstrap-t interval from replicates of ``(statistic, se)`` (``metrics.mean_se``, ``metrics.trimmed_mean_se``).
 
-    ``t* = (mean* - mean) / se*`` with the stratified standard error ``se² = Σ_m s_m² / (M² N_m)``; the
-    interval is ``(mean - t*_{1-α/2} se, mean - t*_{α/2} se)``. Replicates with ``se* = 0`` (every slot
-    drew copies of one run) are dropped. Second-order accurate: it follows the skew of the data, where
-    the percentile interval does not.
+    ``t* = (stat* - stat) / se*``; the interval is ``(stat - t*_{1-α/2} se, stat - t*_{α/2} se)``. Second-order
+    accurate: it follows the skew of the data and, for the IQM, the small-sample bias of the estimate, where the
+    percentile interval does neither. Replicates with ``se* <= DEGENERATE_SE · se`` (:data:`DEGENERATE_SE`) are
+    dropped.
 
     Returns None where the studentized distribution is degenerate and the caller must fall back (to the
-    expanded interval) and say so: ``se = 0``, more than :data:`DEGENERATE_SHARE` of the replicates with
-    ``se* = 0``, or every ``t*`` equal (one task of two runs: each replicate either copies one run, ``se* = 0``,
-    or is the data itself, ``t* = 0``; the interval would have zero width).
+    expanded interval) and say so: ``se`` zero up to rounding (1e-9 of the statistic's scale, as
+    :func:`..intervals.tie_tolerance`), more than :data:`DEGENERATE_SHARE` of the replicates degenerate, or every ``t*`` equal (one task of
+    two runs: each replicate either copies one run or is the data itself, ``t* = 0``; the interval would have
+    zero width).
     """
     alpha = 1.0 - ci
-    mean, se = float(point[0]), float(point[1])
-    ok = dist[:, 1] > 0
-    if se == 0 or not ok.any() or 1.0 - ok.mean() > DEGENERATE_SHARE:
+    stat, se = float(point[0]), float(point[1])
+    values = dist[:, 0][np.isfinite(dist[:, 0])]
+    rounding = 1e-9 * max(float(np.abs(values).max(initial=0.0)), abs(stat) if np.isfinite(stat) else 0.0)
+    if not (np.isfinite(se) and se > rounding):
         return None
-    t = (dist[ok, 0] - mean) / dist[ok, 1]
+    ok = dist[:, 1] > DEGENERATE_SE * se
+    if not ok.any() or 1.0 - ok.mean() > DEGENERATE_SHARE:
+        return None
+    t = (dist[ok, 0] - stat) / dist[ok, 1]
     hi_t, lo_t = np.quantile(t, [1 - alpha / 2, alpha / 2])
     if not hi_t > lo_t:
         return None
-    return mean - hi_t * se, mean - lo_t * se
+    return stat - hi_t * se, stat - lo_t * se
+
+
+#: The mean's bootstrap-t interval (the first statistic studentized; the same rule as every other).
+studentized_mean_interval = studentized_interval
 
 
 def jackknife_resamples(cells: Cells, values: np.ndarray | None = None) -> Iterator[Resample]:

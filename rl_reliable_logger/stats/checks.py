@@ -4,6 +4,8 @@
   differ by orders of magnitude lets one task dominate every aggregate.
 * :func:`gap_warning`: the optimality gap at a threshold γ only means something on a scale where γ is a
   target (normalised scores, γ = 1 = human level); on raw returns it is usually 0 for every algorithm.
+* :func:`normalization_warning`: scores declared normalised that look like raw returns (``normalize=
+  'already-normalized'`` on returns of 150-420).
 * :func:`clip_noise` / :func:`clip_fraction`: a point estimate can fall outside its own interval, or a
   fraction outside [0, 1], by floating-point noise only (e.g. 6e-16). Such values are moved onto the
   boundary; anything further out is left alone, since it is not noise. The tolerance is
@@ -54,6 +56,30 @@ def raw_scale_warning(per_task: dict[str, np.ndarray], threshold: float = SCALE_
     return (
         f"scores are not normalised and task scales differ {ratio:.0f}-fold ({big!r} vs {small!r}): aggregates "
         "across tasks are dominated by the large-scale tasks; normalise the scores first (`normalize=`)."
+    )
+
+
+#: Median |score| above which scores said to be normalised contradict it: on a normalised scale 0 and 1 are the
+#: reference levels, and even MuZero's median human-normalised score over the 57 Atari games is about 20.
+NORMALIZED_MEDIAN_LIMIT = 50.0
+
+
+def normalization_warning(values: np.ndarray, normalization: str, gamma: float = 1.0) -> str | None:
+    """A warning when scores said to be normalised (``normalization``: what the analysis calls them) lie far outside
+    the range normalised scores take (median |score| above :data:`NORMALIZED_MEDIAN_LIMIT`): they look like raw
+    returns, and every number on the normalised scale (the optimality gap, the profiles' axes, the methods
+    paragraph's words) is wrong. One warning, which also stands for :func:`gap_warning`'s."""
+    v = np.abs(np.asarray(values, dtype=float))
+    v = v[np.isfinite(v)]
+    if not v.size or not float(np.median(v)) > NORMALIZED_MEDIAN_LIMIT:
+        return None
+    return (
+        f"the scores are declared normalised ({normalization}) but look like raw returns: their median |score| is "
+        f"{float(np.median(v)):.4g} (from {float(v.min()):.4g} to {float(v.max()):.4g}), where normalised scores put "
+        f"0 and 1 at the reference levels; so the optimality gap (gamma = {gamma:g}) is about 0 for every algorithm "
+        "and the figures and methods paragraph call raw returns normalised. Pass the normaliser of these tasks "
+        "(`normalize=` atari100k, atari, procgen, dmc or a CSV of task,low,high), or leave `normalize=` out for raw "
+        "returns."
     )
 
 

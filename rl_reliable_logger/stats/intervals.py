@@ -3,7 +3,7 @@
 An :class:`IntervalMethod` is everything the package knows about one method. :data:`REGISTRY` holds them;
 nothing else compares method names. ``method=`` accepts the *requestable* ones (:data:`METHODS`); the others
 (``normal``, ``student-t``) are what a requested method gives some tables or statistics (:meth:`IntervalMethod.for_table`,
-:meth:`IntervalMethod.for_statistic`): under ``bootstrap-t`` only the mean is studentized, the median gets a normal
+:meth:`IntervalMethod.for_statistic`): under ``bootstrap-t`` the mean, the IQM and the optimality gap are studentized, the median gets a normal
 interval, the other statistics the expanded percentile one, and the per-task means a Student-t interval.
 
 The bounds of a method are one function ``bounds(dist, point, ci, tail, accel) -> (low, high)`` of the bootstrap
@@ -52,7 +52,7 @@ OTHER_TABLES = (
 #: Tables of aggregate statistics: there a method may give each statistic its own interval (``statistics``).
 STATISTIC_TABLES = ("aggregates", "differences")
 #: Kinds of statistic a rule can name (``analysis`` maps metrics to them); ``*`` is every other statistic.
-STATISTIC_KINDS = ("mean", "median", "*")
+STATISTIC_KINDS = ("mean", "iqm", "optimality_gap", "median", "*")
 #: What each table holds, in the words of the sentences that describe its intervals.
 TABLE_WORDS = {
     "aggregates": "the aggregate metrics",
@@ -71,7 +71,13 @@ TABLE_WORDS = {
     "success_differences": "the differences of success rates",
 }
 #: Each kind of :data:`STATISTIC_KINDS` in words.
-STATISTIC_WORDS = {"mean": "the mean", "median": "the median", "*": "the other statistics (IQM, optimality gap, ...)"}
+STATISTIC_WORDS = {
+    "mean": "the mean",
+    "iqm": "the IQM",
+    "optimality_gap": "the optimality gap",
+    "median": "the median",
+    "*": "the other statistics (DP-25, other trimmed means, ...)",
+}
 
 if TYPE_CHECKING:
     Tail = float | np.ndarray | None
@@ -93,7 +99,7 @@ class IntervalMethod:
         requestable: can be asked for with ``method=`` (False: only a table or statistic rule gives it).
         needs_tail: needs the expanded tail probability (from the cells the statistic is made of).
         needs_jackknife: needs the leave-one-run-out values (the acceleration); tables without them get ``tables``.
-        studentized: the mean's interval studentizes with the replicates' standard errors.
+        studentized: the interval studentizes with the replicates' standard errors (the mean's, IQM's, gap's).
         tables: the method a table gets instead of this one (table name -> method name); others get this one.
         statistics: on :data:`STATISTIC_TABLES`, the method each statistic kind gets (``*``: the others).
         from_runs: ``(cells, ci) -> (low, high)`` for a method computed from the runs themselves, not from
@@ -184,7 +190,10 @@ def rule_words(name: str) -> str:
         kinds = {kind: spec.for_statistic(table, kind).phrase for kind in STATISTIC_KINDS}
         words = kinds["*"]
         if len(set(kinds.values())) > 1:
-            words = ", ".join(f"{phrase} for {STATISTIC_WORDS[kind]}" for kind, phrase in kinds.items())
+            by_phrase: dict[str, list[str]] = {}
+            for kind, phrase in kinds.items():
+                by_phrase.setdefault(phrase, []).append(STATISTIC_WORDS[kind])
+            words = ", ".join(f"{phrase} for {_join(named)}" for phrase, named in by_phrase.items())
         groups.setdefault(words, []).append(TABLE_WORDS[table])
     return "; ".join(f"{_join(tables)}: {words}" for words, tables in groups.items())
 
@@ -381,7 +390,7 @@ register(
     IntervalMethod(
         "bootstrap-t",
         "studentized bootstrap (bootstrap-t)",
-        expanded_bounds,  # without the replicates' standard errors (every statistic but the mean): expanded
+        expanded_bounds,  # without the replicates' standard errors (all but the mean, IQM and gap): expanded
         needs_tail=True,
         studentized=True,
         tables=MappingProxyType(
@@ -394,7 +403,18 @@ register(
                 **_PERCENTILE_CURVES,
             }
         ),
-        statistics=MappingProxyType({"mean": "bootstrap-t", "median": "normal", "*": "expanded"}),
+        # the IQM and the optimality gap studentized too (issue 43): the IQM's estimate at 3-5 runs per task is
+        # biased, which the expanded percentile interval carries over, and the gap's expanded interval under-covered
+        # on real data drawn with replacement (docs/validation.md, benchmarks/coverage_fresh.py, skew_calibration.py)
+        statistics=MappingProxyType(
+            {
+                "mean": "bootstrap-t",
+                "iqm": "bootstrap-t",
+                "optimality_gap": "bootstrap-t",  # a mean of the runs clipped at gamma
+                "median": "normal",
+                "*": "expanded",
+            }
+        ),
     )
 )
 
@@ -476,7 +496,7 @@ class ResamplingRequest:
 
     def needs_standard_errors(self, table: str, kinds: Sequence[str]) -> bool:
         """Whether a statistic of ``table`` gets a studentized interval: its replicates must come with the
-        replicates of the mean's standard error (:attr:`Sample.standard_errors`)."""
+        replicates of its standard error (:attr:`Sample.standard_errors`)."""
         return any(self.statistic_method(table, kind).studentized for kind in kinds)
 
     def widens_level(self, table: str) -> bool:
@@ -543,15 +563,16 @@ class Sample:
         jackknife: ``jackknife()``: the leave-one-run-out values ``(J, ...)`` and their strata, for the BCa
             acceleration.
         runs: the cells, for a method computed from the runs themselves (``from_runs``).
-        standard_errors: ``standard_errors()``: the replicates ``(B, 2)`` and estimate ``(2,)`` of (mean,
-            standard error), for the studentized mean.
+        standard_errors: ``standard_errors(kind)``: the replicates ``(B, 2)`` and estimate ``(2,)`` of (statistic,
+            standard error) of the statistic of kind ``kind`` (the mean, the IQM, the optimality gap), for its
+            studentized interval.
         name: what a fallback sentence is about (``"A - B"``), or None.
     """
 
     level: Callable[[float], Any] | None = None
     jackknife: Callable[[], tuple[Any, Any]] | None = None
     runs: Any = None
-    standard_errors: Callable[[], tuple[Any, Any]] | None = None
+    standard_errors: Callable[[str], tuple[Any, Any]] | None = None
     name: str | None = None
 
 
@@ -615,7 +636,9 @@ def estimate(
     for j, m in enumerate(methods):
         if j not in block:
             label = labels[j] if labels is not None else f"statistic {j}"
-            low[j], high[j] = _own(m, dist[:, j], point[j], ci, (_at(tail, j), _at(accel, j)), sample, label, notes)
+            kind = kinds[j] if kinds is not None else "*"
+            extras = (_at(tail, j), _at(accel, j))
+            low[j], high[j] = _own(m, dist[:, j], point[j], ci, extras, sample, (kind, label), notes)
     return IntervalResult(ConfidenceInterval(low, high), tuple(m.name for m in methods), tuple(notes))
 
 
@@ -669,9 +692,10 @@ def estimate_stacked(
             for c, m in enumerate(methods):
                 if c not in block:
                     label = labels[c] if labels is not None else f"statistic {c}"
+                    kind = kinds[c] if kinds is not None else "*"
                     at = (None if tail is None else tail[k - i, c], None)
                     low[k - i, c], high[k - i, c] = _own(
-                        m, stack[k - i][:, c], point[k - i, c], ci, at, samples[k], label, notes
+                        m, stack[k - i][:, c], point[k - i, c], ci, at, samples[k], (kind, label), notes
                     )
             result = ConfidenceInterval(np.reshape(low[k - i], -1), np.reshape(high[k - i], -1))
             out.append(IntervalResult(result, tuple(m.name for m in methods), tuple(notes)))
@@ -708,27 +732,40 @@ def _own(
     ci: float,
     extras: tuple[Any, Any],
     sample: Sample,
-    label: str,
+    named: tuple[str, str],
     notes: list[str],
 ) -> tuple[Any, Any]:
     """One statistic's interval by its own method (not the table's): studentized (falling back, with a sentence in
-    ``notes``, to the method's bounds), from the runs, or from its replicates. ``extras``: its tail and acceleration."""
+    ``notes``, to the method's bounds), from the runs, or from its replicates. ``extras``: its tail and acceleration;
+    ``named``: its kind (whose standard errors a studentized interval reads) and its label (for the sentence)."""
     tail, accel = extras
+    kind, label = named
     if method.studentized:
-        from .bootstrap import studentized_mean_interval
+        from .bootstrap import studentized_interval
 
         assert sample.standard_errors is not None, "a studentized interval needs the standard errors' replicates"
-        found = studentized_mean_interval(*sample.standard_errors(), ci)
+        found = studentized_interval(*sample.standard_errors(kind), ci)
         if found is not None:
             return found
-        notes.append((f"{sample.name}: " if sample.name else "") + fallback_note(label))
+        if not _constant(dist, point):  # replicates all equal to the estimate: every method gives that point
+            notes.append((f"{sample.name}: " if sample.name else "") + fallback_note(label))
     elif method.from_runs is not None:
         return method.from_runs(sample.runs, ci)
     return _bounds(method)(dist, point, ci, tail, accel)
 
 
+def _constant(dist: np.ndarray, point: Any) -> bool:
+    """Whether every replicate equals the estimate (within :func:`tie_tolerance`): e.g. the optimality gap when every
+    run scores at or above γ. No interval has width there, so a studentized one falling back changes nothing."""
+    import numpy as np
+
+    values, est = np.asarray(dist, dtype=float), np.asarray(point, dtype=float)
+    tol = tie_tolerance(values.reshape(len(values), -1), est.reshape(-1))
+    return bool(np.all(np.abs(values.reshape(len(values), -1) - est.reshape(-1)) <= tol))
+
+
 def studentized_difference(x: dict[str, np.ndarray], y: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """The replicates and estimate of (mean(X) - mean(Y), its standard error) from each algorithm's (mean, se)
+    """The replicates and estimate of (stat(X) - stat(Y), its standard error) from each algorithm's (stat, se)
     replicates ``"dist"`` and estimate ``"point"``, on their common replicates: the studentized difference's
     :attr:`Sample.standard_errors` (``t* = (d* - d) / sqrt(se_x*² + se_y*²)``)."""
     import numpy as np

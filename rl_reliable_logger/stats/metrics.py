@@ -123,10 +123,65 @@ def trimmed_mean(proportion: float) -> MetricFn:
         return _window_mean(resample, cut, 1.0 - cut)
 
     fn.__name__ = "iqm" if proportion == 0.25 else f"trimmed_mean_{proportion:g}"
+    fn.trim_proportion = proportion  # type: ignore[attr-defined]  # read by the interval rules (the IQM's kind)
     return fn
 
 
 iqm = trimmed_mean(0.25)
+
+
+def trimmed_mean_se(proportion: float = 0.25) -> Callable[[Resample], np.ndarray]:
+    """``resample -> (R, 2)``: the trimmed mean and its stratified standard error (Tukey & McLaughlin's, from the
+    winsorized runs), the input of the studentized IQM interval (:func:`..bootstrap.studentized_interval`).
+
+    Each replicate's runs are winsorized at the values where its trimmed mass ends (the first run past mass ``c``
+    from below and from above, ``c = ⌊p·K⌋/K``); then ``se² = Σ_m s_m² / (M² N_m) / (1 - 2c)²`` with ``s_m²``
+    the unbiased variance of task m's winsorized runs: the trimmed mean's influence function summed over strata.
+
+        >>> from rl_reliable_logger.stats import bootstrap as bs
+        >>> cells = bs.Cells.from_list([np.array([0.0, 1.0, 2.0, 10.0]), np.array([1.0, 2.0, 3.0, 4.0])])
+        >>> [round(float(v), 4) for v in trimmed_mean_se(0.25)(bs.original(cells))[0]]
+        [2.0, 0.677]
+    """
+    mean_fn = trimmed_mean(proportion)
+
+    def fn(resample: Resample) -> np.ndarray:
+        point = mean_fn(resample)
+        low, high, cut = _winsor_limits(resample, proportion)
+        unit = resample.magnitude
+        gathered = np.clip(resample.values[resample.idx], low[None, :, None], high[None, :, None]) / unit
+        valid = resample.valid
+        if valid is not None:
+            gathered = np.where(valid, gathered, 0.0)
+        sizes = resample.slot_sizes
+        centred = gathered - gathered.sum(axis=0) / sizes
+        if valid is not None:
+            centred = np.where(valid, centred, 0.0)
+        var = (centred**2).sum(axis=0) / np.maximum(sizes - 1.0, 1.0)  # (R, S); 0 for a slot of one run
+        se = unit * np.sqrt((var / sizes).sum(axis=1)) / resample.n_slots / (1.0 - 2.0 * cut)
+        return np.stack([point, np.broadcast_to(se, point.shape)], axis=1)
+
+    return fn
+
+
+def _winsor_limits(resample: Resample, proportion: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(R,) each replicate's winsorizing limits (the runs where its trimmed mass ends) and the trimmed mass."""
+    if resample.equal_weights:
+        ranks = resample.sorted_ranks()
+        k = ranks.shape[1]
+        g = math.floor(proportion * k)
+        ordered = resample.values[resample.order()]
+        cut = np.full(resample.n_reps, g / k)
+        return ordered[ranks[:, g]], ordered[ranks[:, k - g - 1]], cut
+    values, weights = resample.sorted_weights()
+    k = resample.run_total
+    cut = np.broadcast_to(np.floor(proportion * k) / k, (resample.n_reps,))
+    upper = np.cumsum(weights, axis=1)
+    lower = upper - weights
+    tol = 1e-12
+    first = np.argmax(upper > cut[:, None] + tol, axis=1)  # the first run whose mass reaches past the cut
+    last = weights.shape[1] - 1 - np.argmax((lower < 1.0 - cut[:, None] - tol)[:, ::-1], axis=1)
+    return values[first], values[last], cut
 
 
 def optimality_gap(gamma: float = 1.0) -> MetricFn:
@@ -139,6 +194,25 @@ def optimality_gap(gamma: float = 1.0) -> MetricFn:
         return gamma - (weights * np.minimum(values, gamma)).sum(axis=1)
 
     fn.__name__ = "optimality_gap"
+    fn.gamma = gamma  # type: ignore[attr-defined]  # read by the interval rules (the gap's kind) and its standard error
+    return fn
+
+
+def optimality_gap_se(gamma: float = 1.0) -> Callable[[Resample], np.ndarray]:
+    """``resample -> (R, 2)``: the optimality gap and its stratified standard error. The gap is γ minus the mean of
+    the runs clipped at γ, so its standard error is the mean's (:func:`mean_se`) of ``min(score, γ)``: the input of
+    the studentized gap interval (:func:`..bootstrap.studentized_interval`).
+
+        >>> from rl_reliable_logger.stats import bootstrap as bs
+        >>> cells = bs.Cells.from_list([np.array([0.2, 0.6, 3.0]), np.array([0.5, 1.5, 1.0])])
+        >>> [round(float(v), 4) for v in optimality_gap_se(1.0)(bs.original(cells))[0]]
+        [0.2833, 0.1424]
+    """
+
+    def fn(resample: Resample) -> np.ndarray:
+        clipped = mean_se(resample.with_values(np.minimum(resample.values, gamma)))
+        return np.stack([gamma - clipped[:, 0], clipped[:, 1]], axis=1)
+
     return fn
 
 

@@ -26,7 +26,7 @@ DOCUMENTED = {
     "gap_curve": "expanded",
     "per_task": "student-t",
 }
-STATISTICS = {"mean": "bootstrap-t", "median": "normal", "iqm": "expanded", "optimality_gap": "expanded"}
+STATISTICS = {"mean": "bootstrap-t", "median": "normal", "iqm": "bootstrap-t", "optimality_gap": "bootstrap-t"}
 
 
 def _frame() -> pd.DataFrame:
@@ -92,9 +92,9 @@ def test_help_says_what_the_default_does(capsys, monkeypatch):
     method = next(line for line in capsys.readouterr().out.splitlines() if line.lstrip().startswith("--method"))
     assert "(default: bootstrap-t, which gives" in method
     for words in (
-        "studentized bootstrap (bootstrap-t) for the mean",
+        "studentized bootstrap (bootstrap-t) for the mean, the IQM and the optimality gap",
         "normal (bootstrap standard deviation, expanded percentile level) for the median",
-        "expanded percentile for the other statistics (IQM, optimality gap, ...)",
+        "expanded percentile for the other statistics (DP-25, other trimmed means, ...)",
         "the per-task means: Student-t",
         "percentile gives the intervals of Agarwal et al. (2021) and rliable",
     ):

@@ -102,13 +102,15 @@ def test_expanded_widens_every_table_it_names():
         assert w_exp > 1.05 * w_pct, name
 
 
-def test_bootstrap_t_studentizes_the_mean_difference_normal_median_and_expands_the_others():
+def test_bootstrap_t_studentizes_the_mean_iqm_and_gap_differences_normal_median_and_expands_the_others():
     df = _frame(runs=5)
-    boot_t = evaluate(ScoreTable(df), method="bootstrap-t", **FAST)
-    expanded = evaluate(ScoreTable(df), method="expanded", **FAST)
+    options = {**FAST, "metrics": ["iqm", "mean", "median", "optimality_gap", "dp25"]}
+    boot_t = evaluate(ScoreTable(df), method="bootstrap-t", **options)
+    expanded = evaluate(ScoreTable(df), method="expanded", **options)
     assert boot_t.provenance["intervals"]["differences"]["method"] == "bootstrap-t"
-    a = boot_t.differences[boot_t.differences["metric"] == "iqm"][["low", "high"]].to_numpy()
-    b = expanded.differences[expanded.differences["metric"] == "iqm"][["low", "high"]].to_numpy()
+    a = boot_t.differences[boot_t.differences["metric"] == "dp25"][["low", "high"]].to_numpy()
+    b = expanded.differences[expanded.differences["metric"] == "dp25"][["low", "high"]].to_numpy()
+    assert a.shape == (3, 2)
     np.testing.assert_array_equal(a, b)
     # the median and its differences: a normal interval, symmetric about the estimate, not the expanded one
     for name in ("aggregates", "differences"):
@@ -116,10 +118,11 @@ def test_bootstrap_t_studentizes_the_mean_difference_normal_median_and_expands_t
         other = expanded.table(name)[expanded.table(name)["metric"] == "median"]
         np.testing.assert_allclose(med["high"] - med["point"], med["point"] - med["low"], rtol=1e-9)
         assert not np.allclose(med[["low", "high"]].to_numpy(), other[["low", "high"]].to_numpy())
-    means = boot_t.differences[boot_t.differences["metric"] == "mean"]
-    other = expanded.differences[expanded.differences["metric"] == "mean"]
-    assert not np.allclose(means[["low", "high"]].to_numpy(), other[["low", "high"]].to_numpy())
-    assert ((means["low"] < means["point"]) & (means["point"] < means["high"])).all()
+    for metric in ("mean", "iqm", "optimality_gap"):  # studentized: not the expanded interval, around the estimate
+        own = boot_t.differences[boot_t.differences["metric"] == metric]
+        other = expanded.differences[expanded.differences["metric"] == metric]
+        assert not np.allclose(own[["low", "high"]].to_numpy(), other[["low", "high"]].to_numpy())
+        assert ((own["low"] < own["point"]) & (own["point"] < own["high"])).all()
 
 
 def test_the_skew_diagnostic_warns_per_algorithm_where_the_mean_may_under_cover():
@@ -139,8 +142,8 @@ def test_the_skew_diagnostic_warns_per_algorithm_where_the_mean_may_under_cover(
     assert any(w.startswith("heavy: the mean's interval may under-cover") and "skewed on 6 of 6 tasks" in w
                and "IQM" in w for w in flagged)  # fmt: skip
     assert not any(w.startswith(("calm:", "lone:", "calm - lone")) for w in flagged)
-    # a pair is judged on both algorithms' tails: either one heavy flags it
-    assert any(w.startswith("heavy - calm: the mean difference's interval may under-cover") for w in flagged)
+    # a pair is judged on both algorithms' tails: either one heavy flags it (pairs in sorted-name order)
+    assert any(w.startswith("calm - heavy: the mean difference's interval may under-cover") for w in flagged)
     record = report.provenance["mean_skewness"]
     assert record["algorithms"]["heavy"] == 1.0 and record["algorithms"]["lone"] < record["limit"]
     assert {"metric": "mean", "algorithm": "heavy", "warning": flagged[0]} in record["warned"]

@@ -120,3 +120,18 @@ def test_a_metric_where_lower_is_better_selects_the_smallest() -> None:
     result = ra.take_look(table, design, [], reps=300)
     gone = result.eliminated.set_index(["algorithm", "lr"])
     assert ("ppo", 0.01) in gone.index and gone.loc[("ppo", 0.01), "low"] > 0  # its gap is larger
+
+
+def test_the_rows_order_changes_nothing() -> None:
+    """Issue 43's table order: algorithms by sorted name (a race refuses ``only_algorithms=``), configurations by
+    their values, so the rows reversed (sac and the largest rate first) give the same design, tables and record."""
+    table = _table(_pool())
+    rows = table.frame.iloc[::-1]  # reversed: sac's rows, with the largest rate, come first
+    assert (rows["algorithm"].iat[0], rows["lr"].iat[0]) == ("sac", LRS[-1])
+    shuffled = ScoreTable(rows[["algorithm", "lr", "task", "seed", "score"]], hyperparameter_keys=["lr"])
+    design, again = _design(table, reps=300), _design(shuffled, reps=300)
+    assert again == design and design.algorithms == ["ppo", "sac"]
+    first, second = ra.take_look(table, design, [], reps=300), ra.take_look(shuffled, again, [], reps=300)
+    for name in ("selected", "alive", "eliminated", "launch"):
+        assert getattr(second, name).equals(getattr(first, name)), name
+    assert second.record == first.record

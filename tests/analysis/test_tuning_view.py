@@ -43,8 +43,8 @@ def test_the_tuning_intervals_follow_the_method_and_are_recorded():
         record = report.provenance["intervals"]["tuning"]
         assert record["method"] == method and record["level"] == 0.95
         assert record["replicates"] == report.provenance["tuning"]["reps"] == FAST["reps"]
-        # the tuning view's statistic gets the aggregates' rule: under bootstrap-t IQM's interval is expanded
-        assert record.get("statistics") == ({"iqm": "expanded"} if method == "bootstrap-t" else None)
+        # the tuning view's statistic gets the aggregates' rule: under bootstrap-t the IQM's interval is studentized
+        assert record.get("statistics") == ({"iqm": "bootstrap-t"} if method == "bootstrap-t" else None)
         # the same points whatever the method: only the intervals follow it
         np.testing.assert_array_equal(tuning["point"], _tuning("percentile").extra["tuning"]["point"])
     assert not np.array_equal(ends["percentile"], ends["basic"])

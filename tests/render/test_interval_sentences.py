@@ -75,7 +75,7 @@ def test_every_interval_sentence_of_the_main_job_follows_provenance(method, tmp_
     assert all(r["level"] == 0.95 for r in records.values())
     for table in intervals.STATISTIC_TABLES:
         for metric, name in dict(records[table].get("statistics") or {}).items():
-            kind = {"mean": "mean", "median": "median"}.get(metric, "*")
+            kind = {k: k for k in ("mean", "median", "iqm", "optimality_gap")}.get(metric, "*")
             assert name == intervals.requested(method).for_statistic(table, kind).name
 
     # the headline table's intervals: console, report.html, table.md and table.tex say the aggregates' record

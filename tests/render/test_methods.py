@@ -34,8 +34,11 @@ def test_paragraph_reflects_the_options():
     assert "4 independent runs (seeds) per task" in one
     assert (  # the default method, bootstrap-t: each aggregate statistic by its rule
         "95% confidence intervals" in one
-        and "the aggregate metrics: studentized bootstrap (bootstrap-t) intervals for mean, normal" in one
-        and "expanded percentile intervals for iqm and optimality_gap (200 bootstrap replicates)" in one
+        and "the aggregate metrics: studentized bootstrap (bootstrap-t) intervals for mean, iqm and optimality_gap"
+        in one
+        and "normal (bootstrap standard deviation, expanded percentile level) intervals for median (200 bootstrap "
+        "replicates)"
+        in one
     )
     assert "random seed of the analysis is 3" in one and "Scores are raw" in one
     assert "interquartile mean" in one and "optimality gap" in one

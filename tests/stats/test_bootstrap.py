@@ -292,8 +292,11 @@ def test_aggregate_intervals_every_method(method):
         se = bs.replicates(cells, mt.mean_se, 3000, np.random.default_rng(2))
         lo, hi = bs.studentized_mean_interval(se, mt.mean_se(bs.original(cells))[0])
         assert (low[1], high[1]) == pytest.approx((lo, hi))
-        lo_e, hi_e = intervals.interval(dist, point, method="expanded", cells=cells)
-        assert (low[0], high[0]) == pytest.approx((lo_e[0], hi_e[0]))
+        # the IQM is studentized too, with its winsorized standard error
+        iqm_se = mt.trimmed_mean_se(0.25)
+        se = bs.replicates(cells, iqm_se, 3000, np.random.default_rng(2))
+        lo, hi = bs.studentized_interval(se, iqm_se(bs.original(cells))[0])
+        assert (low[0], high[0]) == pytest.approx((lo, hi))
 
 
 @pytest.mark.parametrize("scale", [1e200, 1e-200])
@@ -387,7 +390,7 @@ def test_bootstrap_t_gives_the_median_the_normal_interval_at_the_expanded_level(
 
     rng = np.random.default_rng(62)
     cells = bs.Cells.from_list([rng.normal(m, 0.3, 3) for m in rng.normal(size=10)])
-    metrics = [registry.get_metric(n) for n in ("median", "iqm")]
+    metrics = [registry.get_metric(n) for n in ("median", "dp25")]
     point, low, high, dist = aggregate_tuple(cells, metrics, 2000, np.random.default_rng(3), method="bootstrap-t")
     tail = bs.expanded_level(cells)
     half = -special.ndtri(tail) * dist[:, 0].std(ddof=1)

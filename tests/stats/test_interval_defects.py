@@ -1,5 +1,7 @@
 """Issue 23's defects at the engine: ties in the bias correction, degenerate bootstrap-t, BCa on one task."""
 
+import hypothesis
+import hypothesis.strategies as st
 import numpy as np
 import pytest
 
@@ -97,8 +99,8 @@ def test_studentized_difference_is_the_bootstrap_t_of_the_difference():
     mean = [registry.get_metric("mean")]
     extras: list[dict] = [{}, {}]
     for cells, seed, out in ((cx, 1, extras[0]), (cy, 2, extras[1])):
-        aggregate_tuple(cells, mean, 3000, np.random.default_rng(seed), method="bootstrap-t", mean_se=out)
-    low, high = studentized_difference(extras[0], extras[1], 0.95)
+        aggregate_tuple(cells, mean, 3000, np.random.default_rng(seed), method="bootstrap-t", se_replicates=out)
+    low, high = studentized_difference(extras[0]["mean"], extras[1]["mean"], 0.95)
     # by hand: the two algorithms' replicates drawn again from the same streams
     rx = bs.replicates(cx, mt.mean_se, 3000, np.random.default_rng(1))
     ry = bs.replicates(cy, mt.mean_se, 3000, np.random.default_rng(2))
@@ -118,3 +120,87 @@ def test_student_t_task_intervals_are_scipys_t_intervals():
         ref = scipy.stats.t.interval(0.9, runs.size - 1, loc=runs.mean(), scale=scipy.stats.sem(runs))
         assert (lo, hi) == pytest.approx(ref, rel=1e-12)
     assert (low[2], high[2]) == (7.0, 7.0)
+
+
+def _exact_zero_rule(dist: np.ndarray, point: np.ndarray, ci: float = 0.95) -> tuple[float, float] | None:
+    """The rule before issue 43: only replicates whose standard error is exactly 0 counted as degenerate."""
+    ok = dist[:, 1] > 0
+    if point[1] == 0 or 1.0 - ok.mean() > bs.DEGENERATE_SHARE:
+        return None
+    t = (dist[ok, 0] - point[0]) / dist[ok, 1]
+    hi_t, lo_t = np.quantile(t, [1 - (1 - ci) / 2, (1 - ci) / 2])
+    return point[0] - hi_t * point[1], point[0] - lo_t * point[1]
+
+
+def test_standard_errors_zero_up_to_rounding_are_degenerate():
+    """Issue 43: 2 tasks x 3 runs gave ``0.427 [-3.568, 5.97e13]``: replicates that copy one run in every task have
+    standard errors that are rounding (1e-17), not 0, and their t* reach 1e15. Here a task whose runs all score 0.1
+    (their mean, (0.1 + 0.1 + 0.1) / 3, is 0.1 + 1 ulp): every replicate that copies one run of the other task."""
+    x = np.random.default_rng(7).standard_normal((3, 2))
+    x[:, 0] = 0.1
+    cells = bs.Cells.from_array(x)
+    dist = bs.replicates(cells, mt.mean_se, 2000, np.random.default_rng(0))
+    point = mt.mean_se(bs.original(cells))[0]
+    assert not (dist[:, 1] == 0).any() and (dist[:, 1] < 1e-12 * point[1]).mean() > 0.05  # rounding, not zero
+    old = _exact_zero_rule(dist, point)
+    assert old is not None and old[1] - old[0] > 1e6 * np.ptp(x)  # what the exact-zero test let through
+    assert bs.studentized_interval(dist, point) is None  # now: degenerate, so the caller falls back and warns
+    notes: list[str] = []
+    _, low, high, _ = aggregate_tuple(
+        cells, [registry.get_metric("mean")], 2000, np.random.default_rng(0), method="bootstrap-t", notes=notes
+    )
+    assert x.min() <= low[0] <= high[0] <= x.max() and len(notes) == 1 and "expanded" in notes[0]
+
+
+def test_random_two_by_three_tables_get_sane_mean_intervals():
+    """The audit's setting (2 tasks x 3 runs of N(0, 1), 30 data sets): every mean interval stays near the runs."""
+    for seed in range(30):
+        x = np.random.default_rng(seed).standard_normal((3, 2))
+        point, low, high, _ = aggregate_tuple(
+            bs.Cells.from_array(x), [registry.get_metric("mean")], 2000, np.random.default_rng(seed),
+            method="bootstrap-t",
+        )  # fmt: skip
+        assert low[0] <= point[0] <= high[0] and high[0] - low[0] <= 2 * np.ptp(x) / bs.DEGENERATE_SE
+
+
+def test_the_degenerate_rule_is_scale_free():
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((4, 3))
+    found = []
+    for scale in (1e-150, 1.0, 1e150):
+        cells = bs.Cells.from_array(x * scale)
+        dist = bs.replicates(cells, mt.mean_se, 2000, np.random.default_rng(1))
+        ends = bs.studentized_interval(dist, mt.mean_se(bs.original(cells))[0])
+        found.append(None if ends is None else np.array(ends) / scale)
+    assert all(f is None for f in found) or all(f is not None for f in found)
+    if found[0] is not None:
+        np.testing.assert_allclose(found[0], found[1], rtol=1e-9)
+        np.testing.assert_allclose(found[2], found[1], rtol=1e-9)
+
+
+@hypothesis.settings(max_examples=60, deadline=None)
+@hypothesis.given(
+    tasks=st.integers(1, 4),
+    runs=st.integers(2, 5),
+    scale=st.floats(-6, 6),
+    offset=st.floats(-1e3, 1e3),
+    seed=st.integers(0, 2**32 - 1),
+    heavy=st.booleans(),
+)
+def test_no_bootstrap_t_interval_is_absurd(tasks, runs, scale, offset, seed, heavy):
+    """Random small tables (the ones where studentized replicates degenerate): every bootstrap-t interval of the
+    mean, the IQM and the optimality gap is finite, holds its estimate and lies within ``range / DEGENERATE_SE`` of it (the bound the
+    rule gives: ``|t*| se <= |stat* - stat| / DEGENERATE_SE``), whether studentized or fallen back."""
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_t(2, (runs, tasks)) if heavy else rng.standard_normal((runs, tasks))) * 10.0**scale + offset
+    if rng.random() < 0.2:  # a constant task (e.g. a game every run scores 0 on)
+        x[:, 0] = x[0, 0]
+    cells = bs.Cells.from_array(x)
+    metrics = [registry.get_metric(name) for name in ("mean", "iqm", "optimality_gap")]
+    point, low, high, _ = aggregate_tuple(cells, metrics, 500, np.random.default_rng(seed), method="bootstrap-t")
+    spread = float(np.ptp(x))
+    assert np.isfinite(low).all() and np.isfinite(high).all()
+    tol = 1e-9 * max(spread, abs(offset), 1e-300)
+    assert (low <= point + tol).all() and (point - tol <= high).all()
+    bound = spread / bs.DEGENERATE_SE + tol
+    assert (point - low <= bound).all() and (high - point <= bound).all()

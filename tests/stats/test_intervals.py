@@ -47,7 +47,9 @@ def test_bootstrap_t_rule_is_the_documented_one():
     assert {rule[t] for t in ("improvement", "profiles", "gap_curve")} == {"expanded"}
     spec = intervals.requested("bootstrap-t")
     got = {k: spec.for_statistic("aggregates", k).name for k in intervals.STATISTIC_KINDS}
-    assert got == {"mean": "bootstrap-t", "median": "normal", "*": "expanded"}
+    assert got == {
+        "mean": "bootstrap-t", "iqm": "bootstrap-t", "optimality_gap": "bootstrap-t", "median": "normal", "*": "expanded"
+    }  # fmt: skip
     assert intervals.table_rule("bca") == {t: ("bca" if t == "aggregates" else "bc") for t in intervals.TABLES}
 
 
@@ -102,7 +104,7 @@ def test_each_statistic_gets_its_own_method_and_a_stack_gives_the_same_numbers()
     sample = intervals.Sample(
         level=lambda ci: bs.expanded_level(cells, ci),
         runs=cells,
-        standard_errors=lambda: (se, mt.mean_se(bs.original(cells))[0]),
+        standard_errors=lambda kind: (se, mt.mean_se(bs.original(cells))[0]),  # the mean: the one studentized
     )
     request = intervals.ResamplingRequest("bootstrap-t", 0.95)
     kinds = ["mean", "median", "*"]

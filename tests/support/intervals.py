@@ -20,14 +20,15 @@ def aggregate_tuple(
     ci: float = 0.95,
     median_interval: str = "method",
     notes: list[str] | None = None,
-    mean_se: dict | None = None,
+    se_replicates: dict | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`aggregate_intervals` under a request of ``method``, ``ci`` and ``reps`` replicates; ``notes`` receives
-    the fallback sentences and ``mean_se`` the (mean, se) replicates, where given."""
+    the fallback sentences and ``se_replicates`` the (statistic, se) replicates of each studentized kind, where
+    given."""
     request = intervals.ResamplingRequest(method, ci, {"aggregates": reps}, median_interval=median_interval)
     found = aggregate_intervals(cells, metrics, request, np.random.default_rng(rng) if isinstance(rng, int) else rng)
     if notes is not None:
         notes += list(found.result.notes)
-    if mean_se is not None and found.standard_errors is not None:
-        mean_se.update(found.standard_errors)
+    if se_replicates is not None and found.standard_errors is not None:
+        se_replicates.update(found.standard_errors)
     return found.point, found.low, found.high, found.replicates

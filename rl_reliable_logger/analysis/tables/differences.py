@@ -17,8 +17,9 @@ COLUMNS = ["algorithm_x", "algorithm_y", "metric", "point", "low", "high"]
 
 def build(inputs: TableInputs, request: ResamplingRequest, aggregates: Aggregates) -> Part:
     """The differences table, its record and its fallback notes. Each statistic gets the request's rule (under
-    ``bootstrap-t``: studentized for the mean from both algorithms' standard errors, the normal interval for the
-    median at the pair's expanded level, expanded for the others); the replicates are the aggregates'."""
+    ``bootstrap-t``: studentized for the mean, the IQM and the optimality gap from both algorithms' standard errors,
+    the normal interval for the median at the pair's expanded level, expanded for the others); the replicates are
+    the aggregates'."""
     table, notes = differences_table(inputs, request, aggregates)
     return Part({"differences": table}, record(request, inputs, "differences"), {"interval_fallbacks": notes}, notes)
 
@@ -60,19 +61,19 @@ def differences_table(
         },
         columns=COLUMNS,
     )
-    # one pair after another, as each pair's notes came (only the mean is studentized)
+    # one pair after another, as each pair's notes came
     return frame, [note for r in results for note in r.notes]
 
 
 def _sample(inputs: TableInputs, found: dict, x: str, y: str) -> intervals.Sample:
     """What a pair's difference is drawn from: both algorithms' cells (the expanded level pools them) and, where
-    the mean is studentized, both algorithms' standard errors."""
+    statistics are studentized, both algorithms' standard errors of each (by kind)."""
     cells = [inputs.cells[x], inputs.cells[y]]
     se_x, se_y = found[x].standard_errors, found[y].standard_errors
     return intervals.Sample(
         level=lambda ci: np.asarray(bs.expanded_level(cells, ci)),
         standard_errors=None
         if se_x is None or se_y is None
-        else (lambda: intervals.studentized_difference(se_x, se_y)),
+        else (lambda kind: intervals.studentized_difference(se_x[kind], se_y[kind])),
         name=f"{x} - {y}",
     )
