@@ -323,10 +323,7 @@ def plot_interval_estimates(
     frame = frame.copy()
     frame["metric"] = frame["metric"].astype(str)
     all_metrics = list(pd.unique(frame["metric"]))
-    if metrics is None:
-        preferred = [m for m in ("median", "iqm", "mean", "optimality_gap") if m in all_metrics]
-        metrics = preferred + [m for m in all_metrics if m not in preferred]
-    metrics = list(metrics)
+    metrics = list(all_metrics if metrics is None else metrics)  # the analysis's order, as in every table
     unknown = [m for m in metrics if m not in all_metrics]
     if unknown:
         raise ValueError(f"metric(s) {unknown} are not in the aggregates table (it has {all_metrics})")
