@@ -102,7 +102,7 @@ def test_every_interval_sentence_of_the_main_job_follows_provenance(method, tmp_
     said_wandb = re.match(r"95% (.*) \(seed 0\)", methods_text(saved).replace("\\_", "_"))
     assert said_wandb is not None
     _check_said(said_wandb.group(1), headline, "aggregates")
-    said_mlflow = re.search(r"; 95% (.*)\.\n", mlflow_note(saved, str(out)).replace("\\_", "_"))
+    said_mlflow = re.search(r"Point estimate \[interval\]: 95% (.*)\.\n", mlflow_note(saved, str(out)))
     assert said_mlflow is not None
     _check_said(said_mlflow.group(1), headline, "aggregates")
 
