@@ -300,16 +300,23 @@ def _collapse_sections(page: Browser, names: set[str]) -> None:
     page.evaluate(f"({_FOLD_JS})({json.dumps(sorted(names))})")
 
 
+def _close_assistant(page: Browser) -> None:
+    """Close MLflow's assistant side panel if it opened anyway (its close button, as a user clicks it)."""
+    page.evaluate("document.querySelector('[data-component-id=\"mlflow.assistant.chat_panel.close\"]')?.click()")
+
+
 def run_page_picture(page: Browser, run_url: str, folder: Path) -> Path:
     """Overview tab (params, parent run, source, dataset, metrics) above the Model metrics tab filtered to
     ``iqm``: the stepped curve ``curve_iqm`` and the headline ``iqm`` sections. One small palette PNG."""
     from PIL import Image
 
     page.send(
-        "Emulation.setDeviceMetricsOverride", {"width": 1400, "height": 1400, "deviceScaleFactor": 1, "mobile": False}
+        "Emulation.setDeviceMetricsOverride",
+        {"width": 1900, "height": 1400, "deviceScaleFactor": 1, "mobile": False},  # the description's chart is ~1100 px
     )
     try:
         _open(page, run_url, "Parameters (", "Parent run", "rl-reliable-scores")
+        _close_assistant(page)
         time.sleep(1.0)
         overview = Image.open(page.screenshot(folder / "overview.png")).convert("RGB")
         _open(page, run_url + "/model-metrics", "Auto-refresh", "iqm_low")
