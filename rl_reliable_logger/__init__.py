@@ -27,10 +27,11 @@ from .version import __version__
 
 if TYPE_CHECKING:  # the lazy names below, for type checkers and IDEs
     from .analysis.evaluation import evaluate
-    from .analysis.jordan import jordan_tables, tuning_table
+    from .analysis.jordan import jordan_tables
     from .analysis.options import AnalysisOptions, OptionError
     from .analysis.planning import plan
     from .analysis.report import Report
+    from .analysis.tables.tuning import tuning_table
     from .data.scores import ScoreTable
     from .render.bundle import check_output_folder
     from .render.plan_figures import save_plan
@@ -94,7 +95,7 @@ _LAZY = {
     "wandb_table": ("rl_reliable_logger.trackers.wandb.source", "wandb_table"),
     "publish_wandb": ("rl_reliable_logger.trackers.wandb.sink", "publish_wandb"),
     "jordan_tables": ("rl_reliable_logger.analysis.jordan", "jordan_tables"),
-    "tuning_table": ("rl_reliable_logger.analysis.jordan", "tuning_table"),
+    "tuning_table": ("rl_reliable_logger.analysis.tables.tuning", "tuning_table"),
     "plan": ("rl_reliable_logger.analysis.planning", "plan"),
     "save_plan": ("rl_reliable_logger.render.plan_figures", "save_plan"),
     "watch": ("rl_reliable_logger.render.watch_state", "watch"),

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["available_memory", "format_bytes", "out_of_memory"]
+__all__ = ["DEFAULT_CHUNK_BYTES", "available_memory", "format_bytes", "out_of_memory"]
+
+#: Memory budget (bytes) for one chunk of bootstrap replicates; tune with ``chunk_bytes=`` where offered.
+DEFAULT_CHUNK_BYTES = 64 * 2**20
 
 
 def format_bytes(n: float) -> str:

@@ -10,7 +10,7 @@ project's engine) and, for every pair (X, Y), reports beside the usual per-pair 
   therefore scaled by √(n/(n−1)), n the smallest cell of the pair. The standard errors are also
   *estimated* from the runs, so the critical value is taken on the t scale with the pair's degrees of
   freedom, Σ_m (N_x,m − 1) + Σ_m (N_y,m − 1) (see ``max_t_intervals(df=)``); without it P(X > Y)
-  covered 0.935–0.948 for 6 algorithms (checked by simulation: ``benchmarks/multiplicity_coverage.py``);
+  covered 0.935–0.948 for 6 algorithms (checked by simulation: ``benchmarks/coverage/multiplicity_coverage.py``);
 * the two-sided bootstrap p-value and its Holm-adjusted value;
 
 for two families: the difference metric(X) − metric(Y) (null 0) and the probability of improvement
@@ -30,9 +30,9 @@ from ..data.counts import fixed
 from ..data.scores import ScoreTable
 from ..errors import InputError
 from ..stats import bootstrap as bs
+from ..stats import intervals, registry
 from ..stats import metrics as mt
 from ..stats import multiplicity as mp
-from ..stats import registry
 from .normalization import normalize_final
 from .report import SPECS
 
@@ -112,7 +112,7 @@ def compare_all(
     df_pair = np.array([max(dof[x] + dof[y], 1.0) for x, y in pairs])
     rows = []
     for statistic, dist, point, null in (("difference", diff, diff_point, 0.0), ("improvement", poi, poi_point, 0.5)):
-        low, high = bs.interval(dist, point, ci=ci, method="percentile")
+        low, high = intervals.interval(dist, point, ci=ci, method="percentile")
         s_low, s_high, _ = mp.max_t_intervals(dist, point, ci, scale=scale, df=df_pair)
         if statistic == "improvement":
             s_low, s_high = np.clip(s_low, 0, 1), np.clip(s_high, 0, 1)

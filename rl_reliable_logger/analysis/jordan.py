@@ -2,8 +2,8 @@
 
 * :func:`jordan_tables` -- the equilibrium aggregate with simultaneous intervals (``jordan`` table) and
   the per-task ECDFs with DKW bands behind the quantile-function figure (``jordan_quantiles`` table).
-* :func:`tuning_table` -- the tuning-aware view of a hyperparameter sweep, evaluated with the core
-  aggregates-only :func:`~rl_reliable_logger.analysis.aggregates.aggregate`.
+* :func:`tuning_table` -- the tuning-aware view of a hyperparameter sweep (:mod:`.tables.tuning`, where it is
+  built; importable here too).
 
 The maths lives in :mod:`rl_reliable_logger.stats.jordan` and :mod:`rl_reliable_logger.stats.tuning`;
 ``docs/jordan.md`` explains the methods and every choice made where the paper is ambiguous.
@@ -18,7 +18,7 @@ Table schemas:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -26,20 +26,17 @@ import pandas as pd
 
 from ..data.counts import plural
 from ..data.scores import ScoreTable
-from ..executors import Executor
 from ..stats import jordan as jd
-from ..stats import tuning as tn
-from .aggregates import aggregate
-from .normalization import normalize_final
 from .options import OptionError
 from .report import SPECS
+from .tables.tuning import TUNING_COLUMNS as TUNING_COLUMNS  # the tuning table is built there
+from .tables.tuning import tuning_table as tuning_table
 
 __all__ = ["JORDAN_COLUMNS", "QUANTILE_COLUMNS", "jordan_tables", "tuning_table"]
 
 # the schemas are declared once, in the Report's table registry
 JORDAN_COLUMNS = list(SPECS["jordan"].columns)
 QUANTILE_COLUMNS = list(SPECS["jordan_quantiles"].columns)
-TUNING_COLUMNS = list(SPECS["tuning"].columns)
 
 ScoreRange = tuple[float, float] | Mapping[str, tuple[float, float]] | None
 
@@ -93,14 +90,8 @@ def jordan_tables(
     score_range: ScoreRange = None,
     reps: int = 10_000,
     seed: int | np.random.Generator | None = None,
-    tie_rule: str = "strict",
-    min_sign: str = "signed",
-    t_split: str = "cells",
-    clip_t: bool = False,
-    bootstrap_split: str = "cells",
     progress: bool = False,
-    max_points: int | None = 2000,
-    executor: str | Executor | None = None,
+    **choices: Any,
 ) -> tuple[dict[str, pd.DataFrame], list[str]]:
     """Jordan et al. aggregate with ``1 - delta`` simultaneous intervals, and the DKW quantile table.
 
@@ -112,10 +103,11 @@ def jordan_tables(
         score_range: known score bounds for PBP: ``(low, high)`` for every task or ``{task: (low, high)}``.
             Without it PBP uses the observed range and warns that its guarantee is then approximate.
         reps, seed, progress: bootstrap replicates (default 10,000 as in the paper), seed, progress bar.
-        tie_rule, min_sign, t_split, clip_t, bootstrap_split: see ``docs/jordan.md`` (defaults are the
-            principled choices; ``"authors"``/``"abs"`` reproduce the authors' code).
-        max_points: at most this many points per (algorithm, task) in ``jordan_quantiles``.
-        executor: where the bound optimisations run (``"serial"``, ``"ray"``, an executor object).
+        choices: ``max_points`` (at most this many points per (algorithm, task) in ``jordan_quantiles``, default
+            2000), and the fields of :class:`~rl_reliable_logger.stats.jordan.api.JordanChoices`: ``tie_rule``,
+            ``min_sign``, ``t_split``, ``clip_t``, ``bootstrap_split`` (see ``docs/jordan.md``; the defaults are
+            the principled choices, ``"authors"``/``"abs"`` reproduce the authors' code), ``executor`` (where the
+            bound optimisations run: ``"serial"``, ``"ray"``, an executor object), ...
 
     Returns:
         ``({"jordan": ..., "jordan_quantiles": ...}, warnings)``.
@@ -128,20 +120,9 @@ def jordan_tables(
     samples, algorithms, tasks = _samples(table)
     support = _support(score_range, tasks)
     _check_support(support, samples, tasks)
+    max_points = choices.pop("max_points", 2000)
     res = jd.jordan_evaluate(
-        samples,
-        method=method,
-        delta=delta,
-        support=support,
-        tie_rule=tie_rule,
-        min_sign=min_sign,
-        t_split=t_split,
-        clip_t=clip_t,
-        bootstrap_split=bootstrap_split,
-        reps=reps,
-        seed=seed,
-        progress=progress,
-        executor=executor,
+        samples, method=method, delta=delta, support=support, reps=reps, seed=seed, progress=progress, **choices
     )
     warnings = [f"Jordan aggregate: {w}" for w in res.warnings]
     if score_range is not None and res.method != "pbp":
@@ -179,56 +160,3 @@ def jordan_tables(
             )
     quant = pd.concat(parts, ignore_index=True)[QUANTILE_COLUMNS]
     return {"jordan": agg, "jordan_quantiles": quant}, warnings
-
-
-def tuning_table(
-    table: ScoreTable,
-    hyperparameter_keys: Sequence[str],
-    *,
-    metric: str = "iqm",
-    reps: int = 5_000,
-    seed: int | np.random.Generator | None = None,
-    normalize: str | Any | None = None,
-    ci: float = 0.95,
-    views: Sequence[str] = ("complete", "tuned", "split"),
-) -> tuple[pd.DataFrame, list[str]]:
-    """Complete-algorithm vs tune-and-report vs split-half views of a sweep, evaluated side by side.
-
-    Args:
-        table: per-run scores whose frame carries the hyperparameter columns.
-        hyperparameter_keys: the columns that define a configuration.
-        metric: aggregate metric reported and used to pick the best configuration (``iqm`` by default;
-            any core metric name).
-        reps, seed, ci: passed to :func:`~rl_reliable_logger.analysis.aggregates.aggregate` (the seed also
-            drives the random split of seeds).
-        normalize: normalise first (any ``evaluate`` normaliser, or ``"percentiles"``); the selection
-            pools tasks, so raw scores on tasks of different scales would let one task dominate.
-        views: subset of ``("complete", "tuned", "split")``.
-
-    Returns:
-        ``(tuning, warnings)`` with the columns of ``TUNING_COLUMNS``.
-    """
-    keys = [str(k) for k in hyperparameter_keys]
-    final = table.final()
-    warnings: list[str] = []
-    if normalize is not None:
-        final = normalize_final(final, normalize)
-    elif len(final.tasks) > 1:
-        warnings.append(
-            "tuning view: scores are not normalised, so selecting the best configuration pools raw scores of "
-            "tasks with possibly different scales; pass normalize= (or --normalize) if they differ."
-        )
-    root = np.random.default_rng(seed)
-    split_rng, eval_seed = root.spawn(2)
-    runs, choices, w = tn.tuning_views(
-        final.frame, keys, criterion=tn.metric_criterion(metric), seed=split_rng, views=views
-    )
-    warnings += [f"tuning view: {x}" if not x.startswith("tuning") else x for x in w]
-    if runs.empty:
-        return pd.DataFrame(columns=TUNING_COLUMNS), warnings
-    cols = [c for c in ("algorithm", "task", "run_id", "seed", "score") if c in runs.columns]
-    relabelled = ScoreTable(runs[cols], run_id="run_id", seed="seed" if "seed" in cols else None)
-    aggregates = aggregate(relabelled, metrics=[metric], reps=reps, ci=ci, seed=eval_seed)
-    agg = aggregates.rename(columns={"algorithm": "label"})[["label", "metric", "point", "low", "high"]]
-    out = choices.merge(agg, on="label", how="left")
-    return out[TUNING_COLUMNS], warnings

@@ -36,6 +36,8 @@ from .declared import CHECKS, JORDAN, SELECTION, OptionError, declared, option
 if TYPE_CHECKING:  # numpy is imported by the checks that need it, so that ``rl-reliable --help`` loads none
     import numpy as np
 
+    from ..stats.intervals import ResamplingRequest
+
 DEFAULT_METRICS = ("mean", "median", "iqm", "optimality_gap")
 #: The interval method when none is asked for: the one the coverage study (docs/validation.md) shows nearest
 #: the nominal level at 3-10 runs per task.
@@ -57,9 +59,9 @@ def ci_label(ci: float) -> str:
 
 
 def _interval_methods() -> Sequence[str]:
-    from ..stats import bootstrap as bs
+    from ..stats import intervals
 
-    return bs.METHODS
+    return intervals.METHODS
 
 
 def _method_default() -> str:
@@ -410,6 +412,23 @@ class AnalysisOptions:
     def resolved_tuning_reps(self) -> int:
         return self.tuning_reps if self.tuning_reps is not None else min(self.reps, TUNING_REPS)
 
+    def resampling(self) -> ResamplingRequest:
+        """The one resampling request of this analysis, passed whole to every table: the interval method, level,
+        each table's replicates (:data:`..stats.intervals.REPLICATE_OPTIONS`), seed, task resampling, the median's
+        interval, executor and chunk size."""
+        from ..stats.intervals import REPLICATE_OPTIONS, ResamplingRequest
+
+        return ResamplingRequest(
+            method=self.method,
+            level=self.ci,
+            replicates={table: int(getattr(self, option)) for table, option in REPLICATE_OPTIONS.items()},
+            seed=self.seed,
+            task_bootstrap=self.task_bootstrap,
+            median_interval=self.median_interval,
+            executor=self.executor,
+            chunk_bytes=self.chunk_bytes,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """The options as JSON-friendly values (``provenance["options"]``), each by its declaration's ``record``."""
         out = {f.name: (decl.record or d.record)(getattr(self, f.name)) for f, decl in declared(self)}
@@ -429,7 +448,7 @@ class AnalysisOptions:
         a, m, k = max(n_algorithms, 1), max(n_tasks, 1), max(n_runs, 1)
         n_metrics = len(self.metrics)
         # a studentized method (bootstrap-t) also keeps every algorithm's (mean, standard error) replicates
-        columns = n_metrics + 2 * intervals.requested(self.method).studentized
+        columns = n_metrics + 2 * self.resampling().needs_standard_errors("aggregates", intervals.STATISTIC_KINDS)
         n_taus = len(self.taus) if self.taus is not None else 101
         count_bytes = 2 if k < 2**16 else 4
         f8 = 8.0

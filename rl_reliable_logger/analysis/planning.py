@@ -20,7 +20,7 @@ From pilot runs, predict by simulation what an evaluation with N runs per task w
 
 The pilot's observed difference stands in for the true one, so a pair that looks separated in a
 small pilot can be over-optimistic (a winner's curse); the calibration study
-(``benchmarks/plan_calibration.py``) measures how far predictions are from realised values.
+(``benchmarks/coverage/plan_calibration.py``) measures how far predictions are from realised values.
 
 Random streams: one per (algorithm, N), keyed by the algorithm's position in sorted name order and
 by N, so a number does not depend on the grid, the input's row order or what else is asked.
@@ -35,6 +35,7 @@ every :data:`SHARED_DRAWS` consecutive experiments resample their own data sets 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 from collections.abc import Sequence
@@ -49,8 +50,8 @@ from ..data.scores import ScoreTable
 from ..errors import InputError
 from ..executors import Executor, resolve
 from ..stats import bootstrap as bs
+from ..stats import intervals, registry
 from ..stats import metrics as mt
-from ..stats import registry
 from .normalization import normalize_final
 from .options import check_plan_memory, ci_label, replicates_needed
 from .plan_options import PLANNED_METHOD, PlanOptions
@@ -183,7 +184,7 @@ class _Experiments:
 
 def _interval(dists: np.ndarray, ci: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The planned method's interval (low, high) and width of each row's bootstrap distribution."""
-    low, high = bs.interval(dists.T, np.zeros(dists.shape[0]), ci=ci, method=PLANNED_METHOD)
+    low, high = intervals.interval(dists.T, np.zeros(dists.shape[0]), ci=ci, method=PLANNED_METHOD)
     return low, high, high - low
 
 
@@ -223,29 +224,13 @@ def default_grid(current: int, max_runs: int) -> list[int]:
     return sorted({int(round(v)) for v in np.linspace(current, max_runs, 12)})
 
 
-def plan(
-    table: ScoreTable,
-    *,
-    metric: str = "iqm",
-    normalize: str | Any | None = None,
-    target_width: float | None = None,
-    compare: Sequence[str] | None = None,
-    power: float = 0.8,
-    max_runs: int | None = None,
-    runs: Sequence[int] | None = None,
-    trials: int = 200,
-    sim_reps: int = 500,
-    ci: float = 0.95,
-    gamma: float = 1.0,
-    correction: Correction = "variance",
-    seed: int = 0,
-    progress: bool = False,
-    executor: str | Executor | None = None,
-) -> Plan:
+def plan(table: ScoreTable, options: PlanOptions | None = None, **overrides: Any) -> Plan:
     """Predict interval widths (and a pair's separation) for N runs per task, from pilot runs.
 
     Args:
         table: the pilot's per-run scores (final scores are used).
+        options, overrides: a :class:`~.plan_options.PlanOptions`, and any of its fields as keywords (which
+            override ``options``' own), as ``evaluate()`` takes its options:
         metric: the aggregate metric (``iqm``, ``mean``, ``median``, ``optimality_gap``, ...).
         normalize: as in :func:`~rl_reliable_logger.evaluate` (widths are in normalised units).
         target_width: the interval width wanted; ``needed`` and ``launch`` then say how many runs
@@ -272,23 +257,12 @@ def plan(
         >>> list(p.table["n_runs"])
         [3, 10]
     """
-    opts = PlanOptions(
-        metric=metric,
-        normalize=normalize,
-        target_width=target_width,
-        compare=None if compare is None else tuple(compare),  # type: ignore[arg-type]  # checked: two names
-        power=power,
-        max_runs=max_runs,
-        runs=None if runs is None else tuple(runs),
-        trials=trials,
-        sim_reps=sim_reps,
-        ci=ci,
-        gamma=gamma,
-        correction=correction,
-        seed=seed,
-        progress=progress,
-        executor=executor,
-    )
+    base = options if options is not None else PlanOptions()
+    known = {f.name for f in dataclasses.fields(PlanOptions)}
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise TypeError(f"unknown plan option(s): {', '.join(unknown)}; the options are: {', '.join(sorted(known))}")
+    opts = dataclasses.replace(base, **overrides) if overrides else base
     return plan_with(table, opts)
 
 
@@ -412,7 +386,7 @@ def _pilot_difference(
     cells = {a: bs.Cells.from_list(pilots[a]) for a in pair}
     dist = metric(bs.draw(cells[pair[0]], 2000, rng)) - metric(bs.draw(cells[pair[1]], 2000, rng))
     point = float(metric(bs.original(cells[pair[0]]))[0] - metric(bs.original(cells[pair[1]]))[0])
-    low, high = bs.interval(dist[:, None], np.array([point]), ci=ci, method=PLANNED_METHOD)
+    low, high = intervals.interval(dist[:, None], np.array([point]), ci=ci, method=PLANNED_METHOD)
     return {"point": point, "low": float(low[0]), "high": float(high[0])}
 
 

@@ -41,11 +41,12 @@ from ..stats import bootstrap as bs
 from ..stats import registry
 from ..stats import sequential as sq
 from .aggregates import analysis_streams, cells_by_algorithm, prepare
+from .declared import declared
 from .options import as_options
-from .watch_options import FROZEN_OPTIONS, FUTILITY, FUTILITY_FROM, OWN_OPTIONS
+from .watch_options import FROZEN_OPTIONS, FUTILITY, FUTILITY_FROM, OWN_OPTIONS, WatchDesign
 
-#: Design keywords that reach a look with the analysis options (``watch(**options)``): the design records them.
-DESIGN_KEYWORDS = ("futility",)
+#: Design keywords that may reach a look with the analysis options (``watch(**options)``): the design records them.
+DESIGN_KEYWORDS = tuple(f.name for f, _ in declared(WatchDesign))
 DECISION_COLUMNS = ["algorithm_x", "algorithm_y", "metric", "decision", "low", "high", "look"]
 LAUNCH_COLUMNS = ["algorithm", "task", "add_runs"]
 
@@ -144,68 +145,33 @@ class WatchResult:
     record: dict[str, Any] = field(default_factory=dict)
 
 
-def make_design(
-    table: ScoreTable,
-    *,
-    looks: int,
-    max_runs: int,
-    alpha: float = 0.05,
-    metric: str = "iqm",
-    compare: Sequence[str] | None = None,
-    spending: str = "obf",
-    futility: float = FUTILITY,
-    **options: Any,
-) -> Design:
-    """The design these arguments ask for on this table (validated; each problem is one sentence).
-
-    ``futility``: a pair stops as ``futile`` when its conditional power is below it (0: never).
-    """
-    if isinstance(futility, bool) or not isinstance(futility, (int, float)) or not 0 <= futility < 1:
-        raise InputError(
-            f"`futility=` must be a conditional power in [0, 1) (0: never stop for futility), got {futility!r}"
-        )
-    for name, value, low in (("looks", looks, 1), ("max_runs", max_runs, 2)):
-        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < low:
-            raise InputError(f"`{name}=` must be an integer of at least {low}, got {value!r}")
-    if int(looks) > int(max_runs):
-        raise InputError(f"`looks={looks}` is more than `max_runs={max_runs}`: each look needs new runs")
-    if not (isinstance(alpha, (int, float)) and 0 < alpha < 0.5):
-        raise InputError(f"`alpha=` must be between 0 and 0.5 (e.g. 0.05), got {alpha!r}")
-    if spending not in sq.SPENDING:
-        raise InputError(f"`spending={spending!r}` is not a spending function; choose one of {', '.join(sq.SPENDING)}")
-    try:
-        name = registry.get_metric(metric).name if isinstance(metric, str) else None
-    except ValueError as err:
-        raise InputError(str(err)) from None
-    if name is None:
-        raise InputError("`metric=` must be the name of a registered metric (the design is recorded by name)")
+def make_design(table: ScoreTable, design: WatchDesign, **options: Any) -> Design:
+    """The design ``design`` asks for on this table, with the analysis ``options`` it freezes (validated; each
+    problem is one sentence)."""
     opts = _options(options)
     final = prepare(table, opts).final
     algorithms = sorted(final.algorithms)
-    chosen = algorithms if compare is None else _compared(compare, algorithms)
+    chosen = algorithms if design.compare is None else _compared(design.compare, algorithms)
     pairs = tuple((x, y) for i, x in enumerate(chosen) for y in chosen[i + 1 :])
     frozen = tuple(sorted((k, str(getattr(opts, k))) for k in FROZEN_OPTIONS))
     return Design(
-        int(looks),
-        int(max_runs),
-        float(alpha),
-        name,
+        design.looks,
+        design.max_runs,
+        design.alpha,
+        design.metric,
         pairs,
-        spending,
+        design.spending,
         tuple(sorted(final.tasks)),
         frozen,
-        futility=float(futility),
+        futility=design.futility,
     )
 
 
 def _compared(compare: Sequence[str], algorithms: list[str]) -> list[str]:
-    names = [compare] if isinstance(compare, str) else list(compare)
-    if len(set(names)) < 2 or any(not isinstance(n, str) for n in names):
-        raise InputError(f"`compare=` must name at least two algorithms, got {compare!r}")
-    unknown = [n for n in names if n not in algorithms]
+    unknown = [n for n in compare if n not in algorithms]
     if unknown:
         raise InputError(f"`compare=` names {unknown[0]!r}, which the scores do not have; they have {algorithms}")
-    return sorted(set(names))
+    return list(compare)
 
 
 def _options(options: dict[str, Any]) -> Any:
@@ -283,13 +249,15 @@ def take_look(table: ScoreTable, design: Design, history: Sequence[dict[str, Any
         [[subset[x], subset[y]] for x, y in open_pairs],
         [times[p] for p in open_pairs],
         _planned(design, look),
-        alpha=design.alpha,
-        pairs=len(design.pairs),
-        decided=sum(p["decision"] in ("x>y", "y>x") for p in previous.values()),
-        spending=design.spending,
-        multiplicity=design.multiplicity,
-        futility=design.futility,
-        futility_from=design.futility_from,
+        sq.Procedure(
+            alpha=design.alpha,
+            pairs=len(design.pairs),
+            decided=sum(p["decision"] in ("x>y", "y>x") for p in previous.values()),
+            spending=design.spending,
+            multiplicity=design.multiplicity,
+            futility=design.futility,
+            futility_from=design.futility_from,
+        ),
     )
     for i, (x, y) in enumerate(open_pairs):
         decision = str(sq.decide(tested.low[i], tested.high[i], lower_is_better=lower))

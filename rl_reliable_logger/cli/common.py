@@ -62,25 +62,24 @@ def check_output(args: argparse.Namespace, *, inputs: Sequence[Any] = (), kind: 
 
 def read_scores(path: Path, args: argparse.Namespace) -> Any:
     """The ScoreTable of a user's file, with the shared field flags; every problem one line naming the file."""
-    from ..data.scores import ScoreTable
+    from ..analysis.inputs import FieldOptions
     from ..errors import InputError
 
     if not path.exists():
         raise CliError(f"input file {path} does not exist")
+    fields = FieldOptions(  # the reader of evaluate(DataFrame or path, field keywords) too
+        algorithm_key=args.algorithm_key,
+        task_key=args.task_key,
+        seed_key=args.seed_key,
+        score_key=args.score_key,
+        run_key=args.run_key,
+        step_key=args.step_key,
+        drop_invalid=bool(args.drop_invalid),
+        normalize_names=name_mode(args) == "normalize",
+        hyperparameter_keys=tuple(getattr(args, "hyperparameter_keys", None) or ()),
+    )
     try:
-        return ScoreTable.from_file(
-            path,
-            algorithm=args.algorithm_key,
-            task=args.task_key,
-            seed=args.seed_key,
-            score=args.score_key,
-            run_id=args.run_key,
-            step=args.step_key,
-            on_invalid="drop" if args.drop_invalid else "raise",
-            source={"kind": "file", "path": str(path), "score_column": args.score_key},
-            names=name_mode(args),
-            hyperparameter_keys=list(getattr(args, "hyperparameter_keys", None) or ()),
-        )
+        return fields.read(path, source={"kind": "file", "path": str(path), "score_column": args.score_key})
     except InputError as err:
         message = cli_message(err)
         raise CliError(message if message.startswith(str(path)) else f"{path}: {message}") from None

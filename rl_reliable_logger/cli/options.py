@@ -13,6 +13,7 @@ Nothing heavy is imported at module level: ``rl-reliable --help`` loads neither 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -105,7 +106,10 @@ def add_declared_option(group: Any, field: Any, decl: Any) -> None:
     if decl.repeatable:
         kwargs["action"] = "append"
         help_text += " (comma-separated, repeatable)"
-    help_text += f" (default: {_default_text(field, decl)})".replace("%", "%%")
+    if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
+        kwargs["required"] = True  # an option without a default (a watch's looks): the flag must be given
+    else:
+        help_text += f" (default: {_default_text(field, decl)})".replace("%", "%%")
     group.add_argument(decl.flag, dest=field.name, default=None, help=help_text, **kwargs)
 
 

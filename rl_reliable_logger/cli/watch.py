@@ -6,9 +6,10 @@ plugin and added by ``cli/trackers.py``, as for ``plan``) — call :func:`rl_rel
 the look and writes the launch list and what each launcher runs next in the state folder), print the look, publish
 the decisions and launch list to the tracker as a report (its publishing flags), and return 0 when the watch stops,
 3 when more runs are needed (an error is 2, as for every command), so a sweep post-hook or a pipeline step can
-loop on it. The analysis flags are the declarations of the options a watch freezes
-(:data:`~rl_reliable_logger.analysis.watch_options.FROZEN_OPTIONS`); the design and launch flags below are the
-watch command's own.
+loop on it. The design flags are the declarations of the design's options
+(:class:`~rl_reliable_logger.analysis.watch_options.WatchDesign`), the analysis flags those of the options a watch
+freezes (:data:`~rl_reliable_logger.analysis.watch_options.FROZEN_OPTIONS`); the state and launch flags below are
+the watch command's own.
 """
 
 from __future__ import annotations
@@ -19,11 +20,20 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from ..analysis.watch_options import FUTILITY, FUTILITY_FROM
+from ..analysis.declared import declared
+from ..analysis.watch_options import DESIGN, WatchDesign
 from ..trackers import registry
 from . import trackers as tracker_commands
 from .flags import CliError, as_flags, cli_message
-from .options import FILE_FIELDS, add_field_options, add_force_publish_option, add_shared_option, given_options, names
+from .options import (
+    FILE_FIELDS,
+    add_declared_option,
+    add_field_options,
+    add_force_publish_option,
+    add_shared_option,
+    given_options,
+    names,
+)
 from .plan import FILE
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -34,60 +44,17 @@ if TYPE_CHECKING:  # pragma: no cover
 #: Exit status when the watch has not stopped: launch the listed runs, then look again.
 MORE_RUNS = 3
 
-#: The design flags of the watch (its own declarations): keyword of ``watch()`` -> flag and argparse definition.
-DESIGN_FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
-    "state": (
-        "--state",
-        {
-            "required": True,
-            "metavar": "DIR",
-            "help": "state folder: the frozen design and every look (new or empty "
-            "at the first look); launch.csv, decisions.csv and the launch files of the last look are written there",
-        },
-    ),
-    "looks": ("--looks", {"required": True, "type": int, "metavar": "K", "help": "number of looks of the design"}),
-    "max_runs": (
-        "--max-runs",
-        {"required": True, "type": int, "metavar": "N", "help": "maximum runs per (algorithm, task) cell"},
-    ),
-    "compare": (
-        "--compare",
-        {"type": names, "metavar": "A,B", "help": "algorithms to compare, every pair among them (default: all)"},
-    ),
-    "alpha": (
-        "--alpha",
-        {
-            "type": float,
-            "default": 0.05,
-            "metavar": "A",
-            "help": "family-wise error over all looks and pairs (default: %(default)s)",
-        },
-    ),
-    "metric": (
-        "--metric",
-        {"default": "iqm", "metavar": "NAME", "help": "aggregate metric compared (default: %(default)s)"},
-    ),
-    "spending": (
-        "--spending",
-        {
-            "default": "obf",
-            "metavar": "NAME",
-            "help": "error spending over the looks: obf (O'Brien-Fleming type) or pocock (default: %(default)s)",
-        },
-    ),
-    "futility": (
-        "--futility",
-        {
-            "type": float,
-            "default": FUTILITY,
-            "metavar": "P",
-            "help": "from "
-            f"{FUTILITY_FROM * 100:g}%% of the maximum runs on, a pair whose conditional power is below P stops as "
-            "futile and its cells leave the launch list (non-binding: the error guarantee holds whether or not "
-            "the runs stop; 0: never; default: %(default)s)",
-        },
-    ),
-}
+#: The state folder of the watch (where its design and looks are kept; the design's own flags are declared with its
+#: options, :class:`~rl_reliable_logger.analysis.watch_options.WatchDesign`).
+STATE_FLAG: tuple[str, dict[str, Any]] = (
+    "--state",
+    {
+        "required": True,
+        "metavar": "DIR",
+        "help": "state folder: the frozen design and every look (new or empty "
+        "at the first look); launch.csv, decisions.csv and the launch files of the last look are written there",
+    },
+)
 
 #: The launch flags (how the next runs are written for the launchers; not part of the design).
 LAUNCH_FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -113,8 +80,12 @@ LAUNCH_FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 #: Keywords of ``watch()`` -> flags, read first when a library message is put in flag words.
-WATCH_FLAGS: dict[str, str] = {f"{keyword}=": flag for keyword, (flag, _) in {**DESIGN_FLAGS, **LAUNCH_FLAGS}.items()}
-WATCH_FLAGS["launch_parameters="] = "--launch-names"
+WATCH_FLAGS: dict[str, str] = {
+    "state=": STATE_FLAG[0],
+    **{f"{field.name}=": str(decl.flag) for field, decl in declared(WatchDesign)},
+    **{f"{keyword}=": flag for keyword, (flag, _) in LAUNCH_FLAGS.items()},
+    "launch_parameters=": "--launch-names",
+}
 
 #: What a tracker source reads for a watch: final scores only (no curves; the analysis selects the tasks).
 _SOURCE = SimpleNamespace(curves=False, only_algorithms=None, only_tasks=None, hyperparameter_keys=())
@@ -210,9 +181,10 @@ def _add_watch(p: argparse.ArgumentParser) -> None:
     """The design, launch and analysis flags, the same for every source."""
     from ..analysis.watch_options import FROZEN_OPTIONS
 
-    design = p.add_argument_group("design (frozen at the first look)")
-    for keyword, (flag, kwargs) in DESIGN_FLAGS.items():
-        design.add_argument(flag, dest=keyword, **kwargs)
+    design = p.add_argument_group(DESIGN)
+    design.add_argument(STATE_FLAG[0], dest="state", **STATE_FLAG[1])
+    for field, decl in declared(WatchDesign):
+        add_declared_option(design, field, decl)
     launch = p.add_argument_group("launch files (in the state folder)")
     for keyword, (flag, kwargs) in LAUNCH_FLAGS.items():
         launch.add_argument(flag, dest=keyword, **kwargs)
@@ -232,10 +204,12 @@ def _cmd_watch(args: argparse.Namespace) -> int:
         table, sink = read_scores(Path(args.input), args), None
     else:
         table, sink = _tracker_runs(plugin, args)
-    design = {keyword: getattr(args, keyword) for keyword in DESIGN_FLAGS}
+    design = given_options(args, WatchDesign)
     try:
         launch = launch_names(args, plugin)
-        result = watch(table, **design, launch_parameters=launch, program=args.program, **given_options(args))
+        result = watch(
+            table, args.state, **design, launch_parameters=launch, program=args.program, **given_options(args)
+        )
     except RLReliableError as err:
         raise CliError(as_flags(str(err), analysis=True, table=WATCH_FLAGS)) from None
     for w in table.warnings:

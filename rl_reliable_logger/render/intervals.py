@@ -22,16 +22,6 @@ from ..stats import intervals
 
 #: What each table holds, in words (declared with the tables, in the registry).
 TABLE_WORDS = intervals.TABLE_WORDS
-#: The replicate option of each table, for results written before ``provenance["intervals"]`` was recorded.
-_LEGACY_REPS = {
-    "aggregates": "reps",
-    "differences": "reps",
-    "improvement": "improvement_reps",
-    "profiles": "profile_reps",
-    "gap_curve": "profile_reps",
-    "per_task": "profile_reps",
-    "curves": "curve_reps",
-}
 
 
 def table_intervals(prov: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -56,7 +46,7 @@ def table_intervals(prov: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     out = {}
     for table, name in rule.items():
         spec = intervals.REGISTRY.get(name)
-        reps = prov.get(_LEGACY_REPS.get(table, ""))
+        reps = prov.get(intervals.REPLICATE_OPTIONS.get(table, ""))
         uses = spec is None or spec.replicates
         out[table] = {"method": name, "level": prov.get("ci", 0.95), "replicates": reps if uses else None}
     return out
@@ -123,13 +113,22 @@ def headline_intervals(prov: Mapping[str, Any]) -> str:
 
 
 def table_clauses(prov: Mapping[str, Any], present: set[str] | None = None) -> list[str]:
-    """``the per-task means: Student-t intervals``: one clause per table with intervals (among ``present``)."""
+    """``the per-task means: Student-t intervals``: one clause per table with intervals (among ``present``); a
+    table whose level is not the analysis' (the Jordan tables': ``1 - delta``) says its own, and one whose
+    intervals hold together over the algorithms says so."""
     fallbacks = bool(prov.get("interval_fallbacks"))
-    return [
-        f"{TABLE_WORDS.get(table, table)}: {interval_phrase(record, fallbacks=fallbacks)}"
-        for table, record in table_intervals(prov).items()
-        if present is None or table in present
-    ]
+    ci = prov.get("ci", 0.95)
+    clauses = []
+    for table, record in table_intervals(prov).items():
+        if present is not None and table not in present:
+            continue
+        level = record.get("level", ci)
+        own = f"{ci_label(level)} " if level != ci else ""
+        together = " (simultaneous)" if record.get("simultaneous") is True else ""
+        clauses.append(
+            f"{TABLE_WORDS.get(table, table)}: {own}{interval_phrase(record, fallbacks=fallbacks)}{together}"
+        )
+    return clauses
 
 
 def non_bootstrap_tables(prov: Mapping[str, Any], present: set[str] | None = None) -> list[str]:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis import watch as wt
+from ..analysis.watch_options import FUTILITY, WatchDesign
 from ..data.scores import ScoreTable
 from ..errors import InputError
 from .bundle import MANIFEST, BundleError, read_bundle, write_bundle
@@ -101,9 +102,17 @@ def watch(
     """
     folder = Path(state)
     stored = read_state(folder)
-    asked = wt.make_design(
-        table, looks=looks, max_runs=max_runs, alpha=alpha, metric=metric, compare=compare, spending=spending, **options
+    futility = options.pop("futility", FUTILITY)
+    design_options = WatchDesign(
+        looks=looks,
+        max_runs=max_runs,
+        compare=None if compare is None else tuple([compare] if isinstance(compare, str) else compare),
+        alpha=alpha,
+        metric=metric,
+        spending=spending,
+        futility=futility,
     )
+    asked = wt.make_design(table, design_options, **options)
     design, history = stored if stored is not None else (asked, [])
     change = design.changed(asked)
     if change is not None:

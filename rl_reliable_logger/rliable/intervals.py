@@ -6,7 +6,7 @@ returning one number); percentiles by ``np.percentile`` (linear); ``basic`` refl
 when it is 0 or 1; ``bca``'s acceleration comes from leaving out one run index of every task at a time and
 centres the leave-one-out values on their grand mean (over every output, as ``arch`` does); ``norm`` uses the
 replicates' standard deviation (divisor ``reps``). These are rliable's semantics, not the engine's own intervals
-(:func:`..stats.bootstrap.interval` counts ties half and stratifies the jackknife), so that a script gets the
+(:func:`..stats.intervals.interval` counts ties half and stratifies the jackknife), so that a script gets the
 intervals it got from rliable, up to Monte-Carlo error.
 """
 

@@ -1,75 +1,92 @@
-"""Aggregate metrics of one algorithm with intervals: replicates, and the interval method's extras.
+"""Aggregate metrics of one algorithm with intervals: the replicates, and their intervals by the request's rule.
 
-One call does what every interval method needs: the bootstrap replicates of the metrics, the leave-one-run-out
-values and strata for ``bca``, the cells for ``expanded``, and, for ``bootstrap-t``, the replicates of the mean's
-standard error drawn with the same replicates (the mean gets the studentized interval, the median the normal
-interval with the bootstrap standard deviation at the expanded level, :func:`..bootstrap.normal_interval`, every
-other metric the expanded one). Where the studentized distribution is degenerate
-(:func:`..bootstrap.studentized_mean_interval` returns None) the mean keeps the expanded interval and a note in
-``notes`` says so.
+One call draws what every interval method needs: the bootstrap replicates of the metrics and, where a statistic
+gets a studentized interval (the mean under ``bootstrap-t``), the replicates of the mean's standard error drawn
+with the same replicates. Which interval each statistic gets, and what it needs besides the replicates (the
+expanded level of the cells, the leave-one-run-out values for ``bca``, the runs for the order-statistic median),
+is :func:`..intervals.estimate`'s to answer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
 from . import bootstrap as bs
 from . import intervals
 from . import metrics as mt
+from .intervals import fallback_note as fallback_note  # re-exported: the sentence of a fallback
+from .intervals import median_order_statistic_interval as median_order_statistic_interval
+from .intervals import order_statistic_median as order_statistic_median
+
+
+class AlgorithmAggregates(NamedTuple):
+    """The aggregate metrics of one algorithm: estimates ``point`` (n,), their intervals ``result``, the
+    replicates ``replicates`` (reps, n) and, where the mean is studentized, ``standard_errors``: the replicates
+    (``"dist"``, (reps, 2)) and estimate (``"point"``) of (mean, standard error), for the studentized differences
+    (:func:`..intervals.studentized_difference`)."""
+
+    point: np.ndarray
+    result: intervals.IntervalResult
+    replicates: np.ndarray
+    standard_errors: dict[str, np.ndarray] | None = None
+
+    @property
+    def low(self) -> np.ndarray:
+        return self.result.low
+
+    @property
+    def high(self) -> np.ndarray:
+        return self.result.high
 
 
 def aggregate_intervals(
     cells: bs.Cells,
     metric_objs: Sequence[mt.Metric],
-    reps: int,
+    request: intervals.ResamplingRequest,
     rng: np.random.Generator,
     *,
-    ci: float = 0.95,
-    method: str = "percentile",
-    task_bootstrap: bs.TaskBootstrap = False,
-    chunk_bytes: int = bs.DEFAULT_CHUNK_BYTES,
     progress: Callable[[int], None] | None = None,
-    notes: list[str] | None = None,
-    mean_se: dict[str, np.ndarray] | None = None,
-    median_interval: str = "method",
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(point, low, high, replicates)`` of the metrics: ``(n,)`` three times and ``(reps, n)``.
+) -> AlgorithmAggregates:
+    """The metrics' estimates, intervals (each by the method ``request`` gives it in the ``aggregates`` table) and
+    ``request.reps("aggregates")`` replicates drawn from ``rng`` (task draws: ``request.task_bootstrap``).
 
-    ``median_interval``: ``order-statistic`` gives the median its order-statistic interval
-    (:func:`median_order_statistic_interval`) instead of the method's (:data:`.intervals.MEDIAN_INTERVALS`).
-
-    ``notes``: receives one sentence per metric whose interval is not the requested method's (a fallback).
-    ``mean_se``: with ``bootstrap-t``, receives the replicates (``"dist"``, (reps, 2)) and estimate (``"point"``)
-    of (mean, standard error), for the studentized mean differences (:func:`studentized_difference`)."""
-    spec = intervals.requested(method)
-    if median_interval not in intervals.MEDIAN_INTERVALS:
-        raise ValueError(
-            f"median_interval must be one of {', '.join(intervals.MEDIAN_INTERVALS)}, got {median_interval!r}"
-        )
+    Example:
+        >>> cells = bs.Cells.from_list([np.array([1.0, 2.0, 4.0]), np.array([3.0, 5.0, 6.0])])
+        >>> request = intervals.ResamplingRequest("percentile", 0.9, {"aggregates": 500})
+        >>> out = aggregate_intervals(cells, [mt.Metric("mean", mt.mean)], request, np.random.default_rng(0))
+        >>> float(out.point[0]), out.result.methods, out.replicates.shape
+        (3.5, ('percentile',), (500, 1))
+    """
+    kinds = [statistic_kind(m) for m in metric_objs]
     stacked = lambda r: np.stack([m(r) for m in metric_objs], axis=1)
     point = stacked(bs.original(cells))[0]
+    studentized = request.needs_standard_errors("aggregates", kinds)
     # studentized: the mean's standard error from the same replicates
-    statistic = (lambda r: np.concatenate([stacked(r), mt.mean_se(r)], axis=1)) if spec.studentized else stacked
+    statistic = (lambda r: np.concatenate([stacked(r), mt.mean_se(r)], axis=1)) if studentized else stacked
     dist = bs.replicates(
-        cells, statistic, reps, rng, task_bootstrap=task_bootstrap, chunk_bytes=chunk_bytes, progress=progress
+        cells,
+        statistic,
+        request.reps("aggregates"),
+        rng,
+        task_bootstrap=request.task_bootstrap,
+        chunk_bytes=request.chunk_bytes,
+        progress=progress,
     )
-    jack = bs.jackknife(cells, stacked) if spec.needs_jackknife else None
-    strata = bs.jackknife_tasks(cells) if spec.needs_jackknife else None
-    if spec.studentized:
-        dist, dist_se = dist[:, :-2], dist[:, -2:]
-    low, high = bs.interval(dist, point, ci=ci, method=method, jackknife=jack, strata=strata, cells=cells)
-    if spec.studentized:
-        point_se = mt.mean_se(bs.original(cells))[0]
-        if mean_se is not None:
-            mean_se.update(dist=dist_se, point=point_se)
-        _by_statistic(spec, metric_objs, cells, ci, (dist, point, low, high), (dist_se, point_se), notes)
-    if median_interval == "order-statistic":
-        for j, m in enumerate(metric_objs):
-            if statistic_kind(m) == "median":
-                low[j], high[j] = median_order_statistic_interval(cells, ci)
-    return point, low, high, dist
+    se = None
+    if studentized:
+        dist, se = dist[:, :-2], {"dist": dist[:, -2:], "point": mt.mean_se(bs.original(cells))[0]}
+    sample = intervals.Sample(
+        level=lambda ci: bs.expanded_level(cells, ci),
+        jackknife=lambda: (bs.jackknife(cells, stacked), bs.jackknife_tasks(cells)),
+        runs=cells,
+        standard_errors=None if se is None else (lambda: (se["dist"], se["point"])),
+    )
+    labels = [f"the {m.name}" for m in metric_objs]
+    result = intervals.estimate(request, "aggregates", dist, point, sample, kinds=kinds, labels=labels)
+    return AlgorithmAggregates(point, result, dist, se)
 
 
 def statistic_kind(metric: mt.Metric) -> str:
@@ -81,53 +98,9 @@ def statistic_kind(metric: mt.Metric) -> str:
     return "*"
 
 
-def _by_statistic(spec, metric_objs, cells, ci, replicates, se, notes) -> None:
-    """Overwrite (in ``low``/``high``) the intervals of the statistics whose rule differs from the table's
-    method: the studentized mean, the median's normal interval."""
-    dist, point, low, high = replicates
-    table = spec.for_table("aggregates")
-    for j, m in enumerate(metric_objs):
-        own = spec.for_statistic("aggregates", statistic_kind(m))
-        if own.studentized:
-            found = bs.studentized_mean_interval(se[0], se[1], ci)
-            if found is None:
-                if notes is not None:
-                    notes.append(fallback_note(f"the {m.name}"))
-            else:
-                low[j], high[j] = found
-        elif own.bounds is not table.bounds and own.bounds is not None:  # not the table's interval
-            tail = bs.expanded_level(cells, ci) if own.needs_tail else None
-            low[j], high[j] = own.bounds(dist[:, j], point[j], ci, tail, None)
-
-
-def order_statistic_median(low: np.ndarray, high: np.ndarray) -> tuple[float, float]:
-    """``[median of the per-task lower bounds, median of the upper bounds]``: the median over tasks does not
-    decrease when any task's mean grows, so this interval covers the median of the true task means whenever every
-    per-task interval covers its task's mean (conservative: wide, and it needs no resampling)."""
-    return float(np.median(np.asarray(low, dtype=float))), float(np.median(np.asarray(high, dtype=float)))
-
-
-def median_order_statistic_interval(cells: bs.Cells, ci: float = 0.95) -> tuple[float, float]:
-    """The order-statistic interval of the median over tasks from each task's Student-t interval at level ``ci``
-    (:func:`..bootstrap.student_t_task_intervals`; a task of one run contributes its score twice)."""
-    return order_statistic_median(*bs.student_t_task_intervals(cells, ci))
-
-
-def fallback_note(what: str) -> str:
-    """The sentence that says a bootstrap-t interval fell back to the expanded one."""
-    return (
-        f"bootstrap-t: {what}'s studentized replicates are degenerate (too few distinct runs per task), so its "
-        "interval is the expanded percentile one"
-    )
-
-
 def studentized_difference(
-    x: dict[str, np.ndarray], y: dict[str, np.ndarray], ci: float = 0.95, n: int | None = None
+    x: dict[str, np.ndarray], y: dict[str, np.ndarray], ci: float = 0.95
 ) -> tuple[float, float] | None:
-    """Bootstrap-t interval for mean(X) - mean(Y) from each algorithm's ``mean_se`` of :func:`aggregate_intervals`:
-    ``t* = (d* - d) / sqrt(se_x*² + se_y*²)`` on the first ``n`` (common) replicates; None where degenerate."""
-    n = min(len(x["dist"]), len(y["dist"])) if n is None else n
-    dx, dy = x["dist"][:n], y["dist"][:n]
-    dist = np.column_stack([dx[:, 0] - dy[:, 0], np.hypot(dx[:, 1], dy[:, 1])])
-    point = np.array([x["point"][0] - y["point"][0], np.hypot(x["point"][1], y["point"][1])])
-    return bs.studentized_mean_interval(dist, point, ci)
+    """Bootstrap-t interval for mean(X) - mean(Y) from each algorithm's ``standard_errors`` of
+    :func:`aggregate_intervals`, on their common replicates; None where degenerate."""
+    return bs.studentized_mean_interval(*intervals.studentized_difference(x, y), ci)

@@ -31,20 +31,13 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..executors import Executor, resolve
-from . import distributions, intervals
-from .intervals import normal_interval as normal_interval  # re-exported: callers name it bs.normal_interval
-from .intervals import tie_tolerance as tie_tolerance
-
-#: The methods ``interval(method=...)`` takes (declared in :mod:`.intervals`).
-METHODS = intervals.METHODS
-
-#: Memory budget (bytes) for one chunk of replicates; tune with ``chunk_bytes=`` where offered.
-DEFAULT_CHUNK_BYTES = 64 * 2**20
+from ..memory import DEFAULT_CHUNK_BYTES as DEFAULT_CHUNK_BYTES  # the budget of one chunk of replicates
+from . import distributions
 
 
 def as_generator(seed: int | np.random.Generator | np.random.SeedSequence | None) -> np.random.Generator:
@@ -102,6 +95,17 @@ class Cells:
         return 1.0 / (self.n_tasks * self.sizes[self.task_of])
 
 
+class Layout(NamedTuple):
+    """Runs given by index rather than drawn (the original data, leave-one-run-out replicates, or a Resample's
+    indices carried over): ``idx`` (N, R, S), ``valid`` (None: every position), each slot's run count and each
+    replicate's number of runs (None: derived as for draws)."""
+
+    idx: np.ndarray | None = None
+    valid: np.ndarray | None = None
+    slot_sizes: np.ndarray | None = None
+    run_total: np.ndarray | None = None
+
+
 class Resample:
     """A batch of replicates (or the original data) of one algorithm, as draws of run indices.
 
@@ -119,15 +123,13 @@ class Resample:
         cells: Cells,
         values: np.ndarray,
         *,
-        idx: np.ndarray | None = None,
-        valid: np.ndarray | None = None,
-        slot_sizes: np.ndarray | None = None,
+        layout: Layout = Layout(),
         uniforms: np.ndarray | None = None,
         slot_tasks: np.ndarray | None = None,
         cache: dict | None = None,
-        run_total: np.ndarray | None = None,
         workspace: dict | None = None,
     ) -> None:
+        idx, valid, slot_sizes, run_total = layout
         self.cells = cells
         self.values = np.asarray(values, dtype=float)
         self.uniforms = uniforms
@@ -230,13 +232,10 @@ class Resample:
         return Resample(
             cells,
             values,
-            idx=self._idx,
-            valid=self._valid,
-            slot_sizes=self.slot_sizes,
+            layout=Layout(self._idx, self._valid, self.slot_sizes, self.run_total),
             uniforms=self.uniforms,
             slot_tasks=self.slot_tasks,
             cache={k: v for k, v in self._cache.items() if k in keep},
-            run_total=self.run_total,
             workspace=workspace,
         )
 
@@ -502,9 +501,7 @@ def original(cells: Cells, values: np.ndarray | None = None) -> Resample:
     return Resample(
         cells,
         cells.values if values is None else values,
-        idx=idx,
-        valid=None if valid.all() else valid[:, None, :],
-        slot_sizes=cells.sizes[None, :].astype(float),
+        layout=Layout(idx, None if valid.all() else valid[:, None, :], cells.sizes[None, :].astype(float)),
     )
 
 
@@ -754,59 +751,7 @@ def replicate_ranges(
     return out
 
 
-# ---------------------------------------------------------------------------- intervals
-def interval(
-    dist: np.ndarray,
-    point: np.ndarray,
-    *,
-    ci: float = 0.95,
-    method: str = "percentile",
-    jackknife: np.ndarray | None = None,
-    strata: np.ndarray | None = None,
-    cells: Cells | Sequence[Cells] | None = None,
-    tail: float | np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Confidence interval (low, high) for each statistic from its bootstrap distribution.
-
-    Args:
-        dist: (B, ...) bootstrap replicates.
-        point: (...) estimate on the original data.
-        ci: confidence level, e.g. 0.95.
-        method: a requestable method of :mod:`.intervals` (``percentile``, the default, ``basic``, ``bc``,
-            ``bca``, ``expanded``, ``bootstrap-t``); this function gives it what its declaration needs. ``bca``
-            needs ``jackknife``, the (J, ...) leave-one-run-out values, from which each statistic gets its *own*
-            acceleration; pass ``strata`` = :func:`jackknife_tasks` for the stratified (multi-sample)
-            acceleration, see :func:`acceleration`. ``expanded`` (Hesterberg's expanded percentile interval for
-            small samples, stratified by cell) needs the ``cells`` the replicates were drawn from (see
-            :func:`expanded_level`) or ``tail``; so does ``bootstrap-t``, studentized for the mean only
-            (:func:`studentized_mean_interval`, which needs the replicates' standard errors;
-            :func:`..aggregate.aggregate_intervals` does it), here, without standard errors, the expanded
-            interval. For a statistic of several algorithms (a difference, P(X > Y)) pass every algorithm's
-            cells: the level pools them. ``tail``: the expanded tail probability of each statistic (scalar or
-            one per column, e.g. :func:`task_levels`), instead of the one :func:`expanded_level` gives for
-            ``cells``.
-
-    The bias correction counts replicates equal to the estimate as half below; "equal" is within
-    :func:`tie_tolerance` of it, so that the estimate and its replicates, summed in different orders, find the
-    same ties whatever the input's row order or scale.
-    """
-    if not 0 < ci < 1:
-        raise ValueError(f"ci must be in (0, 1), got {ci}")
-    spec = intervals.requested(method)
-    assert spec.bounds is not None  # every requestable method is computed from replicates
-    point = np.asarray(point, dtype=float)
-    if spec.needs_tail and tail is None:
-        if cells is None:
-            raise ValueError("the expanded percentile interval needs the cells the replicates were drawn from")
-        tail = expanded_level(cells, ci)
-    accel = None
-    if spec.needs_jackknife:
-        if jackknife is None:
-            raise ValueError(f"{method} needs the jackknife values of each statistic")
-        accel = acceleration(jackknife, strata)
-    return spec.bounds(dist, point, ci, tail, accel)
-
-
+# ---------------------------------------------------------------------------- levels (the intervals: .intervals)
 def expanded_level(cells: Cells | Sequence[Cells], ci: float = 0.95) -> float:
     r"""Tail probability of Hesterberg's (2015) expanded percentile interval, stratified by cell.
 
@@ -848,7 +793,7 @@ def improvement_level(x: Cells, y: Cells, ci: float = 0.95) -> float:
     variance over the bootstrap's own variance (``n/(n-1)`` for one sample). P(X > Y) is a two-sample U-statistic,
     whose bootstrap variance shrinks much less (for two equal normal populations the ratio averages 1.21 / 1.07 /
     1.02 at 3 / 5 / 10 runs); the mean's ``c`` over-widens it (coverage 0.95-0.98 in
-    ``benchmarks/coverage_study.py``). Here ``c`` is that same ratio for U, both in
+    ``benchmarks/coverage/coverage_study.py``). Here ``c`` is that same ratio for U, both in
     closed form per task (Hoeffding's decomposition, ``n`` runs of X and ``k`` of Y):
 
     .. math:: \operatorname{Var} U = \frac{ξ_{11} + (k-1) ξ_{10} + (n-1) ξ_{01}}{n k}
@@ -988,7 +933,7 @@ def jackknife_resamples(cells: Cells, values: np.ndarray | None = None) -> Itera
         valid = pos[:, None, None] < sizes[None]
         idx = np.where(valid, cells.offsets[None, None, :] + local, 0)
         total = np.full(reps, float(cells.n_runs - 1))
-        yield Resample(cells, values, idx=idx, valid=valid, slot_sizes=sizes.astype(float), run_total=total)
+        yield Resample(cells, values, layout=Layout(idx, valid, sizes.astype(float), total))
 
 
 def jackknife_tasks(cells: Cells) -> np.ndarray:

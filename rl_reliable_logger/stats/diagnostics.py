@@ -15,7 +15,7 @@ algorithms' tails (:func:`mean_untrusted` of both groups: either flagged flags t
 difference of their skewnesses, which cancels when both are heavy-tailed.
 
 The constants were chosen on one set of data (simulated task models and three Atari 100k algorithms) and rated
-on another (other algorithms and DreamerV2, other task models): ``benchmarks/skew_calibration.py``, rates in
+on another (other algorithms and DreamerV2, other task models): ``benchmarks/coverage/skew_calibration.py``, rates in
 ``docs/validation.md``.
 """
 
@@ -28,7 +28,7 @@ import numpy as np
 
 from .bootstrap import Cells, magnitude
 
-#: The per-task bar is ``SKEW_INTERCEPT + SKEW_SLOPE * ln(N)`` (fitted, ``benchmarks/skew_calibration.py``).
+#: The per-task bar is ``SKEW_INTERCEPT + SKEW_SLOPE * ln(N)`` (fitted, ``benchmarks/coverage/skew_calibration.py``).
 SKEW_INTERCEPT = 1.0
 SKEW_SLOPE = 0.05
 #: Share of the tasks (whose runs vary) that must be skewed for the mean's interval to be flagged (fitted).

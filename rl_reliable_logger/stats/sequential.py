@@ -48,6 +48,7 @@ import numpy as np
 from scipy import optimize, special
 
 from . import bootstrap as bs
+from .intervals import normal_interval
 
 SPENDING = ("obf", "pocock")
 #: How the pairs share ``alpha``: ``holm`` recycles a decided pair's level, ``bonferroni`` keeps ``alpha / m``.
@@ -178,7 +179,7 @@ def repeated_interval(
         point = np.asarray(point, dtype=float)
         return np.full_like(point, -np.inf), np.full_like(point, np.inf)
     tail = bs.expanded_level(cells, 1.0 - 2.0 * float(nominal_tail(bound)))
-    return bs.normal_interval(np.asarray(dist, dtype=float), np.asarray(point, dtype=float), tail)
+    return normal_interval(np.asarray(dist, dtype=float), np.asarray(point, dtype=float), tail)
 
 
 def decide(low: np.ndarray, high: np.ndarray, *, lower_is_better: bool = False) -> np.ndarray:
@@ -250,20 +251,28 @@ class PairsLook:
     power: np.ndarray
 
 
+@dataclass(frozen=True)
+class Procedure:
+    """How the open pairs are tested at a look: the family-wise ``alpha`` over ``pairs`` pairs, of which
+    ``decided`` were decided at earlier looks, the ``spending`` function, the ``multiplicity`` rule, and the
+    (non-binding) ``futility`` threshold from the information fraction ``futility_from`` on (0: never)."""
+
+    alpha: float
+    pairs: int
+    decided: int = 0
+    spending: str = "obf"
+    multiplicity: str = "holm"
+    futility: float = 0.0
+    futility_from: float = 0.5
+
+
 def look_at_pairs(
     diffs: Sequence[np.ndarray],
     points: Sequence[float],
     cells: Sequence[Sequence[bs.Cells]],
     times: Sequence[Sequence[float]],
     future: Sequence[float],
-    *,
-    alpha: float,
-    pairs: int,
-    decided: int,
-    spending: str = "obf",
-    multiplicity: str = "holm",
-    futility: float = 0.0,
-    futility_from: float = 0.5,
+    procedure: Procedure,
 ) -> PairsLook:
     """Test the open pairs at one look: step-down over :func:`pair_levels`, then futility for the undecided.
 
@@ -271,8 +280,17 @@ def look_at_pairs(
     cells it is made of, ``times[p]`` its information fractions up to this look (the last is this look's; 1 at the
     last look). ``future`` are the planned fractions of the looks after this one (empty at the last look): a pair's
     final critical value for futility is the one of its times followed by the planned ones beyond them (and 1).
-    ``decided`` pairs of ``pairs`` were decided at earlier looks.
+    ``procedure``: alpha, the pairs and those decided before, spending, multiplicity and futility.
     """
+    alpha, pairs, decided, spending, multiplicity, futility, futility_from = (
+        procedure.alpha,
+        procedure.pairs,
+        procedure.decided,
+        procedure.spending,
+        procedure.multiplicity,
+        procedure.futility,
+        procedure.futility_from,
+    )
     n = len(diffs)
     if n == 0:
         empty = np.zeros(0)

@@ -26,7 +26,7 @@ from tests.support.paths import REPO, SHARED_DATA
 ROOT = REPO
 CSV = ROOT / "examples" / "atari100k_scores.csv"
 VENV_PY = ROOT / "benchmarks" / ".rliable-venv" / "bin" / "python"
-WORKER = ROOT / "benchmarks" / "rliable_worker.py"
+WORKER = ROOT / "benchmarks" / "rliable" / "rliable_worker.py"
 
 # (random, human) scores: Mnih et al. (2015) / Agarwal et al. (2021) Atari 100k table
 REFERENCE = {
@@ -144,7 +144,7 @@ def _run_rliable(tmp_path, scores, workloads, reps, improvement_reps, pairs, see
     return json.loads(dst.read_text())
 
 
-@pytest.mark.skipif(not VENV_PY.exists(), reason="rliable venv absent: bash benchmarks/setup_rliable_venv.sh")
+@pytest.mark.skipif(not VENV_PY.exists(), reason="rliable venv absent: bash benchmarks/rliable/setup_rliable_venv.sh")
 def test_intervals_agree_with_rliable_within_monte_carlo_error(tmp_path, subset, normalised):
     """Both libraries use independent random streams, so endpoints differ by Monte-Carlo error only.
 

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from rl_reliable_logger import ScoreTable, evaluate
-from rl_reliable_logger.analysis.aggregates import _sorted_cells, cells_by_algorithm
+from rl_reliable_logger.analysis.prepared import _sorted_cells, cells_by_algorithm
 
 
 def _table(seed: int, zeros: float = 0.0) -> ScoreTable:

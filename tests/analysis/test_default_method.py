@@ -7,7 +7,6 @@ What each table and statistic gets under bootstrap-t is written out here from th
 from __future__ import annotations
 
 import json
-import sys
 
 import numpy as np
 import pandas as pd
@@ -108,9 +107,7 @@ def test_method_percentile_reproduces_rliable_intervals_on_its_readme_data():
     tolerance of two independent bootstraps; the default (bootstrap-t) falls outside it somewhere."""
     if not (SHARED_DATA / "rliable_atari_100k").is_dir():
         pytest.skip(f"the shared data folder ({SHARED_DATA}) is needed: set RL_RELIABLE_SHARED_DATA")
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    import atari_data
-    import rliable_readme
+    from tests.support import atari_data, rliable_readme
 
     oracle = json.loads((REPO / "tests" / "rliable" / "oracle_readme.json").read_text())
     reps = oracle["reps"]["aggregates"]

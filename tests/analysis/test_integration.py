@@ -54,7 +54,7 @@ def test_strict_turns_a_finding_into_an_error_before_any_statistics(monkeypatch)
     def no_statistics(*args, **kwargs):  # pragma: no cover - reaching it is the failure
         raise AssertionError("statistics ran before the protocol checks refused the table")
 
-    monkeypatch.setattr(evaluation, "aggregate_tables", no_statistics)
+    monkeypatch.setattr(evaluation, "_tables", no_statistics)
     with pytest.raises(InputError, match=r"(?s)strict mode.*runs\.unequal"):
         evaluate(ScoreTable(_frame({"A": 5, "B": 3})), **FAST, strict=True)
 

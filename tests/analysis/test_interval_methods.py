@@ -6,7 +6,6 @@ import pytest
 import scipy.stats
 
 from rl_reliable_logger import OptionError, ScoreTable, evaluate
-from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import intervals
 
 FAST = dict(reps=400, profile_reps=150, improvement_reps=150, seed=3, metrics=["iqm", "mean", "median"])
@@ -37,7 +36,7 @@ def _endpoints(report) -> dict[str, np.ndarray]:
     return out
 
 
-@pytest.mark.parametrize("method", bs.METHODS)
+@pytest.mark.parametrize("method", intervals.METHODS)
 def test_row_order_and_scale_change_no_endpoint(method):
     df = _frame()
     base = evaluate(ScoreTable(df), method=method, **FAST)
@@ -83,7 +82,7 @@ def test_bca_with_one_run_per_cell_is_refused_naming_the_option():
     assert err.value.keyword == "method"
 
 
-@pytest.mark.parametrize("method", bs.METHODS)
+@pytest.mark.parametrize("method", intervals.METHODS)
 def test_provenance_records_each_tables_method(method):
     report = evaluate(ScoreTable(_frame()), method=method, **FAST)
     recorded = {t: r["method"] for t, r in report.provenance["intervals"].items()}

@@ -11,7 +11,7 @@ from rl_reliable_logger import AnalysisOptions, OptionError, ScoreTable, evaluat
 from rl_reliable_logger.analysis.aggregates import aggregate
 from rl_reliable_logger.analysis.options import JORDAN_METHODS, ci_label
 from rl_reliable_logger.analysis.report import OPTIONAL_TABLES, REPORT_TABLES, TABLES, Report
-from rl_reliable_logger.stats import bootstrap as bs
+from rl_reliable_logger.stats import intervals
 
 FAST = dict(reps=300, profile_reps=100, improvement_reps=100, curve_reps=100, jordan_reps=100, tuning_reps=100)
 
@@ -73,7 +73,7 @@ def test_gamma_must_be_finite_and_positive(bad):
 def test_unknown_methods_list_the_choices():
     with pytest.raises(OptionError) as err:
         AnalysisOptions(method="studentized")
-    assert all(m in str(err.value) for m in bs.METHODS)
+    assert all(m in str(err.value) for m in intervals.METHODS)
     with pytest.raises(OptionError) as err:
         AnalysisOptions(jordan_method="exact")
     assert all(m in str(err.value) for m in JORDAN_METHODS)

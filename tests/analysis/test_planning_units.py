@@ -15,8 +15,8 @@ from rl_reliable_logger import ScoreTable
 from rl_reliable_logger.analysis.planning import SHARED_DRAWS, PlanUnit, plan, simulate_unit
 from rl_reliable_logger.errors import InputError
 from rl_reliable_logger.stats import bootstrap as bs
+from rl_reliable_logger.stats import intervals, registry
 from rl_reliable_logger.stats import metrics as mt
-from rl_reliable_logger.stats import registry
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -87,7 +87,7 @@ def _one_experiment_at_a_time(unit: PlanUnit) -> dict[str, np.ndarray]:
     out: dict[str, list] = {"widths": [[] for _ in rngs], "diff_width": [], "sep": [], "sep_poi": []}
 
     def interval(dist):
-        low, high = bs.interval(dist[:, None], np.zeros(1), ci=unit.ci, method="percentile")
+        low, high = intervals.interval(dist[:, None], np.zeros(1), ci=unit.ci, method="percentile")
         return low[0], high[0]
 
     for t in range(unit.trials):

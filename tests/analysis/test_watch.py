@@ -187,3 +187,27 @@ def test_a_state_from_before_the_step_down_replays_and_goes_on_with_bonferroni(t
     assert bound == pytest.approx(2.933314319471784, rel=1e-12) and "level" not in second.record["pairs"][1]
     written = json.loads((state / "design.json").read_text())  # now says so explicitly
     assert (written["multiplicity"], written["futility"]) == ("bonferroni", 0.0)
+
+
+def test_the_design_options_are_declared_like_every_option():
+    """Issue 42: the watch's design options have one declaration each (check, flag, help), as the analysis and
+    plan options, and the command line reads its design flags from them."""
+    import argparse
+
+    from rl_reliable_logger.analysis.declared import OptionError, declared
+    from rl_reliable_logger.analysis.watch_options import WatchDesign
+    from rl_reliable_logger.cli.options import add_declared_option, given_options
+
+    parser = argparse.ArgumentParser()
+    for field, decl in declared(WatchDesign):
+        assert decl.flag and decl.help
+        add_declared_option(parser, field, decl)
+    args = parser.parse_args(["--looks", "3", "--max-runs", "12", "--compare", "B,A", "--futility", "0"])
+    design = WatchDesign(**given_options(args, WatchDesign))
+    assert (design.looks, design.max_runs, design.compare, design.futility) == (3, 12, ("A", "B"), 0.0)
+    with pytest.raises(SystemExit):  # a design needs its looks and maximum runs
+        parser.parse_args(["--looks", "3"])
+    with pytest.raises(OptionError, match="`looks=4` is more than `max_runs=3`"):
+        WatchDesign(looks=4, max_runs=3)
+    with pytest.raises(OptionError, match="`alpha=` must be between 0 and 0.5"):
+        WatchDesign(looks=2, max_runs=4, alpha=0.7)

@@ -1,13 +1,11 @@
-"""rliable's README usage on the Atari 100k data (``benchmarks/rliable_readme.py``), run unchanged with the drop-in,
+"""rliable's README usage on the Atari 100k data (``tests/support/rliable_readme.py``, shared with the benchmark), run unchanged with the drop-in,
 against rliable 1.2's own results stored in ``oracle_readme.json`` (made by ``python
-benchmarks/bench_rliable_dropin.py --reps 2000 --write-oracle tests/rliable/oracle_readme.json`` with rliable 1.2 in
+benchmarks/rliable/bench_rliable_dropin.py --reps 2000 --write-oracle tests/rliable/oracle_readme.json`` with rliable 1.2 in
 its venv): point estimates identical, interval endpoints within Monte-Carlo error of two independent bootstraps."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 
 import numpy as np
 import pytest
@@ -18,12 +16,9 @@ ORACLE = REPO / "tests" / "rliable" / "oracle_readme.json"
 
 
 def _readme_module():
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("rliable_readme", REPO / "benchmarks" / "rliable_readme.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from tests.support import rliable_readme
+
+    return rliable_readme
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ rliable's tests are not in its wheel or sdist (only in its repository, google-re
 ``tests/rliable/``), and they are not committed here: put a copy of its ``*_test.py`` files in
 ``benchmarks/.rliable-venv/rliable_tests/`` (the venv folder is git-ignored) or point ``RLIABLE_TESTS_DIR`` at
 them. They use ``absl``: they run in this interpreter when it has ``absl``, else in rliable's venv
-(``bash benchmarks/setup_rliable_venv.sh``), with the drop-in aliased (``run_rliable_suite.py``). Skipped
+(``bash benchmarks/rliable/setup_rliable_venv.sh``), with the drop-in aliased (``run_rliable_suite.py``). Skipped
 with the reason when either is missing.
 """
 
@@ -47,7 +47,9 @@ def test_rliable_own_test_files_pass_against_the_drop_in() -> None:
             f"{VENV / 'rliable_tests'} or set RLIABLE_TESTS_DIR"
         )
     if python is None:
-        pytest.skip("rliable's tests need absl: install absl-py here or run bash benchmarks/setup_rliable_venv.sh")
+        pytest.skip(
+            "rliable's tests need absl: install absl-py here or run bash benchmarks/rliable/setup_rliable_venv.sh"
+        )
     proc = subprocess.run([python, str(RUNNER), str(folder)], capture_output=True, text=True, timeout=900)
     found = re.search(r"RESULT run=(\d+) failures=(\d+) errors=(\d+)", proc.stdout)
     assert found, proc.stdout[-2000:] + proc.stderr[-3000:]

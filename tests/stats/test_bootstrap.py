@@ -5,9 +5,9 @@ import pytest
 import scipy.stats
 
 from rl_reliable_logger.stats import bootstrap as bs
+from rl_reliable_logger.stats import intervals, registry
 from rl_reliable_logger.stats import metrics as mt
 from rl_reliable_logger.stats import profiles as pf
-from rl_reliable_logger.stats import registry
 
 
 def test_draws_stay_inside_their_task_and_keep_cell_sizes():
@@ -50,8 +50,8 @@ def test_chunking_bounds_memory_without_changing_ragged_results():
 def test_percentile_and_basic_are_mirror_images():
     dist = np.random.default_rng(4).gamma(2.0, size=(5000, 1))
     point = np.array([1.5])
-    plo, phi = bs.interval(dist, point, method="percentile")
-    blo, bhi = bs.interval(dist, point, method="basic")
+    plo, phi = intervals.interval(dist, point, method="percentile")
+    blo, bhi = intervals.interval(dist, point, method="basic")
     assert blo[0] == pytest.approx(2 * 1.5 - phi[0]) and bhi[0] == pytest.approx(2 * 1.5 - plo[0])
     assert plo[0] == pytest.approx(np.quantile(dist, 0.025))
 
@@ -60,7 +60,7 @@ def test_bc_equals_percentile_when_estimate_is_the_bootstrap_median():
     dist = np.random.default_rng(5).normal(size=(20001, 1))
     point = np.median(dist, axis=0)
     np.testing.assert_allclose(
-        bs.interval(dist, point, method="bc"), bs.interval(dist, point, method="percentile"), atol=1e-3
+        intervals.interval(dist, point, method="bc"), intervals.interval(dist, point, method="percentile"), atol=1e-3
     )
 
 
@@ -70,11 +70,11 @@ def test_bca_matches_scipy_on_a_single_skewed_sample():
     cells = bs.Cells.from_list([sample])
     dist = bs.replicates(cells, mt.mean, 40_000, np.random.default_rng(7))[:, None]
     jack = bs.jackknife(cells, mt.mean)[:, None]
-    lo, hi = bs.interval(dist, np.array([sample.mean()]), method="bca", jackknife=jack)
+    lo, hi = intervals.interval(dist, np.array([sample.mean()]), method="bca", jackknife=jack)
     ref = scipy.stats.bootstrap(
         (sample,), np.mean, n_resamples=40_000, method="BCa", random_state=8
     ).confidence_interval
-    plo, phi = bs.interval(dist, np.array([sample.mean()]), method="percentile")
+    plo, phi = intervals.interval(dist, np.array([sample.mean()]), method="percentile")
     assert abs(lo[0] - ref.low) < 0.03 and abs(hi[0] - ref.high) < 0.06
     # and BCa really moved away from the percentile interval on this skewed sample (upper end up)
     assert hi[0] - phi[0] > 0.05
@@ -88,9 +88,9 @@ def test_jackknife_leaves_one_run_out_of_its_own_task():
 
 def test_interval_rejects_bad_arguments():
     with pytest.raises(ValueError, match="ci"):
-        bs.interval(np.zeros((10, 1)), np.zeros(1), ci=1.5)
+        intervals.interval(np.zeros((10, 1)), np.zeros(1), ci=1.5)
     with pytest.raises(ValueError, match="percentile"):
-        bs.interval(np.zeros((10, 1)), np.zeros(1), method="norm")  # type: ignore[arg-type]
+        intervals.interval(np.zeros((10, 1)), np.zeros(1), method="norm")  # type: ignore[arg-type]
 
 
 BUILT_IN = ["mean", "median", "iqm", "optimality_gap", "dp25", "trimmed_mean_0.1", "p_above_1"]
@@ -156,7 +156,7 @@ def test_bca_interval_matches_an_independent_implementation_on_skewed_tasks(ragg
         (lo_ref, hi_ref), a = _independent_bca(dist[:, 0], point[0], np.array(brute), strata)
         jack = bs.jackknife(cells, metric)[:, None]
         np.testing.assert_allclose(bs.acceleration(jack, bs.jackknife_tasks(cells)), [a], rtol=1e-10, atol=1e-14)
-        lo, hi = bs.interval(dist, point, method="bca", jackknife=jack, strata=bs.jackknife_tasks(cells))
+        lo, hi = intervals.interval(dist, point, method="bca", jackknife=jack, strata=bs.jackknife_tasks(cells))
         np.testing.assert_allclose([lo[0], hi[0]], [lo_ref, hi_ref], rtol=1e-10, atol=1e-12)
 
 
@@ -210,12 +210,12 @@ def test_expanded_level_pools_cells_and_widens_the_percentile_interval():
     assert bs.expanded_level(cells) == pytest.approx(expected, rel=1e-12)
     dist = bs.replicates(cells, mt.mean, 4000, np.random.default_rng(1))[:, None]
     point = mt.mean(bs.original(cells))
-    lo_p, hi_p = bs.interval(dist, point, method="percentile")
-    lo_e, hi_e = bs.interval(dist, point, method="expanded", cells=cells)
+    lo_p, hi_p = intervals.interval(dist, point, method="percentile")
+    lo_e, hi_e = intervals.interval(dist, point, method="expanded", cells=cells)
     np.testing.assert_allclose([lo_e[0], hi_e[0]], np.quantile(dist[:, 0], [expected, 1 - expected]))
     assert lo_e[0] < lo_p[0] and hi_e[0] > hi_p[0]
     with pytest.raises(ValueError, match="cells"):
-        bs.interval(dist, point, method="expanded")
+        intervals.interval(dist, point, method="expanded")
 
 
 def test_bootstrap_t_interval_follows_the_skew():
@@ -277,14 +277,14 @@ def test_improvement_with_shared_task_draws_equals_brute_force():
         mt.improvement_task_slots(bx, bs.draw(y, 30, np.random.default_rng(2), task_bootstrap=True))
 
 
-@pytest.mark.parametrize("method", bs.METHODS)
+@pytest.mark.parametrize("method", intervals.METHODS)
 def test_aggregate_intervals_every_method(method):
-    from rl_reliable_logger.stats.aggregate import aggregate_intervals
+    from tests.support.intervals import aggregate_tuple
 
     rng = np.random.default_rng(61)
     cells = bs.Cells.from_list([rng.lognormal(size=n) for n in (4, 6, 5)])
     metrics = [registry.get_metric(n) for n in ("iqm", "mean")]
-    point, low, high, dist = aggregate_intervals(cells, metrics, 3000, np.random.default_rng(2), method=method)
+    point, low, high, dist = aggregate_tuple(cells, metrics, 3000, np.random.default_rng(2), method=method)
     assert dist.shape == (3000, 2) and (low <= high).all()
     same = bs.replicates(cells, lambda r: np.stack([m(r) for m in metrics], axis=1), 3000, np.random.default_rng(2))
     np.testing.assert_allclose(dist, same, rtol=1e-12, atol=1e-12)  # the same replicates whatever the method
@@ -292,7 +292,7 @@ def test_aggregate_intervals_every_method(method):
         se = bs.replicates(cells, mt.mean_se, 3000, np.random.default_rng(2))
         lo, hi = bs.studentized_mean_interval(se, mt.mean_se(bs.original(cells))[0])
         assert (low[1], high[1]) == pytest.approx((lo, hi))
-        lo_e, hi_e = bs.interval(dist, point, method="expanded", cells=cells)
+        lo_e, hi_e = intervals.interval(dist, point, method="expanded", cells=cells)
         assert (low[0], high[0]) == pytest.approx((lo_e[0], hi_e[0]))
 
 
@@ -300,13 +300,13 @@ def test_aggregate_intervals_every_method(method):
 @pytest.mark.parametrize("method", ["bca", "expanded", "bootstrap-t"])
 def test_intervals_of_huge_and_tiny_scores_are_the_scaled_unit_intervals(scale, method):
     """Issue 12: the BCa acceleration cubed the jackknife values (1e600 overflowed to NaN, 1e-600 underflowed to 0)."""
-    from rl_reliable_logger.stats.aggregate import aggregate_intervals
+    from tests.support.intervals import aggregate_tuple
 
     rng = np.random.default_rng(71)
     per_task = [rng.lognormal(sigma=1.0, size=n) for n in (4, 6, 5, 7)]
     metrics = [registry.get_metric(n) for n in ("iqm", "mean", "median")]
-    unit = aggregate_intervals(bs.Cells.from_list(per_task), metrics, 2000, np.random.default_rng(4), method=method)
-    scaled = aggregate_intervals(
+    unit = aggregate_tuple(bs.Cells.from_list(per_task), metrics, 2000, np.random.default_rng(4), method=method)
+    scaled = aggregate_tuple(
         bs.Cells.from_list([v * scale for v in per_task]), metrics, 2000, np.random.default_rng(4), method=method
     )
     for u, s in zip(unit[:3], scaled[:3]):
@@ -383,15 +383,15 @@ def test_improvement_level_is_milder_than_the_mean_differences_and_invariant_to_
 def test_bootstrap_t_gives_the_median_the_normal_interval_at_the_expanded_level():
     from scipy import special
 
-    from rl_reliable_logger.stats.aggregate import aggregate_intervals
+    from tests.support.intervals import aggregate_tuple
 
     rng = np.random.default_rng(62)
     cells = bs.Cells.from_list([rng.normal(m, 0.3, 3) for m in rng.normal(size=10)])
     metrics = [registry.get_metric(n) for n in ("median", "iqm")]
-    point, low, high, dist = aggregate_intervals(cells, metrics, 2000, np.random.default_rng(3), method="bootstrap-t")
+    point, low, high, dist = aggregate_tuple(cells, metrics, 2000, np.random.default_rng(3), method="bootstrap-t")
     tail = bs.expanded_level(cells)
     half = -special.ndtri(tail) * dist[:, 0].std(ddof=1)
     assert (low[0], high[0]) == pytest.approx((point[0] - half, point[0] + half), rel=1e-12)
-    _, low_e, high_e, _ = aggregate_intervals(cells, metrics, 2000, np.random.default_rng(3), method="expanded")
+    _, low_e, high_e, _ = aggregate_tuple(cells, metrics, 2000, np.random.default_rng(3), method="expanded")
     assert (low[1], high[1]) == (low_e[1], high_e[1])  # the other metrics keep the expanded interval
     assert (low_e[0], high_e[0]) == pytest.approx(tuple(np.quantile(dist[:, 0], [tail, 1 - tail])), rel=1e-12)

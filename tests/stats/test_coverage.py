@@ -1,10 +1,10 @@
 """Fast simulated coverage of the 95% percentile stratified-bootstrap intervals (IQM and mean).
 
-A reduced version of ``benchmarks/coverage_methods.py`` (see ``rl_reliable_logger.stats.simulation`` for the models and for how the true values
+A reduced version of ``benchmarks/coverage/coverage_methods.py`` (see ``tests/support/simulation.py`` for the models and for how the true values
 are computed exactly): 500 (equal runs) and 300 (ragged runs) simulated data sets from a skewed,
 heavy-tailed RL-like population (``pareto-mix``: per task, a fraction w_m of "failed" runs near 0
 and a Pareto(alpha_m in [2.2, 4]) tail, 10 tasks), each analysed with the library's stratified bootstrap at 1,000 replicates, exactly
-as ``evaluate()`` computes aggregate intervals (``bootstrap.replicates`` + ``bootstrap.interval``
+as ``evaluate()`` computes aggregate intervals (``bootstrap.replicates`` + ``intervals.interval``
 with ``metrics.iqm`` / ``metrics.mean``). The interval targets the population values with the task
 set fixed: the 25%-trimmed mean of the equal-weight task mixture (IQM) and the mean of the task
 means (mean).
@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rl_reliable_logger.stats import simulation
+from tests.support import simulation
 
 REPS, TASKS, SEED = 1_000, 10, 2031  # SEED = the thorough study's 2021 + M
 TRIALS = {"equal": 500, "ragged": 300}
@@ -78,7 +78,7 @@ def test_percentile_interval_coverage_of_true_iqm_and_mean(design):
 def test_small_sample_methods_cover_where_the_percentile_interval_falls_short():
     """5 runs on 10 normal tasks: percentile under-covers (the (n-1)/n shrinkage); expanded (IQM) and
     bootstrap-t (mean) reach nominal. 400 trials: SE ~ 0.011, bounds 3 SE below 0.95 / above 0.90."""
-    from rl_reliable_logger.stats.simulation import make_tasks, run_sizes, simulate
+    from tests.support.simulation import make_tasks, run_sizes, simulate
 
     tasks = make_tasks("normal", 10, 2031)
     cov = simulate(

@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 
 from rl_reliable_logger.stats import bootstrap as bs
-from rl_reliable_logger.stats import distributions, registry
+from rl_reliable_logger.stats import distributions, intervals, registry
 from rl_reliable_logger.stats import metrics as mt
-from rl_reliable_logger.stats.aggregate import aggregate_intervals, studentized_difference
+from rl_reliable_logger.stats.aggregate import studentized_difference
+from tests.support.intervals import aggregate_tuple
 
 
 def _discrete():
@@ -21,22 +22,24 @@ def _discrete():
 def test_bias_correction_does_not_depend_on_the_estimates_rounding(method):
     dist, point = _discrete()
     jack = np.linspace(0.3, 0.6, 12)[:, None] ** 2
-    ends = bs.interval(dist, point, method=method, jackknife=jack)
+    ends = intervals.interval(dist, point, method=method, jackknife=jack)
     # the same estimate summed in another order: one ulp away
     for nudged in (np.nextafter(point, 1.0), np.nextafter(point, 0.0)):
-        other = bs.interval(dist, nudged, method=method, jackknife=jack)
+        other = intervals.interval(dist, nudged, method=method, jackknife=jack)
         np.testing.assert_allclose(np.ravel(other), np.ravel(ends), rtol=1e-12)
 
 
-@pytest.mark.parametrize("method", bs.METHODS)
+@pytest.mark.parametrize("method", intervals.METHODS)
 @pytest.mark.parametrize("factor", [3.0, 1e-7, 1e9])
 def test_every_method_scales_with_the_scores(method, factor):
     dist, point = _discrete()
     cells = bs.Cells.from_list([np.arange(5.0), np.arange(4.0) ** 2])
     scaled_cells = bs.Cells.from_list([np.arange(5.0) * factor, np.arange(4.0) ** 2 * factor])
     jack = np.linspace(0.3, 0.6, 12)[:, None] ** 2
-    ends = bs.interval(dist, point, method=method, jackknife=jack, cells=cells)
-    scaled = bs.interval(dist * factor, point * factor, method=method, jackknife=jack * factor, cells=scaled_cells)
+    ends = intervals.interval(dist, point, method=method, jackknife=jack, cells=cells)
+    scaled = intervals.interval(
+        dist * factor, point * factor, method=method, jackknife=jack * factor, cells=scaled_cells
+    )
     np.testing.assert_allclose(np.ravel(scaled), factor * np.ravel(ends), rtol=1e-12)
 
 
@@ -46,9 +49,7 @@ def test_studentized_interval_of_one_task_of_two_runs_is_degenerate_and_falls_ba
     assert bs.studentized_mean_interval(dist, mt.mean_se(bs.original(cells))[0]) is None
     notes: list[str] = []
     mean = registry.get_metric("mean")
-    _, low, high, _ = aggregate_intervals(
-        cells, [mean], 2000, np.random.default_rng(1), method="bootstrap-t", notes=notes
-    )
+    _, low, high, _ = aggregate_tuple(cells, [mean], 2000, np.random.default_rng(1), method="bootstrap-t", notes=notes)
     assert (low[0], high[0]) == pytest.approx((0.2, 0.9))
     assert len(notes) == 1 and "expanded" in notes[0]
 
@@ -65,7 +66,7 @@ def test_studentized_interval_is_kept_where_the_data_allow_it():
 def test_bca_works_on_one_task(runs):
     cells = bs.Cells.from_list([np.random.default_rng(runs).lognormal(size=runs)])
     metrics = [registry.get_metric(m) for m in ("iqm", "mean", "median", "optimality_gap")]
-    point, low, high, _ = aggregate_intervals(cells, metrics, 1000, np.random.default_rng(0), method="bca")
+    point, low, high, _ = aggregate_tuple(cells, metrics, 1000, np.random.default_rng(0), method="bca")
     assert np.isfinite(low).all() and np.isfinite(high).all()
     assert (low <= point + 1e-12).all() and (point <= high + 1e-12).all()
 
@@ -96,7 +97,7 @@ def test_studentized_difference_is_the_bootstrap_t_of_the_difference():
     mean = [registry.get_metric("mean")]
     extras: list[dict] = [{}, {}]
     for cells, seed, out in ((cx, 1, extras[0]), (cy, 2, extras[1])):
-        aggregate_intervals(cells, mean, 3000, np.random.default_rng(seed), method="bootstrap-t", mean_se=out)
+        aggregate_tuple(cells, mean, 3000, np.random.default_rng(seed), method="bootstrap-t", mean_se=out)
     low, high = studentized_difference(extras[0], extras[1], 0.95)
     # by hand: the two algorithms' replicates drawn again from the same streams
     rx = bs.replicates(cx, mt.mean_se, 3000, np.random.default_rng(1))

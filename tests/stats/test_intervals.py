@@ -49,3 +49,78 @@ def test_bootstrap_t_rule_is_the_documented_one():
     got = {k: spec.for_statistic("aggregates", k).name for k in intervals.STATISTIC_KINDS}
     assert got == {"mean": "bootstrap-t", "median": "normal", "*": "expanded"}
     assert intervals.table_rule("bca") == {t: ("bca" if t == "aggregates" else "bc") for t in intervals.TABLES}
+
+
+# ---------------------------------------------------------------------------- the request and its results (issue 42)
+def test_the_request_answers_every_interval_question():
+    import numpy as np
+
+    request = intervals.ResamplingRequest("bootstrap-t", 0.9, {"aggregates": 400, "*": 100})
+    assert request.reps("aggregates") == 400 and request.reps("profiles") == 100
+    assert request.table_method("per_task").name == "student-t"
+    assert request.statistic_method("aggregates", "median").name == "normal"
+    assert request.needs_standard_errors("aggregates", ["median", "*"]) is False
+    assert request.needs_standard_errors("aggregates", ["mean"]) is True
+    assert request.widens_level("improvement") and not request.widens_level("curves")
+    kinds = {"mean": "mean", "median": "median", "iqm": "*"}
+    assert request.record("aggregates", kinds) == {
+        "method": "bootstrap-t",
+        "level": 0.9,
+        "replicates": 400,
+        "statistics": {"mean": "bootstrap-t", "median": "normal", "iqm": "expanded"},
+    }
+    assert request.record("per_task")["replicates"] is None  # Student-t uses none
+    ordered = request.replace(median_interval="order-statistic")
+    assert ordered.statistic_method("aggregates", "median").name == "order-statistic"
+    assert ordered.statistic_method("differences", "median").name == "normal"  # the option is the aggregates'
+    with pytest.raises(ValueError, match="median_interval must be one of"):
+        intervals.ResamplingRequest(median_interval="order")
+    with pytest.raises(ValueError, match="method must be one of"):
+        intervals.ResamplingRequest("studentized")
+    # a sample's extras are computed only where a method needs them
+    asked = []
+    sample = intervals.Sample(level=lambda ci: asked.append("level") or 0.01)
+    dist, point = np.random.default_rng(0).normal(size=(500, 2)), np.zeros(2)
+    plain = intervals.estimate(intervals.ResamplingRequest("percentile"), "aggregates", dist, point, sample)
+    assert asked == [] and plain.methods == ("percentile", "percentile") and plain.notes == ()
+    wide = intervals.estimate(intervals.ResamplingRequest("expanded"), "aggregates", dist, point, sample)
+    assert asked == ["level"] and (wide.low < plain.low).all() and (wide.high > plain.high).all()
+
+
+def test_each_statistic_gets_its_own_method_and_a_stack_gives_the_same_numbers():
+    import numpy as np
+
+    from rl_reliable_logger.stats import bootstrap as bs
+    from rl_reliable_logger.stats import metrics as mt
+
+    rng = np.random.default_rng(5)
+    cells = bs.Cells.from_list([rng.lognormal(size=4) for _ in range(6)])
+    stat = lambda r: np.stack([mt.mean(r), mt.median(r), mt.iqm(r)], axis=1)
+    dist = bs.replicates(cells, stat, 800, np.random.default_rng(1))
+    se = bs.replicates(cells, mt.mean_se, 800, np.random.default_rng(1))
+    point = stat(bs.original(cells))[0]
+    sample = intervals.Sample(
+        level=lambda ci: bs.expanded_level(cells, ci),
+        runs=cells,
+        standard_errors=lambda: (se, mt.mean_se(bs.original(cells))[0]),
+    )
+    request = intervals.ResamplingRequest("bootstrap-t", 0.95)
+    kinds = ["mean", "median", "*"]
+    result = intervals.estimate(request, "aggregates", dist, point, sample, kinds=kinds, labels=["a", "b", "c"])
+    assert result.methods == ("bootstrap-t", "normal", "expanded")
+    tail = bs.expanded_level(cells, 0.95)
+    assert (result.low[0], result.high[0]) == bs.studentized_mean_interval(se, mt.mean_se(bs.original(cells))[0])
+    np.testing.assert_array_equal(
+        np.r_[result.low[1], result.high[1]], np.r_[intervals.normal_interval(dist[:, 1], point[1], tail)]
+    )
+    expanded = intervals.interval(dist, point, method="expanded", cells=cells)
+    assert (result.low[2], result.high[2]) == (expanded[0][2], expanded[1][2])
+    # stacked a chunk at a time (here one distribution per chunk): the same numbers
+    tiny = request.replace(chunk_bytes=1)
+    stacked = intervals.estimate_stacked(
+        tiny, "aggregates", (2, *dist.shape), lambda i, out: out.__setitem__(..., dist), [point, point],
+        [sample, sample], kinds=kinds, labels=["a", "b", "c"],
+    )  # fmt: skip
+    for r in stacked:
+        np.testing.assert_array_equal(r.low, result.low)
+        np.testing.assert_array_equal(r.high, result.high)

@@ -594,7 +594,7 @@ def test_percentile_scores_mixture():
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(600)  # a hang guard; the time itself is measured by benchmarks/bench_scale_jordan.py
+@pytest.mark.timeout(600)  # a hang guard; the time itself is measured by benchmarks/speed/bench_scale_jordan.py
 def test_paper_scale_pbp_is_certified():
     """nA = 11, nE = 15 (|S| = 1815, the paper's size): the PBP interval holds the point, with certified bounds."""
     rng = np.random.default_rng(16)

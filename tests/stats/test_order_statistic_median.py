@@ -7,6 +7,7 @@ from rl_reliable_logger.stats import aggregate as agg
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import metrics as mt
 from rl_reliable_logger.stats import registry
+from tests.support.intervals import aggregate_tuple
 
 
 def _cells(rng, m=9, n=4):
@@ -68,8 +69,8 @@ def test_built_from_the_student_t_task_intervals_and_wider_with_the_level():
 def test_aggregate_intervals_replaces_the_median_only(method):
     cells = _cells(np.random.default_rng(7))
     metrics = [registry.get_metric(m) for m in ("mean", "median", "iqm")]
-    plain = agg.aggregate_intervals(cells, metrics, 400, np.random.default_rng(1), method=method)
-    ordered = agg.aggregate_intervals(
+    plain = aggregate_tuple(cells, metrics, 400, np.random.default_rng(1), method=method)
+    ordered = aggregate_tuple(
         cells, metrics, 400, np.random.default_rng(1), method=method, median_interval="order-statistic"
     )
     np.testing.assert_array_equal(plain[0], ordered[0])
@@ -83,4 +84,4 @@ def test_aggregate_intervals_replaces_the_median_only(method):
 def test_an_unknown_median_interval_is_refused():
     cells = _cells(np.random.default_rng(8))
     with pytest.raises(ValueError, match="median_interval must be one of method, order-statistic"):
-        agg.aggregate_intervals(cells, [registry.get_metric("median")], 50, 0, median_interval="order")
+        aggregate_tuple(cells, [registry.get_metric("median")], 50, 0, median_interval="order")

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from rl_reliable_logger.stats import bootstrap as bs
+from rl_reliable_logger.stats import intervals
 
 
 @pytest.mark.parametrize("n", [7, bs._PARALLEL_WORDS, bs._PARALLEL_WORDS + 3, 3 * bs._PARALLEL_WORDS + 1])
@@ -38,7 +39,7 @@ def test_interval_bounds_equal_separate_quantiles(method):
     dist = rng.standard_t(3, size=(5_001, 6))
     point = np.median(dist, axis=0)
     cells = bs.Cells.from_list([rng.normal(size=n) for n in (4, 5)])
-    low, high = bs.interval(dist, point, ci=0.9, method=method, cells=cells)
+    low, high = intervals.interval(dist, point, ci=0.9, method=method, cells=cells)
     tail = bs.expanded_level(cells, 0.9) if method == "expanded" else (1 - 0.9) / 2
     q_low, q_high = np.quantile(dist, tail, axis=0), np.quantile(dist, 1 - tail, axis=0)
     if method == "basic":

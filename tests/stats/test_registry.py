@@ -18,7 +18,7 @@ from rl_reliable_logger.analysis.comparisons import compare_all
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import metrics as mt
 from rl_reliable_logger.stats import registry
-from rl_reliable_logger.stats.aggregate import aggregate_intervals
+from tests.support.intervals import aggregate_tuple
 
 
 def best_task(r: bs.Resample) -> np.ndarray:
@@ -65,7 +65,7 @@ def test_every_registered_statistic_has_one_definition_on_every_path(user_metric
             singles = [metric(bs.draw(cells, 1, g)) for g in _replicate_streams(cells, 60, 1)]
             np.testing.assert_allclose(values, np.concatenate(singles), rtol=1e-12, atol=1e-12, err_msg=name)
             # the aggregates' intervals are the percentile intervals of the definition's replicates
-            point, low, high, dist = aggregate_intervals(cells, [metric], 300, np.random.default_rng(2))
+            point, low, high, dist = aggregate_tuple(cells, [metric], 300, np.random.default_rng(2))
             direct = bs.replicates(cells, metric, 300, np.random.default_rng(2))
             np.testing.assert_array_equal(dist[:, 0], direct, err_msg=name)
             np.testing.assert_allclose(np.r_[low, high], np.quantile(direct, [0.025, 0.975]), rtol=1e-14, err_msg=name)

@@ -70,13 +70,13 @@ def test_holm_recycles_a_decided_pairs_level_where_bonferroni_does_not() -> None
     assert half[1] < half[2]
     point = (half[1] + half[2]) / 2  # decided at alpha, not at alpha / 2
     args = ([_unit(0) + 10.0, _unit(1) + point], [10.0, point], [cells, cells], [times, times], [])
-    holm = sq.look_at_pairs(*args, alpha=0.05, pairs=2, decided=0, multiplicity="holm")
-    bonferroni = sq.look_at_pairs(*args, alpha=0.05, pairs=2, decided=0, multiplicity="bonferroni")
+    holm = sq.look_at_pairs(*args, sq.Procedure(alpha=0.05, pairs=2, decided=0, multiplicity="holm"))
+    bonferroni = sq.look_at_pairs(*args, sq.Procedure(alpha=0.05, pairs=2, decided=0, multiplicity="bonferroni"))
     assert list(holm.decided) == [True, True] and list(bonferroni.decided) == [True, False]
     assert list(holm.level) == [0.025, 0.05] and list(bonferroni.level) == [0.025, 0.025]  # the level it took
     assert holm.low[1] > 0 and bonferroni.low[1] < 0 < bonferroni.high[1]
     # a pair decided at an earlier look passes its level on too
-    later = sq.look_at_pairs(*(a[1:] for a in args), alpha=0.05, pairs=2, decided=1, multiplicity="holm")
+    later = sq.look_at_pairs(*(a[1:] for a in args), sq.Procedure(alpha=0.05, pairs=2, decided=1, multiplicity="holm"))
     assert list(later.decided) == [True] and later.level[0] == 0.05
 
 
@@ -127,7 +127,7 @@ def _null_watch(rng: np.random.Generator, bound_of, looks: int = 3, runs: int = 
 
 def test_the_family_wise_error_over_looks_and_pairs_holds_in_a_seeded_null_simulation() -> None:
     def holm(*args):
-        return sq.look_at_pairs(*args[:5], alpha=0.05, pairs=3, decided=args[5], futility=0.1)
+        return sq.look_at_pairs(*args[:5], sq.Procedure(alpha=0.05, pairs=3, decided=args[5], futility=0.1))
 
     def peeking(diffs, points, cells, times, future, decided):  # every look at the fixed 95% interval
         lows, highs = zip(*(sq.repeated_interval(d, np.asarray(p), 1.96, c) for d, p, c in zip(diffs, points, cells)))

@@ -67,8 +67,8 @@ Q8  Bootstrap level. ``bootstrap_split="cells"`` (default, the code and Table 1:
     published method: the equilibrium aggregate is a discontinuous function of the payoffs (the chain
     changes when two payoffs swap order), the percentile bootstrap under-covers near such swaps (spec
     Table 2: 6-11% failures at delta = 0.05), and the extra split partly compensates (see
-    ``benchmarks/jordan_coverage.py``).
-Q9  Failure rate in simulations: ``benchmarks/jordan_coverage.py`` measures coverage against the *true*
+    ``benchmarks/coverage/jordan_coverage.py``).
+Q9  Failure rate in simulations: ``benchmarks/coverage/jordan_coverage.py`` measures coverage against the *true*
     aggregate of known distributions (the principled definition) and also reports the authors'
     cross-trial rate for comparison.
 Q10 Optimisation over the uncertainty set: exact policy iteration, deterministic. The greedy row is the
@@ -94,13 +94,13 @@ prefix sum (:mod:`.policy`), and each evaluation is GMRES preconditioned by an e
 (:mod:`.precondition`), about 10 iterations. The loop switches whole greedy policies while some row gains more
 than the tolerance below (Q10), so each policy is the greedy policy of one value vector. 50 algorithms x 26 tasks
 (65,000 states) take about a minute serially, growing about as nA^2-nA^3
-(``benchmarks/bench_scale_jordan.py``); the ``2 nA`` optimisations are units of the ``executor=`` seam (serial or
+(``benchmarks/speed/bench_scale_jordan.py``); the ``2 nA`` optimisations are units of the ``executor=`` seam (serial or
 Ray, same numbers). Narrow intervals (hundreds of runs per cell) make many edges certain: they are exact in the
 operator but not in the preconditioner, so GMRES needs more iterations there. The bootstrap
 solves a whole chunk of replicate chains at once with the structured solver of :mod:`.solver`
 (sorted-payoff recurrences for player *q*'s moves, aggregation-disaggregation sweeps for player *p*'s, in
 numpy): 10,000 replicates at the paper's size (nA = 11, nE = 15, |S| = 1815)
-take about 30 s of CPU instead of about 4 minutes (``benchmarks/bench_jordan.py``).
+take about 30 s of CPU instead of about 4 minutes (``benchmarks/speed/bench_jordan.py``).
 
 Other choices. A single algorithm has aggregate 1/2 by definition (degenerate interval). Ranks follow
 the spec's formulas, with the algorithm itself excluded from the "certainly better/worse" counts so a

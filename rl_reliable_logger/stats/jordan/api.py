@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ...executors import Executor
-from ..bootstrap import DEFAULT_CHUNK_BYTES
+from ...memory import DEFAULT_CHUNK_BYTES
 from .bootstrap import bootstrap_aggregate
 from .bounds import aggregate_bounds, pbp_payoff_bounds, pbpt_payoff_bounds, t_delta
 from .ecdf import DEFAULT_DELTA, POPULATION_M, Samples, as_samples, resolve_support, split_cells
@@ -71,25 +71,35 @@ def _normalise_method(method: str) -> str:
     return key
 
 
+@dataclass(frozen=True)
+class JordanChoices:
+    """How the Jordan aggregate is computed, besides the method: the ambiguity resolutions of the module doc
+    (``tie_rule``, ``min_sign``, ``t_split``, ``clip_t``, ``bootstrap_split``), the population constant ``m``, the
+    solver (``max_iter``, ``solver``), the memory of one chunk of bootstrap replicates and where the bound
+    optimisations run (``executor``)."""
+
+    tie_rule: str = "strict"
+    min_sign: str = "signed"
+    t_split: str = "cells"
+    clip_t: bool = False
+    bootstrap_split: str = "cells"
+    m: float = POPULATION_M
+    max_iter: int = 400
+    solver: str = "auto"
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES
+    executor: str | Executor | None = None
+
+
 def jordan_evaluate(
     samples: Samples,
     *,
     method: str = "pbp",
     delta: float = DEFAULT_DELTA,
     support: tuple[float, float] | Sequence[tuple[float, float]] | np.ndarray | None = None,
-    tie_rule: str = "strict",
-    min_sign: str = "signed",
-    t_split: str = "cells",
-    clip_t: bool = False,
-    bootstrap_split: str = "cells",
     reps: int = 10_000,
     seed: int | np.random.Generator | None = None,
-    m: float = POPULATION_M,
     progress: bool | Callable[[int], None] = False,
-    max_iter: int = 400,
-    solver: str = "auto",
-    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
-    executor: str | Executor | None = None,
+    **choices: Any,
 ) -> JordanResult:
     """Aggregate performance of every algorithm with a simultaneous ``1 - delta`` interval.
 
@@ -98,9 +108,11 @@ def jordan_evaluate(
         method: ``"pbp"`` (default), ``"pbp-t"``, ``"bootstrap"`` or ``"none"`` (point estimate only).
         delta: the intervals hold for all algorithms at once with probability >= 1 - delta (PBP).
         support: known score bounds (Q3); ``None`` = pooled observed range with a warning (PBP only).
-        tie_rule, min_sign, t_split, clip_t, bootstrap_split: ambiguity resolutions, see the module doc.
-        reps, seed, progress, chunk_bytes: bootstrap replicates, seed (int or Generator), progress (True for a
-            tqdm bar, or a callable receiving finished replicates), memory budget of one chunk of replicates.
+        reps, seed, progress: bootstrap replicates, seed (int or Generator), progress (True for a tqdm bar, or a
+            callable receiving finished replicates).
+        choices: the fields of :class:`JordanChoices`: ``tie_rule``, ``min_sign``, ``t_split``, ``clip_t``,
+            ``bootstrap_split`` (ambiguity resolutions, see the module doc), ``m``, ``max_iter``, ``chunk_bytes``
+            (memory budget of one chunk of replicates), ``solver`` and ``executor``.
         solver: ``"auto"`` (dense up to ``DENSE_MAX_STATES`` states, else the structured solvers: the batched
             one of :mod:`.solver` for the point chain, sorted operators and GMRES for PBP's policy evaluations,
             :mod:`.policy`), ``"dense"`` or ``"iterative"`` (:class:`.chain.ChainSolver`'s GMRES for the point
@@ -109,17 +121,18 @@ def jordan_evaluate(
             executor object, see :mod:`rl_reliable_logger.executors`); the numbers do not depend on it.
     """
     method = _normalise_method(method)
+    c = JordanChoices(**choices)
     if not 0 < delta < 1:
         raise ValueError(f"delta must be in (0, 1), got {delta}")
-    if bootstrap_split not in ("cells", "algorithms"):
-        raise ValueError(f"bootstrap_split must be 'cells' or 'algorithms', got {bootstrap_split!r}")
+    if c.bootstrap_split not in ("cells", "algorithms"):
+        raise ValueError(f"bootstrap_split must be 'cells' or 'algorithms', got {c.bootstrap_split!r}")
     s = as_samples(samples)
     n_alg, n_env = len(s), len(s[0])
     warnings: list[str] = []
     t0 = time.perf_counter()
     mu = payoff_matrix(s, presorted=True)
-    eq = equilibrium(mu, m=m, solver=solver)
-    info: dict[str, Any] = {"n_states": mu.size, "m": m}
+    eq = equilibrium(mu, m=c.m, solver=c.solver)
+    info: dict[str, Any] = {"n_states": mu.size, "m": c.m}
     result = JordanResult(
         y=eq.y,
         low=eq.y.copy(),
@@ -147,32 +160,41 @@ def jordan_evaluate(
         warnings += w
         lo, hi = pbp_payoff_bounds(s, delta, sup, presorted=True)
         y_lo, y_hi, opt = aggregate_bounds(
-            lo, hi, tie_rule=tie_rule, min_sign=min_sign, m=m, max_iter=max_iter, solver=solver, executor=executor
-        )
+            lo, hi, tie_rule=c.tie_rule, min_sign=c.min_sign, m=c.m, max_iter=c.max_iter, solver=c.solver,
+            executor=c.executor,
+        )  # fmt: skip
         result.mu_low, result.mu_high, result.support = lo, hi, sup
         result.low, result.high = y_lo, y_hi
         info.update(opt, delta_cell=split_cells(delta, n_alg, n_env))
     elif method == "pbp-t":
-        lo, hi = pbpt_payoff_bounds(s, delta, t_split=t_split, clip=clip_t, presorted=True)
+        lo, hi = pbpt_payoff_bounds(s, delta, t_split=c.t_split, clip=c.clip_t, presorted=True)
         y_lo, y_hi, opt = aggregate_bounds(
-            lo, hi, tie_rule=tie_rule, min_sign=min_sign, m=m, max_iter=max_iter, solver=solver, executor=executor
-        )
+            lo, hi, tie_rule=c.tie_rule, min_sign=c.min_sign, m=c.m, max_iter=c.max_iter, solver=c.solver,
+            executor=c.executor,
+        )  # fmt: skip
         result.mu_low, result.mu_high = lo, hi
         result.low, result.high = y_lo, y_hi
-        info.update(opt, t_split=t_split, clip_t=clip_t, delta_mean=t_delta(delta, n_alg, n_env, t_split))
+        info.update(opt, t_split=c.t_split, clip_t=c.clip_t, delta_mean=t_delta(delta, n_alg, n_env, c.t_split))
         warnings.append(
             "PBP-t ignores the uncertainty of the normalising CDFs and relies on a t-approximation: it has no "
             "coverage guarantee (use PBP for a guaranteed interval)."
         )
     elif method == "bootstrap":
         reps_arr = bootstrap_aggregate(
-            s, reps=reps, seed=seed, m=m, progress=progress, presorted=True, solver=solver, chunk_bytes=chunk_bytes
+            s,
+            reps=reps,
+            seed=seed,
+            m=c.m,
+            progress=progress,
+            presorted=True,
+            solver=c.solver,
+            chunk_bytes=c.chunk_bytes,
         )
-        alpha = delta / (n_alg * n_env) if bootstrap_split == "cells" else delta / n_alg
+        alpha = delta / (n_alg * n_env) if c.bootstrap_split == "cells" else delta / n_alg
         result.low = np.quantile(reps_arr, alpha / 2.0, axis=0)
         result.high = np.quantile(reps_arr, 1.0 - alpha / 2.0, axis=0)
         result.replicates = reps_arr
-        info.update(reps=reps, bootstrap_split=bootstrap_split, alpha=alpha)
+        info.update(reps=reps, bootstrap_split=c.bootstrap_split, alpha=alpha)
         if reps * alpha / 2.0 < 5:
             warnings.append(
                 f"bootstrap: only {reps * alpha / 2:.1f} replicates lie beyond each end at level alpha = {alpha:.2g}; "

@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -351,21 +351,28 @@ def optimise_structured(
     return OptResult(value, it, V, slack)
 
 
+class _Rules(NamedTuple):
+    """The optimisation's rules, passed to every executor unit."""
+
+    tie_rule: str
+    min_sign: str
+    m: float
+    max_iter: int
+
+
 def _bound(
     unit: tuple[int, bool],
     *,
-    mu_lo: np.ndarray,
-    mu_hi: np.ndarray,
-    min_sign: str,
-    max_iter: int,
+    payoffs: tuple[np.ndarray, np.ndarray],
+    rules: _Rules,
     chain: IntervalChain | None,
     structure: IntervalStructure | None,
-    tie_rule: str,
-    m: float,
 ) -> tuple[float, int, float]:
     """One of the ``2 nA`` optimisations (an executor unit): ``(value, iterations, slack)`` of algorithm
-    ``unit[0]``'s upper (``unit[1]``) or lower bound."""
+    ``unit[0]``'s upper (``unit[1]``) or lower bound; ``payoffs``: the payoff intervals' ends."""
     i, maximise = unit
+    mu_lo, mu_hi = payoffs
+    tie_rule, min_sign, m, max_iter = rules
     mu = mu_hi if maximise else mu_lo
     reward = np.broadcast_to(mu[i], mu.shape).ravel()
     with single_thread():
@@ -420,14 +427,10 @@ def aggregate_bounds(
     structure = None if dense else interval_structure(mu_lo, mu_hi, tie_rule=tie_rule, m=m)
     fn = partial(
         _bound,
-        mu_lo=mu_lo,
-        mu_hi=mu_hi,
-        min_sign=min_sign,
-        max_iter=max_iter,
+        payoffs=(mu_lo, mu_hi),
+        rules=_Rules(tie_rule, min_sign, m, max_iter),
         chain=chain,
         structure=structure,
-        tie_rule=tie_rule,
-        m=m,
     )
     units = [(i, maximise) for i in range(n_alg) for maximise in (True, False)]
     results = resolve(executor).map(fn, units)

@@ -2,7 +2,7 @@
 
 The reader is TensorBoard's own record loader (``RawEventFileLoader`` of
 ``tensorboard.backend.event_processing.event_file_loader``) and its ``Event`` protocol buffer, chosen by
-measurement (``benchmarks/bench_tensorboard_readers.py``, ``benchmarks/README.md``): it streams one record at
+measurement (``benchmarks/speed/bench_tensorboard_readers.py``, ``benchmarks/README.md``): it streams one record at
 a time, so only the points of the wanted tags are kept. TensorBoard documents no Python reading API; this
 module is the one place that names these modules, so a change in them is fixed here.
 

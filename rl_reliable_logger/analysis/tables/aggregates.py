@@ -1,0 +1,90 @@
+"""The ``aggregates`` table: every algorithm's aggregate metrics with their intervals (and the replicates the
+differences reuse)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ...stats import bootstrap as bs
+from ...stats import metrics as mt
+from ...stats.aggregate import AlgorithmAggregates, aggregate_intervals
+from ...stats.checks import clip_noise
+from ...stats.intervals import ResamplingRequest
+from ..declared import OptionError
+from .base import Part, TableInputs, record
+
+COLUMNS = ["algorithm", "metric", "point", "low", "high"]
+
+
+@dataclass(frozen=True)
+class Aggregates:
+    """The aggregates' part and each algorithm's results (estimates, intervals, replicates), for the
+    differences."""
+
+    part: Part
+    by_algorithm: dict[str, AlgorithmAggregates]
+
+    def points(self) -> dict[tuple[str, str], float]:
+        """``{(algorithm, metric): point}`` as the table shows it."""
+        table = self.part.tables["aggregates"]
+        return dict(zip(zip(table["algorithm"], table["metric"]), table["point"]))
+
+
+def build(inputs: TableInputs, request: ResamplingRequest) -> Aggregates:
+    """The ``aggregates`` table, its record and its fallback notes."""
+    table, results, notes = aggregate_table(
+        inputs.cells, inputs.metrics, request, inputs.streams.of("aggregates"), inputs.progress
+    )
+    part = Part({"aggregates": table}, record(request, inputs, "aggregates"), {"interval_fallbacks": notes}, notes)
+    return Aggregates(part, results)
+
+
+def check_method(request: ResamplingRequest, cells: dict[str, bs.Cells]) -> None:
+    """Refuse a method that needs the jackknife (BCa) where no leave-one-run-out value exists (one run in every
+    task of an algorithm)."""
+    if not request.needs_repeated_runs():
+        return
+    for alg, c in cells.items():
+        if (c.sizes < 2).all():
+            raise OptionError(
+                "method",
+                f"`method={request.method!r}` needs two or more runs in at least one task, but {alg!r} has one run "
+                "per task (no jackknife for the acceleration); use `method='percentile'` or add runs",
+            )
+
+
+def aggregate_table(
+    cells: dict[str, bs.Cells],
+    metric_objs: list[mt.Metric],
+    request: ResamplingRequest,
+    rngs: dict[str, np.random.Generator],
+    progress: object = None,
+) -> tuple[pd.DataFrame, dict[str, AlgorithmAggregates], list[str]]:
+    """The ``aggregates`` table, every algorithm's results (for the differences) and one sentence per interval
+    that fell back from its method or is NaN (naming the algorithm)."""
+    check_method(request, cells)
+    rows, results, notes = [], {}, []
+    for alg, c in cells.items():
+        found = results[alg] = aggregate_intervals(c, metric_objs, request, rngs[alg], progress=progress)  # type: ignore[arg-type]
+        notes += [f"{alg}: {n}" for n in found.result.notes]
+        point = clip_noise(found.point, found.low, found.high)  # a point outside its interval by rounding only
+        notes += _nan_notes(alg, metric_objs, point, found.low, found.high)
+        for j, m in enumerate(metric_objs):
+            rows.append(
+                {"algorithm": alg, "metric": m.name, "point": point[j], "low": found.low[j], "high": found.high[j]}
+            )
+    return pd.DataFrame(rows, columns=COLUMNS), results, notes
+
+
+def _nan_notes(alg: str, metric_objs: list[mt.Metric], *values: np.ndarray) -> list[str]:
+    """One sentence per metric whose point or interval is NaN (a custom metric returned NaN): never a silent NaN."""
+    bad = np.isnan(np.vstack([np.asarray(v, dtype=float) for v in values])).any(axis=0)
+    return [
+        f"{alg}: metric {m.name!r} is NaN (its function returned NaN on these scores, e.g. an empty slice or 0/0); "
+        "its point and interval mean nothing: fix the metric or leave it out"
+        for m, nan in zip(metric_objs, bad)
+        if nan
+    ]

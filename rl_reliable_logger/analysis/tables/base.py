@@ -1,0 +1,105 @@
+"""What the table modules share: their inputs (read-only), the random streams, and what each returns (a Part)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...data.scores import ScoreTable
+from ...stats import bootstrap as bs
+from ...stats import intervals
+from ...stats import metrics as mt
+
+#: Random streams per algorithm, in this order; the layout does not depend on what is computed.
+STREAMS = ("aggregates", "profiles", "per_task", "improvement", "curves")
+
+
+@dataclass(frozen=True)
+class Streams:
+    """Every random stream of one analysis, spawned once from the request's seed in a fixed layout: one generator
+    per (purpose, algorithm) in sorted name order (input order does not matter), the task SeedSequence the
+    algorithms share with task resampling (``False`` without), then the seeds of the Jordan and tuning tables."""
+
+    per_purpose: dict[str, dict[str, np.random.Generator]]
+    shared_tasks: Any
+    jordan: Any
+    tuning: Any
+    root: Any
+
+    def of(self, purpose: str) -> dict[str, np.random.Generator]:
+        """Each algorithm's generator for ``purpose`` (one of :data:`STREAMS`)."""
+        return self.per_purpose[purpose]
+
+    def comparisons(self) -> Any:
+        """The all-pairs comparisons' own stream: never one of the other tables' streams, so asking for them
+        changes no other number (spawned when asked, after every other stream)."""
+        if isinstance(self.root, np.random.Generator):
+            return self.root.spawn(1)[0]
+        if self.root is None:
+            return None
+        return np.random.default_rng(np.random.SeedSequence([int(self.root), 0xC0FFEE]))
+
+
+def spawn_streams(request: intervals.ResamplingRequest, algorithms: Sequence[str]) -> Streams:
+    """The :class:`Streams` of ``request.seed`` (an integer, a Generator, or None: fresh entropy) for ``algorithms``,
+    with the shared task stream where ``request.task_bootstrap`` asks for task resampling."""
+    seed, task_bootstrap = request.seed, request.task_bootstrap
+    root = bs.as_generator(seed)
+    spawned = root.spawn(len(STREAMS) * len(algorithms))
+    slot = {a: i for i, a in enumerate(sorted(algorithms))}
+    per_purpose = {
+        purpose: {a: spawned[len(STREAMS) * slot[a] + k] for a in algorithms} for k, purpose in enumerate(STREAMS)
+    }
+    # with task resampling every algorithm's replicate r resamples the same tasks (paired differences)
+    shared_tasks = root.spawn(1)[0].bit_generator.seed_seq if task_bootstrap else False
+    # after the streams: a Generator seed spawns the Jordan and tuning seeds in this order; an integer is used as is
+    jordan, tuning = seed.spawn(2) if isinstance(seed, np.random.Generator) else (seed, seed)
+    return Streams(per_purpose, shared_tasks, jordan, tuning, seed)
+
+
+@dataclass(frozen=True)
+class TableInputs:
+    """What every table reads (never writes): the final scores as cells per algorithm (tasks in ``tasks`` order,
+    runs sorted), the metrics, the random streams and the progress bar."""
+
+    final: ScoreTable
+    cells: dict[str, bs.Cells]
+    tasks: list[str]
+    metrics: list[mt.Metric]
+    streams: Streams
+    progress: Callable[[int], None]
+
+    @property
+    def algorithms(self) -> list[str]:
+        return list(self.cells)
+
+    def kinds(self) -> dict[str, str]:
+        """Each metric's name and the kind of statistic an interval rule names (mean, median or ``*``)."""
+        from ...stats.aggregate import statistic_kind
+
+        return {m.name: statistic_kind(m) for m in self.metrics}
+
+
+@dataclass
+class Part:
+    """What one table module returns: its tables, its ``provenance["intervals"]`` records, other provenance keys
+    and warnings."""
+
+    tables: dict[str, pd.DataFrame]
+    intervals: dict[str, dict[str, Any]] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def record(request: intervals.ResamplingRequest, inputs: TableInputs, *tables: str, **extra: Any) -> dict[str, Any]:
+    """``{table: request.record(table, ...)}`` for each of ``tables``, with the metrics' kinds."""
+    return {table: request.record(table, inputs.kinds(), **extra) for table in tables}
+
+
+def pairs(algorithms: Sequence[str]) -> list[tuple[str, str]]:
+    """Every pair of algorithms once, in table order."""
+    return [(x, y) for i, x in enumerate(algorithms) for y in algorithms[i + 1 :]]

@@ -1,0 +1,78 @@
+"""The ``differences`` table: every pair's difference of each aggregate metric, on the aggregates' replicates."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ...stats import bootstrap as bs
+from ...stats import checks as ck
+from ...stats import intervals
+from ...stats.intervals import ResamplingRequest
+from .aggregates import Aggregates
+from .base import Part, TableInputs, pairs, record
+
+COLUMNS = ["algorithm_x", "algorithm_y", "metric", "point", "low", "high"]
+
+
+def build(inputs: TableInputs, request: ResamplingRequest, aggregates: Aggregates) -> Part:
+    """The differences table, its record and its fallback notes. Each statistic gets the request's rule (under
+    ``bootstrap-t``: studentized for the mean from both algorithms' standard errors, the normal interval for the
+    median at the pair's expanded level, expanded for the others); the replicates are the aggregates'."""
+    table, notes = differences_table(inputs, request, aggregates)
+    return Part({"differences": table}, record(request, inputs, "differences"), {"interval_fallbacks": notes}, notes)
+
+
+def differences_table(
+    inputs: TableInputs, request: ResamplingRequest, aggregates: Aggregates
+) -> tuple[pd.DataFrame, list[str]]:
+    names = [m.name for m in inputs.metrics]
+    kinds = list(inputs.kinds().values())
+    by_pair = pairs(inputs.algorithms)
+    if not by_pair or not names:
+        return pd.DataFrame([], columns=COLUMNS), []
+    found, points = aggregates.by_algorithm, aggregates.points()
+    pair_points = [np.array([points[(x, m)] - points[(y, m)] for m in names]) for x, y in by_pair]
+    dists = {alg: f.replicates for alg, f in found.items()}
+    n = min(d.shape[0] for d in dists.values())  # the common replicates (always all of them in evaluate())
+
+    def fill(p: int, out: np.ndarray) -> None:
+        x, y = by_pair[p]
+        np.subtract(dists[x][:n], dists[y][:n], out=out)
+
+    samples = [_sample(inputs, found, x, y) for x, y in by_pair]
+    labels = [f"the {name} difference" for name in names]
+    shape = (len(by_pair), n, len(names))
+    results = intervals.estimate_stacked(
+        request, "differences", shape, fill, pair_points, samples, kinds=kinds, labels=labels
+    )
+    point = np.concatenate(pair_points)
+    low = np.concatenate([r.low for r in results])
+    high = np.concatenate([r.high for r in results])
+    frame = pd.DataFrame(
+        {
+            "algorithm_x": [x for x, _ in by_pair for _ in names],
+            "algorithm_y": [y for _, y in by_pair for _ in names],
+            "metric": list(names) * len(by_pair),
+            "point": ck.clip_noise(point, low, high),
+            "low": low,
+            "high": high,
+        },
+        columns=COLUMNS,
+    )
+    # one pair after another, as each pair's notes came (only the mean is studentized)
+    return frame, [note for r in results for note in r.notes]
+
+
+def _sample(inputs: TableInputs, found: dict, x: str, y: str) -> intervals.Sample:
+    """What a pair's difference is drawn from: both algorithms' cells (the expanded level pools them) and, where
+    the mean is studentized, both algorithms' standard errors."""
+    cells = [inputs.cells[x], inputs.cells[y]]
+    se_x, se_y = found[x].standard_errors, found[y].standard_errors
+    return intervals.Sample(
+        level=lambda ci: np.asarray(bs.expanded_level(cells, ci)),
+        standard_errors=None
+        if se_x is None or se_y is None
+        else (lambda: intervals.studentized_difference(se_x, se_y)),
+        name=f"{x} - {y}",
+    )

@@ -1,0 +1,84 @@
+"""The ``improvement`` table: the probability of improvement P(X > Y) of every ordered pair of algorithms."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+import pandas as pd
+
+from ...stats import bootstrap as bs
+from ...stats import checks as ck
+from ...stats import intervals
+from ...stats import metrics as mt
+from ...stats.intervals import ResamplingRequest
+from .base import Part, TableInputs, pairs, record
+from .profiles import stacked
+
+COLUMNS = ["algorithm_x", "algorithm_y", "point", "low", "high"]
+
+
+def build(inputs: TableInputs, request: ResamplingRequest) -> Part:
+    """P(X > Y) of every ordered pair, from one set of independent replicates per algorithm shared by its pairs.
+    P(X > Y) is a U-statistic: where the method widens the level, it is its own (Mann-Whitney's), recorded."""
+    cells = inputs.cells
+    own_level = {"expanded_level": "mann-whitney"} if request.widens_level("improvement") else {}
+    records = record(request, inputs, "improvement", **own_level)
+    algorithms = list(cells)
+    if len(algorithms) < 2:
+        return Part({"improvement": pd.DataFrame(columns=COLUMNS)}, records)
+    counts = _counts(inputs, request)
+    by_pair = pairs(algorithms)
+    points, dists = [], []
+    for x, y in by_pair:
+        cx, cy = cells[x], cells[y]
+        points.append(np.array([mt.probability_of_improvement(_runs_of(cx), _runs_of(cy))]))
+        if request.task_bootstrap:
+            dist = np.concatenate([mt.improvement_task_slots(bx, by) for bx, by in zip(counts[x], counts[y])])
+        else:
+            dist = np.concatenate([mt.improvement_replicates(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
+        dists.append(dist[:, None])
+    samples = [intervals.Sample(level=partial(bs.improvement_level, cells[x], cells[y])) for x, y in by_pair]
+    results = stacked(request, "improvement", dists, points, samples)
+    rows = []
+    for (x, y), point_x, result in zip(by_pair, points, results):
+        low, high = ck.clip_fraction(result.low), ck.clip_fraction(result.high)
+        point = float(ck.clip_noise(point_x, low, high)[0])
+        rows.append({"algorithm_x": x, "algorithm_y": y, "point": point, "low": float(low[0]), "high": float(high[0])})
+        rows.append(
+            {
+                "algorithm_x": y,
+                "algorithm_y": x,
+                "point": 1 - point,
+                "low": 1 - float(high[0]),
+                "high": 1 - float(low[0]),
+            }
+        )
+    out = pd.DataFrame(rows, columns=COLUMNS)
+    order = {a: i for i, a in enumerate(algorithms)}
+    out = out.sort_values(["algorithm_x", "algorithm_y"], key=lambda s: s.map(order), kind="stable")
+    return Part({"improvement": out.reset_index(drop=True)}, records)
+
+
+def _counts(inputs: TableInputs, request: ResamplingRequest) -> dict[str, list]:
+    """One set of independent replicates per algorithm, shared by all its pairs; only the draw counts are
+    kept, chunked identically for every algorithm (with task resampling: the draws, on the shared task stream)."""
+    cells, rngs, shared_tasks = inputs.cells, inputs.streams.of("improvement"), request.task_bootstrap
+    largest = max(cells.values(), key=lambda c: c.n_runs)
+    sizes = list(bs.chunk_sizes(request.reps("improvement"), largest, request.chunk_bytes))
+    counts: dict[str, list] = {}
+    for alg, c in cells.items():
+        counts[alg] = []
+        task_rng = bs.task_stream(shared_tasks)  # the same task draws for every algorithm
+        for n in sizes:
+            if shared_tasks:
+                counts[alg].append(bs.draw(c, n, rngs[alg], task_bootstrap=True, task_rng=task_rng))
+            else:
+                counts[alg].append(bs.draw(c, n, rngs[alg]).small_counts())
+            inputs.progress(n)
+    return counts
+
+
+def _runs_of(c: bs.Cells) -> list[np.ndarray]:
+    """Each task's runs."""
+    return [c.values[c.offsets[m] : c.offsets[m] + c.sizes[m]] for m in range(c.n_tasks)]
