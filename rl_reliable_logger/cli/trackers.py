@@ -34,6 +34,7 @@ from .options import (
 if TYPE_CHECKING:  # pragma: no cover
     from ..data.scores import ScoreTable
     from ..trackers.base.plugin import TrackerPlugin
+    from ..trackers.base.protocols import Source
     from ..trackers.base.request import SourceRequest
 
 
@@ -83,6 +84,13 @@ def source_request(args: argparse.Namespace, options: Any, plugin: TrackerPlugin
     return SourceRequest(**source_kwargs(args, options, default_kind=plugin.config_kind))
 
 
+def read_source_table(source: Source, request: SourceRequest) -> ScoreTable:
+    """The one intake (``trackers.base.intake.read_table``): every command reads a Source's runs through it."""
+    from ..trackers.base.intake import read_table as intake
+
+    return intake(source, request)
+
+
 def read_table(plugin: TrackerPlugin, args: argparse.Namespace, options: Any) -> ScoreTable:
     """The runs the source flags of :func:`add_source` select, as a ScoreTable (the tracker's warnings printed);
     tracker problems are raised as RLReliableError for the caller to word."""
@@ -90,7 +98,7 @@ def read_table(plugin: TrackerPlugin, args: argparse.Namespace, options: Any) ->
 
     plugin.check_source(args)
     source = plugin.open_source(args, retry_policy(args))
-    table = source.table(source_request(args, options, plugin))
+    table = read_source_table(source, source_request(args, options, plugin))
     for warning in plugin.source_warnings(source):
         print(f"warning: skipped {redact(warning)}", file=sys.stderr)  # --redact-run-names too
     return table
@@ -109,7 +117,7 @@ def handle(plugin: TrackerPlugin, args: argparse.Namespace) -> int:
         retry = retry_policy(args)
         source = plugin.open_source(args, retry)
         plugin.prepare(args, source, lambda line: print(redact(line), file=sys.stderr, flush=True))
-        table = source.table(source_request(args, options, plugin))
+        table = read_source_table(source, source_request(args, options, plugin))
         sink = plugin.open_sink(args, source, table, retry)  # before any computation: a bad target is said now
     except RLReliableError as err:
         raise CliError(cli_message(err)) from None

@@ -237,7 +237,7 @@ def _tracker_runs(plugin: TrackerPlugin, args: argparse.Namespace) -> tuple[Scor
         retry = retry_policy(args)
         source = plugin.open_source(args, retry)
         plugin.prepare(args, source, lambda line: print(redact(line), file=sys.stderr, flush=True))
-        table = source.table(tracker_commands.source_request(args, _SOURCE, plugin))
+        table = tracker_commands.read_source_table(source, tracker_commands.source_request(args, _SOURCE, plugin))
         sink = plugin.open_sink(args, source, table, retry) if plugin.publishes else None
     except RLReliableError as err:
         raise CliError(cli_message(err)) from None
@@ -250,15 +250,13 @@ def launch_names(args: argparse.Namespace, plugin: TrackerPlugin | None) -> dict
     """The launch parameter names: ``--launch-names``, else each field's key without its kind (``params.algo`` ->
     ``algo``), else the field's name (a tracker's default key: the ``log_final_score`` convention)."""
     from ..errors import InputError
-    from ..trackers.base.request import KINDS
 
     defaults = plugin.default_refs if plugin is not None else FILE_FIELDS
     out = {}
     for field in ("algorithm", "task", "seed"):
         key = getattr(args, f"{field}_key", None)
         if key and key != defaults.get(field):
-            kind, _, rest = str(key).partition(".")
-            out[field] = rest if kind in KINDS and rest and plugin is not None else str(key)
+            out[field] = plugin.launch_name(str(key)) if plugin is not None else str(key)
     for pair in args.launch_names or ():
         field, sep, name = str(pair).partition("=")
         if not sep:

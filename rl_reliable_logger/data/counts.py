@@ -39,6 +39,8 @@ _PLURALS = {
     "row": "rows",
     "step": "steps",
     "warning": "warnings",
+    "folder": "folders",
+    "file": "files",
 }
 
 

@@ -1,18 +1,49 @@
-"""Only regular files are read: a FIFO, a device or a socket given as an input is refused before it is opened.
+"""The one way every input file is opened: only regular files, of a sane size, named in every refusal.
 
-Opening a FIFO blocks until a writer appears (``mkfifo in.csv`` hung ``evaluate`` forever) and a device such as
-``/dev/zero`` never ends, so every reader asks :func:`check_regular_file` first. ``os.stat`` follows symlinks (a
-link to a regular file is fine, a link to ``/dev/zero`` is not) and never blocks on a FIFO.
+Opening a FIFO blocks until a writer appears (``mkfifo in.csv`` hung ``evaluate`` forever, a FIFO named like an
+event file hung ``rl-reliable tensorboard``) and a device such as ``/dev/zero`` never ends, so every reader of a
+user's file (score files, reference tables, W&B transaction logs, TensorBoard event files, Ray Tune's JSON and CSV
+files) asks this module. Three calls, all refusing with an :class:`~rl_reliable_logger.errors.InputError` that
+names the path and says what to do:
+
+* :func:`check_regular_file` (``os.stat``: follows symlinks, never blocks on a FIFO): before a reader that opens the
+  path itself (pandas, pyarrow);
+* :func:`open_input`: the file opened for reading in binary, with ``O_NONBLOCK`` and checked again on the open
+  descriptor (a path swapped for a FIFO between the check and the open cannot block), then made blocking again;
+  ``max_bytes`` refuses a file larger than a format can sensibly hold;
+* :func:`read_text` / :func:`read_bytes`: the whole (small) file, through :func:`open_input`.
+
+Relative and absolute paths are alike (a path is a path: no URI parsing, no scheme); a symlink loop is named as
+such. Missing files: :func:`check_regular_file` lets them pass (the reader names them), :func:`open_input` names them.
+
+Example:
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> path = os.path.join(folder, "run.json")
+    >>> with open(path, "w") as fh:
+    ...     _ = fh.write('{"score": 1}')
+    >>> read_text(path, "run")
+    '{"score": 1}'
+    >>> os.mkfifo(os.path.join(folder, "pipe.json"))
+    >>> read_text(os.path.join(folder, "pipe.json"), "run")
+    Traceback (most recent call last):
+    ...
+    rl_reliable_logger.errors.InputError: ...pipe.json: is a FIFO (named pipe), not a regular file; give the path of the run file itself
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
+from typing import BinaryIO
 
 from ..errors import InputError
 
-__all__ = ["check_regular_file", "file_kind"]
+__all__ = ["MAX_INPUT_BYTES", "check_regular_file", "file_kind", "open_input", "read_bytes", "read_text"]
+
+#: The default ceiling of :func:`open_input`: no log, state or result file we read is anywhere near it.
+MAX_INPUT_BYTES = 8 << 30
 
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
@@ -31,6 +62,27 @@ def file_kind(mode: int) -> str:
     return "a regular file" if stat.S_ISREG(mode) else "not a regular file"
 
 
+def _os_problem(path: str | os.PathLike[str], err: OSError, what: str) -> InputError:
+    if err.errno == errno.ELOOP:
+        return InputError(f"{os.fspath(path)}: is a symbolic link loop; give the path of the {what} file itself")
+    if isinstance(err, FileNotFoundError):
+        return InputError(f"{os.fspath(path)}: no such {what} file")
+    return InputError(f"{os.fspath(path)}: cannot read the {what} ({err.strerror or err})")
+
+
+def _refusal(path: str | os.PathLike[str], mode: int, what: str) -> InputError:
+    return InputError(
+        f"{os.fspath(path)}: is {file_kind(mode)}, not a regular file; give the path of the {what} file itself"
+    )
+
+
+def _too_large(path: str | os.PathLike[str], size: int, limit: int, what: str) -> InputError:
+    return InputError(
+        f"{os.fspath(path)}: is {size:,} bytes, more than any {what} file should hold ({limit:,}); "
+        "check that this is the right file"
+    )
+
+
 def check_regular_file(path: str | os.PathLike[str], what: str = "input") -> None:
     """Raise :class:`InputError` naming ``path`` unless it is (a link to) a regular file; missing files pass
     (the reader says "no such file")."""
@@ -39,6 +91,53 @@ def check_regular_file(path: str | os.PathLike[str], what: str = "input") -> Non
     except (FileNotFoundError, NotADirectoryError):
         return
     except OSError as err:
-        raise InputError(f"{path}: cannot read the {what} ({err.strerror or err})") from None
+        raise _os_problem(path, err, what) from None
     if not stat.S_ISREG(mode):
-        raise InputError(f"{path}: is {file_kind(mode)}, not a regular file; give the path of the {what} file itself")
+        raise _refusal(path, mode, what)
+
+
+def open_input(path: str | os.PathLike[str], what: str = "input", *, max_bytes: int = MAX_INPUT_BYTES) -> BinaryIO:
+    """``path`` opened for reading (binary, buffered), once it is known to be a regular file of at most
+    ``max_bytes``: the caller closes it (``with open_input(p, "event") as fh: ...``).
+
+    The open itself cannot block (``O_NONBLOCK``), and the kind and size are checked on the open descriptor, so
+    what is read is what was checked.
+    """
+    check_regular_file(path, what)  # a clear word before anything is opened
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as err:
+        raise _os_problem(path, err, what) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _refusal(path, info.st_mode, what)
+        if info.st_size > max_bytes:
+            raise _too_large(path, info.st_size, max_bytes, what)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bytes(path: str | os.PathLike[str], what: str = "input", *, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
+    """The whole of ``path`` (see :func:`open_input`); a read error is an InputError naming it."""
+    with open_input(path, what, max_bytes=max_bytes) as fh:
+        try:
+            return fh.read(max_bytes + 1)[: max_bytes + 1]
+        except OSError as err:
+            raise _os_problem(path, err, what) from None
+
+
+def read_text(path: str | os.PathLike[str], what: str = "input", *, max_bytes: int = MAX_INPUT_BYTES) -> str:
+    """The whole of ``path`` as UTF-8 text; bytes that are not UTF-8 are an InputError naming the file and byte."""
+    data = read_bytes(path, what, max_bytes=max_bytes)
+    if len(data) > max_bytes:  # grew while being read
+        raise _too_large(path, len(data), max_bytes, what)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(f"{os.fspath(path)}: the {what} file is not UTF-8 text (byte {err.start})") from None

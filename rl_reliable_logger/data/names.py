@@ -331,6 +331,27 @@ def escape_markdown_prose(text: Any) -> str:
     return _BLOCK_START.sub(lambda m: m.group(1) + "\\" + m.group(2), out, count=1) if raw else out
 
 
+def seed_number(label: Any) -> int | None:
+    """The whole number a seed label stands for, however it is written (``7``, ``7.0``, ``007``; a launcher
+    passes ``--seed 007`` as 7), or None for a text label (``a``, Arabic-Indic digits): the seeds a watch must not
+    launch again.
+
+    Example:
+        >>> [seed_number(s) for s in (7, 7.0, "007", "seed-a", "\u0667", True)]
+        [7, 7, 7, None, None, None]
+    """
+    if isinstance(label, bool):
+        return None
+    if isinstance(label, int):
+        return label
+    if isinstance(label, float):
+        return int(label) if label.is_integer() else None
+    text = str(label).strip()
+    if text.endswith(".0"):
+        text = text[:-2]
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
 def seed_key(seed: Any) -> str:
     """A seed as a run key: ``3.0`` and ``3`` are the same run, ``"3"``."""
     if isinstance(seed, float) and seed.is_integer():

@@ -430,13 +430,16 @@ class ScoreTable:
         problems: list[dict[str, Any]] = []
         if not dup.any():
             return problems
+        fixed = {*CANONICAL, "step", "tracker_run_id", "run_name", "name", "source_dir", "url", "state", "score_key"}
         for _, group in frame[dup].groupby(keys, sort=False):
             first, *rest = list(group.index)
+            differs = [c for c in group.columns if c not in fixed and group[c].astype(str).nunique() > 1][:3]
             names = ", ".join(f"row {i}" + self._extra_name(frame.loc[i]) for i in group.index)
             for index in rest:
                 row = frame.loc[index]
                 what = "seed" if seed_given or row["run_id"] == seed_key(row["seed"]) else "run id"
                 problem = self._problem(row, index, f"duplicate {what} {row['run_id']!r} (also in row {first})")
+                problem["differs"] = differs
                 problem["text"] = (
                     f"duplicate {what} {row['run_id']!r} for {row['algorithm']} / {row['task']}"
                     + (f" step {row['step']}" if "step" in row.index else "")
@@ -482,11 +485,22 @@ class ScoreTable:
             "Fix the data at its source, or pass --drop-invalid (on_invalid='drop') to drop these rows; "
             "every dropped row is listed in the report's provenance."
         )
+        differs = list(dict.fromkeys(c for p in problems or () for c in p.get("differs", ())))
+        if differs:
+            fix = (
+                f"These rows differ in {', '.join(map(str, differs))}: if that is their configuration, pass "
+                f"--hyperparameter-keys {','.join(map(str, differs))} (hyperparameter_keys=) to analyse each "
+                "configuration apart. " + fix
+            )
         if any(t.startswith("duplicate") for t in texts):
             fix = (
-                "If these are different runs, give each a unique key (--run-key / run_id=, e.g. the tracker run id "
-                "or a source column; for a sweep, name its configuration columns with --hyperparameter-keys / "
-                "hyperparameter_keys=); otherwise remove the duplicates. " + fix
+                fix
+                if differs
+                else (
+                    "If these are different runs, give each a unique key (--run-key / run_id=, e.g. the tracker run id "
+                    "or a source column; for a sweep, name its configuration columns with --hyperparameter-keys / "
+                    "hyperparameter_keys=); otherwise remove the duplicates. " + fix
+                )
             )
         if any("has no runs on task" in t for t in texts):
             fix = "Evaluate all algorithms on the same tasks, or " + fix[0].lower() + fix[1:]

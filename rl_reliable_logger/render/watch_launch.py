@@ -2,7 +2,8 @@
 
 The look's launch list says how many runs each (algorithm, task) cell still needs; this module turns it into
 runs a launcher can start: each cell's new seeds are the smallest whole numbers ``0, 1, 2, ...`` it has not
-used yet (so cells that ran seeds 0..k-1 all get k, k+1, ...), and the runs are written
+used yet (so cells that ran seeds 0..k-1 all get k, k+1, ...; a label is the number it is written as, ``007`` is
+seed 7, and a text label uses no number), and the runs are written
 
 * ``runs.csv``: one row per new run, with the launcher's parameter names as columns;
 * ``sweep.yaml``: a finite ``method: grid`` sweep over algorithm x task x seed for ``wandb sweep`` (cells that
@@ -23,6 +24,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..data.names import seed_number
 from ..errors import InputError
 
 #: The launch parameters, in file order: the watch's field -> the parameter name the examples' scripts take.
@@ -52,15 +54,15 @@ def parameters(names: Mapping[str, str] | None = None) -> dict[str, str]:
 
 def new_runs(scores: pd.DataFrame, launch: pd.DataFrame) -> pd.DataFrame:
     """One row (algorithm, task, seed) per run to start: each cell's ``add_runs`` smallest unused whole seeds."""
-    used: dict[tuple[str, str], set[str]] = {}
+    used: dict[tuple[str, str], set[int]] = {}
     for (a, t), seeds in scores.groupby(["algorithm", "task"], sort=False)["seed"]:
-        used[(str(a), str(t))] = {str(s) for s in seeds}
+        used[(str(a), str(t))] = {n for n in map(seed_number, seeds) if n is not None}  # 007 is seed 7 to a launcher
     rows = []
     for cell in launch.itertuples(index=False):
         taken = used.get((str(cell.algorithm), str(cell.task)), set())
         seed = 0
         for _ in range(int(str(cell.add_runs))):
-            while str(seed) in taken or f"{seed}.0" in taken:
+            while seed in taken:
                 seed += 1
             rows.append({"algorithm": str(cell.algorithm), "task": str(cell.task), "seed": seed})
             seed += 1

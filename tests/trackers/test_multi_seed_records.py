@@ -15,11 +15,15 @@ def _run(run_id: str, algo: str = "PPO", **metrics: float) -> RunRecord:
     return RunRecord(run_id, None, "finished", config={"algo": algo, "env": "Pong"}, metrics=dict(metrics))
 
 
-def test_the_placeholder_matches_text_without_a_slash_in_any_segment():
+def test_the_placeholder_matches_a_whole_number_as_written_in_any_segment():
     pattern = seed_pattern("a/{seed}/b")
     assert pattern is not None
-    assert pattern.fullmatch("a/x1/b").group("seed") == "x1"
-    assert pattern.fullmatch("a//b") is None and pattern.fullmatch("a/x/y/b") is None
+    assert pattern.fullmatch("a/17/b").group("seed") == "17" and pattern.fullmatch("a/007/b").group("seed") == "007"
+    assert pattern.fullmatch("a/x1/b") is None and pattern.fullmatch("a/\u0667/b") is None  # Arabic-Indic 7
+    assert pattern.fullmatch("a//b") is None and pattern.fullmatch("a/1/2/b") is None
+    seeded = seed_pattern("eval/return_seed{seed}")
+    assert seeded is not None and seeded.fullmatch("eval/return_seed3")
+    assert seeded.fullmatch("eval/return_seed_mean") is None and seeded.fullmatch("eval/return_seed0_std") is None
     assert seed_pattern("s{seed}/r{seed}").fullmatch("s1/r1") and not seed_pattern("s{seed}/r{seed}").fullmatch("s1/r2")
     assert seed_pattern("plain") is None
     assert key_wanted("ret_3", {"ret_{seed}"}) and not key_wanted("loss", {"ret_{seed}"})

@@ -22,6 +22,7 @@ import html
 import re
 import unicodedata
 from collections.abc import Collection
+from dataclasses import dataclass
 
 from ...redaction import redact
 
@@ -44,6 +45,38 @@ _BULLET = re.compile(r"^\s*[-*•]\s+")
 def kw(keyword: str) -> str:
     """A keyword as messages write it (backticked, so :func:`as_flags` can find it)."""
     return f"`{keyword}`"
+
+
+#: Every source keyword a hint may name (a Source that lacks one leaves it out of its :class:`Hints`).
+SOURCE_KEYWORDS = frozenset(
+    {"filter_string=", "variant=", "extra_fields=", "run_key=", "include_unfinished=True", "curve_key=", DROP_INVALID}
+)
+
+
+@dataclass(frozen=True)
+class Hints:
+    """How one Source's messages name its options: only what its command has (a TensorBoard error never suggests
+    ``--algorithm-key``, which ``rl-reliable tensorboard`` does not take).
+
+    ``fields`` is the advice for runs that lack a field; ``keywords`` the source keywords it takes (of
+    :data:`SOURCE_KEYWORDS`); ``configuration`` the keyword that names configuration keys (``extra_fields=``, or
+    ``hyperparameter_keys=`` for a source whose command reads them from the analysis flags).
+
+    Example:
+        >>> Hints(keywords=frozenset({"run_key="})).has("filter_string=")
+        False
+    """
+
+    fields: str = (
+        f"Name the right fields with {kw('algorithm=')}, {kw('task=')}, {kw('seed=')} and {kw('score=')} "
+        "(a comma-separated fallback list for mixed conventions)"
+    )
+    keywords: frozenset[str] = SOURCE_KEYWORDS
+    configuration: str = "extra_fields="
+
+    def has(self, keyword: str) -> bool:
+        """Whether the source takes ``keyword`` (so a message may suggest it)."""
+        return keyword in self.keywords
 
 
 def _strip_html(text: str) -> str:

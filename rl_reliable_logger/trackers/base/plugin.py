@@ -122,6 +122,14 @@ class TrackerPlugin:
         """What to print when :meth:`open_sink` gave None (None: nothing)."""
         return None
 
+    def launch_name(self, key: str) -> str:
+        """The launch parameter a field key gives a watch's launch files (``params.algo`` -> ``algo``): the key
+        without its kind."""
+        from .request import KINDS
+
+        kind, _, rest = str(key).partition(".")
+        return rest if kind in KINDS and rest else str(key)
+
     def describe_source(self, source: Mapping[str, Any]) -> str:
         """Where a table's runs came from, in one phrase (from ``table.source``)."""
         return f"{self.label} runs in {source.get('location')}"

@@ -6,15 +6,16 @@ talk to these shapes only, so every tracker is selected, evaluated and published
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from .messages import Hints
 
 if TYPE_CHECKING:  # pragma: no cover
     import os
 
     from ...analysis.report import Report
-    from ...data.scores import ScoreTable
     from .records import RunRecord
     from .request import SourceRequest
 
@@ -63,18 +64,52 @@ class PublishResult:
         )
 
 
+def _never(record: RunRecord) -> bool:
+    return False
+
+
+@dataclass
+class SourceRuns:
+    """What a Source read, before any rule is applied.
+
+    ``records``: every run found (all states; nothing dropped). ``label``: the tracker in sentences ("MLflow").
+    ``info``: where the runs came from, for provenance (``location`` is its phrase in messages). ``request``: the
+    request in the references of these records (unset fields given the tracker's defaults, a bare tag read as
+    ``summary.<tag>``; None: as asked); only its field references may differ from what was asked, never a rule
+    (state, drops, selection, names), which the shared step checks. ``is_analysis``: a run written
+    by our own sink (skipped, listed). ``fill_history(runs, key)``: reads a history for the runs that are used
+    only (None: the records already hold them). ``skipped``: things the source found that are no runs (a folder
+    that does not fit the layout), each ``{"run_id", "reason"}``; ``unreadable``: runs whose files are damaged,
+    each ``{"run_id", "reason"}`` naming the file (an error, or with ``on_invalid="drop"`` a recorded drop).
+    ``notes``: what the source read around (a datum only in a pickle), said once each. ``hints``: the words of
+    the source's own options, so messages name only what its command has.
+    """
+
+    records: Sequence[RunRecord]
+    label: str
+    info: Mapping[str, Any]
+    request: SourceRequest | None = None
+    is_analysis: Callable[[RunRecord], bool] = _never
+    fill_history: Callable[[list[RunRecord], str], None] | None = None
+    skipped: Sequence[Mapping[str, Any]] = ()
+    unreadable: Sequence[Mapping[str, Any]] = ()
+    notes: Sequence[str] = ()
+    hints: Hints = field(default_factory=Hints)
+
+
 @runtime_checkable
 class Source(Protocol):
-    """Runs of one tracker, selected at construction (experiments, a project, a sweep, a folder)."""
+    """Runs of one tracker, selected at construction (experiments, a project, a sweep, a folder).
+
+    A Source only reads: ``runs(request)`` returns what it found (``request`` says which fields and histories
+    are wanted, so a reader may read only those). It never builds a table: :func:`.intake.read_table` does, the
+    same way for every Source.
+    """
 
     tracker: str
 
-    def records(self) -> Sequence[RunRecord]:
-        """Every selected run, tracker-neutral (no grouping, nothing dropped)."""
-        ...
-
-    def table(self, request: SourceRequest, /) -> ScoreTable:
-        """The runs grouped into a ScoreTable as ``request`` asks (see ``trackers.base.request``)."""
+    def runs(self, request: SourceRequest, /) -> SourceRuns:
+        """Every run found, tracker-neutral (all states, nothing dropped), with what could not be read."""
         ...
 
 

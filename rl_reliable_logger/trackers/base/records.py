@@ -22,8 +22,8 @@ from ...data.counts import agree, plural
 from ...data.scores import FINAL_SCORE, ScoreTable, seed_key
 from ...errors import InputError, ScoreTableError
 from .drops import drop_summary
-from .messages import DROP_INVALID, kw
-from .request import KINDS, REF_FIELDS, SourceRequest
+from .messages import DROP_INVALID, Hints, kw
+from .request import KINDS, REF_FIELDS, ROW_COLUMNS, SourceRequest
 from .scoring import (
     MAX_BIAS_WARNING,
     SEED_PLACEHOLDER,
@@ -192,6 +192,7 @@ def records_to_table(
     *,
     source: Mapping[str, Any] | None = None,
     history_key: str | None | _Unset = _UNSET,
+    hints: Hints | None = None,
     **keywords: Any,
 ) -> ScoreTable:
     """Group tracker runs into a ScoreTable by the field references of ``request`` (or its keywords).
@@ -206,6 +207,7 @@ def records_to_table(
     the final scores stay the score key's values (column ``final_score``). ``variant`` references
     are appended to the algorithm label (``PPO lr=0.001``), one label per sweep configuration.
     ``names`` is ScoreTable's (``"normalize"`` strips and NFC-normalises names instead of refusing them).
+    ``hints`` words the advice of the messages in the source's own options (default: every keyword).
 
     A run's identity is the tracker run id (or ``run_key``), so seeds reused across configurations
     are normal; two runs with the same algorithm, task, seed and ``extra_fields`` values are a
@@ -226,6 +228,7 @@ def records_to_table(
         req = SourceRequest.of(request, **keywords)
     except InputError as err:
         raise ScoreTableError(str(err)) from None
+    hints = hints or Hints()
     fields_ = _Fields.parse(req, req.history_key if isinstance(history_key, _Unset) else history_key)
     records = [one for record in records for one in fields_.expand(record)]
     info: dict[str, Any] = dict(source or {})
@@ -249,11 +252,11 @@ def records_to_table(
             by_state[e["state"]] = by_state.get(e["state"], 0) + 1
         info["excluded_summary"] = by_state
     if grouping.problems and req.on_invalid != "drop":
-        raise ScoreTableError(_problems_message(grouping.problems))
-    rows = grouping.rows()
+        raise ScoreTableError(_problems_message(grouping.problems, hints, grouping.differing))
+    rows = _one_seed_type(grouping.rows(hints))
     info["score"] = fields_.score_provenance(grouping.used_refs)
     if not rows:
-        raise ScoreTableError(_no_rows_message(info, records, grouping))
+        raise ScoreTableError(_no_rows_message(info, records, grouping, hints))
     table = ScoreTable(
         pd.DataFrame(rows),
         run_id="run_id",
@@ -293,6 +296,12 @@ class _Fields:
         refs = req.refs()
         if req.run_key:
             refs["run_key"] = req.run_key
+        clash = [name for name in req.extra_fields or {} if name in (*ROW_COLUMNS, *REF_FIELDS[:3])]
+        if clash:
+            raise ScoreTableError(
+                f"{kw('extra_fields=')} names the column {clash[0]!r}, which every run's row has of its own (the "
+                "logged steps, the score, the run or its fields); read that key under another name"
+            )
         refs.update(req.extra_fields or {})
         parsed: dict[str, FieldRef] = {}
         for name, text in [*refs.items(), *((f"variant {v}", v) for v in req.variant)]:
@@ -383,6 +392,8 @@ class _Grouping:
         self.problems: dict[str, list[str]] = {}
         self.dropped: list[dict[str, Any]] = []
         self.used_refs: dict[str, int] = {}
+        #: configuration keys whose values differ between runs reported as duplicates (the fix to name)
+        self.differing: dict[str, None] = {}
 
     def problem(self, kind: str, record: RunRecord, values: Mapping[str, Any]) -> None:
         self.problems.setdefault(kind, []).append(_run_label(record))
@@ -437,6 +448,7 @@ class _Grouping:
 
     def _duplicate(self, key: tuple[Any, ...], group: list[tuple[RunRecord, dict[str, Any], Any]]) -> None:
         ids = ", ".join(_run_label(r) for r, _, _ in group)
+        self.differing.update(dict.fromkeys(_differing_config([r for r, _, _ in group], self.fields)))
         kind = f"duplicate seed {key[2]} for {key[0]} / {key[1]}: runs {ids}"
         self.problems.setdefault(kind, []).extend(_run_label(r) for r, _, _ in group[1:])
         for r, values, _ in group[1:]:
@@ -449,7 +461,7 @@ class _Grouping:
                 }
             )
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self, hints: Hints) -> list[dict[str, Any]]:
         """The table's rows: one per run, or one per logged step of the curve key (runs without it dropped)."""
         req = self.fields.request
         history_key = self.fields.history_key
@@ -479,7 +491,8 @@ class _Grouping:
                 f"{plural(len(missing_curve), 'run')} {agree(len(missing_curve), 'have')} a final score but no logged history of the curve key "
                 f"{history_key!r}: {', '.join(missing_curve[:10])}"
                 + (" ..." if len(missing_curve) > 10 else "")
-                + f". Check {kw('curve_key=')}, or pass {kw(DROP_INVALID)} to leave these runs out."
+                + (f". Check {kw('curve_key=')}" if hints.has("curve_key=") else ". Check the curve key")
+                + (f", or pass {kw(DROP_INVALID)} to leave these runs out." if hints.has(DROP_INVALID) else ".")
             )
         return rows
 
@@ -500,6 +513,16 @@ class _Grouping:
         if record.attrs.get("url"):
             base["url"] = record.attrs["url"]
         return base
+
+
+def _one_seed_type(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Seed labels of one type: where some are text (``007``, ``a``), every label is its text as written (``7``),
+    so the column holds labels, never a mix of numbers and text (which a tracker's table type refuses)."""
+    kinds = {isinstance(row["seed"], str) for row in rows}
+    if len(kinds) > 1:
+        for row in rows:
+            row["seed"] = seed_key(row["seed"])
+    return rows
 
 
 def _mapping(record: RunRecord, kind: str) -> Mapping[str, Any]:
@@ -532,7 +555,21 @@ def _check_placeholders(scores: Sequence[FieldRef], history_key: str | None) -> 
 SHOWN_DUPLICATES = 5
 
 
-def _problems_message(problems: Mapping[str, list[str]]) -> str:
+def _differing_config(records: Sequence[RunRecord], fields_: _Fields) -> list[str]:
+    """The config / params keys whose values differ between ``records`` (runs reported as one seed twice): the
+    configuration keys that would tell them apart, if they are configurations."""
+    used = {ref.key for ref in fields_.parsed.values() if ref.kind in ("config", "params")}
+    out: list[str] = []
+    for kind in ("config", "params"):
+        mappings = [getattr(r, kind) for r in records]
+        keys = sorted({k for m in mappings for k in m} - used)
+        for key in keys:
+            if len({repr(m.get(key)) for m in mappings}) > 1 and not isinstance(mappings[0].get(key), Mapping):
+                out.append(key)
+    return out[:3]
+
+
+def _problems_message(problems: Mapping[str, list[str]], hints: Hints, differing: Mapping[str, None]) -> str:
     """The error naming every run that cannot be used, by kind of problem, and what to do."""
     lines = []
     duplicates = [kind for kind in problems if kind.startswith("duplicate")]
@@ -548,28 +585,50 @@ def _problems_message(problems: Mapping[str, list[str]]) -> str:
             continue
         what = f"{agree(len(runs), 'lack')} {kind[17:]}" if kind.startswith("missing field(s) ") else f"— {kind}"
         lines.append(f"{plural(len(runs), 'run')} {what}: {', '.join(runs[:10])}" + (" ..." if len(runs) > 10 else ""))
-    hint = (
-        f"Name the right fields with {kw('algorithm=')}, {kw('task=')}, {kw('seed=')} and {kw('score=')} "
-        f"(a comma-separated fallback list for mixed conventions)"
-    )
-    if duplicates:
-        hint += (
-            "; the same (algorithm, task, seed) in two runs usually means an algorithm was trained again into the same "
-            f"experiment or project: keep one set with {kw('filter_string=')} (e.g. a tag or the start time), for a "
-            f"sweep tell configurations apart with {kw('variant=')} or {kw('extra_fields=')}, or pass "
-            f"{kw('run_key=')} (e.g. run.id) if these are deliberately repeated runs"
-        )
+    fixes = [hints.fields] if len(duplicates) < len(problems) else []
+    if hints.has(DROP_INVALID):
+        fixes.append(f"or pass {kw(DROP_INVALID)} to leave these runs out (they are listed in provenance)")
+    # the duplicates' fix is said first: their list can be long, and the one line a user reads is cut at its end
+    head = f" ({_duplicate_hint(hints, list(differing))})" if duplicates else ""
     return (
-        "some runs cannot be used:\n"
+        f"some runs cannot be used{head}:\n"
         + "\n".join(f"  - {line}" for line in lines)
-        + f"\n{hint}; or pass {kw(DROP_INVALID)} to leave these runs out (they are listed in provenance)."
+        + "\n"
+        + "; ".join(fixes)
+        + "."
     )
 
 
-def _no_rows_message(info: Mapping[str, Any], records: Sequence[RunRecord], grouping: _Grouping) -> str:
+def _duplicate_hint(hints: Hints, differing: Sequence[str]) -> str:
+    """What to do about one seed in two runs, in the source's own options (the differing keys first)."""
+    fixes = []
+    if differing:
+        keys = ",".join(differing)
+        fixes.append(
+            f"these runs differ in {', '.join(differing)}: if {'that is' if len(differing) == 1 else 'these are'} "
+            "part of the configuration, "
+            f"pass {kw(hints.configuration + keys)} so each configuration is analysed apart"
+        )
+    else:
+        fixes.append(
+            "the same (algorithm, task, seed) in two runs usually means an algorithm was trained again into the same "
+            "place: keep one of them"
+            + (f" with {kw('filter_string=')} (e.g. a tag or the start time)" if hints.has("filter_string=") else "")
+        )
+    if hints.has("variant="):
+        fixes.append(f"for a sweep tell configurations apart with {kw('variant=')} or {kw(hints.configuration)}")
+    elif not differing:
+        fixes.append(f"tell configurations apart with {kw(hints.configuration)}")
+    if hints.has("run_key="):
+        fixes.append(f"pass {kw('run_key=')} (e.g. run.id) if these are deliberately repeated runs")
+    return "; ".join(fixes)
+
+
+def _no_rows_message(info: Mapping[str, Any], records: Sequence[RunRecord], grouping: _Grouping, hints: Hints) -> str:
     states = ", ".join(f"{n} {s}" for s, n in info.get("excluded_summary", {}).items())
+    use = f"; pass {kw('include_unfinished=True')} to use them" if hints.has("include_unfinished=True") else ""
     return "no usable runs" + (
-        f": all {len(records)} runs were skipped ({states}); pass {kw('include_unfinished=True')} to use them"
+        f": all {len(records)} runs were skipped as unfinished ({states}){use}"
         if grouping.excluded and not grouping.candidates
         else f": every run was dropped ({len(grouping.dropped)} drop(s))"
         if grouping.dropped

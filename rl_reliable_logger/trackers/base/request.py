@@ -24,6 +24,9 @@ DEFAULT_KEYS = {
 }
 #: The fields a request names by reference; None means the Source's default (the log_final_score convention).
 REF_FIELDS = ("algorithm", "task", "seed", "score")
+#: Columns every run's row of a tracker table has of its own: a configuration key (``extra_fields``, a layout
+#: field) of that name would replace them (``{step}`` would become the learning curve's steps), so it is refused.
+ROW_COLUMNS = ("step", "score", "run_id", "run_name", "tracker_run_id", "state", "score_key", "url", "final_score")
 #: The kinds of a field reference (``config.lr``, ``metrics.return``, ...): where in a run record a value lives.
 KINDS = ("config", "summary", "params", "metrics", "tags", "run")
 

@@ -128,17 +128,20 @@ SEED_PLACEHOLDER = "{seed}"
 def seed_pattern(key: str) -> re.Pattern[str] | None:
     """The pattern of a key with a ``{seed}`` placeholder, or None without one.
 
-    The placeholder matches a non-empty text without ``/`` (seed labels are text: ``0``, ``17``, ``a``).
+    The placeholder matches a whole number written in ASCII digits, kept as written (``0``, ``17``, ``007``: the
+    label is text, so ``007`` and ``7`` are two seeds), so ``eval/return_seed{seed}`` never takes
+    ``eval/return_seed_mean`` or ``eval/return_seed0_std`` for a seed.
 
     Example:
-        >>> seed_pattern("eval/return_seed{seed}").fullmatch("eval/return_seed17").group("seed")
-        '17'
+        >>> pattern = seed_pattern("eval/return_seed{seed}")
+        >>> pattern.fullmatch("eval/return_seed17").group("seed"), pattern.fullmatch("eval/return_seed0_std")
+        ('17', None)
     """
     if SEED_PLACEHOLDER not in key:
         return None
     first, *rest = key.split(SEED_PLACEHOLDER)
     # the first placeholder captures the label, any further one must repeat it
-    groups = ["(?P<seed>[^/]+)"] + ["(?P=seed)"] * (len(rest) - 1)
+    groups = ["(?P<seed>[0-9]+)"] + ["(?P=seed)"] * (len(rest) - 1)
     return re.compile(re.escape(first) + "".join(group + re.escape(part) for group, part in zip(groups, rest)))
 
 

@@ -10,18 +10,20 @@ naming the values that exist.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any
 
 from ...data.counts import agree, plural
 from ...errors import InputError
-from .messages import kw
+from .drops import drop_summary
+from .messages import DROP_INVALID, Hints, kw
 from .records import FINISHED, FieldRef, RunRecord, parse_field_ref, records_to_table, resolve, variant_label
 from .request import SourceRequest
 from .scoring import expand_keys, history_name, parse_score_rule, score_refs, seed_pattern
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...data.scores import ScoreTable
+    from .protocols import SourceRuns
 
 
 def _has(record: RunRecord, ref: FieldRef) -> bool:
@@ -144,23 +146,17 @@ def _history_names(records: Sequence[RunRecord], key: str) -> dict[str, list[Run
     return out
 
 
-def source_table(
-    records: Sequence[RunRecord],
-    request: SourceRequest,
-    *,
-    tracker: str,
-    is_analysis: Callable[[RunRecord], bool],
-    source: Mapping[str, Any],
-    fill_history: Callable[[list[RunRecord], str], None] | None = None,
-) -> ScoreTable:
-    """Select runs and group them into a ScoreTable: the one path every tracker Source takes.
+def source_table(runs: SourceRuns, request: SourceRequest) -> ScoreTable:
+    """Select runs and group them into a ScoreTable: the one path every Source's runs take (through
+    :func:`~.intake.read_table`).
 
-    ``request`` has its field references set (:meth:`SourceRequest.with_defaults`); its ``score`` may be a
-    fallback list (``"summary.a,summary.b"``). ``fill_history(kept_runs, key)`` reads histories only for
-    the runs that are used (a tracker that already has them passes None). Skipped runs are listed in
-    ``table.source["skipped"]``; unrelated and unfinished runs are also said in ``table.warnings``
-    (printed on the console); ``tracker`` is its label in those sentences.
+    ``request`` gets the source's default field references; its ``score`` may be a fallback list
+    (``"summary.a,summary.b"``). ``runs.fill_history(kept_runs, key)`` reads histories only for the runs that
+    are used. Skipped runs are listed in ``table.source["skipped"]``; unrelated and unfinished runs, and the
+    source's unreadable runs and notes, are also said in ``table.warnings`` (printed on the console).
     """
+    request = _as_read(request, runs.request)
+    records, hints, tracker = runs.records, runs.hints, runs.label
     try:
         scores = score_refs(request.score or ())
         rule = parse_score_rule(request.score_rule)
@@ -174,18 +170,19 @@ def source_table(
     kept, skipped = select_records(
         records,
         parsed,
-        is_analysis=is_analysis,
+        is_analysis=runs.is_analysis,
         algorithms=request.algorithms,
         tasks=request.tasks,
         variant=variant_refs,
     )
-    info = dict(source)
-    info.update({"n_runs_found": len(records), "skipped": skipped})
+    info = dict(runs.info)
+    info.update({"n_runs_found": len(records) + len(runs.unreadable), "skipped": [*runs.skipped, *skipped]})
     if request.algorithms:
         info["algorithms_selected"] = [str(a) for a in request.algorithms]
     if request.tasks:
         info["tasks_selected"] = [str(t) for t in request.tasks]
     where = info.get("location", f"the {tracker} runs")
+    check_unreadable(runs.unreadable, request, hints)
     if not kept:
         reason = (
             f"; {plural(len(skipped), 'run')} {agree(len(skipped), 'were')} skipped because they have none of the fields "
@@ -193,27 +190,120 @@ def source_table(
             if skipped
             else ""
         )
-        raise InputError(
-            f"no runs to analyse in {where}{reason}. Runs need the fields named by {kw('algorithm=')}, "
-            f"{kw('task=')}, {kw('seed=')} and {kw('score=')} (default: what rl_reliable_logger.log_final_score writes)."
-        )
+        raise InputError(f"no runs to analyse in {where}{reason}. {hints.fields}.")
+    check_configuration_keys(kept, request, hints)
     wanted = [request.history_key] if request.history_key is not None else []
     if rule.needs_history:
         wanted += [history_name(ref) for ref in scores]
-    if wanted and fill_history is not None:
+    if wanted and runs.fill_history is not None:
         used = [r for r in kept if request.include_unfinished or r.state == FINISHED]
         for key in dict.fromkeys(wanted):
-            for name, runs in _history_names(used, key).items():
-                fill_history(runs, name)
-    table = records_to_table(kept, replace(request, score=scores, score_rule=rule), source=info)
+            for name, runs_of in _history_names(used, key).items():
+                runs.fill_history(runs_of, name)
+    table = records_to_table(kept, replace(request, score=scores, score_rule=rule), source=info, hints=hints)
     note = unrelated_warning(skipped, flat, tracker)
     if note:
         table.warnings.append(note)
+    if runs.skipped:
+        table.warnings.append(
+            f"skipped {plural(len(runs.skipped), 'folder')} that {agree(len(runs.skipped), 'are')} no runs: "
+            + ", ".join(f"{s['run_id']!r} ({s['reason']})" for s in runs.skipped[:10])
+            + (" ..." if len(runs.skipped) > 10 else "")
+        )
     excluded = table.source.get("excluded") or []
     if excluded:
         table.warnings.append(
             f"left out {plural(len(excluded), 'run', f'unfinished {tracker}')} ("
             + ", ".join(f"{n} {s}" for s, n in table.source.get("excluded_summary", {}).items())
-            + f"); pass {kw('include_unfinished=True')} to use them"
+            + ")"
+            + (f"; pass {kw('include_unfinished=True')} to use them" if hints.has("include_unfinished=True") else "")
         )
+    if runs.unreadable:
+        record_unreadable(table, runs.unreadable, n_runs=len(records) + len(runs.unreadable))
+    if runs.notes:  # what the source read around comes first: it qualifies everything after it
+        table.warnings[:0] = list(dict.fromkeys(runs.notes))
+        table.source["notes"] = list(dict.fromkeys(runs.notes))
     return table
+
+
+#: The request fields a Source may restate in its own references (:attr:`SourceRuns.request`); the others are rules.
+_REFERENCES = ("algorithm", "task", "seed", "score", "curve_key", "extra_fields")
+
+
+def _as_read(asked: SourceRequest, read: SourceRequest | None) -> SourceRequest:
+    """The request in the source's references; a source that changed a rule (state, drops, selection, names) is a
+    bug of that source, refused here so that no source can skip a rule."""
+    if read is None:
+        return asked
+    if replace(read, **{name: getattr(asked, name) for name in _REFERENCES}) != asked:
+        changed = [
+            f.name
+            for f in fields(asked)
+            if f.name not in _REFERENCES and getattr(asked, f.name) != getattr(read, f.name)
+        ]
+        raise TypeError(f"a Source may restate only the field references of a request, not {', '.join(changed)}")
+    return read
+
+
+#: Runs an error lists before it counts the rest.
+_SHOWN = 10
+
+
+def check_unreadable(unreadable: Sequence[Mapping[str, Any]], request: SourceRequest, hints: Hints) -> None:
+    """Runs whose files cannot be read are an error naming each file, unless ``on_invalid="drop"``."""
+    if not unreadable or request.on_invalid == "drop":
+        return
+    raise InputError(
+        f"{plural(len(unreadable), 'run')} cannot be read: "
+        + "; ".join(str(d["reason"]) for d in unreadable[:_SHOWN])
+        + (" ..." if len(unreadable) > _SHOWN else "")
+        + (
+            f". Pass {kw(DROP_INVALID)} to leave these runs out (they are listed in provenance)."
+            if hints.has(DROP_INVALID)
+            else "."
+        ),
+        [str(d["reason"]) for d in unreadable],
+    )
+
+
+def record_unreadable(table: ScoreTable, unreadable: Sequence[Mapping[str, Any]], *, n_runs: int) -> None:
+    """Runs left out because their files cannot be read: in ``table.dropped`` (provenance) and one console line."""
+    import pandas as pd
+
+    rows = [
+        {"run_id": d["run_id"], "algorithm": d.get("algorithm"), "task": d.get("task"), "reason": d["reason"]}
+        for d in unreadable
+    ]
+    table.dropped = pd.concat([pd.DataFrame(rows), table.dropped], ignore_index=True)
+    table.warnings.extend(
+        drop_summary(
+            [{**r, "reason": "damaged, truncated or unreadable file"} for r in rows],
+            n_runs=n_runs,
+            cells_before={},
+            cells_after={},
+        )
+    )
+    table.source["damaged"] = [r["reason"] for r in rows]
+
+
+def check_configuration_keys(kept: Sequence[RunRecord], request: SourceRequest, hints: Hints) -> None:
+    """A configuration (hyperparameter) key that none of the runs has is a typo: one sentence naming it and the
+    keys the runs do have, never a silent column of empty cells."""
+    for name, text in (request.extra_fields or {}).items():
+        try:
+            ref = parse_field_ref(text)
+        except ValueError as err:
+            raise InputError(f"{kw(hints.configuration)} {name!r}: {err}") from None
+        if any(_has(r, ref) for r in kept):
+            continue
+        known: set[str] = set()
+        for r in kept[:200]:
+            mapping = getattr(r, ref.kind, {}) if ref.kind not in ("tags", "run") else {}
+            if isinstance(mapping, Mapping):
+                known.update(str(k) for k in mapping)
+        shown = sorted(known)[:12]
+        raise InputError(
+            f"{kw(hints.configuration)} names {name!r}, which no run has"
+            + (f" (the runs' {ref.kind} keys: {', '.join(shown)}{', ...' if len(known) > 12 else ''})" if shown else "")
+            + "; check the spelling."
+        )

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ...data.files import check_regular_file, open_input
 from ...errors import TrackerError
 from ...redaction import redact
 from ..base.messages import kw, one_line, shorten
@@ -105,7 +106,7 @@ def _not_an_mlflow_store(path: Path) -> str | None:
 
     if path.stat().st_size == 0:
         return None
-    with open(path, "rb") as fh:
+    with open_input(path, "MLflow database") as fh:
         if fh.read(16) != b"SQLite format 3\x00":
             return "not an SQLite file"
     try:
@@ -143,6 +144,8 @@ class Tracker:
         self.uri = _resolve_uri(tracking_uri)
         self.shown_uri = redact(self.uri)
         path = _sqlite_path(self.uri)
+        if path is not None and not path.is_dir():
+            check_regular_file(path, "MLflow database")  # a FIFO would stall SQLite, a device never end
         if must_exist and path is not None and not path.exists():
             raise TrackerError(
                 f"no MLflow database at {path} (tracking URI {self.shown_uri}). MLflow's default store is "

@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...errors import TrackerError
+from ..base.intake import SourceRuns, read_table
 from ..base.records import RunRecord
 from ..base.request import SourceRequest
 from ..base.retry import RetryPolicy
-from ..base.selection import source_table
 from .client import PAGE_SIZE, Tracker, _is_remote, _run_url
 from .names import DEFAULT_REFS
 
@@ -134,9 +134,8 @@ class MlflowSource:
             f" with filter {self.filter_string!r}" if self.filter_string else ""
         )
 
-    def table(self, request: SourceRequest | None = None, /, **keywords: Any) -> ScoreTable:
-        """The selected runs as a ScoreTable: a :class:`SourceRequest` or its keywords (see :func:`mlflow_table`)."""
-        req = SourceRequest.of(request, **keywords).with_defaults(DEFAULT_REFS)
+    def runs(self, request: SourceRequest, /) -> SourceRuns:
+        """Every active run matching the filter (histories are read for the used runs only, by the intake)."""
         records, exps = self._listing()
         source = {
             "tracker": "mlflow",
@@ -145,14 +144,19 @@ class MlflowSource:
             "filter": self.filter_string,
             "location": self.location(),
         }
-        return source_table(
+        return SourceRuns(
             records,
-            req,
-            tracker="MLflow",
+            "MLflow",
+            source,
+            request=request.with_defaults(DEFAULT_REFS),
             is_analysis=is_analysis_run,
-            source=source,
             fill_history=lambda kept, key: self.fill_histories(kept, [key]),
         )
+
+    def table(self, request: SourceRequest | None = None, /, **keywords: Any) -> ScoreTable:
+        """The selected runs as a ScoreTable: a :class:`SourceRequest` or its keywords (see :func:`mlflow_table`),
+        through the one intake (:func:`~rl_reliable_logger.trackers.base.intake.read_table`)."""
+        return read_table(self, SourceRequest.of(request, **keywords))
 
 
 def load_mlflow_runs(

@@ -1,8 +1,9 @@
 """Ray Tune experiments as a Source (the ``[raytune]`` extra): :func:`raytune_table`; ``plugin`` makes it
 ``rl-reliable raytune``.
 
-``ray.tune`` is imported only when an experiment folder is opened (a ``ResultGrid`` is read as it is); the
-names below are loaded on first use, so importing the plugin (``rl-reliable --help``) loads no pandas.
+An experiment folder is read as data, from Tune's JSON and CSV files (``experiment``), without Ray and never by
+unpickling; a ``ResultGrid`` is read as it is. The names below are loaded on first use, so importing the plugin
+(``rl-reliable --help``) loads no pandas.
 """
 
 from __future__ import annotations
@@ -12,10 +13,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from .keys import DEFAULT_STEP
-    from .source import config_name, raytune_table, trial_records
+    from .source import RayTuneSource, config_name, raytune_table, trial_records
 
-_LAZY = {"DEFAULT_STEP": "keys", "config_name": "source", "raytune_table": "source", "trial_records": "source"}
-__all__ = ["DEFAULT_STEP", "config_name", "raytune_table", "trial_records"]
+_LAZY = {
+    "DEFAULT_STEP": "keys",
+    "RayTuneSource": "source",
+    "config_name": "source",
+    "raytune_table": "source",
+    "trial_records": "source",
+}
+__all__ = ["DEFAULT_STEP", "RayTuneSource", "config_name", "raytune_table", "trial_records"]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,24 +1,20 @@
 """Ray Tune as a Source-only plugin (see ``trackers/base/plugin.py``): ``rl-reliable raytune EXPERIMENT_DIR``.
 
 Each trial is a run; nothing is published back into the experiment: the results go to ``--out`` as with
-``evaluate``. Light on purpose: ``rl-reliable --help`` imports this module; Ray is imported when the command runs.
+``evaluate``. Light on purpose: ``rl-reliable --help`` imports this module; the reader is imported when the command runs (the
+folder is read from Tune's JSON and CSV files, without Ray).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ...errors import InputError
-from ..base.messages import kw
 from ..base.plugin import Args, TrackerPlugin
 from .keys import DEFAULT_KEYS, DEFAULT_STEP
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ...data.scores import ScoreTable
     from ..base.protocols import Source
-    from ..base.records import RunRecord
-    from ..base.request import SourceRequest
     from ..base.retry import RetryPolicy
 
 _KEYS = {**DEFAULT_KEYS, "step": DEFAULT_STEP}
@@ -32,8 +28,10 @@ the experiment.
 
 Keys are Ray's flattened names: config/algo is the trial config's algo (config/env/name a nested one).
 With --hyperparameter-keys config/lr,... the tuning view picks a configuration on a seed aggregate with
-intervals and split-half selection; each key is a column named without config/ (lr). Trials that ended
-in an error are left out unless --include-unfinished. See docs/raytune.md.
+intervals and split-half selection; each key is a column named without config/ (lr). Only trials Tune
+terminated normally are used: ERROR, RUNNING, PENDING and PAUSED trials are left out and listed unless
+--include-unfinished. The folder is read from Tune's JSON and CSV files, never from its pickles. See
+docs/raytune.md.
 """
 
 _EPILOG = """\
@@ -88,7 +86,11 @@ class RayTunePlugin(TrackerPlugin):
             metavar="METRIC",
             help="the reported step counter: the steps of --score-rule at-budget and of --curves (default: %(default)s)",
         )
-        group.add_argument("--include-unfinished", action="store_true", help="also use trials that ended in an error")
+        group.add_argument(
+            "--include-unfinished",
+            action="store_true",
+            help="also use trials that are not TERMINATED (ERROR, RUNNING, PENDING, PAUSED)",
+        )
 
     def check_command(self, args: Args, options: Any) -> None:
         args.curve_key = args.score_key if options.curves else None  # the score's reports are the curves
@@ -101,49 +103,16 @@ class RayTunePlugin(TrackerPlugin):
         return [args.experiment]
 
     def open_source(self, args: Args, retry: RetryPolicy) -> Source:
-        return _Experiment(args.experiment, step_key=args.step_key)
+        from .source import RayTuneSource
+
+        return RayTuneSource(args.experiment, step_key=args.step_key)
+
+    def launch_name(self, key: str) -> str:
+        """``config/algo`` -> ``algo`` (``config/env/name`` -> ``env.name``): the trials' config key."""
+        return _column(key).replace("/", ".")
 
     def describe_source(self, source: Mapping[str, Any]) -> str:
         return str(source.get("location"))
-
-
-class _Experiment:
-    """A Tune experiment folder behind the Source protocol (``raytune_table`` with the request's keys)."""
-
-    tracker = "raytune"
-
-    def __init__(self, folder: str, *, step_key: str) -> None:
-        self.folder = folder
-        self.step_key = step_key
-
-    def records(self) -> Sequence[RunRecord]:
-        from .source import trial_records
-
-        return trial_records(self.folder, step_key=self.step_key)
-
-    def table(self, request: SourceRequest, /) -> ScoreTable:
-        from .source import raytune_table
-
-        scores = [request.score] if isinstance(request.score, str) else list(request.score or ())
-        if len(scores) != 1:
-            raise InputError(
-                f"{kw('score_key=')} names one reported metric, got {', '.join(map(repr, scores)) or 'none'}."
-            )
-        refs = request.with_defaults({**DEFAULT_KEYS, "score": scores[0]}).refs()
-        return raytune_table(
-            self.folder,
-            score_key=scores[0],
-            algorithm_key=refs["algorithm"],
-            task_key=refs["task"],
-            seed_key=refs["seed"],
-            hyperparameter_keys=list(request.extra_fields or ()),
-            score_rule=None if request.score_rule is None else str(request.score_rule),
-            curves=request.curve_key is not None,
-            step_key=self.step_key,
-            include_unfinished=request.include_unfinished,
-            on_invalid=request.on_invalid,
-            names=request.names,
-        )
 
 
 PLUGIN = RayTunePlugin()

@@ -1,27 +1,41 @@
 """Ray Tune experiments as a Source: each trial one run, its config naming algorithm, task, seed and
 hyperparameters, its last reported metric the score (or its history the curve).
 
-A Tune experiment is read through Ray's public API only: a ``ResultGrid`` (what ``Tuner.fit()`` returns)
-or an experiment folder opened with ``ray.tune.ExperimentAnalysis`` and wrapped in a ``ResultGrid``. Keys
-are Ray's flattened names: ``config/algo`` is the trial config's ``algo`` (``config/env/name`` a nested
-one), and a metric is named as reported (``eval/return``). The runs then go through the grouping and
-score rules every tracker shares (:func:`~rl_reliable_logger.trackers.base.records.records_to_table`).
+An experiment folder is read as data (:mod:`.experiment`: Tune's JSON and CSV files, never a pickle, never
+Ray); a ``ResultGrid`` (what ``Tuner.fit()`` returns, already in the caller's memory) through its public API.
+Keys are Ray's flattened names: ``config/algo`` is the trial config's ``algo`` (``config/env/name`` a nested
+one), and a metric is named as reported (``eval/return``). The runs then go through the one intake every
+Source shares (:func:`~rl_reliable_logger.trackers.base.intake.read_table`): a trial is a finished run only when
+Tune terminated it; ERROR, RUNNING, PENDING and PAUSED trials are left out and listed unless
+``include_unfinished``.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from ...data.scores import ScoreTable
-from ...errors import InputError, TrackerError
-from ..base.messages import kw
-from ..base.records import FINISHED, RunRecord, records_to_table
+from ...errors import InputError
+from ..base.intake import SourceRuns, read_table
+from ..base.messages import DROP_INVALID, Hints, kw
+from ..base.records import FINISHED, RunRecord
+from ..base.request import SourceRequest
 from ..base.scoring import parse_score_rule
+from .experiment import STATES, flat, history, read_experiment, reports
 from .keys import DEFAULT_KEYS, DEFAULT_STEP
 
 _PREFIX = "config/"
+
+#: How the intake's messages name this source's options (its command has the key flags, no filter or run key).
+HINTS = Hints(
+    fields=f"Name the trials' config keys with {kw('algorithm_key=')}, {kw('task_key=')} and {kw('seed_key=')} "
+    f"(Ray's flattened names, e.g. config/algo) and the reported metric with {kw('score_key=')}",
+    keywords=frozenset({"include_unfinished=True", DROP_INVALID}),
+    configuration="hyperparameter_keys=",
+)
 
 
 def config_name(key: str) -> str:
@@ -38,18 +52,6 @@ def config_name(key: str) -> str:
     return name
 
 
-def _flat(mapping: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Nested dicts as Ray flattens them: ``{"env": {"name": "x"}}`` -> ``{"env/name": "x"}``."""
-    out: dict[str, Any] = {}
-    for key, value in mapping.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            out.update(_flat(value, name + "/"))
-        else:
-            out[name] = value
-    return out
-
-
 def _trial_id(result: Any) -> str:
     metrics = result.metrics or {}
     if metrics.get("trial_id"):
@@ -57,7 +59,7 @@ def _trial_id(result: Any) -> str:
     return os.path.basename(str(result.path))
 
 
-def _history(result: Any, key: str, step_key: str) -> list[tuple[float, float]]:
+def _grid_history(result: Any, key: str, step_key: str) -> list[tuple[float, float]]:
     """(step, value) of every reported result that has ``key``; steps are ``step_key`` (or the report's rank)."""
     frame = result.metrics_dataframe
     if frame is None or key not in frame.columns:
@@ -66,20 +68,20 @@ def _history(result: Any, key: str, step_key: str) -> list[tuple[float, float]]:
     return [(float(s), v) for s, v in zip(steps, frame[key]) if v is not None and v == v]
 
 
-def _records(results: Iterable[Any], history_keys: Sequence[str], step_key: str) -> list[RunRecord]:
+def _grid_records(grid: Any, history_keys: Sequence[str], step_key: str) -> list[RunRecord]:
+    """The trials of a ResultGrid (indexed, with a length: it defines no ``__iter__``), in trial order."""
     records = []
-    for result in results:
+    for result in sorted((grid[i] for i in range(len(grid))), key=_trial_id):
         metrics = dict(result.metrics or {})
         config = metrics.pop("config", None) or result.config or {}
-        history = {key: _history(result, key, step_key) for key in history_keys}
         records.append(
             RunRecord(
                 run_id=_trial_id(result),
                 name=os.path.basename(str(result.path)) if result.path else None,
                 state=FINISHED if result.error is None else "error",
-                config=_flat(config),
-                summary=_flat(metrics),
-                history=history,
+                config=flat(config),
+                summary=flat(metrics),
+                history={key: _grid_history(result, key, step_key) for key in history_keys},
                 attrs={"path": str(result.path)} if result.path else {},
                 source="raytune",
             )
@@ -87,45 +89,101 @@ def _records(results: Iterable[Any], history_keys: Sequence[str], step_key: str)
     return records
 
 
-def _results(grid: Any) -> list[Any]:
-    """The trials' ``Result`` objects of a ResultGrid (indexed, with a length: it defines no ``__iter__``), in trial
-    order (trial ids count up as Tune creates trials), so the report's algorithm order does not depend on which
-    trial finished first or on how the experiment was opened."""
-    return sorted((grid[i] for i in range(len(grid))), key=_trial_id)
-
-
-def _result_grid(experiment: Any) -> tuple[list[Any], str]:
-    """(the trials' Results, where they came from): a ResultGrid as is, a folder through ``ExperimentAnalysis``."""
-    if not isinstance(experiment, (str, os.PathLike)):
-        if not (hasattr(experiment, "__len__") and hasattr(experiment, "__getitem__")):
-            raise InputError(
-                f"{type(experiment).__name__} is no Ray Tune experiment: pass a ResultGrid (what Tuner.fit() "
-                "returns) or the experiment's folder."
-            )
-        return _results(experiment), str(getattr(experiment, "experiment_path", "a Ray Tune ResultGrid"))
-    path = os.fspath(experiment)
-    if not os.path.isdir(path):
-        raise InputError(f"Ray Tune experiment folder {str(path)!r} does not exist or is not a folder.")
-    try:
-        from ray.tune import ExperimentAnalysis, ResultGrid
-    except ImportError as err:
-        raise TrackerError(
-            f"reading a Ray Tune experiment needs Ray Tune ({err}): pip install 'rl_reliable_logger[raytune]'."
-        ) from None
-    try:
-        analysis = ExperimentAnalysis(path)
-    except (ValueError, FileNotFoundError, OSError) as err:
-        detail = " ".join(str(err).split())[:200]
+def _is_grid(experiment: Any) -> bool:
+    if isinstance(experiment, (str, os.PathLike)):
+        return False
+    if not (hasattr(experiment, "__len__") and hasattr(experiment, "__getitem__")):
         raise InputError(
-            f"{str(path)!r} is not a Ray Tune experiment folder (the folder Tuner's RunConfig(storage_path, name) "
-            f"wrote, with an experiment_state-*.json): {detail}"
-        ) from None
-    return _results(ResultGrid(analysis)), path
+            f"{type(experiment).__name__} is no Ray Tune experiment: pass a ResultGrid (what Tuner.fit() "
+            "returns) or the experiment's folder."
+        )
+    return True
+
+
+class RayTuneSource:
+    """The trials of a Ray Tune experiment (its folder, read as data, or a ResultGrid) as a :class:`Source`.
+
+    Example:
+        >>> source = RayTuneSource("~/ray_results/bandits")                                   # doctest: +SKIP
+        >>> table = source.table(score="eval/return", algorithm="config/algo")                # doctest: +SKIP
+    """
+
+    tracker = "raytune"
+
+    def __init__(self, experiment: str | os.PathLike | Any, *, step_key: str = DEFAULT_STEP) -> None:
+        self.experiment = experiment
+        self.grid = _is_grid(experiment)
+        self.step_key = step_key
+        if not self.grid and not os.path.isdir(os.path.expanduser(os.fspath(experiment))):
+            raise InputError(
+                f"Ray Tune experiment folder {str(os.fspath(experiment))!r} does not exist or is not a folder."
+            )
+
+    def _read_request(self, request: SourceRequest) -> tuple[SourceRequest, str]:
+        """The request in record references (``config/algo`` -> ``config.algo``, the metric -> ``summary.<metric>``)."""
+        scores = [request.score] if isinstance(request.score, str) else list(request.score or ())
+        if len(scores) != 1 or not str(scores[0]).strip():
+            raise InputError(
+                f"{kw('score_key=')} names one reported metric, got {', '.join(map(repr, scores)) or 'none'}."
+            )
+        metric = str(scores[0]).strip()
+        keys = {name: getattr(request, name) or DEFAULT_KEYS[name] for name in ("algorithm", "task", "seed")}
+        refs = {name: f"config.{config_name(key)}" for name, key in keys.items()}
+        read = replace(request, algorithm=refs["algorithm"], task=refs["task"], seed=refs["seed"])
+        return replace(read, score=f"summary.{metric}"), metric
+
+    def runs(self, request: SourceRequest, /) -> SourceRuns:
+        """Every trial as a record (all states), with its reported history when the score rule or curves need it."""
+        read, metric = self._read_request(request)
+        try:
+            rule = parse_score_rule(request.score_rule)
+        except ValueError as err:
+            raise InputError(str(err)) from None
+        wanted = [metric] if rule.needs_history or request.curve_key else []
+        info: dict[str, Any] = {"tracker": "raytune", "step_key": self.step_key}
+        if self.grid:
+            where = str(getattr(self.experiment, "experiment_path", "a Ray Tune ResultGrid"))
+            info.update(experiment=where, location=f"Ray Tune experiment {where!r}")
+            grid = _grid_records(self.experiment, wanted, self.step_key)
+            return SourceRuns(grid, "Ray Tune", info, request=read, hints=HINTS)
+        experiment = read_experiment(self.experiment)
+        where = str(experiment.folder)
+        info.update(experiment=where, location=f"Ray Tune experiment {where!r}", state_file=str(experiment.state_file))
+        records: list[RunRecord] = []
+        unreadable: list[dict[str, Any]] = []
+        for trial in experiment.trials:
+            state = STATES.get(trial.status, trial.status.lower())
+            record = RunRecord(
+                run_id=trial.trial_id,
+                name=trial.name,
+                state=state,
+                config=trial.config,
+                summary=trial.last_result,
+                history={},
+                attrs={"path": str(trial.folder)} if trial.folder else {},
+                source="raytune",
+            )
+            if wanted and (state == FINISHED or request.include_unfinished):
+                try:
+                    rows = reports(trial, complete=state == FINISHED)
+                except InputError as err:
+                    unreadable.append({"run_id": trial.trial_id, "reason": str(err)})
+                    continue
+                record.history = {key: history(rows, key, self.step_key) for key in wanted}
+            records.append(record)
+        return SourceRuns(
+            records, "Ray Tune", info, request=read, unreadable=unreadable, notes=experiment.notes, hints=HINTS
+        )
+
+    def table(self, request: SourceRequest | None = None, /, **keywords: Any) -> ScoreTable:
+        """The trials as a ScoreTable (a :class:`SourceRequest` or its keywords), through the one intake."""
+        return read_table(self, SourceRequest.of(request, **keywords))
 
 
 def trial_records(experiment: str | os.PathLike | Any, *, step_key: str = DEFAULT_STEP) -> list[RunRecord]:
     """Every trial of ``experiment`` (a ResultGrid or its folder) as a tracker-neutral record (no history)."""
-    return _records(_result_grid(experiment)[0], (), step_key)
+    source = RayTuneSource(experiment, step_key=step_key)
+    return list(source.runs(SourceRequest(score="training_iteration")).records)
 
 
 def raytune_table(
@@ -152,8 +210,9 @@ def raytune_table(
     ``score_key`` is a reported metric: by default the trial's last reported value; ``score_rule``
     (``mean-last-N``, ``at-budget:STEP``, ``max``) reads its history, whose steps are ``step_key``
     (``training_iteration``). ``curves=True`` adds every report of ``score_key`` as learning-curve rows.
-    Trials that ended in an error are left out (listed in ``table.source["excluded"]``) unless
-    ``include_unfinished``.
+    Only trials Tune terminated normally are used: ERROR, RUNNING, PENDING and PAUSED trials are left out
+    (listed in ``table.source["excluded"]``) unless ``include_unfinished``. A folder is read from its JSON and
+    CSV files only (never a pickle; see docs/raytune.md).
 
     Example:
         >>> grid = tuner.fit()                                                        # doctest: +SKIP
@@ -163,31 +222,17 @@ def raytune_table(
     """
     if not score_key or not str(score_key).strip():
         raise InputError(f"{kw('score_key=')} is empty: name the reported metric with the score (e.g. eval/return).")
-    try:
-        rule = parse_score_rule(score_rule)
-    except ValueError as err:
-        raise InputError(str(err)) from None
-    results, where = _result_grid(experiment)
-    wanted = [score_key] if (rule.needs_history or curves) else []
-    records = _records(results, wanted, step_key)
     extra = {config_name(key): f"config.{config_name(key)}" for key in hyperparameter_keys}
-    info = {
-        "tracker": "raytune",
-        "experiment": where,
-        "location": f"Ray Tune experiment {where!r}",
-        "step_key": step_key,
-    }
-    return records_to_table(
-        records,
-        algorithm=f"config.{config_name(algorithm_key)}",
-        task=f"config.{config_name(task_key)}",
-        seed=f"config.{config_name(seed_key)}",
-        score=f"summary.{score_key}",
+    request = SourceRequest(
+        algorithm=algorithm_key,
+        task=task_key,
+        seed=seed_key,
+        score=score_key,
         include_unfinished=include_unfinished,
         on_invalid=on_invalid,
-        history_key=score_key if curves else None,
-        source=info,
-        extra_fields=extra,
-        score_rule=rule,
+        curve_key=score_key if curves else None,
+        extra_fields=extra or None,
+        score_rule=score_rule,
         names=names,
     )
+    return read_table(RayTuneSource(experiment, step_key=step_key), request)

@@ -14,13 +14,14 @@ from dataclasses import dataclass
 
 from ...errors import InputError
 from ..base.messages import kw
+from ..base.request import ROW_COLUMNS
 
 REQUIRED = ("algorithm", "task", "seed")
 #: The layout when none is given: ``PPO/Pong/seed_3``.
 DEFAULT_LAYOUT = "{algorithm}/{task}/seed_{seed}"
 _FIELD = re.compile(r"\{([^{}]*)\}")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_INT = re.compile(r"^[+-]?\d+$")
+_INT = re.compile(r"[+-]?[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -61,16 +62,26 @@ def _shown(m: re.Match[str]) -> str:
 
 
 def _value(name: str, text: str) -> object:
-    """Integers as integers (seeds, sizes), other numbers as floats, the rest text (names stay as written)."""
-    if _INT.match(text):
-        return int(text)
-    if name in ("algorithm", "task"):
+    """A path part as a value: algorithm and task names and seed labels stay text as written (``007``, Arabic-Indic
+    digits), except a seed written as a plain whole number (``3``: the same label as the number); a hyperparameter
+    written in ASCII as a number is a number (``0.001``), anything else text.
+
+    Example:
+        >>> _value("seed", "3"), _value("seed", "007"), _value("task", "7"), _value("lr", "1e-3")
+        (3, '007', '7', 0.001)
+    """
+    if name in ("algorithm", "task") or not text.isascii():
+        return text
+    if _INT.fullmatch(text):
+        number = int(text)
+        return number if str(number) == text else text  # 007, +3, -0: a label as written
+    if name == "seed":
         return text
     try:
-        number = float(text)
+        value = float(text)
     except ValueError:
         return text
-    return number if number == number and abs(number) != float("inf") else text
+    return value if value == value and abs(value) != float("inf") else text
 
 
 def _bad(pattern: str, why: str) -> InputError:
@@ -99,6 +110,13 @@ def parse_layout(pattern: str) -> Layout:
     for name in names:
         if not _NAME.match(name):
             raise _bad(pattern, f"has the field {{{name}}}, which is not a name (letters, digits, _)")
+    reserved = [n for n in names if n in ROW_COLUMNS]
+    if reserved:
+        raise _bad(
+            pattern,
+            f"has the field {{{reserved[0]}}}, a column every run's row has of its own (the logged steps, the score, "
+            "the run): name that part of the path otherwise",
+        )
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
         raise _bad(pattern, f"names {', '.join(duplicated)} twice")

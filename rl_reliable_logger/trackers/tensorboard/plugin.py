@@ -6,21 +6,15 @@ Light on purpose: ``rl-reliable --help`` imports this module; the reader is impo
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ...errors import InputError
-from ..base.messages import kw
 from ..base.plugin import Args, TrackerPlugin
 from .layout import DEFAULT_LAYOUT
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ...data.scores import ScoreTable
     from ..base.protocols import Source
-    from ..base.records import RunRecord
-    from ..base.request import SourceRequest
     from ..base.retry import RetryPolicy
-    from .source import TensorBoardSource
 
 _DESCRIPTION = """\
 Read the TensorBoard event files under LOGDIR (written by tensorboardX, torch.utils.tensorboard,
@@ -30,7 +24,8 @@ profiles, ...), print the results and optionally write the same results bundle a
 `rl-reliable evaluate --out DIR`. Nothing is written into the logs.
 
 --layout names the fields in each run folder's path relative to LOGDIR: {algorithm}, {task} and
-{seed}, and any other {name} is a hyperparameter column (for --hyperparameter-keys name). Folders
+{seed}; any other {name} is part of a run's configuration: name it with --hyperparameter-keys to
+analyse its values apart (two folders of one algorithm, task and seed are otherwise an error). Folders
 with event files that do not fit the layout are skipped and listed; a damaged or truncated event file
 is named (--drop-invalid leaves its run out). Scores are the values as TensorBoard stores them
 (usually 32-bit floats). See docs/tensorboard.md.
@@ -93,36 +88,10 @@ class TensorBoardPlugin(TrackerPlugin):
     def open_source(self, args: Args, retry: RetryPolicy) -> Source:
         from .source import TensorBoardSource
 
-        return _Logs(TensorBoardSource(args.logdir, layout=args.layout), args.score_key)
+        return TensorBoardSource(args.logdir, layout=args.layout)
 
     def describe_source(self, source: Mapping[str, Any]) -> str:
         return str(source.get("location"))
-
-
-class _Logs:
-    """A TensorBoardSource behind the Source protocol: the request's score, rule, curves and names."""
-
-    tracker = "tensorboard"
-
-    def __init__(self, source: TensorBoardSource, score_key: str) -> None:
-        self.source = source
-        self.score_key = score_key
-
-    def records(self) -> Sequence[RunRecord]:
-        return self.source.records([self.score_key])[0]
-
-    def table(self, request: SourceRequest, /) -> ScoreTable:
-        scores = [request.score] if isinstance(request.score, str) else list(request.score or ())
-        if len(scores) != 1:
-            raise InputError(f"{kw('score_key=')} names one scalar tag, got {', '.join(map(repr, scores)) or 'none'}.")
-        return self.source.table(
-            score_key=scores[0],
-            score_rule=None if request.score_rule is None else str(request.score_rule),
-            curves=request.curve_key is not None,
-            curve_key=request.curve_key,
-            on_invalid=request.on_invalid,
-            names=request.names,
-        )
 
 
 PLUGIN = TensorBoardPlugin()

@@ -2,27 +2,28 @@
 
 Every folder under the log folder that holds event files is a run folder; its path relative to the log
 folder is matched against the layout (:mod:`.layout`), which gives algorithm, task, seed and any
-hyperparameters. The score tag's points are read from its event files one file at a time (:mod:`.events`)
-and the runs go through the same grouping and score rules as every tracker
-(:func:`~rl_reliable_logger.trackers.base.records.records_to_table`): ``last`` (default), ``mean-last-N``,
-``at-budget:STEP``, ``max``; with ``curves`` every logged point of the tag is a learning-curve row.
+hyperparameters. The score tag's points are read from its event files one file at a time (:mod:`.events`;
+each file first checked by the one opener, :mod:`rl_reliable_logger.data.files`) and the runs go through the
+one intake every Source shares (:func:`~rl_reliable_logger.trackers.base.intake.read_table`): ``last``
+(default), ``mean-last-N``, ``at-budget:STEP``, ``max``; with ``curves`` every logged point of the tag is a
+learning-curve row.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
-from ...data.counts import plural
+from ...data.files import check_regular_file
 from ...data.scores import ScoreTable
 from ...errors import InputError
-from ..base.drops import drop_summary
-from ..base.messages import DROP_INVALID, kw
-from ..base.records import FINISHED, RunRecord, records_to_table
+from ..base.intake import SourceRuns, read_table
+from ..base.messages import DROP_INVALID, Hints, kw
+from ..base.records import FINISHED, RunRecord
+from ..base.request import SourceRequest
 from .events import is_event_file, read_scalars
 from .layout import DEFAULT_LAYOUT, Layout, parse_layout
 
@@ -51,8 +52,19 @@ def _merged(points: Sequence[list[tuple[float, float]]]) -> list[tuple[float, fl
     return sorted(by_step.items())
 
 
+#: How the shared step's messages name this source's options (its command has no field flags and no run key).
+HINTS = Hints(
+    fields=f"Check {kw('layout=')} (the run folders' paths relative to the log folder) and {kw('score_key=')} "
+    "(the scalar tag with the score)",
+    keywords=frozenset({DROP_INVALID, "curve_key="}),
+    configuration="hyperparameter_keys=",
+)
+#: The record fields of a run folder: its layout fields in the record's config.
+REFS = {"algorithm": "config.algorithm", "task": "config.task", "seed": "config.seed"}
+
+
 class TensorBoardSource:
-    """The run folders of a TensorBoard log folder, read with a layout pattern.
+    """The run folders of a TensorBoard log folder, read with a layout pattern (a :class:`Source`).
 
     Example:
         >>> src = TensorBoardSource("runs", layout="{algorithm}/{task}/seed_{seed}")   # doctest: +SKIP
@@ -99,39 +111,65 @@ class TensorBoardSource:
             )
         return runs, skipped
 
-    def records(self, tags: Sequence[str]) -> tuple[list[RunRecord], list[dict[str, Any]], list[dict[str, str]]]:
-        """(records, damaged, skipped): one record per run folder with the points of ``tags``; runs with a
-        damaged event file are not records but entries of ``damaged`` naming the file."""
-        runs, skipped = self._matched()
+    def _read(self, relative: str, files: Sequence[str], tags: Sequence[str]) -> dict[str, Any] | str:
+        """A run folder's points of ``tags`` merged over its event files, or why one of them cannot be read."""
+        parts: dict[str, list[list[tuple[float, float]]]] = {tag: [] for tag in tags}
+        for name in files:
+            path = self.logdir / relative / name
+            try:
+                check_regular_file(path, "event")  # a FIFO named like an event file would block the reader
+            except InputError as err:
+                return str(err)
+            got = read_scalars(str(path), tags)
+            if got.damage is not None:
+                return f"event file {str(path)!r} is {got.damage}"
+            for tag, points in got.points.items():
+                parts[tag].append(points)
+        return {tag: _merged(p) for tag, p in parts.items() if any(p)}
+
+    def runs(self, request: SourceRequest, /) -> SourceRuns:
+        """One record per run folder that fits the layout (its fields in ``config``, the points of the score and
+        curve tags as its history and their last points as its summary); a run with an unreadable event file is
+        an ``unreadable`` entry naming the file."""
+        scores = [request.score] if isinstance(request.score, str) else list(request.score or ())
+        if len(scores) != 1 or not str(scores[0]).strip():
+            raise InputError(f"{kw('score_key=')} names one scalar tag, got {', '.join(map(repr, scores)) or 'none'}.")
+        tag = str(scores[0]).strip()
+        given = [name for name in REFS if getattr(request, name) is not None]
+        if given:
+            raise InputError(f"the {given[0]} comes from {kw('layout=')}, not from a field reference.")
+        tags = list(dict.fromkeys([tag, *([request.history_key] if request.history_key else [])]))
+        matched, skipped = self._matched()
         records: list[RunRecord] = []
-        damaged: list[dict[str, Any]] = []
-        for relative, fields, files in runs:
-            parts: dict[str, list[list[tuple[float, float]]]] = {tag: [] for tag in tags}
-            problem = None
-            for name in files:
-                path = self.logdir / relative / name
-                got = read_scalars(str(path), tags)
-                if got.damage is not None:
-                    problem = f"event file {str(path)!r} is {got.damage}"
-                    break
-                for tag, points in got.points.items():
-                    parts[tag].append(points)
-            if problem is not None:
-                damaged.append({"run_id": relative, **fields, "reason": problem})
+        unreadable: list[dict[str, Any]] = []
+        for relative, fields, files in matched:
+            history = self._read(relative, files, tags)
+            if isinstance(history, str):
+                unreadable.append({"run_id": relative, **fields, "reason": history})
                 continue
-            history = {tag: _merged(p) for tag, p in parts.items() if any(p)}
             records.append(
                 RunRecord(
                     run_id=relative,
                     name=relative,
-                    state=FINISHED,
+                    state=FINISHED,  # an event file has no run state
                     config=dict(fields),
-                    summary={tag: points[-1][1] for tag, points in history.items()},
+                    summary={key: points[-1][1] for key, points in history.items()},
                     history=history,
                     source="tensorboard",
                 )
             )
-        return records, damaged, skipped
+        info = {
+            "tracker": "tensorboard",
+            "logdir": str(self.logdir),
+            "layout": self.layout.pattern,
+            "location": self.location(),
+        }
+        read = replace(
+            request, algorithm=REFS["algorithm"], task=REFS["task"], seed=REFS["seed"], score=f"summary.{tag}"
+        )
+        return SourceRuns(
+            records, "TensorBoard", info, request=read, skipped=skipped, unreadable=unreadable, hints=HINTS
+        )
 
     def table(
         self,
@@ -142,68 +180,20 @@ class TensorBoardSource:
         curve_key: str | None = None,
         on_invalid: str = "raise",
         names: str = "strict",
+        hyperparameter_keys: Sequence[str] = (),
     ) -> ScoreTable:
         """See :func:`tensorboard_table`."""
         if not score_key or not str(score_key).strip():
             raise InputError(f"{kw('score_key=')} is empty: name the scalar tag with the score (e.g. eval/return).")
-        history_key = (curve_key or score_key) if curves else None
-        tags = list(dict.fromkeys([score_key, *([history_key] if history_key else [])]))
-        records, damaged, skipped = self.records(tags)
-        if damaged and on_invalid != "drop":
-            raise InputError(
-                f"{plural(len(damaged), 'run')} cannot be read: "
-                + "; ".join(d["reason"] for d in damaged[:_SHOWN])
-                + (" ..." if len(damaged) > _SHOWN else "")
-                + f". Pass {kw(DROP_INVALID)} to leave these runs out (they are listed in provenance).",
-                [d["reason"] for d in damaged],
-            )
-        info = {
-            "tracker": "tensorboard",
-            "logdir": str(self.logdir),
-            "layout": self.layout.pattern,
-            "location": self.location(),
-            "n_runs_found": len(records) + len(damaged),
-            "skipped": skipped,
-        }
-        table = records_to_table(
-            records,
-            algorithm="config.algorithm",
-            task="config.task",
-            seed="config.seed",
-            score=f"summary.{score_key}",
-            on_invalid=on_invalid,
-            history_key=history_key,
-            source=info,
-            extra_fields={name: f"config.{name}" for name in self.layout.hyperparameters},
+        request = SourceRequest(
+            score=score_key,
             score_rule=score_rule,
+            curve_key=(curve_key or score_key) if curves else None,
+            on_invalid=on_invalid,
             names=names,
+            extra_fields={str(k): f"config.{k}" for k in hyperparameter_keys} or None,
         )
-        if skipped:
-            table.warnings.append(
-                f"skipped {plural(len(skipped), 'folder')} with event files that are not runs of the layout: "
-                + ", ".join(f"{s['run_id']!r} ({s['reason']})" for s in skipped[:_SHOWN])
-                + (" ..." if len(skipped) > _SHOWN else "")
-            )
-        if damaged:
-            _record_damaged(table, damaged, n_runs=len(records) + len(damaged))
-        return table
-
-
-def _record_damaged(table: ScoreTable, damaged: list[dict[str, Any]], *, n_runs: int) -> None:
-    """Runs left out for a damaged event file: in ``table.dropped`` (provenance) and one console line."""
-    rows = [
-        {"run_id": d["run_id"], "algorithm": d.get("algorithm"), "task": d.get("task"), "reason": d["reason"]}
-        for d in damaged
-    ]
-    table.dropped = pd.concat([pd.DataFrame(rows), table.dropped], ignore_index=True)
-    lines = drop_summary(
-        [{**r, "reason": "damaged or truncated event file"} for r in rows],
-        n_runs=n_runs,
-        cells_before={},
-        cells_after={},
-    )
-    table.warnings.extend(lines)
-    table.source["damaged"] = [r["reason"] for r in rows]
+        return read_table(self, request)
 
 
 def tensorboard_table(
@@ -216,6 +206,7 @@ def tensorboard_table(
     curve_key: str | None = None,
     on_invalid: str = "raise",
     names: str = "strict",
+    hyperparameter_keys: Sequence[str] = (),
 ) -> ScoreTable:
     """A ScoreTable from TensorBoard event files: one run folder per run, named by ``layout``.
 
@@ -244,4 +235,5 @@ def tensorboard_table(
         curve_key=curve_key,
         on_invalid=on_invalid,
         names=names,
+        hyperparameter_keys=hyperparameter_keys,
     )

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ...data.files import check_regular_file
+from ...data.files import check_regular_file, open_input
 from ...memory import format_bytes
 from ..base.records import RunRecord
 from ..base.scoring import key_wanted
@@ -296,7 +296,7 @@ def _read_pb(path: Path, keys: set[str] | None) -> _RunState:
     except Exception as exc:  # pragma: no cover - wandb/protobuf missing or renamed
         raise _FormatError(f"cannot import wandb's protobuf schema ({exc})") from exc
     st = _RunState()
-    with open(path, "rb") as fh:
+    with open_input(path, "W&B transaction log") as fh:
         for payload in _iter_chunks_payloads(fh):
             rec = pb.Record()  # type: ignore[attr-defined]
             try:
@@ -377,7 +377,11 @@ def _find_logs(directory: Path) -> list[Path]:
             continue  # wandb/latest-run points at a run we also see under its own name
         if run_dir != directory and not (run_dir.name.startswith("offline-run-") or run_dir.name.startswith("run-")):
             continue
-        found.setdefault(p.resolve(), p)
+        try:
+            key = p.resolve()
+        except (OSError, RuntimeError):  # a symbolic link loop: the reader names it (data.files)
+            key = p
+        found.setdefault(key, p)
     return sorted(found.values(), key=str)
 
 

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import InputError
 from ..base.heartbeat import DEFAULT_STALE_AFTER, mark_stale, stale_warning
+from ..base.intake import SourceRuns, read_table
 from ..base.messages import kw
 from ..base.records import RunRecord
 from ..base.request import SourceRequest
 from ..base.retry import RetryPolicy
 from ..base.scoring import expand_keys, history_name, parse_score_rule, score_refs
-from ..base.selection import source_table
 from .client import _api, _errors, split_path
 from .names import DEFAULT_PER_PAGE, DEFAULT_REFS
 from .offline import flatten, read_offline_runs
@@ -296,10 +296,9 @@ class WandbSource:
             "per_page": self.per_page,
         }
 
-    def table(self, request: SourceRequest | None = None, /, **keywords: Any) -> ScoreTable:
-        """The selected runs as a ScoreTable: a :class:`SourceRequest` or its keywords (shared selection; see
-        ``trackers.base.selection``)."""
-        req = SourceRequest.of(request, **keywords).with_defaults(DEFAULT_REFS)
+    def runs(self, request: SourceRequest, /) -> SourceRuns:
+        """Every run of the selection (all states), with the histories the request's score rule and curves need."""
+        req = request.with_defaults(DEFAULT_REFS)
         keys = [req.history_key] if req.history_key else []
         try:
             if parse_score_rule(req.score_rule).needs_history:
@@ -307,11 +306,16 @@ class WandbSource:
         except ValueError as err:
             raise InputError(str(err)) from None
         records = self.records(history_keys=list(dict.fromkeys(keys)))
-        table = source_table(records, req, tracker="W&B", is_analysis=is_analysis_run, source=self.source_info())
-        if self.stale and self.stale_after is not None:
-            table.warnings.insert(0, stale_warning(self.stale, self.stale_after, "W&B"))
-            table.source["stale_after"] = self.stale_after
-        return table
+        notes = [stale_warning(self.stale, self.stale_after, "W&B")] if self.stale and self.stale_after else []
+        info = self.source_info()
+        if notes:
+            info["stale_after"] = self.stale_after
+        return SourceRuns(records, "W&B", info, request=req, is_analysis=is_analysis_run, notes=notes)
+
+    def table(self, request: SourceRequest | None = None, /, **keywords: Any) -> ScoreTable:
+        """The selected runs as a ScoreTable: a :class:`SourceRequest` or its keywords, through the one intake
+        (:func:`~rl_reliable_logger.trackers.base.intake.read_table`)."""
+        return read_table(self, SourceRequest.of(request, **keywords))
 
 
 def wandb_table(

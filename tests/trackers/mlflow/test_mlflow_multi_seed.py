@@ -152,9 +152,14 @@ def test_placeholder_in_a_middle_path_segment(tmp_path):
         exp,
         "r",
         params={"algo": "ppo", "env": "pong"},
-        metrics={"seed_a/eval/return": 1.0, "seed_17/eval/return": 2.0, "seed_x/y/eval/return": 9.0},
+        metrics={
+            "seed_a/eval/return": 1.0,
+            "seed_17/eval/return": 2.0,
+            "seed_007/eval/return": 3.0,
+            "seed_1/y/eval/return": 9.0,
+        },
     )
     table = MlflowSource("mid", tracking_uri=uri).table(
         algorithm="params.algo", task="params.env", score="metrics.seed_{seed}/eval/return"
     )
-    assert dict(zip(table.frame.seed, table.frame.score)) == {"17": 2.0, "a": 1.0}
+    assert dict(zip(table.frame.seed, table.frame.score)) == {"17": 2.0, "007": 3.0}  # whole numbers, as written

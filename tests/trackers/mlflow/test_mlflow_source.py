@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from rl_reliable_logger.errors import ScoreTableError, TrackerError
+from rl_reliable_logger.errors import InputError, ScoreTableError, TrackerError
 from rl_reliable_logger.trackers.mlflow import load_mlflow_runs, mlflow_table, write_final_score
 from tests.support.mlflow_store import convention, log_run, make_store, mlflow, use_store
 
@@ -166,18 +166,14 @@ def test_other_field_references(store, tmp_path):
     for alg in ("a1", "a2"):
         for seed in range(2):
             log_run(client, exp, "env-x", params={"algo": alg, "seed": seed}, metrics={"ret": seed + (alg == "a2")})
-    table = mlflow_table(
-        "by-params",
-        tracking_uri=store["uri"],
-        algorithm="params.algo",
-        task="run.name",
-        seed="params.seed",
-        score="metrics.ret",
-        extra_fields={"algo_param": "params.algo", "absent": "params.nope"},
-    )
+    refs = {"algorithm": "params.algo", "task": "run.name", "seed": "params.seed", "score": "metrics.ret"}
+    table = mlflow_table("by-params", tracking_uri=store["uri"], **refs, extra_fields={"algo_param": "params.algo"})
     assert sorted(table.frame.score.tolist()) == [0.0, 1.0, 1.0, 2.0]
-    assert (table.frame.algo_param == table.frame.algorithm).all() and table.frame.absent.isna().all()
+    assert (table.frame.algo_param == table.frame.algorithm).all()
     assert set(table.frame.task) == {"env-x"}
+    # a configuration key that no run has is a typo (issue 41), named with the keys the runs have
+    with pytest.raises(InputError, match=r"names 'absent', which no run has \(the runs' params keys: algo, seed\)"):
+        mlflow_table("by-params", tracking_uri=store["uri"], **refs, extra_fields={"absent": "params.nope"})
 
 
 def test_runs_missing_the_score_are_named(store):

@@ -112,3 +112,41 @@ def test_the_command_on_the_folder_writes_the_tables_of_evaluate_on_the_csv(expe
     assert main([*tune[:4], "--quiet"]) == 2  # the example's algorithm key is config/algo
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "config.algorithm" in err
+
+
+def test_planted_pickles_in_a_real_experiment_never_run(experiment, tmp_path, capsys):
+    """Issue 41: a payload in Tune's own pickles (tuner.pkl, params.pkl, an ERROR trial's error.pkl, the trial state's
+    pickled fields) never runs; RUNNING and ERROR trials are left out and listed; Ray prints nothing."""
+    import json
+    import shutil
+
+    from rl_reliable_logger.cli.main import main
+    from tests.contract.source_corpus import payload
+
+    folder = tmp_path / "bandits"
+    shutil.copytree(experiment["folder"], folder)
+    marker = tmp_path / "EXECUTED"
+    bad = payload(marker)
+    for pkl in [folder / "tuner.pkl", *folder.glob("*/params.pkl")]:
+        pkl.write_bytes(bad)
+    state_file = next(folder.glob("experiment_state-*.json"))
+    state = json.loads(state_file.read_text())
+    for i, status in ((0, "ERROR"), (1, "RUNNING")):
+        trial, runtime = (json.loads(part) for part in state["trial_data"][i])
+        trial["status"] = status
+        trial["storage"] = {"_type": "CLOUDPICKLE_FALLBACK", "value": bad.hex()}
+        runtime["pickled_error_filename"] = "error.pkl"
+        (folder / trial["relative_logdir"] / "error.pkl").write_bytes(bad)
+        state["trial_data"][i] = [json.dumps(trial), json.dumps(runtime)]
+    state_file.write_text(json.dumps(state))
+    table = raytune_table(folder, **KEYS, hyperparameter_keys=["config/explore"], score_rule="mean-last-2")
+    assert len(table.frame) == 14 and not marker.exists()
+    assert "left out 2 unfinished Ray Tune runs (1 error, 1 running)" in table.warnings[-1]
+    argv = ["raytune", str(folder), "--score-key", "eval/return", "--algorithm-key", "config/algo", "--quiet"]
+    assert main([*argv, "--include-unfinished", "--no-figures", "--reps", "100"]) == 2  # two explore values
+    err = capsys.readouterr().err
+    assert "these runs differ in explore" in err and "--hyperparameter-keys explore" in err, err
+    argv += ["--hyperparameter-keys", "config/explore", "--score-rule", "mean-last-2"]
+    assert main([*argv, "--include-unfinished", "--no-figures", "--reps", "100"]) == 0
+    err = capsys.readouterr().err
+    assert not marker.exists() and "WARNING" not in err and "URI" not in err, err

@@ -1,0 +1,227 @@
+"""A Ray Tune experiment folder read as data: its JSON and CSV files only, never a pickle, never Ray.
+
+An experiment folder comes from anywhere (a colleague's results, a download), so it is untrusted input. Tune
+keeps the same facts twice, as JSON/CSV and as pickles (``tuner.pkl``, ``params.pkl``, an ERROR trial's
+``error.pkl``); unpickling a file runs whatever code it names. This module reads only:
+
+* ``experiment_state-<time>.json`` (the newest one): its ``trial_data`` entries, each a pair of JSON texts, give
+  each trial's id, status (``TERMINATED``, ``ERROR``, ``RUNNING``, ``PENDING``, ``PAUSED``), config and folder
+  name (the trial state) and its last reported result (the runtime state). Values Tune could only pickle are
+  stored as ``{"_type": "CLOUDPICKLE_FALLBACK", "value": <hex>}``: they are never decoded, the note says which
+  trial and key, and the trial goes on without them (a field it needs is then missing and named as such);
+* each trial folder's ``result.json`` (one JSON object per report; ``progress.csv`` when there is no
+  ``result.json``), for the reported history, only when a score rule or the curves need it.
+
+Every file is opened through :mod:`rl_reliable_logger.data.files` (regular files only, a FIFO or device refused
+before opening); a trial folder name that is not one plain name (``..``, a path) is not followed. Nothing of Ray
+is imported, so reading needs no Ray and prints none of Ray's log lines; a relative path is a path.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...data.files import read_text
+from ...errors import InputError
+
+#: Tune's trial states, as our run states (a trial is a finished run only when Tune terminated it normally).
+STATES = {"TERMINATED": "finished", "ERROR": "error", "RUNNING": "running", "PENDING": "pending", "PAUSED": "paused"}
+#: How Tune marks a value it could only pickle (the pickle is never read).
+PICKLED = "CLOUDPICKLE_FALLBACK"
+#: The largest experiment state or result file read (far beyond any real one).
+MAX_STATE_BYTES = 2 << 30
+
+
+@dataclass
+class Trial:
+    """One trial as its JSON says: id, status, config (flattened), last result (flattened), folder (or None)."""
+
+    trial_id: str
+    status: str
+    config: dict[str, Any]
+    last_result: dict[str, Any]
+    folder: Path | None
+    name: str | None
+
+
+@dataclass
+class Experiment:
+    """The trials of one experiment folder, the state file they came from, and what was read around."""
+
+    folder: Path
+    state_file: Path
+    trials: list[Trial]
+    notes: list[str] = field(default_factory=list)
+
+
+def flat(mapping: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested dicts as Ray flattens them: ``{"env": {"name": "x"}}`` -> ``{"env/name": "x"}``.
+
+    Example:
+        >>> flat({"env": {"name": "x"}, "lr": 0.1})
+        {'env/name': 'x', 'lr': 0.1}
+    """
+    out: dict[str, Any] = {}
+    for key, value in mapping.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value.get("_type") != PICKLED:
+            out.update(flat(value, name + "/"))
+        else:
+            out[name] = value
+    return out
+
+
+def _json(text: str, where: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as err:
+        raise InputError(f"{where}: is not valid JSON ({type(err).__name__}: {str(err)[:120]})") from None
+
+
+def _state_file(folder: Path) -> Path:
+    found = sorted(p for p in folder.glob("experiment_state-*.json"))
+    if not found:
+        pickles = sorted(p.name for p in folder.glob("*.pkl"))
+        raise InputError(
+            f"{str(folder)!r} is not a Ray Tune experiment folder (the folder Tuner's RunConfig(storage_path, name) "
+            "wrote, with an experiment_state-*.json)"
+            + (f"; it has only Ray's pickles ({', '.join(pickles[:3])}), which are never read" if pickles else "")
+        )
+    return found[-1]  # Tune names the files by time; the newest is the experiment's state
+
+
+def _without_pickles(values: dict[str, Any], what: str, trial_id: str, notes: list[str]) -> dict[str, Any]:
+    """``values`` without the entries Tune could only pickle; each one named in ``notes``."""
+    pickled = [k for k, v in values.items() if isinstance(v, Mapping) and v.get("_type") == PICKLED]
+    for key in pickled:
+        notes.append(
+            f"Ray Tune trial {trial_id}: {what} {key!r} is stored only as a pickle, which is never read "
+            "(untrusted input); the trial is read without it"
+        )
+    return {k: v for k, v in values.items() if k not in pickled}
+
+
+def _trial_folder(folder: Path, name: Any) -> Path | None:
+    """The trial's folder inside the experiment folder: a plain folder name only, never a path out of it."""
+    if not isinstance(name, str) or not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
+        return None
+    return folder / name
+
+
+def _trial(folder: Path, entry: Any, where: str, notes: list[str]) -> Trial:
+    if not (isinstance(entry, (list, tuple)) and len(entry) == 2 and all(isinstance(e, str) for e in entry)):
+        raise InputError(f"{where}: a trial_data entry is not a pair of JSON texts (an unknown Ray Tune format)")
+    state, runtime = _json(entry[0], where), _json(entry[1], where)
+    if not isinstance(state, Mapping) or not isinstance(runtime, Mapping):
+        raise InputError(f"{where}: a trial's state is not a JSON object (an unknown Ray Tune format)")
+    trial_id = str(state.get("trial_id") or "")
+    if not trial_id:
+        raise InputError(f"{where}: a trial has no trial_id (an unknown Ray Tune format)")
+    config = state.get("config")
+    config = flat(config) if isinstance(config, Mapping) else {}
+    last = runtime.get("last_result")
+    last = dict(last) if isinstance(last, Mapping) else {}
+    last.pop("config", None)
+    name = state.get("relative_logdir")
+    return Trial(
+        trial_id=trial_id,
+        status=str(state.get("status") or "unknown"),
+        config=_without_pickles(config, "config key", trial_id, notes),
+        last_result=_without_pickles(flat(last), "reported metric", trial_id, notes),
+        folder=_trial_folder(folder, name),
+        name=name if isinstance(name, str) else None,
+    )
+
+
+def read_experiment(folder: str | os.PathLike[str]) -> Experiment:
+    """The trials of the experiment folder, in trial order (trial ids count up as Tune creates trials).
+
+    Example:
+        >>> read_experiment("~/ray_results/bandits").trials[0].status   # doctest: +SKIP
+        'TERMINATED'
+    """
+    path = Path(os.fspath(folder)).expanduser()
+    if not path.is_dir():
+        raise InputError(f"Ray Tune experiment folder {str(os.fspath(folder))!r} does not exist or is not a folder.")
+    state_file = _state_file(path)
+    where = str(state_file)
+    data = _json(read_text(state_file, "Ray Tune experiment state", max_bytes=MAX_STATE_BYTES), where)
+    entries = data.get("trial_data") if isinstance(data, Mapping) else None
+    if not isinstance(entries, list):
+        raise InputError(f"{where}: has no trial_data list (an unknown Ray Tune format)")
+    notes: list[str] = []
+    trials = sorted((_trial(path, entry, where, notes) for entry in entries), key=lambda t: t.trial_id)
+    return Experiment(path, state_file, trials, notes)
+
+
+def _number_or_text(text: str) -> Any:
+    if text == "":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _csv_rows(text: str) -> list[dict[str, Any]]:
+    return [{k: _number_or_text(v) for k, v in row.items() if k} for row in csv.DictReader(io.StringIO(text))]
+
+
+def reports(trial: Trial, *, complete: bool) -> list[dict[str, Any]]:
+    """Every reported result of ``trial`` (flattened), from ``result.json`` (or ``progress.csv``).
+
+    ``complete=False`` (a trial still running) allows a last line cut short while Tune writes it; any other
+    line that is not JSON is an InputError naming the file and line.
+    """
+    if trial.folder is None:
+        raise InputError(
+            f"Ray Tune trial {trial.trial_id}: its folder name {trial.name!r} is not one plain folder name; "
+            "its reports are not read"
+        )
+    result = trial.folder / "result.json"
+    if not os.path.lexists(result) and os.path.lexists(trial.folder / "progress.csv"):
+        return _csv_rows(read_text(trial.folder / "progress.csv", "Ray Tune progress", max_bytes=MAX_STATE_BYTES))
+    text = read_text(result, "Ray Tune result", max_bytes=MAX_STATE_BYTES)
+    lines = text.split("\n")
+    out = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except (ValueError, RecursionError):
+            if not complete and number == len(lines):
+                break  # being written
+            raise InputError(
+                f"{result}: line {number} is not a JSON object (damaged or cut short); repair or remove the trial"
+            ) from None
+        if isinstance(row, Mapping):
+            row = dict(row)
+            row.pop("config", None)
+            out.append(flat(row))
+    return out
+
+
+def history(rows: Iterable[Mapping[str, Any]], key: str, step_key: str) -> list[tuple[float, Any]]:
+    """(step, value) of every report that has ``key``: steps are ``step_key`` (or the report's rank)."""
+    rows = list(rows)
+    has_steps = any(step_key in r for r in rows)
+    out = []
+    for rank, row in enumerate(rows, 1):
+        value = row.get(key)
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            continue
+        step = row.get(step_key) if has_steps else rank
+        try:
+            out.append((float(step), value))  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            continue
+    return out

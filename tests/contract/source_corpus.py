@@ -1,0 +1,294 @@
+"""The hostile corpus of the Source contract battery, written by each Source's own writer as that tracker writes it.
+
+Every registered Source plugin (``trackers/registry.py``) needs a :class:`CorpusWriter` in :data:`WRITERS`, keyed by
+its name: ``tests/contract/test_sources.py`` fails for a plugin without one, so a plugin added later is attacked by
+construction. A writer turns a list of :class:`Run` into that tracker's real storage (MLflow: a SQLite store
+through the MLflow client; W&B: real offline runs written by ``wandb`` in a subprocess; TensorBoard: event files
+written by tensorboardX; Ray Tune: an experiment folder in the files and format Tune 2.x writes, checked against a
+real Tune run in tests/trackers/raytune) and says how its command reads them (:class:`Corpus`). ``file`` is the
+CSV path of ``rl-reliable evaluate`` (the rules hold there too).
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import pandas as pd
+
+from tests.support.wandb_env import wandb_env
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of the corpus: its fields, final score, state (``finished`` or not) and configuration."""
+
+    algorithm: str
+    task: str
+    seed: Any
+    score: float
+    state: str = "finished"
+    config: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def history(self) -> list[tuple[int, float]]:
+        """Three reports, the last one the final score (score rules other than ``last`` read them)."""
+        return [(1, self.score - 0.2), (2, self.score - 0.1), (3, self.score)]
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        return {"algorithm": self.algorithm, "task": self.task, "seed": self.seed, **dict(self.config)}
+
+
+@dataclass
+class Corpus:
+    """Runs as one tracker stores them: the command's arguments, the data file of each run (in run order; one
+    shared file for a database), and the folder holding it all (where pickles are planted)."""
+
+    command: list[str]
+    files: list[Path]
+    folder: Path
+    #: the flag that tells configurations apart, with the key (``--hyperparameter-keys lr``)
+    config_flag: str = "--hyperparameter-keys"
+
+    def argv(self, *extra: str) -> list[str]:
+        return [*self.command, *extra]
+
+
+class CorpusWriter(Protocol):
+    #: whether the format records a run state (event files and score files do not)
+    states: bool
+
+    def write(self, root: Path, runs: Sequence[Run]) -> Corpus: ...
+
+
+class PayloadMarker:
+    """A pickle payload: unpickling it creates ``marker`` (an executed payload leaves a file behind)."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = str(marker)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (open, (self.marker, "w"))
+
+
+def payload(marker: Path) -> bytes:
+    return pickle.dumps(PayloadMarker(marker))
+
+
+# ---------------------------------------------------------------------------- MLflow
+class MlflowWriter:
+    states = True
+
+    def write(self, root: Path, runs: Sequence[Run]) -> Corpus:
+        import mlflow
+
+        from tests.support.mlflow_store import log_run, make_store
+
+        root.mkdir(parents=True, exist_ok=True)
+        uri = make_store(root)
+        client = mlflow.MlflowClient(uri)
+        experiment = client.create_experiment("contract", artifact_location=(root / "artifacts").as_uri())
+        for run in runs:
+            log_run(
+                client,
+                experiment,
+                f"{run.algorithm}-{run.seed}",
+                params={k: str(v) for k, v in run.settings.items()},
+                metrics={"score": run.score},
+                history={"score": run.history},
+                status="FINISHED" if run.state == "finished" else None,
+            )
+        fields = ["--algorithm-key", "params.algorithm", "--task-key", "params.task", "--seed-key", "params.seed"]
+        command = ["mlflow", "--tracking-uri", uri, "--experiment", "contract", *fields, "--score-key", "metrics.score"]
+        return Corpus(command, [root / "mlflow.db"] * len(runs), root)
+
+
+# ---------------------------------------------------------------------------- W&B
+_WANDB_WRITER = r"""
+import json, os, sys
+import wandb
+root, runs = sys.argv[1], json.load(open(sys.argv[2]))
+out = []
+for spec in runs:
+    run = wandb.init(project="contract", dir=root, config=spec["settings"])
+    for step, value in spec["history"]:
+        run.log({"score": value}, step=step)
+    run.summary["score"] = spec["score"]
+    out.append(run.settings.sync_dir)
+    run.finish(exit_code=0 if spec["state"] == "finished" else 1)
+json.dump(out, open(os.path.join(root, "written.json"), "w"))
+"""
+
+
+class WandbWriter:
+    """Real offline runs. Writing one takes seconds, so each distinct run is written once per session (in one
+    subprocess, for every corpus the battery asks for) and a corpus copies its runs' folders."""
+
+    states = True
+
+    def __init__(self) -> None:
+        self.pool: dict[Run, Path] = {}
+        self.pool_root: Path | None = None
+
+    def prepare(self, root: Path, runs: Sequence[Run]) -> None:
+        todo = list(dict.fromkeys(r for r in runs if r not in self.pool))
+        if not todo:
+            return
+        part = root / f"pool{len(self.pool)}"
+        part.mkdir(parents=True)
+        spec = [{"settings": r.settings, "history": r.history, "score": r.score, "state": r.state} for r in todo]
+        (part / "runs.json").write_text(json.dumps(spec))
+        subprocess.run(
+            [sys.executable, "-c", _WANDB_WRITER, str(part), str(part / "runs.json")],
+            env=wandb_env(part),
+            check=True,
+            timeout=900,
+        )
+        for run, folder in zip(todo, json.loads((part / "written.json").read_text())):
+            self.pool[run] = Path(folder)
+
+    def write(self, root: Path, runs: Sequence[Run]) -> Corpus:
+        self.prepare(root.parent / f"{root.name}-pool", runs)
+        files = []
+        for run in runs:
+            folder = self.pool[run]
+            target = root / "wandb" / folder.name
+            shutil.copytree(folder, target)
+            files.append(next(target.glob("run-*.wandb")))
+        fields = ["--algorithm-key", "config.algorithm", "--task-key", "config.task", "--seed-key", "config.seed"]
+        return Corpus(["wandb", "--offline-dir", str(root), *fields, "--score-key", "summary.score"], files, root)
+
+
+# ---------------------------------------------------------------------------- TensorBoard
+class TensorBoardWriter:
+    """Event files written by tensorboardX, one run folder per run: ``{algorithm}/{task}/seed_{seed}`` and one
+    ``{key}_{value}`` folder per configuration key."""
+
+    states = False
+
+    def write(self, root: Path, runs: Sequence[Run]) -> Corpus:
+        import tensorboardX
+
+        keys = sorted({k for run in runs for k, _ in run.config})
+        layout = "/".join(["{algorithm}", "{task}", "seed_{seed}", *(f"{k}_{{{k}}}" for k in keys)])
+        files = []
+        for run in runs:
+            config = dict(run.config)
+            folder = root.joinpath(run.algorithm, run.task, f"seed_{run.seed}", *(f"{k}_{config[k]}" for k in keys))
+            writer = tensorboardX.SummaryWriter(str(folder))
+            for step, value in run.history:
+                writer.add_scalar("score", value, step)
+            writer.close()
+            files.append(next(folder.glob("*tfevents*")))
+        return Corpus(["tensorboard", str(root), "--layout", layout, "--score-key", "score"], files, root)
+
+
+# ---------------------------------------------------------------------------- Ray Tune
+_TUNE_STATUS = {"finished": "TERMINATED", "running": "RUNNING"}
+
+
+def tune_folder(root: Path, runs: Sequence[Run], *, pickled: Mapping[str, bytes] | None = None) -> list[Path]:
+    """An experiment folder as Ray Tune 2.x writes it: ``experiment_state-<time>.json`` (``trial_data``: pairs of
+    JSON texts, the trial state and its runtime state; values Tune could only pickle as ``CLOUDPICKLE_FALLBACK``
+    hex), one folder per trial with ``params.json``, ``params.pkl``, ``result.json`` and ``progress.csv``, and
+    ``tuner.pkl``. ``pickled`` puts bytes where Tune keeps a pickle (the config key ``pickled_config``, the trial
+    state's ``storage``). Returns each trial's ``result.json``."""
+    root.mkdir(parents=True, exist_ok=True)
+    pickled = dict(pickled or {})
+    fallback = {"_type": "CLOUDPICKLE_FALLBACK", "value": pickled.get("storage", pickle.dumps(None)).hex()}
+    trial_data, results = [], []
+    for i, run in enumerate(runs):
+        trial_id = f"c0ffe_{i:05d}"
+        name = f"trainable_{trial_id}_{i}_seed={run.seed}_2026-11-28_00-00-00"
+        folder = root / name
+        folder.mkdir()
+        config = dict(run.settings)
+        if "config" in pickled:
+            config["pickled_config"] = {"_type": "CLOUDPICKLE_FALLBACK", "value": pickled["config"].hex()}
+        reports = []
+        for step, value in run.history:
+            reports.append(
+                {
+                    "score": value,
+                    "training_iteration": step,
+                    "trial_id": trial_id,
+                    "done": False,
+                    "config": run.settings,
+                }
+            )
+        (folder / "params.json").write_text(json.dumps(run.settings))
+        (folder / "params.pkl").write_bytes(pickled.get("params", pickle.dumps(run.settings)))
+        (folder / "result.json").write_text("".join(json.dumps(r) + "\n" for r in reports))
+        frame = pd.DataFrame([{k: v for k, v in r.items() if k != "config"} for r in reports])
+        frame.to_csv(folder / "progress.csv", index=False)
+        if run.state == "error":
+            (folder / "error.txt").write_text("RuntimeError: boom")
+            (folder / "error.pkl").write_bytes(pickled.get("error", pickle.dumps(RuntimeError("boom"))))
+        state = {
+            "stub": False,
+            "trainable_name": "trainable",
+            "trial_id": trial_id,
+            "storage": fallback,
+            "config": config,
+            "status": _TUNE_STATUS.get(run.state, run.state.upper()),
+            "relative_logdir": name,
+            "results": "80054e2e",
+        }
+        runtime = {
+            "start_time": 0.0,
+            "num_failures": 0,
+            "error_filename": "error.txt" if run.state == "error" else None,
+            "pickled_error_filename": "error.pkl" if run.state == "error" else None,
+            "last_result": reports[-1],
+        }
+        trial_data.append([json.dumps(state), json.dumps(runtime)])
+        results.append(folder / "result.json")
+    state_file = root / "experiment_state-2026-11-28_00-00-00.json"
+    state_file.write_text(json.dumps({"trial_data": trial_data, "runner_data": {}, "stats": {}}))
+    (root / "tuner.pkl").write_bytes(pickled.get("tuner", pickle.dumps({"tuner": True})))
+    return results
+
+
+class RayTuneWriter:
+    states = True
+
+    def write(self, root: Path, runs: Sequence[Run]) -> Corpus:
+        results = tune_folder(root, runs)
+        return Corpus(["raytune", str(root), "--score-key", "score"], results, root)
+
+
+# ---------------------------------------------------------------------------- score files (rl-reliable evaluate)
+class FileWriter:
+    states = False
+
+    def write(self, root: Path, runs: Sequence[Run]) -> Corpus:
+        root.mkdir(parents=True, exist_ok=True)
+        path = root / "scores.csv"
+        pd.DataFrame([{**r.settings, "score": r.score} for r in runs]).to_csv(path, index=False)
+        return Corpus(["evaluate", str(path)], [path] * len(runs), root)
+
+
+#: One writer per registered Source plugin (and ``file``, the CSV path): a plugin without one fails the battery.
+WRITERS: dict[str, CorpusWriter] = {
+    "mlflow": MlflowWriter(),
+    "wandb": WandbWriter(),
+    "tensorboard": TensorBoardWriter(),
+    "raytune": RayTuneWriter(),
+    "file": FileWriter(),
+}
+
+
+def write(source: str, root: Path, runs: Sequence[Run]) -> Corpus:
+    """The corpus of ``runs`` as ``source`` stores them, under ``root`` (a new folder)."""
+    return WRITERS[source].write(root, list(runs))
+
+
+__all__ = ["WRITERS", "Corpus", "CorpusWriter", "Run", "payload", "tune_folder", "write"]

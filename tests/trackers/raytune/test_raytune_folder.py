@@ -1,0 +1,135 @@
+"""A Ray Tune experiment folder is read as data (issue 41): its JSON and CSV files, never a pickle, never Ray.
+
+The folders here are written in the files and format Ray Tune 2.x writes (``tests/contract/source_corpus.tune_folder``;
+``test_raytune_source.py`` reads a real Tune run the same way), so these tests need no Ray.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from rl_reliable_logger import InputError
+from rl_reliable_logger.cli.main import main
+from rl_reliable_logger.trackers.raytune import raytune_table
+from tests.contract.source_corpus import Run, payload, tune_folder
+from tests.support.paths import REPO
+
+FAST = ["--reps", "100", "--profile-reps", "20", "--improvement-reps", "20", "--seed", "0", "--no-figures", "--quiet"]
+
+
+def _runs(**states: str) -> list[Run]:
+    runs = [
+        Run(a, t, s, round(0.1 * i + 0.01 * s, 6)) for i, a in enumerate("AB") for t in ("x", "y") for s in range(3)
+    ]
+    return runs + [Run("A", "x", 10 + i, 9.0, state=state) for i, state in enumerate(states.values())]
+
+
+def test_only_terminated_trials_are_runs_the_others_are_listed(tmp_path):
+    tune_folder(tmp_path / "exp", _runs(a="running", b="pending", c="error", d="paused"))
+    table = raytune_table(tmp_path / "exp", score_key="score")
+    assert len(table.frame) == 12 and 9.0 not in set(table.frame["score"])
+    assert {e["state"] for e in table.source["excluded"]} == {"running", "pending", "error", "paused"}
+    assert "left out 4 unfinished Ray Tune runs (1 running, 1 pending, 1 error, 1 paused)" in table.warnings[-1]
+    every = raytune_table(tmp_path / "exp", score_key="score", include_unfinished=True)
+    assert len(every.frame) == 16 and sorted(every.frame[every.frame["score"] == 9.0]["seed"]) == [10, 11, 12, 13]
+
+
+def test_reading_a_folder_imports_no_ray_and_prints_nothing_of_it(tmp_path):
+    tune_folder(tmp_path / "exp", _runs())
+    code = (
+        "import sys; from rl_reliable_logger.trackers.raytune import raytune_table; "
+        f"t = raytune_table({str(tmp_path / 'exp')!r}, score_key='score', score_rule='mean-last-2'); "
+        "print(len(t.frame), 'ray' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], env={"PYTHONPATH": str(REPO)}, capture_output=True, text=True)
+    assert done.stdout.split() == ["12", "False"] and done.stderr == "", done.stderr
+
+
+def test_a_relative_path_is_read_like_an_absolute_one(tmp_path, monkeypatch, capsys):
+    tune_folder(tmp_path / "exp", _runs())
+    absolute = raytune_table(tmp_path / "exp", score_key="score")
+    monkeypatch.chdir(tmp_path)
+    relative = raytune_table("exp", score_key="score")
+    pd.testing.assert_frame_equal(relative.frame, absolute.frame)
+    assert main(["raytune", "exp", "--score-key", "score", *FAST]) == 0
+    assert "URI" not in capsys.readouterr().err
+
+
+def test_a_value_tune_could_only_pickle_is_named_and_left_out(tmp_path):
+    marker = tmp_path / "EXECUTED"
+    tune_folder(tmp_path / "exp", _runs(), pickled={"config": payload(marker), "storage": payload(marker)})
+    table = raytune_table(tmp_path / "exp", score_key="score", hyperparameter_keys=[])
+    assert not marker.exists()
+    assert table.warnings[0].startswith(
+        "Ray Tune trial c0ffe_00000: config key 'pickled_config' is stored only as a pickle"
+    )
+    assert "pickled_config" not in table.frame.columns
+
+
+def test_a_trial_folder_out_of_the_experiment_is_not_followed(tmp_path):
+    tune_folder(tmp_path / "exp", _runs())
+    state = next((tmp_path / "exp").glob("experiment_state-*.json"))
+    data = json.loads(state.read_text())
+    trial = json.loads(data["trial_data"][0][0])
+    trial["relative_logdir"] = "../../etc"
+    data["trial_data"][0][0] = json.dumps(trial)
+    state.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"its folder name '\.\./\.\./etc' is not one plain folder name"):
+        raytune_table(tmp_path / "exp", score_key="score", score_rule="mean-last-2")
+    assert len(raytune_table(tmp_path / "exp", score_key="score").frame) == 12  # the last result is in the state
+
+
+@pytest.mark.parametrize("damage", ["cut", "not_json", "no_trials", "fifo"])
+def test_a_damaged_state_file_is_one_sentence_naming_it(tmp_path, damage, capsys):
+    import os
+
+    tune_folder(tmp_path / "exp", _runs())
+    state = next((tmp_path / "exp").glob("experiment_state-*.json"))
+    text = state.read_text()
+    if damage == "fifo":
+        state.unlink()
+        os.mkfifo(state)
+    else:
+        state.write_text({"cut": text[: len(text) // 2], "not_json": "\x00garbage", "no_trials": "{}"}[damage])
+    assert main(["raytune", str(tmp_path / "exp"), "--score-key", "score", *FAST]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and state.name in err and "Traceback" not in err, err
+
+
+def test_no_state_file_but_pickles_says_they_are_not_read(tmp_path):
+    (tmp_path / "exp").mkdir()
+    (tmp_path / "exp" / "tuner.pkl").write_bytes(payload(tmp_path / "EXECUTED"))
+    with pytest.raises(
+        InputError, match=r"no Ray Tune experiment folder|not a Ray Tune experiment folder.*tuner\.pkl.*never read"
+    ):
+        raytune_table(tmp_path / "exp", score_key="score")
+    assert not (tmp_path / "EXECUTED").exists()
+
+
+def test_watch_raytune_with_the_default_keys_launches_runs(tmp_path, monkeypatch, capsys):
+    overlapping = [
+        Run(a, t, s, ((7 * s + 3 * i + j) % 10) / 10)
+        for i, a in enumerate("AB")
+        for j, t in enumerate("xy")
+        for s in range(3)
+    ]
+    tune_folder(tmp_path / "exp", overlapping)
+    monkeypatch.chdir(tmp_path)
+    argv = ["watch", "raytune", "exp", "--score-key", "score", "--state", "st", "--looks", "2", "--max-runs", "10"]
+    assert main(argv) == 3, capsys.readouterr().err
+    launched = pd.read_csv(tmp_path / "st" / "runs.csv")
+    assert list(launched.columns) == ["algorithm", "task", "seed"] and set(launched["seed"]) >= {3}
+
+
+def test_typo_in_a_hyperparameter_key_is_one_sentence(tmp_path, capsys):
+    tune_folder(tmp_path / "exp", [Run(r.algorithm, r.task, r.seed, r.score, config=(("lr", 0.1),)) for r in _runs()])
+    argv = ["raytune", str(tmp_path / "exp"), "--score-key", "score", "--hyperparameter-keys", "config/lrr", *FAST]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --hyperparameter-keys names 'lrr', which no run has") and "lr" in err, err
+    assert err.count("\n") == 1
