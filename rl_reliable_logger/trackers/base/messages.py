@@ -60,11 +60,15 @@ class Hints:
 
     ``fields`` is the advice for runs that lack a field; ``keywords`` the source keywords it takes (of
     :data:`SOURCE_KEYWORDS`); ``configuration`` the keyword that names configuration keys (``extra_fields=``, or
-    ``hyperparameter_keys=`` for a source whose command reads them from the analysis flags).
+    ``hyperparameter_keys=`` for a source whose command reads them from the analysis flags). ``refs`` says a
+    field reference in the source's own words where they differ from the records' (``summary.eval/return`` of a
+    TensorBoard run is the scalar tag ``eval/return``), in messages and provenance (:meth:`said`).
 
     Example:
         >>> Hints(keywords=frozenset({"run_key="})).has("filter_string=")
         False
+        >>> Hints(refs=(("summary.eval/return", "tag eval/return"),)).said("3 runs lack summary.eval/return")
+        '3 runs lack tag eval/return'
     """
 
     fields: str = (
@@ -73,10 +77,17 @@ class Hints:
     )
     keywords: frozenset[str] = SOURCE_KEYWORDS
     configuration: str = "extra_fields="
+    refs: tuple[tuple[str, str], ...] = ()
 
     def has(self, keyword: str) -> bool:
         """Whether the source takes ``keyword`` (so a message may suggest it)."""
         return keyword in self.keywords
+
+    def said(self, text: str) -> str:
+        """``text`` with each field reference of :attr:`refs` in the source's words (longest reference first)."""
+        for ref, words in sorted(self.refs, key=lambda pair: -len(pair[0])):
+            text = text.replace(ref, words)
+        return text
 
 
 def _strip_html(text: str) -> str:
