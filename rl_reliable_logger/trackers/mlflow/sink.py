@@ -762,8 +762,9 @@ def publish_mlflow(
 
     With ``parent_run_id`` the report goes onto that existing run (its status is left as it is;
     a run the scores came from is refused); otherwise onto a new FINISHED run named
-    ``<hash8> · rl-reliable · R runs · N algorithms × M tasks`` in ``experiment`` (name or id; default: the
-    first experiment the scores came from; the analysis run it replaces is renamed ``old · ...``).
+    ``<hash8> · IQM <algorithm> <value>, ... · rl-reliable · R runs · N algorithms × M tasks`` in ``experiment``
+    (name or id; default: the first experiment the scores came from; the analysis run it replaces is renamed
+    ``old · ...`` and its description links the new one).
     The same content published again writes nothing
     (``created`` is False) unless ``force``. ``bundle`` uploads the verified files of a folder written by
     ``save_report(report, folder)`` instead of drawing the figures again.
