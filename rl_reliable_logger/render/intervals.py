@@ -192,5 +192,11 @@ def summary_header(report: Any, words: Callable[[str], str] = str) -> str:
         first = first[: SUMMARY_WIDTH - 1] + "…"
     method = words(method_clause(prov))
     lines = [first] + ([method] if method else [])
+    statistics = dict((table_intervals(prov).get("aggregates") or {}).get("statistics") or {})
+    lines += [  # a statistic whose interval an option chose, not the method (the order-statistic median)
+        words(f"(`median_interval={name}`: {_phrase(name)} intervals for {stat})")
+        for stat, name in statistics.items()
+        if name in intervals.MEDIAN_INTERVALS and name != "method"
+    ]
     lines += [f"{k.replace('_', ' ')}: {', '.join(v)}" for k, v in filters.items()]
     return "\n".join(lines)
