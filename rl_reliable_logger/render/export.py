@@ -1,9 +1,10 @@
-"""Save a figure as PNG and/or SVG bytes through ``Figure.savefig``, the same bytes on every run.
+"""Save a figure as PNG and/or SVG bytes, the same bytes on every run, each format drawn once.
 
-The figure is laid out once (its layout engine runs, then is removed so the positions stay) and its
-tight bounding box measured once; each format is then one ``savefig`` call cropped to that box, so
-every format shows the same layout. Nothing that changes from run to run is written: PNGs carry no
-software version, SVGs no date and fixed element ids (``svg.hashsalt``).
+The figure is laid out once (its layout engine runs, then is removed so the positions stay) and its tight
+bounding box measured once. With PNG, that layout is the PNG's own draw (Agg at :data:`PNG_DPI`), and the PNG is
+its pixels cropped to the box; every other format is one ``savefig`` call cropped to the box, so every format
+shows the same layout. Nothing that changes from run to run is written: PNGs carry no software version, SVGs no
+date and fixed element ids (``svg.hashsalt``).
 
 Example:
     >>> files = export(fig, ("png", "svg"))   # doctest: +SKIP
@@ -63,19 +64,27 @@ def check_formats(formats: Sequence[str] | str) -> tuple[str, ...]:
 def export(fig: Figure, formats: Sequence[str]) -> dict[str, bytes]:
     """The figure's bytes in each of ``formats`` (``png`` at :data:`PNG_DPI`, ``svg``), all from one layout.
 
-    The figure keeps the computed positions afterwards (its layout engine is removed).
+    Each format is drawn once: the PNG's draw also lays the figure out (its pixels are then cropped to the tight
+    box), and the SVG is drawn with the positions that layout computed. The figure keeps them afterwards (its
+    layout engine is removed).
     """
     import matplotlib as mpl
 
     formats = check_formats(formats)
-    box = freeze_layout(fig, PNG_DPI if "png" in formats else 72)
     out: dict[str, bytes] = {}
+    if "png" in formats:
+        box, png = _draw_png(fig)
+        if png is not None:
+            out["png"] = png
+    else:
+        box = freeze_layout(fig, 72)
     with mpl.rc_context({"svg.hashsalt": _SVG_SALT}):
         for fmt in formats:
-            buf = io.BytesIO()
-            fig.savefig(buf, format=fmt, bbox_inches=box, **_SAVE[fmt])
-            out[fmt] = buf.getvalue()
-    return out
+            if fmt not in out:
+                buf = io.BytesIO()
+                fig.savefig(buf, format=fmt, bbox_inches=box, **_SAVE[fmt])
+                out[fmt] = buf.getvalue()
+    return {fmt: out[fmt] for fmt in formats}
 
 
 def freeze_layout(fig: Figure, dpi: float) -> Bbox:
@@ -84,11 +93,16 @@ def freeze_layout(fig: Figure, dpi: float) -> Bbox:
     The layout engine is then removed (the positions it computed stay), so that ``savefig`` with this box
     draws each format once, without laying out and measuring the figure again.
     """
+    fig.set_dpi(dpi)
+    fig.draw_without_rendering()  # runs the layout engine
+    return _tight_box(fig)
+
+
+def _tight_box(fig: Figure) -> Bbox:
+    """What ``bbox_inches="tight"`` crops a laid-out figure to (inches); the layout engine is removed after."""
     import matplotlib as mpl
     from matplotlib.transforms import Bbox
 
-    fig.set_dpi(dpi)
-    fig.draw_without_rendering()  # runs the layout engine
     # Axis labels count whole: matplotlib < 3.11 counts only the part of a label that lies under its axes.
     labels = [
         axis.label.get_window_extent().transformed(fig.dpi_scale_trans.inverted())
@@ -101,3 +115,38 @@ def freeze_layout(fig: Figure, dpi: float) -> Bbox:
     with mpl.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
         fig.set_layout_engine(None)  # None, not "none": a placeholder engine would make savefig measure again
     return box
+
+
+def _draw_png(fig: Figure) -> tuple[Bbox, bytes | None]:
+    """(tight box, PNG bytes): one Agg draw at :data:`PNG_DPI` lays the figure out and renders it; the PNG is its
+    pixels inside the tight box, the padding beyond the figure's edge in the figure's face colour (what ``savefig``
+    draws there), placed to the nearest pixel. None for the bytes when an artist reaches beyond the figure (its
+    pixels were not drawn): then ``savefig`` draws the PNG with the box, as for the other formats."""
+    import matplotlib as mpl
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.colors import to_rgba_array
+
+    fig.set_dpi(PNG_DPI)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()  # runs the layout engine and renders the pixels
+    box = _tight_box(fig)
+    pad = mpl.rcParams["savefig.pad_inches"]
+    inside = box.padded(-pad)
+    fig_w, fig_h = fig.get_size_inches()
+    if inside.x0 < 0 or inside.y0 < 0 or inside.x1 > fig_w or inside.y1 > fig_h:
+        return box, None
+    pixels = np.asarray(canvas.buffer_rgba())
+    rows, cols = pixels.shape[:2]
+    width, height = int(box.width * PNG_DPI), int(box.height * PNG_DPI)  # savefig's size: the box's, truncated
+    left, top = int(round(box.x0 * PNG_DPI)), int(round((fig_h - box.y1) * PNG_DPI))
+    face = (to_rgba_array(fig.get_facecolor())[0] * 255).round().astype(np.uint8)
+    image = np.empty((height, width, 4), dtype=np.uint8)
+    image[...] = face
+    src_y, src_x = slice(max(top, 0), min(top + height, rows)), slice(max(left, 0), min(left + width, cols))
+    dst_y = slice(src_y.start - top, src_y.stop - top)
+    dst_x = slice(src_x.start - left, src_x.stop - left)
+    image[dst_y, dst_x] = pixels[src_y, src_x]
+    buf = io.BytesIO()
+    mpl.image.imsave(buf, image, format="png", dpi=PNG_DPI, metadata=_SAVE["png"]["metadata"])
+    return box, buf.getvalue()

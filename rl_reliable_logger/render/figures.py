@@ -947,6 +947,8 @@ def plot_task_scores(
     rng = np.random.default_rng(0)  # jitter only; fixed so figures are reproducible
     label = _t(score_label(rep))
 
+    table_means = _task_means(rep) if kind == "strip" else {}
+
     def draw(a: Axes, sub: pd.DataFrame, offset: float, width: float) -> None:
         means: list[tuple[float, float, float]] = []  # y, x from, x to
         for i, alg in enumerate(algorithms):
@@ -974,7 +976,9 @@ def plot_task_scores(
                 jit = rng.uniform(-0.3, 0.3, vals.size) * width
                 # dots as a line's markers: what scatter draws for one colour and size, at a fraction of the cost
                 a.plot(x + jit, vals, "o", ms=3 if vals.size < 30 else 2, color=colors[alg], alpha=0.75, mew=0)
-                means.append((vals.mean(), x - 0.4 * width, x + 0.4 * width))
+                task = str(sub["task"].iloc[0])
+                mean = table_means.get((alg, task))  # the per-task table's mean: the figure computes no statistic
+                means.append((vals.mean() if mean is None else mean, x - 0.4 * width, x + 0.4 * width))
         if means:  # every mean tick on top of the dots, as one collection
             y, lo, hi = (list(v) for v in zip(*means))
             a.hlines(y, lo, hi, color="k", linewidth=1.5)
@@ -1024,6 +1028,18 @@ def plot_task_scores(
     height = fig.get_figheight()
     fig.suptitle(f"Score of every run per task (black: {what})", fontsize="medium", y=1 - 0.15 / height)
     return fig
+
+
+def _task_means(report: Any) -> dict[tuple[str, str], float]:
+    """(algorithm, task) -> the mean of the report's per-task table (empty without a report or that table)."""
+    try:
+        table = report.table("per_task") if report is not None else None
+    except KeyError:
+        return {}
+    if table is None or table.empty or "mean" not in table.columns:
+        return {}
+    keys = zip(table["algorithm"].astype(str), table["task"].astype(str))
+    return dict(zip(keys, table["mean"].to_numpy(float)))
 
 
 def _panel_grid(n_panels: int, n_algorithms: int, ncols: int) -> tuple[Figure, list[Axes]]:

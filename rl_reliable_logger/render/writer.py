@@ -7,8 +7,8 @@ numbered figure name). Figures whose table is empty are skipped (e.g. no ``curve
 unless curves were asked for). A figure that fails to draw does not lose the rest of the report:
 the failure is added to the page's warnings and re-emitted as a Python warning.
 
-Each figure is laid out once and saved in every format from that layout with ``Figure.savefig``
-(:mod:`~rl_reliable_logger.render.export`), with fixed metadata: the same report gives the same files.
+Each figure is drawn once per format, all from one layout (:mod:`~rl_reliable_logger.render.export`: the PNG's
+draw lays it out), with fixed metadata: the same report gives the same files.
 
 Example:
     >>> paths = write_all(report, Path("results"))   # doctest: +SKIP

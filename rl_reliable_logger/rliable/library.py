@@ -95,6 +95,7 @@ class _Stratified:
         self._num_items = len(first)
         self._generator = _generator(random_state)
         self._index: Any = None
+        self._workspaces: dict = {}  # the engine's buffers of each (array, column), reused from chunk to chunk
         self.pos_data: tuple[np.ndarray, ...] = self._args
         self.kw_data: dict[str, np.ndarray] = dict(self._kwargs)
         self.data = (self.pos_data, self.kw_data)
@@ -198,7 +199,8 @@ class _Stratified:
         plan = self._plan(func, extra_kwargs, base)
         done = 0
         if plan is not None:
-            for n in bs.chunks(reps, 64 * self._draws_per_rep(), CHUNK_BYTES):
+            self._workspaces = {}
+            for n in bs.chunks(reps, 32 * self._draws_per_rep(), bs.cache_chunk_bytes(CHUNK_BYTES)):
                 results[done : done + n] = plan.evaluate(self._batch(self._draw(n), n))
                 done += n
             return results
@@ -285,7 +287,8 @@ class StratifiedBootstrap(_Stratified):
             if column not in cache:
                 cells = lay.cells(column)
                 u = np.ascontiguousarray(runs[:, lay.slots(column), :]) if column else runs
-                cache[column] = bs.Resample(cells, cells.values, uniforms=u, slot_tasks=tasks)
+                space = self._workspaces.setdefault((arg, column), {})
+                cache[column] = bs.Resample(cells, cells.values, uniforms=u, slot_tasks=tasks, workspace=space)
             return cache[column]
 
         return Batch(resample, n)
@@ -342,7 +345,8 @@ class StratifiedIndependentBootstrap(_Stratified):
                 lay, runs = self._layouts[arg], draws[arg]
                 cells = lay.cells(column)
                 u = np.ascontiguousarray(runs[:, lay.slots(column), :]) if column else runs
-                cache[(arg, column)] = bs.Resample(cells, cells.values, uniforms=u)
+                space = self._workspaces.setdefault((arg, column), {})
+                cache[(arg, column)] = bs.Resample(cells, cells.values, uniforms=u, workspace=space)
             return cache[(arg, column)]
 
         return Batch(resample, n)

@@ -204,10 +204,11 @@ class Resample:
         batch; the arrays of one Resample are then valid until the workspace's next Resample), else a new one."""
         if self._workspace is None:
             return np.empty(shape, dtype)
+        size = math.prod(shape)
         buf = self._workspace.get(name)
-        if buf is None or buf.shape != shape or buf.dtype != dtype:
-            buf = self._workspace[name] = np.empty(shape, dtype)
-        return buf
+        if buf is None or buf.size < size or buf.dtype != dtype:  # grown, never shrunk: a last, smaller chunk fits
+            buf = self._workspace[name] = np.empty(size, dtype)
+        return buf[:size].reshape(shape)
 
     def drawn_runs(self) -> np.ndarray | None:
         """(R, S, N) the run each draw picked (an index into the K runs), in the uniforms' own replicate-major
@@ -284,7 +285,7 @@ class Resample:
         if self.equal_weights:
             k = columns.shape[0]
             orders = np.argsort(columns, axis=0, kind="stable")  # each column's own stable order
-            rank = np.empty((columns.shape[1], k), dtype=np.int16 if k < 2**15 else np.int32)
+            rank = np.empty((columns.shape[1], k), dtype=rank_dtype(k))
             np.put_along_axis(rank, orders.T, np.arange(k, dtype=rank.dtype)[None, :], axis=1)
             drawn = self.drawn_runs()
             src = (
@@ -292,7 +293,7 @@ class Resample:
             )
             rows = np.take(np.ascontiguousarray(rank.T), src, axis=0)  # (R, S·N, G): rows of G ranks gathered
             ranks = np.ascontiguousarray(np.moveaxis(rows, 2, 0))  # (G, R, S·N)
-            ranks.sort(axis=2)
+            sort_ranks(ranks, axis=2)
             for g, r in enumerate(out):
                 r._cache["order"] = orders[:, g]
                 r._cache["sorted_ranks"] = ranks[g]
@@ -355,8 +356,23 @@ class Resample:
     def order(self) -> np.ndarray:
         """Permutation sorting ``values`` ascending (stable)."""
         if "order" not in self._cache:
-            self._cache["order"] = np.argsort(self.values, kind="stable")
+            self._cache["order"] = self._value_order()[0]
         return self._cache["order"]
+
+    def _value_order(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(order, the values in that order, the rank of each run): sorted once per bootstrap, not once per chunk,
+        when the chunks share a workspace and their values (the same array)."""
+        held = self._workspace.get("value_order") if self._workspace is not None else None
+        if held is not None and held[0] is self.values:
+            return held[1]
+        order = self._cache["order"] if "order" in self._cache else np.argsort(self.values, kind="stable")
+        k = order.size
+        rank = np.empty(k, dtype=rank_dtype(k))
+        rank[order] = np.arange(k, dtype=rank.dtype)
+        found = (order, self.values[order], rank)
+        if self._workspace is not None and "order" not in self._cache:
+            self._workspace["value_order"] = (self.values, found)  # the array held: its identity stays its own
+        return found
 
     def sorted_weights(self) -> tuple[np.ndarray, np.ndarray]:
         """Values ascending and each replicate's weights in that order: ((K,), (R, K))."""
@@ -401,10 +417,13 @@ class Resample:
         if "sorted_ranks" not in self._cache:
             if not self.equal_weights:
                 raise ValueError("sorted_samples needs equal runs per task; use sorted_weights()")
-            order = self.order()
-            k = order.size
-            rank = np.empty(k, dtype=np.int16 if k < 2**15 else np.int32)
-            rank[order] = np.arange(k, dtype=rank.dtype)
+            if "order" in self._cache:  # an order given with the values (with_columns): its own ranks
+                order = self._cache["order"]
+                rank = np.empty(order.size, dtype=rank_dtype(order.size))
+                rank[order] = np.arange(order.size, dtype=rank.dtype)
+            else:
+                order, _, rank = self._value_order()
+                self._cache["order"] = order
             drawn = self.drawn_runs()
             if drawn is not None:
                 # indices < K by construction; mode="clip" lets take write into ``out`` directly ("raise" buffers it)
@@ -414,7 +433,7 @@ class Resample:
                 if self.valid is not None and not self.valid.all():
                     raise ValueError("sorted_samples needs every position drawn; use sorted_weights()")
                 ranks = rank[np.moveaxis(self.idx, 0, 1)].reshape(self.n_reps, -1)  # a gather is (R, N, S) C-order
-            ranks.sort(axis=1)
+            sort_ranks(ranks, axis=1)
             self._cache["sorted_ranks"] = ranks
         return self._cache["sorted_ranks"]
 
@@ -424,16 +443,48 @@ class Resample:
         if "sorted_samples" in self._cache:
             return self._cache["sorted_samples"][:, lo:hi]
         ranks = self.sorted_ranks()
-        ordered = self.values[self.order()]
         if lo == 0 and (hi is None or hi >= ranks.shape[1]):
-            self._cache["sorted_samples"] = np.take(ordered, ranks)
+            self._cache["sorted_samples"] = self.by_rank(self.sorted_values(), name="sorted_samples")
             return self._cache["sorted_samples"]
-        window = ranks[:, lo:hi]
-        return np.take(ordered, window, out=self._buffer("window", window.shape, ordered.dtype), mode="clip")
+        return self.by_rank(self.sorted_values(), lo, hi, name="window")
+
+    def sorted_values(self) -> np.ndarray:
+        """(K,) ``values`` in ascending order (:meth:`order`)."""
+        if "order" in self._cache and "ordered" not in self._cache:
+            self._cache["ordered"] = self.values[self._cache["order"]]
+        if "ordered" not in self._cache:
+            order, ordered, _ = self._value_order()
+            self._cache["order"], self._cache["ordered"] = order, ordered
+        return self._cache["ordered"]
+
+    def by_rank(self, table: np.ndarray, lo: int = 0, hi: int | None = None, *, name: str = "by_rank") -> np.ndarray:
+        """(R, hi - lo) ``table[rank]`` for positions ``[lo, hi)`` of each replicate's :meth:`sorted_ranks` (equal-
+        weights data only): ``table`` has one entry per rank, e.g. :meth:`sorted_values` (then these are
+        :meth:`sorted_samples`) or a function of it, gathered once instead of computed on the gathered samples
+        (the optimality gap's ``min(value, γ)``: the same numbers as clipping the sorted samples, one pass less).
+        Written into a buffer of the workspace called ``name``: valid until the next Resample of the workspace."""
+        window = self.sorted_ranks()[:, lo:hi]
+        out = self._buffer(name, window.shape, np.asarray(table).dtype)
+        return np.take(table, window, out=out, mode="clip")  # ranks < K by construction: clip writes out directly
+
+    def drawn_values(self) -> np.ndarray | None:
+        """(R, S, N) the score of every draw in :meth:`drawn_runs`' layout (None where that is None): one float64
+        gather per chunk, read by the task means and the task variances."""
+        if "drawn_values" not in self._cache:
+            drawn = self.drawn_runs()
+            if drawn is None:
+                return None
+            out = self._buffer("drawn_values", drawn.shape, np.float64)
+            self._cache["drawn_values"] = np.take(self.values, drawn, out=out, mode="clip")  # indices < K
+        return self._cache["drawn_values"]
 
     def task_means(self) -> np.ndarray:
         """(R, S) mean score of each task slot."""
         if "task_means" not in self._cache:
+            drawn = self.drawn_values()
+            if drawn is not None:  # summed along each slot's contiguous row
+                self._cache["task_means"] = drawn.sum(axis=2) / self.slot_sizes
+                return self._cache["task_means"]
             gathered = self.values[self.idx]
             if self.valid is not None:
                 gathered = np.where(self.valid, gathered, 0.0)
@@ -453,10 +504,19 @@ class Resample:
         """
         if "task_scaled_variances" not in self._cache:
             unit = self.magnitude
+            dof = np.maximum(self.slot_sizes - 1.0, 1.0)
+            drawn = self.drawn_values()
+            if drawn is not None:  # the deviations in a buffer, squared and summed along each slot's row
+                dev = np.subtract(
+                    drawn, self.task_means()[..., None], out=self._buffer("deviations", drawn.shape, float)
+                )
+                dev /= unit
+                np.multiply(dev, dev, out=dev)
+                self._cache["task_scaled_variances"] = dev.sum(axis=2) / dof
+                return self._cache["task_scaled_variances"]
             gathered = (self.values[self.idx] - self.task_means()[None]) / unit
             if self.valid is not None:
                 gathered = np.where(self.valid, gathered, 0.0)
-            dof = np.maximum(self.slot_sizes - 1.0, 1.0)
             self._cache["task_scaled_variances"] = (gathered**2).sum(axis=0) / dof
         return self._cache["task_scaled_variances"]
 
@@ -517,6 +577,19 @@ def multiply_shift(words: np.ndarray, n: int | np.integer | np.ndarray, out: np.
     return out
 
 
+def rank_dtype(k: int) -> type[np.unsignedinteger] | type[np.signedinteger]:
+    """The integer type of ranks among ``k`` runs: uint16 below 65,536 runs (sorted by :func:`sort_ranks`'s radix
+    sort), else int32."""
+    return np.uint16 if k < 2**16 else np.int32
+
+
+def sort_ranks(ranks: np.ndarray, axis: int = -1) -> None:
+    """Sort integer ranks in place along ``axis``. uint16 ranks take numpy's radix sort (``kind="stable"``, linear
+    in the row length: 2.4 ns an element against 9-11 ns for the default sort of 16-bit integers on the machine
+    measured, docs/performance.md); integers sort to the same array by either kind."""
+    ranks.sort(axis=axis, kind="stable" if ranks.dtype == np.uint16 else None)
+
+
 def uniform32(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     """Raw 32-bit uniforms from the generator's bit stream, ``shape[0]`` replicates in C order.
 
@@ -559,8 +632,10 @@ def random_words(rng: np.random.Generator, n: int) -> np.ndarray:
     kept). The words are bit-identical to the serial call's: only the wall time changes.
     """
     bg = rng.bit_generator
+    if n < _PARALLEL_WORDS or type(bg) is not np.random.PCG64:
+        return bg.random_raw(n)
     threads = _threads()
-    if n < _PARALLEL_WORDS or threads < 2 or type(bg) is not np.random.PCG64:
+    if threads < 2:
         return bg.random_raw(n)
     from concurrent.futures import ThreadPoolExecutor
 
@@ -602,6 +677,7 @@ def draw(
     *,
     task_bootstrap: bool = False,
     task_rng: np.random.Generator | None = None,
+    workspace: dict | None = None,
 ) -> Resample:
     """Draw ``reps`` stratified-bootstrap replicates of one algorithm.
 
@@ -616,10 +692,13 @@ def draw(
     any Monte-Carlo error. Every stream is consumed replicate by replicate, each replicate a whole
     number of 64-bit words (with task resampling from ``rng``: its task draws, then its run draws),
     so the same seed gives the same replicates whatever the chunk size.
+
+    ``workspace``: a dict whose arrays the Resample's large intermediates are written into (see
+    :meth:`Resample._buffer`), so that the chunks of one bootstrap reuse their buffers.
     """
     n_tasks, n_max = cells.n_tasks, int(cells.sizes.max())
     if not task_bootstrap:
-        return Resample(cells, cells.values, uniforms=uniform32(rng, (reps, n_tasks, n_max)))
+        return Resample(cells, cells.values, uniforms=uniform32(rng, (reps, n_tasks, n_max)), workspace=workspace)
     if task_rng is not None:
         u_tasks = uniform32(task_rng, (reps, n_tasks))
         runs = uniform32(rng, (reps, n_tasks, n_max))
@@ -628,7 +707,7 @@ def draw(
         u_tasks = u[:, :n_tasks]
         runs = np.ascontiguousarray(u[:, n_tasks:]).reshape(reps, n_tasks, n_max)
     tasks = multiply_shift(u_tasks, n_tasks).astype(np.int64)
-    return Resample(cells, cells.values, uniforms=runs, slot_tasks=tasks)
+    return Resample(cells, cells.values, uniforms=runs, slot_tasks=tasks, workspace=workspace)
 
 
 def task_stream(task_bootstrap: TaskBootstrap) -> np.random.Generator | None:
@@ -639,8 +718,22 @@ def task_stream(task_bootstrap: TaskBootstrap) -> np.random.Generator | None:
 
 
 def chunk_sizes(reps: int, cells: Cells, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> Iterator[int]:
-    """Split ``reps`` so that one chunk's arrays stay near ``chunk_bytes`` (≈ 4 (R,K)-sized float arrays)."""
-    return chunks(reps, 8 * 4 * max(cells.n_runs, int(cells.sizes.max()) * cells.n_tasks), chunk_bytes)
+    """Split ``reps`` so that one chunk's arrays stay near ``chunk_bytes`` (≈ 4 (R,K)-sized float arrays), and
+    below :func:`cache_chunk_bytes` (each array about the size of a core's L2 cache)."""
+    draws = max(cells.n_runs, int(cells.sizes.max()) * cells.n_tasks)
+    return chunks(reps, 8 * 4 * draws, cache_chunk_bytes(chunk_bytes))
+
+
+#: Bytes of one per-draw float64 array of a chunk: about a core's L2 cache, so that each pass over a chunk's
+#: arrays (gather, sum, sort, clip) reads what the previous one left in the cache instead of main memory, and the
+#: buffers stay small enough to be reused from chunk to chunk (docs/performance.md: 0.25-16 MiB measured).
+CACHE_BYTES = 2**20
+
+
+def cache_chunk_bytes(chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> int:
+    """The budget :func:`chunk_sizes` splits replicates by: ``chunk_bytes`` (the memory bound), at most 4 arrays
+    of :data:`CACHE_BYTES`."""
+    return min(int(chunk_bytes), 4 * CACHE_BYTES)
 
 
 def chunks(reps: int, bytes_per_rep: int, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> Iterator[int]:
@@ -670,9 +763,10 @@ def replicates(
     """
     out = []
     task_rng = task_stream(task_bootstrap)
+    workspace: dict = {}  # the chunks' large intermediates, reused from chunk to chunk
     for n in chunk_sizes(reps, cells, chunk_bytes):
-        batch = draw(cells, n, rng, task_bootstrap=bool(task_bootstrap), task_rng=task_rng)
-        out.append(np.asarray(statistic(batch)))
+        batch = draw(cells, n, rng, task_bootstrap=bool(task_bootstrap), task_rng=task_rng, workspace=workspace)
+        out.append(np.array(statistic(batch)))  # a copy: a statistic may return a view of the workspace
         if progress is not None:
             progress(n)
     return np.concatenate(out, axis=0)
@@ -700,9 +794,11 @@ def _replicate_range(
 
     rng = at(state, lo * words)
     task_rng = None if task_state is None else at(task_state, lo * ((cells.n_tasks + 1) // 2))
-    out = []
+    out: list[np.ndarray] = []
+    workspace: dict = {}
     for n in chunk_sizes(hi - lo, cells, chunk_bytes):
-        out.append(np.asarray(statistic(draw(cells, n, rng, task_bootstrap=task_bootstrap, task_rng=task_rng))))
+        batch = draw(cells, n, rng, task_bootstrap=task_bootstrap, task_rng=task_rng, workspace=workspace)
+        out.append(np.array(statistic(batch)))
     return np.concatenate(out, axis=0)
 
 

@@ -133,8 +133,8 @@ def optimality_gap(gamma: float = 1.0) -> MetricFn:
     """γ − mean(min(score, γ)): how far below the target γ the runs fall on average."""
 
     def fn(resample: Resample) -> np.ndarray:
-        if resample.equal_weights:
-            return gamma - np.minimum(resample.sorted_samples(), gamma).mean(axis=1)
+        if resample.equal_weights:  # the sorted samples clipped at γ: one gather of the clipped sorted values
+            return gamma - resample.by_rank(np.minimum(resample.sorted_values(), gamma), name="clipped").mean(axis=1)
         values, weights = resample.sorted_weights()
         return gamma - (weights * np.minimum(values, gamma)).sum(axis=1)
 

@@ -178,7 +178,7 @@ def test_draws_do_not_depend_on_chunk_size(sizes, task_bootstrap):
     metrics = [registry.get_metric(n) for n in BUILT_IN]
     gammas = np.linspace(0.2, 3.0, 7)
     stat = lambda r: np.concatenate(
-        [np.stack([m(r) for m in metrics], axis=1), pf.profile_curves(r, gammas, gammas)], axis=1
+        [np.stack([m(r) for m in metrics], axis=1), mt.mean_se(r), pf.profile_curves(r, gammas, gammas)], axis=1
     )
 
     def run(chunk_bytes):

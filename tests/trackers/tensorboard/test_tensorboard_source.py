@@ -49,6 +49,15 @@ def _write(folder: Path, points: list[tuple[int, float]], *, writer: str) -> Non
     w.close()
 
 
+def _record_starts(data: bytes) -> list[int]:
+    """Where each record of an event file starts, from the lengths alone (the framing of docs/tensorboard.md)."""
+    starts, pos = [], 0
+    while pos + 12 <= len(data):
+        starts.append(pos)
+        pos += 16 + int.from_bytes(data[pos : pos + 8], "little")
+    return starts
+
+
 def _runs() -> list[dict[str, Any]]:
     runs = []
     for algorithm in ALGORITHMS:
@@ -135,7 +144,9 @@ def test_a_truncated_event_file_is_named(tmp_path):
     with pytest.raises(InputError) as err:
         tensorboard_table(tmp_path, score_key=TAG)
     message = str(err.value)
-    assert str(damaged) in message and "truncated or damaged" in message and "on_invalid='drop'" in message
+    start = _record_starts(damaged.read_bytes())[-1]  # the last record, cut 5 bytes short
+    assert f"{str(damaged)!r} is truncated at byte {start}: the record there" in message
+    assert "on_invalid='drop'" in message
     assert "\n" not in message
     table = tensorboard_table(tmp_path, score_key=TAG, on_invalid="drop")
     assert sorted(table.frame["seed"]) == [0, 2]
@@ -150,7 +161,8 @@ def test_a_corrupted_record_is_named(tmp_path):
     data = bytearray(path.read_bytes())
     data[-6] ^= 0xFF  # inside the last record's payload: its checksum no longer matches
     path.write_bytes(bytes(data))
-    with pytest.raises(InputError, match="seed_0.*truncated or damaged after byte"):
+    start = _record_starts(bytes(data))[-1]
+    with pytest.raises(InputError, match=f"seed_0.* is damaged at byte {start}: the data of the record there fails"):
         tensorboard_table(tmp_path, score_key=TAG)
 
 
@@ -204,17 +216,13 @@ def test_names_from_paths_stay_values_and_ambiguity_is_refused():
 
 def test_a_record_that_is_no_event_is_named(tmp_path):
     """Framing and checksums intact, payload not an Event (a foreign file named like an event file)."""
-    import struct
-
-    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
+    from tests.trackers.tensorboard.records import record
 
     _write(tmp_path / "A" / "x" / "seed_0", [(0, 1.0)], writer="tensorboard")
-    payload = b"\xff\xff\xff"
-    header = struct.pack("<Q", len(payload))
-    record = header + struct.pack("<I", masked_crc32c(header)) + payload + struct.pack("<I", masked_crc32c(payload))
     (tmp_path / "A" / "x" / "seed_1").mkdir()
-    (tmp_path / "A" / "x" / "seed_1" / "events.out.tfevents.1.host").write_bytes(record)
-    with pytest.raises(InputError, match=r"seed_1/events\.out\.tfevents\.1\.host' is damaged: the record at byte 0"):
+    # a tag's bytes in the payload, so the reader parses it
+    (tmp_path / "A" / "x" / "seed_1" / "events.out.tfevents.1.host").write_bytes(record(b"\xff" + TAG.encode()))
+    with pytest.raises(InputError, match=r"seed_1/events\.out\.tfevents\.1\.host' is damaged at byte 0: the record "):
         tensorboard_table(tmp_path, score_key=TAG)
 
 
