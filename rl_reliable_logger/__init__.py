@@ -8,8 +8,8 @@ This module is the public API; the folders below it are the layers (see docs/arc
 
 Example (``scores.csv`` has the columns algorithm, task, seed, score; ``normalize="atari"`` would map raw Atari
 returns to human-normalised scores):
-    >>> from rl_reliable_logger import ScoreTable, evaluate, save_report
-    >>> table.to_csv("scores.csv")
+    >>> from rl_reliable_logger import ScoreTable, evaluate, save_report, save_scores
+    >>> path = save_scores(table, "scores.csv")
     >>> table = ScoreTable.from_csv("scores.csv")
     >>> report = evaluate(table, reps=2000, profile_reps=200, improvement_reps=200, seed=0)
     >>> folder = save_report(report, "results/", figures=False)
@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and IDEs
     from .render.bundle import check_output_folder
     from .render.plan_figures import save_plan
     from .render.watch_state import watch
-    from .render.writer import load_report, save_report
+    from .render.writer import load_report, save_report, save_scores
     from .trackers.base.protocols import PublishResult
     from .trackers.callback import log_final_score
     from .trackers.folder import FolderSink
@@ -73,6 +73,7 @@ __all__ = [
     "publish_wandb",
     "save_plan",
     "save_report",
+    "save_scores",
     "tuning_table",
     "wandb_table",
     "watch",
@@ -82,6 +83,7 @@ __all__ = [
 _LAZY = {
     "save_report": ("rl_reliable_logger.render.writer", "save_report"),
     "load_report": ("rl_reliable_logger.render.writer", "load_report"),
+    "save_scores": ("rl_reliable_logger.render.writer", "save_scores"),
     "check_output_folder": ("rl_reliable_logger.render.bundle", "check_output_folder"),
     "log_final_score": ("rl_reliable_logger.trackers.callback", "log_final_score"),
     "PublishResult": ("rl_reliable_logger.trackers.base.protocols", "PublishResult"),

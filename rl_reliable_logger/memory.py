@@ -8,10 +8,15 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["DEFAULT_CHUNK_BYTES", "available_memory", "format_bytes", "out_of_memory"]
+__all__ = ["DEFAULT_CHUNK_BYTES", "LIBRARIES_BYTES", "available_memory", "check_libraries", "format_bytes",
+           "out_of_memory"]  # fmt: skip
 
 #: Memory budget (bytes) for one chunk of bootstrap replicates; tune with ``chunk_bytes=`` where offered.
 DEFAULT_CHUNK_BYTES = 64 * 2**20
+#: Address space that loading numpy and pandas takes at least, before any work (measured on Linux x86-64 with numpy 2
+#: and pandas 3: about 345 MB of ``VmSize`` beyond the interpreter, more with scipy; it depends on the machine's
+#: thread arenas and BLAS). Below this bound the imports cannot succeed; above it the analysis estimates decide.
+LIBRARIES_BYTES = 320 * 2**20
 
 
 def format_bytes(n: float) -> str:
@@ -97,6 +102,24 @@ def available_memory() -> float | None:
     return max(0.0, min(found)) if found else None
 
 
+def check_libraries() -> str | None:
+    """The sentence refusing to start when ``ulimit -v`` / ``-d`` leaves less than :data:`LIBRARIES_BYTES` (None:
+    enough, or no such limit). Checked by the command line before it imports anything large: under such a limit
+    the imports themselves fail, somewhere inside numpy or pandas (a ``MemoryError``, or CPython's
+    ``SystemError: error return without exception set``)."""
+    left = _rlimits()
+    if not left or min(left) >= LIBRARIES_BYTES:
+        return None
+    return (
+        f"loading numpy and pandas would need about {format_bytes(LIBRARIES_BYTES)} of memory or more (address "
+        f"space) before any work, but the process's limit (`ulimit -v`/`-d`) leaves about {format_bytes(min(left))}; "
+        "raise the limit (e.g. `ulimit -v 4000000`) or run where more memory is allowed"
+    )
+
+
+#: CPython's words when a C allocation failed without raising (seen under ``ulimit -v``): memory, not a bug.
+_SILENT_FAILURE = "error return without exception set"
+
 #: How the dynamic loader says a module's segments did not fit (``ImportError`` under ``ulimit -v``).
 _LOADER_OUT_OF_MEMORY = ("failed to map segment", "cannot allocate memory", "out of memory")
 
@@ -108,8 +131,12 @@ def out_of_memory(err: BaseException) -> str | None:
     if not isinstance(err, MemoryError) and not (
         isinstance(err, ImportError) and any(text in str(err).lower() for text in _LOADER_OUT_OF_MEMORY)
     ):
-        return None
-    avail = available_memory()
+        if not (isinstance(err, SystemError) and _SILENT_FAILURE in str(err)):
+            return None
+    try:
+        avail = available_memory()
+    except (MemoryError, SystemError):  # even reading the limits failed: say so without them
+        avail = None
     left = f"about {format_bytes(avail)} was still available" if avail is not None else "the limit is unknown"
     return (
         f"ran out of memory ({left}: the smallest of the machine's free memory, the memory cgroup's limit and "

@@ -259,23 +259,9 @@ class Report:
         return self.aggregates[self.aggregates["metric"] == metric].reset_index(drop=True)
 
     # ------------------------------------------------------------------ files
-    def save_tables(self, out_dir: str | os.PathLike) -> Path:
-        """Write every table as CSV plus ``provenance.json``; return the folder.
-
-        Text cells a spreadsheet would execute get a leading ``'`` (:mod:`..data.csvcells`); :meth:`load` undoes it.
-        """
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        for name, frame in self.tables(written=True):
-            csvcells.write_csv(frame, out / f"{name}.csv")
-        payload = dict(self.provenance)
-        payload["warnings"] = list(self.warnings)
-        (out / "provenance.json").write_text(json.dumps(payload, indent=2, default=str) + "\n")
-        return out
-
     @classmethod
     def load(cls, out_dir: str | os.PathLike) -> Report:
-        """Read a results folder written by :meth:`save_tables` or ``save_report``.
+        """Read a results folder written by ``render.writer.save_report`` (or ``save_tables``).
 
         Every table of :data:`REPORT_TABLES` found is read back as written: names as text (``007``
         and ``NA`` stay names, formula-like cells un-neutralised, :mod:`..data.csvcells`), numbers as written.

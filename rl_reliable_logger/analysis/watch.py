@@ -118,13 +118,20 @@ class Design:
             *(() if legacy else ("futility",)),
         ):
             mine, theirs = getattr(self, name), getattr(other, name)
-            if mine != theirs:
-                return f"`{name}=` was {_short(mine)} at the first look, now {_short(theirs)}"
+            if mine != theirs:  # pairs and tasks come from the scores (and options): said in words, not keywords
+                what = _FROM_SCORES.get(name, f"`{name}=`")
+                return f"{what} {'were' if name in _FROM_SCORES else 'was'} {_short(mine)} at the first look, now {_short(theirs)}"
         before, now = dict(self.options), dict(other.options)
         for key in sorted(set(before) | set(now)):
+            if key == "normalize" and _same_reference(before.get(key), now.get(key)):
+                continue  # a state that froze the path's text: the same content is the same design
             if before.get(key) != now.get(key):
                 return f"`{key}=` was {before.get(key)} at the first look, now {now.get(key)}"
         return None
+
+
+#: Design fields no keyword sets directly (the scores' algorithms and tasks decide them), in words.
+_FROM_SCORES = {"pairs": "the compared pairs", "tasks": "the tasks of the scores"}
 
 
 def _short(value: Any) -> str:
@@ -153,7 +160,7 @@ def make_design(table: ScoreTable, design: WatchDesign, **options: Any) -> Desig
     algorithms = sorted(final.algorithms)
     chosen = algorithms if design.compare is None else _compared(design.compare, algorithms)
     pairs = tuple((x, y) for i, x in enumerate(chosen) for y in chosen[i + 1 :])
-    frozen = tuple(sorted((k, str(getattr(opts, k))) for k in FROZEN_OPTIONS))
+    frozen = tuple(sorted((k, _frozen(k, getattr(opts, k))) for k in FROZEN_OPTIONS))
     return Design(
         design.looks,
         design.max_runs,
@@ -165,6 +172,37 @@ def make_design(table: ScoreTable, design: WatchDesign, **options: Any) -> Desig
         frozen,
         futility=design.futility,
     )
+
+
+#: How a design records reference scores: by their content, not by the path or object that gave them.
+_REFERENCE = "reference scores sha256:"
+
+
+def _frozen(key: str, value: Any) -> str:
+    """An option as the design freezes it: its text, except ``normalize=`` reference scores (a file, a mapping, a
+    table), frozen by their content (``./refs.csv`` and ``refs.csv`` are one design; an edited file is another)."""
+    if key != "normalize" or value is None:
+        return str(value)
+    from ..data.normalize import available, get_normalizer
+
+    if isinstance(value, str) and value.strip().lower() in available():
+        return value
+    table = getattr(get_normalizer(value), "table", None)
+    if table is None:  # percentiles, a range normaliser
+        return str(value)
+    rows = sorted((str(t), float(lo), float(hi)) for t, lo, hi in zip(table["task"], table["low"], table["high"]))
+    return _REFERENCE + hashlib.sha256(repr(rows).encode()).hexdigest()[:16]
+
+
+def _same_reference(before: str | None, now: str | None) -> bool:
+    """Whether a design that froze a reference file by its path text (earlier versions) holds the content frozen
+    now (the file, read again, gives the same scores)."""
+    if before is None or now is None or not now.startswith(_REFERENCE) or before.startswith(_REFERENCE):
+        return False
+    try:
+        return _frozen("normalize", before) == now
+    except (InputError, OSError, ValueError):
+        return False
 
 
 def _compared(compare: Sequence[str], algorithms: list[str]) -> list[str]:

@@ -7,8 +7,12 @@ view, curves included) is built by ``evaluate()``, never completed here.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib
+import logging
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +45,143 @@ def tracker_fields(keys: Sequence[str]) -> dict[str, str] | None:
     return refs or None
 
 
+#: The locks the running command holds until it ends (see :func:`command_scope`).
+_SCOPES: list[contextlib.ExitStack] = []
+
+
+@contextlib.contextmanager
+def command_scope() -> Iterator[None]:
+    """What one command holds while it runs: the write lock of the folders it writes, from the check before any work
+    to the end (``main`` runs every command in one)."""
+    with contextlib.ExitStack() as stack:
+        _SCOPES.append(stack)
+        try:
+            yield
+        finally:
+            _SCOPES.remove(stack)
+
+
+#: Categories of Python warnings that are for developers, not users: never printed.
+_DEVELOPER_WARNINGS = (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning)
+#: Loggers of the libraries below the clients (their lines are worded by the console too).
+_LIBRARY_LOGGERS = ("alembic", "urllib3", "sqlalchemy", "git", "ray")
+
+
+class _Console(logging.Handler):
+    """Every log line of a library at WARNING or above, as one ``warning: <library>: ...`` line (once each)."""
+
+    def __init__(self, said: set[str]) -> None:
+        super().__init__(logging.WARNING)
+        self.said = said
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = record.getMessage()
+        except Exception:  # a library's malformed log call: say what it tried to say
+            text = str(record.msg)
+        say_warning(f"{record.name.split('.')[0]}: {text}")
+
+
+_CONSOLES: list[tuple[_Console, dict[str, tuple[list[logging.Handler], bool]]]] = []
+
+
+def say_warning(text: str, *, table: Any = None) -> None:
+    """Print one ``warning:`` line (flag words: ``table`` first, as :func:`~.flags.as_flags`; redacted; one line),
+    once per command: a warning the command prints itself and a library emits again is said once."""
+    from ..trackers.base.messages import one_line
+
+    _say(warning_line(one_line(as_flags(text, table=table), limit=4000)))
+
+
+def say_note(text: str) -> None:
+    """Print one ``note:`` line (redacted, one line), once per command."""
+    from ..trackers.base.messages import one_line
+
+    _say(f"note: {one_line(as_flags(text), limit=4000)}")
+
+
+def _say(line: str) -> None:
+    said = _CONSOLES[-1][0].said if _CONSOLES else None
+    if said is not None:
+        if line in said:
+            return
+        said.add(line)
+    print(line, file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def console() -> Iterator[None]:
+    """The one way text reaches the terminal besides our own prints: every Python warning that is not for
+    developers (our own, numpy's, a client's) and every library log line at WARNING or above becomes one
+    ``warning:`` line, with no file path, in flag words, redacted, each once (``main`` runs every command in it).
+
+    A client library that installs its own log handlers when imported (MLflow) is adopted by :func:`load_clients`
+    once it is imported; the ReliabilityWarnings of an analysis are printed after its results
+    (:func:`run_and_report`)."""
+    said: set[str] = set()
+    handler = _Console(said)
+    adopted: dict[str, tuple[list[logging.Handler], bool]] = {}
+    root = logging.getLogger()
+
+    def show(message: Any, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        if not issubclass(category, _DEVELOPER_WARNINGS):
+            say_warning(str(message))
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        root.addHandler(handler)
+        _CONSOLES.append((handler, adopted))
+        _adopt(_LIBRARY_LOGGERS)
+        try:
+            yield
+        finally:
+            _CONSOLES.pop()
+            root.removeHandler(handler)
+            for name, (handlers, propagate) in adopted.items():
+                logger = logging.getLogger(name)
+                logger.handlers[:] = handlers
+                logger.propagate = propagate
+
+
+def _adopt(names: Sequence[str]) -> None:
+    """Route the loggers ``names`` (and their children) to the console: their own handlers set aside until the
+    command ends."""
+    if not _CONSOLES:
+        return
+    handler, adopted = _CONSOLES[-1]
+    for name in names:
+        logger = logging.getLogger(name)
+        if name not in adopted:
+            adopted[name] = (list(logger.handlers), logger.propagate)
+        logger.handlers[:] = [handler]
+        logger.propagate = False
+
+
+def load_clients(plugin: Any) -> None:
+    """Import a tracker's client libraries now and adopt their loggers (a client configures its log handlers when
+    imported: adopting them first would be undone), so their lines reach the console as ours."""
+    for name in getattr(plugin, "client_modules", ()):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            continue  # the plugin says what is missing when it opens its source
+    _adopt(tuple(getattr(plugin, "client_modules", ())))
+
+
+def hold_lock(folder: Any, args: argparse.Namespace) -> None:
+    """Take ``folder``'s write lock for the rest of the command: a second command writing it waits (``--retry-for``
+    when the command has it, else a minute), then refuses in one sentence; so two commands never both write it."""
+    from ..render.bundle import folder_lock
+
+    if _SCOPES:
+        wait = getattr(args, "retry_for", None)
+        _SCOPES[-1].enter_context(folder_lock(folder, wait=None if wait is None else float(wait)))
+
+
 def check_output(args: argparse.Namespace, *, inputs: Sequence[Any] = (), kind: str = "report") -> None:
     """Before any computation: ``--out`` may be written (never over an input or files the tool did not write)
-    and ``--figure-formats`` names known formats; a problem is a one-line CliError naming the flag.
+    and ``--figure-formats`` names known formats; a problem is a one-line CliError naming the flag. The folder's
+    write lock is then held until the command ends (:func:`hold_lock`).
 
     Every writing command (``evaluate``, each tracker's command with ``--out``, ``plan``) calls this one guard."""
     if not getattr(args, "out", None):
@@ -53,6 +191,7 @@ def check_output(args: argparse.Namespace, *, inputs: Sequence[Any] = (), kind: 
     from ..render.export import check_formats
 
     try:
+        hold_lock(args.out, args)
         check_output_folder(args.out, inputs=inputs, force=getattr(args, "force", False), kind=kind)
         if not getattr(args, "no_figures", False) and hasattr(args, "figure_formats"):
             check_formats(args.figure_formats)
@@ -115,7 +254,7 @@ def run_and_report(
         print(format_summary(report, warned))  # results first, then the warnings, each once
     else:
         for w in warned:  # what was dropped or left out is never only in provenance
-            print(warning_line(as_flags(w)), file=sys.stderr)
+            say_warning(w)
     if getattr(args, "out", None):
         from ..render.writer import save_report
 
@@ -135,7 +274,7 @@ def run_and_report(
 
             note = figure_note(report)
             if note:
-                print(f"note: {note}", file=sys.stderr)
+                say_note(note)
         full = " (every warning in full: methods.md)" if len(warned) < len(set(report.warnings)) else ""
         print(f"wrote results to {out}/{full}")
     return report

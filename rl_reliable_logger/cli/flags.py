@@ -21,8 +21,11 @@ Example:
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import contextvars
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from ..trackers import registry
 from ..trackers.base.messages import DROP_INVALID, one_line
@@ -98,6 +101,27 @@ def _plan_flags() -> dict[str, str]:
 PLAN_FLAGS: dict[str, str] = _plan_flags()
 
 _TOKEN = re.compile(r"`([^`]+)`")
+_FLAG = re.compile(r"(?<![\w-])--[a-z0-9][a-z0-9-]*")
+#: The flags of the command being run (``main`` sets them): a keyword whose flag that command does not have is
+#: left as the keyword, so no message names a flag the command would reject.
+_COMMAND_FLAGS: contextvars.ContextVar[frozenset[str] | None] = contextvars.ContextVar("command_flags", default=None)
+
+
+@contextlib.contextmanager
+def command_flags(parser: argparse.ArgumentParser | None) -> Iterator[None]:
+    """While the command of ``parser`` runs, :func:`as_flags` names only its flags (read from its ``--help``)."""
+    flags = None if parser is None else frozenset(_FLAG.findall(parser.format_help()))
+    token = _COMMAND_FLAGS.set(flags)
+    try:
+        yield
+    finally:
+        _COMMAND_FLAGS.reset(token)
+
+
+def _available(word: str) -> bool:
+    flags = _COMMAND_FLAGS.get()
+    first = word.split(" ")[0]
+    return flags is None or not first.startswith("--") or first in flags
 
 
 def _word(token: str, tables: tuple[Mapping[str, str], ...]) -> str | None:
@@ -128,9 +152,28 @@ def as_flags(text: str, *, analysis: bool = False, table: Mapping[str, str] | No
 
     def swap(m: re.Match[str]) -> str:
         word = _word(m.group(1), tables)
-        return m.group(0) if word is None else word
+        return m.group(0) if word is None or not _available(word) else word
 
-    return _TOKEN.sub(swap, text)
+    return _foreign_flags(_TOKEN.sub(swap, text), tables)
+
+
+def _foreign_flags(text: str, tables: tuple[Mapping[str, str], ...]) -> str:
+    """A flag written into a message that the running command does not have, put back as its keyword (so a hint
+    never names a flag the command would reject)."""
+    flags = _COMMAND_FLAGS.get()
+    if flags is None:
+        return text
+    keywords: dict[str, str] = {}
+    for table in tables:  # the first keyword of the first table that names the flag
+        for keyword, flag in table.items():
+            keywords.setdefault(flag, keyword)
+
+    def back(m: re.Match[str]) -> str:
+        flag = m.group(0)
+        keyword = keywords.get(flag)
+        return flag if flag in flags or keyword is None else f"`{keyword}`"
+
+    return _FLAG.sub(back, text)
 
 
 def cli_message(err: BaseException) -> str:

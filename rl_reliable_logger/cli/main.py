@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from ..trackers import registry
 from ..version import __version__
@@ -20,12 +21,21 @@ from . import plan as plan_command
 from . import report as report_command
 from . import trackers as tracker_commands
 from . import watch as watch_command
-from .common import EPILOG
-from .flags import CliError, user_message
+from .common import EPILOG, command_scope, console
+from .flags import CliError, as_flags, command_flags, user_message
 from .options import run_name_redactor
 
 #: Every subcommand, in help order (``tracker_commands`` adds one per registered tracker).
 SUBCOMMANDS = (evaluate_command, tracker_commands, report_command, plan_command, watch_command, pending_command)
+
+
+class _Command(argparse.ArgumentParser):
+    """A subcommand's parser: records itself as ``args.command_parser`` (the innermost one parsed wins), so that
+    messages name only the flags of the command that was run (:func:`.flags.command_flags`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.set_defaults(command_parser=self)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Command)
     for module in SUBCOMMANDS:
         module.register(sub)
     return parser
@@ -49,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``rl-reliable``; returns the exit status."""
     from ..errors import RLReliableError
-    from ..memory import out_of_memory
+    from ..memory import check_libraries, out_of_memory
     from ..redaction import redacting_run_names
     from ..trackers.base.messages import describe_failure, describe_os_error, is_tracker_failure
 
@@ -65,12 +75,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     # spinning buys nothing measurable on a quiet machine and, on a shared one, burns the CPU the next chunk's
     # random words need (about 0.5 s of CPU per paper-default evaluation under load). A value the user set wins.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    too_little = check_libraries()  # before numpy and pandas are imported: under such a limit the imports fail
+    if too_little:
+        print(f"error: {as_flags(too_little)}", file=sys.stderr)
+        return 2
     try:
         redactor = run_name_redactor(args)  # before anything is read: a bad --redact-run-names is one line
     except CliError as err:
         print(f"error: {user_message(err)}", file=sys.stderr)
         return 2
-    with redacting_run_names(redactor):  # every message below, and redact() everywhere, hide matching run names
+    # every message hides matching run names; warnings and log lines reach the console as ours; locks end with it
+    command = getattr(args, "command_parser", None)
+    with redacting_run_names(redactor), command_flags(command), console(), command_scope():
         try:
             return int(args.func(args) or 0)
         except CliError as err:
@@ -90,8 +106,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             ):  # the store, its database or the network: not a bug of ours
                 print(f"error: tracker request failed: {user_message(describe_failure(err))}", file=sys.stderr)
                 return 2
-            if out_of_memory(err):  # what no estimate caught: a MemoryError, a library that could not be mapped
-                print(f"error: {out_of_memory(err)}", file=sys.stderr)
+            try:
+                memory = out_of_memory(err)
+            except (MemoryError, SystemError):
+                memory = "ran out of memory; raise the job's memory limit, or analyse less at a time"
+            if memory:  # what no estimate caught: a MemoryError, a library that could not be mapped
+                print(f"error: {memory}", file=sys.stderr)
                 return 2
             if isinstance(err, OSError):  # the file system (permissions, disk full), named with its file
                 print(f"error: {user_message(describe_os_error(err))}", file=sys.stderr)

@@ -20,7 +20,7 @@ from ..analysis.options import DEFAULT_METHOD
 from ..analysis.plan_options import PLANNED_METHOD
 from ..trackers import registry
 from . import trackers as tracker_commands
-from .common import read_scores
+from .common import read_scores, say_warning
 from .flags import PLAN_FLAGS, CliError, as_flags, cli_message
 from .options import (
     FILE_FIELDS,
@@ -179,9 +179,9 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     if result.findings:  # protocol problems first, before any number
         print(format_findings(result.findings), file=sys.stderr)
     for w in table.warnings:  # what the source dropped or left out is never only in provenance
-        print(f"warning: {as_flags(w)}", file=sys.stderr)
+        say_warning(w)
     for w in result.warnings:
-        print(f"warning: {as_flags(w, table=PLAN_FLAGS)}", file=sys.stderr)
+        say_warning(w, table=PLAN_FLAGS)
     if not args.quiet:
         print(format_plan(result))
     if args.out:

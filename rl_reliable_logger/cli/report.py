@@ -7,7 +7,6 @@ through its manifest (a partial or modified bundle is refused), and its tables a
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -43,19 +42,20 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from ..errors import InputError
     from ..render.bundle import recover_swap
     from ..render.writer import figure_note, rerender
+    from .common import say_note
 
     folder = Path(args.dir)
     try:
         recovered = recover_swap(folder)
         if recovered:
-            print(f"note: {recovered}", file=sys.stderr)
+            say_note(recovered)
         out, files = rerender(folder)
     except InputError as err:
         raise CliError(cli_message(err)) from None
     print(f"rewrote {len(files)} files in {out}/; open {out / 'report.html'} in a browser")
     note = figure_note(Report.load(out))  # the figures left algorithms out: say which, as evaluate does
     if note:
-        print(f"note: {note}", file=sys.stderr)
+        say_note(note)
     if not args.quiet:
         for name in files:
             print(f"  {out / name}")

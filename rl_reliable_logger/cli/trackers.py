@@ -14,7 +14,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ..trackers import registry
-from .common import check_output, run_and_report
+from .common import check_output, load_clients, run_and_report, say_warning
 from .flags import CliError, cli_message
 from .options import (
     add_analysis_options,
@@ -94,13 +94,13 @@ def read_source_table(source: Source, request: SourceRequest) -> ScoreTable:
 def read_table(plugin: TrackerPlugin, args: argparse.Namespace, options: Any) -> ScoreTable:
     """The runs the source flags of :func:`add_source` select, as a ScoreTable (the tracker's warnings printed);
     tracker problems are raised as RLReliableError for the caller to word."""
-    from ..redaction import redact
 
     plugin.check_source(args)
+    load_clients(plugin)
     source = plugin.open_source(args, retry_policy(args))
     table = read_source_table(source, source_request(args, options, plugin))
     for warning in plugin.source_warnings(source):
-        print(f"warning: skipped {redact(warning)}", file=sys.stderr)  # --redact-run-names too
+        say_warning(f"skipped {warning}")  # redacted, --redact-run-names too
     return table
 
 
@@ -115,6 +115,7 @@ def handle(plugin: TrackerPlugin, args: argparse.Namespace) -> int:
         plugin.check_command(args, options)
         check_output(args, inputs=plugin.inputs(args))
         retry = retry_policy(args)
+        load_clients(plugin)
         source = plugin.open_source(args, retry)
         plugin.prepare(args, source, lambda line: print(redact(line), file=sys.stderr, flush=True))
         table = read_source_table(source, source_request(args, options, plugin))
@@ -125,7 +126,7 @@ def handle(plugin: TrackerPlugin, args: argparse.Namespace) -> int:
     if unread and options.strict:  # a damaged log is a dropped run: --strict refuses to go on without it
         raise CliError(f"--strict: {redact(unread[0])}; repair or remove it, or drop --strict")
     for warning in unread:
-        print(f"warning: skipped {redact(warning)}", file=sys.stderr)  # --redact-run-names too
+        say_warning(f"skipped {warning}")  # redacted, --redact-run-names too
 
     report = run_and_report(table, args, source=table.source, options=selected_options(options, table))
     if sink is None:

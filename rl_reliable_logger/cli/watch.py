@@ -197,7 +197,7 @@ def _add_watch(p: argparse.ArgumentParser) -> None:
 def _cmd_watch(args: argparse.Namespace) -> int:
     from ..errors import RLReliableError
     from ..render.watch_state import watch
-    from .common import read_scores
+    from .common import hold_lock, read_scores, say_warning
 
     plugin = None if args.watch_source == FILE else registry.get(args.watch_source)
     if plugin is None:
@@ -207,13 +207,14 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     design = given_options(args, WatchDesign)
     try:
         launch = launch_names(args, plugin)
+        hold_lock(args.state, args)  # from here to the end: a second look at this folder waits, then refuses
         result = watch(
             table, args.state, **design, launch_parameters=launch, program=args.program, **given_options(args)
         )
     except RLReliableError as err:
         raise CliError(as_flags(str(err), analysis=True, table=WATCH_FLAGS)) from None
     for w in table.warnings:
-        print(f"warning: {as_flags(w)}", file=sys.stderr)
+        say_warning(w)
     print(format_look(result, args.state))
     if sink is not None and plugin is not None:
         _publish(sink, plugin, table, result, args)
@@ -229,12 +230,14 @@ def _tracker_runs(plugin: TrackerPlugin, args: argparse.Namespace) -> tuple[Scor
     target is said before anything is recorded)."""
     from ..errors import RLReliableError
     from ..redaction import redact
+    from .common import load_clients, say_warning
     from .options import retry_policy
 
     try:
         plugin.check_source(args)
         plugin.check_command(args, _SOURCE)
         retry = retry_policy(args)
+        load_clients(plugin)
         source = plugin.open_source(args, retry)
         plugin.prepare(args, source, lambda line: print(redact(line), file=sys.stderr, flush=True))
         table = tracker_commands.read_source_table(source, tracker_commands.source_request(args, _SOURCE, plugin))
@@ -242,7 +245,7 @@ def _tracker_runs(plugin: TrackerPlugin, args: argparse.Namespace) -> tuple[Scor
     except RLReliableError as err:
         raise CliError(cli_message(err)) from None
     for warning in plugin.source_warnings(source):
-        print(f"warning: skipped {redact(warning)}", file=sys.stderr)
+        say_warning(f"skipped {warning}")
     return table, sink
 
 

@@ -6,7 +6,7 @@ Formula injection (OWASP, "CSV Injection"): a spreadsheet executes a cell that s
 text". Numbers are never touched (``-0.5`` stays a number); only strings are.
 
 Reading undoes it: a text cell that starts with ``'`` followed by one of ``= + - @ TAB CR '`` loses that
-first ``'``. So ``ScoreTable.to_csv``/``from_csv`` and ``Report.save_tables``/``Report.load`` round-trip every
+first ``'``. So ``save_scores``/``ScoreTable.from_csv`` and ``save_report``/``Report.load`` round-trip every
 name byte for byte. (A hand-written CSV whose name really starts with ``'=`` reads as ``=...``: write
 ``''=...`` for that.)
 
@@ -90,11 +90,6 @@ def neutralise_frame(frame: pd.DataFrame) -> pd.DataFrame:
 def restore_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with every text cell restored (in place for the columns that need it)."""
     return _rewrite(frame, lambda v: isinstance(v, str) and v[:1] == "'", restore)
-
-
-def write_csv(frame: pd.DataFrame, path: str | os.PathLike) -> None:
-    """``frame.to_csv(path, index=False)`` with formula-like text cells neutralised."""
-    neutralise_frame(frame).to_csv(path, index=False)
 
 
 #: pandas 2's default float parser can be one unit in the last place off (0.019801980198019802 reads back as

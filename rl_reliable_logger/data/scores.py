@@ -690,7 +690,7 @@ class ScoreTable:
         """Read a long CSV (``algorithm,task,seed,score`` by default); ``.tsv`` (and ``.tsv.gz``) is tab-separated.
 
         Name columns (algorithm, task, seed, run id) are read as text, exactly as written; cells neutralised
-        by :meth:`to_csv` (see :mod:`.csvcells`) are restored.
+        by ``save_scores`` (see :mod:`.csvcells`) are restored.
         """
         sep = "\t" if _file_kind(path, default="csv") == "tsv" else ","
         names = [kwargs.get("algorithm", "algorithm"), kwargs.get("task", "task")]
@@ -699,10 +699,6 @@ class ScoreTable:
             check_read_memory(path, "tsv" if sep == "\t" else "csv")
             frame = csvcells.read_csv(path, text_columns=[n for n in names if n is not None], sep=sep)
         return cls(frame, **kwargs)
-
-    def to_csv(self, path: str | os.PathLike) -> None:
-        """Write the long table as CSV, formula-like text cells neutralised (:mod:`.csvcells`)."""
-        csvcells.write_csv(self.frame, path)
 
     @classmethod
     def from_parquet(cls, path: str | os.PathLike, **kwargs: Any) -> ScoreTable:
@@ -716,9 +712,6 @@ class ScoreTable:
             check_read_memory(path, "parquet")
             frame = pd.read_parquet(path)
         return cls(frame, **kwargs)
-
-    def to_parquet(self, path: str | os.PathLike) -> None:
-        self.frame.to_parquet(path, index=False)
 
     @classmethod
     def from_json(cls, path: str | os.PathLike, **kwargs: Any) -> ScoreTable:
@@ -757,9 +750,6 @@ class ScoreTable:
             f"{path}: unrecognised JSON layout; expected a list of records with algorithm/task/seed/score, "
             '{"columns": [...], "data": [[...]]}, or {algorithm: {task: [score per run]}}.'
         )
-
-    def to_json(self, path: str | os.PathLike) -> None:
-        self.frame.to_json(path, orient="records", indent=1)
 
     @classmethod
     def from_nested(cls, nested: Mapping[str, Mapping[str, Any]], **kwargs: Any) -> ScoreTable:

@@ -14,8 +14,6 @@ not met (``[ ]``) or unknown from the results alone (``[?]``), with the reason.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..analysis.protocol import AGARWAL, REFERENCES
@@ -352,12 +350,3 @@ def methods_markdown(report: Report) -> str:
     lines += ["", "## References", ""]
     lines += [f"- {escape_markdown_prose(ref)}" for ref in references(report)]
     return "\n".join(lines) + "\n"
-
-
-def write_methods(report: Report, out_dir: str | os.PathLike) -> Path:
-    """Write ``methods.md`` into ``out_dir``; return its path."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "methods.md"
-    path.write_text(methods_markdown(report), encoding="utf-8")
-    return path

@@ -10,11 +10,11 @@ import hashlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from .bundle import write_bundle
+from .bundle import encode, write_bundle
 from .figures import algorithm_colors, metric_title
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -44,25 +44,24 @@ def save_plan(
         >>> save_plan(plan(table, target_width=0.05), "plan/")   # doctest: +SKIP
     """
     prov = result.provenance
-    tables = {"plan.csv": result.table.to_csv(index=False).encode()}
+    files: dict[str, Any] = {"plan.csv": result.table}
     if prov.get("target_width") is not None or prov.get("compare") is not None:
-        tables["launch.csv"] = result.launch.to_csv(index=False).encode()
-    digest = hashlib.sha256(b"\0".join(name.encode() + b"\0" + data for name, data in tables.items())).hexdigest()
+        files["launch.csv"] = result.launch
+    digest = hashlib.sha256(
+        b"\0".join(name.encode() + b"\0" + encode(name, t) for name, t in files.items())
+    ).hexdigest()
+    if figures:
+        from .export import export
 
-    def fill(tmp: Path) -> None:
-        for name, data in tables.items():
-            (tmp / name).write_bytes(data)
-        if figures:
-            fig = plot_plan(
-                result.table,
-                target_width=prov.get("target_width"),
-                power=prov.get("power"),
-                ci=prov["ci"],
-                compare=prov.get("compare"),
-            )
-            fig.savefig(tmp / "plan.png", dpi=150)
-
-    out = write_bundle(out_dir, fill, digest=digest, inputs=inputs, force=force, kind="plan")
+        fig = plot_plan(
+            result.table,
+            target_width=prov.get("target_width"),
+            power=prov.get("power"),
+            ci=prov["ci"],
+            compare=prov.get("compare"),
+        )
+        files["plan.png"] = export(fig, ("png",))["png"]
+    out = write_bundle(out_dir, files, digest=digest, inputs=inputs, force=force, kind="plan")
     return [out / name for name in PLAN_FILES if (out / name).exists()]
 
 

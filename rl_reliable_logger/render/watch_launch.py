@@ -10,13 +10,14 @@ seed 7, and a text label uses no number), and the runs are written
   need other seeds go to ``sweep-2.yaml``, ``sweep-3.yaml``, ...: each file is one rectangular grid);
 * ``mlflow-params.txt``: one line per new run, the ``-P key=value`` arguments of ``mlflow run``, shell-quoted.
 
-Names are the user's text: YAML goes through ``yaml.safe_dump`` and every ``-P`` argument through
-``shlex.quote``; a parameter name is checked once here (it becomes a YAML key and a command-line word).
+Names are the user's text and every file is encoded by the one writer (:mod:`.bundle`): ``runs.csv`` escapes
+formula-like names as every CSV we write does (a leading ``'``, :mod:`..data.csvcells`), YAML goes through PyYAML's
+safe dumper with every name quoted (``1e3`` and ``007`` stay text), and every ``-P`` argument is shell-quoted. A
+parameter name is checked once here (it becomes a YAML key and a command-line word).
 """
 
 from __future__ import annotations
 
-import io
 import re
 import shlex
 from collections.abc import Iterable, Mapping
@@ -26,12 +27,15 @@ import pandas as pd
 
 from ..data.names import seed_number
 from ..errors import InputError
+from .bundle import Text, shell_line, yaml_bytes
 
 #: The launch parameters, in file order: the watch's field -> the parameter name the examples' scripts take.
 DEFAULT_PARAMETERS = {"algorithm": "algorithm", "task": "task", "seed": "seed"}
 #: ``command`` of the sweep file: W&B passes the grid's values as ``--name=value`` arguments of ``program``.
 SWEEP_COMMAND = ["${env}", "${interpreter}", "${program}", "${args}"]
 RUNS, PARAMS = "runs.csv", "mlflow-params.txt"
+#: Peak bytes per new run while the launch files are made (measured: about 450 for 100,000 runs of one cell).
+BYTES_PER_RUN = 512
 _PARAMETER = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}")
 
 
@@ -50,6 +54,23 @@ def parameters(names: Mapping[str, str] | None = None) -> dict[str, str]:
     if len(set(chosen.values())) < len(chosen):
         raise InputError(f"the launch parameters {chosen} give two fields the same name; name each differently")
     return chosen
+
+
+def check_size(max_runs: int, cells: int) -> None:
+    """Refuse, before any look, a design whose launch files could not be made: up to ``max_runs`` runs in each of
+    ``cells`` cells are listed one per row (:data:`BYTES_PER_RUN`), checked against the memory this process can use
+    (:func:`~rl_reliable_logger.memory.available_memory`)."""
+    from ..data.counts import plural
+    from ..memory import available_memory, format_bytes
+
+    need = float(max_runs) * cells * BYTES_PER_RUN
+    avail = available_memory()
+    if avail is not None and need > avail:
+        raise InputError(
+            f"`max_runs={max_runs}` would list up to {plural(max_runs * cells, 'run')} in the launch files "
+            f"({plural(cells, 'cell')}), about {format_bytes(need)} of memory, but about {format_bytes(avail)} is "
+            "available; `max_runs=` is the most runs one (algorithm, task) cell may get"
+        )
 
 
 def new_runs(scores: pd.DataFrame, launch: pd.DataFrame) -> pd.DataFrame:
@@ -88,46 +109,45 @@ def grids(runs: pd.DataFrame) -> list[dict[str, list[Any]]]:
 
 def sweep_yaml(grid: Mapping[str, list[Any]], names: Mapping[str, str], *, program: str = "train.py") -> str:
     """A ``wandb sweep`` file: a finite grid over ``grid``'s values under the parameter ``names``."""
-    import yaml
-
     config = {
         "program": program,
         "method": "grid",
-        "parameters": {names[field]: {"values": list(values)} for field, values in grid.items()},
+        "parameters": {
+            names[field]: {"values": [v if isinstance(v, int) else Text(v) for v in values]}
+            for field, values in grid.items()
+        },
         "command": SWEEP_COMMAND,
     }
     size = 1
     for values in grid.values():
         size *= len(values)
     head = f"# rl-reliable watch: the next {size} runs (a finite grid: the sweep ends by itself).\n"
-    return head + yaml.safe_dump(config, sort_keys=False, default_flow_style=False)
+    return yaml_bytes(config, head=head).decode()
 
 
 def mlflow_lines(runs: pd.DataFrame, names: Mapping[str, str]) -> str:
     """One line per new run: ``-P name=value`` for each field, each argument shell-quoted."""
     lines = []
     for row in runs.itertuples(index=False):
-        words = ["-P " + shlex.quote(f"{names[f]}={getattr(row, f)}") for f in DEFAULT_PARAMETERS]
-        lines.append(" ".join(words))
+        words = [w for f in DEFAULT_PARAMETERS for w in ("-P", f"{names[f]}={getattr(row, f)}")]
+        lines.append(shell_line(words))
     return "".join(f"{line}\n" for line in lines)
 
 
 def launch_files(
     scores: pd.DataFrame, launch: pd.DataFrame, names: Mapping[str, str] | None = None, *, program: str = "train.py"
-) -> dict[str, bytes]:
-    """The files of a look's launch list: ``runs.csv``, ``mlflow-params.txt`` and the sweep grid(s) (the
-    grids need PyYAML, which W&B and MLflow install; without it no ``sweep*.yaml`` is written)."""
+) -> dict[str, Any]:
+    """The files of a look's launch list: ``runs.csv`` (a table, escaped by the writer), ``mlflow-params.txt`` and
+    the sweep grid(s) (the grids need PyYAML, which W&B and MLflow install; without it no ``sweep*.yaml``)."""
     chosen = parameters(names)
     runs = new_runs(scores, launch)
-    text = io.StringIO()
-    runs.rename(columns=chosen).to_csv(text, index=False)
-    files = {RUNS: text.getvalue().encode(), PARAMS: mlflow_lines(runs, chosen).encode()}
+    files: dict[str, Any] = {RUNS: runs.rename(columns=chosen), PARAMS: mlflow_lines(runs, chosen)}
     try:
         import yaml  # noqa: F401
     except ImportError:  # pragma: no cover - W&B and MLflow both depend on PyYAML
         return files
     for i, grid in enumerate(grids(runs), 1):
-        files[sweep_name(i)] = sweep_yaml(grid, chosen, program=program).encode()
+        files[sweep_name(i)] = sweep_yaml(grid, chosen, program=program)
     return files
 
 

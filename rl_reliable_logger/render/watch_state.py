@@ -20,16 +20,22 @@ from ..analysis import watch as wt
 from ..analysis.watch_options import FUTILITY, WatchDesign
 from ..data.scores import ScoreTable
 from ..errors import InputError
-from .bundle import MANIFEST, BundleError, read_bundle, write_bundle
-from .watch_launch import launch_files
+from .bundle import MANIFEST, BundleError, folder_lock, read_bundle, recover_swap, write_bundle
+from .watch_launch import check_size, launch_files
 from .watch_launch import parameters as launch_parameters_of
 
 DESIGN, LOOKS = "design.json", "looks.json"
 
 
 def read_state(folder: str | os.PathLike) -> tuple[wt.Design, list[dict[str, Any]]] | None:
-    """The design and looks recorded in ``folder`` (None for a missing or empty folder)."""
+    """The design and looks recorded in ``folder`` (None for a missing or empty folder).
+
+    A swap that a killed writer left half done is completed first (the folder would look missing: its history is
+    aside, never lost). Every look is checked before it is used: a hand-edited ``looks.json`` whose manifest was
+    rewritten to match is refused in one sentence naming the file and the look.
+    """
     root = Path(folder)
+    recover_swap(root)
     if not root.is_symlink() and (not root.exists() or (root.is_dir() and not any(root.iterdir()))):
         return None
     if root.is_dir() and not (root / MANIFEST).exists():
@@ -38,35 +44,83 @@ def read_state(folder: str | os.PathLike) -> tuple[wt.Design, list[dict[str, Any
     if bundle.kind != "watch" or {DESIGN, LOOKS} - set(bundle.contents):
         raise BundleError(f"{root}: is not a watch state folder (it holds a {bundle.kind}); pick another `state=`")
     try:
-        design = wt.Design.from_json(json.loads(bundle.contents[DESIGN]))
+        data = json.loads(bundle.contents[DESIGN])
         looks = json.loads(bundle.contents[LOOKS])
-    except ValueError as err:
-        raise BundleError(f"{root}: the watch state is unreadable ({str(err)[:200]})") from None
-    return design, list(looks)
+    except (ValueError, RecursionError) as err:
+        raise BundleError(f"{root}: the watch state is unreadable ({str(err)[:200] or 'nested too deeply'})") from None
+    if not isinstance(data, dict):
+        raise BundleError(f"{root / DESIGN}: the watch design is not a JSON object; start a new state folder")
+    try:
+        design = wt.Design.from_json(data)
+    except InputError as err:
+        raise BundleError(f"{root / DESIGN}: {err}") from None
+    return design, _checked_looks(looks, design, root / LOOKS)
+
+
+#: What every recorded look holds, and the type of each field.
+_LOOK_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "look": int, "hash": str, "counts": dict, "runs": dict, "pairs": list, "launch": list,
+}  # fmt: skip
+_PAIR_FIELDS = ("algorithm_x", "algorithm_y", "decision", "low", "high", "look", "times", "final")
+
+
+def _checked_looks(looks: Any, design: wt.Design, path: Path) -> list[dict[str, Any]]:
+    """The recorded looks, each checked for the fields a look reads (one sentence naming the file and look)."""
+    if not isinstance(looks, list):
+        raise BundleError(
+            f"{path}: the looks are not a JSON list; the watch state was edited, start a new state folder"
+        )
+    for i, look in enumerate(looks, 1):
+        problem = _look_problem(look, i)
+        if problem is None:
+            try:
+                wt.result_from(look, design)
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
+                problem = f"look {i} cannot be read back ({type(err).__name__}: {str(err)[:80]})"
+        if problem is not None:
+            raise BundleError(f"{path}: {problem}; the watch state was edited, start a new state folder")
+    return list(looks)
+
+
+def _look_problem(look: Any, i: int) -> str | None:
+    if not isinstance(look, dict):
+        return f"look {i} is not a JSON object"
+    for key, kind in _LOOK_FIELDS.items():
+        if key not in look:
+            return f"look {i} has no {key!r}"
+        if not isinstance(look[key], kind) or isinstance(look[key], bool):
+            return f"look {i}'s {key!r} is a {type(look[key]).__name__}"
+    if look["look"] != i:
+        return f"look {i} says it is look {look['look']}"
+    for pair in look["pairs"]:
+        missing = [k for k in _PAIR_FIELDS if not isinstance(pair, dict) or k not in pair]
+        if missing:
+            return f"a pair of look {i} has no {missing[0]!r}"
+    return None
 
 
 def write_state(
     folder: str | os.PathLike,
     design: wt.Design,
     looks: Sequence[dict[str, Any]],
-    files: Mapping[str, bytes] | None = None,
+    files: Mapping[str, Any] | None = None,
+    *,
+    wait: float | None = None,
 ) -> None:
     """Write the design and looks (the last look's decisions and launch list as CSV, and ``files``: what each
-    launcher runs next, :mod:`.watch_launch`) atomically."""
+    launcher runs next, :mod:`.watch_launch`) through the one writer: escaped, swapped in whole, under the lock."""
     design_bytes = (json.dumps(design.to_json(), indent=1, sort_keys=True) + "\n").encode()
     looks_bytes = (json.dumps(list(looks), indent=1, sort_keys=True) + "\n").encode()
     last = wt.result_from(looks[-1], design)
-
-    def fill(tmp: Path) -> None:
-        (tmp / DESIGN).write_bytes(design_bytes)
-        (tmp / LOOKS).write_bytes(looks_bytes)
-        last.decisions.to_csv(tmp / "decisions.csv", index=False)
-        last.launch.to_csv(tmp / "launch.csv", index=False)
-        for name, data in (files or {}).items():
-            (tmp / name).write_bytes(data)
-
+    contents = {
+        DESIGN: design_bytes,
+        LOOKS: looks_bytes,
+        "decisions.csv": last.decisions,
+        "launch.csv": last.launch,
+        **(files or {}),
+    }
     digest = hashlib.sha256(design_bytes + b"\0" + looks_bytes).hexdigest()
-    write_bundle(folder, fill, digest=digest, kind="watch")
+    write_bundle(folder, contents, digest=digest, kind="watch", wait=wait)
 
 
 def watch(
@@ -81,6 +135,7 @@ def watch(
     spending: str = "obf",
     launch_parameters: Mapping[str, str] | None = None,
     program: str = "train.py",
+    wait: float | None = None,
     **options: Any,
 ) -> wt.WatchResult:
     """Take the next look of a group-sequential watch of ``table``, recorded in the folder ``state``.
@@ -94,14 +149,15 @@ def watch(
     (see ``docs/watch.md``). Beside ``launch.csv`` the folder gets what a launcher runs next
     (:func:`.watch_launch.launch_files`: ``runs.csv``, ``sweep.yaml`` for ``wandb sweep`` with ``program``,
     ``mlflow-params.txt`` for ``mlflow run -P``), under the parameter names ``launch_parameters`` gives for
-    ``algorithm``, ``task`` and ``seed`` (default: those words).
+    ``algorithm``, ``task`` and ``seed`` (default: those words). The folder is locked from reading the state to
+    writing it back: a second watch of the same folder waits up to ``wait`` seconds (then takes its own look, or
+    replays this one for the same scores), else refuses in one sentence; no look is lost.
 
     Example:
         >>> result = watch(table, state="watch-state", looks=3, max_runs=10, reps=2000)   # doctest: +SKIP
         >>> result.stop, result.launch.head()                                               # doctest: +SKIP
     """
     folder = Path(state)
-    stored = read_state(folder)
     futility = options.pop("futility", FUTILITY)
     design_options = WatchDesign(
         looks=looks,
@@ -113,16 +169,19 @@ def watch(
         futility=futility,
     )
     asked = wt.make_design(table, design_options, **options)
-    design, history = stored if stored is not None else (asked, [])
-    change = design.changed(asked)
-    if change is not None:
-        raise InputError(
-            f"the watch design in {folder} cannot change: {change}; start a new state folder for a new design"
-        )
     chosen = launch_parameters_of(launch_parameters)  # a bad name is refused before a look is spent
-    result = wt.take_look(table, design, history, **options)
-    if not result.replayed:
-        frame = table.frame[["algorithm", "task", "seed"]]
-        files = launch_files(frame, result.launch, chosen, program=program)
-        write_state(folder, design, [*history, result.record], files)
+    check_size(asked.max_runs, len({a for pair in asked.pairs for a in pair}) * len(asked.tasks))
+    with folder_lock(folder, wait=wait):  # from reading the state to writing it back: two looks never interleave
+        stored = read_state(folder)
+        design, history = stored if stored is not None else (asked, [])
+        change = design.changed(asked)
+        if change is not None:
+            raise InputError(
+                f"the watch design in {folder} cannot change: {change}; start a new state folder for a new design"
+            )
+        result = wt.take_look(table, design, history, **options)
+        if not result.replayed:
+            frame = table.frame[["algorithm", "task", "seed"]]
+            files = launch_files(frame, result.launch, chosen, program=program)
+            write_state(folder, design, [*history, result.record], files, wait=wait)
     return result

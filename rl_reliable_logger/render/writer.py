@@ -17,6 +17,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import tempfile
@@ -37,19 +38,24 @@ from .bundle import (
     MANIFEST,
     BundleError,
     check_output_folder,
+    csv_bytes,
+    encode,
+    folder_lock,
     hash_matches,
     read_bundle,
     recover_swap,
     report_hash,
     write_bundle,
+    write_file,
 )
 from .export import FIGURE_FORMATS, check_formats
-from .methods import write_methods
+from .methods import methods_markdown
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure as MplFigure
 
     from ..analysis.report import Report
+    from ..data.scores import ScoreTable
 
 __all__ = [
     "FIGURE_FORMATS",
@@ -61,8 +67,12 @@ __all__ = [
     "rerender",
     "render_figures",
     "render_files",
+    "report_files",
     "save_report",
+    "save_scores",
+    "save_tables",
     "write_all",
+    "write_methods",
 ]
 
 _PLAIN_NAME = re.compile(r"^[a-z0-9_]{1,40}$")
@@ -333,12 +343,75 @@ def save_report(
         figure_formats = check_formats(figure_formats)  # refuse a bad keyword before any work
 
     def fill(tmp: Path) -> None:
-        report.save_tables(tmp)
+        _put(tmp, report_files(report))
         write_methods(report, tmp)  # the methods paragraph belongs to every bundle, tables-only ones too
         if figures:
             write_all(report, tmp, figure_formats=figure_formats)
 
     return write_bundle(out_dir, fill, digest=report_hash(report), inputs=inputs, force=force)
+
+
+def report_files(report: Report) -> dict[str, Any]:
+    """The tables of a report (``<name>.csv``, escaped by the writer: :func:`~.bundle.csv_bytes`) and
+    ``provenance.json`` (with the report's warnings)."""
+    files: dict[str, Any] = {f"{name}.csv": frame for name, frame in report.tables(written=True)}
+    payload = dict(report.provenance)
+    payload["warnings"] = list(report.warnings)
+    files["provenance.json"] = json.dumps(payload, indent=2, default=str) + "\n"
+    return files
+
+
+def save_tables(report: Report, out_dir: str | os.PathLike) -> Path:
+    """Write every table as CSV plus ``provenance.json`` into ``out_dir`` (no manifest: :func:`save_report` writes
+    a verified bundle); return the folder. :meth:`Report.load` reads it back.
+
+    Text cells a spreadsheet would execute get a leading ``'`` (:mod:`..data.csvcells`); ``Report.load`` undoes it.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    _put(out, report_files(report))
+    return out
+
+
+def write_methods(report: Report, out_dir: str | os.PathLike) -> Path:
+    """Write ``methods.md`` into ``out_dir``; return its path."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    return _put(out, {"methods.md": methods_markdown(report)})[0]
+
+
+def save_scores(table: ScoreTable, path: str | os.PathLike, *, wait: float | None = None) -> Path:
+    """Write a ScoreTable's long table as one file, replaced atomically: ``.csv`` (formula-like names escaped, which
+    ``ScoreTable.from_csv`` undoes), ``.json`` (a list of records) or ``.parquet`` (needs pyarrow).
+
+    Example:
+        >>> save_scores(table, "scores.csv")   # doctest: +SKIP
+    """
+    suffix = Path(path).suffix.lower()
+    if suffix == ".json":
+        data = str(table.frame.to_json(orient="records", indent=1)).encode()
+    elif suffix == ".parquet":
+        import io
+
+        buffer = io.BytesIO()
+        table.frame.to_parquet(buffer, index=False)
+        data = buffer.getvalue()
+    elif suffix == ".csv":
+        data = csv_bytes(table.frame)
+    else:
+        raise InputError(f"{path}: scores are written as .csv, .json or .parquet, not {suffix or 'a file without one'}")
+    return write_file(path, data, kind="scores", wait=wait)
+
+
+def _put(folder: Path, files: dict[str, Any]) -> list[Path]:
+    """Write ``files`` (name -> content, encoded by the one writer: :func:`~.bundle.encode`) into a folder being
+    filled (a bundle's temporary folder, or a plain folder of :func:`save_tables`)."""
+    written = []
+    for name, content in files.items():
+        path = folder / name
+        path.write_bytes(encode(name, content))
+        written.append(path)
+    return written
 
 
 def load_report(folder: str | os.PathLike) -> Report:
@@ -372,8 +445,15 @@ def rerender(folder: str | os.PathLike) -> tuple[Path, list[str]]:
 
     Returns the folder and the names of the files it now holds. The tables and provenance are the
     verified bytes of the old bundle, so the report's content hash does not change. A swap that a
-    killed writer left half done is completed or undone first (:func:`recover_swap`).
+    killed writer left half done is completed or undone first (:func:`recover_swap`). The folder is locked from
+    reading it to writing it back, so a bundle another process writes meanwhile is never overwritten with this
+    one's old tables.
     """
+    with folder_lock(folder):
+        return _rerender(folder)
+
+
+def _rerender(folder: str | os.PathLike) -> tuple[Path, list[str]]:
     recover_swap(folder)
     bundle = read_bundle(folder)
     report = load_report(folder)

@@ -7,6 +7,7 @@ import scipy.stats
 
 from rl_reliable_logger import ScoreTable, evaluate
 from rl_reliable_logger.analysis.report import Report
+from rl_reliable_logger.render.writer import save_tables
 from tests.support.paths import REPO
 
 FAST = dict(reps=600, profile_reps=300, improvement_reps=300)
@@ -134,7 +135,7 @@ def test_other_interval_methods_run_and_bracket_the_point(atari_subset, method):
 
 
 def test_report_tables_round_trip_through_a_folder(report, tmp_path):
-    report.save_tables(tmp_path)
+    save_tables(report, tmp_path)
     back = Report.load(tmp_path)
     pd.testing.assert_frame_equal(back.aggregates, report.aggregates, check_dtype=False)
     assert back.provenance["seed"] == 0 and back.warnings == report.warnings

@@ -15,7 +15,7 @@ from rl_reliable_logger.analysis.protocol import check_protocol, format_finding
 from rl_reliable_logger.analysis.report import Report
 from rl_reliable_logger.errors import InputError
 from rl_reliable_logger.render.bundle import read_bundle
-from rl_reliable_logger.render.writer import load_report, save_report
+from rl_reliable_logger.render.writer import load_report, save_report, save_tables
 from tests.support.paths import REPO
 
 FAST = dict(reps=300, profile_reps=100, improvement_reps=100, seed=0)
@@ -185,7 +185,7 @@ def test_points_lie_in_their_intervals_and_fractions_in_unit_interval():
 
 def test_provenance_json_carries_the_findings(tmp_path):
     report = evaluate(ScoreTable(_frame({"A": 5, "B": 3})), **FAST)
-    report.save_tables(tmp_path)
+    save_tables(report, tmp_path)
     prov = json.loads((tmp_path / "provenance.json").read_text())
     assert [f["check"] for f in prov["protocol"]] == ["runs.unequal"]
     assert prov["warnings"][0].startswith("protocol warning: runs.unequal")

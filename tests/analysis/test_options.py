@@ -11,6 +11,7 @@ from rl_reliable_logger import AnalysisOptions, OptionError, ScoreTable, evaluat
 from rl_reliable_logger.analysis.aggregates import aggregate
 from rl_reliable_logger.analysis.options import JORDAN_METHODS, ci_label
 from rl_reliable_logger.analysis.report import OPTIONAL_TABLES, REPORT_TABLES, TABLES, Report
+from rl_reliable_logger.render.writer import save_tables
 from rl_reliable_logger.stats import intervals
 
 FAST = dict(reps=300, profile_reps=100, improvement_reps=100, curve_reps=100, jordan_reps=100, tuning_reps=100)
@@ -234,7 +235,7 @@ def test_save_load_round_trips_every_table(tmp_path):
     report.extra["watch_launch"] = pd.DataFrame({"algorithm": ["True"], "task": ["007"], "add_runs": [3]})
     present = dict(report.tables(written=True))
     assert set(present) == set(TABLES) | set(OPTIONAL_TABLES)  # every table is exercised
-    report.save_tables(tmp_path)
+    save_tables(report, tmp_path)
     loaded = Report.load(tmp_path)
     assert [n for n, _ in loaded.tables(written=True)] == list(present)
     for name, original in present.items():
@@ -250,7 +251,7 @@ def test_save_load_round_trips_every_table(tmp_path):
 
 def test_empty_curves_are_not_written_and_load_empty(tmp_path, table):
     report = evaluate(table, **FAST)
-    report.save_tables(tmp_path)
+    save_tables(report, tmp_path)
     assert not (tmp_path / "curves.csv").exists()
     assert Report.load(tmp_path).curves.empty
     assert math.isclose(Report.load(tmp_path).aggregates["point"].sum(), report.aggregates["point"].sum())

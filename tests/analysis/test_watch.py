@@ -99,7 +99,7 @@ def test_refusals_are_one_sentence(tmp_path: Path) -> None:
         (scores({"A": 5, "C": 5}, seed=9), DESIGN, "no longer holds every run score of look 1"),
         (scores({"A": 5, "C": 5}), {**DESIGN, "alpha": 0.1}, "`alpha=` was 0.05"),
         (scores({"A": 5, "C": 5}), {**DESIGN, "reps": 400}, "`reps=` was 300"),
-        (scores({"A": 5, "C": 5}, tasks=3), DESIGN, "`tasks=` was"),
+        (scores({"A": 5, "C": 5}, tasks=3), DESIGN, "the tasks of the scores were"),
         (scores({"A": 10, "C": 10}), DESIGN, "more than the design's `max_runs=9`"),
         (scores({"A": 5, "C": 5}), {**DESIGN, "method": "bca"}, "`method=` does not apply"),
         (scores({"A": 5, "C": 5}), {**DESIGN, "seed": None}, "reproducible `seed=`"),

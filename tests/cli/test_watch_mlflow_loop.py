@@ -168,9 +168,9 @@ def test_launch_files_quote_untrusted_names(tmp_path: Path) -> None:
     scores = pd.DataFrame({"algorithm": names, "task": ["t"] * 3, "seed": [0, 0, 0]})
     launch = pd.DataFrame({"algorithm": names, "task": ["t"] * 3, "add_runs": [2, 2, 2]})
     files = launch_files(scores, launch, {"algorithm": "algo"}, program="train.py")
-    sets = read_mlflow_lines(files["mlflow-params.txt"].decode().splitlines())
+    sets = read_mlflow_lines(files["mlflow-params.txt"].splitlines())
     assert sorted({s["algo"] for s in sets}) == sorted(names) and {s["seed"] for s in sets} == {"1", "2"}
-    for line in files["mlflow-params.txt"].decode().splitlines():  # what a shell loop passes to `mlflow run`
+    for line in files["mlflow-params.txt"].splitlines():  # what a shell loop passes to `mlflow run`
         echoed = subprocess.run(["bash", "-c", f"printf '%s\\n' {line}"], cwd=tmp_path, capture_output=True, text=True)
         assert echoed.stdout.splitlines() == shlex.split(line) and shlex.split(line)[0] == "-P"
     sweep = yaml.safe_load(files["sweep.yaml"])

@@ -8,6 +8,7 @@ import pytest
 
 from rl_reliable_logger.data.scores import ScoreTable
 from rl_reliable_logger.errors import ScoreTableError
+from rl_reliable_logger.render.writer import save_scores
 
 
 def frame(**overrides):
@@ -142,9 +143,9 @@ def test_empty_input_and_unknown_columns():
 
 def test_conversions_round_trip(tmp_path):
     table = ScoreTable(frame().assign(extra="k"))
-    table.to_csv(tmp_path / "s.csv")
-    table.to_json(tmp_path / "s.json")
-    table.to_parquet(tmp_path / "s.parquet")
+    save_scores(table, tmp_path / "s.csv")
+    save_scores(table, tmp_path / "s.json")
+    save_scores(table, tmp_path / "s.parquet")
     for name in ("s.csv", "s.json", "s.parquet"):
         back = ScoreTable.from_file(tmp_path / name, run_id="run_id")
         assert back.cells().keys() == table.cells().keys()

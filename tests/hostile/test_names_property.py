@@ -64,9 +64,9 @@ def _csv_text(frame: pd.DataFrame, sep: str) -> str:
 
 
 def _write_csv(frame: pd.DataFrame, path) -> None:
-    from rl_reliable_logger.data.csvcells import write_csv
+    from rl_reliable_logger.render.bundle import csv_bytes
 
-    write_csv(frame, path)
+    path.write_bytes(csv_bytes(frame))  # the one writer's CSV encoding
 
 
 def check_round_trip(algorithms: list[str], tasks: list[str], path) -> None:

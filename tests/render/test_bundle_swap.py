@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rl_reliable_logger.render.bundle import check_output_folder, read_bundle, recover_swap, write_bundle
+from rl_reliable_logger.render.bundle import BundleError, check_output_folder, read_bundle, recover_swap, write_bundle
 from rl_reliable_logger.render.writer import save_report
 from tests.support.cli import run_cli
 from tests.support.reports import small_report
@@ -99,6 +99,34 @@ def test_leftovers_of_a_running_writer_are_never_touched(tmp_path):
     out = tmp_path / "results"
     _old_bundle(out)
     mine = tmp_path / f".results.rl-reliable-new-{os.getpid()}-abc"
-    mine.mkdir()
-    assert recover_swap(out) is None
-    assert mine.is_dir()
+    holder = subprocess.Popen(  # a live writer of the folder: it holds the lock while its new folder exists
+        [sys.executable, "-c", HOLDER, str(out), str(mine)],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(Path.cwd()), *sys.path])},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        with pytest.raises(BundleError, match=r"another rl-reliable process \(pid \d+\) is writing it; waited 0.2 s"):
+            recover_swap(out, wait=0.2)
+        assert mine.is_dir() and read_bundle(out).report_hash == "old"
+    finally:
+        holder.kill()
+        holder.wait()
+    assert recover_swap(out) is None  # its writer is gone: the bundle was never missing, the leftover is removed
+    assert not mine.exists()
+
+
+#: A child that takes the folder's lock, makes a new-bundle folder as a writer would, says so and waits.
+HOLDER = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from rl_reliable_logger.render import bundle
+
+    with bundle.folder_lock(sys.argv[1]):
+        Path(sys.argv[2]).mkdir()
+        print("locked", flush=True)
+        time.sleep(600)
+    """
+)

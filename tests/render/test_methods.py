@@ -11,7 +11,8 @@ import pytest
 from rl_reliable_logger import ScoreTable, evaluate
 from rl_reliable_logger.analysis.protocol import check_protocol
 from rl_reliable_logger.analysis.report import Report
-from rl_reliable_logger.render.methods import checklist, methods_markdown, methods_paragraph, write_methods
+from rl_reliable_logger.render.methods import checklist, methods_markdown, methods_paragraph
+from rl_reliable_logger.render.writer import save_tables, write_methods
 
 
 def _table(runs_b: int = 4) -> ScoreTable:
@@ -85,7 +86,7 @@ def test_methods_md_escapes_names_and_ticks_items(tmp_path):
     assert "- [?] Hyperparameters tuned on other seeds" in text
     assert "- [x] Analysis seed fixed — seed 3" in text
     saved = tmp_path / "saved"
-    report.save_tables(saved)
+    save_tables(report, saved)
     assert methods_markdown(Report.load(saved)) == text  # a results folder read back says the same
 
 

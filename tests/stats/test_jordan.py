@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rl_reliable_logger.render.writer import save_tables
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import jordan as jd
 from rl_reliable_logger.stats.jordan import bounds as jbounds
@@ -698,7 +699,7 @@ def test_tables_round_trip_through_report(tmp_path):
     from rl_reliable_logger.render.jordan_figures import plot_quantile_functions
 
     tables, _ = jordan_tables(_table(), method="bootstrap", reps=300, seed=0)
-    Report(extra=tables).save_tables(tmp_path)
+    save_tables(Report(extra=tables), tmp_path)
     loaded = Report.load(tmp_path) if (tmp_path / "aggregates.csv").exists() else None
     assert loaded is not None
     pd.testing.assert_frame_equal(loaded.extra["jordan"], tables["jordan"], check_dtype=False)

@@ -7,8 +7,8 @@ named by a PendingScoreWarning (said once), so the score is never lost. ``rl-rel
 ``--push`` re-sends each one to the run it names (and to no other run), once the tracker is back.
 
 File names are built only from validated characters (tracker, a run id matching ``[A-Za-z0-9_-]``
-or a hash of it, a UTC time stamp, a random suffix); the file is written to a temporary name and
-renamed, so a reader never sees half a file.
+or a hash of it, a UTC time stamp, a random suffix); the file is written through the one writer
+(``render.bundle.write_file``: a temporary name, flushed, renamed), so a reader never sees half a file.
 """
 
 from __future__ import annotations
@@ -75,19 +75,12 @@ def _file_name(tracker: str, run_id: str, now: _dt.datetime) -> str:
 
 
 def _atomic_write(path: Path, data: Mapping[str, Any]) -> None:
-    """Write ``data`` as JSON to a temporary file in the same folder, flush it to disk, rename it."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(dict(data), fh, indent=1, sort_keys=True, allow_nan=False)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    """Write ``data`` as JSON through the one writer: a new file only (never replacing one), flushed, renamed into
+    place, readable by its owner only (it may name a tracker's address)."""
+    from ...render.bundle import write_file
+
+    text = json.dumps(dict(data), indent=1, sort_keys=True, allow_nan=False) + "\n"
+    write_file(path, text.encode("utf-8"), kind="pending", exclusive=True, mode=0o600)
 
 
 def save_pending(
@@ -104,7 +97,6 @@ def save_pending(
     ``push_pending`` needs to find it again). Secrets in it and in the error text are redacted.
     """
     folder = pending_dir(directory)
-    folder.mkdir(parents=True, exist_ok=True)
     now = _dt.datetime.now(_dt.timezone.utc)
     run_id = str(target["run_id"])
     run: dict[str, Any] = {k: (redact(str(v)) if isinstance(v, str) else v) for k, v in target.items()}
@@ -148,7 +140,7 @@ def report_failure(
     why = _sentences(error)
     try:
         path = save_pending(checked, tracker=tracker, target=target, error=error, directory=directory)
-    except OSError as disk:  # the last resort failed too: say the score itself so it can be copied
+    except (OSError, InputError) as disk:  # the last resort failed too: say the score itself so it can be copied
         message = (
             f"log_final_score: could not write the final score to {label} run {target['run_id']}. {why} "
             f"Saving it to {pending_dir(directory)} failed too ({one_line(disk, limit=200)}). The score of run "

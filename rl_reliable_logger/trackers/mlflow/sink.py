@@ -32,7 +32,6 @@ import time
 import urllib.parse
 import uuid
 from collections.abc import Collection, Iterator, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...analysis.options import ci_label
@@ -40,7 +39,7 @@ from ...analysis.report import TABLES
 from ...data.counts import fixed
 from ...data.names import escape_markdown, escape_markdown_prose
 from ...errors import TrackerError
-from ...render.bundle import Bundle
+from ...render.bundle import Bundle, write_private
 from ...render.intervals import headline_intervals
 from ...version import __version__
 from ..base.messages import kw, one_line
@@ -251,8 +250,8 @@ def _json_value(value: Any) -> Any:
     return str(value)
 
 
-def _write_table_json(frame: Any, path: Path) -> None:
-    """MLflow's table JSON (``{"columns": [...], "data": [[...]]}``), written by us so it overwrites.
+def _table_json(frame: Any) -> str:
+    """MLflow's table JSON (``{"columns": [...], "data": [[...]]}``), made by us so it overwrites.
 
     Floats are written exactly; NaN / missing become ``null``.
     """
@@ -260,7 +259,7 @@ def _write_table_json(frame: Any, path: Path) -> None:
         "columns": [str(c) for c in frame.columns],
         "data": [[_json_value(v) for v in row] for row in frame.itertuples(index=False, name=None)],
     }
-    path.write_text(json.dumps(payload, allow_nan=False))
+    return json.dumps(payload, allow_nan=False)
 
 
 class MlflowSink:
@@ -411,13 +410,13 @@ class MlflowSink:
             f"{folder}/bundle",
         )
         tables_dir = verified.root.parent / "tables"
-        tables_dir.mkdir(exist_ok=True)
-        table_paths = []
-        for name, frame in [(n, report.table(n)) for n in TABLES] + sorted(report.extra.items()):
-            if frame is None or frame.empty:
-                continue
-            _write_table_json(display_frame(frame), tables_dir / f"{name}.json")  # CSVs keep full precision
-            table_paths.append(f"{folder}/tables/{name}.json")
+        tables = {
+            f"{name}.json": _table_json(display_frame(frame))  # CSVs keep full precision
+            for name, frame in [(n, report.table(n)) for n in TABLES] + sorted(report.extra.items())
+            if frame is not None and not frame.empty
+        }
+        write_private(tables_dir, tables)  # the private folder of this publish (bundle_files)
+        table_paths = [f"{folder}/tables/{name}" for name in tables]
         client.call("uploading the tables", client.client.log_artifacts, run_id, str(tables_dir), f"{folder}/tables")
 
         fresh = client.call("reading the run", client.client.get_run, run_id)

@@ -125,13 +125,17 @@ def _read_index(path: Path) -> list[dict[str, Any]]:
 
 
 def _update_index(path: Path, change: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> None:
-    """Rewrite the offline publish record with ``change(entries)``: to a temp file, renamed, then read back
-    (a concurrent writer is detected)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    entries = change(_read_index(path))
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"published": entries}, indent=1) + "\n")
-    tmp.replace(path)
+    """Rewrite the offline publish record with ``change(entries)`` through the one writer (under its lock, to a
+    temporary file, renamed), then read back."""
+    from ...render.bundle import write_file
+
+    entries: list[dict[str, Any]] = []
+
+    def update(_old: bytes | None) -> bytes:  # under the record's lock: no concurrent publish is lost
+        entries[:] = change(_read_index(path))
+        return (json.dumps({"published": entries}, indent=1) + "\n").encode()
+
+    write_file(path, update, kind="publish-record")
     if _read_index(path) != entries:
         raise TrackerError(
             f"{path}: another publish rewrote the offline publish record at the same time; run the publish again"
