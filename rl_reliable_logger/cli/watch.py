@@ -351,7 +351,22 @@ def format_look(result: Any, state: str, *, rows: int = 20) -> str:
         f"(listed in {Path(state) / 'launch.csv'}):"
     )
     lines += _launch_lines(launch, len(design.tasks), rows)
+    written = launch_files_in(Path(state))
+    if written:
+        lines.append("launch files: " + ", ".join(f"{path} ({what})" for path, what in written))
     return "\n".join(lines)
+
+
+def launch_files_in(state: Path) -> list[tuple[Path, str]]:
+    """The launch files of the last look in the state folder, each with what it is for (the names
+    :mod:`~rl_reliable_logger.render.watch_launch` writes), so the console names every file it wrote."""
+    from ..render.watch_launch import PARAMS, RUNS
+
+    kinds = [(RUNS, "one row per new run"), (PARAMS, "`mlflow run -P` arguments, one line per run")]
+    found = [(state / name, what) for name, what in kinds if (state / name).is_file()]
+    sweeps = sorted(state.glob("sweep*.yaml"), key=lambda p: (len(p.name), p.name))
+    found[1:1] = [(p, "a `wandb sweep` grid") for p in sweeps]
+    return found
 
 
 def _launch_lines(launch: Any, tasks: int, rows: int) -> list[str]:
