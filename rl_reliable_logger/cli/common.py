@@ -284,6 +284,8 @@ def wrote_line(out: Path, report: Any, *, every_warning: bool = False) -> str:
     beside the core ones (``tuning.csv``, ...), then how many tables and whether figures came with them:
     ``wrote results/: results/report.html (open it first: ...), methods.md (...), 8 tables as CSV, ...``.
     """
+    from ..render.intervals import TABLE_WORDS
+
     present = {p.name for p in out.iterdir()} if out.is_dir() else set()
     parts = []
     if "report.html" in present:
@@ -294,7 +296,7 @@ def wrote_line(out: Path, report: Any, *, every_warning: bool = False) -> str:
         )
     extra = [f"{name}.csv" for name in report.extra if f"{name}.csv" in present]
     tables = sorted(n for n in present if n.endswith(".csv"))
-    parts += [f"{name} (the {name[:-4].replace('_', ' ')} table)" for name in extra]
+    parts += [f"{name} ({TABLE_WORDS.get(name[:-4], name[:-4].replace('_', ' '))})" for name in extra]
     parts.append(f"{len(tables)} tables as CSV, provenance.json" + (", figures" if "figures" in present else ""))
     return f"wrote {out}/: " + ", ".join(parts)
 

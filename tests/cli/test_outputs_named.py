@@ -52,7 +52,7 @@ def test_ray_tune_names_its_tuning_table(tmp_path, capsys):
         == 0
     )
     last = capsys.readouterr().out.splitlines()[-1]
-    assert (out / "tuning.csv").is_file() and "tuning.csv (the tuning table)" in last, last
+    assert (out / "tuning.csv").is_file() and "tuning.csv (the tuning view's aggregate metric)" in last, last
 
 
 def test_a_watch_names_each_launch_file_it_wrote(tmp_path, capsys):
