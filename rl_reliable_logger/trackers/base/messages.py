@@ -60,9 +60,11 @@ class Hints:
 
     ``fields`` is the advice for runs that lack a field; ``keywords`` the source keywords it takes (of
     :data:`SOURCE_KEYWORDS`); ``configuration`` the keyword that names configuration keys (``extra_fields=``, or
-    ``hyperparameter_keys=`` for a source whose command reads them from the analysis flags). ``refs`` says a
-    field reference in the source's own words where they differ from the records' (``summary.eval/return`` of a
-    TensorBoard run is the scalar tag ``eval/return``), in messages and provenance (:meth:`said`).
+    ``hyperparameter_keys=`` for a source whose command reads them from the analysis flags); ``duplicates`` a
+    source's own advice for one seed in two runs, said after the configuration fix (marl-eval: batches of seeds
+    numbered from 0 in two files). ``refs`` says a field reference in the source's own words where they differ
+    from the records' (``summary.eval/return`` of a TensorBoard run is the scalar tag ``eval/return``), in
+    messages and provenance (:meth:`said`).
 
     Example:
         >>> Hints(keywords=frozenset({"run_key="})).has("filter_string=")
@@ -77,6 +79,7 @@ class Hints:
     )
     keywords: frozenset[str] = SOURCE_KEYWORDS
     configuration: str = "extra_fields="
+    duplicates: str = ""
     refs: tuple[tuple[str, str], ...] = ()
 
     def has(self, keyword: str) -> bool:

@@ -34,7 +34,7 @@ def test_only_terminated_trials_are_runs_the_others_are_listed(tmp_path):
     table = raytune_table(tmp_path / "exp", score_key="score")
     assert len(table.frame) == 12 and 9.0 not in set(table.frame["score"])
     assert {e["state"] for e in table.source["excluded"]} == {"running", "pending", "error", "paused"}
-    assert "left out 4 unfinished Ray Tune runs (1 running, 1 pending, 1 error, 1 paused)" in table.warnings[-1]
+    assert "left out 4 unfinished Ray Tune runs (1 error, 1 paused, 1 pending, 1 running)" in table.warnings[-1]
     every = raytune_table(tmp_path / "exp", score_key="score", include_unfinished=True)
     assert len(every.frame) == 16 and sorted(every.frame[every.frame["score"] == 9.0]["seed"]) == [10, 11, 12, 13]
 
