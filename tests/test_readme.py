@@ -12,7 +12,7 @@ MAIN_JOB = "rl-reliable evaluate examples/atari100k_scores.csv --normalize atari
 
 
 def _code_blocks(text: str) -> list[str]:
-    return re.findall(r"```(?:bash|sh|python)\n(.*?)```", text, flags=re.S)
+    return re.findall(r"```(?:bash|sh|python|text)\n(.*?)```", text, flags=re.S)
 
 
 def test_the_main_job_is_on_the_first_screen():
@@ -26,9 +26,10 @@ def test_the_main_job_is_on_the_first_screen():
 def test_no_two_readme_commands_share_an_output_folder():
     outputs = []
     for block in _code_blocks(README):
-        outputs += re.findall(r"--out\s+(\S+)", block)
+        outputs += re.findall(r"--(?:out|state)\s+(\S+)", block)  # a watch's or a race's state folder too
         outputs += re.findall(r"save_report\([^,]+,\s*\"([^\"]+)\"", block)
     folders = [o.rstrip("/") for o in outputs]
     assert len(folders) >= 5, folders
     assert len(folders) == len(set(folders)), folders
+    assert {"watch-state", "race-state"} <= set(folders)
     assert "results" not in folders  # the old shared default, which the W&B offline command overwrote

@@ -8,6 +8,7 @@ with the hyperparameter columns as launch fields). The look itself is :mod:`..an
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from ..analysis import race as ra
 from ..analysis.inputs import FieldOptions, as_score_table, split_field_options
 from ..analysis.race_options import RaceOptions
 from ..data.scores import ScoreTable
-from ..errors import InputError
+from ..errors import InputError, ReliabilityWarning, caller_stacklevel
 from .bundle import folder_lock
 from .watch_launch import check_size, launch_files
 from .watch_launch import parameters as launch_parameters_of
@@ -95,6 +96,8 @@ def race(
     fields, options = split_field_options(options)
     keys = [hyperparameter_keys] if isinstance(hyperparameter_keys, str) else list(hyperparameter_keys or ())
     scores = as_score_table(table, FieldOptions(**fields, hyperparameter_keys=tuple(map(str, keys))))
+    for line in scores.warnings:  # what reading the runs dropped or found, at the caller's line
+        warnings.warn(line, ReliabilityWarning, stacklevel=caller_stacklevel())
     design_options = RaceOptions(
         looks=looks, max_runs=max_runs, delta=delta, alpha=alpha, metric=metric, spending=spending
     )

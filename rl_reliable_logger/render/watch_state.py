@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ import pandas as pd
 from ..analysis import watch as wt
 from ..analysis.watch_options import FUTILITY, WatchDesign
 from ..data.scores import ScoreTable
-from ..errors import InputError
+from ..errors import InputError, ReliabilityWarning, caller_stacklevel
 from .bundle import MANIFEST, BundleError, folder_lock, read_bundle, recover_swap, write_bundle
 from .watch_launch import check_size, launch_files
 from .watch_launch import parameters as launch_parameters_of
@@ -184,6 +185,8 @@ def watch(
         >>> result.stop, result.launch.head()                                               # doctest: +SKIP
     """
     folder = Path(state)
+    for line in table.warnings:  # what reading the runs dropped or found, at the caller's line
+        warnings.warn(line, ReliabilityWarning, stacklevel=caller_stacklevel())
     futility = options.pop("futility", FUTILITY)
     design_options = WatchDesign(
         looks=looks,

@@ -61,3 +61,26 @@ def test_publish_mlflow_passes_no_warning_of_mlflow_or_ours_through(tmp_path):
     mlflow_dir = os.path.dirname(__import__("mlflow").__file__)
     passed = [(w.category.__name__, w.filename, str(w.message)[:120]) for w in seen]
     assert not [w for w in passed if w[1].startswith((mlflow_dir, PACKAGE))], passed
+
+
+def test_race_and_watch_warn_at_the_callers_line(tmp_path):
+    """What reading the runs found (here: unequal runs per task) is warned about by ``race()`` and ``watch()``
+    too, at the line that called them (they were silent: a table built inside ``race()`` lost its warnings)."""
+    from rl_reliable_logger import race, watch
+
+    frame = _few_runs()
+    frame = pd.concat([frame, frame.iloc[:1].assign(seed=9)], ignore_index=True)  # A / x has 3 runs, the rest 2
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        watch(ScoreTable(frame), tmp_path / "watch", looks=3, max_runs=6, reps=200)
+        line = inspect.currentframe().f_lineno - 1
+    assert any("runs per task differ within A" in str(w.message) for w in _ours(seen)), [str(w.message) for w in seen]
+    assert {(w.filename, w.lineno) for w in _ours(seen)} == {(__file__, line)}
+
+    configs = pd.concat([frame.assign(lr=0.1), frame.assign(lr=0.01, score=frame["score"] + 1)], ignore_index=True)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        race(configs, tmp_path / "race", looks=3, max_runs=6, hyperparameter_keys=["lr"], reps=200)
+        line = inspect.currentframe().f_lineno - 1
+    assert any("runs per task differ within A" in str(w.message) for w in _ours(seen)), [str(w.message) for w in seen]
+    assert {(w.filename, w.lineno) for w in _ours(seen)} == {(__file__, line)}
