@@ -96,8 +96,6 @@ def race(
     fields, options = split_field_options(options)
     keys = [hyperparameter_keys] if isinstance(hyperparameter_keys, str) else list(hyperparameter_keys or ())
     scores = as_score_table(table, FieldOptions(**fields, hyperparameter_keys=tuple(map(str, keys))))
-    for line in scores.warnings:  # what reading the runs dropped or found, at the caller's line
-        warnings.warn(line, ReliabilityWarning, stacklevel=caller_stacklevel())
     design_options = RaceOptions(
         looks=looks, max_runs=max_runs, delta=delta, alpha=alpha, metric=metric, spending=spending
     )
@@ -117,4 +115,6 @@ def race(
             frame = scores.frame[["algorithm", *design.keys, "task", "seed"]]
             files = launch_files(frame, result.launch, chosen, program=program, keys=design.keys)
             write_state(folder, design, [*history, result.record], files, wait=wait, ledger=RACE)
+    for line in scores.warnings:  # at the caller's line, once a look was taken (else the error alone)
+        warnings.warn(line, ReliabilityWarning, stacklevel=caller_stacklevel())
     return result

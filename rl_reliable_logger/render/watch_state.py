@@ -185,8 +185,6 @@ def watch(
         >>> result.stop, result.launch.head()                                               # doctest: +SKIP
     """
     folder = Path(state)
-    for line in table.warnings:  # what reading the runs dropped or found, at the caller's line
-        warnings.warn(line, ReliabilityWarning, stacklevel=caller_stacklevel())
     futility = options.pop("futility", FUTILITY)
     design_options = WatchDesign(
         looks=looks,
@@ -213,4 +211,6 @@ def watch(
             frame = table.frame[["algorithm", "task", "seed"]]
             files = launch_files(frame, result.launch, chosen, program=program)
             write_state(folder, design, [*history, result.record], files, wait=wait)
+    for line in table.warnings:  # at the caller's line, once a look was taken (else the error alone)
+        warnings.warn(line, ReliabilityWarning, stacklevel=caller_stacklevel())
     return result
