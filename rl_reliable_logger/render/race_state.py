@@ -23,7 +23,7 @@ from ..errors import InputError, ReliabilityWarning, caller_stacklevel
 from .bundle import folder_lock
 from .watch_launch import check_size, launch_files
 from .watch_launch import parameters as launch_parameters_of
-from .watch_state import Ledger, read_state, write_state
+from .watch_state import Ledger, read_state, seeds_taken, write_state
 
 
 def _race_problem(look: dict[str, Any], i: int) -> str | None:
@@ -112,8 +112,8 @@ def race(
             )
         result = ra.take_look(scores, design, history, **options)
         if not result.replayed:
-            frame = scores.frame[["algorithm", *design.keys, "task", "seed"]]
-            files = launch_files(frame, result.launch, chosen, program=program, keys=design.keys)
+            taken = seeds_taken(scores, design.keys)  # an unfinished run's seed is never launched again
+            files = launch_files(taken, result.launch, chosen, program=program, keys=design.keys)
             write_state(folder, design, [*history, result.record], files, wait=wait, ledger=RACE)
     for line in scores.warnings:  # at the caller's line, once a look was taken (else the error alone)
         warnings.warn(line, ReliabilityWarning, stacklevel=caller_stacklevel())

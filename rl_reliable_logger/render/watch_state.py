@@ -105,6 +105,8 @@ def _checked_looks(looks: Any, design: Any, path: Path, ledger: Ledger) -> list[
         raise BundleError(
             f"{path}: the looks are not a JSON list; the {ledger.kind} state was edited, start a new state folder"
         )
+    if not looks:  # a state is written with its first look: a design without looks lost its history
+        raise BundleError(f"{path}: holds no look; the {ledger.kind} state was edited, start a new state folder")
     for i, look in enumerate(looks, 1):
         problem = _look_problem(look, i, ledger)
         if problem is None:
@@ -128,6 +130,17 @@ def _look_problem(look: Any, i: int, ledger: Ledger) -> str | None:
     if look["look"] != i:
         return f"look {i} says it is look {look['look']}"
     return ledger.item_problem(look, i)
+
+
+def seeds_taken(table: ScoreTable, keys: Sequence[str] = ()) -> pd.DataFrame:
+    """(algorithm, a race's configuration ``keys``, task, seed) of every run a launch must not repeat: the runs
+    analysed and the unfinished runs the source left out (``table.source["excluded"]``), which may still finish."""
+    cells = ["algorithm", *keys, "task", "seed"]
+    frame = table.frame[cells]
+    unfinished = [e for e in table.source.get("excluded") or () if all(e.get(k) is not None for k in cells)]
+    if not unfinished:
+        return frame
+    return pd.concat([frame.astype(object), pd.DataFrame(unfinished, columns=cells)], ignore_index=True)
 
 
 def write_state(
@@ -208,8 +221,7 @@ def watch(
             )
         result = wt.take_look(table, design, history, **options)
         if not result.replayed:
-            frame = table.frame[["algorithm", "task", "seed"]]
-            files = launch_files(frame, result.launch, chosen, program=program)
+            files = launch_files(seeds_taken(table), result.launch, chosen, program=program)
             write_state(folder, design, [*history, result.record], files, wait=wait)
     for line in table.warnings:  # at the caller's line, once a look was taken (else the error alone)
         warnings.warn(line, ReliabilityWarning, stacklevel=caller_stacklevel())

@@ -194,6 +194,8 @@ class _Stratified:
         return plan
 
     def _replicates(self, func: Callable[..., Any], reps: int, extra_kwargs: dict | None, base: Any) -> np.ndarray:
+        if reps < 1:  # every interval and profile comes through here: said before numpy meets an empty array
+            raise ValueError(f"reps must be a positive whole number of bootstrap replicates; got {reps}")
         k = 1 if np.isscalar(base) or np.ndim(base) == 0 else int(np.shape(base)[0])
         results = np.zeros((reps, k))
         plan = self._plan(func, extra_kwargs, base)

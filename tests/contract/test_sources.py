@@ -165,6 +165,30 @@ def test_a_typo_in_the_hyperparameter_keys_is_named(source, tmp_path, capsys):
     assert code == 2 and "lrr" in _one_sentence(err), err
 
 
+@pytest.mark.parametrize("source", SOURCES)
+def test_a_score_key_no_run_has_is_named_as_given(source, tmp_path, capsys):
+    """A TensorBoard tag or a Ray metric is read as ``summary.<tag>``: the error names what was typed."""
+    corpus = write(source, tmp_path / "corpus", _grid())
+    argv = corpus.argv(*FAST)
+    if "--score-key" in argv:
+        at = argv.index("--score-key") + 1
+        argv[at] += "x"
+        given = argv[at]
+    else:
+        given = "scorex"
+        argv += ["--score-key", given]
+    try:
+        code, err = _main(argv, capsys)
+    except SystemExit as stop:  # a source whose scores are a fixed choice (sb3): the parser names the flag
+        err = capsys.readouterr().err
+        assert stop.code == 2 and f"argument --score-key: invalid choice: '{given}'" in err, err
+        return
+    line = _one_sentence(err)
+    assert code == 2 and given in line, line
+    if "." not in given:  # a bare tag or metric, never named in the source's own reference
+        assert f"summary.{given}" not in line, line
+
+
 # ---------------------------------------------------------------------------- run states
 @pytest.mark.parametrize("source", SOURCES)
 def test_unfinished_runs_are_left_out_and_listed(source, tmp_path, capsys):
@@ -179,6 +203,40 @@ def test_unfinished_runs_are_left_out_and_listed(source, tmp_path, capsys):
     assert code == 0 and "left out 1 unfinished" in err, err
     if "--include-unfinished" in err:  # the opt-in the message names is one the command has
         assert len(_table(source, corpus, "--include-unfinished")) == 7
+
+
+@pytest.mark.parametrize("command", ["watch", "race"])
+@pytest.mark.parametrize("source", SOURCES)
+def test_a_launch_never_repeats_the_seed_of_an_unfinished_run(source, command, tmp_path, capsys):
+    """A run still running (or pending) keeps its seed: launched again by a watch or a race, it would be a
+    duplicate seed (an error at the next look) once both finish. A race's cells are configurations (lr A, lr B)."""
+    if not getattr(WRITERS[source], "states", False):
+        pytest.skip(f"{source} stores no run state")
+    noise = [0.3, -0.2, 0.1, -0.4, 0.2, 0.0]  # A and B alike: undecided at look 1, so runs are launched
+
+    def run(unit: str, task: str, seed: int, score: float, state: str = "finished") -> Run:
+        return (
+            Run(unit, task, seed, score, state)
+            if command == "watch"
+            else Run("P", task, seed, score, state, (("lr", unit),))
+        )
+
+    runs = [
+        run(a, t, s, noise[(i + s + j) % 6]) for i, a in enumerate("AB") for j, t in enumerate("xy") for s in range(3)
+    ]
+    runs += [run("A", "x", 3, 5.0, state="running"), run("B", "y", 4, 5.0, state="running")]
+    corpus = write(source, tmp_path / "corpus", runs)
+    state = tmp_path / "state"
+    design = ["--state", str(state), "--looks", "3", "--max-runs", "9", "--reps", "200"]
+    design += ["--futility", "0"] if command == "watch" else ["--hyperparameter-keys", "lr", "--delta", "0"]
+    publish = ["--publish", "none"] if source in ("mlflow", "wandb") else []  # nothing written to the tracker
+    code, err = _main([command, *corpus.command, *design, *publish], capsys)
+    assert code == 3, err
+    launched = pd.read_csv(state / "runs.csv", dtype=str)
+    unit = "algorithm" if command == "watch" else "lr"
+    seeds = {cell: set(group["seed"]) for cell, group in launched.groupby([unit, "task"])}
+    assert seeds[("A", "x")] and "3" not in seeds[("A", "x")] and "4" in seeds[("A", "x")], seeds
+    assert seeds[("B", "y")] and "4" not in seeds[("B", "y")] and "3" in seeds[("B", "y")], seeds
 
 
 # ---------------------------------------------------------------------------- files that are no files

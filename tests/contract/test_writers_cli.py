@@ -98,11 +98,18 @@ def test_two_looks_at_once_take_one_look_and_the_other_waits_or_refuses(tmp_path
     assert [look["look"] for look in read_state(state)[1]] == [1, 2]
 
 
-def test_a_hand_edited_ledger_with_a_rehashed_manifest_is_one_sentence(tmp_path, capsys):
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        (lambda looks: looks[0].pop("hash"), "look 1 has no 'hash'"),
+        (lambda looks: looks.clear(), "holds no look"),  # the history emptied: never look 1 again
+    ],
+)
+def test_a_hand_edited_ledger_with_a_rehashed_manifest_is_one_sentence(tmp_path, capsys, edit, problem):
     state = tmp_path / "state"
     assert run_cli(capsys, "watch", _scores(tmp_path, 1), "--state", state, *WATCH)[0] == 3
     looks = json.loads((state / "looks.json").read_text())
-    del looks[0]["hash"]
+    edit(looks)
     data = (json.dumps(looks, indent=1, sort_keys=True) + "\n").encode()
     (state / "looks.json").write_bytes(data)
     manifest = json.loads((state / "manifest.json").read_text())
@@ -114,10 +121,7 @@ def test_a_hand_edited_ledger_with_a_rehashed_manifest_is_one_sentence(tmp_path,
     (state / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     code, out, err = run_cli(capsys, "watch", _scores(tmp_path, 2), "--state", state, *WATCH)
     assert code == 2 and out == ""
-    assert (
-        err
-        == f"error: {state / 'looks.json'}: look 1 has no 'hash'; the watch state was edited, start a new state folder\n"
-    )
+    assert err == f"error: {state / 'looks.json'}: {problem}; the watch state was edited, start a new state folder\n"
 
 
 def test_max_runs_beyond_memory_is_refused_with_the_estimate_before_any_look(tmp_path, capsys):

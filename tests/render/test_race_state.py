@@ -92,3 +92,22 @@ def test_the_design_cannot_change_and_a_watch_folder_is_no_race_state(tmp_path: 
     with pytest.raises(InputError, match="launch parameter name"):
         race(frame, tmp_path / "new", **ARGS, launch_parameters={"lr": "learning rate"})
     assert not (tmp_path / "new").exists()
+
+
+def test_a_race_ledger_whose_looks_were_emptied_is_refused(tmp_path: Path) -> None:
+    """An emptied history (manifest re-hashed to match) is never read as a new race: look 1 again would spend alpha
+    twice."""
+    import hashlib
+
+    frame = _first(_pool(2), 3)
+    race(frame, tmp_path / "race", **ARGS)
+    looks, manifest = tmp_path / "race" / "looks.json", tmp_path / "race" / "manifest.json"
+    data = b"[]\n"
+    looks.write_bytes(data)
+    entries = json.loads(manifest.read_text())
+    for entry in entries["files"]:
+        if entry["path"] == "looks.json":
+            entry.update(size=len(data), sha256=hashlib.sha256(data).hexdigest())
+    manifest.write_text(json.dumps(entries, indent=1) + "\n")
+    with pytest.raises(BundleError, match="holds no look; the race state was edited, start a new state folder"):
+        race(frame, tmp_path / "race", **ARGS)

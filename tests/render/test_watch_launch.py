@@ -16,7 +16,7 @@ def test_new_seeds_skip_used_ones_and_uneven_cells_get_separate_grids() -> None:
         {
             "algorithm": ["A"] * 5 + ["B"] * 4,
             "task": ["x", "x", "x", "y", "y", "x", "x", "y", "y"],
-            "seed": [0, 1, 3, 0, 1, 0, 1, "0", "1.0"],
+            "seed": [0, 1, "003", 0, 1, 0, 1, "0", "1.0"],  # "003" is seed 3 to a launcher
         }
     )
     launch = pd.DataFrame({"algorithm": ["A", "A", "B", "B"], "task": ["x", "y", "x", "y"], "add_runs": [2, 2, 2, 2]})

@@ -256,3 +256,12 @@ def test_library_and_metrics_load_no_matplotlib() -> None:
     code = "import sys; from rl_reliable_logger.rliable import library, metrics; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("reps", [0, -1])
+def test_a_count_of_replicates_below_one_is_said_before_numpy_meets_it(reps):
+    scores = {"x": np.random.default_rng(0).random((5, 3))}
+    with pytest.raises(ValueError, match=f"reps must be a positive whole number of bootstrap replicates; got {reps}"):
+        rly.get_interval_estimates(scores, metrics.aggregate_iqm, reps=reps)
+    with pytest.raises(ValueError, match="reps must be a positive whole number"):
+        rly.create_performance_profile(scores, np.linspace(0, 1, 5), reps=reps)

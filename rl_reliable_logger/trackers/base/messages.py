@@ -21,8 +21,8 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
-from collections.abc import Collection
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
 
 from ...redaction import redact
 
@@ -81,6 +81,9 @@ class Hints:
     configuration: str = "extra_fields="
     duplicates: str = ""
     refs: tuple[tuple[str, str], ...] = ()
+    #: field references as the user wrote them, by the source's own reference (``summary.eval/return`` ->
+    #: ``eval/return`` for a TensorBoard tag), so a message names what was given, not how the source reads it
+    shown: Mapping[str, str] = field(default_factory=dict)
 
     def has(self, keyword: str) -> bool:
         """Whether the source takes ``keyword`` (so a message may suggest it)."""
@@ -91,6 +94,10 @@ class Hints:
         for ref, words in sorted(self.refs, key=lambda pair: -len(pair[0])):
             text = text.replace(ref, words)
         return text
+
+    def ref(self, ref: str) -> str:
+        """``ref`` as the user wrote it (itself when the source reads it as given)."""
+        return self.shown.get(ref, ref)
 
 
 def _strip_html(text: str) -> str:

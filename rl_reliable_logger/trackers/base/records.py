@@ -250,7 +250,7 @@ def records_to_table(
             + (f" in {info['location']}" if "location" in info else "")
             + ". Check the project / experiment name and the filter."
         )
-    grouping = _Grouping(fields_)
+    grouping = _Grouping(fields_, hints)
     for record in records:
         grouping.add(record)
     if not req.run_key:
@@ -400,8 +400,9 @@ class _Fields:
 class _Grouping:
     """The runs of one ``records_to_table`` call sorted into candidates, exclusions, problems and drops."""
 
-    def __init__(self, fields_: _Fields):
+    def __init__(self, fields_: _Fields, hints: Hints):
         self.fields = fields_
+        self.hints = hints  # a missing field is named as the user wrote it
         self.excluded: list[dict[str, Any]] = []
         self.candidates: list[tuple[RunRecord, dict[str, Any], Any]] = []
         self.problems: dict[str, list[str]] = {}
@@ -422,12 +423,14 @@ class _Grouping:
         state = (record.state or "").lower()
         if state != FINISHED and not self.fields.request.include_unfinished:
             self.excluded.append({"run_id": record.run_id, "name": record.name, "state": state or "unknown"})
+            self.excluded[-1].update(self._cell(record))
             return
         values, lacks = self.fields.values(record)
+        lacks = [self.hints.ref(ref) for ref in lacks]
         refs = self.fields.score_refs_of(record)
         final, used, why = _final_score(record, refs, self.fields.rule)
         if used is None:
-            what = " or ".join(self.fields.scores)
+            what = " or ".join(map(self.hints.ref, self.fields.scores))
             lacks.append(f"history of {what}" if self.fields.rule.needs_history else what)
         if lacks:
             self.problem("missing field(s) " + ", ".join(lacks), record, values)
@@ -437,13 +440,21 @@ class _Grouping:
             return
         bad = final_value_problem(final)
         if bad is not None:
-            self.problem(f"{bad} in {used}", record, values)
+            self.problem(f"{bad} in {self.hints.ref(str(used))}", record, values)
             return
         key = self.fields.scores[[str(ref) for ref in refs].index(str(used))]  # the key as given, placeholder kept
         self.used_refs[key] = self.used_refs.get(key, 0) + 1
         values["algorithm"] = variant_label(values["algorithm"], self.fields.variants(values))
         values["_score_key"] = str(used)
         self.candidates.append((record, values, float(final)))
+
+    def _cell(self, record: RunRecord) -> dict[str, str]:
+        """An unfinished run's algorithm, task, seed and configuration (``extra_fields``) values, as text (those it
+        has): a watch or a race never launches its seed again, since the run may still finish."""
+        values, _ = self.fields.values(record)
+        cell = {"algorithm": self.fields.label(values), "task": values.get("task"), "seed": values.get("seed")}
+        cell.update({name: values.get(name) for name in self.fields.request.extra_fields or {}})
+        return {name: str(value) for name, value in cell.items() if value is not None}
 
     def drop_duplicates(self) -> None:
         """The same configuration and seed twice: reported once, naming every run id; the first is kept."""

@@ -182,8 +182,9 @@ def _said(value: Any, hints: Hints) -> Any:
 
 
 def _source_table(runs: SourceRuns, request: SourceRequest) -> ScoreTable:
-    request = _as_read(request, runs.request)
-    records, hints, tracker = runs.records, runs.hints, runs.label
+    asked, request = request, _as_read(request, runs.request)
+    records, tracker = runs.records, runs.label
+    hints = replace(runs.hints, shown={**runs.hints.shown, **shown_refs(asked, request)})
     try:
         scores = score_refs(request.score or ())
         rule = parse_score_rule(request.score_rule)
@@ -192,7 +193,7 @@ def _source_table(runs: SourceRuns, request: SourceRequest) -> ScoreTable:
     shown = request.refs()
     parsed = parse_refs(shown)
     parsed.update(parse_refs({f"score {i}": ref for i, ref in enumerate(scores)}))
-    flat = {**shown, "score": ",".join(scores)}
+    flat = {name: hints.ref(ref) for name, ref in {**shown, "score": ",".join(scores)}.items()}
     variant_refs = [parse_refs({"variant": ref})["variant"] for ref in request.variant]
     kept, skipped = select_records(
         records,
@@ -255,6 +256,27 @@ def _source_table(runs: SourceRuns, request: SourceRequest) -> ScoreTable:
 
 #: The request fields a Source may restate in its own references (:attr:`SourceRuns.request`); the others are rules.
 _REFERENCES = ("algorithm", "task", "seed", "score", "curve_key", "extra_fields", "value_fields")
+
+
+def shown_refs(asked: SourceRequest, read: SourceRequest) -> dict[str, str]:
+    """``{reference the source reads: reference as asked}`` where a Source restated one (a TensorBoard tag
+    ``eval/return`` read as ``summary.eval/return``, a Ray key ``config/lr`` as ``config.lr``), so that messages
+    name what the user gave.
+
+    Example:
+        >>> shown_refs(SourceRequest(score="ret"), SourceRequest(score="summary.ret"))
+        {'summary.ret': 'ret'}
+    """
+    pairs: list[tuple[Any, Any]] = [(getattr(read, n), getattr(asked, n)) for n in ("algorithm", "task", "seed")]
+    pairs.append((read.curve_key, asked.curve_key))
+    pairs += [(ref, (asked.extra_fields or {}).get(name)) for name, ref in (read.extra_fields or {}).items()]
+    try:
+        asked_scores, read_scores = score_refs(asked.score or ()), score_refs(read.score or ())
+    except ValueError:
+        asked_scores = read_scores = []
+    if len(asked_scores) == len(read_scores):
+        pairs += list(zip(read_scores, asked_scores))
+    return {str(r): str(a) for r, a in pairs if r is not None and a is not None and str(r) != str(a)}
 
 
 def _as_read(asked: SourceRequest, read: SourceRequest | None) -> SourceRequest:

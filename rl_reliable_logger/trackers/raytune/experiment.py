@@ -22,7 +22,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -98,15 +97,39 @@ def _state_file(folder: Path) -> Path:
     return found[-1]  # Tune names the files by time; the newest is the experiment's state
 
 
-def _without_pickles(values: dict[str, Any], what: str, trial_id: str, notes: list[str]) -> dict[str, Any]:
-    """``values`` without the entries Tune could only pickle; each one named in ``notes``."""
-    pickled = [k for k, v in values.items() if isinstance(v, Mapping) and v.get("_type") == PICKLED]
-    for key in pickled:
-        notes.append(
-            f"Ray Tune trial {trial_id}: {what} {key!r} is stored only as a pickle, which is never read "
-            "(untrusted input); the trial is read without it"
+#: Pickled values left out: ``{(what, key): [trial ids]}`` (said once per key, not once per trial).
+Pickled = dict[tuple[str, str], list[str]]
+
+#: Trial ids a note names before it counts the rest.
+_SHOWN_TRIALS = 5
+
+
+def _without_pickles(values: dict[str, Any], what: str, trial_id: str, pickled: Pickled) -> dict[str, Any]:
+    """``values`` without the entries Tune could only pickle; each one recorded in ``pickled``."""
+    keys = [k for k, v in values.items() if isinstance(v, Mapping) and v.get("_type") == PICKLED]
+    for key in keys:
+        pickled.setdefault((what, key), []).append(trial_id)
+    return {k: v for k, v in values.items() if k not in keys}
+
+
+def pickle_notes(pickled: Pickled) -> list[str]:
+    """One note per value Tune could only pickle, naming the trials (a sweep of 1000 trials is one line).
+
+    Example:
+        >>> pickle_notes({("config key", "env"): ["a", "b"]})
+        ["Ray Tune config key 'env' is stored only as a pickle in 2 trials (a, b), which is never read (untrusted input); they are read without it"]
+    """
+    out = []
+    for (what, key), ids in pickled.items():
+        shown = ", ".join(ids[:_SHOWN_TRIALS]) + (
+            f" and {len(ids) - _SHOWN_TRIALS} more" if len(ids) > _SHOWN_TRIALS else ""
         )
-    return {k: v for k, v in values.items() if k not in pickled}
+        where, they = (f"trial {ids[0]}", "it is") if len(ids) == 1 else (f"{len(ids)} trials ({shown})", "they are")
+        out.append(
+            f"Ray Tune {what} {key!r} is stored only as a pickle in {where}, which is never read (untrusted input); "
+            f"{they} read without it"
+        )
+    return out
 
 
 def _trial_folder(folder: Path, name: Any) -> Path | None:
@@ -116,7 +139,7 @@ def _trial_folder(folder: Path, name: Any) -> Path | None:
     return folder / name
 
 
-def _trial(folder: Path, entry: Any, where: str, notes: list[str]) -> Trial:
+def _trial(folder: Path, entry: Any, where: str, pickled: Pickled) -> Trial:
     if not (isinstance(entry, (list, tuple)) and len(entry) == 2 and all(isinstance(e, str) for e in entry)):
         raise InputError(f"{where}: a trial_data entry is not a pair of JSON texts (an unknown Ray Tune format)")
     state, runtime = _json(entry[0], where), _json(entry[1], where)
@@ -134,8 +157,8 @@ def _trial(folder: Path, entry: Any, where: str, notes: list[str]) -> Trial:
     return Trial(
         trial_id=trial_id,
         status=str(state.get("status") or "unknown"),
-        config=_without_pickles(config, "config key", trial_id, notes),
-        last_result=_without_pickles(flat(last), "reported metric", trial_id, notes),
+        config=_without_pickles(config, "config key", trial_id, pickled),
+        last_result=_without_pickles(flat(last), "reported metric", trial_id, pickled),
         folder=_trial_folder(folder, name),
         name=name if isinstance(name, str) else None,
     )
@@ -157,9 +180,9 @@ def read_experiment(folder: str | os.PathLike[str]) -> Experiment:
     entries = data.get("trial_data") if isinstance(data, Mapping) else None
     if not isinstance(entries, list):
         raise InputError(f"{where}: has no trial_data list (an unknown Ray Tune format)")
-    notes: list[str] = []
-    trials = sorted((_trial(path, entry, where, notes) for entry in entries), key=lambda t: t.trial_id)
-    return Experiment(path, state_file, trials, notes)
+    pickled: Pickled = {}
+    trials = sorted((_trial(path, entry, where, pickled) for entry in entries), key=lambda t: t.trial_id)
+    return Experiment(path, state_file, trials, pickle_notes(pickled))
 
 
 def _number_or_text(text: str) -> Any:
@@ -211,13 +234,15 @@ def reports(trial: Trial, *, complete: bool) -> list[dict[str, Any]]:
 
 
 def history(rows: Iterable[Mapping[str, Any]], key: str, step_key: str) -> list[tuple[float, Any]]:
-    """(step, value) of every report that has ``key``: steps are ``step_key`` (or the report's rank)."""
+    """(step, value) of every report that has ``key``: steps are ``step_key`` (or the report's rank). A reported
+    NaN is kept (a score rule then names the run, as for every other source); only a report without ``key``
+    (absent from a ``result.json`` line, an empty ``progress.csv`` cell) is left out."""
     rows = list(rows)
     has_steps = any(step_key in r for r in rows)
     out = []
     for rank, row in enumerate(rows, 1):
         value = row.get(key)
-        if value is None or (isinstance(value, float) and math.isnan(value)):
+        if value is None:
             continue
         step = row.get(step_key) if has_steps else rank
         try:

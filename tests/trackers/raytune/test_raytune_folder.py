@@ -6,6 +6,7 @@ The folders here are written in the files and format Ray Tune 2.x writes (``test
 
 from __future__ import annotations
 
+import csv
 import json
 import subprocess
 import sys
@@ -65,8 +66,10 @@ def test_a_value_tune_could_only_pickle_is_named_and_left_out(tmp_path):
     tune_folder(tmp_path / "exp", _runs(), pickled={"config": payload(marker), "storage": payload(marker)})
     table = raytune_table(tmp_path / "exp", score_key="score", hyperparameter_keys=[])
     assert not marker.exists()
+    pickles = [w for w in table.warnings if "only as a pickle" in w]
+    assert len(pickles) == 1, pickles  # one line for the key, not one per trial
     assert table.warnings[0].startswith(
-        "Ray Tune trial c0ffe_00000: config key 'pickled_config' is stored only as a pickle"
+        "Ray Tune config key 'pickled_config' is stored only as a pickle in 12 trials (c0ffe_00000, c0ffe_00001, "
     )
     assert "pickled_config" not in table.frame.columns
 
@@ -133,3 +136,38 @@ def test_typo_in_a_hyperparameter_key_is_one_sentence(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("error: --hyperparameter-keys names 'lrr', which no run has") and "lr" in err, err
     assert err.count("\n") == 1
+
+
+def _progress_csv(path, rows):
+    """progress.csv as Tune's csv.DictWriter writes it: ``nan`` for a NaN, an empty cell for a key not reported."""
+    fields = list(dict.fromkeys(k for r in rows for k in r if k != "config"))
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fields, restval="", extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+@pytest.mark.parametrize("file", ["result.json", "progress.csv"])
+def test_a_reported_nan_is_named_not_skipped(tmp_path, file):
+    """A NaN a trial reported is a non-finite score (as MLflow's and TensorBoard's are), never skipped so that
+    ``mean-last-2`` quietly averages two earlier reports instead; a report without the key is still no point."""
+    results = tune_folder(tmp_path / "exp", _runs())
+    folder = results[0].parent
+    rows = [json.loads(line) for line in results[0].read_text().splitlines()]
+    rows[-1]["score"] = float("nan")
+    rows.insert(1, {k: v for k, v in rows[1].items() if k != "score"})  # a report of other metrics only
+    if file == "result.json":
+        results[0].write_text("".join(json.dumps(r) + "\n" for r in rows))  # json writes NaN, as Tune's does
+    else:
+        results[0].unlink()
+        _progress_csv(folder / "progress.csv", rows)
+    with pytest.raises(InputError, match=r"non-finite final score nan in score: c0ffe_00000"):
+        raytune_table(tmp_path / "exp", score_key="score", score_rule="mean-last-2")
+    rows[-1]["score"] = 5.0
+    if file == "result.json":
+        results[0].write_text("".join(json.dumps(r) + "\n" for r in rows))
+    else:
+        _progress_csv(folder / "progress.csv", rows)
+    table = raytune_table(tmp_path / "exp", score_key="score", score_rule="mean-last-2")
+    first = table.frame.set_index("run_id").loc["c0ffe_00000", "score"]
+    assert first == pytest.approx((rows[2]["score"] + 5.0) / 2)  # the report without the key is no point

@@ -185,7 +185,7 @@ def test_layout_mismatch_is_named(tmp_path):
 def test_a_tag_no_run_has_names_the_runs(tmp_path):
     for seed in range(2):
         _write(tmp_path / "A" / "x" / f"seed_{seed}", [(0, 1.0)], writer="tensorboardX")
-    with pytest.raises(InputError, match=r"lack tag eval/retrun.*A/x/seed_0"):  # TensorBoard's words
+    with pytest.raises(InputError, match=r"lack eval/retrun: .*A/x/seed_0"):  # the tag as given
         tensorboard_table(tmp_path, score_key="eval/retrun")
 
 

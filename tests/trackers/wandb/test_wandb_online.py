@@ -356,7 +356,16 @@ def test_cli_wait_then_evaluate_matches_evaluate_on_same_scores(wandb_standin, t
     assert agg.query("algorithm == 'ppo' and metric == 'mean'")["point"].item() == pytest.approx(2.0)
     prov = json.loads((tmp_path / "w" / "provenance.json").read_text())
     assert prov["source"]["kind"] == "wandb" and prov["source"]["sweep"] == "sw1"
-    assert prov["source"]["excluded"] == [{"run_id": "crashed-1", "name": "crashed-1", "state": "crashed"}]
+    assert prov["source"]["excluded"] == [
+        {
+            "run_id": "crashed-1",
+            "name": "crashed-1",
+            "state": "crashed",
+            "algorithm": "ppo",
+            "task": "hopper",
+            "seed": "9",
+        }
+    ]
 
 
 def test_cli_field_flags_and_filter(wandb_standin, tmp_path, capsys):
