@@ -21,7 +21,12 @@ Example:
 
 from __future__ import annotations
 
+import inspect
+import os
 from collections.abc import Sequence
+
+#: This package's folder: a warning points at the first frame outside it (the user's line).
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 class RLReliableError(Exception):
@@ -42,6 +47,28 @@ class TrackerError(RLReliableError, RuntimeError):
 
 class ReliabilityWarning(UserWarning):
     """What ``evaluate()`` warns about (the same lines ``report.warnings`` keeps and the CLI prints)."""
+
+
+def caller_stacklevel() -> int:
+    """The ``stacklevel`` for a ``warnings.warn`` in the function calling this that points at the first line
+    *outside* this package: the user's call of ``evaluate``, ``to_report``, ``watch``, a publish, whichever
+    public entry led there and however deep inside the package the warning is raised.
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as seen:
+        ...     warnings.simplefilter("always")
+        ...     warnings.warn("x", ReliabilityWarning, stacklevel=caller_stacklevel())
+        >>> seen[0].filename.endswith("errors.py")  # called from outside the package: this very line
+        False
+    """
+    frame = inspect.currentframe()
+    frame = frame.f_back if frame is not None else None  # the function that warns: stacklevel 1
+    level = 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 #: The name used before 0.2; kept so that ``except ScoreTableError`` keeps working.

@@ -40,6 +40,23 @@ def _wait_until_flushed(work: Path, expected: int, timeout: float = 120.0) -> No
         time.sleep(0.5)
 
 
+def _training_runs(work: Path) -> list[Path]:
+    """The offline training runs in WORKDIR/wandb: not the analysis runs an earlier run of this script published
+    there (the offline publish record names them)."""
+    import json
+
+    from rl_reliable_logger.trackers.wandb.sink import OFFLINE_INDEX
+
+    folder = work / "wandb"
+    if not folder.exists():
+        return []
+    try:
+        published = {str(e.get("run_id")) for e in json.loads((folder / OFFLINE_INDEX).read_text())["published"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        published = set()
+    return [d for d in sorted(folder.glob("offline-run-*")) if d.name.rsplit("-", 1)[-1] not in published]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="offline W&B end-to-end example")
     parser.add_argument("workdir", nargs="?", default="rl-reliable-wandb-offline")
@@ -65,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from rl_reliable_logger.cli.main import main as rl_reliable
 
-    existing = list((work / "wandb").glob("offline-run-*")) if (work / "wandb").exists() else []
+    existing = _training_runs(work)
     if not existing:
         for algorithm in ("eps-greedy", "ucb", "gradient"):
             for task in ("bandit-hard", "bandit-noisy"):  # on bandit-easy most runs find the best arm: scores 1.0
@@ -87,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"trained {algorithm:10s} {task:12s} seed {seed}: final score {score:.3f}")
         _wait_until_flushed(work, expected=3 * 2 * args.seeds)
     else:
-        print(f"reusing {len(existing)} offline runs in {work / 'wandb'}")
+        print(f"reusing {len(existing)} offline training runs in {work / 'wandb'}")
     return rl_reliable(
         [
             "wandb",

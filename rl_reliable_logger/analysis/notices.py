@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ReliabilityWarning
+from ..errors import ReliabilityWarning, caller_stacklevel
 
 if TYPE_CHECKING:  # pragma: no cover
     from .report import Report
@@ -142,8 +142,8 @@ def _also(pairs: list[tuple[str, str]]) -> str:
     return f" (also flagged: {said})"
 
 
-def emit(report: Report, *, stacklevel: int = 2) -> None:
-    """Each grouped line as a :class:`ReliabilityWarning` (``stacklevel`` counted from the caller of this
-    function, so the warning points at the user's call)."""
+def emit(report: Report) -> None:
+    """Each grouped line as a :class:`ReliabilityWarning`, pointing at the user's line: the first one outside this
+    package (:func:`~rl_reliable_logger.errors.caller_stacklevel`), whichever public entry called ``evaluate``."""
     for line in grouped(report):
-        _warnings.warn(line, ReliabilityWarning, stacklevel=stacklevel + 1)
+        _warnings.warn(line, ReliabilityWarning, stacklevel=caller_stacklevel())

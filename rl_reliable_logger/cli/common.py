@@ -275,9 +275,30 @@ def run_and_report(
             note = figure_note(report)
             if note:
                 say_note(note)
-        full = " (every warning in full: methods.md)" if len(warned) < len(set(report.warnings)) else ""
-        print(f"wrote results to {out}/{full}")
+        print(wrote_line(out, report, every_warning=len(warned) < len(set(report.warnings))))
     return report
+
+
+def wrote_line(out: Path, report: Any, *, every_warning: bool = False) -> str:
+    """What a bundle holds that a user opens next, by name: ``report.html`` first, ``methods.md``, the tables
+    beside the core ones (``tuning.csv``, ...), then how many tables and whether figures came with them:
+    ``wrote results/: results/report.html (open it first: ...), methods.md (...), 8 tables as CSV, ...``.
+    """
+    from ..render.intervals import TABLE_WORDS
+
+    present = {p.name for p in out.iterdir()} if out.is_dir() else set()
+    parts = []
+    if "report.html" in present:
+        parts.append(f"{out / 'report.html'} (open it first: every table and figure, with how to read it)")
+    if "methods.md" in present:
+        parts.append(
+            "methods.md (the methods paragraph for a paper" + ("; every warning in full)" if every_warning else ")")
+        )
+    extra = [f"{name}.csv" for name in report.extra if f"{name}.csv" in present]
+    tables = sorted(n for n in present if n.endswith(".csv"))
+    parts += [f"{name} ({TABLE_WORDS.get(name[:-4], name[:-4].replace('_', ' '))})" for name in extra]
+    parts.append(f"{len(tables)} tables as CSV, provenance.json" + (", figures" if "figures" in present else ""))
+    return f"wrote {out}/: " + ", ".join(parts)
 
 
 def _evaluate_capturing(table: Any, options: Any, source: dict[str, Any] | None) -> tuple[Any, list[str]]:

@@ -22,7 +22,17 @@ from ..trackers import registry
 from .flags import CliError, as_flags
 from .options import add_declared_option, add_shared_option, given_options
 from .plan import FILE
-from .watch import LAUNCH_FLAGS, MORE_RUNS, add_sources, launch_names, publish_look, read_runs, show_look
+from .watch import (
+    LAUNCH_FLAGS,
+    MORE_RUNS,
+    add_sources,
+    interval_digits,
+    launch_files_in,
+    launch_names,
+    publish_look,
+    read_runs,
+    show_look,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..data.scores import ScoreTable
@@ -208,12 +218,33 @@ def race_tables(result: Any) -> dict[str, Any]:
     return {name: named(frame) for name, frame in tables.items()}
 
 
+#: The race's own tables in its state folder, each with what it holds (the console names them after a look).
+RACE_TABLES: tuple[tuple[str, str], ...] = (
+    ("selected.csv", "each selection: its interval valid after selection, regret bound, margin"),
+    ("alive.csv", "the configurations racing"),
+    ("eliminated.csv", "the eliminated ones, with their intervals"),
+)
+
+
 def format_race(result: Any, state: str, *, rows: int = 20) -> str:
-    """The look (k of K), each algorithm's race and the launch list (at most ``rows`` lines of each)."""
-    from ..data.counts import plural
+    """The look (k of K), each algorithm's race and the launch list (at most ``rows`` lines of each), every bound
+    printed with the same decimals, then the files of the state folder a user opens next."""
+    from ..data.counts import fixed, plural
     from ..trackers.base.messages import printable
 
     design = result.design
+    bounds = [
+        *(result.selected[c] for c in ("point", "low", "high", "regret", "margin_low", "margin_high")),
+        *(result.eliminated[c] for c in ("low", "high")),
+    ]
+    digits = interval_digits([v for column in bounds for v in column])
+
+    def num(value: float) -> str:
+        return fixed(float(value), digits)
+
+    def interval(low: float, high: float) -> str:
+        return f"[{num(low)}, {num(high)}]"
+
     how = " (the same scores as this recorded look: no look spent)" if result.replayed else ""
     lines = [
         f"look {result.look} of {design.looks}{how}; {design.metric}, delta {design.delta:g}, alpha {design.alpha:g} "
@@ -232,14 +263,14 @@ def format_race(result: Any, state: str, *, rows: int = 20) -> str:
         pick = selected.get(algorithm)
         if pick is not None:
             sure = (
-                f"at most {pick['regret']:.4g} below the best"
+                f"at most {num(pick['regret'])} below the best"
                 if pick["reason"] != "last look"
-                else f"the runs ran out: at most {pick['regret']:.4g} below the best, not within delta"
+                else f"the runs ran out: at most {num(pick['regret'])} below the best, not within delta"
             )
             lines.append(
                 f"  {name}: selected {config(pick)} ({pick['reason']}, look {pick['look']}): {design.metric} "
-                f"{pick['point']:.4g} [{pick['low']:.4g}, {pick['high']:.4g}] (valid after selection); {sure}; "
-                f"margin over the runner-up [{pick['margin_low']:.4g}, {pick['margin_high']:.4g}]"
+                f"{num(pick['point'])} {interval(pick['low'], pick['high'])} (valid after selection); {sure}; "
+                f"margin over the runner-up {interval(pick['margin_low'], pick['margin_high'])}"
             )
         else:
             settled = sum(bool(r["settled"]) for r in alive)
@@ -250,10 +281,12 @@ def format_race(result: Any, state: str, *, rows: int = 20) -> str:
         for r in gone[:rows]:
             lines.append(
                 f"    eliminated at look {r['look']}: {config(r)} ({printable(r['reason'])}; "
-                f"difference [{r['low']:.4g}, {r['high']:.4g}])"
+                f"difference {interval(r['low'], r['high'])})"
             )
+    folder = Path(state)
+    tables = "race tables: " + ", ".join(f"{folder / name} ({what})" for name, what in RACE_TABLES)
     if result.stop:
-        lines.append("stop: every algorithm's race selected a configuration")
+        lines += ["stop: every algorithm's race selected a configuration", tables]
         return "\n".join(lines)
     launch = result.launch
     total = int(launch["add_runs"].sum())
@@ -275,4 +308,8 @@ def format_race(result: Any, state: str, *, rows: int = 20) -> str:
             else (f"+{int(group['add_runs'].sum())} in {plural(len(group), 'task')}")
         )
         lines.append(f"  {printable(row['algorithm'])} {config(row)}: {each}")
+    written = launch_files_in(folder)
+    if written:
+        lines.append("launch files: " + ", ".join(f"{path} ({what})" for path, what in written))
+    lines.append(tables)
     return "\n".join(lines)

@@ -360,21 +360,50 @@ def publish_look(sink: Sink, plugin: TrackerPlugin, table: ScoreTable, options: 
     print(published.message(), file=sys.stderr)
 
 
+#: What a repeated interval is, in one console line (docs/watch.md, "How a look decides", gives the details).
+REPEATED_SAID = (
+    "  (repeated interval: of {metric}(x) - {metric}(y) for the pair x - y; it keeps its level over every look of the"
+    " watch, so it is wider than a one-look interval; a pair is decided when it excludes 0)"
+)
+
+
+def interval_digits(values: Any) -> int:
+    """Decimals that print every bound of a look alike: 3 for normalised-size numbers, fewer for large ones.
+
+    Example:
+        >>> interval_digits([-0.4158, 0.454]), interval_digits([-215.3, 1840.0]), interval_digits([0.00012, 0.0009])
+        (3, 0, 6)
+    """
+    import math
+
+    finite = [abs(float(v)) for v in values if math.isfinite(float(v)) and float(v) != 0]
+    if not finite:
+        return 3
+    magnitude = math.floor(math.log10(max(finite)))
+    return max(0, min(6, 2 - magnitude)) if magnitude < 0 else max(0, 3 - magnitude)
+
+
 def format_look(result: Any, state: str, *, rows: int = 20) -> str:
-    """The look (k of K), each pair's decision with its repeated interval, and the launch list (at most ``rows``)."""
-    from ..data.counts import plural
+    """The look (k of K), each pair's decision with its repeated interval (what that is, in one line), and the
+    launch list (at most ``rows``)."""
+    from ..data.counts import fixed, plural
     from ..trackers.base.messages import printable
 
     design = result.design
     how = " (the same scores as this recorded look: no look spent)" if result.replayed else ""
     lines = [f"look {result.look} of {design.looks}{how}; {design.metric}, alpha {design.alpha:g} over all looks"]
-    for row in result.decisions.itertuples(index=False):
+    decisions = result.decisions
+    digits = interval_digits([*decisions["low"], *decisions["high"]])
+    for row in decisions.itertuples(index=False):
         x, y = printable(row.algorithm_x), printable(row.algorithm_y)
         said = {"x>y": f"{x} > {y}", "y>x": f"{y} > {x}", "futile": "futile (max runs would not decide it)"}.get(
             row.decision, "undecided"
         )
         when = f" (look {row.look})" if row.decision != "undecided" else ""
-        lines.append(f"  {x} - {y}: {said}{when}; repeated interval [{row.low:.4g}, {row.high:.4g}]")
+        interval = f"[{fixed(row.low, digits)}, {fixed(row.high, digits)}]"
+        lines.append(f"  {x} - {y}: {said}{when}; repeated interval {interval}")
+    if len(decisions):
+        lines.append(REPEATED_SAID.format(metric=design.metric))
     launch = result.launch
     if result.stop:
         ends = set(result.decisions["decision"])
@@ -394,7 +423,22 @@ def format_look(result: Any, state: str, *, rows: int = 20) -> str:
         f"(listed in {Path(state) / 'launch.csv'}):"
     )
     lines += _launch_lines(launch, len(design.tasks), rows)
+    written = launch_files_in(Path(state))
+    if written:
+        lines.append("launch files: " + ", ".join(f"{path} ({what})" for path, what in written))
     return "\n".join(lines)
+
+
+def launch_files_in(state: Path) -> list[tuple[Path, str]]:
+    """The launch files of the last look in the state folder, each with what it is for (the names
+    :mod:`~rl_reliable_logger.render.watch_launch` writes), so the console names every file it wrote."""
+    from ..render.watch_launch import PARAMS, RUNS
+
+    kinds = [(RUNS, "one row per new run"), (PARAMS, "`mlflow run -P` arguments, one line per run")]
+    found = [(state / name, what) for name, what in kinds if (state / name).is_file()]
+    sweeps = sorted(state.glob("sweep*.yaml"), key=lambda p: (len(p.name), p.name))
+    found[1:1] = [(p, "a `wandb sweep` grid") for p in sweeps]
+    return found
 
 
 def _launch_lines(launch: Any, tasks: int, rows: int) -> list[str]:

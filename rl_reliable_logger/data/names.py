@@ -22,6 +22,7 @@ Example:
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from collections.abc import Iterable
 from typing import Any, Literal
@@ -286,6 +287,48 @@ def escape_markdown(text: Any) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+#: Characters that format wherever they stand in Markdown prose (emphasis, strikethrough, math, escapes).
+_PROSE_ALWAYS = set("\\*~$")
+#: A line that starts like a heading, quote, list item, table row or setext underline is a block, not prose.
+_BLOCK_START = re.compile(r"^( {0,3}(?:\d+(?=[.)]))?)([#>+=|.)-])")
+
+
+def _prose_char(text: str, i: int, code_spans: bool) -> str:
+    """One character of :func:`escape_markdown_prose`, escaped only where Markdown would read it as syntax."""
+    ch, before, after = text[i], text[i - 1 : i], text[i + 1 : i + 2]
+    if unicodedata.category(ch) in ("Cc", "Cs", "Zl", "Zp"):
+        return f"\\u{ord(ch):04X}"
+    needs = (
+        ch in _PROSE_ALWAYS
+        or (ch == "`" and not code_spans)
+        or (ch == "_" and not (before.isalnum() and after.isalnum()))  # intraword ``_`` never emphasises
+        or (ch == "<" and (after.isalpha() or after in ("/", "!", "?")))  # an HTML tag or an autolink
+        or (ch == "]" and after in ("(", "[", ":"))  # a link, a reference or a link definition
+        or (ch == "[" and i == 0)  # a link reference definition starts a block
+        or (ch == "&" and re.match(r"&#?\w+;", text[i:]) is not None)  # an entity
+    )
+    return "\\" + ch if needs else ch
+
+
+def escape_markdown_prose(text: Any) -> str:
+    r"""Text as literal Markdown *prose* (a paragraph or a list item), escaping only what would format.
+
+    Unlike :func:`escape_markdown` (a table cell, every special escaped), a methods paragraph must read well
+    as plain text too, so ``optimality_gap``, ``P(X > Y)`` and ``[Agarwal et al. (2021)]`` stay as they are,
+    while a name that could format (``*v2*``, ``_x_``, ``[a](b)``, ``<b>``) is escaped. Backticks that pair up stay
+    code spans (our warnings quote keywords so: ```normalize=```; a code span shows its text literally); an odd
+    one out, which could only come from a name, escapes them all.
+
+    Example:
+        >>> print(escape_markdown_prose("optimality_gap of P(X > Y) [Agarwal et al. (2021)]; PPO_*v2* and _x_"))
+        optimality_gap of P(X > Y) [Agarwal et al. (2021)]; PPO\_\*v2\* and \_x\_
+    """
+    raw = str(text)
+    code_spans = raw.count("`") % 2 == 0
+    out = "".join(_prose_char(raw, i, code_spans) for i in range(len(raw)))
+    return _BLOCK_START.sub(lambda m: m.group(1) + "\\" + m.group(2), out, count=1) if raw else out
 
 
 def seed_number(label: Any) -> int | None:

@@ -246,6 +246,8 @@ class ScoreTable:
             raise ValueError(f"on_invalid must be 'raise' or 'drop', not {on_invalid!r}")
         if not isinstance(data, pd.DataFrame):
             raise TypeError(f"ScoreTable needs a pandas DataFrame, got {type(data).__name__}")
+        if not data.index.is_unique:  # e.g. pd.concat without ignore_index: rows are then named by position
+            data = data.reset_index(drop=True)
         if step == DEFAULT_STEP and step not in data.columns:
             step = None  # the usual step column is used when the input has one, like every other field
         self.source: dict[str, Any] = dict(source or {})

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import math
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -237,6 +237,24 @@ def _decorate(ax: Axes, grid_axis: Literal["both", "x", "y"] = "both") -> None:
     ax.set_axisbelow(True)
 
 
+#: Room between the outermost interval and a panel's edge, as a fraction of the span of the intervals.
+INTERVAL_PAD = 0.06
+
+
+def _interval_limits(ax: Axes, *values: Iterable[float]) -> None:
+    """x limits that keep every interval bar (and ``values`` such as a reference line) inside the panel.
+
+    ``barh`` pins the left end of each bar to the axis limit (its sticky edge), so without this the lowest
+    interval touches the panel's edge and the highest ends where the axis does.
+    """
+    finite = [float(v) for group in values for v in group if np.isfinite(v)]
+    if not finite:
+        return
+    lo, hi = min(finite), max(finite)
+    pad = INTERVAL_PAD * (hi - lo) if hi > lo else max(0.05 * abs(lo), 0.05)
+    ax.set_xlim(lo - pad, hi + pad)
+
+
 def _legend(ax: Axes, n: int, title: str | None = None) -> None:
     """Inside the axes for a few algorithms, outside on the right for many."""
     title = None if title is None else _t(title)
@@ -323,10 +341,7 @@ def plot_interval_estimates(
     frame = frame.copy()
     frame["metric"] = frame["metric"].astype(str)
     all_metrics = list(pd.unique(frame["metric"]))
-    if metrics is None:
-        preferred = [m for m in ("median", "iqm", "mean", "optimality_gap") if m in all_metrics]
-        metrics = preferred + [m for m in all_metrics if m not in preferred]
-    metrics = list(metrics)
+    metrics = list(all_metrics if metrics is None else metrics)  # the analysis's order, as in every table
     unknown = [m for m in metrics if m not in all_metrics]
     if unknown:
         raise ValueError(f"metric(s) {unknown} are not in the aggregates table (it has {all_metrics})")
@@ -358,6 +373,8 @@ def plot_interval_estimates(
         if j > 0 and ax is None:
             a.tick_params(axis="y", length=0)
         a.set_ylim(-0.6, n - 0.4)
+        shown = sub.loc[[x for x in algorithms if x in sub.index]]
+        _interval_limits(a, shown["low"], shown["high"], shown["point"])
         title = metric_title(metric) + (" (lower is better)" if lower_is_better(metric) else "")
         a.set_title(_t(title), fontsize="medium")
         a.xaxis.set_major_locator(MaxNLocator(4))
@@ -520,6 +537,7 @@ def _pair_rows(
         a.barh(y=y, width=hi - lo, left=lo, height=h, color=colors[str(r["algorithm_x"])], alpha=0.75)
         a.vlines(pt, y - h / 2, y + h / 2, color="k", linewidth=1.5, alpha=0.7)
     a.axvline(ref, color="k", linestyle="--", linewidth=1, alpha=0.5)
+    _interval_limits(a, frame["low"], frame["high"], frame["point"], [ref])
     a.set_yticks(range(m))
     a.set_ylim(-0.6, m - 0.4)
     if right_labels:
@@ -652,7 +670,7 @@ def plot_probability_of_improvement(
         longest = max(len(figure_label(s)) for s in list(chosen["algorithm_x"]) + list(chosen["algorithm_y"]))
         fig, a = _axes(ax, (4.5 + 0.14 * longest, 0.8 + 0.38 * len(chosen)))
         _pair_rows(a, chosen, colors, 0.5, "P(X > Y)   (X left, Y right)", right_labels=True)
-        a.set_xlim(min(0.0, float(chosen["low"].min()) - 0.02), max(1.0, float(chosen["high"].max()) + 0.02))
+        a.set_xlim(min(0.0, float(chosen["low"].min())) - 0.03, max(1.0, float(chosen["high"].max())) + 0.03)
         a.set_title("Probability of improvement", fontsize="medium")
     elif layout == "matrix":
         used = [a_ for a_ in algorithms if a_ in set(frame["algorithm_x"]) | set(frame["algorithm_y"])]

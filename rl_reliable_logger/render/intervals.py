@@ -143,26 +143,60 @@ def non_bootstrap_tables(prov: Mapping[str, Any], present: set[str] | None = Non
 
 
 def method_clause(prov: Mapping[str, Any]) -> str:
-    """``interval method bootstrap-t (the default; ...)``: the method asked for, and whether it was the default
-    (which is not the paper's); "" for results that record none."""
-    method = prov.get("method")
-    if not method:
+    """The note under the console's first line when the method is the default (which is not the paper's); "" for
+    another method (the first line names it) and for results that record none."""
+    if prov.get("method") != DEFAULT_METHOD:
         return ""
-    if method != DEFAULT_METHOD:
-        return f"interval method {method}"
-    return f"interval method {method} (the default; `method={PAPER_METHOD}` gives the paper's and rliable's intervals)"
+    return (
+        f"({DEFAULT_METHOD} is the default; `method={PAPER_METHOD}` gives the paper's and rliable's intervals; each "
+        "statistic's interval is said in report.html and methods.md)"
+    )
+
+
+#: The console summary's first line is at most this long: one line a terminal shows whole; the intervals of each
+#: statistic, the tables and the method's rule are in report.html and methods.md.
+SUMMARY_WIDTH = 200
+
+
+def short_intervals(prov: Mapping[str, Any]) -> str:
+    """``95% intervals (method bootstrap-t), 50,000 replicates``: the headline table's level, requested method and replicate
+    count, for the console's first line (:func:`headline_intervals` says each statistic's method in full)."""
+    record = table_intervals(prov).get("aggregates") or {}
+    level = ci_label(record.get("level", prov.get("ci", 0.95)))
+    method = prov.get("method") or record.get("method") or "?"
+    reps = record.get("replicates")
+    return f"{level} intervals (method {method})" + (
+        f", {int(reps):,} replicates" if isinstance(reps, (int, float)) and reps else ""
+    )
 
 
 def summary_header(report: Any, words: Callable[[str], str] = str) -> str:
-    """The console summary's first line: the runs, the scores, the headline table's intervals, the seed, the
-    interval method and the filters. ``words`` rewrites the method clause (the command line: keywords as flags;
-    never the names of the filters)."""
+    """The console summary's first line, at most :data:`SUMMARY_WIDTH` characters: the runs, the scores, the
+    headline intervals in short (level, method, replicates) and the seed; then, on lines of their own, the interval
+    method's note and the filters. ``words`` rewrites the method note (the command line: keywords as flags; never
+    the names of the filters).
+
+    Example:
+        >>> from rl_reliable_logger.analysis.report import Report
+        >>> prov = {"method": "percentile", "ci": 0.95, "seed": 0, "normalization": "raw score",
+        ...         "intervals": {"aggregates": {"method": "percentile", "level": 0.95, "replicates": 2000}}}
+        >>> summary_header(Report(provenance=prov)).splitlines()[0].split("; ", 1)[1]
+        'raw score; 95% intervals (method percentile), 2,000 replicates, seed 0'
+    """
     prov = report.provenance
     filters = prov.get("filters") or {}
-    method = words(method_clause(prov))
-    return (
-        f"{report.counts().text()}; {prov.get('normalization', '')}; {headline_intervals(prov)}, "
-        f"seed {prov.get('seed')}"
-        + (f"; {method}" if method else "")
-        + "".join(f"; {k.replace('_', ' ')}: {', '.join(v)}" for k, v in filters.items())
+    first = (
+        f"{report.counts().text()}; {prov.get('normalization', '')}; {short_intervals(prov)}, seed {prov.get('seed')}"
     )
+    if len(first) > SUMMARY_WIDTH:
+        first = first[: SUMMARY_WIDTH - 1] + "…"
+    method = words(method_clause(prov))
+    lines = [first] + ([method] if method else [])
+    statistics = dict((table_intervals(prov).get("aggregates") or {}).get("statistics") or {})
+    lines += [  # a statistic whose interval an option chose, not the method (the order-statistic median)
+        words(f"(`median_interval={name}`: {_phrase(name)} intervals for {stat})")
+        for stat, name in statistics.items()
+        if name in intervals.MEDIAN_INTERVALS and name != "method"
+    ]
+    lines += [f"{k.replace('_', ' ')}: {', '.join(v)}" for k, v in filters.items()]
+    return "\n".join(lines)

@@ -14,11 +14,11 @@ not met (``[ ]``) or unknown from the results alone (``[?]``), with the reason.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 from ..analysis.protocol import AGARWAL, REFERENCES
 from ..data.counts import plural, span
+from ..data.names import escape_markdown_prose
 from .intervals import TABLE_WORDS, headline_intervals, non_bootstrap_tables, table_clauses, table_intervals
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -332,34 +332,25 @@ def checklist(report: Report) -> list[tuple[str, bool | None, str]]:
     return items
 
 
-def markdown_escape(text: str) -> str:
-    r"""Text as literal Markdown: names are untrusted, ``*``/``_``/``[`` etc. must not format anything.
-
-    Example:
-        >>> markdown_escape("PPO_*v2*")
-        'PPO\\_\\*v2\\*'
-    """
-    return re.sub(r"([\\`*_\[\]{}<>#|!~])", r"\\\1", str(text))
-
-
 def methods_markdown(report: Report) -> str:
     """``methods.md``: the paragraph, the checklist, every warning in full (the console and a notebook show them
-    grouped; names escaped for Markdown), then the references."""
+    grouped), then the references: prose a paper can take, so only what would format in Markdown (a name's
+    ``*``, a leading ``_``, a link) is escaped (:func:`~rl_reliable_logger.data.names.escape_markdown_prose`)."""
     lines = [
         "# Methods",
         "",
-        markdown_escape(methods_paragraph(report)),
+        escape_markdown_prose(methods_paragraph(report)),
         "",
         "## Reporting checklist (after Agarwal et al., 2021)",
         "",
     ]
     marks = {True: "[x]", False: "[ ]", None: "[?]"}
     for item, met, reason in checklist(report):
-        lines.append(f"- {marks[met]} {item} — {markdown_escape(reason)}")
+        lines.append(f"- {marks[met]} {item} — {escape_markdown_prose(reason)}")
     warnings = list(dict.fromkeys(report.warnings))
     if warnings:
         lines += ["", "## Warnings", ""]
-        lines += [f"- {markdown_escape(w)}" for w in warnings]
+        lines += [f"- {escape_markdown_prose(w)}" for w in warnings]
     lines += ["", "## References", ""]
-    lines += [f"- {markdown_escape(ref)}" for ref in references(report)]
+    lines += [f"- {escape_markdown_prose(ref)}" for ref in references(report)]
     return "\n".join(lines) + "\n"

@@ -8,6 +8,7 @@ with the hyperparameter columns as launch fields). The look itself is :mod:`..an
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from ..analysis import race as ra
 from ..analysis.inputs import FieldOptions, as_score_table, split_field_options
 from ..analysis.race_options import RaceOptions
 from ..data.scores import ScoreTable
-from ..errors import InputError
+from ..errors import InputError, ReliabilityWarning, caller_stacklevel
 from .bundle import folder_lock
 from .watch_launch import check_size, launch_files
 from .watch_launch import parameters as launch_parameters_of
@@ -114,4 +115,6 @@ def race(
             taken = seeds_taken(scores, design.keys)  # an unfinished run's seed is never launched again
             files = launch_files(taken, result.launch, chosen, program=program, keys=design.keys)
             write_state(folder, design, [*history, result.record], files, wait=wait, ledger=RACE)
+    for line in scores.warnings:  # at the caller's line, once a look was taken (else the error alone)
+        warnings.warn(line, ReliabilityWarning, stacklevel=caller_stacklevel())
     return result

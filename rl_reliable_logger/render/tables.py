@@ -29,7 +29,7 @@ from .intervals import headline_intervals
 if TYPE_CHECKING:  # pragma: no cover
     from ..analysis.report import Report
 
-__all__ = ["MARK", "headline_cells", "headline_marks", "best_separated", "to_latex", "to_markdown"]
+__all__ = ["MARK", "headline_cells", "headline_phrase", "headline_marks", "best_separated", "to_latex", "to_markdown"]
 
 #: The mark on a headline cell a warning is about; the warning is the table's footnote.
 MARK = "†"
@@ -67,9 +67,8 @@ def _fmt(v: float, d: int) -> str:
 
 def _metrics(report: Report, metrics: Sequence[str] | None) -> list[str]:
     available = [str(m) for m in pd.unique(report.aggregates["metric"])]
-    if metrics is None:
-        preferred = [m for m in ("median", "iqm", "mean", "optimality_gap") if m in available]
-        return preferred + [m for m in available if m not in preferred]
+    if metrics is None:  # the order the analysis asked for (``metrics=``), as on the console and in every figure
+        return available
     unknown = [m for m in metrics if m not in available]
     if unknown:
         raise ValueError(f"metric(s) {unknown} are not in the aggregates table (it has {available})")
@@ -144,6 +143,31 @@ def headline_cells(report: Report, metrics: Sequence[str] | None = None) -> tupl
             frame = agg[here].assign(algorithm=algs, point=printed[:, 0], low=printed[:, 1], high=printed[:, 2])
             bold[m] = best_separated(frame, lower_is_better(m))
     return algorithms, metrics, cells, bold
+
+
+def headline_phrase(report: Report, *, limit: int = 4, width: int = 20) -> str:
+    """The headline in a few words, for a runs list that shows only run names: the IQM (or the first metric)
+    of each algorithm in report order, at most ``limit`` of them, names cut to ``width`` characters.
+
+    Example:
+        >>> headline_phrase(report)  # doctest: +SKIP
+        'IQM ucb1 0.806, thompson 0.865, epsilon_greedy 0.546'
+    """
+    agg = report.aggregates
+    if agg.empty:
+        return ""
+    metrics = _metrics(report, None)
+    metric = "iqm" if "iqm" in metrics else metrics[0]
+    rows = agg[agg["metric"].astype(str) == metric]
+    points = {str(a): float(p) for a, p in zip(rows["algorithm"], rows["point"])}
+    shown = [a for a in _algorithms(report) if a in points]
+
+    def name(alg: str) -> str:
+        return alg if len(alg) <= width else alg[: width - 1] + "…"
+
+    parts = [f"{name(a)} {fixed(points[a])}" for a in shown[:limit]]
+    more = f", +{len(shown) - limit} more" if len(shown) > limit else ""
+    return f"{_title(metric)} " + ", ".join(parts) + more
 
 
 def _printed(rows: np.ndarray, d: int) -> np.ndarray:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ import pandas as pd
 from ..analysis import watch as wt
 from ..analysis.watch_options import FUTILITY, WatchDesign
 from ..data.scores import ScoreTable
-from ..errors import InputError
+from ..errors import InputError, ReliabilityWarning, caller_stacklevel
 from .bundle import MANIFEST, BundleError, folder_lock, read_bundle, recover_swap, write_bundle
 from .watch_launch import check_size, launch_files
 from .watch_launch import parameters as launch_parameters_of
@@ -222,4 +223,6 @@ def watch(
         if not result.replayed:
             files = launch_files(seeds_taken(table), result.launch, chosen, program=program)
             write_state(folder, design, [*history, result.record], files, wait=wait)
+    for line in table.warnings:  # at the caller's line, once a look was taken (else the error alone)
+        warnings.warn(line, ReliabilityWarning, stacklevel=caller_stacklevel())
     return result

@@ -33,7 +33,7 @@ import pandas as pd
 # Only what a tables-only save needs is imported here; the figure and page modules load when
 # figures are drawn, so ``save_report(..., figures=False)`` (``--no-figures``) starts fast.
 from ..data.names import AVERAGE_TASK
-from ..errors import InputError
+from ..errors import InputError, caller_stacklevel
 from .bundle import (
     MANIFEST,
     BundleError,
@@ -237,7 +237,7 @@ def render_figures(report: Report) -> tuple[list[tuple[FigureSpec, MplFigure]], 
                 continue
             except Exception as exc:  # keep the rest of the report; say what failed
                 failures.append(f"figure {spec.name!r} could not be drawn: {type(exc).__name__}: {exc}")
-                warnings.warn(failures[-1], RuntimeWarning, stacklevel=2)
+                warnings.warn(failures[-1], RuntimeWarning, stacklevel=caller_stacklevel())
     return drawn, failures
 
 
@@ -266,7 +266,7 @@ def render_files(
                 files.append((spec, export(fig, formats)))
             except Exception as exc:  # keep the rest of the report; say what failed
                 failures.append(f"figure {spec.name!r} could not be saved: {type(exc).__name__}: {exc}")
-                warnings.warn(failures[-1], RuntimeWarning, stacklevel=2)
+                warnings.warn(failures[-1], RuntimeWarning, stacklevel=caller_stacklevel())
     return files, failures
 
 

@@ -32,7 +32,12 @@ def to_report(
     the drop-in's point estimates and intervals within Monte-Carlo error of its; profiles, probability of
     improvement and the rest of the Report come with it. ``tasks`` names the task columns (default
     ``task_0``, ...); ``options`` are further :class:`~rl_reliable_logger.AnalysisOptions` keywords.
+    rliable's score matrices are normalised already (its optimality gap and profiles assume so), so
+    ``normalize`` defaults to ``"already-normalized"`` (kept as given, said so in the report) instead of
+    warning about raw scores; pass ``normalize=`` to normalise raw returns here instead. Warnings point at
+    the line that called ``to_report``.
     """
+    options.setdefault("normalize", "already-normalized")
     table = ScoreTable.from_rliable({str(k): np.asarray(v, dtype=float) for k, v in score_dict.items()}, tasks)
     return evaluate(
         table,

@@ -73,16 +73,16 @@ def test_the_console_names_the_method_and_that_it_is_the_default(tmp_path, capsy
     _frame().to_csv(scores, index=False)
     reps = ["--reps", "300", "--profile-reps", "100", "--improvement-reps", "100", "--no-figures"]
     assert main(["evaluate", str(scores), "--out", str(tmp_path / "default"), *reps]) == 0
-    header = capsys.readouterr().out.splitlines()[0]
-    assert "; interval method bootstrap-t (the default; --method percentile gives the paper's" in header
-    assert "studentized bootstrap (bootstrap-t) intervals for mean" in header
+    header, note = capsys.readouterr().out.splitlines()[:2]
+    assert "; 95% intervals (method bootstrap-t), 300 replicates, seed 0" in header and len(header) <= 200
+    assert note.startswith("(bootstrap-t is the default; --method percentile gives the paper's")
+    assert "studentized bootstrap (bootstrap-t) intervals for mean" in (tmp_path / "default" / "methods.md").read_text()
     recorded = json.loads((tmp_path / "default" / "provenance.json").read_text())
     assert recorded["intervals"]["aggregates"]["method"] == "bootstrap-t"
 
     assert main(["evaluate", str(scores), "--method", "percentile", *reps]) == 0
-    header = capsys.readouterr().out.splitlines()[0]
-    assert "; interval method percentile" in header and "the default" not in header
-    assert "95% percentile intervals (300 bootstrap replicates)" in header
+    header, after = capsys.readouterr().out.splitlines()[:2]
+    assert "; 95% intervals (method percentile), 300 replicates, seed 0" in header and "default" not in after
 
 
 def test_help_says_what_the_default_does(capsys, monkeypatch):

@@ -109,7 +109,7 @@ def test_mlflow_description_is_the_librarys_and_force_publish_makes_a_new_run(tm
     for run in runs:
         note = run.data.tags["mlflow.note.content"]
         # the library's text, the same whoever publishes (issue 31): the console alone speaks flags
-        assert r"pass \`include\_unfinished=True\` to use them" in note, note  # Markdown-escaped
+        assert "pass `include_unfinished=True` to use them" in note, note  # a code span, not a flag
     assert "--include-unfinished" in err
 
 

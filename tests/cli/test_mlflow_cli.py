@@ -176,3 +176,27 @@ def test_errors_are_short_and_name_the_problem(store, capsys):
         ]
     )
     assert code == 0, capsys.readouterr().err
+
+
+def test_a_publish_that_replaces_an_analysis_says_so(store, capsys, monkeypatch):
+    """Another analysis of the same runs (here: another seed) replaces the current one: the console names the run it
+    replaced, and that run's description names the one that replaced it (issue 45)."""
+    with use_store(store["uri"], monkeypatch):
+        mlflow.set_experiment("cli-replace")
+        for (alg, task), scores in SCORES.items():
+            for seed, score in enumerate(scores):
+                with mlflow.start_run(run_name=f"{alg}-{task}-{seed}"):
+                    rl_reliable_logger.log_final_score(score, algorithm=alg, task=task, seed=seed)
+    args = ["mlflow", "--tracking-uri", store["uri"], "--experiment", "cli-replace", *FAST[:-3], "--no-figures"]
+    assert cli.main([*args, "--seed", "0"]) == 0
+    first = capsys.readouterr().err
+    assert "it replaces" not in first
+    assert cli.main([*args, "--seed", "1"]) == 0
+    second = capsys.readouterr().err
+    exp = mlflow.MlflowClient(store["uri"]).get_experiment_by_name("cli-replace").experiment_id
+    old, new = sorted(
+        store["client"].search_runs([exp], "tags.`rl_reliable.role` = 'analysis'"), key=lambda r: r.info.start_time
+    )
+    assert f"it replaces analysis run {old.info.run_id} (no longer current)" in second, second
+    note = store["client"].get_run(old.info.run_id).data.tags["mlflow.note.content"]
+    assert note.startswith("**Superseded**") and new.info.run_id in note

@@ -3,6 +3,7 @@ files ends with exit 0 and a selection; bad flags are one line and exit 2."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +27,13 @@ def _rows(runs: pd.DataFrame) -> pd.DataFrame:
 FLAGS = ["--looks", "5", "--max-runs", "10", "--hyperparameter-keys", "lr", "--delta", "0.1", "--reps", "600"]
 
 
+def _same_decimals(out: str) -> None:
+    """Every interval bound of a look prints with the same number of decimals (issue 45: consistent digits)."""
+    bounds = re.findall(r"\[(-?\d+(?:\.\d+)?), (-?\d+(?:\.\d+)?)\]", out)
+    decimals = {len(b.partition(".")[2]) for pair in bounds for b in pair}
+    assert bounds and len(decimals) == 1, (decimals, out)
+
+
 def test_a_first_look_at_two_runs_exits_3_and_the_loop_ends_with_a_selection(tmp_path: Path, capsys) -> None:
     first = pd.DataFrame(
         [{"algorithm": "ppo", "lr": lr, "task": f"t{m}", "seed": s} for lr in LRS for m in range(6) for s in range(2)]
@@ -37,6 +45,11 @@ def test_a_first_look_at_two_runs_exits_3_and_the_loop_ends_with_a_selection(tmp
     assert code == 3, err
     assert out.startswith("look 1 of 5; iqm, delta 0.1, alpha 0.05 over all looks")
     assert "eliminated at look 1: lr=0.01" in out and "launch " in out and "lr=0.001: +2 in each of its 6 tasks" in out
+    named = out.splitlines()[-2:]  # the console names every file the look wrote that a user opens next
+    assert named[0].startswith("launch files: ") and named[1].startswith("race tables: ")
+    for name in ("runs.csv", "sweep.yaml", "mlflow-params.txt", "selected.csv", "alive.csv", "eliminated.csv"):
+        assert str(state / name) in "\n".join(named) and (state / name).is_file(), name
+    _same_decimals(out)
     launched = pd.read_csv(state / "runs.csv")
     assert list(launched.columns) == ["algorithm", "lr", "task", "seed"] and set(launched["seed"]) == {2, 3}
     for _ in range(4):
@@ -48,6 +61,8 @@ def test_a_first_look_at_two_runs_exits_3_and_the_loop_ends_with_a_selection(tmp
     assert code == 0, err
     assert "selected lr=0.001" in out and "valid after selection" in out
     assert "stop: every algorithm's race selected a configuration" in out
+    assert out.rstrip().splitlines()[-1].startswith(f"race tables: {state / 'selected.csv'} (")
+    _same_decimals(out)
     assert pd.read_csv(state / "selected.csv")["lr"].tolist() == [0.001]
     code, out, _ = run_cli(capsys, "race", scores, "--state", state, *FLAGS)  # the same scores: replayed
     assert code == 0 and "no look spent" in out

@@ -32,7 +32,7 @@ def test_results_first_then_each_warning_once(heavy_csv, tmp_path, capsys):
     assert [line.split(":")[1].strip() for line in trust] == ["H1", "H2"]  # one line per algorithm
     assert len(set(lines)) == len(lines) - lines.count("")
     assert "ReliabilityWarning" not in err and "mean's interval" not in err  # not shown a second time
-    assert "every warning in full: methods.md" in out
+    assert "methods.md (the methods paragraph for a paper; every warning in full)" in out
     methods = (tmp_path / "out" / "methods.md").read_text(encoding="utf-8")
     assert methods.count("difference's interval") >= 1  # the pairs, in full, in the file
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -34,6 +35,9 @@ def test_a_look_lists_cells_then_replays_then_decides(runs: dict[int, Path], tmp
     assert watch(runs[3], state) == 3
     first = capsys.readouterr().out
     assert first.startswith("look 1 of 2;") and "DER - DrQ: undecided; repeated interval [" in first
+    bounds = re.search(r"repeated interval \[(\S+), (\S+)\]", first).groups()
+    assert [len(b.split(".")[1]) for b in bounds] == [3, 3], bounds  # the same digits for both ends (issue 45)
+    assert "(repeated interval: of iqm(x) - iqm(y) for the pair x - y; it keeps its level over every look" in first
     assert "launch 364 more runs in 52 cells before look 2" in first  # 7 more in each cell of DER and DrQ
     assert "  DER: +7 in each of its 26 tasks\n  DrQ: +7 in each of its 26 tasks" in first
     launch = pd.read_csv(state / "launch.csv")

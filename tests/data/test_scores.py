@@ -215,3 +215,17 @@ def test_hyperparameter_key_that_is_a_grouping_field_is_refused_naming_both():
     for key in ("agent", "algorithm"):
         with pytest.raises(ScoreTableError, match=r"`algorithm=` and `hyperparameter_keys=` both name the field"):
             evaluate(table, hyperparameter_keys=[key], reps=100, profile_reps=100, improvement_reps=100)
+
+
+def test_a_repeated_index_is_read_by_position_not_a_traceback():
+    """A frame glued with ``pd.concat`` (its index repeats) and a bad score: the one error names the row by its
+    position, as for any frame (it was pandas' "truth value of a Series is ambiguous")."""
+    frame = pd.DataFrame(
+        {"algorithm": ["a", "a", "b", "b"], "task": ["t"] * 4, "seed": [0, 1, 0, 1], "score": [1.0, np.nan, 2.0, 3.0]},
+        index=[0, 1, 0, 1],
+    )
+    with pytest.raises(ScoreTableError, match=r"non-finite score nan .*row 1\b"):
+        ScoreTable(frame)
+    kept = ScoreTable(frame, on_invalid="drop")
+    assert kept.frame["score"].tolist() == [1.0, 2.0, 3.0]  # the bad row alone is dropped, and recorded
+    assert kept.dropped[["algorithm", "reason"]].values.tolist() == [["a", "non-finite score nan (empty or NaN)"]]

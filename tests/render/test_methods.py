@@ -93,6 +93,41 @@ def test_methods_md_escapes_names_and_ticks_items(tmp_path):
     assert methods_markdown(Report.load(saved)) == text  # a results folder read back says the same
 
 
+def test_methods_md_is_prose_a_paper_can_take():
+    """No Markdown escape in our own words (``optimality_gap``, ``P(X > Y)``, ``[Agarwal et al. ...]``): only a
+    name that would format is escaped (issue 45)."""
+    rows = [
+        {"algorithm": a, "task": t, "seed": s, "score": float(s + (a == "B") + (t == "y"))}
+        for a in ("A", "B")
+        for t in ("x", "y")
+        for s in range(2 if a == "B" else 4)
+    ]
+    text = methods_markdown(_report(ScoreTable(pd.DataFrame(rows))))
+    assert "\\" not in text, [line for line in text.splitlines() if "\\" in line]
+    assert "optimality_gap is the optimality gap" in text and "P(X > Y)" in text
+    assert "[Agarwal et al. (2021), §3 (Fig. 2)]" in text  # the protocol warning's citation, as written
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("PPO_v2", "PPO_v2"),  # intraword: Markdown never emphasises it
+        ("_PPO_", r"\_PPO\_"),
+        ("*PPO*", r"\*PPO\*"),
+        ("[PPO](http://e)", r"[PPO\](http://e)"),
+        ("<b>PPO", r"\<b>PPO"),
+        ("`PPO", r"\`PPO"),  # an odd backtick; pairs are code spans, which show their text literally
+        ("A&amp;B", r"A\&amp;B"),
+    ],
+)
+def test_methods_md_escapes_only_what_a_name_needs(name, shown):
+    rows = [
+        {"algorithm": a, "task": t, "seed": s, "score": float(s)} for a in (name, "B") for t in "xy" for s in range(3)
+    ]
+    text = methods_markdown(_report(ScoreTable(pd.DataFrame(rows)), metrics=["iqm"]))
+    assert f"We evaluate 2 algorithms ({shown}, B)" in text
+
+
 # ---------------------------------------------------------------------------- every sentence from provenance (issue 26)
 from rl_reliable_logger.render.intervals import TABLE_WORDS, interval_phrase  # noqa: E402
 from rl_reliable_logger.stats import intervals  # noqa: E402

@@ -12,9 +12,9 @@ import pytest
 
 from rl_reliable_logger import ReliabilityWarning, ScoreTable, evaluate
 from rl_reliable_logger.analysis.report import Report
-from rl_reliable_logger.data.names import escape_markdown
+from rl_reliable_logger.data.names import escape_markdown, escape_markdown_prose
 from rl_reliable_logger.render.html import build_html
-from rl_reliable_logger.render.methods import markdown_escape, methods_markdown
+from rl_reliable_logger.render.methods import methods_markdown
 from rl_reliable_logger.render.tables import MARK, headline_cells, latex_escape, to_latex, to_markdown
 
 HEAVY = "Heavy_*1* & 50%"  # untrusted text: Markdown and LaTeX specials
@@ -84,7 +84,7 @@ def test_methods_md_lists_every_warning(heavy):
     text = methods_markdown(heavy)
     section = text[text.index("## Warnings") : text.index("## References")]
     assert section.count("\n- ") == len(set(heavy.warnings))
-    assert markdown_escape(HEAVY) + ": the mean's interval" in section
+    assert escape_markdown_prose(HEAVY) + ": the mean's interval" in section
 
 
 def test_a_flagged_best_cell_is_never_bold_without_its_mark(heavy):

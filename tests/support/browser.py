@@ -28,6 +28,8 @@ _FLAGS = [
     "--no-default-browser-check",
     "--disable-extensions",
     "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-quic",
     "--disable-sync",
     "--mute-audio",
     "--remote-debugging-pipe",

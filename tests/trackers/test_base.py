@@ -58,7 +58,9 @@ def test_headline_keys_and_run_name():
     keys = headline_metrics(report)
     assert keys["iqm/ucb"] == pytest.approx(0.9) and keys["iqm_low/ucb"] == 0.8 and keys["mean_high/gradient"] == 0.75
     report.scores = pd.DataFrame({"algorithm": ["ucb"], "task": ["t1"], "run_id": ["0"], "seed": [0], "score": [1.0]})
-    assert run_name(report, "0123456789abcdef") == "01234567 · rl-reliable · 1 run · 2 algorithms × 1 task"
+    assert run_name(report, "0123456789abcdef") == (
+        "01234567 · IQM ucb 0.900, gradient 0.600 · rl-reliable · 1 run · 2 algorithms × 1 task"  # the IQM, shown
+    )  # in a runs list that shows names only
     with pytest.raises(InputError, match="not accepted by the tracker"):
         headline_metrics(report, valid=lambda key: not key.startswith("iqm_low/"))
 

@@ -5,7 +5,10 @@ Shared by every Source that reads run folders or files by their paths (TensorBoa
 ``{algorithm}/{task}/seed_{seed}`` reads ``PPO/Pong/seed_3`` as algorithm ``PPO``, task ``Pong``, seed ``3``.
 Any other ``{name}`` (a Python identifier) is a hyperparameter column (``{algorithm}/lr_{lr}/{task}/{seed}``).
 A field matches one path component or part of one (never a ``/``); two fields must be separated by literal
-text, or which characters belong to which would be a guess. The names read from paths are untrusted text:
+text, or which characters belong to which would be a guess. ``*`` matches any text within one folder name and
+is read as nothing: ``{task}/seed_{seed}/*`` skips a folder level (Stable-Baselines3's ``PPO_1`` run counter in
+TensorBoard logs), ``{task}__{algorithm}__{seed}__*`` skips CleanRL's time stamp; a field needs literal text between
+it and a ``*``. The names read from paths are untrusted text:
 they stay values in the table (never file names) and are validated as names by the ScoreTable.
 """
 
@@ -87,7 +90,7 @@ def _value(name: str, text: str) -> object:
 def _bad(pattern: str, why: str) -> InputError:
     return InputError(
         f"{kw('layout=')} {pattern!r} {why}; write it like '{{algorithm}}/{{task}}/seed_{{seed}}' (relative to the log folder, "
-        "'/' between folders, other {name} fields for hyperparameters)."
+        "'/' between folders, '*' for text to skip, other {name} fields for hyperparameters)."
     )
 
 
@@ -98,6 +101,8 @@ def parse_layout(pattern: str, required: tuple[str, ...] = REQUIRED) -> Layout:
     Example:
         >>> parse_layout("{algorithm}/lr_{lr}/{task}/{seed}").hyperparameters
         ('lr',)
+        >>> parse_layout("{algorithm}/{task}/seed_{seed}/*").match("SAC/Hopper-v4/seed_2/SAC_1")
+        {'algorithm': 'SAC', 'task': 'Hopper-v4', 'seed': 2}
     """
     text = str(pattern).strip().strip("/")
     if not text:
@@ -126,10 +131,20 @@ def parse_layout(pattern: str, required: tuple[str, ...] = REQUIRED) -> Layout:
         raise _bad(pattern, f"has no {', '.join('{' + n + '}' for n in absent)}")
     if any(lit == "" for lit in literals[1:-1]):
         raise _bad(pattern, "has two fields with nothing between them, so where one ends cannot be told")
+    touching = [
+        i for i, lit in enumerate(literals) if (i > 0 and lit.startswith("*")) or (i < len(names) and lit.endswith("*"))
+    ]
+    if touching:
+        raise _bad(pattern, "has a field next to '*' with nothing between them, so where the field ends cannot be told")
+
+    def literal(text: str, lazy: str) -> str:  # '*': any text within one folder name, read as nothing
+        return f"[^/]*{lazy}".join(re.escape(part) for part in text.split("*"))
 
     def compiled(lazy: str) -> re.Pattern[str]:
         return re.compile(
-            "".join(re.escape(piece) if i % 2 == 0 else f"(?P<{piece}>[^/]+{lazy})" for i, piece in enumerate(pieces))
+            "".join(
+                literal(piece, lazy) if i % 2 == 0 else f"(?P<{piece}>[^/]+{lazy})" for i, piece in enumerate(pieces)
+            )
         )
 
     return Layout(text, tuple(names), compiled("?"), compiled(""))

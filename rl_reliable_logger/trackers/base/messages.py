@@ -62,11 +62,15 @@ class Hints:
     :data:`SOURCE_KEYWORDS`); ``configuration`` the keyword that names configuration keys (``extra_fields=``, or
     ``hyperparameter_keys=`` for a source whose command reads them from the analysis flags); ``duplicates`` a
     source's own advice for one seed in two runs, said after the configuration fix (marl-eval: batches of seeds
-    numbered from 0 in two files).
+    numbered from 0 in two files). ``refs`` says a field reference in the source's own words where they differ
+    from the records' (``summary.eval/return`` of a TensorBoard run is the scalar tag ``eval/return``), in
+    messages and provenance (:meth:`said`).
 
     Example:
         >>> Hints(keywords=frozenset({"run_key="})).has("filter_string=")
         False
+        >>> Hints(refs=(("summary.eval/return", "tag eval/return"),)).said("3 runs lack summary.eval/return")
+        '3 runs lack tag eval/return'
     """
 
     fields: str = (
@@ -76,6 +80,7 @@ class Hints:
     keywords: frozenset[str] = SOURCE_KEYWORDS
     configuration: str = "extra_fields="
     duplicates: str = ""
+    refs: tuple[tuple[str, str], ...] = ()
     #: field references as the user wrote them, by the source's own reference (``summary.eval/return`` ->
     #: ``eval/return`` for a TensorBoard tag), so a message names what was given, not how the source reads it
     shown: Mapping[str, str] = field(default_factory=dict)
@@ -83,6 +88,12 @@ class Hints:
     def has(self, keyword: str) -> bool:
         """Whether the source takes ``keyword`` (so a message may suggest it)."""
         return keyword in self.keywords
+
+    def said(self, text: str) -> str:
+        """``text`` with each field reference of :attr:`refs` in the source's words (longest reference first)."""
+        for ref, words in sorted(self.refs, key=lambda pair: -len(pair[0])):
+            text = text.replace(ref, words)
+        return text
 
     def ref(self, ref: str) -> str:
         """``ref`` as the user wrote it (itself when the source reads it as given)."""

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...errors import InputError, TrackerError
+from ...errors import InputError, TrackerError, caller_stacklevel
 from ...redaction import redact
 from .final_score import FinalScore
 from .messages import one_line
@@ -156,7 +156,7 @@ def report_failure(
     )
     if on_failure == "raise":
         raise PendingScoreError(message, path) from error
-    warnings.warn(message, PendingScoreWarning, stacklevel=3)
+    warnings.warn(message, PendingScoreWarning, stacklevel=caller_stacklevel())
     return path
 
 

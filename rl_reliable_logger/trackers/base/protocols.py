@@ -26,12 +26,15 @@ class PublishResult:
 
     ``created`` is False when the same content (``report_hash``) was already there and nothing
     new was written, or when the tracker is switched off (``skipped`` says why). ``str(result)`` is the target (a run id, an artifact or a folder);
-    ``label`` names the tracker in messages (its plugin's label).
+    ``label`` names the tracker in messages (its plugin's label); ``replaced`` names what this publish made
+    no longer current (an earlier analysis run, or an earlier report on the same run), so the console says so.
 
     Example:
         >>> r = PublishResult("folder", "results", None, False, "f" * 64, label="the results folder")
         >>> r.message()
         'already published to the results folder with the same content (report ffffffff); nothing new written: results'
+        >>> PublishResult("mlflow", "b2", None, True, "e" * 64, label="MLflow", replaced=("analysis run a1",)).message()
+        'published to MLflow (report eeeeeeee): b2; it replaces analysis run a1 (no longer current)'
     """
 
     tracker: str
@@ -41,6 +44,7 @@ class PublishResult:
     report_hash: str
     skipped: str | None = None
     label: str = ""
+    replaced: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return self.target
@@ -51,9 +55,13 @@ class PublishResult:
         if self.skipped:
             return f"not published to {where}: {self.skipped}"
         at = self.target + (f" ({self.url})" if self.url and self.url != self.target else "")
+        replaces = f"; it replaces {', '.join(self.replaced)} (no longer current)" if self.replaced else ""
         if self.created:
-            return f"published to {where} (report {self.report_hash[:8]}): {at}"
-        return f"already published to {where} with the same content (report {self.report_hash[:8]}); nothing new written: {at}"
+            return f"published to {where} (report {self.report_hash[:8]}): {at}{replaces}"
+        return (
+            f"already published to {where} with the same content (report {self.report_hash[:8]}); nothing new "
+            f"written: {at}{replaces}"
+        )
 
 
 def _never(record: RunRecord) -> bool:

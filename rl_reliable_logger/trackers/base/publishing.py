@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import InputError, TrackerError
 from ...render.bundle import Bundle, read_bundle, report_hash
+from ...render.tables import headline_phrase
 from .messages import kw
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -181,10 +182,13 @@ SUPERSEDED_PREFIX = "old · "
 
 
 def run_name(report: Report, digest: str) -> str:
-    """``<hash8> · rl-reliable · 48 runs · 3 algorithms × 6 tasks``: the analysis run's name on every tracker.
+    """``<hash8> · IQM PPO 0.412, SAC 0.388 · rl-reliable · 48 runs · 2 algorithms × 6 tasks``: the analysis run's
+    name on every tracker.
 
     What tells two analyses apart comes first: runs lists cut names after about 20 characters, and the
-    report hash (then the run count) is what differs between the analyses of changed data.
+    report hash is what differs between the analyses of changed data. Then the headline result
+    (:func:`~rl_reliable_logger.render.tables.headline_phrase`), since a runs list shows names, not
+    descriptions: widen its name column to read it.
     """
     n_alg = len(report.algorithms) if len(report.aggregates) else 0
     tasks = report.provenance.get("tasks")
@@ -194,7 +198,12 @@ def run_name(report: Report, digest: str) -> str:
     t = "task" if len(tasks) == 1 else "tasks"
     n_runs = run_count(report)
     r = "run" if n_runs == 1 else "runs"
-    return f"{digest[:8]} · rl-reliable · {n_runs} {r} · {n_alg} {a} × {len(tasks)} {t}"
+    headline = headline_phrase(report)
+    return (
+        f"{digest[:8]} · "
+        + (f"{headline} · " if headline else "")
+        + f"rl-reliable · {n_runs} {r} · {n_alg} {a} × {len(tasks)} {t}"
+    )
 
 
 def superseded_name(name: str) -> str:

@@ -153,8 +153,35 @@ def source_table(runs: SourceRuns, request: SourceRequest) -> ScoreTable:
     ``request`` gets the source's default field references; its ``score`` may be a fallback list
     (``"summary.a,summary.b"``). ``runs.fill_history(kept_runs, key)`` reads histories only for the runs that
     are used. Skipped runs are listed in ``table.source["skipped"]``; unrelated and unfinished runs, and the
-    source's unreadable runs and notes, are also said in ``table.warnings`` (printed on the console).
+    source's unreadable runs and notes, are also said in ``table.warnings`` (printed on the console). Field
+    references are said in the source's words (``runs.hints.refs``) in its errors, warnings and provenance.
     """
+    hints = runs.hints
+    if not hints.refs:
+        return _source_table(runs, request)
+    try:
+        table = _source_table(runs, request)
+    except InputError as err:
+        raise InputError(hints.said(str(err)), [hints.said(p) for p in err.problems]) from None
+    for key in ("fields", "score"):  # what was read; run ids and names stay as they are
+        if key in table.source:
+            table.source[key] = _said(table.source[key], hints)
+    table.warnings[:] = [hints.said(w) for w in table.warnings]
+    return table
+
+
+def _said(value: Any, hints: Hints) -> Any:
+    """Every text in ``value`` (nested dicts and lists, keys too) in the source's words."""
+    if isinstance(value, str):
+        return hints.said(value)
+    if isinstance(value, Mapping):
+        return {_said(k, hints): _said(v, hints) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_said(v, hints) for v in value]
+    return value
+
+
+def _source_table(runs: SourceRuns, request: SourceRequest) -> ScoreTable:
     asked, request = request, _as_read(request, runs.request)
     records, tracker = runs.records, runs.label
     hints = replace(runs.hints, shown={**runs.hints.shown, **shown_refs(asked, request)})

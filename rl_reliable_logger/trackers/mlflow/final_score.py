@@ -14,7 +14,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from ...errors import InputError, TrackerError
+from ...errors import InputError, TrackerError, caller_stacklevel
 from ..base.final_score import FinalScore, check_final_score
 from ..base.messages import kw
 from ..base.pending import PendingScore, report_failure
@@ -111,7 +111,7 @@ def _write(tracker: Tracker, run_id: str, checked: FinalScore) -> str:
             "logged after it and is the value every analysis uses (the earlier one stays in the metric's history). "
             "Log one final score per run.",
             UserWarning,
-            stacklevel=4,
+            stacklevel=caller_stacklevel(),
         )
     tracker.call(
         "logging the final score",

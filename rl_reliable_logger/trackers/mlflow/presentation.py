@@ -198,9 +198,14 @@ def log_scores_dataset(client: Tracker, run_id: str, report: Report) -> bool:
             "experiments": _text([f"{e.get('name')} ({e.get('id')})" if isinstance(e, Mapping) else e for e in exps]),
         }
     )
-    with warnings.catch_warnings():  # MLflow's hint about integer columns is for model signatures
-        warnings.simplefilter("ignore", UserWarning)
+    # MLflow's hint about integer columns is for model signatures (missing values at inference time), not for a
+    # logged table; it is raised when the schema is inferred, which ``to_dict`` does (lazily) too. MLflow's own
+    # calls of pandas APIs deprecated in newer pandas (its digest) warn from its modules: not the user's to fix.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Hint: Inferred schema contains integer column", UserWarning)
+        warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"mlflow\.")
+        warnings.filterwarnings("ignore", category=FutureWarning, module=r"mlflow\.")
         dataset = from_pandas(frame, source=source, name="rl-reliable-scores")
-    entity = DatasetInput(Dataset(**dataset.to_dict()), tags=[InputTag("mlflow.data.context", "scores")])
+        entity = DatasetInput(Dataset(**dataset.to_dict()), tags=[InputTag("mlflow.data.context", "scores")])
     client.call("logging the score table as a dataset", client.client.log_inputs, run_id, datasets=[entity])
     return True

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from ...analysis.options import ci_label
 from ...analysis.report import TABLES
 from ...data.counts import fixed
-from ...data.names import escape_markdown
+from ...data.names import escape_markdown, escape_markdown_prose
 from ...errors import TrackerError
 from ...render.bundle import Bundle, write_private
 from ...render.intervals import headline_intervals
@@ -183,37 +183,51 @@ def _chart_markdown(folder: str, run_id: str, path: str) -> str:
     return f"![aggregate metrics with intervals, every algorithm (artifact {full})](get-artifact?{query})"
 
 
+#: Ends every cell of the description's table but the last: MLflow 3.x's UI draws Markdown tables with no cell
+#: padding and strips style attributes, so without it the columns touch (``247.760]221.346``). An entity, since
+#: Markdown trims whitespace characters at a cell's ends.
+CELL_GAP = "&emsp;&emsp;"
+#: Inside a cell (``0.806 [0.783, 0.825]``), so a narrow window wraps between columns, not inside a number.
+_NBSP = "\u00a0"
+
+
+def _cell(row: Any) -> str:
+    return f"{fixed(row['point'])}{_NBSP}[{fixed(row['low'])},{_NBSP}{fixed(row['high'])}]"
+
+
+def _headline_table(report: Report) -> list[str]:
+    """The headline metrics as a Markdown table that MLflow's UI shows with space between the columns."""
+    agg = report.aggregates
+    if agg.empty:
+        return []
+    metrics = list(dict.fromkeys(agg["metric"].astype(str)))
+    by = {(str(r["algorithm"]), str(r["metric"])): r for _, r in agg.iterrows()}
+
+    def row(cells: list[str]) -> str:
+        return "| " + " | ".join(c + CELL_GAP for c in cells[:-1]) + f" | {cells[-1]} |"
+
+    lines = [row(["algorithm", *(escape_markdown(m) for m in metrics)]), "|---" * (len(metrics) + 1) + "|"]
+    for alg in dict.fromkeys(agg["algorithm"].astype(str)):
+        lines.append(row([escape_markdown(alg), *(_cell(by[alg, m]) if (alg, m) in by else "" for m in metrics)]))
+    return lines
+
+
 def _note(report: Report, folder: str, links: list[str] | None = None, *, chart: str | None = None) -> str:
-    """Markdown shown as the run's description in the MLflow UI: the headline table, the comparison chart
-    (``chart``: :func:`_chart_markdown`) and source-run links."""
+    """Markdown shown as the run's description in the MLflow UI: what was analysed and the headline table first
+    (the UI folds a long description after a few lines), then how the intervals were computed, the comparison
+    chart (``chart``: :func:`_chart_markdown`), the warnings and source-run links."""
     prov = report.provenance
     intervals = headline_intervals(prov) or f"{ci_label(prov.get('ci', 0.95))} intervals"
-    lines = [
-        f"**rl-reliable analysis** of {escape_markdown(report.counts().text())}; {escape_markdown(intervals)}.",
-        "",
-    ]
-    agg = report.aggregates
-    if not agg.empty:
-        metrics = list(dict.fromkeys(agg["metric"]))
-        lines.append("| algorithm | " + " | ".join(escape_markdown(m) for m in metrics) + " |")
-        lines.append("|---" * (len(metrics) + 1) + "|")
-        for alg in dict.fromkeys(agg["algorithm"]):
-            cells = []
-            for metric in metrics:
-                row = agg[(agg["algorithm"] == alg) & (agg["metric"] == metric)]
-                cells.append(
-                    f"{fixed(row['point'].iloc[0])} [{fixed(row['low'].iloc[0])}, {fixed(row['high'].iloc[0])}]"
-                    if len(row)
-                    else ""
-                )
-            lines.append(f"| {escape_markdown(alg)} | " + " | ".join(cells) + " |")
+    lines = [f"**rl-reliable analysis** of {escape_markdown_prose(report.counts().text())}.", ""]
+    lines += _headline_table(report)
+    lines += ["", f"Point estimate [interval]: {escape_markdown_prose(intervals)}."]
     if chart:
         lines += ["", chart]
     lines += ["", f"Tables: artifacts `{folder}/tables/*.json`; report: `{folder}/bundle/report.html`."]
     if report.warnings:
-        lines += ["", "Warnings:"] + [f"- {escape_markdown(w)}" for w in report.warnings[:20]]
+        lines += ["", "Warnings:", ""] + [f"- {escape_markdown_prose(w)}" for w in report.warnings[:20]]
     if links:
-        lines += ["", f"Source runs ({len(source_runs(report))}):"] + links
+        lines += ["", f"Source runs ({len(source_runs(report))}):", ""] + links
     return _clip("\n".join(lines), 12000)
 
 
@@ -306,9 +320,11 @@ class MlflowSink:
         with _lease(client, run_id):  # one publisher at a time on a run that already exists
             if _complete(client.call("reading the parent run", client.client.get_run, run_id).data.tags, digest):
                 return PublishResult("mlflow", run_id, url, False, digest, label=LABEL)  # published while we waited
+            before = client.call("reading the parent run", client.client.get_run, run_id).data.tags.get(HASH_TAG)
             _set_tags(client, run_id, {STATE_TAG: "writing"})
             self._write_verified(client, run, report, digest, metrics, verified, end_failed=False)
-        return PublishResult("mlflow", run_id, url, True, digest, label=LABEL)
+        replaced = (f"report {before[:8]} on the same run",) if before and before != digest else ()
+        return PublishResult("mlflow", run_id, url, True, digest, label=LABEL, replaced=replaced)
 
     def _write_verified(
         self,
@@ -346,8 +362,9 @@ class MlflowSink:
         earlier = [] if self.force else _finished_analysis_runs(client, exp_id, digest)
         if earlier:
             first = earlier[0].info.run_id
-            _make_current(client, exp_id, series, first, sources)
-            return PublishResult("mlflow", first, _run_url(client.uri, exp_id, first), False, digest, label=LABEL)
+            replaced = _make_current(client, exp_id, series, first, sources)
+            url = _run_url(client.uri, exp_id, first)
+            return PublishResult("mlflow", first, url, False, digest, label=LABEL, replaced=replaced)
         tags = {
             ROLE_TAG: ANALYSIS_ROLE,
             STATE_TAG: "writing",
@@ -369,10 +386,12 @@ class MlflowSink:
         if same and same[0].info.run_id != run_id:
             client.call("removing a duplicate analysis run", client.client.delete_run, run_id)
             first = same[0].info.run_id
-            _make_current(client, exp_id, series, first, sources)
-            return PublishResult("mlflow", first, _run_url(client.uri, exp_id, first), False, digest, label=LABEL)
-        _make_current(client, exp_id, series, run_id, sources)
-        return PublishResult("mlflow", run_id, _run_url(client.uri, exp_id, run_id), True, digest, label=LABEL)
+            replaced = _make_current(client, exp_id, series, first, sources)
+            url = _run_url(client.uri, exp_id, first)
+            return PublishResult("mlflow", first, url, False, digest, label=LABEL, replaced=replaced)
+        replaced = _make_current(client, exp_id, series, run_id, sources)
+        url = _run_url(client.uri, exp_id, run_id)
+        return PublishResult("mlflow", run_id, url, True, digest, label=LABEL, replaced=replaced)
 
     # ------------------------------------------------------------------ writing
     def _write(
@@ -599,16 +618,42 @@ def _end_orphans(client: Tracker, exp_id: str, series: str) -> list[str]:
     return ended
 
 
-def _make_current(client: Tracker, exp_id: str, series: str, current: str, sources: Collection[str] = ()) -> None:
+#: Ends the line a replaced analysis run's description starts with (found and removed by the next publish).
+SUPERSEDED_MARK = "<!-- rl-reliable: superseded -->"
+
+
+def _superseded_note(note: str, by: tuple[str, str, str] | None) -> str:
+    """``note`` without its superseded line, then (with ``by``: run id, name, experiment id) a new one on top that
+    links the run that replaced it."""
+    body = "\n".join(line for line in note.split("\n") if not line.endswith(SUPERSEDED_MARK)).lstrip("\n")
+    if by is None:
+        return body
+    run_id, name, exp = by
+    line = (
+        f"**Superseded**: not the current analysis; it was replaced by [{escape_markdown(name)}]"
+        f"(#/experiments/{exp}/runs/{run_id}) (run `{run_id}`). {SUPERSEDED_MARK}"
+    )
+    return _clip(line + "\n\n" + body, 12000)
+
+
+def _make_current(
+    client: Tracker, exp_id: str, series: str, current: str, sources: Collection[str] = ()
+) -> tuple[str, ...]:
     """Mark ``current`` the one current analysis run of ``series``; the runs it replaces record its id.
 
     A run that was current (or never replaced, e.g. an interrupted one) gets ``is_current=false`` and
-    ``superseded_by=<current>``; one replaced earlier keeps the id of the run that replaced it. Names
-    follow (best effort, :func:`_rename`): replaced runs start with ``old · `` (what the runs list
-    shows), and ``current`` loses that mark when the same report is published again.
+    ``superseded_by=<current>``, and its description starts with a line linking ``current``; one replaced
+    earlier keeps the run that replaced it. Names follow (best effort, :func:`_rename`): replaced runs start
+    with ``old · `` (what the runs list shows), and ``current`` loses that mark (and its description the
+    superseded line) when the same report is published again. Returns what it replaced (``analysis run
+    <id>``, for the console), the runs that were current until now.
     """
     names: dict[str, str] = {}
-    for run in _analysis_runs(client, exp_id, f"tags.`{SERIES_TAG}` = '{series}'", "marking the current analysis"):
+    runs = _analysis_runs(client, exp_id, f"tags.`{SERIES_TAG}` = '{series}'", "marking the current analysis")
+    now = next((r for r in runs if r.info.run_id == current), None)
+    now_name = current_name(str(now.info.run_name or current)) if now is not None else current
+    replaced = []
+    for run in runs:
         tags, run_id = run.data.tags, run.info.run_id
         if run_id in sources:
             continue  # never written onto a source run (analysis runs are never read as sources anyway)
@@ -616,14 +661,23 @@ def _make_current(client: Tracker, exp_id: str, series: str, current: str, sourc
         wanted = current_name(name) if run_id == current else superseded_name(name)
         if name and wanted != name and run.info.status != "RUNNING":  # a RUNNING one is another publish's
             names[run_id] = wanted
+        note = tags.get(NOTE_TAG, "")
         if run_id == current:
+            if SUPERSEDED_MARK in note:
+                _set_tags(client, run_id, {NOTE_TAG: _superseded_note(note, None)})
             continue
         if tags.get(CURRENT_RUN_TAG) == "true" or SUPERSEDED_BY_TAG not in tags:
-            _set_tags(client, run_id, {CURRENT_RUN_TAG: "false", SUPERSEDED_BY_TAG: current})
+            if tags.get(CURRENT_RUN_TAG) == "true":
+                replaced.append(f"analysis run {run_id}")
+            marks = {CURRENT_RUN_TAG: "false", SUPERSEDED_BY_TAG: current}
+            if note:
+                marks[NOTE_TAG] = _superseded_note(note, (current, now_name, exp_id))
+            _set_tags(client, run_id, marks)
     _set_tags(client, current, {CURRENT_RUN_TAG: "true"})
     if SUPERSEDED_BY_TAG in client.call("reading the run", client.client.get_run, current).data.tags:
         client.call("clearing superseded_by", client.client.delete_tag, current, SUPERSEDED_BY_TAG)
     _rename(client, names)
+    return tuple(replaced)
 
 
 def _rename(client: Tracker, names: Mapping[str, str]) -> None:
@@ -707,8 +761,9 @@ def publish_mlflow(
 
     With ``parent_run_id`` the report goes onto that existing run (its status is left as it is;
     a run the scores came from is refused); otherwise onto a new FINISHED run named
-    ``<hash8> · rl-reliable · R runs · N algorithms × M tasks`` in ``experiment`` (name or id; default: the
-    first experiment the scores came from; the analysis run it replaces is renamed ``old · ...``).
+    ``<hash8> · IQM <algorithm> <value>, ... · rl-reliable · R runs · N algorithms × M tasks`` in ``experiment``
+    (name or id; default: the first experiment the scores came from; the analysis run it replaces is renamed
+    ``old · ...`` and its description links the new one).
     The same content published again writes nothing
     (``created`` is False) unless ``force``. ``bundle`` uploads the verified files of a folder written by
     ``save_report(report, folder)`` instead of drawing the figures again.

@@ -25,7 +25,9 @@ profiles, ...), print the results and optionally write the same results bundle a
 
 --layout names the fields in each run folder's path relative to LOGDIR: {algorithm}, {task} and
 {seed}; any other {name} is part of a run's configuration: name it with --hyperparameter-keys to
-analyse its values apart (two folders of one algorithm, task and seed are otherwise an error). Folders
+analyse its values apart (two folders of one algorithm, task and seed are otherwise an error); '*' is
+any text within a folder name, read as nothing (skip Stable-Baselines3's PPO_1 run counter with
+'{algorithm}/{task}/seed_{seed}/*', CleanRL's time stamp with '{task}__{algorithm}__{seed}__*'). Folders
 with event files that do not fit the layout are skipped and listed; a damaged or truncated event file
 is named (--drop-invalid leaves its run out). Scores are the values as TensorBoard stores them
 (usually 32-bit floats). See docs/tensorboard.md.
@@ -37,6 +39,10 @@ examples:
   rl-reliable tensorboard runs/ --layout '{algorithm}/{task}/lr_{lr}/seed_{seed}' \\
       --score-key eval/return --score-rule mean-last-5 --hyperparameter-keys lr
   rl-reliable tensorboard runs/ --score-key eval/return --curves --curve-key eval/return --out results/
+  rl-reliable tensorboard logs/ --layout '{algorithm}/{task}/seed_{seed}/*' --score-key rollout/ep_rew_mean
+                                                 # Stable-Baselines3 (tensorboard_log=f"logs/{algo}/{env}/seed_{seed}")
+  rl-reliable tensorboard runs/ --layout '{task}__{algorithm}__{seed}__*' --score-key charts/episodic_return
+                                                 # CleanRL (runs/{env_id}__{exp_name}__{seed}__{time})
 """
 
 
@@ -61,7 +67,7 @@ class TensorBoardPlugin(TrackerPlugin):
             default=DEFAULT_LAYOUT,
             metavar="PATTERN",
             help="the run folders' paths relative to LOGDIR, with {algorithm}, {task}, {seed} and any "
-            "{hyperparameter} fields (default: %(default)s)",
+            "{hyperparameter} fields; '*' skips text within a folder name (default: %(default)s)",
         )
         group.add_argument("--score-key", required=True, metavar="TAG", help="the scalar tag with the score")
         if curves:

@@ -168,8 +168,16 @@ class TensorBoardSource:
             request, algorithm=REFS["algorithm"], task=REFS["task"], seed=REFS["seed"], score=f"summary.{tag}"
         )
         return SourceRuns(
-            records, "TensorBoard", info, request=read, skipped=skipped, unreadable=unreadable, hints=HINTS
+            records, "TensorBoard", info, request=read, skipped=skipped, unreadable=unreadable, hints=self._hints(read)
         )
+
+    def _hints(self, read: SourceRequest) -> Hints:
+        """:data:`HINTS` saying the records' references in TensorBoard's words: a scalar tag is ``tag eval/return``
+        (not W&B's ``summary.eval/return``), a layout field ``layout {algorithm}`` (not ``config.algorithm``)."""
+        score = str(read.score)
+        refs = [(score, f"tag {score.removeprefix('summary.')}")]
+        refs += [(f"config.{name}", f"layout {{{name}}}") for name in self.layout.fields]
+        return replace(HINTS, refs=tuple(dict.fromkeys(refs)))
 
     def table(
         self,

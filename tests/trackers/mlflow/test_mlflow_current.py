@@ -18,6 +18,7 @@ import pytest
 from rl_reliable_logger.trackers.mlflow.sink import (
     CURRENT_RUN_TAG,
     FAILURE_TAG,
+    NOTE_TAG,
     PUBLISHER_TAG,
     SERIES_TAG,
     STATE_TAG,
@@ -129,19 +130,32 @@ def test_changed_data_supersedes_and_unchanged_data_reuses(setup):
     second = hand_report(setup["runs"], (exp, "exp"), shift=0.1)
     a = publish_mlflow(first, tracking_uri=setup["uri"], experiment="exp")
     assert client.get_run(a.target).data.tags[CURRENT_RUN_TAG] == "true"
+    assert a.replaced == () and "replaces" not in a.message()
     b = publish_mlflow(second, tracking_uri=setup["uri"], experiment="exp")
     assert b.created and b.target != a.target
     tags_a, tags_b = client.get_run(a.target).data.tags, client.get_run(b.target).data.tags
     assert (tags_a[CURRENT_RUN_TAG], tags_a[SUPERSEDED_BY_TAG]) == ("false", b.target)
     assert tags_b[CURRENT_RUN_TAG] == "true" and SUPERSEDED_BY_TAG not in tags_b
+    # the console and the replaced run's description say which run replaced which (issue 45)
+    assert b.replaced == (f"analysis run {a.target}",)
+    assert b.message().endswith(f"; it replaces analysis run {a.target} (no longer current)")
+    note_a = tags_a[NOTE_TAG]
+    assert note_a.startswith("**Superseded**: not the current analysis; it was replaced by [")
+    assert f"(#/experiments/{exp}/runs/{b.target}) (run `{b.target}`)" in note_a.splitlines()[0]
+    assert note_a.count("**Superseded**") == 1 and "**rl-reliable analysis**" in note_a
+    assert "**Superseded**" not in tags_b[NOTE_TAG]
 
     again = publish_mlflow(second, tracking_uri=setup["uri"], experiment="exp")  # unchanged: reused
     assert not again.created and again.target == b.target and len(_analysis_runs(client, exp)) == 2
+    assert again.replaced == ()  # nothing changed hands
 
     back = publish_mlflow(first, tracking_uri=setup["uri"], experiment="exp")  # the earlier data again
     assert not back.created and back.target == a.target
+    assert back.replaced == (f"analysis run {b.target}",)
     tags_a, tags_b = client.get_run(a.target).data.tags, client.get_run(b.target).data.tags
     assert tags_a[CURRENT_RUN_TAG] == "true" and SUPERSEDED_BY_TAG not in tags_a
     assert (tags_b[CURRENT_RUN_TAG], tags_b[SUPERSEDED_BY_TAG]) == ("false", a.target)
+    assert "**Superseded**" not in tags_a[NOTE_TAG] and tags_a[NOTE_TAG].startswith("**rl-reliable analysis**")
+    assert f"(#/experiments/{exp}/runs/{a.target})" in tags_b[NOTE_TAG].splitlines()[0]
     current = [r for r in _analysis_runs(client, exp).values() if r.data.tags.get(CURRENT_RUN_TAG) == "true"]
     assert len(current) == 1

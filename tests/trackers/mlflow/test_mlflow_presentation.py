@@ -136,7 +136,9 @@ def test_parent_run_gets_the_description_after_its_own(env):
     report = _report(runs, (env["exp"], env["name"]))
     publish_mlflow(report, tracking_uri=env["uri"], parent_run_id=parent)
     note = client.get_run(parent).data.tags["mlflow.note.content"]
-    assert note.startswith("My sweep of PPO vs DQN.") and NOTE_MARK in note and "| PPO |" in note
+    assert (
+        note.startswith("My sweep of PPO vs DQN.") and NOTE_MARK in note and "| PPO&emsp;&emsp; |" in note
+    )  # the headline table, its columns spaced
     # a changed report replaces our part only, once; a changed option keeps the first param value
     newer = _report(runs, (env["exp"], env["name"]), shift=0.05)
     newer.provenance["reps"] = newer.provenance["options"]["reps"] = 500

@@ -51,7 +51,11 @@ def test_new_analysis_run_holds_tables_metrics_and_tags(setup, tmp_path, monkeyp
 
     run = client.get_run(run_id)
     n = report.counts().runs
-    assert run.info.run_name == f"{report_hash(report)[:8]} · rl-reliable · {n} runs · 2 algorithms × 1 task"
+    iqm = report.headline("iqm").set_index("algorithm")["point"]
+    shown = ", ".join(f"{alg} {value:.3f}" for alg, value in iqm.items())
+    assert (
+        run.info.run_name == f"{report_hash(report)[:8]} · IQM {shown} · rl-reliable · {n} runs · 2 algorithms × 1 task"
+    )
     assert run.info.status == "FINISHED"
     assert run.info.experiment_id == setup["exp"]
     assert run.data.metrics["iqm/PPO"] == 0.75 and run.data.metrics["iqm_low/PPO"] == 0.60
@@ -115,7 +119,9 @@ def test_publish_to_a_parent_run_is_idempotent_and_keeps_its_status(setup, tmp_p
     # an updated report replaces the old one: one current folder, registry and metrics of the new one only
     old_folder = run.data.tags["rl_reliable.current_report"]
     newer = _report(setup["runs"], (setup["exp"], setup["name"]), shift=0.05)
-    assert publish_mlflow(newer, tracking_uri=setup["uri"], parent_run_id=parent).created
+    replacing = publish_mlflow(newer, tracking_uri=setup["uri"], parent_run_id=parent)
+    assert replacing.created and replacing.replaced == (f"report {report_hash(report)[:8]} on the same run",)
+    assert "; it replaces report " in replacing.message()  # the console says so
     run = client.get_run(parent)
     folder = run.data.tags["rl_reliable.current_report"]
     assert folder != old_folder

@@ -300,16 +300,23 @@ def _collapse_sections(page: Browser, names: set[str]) -> None:
     page.evaluate(f"({_FOLD_JS})({json.dumps(sorted(names))})")
 
 
+def _close_assistant(page: Browser) -> None:
+    """Close MLflow's assistant side panel if it opened anyway (its close button, as a user clicks it)."""
+    page.evaluate("document.querySelector('[data-component-id=\"mlflow.assistant.chat_panel.close\"]')?.click()")
+
+
 def run_page_picture(page: Browser, run_url: str, folder: Path) -> Path:
     """Overview tab (params, parent run, source, dataset, metrics) above the Model metrics tab filtered to
     ``iqm``: the stepped curve ``curve_iqm`` and the headline ``iqm`` sections. One small palette PNG."""
     from PIL import Image
 
     page.send(
-        "Emulation.setDeviceMetricsOverride", {"width": 1400, "height": 1400, "deviceScaleFactor": 1, "mobile": False}
+        "Emulation.setDeviceMetricsOverride",
+        {"width": 1900, "height": 1400, "deviceScaleFactor": 1, "mobile": False},  # the description's chart is ~1100 px
     )
     try:
         _open(page, run_url, "Parameters (", "Parent run", "rl-reliable-scores")
+        _close_assistant(page)
         time.sleep(1.0)
         overview = Image.open(page.screenshot(folder / "overview.png")).convert("RGB")
         _open(page, run_url + "/model-metrics", "Auto-refresh", "iqm_low")
@@ -396,7 +403,7 @@ def test_runs_list_shows_which_analysis_is_current(published):
     by_run = {c["href"].rsplit("/runs/", 1)[-1]: c for c in cells}
     old, new = by_run[first.info.run_id], by_run[second.target]
     assert old["name"].startswith(SUPERSEDED_PREFIX + hash_first), old
-    assert new["name"].startswith(hash_second + " · rl-reliable"), new
+    assert new["name"].startswith(hash_second + " · IQM "), new  # the headline, for who widens the column
     # the column cuts long names (more so for nested runs): it still shows the mark and the whole hash
     for cell, must_show in ((old, SUPERSEDED_PREFIX + hash_first), (new, hash_second)):
         assert cell["shown"] * len(cell["name"]) >= len(must_show), cell
@@ -409,3 +416,51 @@ def test_runs_list_shows_which_analysis_is_current(published):
         what="the comparison chart in the description",
     )
     assert "interval_estimates" in chart["src"] and chart["width"] > 300, chart
+
+    # the replaced analysis says so at the top of its description, with a link to the run that replaced it
+    text = _open(page, f"{published['url']}/#/experiments/{published['exp']}/runs/{first.info.run_id}", "Superseded")
+    assert "Superseded: not the current analysis; it was replaced by " + hash_second in text, text[:3000]
+    link = page.evaluate(
+        "Array.from(document.querySelectorAll('a')).find(a => a.innerText.startsWith("
+        f"{json.dumps(hash_second)}) && a.closest('p'))?.getAttribute('href')"
+    )
+    assert link and link.endswith(f"/runs/{second.target}"), link
+
+
+# Per row of the description's headline table: the gap in pixels between the end of each cell's text and the start
+# of the next cell's text (what a reader sees as the space between two columns).
+_TABLE_GAPS_JS = r"""
+(() => {
+  const table = Array.from(document.querySelectorAll('table')).find(
+    t => (t.querySelector('th')?.innerText || '').trim() === 'algorithm');
+  if (!table) return null;
+  const textBox = (cell) => {  // the glyphs only: spaces at the ends of a cell show nothing
+    const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT), nodes = [];
+    while (walk.nextNode()) if (walk.currentNode.textContent.trim()) nodes.push(walk.currentNode);
+    const first = nodes[0], last = nodes[nodes.length - 1], r = document.createRange();
+    r.setStart(first, first.textContent.length - first.textContent.trimStart().length);
+    r.setEnd(last, last.textContent.trimEnd().length);
+    return r.getBoundingClientRect(); };
+  return Array.from(table.querySelectorAll('tr')).map(row => {
+    const cells = Array.from(row.querySelectorAll('th,td')).map(c => [c.innerText.trim(), textBox(c)]);
+    return cells.slice(1).map(([text, box], i) => [cells[i][0], text, box.left - cells[i][1].right]);
+  });
+})()
+"""
+
+
+def test_description_table_shows_space_between_its_columns(published):
+    """MLflow 3.x draws Markdown tables with no cell padding (and strips styles): the columns must not touch
+    (``247.760]221.346``); what it shows is a table with the report's numbers (issue 45)."""
+    page, report = published["page"], published["report"]
+    text = _open(page, published["run_url"], "rl-reliable analysis", "optimality_gap")
+    rows = page.wait_for(_TABLE_GAPS_JS, timeout=30, what="the description's headline table")
+    assert len(rows) == 1 + len(SKILL)
+    for row in rows:
+        for left, right, gap in row:
+            assert gap >= 12, (left, right, gap, row)  # about an em at the UI's font size
+    iqm = report.headline("iqm").set_index("algorithm")
+    for alg in SKILL:
+        cell = f"{iqm.loc[alg, 'point']:.3f}\u00a0[{iqm.loc[alg, 'low']:.3f},\u00a0{iqm.loc[alg, 'high']:.3f}]"
+        assert any(cell == right for row in rows for _, right, _ in row), (cell, rows)
+    assert "Point estimate [interval]: " in text

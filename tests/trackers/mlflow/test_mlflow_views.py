@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from rl_reliable_logger.trackers.base.publishing import SUPERSEDED_PREFIX, report_hash
+from rl_reliable_logger.trackers.base.publishing import SUPERSEDED_PREFIX, report_hash, run_name
 from rl_reliable_logger.trackers.mlflow.sink import CURRENT_RUN_TAG, NOTE_TAG, publish_mlflow
 from tests.support.mlflow_store import convention, log_run, make_store, mlflow
 from tests.support.reports import hand_report
@@ -54,8 +54,9 @@ def test_names_of_different_reports_differ_in_what_the_list_shows(store):
     report_a, a = _publish(store)
     report_b, b = _publish(store, shift=0.1)
     name_a, name_b = _name(store, a.target), _name(store, b.target)
-    assert name_b.startswith(report_hash(report_b)[:8] + " · rl-reliable · 4 runs")
-    assert name_a == SUPERSEDED_PREFIX + report_hash(report_a)[:8] + " · rl-reliable · 4 runs · 2 algorithms × 1 task"
+    assert name_b.startswith(report_hash(report_b)[:8] + " · IQM ")
+    assert name_a == SUPERSEDED_PREFIX + run_name(report_a, report_hash(report_a))
+    assert name_a.endswith(" · rl-reliable · 4 runs · 2 algorithms × 1 task")
     assert name_a.removeprefix(SUPERSEDED_PREFIX)[:SHOWN] != name_b[:SHOWN]
     assert name_a[:SHOWN].startswith(SUPERSEDED_PREFIX + report_hash(report_a)[:8])  # mark and whole hash shown
     assert not name_b.startswith(SUPERSEDED_PREFIX)

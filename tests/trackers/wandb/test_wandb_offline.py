@@ -450,6 +450,7 @@ def test_offline_example_runs_end_to_end_without_account(tmp_path):
     assert sum(r.state == "finished" and r.attrs["job_type"] != ANALYSIS_JOB_TYPE for r in runs) == 12
     again = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert again.returncode == 0 and "already published" in again.stderr, again.stdout[-2000:] + again.stderr[-4000:]
+    assert f"reusing 12 offline training runs in {tmp_path / 'demo' / 'wandb'}" in again.stdout  # not its analysis
 
 
 def test_log_final_score_needs_a_run_and_a_finite_score(monkeypatch):
