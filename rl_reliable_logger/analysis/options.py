@@ -553,6 +553,14 @@ def recorded_options(options: Mapping[str, Any]) -> dict[str, Any]:
     return {name: options[name] for name in d.recorded_names(AnalysisOptions) if name in options}
 
 
+def published_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """What a tracker records on the analysis run (MLflow params, W&B config): every entry of
+    ``provenance["options"]`` but the execution settings, read from the declarations (``execution=True``), so a
+    value derived from an option (``ci_label``) is published as the option is."""
+    execution = {f.name for f, decl in d.declared(AnalysisOptions) if decl.execution}
+    return {name: value for name, value in options.items() if name not in execution}
+
+
 def confidence_level(value: Any) -> float:
     """A confidence level as a fraction, by the rule of the module docstring (``95`` and ``0.95`` → 0.95);
     every command (``evaluate``, ``plan``) reads ``ci=`` through this one function."""

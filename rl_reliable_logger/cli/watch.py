@@ -1,7 +1,7 @@
 """``rl-reliable watch {INPUT | <tracker>} --state DIR --looks K --max-runs N``: one group-sequential look at a sweep.
 
 Wiring only: read the runs — from a file (the field flags of ``evaluate``) or from a tracker with the very source
-flags of that tracker's command (``rl-reliable watch mlflow --experiment X ...``: declared once by the tracker's
+flags of that tracker's command (``rl-reliable watch <tracker> ...``: declared once by the tracker's
 plugin and added by ``cli/trackers.py``, as for ``plan``) — call :func:`rl_reliable_logger.watch` (which records
 the look and writes the launch list and what each launcher runs next in the state folder), print the look, publish
 the decisions and launch list to the tracker as a report (its publishing flags), and return 0 when the watch stops,
@@ -9,7 +9,8 @@ the decisions and launch list to the tracker as a report (its publishing flags),
 loop on it. The design flags are the declarations of the design's options
 (:class:`~rl_reliable_logger.analysis.watch_options.WatchDesign`), the analysis flags those of the options a watch
 freezes (:data:`~rl_reliable_logger.analysis.watch_options.FROZEN_OPTIONS`); the state and launch flags below are
-the watch command's own.
+the watch command's own, but for each launch format's settings (declared by the tracker contributing the format,
+:mod:`~rl_reliable_logger.render.launch_formats`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..analysis.declared import declared
 from ..analysis.watch_options import DESIGN, WatchDesign
+from ..render import launch_formats
 from ..trackers import registry
 from . import trackers as tracker_commands
 from .flags import CliError, as_flags, cli_message
@@ -56,36 +58,36 @@ STATE_FLAG: tuple[str, dict[str, Any]] = (
     },
 )
 
-#: The launch flags (how the next runs are written for the launchers; not part of the design).
-LAUNCH_FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
-    "launch_names": (
-        "--launch-names",
-        {
-            "type": names,
-            "metavar": "FIELD=NAME,...",
-            "help": "the parameter names of the launch files (sweep.yaml, mlflow-params.txt, runs.csv) for "
-            "algorithm, task and seed, e.g. algorithm=algo,task=env (default: the key each field is read from, "
-            "without its kind: --algorithm-key params.algo gives algo; the field's own name for the "
-            "log_final_score convention)",
-        },
-    ),
-    "program": (
-        "--sweep-program",
-        {
-            "default": "train.py",
-            "metavar": "PATH",
-            "help": "the training script of the sweep.yaml grid (W&B's `program`; default: %(default)s)",
-        },
-    ),
-}
+#: The launch names flag (how the next runs are written for the launchers; not part of the design).
+LAUNCH_NAMES: tuple[str, dict[str, Any]] = (
+    "--launch-names",
+    {
+        "type": names,
+        "metavar": "FIELD=NAME,...",
+        "help": "the parameter names of the launch files ({files}) for "
+        "algorithm, task and seed, e.g. algorithm=algo,task=env (default: the key each field is read from, "
+        "without its kind: --algorithm-key params.algo gives algo; the field's own name for the "
+        "log_final_score convention)",
+    },
+)
 
-#: Keywords of ``watch()`` -> flags, read first when a library message is put in flag words.
-WATCH_FLAGS: dict[str, str] = {
-    "state=": STATE_FLAG[0],
-    **{f"{field.name}=": str(decl.flag) for field, decl in declared(WatchDesign)},
-    **{f"{keyword}=": flag for keyword, (flag, _) in LAUNCH_FLAGS.items()},
-    "launch_parameters=": "--launch-names",
-}
+
+def launch_flags() -> dict[str, tuple[str, dict[str, Any]]]:
+    """The launch flags: ``--launch-names`` and every registered launch format's settings (``--sweep-program``)."""
+    files = ", ".join(["runs.csv", *(f.name for f in launch_formats.formats())])
+    flag, kwargs = LAUNCH_NAMES
+    return {"launch_names": (flag, {**kwargs, "help": kwargs["help"].format(files=files)}), **launch_formats.settings()}
+
+
+def watch_flags() -> dict[str, str]:
+    """Keywords of ``watch()`` -> flags, read first when a library message is put in flag words."""
+    return {
+        "state=": STATE_FLAG[0],
+        **{f"{field.name}=": str(decl.flag) for field, decl in declared(WatchDesign)},
+        **{f"{keyword}=": flag for keyword, (flag, _) in launch_flags().items()},
+        "launch_parameters=": LAUNCH_NAMES[0],
+    }
+
 
 #: What a tracker source reads for a watch: final scores only (no curves; the analysis selects the tasks).
 _SOURCE = SimpleNamespace(curves=False, only_algorithms=None, only_tasks=None, hyperparameter_keys=())
@@ -97,27 +99,34 @@ aggregate metric (IQM by default) with the family-wise error over all K looks an
 --state at the first look; the same scores again return the recorded look without spending one; fewer
 runs than the last look, a look beyond K or another design are refused. Prints each pair's decision
 with its repeated interval and the runs each cell needs before the next look (DIR/launch.csv), and writes
-what each launcher runs next: DIR/runs.csv (one row per new run), DIR/sweep.yaml (a `wandb sweep` grid)
-and DIR/mlflow-params.txt (the `mlflow run -P` arguments of each new run, one line each).
+what each launcher runs next: {files}.
 The runs come from a file (rl-reliable watch INPUT) or a tracker, selected with the same source flags as
 its command (rl-reliable watch {trackers} [flags]); a tracker watch publishes the decisions and the
 launch list to the tracker as a report (never onto a source run).
 Exit status: 0 when the watch stops (every pair decided or futile, or the last look taken), 3 when more runs are
 needed, 2 on an error. See docs/watch.md.
-""".format(trackers="|".join(registry.names()))
+"""
 
 _EPILOG = """\
 examples:
   rl-reliable watch scores.csv --state watch/ --looks 3 --max-runs 12 --normalize atari100k
   rl-reliable watch scores.csv --state watch/ --looks 3 --max-runs 12 --compare SPR,DER --reps 5000
-  rl-reliable watch mlflow --experiment bandits --state watch/ --looks 3 --max-runs 12 --seed 0
-  rl-reliable watch wandb ENTITY/PROJECT --sweep SWEEP_ID --wait --state watch/ --looks 3 --max-runs 12
-  until rl-reliable watch mlflow --experiment bandits --state watch/ --looks 4 --max-runs 20; do
-      [ $? -eq 3 ] || exit 2
-      while IFS= read -r params; do eval "mlflow run . -e train --env-manager local $params"; done \\
-          < watch/mlflow-params.txt
-  done
 """
+
+
+def _description() -> str:
+    """The watch's description: the launch files of every registered format, the trackers it reads."""
+    files = ["DIR/runs.csv (one row per new run)"]
+    files += [f"DIR/{f.name} ({f.what})" for f in launch_formats.formats()]
+    listed = ",\n".join(files[:-1]) + "\nand " + files[-1] if len(files) > 1 else files[0]
+    return _DESCRIPTION.format(files=listed, trackers="|".join(registry.names()))
+
+
+def _epilog() -> str:
+    """The examples: a file, each tracker's watch examples, then each launch format's launcher loop."""
+    lines = [f"  {line}" for p in registry.plugins() for line in p.watch_examples]
+    lines += [f"  {line}" for f in launch_formats.formats() for line in f.examples]
+    return _EPILOG + "".join(f"{line}\n" for line in lines)
 
 
 def with_source(argv: Any) -> list[str]:
@@ -133,8 +142,8 @@ def register(sub: Any) -> None:
         "watch",
         help="one look of a sequential watch of a running sweep (a file or "
         f"{', '.join(registry.names())}): decisions, launch list, exit 0 (stop) or 3 (more)",
-        description=_DESCRIPTION,
-        epilog=_EPILOG,
+        description=_description(),
+        epilog=_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         usage=f"rl-reliable watch [-h] {{INPUT | {' | '.join(registry.names())}}} --state DIR --looks K "
         "--max-runs N [flags]",
@@ -147,8 +156,8 @@ def register(sub: Any) -> None:
         prog="rl-reliable watch",
         usage="rl-reliable watch [file] INPUT --state DIR --looks K --max-runs N [flags]",
         help="INPUT: a CSV, TSV, Parquet or JSON file of every run so far (the word `file` is optional)",
-        description=_DESCRIPTION,
-        epilog=_EPILOG,
+        description=_description(),
+        epilog=_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     f.add_argument("input", help="CSV, TSV, Parquet or JSON file in long form: every run so far")
@@ -160,10 +169,10 @@ def register(sub: Any) -> None:
             plugin.name,
             prog=f"rl-reliable watch {plugin.name}",
             help=f"{plugin.pilot_help}, selected with the source flags of `rl-reliable {plugin.name}`",
-            description=_DESCRIPTION
+            description=_description()
             + f"\nThe runs are {plugin.pilot_help}, read with the same source flags as `rl-reliable {plugin.name}` "
             "(final scores only).",
-            epilog=_EPILOG,
+            epilog=_epilog(),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         src = tracker_commands.add_source(t, plugin, curves=False)
@@ -186,7 +195,7 @@ def _add_watch(p: argparse.ArgumentParser) -> None:
     for field, decl in declared(WatchDesign):
         add_declared_option(design, field, decl)
     launch = p.add_argument_group("launch files (in the state folder)")
-    for keyword, (flag, kwargs) in LAUNCH_FLAGS.items():
+    for keyword, (flag, kwargs) in launch_flags().items():
         launch.add_argument(flag, dest=keyword, **kwargs)
     analysis = p.add_argument_group("analysis (frozen at the first look)")
     for keyword in FROZEN_OPTIONS:
@@ -208,11 +217,10 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     try:
         launch = launch_names(args, plugin)
         hold_lock(args.state, args)  # from here to the end: a second look at this folder waits, then refuses
-        result = watch(
-            table, args.state, **design, launch_parameters=launch, program=args.program, **given_options(args)
-        )
+        settings = {key: getattr(args, key) for key in launch_formats.settings()}
+        result = watch(table, args.state, **design, launch_parameters=launch, **settings, **given_options(args))
     except RLReliableError as err:
-        raise CliError(as_flags(str(err), analysis=True, table=WATCH_FLAGS)) from None
+        raise CliError(as_flags(str(err), analysis=True, table=watch_flags())) from None
     for w in table.warnings:
         say_warning(w)
     print(format_look(result, args.state))

@@ -10,6 +10,7 @@ docs/architecture.md.
 from __future__ import annotations
 
 from ..redaction import add_secret_rules
+from ..render.launch_formats import add_format, remove_format
 from .base.plugin import TrackerPlugin
 from .mlflow.plugin import PLUGIN as MLFLOW
 from .raytune.plugin import PLUGIN as RAYTUNE
@@ -25,13 +26,23 @@ def register(plugin: TrackerPlugin) -> TrackerPlugin:
     if not plugin.name or not plugin.name.isidentifier():
         raise ValueError(f"a tracker plugin needs a name that is an identifier, got {plugin.name!r}")
     PLUGINS[:] = [p for p in PLUGINS if p.name != plugin.name] + [plugin]
-    add_secret_rules(plugin.secret_variables, plugin.secret_patterns)
+    _adopt(plugin)
     return plugin
+
+
+def _adopt(plugin: TrackerPlugin) -> None:
+    """What a plugin contributes beyond its entry: its secrets to redaction, its launch format to watch."""
+    add_secret_rules(plugin.secret_variables, plugin.secret_patterns)
+    if plugin.launch is not None:
+        add_format(plugin.name, plugin.launch)
+    else:
+        remove_format(plugin.name)
 
 
 def unregister(name: str) -> None:
     """Remove the plugin called ``name`` (for tests that register one of their own)."""
     PLUGINS[:] = [p for p in PLUGINS if p.name != name]
+    remove_format(name)
 
 
 def plugins() -> tuple[TrackerPlugin, ...]:
@@ -68,4 +79,4 @@ def keyword_flags() -> dict[str, str]:
 
 
 for _plugin in PLUGINS:
-    add_secret_rules(_plugin.secret_variables, _plugin.secret_patterns)
+    _adopt(_plugin)

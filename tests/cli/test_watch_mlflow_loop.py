@@ -19,7 +19,7 @@ import pytest
 
 import rl_reliable_logger
 from rl_reliable_logger.cli.main import main
-from rl_reliable_logger.render.watch_launch import read_mlflow_lines
+from rl_reliable_logger.trackers.mlflow.launch import read_mlflow_lines
 from rl_reliable_logger.trackers.mlflow.source import ANALYSIS_ROLE, ROLE_TAG
 from tests.support.mlflow_store import REPO, make_store, mlflow, use_store
 

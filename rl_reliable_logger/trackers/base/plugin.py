@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...data.scores import ScoreTable
+    from ...render.launch_formats import LaunchFormat
     from .pending import PendingScore
     from .protocols import Sink, Source
     from .retry import RetryPolicy
@@ -59,6 +60,10 @@ class TrackerPlugin:
     example: str = ""
     #: Command lines of ``rl-reliable plan --help`` that read a pilot from this tracker.
     plan_examples: tuple[str, ...] = ()
+    #: Command lines of ``rl-reliable watch --help`` that watch this tracker's runs.
+    watch_examples: tuple[str, ...] = ()
+    #: The files a watch writes for this tracker's launcher (None: none).
+    launch: LaunchFormat | None = None
     #: What ``rl-reliable pending --help`` says about pushing this tracker's scores ("" for nothing).
     pending_note: str = ""
     #: Environment variables holding this tracker's secrets, and patterns of its keys (``redaction``).

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import InputError
 from ..base.plugin import Args, TrackerPlugin
+from .launch import MlflowParams
 from .names import DEFAULT_REFS, LABEL, NAME
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -66,6 +67,9 @@ class MlflowPlugin(TrackerPlugin):
     example = "rl-reliable mlflow --experiment my-sweep --out results/ --publish new"
     pending_note = "  rl-reliable pending DIR --push --tracking-uri http://mlflow.internal:5000\n"
     plan_examples = ("rl-reliable plan mlflow --experiment pilot --target-width 0.05 --out plan/",)
+
+    watch_examples = ("rl-reliable watch mlflow --experiment bandits --state watch/ --looks 3 --max-runs 12 --seed 0",)
+    launch = MlflowParams()
 
     # ---------------------------------------------------------------- command line
     def add_source_flags(self, group: Any, *, curves: bool = True) -> None:

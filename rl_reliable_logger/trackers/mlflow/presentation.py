@@ -61,14 +61,14 @@ def _fitted(value: str) -> str:
 def analysis_params(report: Report) -> dict[str, str]:
     """The analysis options and the source selection as ``rl_reliable.*`` params (compared in the UI).
 
-    Every option that shapes the results is one param (``recorded_options``: all but the execution settings),
-    so two analyses that differ in any of them differ in the run comparison view.
+    Every option that shapes the results is one param (``published_options``: all but the execution settings,
+    ``ci_label`` included), so two analyses that differ in any of them differ in the run comparison view.
     """
-    from ...analysis.options import recorded_options
+    from ...analysis.options import published_options
 
     prov = report.provenance or {}
     params: dict[str, str] = {}
-    for key, value in recorded_options(prov.get("options") or {}).items():
+    for key, value in published_options(prov.get("options") or {}).items():
         params[f"rl_reliable.{key}"] = _text(value)
     src = prov.get("source")
     if isinstance(src, Mapping):

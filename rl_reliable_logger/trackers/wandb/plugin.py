@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import InputError
 from ..base.plugin import Args, TrackerPlugin
+from .launch import SweepGrid
 from .names import API_KEY_PATTERN, DEFAULT_PER_PAGE, DEFAULT_REFS, LABEL, NAME
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -79,6 +80,11 @@ class WandbPlugin(TrackerPlugin):
         "rl-reliable plan wandb --offline-dir ./wandb --metric mean --target-width 0.5",
     )
     pending_note = _PENDING_NOTE
+
+    watch_examples = (
+        "rl-reliable watch wandb ENTITY/PROJECT --sweep SWEEP_ID --wait --state watch/ --looks 3 --max-runs 12",
+    )
+    launch = SweepGrid()
 
     # ---------------------------------------------------------------- command line
     def add_source_flags(self, group: Any, *, curves: bool = True) -> None:

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...analysis.options import recorded_options
+from ...analysis.options import published_options
 from ...analysis.report import TABLES
 from ...errors import InputError, TrackerError
 from ...render.bundle import Bundle
@@ -489,7 +489,7 @@ class WandbSink:
                         },
                         "n_runs": report.counts().runs,  # as the other trackers' rl_reliable.n_runs
                         # every option that shapes the results, as the other trackers' rl_reliable.<option>
-                        "options": recorded_options(report.provenance.get("options") or {}),
+                        "options": published_options(report.provenance.get("options") or {}),
                     }
                 },
                 mode=mode,

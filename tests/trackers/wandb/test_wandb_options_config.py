@@ -24,7 +24,7 @@ import json, os, sys
 sys.path.insert(0, os.environ["RL_REPO"])
 import pandas as pd
 from rl_reliable_logger import ScoreTable, evaluate
-from rl_reliable_logger.analysis.options import recorded_options
+from rl_reliable_logger.analysis.options import published_options
 from rl_reliable_logger.trackers.wandb.sink import publish_wandb
 rows = [{"algorithm": a, "task": t, "seed": s, "score": s * 0.1 + (a == "B") + (t == "y")}
         for a in ("A", "B") for t in ("x", "y") for s in range(4)]
@@ -32,7 +32,7 @@ report = evaluate(ScoreTable(pd.DataFrame(rows)), reps=300, profile_reps=100, im
                   task_bootstrap=True, gamma=0.5, rank_by="task-means", metrics=["iqm", "median"], seed=7,
                   chunk_bytes=2**20)
 where = publish_wandb(report, project="opts", mode="offline", dir=sys.argv[1], figures=False)
-print(json.dumps({"where": str(where), "recorded": recorded_options(report.provenance["options"])}))
+print(json.dumps({"where": str(where), "recorded": published_options(report.provenance["options"])}))
 """
 
 
@@ -48,5 +48,10 @@ def test_every_option_that_shapes_the_results_is_in_the_config(tmp_path):
     assert {"task_bootstrap", "gamma", "rank_by", "curve_points", "profile_reps", "jordan_delta"} <= set(recorded)
     config = {k.removeprefix("rl_reliable.options."): v for k, v in rec.config.items()}
     assert {name: config.get(name) for name in recorded} == recorded
-    assert config["task_bootstrap"] is True and config["gamma"] == 0.5 and config["rank_by"] == "task-means"
+    assert (
+        config["ci_label"] == "95%"
+        and config["task_bootstrap"] is True
+        and config["gamma"] == 0.5
+        and config["rank_by"] == "task-means"
+    )
     assert not any(k.endswith(("chunk_bytes", "executor", "progress")) for k in rec.config if "options" in k)
