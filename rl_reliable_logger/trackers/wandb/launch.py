@@ -3,7 +3,7 @@
 The new runs as rectangular grids over algorithm x task x seed (:func:`~rl_reliable_logger.render.watch_launch.grids`):
 the first is ``sweep.yaml``, cells that need other seeds go to ``sweep-2.yaml``, ``sweep-3.yaml``, ... Each file is
 YAML from the one writer's :func:`~rl_reliable_logger.render.bundle.yaml_bytes` (PyYAML's safe dumper, every name
-quoted: ``1e3`` and ``007`` stay text); without PyYAML (which W&B and MLflow install) no grid is written.
+quoted: ``1e3`` and ``007`` stay text); without PyYAML (which the tracker clients install) no grid is written.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ class SweepGrid(LaunchFormat):
     def files(self, runs: pd.DataFrame, names: Mapping[str, str], settings: Mapping[str, Any]) -> dict[str, Any]:
         try:
             import yaml  # noqa: F401
-        except ImportError:  # pragma: no cover - W&B and MLflow both depend on PyYAML
+        except ImportError:  # pragma: no cover - the tracker clients depend on PyYAML
             return {}
         from ...render.watch_launch import grids
 
