@@ -124,7 +124,7 @@ def _description() -> str:
 
 def _epilog() -> str:
     """The examples: a file, each tracker's watch examples, then each launch format's launcher loop."""
-    lines = [f"  {line}" for p in registry.plugins() for line in p.watch_examples]
+    lines = [f"  {line}" for p in registry.plugins() for line in p.cli.watch_examples]
     lines += [f"  {line}" for f in launch_formats.formats() for line in f.examples]
     return _EPILOG + "".join(f"{line}\n" for line in lines)
 
@@ -168,19 +168,19 @@ def register(sub: Any) -> None:
         t = sources.add_parser(
             plugin.name,
             prog=f"rl-reliable watch {plugin.name}",
-            help=f"{plugin.pilot_help}, selected with the source flags of `rl-reliable {plugin.name}`",
+            help=f"{plugin.cli.pilot_help}, selected with the source flags of `rl-reliable {plugin.name}`",
             description=_description()
-            + f"\nThe runs are {plugin.pilot_help}, read with the same source flags as `rl-reliable {plugin.name}` "
+            + f"\nThe runs are {plugin.cli.pilot_help}, read with the same source flags as `rl-reliable {plugin.name}` "
             "(final scores only).",
             epilog=_epilog(),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         src = tracker_commands.add_source(t, plugin, curves=False)
         src.add_argument("--drop-invalid", action="store_true", help="drop bad rows instead of failing")
-        plugin.add_command_flags(t)
+        plugin.cli.add_command_flags(t)
         if plugin.publishes:
             pub = t.add_argument_group(f"publishing the look to {plugin.label}")
-            plugin.add_publish_flags(pub)
+            plugin.cli.add_publish_flags(pub)
             add_force_publish_option(pub)
             pub.add_argument("--no-figures", action="store_true", help="publish the report's tables only (no figures)")
         _add_watch(t)
@@ -226,8 +226,8 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     print(format_look(result, args.state))
     if sink is not None and plugin is not None:
         _publish(sink, plugin, table, result, args)
-    elif plugin is not None and plugin.publishes:
-        note = plugin.unpublished(args)
+    elif plugin is not None and plugin.sink is not None:
+        note = plugin.sink.unpublished(args)
         if note:
             print(note, file=sys.stderr)
     return 0 if result.stop else MORE_RUNS
@@ -242,17 +242,17 @@ def _tracker_runs(plugin: TrackerPlugin, args: argparse.Namespace) -> tuple[Scor
     from .options import retry_policy
 
     try:
-        plugin.check_source(args)
-        plugin.check_command(args, _SOURCE)
+        plugin.cli.check_source(args)
+        plugin.cli.check_command(args, _SOURCE)
         retry = retry_policy(args)
         load_clients(plugin)
-        source = plugin.open_source(args, retry)
-        plugin.prepare(args, source, lambda line: print(redact(line), file=sys.stderr, flush=True))
+        source = plugin.source.open(args, retry)
+        plugin.source.prepare(args, source, lambda line: print(redact(line), file=sys.stderr, flush=True))
         table = tracker_commands.read_source_table(source, tracker_commands.source_request(args, _SOURCE, plugin))
-        sink = plugin.open_sink(args, source, table, retry) if plugin.publishes else None
+        sink = plugin.sink.open(args, source, table, retry) if plugin.sink is not None else None
     except RLReliableError as err:
         raise CliError(cli_message(err)) from None
-    for warning in plugin.source_warnings(source):
+    for warning in plugin.source.warnings(source):
         say_warning(f"skipped {warning}")
     return table, sink
 
@@ -262,12 +262,12 @@ def launch_names(args: argparse.Namespace, plugin: TrackerPlugin | None) -> dict
     ``algo``), else the field's name (a tracker's default key: the ``log_final_score`` convention)."""
     from ..errors import InputError
 
-    defaults = plugin.default_refs if plugin is not None else FILE_FIELDS
+    defaults = plugin.source.default_refs if plugin is not None else FILE_FIELDS
     out = {}
     for field in ("algorithm", "task", "seed"):
         key = getattr(args, f"{field}_key", None)
         if key and key != defaults.get(field):
-            out[field] = plugin.launch_name(str(key)) if plugin is not None else str(key)
+            out[field] = plugin.source.launch_name(str(key)) if plugin is not None else str(key)
     for pair in args.launch_names or ():
         field, sep, name = str(pair).partition("=")
         if not sep:
