@@ -71,7 +71,12 @@ def add_source(parser: argparse.ArgumentParser, plugin: TrackerPlugin, *, curves
         add_name_options(src)
         return src
     fields = add_field_options(
-        parser, plugin.source.default_refs, what="field reference", metavar="REF", refs=plugin.cli.refs_help, run_key=False
+        parser,
+        plugin.source.default_refs,
+        what="field reference",
+        metavar="REF",
+        refs=plugin.cli.refs_help,
+        run_key=False,
     )
     add_source_options(fields, config_kind=plugin.source.config_kind)
     add_retry_option(src)

@@ -81,8 +81,8 @@ class TrackerPlugin:
         launch: LaunchFormat | None = None,
         redaction: Redaction | None = None,
     ) -> None:
-        given = {"name": name, "label": label, "sink": sink, "final_score": final_score, "pending": pending}
-        given.update(launch=launch, source=source, cli=cli, redaction=redaction)
+        given: dict[str, Any] = {"name": name, "label": label, "source": source, "cli": cli, "sink": sink}
+        given.update(final_score=final_score, pending=pending, launch=launch, redaction=redaction)
         for key, value in given.items():  # what is not given stays the class's (a subclass may declare its parts)
             if value is not None:
                 setattr(self, key, value)
@@ -151,7 +151,13 @@ _LEGACY: dict[str, tuple[str, str]] = {
     "secret_patterns": ("redaction", "secret_patterns"),
     "client_modules": ("redaction", "client_modules"),
 }
-_PARTS = {"cli": CliWiring, "source": SourceRole, "sink": SinkRole, "final_score": FinalScoreRole, "pending": PendingRole}
+_PARTS = {
+    "cli": CliWiring,
+    "source": SourceRole,
+    "sink": SinkRole,
+    "final_score": FinalScoreRole,
+    "pending": PendingRole,
+}
 
 
 def _legacy_members(cls: type) -> dict[str, Any]:
