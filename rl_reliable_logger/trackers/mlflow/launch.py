@@ -16,17 +16,16 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 PARAMS = "mlflow-params.txt"
-#: The fields of a run, in the order of their ``-P`` arguments.
-FIELDS = ("algorithm", "task", "seed")
 
 
 def mlflow_lines(runs: pd.DataFrame, names: Mapping[str, str]) -> str:
-    """One line per new run: ``-P name=value`` for each field, each argument shell-quoted."""
+    """One line per new run: ``-P name=value`` for each field (the columns of ``runs`` that ``names`` names, in
+    their order), each argument shell-quoted."""
     from ...render.bundle import shell_line
 
     lines = []
-    for row in runs.itertuples(index=False):
-        words = [w for f in FIELDS for w in ("-P", f"{names[f]}={getattr(row, f)}")]
+    for row in runs.itertuples(index=False, name=None):
+        words = [w for f, v in zip(runs.columns, row) if f in names for w in ("-P", f"{names[f]}={v}")]
         lines.append(shell_line(words))
     return "".join(f"{line}\n" for line in lines)
 
