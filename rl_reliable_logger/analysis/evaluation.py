@@ -33,7 +33,19 @@ from .options import DEFAULT_METRICS, AnalysisOptions, OptionKeywords, as_option
 from .prepared import Preparation, Prepared, cells_by_algorithm, prepare
 from .redacted import redact_report
 from .report import Report
-from .tables import aggregates, comparisons, curves, differences, improvement, jordan, per_task, profiles, trust, tuning
+from .tables import (
+    aggregates,
+    comparisons,
+    curves,
+    differences,
+    improvement,
+    jordan,
+    per_task,
+    profiles,
+    success,
+    trust,
+    tuning,
+)
 from .tables.base import Part, TableInputs, spawn_streams
 
 if TYPE_CHECKING:
@@ -188,6 +200,7 @@ class TableChoices:
     comparisons: comparisons.ComparisonChoices | None
     jordan: jordan.JordanTableChoices | None
     tuning: tuning.TuningChoices | None
+    success: success.SuccessChoices | None = None
     normalized: bool = False
     progress: bool = False
 
@@ -208,6 +221,9 @@ class TableChoices:
             else None,
             tuning=tuning.TuningChoices(opts.hyperparameter_keys, opts.resolved_tuning_metric, opts.normalize)
             if opts.hyperparameter_keys
+            else None,
+            success=success.SuccessChoices(opts.successes, opts.episodes)
+            if opts.successes is not None and opts.episodes is not None
             else None,
             normalized=opts.normalize is not None,
             progress=opts.progress,
@@ -262,6 +278,7 @@ def _tables(inputs: TableInputs, request: ResamplingRequest, prep: Prepared, cho
         # percentiles do not depend on the scale: the Jordan tables and the tuning view read raw scores
         jordan.build(prep.raw_final, request.replace(seed=streams.jordan), choices.jordan),
         tuning.build(prep.raw_final, request.replace(seed=streams.tuning), choices.tuning),
+        success.build(inputs, request, choices.success),
     ]
 
 

@@ -53,6 +53,13 @@ TUNING_REPS = 5_000
 _TABLE_ROW_BYTES = 96
 
 
+def _column(name: str, value: Any) -> str:
+    """A column name of the scores (text, not empty)."""
+    if not isinstance(value, str) or not value.strip():
+        raise OptionError(name, f"`{name}=` names a column of the scores, got {value!r}")
+    return value.strip()
+
+
 def ci_label(ci: float) -> str:
     """The exact percentage of a confidence level: ``0.95`` → ``95%``, ``0.995`` → ``99.5%``."""
     return f"{float(ci) * 100:.10g}%"
@@ -200,6 +207,25 @@ class AnalysisOptions:
         metavar="RULE",
         parse=str,
         default_text="method; or order-statistic",
+    )
+    successes: str | None = option(
+        None,
+        help="column with each run's successful episodes: adds success-rate tables whose intervals see the seeds "
+        "and never collapse at 0% or 100% (with `episodes=`; docs/success-rates.md)",
+        check=d.optional(_column),
+        flag="--successes",
+        metavar="COL",
+        parse=str,
+        default_text="none",
+    )
+    episodes: str | None = option(
+        None,
+        help="column with each run's number of evaluation episodes (with `successes=`)",
+        check=d.optional(_column),
+        flag="--episodes",
+        metavar="COL",
+        parse=str,
+        default_text="none",
     )
     seed: int | np.random.Generator | None = option(
         0,
@@ -385,6 +411,12 @@ class AnalysisOptions:
 
     def __post_init__(self) -> None:
         d.check_all(self)
+        if (self.successes is None) != (self.episodes is None):
+            given, missing = ("successes", "episodes") if self.episodes is None else ("episodes", "successes")
+            raise OptionError(
+                given,
+                f"`{given}=` needs `{missing}=` too: a success rate is a run's successes out of its episodes",
+            )
 
     # ------------------------------------------------------------------ derived values
     def replace(self, **changes: Any) -> AnalysisOptions:
@@ -635,6 +667,8 @@ class OptionKeywords(TypedDict, total=False):
     task_bootstrap: bool
     rank_by: str
     median_interval: str
+    successes: str | None
+    episodes: str | None
     seed: int | np.random.Generator | None
     taus: Sequence[float] | np.ndarray | None
     curves: bool

@@ -177,6 +177,10 @@ def methods_paragraph(report: Report) -> str:
                 else ""
             )
         )
+    if prov.get("success"):
+        from ..analysis.tables.success import sentence as success_sentence
+
+        sentences.append(success_sentence(prov["success"]))
     comparisons = prov.get("comparisons")
     if comparisons:
         sentences.append(f"All pairs of algorithms are compared with family-wise error control: {comparisons}.")

@@ -40,7 +40,15 @@ if TYPE_CHECKING:  # numpy is imported by the bounds that compute: ``rl-reliable
 TABLES = ("aggregates", "differences", "improvement", "profiles", "gap_curve", "per_task", "curves")
 #: The other tables with intervals, after :data:`TABLES`: their methods are their own (the tuning view's follow the
 #: aggregates' rule, the comparisons' are percentile, the Jordan tables' are Jordan et al.'s).
-OTHER_TABLES = ("tuning", "comparisons", "jordan", "jordan_quantiles")
+OTHER_TABLES = (
+    "tuning",
+    "comparisons",
+    "jordan",
+    "jordan_quantiles",
+    "success_rates",
+    "success_aggregates",
+    "success_differences",
+)
 #: Tables of aggregate statistics: there a method may give each statistic its own interval (``statistics``).
 STATISTIC_TABLES = ("aggregates", "differences")
 #: Kinds of statistic a rule can name (``analysis`` maps metrics to them); ``*`` is every other statistic.
@@ -58,6 +66,9 @@ TABLE_WORDS = {
     "comparisons": "the all-pairs comparisons",
     "jordan": "Jordan et al.'s aggregate (simultaneous over the algorithms)",
     "jordan_quantiles": "the per-task score distributions (ECDF bands)",
+    "success_rates": "the per-task success rates",
+    "success_aggregates": "the success rates over tasks",
+    "success_differences": "the differences of success rates",
 }
 #: Each kind of :data:`STATISTIC_KINDS` in words.
 STATISTIC_WORDS = {"mean": "the mean", "median": "the median", "*": "the other statistics (IQM, optimality gap, ...)"}
@@ -818,6 +829,43 @@ JORDAN_METHODS = {
         IntervalMethod(
             "dkw",
             "Dvoretzky-Kiefer-Wolfowitz (DKW) band",
+            None,
+            bootstrap=False,
+            replicates=False,
+            requestable=False,
+        )
+    ),
+}
+
+
+# ---------------------------------------------------------------------------- success rates (issue 46)
+#: The intervals of the success-rate tables (``successes=``/``episodes=``): computed by :mod:`.success`, declared
+#: here for their words and records.
+SUCCESS_METHODS = {
+    "per_task": register(
+        IntervalMethod(
+            "wilson-seeds",
+            "Wilson score at the effective number of episodes (the seeds' Korn-Graubard design effect, "
+            "s - 1 degrees of freedom)",
+            None,
+            bootstrap=False,
+            replicates=False,
+            requestable=False,
+        )
+    ),
+    "aggregate": register(
+        IntervalMethod(
+            "seed-binomial-bootstrap",
+            "Wilson score at the effective number of episodes of a bootstrap over seeds with a binomial step "
+            "within seeds (Satterthwaite degrees of freedom)",
+            None,
+            requestable=False,
+        )
+    ),
+    "differences": register(
+        IntervalMethod(
+            "newcombe",
+            "Newcombe hybrid score (MOVER over the two rates' intervals)",
             None,
             bootstrap=False,
             replicates=False,

@@ -13,19 +13,21 @@ from __future__ import annotations
 from ..redaction import add_secret_rules
 from ..render.launch_formats import add_format, remove_format
 from .base.plugin import TrackerPlugin
+from .marl_eval.plugin import PLUGIN as MARL_EVAL
 from .mlflow.plugin import PLUGIN as MLFLOW
 from .raytune.plugin import PLUGIN as RAYTUNE
+from .sb3.plugin import PLUGIN as SB3
 from .tensorboard.plugin import PLUGIN as TENSORBOARD
 from .wandb.plugin import PLUGIN as WANDB
 
 #: Every tracker, in the order of ``rl-reliable --help``.
-PLUGINS: list[TrackerPlugin] = [MLFLOW, WANDB, TENSORBOARD, RAYTUNE]
+PLUGINS: list[TrackerPlugin] = [MLFLOW, WANDB, TENSORBOARD, RAYTUNE, SB3, MARL_EVAL]
 
 
 def register(plugin: TrackerPlugin) -> TrackerPlugin:
     """Add ``plugin`` (or replace the one of the same name); its secrets are redacted from now on."""
-    if not plugin.name or not plugin.name.isidentifier():
-        raise ValueError(f"a tracker plugin needs a name that is an identifier, got {plugin.name!r}")
+    if not plugin.name or not plugin.name.replace("-", "_").isidentifier() or plugin.name.startswith("-"):
+        raise ValueError(f"a tracker plugin needs a name of letters, digits, _ and -, got {plugin.name!r}")
     PLUGINS[:] = [p for p in PLUGINS if p.name != plugin.name] + [plugin]
     _adopt(plugin)
     return plugin

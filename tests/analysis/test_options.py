@@ -189,7 +189,9 @@ def test_selection_warns_about_the_selected_algorithms_only():
 def test_jordan_and_tuning_are_part_of_the_analysis():
     sweep = ScoreTable(_frame(sweep=True))
     report = evaluate(sweep, **FAST, jordan=True, jordan_method="pbp-t", hyperparameter_keys=["lr"], comparisons=True)
-    assert set(report.extra) == set(OPTIONAL_TABLES) - {"watch", "watch_launch"}  # those two: a published watch look
+    # watch and watch_launch: a published watch look; success_*: scores with success counts (test_success_tables)
+    success = {"success_rates", "success_aggregates", "success_differences"}
+    assert set(report.extra) == set(OPTIONAL_TABLES) - {"watch", "watch_launch"} - success
     assert list(report.extra["jordan"]["algorithm"]) == ["A", "B", "C"]
     assert set(report.extra["tuning"]["view"]) >= {"complete", "tuned"}
     assert report.provenance["jordan"]["method"] == "pbp-t"
@@ -211,6 +213,7 @@ def test_registry_declares_every_table():
 def test_save_load_round_trips_every_table(tmp_path):
     names = ("007", "1e3", "True")  # names that look like numbers stay text
     frame = _frame(algorithms=names, steps=True, sweep=True)
+    frame["won"], frame["n"] = np.arange(len(frame)) % 11, 10  # success counts: the success tables
     report = evaluate(
         ScoreTable(frame, step="step"),
         **FAST,
@@ -220,6 +223,8 @@ def test_save_load_round_trips_every_table(tmp_path):
         jordan_method="bootstrap",
         hyperparameter_keys=["lr"],
         comparisons=True,
+        successes="won",
+        episodes="n",
     )
     report.extra["watch"] = pd.DataFrame(  # a published watch look's tables (cli/watch.py adds them)
         {

@@ -265,6 +265,69 @@ class RayTuneWriter:
         return Corpus(["raytune", str(root), "--score-key", "score"], results, root)
 
 
+# ---------------------------------------------------------------------------- Stable-Baselines3
+class SB3Writer:
+    """One run folder per run as ``EvalCallback(log_path=folder)`` writes it (``evaluations.npz``, one evaluation
+    episode per report) beside the ``monitor.csv`` Monitor writes: ``{algorithm}/{task}/seed_{seed}`` and one
+    ``{key}_{value}`` folder per configuration key."""
+
+    states = False
+
+    def write(self, root: Path, runs: Sequence[Run]) -> Corpus:
+        from tests.support.rl_logs import write_evaluations, write_monitor
+
+        keys = sorted({k for run in runs for k, _ in run.config})
+        layout = "/".join(["{algorithm}", "{task}", "seed_{seed}", *(f"{k}_{{{k}}}" for k in keys)])
+        files = []
+        for run in runs:
+            config = dict(run.config)
+            folder = root.joinpath(run.algorithm, run.task, f"seed_{run.seed}", *(f"{k}_{config[k]}" for k in keys))
+            files.append(write_evaluations(folder, [s for s, _ in run.history], [[v] for _, v in run.history]))
+            write_monitor(folder, [v for _, v in run.history])
+        return Corpus(["sb3", str(root), "--layout", layout], files, root)
+
+
+# ---------------------------------------------------------------------------- marl-eval
+class MarlEvalWriter:
+    """marl-eval JSON as its ``JsonLogger`` writes it: one ``metrics.json`` per configuration (every run of it,
+    ``env -> task -> algorithm -> seed``), in one ``{key}_{value}`` folder per configuration key; the reports are
+    ``step_<k>`` entries and the final score the ``absolute_metrics``."""
+
+    states = False
+
+    def write(self, root: Path, runs: Sequence[Run]) -> Corpus:
+        from tests.support.rl_logs import marl_eval_json, write_marl_eval
+
+        keys = sorted({k for run in runs for k, _ in run.config})
+        groups: dict[tuple[Any, ...], list[Run]] = {}
+        for run in runs:
+            groups.setdefault(tuple(dict(run.config).get(k) for k in keys), []).append(run)
+        where: dict[Run, Path] = {}
+        for values, members in groups.items():
+            folder = root.joinpath(*(f"{k}_{v}" for k, v in zip(keys, values)))
+            folder.mkdir(parents=True, exist_ok=True)
+            data = marl_eval_json(
+                [
+                    {
+                        "env": "env",
+                        "task": r.task,
+                        "algorithm": r.algorithm,
+                        "seed": str(r.seed),
+                        "steps": [(step, [value]) for step, value in r.history],
+                        "absolute": [r.score],
+                    }
+                    for r in members
+                ],
+                "score",
+            )
+            path = write_marl_eval(folder / "metrics.json", data)
+            where.update(dict.fromkeys(members, path))
+        command = ["marl-eval", str(root), "--metric", "score"]
+        if keys:
+            command += ["--layout", "/".join([*(f"{k}_{{{k}}}" for k in keys), "metrics.json"])]
+        return Corpus(command, [where[r] for r in runs], root)
+
+
 # ---------------------------------------------------------------------------- score files (rl-reliable evaluate)
 class FileWriter:
     states = False
@@ -282,6 +345,8 @@ WRITERS: dict[str, CorpusWriter] = {
     "wandb": WandbWriter(),
     "tensorboard": TensorBoardWriter(),
     "raytune": RayTuneWriter(),
+    "sb3": SB3Writer(),
+    "marl-eval": MarlEvalWriter(),
     "file": FileWriter(),
 }
 

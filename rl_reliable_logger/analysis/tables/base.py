@@ -43,6 +43,15 @@ class Streams:
             return None
         return np.random.default_rng(np.random.SeedSequence([int(self.root), 0xC0FFEE]))
 
+    def success(self) -> Any:
+        """The success tables' own stream (their bootstrap over seeds), like :meth:`comparisons`: never another
+        table's stream, so asking for them changes no other number."""
+        if isinstance(self.root, np.random.Generator):
+            return self.root.spawn(1)[0]
+        if self.root is None:
+            return None
+        return np.random.default_rng(np.random.SeedSequence([int(self.root), 46]))
+
 
 def spawn_streams(request: intervals.ResamplingRequest, algorithms: Sequence[str]) -> Streams:
     """The :class:`Streams` of ``request.seed`` (an integer, a Generator, or None: fresh entropy) for ``algorithms``,

@@ -60,7 +60,9 @@ class Hints:
 
     ``fields`` is the advice for runs that lack a field; ``keywords`` the source keywords it takes (of
     :data:`SOURCE_KEYWORDS`); ``configuration`` the keyword that names configuration keys (``extra_fields=``, or
-    ``hyperparameter_keys=`` for a source whose command reads them from the analysis flags).
+    ``hyperparameter_keys=`` for a source whose command reads them from the analysis flags); ``duplicates`` a
+    source's own advice for one seed in two runs, said after the configuration fix (marl-eval: batches of seeds
+    numbered from 0 in two files).
 
     Example:
         >>> Hints(keywords=frozenset({"run_key="})).has("filter_string=")
@@ -73,6 +75,7 @@ class Hints:
     )
     keywords: frozenset[str] = SOURCE_KEYWORDS
     configuration: str = "extra_fields="
+    duplicates: str = ""
 
     def has(self, keyword: str) -> bool:
         """Whether the source takes ``keyword`` (so a message may suggest it)."""

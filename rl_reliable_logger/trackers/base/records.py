@@ -37,6 +37,16 @@ from .scoring import (
 )
 
 FINISHED = "finished"
+#: The summary keys (and columns) of the successful and total episodes behind a run's score, where a Source reads
+#: them (for ``--successes successes --episodes episodes``).
+SUCCESS_COUNTS = ("successes", "episodes")
+
+
+def success_fields(records: Sequence[RunRecord]) -> dict[str, str] | None:
+    """The ``value_fields`` of the success counts when any of ``records`` has them in its summary (else None)."""
+    if not any(SUCCESS_COUNTS[0] in r.summary for r in records):
+        return None
+    return {column: f"summary.{column}" for column in SUCCESS_COUNTS}
 
 
 @dataclass
@@ -296,13 +306,18 @@ class _Fields:
         refs = req.refs()
         if req.run_key:
             refs["run_key"] = req.run_key
-        clash = [name for name in req.extra_fields or {} if name in (*ROW_COLUMNS, *REF_FIELDS[:3])]
-        if clash:
-            raise ScoreTableError(
-                f"{kw('extra_fields=')} names the column {clash[0]!r}, which every run's row has of its own (the "
-                "logged steps, the score, the run or its fields); read that key under another name"
-            )
+        for keyword, columns in (("extra_fields=", req.extra_fields), ("value_fields=", req.value_fields)):
+            clash = [name for name in columns or {} if name in (*ROW_COLUMNS, *REF_FIELDS[:3])]
+            if clash:
+                raise ScoreTableError(
+                    f"{kw(keyword)} names the column {clash[0]!r}, which every run's row has of its own (the "
+                    "logged steps, the score, the run or its fields); read that key under another name"
+                )
+        both = sorted(set(req.extra_fields or {}) & set(req.value_fields or {}))
+        if both:
+            raise ScoreTableError(f"{kw('extra_fields=')} and {kw('value_fields=')} both name the column {both[0]!r}")
         refs.update(req.extra_fields or {})
+        refs.update(req.value_fields or {})
         parsed: dict[str, FieldRef] = {}
         for name, text in [*refs.items(), *((f"variant {v}", v) for v in req.variant)]:
             try:
@@ -508,7 +523,7 @@ class _Grouping:
             "state": (record.state or "").lower(),
             "score_key": values["_score_key"],
         }
-        for name in self.fields.request.extra_fields or {}:
+        for name in [*(self.fields.request.extra_fields or {}), *(self.fields.request.value_fields or {})]:
             base[name] = values.get(name)
         if record.attrs.get("url"):
             base["url"] = record.attrs["url"]
@@ -621,6 +636,8 @@ def _duplicate_hint(hints: Hints, differing: Sequence[str]) -> str:
         fixes.append(f"tell configurations apart with {kw(hints.configuration)}")
     if hints.has("run_key="):
         fixes.append(f"pass {kw('run_key=')} (e.g. run.id) if these are deliberately repeated runs")
+    if hints.duplicates:
+        fixes.append(hints.duplicates)
     return "; ".join(fixes)
 
 

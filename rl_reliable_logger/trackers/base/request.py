@@ -37,7 +37,9 @@ class SourceRequest:
 
     ``score`` is one reference or a fallback list (the first one a run has is used); ``score_rule`` reads it
     from the key's history; ``curve_key`` adds the learning curve; ``algorithms`` / ``tasks`` keep only those
-    values; ``extra_fields`` adds columns; ``variant`` references are appended to the algorithm label;
+    values; ``extra_fields`` adds configuration columns (two runs that differ in one are two configurations);
+    ``value_fields`` adds columns of values each run has of its own (success counts: never part of a run's
+    configuration, None where a run lacks them); ``variant`` references are appended to the algorithm label;
     ``run_key`` replaces the tracker run id as a run's identity; ``names`` is ScoreTable's. A ``{seed}``
     placeholder in ``score`` (``metrics.eval/return_seed{seed}``, a run that logs several seeds) makes each
     match one seed of the run, so ``seed`` is then not given (see :attr:`seeded`).
@@ -58,6 +60,7 @@ class SourceRequest:
     algorithms: Sequence[str] | None = None
     tasks: Sequence[str] | None = None
     extra_fields: Mapping[str, str] | None = None
+    value_fields: Mapping[str, str] | None = None
     run_key: str | None = None
     variant: Sequence[str] = ()
     score_rule: str | ScoreRule | None = None

@@ -227,7 +227,7 @@ def source_table(runs: SourceRuns, request: SourceRequest) -> ScoreTable:
 
 
 #: The request fields a Source may restate in its own references (:attr:`SourceRuns.request`); the others are rules.
-_REFERENCES = ("algorithm", "task", "seed", "score", "curve_key", "extra_fields")
+_REFERENCES = ("algorithm", "task", "seed", "score", "curve_key", "extra_fields", "value_fields")
 
 
 def _as_read(asked: SourceRequest, read: SourceRequest | None) -> SourceRequest:

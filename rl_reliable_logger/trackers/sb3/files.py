@@ -1,0 +1,238 @@
+"""Reading what Stable-Baselines3 writes: ``evaluations.npz`` (``EvalCallback``) and ``monitor.csv`` (``Monitor``).
+
+``EvalCallback(log_path=DIR)`` saves ``DIR/evaluations.npz`` after every evaluation with ``np.savez``:
+``timesteps`` (n_evals,), ``results`` (n_evals, n_episodes) episode returns, ``ep_lengths`` (n_evals, n_episodes)
+and, when the environment reports ``info["is_success"]``, ``successes`` (n_evals, n_episodes) booleans.
+``Monitor(env, filename)`` writes ``*monitor.csv``: a first line ``#{"t_start": ..., "env_id": ...}``, then a CSV
+with ``r`` (episode return), ``l`` (episode length), ``t`` (seconds since ``t_start``) and any ``info_keywords``
+(``is_success``); a vectorised environment writes one file per worker (``0.monitor.csv``, ``1.monitor.csv``).
+
+The files are untrusted: an ``.npz`` is read with ``allow_pickle=False`` (an object array, which only a pickle
+could hold, is an error naming the file, never unpickled), each array's header is checked against its stored
+size before it is read (a header claiming terabytes is named, not allocated), and only regular files are opened.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ...data.files import open_input, read_text
+from ...errors import InputError
+
+EVALUATIONS = "evaluations.npz"
+MONITOR_SUFFIX = "monitor.csv"
+#: The arrays of an ``evaluations.npz`` (``successes`` only when the environment reports them).
+REQUIRED = ("timesteps", "results")
+OPTIONAL = ("ep_lengths", "successes")
+#: Largest array of an ``evaluations.npz`` read (a million evaluations of a hundred episodes are 800 MB).
+MAX_ARRAY_BYTES = 1 << 30
+#: Largest ``evaluations.npz`` opened.
+MAX_NPZ_BYTES = 4 << 30
+#: Largest monitor file read (a training log of ~10 million episodes); larger ones are named, not read.
+MAX_MONITOR_BYTES = 1 << 30
+
+
+@dataclass(frozen=True)
+class Evaluations:
+    """An ``evaluations.npz``: one row per evaluation, one column per evaluation episode."""
+
+    path: str
+    timesteps: np.ndarray
+    results: np.ndarray
+    ep_lengths: np.ndarray | None = None
+    successes: np.ndarray | None = None
+
+    def mean_returns(self) -> np.ndarray:
+        """Each evaluation's mean episode return (what ``EvalCallback`` prints as ``mean_reward``)."""
+        return self.results.mean(axis=1)
+
+
+@dataclass(frozen=True)
+class MonitorLog:
+    """The episodes of one run's ``*monitor.csv`` files, in the order they ended."""
+
+    paths: tuple[str, ...]
+    returns: np.ndarray
+    lengths: np.ndarray
+    extras: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def timesteps(self) -> np.ndarray:
+        """Environment steps when each episode ended (the running sum of episode lengths, all workers)."""
+        return np.cumsum(self.lengths)
+
+
+def _bad(path: str, why: str) -> InputError:
+    return InputError(f"{path}: {why}")
+
+
+def _array(archive: zipfile.ZipFile, name: str, path: str) -> np.ndarray:
+    """One array of an ``.npz``: its header checked against its stored size before anything is allocated, then
+    read whole (so the archive's CRC is checked: a damaged byte is an error, never a wrong number)."""
+    member = f"{name}.npy"
+    info = archive.getinfo(member)
+    if info.file_size > MAX_ARRAY_BYTES:
+        raise _bad(path, f"array {name!r} is {info.file_size:,} bytes; SB3's evaluation logs are far smaller")
+    with archive.open(member) as raw:
+        try:
+            version = np.lib.format.read_magic(raw)
+            if version == (1, 0):
+                shape, _, dtype = np.lib.format.read_array_header_1_0(raw)
+            elif version == (2, 0):
+                shape, _, dtype = np.lib.format.read_array_header_2_0(raw)
+            else:
+                raise ValueError(f"unsupported .npy format version {version}")
+        except (ValueError, SyntaxError) as err:
+            raise _bad(path, f"array {name!r} has a damaged header ({err})") from None
+        if dtype.hasobject:
+            raise _bad(
+                path,
+                f"array {name!r} holds Python objects, which only unpickling could read, and files are never "
+                "unpickled; SB3 writes numbers (every evaluation with the same number of episodes)",
+            )
+        body = info.file_size - raw.tell()
+        needed = math.prod(shape) * dtype.itemsize
+        if needed != body:
+            raise _bad(path, f"array {name!r} claims {needed:,} bytes of data but holds {body:,}: the file is damaged")
+    data = archive.read(member)  # checks the CRC
+    try:
+        return np.lib.format.read_array(io.BytesIO(data), allow_pickle=False)
+    except ValueError as err:
+        raise _bad(path, f"array {name!r} cannot be read ({err})") from None
+
+
+def read_evaluations(path: str | os.PathLike[str]) -> Evaluations:
+    """The arrays of an ``evaluations.npz``, checked: an InputError names the file and what is wrong.
+
+    Example:
+        >>> import tempfile, numpy as np
+        >>> folder = tempfile.mkdtemp()
+        >>> np.savez(f"{folder}/evaluations", timesteps=[1000, 2000], results=[[1.0, 3.0], [4.0, 6.0]],
+        ...          ep_lengths=[[10, 12], [9, 11]])
+        >>> read_evaluations(f"{folder}/evaluations.npz").mean_returns().tolist()
+        [2.0, 5.0]
+    """
+    text = str(path)
+    with open_input(path, "evaluations", max_bytes=MAX_NPZ_BYTES) as handle:
+        try:
+            with zipfile.ZipFile(handle) as archive:
+                names = {n[:-4] for n in archive.namelist() if n.endswith(".npy")}
+                missing = [n for n in REQUIRED if n not in names]
+                if missing:
+                    raise _bad(
+                        text, f"has no {' or '.join(missing)} array (SB3's EvalCallback writes timesteps and results)"
+                    )
+                arrays = {n: _array(archive, n, text) for n in (*REQUIRED, *OPTIONAL) if n in names}
+        except (zipfile.BadZipFile, EOFError, OSError, KeyError) as err:
+            raise _bad(text, f"is not a readable .npz archive ({err})") from None
+    return _checked(text, arrays)
+
+
+def _checked(path: str, arrays: dict[str, np.ndarray]) -> Evaluations:
+    steps, results = arrays["timesteps"], arrays["results"]
+    if steps.ndim != 1 or steps.size == 0 or not np.issubdtype(steps.dtype, np.number):
+        raise _bad(path, f"timesteps must be a non-empty list of numbers, got shape {steps.shape} ({steps.dtype})")
+    if results.ndim != 2 or results.shape[0] != steps.size or results.shape[1] == 0:
+        raise _bad(
+            path,
+            f"results must have one row of episode returns per evaluation ({steps.size}), got shape {results.shape}",
+        )
+    if not np.issubdtype(results.dtype, np.number) or not np.all(np.isfinite(results)):
+        raise _bad(path, "results holds values that are not finite numbers")
+    if np.any(np.diff(steps) < 0):
+        raise _bad(path, "timesteps go backwards (two runs written into one file?)")
+    extra: dict[str, np.ndarray | None] = {}
+    for name in OPTIONAL:
+        value = arrays.get(name)
+        if value is not None and value.shape != results.shape:
+            raise _bad(path, f"{name} has shape {value.shape}, results {results.shape}: they must match")
+        extra[name] = value
+    successes = extra["successes"]
+    if successes is not None and not (
+        successes.dtype == bool or (np.issubdtype(successes.dtype, np.number) and np.isin(successes, (0, 1)).all())
+    ):
+        raise _bad(path, "successes must be true/false per episode")
+    return Evaluations(
+        path,
+        steps.astype(float),
+        results.astype(float),
+        extra["ep_lengths"],
+        None if successes is None else successes.astype(bool),
+    )
+
+
+def monitor_files(folder: Path) -> list[Path]:
+    """A run folder's ``*monitor.csv`` files (one per vectorised worker), in name order."""
+    return sorted(p for p in folder.iterdir() if p.name.endswith(MONITOR_SUFFIX) and not p.is_dir())
+
+
+def _monitor_rows(path: Path) -> tuple[float, list[str], list[dict[str, str]]]:
+    """(t_start, columns, rows) of one monitor file."""
+    text = read_text(path, "monitor", max_bytes=MAX_MONITOR_BYTES)
+    first, _, rest = text.partition("\n")
+    if not first.startswith("#"):
+        raise _bad(str(path), 'has no SB3 header line (#{"t_start": ..., "env_id": ...})')
+    try:
+        header = json.loads(first[1:])
+        t_start = float(header.get("t_start", 0.0)) if isinstance(header, dict) else float("nan")
+    except (ValueError, TypeError):
+        t_start = float("nan")
+    if not math.isfinite(t_start):
+        raise _bad(str(path), "has a damaged header line (t_start)")
+    reader = csv.DictReader(io.StringIO(rest))
+    if reader.fieldnames is None or not {"r", "l", "t"} <= set(reader.fieldnames):
+        raise _bad(str(path), "has no r, l, t columns (episode return, length, time)")
+    return t_start, list(reader.fieldnames), list(reader)
+
+
+def _number(path: Path, line: int, column: str, text: str | None) -> float:
+    try:
+        value = float(text) if text is not None else float("nan")
+    except ValueError:
+        value = float("nan")
+    if not math.isfinite(value):
+        raise _bad(str(path), f"line {line}: {column} is {text!r}, not a finite number")
+    return value
+
+
+def read_monitor(paths: list[Path], success_column: str = "is_success") -> MonitorLog:
+    """The episodes of one run's monitor files, merged by the time they ended (as SB3's ``load_results``).
+
+    ``success_column`` (``Monitor(info_keywords=("is_success",))``) is read into ``extras`` when every file has
+    it; a column that only some of the files have is an error naming the first file without it.
+    """
+    read = [(path, *_monitor_rows(path)) for path in paths]
+    having = [success_column in columns for _, _, columns, _ in read]
+    if any(having) and not all(having):
+        lacking = next(path for (path, *_), has in zip(read, having) if not has)
+        raise _bad(str(lacking), f"has no {success_column} column, which the run's other monitor files have")
+    extra = (success_column,) if read and all(having) else ()
+    rows: list[tuple[float, float, float, dict[str, float]]] = []
+    for path, t_start, _, records in read:
+        for i, rec in enumerate(records, start=3):
+            values = {c: _number(path, i, c, rec.get(c)) for c in ("r", "l", "t")}
+            more = {c: _success_value(path, i, c, rec.get(c)) for c in extra}
+            rows.append((t_start + values["t"], values["r"], values["l"], more))
+    rows.sort(key=lambda row: row[0])
+    return MonitorLog(
+        tuple(str(p) for p in paths),
+        np.array([r[1] for r in rows], dtype=float),
+        np.array([r[2] for r in rows], dtype=float),
+        {c: np.array([r[3][c] for r in rows], dtype=float) for c in extra},
+    )
+
+
+def _success_value(path: Path, line: int, column: str, text: str | None) -> float:
+    words = {"true": 1.0, "false": 0.0, "1": 1.0, "0": 0.0, "1.0": 1.0, "0.0": 0.0}
+    value = words.get(str(text).strip().lower())
+    if value is None:
+        raise _bad(str(path), f"line {line}: {column} is {text!r}, not true/false")
+    return value

@@ -1,0 +1,284 @@
+"""Stable-Baselines3 log folders as a Source: one run folder per run, its fields named by a layout pattern.
+
+Every folder under the log folder that holds an ``evaluations.npz`` (``EvalCallback(log_path=...)``) or a
+``*monitor.csv`` (``Monitor``) is a run folder; its path relative to the log folder is matched against the layout
+(:mod:`..base.layout`), which gives algorithm, task, seed and any hyperparameters. The quantities of a run
+(``--score-key``): ``return`` (mean episode return), ``success`` (share of successful episodes, where the
+environment reports ``info["is_success"]``) and ``length`` (mean episode length).
+
+* **With ``evaluations.npz``** each evaluation is one point at its timestep: the score is the last evaluation's
+  mean over its episodes (``--score-rule`` reads the evaluations: ``mean-last-N``, ``at-budget:STEP``, ``max``).
+* **Without it**, the training episodes of ``monitor.csv`` (all workers' files, merged by the time each episode
+  ended; steps are the running sum of episode lengths): the score is the mean over the last
+  :data:`MONITOR_WINDOW` episodes (SB3's own ``rollout/ep_rew_mean`` window); ``--score-rule`` reads the
+  episodes. Training episodes are not evaluations (exploration noise, a policy still changing): the console
+  names the runs scored this way.
+
+The successes and episodes behind a run's score (``successes``, ``episodes`` columns, for ``--successes successes
+--episodes episodes``) are the last evaluation's (or the last :data:`MONITOR_WINDOW` training episodes').
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...data.counts import agree, plural
+from ...data.scores import ScoreTable
+from ...errors import InputError
+from ..base.intake import SourceRuns, read_table
+from ..base.layout import Layout, parse_layout
+from ..base.messages import DROP_INVALID, Hints, kw
+from ..base.records import FINISHED, RunRecord, success_fields
+from ..base.request import SourceRequest
+from .files import EVALUATIONS, MONITOR_SUFFIX, Evaluations, MonitorLog, read_evaluations, read_monitor
+from .keys import DEFAULT_LAYOUT, QUANTITIES
+
+#: Training episodes a monitor-only run's score averages (SB3's ``stats_window_size``).
+MONITOR_WINDOW = 100
+_SHOWN = 10
+
+HINTS = Hints(
+    fields=f"Check {kw('layout=')} (the run folders' paths relative to the log folder)",
+    keywords=frozenset({DROP_INVALID, "curve_key="}),
+    configuration="hyperparameter_keys=",
+)
+REFS = {"algorithm": "config.algorithm", "task": "config.task", "seed": "config.seed"}
+
+
+def run_folders(logdir: Path) -> Iterator[tuple[str, bool, list[str]]]:
+    """(relative POSIX path, has evaluations.npz, monitor file names) of every folder holding either, sorted.
+
+    Symbolic links to folders are not followed (a link loop or a link out of the log folder is not read).
+    """
+    for root, dirs, files in os.walk(logdir):
+        dirs.sort()
+        monitors = sorted(name for name in files if name.endswith(MONITOR_SUFFIX))
+        if EVALUATIONS in files or monitors:
+            yield Path(root).relative_to(logdir).as_posix(), EVALUATIONS in files, monitors
+
+
+def _evaluation_record(ev: Evaluations) -> tuple[dict[str, list[tuple[float, float]]], dict[str, Any]]:
+    steps = ev.timesteps.tolist()
+    history = {"return": list(zip(steps, ev.mean_returns().tolist()))}
+    if ev.ep_lengths is not None:
+        history["length"] = list(zip(steps, ev.ep_lengths.mean(axis=1).astype(float).tolist()))
+    extra: dict[str, Any] = {}
+    if ev.successes is not None:
+        history["success"] = list(zip(steps, ev.successes.mean(axis=1).astype(float).tolist()))
+        extra = {"successes": int(ev.successes[-1].sum()), "episodes": int(ev.successes.shape[1])}
+    summary = {key: points[-1][1] for key, points in history.items()}
+    return history, {**summary, **extra}
+
+
+def _monitor_record(log: MonitorLog) -> tuple[dict[str, list[tuple[float, float]]], dict[str, Any]]:
+    steps = log.timesteps().astype(float).tolist()
+    window = slice(-MONITOR_WINDOW, None)
+    history = {"return": list(zip(steps, log.returns.tolist())), "length": list(zip(steps, log.lengths.tolist()))}
+    summary: dict[str, Any] = {
+        "return": float(np.mean(log.returns[window])),
+        "length": float(np.mean(log.lengths[window])),
+    }
+    success = log.extras.get("is_success")
+    if success is not None:
+        history["success"] = list(zip(steps, success.tolist()))
+        last = success[window]
+        summary.update(success=float(last.mean()), successes=int(last.sum()), episodes=int(last.size))
+    return history, summary
+
+
+class SB3Source:
+    """The run folders of a Stable-Baselines3 log folder, read with a layout pattern (a :class:`Source`).
+
+    Example:
+        >>> src = SB3Source("logs", layout="{algorithm}/{task}_{seed}")   # doctest: +SKIP
+        >>> table = src.table(score_key="return")                         # doctest: +SKIP
+    """
+
+    tracker = "sb3"
+
+    def __init__(self, logdir: str | os.PathLike, *, layout: str = DEFAULT_LAYOUT) -> None:
+        self.logdir = Path(logdir)
+        self.layout: Layout = parse_layout(layout)
+        if not self.logdir.is_dir():
+            raise InputError(f"Stable-Baselines3 log folder {str(self.logdir)!r} does not exist or is not a folder.")
+
+    def location(self) -> str:
+        return f"Stable-Baselines3 logs in {str(self.logdir)!r} (layout {self.layout.pattern!r})"
+
+    def _matched(self) -> tuple[list[tuple[str, dict[str, Any], bool, list[str]]], list[dict[str, str]]]:
+        """(runs, skipped): run folders that fit the layout, and the others with the reason."""
+        runs: list[tuple[str, dict[str, Any], bool, list[str]]] = []
+        skipped: list[dict[str, str]] = []
+        for relative, has_evaluations, monitors in run_folders(self.logdir):
+            inside = next((r for r, _, _, _ in runs if relative.startswith(r + "/")), None)
+            if inside is not None:
+                skipped.append({"run_id": relative, "reason": f"inside run folder {inside!r}"})
+                continue
+            fields = self.layout.match(relative)
+            if fields is None:
+                skipped.append({"run_id": relative, "reason": f"does not fit the layout {self.layout.pattern!r}"})
+                continue
+            runs.append((relative, fields, has_evaluations, monitors))
+        if not runs:
+            found = [s["run_id"] for s in skipped]
+            raise InputError(
+                f"no run folder in {str(self.logdir)!r} fits the layout {self.layout.pattern!r}"
+                + (
+                    f" (folders with evaluations.npz or monitor.csv: {', '.join(map(repr, found[:_SHOWN]))}"
+                    + (" ..." if len(found) > _SHOWN else "")
+                    + ")"
+                    if found
+                    else " (no evaluations.npz or monitor.csv found)"
+                )
+                + "; pass the layout of the run folders' paths relative to the log folder."
+            )
+        return runs, skipped
+
+    def _read(self, relative: str, has_evaluations: bool, monitors: Sequence[str]) -> tuple[Any, Any, bool] | str:
+        """(history, summary, from monitor) of a run folder, or why it cannot be read."""
+        folder = self.logdir / relative
+        try:
+            if has_evaluations:
+                return (*_evaluation_record(read_evaluations(folder / EVALUATIONS)), False)
+            return (*_monitor_record(read_monitor([folder / name for name in monitors])), True)
+        except InputError as err:
+            return str(err)
+
+    def runs(self, request: SourceRequest, /) -> SourceRuns:
+        """One record per run folder that fits the layout (its fields in ``config``, its quantities' points as
+        history and its score as summary); a folder whose files cannot be read is an ``unreadable`` entry."""
+        quantity = _quantity(request.score)
+        given = [name for name in REFS if getattr(request, name) is not None]
+        if given:
+            raise InputError(f"the {given[0]} comes from {kw('layout=')}, not from a field reference.")
+        matched, skipped = self._matched()
+        records: list[RunRecord] = []
+        unreadable: list[dict[str, Any]] = []
+        from_monitor: list[str] = []
+        for relative, fields, has_evaluations, monitors in matched:
+            got = self._read(relative, has_evaluations, monitors)
+            if isinstance(got, str):
+                unreadable.append({"run_id": relative, **fields, "reason": got})
+                continue
+            history, summary, monitor = got
+            if monitor:
+                from_monitor.append(relative)
+            records.append(
+                RunRecord(
+                    run_id=relative,
+                    name=relative,
+                    state=FINISHED,  # SB3 files record no run state
+                    config=dict(fields),
+                    summary=summary,
+                    history=history,
+                    source="sb3",
+                )
+            )
+        info = {
+            "tracker": "sb3",
+            "logdir": str(self.logdir),
+            "layout": self.layout.pattern,
+            "location": self.location(),
+            "score": quantity,
+            "scored_from_monitor": from_monitor,
+        }
+        notes = []
+        if from_monitor:
+            notes.append(
+                f"{plural(len(from_monitor), 'folder', 'run')} {agree(len(from_monitor), 'have')} no evaluations.npz: "
+                f"their {quantity} is the mean of their "
+                f"last {MONITOR_WINDOW} training episodes in monitor.csv (not an evaluation), e.g. "
+                + ", ".join(map(repr, from_monitor[:3]))
+            )
+        read = replace(
+            request,
+            algorithm=REFS["algorithm"],
+            task=REFS["task"],
+            seed=REFS["seed"],
+            score=f"summary.{quantity}",
+            curve_key=quantity if request.curve_key else None,
+            value_fields=success_fields(records),
+        )
+        return SourceRuns(
+            records,
+            "Stable-Baselines3",
+            info,
+            request=read,
+            skipped=skipped,
+            unreadable=unreadable,
+            notes=notes,
+            hints=HINTS,
+        )
+
+    def table(
+        self,
+        *,
+        score_key: str = "return",
+        score_rule: str | None = None,
+        curves: bool = False,
+        on_invalid: str = "raise",
+        names: str = "strict",
+        hyperparameter_keys: Sequence[str] = (),
+    ) -> ScoreTable:
+        """See :func:`sb3_table`."""
+        request = SourceRequest(
+            score=score_key,
+            score_rule=score_rule,
+            curve_key=score_key if curves else None,
+            on_invalid=on_invalid,
+            names=names,
+            extra_fields={str(k): f"config.{k}" for k in hyperparameter_keys} or None,
+        )
+        return read_table(self, request)
+
+
+def _quantity(score: Any) -> str:
+    scores = [score] if isinstance(score, str) else list(score or ())
+    if len(scores) != 1 or str(scores[0]).strip() not in QUANTITIES:
+        raise InputError(
+            f"{kw('score_key=')} is one of {', '.join(QUANTITIES)} (what SB3 logs per episode), got "
+            f"{', '.join(map(repr, scores)) or 'none'}."
+        )
+    return str(scores[0]).strip()
+
+
+def sb3_table(
+    logdir: str | os.PathLike,
+    *,
+    layout: str = DEFAULT_LAYOUT,
+    score_key: str = "return",
+    score_rule: str | None = None,
+    curves: bool = False,
+    on_invalid: str = "raise",
+    names: str = "strict",
+    hyperparameter_keys: Sequence[str] = (),
+) -> ScoreTable:
+    """A ScoreTable from Stable-Baselines3 logs: one run folder per run, named by ``layout``.
+
+    ``layout`` names the fields in each run folder's path relative to ``logdir`` (rl-baselines3-zoo's
+    ``{algorithm}/{task}_{seed}`` by default; ``{algorithm}_{task}_{seed}`` for ``PPO_CartPole-v1_3``; other
+    ``{name}`` fields become hyperparameter columns). A run's score is its last evaluation's mean ``score_key``
+    (``return``, ``success`` or ``length``) in ``evaluations.npz``; ``score_rule`` (``mean-last-N``,
+    ``at-budget:STEP``, ``max``) reads all evaluations. A run folder without ``evaluations.npz`` is scored from
+    its ``monitor.csv`` training episodes (the mean of the last 100; said in ``table.warnings``). ``curves=True``
+    adds every evaluation (or episode) as learning-curve rows at its timestep. Where runs log successes, the
+    columns ``successes`` and ``episodes`` hold the counts behind each score.
+
+    Example:
+        >>> table = sb3_table("logs", layout="{algorithm}/{task}_{seed}")       # doctest: +SKIP
+        >>> evaluate(table, seed=0).headline("iqm")                             # doctest: +SKIP
+    """
+    return SB3Source(logdir, layout=layout).table(
+        score_key=score_key,
+        score_rule=score_rule,
+        curves=curves,
+        on_invalid=on_invalid,
+        names=names,
+        hyperparameter_keys=hyperparameter_keys,
+    )
