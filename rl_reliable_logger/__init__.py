@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and IDEs
     from .data.scores import ScoreTable
     from .render.bundle import check_output_folder
     from .render.plan_figures import save_plan
+    from .render.race_state import race
     from .render.watch_state import watch
     from .render.writer import load_report, save_report, save_scores
     from .trackers.base.protocols import PublishResult
@@ -70,6 +71,7 @@ __all__ = [
     "mlflow_table",
     "plan",
     "publish_mlflow",
+    "race",
     "publish_wandb",
     "save_plan",
     "save_report",
@@ -101,6 +103,7 @@ _LAZY = {
     "plan": ("rl_reliable_logger.analysis.planning", "plan"),
     "save_plan": ("rl_reliable_logger.render.plan_figures", "save_plan"),
     "watch": ("rl_reliable_logger.render.watch_state", "watch"),
+    "race": ("rl_reliable_logger.render.race_state", "race"),
     # numpy/pandas/scipy too load only with the first analysis name, so `rl-reliable --help` stays fast
     "AnalysisOptions": ("rl_reliable_logger.analysis.options", "AnalysisOptions"),
     "OptionError": ("rl_reliable_logger.analysis.options", "OptionError"),

@@ -4,7 +4,7 @@ It ends with the one-line call that makes the run findable by ``rl-reliable mlfl
 
     rl_reliable_logger.log_final_score(score, algorithm=..., task=..., seed=...)
 
-Algorithms: ``epsilon_greedy`` (epsilon = 0.1, sample averages), ``ucb1`` (Auer et al. 2002) and
+Algorithms: ``epsilon_greedy`` (exploration rate ``--epsilon``, 0.1 by default; sample averages), ``ucb1`` (Auer et al. 2002) and
 ``thompson`` (Beta posterior for Bernoulli arms, Gaussian posterior for Gaussian arms).
 Tasks (arm means fixed per task, independent of the seed):
 
@@ -49,9 +49,10 @@ def task_arms(task: str) -> tuple[np.ndarray, str]:
 
 
 def run_bandit(
-    algorithm: str, task: str, seed: int, steps: int = 2000, n_points: int = 20
+    algorithm: str, task: str, seed: int, steps: int = 2000, n_points: int = 20, epsilon: float = 0.1
 ) -> tuple[float, list[tuple[int, float]]]:
-    """Train one learner; return (final normalised score, curve as [(step, normalised reward)])."""
+    """Train one learner; return (final normalised score, curve as [(step, normalised reward)]). ``epsilon`` is
+    epsilon-greedy's exploration rate (the hyperparameter the race example tunes; the other learners ignore it)."""
     if algorithm not in ALGORITHMS:
         raise SystemExit(f"unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}")
     means, family = task_arms(task)
@@ -62,7 +63,7 @@ def run_bandit(
     chosen_mean = np.empty(steps)
     for t in range(steps):
         if algorithm == "epsilon_greedy":
-            if rng.random() < 0.1 or t < k:
+            if rng.random() < epsilon or t < k:
                 arm = int(rng.integers(k)) if t >= k else t
             else:
                 arm = int(np.argmax(sums / np.maximum(counts, 1)))
@@ -102,6 +103,7 @@ def main(argv: list[str] | None = None) -> float:
     parser.add_argument("--task", default="bernoulli-10", choices=TASKS)
     parser.add_argument("--seed", type=float, default=0)
     parser.add_argument("--steps", type=float, default=2000)
+    parser.add_argument("--epsilon", type=float, default=0.1, help="epsilon_greedy's exploration rate")
     args = parser.parse_args(argv)
     if not float(args.seed).is_integer():
         parser.error(f"--seed must be a whole number, got {args.seed}")
@@ -113,7 +115,7 @@ def main(argv: list[str] | None = None) -> float:
     _path.ensure_package()
     import rl_reliable_logger
 
-    score, curve = run_bandit(args.algorithm, args.task, seed, steps)
+    score, curve = run_bandit(args.algorithm, args.task, seed, steps, epsilon=args.epsilon)
     # Under `mlflow run` the run already exists (MLFLOW_RUN_ID) and start_run() resumes it; when a
     # caller already has an active run (main.py --launcher inline) we log into that one.
     active = mlflow.active_run()
@@ -124,7 +126,8 @@ def main(argv: list[str] | None = None) -> float:
     )
     with run:
         if not active and not resumed:  # plain `python train.py`: record the config (`mlflow run` logged -P params)
-            mlflow.log_params({"algorithm": args.algorithm, "task": args.task, "seed": seed, "steps": steps})
+            params = {"algorithm": args.algorithm, "task": args.task, "seed": seed, "steps": steps}
+            mlflow.log_params({**params, "epsilon": args.epsilon} if args.algorithm == "epsilon_greedy" else params)
         for step, value in curve:
             mlflow.log_metrics({"normalized_reward": value}, step=step)
         # The one line a training script needs:

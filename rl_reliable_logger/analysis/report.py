@@ -19,6 +19,8 @@ Table schemas (column names are a contract other tools rely on):
                  family-wise control over all pairs, see ``analysis.comparisons``)
 ``watch``        algorithm_x, algorithm_y, metric, decision, low, high, look   (a published watch look only)
 ``watch_launch`` algorithm, task, add_runs   (a published watch look only: the runs before the next look)
+``race``, ``race_alive``, ``race_eliminated``, ``race_launch``   (a published race look only: the selection, the
+                 configurations racing, the eliminated ones, the runs before the next look; ``config`` names each)
 ``provenance``   dict: source, filters, runs used / dropped with reasons, reps, seed, method, ...
 ``warnings``     list of human-readable strings
 """
@@ -142,6 +144,50 @@ REPORT_TABLES: tuple[TableSpec, ...] = (
         500,
     ),
     TableSpec(
+        "race",
+        (
+            "algorithm",
+            "config",
+            "metric",
+            "point",
+            "low",
+            "high",
+            "regret",
+            "margin_low",
+            "margin_high",
+            "reason",
+            "look",
+        ),
+        ("algorithm", "config", "metric", "reason"),
+        "optional",
+        "Race: the selected configuration (interval valid after selection, regret bound, margin over the runner-up)",
+        500,
+    ),
+    TableSpec(
+        "race_alive",
+        ("algorithm", "config", "point", "runs", "settled"),
+        ("algorithm", "config"),
+        "optional",
+        "Race: configurations still racing",
+        500,
+    ),
+    TableSpec(
+        "race_eliminated",
+        ("algorithm", "config", "look", "against", "low", "high", "reason"),
+        ("algorithm", "config", "against", "reason"),
+        "optional",
+        "Race: eliminated configurations (interval of the difference to the one each was shown worse than)",
+        500,
+    ),
+    TableSpec(
+        "race_launch",
+        ("algorithm", "config", "task", "add_runs"),
+        ("algorithm", "config", "task"),
+        "optional",
+        "Race: runs to launch before the next look",
+        500,
+    ),
+    TableSpec(
         "success_rates",
         (
             "algorithm",
@@ -188,6 +234,8 @@ SPECS: dict[str, TableSpec] = {spec.name: spec for spec in REPORT_TABLES}
 TABLES = tuple(spec.name for spec in REPORT_TABLES if spec.kind != "optional")
 #: Tables only present when the analysis asked for them (kept in ``Report.extra``).
 OPTIONAL_TABLES = tuple(spec.name for spec in REPORT_TABLES if spec.kind == "optional")
+#: The optional tables a published sequential look adds (a watch's, a race's); ``evaluate()`` never computes them.
+LOOK_TABLES = ("watch", "watch_launch", "race", "race_alive", "race_eliminated", "race_launch")
 
 
 def _empty(columns: Any) -> pd.DataFrame:

@@ -212,14 +212,15 @@ def _compared(compare: Sequence[str], algorithms: list[str]) -> list[str]:
     return list(compare)
 
 
-def _options(options: dict[str, Any]) -> Any:
+def _options(options: dict[str, Any], kind: str = "watch", own: dict[str, str] = OWN_OPTIONS) -> Any:
+    """The analysis options of a sequential look (a watch's; a race's with its ``kind`` and ``own`` options)."""
     options = {k: v for k, v in options.items() if k not in DESIGN_KEYWORDS}  # the design's, recorded there
-    for key, instead in OWN_OPTIONS.items():
+    for key, instead in own.items():
         if key in options:
-            raise InputError(f"`{key}=` does not apply to a watch; use {instead}")
+            raise InputError(f"`{key}=` does not apply to a {kind}; use {instead}")
     opts = as_options(**options)
     if not isinstance(opts.seed, (int, np.integer)):
-        raise InputError("a watch needs a reproducible `seed=` (an integer): every look is recorded and replayed")
+        raise InputError(f"a {kind} needs a reproducible `seed=` (an integer): every look is recorded and replayed")
     return opts
 
 

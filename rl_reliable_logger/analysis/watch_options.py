@@ -87,21 +87,39 @@ def _compared(name: str, value: Any) -> tuple[str, ...] | None:
 
 
 @dataclass(frozen=True)
-class WatchDesign:
-    """The design of a watch, frozen at its first look (with the analysis options of :data:`FROZEN_OPTIONS` and
-    the tasks): each field is one option's whole declaration, its flag that of ``rl-reliable watch``."""
+class LooksDesign:
+    """What every sequential design declares first (a watch's, a race's): K looks and at most N runs per cell,
+    K no more than N (each look needs new runs)."""
 
     looks: int = option(
         help="number of looks of the design", check=_at_least(1), flag="--looks", group=DESIGN, metavar="K", parse=int
     )
     max_runs: int = option(
-        help="maximum runs per (algorithm, task) cell",
+        help="maximum runs per cell (an algorithm's, or a configuration's, runs on one task)",
         check=_at_least(2),
         flag="--max-runs",
         group=DESIGN,
         metavar="N",
         parse=int,
     )
+
+    def __post_init__(self) -> None:
+        d.check_all(self)
+        if self.looks > self.max_runs:
+            raise OptionError(
+                "looks", f"`looks={self.looks}` is more than `max_runs={self.max_runs}`: each look needs new runs"
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The design options as JSON-friendly values."""
+        return {f.name: (decl.record or d.record)(getattr(self, f.name)) for f, decl in d.declared(self)}
+
+
+@dataclass(frozen=True)
+class WatchDesign(LooksDesign):
+    """The design of a watch, frozen at its first look (with the analysis options of :data:`FROZEN_OPTIONS` and
+    the tasks): each field is one option's whole declaration, its flag that of ``rl-reliable watch``."""
+
     compare: tuple[str, ...] | None = option(
         None,
         help="algorithms to compare, every pair among them",
@@ -151,16 +169,14 @@ class WatchDesign:
         parse=float,
     )
 
-    def __post_init__(self) -> None:
-        d.check_all(self)
-        if self.looks > self.max_runs:
-            raise OptionError(
-                "looks", f"`looks={self.looks}` is more than `max_runs={self.max_runs}`: each look needs new runs"
-            )
 
-    def to_dict(self) -> dict[str, Any]:
-        """The design options as JSON-friendly values."""
-        return {f.name: (decl.record or d.record)(getattr(self, f.name)) for f, decl in d.declared(self)}
-
-
-__all__ = ["DESIGN", "FROZEN_OPTIONS", "FUTILITY", "FUTILITY_FROM", "OWN_OPTIONS", "SPENDING", "WatchDesign"]
+__all__ = [
+    "DESIGN",
+    "FROZEN_OPTIONS",
+    "FUTILITY",
+    "FUTILITY_FROM",
+    "OWN_OPTIONS",
+    "SPENDING",
+    "LooksDesign",
+    "WatchDesign",
+]

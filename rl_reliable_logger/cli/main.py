@@ -18,6 +18,7 @@ from ..version import __version__
 from . import evaluate as evaluate_command
 from . import pending as pending_command
 from . import plan as plan_command
+from . import race as race_command
 from . import report as report_command
 from . import trackers as tracker_commands
 from . import watch as watch_command
@@ -26,7 +27,15 @@ from .flags import CliError, as_flags, command_flags, user_message
 from .options import run_name_redactor
 
 #: Every subcommand, in help order (``tracker_commands`` adds one per registered tracker).
-SUBCOMMANDS = (evaluate_command, tracker_commands, report_command, plan_command, watch_command, pending_command)
+SUBCOMMANDS = (
+    evaluate_command,
+    tracker_commands,
+    report_command,
+    plan_command,
+    watch_command,
+    race_command,
+    pending_command,
+)
 
 
 class _Command(argparse.ArgumentParser):
@@ -65,7 +74,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = build_parser()
     words = plan_command.with_source(sys.argv[1:] if argv is None else argv)
-    args = parser.parse_args(plan_command.with_source(words, command="watch"))
+    words = plan_command.with_source(words, command="watch")
+    args = parser.parse_args(plan_command.with_source(words, command="race"))
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

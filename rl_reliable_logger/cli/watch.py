@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -114,12 +115,16 @@ examples:
 """
 
 
-def _description() -> str:
-    """The watch's description: the launch files of every registered format, the trackers it reads."""
+def launch_files_text() -> str:
+    """``DIR/runs.csv`` and the file of every registered launch format, each with what it is (for ``--help``)."""
     files = ["DIR/runs.csv (one row per new run)"]
     files += [f"DIR/{f.name} ({f.what})" for f in launch_formats.formats()]
-    listed = ",\n".join(files[:-1]) + "\nand " + files[-1] if len(files) > 1 else files[0]
-    return _DESCRIPTION.format(files=listed, trackers="|".join(registry.names()))
+    return ",\n".join(files[:-1]) + "\nand " + files[-1] if len(files) > 1 else files[0]
+
+
+def _description() -> str:
+    """The watch's description: the launch files of every registered format, the trackers it reads."""
+    return _DESCRIPTION.format(files=launch_files_text(), trackers="|".join(registry.names()))
 
 
 def _epilog() -> str:
@@ -138,41 +143,64 @@ def with_source(argv: Any) -> list[str]:
 
 def register(sub: Any) -> None:
     """Add the ``watch`` subcommand: ``watch INPUT``, and ``watch <tracker> ...`` for every registered tracker."""
-    p = sub.add_parser(
+    add_sources(
+        sub,
         "watch",
-        help="one look of a sequential watch of a running sweep (a file or "
+        summary="one look of a sequential watch of a running sweep (a file or "
         f"{', '.join(registry.names())}): decisions, launch list, exit 0 (stop) or 3 (more)",
+        usage="--state DIR --looks K --max-runs N [flags]",
         description=_description(),
         epilog=_epilog(),
+        add_own=_add_watch,
+    )
+
+
+def add_sources(
+    sub: Any,
+    command: str,
+    *,
+    summary: str,
+    usage: str,
+    description: str,
+    epilog: str,
+    add_own: Callable[[argparse.ArgumentParser], None],
+) -> None:
+    """A sequential command (``watch``, ``race``) whose runs come from a file (``command INPUT``) or a tracker
+    (``command <tracker> ...`` with that tracker's source and publishing flags); ``add_own`` adds the command's
+    own flags (its design, launch and frozen analysis flags) to each source's parser."""
+    p = sub.add_parser(
+        command,
+        help=summary,
+        description=description,
+        epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        usage=f"rl-reliable watch [-h] {{INPUT | {' | '.join(registry.names())}}} --state DIR --looks K "
-        "--max-runs N [flags]",
+        usage=f"rl-reliable {command} [-h] {{INPUT | {' | '.join(registry.names())}}} {usage}",
     )
     sources = p.add_subparsers(
-        dest="watch_source", metavar=" | ".join(("INPUT", *registry.names())), title="runs from", required=True
+        dest=f"{command}_source", metavar=" | ".join(("INPUT", *registry.names())), title="runs from", required=True
     )
     f = sources.add_parser(
         FILE,
-        prog="rl-reliable watch",
-        usage="rl-reliable watch [file] INPUT --state DIR --looks K --max-runs N [flags]",
+        prog=f"rl-reliable {command}",
+        usage=f"rl-reliable {command} [file] INPUT {usage}",
         help="INPUT: a CSV, TSV, Parquet or JSON file of every run so far (the word `file` is optional)",
-        description=_description(),
-        epilog=_epilog(),
+        description=description,
+        epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     f.add_argument("input", help="CSV, TSV, Parquet or JSON file in long form: every run so far")
     fields = add_field_options(f, FILE_FIELDS)
     fields.add_argument("--drop-invalid", action="store_true", help="drop bad rows instead of failing")
-    _add_watch(f)
+    add_own(f)
     for plugin in registry.plugins():
         t = sources.add_parser(
             plugin.name,
-            prog=f"rl-reliable watch {plugin.name}",
+            prog=f"rl-reliable {command} {plugin.name}",
             help=f"{plugin.cli.pilot_help}, selected with the source flags of `rl-reliable {plugin.name}`",
-            description=_description()
+            description=description
             + f"\nThe runs are {plugin.cli.pilot_help}, read with the same source flags as `rl-reliable {plugin.name}` "
             "(final scores only).",
-            epilog=_epilog(),
+            epilog=epilog,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         src = tracker_commands.add_source(t, plugin, curves=False)
@@ -183,7 +211,7 @@ def register(sub: Any) -> None:
             plugin.cli.add_publish_flags(pub)
             add_force_publish_option(pub)
             pub.add_argument("--no-figures", action="store_true", help="publish the report's tables only (no figures)")
-        _add_watch(t)
+        add_own(t)
 
 
 def _add_watch(p: argparse.ArgumentParser) -> None:
@@ -206,13 +234,10 @@ def _add_watch(p: argparse.ArgumentParser) -> None:
 def _cmd_watch(args: argparse.Namespace) -> int:
     from ..errors import RLReliableError
     from ..render.watch_state import watch
-    from .common import hold_lock, read_scores, say_warning
+    from .common import hold_lock
 
     plugin = None if args.watch_source == FILE else registry.get(args.watch_source)
-    if plugin is None:
-        table, sink = read_scores(Path(args.input), args), None
-    else:
-        table, sink = _tracker_runs(plugin, args)
+    table, sink = read_runs(args, plugin)
     design = given_options(args, WatchDesign)
     try:
         launch = launch_names(args, plugin)
@@ -221,21 +246,56 @@ def _cmd_watch(args: argparse.Namespace) -> int:
         result = watch(table, args.state, **design, launch_parameters=launch, **settings, **given_options(args))
     except RLReliableError as err:
         raise CliError(as_flags(str(err), analysis=True, table=watch_flags())) from None
+
+    def publish() -> None:
+        assert sink is not None and plugin is not None  # show_look publishes only then
+        _publish(sink, plugin, table, result, args)
+
+    show_look(table, plugin, sink, args, format_look(result, args.state), publish)
+    return 0 if result.stop else MORE_RUNS
+
+
+def read_runs(
+    args: argparse.Namespace, plugin: TrackerPlugin | None, request: Any = None
+) -> tuple[ScoreTable, Sink | None]:
+    """The runs of a sequential look: a file's (the field flags) or a tracker's (its source flags, and the Sink its
+    publishing flags name); ``request`` as for :func:`_tracker_runs`."""
+    from .common import read_scores
+
+    if plugin is None:
+        return read_scores(Path(args.input), args), None
+    return _tracker_runs(plugin, args, request)
+
+
+def show_look(
+    table: ScoreTable,
+    plugin: TrackerPlugin | None,
+    sink: Sink | None,
+    args: argparse.Namespace,
+    text: str,
+    publish: Callable[[], None],
+) -> None:
+    """Print the table's warnings and the look, then ``publish`` it (a tracker with a Sink) or say why it was not."""
+    from .common import say_warning
+
     for w in table.warnings:
         say_warning(w)
-    print(format_look(result, args.state))
+    print(text)
     if sink is not None and plugin is not None:
-        _publish(sink, plugin, table, result, args)
+        publish()
     elif plugin is not None and plugin.sink is not None:
         note = plugin.sink.unpublished(args)
         if note:
             print(note, file=sys.stderr)
-    return 0 if result.stop else MORE_RUNS
 
 
-def _tracker_runs(plugin: TrackerPlugin, args: argparse.Namespace) -> tuple[ScoreTable, Sink | None]:
+def _tracker_runs(
+    plugin: TrackerPlugin, args: argparse.Namespace, request: Any = None
+) -> tuple[ScoreTable, Sink | None]:
     """The runs the source flags select, and the Sink the publishing flags name (opened before the look: a bad
-    target is said before anything is recorded)."""
+    target is said before anything is recorded). ``request``: what the source reads besides the final scores
+    (default: nothing; a race reads its hyperparameter columns)."""
+    request = _SOURCE if request is None else request
     from ..errors import RLReliableError
     from ..redaction import redact
     from .common import load_clients, say_warning
@@ -243,12 +303,12 @@ def _tracker_runs(plugin: TrackerPlugin, args: argparse.Namespace) -> tuple[Scor
 
     try:
         plugin.cli.check_source(args)
-        plugin.cli.check_command(args, _SOURCE)
+        plugin.cli.check_command(args, request)
         retry = retry_policy(args)
         load_clients(plugin)
         source = plugin.source.open(args, retry)
         plugin.source.prepare(args, source, lambda line: print(redact(line), file=sys.stderr, flush=True))
-        table = tracker_commands.read_source_table(source, tracker_commands.source_request(args, _SOURCE, plugin))
+        table = tracker_commands.read_source_table(source, tracker_commands.source_request(args, request, plugin))
         sink = plugin.sink.open(args, source, table, retry) if plugin.sink is not None else None
     except RLReliableError as err:
         raise CliError(cli_message(err)) from None
@@ -257,9 +317,10 @@ def _tracker_runs(plugin: TrackerPlugin, args: argparse.Namespace) -> tuple[Scor
     return table, sink
 
 
-def launch_names(args: argparse.Namespace, plugin: TrackerPlugin | None) -> dict[str, str]:
+def launch_names(args: argparse.Namespace, plugin: TrackerPlugin | None, keys: Sequence[str] = ()) -> dict[str, str]:
     """The launch parameter names: ``--launch-names``, else each field's key without its kind (``params.algo`` ->
-    ``algo``), else the field's name (a tracker's default key: the ``log_final_score`` convention)."""
+    ``algo``), else the field's name (a tracker's default key: the ``log_final_score`` convention). ``keys``: a
+    race's hyperparameter columns, launch fields too (``params.lr`` -> ``lr``)."""
     from ..errors import InputError
 
     defaults = plugin.source.default_refs if plugin is not None else FILE_FIELDS
@@ -268,6 +329,9 @@ def launch_names(args: argparse.Namespace, plugin: TrackerPlugin | None) -> dict
         key = getattr(args, f"{field}_key", None)
         if key and key != defaults.get(field):
             out[field] = plugin.source.launch_name(str(key)) if plugin is not None else str(key)
+    for column in keys:
+        if plugin is not None:
+            out[str(column)] = plugin.source.launch_name(str(column))
     for pair in args.launch_names or ():
         field, sep, name = str(pair).partition("=")
         if not sep:
@@ -279,14 +343,31 @@ def launch_names(args: argparse.Namespace, plugin: TrackerPlugin | None) -> dict
 def _publish(sink: Sink, plugin: TrackerPlugin, table: ScoreTable, result: Any, args: argparse.Namespace) -> None:
     """Publish the look as a report: the evaluation of these runs with the frozen options, plus the decisions
     (``watch``) and the launch list (``watch_launch``) as tables of the bundle."""
-    from ..analysis.options import AnalysisOptions
+    from ..analysis.options import AnalysisOptions, look_design
+
+    publish_look(
+        sink,
+        plugin,
+        table,
+        AnalysisOptions(**given_options(args)),
+        {"watch": result.decisions, "watch_launch": result.launch},
+        look_design("watch", result.design.to_json()),
+    )
+
+
+def publish_look(
+    sink: Sink, plugin: TrackerPlugin, table: ScoreTable, options: Any, extra: dict[str, Any], design: dict[str, Any]
+) -> None:
+    """Publish a look of a sequential command as a report: the evaluation of ``table`` with ``options``, the
+    look's ``extra`` tables in the bundle and its frozen ``design`` in the provenance (``look_design``: published
+    beside the options, e.g. as MLflow params); a tracker failure is one line saying the look is recorded."""
     from ..errors import RLReliableError
     from .common import evaluate
 
     try:
-        report = evaluate(table, AnalysisOptions(**given_options(args)), source=table.source)
-        report.extra["watch"] = result.decisions
-        report.extra["watch_launch"] = result.launch
+        report = evaluate(table, options, source=table.source)
+        report.extra.update(extra)
+        report.provenance["look_design"] = design
         published = sink.publish(report)
     except RLReliableError as err:
         raise CliError(

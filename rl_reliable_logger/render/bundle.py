@@ -101,6 +101,7 @@ WRITERS: dict[str, Writer] = {
         Writer("report", "results bundle (rl-reliable evaluate)"),
         Writer("plan", "plan (rl-reliable plan)"),
         Writer("watch", "watch state (rl_reliable_logger.watch)"),
+        Writer("race", "race state (rl_reliable_logger.race)"),
         Writer("scores", "score table (save_scores)", bundle=False),
         Writer("pending", "pending score file (log_final_score)", bundle=False),
         Writer("publish-record", "offline publish record (a tracker's offline sink)", bundle=False),

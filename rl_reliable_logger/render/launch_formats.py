@@ -1,8 +1,8 @@
-"""The launch file formats of a watch: what each launcher runs next, one format per tracker that has a launcher.
+"""The launch file formats of a watch or a race: what each launcher runs next, one format per tracker that has a launcher.
 
 A :class:`LaunchFormat` turns a look's new runs into the files of its launcher (a sweep grid, a list of command
 lines): it returns their **content** (text or a DataFrame), and the one writer (:mod:`.bundle`) encodes and writes
-it with the rest of the watch's state folder. A tracker contributes its format in its plugin
+it with the rest of the state folder. A tracker contributes its format in its plugin
 (``trackers/<name>/launch.py``, ``TrackerPlugin(launch=...)``); the tracker registry adds every plugin's format
 here when it is loaded (as it adds each tracker's secrets to :mod:`..redaction`), so :mod:`.watch_launch` writes
 the files of every registered tracker without naming one.
@@ -25,9 +25,9 @@ Setting = tuple[str, dict[str, Any]]
 class LaunchFormat:
     """The files one launcher reads to start a look's new runs. Subclasses set the words and override :meth:`files`.
 
-    ``files(runs, names, settings)`` gets the new runs (one row per run: ``algorithm``, ``task``, ``seed``, in the
-    order of :data:`.watch_launch.DEFAULT_PARAMETERS`), the parameter name of each field (checked plain words) and
-    the watch's launch settings (``program``, ...), and returns ``{file name: text or DataFrame}``; an empty dict
+    ``files(runs, names, settings)`` gets the new runs (one row per run, the launch fields in file order:
+    ``algorithm``, a race's hyperparameter columns, ``task``, ``seed``; :func:`.watch_launch.fields_of`), the
+    parameter name of each field (checked plain words) and the launch settings (``program``, ...), and returns ``{file name: text or DataFrame}``; an empty dict
     when the format cannot be made here (e.g. its encoder is not installed).
     """
 

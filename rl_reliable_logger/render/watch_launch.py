@@ -1,4 +1,4 @@
-"""What each launcher runs next after a watch's look: one row per new run, and each tracker's launch files.
+"""What each launcher runs next after a watch's or race's look: one row per new run, and each tracker's launch files.
 
 The look's launch list says how many runs each (algorithm, task) cell still needs; this module turns it into
 runs a launcher can start: each cell's new seeds are the smallest whole numbers ``0, 1, 2, ...`` it has not
@@ -19,7 +19,7 @@ through :func:`.bundle.yaml_bytes` (every name quoted: ``1e3`` and ``007`` stay 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -36,12 +36,20 @@ BYTES_PER_RUN = 512
 _PARAMETER = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}")
 
 
-def parameters(names: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The parameter name of each launch field (``names`` overrides some), each checked to be a plain word."""
-    chosen = {**DEFAULT_PARAMETERS, **dict(names or {})}
-    unknown = sorted(set(chosen) - set(DEFAULT_PARAMETERS))
+def fields_of(keys: Sequence[str] = ()) -> dict[str, str]:
+    """The launch fields in file order, each with its default parameter name: the algorithm, a race's
+    hyperparameter columns ``keys`` (named as their columns), the task and the seed."""
+    return {"algorithm": "algorithm", **{str(k): str(k) for k in keys}, "task": "task", "seed": "seed"}
+
+
+def parameters(names: Mapping[str, str] | None = None, keys: Sequence[str] = ()) -> dict[str, str]:
+    """The parameter name of each launch field (``names`` overrides some), each checked to be a plain word;
+    ``keys``: a race's hyperparameter columns, launch fields too."""
+    fields = fields_of(keys)
+    chosen = {**fields, **dict(names or {})}
+    unknown = sorted(set(chosen) - set(fields))
     if unknown:
-        raise InputError(f"launch parameters name the fields {', '.join(DEFAULT_PARAMETERS)}, not {unknown[0]!r}")
+        raise InputError(f"launch parameters name the fields {', '.join(fields)}, not {unknown[0]!r}")
     for field, name in chosen.items():
         if not isinstance(name, str) or not _PARAMETER.fullmatch(name):
             raise InputError(
@@ -77,45 +85,83 @@ def check_size(max_runs: int, cells: int) -> None:
 
 
 def new_runs(scores: pd.DataFrame, launch: pd.DataFrame) -> pd.DataFrame:
-    """One row (algorithm, task, seed) per run to start: each cell's ``add_runs`` smallest unused whole seeds."""
-    used: dict[tuple[str, str], set[int]] = {}
-    for (a, t), seeds in scores.groupby(["algorithm", "task"], sort=False)["seed"]:
-        used[(str(a), str(t))] = {n for n in map(seed_number, seeds) if n is not None}  # 007 is seed 7 to a launcher
+    """One row per run to start (the launch list's cell columns, then the seed): each cell's ``add_runs`` smallest
+    unused whole seeds. A cell is every launch column but ``add_runs`` (algorithm and task; a race's configuration
+    columns too), and ``scores`` has those columns and the seed."""
+    cell = [c for c in launch.columns if c != "add_runs"]
+    used: dict[tuple[str, ...], set[int]] = {}
+    for key, seeds in scores.groupby(cell, sort=False, dropna=False)["seed"]:
+        # 007 is seed 7 to a launcher
+        used[_cell_key(key if isinstance(key, tuple) else (key,))] = {
+            n for n in map(seed_number, seeds) if n is not None
+        }
     rows = []
-    for cell in launch.itertuples(index=False):
-        taken = used.get((str(cell.algorithm), str(cell.task)), set())
+    for row in launch[[*cell, "add_runs"]].itertuples(index=False, name=None):
+        values = tuple(row[:-1])
+        taken = used.get(_cell_key(values), set())
         seed = 0
-        for _ in range(int(str(cell.add_runs))):
+        for _ in range(int(str(row[-1]))):
             while seed in taken:
                 seed += 1
-            rows.append({"algorithm": str(cell.algorithm), "task": str(cell.task), "seed": seed})
+            rows.append({**dict(zip(cell, values)), "seed": seed})
             seed += 1
-    return pd.DataFrame(rows, columns=["algorithm", "task", "seed"]).astype({"seed": int})
+    return pd.DataFrame(rows, columns=[*cell, "seed"]).astype({"seed": int})
+
+
+def _cell_key(values: Sequence[Any]) -> tuple[str, ...]:
+    return tuple(str(v) for v in values)
 
 
 def grids(runs: pd.DataFrame) -> list[dict[str, list[Any]]]:
-    """The new runs as rectangular grids (algorithms x tasks x seeds) that together hold exactly these runs."""
-    seeds_of: dict[tuple[str, str], list[int]] = {}
-    for row in runs.itertuples(index=False):
-        seeds_of.setdefault((str(row.algorithm), str(row.task)), []).append(int(str(row.seed)))
-    by_seeds: dict[tuple[int, ...], dict[str, list[str]]] = {}
-    for (algorithm, task), cell_seeds in sorted(seeds_of.items()):
-        by_seeds.setdefault(tuple(sorted(cell_seeds)), {}).setdefault(algorithm, []).append(task)
+    """The new runs as rectangular grids (a product of each field's values) that together hold exactly these runs:
+    runs of the same seeds and tasks are one group, whose units (algorithm, and a race's configuration values)
+    are factored into products (:func:`_factor`)."""
+    unit = [c for c in runs.columns if c not in ("task", "seed")]
+    seeds_of: dict[tuple[Any, ...], list[int]] = {}
+    for row in runs.itertuples(index=False, name=None):
+        value = dict(zip(runs.columns, row))
+        key = (*(value[c] for c in unit), value["task"])
+        seeds_of.setdefault(key, []).append(int(str(value["seed"])))
+    by_seeds: dict[tuple[int, ...], dict[tuple[Any, ...], list[Any]]] = {}
+    for key, cell_seeds in sorted(seeds_of.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        by_seeds.setdefault(tuple(sorted(cell_seeds)), {}).setdefault(key[:-1], []).append(key[-1])
     out: list[dict[str, list[Any]]] = []
     for seeds, tasks_of in by_seeds.items():
-        by_tasks: dict[tuple[str, ...], list[str]] = {}
-        for algorithm, tasks in tasks_of.items():
-            by_tasks.setdefault(tuple(tasks), []).append(algorithm)
-        out += [{"algorithm": algs, "task": list(tasks), "seed": list(seeds)} for tasks, algs in by_tasks.items()]
+        by_tasks: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
+        for head, cell_tasks in tasks_of.items():
+            by_tasks.setdefault(tuple(cell_tasks), []).append(head)
+        for tasks, heads in by_tasks.items():
+            for values in _factor(heads):
+                out.append({**dict(zip(unit, values)), "task": list(tasks), "seed": list(seeds)})
     return out
 
 
+def _factor(units: list[tuple[Any, ...]]) -> list[list[list[Any]]]:
+    """Rectangular products (one value list per field) whose union is exactly ``units`` (tuples of equal length):
+    units sharing all but the last field's values are one product over their last values, recursively."""
+    if len(units[0]) == 1:
+        return [[[u[0] for u in units]]]
+    lasts: dict[tuple[Any, ...], list[Any]] = {}
+    for u in units:
+        lasts.setdefault(u[:-1], []).append(u[-1])
+    heads: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
+    for head, values in lasts.items():
+        heads.setdefault(tuple(values), []).append(head)
+    return [[*sub, list(values)] for values, group in heads.items() for sub in _factor(group)]
+
+
 def launch_files(
-    scores: pd.DataFrame, launch: pd.DataFrame, names: Mapping[str, str] | None = None, *, program: str = "train.py"
+    scores: pd.DataFrame,
+    launch: pd.DataFrame,
+    names: Mapping[str, str] | None = None,
+    *,
+    program: str = "train.py",
+    keys: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The files of a look's launch list: ``runs.csv`` (a table, escaped by the writer) and the files of every
-    registered launch format (:mod:`.launch_formats`), given the launch setting ``program``."""
-    chosen = parameters(names)
+    registered launch format (:mod:`.launch_formats`), given the launch setting ``program``. ``keys``: a race's
+    hyperparameter columns (launch fields between the algorithm and the task)."""
+    chosen = parameters(names, keys)
     runs = new_runs(scores, launch)
     files: dict[str, Any] = {RUNS: runs.rename(columns=chosen)}
     for fmt in formats():

@@ -12,9 +12,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pandas as pd
 
 from ..analysis import watch as wt
 from ..analysis.watch_options import FUTILITY, WatchDesign
@@ -27,71 +30,26 @@ from .watch_launch import parameters as launch_parameters_of
 DESIGN, LOOKS = "design.json", "looks.json"
 
 
-def read_state(folder: str | os.PathLike) -> tuple[wt.Design, list[dict[str, Any]]] | None:
-    """The design and looks recorded in ``folder`` (None for a missing or empty folder).
+@dataclass(frozen=True)
+class Ledger:
+    """One kind of sequential state folder (a watch's, a race's): the bundle ``kind``, the ``design`` class
+    (``from_json``/``to_json``), the ``result_from(record, design)`` of a recorded look, the ``tables`` of a result
+    that the folder keeps as CSV beside the looks, and what every recorded look holds (``look_fields``: each field's
+    type; ``item_problem(look, i)``: a problem with the look's per-pair or per-race records, or None). Every kind is
+    read, checked and written by the same functions below: one ledger."""
 
-    A swap that a killed writer left half done is completed first (the folder would look missing: its history is
-    aside, never lost). Every look is checked before it is used: a hand-edited ``looks.json`` whose manifest was
-    rewritten to match is refused in one sentence naming the file and the look.
-    """
-    root = Path(folder)
-    recover_swap(root)
-    if not root.is_symlink() and (not root.exists() or (root.is_dir() and not any(root.iterdir()))):
-        return None
-    if root.is_dir() and not (root / MANIFEST).exists():
-        raise BundleError(f"{root}: holds files that are not a watch state; pass a new or empty folder as `state=`")
-    bundle = read_bundle(root)
-    if bundle.kind != "watch" or {DESIGN, LOOKS} - set(bundle.contents):
-        raise BundleError(f"{root}: is not a watch state folder (it holds a {bundle.kind}); pick another `state=`")
-    try:
-        data = json.loads(bundle.contents[DESIGN])
-        looks = json.loads(bundle.contents[LOOKS])
-    except (ValueError, RecursionError) as err:
-        raise BundleError(f"{root}: the watch state is unreadable ({str(err)[:200] or 'nested too deeply'})") from None
-    if not isinstance(data, dict):
-        raise BundleError(f"{root / DESIGN}: the watch design is not a JSON object; start a new state folder")
-    try:
-        design = wt.Design.from_json(data)
-    except InputError as err:
-        raise BundleError(f"{root / DESIGN}: {err}") from None
-    return design, _checked_looks(looks, design, root / LOOKS)
+    kind: str
+    design: Any
+    result_from: Callable[..., Any]
+    tables: Callable[[Any], dict[str, pd.DataFrame]]
+    look_fields: dict[str, type | tuple[type, ...]]
+    item_problem: Callable[[dict[str, Any], int], str | None]
 
 
-#: What every recorded look holds, and the type of each field.
-_LOOK_FIELDS: dict[str, type | tuple[type, ...]] = {
-    "look": int, "hash": str, "counts": dict, "runs": dict, "pairs": list, "launch": list,
-}  # fmt: skip
 _PAIR_FIELDS = ("algorithm_x", "algorithm_y", "decision", "low", "high", "look", "times", "final")
 
 
-def _checked_looks(looks: Any, design: wt.Design, path: Path) -> list[dict[str, Any]]:
-    """The recorded looks, each checked for the fields a look reads (one sentence naming the file and look)."""
-    if not isinstance(looks, list):
-        raise BundleError(
-            f"{path}: the looks are not a JSON list; the watch state was edited, start a new state folder"
-        )
-    for i, look in enumerate(looks, 1):
-        problem = _look_problem(look, i)
-        if problem is None:
-            try:
-                wt.result_from(look, design)
-            except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
-                problem = f"look {i} cannot be read back ({type(err).__name__}: {str(err)[:80]})"
-        if problem is not None:
-            raise BundleError(f"{path}: {problem}; the watch state was edited, start a new state folder")
-    return list(looks)
-
-
-def _look_problem(look: Any, i: int) -> str | None:
-    if not isinstance(look, dict):
-        return f"look {i} is not a JSON object"
-    for key, kind in _LOOK_FIELDS.items():
-        if key not in look:
-            return f"look {i} has no {key!r}"
-        if not isinstance(look[key], kind) or isinstance(look[key], bool):
-            return f"look {i}'s {key!r} is a {type(look[key]).__name__}"
-    if look["look"] != i:
-        return f"look {i} says it is look {look['look']}"
+def _pair_problem(look: dict[str, Any], i: int) -> str | None:
     for pair in look["pairs"]:
         missing = [k for k in _PAIR_FIELDS if not isinstance(pair, dict) or k not in pair]
         if missing:
@@ -99,28 +57,96 @@ def _look_problem(look: Any, i: int) -> str | None:
     return None
 
 
+#: A watch's state folder.
+WATCH = Ledger(
+    "watch",
+    wt.Design,
+    wt.result_from,
+    lambda r: {"decisions.csv": r.decisions, "launch.csv": r.launch},
+    {"look": int, "hash": str, "counts": dict, "runs": dict, "pairs": list, "launch": list},
+    _pair_problem,
+)
+
+
+def read_state(folder: str | os.PathLike, *, ledger: Ledger = WATCH) -> tuple[Any, list[dict[str, Any]]] | None:
+    """The design and looks recorded in ``folder`` (None for a missing or empty folder).
+
+    A swap that a killed writer left half done is completed first (the folder would look missing: its history is
+    aside, never lost). Every look is checked before it is used: a hand-edited ``looks.json`` whose manifest was
+    rewritten to match is refused in one sentence naming the file and the look.
+    """
+    root, kind = Path(folder), ledger.kind
+    recover_swap(root)
+    if not root.is_symlink() and (not root.exists() or (root.is_dir() and not any(root.iterdir()))):
+        return None
+    if root.is_dir() and not (root / MANIFEST).exists():
+        raise BundleError(f"{root}: holds files that are not a {kind} state; pass a new or empty folder as `state=`")
+    bundle = read_bundle(root)
+    if bundle.kind != kind or {DESIGN, LOOKS} - set(bundle.contents):
+        raise BundleError(f"{root}: is not a {kind} state folder (it holds a {bundle.kind}); pick another `state=`")
+    try:
+        data = json.loads(bundle.contents[DESIGN])
+        looks = json.loads(bundle.contents[LOOKS])
+    except (ValueError, RecursionError) as err:
+        raise BundleError(f"{root}: the {kind} state is unreadable ({str(err)[:200] or 'nested too deeply'})") from None
+    if not isinstance(data, dict):
+        raise BundleError(f"{root / DESIGN}: the {kind} design is not a JSON object; start a new state folder")
+    try:
+        design = ledger.design.from_json(data)
+    except InputError as err:
+        raise BundleError(f"{root / DESIGN}: {err}") from None
+    return design, _checked_looks(looks, design, root / LOOKS, ledger)
+
+
+def _checked_looks(looks: Any, design: Any, path: Path, ledger: Ledger) -> list[dict[str, Any]]:
+    """The recorded looks, each checked for the fields a look reads (one sentence naming the file and look)."""
+    if not isinstance(looks, list):
+        raise BundleError(
+            f"{path}: the looks are not a JSON list; the {ledger.kind} state was edited, start a new state folder"
+        )
+    for i, look in enumerate(looks, 1):
+        problem = _look_problem(look, i, ledger)
+        if problem is None:
+            try:
+                ledger.result_from(look, design)
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
+                problem = f"look {i} cannot be read back ({type(err).__name__}: {str(err)[:80]})"
+        if problem is not None:
+            raise BundleError(f"{path}: {problem}; the {ledger.kind} state was edited, start a new state folder")
+    return list(looks)
+
+
+def _look_problem(look: Any, i: int, ledger: Ledger) -> str | None:
+    if not isinstance(look, dict):
+        return f"look {i} is not a JSON object"
+    for key, kind in ledger.look_fields.items():
+        if key not in look:
+            return f"look {i} has no {key!r}"
+        if not isinstance(look[key], kind) or isinstance(look[key], bool):
+            return f"look {i}'s {key!r} is a {type(look[key]).__name__}"
+    if look["look"] != i:
+        return f"look {i} says it is look {look['look']}"
+    return ledger.item_problem(look, i)
+
+
 def write_state(
     folder: str | os.PathLike,
-    design: wt.Design,
+    design: Any,
     looks: Sequence[dict[str, Any]],
     files: Mapping[str, Any] | None = None,
     *,
     wait: float | None = None,
+    ledger: Ledger = WATCH,
 ) -> None:
-    """Write the design and looks (the last look's decisions and launch list as CSV, and ``files``: what each
-    launcher runs next, :mod:`.watch_launch`) through the one writer: escaped, swapped in whole, under the lock."""
+    """Write the design and looks (the last look's tables as CSV, for a watch its decisions and launch list, and
+    ``files``: what each launcher runs next, :mod:`.watch_launch`) through the one writer: escaped, swapped in
+    whole, under the lock."""
     design_bytes = (json.dumps(design.to_json(), indent=1, sort_keys=True) + "\n").encode()
     looks_bytes = (json.dumps(list(looks), indent=1, sort_keys=True) + "\n").encode()
-    last = wt.result_from(looks[-1], design)
-    contents = {
-        DESIGN: design_bytes,
-        LOOKS: looks_bytes,
-        "decisions.csv": last.decisions,
-        "launch.csv": last.launch,
-        **(files or {}),
-    }
+    last = ledger.result_from(looks[-1], design)
+    contents = {DESIGN: design_bytes, LOOKS: looks_bytes, **ledger.tables(last), **(files or {})}
     digest = hashlib.sha256(design_bytes + b"\0" + looks_bytes).hexdigest()
-    write_bundle(folder, contents, digest=digest, kind="watch", wait=wait)
+    write_bundle(folder, contents, digest=digest, kind=ledger.kind, wait=wait)
 
 
 def watch(

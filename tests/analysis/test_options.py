@@ -10,7 +10,7 @@ import pytest
 from rl_reliable_logger import AnalysisOptions, OptionError, ScoreTable, evaluate
 from rl_reliable_logger.analysis.aggregates import aggregate
 from rl_reliable_logger.analysis.options import JORDAN_METHODS, ci_label
-from rl_reliable_logger.analysis.report import OPTIONAL_TABLES, REPORT_TABLES, TABLES, Report
+from rl_reliable_logger.analysis.report import LOOK_TABLES, OPTIONAL_TABLES, REPORT_TABLES, TABLES, Report
 from rl_reliable_logger.render.writer import save_tables
 from rl_reliable_logger.stats import intervals
 
@@ -189,9 +189,9 @@ def test_selection_warns_about_the_selected_algorithms_only():
 def test_jordan_and_tuning_are_part_of_the_analysis():
     sweep = ScoreTable(_frame(sweep=True))
     report = evaluate(sweep, **FAST, jordan=True, jordan_method="pbp-t", hyperparameter_keys=["lr"], comparisons=True)
-    # watch and watch_launch: a published watch look; success_*: scores with success counts (test_success_tables)
+    # LOOK_TABLES: a published watch or race look; success_*: scores with success counts (test_success_tables)
     success = {"success_rates", "success_aggregates", "success_differences"}
-    assert set(report.extra) == set(OPTIONAL_TABLES) - {"watch", "watch_launch"} - success
+    assert set(report.extra) == set(OPTIONAL_TABLES) - set(LOOK_TABLES) - success
     assert list(report.extra["jordan"]["algorithm"]) == ["A", "B", "C"]
     assert set(report.extra["tuning"]["view"]) >= {"complete", "tuned"}
     assert report.provenance["jordan"]["method"] == "pbp-t"
@@ -238,6 +238,16 @@ def test_save_load_round_trips_every_table(tmp_path):
         }
     )
     report.extra["watch_launch"] = pd.DataFrame({"algorithm": ["True"], "task": ["007"], "add_runs": [3]})
+    race = {"algorithm": ["007"], "config": ["lr=1e3"]}  # a published race look's tables (cli/race.py adds them)
+    report.extra["race"] = pd.DataFrame(
+        {**race, "metric": ["iqm"], "point": [0.4], "low": [0.2], "high": [0.6], "regret": [0.01]}
+        | {"margin_low": [-0.01], "margin_high": [0.3], "reason": ["within delta"], "look": [2]}
+    )
+    report.extra["race_alive"] = pd.DataFrame({**race, "point": [0.4], "runs": [12], "settled": [False]})
+    report.extra["race_eliminated"] = pd.DataFrame(
+        {**race, "look": [1], "against": ["True [lr=0.1]"], "low": [-0.5], "high": [-0.1], "reason": ["worse"]}
+    )
+    report.extra["race_launch"] = pd.DataFrame({**race, "task": ["NA"], "add_runs": [2]})
     present = dict(report.tables(written=True))
     assert set(present) == set(TABLES) | set(OPTIONAL_TABLES)  # every table is exercised
     save_tables(report, tmp_path)

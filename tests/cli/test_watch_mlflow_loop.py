@@ -149,6 +149,11 @@ def test_the_loop_trains_watches_launches_and_stops_when_decided(store: str, tmp
     assert analysis, "every look was published as an analysis run"
     files = _artifacts(client, analysis[0].info.run_id, "rl_reliable")
     assert any(p.endswith("/watch.csv") for p in files) and any(p.endswith("/watch_launch.csv") for p in files), files
+    # the frozen design that made the decisions is a param of the analysis run, beside the options
+    params = analysis[0].data.params
+    design = {k.removeprefix("rl_reliable.design."): v for k, v in params.items() if ".design." in k}
+    assert design["kind"] == "watch" and design["looks"] == "3" and design["alpha"] == "0.05", design
+    assert {"max_runs", "metric", "spending", "futility"} <= set(design) and "tasks" not in design
 
 
 def _artifacts(client, run_id: str, path: str) -> list[str]:

@@ -1,7 +1,7 @@
 """One case per writer of ``render.bundle.WRITERS``, for the writer half of the contract battery
 (``tests/contract/test_writers.py``).
 
-Each case writes through the package's real entry point (``save_report``, ``save_plan``, ``watch``, ``save_scores``,
+Each case writes through the package's real entry point (``save_report``, ``save_plan``, ``watch``, ``race``, ``save_scores``,
 ``save_pending``, the W&B offline publish record) and reads back through the package's real reader. A write has a
 ``version`` (1, 2, 3, ...) that the reader can tell apart, so a test can say whether the previous or the new content
 is in place after a kill. ``python -m tests.support.writers KIND TARGET VERSION STEP ACTION`` is the child process
@@ -126,6 +126,31 @@ def _read_watch(out: Path) -> Written:
     return Written(len(looks), {a for pair in design.pairs for a in pair} | set(design.tasks))
 
 
+# ----------------------------------------------------------------------------- race
+#: A race's configurations: hostile hyperparameter values (they become launch fields, YAML values and -P words).
+RACE_VALUES = HOSTILE_NAMES[4:6]
+
+
+def _write_race(out: Path, version: int) -> None:
+    from rl_reliable_logger import race
+
+    frame = hostile_table(version).frame[["algorithm", "task", "seed", "score"]]
+    sweep = pd.concat([frame.assign(lr=value) for value in RACE_VALUES], ignore_index=True)  # tied: none is out
+    race(sweep, out, looks=6, max_runs=12, hyperparameter_keys=["lr"], reps=200, seed=0)
+
+
+def _read_race(out: Path) -> Written:
+    from rl_reliable_logger.render.race_state import RACE
+    from rl_reliable_logger.render.watch_state import read_state
+
+    state = read_state(out, ledger=RACE)
+    assert state is not None, f"{out}: no race state"
+    design, looks = state
+    return Written(
+        len(looks), {a for a, _ in design.configs} | {v for _, c in design.configs for v in c} | set(design.tasks)
+    )
+
+
 # ----------------------------------------------------------------------------- scores
 def _write_scores(path: Path, version: int) -> None:
     from rl_reliable_logger import save_scores
@@ -184,6 +209,7 @@ CASES: dict[str, WriterCase] = {
         WriterCase("report", "results", _write_report, _read_report, _TABLE),
         WriterCase("plan", "plan", _write_plan, _read_plan, frozenset(HOSTILE_NAMES[:4])),
         WriterCase("watch", "watch-state", _write_watch, _read_watch, _TABLE, history=True),
+        WriterCase("race", "race-state", _write_race, _read_race, _TABLE | frozenset(RACE_VALUES), history=True),
         WriterCase("scores", "scores.csv", _write_scores, _read_scores, frozenset(HOSTILE_NAMES + HOSTILE_TASKS)),
         WriterCase(
             "pending",

@@ -117,6 +117,7 @@ _LEGACY: dict[str, tuple[str, str]] = {
             "pilot_help",
             "plan_examples",
             "watch_examples",
+            "race_examples",
             "pending_note",
             "refs_help",
             "keyword_flags",

@@ -1,7 +1,7 @@
 """A tracker's command-line wiring: its flags, their checks and the words of its commands' help.
 
 The one part of a :class:`~.plugin.TrackerPlugin` that knows argparse. ``cli/trackers.py`` builds
-``rl-reliable <name>`` (and the tracker's ``plan``, ``watch`` and ``pending`` flags) from it; the parsed flags are
+``rl-reliable <name>`` (and the tracker's ``plan``, ``watch``, ``race`` and ``pending`` flags) from it; the parsed flags are
 then the ``settings`` the tracker's roles (:mod:`.roles`) receive, so a flag's ``dest`` is the attribute its role
 reads. The hooks raise :class:`~rl_reliable_logger.errors.InputError` worded with flags.
 """
@@ -25,11 +25,13 @@ class CliWiring:
     epilog: str = ""
     #: One command line for ``rl-reliable --help``.
     example: str = ""
-    #: What ``rl-reliable plan <name>`` / ``watch <name>`` reads, in a phrase.
+    #: What ``rl-reliable plan <name>`` / ``watch <name>`` / ``race <name>`` reads, in a phrase.
     pilot_help: str = ""
-    #: Command lines of ``rl-reliable plan --help`` and ``rl-reliable watch --help`` for this tracker.
+    #: Command lines of ``rl-reliable plan --help``, ``watch --help`` and ``race --help`` for this tracker (a race's
+    #: may end with its launcher loop).
     plan_examples: tuple[str, ...] = ()
     watch_examples: tuple[str, ...] = ()
+    race_examples: tuple[str, ...] = ()
     #: What ``rl-reliable pending --help`` says about pushing this tracker's scores ("" for nothing).
     pending_note: str = ""
     #: The forms a field reference takes on this tracker, for ``--help``.

@@ -1,4 +1,4 @@
-"""MLflow's launch format for a watch: ``mlflow-params.txt``, the ``-P key=value`` arguments of ``mlflow run``.
+"""MLflow's launch format for a watch or race: ``mlflow-params.txt``, the ``-P key=value`` arguments of ``mlflow run``.
 
 One line per new run, each argument shell-quoted by the one writer's :func:`~rl_reliable_logger.render.bundle.shell_line`
 (a launcher loop ``eval``s it), so a name stays one word whatever it holds.

@@ -25,7 +25,7 @@ from ..base.plugin import (
     TrackerPlugin,
 )
 from ..base.roles import Settings
-from .launch import MlflowParams
+from .launch import PARAMS, MlflowParams
 from .names import DEFAULT_REFS, LABEL, NAME
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -71,6 +71,16 @@ class MlflowCli(CliWiring):
     pending_note = "  rl-reliable pending DIR --push --tracking-uri http://mlflow.internal:5000\n"
     plan_examples = ("rl-reliable plan mlflow --experiment pilot --target-width 0.05 --out plan/",)
     watch_examples = ("rl-reliable watch mlflow --experiment bandits --state watch/ --looks 3 --max-runs 12 --seed 0",)
+    race_examples = (
+        "rl-reliable race mlflow --experiment bandits --state race/ --looks 4 --max-runs 8 \\",
+        "    --hyperparameter-keys params.epsilon --delta 0.05 --seed 0",
+        "until rl-reliable race mlflow --experiment bandits --state race/ --looks 4 --max-runs 8 \\",
+        "        --hyperparameter-keys params.epsilon --delta 0.05; do",
+        "    [ $? -eq 3 ] || exit 2",
+        '    while IFS= read -r params; do eval "mlflow run . -e train --env-manager local $params"; done \\',
+        f"        < race/{PARAMS}",
+        "done",
+    )
 
     def add_source_flags(self, group: Any, *, curves: bool = True) -> None:
         group.add_argument(

@@ -13,16 +13,20 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from .keys import DEFAULT_STEP
+    from .listed import ListedRuns
+    from .race import race_tune
     from .source import RayTuneSource, config_name, raytune_table, trial_records
 
 _LAZY = {
     "DEFAULT_STEP": "keys",
+    "ListedRuns": "listed",
+    "race_tune": "race",
     "RayTuneSource": "source",
     "config_name": "source",
     "raytune_table": "source",
     "trial_records": "source",
 }
-__all__ = ["DEFAULT_STEP", "RayTuneSource", "config_name", "raytune_table", "trial_records"]
+__all__ = ["DEFAULT_STEP", "ListedRuns", "RayTuneSource", "config_name", "race_tune", "raytune_table", "trial_records"]
 
 
 def __getattr__(name: str) -> Any:

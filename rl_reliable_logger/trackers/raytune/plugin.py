@@ -61,6 +61,10 @@ class RayTuneCli(CliWiring):
     pilot_help = "the trials of a Ray Tune experiment"
     example = "rl-reliable raytune ~/ray_results/exp --score-key eval/return --out results/"
     plan_examples = ("rl-reliable plan raytune ~/ray_results/exp --score-key eval/return --target-width 0.05",)
+    race_examples = (
+        "rl-reliable race raytune ~/ray_results/sweep --score-key eval/return --state race/ --looks 5 --max-runs 10 \\",
+        "    --hyperparameter-keys config/lr --delta 0.05",
+    )
     keyword_flags = {
         "algorithm_key=": "--algorithm-key",
         "task_key=": "--task-key",

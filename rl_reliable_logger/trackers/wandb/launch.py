@@ -1,6 +1,6 @@
-"""W&B's launch format for a watch: ``sweep.yaml``, a finite ``method: grid`` sweep for ``wandb sweep``.
+"""W&B's launch format for a watch or race: ``sweep.yaml``, a finite ``method: grid`` sweep for ``wandb sweep``.
 
-The new runs as rectangular grids over algorithm x task x seed (:func:`~rl_reliable_logger.render.watch_launch.grids`):
+The new runs as rectangular grids over algorithm (x a race's hyperparameters) x task x seed (:func:`~rl_reliable_logger.render.watch_launch.grids`):
 the first is ``sweep.yaml``, cells that need other seeds go to ``sweep-2.yaml``, ``sweep-3.yaml``, ... Each file is
 YAML from the one writer's :func:`~rl_reliable_logger.render.bundle.yaml_bytes` (PyYAML's safe dumper, every name
 quoted: ``1e3`` and ``007`` stay text); without PyYAML (which the tracker clients install) no grid is written.
@@ -38,7 +38,7 @@ def sweep_yaml(grid: Mapping[str, list[Any]], names: Mapping[str, str], *, progr
     size = 1
     for values in grid.values():
         size *= len(values)
-    head = f"# rl-reliable watch: the next {size} runs (a finite grid: the sweep ends by itself).\n"
+    head = f"# rl-reliable: the next {size} runs of a watch or race (a finite grid: the sweep ends by itself).\n"
     return yaml_bytes(config, head=head).decode()
 
 

@@ -55,3 +55,25 @@ def test_every_option_that_shapes_the_results_is_in_the_config(tmp_path):
         and config["rank_by"] == "task-means"
     )
     assert not any(k.endswith(("chunk_bytes", "executor", "progress")) for k in rec.config if "options" in k)
+
+
+def test_a_published_look_records_its_design_in_the_config(tmp_path):
+    """A watch's or race's look (``provenance["look_design"]``): its frozen design is the config's ``design``, as
+    MLflow's ``rl_reliable.design.*`` params."""
+    script = PUBLISH.replace(
+        "where = publish_wandb",
+        "from rl_reliable_logger.analysis.options import look_design\n"
+        "report.provenance['look_design'] = look_design('race', {'looks': 3, 'delta': 0.2, 'keys': ['lr'], "
+        "'tasks': ['x', 'y']})\nwhere = publish_wandb",
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)],
+        env=wandb_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    rec = off.read_offline_run(next(Path(json.loads(out.stdout.strip().splitlines()[-1])["where"]).glob("run-*.wandb")))
+    design = {k.removeprefix("rl_reliable.design."): v for k, v in rec.config.items() if ".design." in k}
+    assert design == {"kind": "race", "looks": 3, "delta": 0.2, "keys": ["lr"]}, rec.config

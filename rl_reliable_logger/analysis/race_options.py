@@ -1,0 +1,84 @@
+"""A race's design options, declared as the analysis options are (:mod:`.declared`): no numpy, so the command line
+can read them.
+
+``rl-reliable race`` adds the flags of :class:`RaceOptions`' fields and of the analysis options a watch freezes
+(:data:`~.watch_options.FROZEN_OPTIONS`: a race freezes the same ones), and :mod:`.race` records both with the
+design. Each is checked by its declaration (one sentence naming the keyword); the checks shared with a watch's
+design are the watch's own.
+
+Example:
+    >>> RaceOptions(looks=5, max_runs=10, delta=0.1).spending, RaceOptions(looks=5, max_runs=10, delta=0.1).alpha
+    ('pocock', 0.05)
+    >>> RaceOptions(looks=5, max_runs=10, delta=-1)
+    Traceback (most recent call last):
+    ...
+    rl_reliable_logger.analysis.declared.OptionError: `delta=` must be 0 or a positive number in the metric's units (the indifference zone), got -1
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from .declared import OptionError, option
+from .watch_options import DESIGN, LooksDesign, _alpha, _metric_name, _spending
+
+
+def _delta(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value >= 0):
+        raise OptionError(
+            name,
+            f"`{name}=` must be 0 or a positive number in the metric's units (the indifference zone), got {value!r}",
+        )
+    return float(value)
+
+
+@dataclass(frozen=True)
+class RaceOptions(LooksDesign):
+    """The design of a race, frozen at its first look (with the analysis options it freezes, the hyperparameter
+    columns, every algorithm's configurations and the tasks): each field is one option's whole declaration, its
+    flag that of ``rl-reliable race``; ``looks`` and ``max_runs`` (a configuration's runs per task) are declared
+    once for both sequential designs (:class:`~.watch_options.LooksDesign`)."""
+
+    delta: float = option(
+        0.0,
+        help="the indifference zone, in the metric's units: the selected configuration is within it of the best "
+        "one with probability at least 1 - alpha, and the race stops as soon as it can say so (0: no zone, the "
+        "race stops when one configuration is left or at the last look)",
+        check=_delta,
+        flag="--delta",
+        group=DESIGN,
+        metavar="D",
+        parse=float,
+    )
+    alpha: float = option(
+        0.05,
+        help="probability, over all looks, that the selection is not within delta of the best",
+        check=_alpha,
+        flag="--alpha",
+        group=DESIGN,
+        metavar="A",
+        parse=float,
+    )
+    metric: str = option(
+        "iqm",
+        help="aggregate metric the configurations race on",
+        check=_metric_name,
+        flag="--metric",
+        group=DESIGN,
+        metavar="NAME",
+        parse=str,
+    )
+    spending: str = option(
+        "pocock",
+        help="error spending over the looks: pocock (early eliminations; the race's default) or obf",
+        check=_spending,
+        flag="--spending",
+        group=DESIGN,
+        metavar="NAME",
+        parse=str,
+    )
+
+
+__all__ = ["RaceOptions"]
