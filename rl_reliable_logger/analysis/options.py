@@ -587,6 +587,44 @@ def recorded_options(options: Mapping[str, Any]) -> dict[str, Any]:
     return {name: options[name] for name in d.recorded_names(AnalysisOptions) if name in options}
 
 
+def published_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """What a tracker records on the analysis run (MLflow params, W&B config): every entry of
+    ``provenance["options"]`` but the execution settings, read from the declarations (``execution=True``), so a
+    value derived from an option (``ci_label``) is published as the option is."""
+    execution = {f.name for f, decl in d.declared(AnalysisOptions) if decl.execution}
+    return {name: value for name, value in options.items() if name not in execution}
+
+
+#: What a look's design holds that is no setting of it: the tasks and configurations it covers, the pairs (the
+#: ``compare`` option's), the analysis options (published as options).
+_NOT_SETTINGS = ("kind", "tasks", "configs", "pairs", "options")
+
+
+def look_design(kind: str, design: Mapping[str, Any]) -> dict[str, Any]:
+    """The frozen design of a published look of a watch or race (``provenance["look_design"]``): its ``kind`` and
+    every setting of ``design`` (its JSON form) that changes the look's numbers and is one value or a list of names:
+    looks, max_runs, alpha, metric, spending, a race's delta and hyperparameter keys, a watch's futility, ...
+
+    Example:
+        >>> look_design("race", {"looks": 3, "alpha": 0.05, "keys": ["lr"], "tasks": ["a"], "options": {}})
+        {'kind': 'race', 'looks': 3, 'alpha': 0.05, 'keys': ['lr']}
+    """
+    out: dict[str, Any] = {"kind": kind}
+    for key, value in design.items():
+        names = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        if key not in _NOT_SETTINGS and (isinstance(value, (str, int, float, bool)) or names):
+            out[key] = value
+    return out
+
+
+def published(provenance: Mapping[str, Any]) -> dict[str, Any]:
+    """What a tracker records on the analysis run, flat: :func:`published_options` of ``provenance["options"]``
+    and, for a published look of a watch or race, its design (:func:`look_design`) as ``design.<setting>``."""
+    out = published_options(provenance.get("options") or {})
+    out.update({f"design.{key}": value for key, value in (provenance.get("look_design") or {}).items()})
+    return out
+
+
 def confidence_level(value: Any) -> float:
     """A confidence level as a fraction, by the rule of the module docstring (``95`` and ``0.95`` → 0.95);
     every command (``evaluate``, ``plan``) reads ``ci=`` through this one function."""

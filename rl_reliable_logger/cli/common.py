@@ -36,7 +36,7 @@ examples:
 input (long form, one row per run and task): columns algorithm,task,seed,score (others kept).
 metrics: mean and median of per-task means, IQM (25% trimmed mean over runs), optimality gap,
 with 95% stratified-bootstrap intervals (Agarwal et al., 2021), seed 0 unless --seed; see the README.
-""".format(trackers="\n".join(f"  {p.example}" for p in registry.plugins()))
+""".format(trackers="\n".join(f"  {p.cli.example}" for p in registry.plugins()))
 
 
 def tracker_fields(keys: Sequence[str]) -> dict[str, str] | None:
@@ -160,12 +160,13 @@ def _adopt(names: Sequence[str]) -> None:
 def load_clients(plugin: Any) -> None:
     """Import a tracker's client libraries now and adopt their loggers (a client configures its log handlers when
     imported: adopting them first would be undone), so their lines reach the console as ours."""
-    for name in getattr(plugin, "client_modules", ()):
+    modules = tuple(plugin.redaction.client_modules)
+    for name in modules:
         try:
             importlib.import_module(name)
         except ImportError:
             continue  # the plugin says what is missing when it opens its source
-    _adopt(tuple(getattr(plugin, "client_modules", ())))
+    _adopt(modules)
 
 
 def hold_lock(folder: Any, args: argparse.Namespace) -> None:

@@ -41,10 +41,10 @@ def register(subparsers: Any) -> None:
     """Add the ``pending`` subcommand."""
     p = subparsers.add_parser(
         "pending",
-        help=f"list final scores that could not be written to {'/'.join(p.label for p in registry.publishing())}, "
+        help=f"list final scores that could not be written to {'/'.join(p.label for p in registry.pending_pushers())}, "
         "and --push them",
-        description=_DESCRIPTION.format(labels=" or ".join(p.label for p in registry.publishing())),
-        epilog=_EPILOG + "".join(p.pending_note for p in registry.publishing()),
+        description=_DESCRIPTION.format(labels=" or ".join(p.label for p in registry.pending_pushers())),
+        epilog=_EPILOG + "".join(p.cli.pending_note for p in registry.pending_pushers()),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
@@ -56,8 +56,8 @@ def register(subparsers: Any) -> None:
     )
     g = p.add_argument_group("pushing")
     g.add_argument("--push", action="store_true", help="send each pending score to its run")
-    for plugin in registry.publishing():
-        plugin.add_pending_flags(g)
+    for plugin in registry.pending_pushers():
+        plugin.cli.add_pending_flags(g)
     add_retry_option(g)
     p.set_defaults(func=_handler)
 
@@ -148,13 +148,13 @@ def _push_one(item: Any, args: argparse.Namespace, say: Any) -> int:
 
 
 def _plugin(item: Any) -> Any:
-    """The publishing plugin a pending file names, or None (a file from another version or tracker)."""
-    return next((p for p in registry.publishing() if p.name == item.tracker), None)
+    """The plugin a pending file names (one with a pending role), or None (a file from another version or tracker)."""
+    return next((p for p in registry.pending_pushers() if p.name == item.tracker), None)
 
 
 def _location(item: Any) -> str:
     plugin = _plugin(item)
-    return plugin.pending_location(item.run) if plugin else recorded_fields(item.run)
+    return plugin.pending.location(item.run) if plugin else recorded_fields(item.run)
 
 
 def _push(item: Any, args: argparse.Namespace) -> str:
@@ -164,6 +164,6 @@ def _push(item: Any, args: argparse.Namespace) -> str:
     if plugin is None:
         raise InputError(
             f"it names the tracker {item.tracker!r}, which this version cannot write to "
-            f"(it writes to {', '.join(p.name for p in registry.publishing())}); keep the file for a version that can"
+            f"(it writes to {', '.join(p.name for p in registry.pending_pushers())}); keep the file for a version that can"
         )
-    return plugin.push_pending(item, args, retry_policy(args))
+    return plugin.pending.push(item, args, retry_policy(args))

@@ -46,7 +46,7 @@ synthetic experiment gets the stratified-bootstrap {planned} interval an evaluat
 An evaluation's default method, {default}, gives wider intervals at few runs per task: it may need more
 runs than planned.
 """.format(
-    trackers="\n".join(f"  {line}" for t in registry.plugins() for line in t.plan_examples),
+    trackers="\n".join(f"  {line}" for t in registry.plugins() for line in t.cli.plan_examples),
     planned=PLANNED_METHOD,
     default=DEFAULT_METHOD,
 )
@@ -140,7 +140,7 @@ def register(sub: Any) -> None:
     _drop_invalid(k)
     _add_planning(f)
     for plugin in registry.plugins():
-        name, what = plugin.name, plugin.pilot_help
+        name, what = plugin.name, plugin.cli.pilot_help
         t = sources.add_parser(
             name,
             prog=f"rl-reliable plan {name}",
@@ -219,7 +219,7 @@ def _pilot(args: argparse.Namespace) -> Any:
 def describe_source(source: Mapping[str, Any]) -> str:
     """Where a pilot's runs came from, in one phrase (file path, or the tracker plugin's words)."""
     if source.get("tracker") in registry.names():
-        return registry.get(str(source["tracker"])).describe_source(source)
+        return registry.get(str(source["tracker"])).describe(source)
     return str(source.get("path") or "the input")
 
 

@@ -18,16 +18,18 @@ from typing import TYPE_CHECKING, Any
 from ..analysis.declared import declared
 from ..analysis.race_options import RaceOptions
 from ..analysis.watch_options import DESIGN
+from ..render import launch_formats
 from ..trackers import registry
 from .flags import CliError, as_flags
 from .options import add_declared_option, add_shared_option, given_options
 from .plan import FILE
 from .watch import (
-    LAUNCH_FLAGS,
     MORE_RUNS,
     add_sources,
     interval_digits,
     launch_files_in,
+    launch_files_text,
+    launch_flags,
     launch_names,
     publish_look,
     read_runs,
@@ -48,14 +50,17 @@ STATE_FLAG: tuple[str, dict[str, Any]] = (
     },
 )
 
-#: Keywords of ``race()`` -> flags, read first when a library message is put in flag words.
-RACE_FLAGS: dict[str, str] = {
-    "state=": STATE_FLAG[0],
-    **{f"{field.name}=": str(decl.flag) for field, decl in declared(RaceOptions)},
-    **{f"{keyword}=": flag for keyword, (flag, _) in LAUNCH_FLAGS.items()},
-    "launch_parameters=": "--launch-names",
-    "hyperparameter_keys=": "--hyperparameter-keys",
-}
+
+def race_flags() -> dict[str, str]:
+    """Keywords of ``race()`` -> flags, read first when a library message is put in flag words."""
+    return {
+        "state=": STATE_FLAG[0],
+        **{f"{field.name}=": str(decl.flag) for field, decl in declared(RaceOptions)},
+        **{f"{keyword}=": flag for keyword, (flag, _) in launch_flags().items()},
+        "launch_parameters=": "--launch-names",
+        "hyperparameter_keys=": "--hyperparameter-keys",
+    }
+
 
 _DESCRIPTION = """\
 Take the next look of a race among each algorithm's configurations (the values of --hyperparameter-keys):
@@ -66,27 +71,30 @@ selected configuration's metric (IQM by default) is within --delta of the best c
 frozen in --state at the first look; the same scores again return the recorded look; fewer runs than the last
 look, a look beyond K or another design are refused. Prints each algorithm's race (eliminated, settled, the
 selection with its interval valid after selection, the regret bound and the margin over the runner-up) and the
-runs each configuration needs before the next look, and writes what each launcher runs next: DIR/runs.csv,
-DIR/sweep.yaml (`wandb sweep` grids) and DIR/mlflow-params.txt (the `mlflow run -P` arguments of each new run).
+runs each configuration needs before the next look, and writes what each launcher runs next:
+{files}.
 The runs come from a file (rl-reliable race INPUT) or a tracker, selected with the same source flags as its
-command (rl-reliable race {trackers} [flags]); a tracker race publishes each look to the tracker as a report.
+command (rl-reliable race {trackers} [flags]);
+a tracker race publishes each look to the tracker as a report.
 Exit status: 0 when every race selected a configuration (or the last look was taken), 3 when more runs are
 needed, 2 on an error. See docs/race.md.
-""".format(trackers="|".join(registry.names()))
+"""
 
 _EPILOG = """\
 examples:
   rl-reliable race sweep.csv --state race/ --looks 5 --max-runs 10 --hyperparameter-keys lr --delta 0.05
-  rl-reliable race mlflow --experiment bandits --state race/ --looks 4 --max-runs 8 \\
-      --hyperparameter-keys params.epsilon --delta 0.05 --seed 0
-  rl-reliable race raytune ~/ray_results/sweep --score-key eval/return --state race/ --looks 5 --max-runs 10 \\
-      --hyperparameter-keys config/lr --delta 0.05
-  until rl-reliable race mlflow --experiment bandits --state race/ --looks 4 --max-runs 8 \\
-          --hyperparameter-keys params.epsilon --delta 0.05; do
-      [ $? -eq 3 ] || exit 2
-      while IFS= read -r params; do eval "mlflow run . -e train --env-manager local $params"; done < race/mlflow-params.txt
-  done
 """
+
+
+def _description() -> str:
+    """The race's description: the launch files of every registered format, the trackers it reads."""
+    return _DESCRIPTION.format(files=launch_files_text(), trackers="|".join(registry.names()))
+
+
+def _epilog() -> str:
+    """The examples: a file, then each tracker's race examples (a launcher loop among them)."""
+    lines = [f"  {line}" for p in registry.plugins() for line in p.cli.race_examples]
+    return _EPILOG + "".join(f"{line}\n" for line in lines)
 
 
 def register(sub: Any) -> None:
@@ -97,8 +105,8 @@ def register(sub: Any) -> None:
         summary="one look of a race of a sweep's configurations (a file or "
         f"{', '.join(registry.names())}): selection within --delta, launch list, exit 0 (stop) or 3 (more)",
         usage="--state DIR --looks K --max-runs N --hyperparameter-keys KEY,... [--delta D] [flags]",
-        description=_DESCRIPTION,
-        epilog=_EPILOG,
+        description=_description(),
+        epilog=_epilog(),
         add_own=_add_race,
     )
 
@@ -113,7 +121,7 @@ def _add_race(p: argparse.ArgumentParser) -> None:
     for field, decl in declared(RaceOptions):
         add_declared_option(design, field, decl)
     launch = p.add_argument_group("launch files (in the state folder)")
-    for keyword, (flag, kwargs) in LAUNCH_FLAGS.items():
+    for keyword, (flag, kwargs) in launch_flags().items():
         launch.add_argument(flag, dest=keyword, **kwargs)
     analysis = p.add_argument_group("analysis (frozen at the first look)")
     for keyword in FROZEN_OPTIONS:
@@ -122,7 +130,7 @@ def _add_race(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_race(args: argparse.Namespace) -> int:
-    from ..analysis.options import AnalysisOptions
+    from ..analysis.options import AnalysisOptions, look_design
     from ..errors import RLReliableError
     from ..render.race_state import race
     from .common import hold_lock
@@ -134,12 +142,12 @@ def _cmd_race(args: argparse.Namespace) -> int:
     request = SimpleNamespace(curves=False, only_algorithms=None, only_tasks=None, hyperparameter_keys=tuple(keys))
     try:
         columns = (
-            list(plugin.table_options(AnalysisOptions(hyperparameter_keys=tuple(keys))).hyperparameter_keys)
+            list(plugin.source.table_options(AnalysisOptions(hyperparameter_keys=tuple(keys))).hyperparameter_keys)
             if plugin
             else keys
         )
     except RLReliableError as err:
-        raise CliError(as_flags(str(err), analysis=True, table=RACE_FLAGS)) from None
+        raise CliError(as_flags(str(err), analysis=True, table=race_flags())) from None
     table, sink = read_runs(args, plugin, request)
     design = given_options(args, RaceOptions)
     options = {k: v for k, v in given_options(args).items() if k != "hyperparameter_keys"}
@@ -152,15 +160,16 @@ def _cmd_race(args: argparse.Namespace) -> int:
             **design,
             hyperparameter_keys=columns,
             launch_parameters=launch,
-            program=args.program,
+            **{key: getattr(args, key) for key in launch_formats.settings()},
             **options,
         )
     except RLReliableError as err:
-        raise CliError(as_flags(str(err), analysis=True, table=RACE_FLAGS)) from None
+        raise CliError(as_flags(str(err), analysis=True, table=race_flags())) from None
 
     def publish() -> None:
         assert sink is not None and plugin is not None  # show_look publishes only then
-        publish_look(sink, plugin, tuned_table(table, result), AnalysisOptions(**options), race_tables(result))
+        frozen = look_design("race", result.design.to_json())
+        publish_look(sink, plugin, tuned_table(table, result), AnalysisOptions(**options), race_tables(result), frozen)
 
     show_look(table, plugin, sink, args, format_race(result, args.state), publish)
     return 0 if result.stop else MORE_RUNS

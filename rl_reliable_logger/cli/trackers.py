@@ -1,8 +1,9 @@
 """One subcommand per tracker, built from its plugin (``trackers/<name>/plugin.py``, listed in ``trackers/registry.py``).
 
 ``rl-reliable <tracker>`` reads the runs the source flags select, evaluates them, prints the results, optionally
-writes the results bundle (``--out``) and publishes the report to the tracker (not a Source-only plugin's). The
-plugin declares its own source, command and publishing flags and opens its Source and Sink; the shared field,
+writes the results bundle (``--out``) and publishes the report to the tracker (when it has a sink). The plugin's
+wiring (``plugin.cli``) declares its own source, command and publishing flags, and its roles open its Source
+(``plugin.source``) and Sink (``plugin.sink``) from the parsed flags; the shared field,
 score-rule, retry, analysis and output flags come from ``cli/options.py``. Wiring only: no tracker is named here, and each tracker's client is
 imported only when its command runs.
 """
@@ -43,16 +44,16 @@ def register(subparsers: Any) -> None:
     for plugin in registry.plugins():
         parser = subparsers.add_parser(
             plugin.name,
-            help=plugin.summary,
-            description=plugin.description,
-            epilog=plugin.epilog,
+            help=plugin.cli.summary,
+            description=plugin.cli.description,
+            epilog=plugin.cli.epilog,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         add_source(parser, plugin)
-        plugin.add_command_flags(parser)
+        plugin.cli.add_command_flags(parser)
         if plugin.publishes:
             pub = parser.add_argument_group(f"publishing to {plugin.label}")
-            plugin.add_publish_flags(pub)
+            plugin.cli.add_publish_flags(pub)
             add_force_publish_option(pub)
         add_analysis_options(parser)
         add_output_options(parser)
@@ -62,17 +63,22 @@ def register(subparsers: Any) -> None:
 def add_source(parser: argparse.ArgumentParser, plugin: TrackerPlugin, *, curves: bool = True) -> Any:
     """A tracker's source flags (its own, then the fields, the score rule and retries): the one set its command
     and ``rl-reliable plan <tracker>`` share; ``curves=False`` leaves out ``--curve-key``. Returns the field group
-    (a Source-only plugin's: its source group)."""
+    (a plugin declaring its own field flags: its source group)."""
     src = parser.add_argument_group(f"{plugin.label} source")
-    plugin.add_source_flags(src, curves=curves)
-    if not plugin.publishes:  # a Source-only plugin declares its own field flags
+    plugin.cli.add_source_flags(src, curves=curves)
+    if not plugin.cli.shared_fields:  # e.g. logs read from disk: the plugin declares its own field flags
         add_score_rule_option(src)
         add_name_options(src)
         return src
     fields = add_field_options(
-        parser, plugin.default_refs, what="field reference", metavar="REF", refs=plugin.refs_help, run_key=False
+        parser,
+        plugin.source.default_refs,
+        what="field reference",
+        metavar="REF",
+        refs=plugin.cli.refs_help,
+        run_key=False,
     )
-    add_source_options(fields, config_kind=plugin.config_kind)
+    add_source_options(fields, config_kind=plugin.source.config_kind)
     add_retry_option(src)
     return fields
 
@@ -81,7 +87,7 @@ def source_request(args: argparse.Namespace, options: Any, plugin: TrackerPlugin
     """The SourceRequest of the parsed source flags (``options`` shapes it: curves, selection, sweep columns)."""
     from ..trackers.base.request import SourceRequest
 
-    return SourceRequest(**source_kwargs(args, options, default_kind=plugin.config_kind))
+    return SourceRequest(**source_kwargs(args, options, default_kind=plugin.source.config_kind))
 
 
 def read_source_table(source: Source, request: SourceRequest) -> ScoreTable:
@@ -95,11 +101,11 @@ def read_table(plugin: TrackerPlugin, args: argparse.Namespace, options: Any) ->
     """The runs the source flags of :func:`add_source` select, as a ScoreTable (the tracker's warnings printed);
     tracker problems are raised as RLReliableError for the caller to word."""
 
-    plugin.check_source(args)
+    plugin.cli.check_source(args)
     load_clients(plugin)
-    source = plugin.open_source(args, retry_policy(args))
+    source = plugin.source.open(args, retry_policy(args))
     table = read_source_table(source, source_request(args, options, plugin))
-    for warning in plugin.source_warnings(source):
+    for warning in plugin.source.warnings(source):
         say_warning(f"skipped {warning}")  # redacted, --redact-run-names too
     return table
 
@@ -110,19 +116,20 @@ def handle(plugin: TrackerPlugin, args: argparse.Namespace) -> int:
     from ..redaction import redact
 
     try:
-        plugin.check_source(args)
-        options = plugin.table_options(analysis_options(args))  # every option checked before the tracker is asked
-        plugin.check_command(args, options)
-        check_output(args, inputs=plugin.inputs(args))
+        plugin.cli.check_source(args)
+        options = plugin.source.table_options(analysis_options(args))  # every option checked before the tracker
+        plugin.cli.check_command(args, options)
+        check_output(args, inputs=plugin.source.inputs(args))
         retry = retry_policy(args)
         load_clients(plugin)
-        source = plugin.open_source(args, retry)
-        plugin.prepare(args, source, lambda line: print(redact(line), file=sys.stderr, flush=True))
+        source = plugin.source.open(args, retry)
+        plugin.source.prepare(args, source, lambda line: print(redact(line), file=sys.stderr, flush=True))
         table = read_source_table(source, source_request(args, options, plugin))
-        sink = plugin.open_sink(args, source, table, retry)  # before any computation: a bad target is said now
+        # before any computation: a bad target is said now
+        sink = plugin.sink.open(args, source, table, retry) if plugin.sink is not None else None
     except RLReliableError as err:
         raise CliError(cli_message(err)) from None
-    unread = plugin.source_warnings(source)
+    unread = plugin.source.warnings(source)
     if unread and options.strict:  # a damaged log is a dropped run: --strict refuses to go on without it
         raise CliError(f"--strict: {redact(unread[0])}; repair or remove it, or drop --strict")
     for warning in unread:
@@ -130,7 +137,7 @@ def handle(plugin: TrackerPlugin, args: argparse.Namespace) -> int:
 
     report = run_and_report(table, args, source=table.source, options=selected_options(options, table))
     if sink is None:
-        note = plugin.unpublished(args)
+        note = plugin.sink.unpublished(args) if plugin.sink is not None else None
         if note:
             print(note, file=sys.stderr)
         return 0

@@ -1,7 +1,7 @@
 """``rl-reliable watch {INPUT | <tracker>} --state DIR --looks K --max-runs N``: one group-sequential look at a sweep.
 
 Wiring only: read the runs — from a file (the field flags of ``evaluate``) or from a tracker with the very source
-flags of that tracker's command (``rl-reliable watch mlflow --experiment X ...``: declared once by the tracker's
+flags of that tracker's command (``rl-reliable watch <tracker> ...``: declared once by the tracker's
 plugin and added by ``cli/trackers.py``, as for ``plan``) — call :func:`rl_reliable_logger.watch` (which records
 the look and writes the launch list and what each launcher runs next in the state folder), print the look, publish
 the decisions and launch list to the tracker as a report (its publishing flags), and return 0 when the watch stops,
@@ -9,7 +9,8 @@ the decisions and launch list to the tracker as a report (its publishing flags),
 loop on it. The design flags are the declarations of the design's options
 (:class:`~rl_reliable_logger.analysis.watch_options.WatchDesign`), the analysis flags those of the options a watch
 freezes (:data:`~rl_reliable_logger.analysis.watch_options.FROZEN_OPTIONS`); the state and launch flags below are
-the watch command's own.
+the watch command's own, but for each launch format's settings (declared by the tracker contributing the format,
+:mod:`~rl_reliable_logger.render.launch_formats`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..analysis.declared import declared
 from ..analysis.watch_options import DESIGN, WatchDesign
+from ..render import launch_formats
 from ..trackers import registry
 from . import trackers as tracker_commands
 from .flags import CliError, as_flags, cli_message
@@ -57,36 +59,36 @@ STATE_FLAG: tuple[str, dict[str, Any]] = (
     },
 )
 
-#: The launch flags (how the next runs are written for the launchers; not part of the design).
-LAUNCH_FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
-    "launch_names": (
-        "--launch-names",
-        {
-            "type": names,
-            "metavar": "FIELD=NAME,...",
-            "help": "the parameter names of the launch files (sweep.yaml, mlflow-params.txt, runs.csv) for "
-            "algorithm, task and seed, e.g. algorithm=algo,task=env (default: the key each field is read from, "
-            "without its kind: --algorithm-key params.algo gives algo; the field's own name for the "
-            "log_final_score convention)",
-        },
-    ),
-    "program": (
-        "--sweep-program",
-        {
-            "default": "train.py",
-            "metavar": "PATH",
-            "help": "the training script of the sweep.yaml grid (W&B's `program`; default: %(default)s)",
-        },
-    ),
-}
+#: The launch names flag (how the next runs are written for the launchers; not part of the design).
+LAUNCH_NAMES: tuple[str, dict[str, Any]] = (
+    "--launch-names",
+    {
+        "type": names,
+        "metavar": "FIELD=NAME,...",
+        "help": "the parameter names of the launch files ({files}) for "
+        "algorithm, task and seed, e.g. algorithm=algo,task=env (default: the key each field is read from, "
+        "without its kind: --algorithm-key params.algo gives algo; the field's own name for the "
+        "log_final_score convention)",
+    },
+)
 
-#: Keywords of ``watch()`` -> flags, read first when a library message is put in flag words.
-WATCH_FLAGS: dict[str, str] = {
-    "state=": STATE_FLAG[0],
-    **{f"{field.name}=": str(decl.flag) for field, decl in declared(WatchDesign)},
-    **{f"{keyword}=": flag for keyword, (flag, _) in LAUNCH_FLAGS.items()},
-    "launch_parameters=": "--launch-names",
-}
+
+def launch_flags() -> dict[str, tuple[str, dict[str, Any]]]:
+    """The launch flags: ``--launch-names`` and every registered launch format's settings (``--sweep-program``)."""
+    files = ", ".join(["runs.csv", *(f.name for f in launch_formats.formats())])
+    flag, kwargs = LAUNCH_NAMES
+    return {"launch_names": (flag, {**kwargs, "help": kwargs["help"].format(files=files)}), **launch_formats.settings()}
+
+
+def watch_flags() -> dict[str, str]:
+    """Keywords of ``watch()`` -> flags, read first when a library message is put in flag words."""
+    return {
+        "state=": STATE_FLAG[0],
+        **{f"{field.name}=": str(decl.flag) for field, decl in declared(WatchDesign)},
+        **{f"{keyword}=": flag for keyword, (flag, _) in launch_flags().items()},
+        "launch_parameters=": LAUNCH_NAMES[0],
+    }
+
 
 #: What a tracker source reads for a watch: final scores only (no curves; the analysis selects the tasks).
 _SOURCE = SimpleNamespace(curves=False, only_algorithms=None, only_tasks=None, hyperparameter_keys=())
@@ -98,27 +100,38 @@ aggregate metric (IQM by default) with the family-wise error over all K looks an
 --state at the first look; the same scores again return the recorded look without spending one; fewer
 runs than the last look, a look beyond K or another design are refused. Prints each pair's decision
 with its repeated interval and the runs each cell needs before the next look (DIR/launch.csv), and writes
-what each launcher runs next: DIR/runs.csv (one row per new run), DIR/sweep.yaml (a `wandb sweep` grid)
-and DIR/mlflow-params.txt (the `mlflow run -P` arguments of each new run, one line each).
+what each launcher runs next: {files}.
 The runs come from a file (rl-reliable watch INPUT) or a tracker, selected with the same source flags as
 its command (rl-reliable watch {trackers} [flags]); a tracker watch publishes the decisions and the
 launch list to the tracker as a report (never onto a source run).
 Exit status: 0 when the watch stops (every pair decided or futile, or the last look taken), 3 when more runs are
 needed, 2 on an error. See docs/watch.md.
-""".format(trackers="|".join(registry.names()))
+"""
 
 _EPILOG = """\
 examples:
   rl-reliable watch scores.csv --state watch/ --looks 3 --max-runs 12 --normalize atari100k
   rl-reliable watch scores.csv --state watch/ --looks 3 --max-runs 12 --compare SPR,DER --reps 5000
-  rl-reliable watch mlflow --experiment bandits --state watch/ --looks 3 --max-runs 12 --seed 0
-  rl-reliable watch wandb ENTITY/PROJECT --sweep SWEEP_ID --wait --state watch/ --looks 3 --max-runs 12
-  until rl-reliable watch mlflow --experiment bandits --state watch/ --looks 4 --max-runs 20; do
-      [ $? -eq 3 ] || exit 2
-      while IFS= read -r params; do eval "mlflow run . -e train --env-manager local $params"; done \\
-          < watch/mlflow-params.txt
-  done
 """
+
+
+def launch_files_text() -> str:
+    """``DIR/runs.csv`` and the file of every registered launch format, each with what it is (for ``--help``)."""
+    files = ["DIR/runs.csv (one row per new run)"]
+    files += [f"DIR/{f.name} ({f.what})" for f in launch_formats.formats()]
+    return ",\n".join(files[:-1]) + "\nand " + files[-1] if len(files) > 1 else files[0]
+
+
+def _description() -> str:
+    """The watch's description: the launch files of every registered format, the trackers it reads."""
+    return _DESCRIPTION.format(files=launch_files_text(), trackers="|".join(registry.names()))
+
+
+def _epilog() -> str:
+    """The examples: a file, each tracker's watch examples, then each launch format's launcher loop."""
+    lines = [f"  {line}" for p in registry.plugins() for line in p.cli.watch_examples]
+    lines += [f"  {line}" for f in launch_formats.formats() for line in f.examples]
+    return _EPILOG + "".join(f"{line}\n" for line in lines)
 
 
 def with_source(argv: Any) -> list[str]:
@@ -136,8 +149,8 @@ def register(sub: Any) -> None:
         summary="one look of a sequential watch of a running sweep (a file or "
         f"{', '.join(registry.names())}): decisions, launch list, exit 0 (stop) or 3 (more)",
         usage="--state DIR --looks K --max-runs N [flags]",
-        description=_DESCRIPTION,
-        epilog=_EPILOG,
+        description=_description(),
+        epilog=_epilog(),
         add_own=_add_watch,
     )
 
@@ -183,19 +196,19 @@ def add_sources(
         t = sources.add_parser(
             plugin.name,
             prog=f"rl-reliable {command} {plugin.name}",
-            help=f"{plugin.pilot_help}, selected with the source flags of `rl-reliable {plugin.name}`",
+            help=f"{plugin.cli.pilot_help}, selected with the source flags of `rl-reliable {plugin.name}`",
             description=description
-            + f"\nThe runs are {plugin.pilot_help}, read with the same source flags as `rl-reliable {plugin.name}` "
+            + f"\nThe runs are {plugin.cli.pilot_help}, read with the same source flags as `rl-reliable {plugin.name}` "
             "(final scores only).",
             epilog=epilog,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         src = tracker_commands.add_source(t, plugin, curves=False)
         src.add_argument("--drop-invalid", action="store_true", help="drop bad rows instead of failing")
-        plugin.add_command_flags(t)
+        plugin.cli.add_command_flags(t)
         if plugin.publishes:
             pub = t.add_argument_group(f"publishing the look to {plugin.label}")
-            plugin.add_publish_flags(pub)
+            plugin.cli.add_publish_flags(pub)
             add_force_publish_option(pub)
             pub.add_argument("--no-figures", action="store_true", help="publish the report's tables only (no figures)")
         add_own(t)
@@ -210,7 +223,7 @@ def _add_watch(p: argparse.ArgumentParser) -> None:
     for field, decl in declared(WatchDesign):
         add_declared_option(design, field, decl)
     launch = p.add_argument_group("launch files (in the state folder)")
-    for keyword, (flag, kwargs) in LAUNCH_FLAGS.items():
+    for keyword, (flag, kwargs) in launch_flags().items():
         launch.add_argument(flag, dest=keyword, **kwargs)
     analysis = p.add_argument_group("analysis (frozen at the first look)")
     for keyword in FROZEN_OPTIONS:
@@ -229,11 +242,10 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     try:
         launch = launch_names(args, plugin)
         hold_lock(args.state, args)  # from here to the end: a second look at this folder waits, then refuses
-        result = watch(
-            table, args.state, **design, launch_parameters=launch, program=args.program, **given_options(args)
-        )
+        settings = {key: getattr(args, key) for key in launch_formats.settings()}
+        result = watch(table, args.state, **design, launch_parameters=launch, **settings, **given_options(args))
     except RLReliableError as err:
-        raise CliError(as_flags(str(err), analysis=True, table=WATCH_FLAGS)) from None
+        raise CliError(as_flags(str(err), analysis=True, table=watch_flags())) from None
 
     def publish() -> None:
         assert sink is not None and plugin is not None  # show_look publishes only then
@@ -271,8 +283,8 @@ def show_look(
     print(text)
     if sink is not None and plugin is not None:
         publish()
-    elif plugin is not None and plugin.publishes:
-        note = plugin.unpublished(args)
+    elif plugin is not None and plugin.sink is not None:
+        note = plugin.sink.unpublished(args)
         if note:
             print(note, file=sys.stderr)
 
@@ -290,17 +302,17 @@ def _tracker_runs(
     from .options import retry_policy
 
     try:
-        plugin.check_source(args)
-        plugin.check_command(args, request)
+        plugin.cli.check_source(args)
+        plugin.cli.check_command(args, request)
         retry = retry_policy(args)
         load_clients(plugin)
-        source = plugin.open_source(args, retry)
-        plugin.prepare(args, source, lambda line: print(redact(line), file=sys.stderr, flush=True))
+        source = plugin.source.open(args, retry)
+        plugin.source.prepare(args, source, lambda line: print(redact(line), file=sys.stderr, flush=True))
         table = tracker_commands.read_source_table(source, tracker_commands.source_request(args, request, plugin))
-        sink = plugin.open_sink(args, source, table, retry) if plugin.publishes else None
+        sink = plugin.sink.open(args, source, table, retry) if plugin.sink is not None else None
     except RLReliableError as err:
         raise CliError(cli_message(err)) from None
-    for warning in plugin.source_warnings(source):
+    for warning in plugin.source.warnings(source):
         say_warning(f"skipped {warning}")
     return table, sink
 
@@ -311,15 +323,15 @@ def launch_names(args: argparse.Namespace, plugin: TrackerPlugin | None, keys: S
     race's hyperparameter columns, launch fields too (``params.lr`` -> ``lr``)."""
     from ..errors import InputError
 
-    defaults = plugin.default_refs if plugin is not None else FILE_FIELDS
+    defaults = plugin.source.default_refs if plugin is not None else FILE_FIELDS
     out = {}
     for field in ("algorithm", "task", "seed"):
         key = getattr(args, f"{field}_key", None)
         if key and key != defaults.get(field):
-            out[field] = plugin.launch_name(str(key)) if plugin is not None else str(key)
+            out[field] = plugin.source.launch_name(str(key)) if plugin is not None else str(key)
     for column in keys:
         if plugin is not None:
-            out[str(column)] = plugin.launch_name(str(column))
+            out[str(column)] = plugin.source.launch_name(str(column))
     for pair in args.launch_names or ():
         field, sep, name = str(pair).partition("=")
         if not sep:
@@ -331,7 +343,7 @@ def launch_names(args: argparse.Namespace, plugin: TrackerPlugin | None, keys: S
 def _publish(sink: Sink, plugin: TrackerPlugin, table: ScoreTable, result: Any, args: argparse.Namespace) -> None:
     """Publish the look as a report: the evaluation of these runs with the frozen options, plus the decisions
     (``watch``) and the launch list (``watch_launch``) as tables of the bundle."""
-    from ..analysis.options import AnalysisOptions
+    from ..analysis.options import AnalysisOptions, look_design
 
     publish_look(
         sink,
@@ -339,18 +351,23 @@ def _publish(sink: Sink, plugin: TrackerPlugin, table: ScoreTable, result: Any, 
         table,
         AnalysisOptions(**given_options(args)),
         {"watch": result.decisions, "watch_launch": result.launch},
+        look_design("watch", result.design.to_json()),
     )
 
 
-def publish_look(sink: Sink, plugin: TrackerPlugin, table: ScoreTable, options: Any, extra: dict[str, Any]) -> None:
-    """Publish a look of a sequential command as a report: the evaluation of ``table`` with ``options`` and the
-    look's ``extra`` tables in the bundle; a tracker failure is one line saying the look is recorded."""
+def publish_look(
+    sink: Sink, plugin: TrackerPlugin, table: ScoreTable, options: Any, extra: dict[str, Any], design: dict[str, Any]
+) -> None:
+    """Publish a look of a sequential command as a report: the evaluation of ``table`` with ``options``, the
+    look's ``extra`` tables in the bundle and its frozen ``design`` in the provenance (``look_design``: published
+    beside the options, e.g. as MLflow params); a tracker failure is one line saying the look is recorded."""
     from ..errors import RLReliableError
     from .common import evaluate
 
     try:
         report = evaluate(table, options, source=table.source)
         report.extra.update(extra)
+        report.provenance["look_design"] = design
         published = sink.publish(report)
     except RLReliableError as err:
         raise CliError(
@@ -430,14 +447,16 @@ def format_look(result: Any, state: str, *, rows: int = 20) -> str:
 
 
 def launch_files_in(state: Path) -> list[tuple[Path, str]]:
-    """The launch files of the last look in the state folder, each with what it is for (the names
-    :mod:`~rl_reliable_logger.render.watch_launch` writes), so the console names every file it wrote."""
-    from ..render.watch_launch import PARAMS, RUNS
+    """The launch files of the last look in the state folder, each with what it is for: ``runs.csv`` and every
+    registered launch format's files (its first file's name, and its numbered siblings such as ``sweep-2.yaml``), so
+    the console names every file it wrote without naming a tracker."""
+    from ..render.watch_launch import RUNS
 
-    kinds = [(RUNS, "one row per new run"), (PARAMS, "`mlflow run -P` arguments, one line per run")]
-    found = [(state / name, what) for name, what in kinds if (state / name).is_file()]
-    sweeps = sorted(state.glob("sweep*.yaml"), key=lambda p: (len(p.name), p.name))
-    found[1:1] = [(p, "a `wandb sweep` grid") for p in sweeps]
+    found = [(state / RUNS, "one row per new run")] if (state / RUNS).is_file() else []
+    for fmt in launch_formats.formats():
+        stem, suffix = Path(fmt.name).stem, Path(fmt.name).suffix
+        siblings = [p for p in state.glob(f"{stem}*{suffix}") if p.name == fmt.name or p.stem[len(stem) :][:1] == "-"]
+        found += [(p, fmt.what) for p in sorted(siblings, key=lambda p: (len(p.name), p.name))]
     return found
 
 

@@ -71,7 +71,7 @@ def check_magnitudes(values: np.ndarray, *, what: str = "scores", rows: pd.DataF
             row = rows.iloc[at]
             where = f" (the largest: {row.get('algorithm')} / {row.get('task')}, run {row.get('run_id', at)})"
         if biggest == np.finfo(np.float64).max:
-            where += "; 1.8e+308 is how a tracker such as MLflow stores an infinite metric (a diverged run)"
+            where += "; 1.8e+308 (the largest float) is how some trackers store an infinite metric (a diverged run)"
         raise ScoreTableError(
             f"{what} up to {biggest:.3g} in magnitude{where}: with {values.size} rows, sums and differences of such "
             f"values overflow float64 (the limit here is {limit:.3g}); rescale or normalise the scores first."

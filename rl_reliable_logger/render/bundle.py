@@ -104,7 +104,7 @@ WRITERS: dict[str, Writer] = {
         Writer("race", "race state (rl_reliable_logger.race)"),
         Writer("scores", "score table (save_scores)", bundle=False),
         Writer("pending", "pending score file (log_final_score)", bundle=False),
-        Writer("publish-record", "offline publish record (W&B offline sink)", bundle=False),
+        Writer("publish-record", "offline publish record (a tracker's offline sink)", bundle=False),
     )
 }
 

@@ -78,8 +78,8 @@ def race(
     Returns ``.stop``, ``.best`` (the selected configuration: a dict, or one per algorithm; None until every race
     stopped), ``.selected`` (its metric's interval, the regret bound and the margin over the runner-up, valid after
     selection), ``.alive``, ``.eliminated`` and ``.launch`` (algorithm, hyperparameter columns, task, add_runs).
-    Beside ``launch.csv`` the folder gets what a launcher runs next (``runs.csv``, ``sweep.yaml``,
-    ``mlflow-params.txt``), under the parameter names ``launch_parameters`` gives for ``algorithm``, ``task``,
+    Beside ``launch.csv`` the folder gets what a launcher runs next (``runs.csv`` and each registered tracker's
+    launch files, e.g. a sweep grid of ``program``), under the parameter names ``launch_parameters`` gives for ``algorithm``, ``task``,
     ``seed`` and each hyperparameter column (default: those words and the column names). The folder is locked from
     reading the state to writing it back (a second race of it waits up to ``wait`` seconds, as a watch's does).
 

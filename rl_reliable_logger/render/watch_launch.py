@@ -1,4 +1,4 @@
-"""What each launcher runs next after a watch's look: one row per new run, a ``wandb sweep`` grid, ``mlflow run -P`` sets.
+"""What each launcher runs next after a watch's or race's look: one row per new run, and each tracker's launch files.
 
 The look's launch list says how many runs each (algorithm, task) cell still needs; this module turns it into
 runs a launcher can start: each cell's new seeds are the smallest whole numbers ``0, 1, 2, ...`` it has not
@@ -6,34 +6,31 @@ used yet (so cells that ran seeds 0..k-1 all get k, k+1, ...; a label is the num
 seed 7, and a text label uses no number), and the runs are written
 
 * ``runs.csv``: one row per new run, with the launcher's parameter names as columns;
-* ``sweep.yaml``: a finite ``method: grid`` sweep over algorithm x task x seed for ``wandb sweep`` (cells that
-  need other seeds go to ``sweep-2.yaml``, ``sweep-3.yaml``, ...: each file is one rectangular grid);
-* ``mlflow-params.txt``: one line per new run, the ``-P key=value`` arguments of ``mlflow run``, shell-quoted.
+* the files of each registered tracker's launch format (:mod:`.launch_formats`: a tracker's plugin contributes
+  its format, e.g. a sweep grid or a list of command lines; :func:`grids` gives a grid launcher rectangular
+  grids that together hold exactly the new runs).
 
 Names are the user's text and every file is encoded by the one writer (:mod:`.bundle`): ``runs.csv`` escapes
-formula-like names as every CSV we write does (a leading ``'``, :mod:`..data.csvcells`), YAML goes through PyYAML's
-safe dumper with every name quoted (``1e3`` and ``007`` stay text), and every ``-P`` argument is shell-quoted. A
-parameter name is checked once here (it becomes a YAML key and a command-line word).
+formula-like names as every CSV we write does (a leading ``'``, :mod:`..data.csvcells`), a format's YAML goes
+through :func:`.bundle.yaml_bytes` (every name quoted: ``1e3`` and ``007`` stay text) and its command lines through
+:func:`.bundle.shell_line`. A parameter name is checked once here (it becomes a YAML key and a command-line word).
 """
 
 from __future__ import annotations
 
 import re
-import shlex
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
 from ..data.names import seed_number
 from ..errors import InputError
-from .bundle import Text, shell_line, yaml_bytes
+from .launch_formats import formats
 
 #: The launch parameters, in file order: the watch's field -> the parameter name the examples' scripts take.
 DEFAULT_PARAMETERS = {"algorithm": "algorithm", "task": "task", "seed": "seed"}
-#: ``command`` of the sweep file: W&B passes the grid's values as ``--name=value`` arguments of ``program``.
-SWEEP_COMMAND = ["${env}", "${interpreter}", "${program}", "${args}"]
-RUNS, PARAMS = "runs.csv", "mlflow-params.txt"
+RUNS = "runs.csv"
 #: Peak bytes per new run while the launch files are made (measured: about 450 for 100,000 runs of one cell).
 BYTES_PER_RUN = 512
 _PARAMETER = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}")
@@ -57,11 +54,17 @@ def parameters(names: Mapping[str, str] | None = None, keys: Sequence[str] = ())
         if not isinstance(name, str) or not _PARAMETER.fullmatch(name):
             raise InputError(
                 f"launch parameter name {name!r} (for the {field}) must be a plain word: letters, digits, _ . - "
-                "(it becomes a sweep parameter and an `mlflow run -P` key)"
+                f"(it becomes {_uses()})"
             )
     if len(set(chosen.values())) < len(chosen):
         raise InputError(f"the launch parameters {chosen} give two fields the same name; name each differently")
     return chosen
+
+
+def _uses() -> str:
+    """What a launch parameter name becomes: a column of runs.csv and each format's use of it."""
+    uses = ["a column of runs.csv", *(fmt.parameter_use for fmt in formats() if fmt.parameter_use)]
+    return ", ".join(uses[:-1]) + " and " + uses[-1] if len(uses) > 1 else uses[0]
 
 
 def check_size(max_runs: int, cells: int) -> None:
@@ -147,33 +150,6 @@ def _factor(units: list[tuple[Any, ...]]) -> list[list[list[Any]]]:
     return [[*sub, list(values)] for values, group in heads.items() for sub in _factor(group)]
 
 
-def sweep_yaml(grid: Mapping[str, list[Any]], names: Mapping[str, str], *, program: str = "train.py") -> str:
-    """A ``wandb sweep`` file: a finite grid over ``grid``'s values under the parameter ``names``."""
-    config = {
-        "program": program,
-        "method": "grid",
-        "parameters": {
-            names[field]: {"values": [v if isinstance(v, int) else Text(v) for v in values]}
-            for field, values in grid.items()
-        },
-        "command": SWEEP_COMMAND,
-    }
-    size = 1
-    for values in grid.values():
-        size *= len(values)
-    head = f"# rl-reliable: the next {size} runs of a watch or race (a finite grid: the sweep ends by itself).\n"
-    return yaml_bytes(config, head=head).decode()
-
-
-def mlflow_lines(runs: pd.DataFrame, names: Mapping[str, str]) -> str:
-    """One line per new run: ``-P name=value`` for each field, each argument shell-quoted."""
-    lines = []
-    for row in runs.itertuples(index=False, name=None):
-        words = [w for f, v in zip(runs.columns, row) if f in names for w in ("-P", f"{names[f]}={v}")]
-        lines.append(shell_line(words))
-    return "".join(f"{line}\n" for line in lines)
-
-
 def launch_files(
     scores: pd.DataFrame,
     launch: pd.DataFrame,
@@ -182,30 +158,12 @@ def launch_files(
     program: str = "train.py",
     keys: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """The files of a look's launch list: ``runs.csv`` (a table, escaped by the writer), ``mlflow-params.txt`` and
-    the sweep grid(s) (the grids need PyYAML, which W&B and MLflow install; without it no ``sweep*.yaml``).
-    ``keys``: a race's hyperparameter columns (launch fields between the algorithm and the task)."""
+    """The files of a look's launch list: ``runs.csv`` (a table, escaped by the writer) and the files of every
+    registered launch format (:mod:`.launch_formats`), given the launch setting ``program``. ``keys``: a race's
+    hyperparameter columns (launch fields between the algorithm and the task)."""
     chosen = parameters(names, keys)
     runs = new_runs(scores, launch)
-    files: dict[str, Any] = {RUNS: runs.rename(columns=chosen), PARAMS: mlflow_lines(runs, chosen)}
-    try:
-        import yaml  # noqa: F401
-    except ImportError:  # pragma: no cover - W&B and MLflow both depend on PyYAML
-        return files
-    for i, grid in enumerate(grids(runs), 1):
-        files[sweep_name(i)] = sweep_yaml(grid, chosen, program=program)
+    files: dict[str, Any] = {RUNS: runs.rename(columns=chosen)}
+    for fmt in formats():
+        files.update(fmt.files(runs, chosen, {"program": program}))
     return files
-
-
-def sweep_name(index: int) -> str:
-    """``sweep.yaml`` for the first grid, ``sweep-2.yaml``, ... for the others."""
-    return "sweep.yaml" if index == 1 else f"sweep-{index}.yaml"
-
-
-def read_mlflow_lines(lines: Iterable[str]) -> list[dict[str, str]]:
-    """The parameter sets of ``mlflow-params.txt`` (what a launcher loop passes to ``mlflow run -P``)."""
-    out = []
-    for line in lines:
-        words = shlex.split(line)
-        out.append(dict(word.split("=", 1) for word in words if word != "-P"))
-    return out

@@ -187,8 +187,8 @@ def watch(
     that change the numbers: ``reps``, ``seed``, ``normalize``, ...). Every later call must ask for the same design; the same scores as a recorded
     look return that look without spending one. Returns ``.stop``, ``.decisions`` and ``.launch``
     (see ``docs/watch.md``). Beside ``launch.csv`` the folder gets what a launcher runs next
-    (:func:`.watch_launch.launch_files`: ``runs.csv``, ``sweep.yaml`` for ``wandb sweep`` with ``program``,
-    ``mlflow-params.txt`` for ``mlflow run -P``), under the parameter names ``launch_parameters`` gives for
+    (:func:`.watch_launch.launch_files`: ``runs.csv`` and each tracker's launch files, e.g. a sweep grid of
+    ``program``), under the parameter names ``launch_parameters`` gives for
     ``algorithm``, ``task`` and ``seed`` (default: those words). The folder is locked from reading the state to
     writing it back: a second watch of the same folder waits up to ``wait`` seconds (then takes its own look, or
     replays this one for the same scores), else refuses in one sentence; no look is lost.

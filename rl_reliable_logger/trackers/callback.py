@@ -3,7 +3,7 @@
 ``log_final_score(score, algorithm=..., task=..., seed=...)`` writes, on the active tracker run, the
 names of ``trackers.base.request.DEFAULT_KEYS`` (``rl_reliable_algorithm``, ``rl_reliable_task``,
 ``rl_reliable_seed``, ``rl_reliable_final_score``), where each tracker keeps such fields: its plugin's
-``default_refs`` and ``final_score`` module (``trackers/<name>/``) say exactly where. Each tracker's
+source role's ``default_refs`` and its final-score role (``trackers/<name>/``) say exactly where. Each tracker's
 command reads exactly these names by default, so no field flags are needed in the common case.
 
 A score is never lost: when the tracker still fails after the retry policy (``retry_for`` seconds,
@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import TrackerError
 from . import registry
 from .base.final_score import check_final_score
-from .base.plugin import TrackerPlugin
+from .base.roles import FinalScoreRole
 
 
 def log_final_score(
@@ -40,7 +40,7 @@ def log_final_score(
         score: the run's final evaluation score (e.g. mean return of the last evaluation).
         algorithm, task, seed: how the run is grouped in the analysis.
         run: a run of one of the trackers (its client's Run object, or a run id), or None for the active
-            run of whichever tracker has one (each plugin's ``has_active_run``, in its ``detect_order``).
+            run of whichever tracker has one (each final-score role's ``has_active_run``, in its ``detect_order``).
         retry_for: seconds of retries of transient tracker failures (default 300).
         pending_dir: where a score the tracker did not take is saved (default below).
         on_failure: what happens after the score was saved to a pending file: ``"warn"`` (default:
@@ -61,24 +61,27 @@ def log_final_score(
     checked = check_final_score(score, algorithm=algorithm, task=task, seed=seed)
     if on_failure not in ("warn", "raise"):
         raise ValueError(f"log_final_score: on_failure must be 'warn' or 'raise', got {on_failure!r}")
-    plugin = _detect(run)
+    name, role = _detect(run)
     kwargs: dict[str, Any] = {"run": run, "retry_for": retry_for, "pending_dir": pending_dir, "on_failure": on_failure}
-    plugin.write_final_score(checked.score, checked.algorithm, checked.task, checked.seed, **kwargs)
-    return plugin.name
+    role.write(checked.score, checked.algorithm, checked.task, checked.seed, **kwargs)
+    return name
 
 
-def _detect(run: Any) -> TrackerPlugin:
-    """The plugin of ``run``, else of the active run (asked in each plugin's ``detect_order``)."""
-    ordered = sorted(registry.publishing(), key=lambda p: p.detect_order)
-    for plugin in ordered:
-        if run is not None and plugin.owns_run(run):
-            return plugin
-        if run is None and plugin.has_active_run():
-            return plugin
+def _detect(run: Any) -> tuple[str, FinalScoreRole]:
+    """The tracker of ``run``, else of the active run, and its final-score role (asked in each ``detect_order``)."""
+    ordered = sorted(
+        ((p.name, p.final_score) for p in registry.final_score_writers() if p.final_score is not None),
+        key=lambda named: named[1].detect_order,
+    )
+    for name, role in ordered:
+        if run is not None and role.owns_run(run):
+            return name, role
+        if run is None and role.has_active_run():
+            return name, role
     raise TrackerError(
         "log_final_score: no active tracker run. Call it inside "
-        + " or ".join(p.start_hint for p in ordered)
+        + " or ".join(role.start_hint for _, role in ordered)
         + ", or pass run=<"
-        + " | ".join(p.run_hint for p in ordered)
+        + " | ".join(role.run_hint for _, role in ordered)
         + ">."
     )

@@ -1,8 +1,9 @@
 """The trackers the package knows: one line per tracker, its plugin (``trackers/<name>/plugin.py``).
 
 Everything else asks this registry: the command line builds one subcommand per plugin (``cli/trackers.py``),
-``plan`` reads a pilot through it, ``log_final_score`` and ``rl-reliable pending`` dispatch on it, and the
-redaction of every message gets each tracker's secrets from it. Adding a tracker is a subpackage with a
+``plan`` reads a pilot through it, ``log_final_score`` and ``rl-reliable pending`` dispatch on it, a watch writes
+each tracker's launch format (``render/launch_formats.py``, filled from here) and the redaction of every message
+gets each tracker's secrets from it. Adding a tracker is a subpackage with a
 ``plugin.py`` and one line in :data:`PLUGINS` (or :func:`register` for a plugin outside the package); see
 docs/architecture.md.
 """
@@ -10,6 +11,7 @@ docs/architecture.md.
 from __future__ import annotations
 
 from ..redaction import add_secret_rules
+from ..render.launch_formats import add_format, remove_format
 from .base.plugin import TrackerPlugin
 from .marl_eval.plugin import PLUGIN as MARL_EVAL
 from .mlflow.plugin import PLUGIN as MLFLOW
@@ -27,13 +29,23 @@ def register(plugin: TrackerPlugin) -> TrackerPlugin:
     if not plugin.name or not plugin.name.replace("-", "_").isidentifier() or plugin.name.startswith("-"):
         raise ValueError(f"a tracker plugin needs a name of letters, digits, _ and -, got {plugin.name!r}")
     PLUGINS[:] = [p for p in PLUGINS if p.name != plugin.name] + [plugin]
-    add_secret_rules(plugin.secret_variables, plugin.secret_patterns)
+    _adopt(plugin)
     return plugin
+
+
+def _adopt(plugin: TrackerPlugin) -> None:
+    """What a plugin contributes beyond its entry: its secrets to redaction, its launch format to watch."""
+    add_secret_rules(plugin.redaction.secret_variables, plugin.redaction.secret_patterns)
+    if plugin.launch is not None:
+        add_format(plugin.name, plugin.launch)
+    else:
+        remove_format(plugin.name)
 
 
 def unregister(name: str) -> None:
     """Remove the plugin called ``name`` (for tests that register one of their own)."""
     PLUGINS[:] = [p for p in PLUGINS if p.name != name]
+    remove_format(name)
 
 
 def plugins() -> tuple[TrackerPlugin, ...]:
@@ -42,8 +54,18 @@ def plugins() -> tuple[TrackerPlugin, ...]:
 
 
 def publishing() -> tuple[TrackerPlugin, ...]:
-    """The trackers that take reports and final scores (not the Source-only ones), in help order."""
+    """The trackers that take reports (a sink; not the Source-only ones), in help order."""
     return tuple(p for p in PLUGINS if p.publishes)
+
+
+def final_score_writers() -> tuple[TrackerPlugin, ...]:
+    """The trackers ``log_final_score`` writes to (a final-score role), in help order."""
+    return tuple(p for p in PLUGINS if p.final_score is not None)
+
+
+def pending_pushers() -> tuple[TrackerPlugin, ...]:
+    """The trackers whose pending scores ``rl-reliable pending --push`` sends (a pending role), in help order."""
+    return tuple(p for p in PLUGINS if p.pending is not None)
 
 
 def get(name: str) -> TrackerPlugin:
@@ -61,13 +83,13 @@ def names() -> tuple[str, ...]:
 
 def client_modules() -> tuple[str, ...]:
     """Top-level modules whose exceptions are a tracker failing (not a bug of ours)."""
-    return tuple(m for p in PLUGINS for m in p.client_modules)
+    return tuple(m for p in PLUGINS for m in p.redaction.client_modules)
 
 
 def keyword_flags() -> dict[str, str]:
     """Keyword-to-flag words of the trackers' own options, for messages."""
-    return {k: v for p in PLUGINS for k, v in p.keyword_flags.items()}
+    return {k: v for p in PLUGINS for k, v in p.cli.keyword_flags.items()}
 
 
 for _plugin in PLUGINS:
-    add_secret_rules(_plugin.secret_variables, _plugin.secret_patterns)
+    _adopt(_plugin)

@@ -48,7 +48,9 @@ def test_warnings_and_library_log_lines_are_one_line_each_once(capsys):
 
 def test_a_client_loaded_by_the_command_has_its_log_lines_adopted(capsys):
     mlflow = pytest.importorskip("mlflow")
-    plugin = type("Plugin", (), {"client_modules": ("mlflow",)})()
+    from rl_reliable_logger.trackers.base.plugin import Redaction, TrackerPlugin
+
+    plugin = TrackerPlugin("client", "Client", redaction=Redaction(client_modules=("mlflow",)))
     own = list(logging.getLogger("mlflow").handlers)
     with common.console():
         common.load_clients(plugin)

@@ -116,5 +116,10 @@ def test_the_race_loop_trains_races_launches_and_selects(store: str, tmp_path: P
     published = pd.read_csv(client.download_artifacts(analysis[0].info.run_id, aggregates, str(tmp_path)))
     rate = selected["params.epsilon"].iat[0]
     assert set(published["algorithm"]) == {f"epsilon_greedy (tuned by race: params.epsilon={rate:g})"}
+    # the race's frozen design is a param of the analysis run, beside the options (delta changes the selection)
+    params = analysis[0].data.params
+    assert params["rl_reliable.design.kind"] == "race" and params["rl_reliable.design.delta"] == "0.2"
+    assert params["rl_reliable.design.keys"] == "params.epsilon" and params["rl_reliable.design.looks"] == "3"
+    assert params["rl_reliable.reps"] == "500"
     sources = client.search_runs([exp], "tags.rl_reliable_algorithm != ''", max_results=1000)
     assert len(sources) == 24 + len(launched)  # no run was added or written to but the trained ones

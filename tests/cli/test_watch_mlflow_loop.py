@@ -19,7 +19,7 @@ import pytest
 
 import rl_reliable_logger
 from rl_reliable_logger.cli.main import main
-from rl_reliable_logger.render.watch_launch import read_mlflow_lines
+from rl_reliable_logger.trackers.mlflow.launch import read_mlflow_lines
 from rl_reliable_logger.trackers.mlflow.source import ANALYSIS_ROLE, ROLE_TAG
 from tests.support.mlflow_store import REPO, make_store, mlflow, use_store
 
@@ -149,6 +149,11 @@ def test_the_loop_trains_watches_launches_and_stops_when_decided(store: str, tmp
     assert analysis, "every look was published as an analysis run"
     files = _artifacts(client, analysis[0].info.run_id, "rl_reliable")
     assert any(p.endswith("/watch.csv") for p in files) and any(p.endswith("/watch_launch.csv") for p in files), files
+    # the frozen design that made the decisions is a param of the analysis run, beside the options
+    params = analysis[0].data.params
+    design = {k.removeprefix("rl_reliable.design."): v for k, v in params.items() if ".design." in k}
+    assert design["kind"] == "watch" and design["looks"] == "3" and design["alpha"] == "0.05", design
+    assert {"max_runs", "metric", "spending", "futility"} <= set(design) and "tasks" not in design
 
 
 def _artifacts(client, run_id: str, path: str) -> list[str]:

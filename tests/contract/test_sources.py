@@ -88,7 +88,7 @@ def _table(source: str, corpus: Corpus, *extra: str) -> pd.DataFrame:
     if source == "file":
         return read_scores(Path(corpus.command[1]), args).frame
     plugin = registry.get(source)
-    table = read_table(plugin, args, plugin.table_options(analysis_options(args)))
+    table = read_table(plugin, args, plugin.source.table_options(analysis_options(args)))
     frame = table.frame.copy()
     frame.attrs["warnings"] = list(table.warnings)
     return frame

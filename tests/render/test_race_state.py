@@ -12,7 +12,7 @@ import yaml
 
 from rl_reliable_logger import InputError, race
 from rl_reliable_logger.render.bundle import BundleError
-from rl_reliable_logger.render.watch_launch import read_mlflow_lines
+from rl_reliable_logger.trackers.mlflow.launch import read_mlflow_lines
 
 LRS = (0.0003, 0.001, 0.003, 0.01)
 SHIFT = {0.0003: -0.25, 0.001: 0.0, 0.003: -0.1, 0.01: -2.0}

@@ -3,6 +3,7 @@ command the CLI builds from the registry, and gives the tables of the same score
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 from pathlib import Path
@@ -63,3 +64,50 @@ def test_the_registry_names_each_tracker_once():
     assert len(names) == len(set(names))
     with pytest.raises(KeyError, match="known"):
         registry.get("no-such-tracker")
+
+
+def test_a_plugin_of_the_earlier_shape_still_works_through_its_roles(tmp_path):
+    """A plugin written before the roles (hooks and words on the plugin itself) is wrapped into roles and wiring:
+    its command reads its runs, its secrets are redacted, and a DeprecationWarning names the new shape."""
+    from rl_reliable_logger.redaction import redact
+    from rl_reliable_logger.trackers.base.plugin import TrackerPlugin
+
+    class FolderSource:
+        tracker = "oldshape"
+
+        def __init__(self, folder):
+            self.folder = folder
+
+    class OldShape(TrackerPlugin):
+        name = "oldshape"
+        label = "Old shape"
+        publishes = False
+        summary = "an old plugin"
+        secret_variables = ("OLDSHAPE_TOKEN",)
+
+        def add_source_flags(self, group, *, curves=True):
+            group.add_argument("folder")
+
+        def open_source(self, args, retry):
+            return FolderSource(args.folder)
+
+        def describe_source(self, source):
+            return f"old folder {source.get('location')}"
+
+    with pytest.warns(DeprecationWarning, match="earlier shape"):
+        plugin = OldShape()
+    assert plugin.cli.summary == "an old plugin" and not plugin.cli.shared_fields and not plugin.publishes
+    assert plugin.sink is None and plugin.final_score is None and plugin.pending is None
+    assert plugin.source.open(argparse.Namespace(folder="runs/"), None).folder == "runs/"
+    assert plugin.describe({"location": "x"}) == "old folder x"
+    registry.register(plugin)
+    try:
+        import os
+
+        os.environ["OLDSHAPE_TOKEN"] = "s3cret-old-token"
+        assert "s3cret-old-token" not in redact("token s3cret-old-token")
+        with pytest.raises(SystemExit):
+            main(["oldshape", "--help"])
+    finally:
+        os.environ.pop("OLDSHAPE_TOKEN", None)
+        registry.unregister("oldshape")

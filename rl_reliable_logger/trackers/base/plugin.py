@@ -1,160 +1,204 @@
 """What a tracker contributes to the package, declared once in its own subpackage (``trackers/<name>/plugin.py``).
 
-A :class:`TrackerPlugin` says everything the rest of the package needs to know about one tracker: its name
-and label, its Source (and the source flags of its command), its Sink (and publishing flags), its final-score
-writer, how a pending score is pushed, and the secrets its messages must never show. The registry
-(``trackers/registry.py``) lists the plugins; the command line builds one subcommand per plugin, ``plan`` reads
-pilots through them, ``log_final_score`` and ``rl-reliable pending`` dispatch on them, and redaction applies
-their rules. Nothing outside ``trackers/<name>/`` and the registry names a tracker.
+A :class:`TrackerPlugin` is the tracker's name and label and the roles it plays, each a small object of
+:mod:`.roles` that knows nothing of the command line: its :class:`~.roles.SourceRole` (where its runs are, how they
+are read), :class:`~.roles.SinkRole` (where reports go), :class:`~.roles.FinalScoreRole` (``log_final_score``),
+:class:`~.roles.PendingRole` (``rl-reliable pending --push``), :class:`~.roles.LaunchFormat` (the files a watch
+writes for its launcher) and :class:`~.roles.Redaction` (its secrets, its client's modules); plus one
+:class:`~.wiring.CliWiring`, the only part that knows argparse (its flags and their help). A Source-only plugin
+(logs read from disk) leaves out the sink, final-score and pending roles.
+
+The registry (``trackers/registry.py``) lists the plugins; the command line builds one subcommand per plugin from
+its wiring, ``plan`` and ``watch`` read runs through its source role, ``log_final_score`` and ``rl-reliable pending``
+dispatch on its roles, a watch writes every plugin's launch format, and redaction applies its rules. Nothing
+outside ``trackers/<name>/`` and the registry names a tracker.
+
+A plugin written the earlier way (a subclass setting ``summary``, ``secret_variables``, ... and overriding
+``open_source``, ``add_source_flags``, ... on the plugin itself) still works: its members are wrapped into the
+roles above (with a DeprecationWarning naming the new shape).
 
 This module imports nothing heavy (no tracker client, no pandas): ``rl-reliable --help`` loads every plugin.
-A plugin imports its own Source, Sink and client inside its methods.
 """
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+import warnings
+from collections.abc import Mapping
+from typing import Any
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ...data.scores import ScoreTable
-    from .pending import PendingScore
-    from .protocols import Sink, Source
-    from .retry import RetryPolicy
+from .roles import FinalScoreRole, LaunchFormat, PendingRole, Redaction, SinkRole, SourceRole, recorded_fields
+from .wiring import Args, CliWiring
 
-#: A parsed command line (the flags of one plugin's command, plus the shared ones).
-Args = argparse.Namespace
-
-
-def recorded_fields(run: Mapping[str, Any]) -> str:
-    """A pending file's run part in words (``key=value, ...`` without the run id): its place when no plugin
-    describes it better."""
-    return ", ".join(f"{k}={v}" for k, v in run.items() if k != "run_id") or "(no place recorded)"
+__all__ = [
+    "Args",
+    "CliWiring",
+    "FinalScoreRole",
+    "LaunchFormat",
+    "PendingRole",
+    "Redaction",
+    "SinkRole",
+    "SourceRole",
+    "TrackerPlugin",
+    "recorded_fields",
+]
 
 
 class TrackerPlugin:
-    """One tracker, as the package sees it. Subclasses set the class attributes and override the hooks.
+    """One tracker, as the package sees it: its name, its label and the roles it plays.
 
-    The attributes are plain data (read by ``--help`` without importing the tracker); the hooks receive the
-    parsed flags and raise :class:`~rl_reliable_logger.errors.InputError` (worded with flags) for bad ones.
+    Example (a tracker whose runs are read only; docs/architecture.md has it whole)::
+
+        PLUGIN = TrackerPlugin(
+            "jsondir", "JSON folder",
+            source=JsonDirRuns(),             # a SourceRole: open(settings, retry) -> a Source
+            cli=JsonDirCli(),                 # a CliWiring: summary, add_source_flags(group, curves=...)
+        )
     """
 
     #: The tracker's name: its subcommand, ``source["tracker"]`` in provenance, the tracker of a pending file.
     name: str = ""
     #: How messages name it (``PublishResult.message``, warnings, errors).
     label: str = ""
-    #: Field references read when no field flag is given (what ``log_final_score`` writes).
-    default_refs: Mapping[str, str] = {}
-    #: Where the tracker keeps hyperparameters: ``--hyperparameter-keys lr`` reads ``<config_kind>.lr``.
-    config_kind: str = "config"
-    #: The forms a field reference takes on this tracker, for ``--help``.
-    refs_help: str = ""
-    #: One line of ``rl-reliable --help`` and the subcommand's description and examples.
-    summary: str = ""
-    description: str = ""
-    epilog: str = ""
-    #: What ``rl-reliable plan <name>`` reads, in a phrase; one command line for ``rl-reliable --help``.
-    pilot_help: str = ""
-    example: str = ""
-    #: Command lines of ``rl-reliable plan --help`` that read a pilot from this tracker.
-    plan_examples: tuple[str, ...] = ()
-    #: What ``rl-reliable pending --help`` says about pushing this tracker's scores ("" for nothing).
-    pending_note: str = ""
-    #: Environment variables holding this tracker's secrets, and patterns of its keys (``redaction``).
-    secret_variables: tuple[str, ...] = ()
-    secret_patterns: tuple[str, ...] = ()
-    #: Top-level modules whose exceptions are this tracker failing (exit 2, not a bug of ours).
-    client_modules: tuple[str, ...] = ()
-    #: ``log_final_score`` asks the plugins in this order (lowest first) whose run it was given or is active.
-    detect_order: int = 0
-    #: How the "no active run" message names the call that starts a run, and a run passed as ``run=``.
-    start_hint: str = ""
-    run_hint: str = ""
-    #: Keyword-to-flag words of this tracker's own options, for messages (``"x=True": "--x"``).
-    keyword_flags: Mapping[str, str] = {}
-    #: False for a Source-only plugin (logs read from disk, e.g. event files): its command has no
-    #: publishing, retry or shared field flags (:meth:`add_source_flags` declares its own, ``--score-key`` too;
-    #: the command adds ``--score-rule`` and the name flags), results go to ``--out`` as with ``evaluate``, and
-    #: it writes no final scores and has no pending ones.
-    publishes: bool = True
+    #: Its parts (see the module docstring); None: a role it does not play.
+    source: SourceRole = SourceRole()
+    cli: CliWiring = CliWiring()
+    sink: SinkRole | None = None
+    final_score: FinalScoreRole | None = None
+    pending: PendingRole | None = None
+    launch: LaunchFormat | None = None
+    redaction: Redaction = Redaction()
 
-    # ---------------------------------------------------------------- command line
-    def add_source_flags(self, group: Any, *, curves: bool = True) -> None:
-        """The tracker's own source flags (where runs are, which ones); ``curves`` adds ``--curve-key``."""
+    def __init__(
+        self,
+        name: str | None = None,
+        label: str | None = None,
+        *,
+        source: SourceRole | None = None,
+        cli: CliWiring | None = None,
+        sink: SinkRole | None = None,
+        final_score: FinalScoreRole | None = None,
+        pending: PendingRole | None = None,
+        launch: LaunchFormat | None = None,
+        redaction: Redaction | None = None,
+    ) -> None:
+        given: dict[str, Any] = {"name": name, "label": label, "source": source, "cli": cli, "sink": sink}
+        given.update(final_score=final_score, pending=pending, launch=launch, redaction=redaction)
+        for key, value in given.items():  # what is not given stays the class's (a subclass may declare its parts)
+            if value is not None:
+                setattr(self, key, value)
+        legacy = _legacy_members(type(self))
+        if legacy:
+            _adopt_legacy(self, legacy)
 
-    def add_command_flags(self, parser: argparse.ArgumentParser) -> None:
-        """Groups of flags only the analysing command has (e.g. waiting for a sweep), after the source."""
+    @property
+    def publishes(self) -> bool:
+        """Whether the tracker takes reports (it has a sink): its commands get the publishing flags."""
+        return self.sink is not None
 
-    def add_publish_flags(self, group: Any) -> None:
-        """The flags that say where the report is published (``--force-publish`` is added after them)."""
-
-    def check_source(self, args: Args) -> None:
-        """Source flags checked before anything runs."""
-
-    def check_command(self, args: Args, options: Any) -> None:
-        """The command's other flags checked against the analysis options, before the tracker is asked anything."""
-
-    def table_options(self, options: Any) -> Any:
-        """The analysis options for this tracker's tables (e.g. hyperparameter keys named as their columns)."""
-        return options
-
-    def inputs(self, args: Args) -> list[str]:
-        """Files or folders the source reads, which ``--out`` must not replace."""
-        return []
-
-    def open_source(self, args: Args, retry: RetryPolicy) -> Source:
-        """The Source the flags select."""
-        raise NotImplementedError
-
-    def prepare(self, args: Args, source: Source, say: Callable[[str], None]) -> None:
-        """Before the runs are read (e.g. wait for a sweep to finish); ``say`` prints a progress line."""
-
-    def source_warnings(self, source: Source) -> list[str]:
-        """What the source could not read (``skipped <it>`` on the console; ``--strict`` refuses to go on)."""
-        return []
-
-    def open_sink(self, args: Args, source: Source, table: ScoreTable, retry: RetryPolicy) -> Sink | None:
-        """The Sink the publishing flags name (None: publish nothing); checked before the analysis runs."""
-        return None
-
-    def unpublished(self, args: Args) -> str | None:
-        """What to print when :meth:`open_sink` gave None (None: nothing)."""
-        return None
-
-    def launch_name(self, key: str) -> str:
-        """The launch parameter a field key gives a watch's launch files (``params.algo`` -> ``algo``): the key
-        without its kind."""
-        from .request import KINDS
-
-        kind, _, rest = str(key).partition(".")
-        return rest if kind in KINDS and rest else str(key)
-
-    def describe_source(self, source: Mapping[str, Any]) -> str:
+    def describe(self, source: Mapping[str, Any]) -> str:
         """Where a table's runs came from, in one phrase (from ``table.source``)."""
-        return f"{self.label} runs in {source.get('location')}"
+        return self.source.describe(source) or f"{self.label} runs in {source.get('location')}"
 
-    # ---------------------------------------------------------------- final scores
-    def owns_run(self, run: Any) -> bool:
-        """Whether ``run`` (given to ``log_final_score``) is one of this tracker's runs."""
-        return False
+    def __repr__(self) -> str:
+        roles = [r for r in ("sink", "final_score", "pending", "launch") if getattr(self, r) is not None]
+        return f"TrackerPlugin({self.name!r}, {self.label!r}, roles=source+{'+'.join(roles) or 'nothing else'})"
 
-    def has_active_run(self) -> bool:
-        """Whether a run of this tracker is active in this process (its client imported by the user)."""
-        return False
 
-    def write_final_score(self, score: Any, algorithm: Any, task: Any, seed: Any, **kwargs: Any) -> None:
-        """Write a checked final score to ``kwargs["run"]`` (or the active run) by the log_final_score convention."""
-        raise NotImplementedError
+# ------------------------------------------------------------------------------------ plugins of the earlier shape
+#: Each member a plugin of the earlier shape declared on itself -> (the part it belongs to, its name there).
+_LEGACY: dict[str, tuple[str, str]] = {
+    **{
+        n: ("cli", n)
+        for n in (
+            "summary",
+            "description",
+            "epilog",
+            "example",
+            "pilot_help",
+            "plan_examples",
+            "watch_examples",
+            "race_examples",
+            "pending_note",
+            "refs_help",
+            "keyword_flags",
+            "add_source_flags",
+            "add_command_flags",
+            "add_publish_flags",
+            "add_pending_flags",
+            "check_source",
+            "check_command",
+        )
+    },
+    "default_refs": ("source", "default_refs"),
+    "config_kind": ("source", "config_kind"),
+    "open_source": ("source", "open"),
+    "prepare": ("source", "prepare"),
+    "source_warnings": ("source", "warnings"),
+    "inputs": ("source", "inputs"),
+    "table_options": ("source", "table_options"),
+    "launch_name": ("source", "launch_name"),
+    "describe_source": ("source", "describe"),
+    "open_sink": ("sink", "open"),
+    "unpublished": ("sink", "unpublished"),
+    "detect_order": ("final_score", "detect_order"),
+    "start_hint": ("final_score", "start_hint"),
+    "run_hint": ("final_score", "run_hint"),
+    "owns_run": ("final_score", "owns_run"),
+    "has_active_run": ("final_score", "has_active_run"),
+    "write_final_score": ("final_score", "write"),
+    "push_pending": ("pending", "push"),
+    "pending_location": ("pending", "location"),
+    "secret_variables": ("redaction", "secret_variables"),
+    "secret_patterns": ("redaction", "secret_patterns"),
+    "client_modules": ("redaction", "client_modules"),
+}
+_PARTS = {
+    "cli": CliWiring,
+    "source": SourceRole,
+    "sink": SinkRole,
+    "final_score": FinalScoreRole,
+    "pending": PendingRole,
+}
 
-    def add_pending_flags(self, group: Any) -> None:
-        """Flags of ``rl-reliable pending`` for pushing this tracker's scores."""
 
-    def push_pending(self, item: PendingScore, args: Args, retry: RetryPolicy) -> str:
-        """Send one pending score to its run: ``"written"`` or ``"already"``."""
-        raise NotImplementedError
+def _legacy_members(cls: type) -> dict[str, Any]:
+    """The members of the earlier shape that ``cls`` (a subclass of TrackerPlugin) declares, ``publishes`` too."""
+    found: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        if klass is not TrackerPlugin and issubclass(klass, TrackerPlugin):
+            found.update({k: v for k, v in vars(klass).items() if k in _LEGACY or k == "publishes"})
+    return found
 
-    def pending_location(self, run: Mapping[str, Any]) -> str:
-        """Where a pending score's run lives, in a phrase (from the run part of the pending file; by default its
-        fields other than the run id)."""
-        return recorded_fields(run)
+
+def _no_sink(*_: Any) -> None:
+    return None
+
+
+def _adopt_legacy(plugin: TrackerPlugin, members: Mapping[str, Any]) -> None:
+    """Wrap the members a plugin of the earlier shape declares on itself into its roles and wiring."""
+    cls = type(plugin)
+    warnings.warn(
+        f"tracker plugin {cls.__name__} ({plugin.name!r}) declares its hooks on the plugin, the earlier shape: it "
+        "still works, but declare its roles instead, TrackerPlugin(name, label, source=SourceRole subclass, "
+        "cli=CliWiring subclass, sink=..., ...) (see docs/architecture.md, 'Adding a tracker')",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    publishes = bool(members.get("publishes", True))
+    parts: dict[str, Any] = {part: role() for part, role in _PARTS.items()}
+    redaction: dict[str, Any] = {}
+    for old, (part, new) in _LEGACY.items():
+        if old not in members:
+            continue
+        value = getattr(plugin, old)  # a bound method, or the class attribute's value
+        if part == "redaction":
+            redaction[new] = tuple(value)
+        else:
+            setattr(parts[part], new, value)
+    parts["cli"].shared_fields = publishes
+    if "open_sink" not in members:
+        parts["sink"].open = _no_sink  # the earlier shape's default: a publishing plugin that publishes nothing
+    plugin.cli, plugin.source = parts["cli"], parts["source"]
+    if publishes:
+        plugin.sink, plugin.final_score, plugin.pending = parts["sink"], parts["final_score"], parts["pending"]
+    plugin.redaction = Redaction(**redaction)  # a class value of ``publishes`` hides the property: it agrees

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..base.plugin import Args, TrackerPlugin
+from ..base.plugin import Args, CliWiring, SourceRole, TrackerPlugin
+from ..base.roles import Settings
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..base.protocols import Source
@@ -38,12 +39,10 @@ examples:
 """
 
 
-class MarlEvalPlugin(TrackerPlugin):
-    """``rl-reliable marl-eval``: marl-eval JSON in, the results bundle (``--out``) out."""
+class MarlEvalCli(CliWiring):
+    """The flags and help of ``rl-reliable marl-eval``: its own field flags (the metric, a layout, seed batches)."""
 
-    name = "marl-eval"
-    label = "marl-eval"
-    publishes = False
+    shared_fields = False
     summary = "analyse marl-eval JSON (Mava, Stoix, BenchMARL): one run per seed"
     description = _DESCRIPTION
     epilog = _EPILOG
@@ -96,16 +95,22 @@ class MarlEvalPlugin(TrackerPlugin):
     def check_command(self, args: Args, options: Any) -> None:
         args.curve_key = args.score_key if options.curves else None  # the step_<k> means are the curves
 
-    def inputs(self, args: Args) -> list[str]:
-        return [args.path]
 
-    def open_source(self, args: Args, retry: RetryPolicy) -> Source:
+class MarlEvalRuns(SourceRole):
+    """The runs of the marl-eval JSON file or folder ``path`` (one run per seed)."""
+
+    def inputs(self, settings: Settings) -> list[str]:
+        return [settings.path]
+
+    def open(self, settings: Settings, retry: RetryPolicy) -> Source:
         from .source import MarlEvalSource
 
-        return MarlEvalSource(args.path, layout=args.layout, last_step=args.last_step, seeds_by_file=args.seeds_by_file)
+        return MarlEvalSource(
+            settings.path, layout=settings.layout, last_step=settings.last_step, seeds_by_file=settings.seeds_by_file
+        )
 
-    def describe_source(self, source: Mapping[str, Any]) -> str:
+    def describe(self, source: Mapping[str, Any]) -> str:
         return str(source.get("location"))
 
 
-PLUGIN = MarlEvalPlugin()
+PLUGIN = TrackerPlugin("marl-eval", "marl-eval", source=MarlEvalRuns(), cli=MarlEvalCli())

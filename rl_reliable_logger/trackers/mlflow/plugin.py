@@ -1,4 +1,6 @@
-"""MLflow as a plugin: what the package needs to know about MLflow, declared here once (see ``trackers/base/plugin.py``).
+"""MLflow as a plugin: what the package needs to know about MLflow, declared here once (see ``trackers/base/plugin.py``):
+its roles (reading runs, publishing reports, writing and pushing final scores, the watch's ``mlflow run -P`` lines,
+its secrets) and its command-line wiring.
 
 Light on purpose: ``rl-reliable --help`` imports this module; the Source, Sink and client are imported by
 the methods that use them.
@@ -12,7 +14,18 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...errors import InputError
-from ..base.plugin import Args, TrackerPlugin
+from ..base.plugin import (
+    Args,
+    CliWiring,
+    FinalScoreRole,
+    PendingRole,
+    Redaction,
+    SinkRole,
+    SourceRole,
+    TrackerPlugin,
+)
+from ..base.roles import Settings
+from .launch import PARAMS, MlflowParams
 from .names import DEFAULT_REFS, LABEL, NAME
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -46,28 +59,29 @@ examples:
 """
 
 
-class MlflowPlugin(TrackerPlugin):
-    """``rl-reliable mlflow``: runs of MLflow experiments in, the report onto a new or a parent run out."""
+class MlflowCli(CliWiring):
+    """The flags and help of ``rl-reliable mlflow`` (and of ``plan`` / ``watch mlflow`` and ``pending``)."""
 
-    name = NAME
-    label = LABEL
-    default_refs = DEFAULT_REFS
-    config_kind = "params"
     refs_help = "tags.X, params.X, metrics.X, run.name, ..."
     summary = "analyse MLflow runs and publish the report to MLflow"
     description = _DESCRIPTION
     epilog = _EPILOG
     pilot_help = "the runs of MLflow experiments"
-    secret_variables = ("MLFLOW_TRACKING_PASSWORD", "MLFLOW_TRACKING_TOKEN", "MLFLOW_TRACKING_CLIENT_CERT_PATH")
-    client_modules = ("mlflow",)
-    detect_order = 1  # a run that is no other tracker's is an MLflow run id
-    start_hint = "`mlflow.start_run()`"
-    run_hint = "mlflow run id"
     example = "rl-reliable mlflow --experiment my-sweep --out results/ --publish new"
     pending_note = "  rl-reliable pending DIR --push --tracking-uri http://mlflow.internal:5000\n"
     plan_examples = ("rl-reliable plan mlflow --experiment pilot --target-width 0.05 --out plan/",)
+    watch_examples = ("rl-reliable watch mlflow --experiment bandits --state watch/ --looks 3 --max-runs 12 --seed 0",)
+    race_examples = (
+        "rl-reliable race mlflow --experiment bandits --state race/ --looks 4 --max-runs 8 \\",
+        "    --hyperparameter-keys params.epsilon --delta 0.05 --seed 0",
+        "until rl-reliable race mlflow --experiment bandits --state race/ --looks 4 --max-runs 8 \\",
+        "        --hyperparameter-keys params.epsilon --delta 0.05; do",
+        "    [ $? -eq 3 ] || exit 2",
+        '    while IFS= read -r params; do eval "mlflow run . -e train --env-manager local $params"; done \\',
+        f"        < race/{PARAMS}",
+        "done",
+    )
 
-    # ---------------------------------------------------------------- command line
     def add_source_flags(self, group: Any, *, curves: bool = True) -> None:
         group.add_argument(
             "--tracking-uri",
@@ -111,6 +125,14 @@ class MlflowPlugin(TrackerPlugin):
             "(default with several)",
         )
 
+    def add_pending_flags(self, group: Any) -> None:
+        group.add_argument(
+            "--tracking-uri",
+            default=None,
+            metavar="URI",
+            help="MLflow tracking URI to push to instead of the one recorded in the files (needed when it held a secret)",
+        )
+
     def check_command(self, args: Args, options: Any) -> None:
         publish_target(args)
         if options.curves and not args.curve_key:
@@ -119,39 +141,59 @@ class MlflowPlugin(TrackerPlugin):
                 "gives the learning curves (e.g. --curve-key normalized_reward)."
             )
 
-    def open_source(self, args: Args, retry: RetryPolicy) -> Source:
+
+class MlflowRuns(SourceRole):
+    """The runs of MLflow experiments (``experiment``, ``tracking_uri``, ``filter``)."""
+
+    default_refs = DEFAULT_REFS
+    config_kind = "params"
+
+    def open(self, settings: Settings, retry: RetryPolicy) -> Source:
         from .source import MlflowSource
 
-        return MlflowSource(args.experiment, tracking_uri=args.tracking_uri, filter_string=args.filter, retry=retry)
+        return MlflowSource(
+            settings.experiment, tracking_uri=settings.tracking_uri, filter_string=settings.filter, retry=retry
+        )
 
-    def open_sink(self, args: Args, source: Source, table: ScoreTable, retry: RetryPolicy) -> Sink | None:
+    def describe(self, source: Mapping[str, Any]) -> str:
+        names = ", ".join(str(e.get("name")) for e in source.get("experiments") or [])
+        return f"MLflow experiment(s) {names} ({source.get('tracking_uri')})"
+
+
+class MlflowReports(SinkRole):
+    """A new analysis run in the first experiment, or an existing parent run (``publish``); never a source run."""
+
+    def open(self, settings: Settings, source: Source, table: ScoreTable, retry: RetryPolicy) -> Sink | None:
         from ..base.publishing import check_not_source
         from .sink import MlflowSink
 
-        mode, run_id = publish_target(args)
+        mode, run_id = publish_target(settings)
         if "tracker_run_id" in table.frame:  # before any computation: never publish onto a source run
             check_not_source(run_id, table.frame["tracker_run_id"].astype(str))
         if mode == "none":
             return None
         return MlflowSink(
-            tracking_uri=args.tracking_uri,
+            tracking_uri=settings.tracking_uri,
             experiment=table.source["experiments"][0]["id"],
             parent_run_id=run_id,
-            figures=not args.no_figures,
-            force=args.force_publish,
+            figures=not settings.no_figures,
+            force=settings.force_publish,
             retry=retry,
         )
 
-    def unpublished(self, args: Args) -> str | None:
-        if args.publish is None:
+    def unpublished(self, settings: Settings) -> str | None:
+        if settings.publish is None:
             return "not published to MLflow (several experiments: pass --publish new or --publish RUN_ID)"
         return None
 
-    def describe_source(self, source: Mapping[str, Any]) -> str:
-        names = ", ".join(str(e.get("name")) for e in source.get("experiments") or [])
-        return f"MLflow experiment(s) {names} ({source.get('tracking_uri')})"
 
-    # ---------------------------------------------------------------- final scores
+class MlflowFinalScore(FinalScoreRole):
+    """``log_final_score`` on the active MLflow run, or a run given by its id."""
+
+    detect_order = 1  # a run that is no other tracker's is an MLflow run id
+    start_hint = "`mlflow.start_run()`"
+    run_hint = "mlflow run id"
+
     def owns_run(self, run: Any) -> bool:
         return True  # an MLflow run is named by its id
 
@@ -161,33 +203,29 @@ class MlflowPlugin(TrackerPlugin):
             return True
         return bool(os.environ.get("MLFLOW_RUN_ID"))  # an `mlflow run` entry point that has not started its run
 
-    def write_final_score(self, score: Any, algorithm: Any, task: Any, seed: Any, **kwargs: Any) -> None:
+    def write(self, score: Any, algorithm: Any, task: Any, seed: Any, **kwargs: Any) -> None:
         from .final_score import write_final_score
 
         write_final_score(score, algorithm, task, seed, **kwargs)
 
-    def add_pending_flags(self, group: Any) -> None:
-        group.add_argument(
-            "--tracking-uri",
-            default=None,
-            metavar="URI",
-            help="MLflow tracking URI to push to instead of the one recorded in the files (needed when it held a secret)",
-        )
 
-    def push_pending(self, item: PendingScore, args: Args, retry: RetryPolicy) -> str:
+class MlflowPending(PendingRole):
+    """A pending score sent to its run, on the recorded server or ``tracking_uri``."""
+
+    def push(self, item: PendingScore, settings: Settings, retry: RetryPolicy) -> str:
         from .final_score import push_pending
 
-        return push_pending(item, tracking_uri=args.tracking_uri, retry=retry)
+        return push_pending(item, tracking_uri=settings.tracking_uri, retry=retry)
 
-    def pending_location(self, run: Mapping[str, Any]) -> str:
+    def location(self, run: Mapping[str, Any]) -> str:
         return str(run.get("tracking_uri"))
 
 
-def publish_target(args: Args) -> tuple[str, str | None]:
+def publish_target(settings: Settings) -> tuple[str, str | None]:
     """``--publish`` as (``new`` | ``none`` | ``run``, run id): ``new`` with one experiment, ``none`` with several."""
-    value = args.publish
+    value = settings.publish
     if value is None:
-        value = "new" if len(args.experiment) == 1 else "none"
+        value = "new" if len(settings.experiment) == 1 else "none"
     value = str(value).strip()
     if value.lower() in ("new", "none"):
         return value.lower(), None
@@ -196,4 +234,17 @@ def publish_target(args: Args) -> tuple[str, str | None]:
     return "run", value
 
 
-PLUGIN = MlflowPlugin()
+PLUGIN = TrackerPlugin(
+    NAME,
+    LABEL,
+    source=MlflowRuns(),
+    sink=MlflowReports(),
+    final_score=MlflowFinalScore(),
+    pending=MlflowPending(),
+    launch=MlflowParams(),
+    redaction=Redaction(
+        secret_variables=("MLFLOW_TRACKING_PASSWORD", "MLFLOW_TRACKING_TOKEN", "MLFLOW_TRACKING_CLIENT_CERT_PATH"),
+        client_modules=("mlflow",),
+    ),
+    cli=MlflowCli(),
+)

@@ -61,14 +61,15 @@ def _fitted(value: str) -> str:
 def analysis_params(report: Report) -> dict[str, str]:
     """The analysis options and the source selection as ``rl_reliable.*`` params (compared in the UI).
 
-    Every option that shapes the results is one param (``recorded_options``: all but the execution settings),
-    so two analyses that differ in any of them differ in the run comparison view.
+    Every option that shapes the results is one param (``published``: all but the execution settings,
+    ``ci_label`` included, and a published watch or race look's design as ``rl_reliable.design.*``), so two
+    analyses that differ in any of them differ in the run comparison view.
     """
-    from ...analysis.options import recorded_options
+    from ...analysis.options import published
 
     prov = report.provenance or {}
     params: dict[str, str] = {}
-    for key, value in recorded_options(prov.get("options") or {}).items():
+    for key, value in published(prov).items():
         params[f"rl_reliable.{key}"] = _text(value)
     src = prov.get("source")
     if isinstance(src, Mapping):

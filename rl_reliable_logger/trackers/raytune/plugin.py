@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..base.plugin import Args, TrackerPlugin
+from ..base.plugin import Args, CliWiring, SourceRole, TrackerPlugin
+from ..base.roles import Settings
 from .keys import DEFAULT_KEYS, DEFAULT_STEP
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,18 +51,20 @@ def _column(key: str) -> str:
     return config_name(key)
 
 
-class RayTunePlugin(TrackerPlugin):
-    """``rl-reliable raytune``: the trials of a Tune experiment in, the results bundle (``--out``) out."""
+class RayTuneCli(CliWiring):
+    """The flags and help of ``rl-reliable raytune``: its own field flags (config keys and a metric)."""
 
-    name = "raytune"
-    label = "Ray Tune"
-    publishes = False
+    shared_fields = False
     summary = "analyse the trials of a Ray Tune experiment folder (config keys name the fields)"
     description = _DESCRIPTION
     epilog = _EPILOG
     pilot_help = "the trials of a Ray Tune experiment"
     example = "rl-reliable raytune ~/ray_results/exp --score-key eval/return --out results/"
     plan_examples = ("rl-reliable plan raytune ~/ray_results/exp --score-key eval/return --target-width 0.05",)
+    race_examples = (
+        "rl-reliable race raytune ~/ray_results/sweep --score-key eval/return --state race/ --looks 5 --max-runs 10 \\",
+        "    --hyperparameter-keys config/lr --delta 0.05",
+    )
     keyword_flags = {
         "algorithm_key=": "--algorithm-key",
         "task_key=": "--task-key",
@@ -95,24 +98,28 @@ class RayTunePlugin(TrackerPlugin):
     def check_command(self, args: Args, options: Any) -> None:
         args.curve_key = args.score_key if options.curves else None  # the score's reports are the curves
 
+
+class TrialRuns(SourceRole):
+    """The trials of the Tune experiment folder ``experiment`` (read as data: JSON and CSV, never a pickle)."""
+
     def table_options(self, options: Any) -> Any:
         keys = options.hyperparameter_keys
         return options.replace(hyperparameter_keys=tuple(_column(k) for k in keys)) if keys else options
 
-    def inputs(self, args: Args) -> list[str]:
-        return [args.experiment]
+    def inputs(self, settings: Settings) -> list[str]:
+        return [settings.experiment]
 
-    def open_source(self, args: Args, retry: RetryPolicy) -> Source:
+    def open(self, settings: Settings, retry: RetryPolicy) -> Source:
         from .source import RayTuneSource
 
-        return RayTuneSource(args.experiment, step_key=args.step_key)
+        return RayTuneSource(settings.experiment, step_key=settings.step_key)
 
     def launch_name(self, key: str) -> str:
         """``config/algo`` -> ``algo`` (``config/env/name`` -> ``env.name``): the trials' config key."""
         return _column(key).replace("/", ".")
 
-    def describe_source(self, source: Mapping[str, Any]) -> str:
+    def describe(self, source: Mapping[str, Any]) -> str:
         return str(source.get("location"))
 
 
-PLUGIN = RayTunePlugin()
+PLUGIN = TrackerPlugin("raytune", "Ray Tune", source=TrialRuns(), cli=RayTuneCli())

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..base.plugin import Args, TrackerPlugin
+from ..base.plugin import Args, CliWiring, SourceRole, TrackerPlugin
+from ..base.roles import Settings
 from .keys import DEFAULT_LAYOUT, QUANTITIES
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,12 +43,10 @@ examples:
 """
 
 
-class SB3Plugin(TrackerPlugin):
-    """``rl-reliable sb3``: Stable-Baselines3 run folders in, the results bundle (``--out``) out."""
+class SB3Cli(CliWiring):
+    """The flags and help of ``rl-reliable sb3``: its own field flags (a layout pattern and the quantity scored)."""
 
-    name = "sb3"
-    label = "Stable-Baselines3"
-    publishes = False
+    shared_fields = False
     summary = "analyse Stable-Baselines3 logs (evaluations.npz, monitor.csv; fields from a layout pattern)"
     description = _DESCRIPTION
     epilog = _EPILOG
@@ -81,16 +80,20 @@ class SB3Plugin(TrackerPlugin):
     def check_command(self, args: Args, options: Any) -> None:
         args.curve_key = args.score_key if options.curves else None  # the evaluations are the curves
 
-    def inputs(self, args: Args) -> list[str]:
-        return [args.logdir]
 
-    def open_source(self, args: Args, retry: RetryPolicy) -> Source:
+class SB3Runs(SourceRole):
+    """The run folders under ``logdir`` whose paths fit ``layout`` (evaluations.npz, else monitor.csv)."""
+
+    def inputs(self, settings: Settings) -> list[str]:
+        return [settings.logdir]
+
+    def open(self, settings: Settings, retry: RetryPolicy) -> Source:
         from .source import SB3Source
 
-        return SB3Source(args.logdir, layout=args.layout)
+        return SB3Source(settings.logdir, layout=settings.layout)
 
-    def describe_source(self, source: Mapping[str, Any]) -> str:
+    def describe(self, source: Mapping[str, Any]) -> str:
         return str(source.get("location"))
 
 
-PLUGIN = SB3Plugin()
+PLUGIN = TrackerPlugin("sb3", "Stable-Baselines3", source=SB3Runs(), cli=SB3Cli())

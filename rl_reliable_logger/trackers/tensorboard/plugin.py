@@ -1,5 +1,8 @@
 """TensorBoard as a Source-only plugin (see ``trackers/base/plugin.py``): ``rl-reliable tensorboard LOGDIR``.
 
+Its roles: a source only (no sink, final-score writer, pending push or launch format); its wiring declares its own
+field flags.
+
 Event files are read, nothing is published back into them: the results go to ``--out`` as with ``evaluate``.
 Light on purpose: ``rl-reliable --help`` imports this module; the reader is imported when the command runs.
 """
@@ -9,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..base.plugin import Args, TrackerPlugin
+from ..base.plugin import Args, CliWiring, SourceRole, TrackerPlugin
+from ..base.roles import Settings
 from .layout import DEFAULT_LAYOUT
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -46,12 +50,10 @@ examples:
 """
 
 
-class TensorBoardPlugin(TrackerPlugin):
-    """``rl-reliable tensorboard``: TensorBoard run folders in, the results bundle (``--out``) out."""
+class TensorBoardCli(CliWiring):
+    """The flags and help of ``rl-reliable tensorboard``: its own field flags (a layout pattern and a tag)."""
 
-    name = "tensorboard"
-    label = "TensorBoard"
-    publishes = False
+    shared_fields = False
     summary = "analyse TensorBoard event files (one run per folder, fields from a layout pattern)"
     description = _DESCRIPTION
     epilog = _EPILOG
@@ -88,16 +90,20 @@ class TensorBoardPlugin(TrackerPlugin):
         if options.curves and not args.curve_key:
             args.curve_key = args.score_key  # the score tag's points are the curves
 
-    def inputs(self, args: Args) -> list[str]:
-        return [args.logdir]
 
-    def open_source(self, args: Args, retry: RetryPolicy) -> Source:
+class TensorBoardRuns(SourceRole):
+    """The run folders under ``logdir`` whose paths fit ``layout``."""
+
+    def inputs(self, settings: Settings) -> list[str]:
+        return [settings.logdir]
+
+    def open(self, settings: Settings, retry: RetryPolicy) -> Source:
         from .source import TensorBoardSource
 
-        return TensorBoardSource(args.logdir, layout=args.layout)
+        return TensorBoardSource(settings.logdir, layout=settings.layout)
 
-    def describe_source(self, source: Mapping[str, Any]) -> str:
+    def describe(self, source: Mapping[str, Any]) -> str:
         return str(source.get("location"))
 
 
-PLUGIN = TensorBoardPlugin()
+PLUGIN = TrackerPlugin("tensorboard", "TensorBoard", source=TensorBoardRuns(), cli=TensorBoardCli())

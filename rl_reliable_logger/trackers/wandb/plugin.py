@@ -1,4 +1,6 @@
-"""W&B as a plugin: what the package needs to know about W&B, declared here once (see ``trackers/base/plugin.py``).
+"""W&B as a plugin: what the package needs to know about W&B, declared here once (see ``trackers/base/plugin.py``):
+its roles (reading runs, publishing reports, writing and pushing final scores, the watch's sweep grid, its secrets)
+and its command-line wiring.
 
 Light on purpose: ``rl-reliable --help`` imports this module; the Source, Sink, sweep waiting and client are
 imported by the methods that use them.
@@ -12,7 +14,18 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...errors import InputError
-from ..base.plugin import Args, TrackerPlugin
+from ..base.plugin import (
+    Args,
+    CliWiring,
+    FinalScoreRole,
+    PendingRole,
+    Redaction,
+    SinkRole,
+    SourceRole,
+    TrackerPlugin,
+)
+from ..base.roles import Settings
+from .launch import SweepGrid
 from .names import API_KEY_PATTERN, DEFAULT_PER_PAGE, DEFAULT_REFS, LABEL, NAME
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,33 +67,25 @@ WANDB_BASE_URL names the server recorded in the file.
 """
 
 
-class WandbPlugin(TrackerPlugin):
-    """``rl-reliable wandb``: runs of a project, a sweep or offline runs in, an analysis run out."""
+class WandbCli(CliWiring):
+    """The flags and help of ``rl-reliable wandb`` (and of ``plan`` / ``watch wandb`` and ``pending``)."""
 
-    name = NAME
-    label = LABEL
-    default_refs = DEFAULT_REFS
-    config_kind = "config"
     refs_help = "config.X, summary.X, tags.PREFIX, run.group, ..."
     summary = "analyse W&B runs (a project, a sweep, or offline runs) and publish the report to W&B"
     description = _DESCRIPTION
     epilog = _EPILOG
     pilot_help = "W&B runs: a project, a sweep, or offline runs"
-    secret_variables = ("WANDB_API_KEY",)
-    secret_patterns = (API_KEY_PATTERN,)
-    client_modules = ("wandb",)
-    detect_order = 0
-    start_hint = "`wandb.init(...)`"
-    run_hint = "wandb run"
     keyword_flags = {"wandb_report=True": "--wandb-report"}
     example = "rl-reliable wandb my-team/my-project --sweep abc123 --wait --publish sweep"
     plan_examples = (
         "rl-reliable plan wandb my-team/pilot --sweep abc123 --compare PPO,SAC --out plan/",
         "rl-reliable plan wandb --offline-dir ./wandb --metric mean --target-width 0.5",
     )
+    watch_examples = (
+        "rl-reliable watch wandb ENTITY/PROJECT --sweep SWEEP_ID --wait --state watch/ --looks 3 --max-runs 12",
+    )
     pending_note = _PENDING_NOTE
 
-    # ---------------------------------------------------------------- command line
     def add_source_flags(self, group: Any, *, curves: bool = True) -> None:
         group.add_argument("path", nargs="?", metavar="ENTITY/PROJECT", help="W&B project to read (online)")
         group.add_argument(
@@ -187,62 +192,80 @@ class WandbPlugin(TrackerPlugin):
         if args.wait and not args.sweep:
             raise InputError("--wait needs --sweep ID")
 
-    def inputs(self, args: Args) -> list[str]:
-        return [args.offline_dir] if args.offline_dir else []
 
-    def open_source(self, args: Args, retry: RetryPolicy) -> Source:
+class WandbRuns(SourceRole):
+    """The runs of a W&B project or sweep (``path``, ``sweep``, ``filter``), or offline runs (``offline_dir``)."""
+
+    default_refs = DEFAULT_REFS
+    config_kind = "config"
+
+    def inputs(self, settings: Settings) -> list[str]:
+        return [settings.offline_dir] if settings.offline_dir else []
+
+    def open(self, settings: Settings, retry: RetryPolicy) -> Source:
         from .source import WandbSource
 
         return WandbSource(
-            path=args.path,
-            offline_dir=args.offline_dir,
-            sweep=args.sweep,
-            filters=_parse_filter(args.filter),
-            per_page=args.per_page,
+            path=settings.path,
+            offline_dir=settings.offline_dir,
+            sweep=settings.sweep,
+            filters=_parse_filter(settings.filter),
+            per_page=settings.per_page,
             retry=retry,
-            stale_after=_stale_after(args),
+            stale_after=_stale_after(settings),
         )
 
-    def prepare(self, args: Args, source: Source, say: Callable[[str], None]) -> None:
-        if not getattr(args, "wait", False):
+    def prepare(self, settings: Settings, source: Source, say: Callable[[str], None]) -> None:
+        if not getattr(settings, "wait", False):
             return
         from .sweep import wait_for_sweep
 
         wait_for_sweep(
-            args.path,
-            args.sweep,
-            timeout=args.wait_timeout,
-            poll=args.poll,
-            expect_runs=args.expect_runs,
+            settings.path,
+            settings.sweep,
+            timeout=settings.wait_timeout,
+            poll=settings.poll,
+            expect_runs=settings.expect_runs,
             progress=say,
-            stale_after=_stale_after(args),
+            stale_after=_stale_after(settings),
         )
 
-    def source_warnings(self, source: Source) -> list[str]:
+    def warnings(self, source: Source) -> list[str]:
         return [f"offline run {problem}" for problem in getattr(source, "problems", ())]
 
-    def open_sink(self, args: Args, source: Source, table: ScoreTable, retry: RetryPolicy) -> Sink | None:
+    def describe(self, source: Mapping[str, Any]) -> str:
+        offline = source.get("kind") == "wandb-offline"
+        sweep = f", sweep {source['sweep']}" if source.get("sweep") else ""
+        return f"W&B {'offline runs in ' if offline else 'project '}{source.get('location')}{sweep}"
+
+
+class WandbReports(SinkRole):
+    """A new analysis run attached to the sweep or a group (``publish``, ``group``, ``project``, ``wandb_report``)."""
+
+    def open(self, settings: Settings, source: Source, table: ScoreTable, retry: RetryPolicy) -> Sink | None:
         from .sink import sink_for
         from .source import WandbSource
 
         assert isinstance(source, WandbSource)
         return sink_for(
             source,
-            target=args.publish,
-            group=args.group,
-            project=args.publish_project,
-            force=args.force_publish,
-            figures=not args.no_figures,
-            wandb_report=args.wandb_report,
+            target=settings.publish,
+            group=settings.group,
+            project=settings.publish_project,
+            force=settings.force_publish,
+            figures=not settings.no_figures,
+            wandb_report=settings.wandb_report,
             retry=retry,
         )
 
-    def describe_source(self, source: Mapping[str, Any]) -> str:
-        offline = source.get("kind") == "wandb-offline"
-        sweep = f", sweep {source['sweep']}" if source.get("sweep") else ""
-        return f"W&B {'offline runs in ' if offline else 'project '}{source.get('location')}{sweep}"
 
-    # ---------------------------------------------------------------- final scores
+class WandbFinalScore(FinalScoreRole):
+    """``log_final_score`` on the active W&B run, or a run object given."""
+
+    detect_order = 0
+    start_hint = "`wandb.init(...)`"
+    run_hint = "wandb run"
+
     def owns_run(self, run: Any) -> bool:
         return type(run).__module__.startswith("wandb")
 
@@ -250,17 +273,21 @@ class WandbPlugin(TrackerPlugin):
         wandb = sys.modules.get("wandb")
         return wandb is not None and getattr(wandb, "run", None) is not None
 
-    def write_final_score(self, score: Any, algorithm: Any, task: Any, seed: Any, **kwargs: Any) -> None:
+    def write(self, score: Any, algorithm: Any, task: Any, seed: Any, **kwargs: Any) -> None:
         from .final_score import write_final_score
 
         write_final_score(score, algorithm, task, seed, **kwargs)
 
-    def push_pending(self, item: PendingScore, args: Args, retry: RetryPolicy) -> str:
+
+class WandbPending(PendingRole):
+    """A pending score sent to its run with the environment's W&B key, on the recorded server only."""
+
+    def push(self, item: PendingScore, settings: Settings, retry: RetryPolicy) -> str:
         from .final_score import push_pending
 
         return push_pending(item, retry=retry)
 
-    def pending_location(self, run: Mapping[str, Any]) -> str:
+    def location(self, run: Mapping[str, Any]) -> str:
         return f"{run.get('entity')}/{run.get('project')} ({run.get('base_url')})"
 
 
@@ -278,10 +305,22 @@ def _parse_filter(text: str | None) -> dict[str, Any] | None:
     return value
 
 
-def _stale_after(args: Args) -> float | None:
-    if args.stale_after < 0:
-        raise InputError(f"--stale-after must be 0 (never) or more seconds, got {args.stale_after:g}")
-    return args.stale_after or None
+def _stale_after(settings: Settings) -> float | None:
+    if settings.stale_after < 0:
+        raise InputError(f"--stale-after must be 0 (never) or more seconds, got {settings.stale_after:g}")
+    return settings.stale_after or None
 
 
-PLUGIN = WandbPlugin()
+PLUGIN = TrackerPlugin(
+    NAME,
+    LABEL,
+    source=WandbRuns(),
+    sink=WandbReports(),
+    final_score=WandbFinalScore(),
+    pending=WandbPending(),
+    launch=SweepGrid(),
+    redaction=Redaction(
+        secret_variables=("WANDB_API_KEY",), secret_patterns=(API_KEY_PATTERN,), client_modules=("wandb",)
+    ),
+    cli=WandbCli(),
+)

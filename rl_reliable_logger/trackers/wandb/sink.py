@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...analysis.options import recorded_options
+from ...analysis.options import published_options
 from ...analysis.report import TABLES
 from ...errors import InputError, TrackerError
 from ...render.bundle import Bundle
@@ -469,6 +469,7 @@ class WandbSink:
             claim = publisher_claim(LEASE_SECONDS)
             _set_entry(index, run_id, **entry, state="writing", publisher=claim, started=time.time())
         settings = self._settings(where, deadline)
+        look = report.provenance.get("look_design")  # a published watch or race look: its frozen design
         starting = f"starting the analysis run in {where}"
         with _in_budget(deadline, starting), _errors(f"publishing the report to {where}"), _waiting(deadline, starting):
             run = wandb.init(
@@ -489,7 +490,9 @@ class WandbSink:
                         },
                         "n_runs": report.counts().runs,  # as the other trackers' rl_reliable.n_runs
                         # every option that shapes the results, as the other trackers' rl_reliable.<option>
-                        "options": recorded_options(report.provenance.get("options") or {}),
+                        "options": published_options(report.provenance.get("options") or {}),
+                        # a watch's or race's look: its design, as the other trackers' rl_reliable.design.*
+                        **({"design": dict(look)} if look else {}),
                     }
                 },
                 mode=mode,

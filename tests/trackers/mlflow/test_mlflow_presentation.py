@@ -156,7 +156,7 @@ def test_every_option_that_shapes_the_results_is_a_param(env):
     """A real analysis with non-default options: every option provenance records, execution settings aside, is a
     param of the analysis run (two analyses that differ in any of them differ in the run comparison view)."""
     from rl_reliable_logger import ScoreTable, evaluate
-    from rl_reliable_logger.analysis.options import recorded_options
+    from rl_reliable_logger.analysis.options import published_options, recorded_options
 
     rows = [
         {"algorithm": a, "task": t, "seed": s, "score": s * 0.1 + (a == "B") + (t == "y")}
@@ -171,10 +171,12 @@ def test_every_option_that_shapes_the_results_is_a_param(env):
     report = evaluate(table, **chosen, chunk_bytes=2**20)
     run = env["client"].get_run(publish_mlflow(report, tracking_uri=env["uri"], experiment=env["name"]).target)
     params = run.data.params
-    recorded = recorded_options(report.provenance["options"])
+    recorded = published_options(report.provenance["options"])
     assert {"task_bootstrap", "gamma", "rank_by", "curve_points", "profile_reps", "jordan_delta"} <= set(recorded)
+    assert set(recorded_options(report.provenance["options"])) | {"ci_label"} <= set(recorded)
     missing = [name for name in recorded if f"rl_reliable.{name}" not in params]
     assert not missing
+    assert params["rl_reliable.ci_label"] == "95%"
     assert params["rl_reliable.task_bootstrap"] == "True" and params["rl_reliable.gamma"] == "0.5"
     assert params["rl_reliable.rank_by"] == "task-means" and params["rl_reliable.seed"] == "7"
     assert params["rl_reliable.metrics"] == "iqm, median" and params["rl_reliable.only_tasks"] == "x, y"
