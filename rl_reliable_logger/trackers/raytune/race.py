@@ -26,6 +26,7 @@ from ...data.scores import ScoreTable
 from ...errors import InputError
 from ...render.race_state import race
 from ...render.watch_launch import new_runs
+from ...render.watch_state import seeds_taken
 from .listed import tune_config
 from .source import raytune_table
 
@@ -98,7 +99,8 @@ def race_tune(
         )
         if result.stop:
             return result
-        listed = new_runs(table.frame[["algorithm", *keys, "task", "seed"]], result.launch)  # = the state's runs.csv
+        # = the state's runs.csv: a trial left out (errored, or cut off by an interruption) keeps its seed
+        listed = new_runs(seeds_taken(table, keys), result.launch)
         runs = [{str(k): v for k, v in r.items()} for r in listed.to_dict("records")]
     return result
 
@@ -132,8 +134,10 @@ def _plain(run: Mapping[str, Any]) -> dict[str, Any]:
 def _read(
     storage: Path, name: str, looks: int, score_key: str, keys: Sequence[str], score_rule: str | None
 ) -> ScoreTable:
-    """Every look's trials so far as one table (a configuration's run is its config and seed)."""
-    frames = []
+    """Every look's trials so far as one table (a configuration's run is its config and seed), with every look's
+    trials left out (unfinished or errored) in ``source["excluded"]``, so no later look launches their seeds."""
+    frames: list[pd.DataFrame] = []
+    excluded: list[dict[str, Any]] = []
     for k in range(1, looks + 1):
         table = raytune_table(
             storage / f"{name}-look{k}",
@@ -142,4 +146,6 @@ def _read(
             score_rule=score_rule,
         )
         frames.append(table.frame[["algorithm", *keys, "task", "seed", "score"]])
-    return ScoreTable(pd.concat(frames, ignore_index=True), hyperparameter_keys=list(keys))
+        excluded += table.source.get("excluded") or []
+    frame = pd.concat(frames, ignore_index=True)
+    return ScoreTable(frame, hyperparameter_keys=list(keys), source={"excluded": excluded} if excluded else None)
