@@ -25,6 +25,7 @@ from .options import add_declared_option, add_shared_option, given_options
 from .plan import FILE
 from .watch import (
     MORE_RUNS,
+    add_launch_and_frozen,
     add_sources,
     interval_digits,
     launch_files_in,
@@ -113,19 +114,12 @@ def register(sub: Any) -> None:
 
 def _add_race(p: argparse.ArgumentParser) -> None:
     """The design, launch and analysis flags, the same for every source."""
-    from ..analysis.watch_options import FROZEN_OPTIONS
-
     design = p.add_argument_group(DESIGN)
     design.add_argument(STATE_FLAG[0], dest="state", **STATE_FLAG[1])
     add_shared_option(design, "hyperparameter_keys")
     for field, decl in declared(RaceOptions):
         add_declared_option(design, field, decl)
-    launch = p.add_argument_group("launch files (in the state folder)")
-    for keyword, (flag, kwargs) in launch_flags().items():
-        launch.add_argument(flag, dest=keyword, **kwargs)
-    analysis = p.add_argument_group("analysis (frozen at the first look)")
-    for keyword in FROZEN_OPTIONS:
-        add_shared_option(analysis, keyword)
+    add_launch_and_frozen(p)
     p.set_defaults(func=_cmd_race)
 
 

@@ -216,19 +216,25 @@ def add_sources(
 
 def _add_watch(p: argparse.ArgumentParser) -> None:
     """The design, launch and analysis flags, the same for every source."""
-    from ..analysis.watch_options import FROZEN_OPTIONS
-
     design = p.add_argument_group(DESIGN)
     design.add_argument(STATE_FLAG[0], dest="state", **STATE_FLAG[1])
     for field, decl in declared(WatchDesign):
         add_declared_option(design, field, decl)
+    add_launch_and_frozen(p)
+    p.set_defaults(func=_cmd_watch)
+
+
+def add_launch_and_frozen(p: argparse.ArgumentParser) -> None:
+    """The flag groups a watch and a race share after their design: each registered launch format's settings, and
+    the analysis options frozen at the first look."""
+    from ..analysis.watch_options import FROZEN_OPTIONS
+
     launch = p.add_argument_group("launch files (in the state folder)")
     for keyword, (flag, kwargs) in launch_flags().items():
         launch.add_argument(flag, dest=keyword, **kwargs)
     analysis = p.add_argument_group("analysis (frozen at the first look)")
     for keyword in FROZEN_OPTIONS:
         add_shared_option(analysis, keyword)
-    p.set_defaults(func=_cmd_watch)
 
 
 def _cmd_watch(args: argparse.Namespace) -> int:
