@@ -27,6 +27,9 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _INT = re.compile(r"[+-]?[0-9]+")
 
 
+_SHOWN = 10  # candidate folders named when none fits
+
+
 @dataclass(frozen=True)
 class Layout:
     """A parsed, validated layout pattern."""
@@ -58,6 +61,16 @@ class Layout:
                 "a value contains the text that separates two fields; put the fields in separate folders."
             )
         return {name: _value(name, m.group(name)) for name in self.fields}
+
+    def none_fits(self, logdir: object, candidates: list[str], files: str) -> InputError:
+        """The error when no run folder under ``logdir`` fits: the ``candidates`` (folders holding ``files``) shown,
+        at most 10, so the user can write the layout of their paths."""
+        shown = ", ".join(map(repr, candidates[:_SHOWN])) + (" ..." if len(candidates) > _SHOWN else "")
+        return InputError(
+            f"no run folder in {str(logdir)!r} fits the layout {self.pattern!r}"
+            + (f" (folders with {files}: {shown})" if candidates else f" (no {files} found)")
+            + "; pass the layout of the run folders' paths relative to the log folder."
+        )
 
 
 def _shown(m: re.Match[str]) -> str:

@@ -41,7 +41,6 @@ from .keys import DEFAULT_LAYOUT, QUANTITIES
 
 #: Training episodes a monitor-only run's score averages (SB3's ``stats_window_size``).
 MONITOR_WINDOW = 100
-_SHOWN = 10
 
 HINTS = Hints(
     fields=f"Check {kw('layout=')} (the run folders' paths relative to the log folder)",
@@ -126,18 +125,7 @@ class SB3Source:
                 continue
             runs.append((relative, fields, has_evaluations, monitors))
         if not runs:
-            found = [s["run_id"] for s in skipped]
-            raise InputError(
-                f"no run folder in {str(self.logdir)!r} fits the layout {self.layout.pattern!r}"
-                + (
-                    f" (folders with evaluations.npz or monitor.csv: {', '.join(map(repr, found[:_SHOWN]))}"
-                    + (" ..." if len(found) > _SHOWN else "")
-                    + ")"
-                    if found
-                    else " (no evaluations.npz or monitor.csv found)"
-                )
-                + "; pass the layout of the run folders' paths relative to the log folder."
-            )
+            raise self.layout.none_fits(self.logdir, [s["run_id"] for s in skipped], "evaluations.npz or monitor.csv")
         return runs, skipped
 
     def _read(self, relative: str, has_evaluations: bool, monitors: Sequence[str]) -> tuple[Any, Any, bool] | str:

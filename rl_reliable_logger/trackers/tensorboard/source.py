@@ -27,8 +27,6 @@ from ..base.request import SourceRequest
 from .events import is_event_file, read_scalars
 from .layout import DEFAULT_LAYOUT, Layout, parse_layout
 
-_SHOWN = 10
-
 
 def run_folders(logdir: Path) -> Iterator[tuple[str, list[str]]]:
     """(relative POSIX path, event file names) of every folder holding event files, in sorted order.
@@ -97,18 +95,7 @@ class TensorBoardSource:
                 continue
             runs.append((relative, fields, files))
         if not runs:
-            found = [s["run_id"] for s in skipped]
-            raise InputError(
-                f"no run folder in {str(self.logdir)!r} fits the layout {self.layout.pattern!r}"
-                + (
-                    f" (folders with event files: {', '.join(map(repr, found[:_SHOWN]))}"
-                    + (" ..." if len(found) > _SHOWN else "")
-                    + ")"
-                    if found
-                    else " (no event files found)"
-                )
-                + "; pass the layout of the run folders' paths relative to the log folder."
-            )
+            raise self.layout.none_fits(self.logdir, [s["run_id"] for s in skipped], "event files")
         return runs, skipped
 
     def _read(self, relative: str, files: Sequence[str], tags: Sequence[str]) -> dict[str, Any] | str:
