@@ -20,7 +20,7 @@ from ..analysis.inputs import FieldOptions, as_score_table, split_field_options
 from ..analysis.race_options import RaceOptions
 from ..data.scores import ScoreTable
 from ..errors import InputError, ReliabilityWarning, caller_stacklevel
-from .bundle import folder_lock
+from ..store.lock import folder_lock
 from .watch_launch import check_size, launch_files
 from .watch_launch import parameters as launch_parameters_of
 from .watch_state import Ledger, read_state, seeds_taken, write_state

@@ -24,7 +24,10 @@ from ..analysis import watch as wt
 from ..analysis.watch_options import FUTILITY, WatchDesign
 from ..data.scores import ScoreTable
 from ..errors import InputError, ReliabilityWarning, caller_stacklevel
-from .bundle import MANIFEST, BundleError, folder_lock, read_bundle, recover_swap, write_bundle
+from ..store.bundle import read_bundle, recover_swap, write_bundle
+from ..store.kinds import BundleError
+from ..store.lock import folder_lock
+from ..store.manifest import MANIFEST
 from .watch_launch import check_size, launch_files
 from .watch_launch import parameters as launch_parameters_of
 

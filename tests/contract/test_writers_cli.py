@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from rl_reliable_logger.render.bundle import read_bundle, recover_swap
 from rl_reliable_logger.render.watch_state import read_state
+from rl_reliable_logger.store.bundle import read_bundle, recover_swap
 from tests.support.cli import run_cli
 from tests.support.paths import REPO
 from tests.support.writers import hostile_table
@@ -26,7 +26,7 @@ WATCH = ["--looks", "4", "--max-runs", "12", "--reps", "200", "--seed", "0"]
 CHILD = textwrap.dedent(
     """
     import os, signal, sys
-    from rl_reliable_logger.render import bundle
+    from rl_reliable_logger.store import steps
     from rl_reliable_logger.cli.main import main
 
     step, action, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -38,7 +38,7 @@ CHILD = textwrap.dedent(
             print("held", flush=True)
             sys.stdin.readline()
 
-    bundle.fault_hook = hook
+    steps.fault_hook = hook
     sys.exit(main(argv))
     """
 )
@@ -79,9 +79,9 @@ def test_two_looks_at_once_take_one_look_and_the_other_waits_or_refuses(tmp_path
     first = _cli("filled", "hold", "watch", second, "--state", state, *WATCH)
     try:
         assert first.stdout is not None and first.stdout.readline().strip() == "held"
-        from rl_reliable_logger.render import bundle
+        from rl_reliable_logger.store import lock
 
-        monkeypatch.setattr(bundle, "LOCK_WAIT", 0.5)
+        monkeypatch.setattr(lock, "LOCK_WAIT", 0.5)
         code, out, err = run_cli(capsys, "watch", second, "--state", state, *WATCH)
         assert code == 2 and out == ""
         assert err.startswith(f"error: {state}: another rl-reliable process (pid {first.pid}) is writing it; "
@@ -92,7 +92,7 @@ def test_two_looks_at_once_take_one_look_and_the_other_waits_or_refuses(tmp_path
         if first.poll() is None:
             first.kill()
             first.wait()
-    monkeypatch.setattr(bundle, "LOCK_WAIT", 60.0)
+    monkeypatch.setattr(lock, "LOCK_WAIT", 60.0)
     code, out, _ = run_cli(capsys, "watch", second, "--state", state, *WATCH)  # after it: the same look, replayed
     assert code == 3 and out.startswith("look 2 of 4 (the same scores")
     assert [look["look"] for look in read_state(state)[1]] == [1, 2]

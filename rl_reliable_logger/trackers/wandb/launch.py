@@ -2,7 +2,7 @@
 
 The new runs as rectangular grids over algorithm (x a race's hyperparameters) x task x seed (:func:`~rl_reliable_logger.render.watch_launch.grids`):
 the first is ``sweep.yaml``, cells that need other seeds go to ``sweep-2.yaml``, ``sweep-3.yaml``, ... Each file is
-YAML from the one writer's :func:`~rl_reliable_logger.render.bundle.yaml_bytes` (PyYAML's safe dumper, every name
+YAML from the one writer's :func:`~rl_reliable_logger.store.encode.yaml_bytes` (PyYAML's safe dumper, every name
 quoted: ``1e3`` and ``007`` stay text); without PyYAML (which the tracker clients install) no grid is written.
 """
 
@@ -24,7 +24,7 @@ PROGRAM = "train.py"
 
 def sweep_yaml(grid: Mapping[str, list[Any]], names: Mapping[str, str], *, program: str = PROGRAM) -> str:
     """A ``wandb sweep`` file: a finite grid over ``grid``'s values under the parameter ``names``."""
-    from ...render.bundle import Text, yaml_bytes
+    from ...store.encode import Text, yaml_bytes
 
     config = {
         "program": program,

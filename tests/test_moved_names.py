@@ -1,0 +1,55 @@
+"""Names moved to another module (issue 51) stay importable from the old one for one release: each warns
+(``DeprecationWarning``) naming its new place and is the very object found there; the top-level names do not warn."""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+
+import pytest
+
+#: old module -> {name: new module}, for every name that moved.
+MOVED = {
+    "rl_reliable_logger.render.bundle": {
+        **dict.fromkeys(("BundleError", "Writer", "WRITERS", "KINDS"), "rl_reliable_logger.store.kinds"),
+        **dict.fromkeys(
+            ("MANIFEST", "FORMAT", "FORMAT_VERSION", "Bundle", "BundleFile", "safe_relpath"),
+            "rl_reliable_logger.store.manifest",
+        ),
+        **dict.fromkeys(
+            ("read_bundle", "write_bundle", "check_output_folder", "recover_swap"), "rl_reliable_logger.store.bundle"
+        ),
+        **dict.fromkeys(("csv_bytes", "Text", "yaml_bytes", "shell_line", "encode"), "rl_reliable_logger.store.encode"),
+        **dict.fromkeys(("write_file", "write_private"), "rl_reliable_logger.store.files"),
+        **dict.fromkeys(("BUNDLE_STEPS", "FILE_STEPS", "fault_hook"), "rl_reliable_logger.store.steps"),
+        **dict.fromkeys(("LOCK_WAIT", "folder_lock"), "rl_reliable_logger.store.lock"),
+        **dict.fromkeys(("report_hash", "hash_matches", "TRACKER_COLUMNS"), "rl_reliable_logger.analysis.hashing"),
+    },
+}
+CASES = [(old, name, new) for old, names in MOVED.items() for name, new in names.items()]
+
+
+@pytest.mark.parametrize(("old", "name", "new"), CASES)
+def test_a_moved_name_warns_and_is_the_new_object(old: str, name: str, new: str) -> None:
+    module = importlib.import_module(old)
+    with pytest.warns(DeprecationWarning) as caught:
+        found = getattr(module, name)
+    assert found is getattr(importlib.import_module(new), name)
+    message = str(caught[0].message)
+    assert message.startswith(f"{old}.{name} moved to {new}.{name};"), message
+    assert caught[0].filename == __file__  # said at the line that read it
+
+
+@pytest.mark.parametrize("old", sorted(MOVED))
+def test_an_unknown_name_of_an_old_module_is_an_attribute_error(old: str) -> None:
+    with pytest.raises(AttributeError, match="no_such_name"):
+        getattr(importlib.import_module(old), "no_such_name")  # noqa: B009  (the name is the point)
+
+
+def test_the_top_level_names_do_not_warn() -> None:
+    import rl_reliable_logger
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for name in ("watch", "race", "check_output_folder", "save_report"):
+            assert callable(getattr(rl_reliable_logger, name))
