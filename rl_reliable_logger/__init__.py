@@ -33,9 +33,9 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and IDEs
     from .analysis.report import Report
     from .analysis.tables.tuning import tuning_table
     from .data.scores import ScoreTable
+    from .looks.race import race
+    from .looks.watch import watch
     from .render.plan_figures import save_plan
-    from .render.race_state import race
-    from .render.watch_state import watch
     from .render.writer import load_report, save_report, save_scores
     from .store.bundle import check_output_folder
     from .trackers.base.protocols import PublishResult
@@ -102,8 +102,8 @@ _LAZY = {
     "tuning_table": ("rl_reliable_logger.analysis.tables.tuning", "tuning_table"),
     "plan": ("rl_reliable_logger.analysis.planning", "plan"),
     "save_plan": ("rl_reliable_logger.render.plan_figures", "save_plan"),
-    "watch": ("rl_reliable_logger.render.watch_state", "watch"),
-    "race": ("rl_reliable_logger.render.race_state", "race"),
+    "watch": ("rl_reliable_logger.looks.watch", "watch"),
+    "race": ("rl_reliable_logger.looks.race", "race"),
     # numpy/pandas/scipy too load only with the first analysis name, so `rl-reliable --help` stays fast
     "AnalysisOptions": ("rl_reliable_logger.analysis.options", "AnalysisOptions"),
     "OptionError": ("rl_reliable_logger.analysis.options", "OptionError"),

@@ -25,6 +25,31 @@ MOVED = {
         **dict.fromkeys(("LOCK_WAIT", "folder_lock"), "rl_reliable_logger.store.lock"),
         **dict.fromkeys(("report_hash", "hash_matches", "TRACKER_COLUMNS"), "rl_reliable_logger.analysis.hashing"),
     },
+    "rl_reliable_logger.render.watch_state": {
+        **dict.fromkeys(("watch", "WATCH"), "rl_reliable_logger.looks.watch"),
+        **dict.fromkeys(("Ledger", "read_state", "write_state", "DESIGN", "LOOKS"), "rl_reliable_logger.looks.ledger"),
+        "seeds_taken": "rl_reliable_logger.looks.launch",
+    },
+    "rl_reliable_logger.render.race_state": dict.fromkeys(("race", "RACE"), "rl_reliable_logger.looks.race"),
+    "rl_reliable_logger.render.watch_launch": dict.fromkeys(
+        (
+            "DEFAULT_PARAMETERS",
+            "RUNS",
+            "BYTES_PER_RUN",
+            "fields_of",
+            "parameters",
+            "check_size",
+            "new_runs",
+            "grids",
+            "launch_files",
+        ),
+        "rl_reliable_logger.looks.launch",
+    ),
+    "rl_reliable_logger.render.launch_formats": dict.fromkeys(
+        ("LaunchFormat", "Setting", "FORMATS", "add_format", "remove_format", "formats", "settings"),
+        "rl_reliable_logger.looks.launch_formats",
+    ),
+    "rl_reliable_logger.analysis.watch": {"DESIGN_KEYWORDS": "rl_reliable_logger.analysis.look_checks"},
 }
 CASES = [(old, name, new) for old, names in MOVED.items() for name, new in names.items()]
 
@@ -44,6 +69,15 @@ def test_a_moved_name_warns_and_is_the_new_object(old: str, name: str, new: str)
 def test_an_unknown_name_of_an_old_module_is_an_attribute_error(old: str) -> None:
     with pytest.raises(AttributeError, match="no_such_name"):
         getattr(importlib.import_module(old), "no_such_name")  # noqa: B009  (the name is the point)
+
+
+def test_the_launch_format_registry_is_one_list_whichever_path_reads_it() -> None:
+    """The tracker registry fills ``looks.launch_formats``; a plugin reading the old path sees the same formats."""
+    from rl_reliable_logger.looks import launch_formats
+
+    with pytest.warns(DeprecationWarning):
+        from rl_reliable_logger.render.launch_formats import formats
+    assert formats() == launch_formats.formats() and len(launch_formats.formats()) >= 2
 
 
 def test_the_top_level_names_do_not_warn() -> None:

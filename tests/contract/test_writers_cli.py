@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from rl_reliable_logger.render.watch_state import read_state
+from rl_reliable_logger.looks.ledger import read_state
+from rl_reliable_logger.looks.watch import WATCH as WATCH_LEDGER
 from rl_reliable_logger.store.bundle import read_bundle, recover_swap
 from tests.support.cli import run_cli
 from tests.support.paths import REPO
@@ -68,7 +69,9 @@ def test_a_watch_killed_between_the_two_renames_keeps_its_history(tmp_path, caps
     code, out, err = run_cli(capsys, "watch", second, "--state", state, *WATCH)
     assert code == 3, err
     assert out.startswith("look 2 of 4 (the same scores as this recorded look: no look spent)"), out
-    assert len(read_state(state)[1]) == 2  # look 1 kept, look 2 completed from the killed run's new state
+    assert (
+        len(read_state(state, ledger=WATCH_LEDGER)[1]) == 2
+    )  # look 1 kept, look 2 completed from the killed run's new state
 
 
 @pytest.mark.slow
@@ -95,7 +98,7 @@ def test_two_looks_at_once_take_one_look_and_the_other_waits_or_refuses(tmp_path
     monkeypatch.setattr(lock, "LOCK_WAIT", 60.0)
     code, out, _ = run_cli(capsys, "watch", second, "--state", state, *WATCH)  # after it: the same look, replayed
     assert code == 3 and out.startswith("look 2 of 4 (the same scores")
-    assert [look["look"] for look in read_state(state)[1]] == [1, 2]
+    assert [look["look"] for look in read_state(state, ledger=WATCH_LEDGER)[1]] == [1, 2]
 
 
 @pytest.mark.parametrize(

@@ -118,9 +118,10 @@ def _write_watch(out: Path, version: int) -> None:
 
 
 def _read_watch(out: Path) -> Written:
-    from rl_reliable_logger.render.watch_state import read_state
+    from rl_reliable_logger.looks.ledger import read_state
+    from rl_reliable_logger.looks.watch import WATCH
 
-    state = read_state(out)
+    state = read_state(out, ledger=WATCH)
     assert state is not None, f"{out}: no watch state"
     design, looks = state
     return Written(len(looks), {a for pair in design.pairs for a in pair} | set(design.tasks))
@@ -140,8 +141,8 @@ def _write_race(out: Path, version: int) -> None:
 
 
 def _read_race(out: Path) -> Written:
-    from rl_reliable_logger.render.race_state import RACE
-    from rl_reliable_logger.render.watch_state import read_state
+    from rl_reliable_logger.looks.ledger import read_state
+    from rl_reliable_logger.looks.race import RACE
 
     state = read_state(out, ledger=RACE)
     assert state is not None, f"{out}: no race state"

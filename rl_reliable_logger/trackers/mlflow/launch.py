@@ -10,7 +10,7 @@ import shlex
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ...render.launch_formats import LaunchFormat
+from ...looks.launch_formats import LaunchFormat
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
