@@ -19,24 +19,32 @@ from __future__ import annotations
 
 import importlib
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 
-def moved(old: str, names: Mapping[str, str]) -> Callable[[str], Any]:
-    """The module ``__getattr__`` of ``old``: each name of ``names`` read from its new module (``names[name]``, a
-    module path), with a ``DeprecationWarning`` naming it; any other name is an AttributeError."""
-    home = dict(names)
+class Moved:
+    """The module ``__getattr__`` of ``old``: each name of :attr:`names` read from its new module (a module path),
+    with a ``DeprecationWarning`` naming it; any other name is an AttributeError."""
 
-    def __getattr__(name: str) -> Any:
-        new = home.get(name)
+    def __init__(self, old: str, names: Mapping[str, str]) -> None:
+        self.old = old
+        #: Each moved name -> the module it lives in now.
+        self.names: Mapping[str, str] = MappingProxyType(dict(names))
+
+    def __call__(self, name: str) -> Any:
+        new = self.names.get(name)
         if new is None:
-            raise AttributeError(f"module {old!r} has no attribute {name!r}")
+            raise AttributeError(f"module {self.old!r} has no attribute {name!r}")
         warnings.warn(
-            f"{old}.{name} moved to {new}.{name}; import it from there (the old name goes in the next release)",
+            f"{self.old}.{name} moved to {new}.{name}; import it from there (the old name goes in the next release)",
             DeprecationWarning,
             stacklevel=2,
         )
         return getattr(importlib.import_module(new), name)
 
-    return __getattr__
+
+def moved(old: str, names: Mapping[str, str]) -> Moved:
+    """The ``__getattr__`` of the module ``old`` whose ``names`` (name -> new module) moved out."""
+    return Moved(old, names)

@@ -8,49 +8,17 @@ import warnings
 
 import pytest
 
-#: old module -> {name: new module}, for every name that moved.
-MOVED = {
-    "rl_reliable_logger.render.bundle": {
-        **dict.fromkeys(("BundleError", "Writer", "WRITERS", "KINDS"), "rl_reliable_logger.store.kinds"),
-        **dict.fromkeys(
-            ("MANIFEST", "FORMAT", "FORMAT_VERSION", "Bundle", "BundleFile", "safe_relpath"),
-            "rl_reliable_logger.store.manifest",
-        ),
-        **dict.fromkeys(
-            ("read_bundle", "write_bundle", "check_output_folder", "recover_swap"), "rl_reliable_logger.store.bundle"
-        ),
-        **dict.fromkeys(("csv_bytes", "Text", "yaml_bytes", "shell_line", "encode"), "rl_reliable_logger.store.encode"),
-        **dict.fromkeys(("write_file", "write_private"), "rl_reliable_logger.store.files"),
-        **dict.fromkeys(("BUNDLE_STEPS", "FILE_STEPS", "fault_hook"), "rl_reliable_logger.store.steps"),
-        **dict.fromkeys(("LOCK_WAIT", "folder_lock"), "rl_reliable_logger.store.lock"),
-        **dict.fromkeys(("report_hash", "hash_matches", "TRACKER_COLUMNS"), "rl_reliable_logger.analysis.hashing"),
-    },
-    "rl_reliable_logger.render.watch_state": {
-        **dict.fromkeys(("watch", "WATCH"), "rl_reliable_logger.looks.watch"),
-        **dict.fromkeys(("Ledger", "read_state", "write_state", "DESIGN", "LOOKS"), "rl_reliable_logger.looks.ledger"),
-        "seeds_taken": "rl_reliable_logger.looks.launch",
-    },
-    "rl_reliable_logger.render.race_state": dict.fromkeys(("race", "RACE"), "rl_reliable_logger.looks.race"),
-    "rl_reliable_logger.render.watch_launch": dict.fromkeys(
-        (
-            "DEFAULT_PARAMETERS",
-            "RUNS",
-            "BYTES_PER_RUN",
-            "fields_of",
-            "parameters",
-            "check_size",
-            "new_runs",
-            "grids",
-            "launch_files",
-        ),
-        "rl_reliable_logger.looks.launch",
-    ),
-    "rl_reliable_logger.render.launch_formats": dict.fromkeys(
-        ("LaunchFormat", "Setting", "FORMATS", "add_format", "remove_format", "formats", "settings"),
-        "rl_reliable_logger.looks.launch_formats",
-    ),
-    "rl_reliable_logger.analysis.watch": {"DESIGN_KEYWORDS": "rl_reliable_logger.analysis.look_checks"},
-}
+#: Every module names moved out of (issue 51); what moved where is read from each one's ``__getattr__``.
+OLD = (
+    "rl_reliable_logger.render.bundle",
+    "rl_reliable_logger.render.watch_state",
+    "rl_reliable_logger.render.race_state",
+    "rl_reliable_logger.render.watch_launch",
+    "rl_reliable_logger.render.launch_formats",
+    "rl_reliable_logger.analysis.watch",
+    "rl_reliable_logger.stats.bootstrap",
+)
+MOVED = {old: importlib.import_module(old).__getattr__.names for old in OLD}
 CASES = [(old, name, new) for old, names in MOVED.items() for name, new in names.items()]
 
 
