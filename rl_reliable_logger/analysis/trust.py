@@ -1,7 +1,7 @@
 """Warnings where the mean's interval may under-cover at this number of runs (the skew diagnostic).
 
 One warning per algorithm whose runs are skewed on at least :data:`..stats.diagnostics.SKEWED_SHARE` of its tasks
-(and per pair where either algorithm's are, for the mean difference), saying what was measured: how many tasks'
+(and per compared pair where either algorithm's are, for the mean difference), saying what was measured: how many tasks'
 runs are skewed, and that the interval may under-cover there, with the advice to report the IQM or add runs. The
 shares are recorded in provenance (``mean_skewness``) whether or not they fire.
 
@@ -21,8 +21,9 @@ from ..stats import diagnostics as dg
 _ADVICE = "report the IQM (robust to the tail) or add runs"
 
 
-def mean_trust(cells: dict[str, bs.Cells], *, differences: bool) -> tuple[list[str], dict[str, Any]]:
-    """(warnings, provenance record) for the mean of every algorithm and, with ``differences``, every pair."""
+def mean_trust(cells: dict[str, bs.Cells], *, pairs: list[tuple[str, str]]) -> tuple[list[str], dict[str, Any]]:
+    """(warnings, provenance record) for the mean of every algorithm and of the difference of each of ``pairs`` (the
+    pairs the differences table compares)."""
     warnings: list[str] = []
     warned: list[dict[str, Any]] = []
     counts = {alg: dg.skewed_tasks(c) for alg, c in cells.items()}
@@ -35,17 +36,14 @@ def mean_trust(cells: dict[str, bs.Cells], *, differences: bool) -> tuple[list[s
             )
             warned.append({"metric": "mean", "algorithm": alg, "warning": warnings[-1]})
     per_pair: dict[str, float] = {}
-    if differences:
-        names = list(cells)
-        for i, x in enumerate(names):
-            for y in names[i + 1 :]:
-                per_pair[f"{x} - {y}"] = max(counts[x].share, counts[y].share)
-                if dg.flagged(counts[x]) or dg.flagged(counts[y]):
-                    warnings.append(
-                        f"{x} - {y}: the mean difference's interval may under-cover at these run counts: {x}'s "
-                        f"runs are skewed on {_of(counts[x])}, {y}'s on {_of(counts[y])}; {_ADVICE}"
-                    )
-                    warned.append({"metric": "mean", "pair": [x, y], "warning": warnings[-1]})
+    for x, y in pairs:
+        per_pair[f"{x} - {y}"] = max(counts[x].share, counts[y].share)
+        if dg.flagged(counts[x]) or dg.flagged(counts[y]):
+            warnings.append(
+                f"{x} - {y}: the mean difference's interval may under-cover at these run counts: {x}'s "
+                f"runs are skewed on {_of(counts[x])}, {y}'s on {_of(counts[y])}; {_ADVICE}"
+            )
+            warned.append({"metric": "mean", "pair": [x, y], "warning": warnings[-1]})
     record = {
         "limit": dg.SKEWED_SHARE,
         "rule": (

@@ -177,6 +177,13 @@ def methods_paragraph(report: Report) -> str:
                 else ""
             )
         )
+    pairs = prov.get("pairs")
+    if isinstance(pairs, dict) and not report.differences.empty:
+        from ..analysis.tables.differences import sentence as pairs_sentence
+
+        said = pairs_sentence(pairs)
+        if said:
+            sentences.append(said)
     if prov.get("success"):
         from ..analysis.tables.success import sentence as success_sentence
 

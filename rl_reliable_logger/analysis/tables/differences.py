@@ -1,4 +1,5 @@
-"""The ``differences`` table: every pair's difference of each aggregate metric, on the aggregates' replicates."""
+"""The ``differences`` table: each compared pair's difference of each aggregate metric (the pairs ``pairs=`` chooses:
+every pair, or each algorithm against the leader), on the aggregates' replicates."""
 
 from __future__ import annotations
 
@@ -10,26 +11,27 @@ from ...stats import intervals
 from ...stats.intervals import ResamplingRequest
 from ...stats.intervals.bounds import expanded_level
 from .aggregates import Aggregates
-from .base import Part, TableInputs, pairs, record
+from .base import ComparedPairs, Part, TableInputs, record
 
 COLUMNS = ["algorithm_x", "algorithm_y", "metric", "point", "low", "high"]
 
 
-def build(inputs: TableInputs, request: ResamplingRequest, aggregates: Aggregates) -> Part:
+def build(inputs: TableInputs, request: ResamplingRequest, aggregates: Aggregates, chosen: ComparedPairs) -> Part:
     """The differences table, its record and its fallback notes. Each statistic gets the request's rule (under
     ``bootstrap-t``: studentized for the mean, the IQM and the optimality gap from both algorithms' standard errors,
     the normal interval for the median at the pair's expanded level, expanded for the others); the replicates are
-    the aggregates'."""
-    table, notes = differences_table(inputs, request, aggregates)
-    return Part({"differences": table}, record(request, inputs, "differences"), {"interval_fallbacks": notes}, notes)
+    the aggregates'. The pairs are ``chosen`` (:func:`.base.compared_pairs`), recorded as ``provenance["pairs"]``."""
+    table, notes = differences_table(inputs, request, aggregates, chosen.pairs)
+    provenance = {"interval_fallbacks": notes, "pairs": chosen.record}
+    return Part({"differences": table}, record(request, inputs, "differences"), provenance, notes)
 
 
 def differences_table(
-    inputs: TableInputs, request: ResamplingRequest, aggregates: Aggregates
+    inputs: TableInputs, request: ResamplingRequest, aggregates: Aggregates, by_pair: list[tuple[str, str]]
 ) -> tuple[pd.DataFrame, list[str]]:
+    """The table of ``by_pair``'s differences and one sentence per interval that fell back from its method."""
     names = [m.name for m in inputs.metrics]
     kinds = list(inputs.kinds().values())
-    by_pair = pairs(inputs.algorithms)
     if not by_pair or not names:
         return pd.DataFrame([], columns=COLUMNS), []
     found, points = aggregates.by_algorithm, aggregates.points()
@@ -37,7 +39,7 @@ def differences_table(
     dists = {alg: f.replicates for alg, f in found.items()}
     n = min(d.shape[0] for d in dists.values())  # the common replicates (always all of them in evaluate())
 
-    def fill(p: int, out: np.ndarray) -> None:
+    def fill(p: int, out: np.ndarray) -> None:  # one subtraction per pair into the stack: no other copy
         x, y = by_pair[p]
         np.subtract(dists[x][:n], dists[y][:n], out=out)
 
@@ -76,4 +78,23 @@ def _sample(inputs: TableInputs, found: dict, x: str, y: str) -> intervals.Sampl
         if se_x is None or se_y is None
         else (lambda kind: intervals.studentized_difference(se_x[kind], se_y[kind])),
         name=f"{x} - {y}",
+    )
+
+
+def sentence(record: dict) -> str | None:
+    """What methods.md says about the compared pairs (``provenance["pairs"]``): nothing when every pair is compared,
+    else which algorithm led and how many of all the pairs the tables hold.
+
+    Example:
+        >>> sentence({"used": "leader", "leader": "PPO", "metric": "iqm", "compared": 56, "all": 1596,
+        ...           "tables": ["differences"]})
+        'The differences table compares the leader, PPO (the best iqm estimate), with each other algorithm: 56 of the 1,596 pairs (every pair on request).'
+    """
+    if record.get("used") != "leader" or record.get("leader") is None:
+        return None
+    tables = " and ".join(f"{t} table" if i == len(record["tables"]) - 1 else t for i, t in enumerate(record["tables"]))
+    verb = "compares" if len(record["tables"]) == 1 else "compare"
+    return (
+        f"The {tables} {verb} the leader, {record['leader']} (the best {record['metric']} estimate), with each other "
+        f"algorithm: {record['compared']:,} of the {record['all']:,} pairs (every pair on request)."
     )

@@ -87,8 +87,8 @@ def quantile_pair(dist: np.ndarray, low: float, high: float) -> tuple[np.ndarray
     return both[0], both[1]
 
 
-#: Up to this many distinct levels, :func:`column_quantiles` asks ``np.quantile`` once per group of columns sharing a
-#: level (a partition, linear in the replicates) instead of sorting every column.
+#: Up to this many distinct levels (or one per this many columns), :func:`column_quantiles` asks ``np.quantile`` once
+#: per group of columns sharing a level (a partition, linear in the replicates) instead of sorting every column.
 _SHARED_LEVELS = 16
 
 
@@ -104,7 +104,8 @@ def column_quantiles(dist: np.ndarray, levels: Sequence[Any]) -> list[np.ndarray
     neighbouring order statistics are read and interpolated at once, with numpy's own formula (its index
     ``(B - 1) q``, its ends, and its interpolation from the nearer neighbour), instead of one ``np.quantile`` call
     per column (profiles under ``expanded`` asked 37,005 of them at 57 algorithms). Columns that share their levels
-    (up to :data:`_SHARED_LEVELS` distinct ones, as a stacked table's, one per algorithm) are read by one
+    (up to :data:`_SHARED_LEVELS` distinct ones or one per :data:`_SHARED_LEVELS` columns, as a stacked table's,
+    one per algorithm) are read by one
     ``np.quantile`` per group instead. Memory: one sorted (or partitioned) copy of ``dist``.
 
     Example:
@@ -120,7 +121,7 @@ def column_quantiles(dist: np.ndarray, levels: Sequence[Any]) -> list[np.ndarray
     n, width = dist.shape[0], math.prod(shape)
     asked = np.stack([np.broadcast_to(np.asarray(q, dtype=float), shape).reshape(-1) for q in levels])
     shared, group_of = np.unique(asked, axis=1, return_inverse=True)
-    if shared.shape[1] <= _SHARED_LEVELS and np.isfinite(shared).all():
+    if shared.shape[1] <= max(_SHARED_LEVELS, width // _SHARED_LEVELS) and np.isfinite(shared).all():
         # few distinct levels (e.g. one per algorithm of a stacked table): np.quantile of each group of columns, taken
         # straight from ``dist`` (one copy, partitioned in place: linear in the replicates; the same numbers as one
         # call per column)
