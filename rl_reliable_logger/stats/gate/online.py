@@ -41,8 +41,8 @@ class Rule:
 
     alpha: float = 0.05
     procedure: str = "saffron"
-    lam: float = 0.25
-    w0: float = 0.5
+    lam: float = 0.1
+    w0: float = 0.9
     decay: float = 1.6
 
     def __post_init__(self) -> None:

@@ -78,7 +78,7 @@ def test_a_keep_earns_level_back_and_candidates_cost_nothing() -> None:
     assert online.level(rule, [True], [True]) > first  # a keep earns
     assert online.level(rule, [True], [False]) == pytest.approx(first)  # a candidate is free
     assert online.level(rule, [False], [False]) < first  # a non-candidate is charged
-    assert online.charged(rule, [0.01, 0.02], [True, False]) == pytest.approx(0.02 / 0.75)
+    assert online.charged(rule, [0.01, 0.02], [True, False]) == pytest.approx(0.02 / (1 - rule.lam))
     assert float(online.gamma(np.arange(1, 200_001), 1.6).sum()) == pytest.approx(1.0, abs=2e-3)
 
 
@@ -91,3 +91,21 @@ def test_bad_rules_and_histories_are_refused() -> None:
         online.Rule(lam=1.0)
     with pytest.raises(ValueError, match="always a candidate"):
         online.level(online.Rule(), [False], [True])
+
+
+def test_saffron_reproduces_the_onlinefdr_packages_example() -> None:
+    """The example of the R package onlineFDR's SAFFRON (Robertson et al.; α = 0.05, λ = 0.5, W0 = α/2 in its
+    units, γ_j ∝ j^-1.6, p-values in order): the same levels and rejections. Its W0 multiplies (1 - λ), ours does
+    not: its α/2 is our ``w0 = 0.5``."""
+    p = [2.90e-08, 0.06743, 0.01514, 0.08174, 0.00171, 3.60e-05, 0.79149, 0.27201, 0.28295, 7.59e-08]
+    published = [0.005468627, 0.010937254, 0.010937254, 0.010937254, 0.010937254, 0.021874508, 0.032811762,
+                 0.010823845, 0.010823845, 0.010823845]  # fmt: skip
+    rule = online.Rule(alpha=0.05, lam=0.5, w0=0.5, decay=1.6)
+    cand: list[bool] = []
+    rej: list[bool] = []
+    for value, expected in zip(p, published):
+        level = online.level(rule, cand, rej)
+        assert level == pytest.approx(expected, abs=2e-9)
+        cand.append(value <= rule.lam)
+        rej.append(value <= level)
+    assert [i for i, r in enumerate(rej) if r] == [0, 4, 5, 9]

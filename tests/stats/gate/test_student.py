@@ -112,3 +112,17 @@ def test_bad_looks_are_refused() -> None:
         st.upper_boundaries([4, 12], [0.0, -math.inf], 0.05, "obf", 10)
     with pytest.raises(ValueError, match="alpha"):
         st.upper_boundaries([4, 10], [0.0, -math.inf], 0.0, "obf", 10)
+
+
+def test_the_screen_is_paid_for_not_ignored(normal_looks: np.ndarray) -> None:
+    """Boundaries computed as if there were no screen give a candidate that passed it far more than its level:
+    the test must be the conditional one."""
+    seeds, lower = [3, 10], [0.75, -math.inf]
+    screened = st.upper_boundaries(seeds, lower, 0.05, "obf", 10)
+    unscreened = st.upper_boundaries(seeds, [-math.inf, -math.inf], 0.05, "obf", 10)
+    assert screened[1] > unscreened[1] + 0.4
+    z = normal_looks[:, [0, 4]]  # the looks at 3 and 10 seeds
+    held, passed = _level(z, lower, screened)
+    ignored, _ = _level(z, lower, unscreened)
+    assert abs(held - 0.05) < 3 * math.sqrt(0.05 * 0.95 / passed)
+    assert ignored > 0.1
