@@ -1,6 +1,8 @@
 """False keeps, power and seeds of the gate over simulated research streams, against the rules people use (issue 53).
 
     nice -n 10 python benchmarks/coverage/gate_study.py     # writes benchmarks/results/gate_study.{txt,json}
+    nice -n 10 python benchmarks/coverage/gate_study.py --tune --seed 1 --streams 80   # gate_tuning.txt
+    nice -n 10 python benchmarks/coverage/gate_study.py --levels 1000000                 # gate_levels.txt
 
 A stream is 100 candidates, each compared with the incumbent of its time. A share ``real`` of them (exactly that
 many, at random places) improve on it by ``effect`` standard deviations of a seed's score; the others are no better
@@ -315,13 +317,14 @@ def main() -> None:
     ap.add_argument("--only", type=int, nargs="*", help="scenario numbers (0-based) to run")
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "gate_study.txt")
     ap.add_argument("--tune", action="store_true", help="the design grid (TUNING) on --seed 1 instead of the table")
-    ap.add_argument("--levels", type=int, default=0, help="also one candidate's level on this many simulated ones")
+    ap.add_argument("--levels", type=int, default=0, help="one candidate's level on this many simulated ones instead")
     args = ap.parse_args()
     if args.tune:
         tune(args.streams, args.seed, ROOT / "results" / "gate_tuning.txt")
         return
     if args.levels:
         candidate_levels(args.levels, args.seed, ROOT / "results" / "gate_levels.txt")
+        return
     started, results = time.time(), []
     for i, sc in enumerate(SCENARIOS):
         if args.only is not None and i not in args.only:
