@@ -39,6 +39,7 @@ from ..stats.gate import online
 from ..stats.gate import stream as gs
 from .gate_options import GateDesign
 from .look_checks import short
+from .report import SPECS
 
 #: A verdict of each outcome of :mod:`..stats.gate.candidate` (and ``abandoned``: a new candidate started first).
 VERDICTS = {
@@ -337,9 +338,8 @@ def result_from(
     )
 
 
-#: The columns of a stream's table: one row per candidate, its last look.
-STREAM_COLUMNS = ["candidate", "name", "verdict", "outcome", "seeds", "mean", "estimate", "low", "high", "level",
-                  "incumbent", "look", "reason"]  # fmt: skip
+#: The columns of a stream's table (one row per candidate, its last look): the Report's ``gate`` table.
+STREAM_COLUMNS = list(SPECS["gate"].columns)
 
 
 def stream_table(history: Sequence[dict[str, Any]]) -> pd.DataFrame:

@@ -257,16 +257,17 @@ def format_gate(result: Any, state: str) -> str:
 
 
 def _publish(sink: Any, plugin: Any, candidate: Any, incumbent: Any, result: Any) -> None:
-    """Publish the look as a report: the two sides' runs, each algorithm labelled with its part and the verdict (the
-    run's name and description show them), and the stream's table (``gate``) in the bundle."""
+    """Publish the look as a report: the two sides' runs, labelled ``<verdict> · <candidate>`` and
+    ``incumbent · <name>`` (the run's name and description show them), and the stream's table (``gate``: every
+    candidate's verdict and interval) in the bundle and the tracker's table views."""
     import pandas as pd
 
     from ..analysis.options import AnalysisOptions, look_design
     from ..data.scores import ScoreTable
 
-    frames = [
-        _labelled(candidate, f"{result.name} (gate: {result.verdict})"),
-        _labelled(incumbent, f"{result.incumbent} (incumbent)"),
+    frames = [  # the verdict first: a runs list cuts names after about 20 characters
+        _labelled(candidate, f"{result.verdict} · {result.name}"),
+        _labelled(incumbent, f"incumbent · {result.incumbent}"),
     ]
     table = ScoreTable(pd.concat(frames, ignore_index=True), source={"kind": "gate", "name": result.name})
     design = look_design("gate", result.design.to_json())
