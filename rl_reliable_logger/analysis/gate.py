@@ -153,23 +153,26 @@ def side_of(table: ScoreTable, design: Design, what: str) -> Side:
             f"the {what} has the tasks {short(tasks)}, the stream was started on {short(list(design.tasks))}; every "
             "candidate and the incumbent run on the same tasks"
         )
-    frame = final.frame.assign(seed_label=final.frame["seed"].map(seed_key), task=final.frame["task"].map(str))
-    twice = frame[frame.duplicated(["task", "seed_label"], keep=False)]
-    if len(twice):
-        row = twice.iloc[0]
-        raise InputError(
-            f"the {what} has several runs of seed {row['seed_label']!r} on task {row['task']!r}; a gate pairs one "
-            "run per seed and task on each side"
-        )
+    labels = [seed_key(v) for v in final.frame["seed"]]
+    task_of = [str(t) for t in final.frame["task"]]
+    values = final.frame["score"].to_numpy(dtype=float)
+    by_seed: dict[str, dict[str, float]] = {}
+    for label, task, value in zip(labels, task_of, values):
+        runs = by_seed.setdefault(label, {})
+        if task in runs:
+            raise InputError(
+                f"the {what} has several runs of seed {label!r} on task {task!r}; a gate pairs one run per seed and "
+                "task on each side"
+            )
+        runs[task] = float(value)
     metric = registry.get_metric(design.metric)
     scores: dict[str, float] = {}
-    for label, runs in frame.groupby("seed_label", sort=True):
-        by_task = dict(zip(runs["task"], runs["score"].astype(float)))
+    for label, by_task in sorted(by_seed.items()):
         missing = [t for t in design.tasks if t not in by_task]
         if missing:
             raise InputError(f"seed {label!r} of the {what} has no run on task {missing[0]!r}; run it on every task")
         cells = bs.Cells.from_list([np.array([by_task[t]]) for t in design.tasks])
-        scores[str(label)] = float(metric(bs.original(cells))[0])
+        scores[label] = float(metric(bs.original(cells))[0])
     return Side(str(algorithms[0]), scores)
 
 
@@ -197,6 +200,28 @@ class Stream:
             self.open = None
         self.ended[name] = how or f"ended at stream look {record['look']} ({VERDICTS[record['outcome']]})"
 
+    def abandon(self, record: dict[str, Any]) -> None:
+        """End the candidate that ``record``'s look abandoned, if any (it is the first step of that look)."""
+        gone = record.get("abandoned")
+        if gone:
+            self.end(gone, self.looks[gone][-1], kept=False, how=_abandoned(record["look"]))
+
+    def add(self, record: dict[str, Any]) -> None:
+        """The stream after the look ``record`` (once :meth:`abandon` ended what it abandoned)."""
+        name = record["name"]
+        if self.incumbent is None or record["incumbent"] != self.incumbent:
+            self.incumbent, self.incumbent_runs = record["incumbent"], {}
+        self.looks.setdefault(name, []).append(record)
+        seeds = [str(x) for x in record["seeds"]]
+        self.seeds_of.setdefault(name, set()).update(seeds)
+        self.incumbent_runs.update(zip(seeds, map(float, record["incumbent_scores"])))
+        if record["outcome"] in gs.FINAL:
+            self.end(name, record, kept=record["outcome"] == "keep")
+            if record["outcome"] == "keep":
+                self.incumbent, self.incumbent_runs = name, dict(zip(seeds, map(float, record["scores"])))
+        else:
+            self.open = name
+
 
 def _abandoned(look: int) -> str:
     return f"was abandoned at stream look {look} (a new candidate started while it was open)"
@@ -206,22 +231,8 @@ def stream_of(history: Sequence[dict[str, Any]]) -> Stream:
     """The stream after the recorded looks, in order."""
     s = Stream()
     for record in history:
-        if record.get("abandoned"):
-            gone = record["abandoned"]
-            s.end(gone, s.looks[gone][-1], kept=False, how=_abandoned(record["look"]))
-        name = record["name"]
-        if s.incumbent is None or record["incumbent"] != s.incumbent:
-            s.incumbent, s.incumbent_runs = record["incumbent"], {}
-        s.looks.setdefault(name, []).append(record)
-        seeds = [str(x) for x in record["seeds"]]
-        s.seeds_of.setdefault(name, set()).update(seeds)
-        s.incumbent_runs.update(zip(seeds, map(float, record["incumbent_scores"])))
-        if record["outcome"] in gs.FINAL:
-            s.end(name, record, kept=record["outcome"] == "keep")
-            if record["outcome"] == "keep":
-                s.incumbent, s.incumbent_runs = name, dict(zip(seeds, map(float, record["scores"])))
-        else:
-            s.open = name
+        s.abandon(record)
+        s.add(record)
     return s
 
 

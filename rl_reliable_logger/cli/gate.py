@@ -41,7 +41,7 @@ STATE_FLAG: tuple[str, dict[str, Any]] = (
         "required": True,
         "metavar": "DIR",
         "help": "state folder of the stream: its frozen design and every look of every candidate (new or empty at the "
-        "first candidate); stream.csv, verdict.csv and the launch files of the next seeds are written there",
+        "first candidate); stream.csv (every candidate's verdict) and the launch files of the next seeds are written there",
     },
 )
 

@@ -66,24 +66,6 @@ def _look_problem(look: dict[str, Any], i: int) -> str | None:
     return None if digest == look["hash"] else f"look {i}'s scores do not match its hash"
 
 
-def _tables(result: ga.GateResult) -> dict[str, pd.DataFrame]:
-    return {"verdict.csv": pd.DataFrame([_verdict_row(result)])}
-
-
-def _verdict_row(result: ga.GateResult) -> dict[str, Any]:
-    return {
-        "name": result.name,
-        "verdict": result.verdict,
-        "seeds": result.seeds,
-        "low": result.interval[0],
-        "high": result.interval[1],
-        "estimate": result.estimate,
-        "level": result.level,
-        "next_seeds": " ".join(map(str, result.next_seeds)),
-        "reason": result.reason,
-    }
-
-
 #: The endings of the intake's notes on runs per (algorithm, task) cell: about bootstrap intervals, which a gate does
 #: not compute (its test is exact for a few seeds), so they are not passed on.
 _CELL_SIZE_NOTES = (
@@ -98,8 +80,9 @@ def notes(lines: list[str]) -> list[str]:
     return [line for line in dict.fromkeys(lines) if not line.endswith(_CELL_SIZE_NOTES)]
 
 
-#: A gate's state folder: its design, every look, the last look's verdict as CSV.
-GATE = Ledger("gate", ga.Design, ga.result_from, _tables, LOOK_FIELDS, _look_problem)
+#: A gate's state folder: its design and every look (the stream's table, ``stream.csv``, and the launch files of
+#: the next seeds are written beside them by :func:`gate`, whose look knows the whole stream).
+GATE = Ledger("gate", ga.Design, ga.result_from, lambda result: {}, LOOK_FIELDS, _look_problem)
 
 
 def _audit(design: ga.Design, history: list[dict[str, Any]], folder: Path) -> None:
@@ -108,18 +91,15 @@ def _audit(design: ga.Design, history: list[dict[str, Any]], folder: Path) -> No
     rule = design.online_rule
     stream = ga.Stream()
     for record in history:
-        before = ga.stream_of([r for r in history if r["look"] < record["look"]])
-        stream = before
-        if record.get("abandoned"):
-            stream.end(record["abandoned"], stream.looks[record["abandoned"]][-1], kept=False)
-        if record["level"] is None:
-            continue
-        expected = online.level(rule, stream.tests.candidate, stream.tests.rejected)
-        if not math.isclose(float(record["level"]), expected, rel_tol=1e-9, abs_tol=1e-15):
-            raise InputError(
-                f"{folder / 'looks.json'}: look {record['look']}'s level {record['level']} is not the one the stream "
-                f"gives ({expected:.6g}); the gate state was edited, start a new state folder"
-            )
+        stream.abandon(record)
+        if record["level"] is not None:
+            expected = online.level(rule, stream.tests.candidate, stream.tests.rejected)
+            if not math.isclose(float(record["level"]), expected, rel_tol=1e-9, abs_tol=1e-15):
+                raise InputError(
+                    f"{folder / 'looks.json'}: look {record['look']}'s level {record['level']} is not the one the "
+                    f"stream gives ({expected:.6g}); the gate state was edited, start a new state folder"
+                )
+        stream.add(record)
 
 
 def gate(

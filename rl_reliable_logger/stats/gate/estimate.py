@@ -31,7 +31,8 @@ from scipy import optimize
 from .paired import PairedLook, z_to_t
 from .stagewise import tail
 
-#: The estimate's drift is searched within this many canonical units of the naive one.
+#: The estimate's drift is searched within this many canonical units of the naive one (to 1e-4 of a unit: the
+#: effect to about 1e-4 / √max_seeds of the differences' standard deviation).
 REACH = 12.0
 
 
@@ -46,12 +47,16 @@ def median_unbiased_drift(
     def excess(theta: float) -> float:
         return tail(times, lower, upper, look, z, theta) - 0.5
 
-    lo, hi = naive - REACH, naive + REACH
+    lo, hi = naive - 1.0, naive + 1.0  # the root is usually near: widen the bracket only as far as needed
+    while excess(lo) > 0 and lo > naive - REACH:
+        lo -= 2.0
+    while excess(hi) < 0 and hi < naive + REACH:
+        hi += 2.0
     if excess(lo) >= 0:
         return lo
     if excess(hi) <= 0:
         return hi
-    return float(optimize.brentq(excess, lo, hi, xtol=1e-6))
+    return float(optimize.brentq(excess, lo, hi, xtol=1e-4))
 
 
 def adjusted_effect(
