@@ -33,9 +33,11 @@ def runs(name: str, effect: float, seeds: list[int]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def timed(call):
+def timed(name: str, effect: float, incumbent: tuple[str, float], seeds: list[int], state: Path):
+    """One gate call (the tables built before the clock starts): its result, wall and CPU seconds."""
+    cand, inc = runs(name, effect, seeds), runs(*incumbent, seeds)
     wall, cpu = time.perf_counter(), time.process_time()
-    result = call()
+    result = gate(cand, inc, state=state, name=name, min_effect=0.3)
     return result, time.perf_counter() - wall, time.process_time() - cpu
 
 
@@ -53,9 +55,7 @@ def main() -> None:
         name, effect = f"c{j}", float(rng.choice([0.0, 2.5], p=[0.7, 0.3]))
         seeds = list(next_seeds)
         while True:
-            result, wall, cpu = timed(
-                lambda: gate(runs(name, effect, seeds), runs(*incumbent, seeds), state=state, name=name, min_effect=0.3)
-            )
+            result, wall, cpu = timed(name, effect, incumbent, seeds, state)
             rows.append(
                 {"call": len(rows) + 1, "seeds": len(seeds), "verdict": result.verdict, "wall": wall, "cpu": cpu}
             )
@@ -65,9 +65,7 @@ def main() -> None:
         if result.verdict == "keep":
             incumbent = (name, effect)
         next_seeds = list(result.next_seeds)
-    _, replay_wall, replay_cpu = timed(
-        lambda: gate(runs(name, effect, seeds), runs(*incumbent, seeds), state=state, name=name, min_effect=0.3)
-    )
+    _, replay_wall, replay_cpu = timed(name, effect, incumbent, seeds, state)
     frame = pd.DataFrame(rows)
     later = frame.iloc[1:]
     print(f"{len(frame)} gate calls, {args.candidates} candidates, at most 10 paired seeds each (state: {state})")
