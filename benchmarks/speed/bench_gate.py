@@ -62,10 +62,11 @@ def main() -> None:
             if result.verdict != "run_more":
                 break
             seeds += list(result.next_seeds)
+        against = incumbent
         if result.verdict == "keep":
             incumbent = (name, effect)
         next_seeds = list(result.next_seeds)
-    _, replay_wall, replay_cpu = timed(name, effect, incumbent, seeds, state)
+    _, replay_wall, replay_cpu = timed(name, effect, against, seeds, state)
     frame = pd.DataFrame(rows)
     later = frame.iloc[1:]
     print(f"{len(frame)} gate calls, {args.candidates} candidates, at most 10 paired seeds each (state: {state})")
