@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -195,3 +196,24 @@ def test_infinite_statistics_survive_the_ledger(tmp_path: Path) -> None:
     first = gate(flat, base, state=state, name="a", min_effect=0.2)
     assert first.verdict == "run_more" and math.isinf(float(first.record["z"]))
     assert read_state(state, ledger=GATE) is not None
+
+
+def test_a_gate_call_imports_no_plotting_and_no_tracker_client(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.support.paths import REPO
+
+    script = (
+        "import sys, warnings, pandas as pd\n"
+        "from rl_reliable_logger import gate\n"
+        "warnings.simplefilter('ignore')\n"
+        "df = pd.DataFrame({'algorithm': 'a', 'task': 'x', 'seed': [0, 1, 2], 'score': [1.0, 2.0, 3.5]})\n"
+        f"gate(df, df.assign(algorithm='b', score=[0.2, 0.5, 0.1]), state={str(tmp_path / 'g')!r}, name='a',"
+        " min_effect=0.1)\n"
+        "print(sorted(m for m in ('matplotlib', 'mlflow', 'wandb') if m in sys.modules))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]"
