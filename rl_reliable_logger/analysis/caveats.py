@@ -30,26 +30,14 @@ from typing import Any
 import numpy as np
 
 from ..stats import bootstrap as bs
-from ..stats import diagnostics as dg
 from ..stats import metrics as mt
 
 #: The algorithm features the rules read (one float each).
-ALGORITHM_FEATURES = (
-    "runs",
-    "tasks",
-    "skew_share",
-    "mean_tasks",
-    "gap_tasks",
-    "top_share",
-    "tied_share",
-    "middle_tie",
-    "middle_count",
-    "middle_skew",
-)
+ALGORITHM_FEATURES = ("runs", "tasks", "mean_tasks", "gap_tasks", "top_share", "tied_share")
 #: The pair features (P(X > Y)).
 PAIR_FEATURES = ("separated_share", "point")
 #: The per-task features.
-TASK_FEATURES = ("runs", "no_spread", "skewness")
+TASK_FEATURES = ("runs", "no_spread")
 
 
 def _per_task(cells: bs.Cells) -> list[np.ndarray]:
@@ -77,33 +65,21 @@ def _mean_variances(runs: list[np.ndarray]) -> np.ndarray:
     return np.array([float(np.var(r, ddof=1)) / r.size if r.size > 1 else 0.0 for r in runs])
 
 
-def _middle(runs: list[np.ndarray], ci: float) -> tuple[float, float, float]:
-    """How the task means near the median over tasks sit: the tie index (the smallest gap between adjacent sorted
-    task means whose swap moves the median, over the standard error of that difference; inf where the errors are
-    0 and the gap is not), the number of tasks whose Student-t interval holds the median estimate, and the share of
-    those whose runs are right-skewed beyond :func:`..stats.diagnostics.skew_threshold`."""
-    from ..stats.distributions import t_ppf
-
+def algorithm_features(cells: bs.Cells, gamma: float = 1.0) -> dict[str, float]:
+    """What the caveats read of one algorithm's runs (:data:`ALGORITHM_FEATURES`)."""
+    runs = _per_task(cells)
     means = np.array([float(r.mean()) for r in runs])
-    se = np.sqrt(_mean_variances(runs))
-    order = np.argsort(means, kind="stable")
-    mu, s = means[order], se[order]
-    k = len(mu)
-    pairs = [(k // 2 - 1, k // 2), (k // 2, k // 2 + 1)] if k % 2 else [(k // 2 - 2, k // 2 - 1), (k // 2, k // 2 + 1)]
-    ratios = []
-    for i, j in pairs:
-        if 0 <= i and j < k:
-            gap, err = abs(mu[j] - mu[i]), float(np.hypot(s[i], s[j]))
-            ratios.append(gap / err if err > 0 else (0.0 if gap == 0 else float("inf")))
-    tie = min(ratios) if ratios else float("inf")
-    median = float(np.median(means))
-    sizes = np.array([r.size for r in runs])
-    half = np.where(sizes > 1, t_ppf(np.full(k, (1 + ci) / 2), np.maximum(sizes - 1, 1)) * se, 0.0)
-    holds = np.abs(means - median) <= half
-    skew = dg.task_skewness(bs.Cells.from_list(runs))
-    read = holds & np.isfinite(skew)
-    skewed = float(np.mean(skew[read] > dg.skew_threshold(sizes[read]))) if read.any() else 0.0
-    return float(tie), float(holds.sum()), skewed
+    clipped = [np.minimum(r, gamma) for r in runs]
+    varied = [r for r in runs if r.size > 1]
+    total = float(np.abs(means).sum())
+    return {
+        "runs": float(cells.sizes.min()),
+        "tasks": float(cells.n_tasks),
+        "mean_tasks": effective_tasks(_mean_variances(runs)),
+        "gap_tasks": effective_tasks(_mean_variances(clipped)),
+        "top_share": float(np.abs(means).max()) / total if total > 0 else 0.0,
+        "tied_share": float(np.mean([np.ptp(r) == 0 for r in varied])) if varied else 0.0,
+    }
 
 
 def gamma_of(metric_objs: Sequence[Any]) -> float:
@@ -113,28 +89,6 @@ def gamma_of(metric_objs: Sequence[Any]) -> float:
         if getattr(m.fn, "__name__", None) == "optimality_gap" and gamma is not None:
             return float(gamma)
     return 1.0
-
-
-def algorithm_features(cells: bs.Cells, gamma: float = 1.0, ci: float = 0.95) -> dict[str, float]:
-    """What the caveats read of one algorithm's runs (:data:`ALGORITHM_FEATURES`)."""
-    runs = _per_task(cells)
-    means = np.array([float(r.mean()) for r in runs])
-    clipped = [np.minimum(r, gamma) for r in runs]
-    varied = [r for r in runs if r.size > 1]
-    tie, count, skew = _middle(runs, ci)
-    total = float(np.abs(means).sum())
-    return {
-        "runs": float(cells.sizes.min()),
-        "tasks": float(cells.n_tasks),
-        "skew_share": dg.skewed_tasks(cells).share,
-        "mean_tasks": effective_tasks(_mean_variances(runs)),
-        "gap_tasks": effective_tasks(_mean_variances(clipped)),
-        "top_share": float(np.abs(means).max()) / total if total > 0 else 0.0,
-        "tied_share": float(np.mean([np.ptp(r) == 0 for r in varied])) if varied else 0.0,
-        "middle_tie": tie,
-        "middle_count": count,
-        "middle_skew": skew,
-    }
 
 
 def pair_features(x: bs.Cells, y: bs.Cells) -> dict[str, float]:
@@ -147,18 +101,19 @@ def pair_features(x: bs.Cells, y: bs.Cells) -> dict[str, float]:
 
 def task_features(cells: bs.Cells) -> list[dict[str, float]]:
     """What the caveat of each task's mean reads (:data:`TASK_FEATURES`), one mapping per task."""
-    skew = dg.task_skewness(cells)
-    return [
-        {"runs": float(r.size), "no_spread": float(r.size > 1 and np.ptp(r) == 0), "skewness": float(s)}
-        for r, s in zip(_per_task(cells), skew)
-    ]
+    return [{"runs": float(r.size), "no_spread": float(r.size > 1 and np.ptp(r) == 0)} for r in _per_task(cells)]
 
 
 # ----------------------------------------------------------------------------- the rules
-#: The mean's (and the gap's) caveat fires where fewer tasks than this carry its variance (Kish's effective count).
-TAIL_TASKS = 3.0
+#: The mean's caveat fires where one task makes up this share of the mean (its few runs decide the interval) ...
+TOP_SHARE = 0.5
+#: ... or where fewer tasks than this carry its variance (Kish's effective count; also the gap's caveat) ...
+TAIL_TASKS = 1.5
 #: ... at this many runs per task or fewer (more runs show the tail).
 TAIL_RUNS = 10
+#: The mean's and the gap's caveat fires where the runs of at least this share of the tasks are all equal (a capped
+#: or a failure score): those tasks add no width, and a rare run off the cap is unseen.
+TIED_SHARE = 0.25
 #: The median's caveat fires at this many runs per task or fewer: there the task means near the middle are uncertain
 #: against their spacing and skewed (few runs miss a task's tail, so the middle leans), and nothing the runs show
 #: tells the data sets where its interval misses from those where it covers (``docs/validation.md``).
@@ -172,19 +127,34 @@ def _runs(features: Mapping[str, float]) -> str:
     return f"{n} run{'' if n == 1 else 's'}"
 
 
+def _tail(what: str, carried: float, features: Mapping[str, float]) -> str:
+    return (
+        f"heavy tails at {_runs(features)}: about {carried:.1f} of {int(features['tasks'])} tasks carry {what} "
+        "variance; may under-cover"
+    )
+
+
+def _ties(features: Mapping[str, float]) -> str:
+    tied = round(features["tied_share"] * features["tasks"])
+    return f"runs all equal on {tied} of {int(features['tasks'])} tasks: those add no width; may under-cover"
+
+
 def aggregate_caveat(kind: str, features: Mapping[str, float]) -> str:
     """The caveat of one algorithm's aggregate of ``kind`` (:data:`..stats.intervals.STATISTIC_KINDS`): empty where
     its interval is expected to hold, else one short reason."""
-    runs, tasks = features["runs"], int(features["tasks"])
-    if kind in ("mean", "optimality_gap") and runs <= TAIL_RUNS:
-        carried = features["mean_tasks" if kind == "mean" else "gap_tasks"]
-        if carried < TAIL_TASKS:
-            what = "the mean's" if kind == "mean" else "the gap's"
-            return (
-                f"heavy tails at {_runs(features)}: about {carried:.1f} of {tasks} tasks carry {what} variance; "
-                "may under-cover"
-            )
-    if kind == "median" and runs <= MEDIAN_RUNS:
+    few = features["runs"] <= TAIL_RUNS
+    if kind == "mean" and few and features["top_share"] >= TOP_SHARE:
+        return (
+            f"heavy tails at {_runs(features)}: one task makes up {features['top_share']:.0%} of the mean; "
+            "may under-cover"
+        )
+    if kind == "mean" and few and features["mean_tasks"] < TAIL_TASKS:
+        return _tail("the mean's", features["mean_tasks"], features)
+    if kind == "optimality_gap" and few and features["gap_tasks"] < TAIL_TASKS:
+        return _tail("the gap's", features["gap_tasks"], features)
+    if kind in ("mean", "optimality_gap") and features["tied_share"] >= TIED_SHARE:
+        return _ties(features)
+    if kind == "median" and features["runs"] <= MEDIAN_RUNS:
         return f"median: depends on the tasks near the middle; may under-cover at {_runs(features)}"
     return ""
 

@@ -46,6 +46,30 @@ def test_mean_caveat_fires_where_few_tasks_carry_its_variance_at_few_runs():
     assert cv.difference_caveat("mean", quiet, loud) == cv.aggregate_caveat("mean", loud)
 
 
+def test_mean_caveat_names_a_task_that_makes_up_the_mean():
+    rng = np.random.default_rng(6)
+    suite = [rng.normal(1.0, 0.05, 5) for _ in range(9)] + [rng.normal(30.0, 1.0, 5)]
+    reason = cv.aggregate_caveat("mean", cv.algorithm_features(_cells(suite)))
+    assert reason.startswith("heavy tails at 5 runs: one task makes up 7") and reason.endswith(
+        "% of the mean; may under-cover"
+    )
+
+
+def test_mean_and_gap_caveats_fire_where_runs_tie_on_many_tasks_the_iqm_does_not():
+    rng = np.random.default_rng(7)
+    capped = [np.ones(3)] * 4 + [rng.uniform(0.2, 0.9, 3) for _ in range(6)]
+    features = cv.algorithm_features(_cells(capped))
+    assert features["tied_share"] == 0.4
+    for kind in ("mean", "optimality_gap"):
+        assert (
+            cv.aggregate_caveat(kind, features)
+            == "runs all equal on 4 of 10 tasks: those add no width; may under-cover"
+        )
+    assert cv.aggregate_caveat("iqm", features) == ""
+    few_tied = cv.algorithm_features(_cells([np.ones(3)] + [rng.uniform(0.2, 0.9, 3) for _ in range(9)]))
+    assert cv.aggregate_caveat("mean", few_tied) == ""
+
+
 def test_median_caveat_names_the_runs_per_task():
     rng = np.random.default_rng(1)
     few = cv.algorithm_features(_cells([rng.normal(m, 0.2, 5) for m in np.linspace(0, 2, 15)]))

@@ -75,7 +75,7 @@ def aggregate_table(
         notes += [f"{alg}: {n}" for n in found.result.notes]
         point = clip_noise(found.point, found.low, found.high)  # a point outside its interval by rounding only
         notes += _nan_notes(alg, metric_objs, point, found.low, found.high)
-        features = caveats.algorithm_features(c, caveats.gamma_of(metric_objs), request.level)
+        features = caveats.algorithm_features(c, caveats.gamma_of(metric_objs))
         for j, m in enumerate(metric_objs):
             caveat = caveats.aggregate_caveat(statistic_kind(m), features)
             rows.append(

@@ -51,10 +51,7 @@ def differences_table(
         request, "differences", shape, fill, pair_points, samples, kinds=kinds, labels=labels
     )
     point = np.concatenate(pair_points)
-    features = {
-        a: caveats.algorithm_features(c, caveats.gamma_of(inputs.metrics), request.level)
-        for a, c in inputs.cells.items()
-    }
+    features = {a: caveats.algorithm_features(c, caveats.gamma_of(inputs.metrics)) for a, c in inputs.cells.items()}
     low = np.concatenate([r.low for r in results])
     high = np.concatenate([r.high for r in results])
     frame = pd.DataFrame(
