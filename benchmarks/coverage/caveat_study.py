@@ -358,6 +358,44 @@ def report(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
     return lines
 
 
+def verdict(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
+    """The done-when, per interval over the sets: the rows (algorithms or pairs, per set and run count) that neither
+    cover FLOOR nor carry a caveat on MISSES_CAVEATED of their misses, and the share of data sets whose IQM carries
+    a caveat."""
+    failing: dict[str, list[str]] = {}
+    rows: dict[str, int] = {}
+    iqm_marked, data_sets = 0, 0
+    for name in sets:
+        path = folder / f"{name}.npz"
+        if not path.exists():
+            continue
+        found = dict(np.load(path))
+        labels = {"agg": list(found["algorithms"]), "diff": list(found["pairs"]), "P(X>Y)": list(found["pairs"])}
+        for n in runs:
+            if f"agg_side_{n}" not in found:
+                continue
+            for what, (miss, mark) in caveated(found, n).items():
+                if what == "agg iqm":
+                    iqm_marked += int(mark.any(axis=1).sum())
+                    data_sets += mark.shape[0]
+                flat_miss = miss.reshape(miss.shape[0], -1)
+                flat_mark = mark.reshape(mark.shape[0], -1)
+                rows[what] = rows.get(what, 0) + flat_miss.shape[1]
+                for r in range(flat_miss.shape[1]):
+                    cov = 1 - flat_miss[:, r].mean()
+                    caught = flat_mark[flat_miss[:, r], r].mean() if flat_miss[:, r].any() else 1.0
+                    if cov < FLOOR and caught < MISSES_CAVEATED:
+                        names = labels.get(what.split()[0], [])
+                        label = names[r] if what != "task mean" and r < len(names) else f"row {r}"
+                        failing.setdefault(what, []).append(f"{name} N={n} {label} ({cov:.3f}, {caught:.0%} caveated)")
+    lines = [f"IQM with a caveat: {iqm_marked} of {data_sets} data sets ({iqm_marked / max(data_sets, 1):.1%})"]
+    for what, total in rows.items():
+        bad = failing.get(what, [])
+        shown = "; ".join(bad[:12]) + (f"; ... ({len(bad) - 12} more)" if len(bad) > 12 else "")
+        lines.append(f"{what}: {len(bad)} of {total} rows fail both criteria" + (f": {shown}" if bad else ""))
+    return lines
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--sets", nargs="+", default=list(REAL), choices=list(LOADERS))
@@ -375,7 +413,7 @@ def main() -> None:
             data = LOADERS[name]()
             found = run_set(data, args.runs, args.trials, args.reps, args.seed)
             np.savez_compressed(folder / f"{name}.npz", **found)
-    lines = report(folder, args.sets, args.runs)
+    lines = [*report(folder, args.sets, args.runs), "", *verdict(folder, args.sets, args.runs)]
     print("\n".join(lines))
     (folder / "caveat_study.md").write_text("\n".join(lines) + "\n")
 
