@@ -2,7 +2,7 @@
 
 One command measures and writes the tables of ``docs/validation.md``:
 
-    nice -n 10 python benchmarks/coverage/caveat_study.py --out benchmarks/results/caveat_study.txt
+    nice -n 10 python benchmarks/coverage/caveat_study.py --out benchmarks/results/caveat_study
 
 For each real data set of ``../shared/data`` (its algorithms' runs per task are the *populations*), at 3, 5 and
 10 runs per task, ``--trials`` data sets are drawn: each task's N runs drawn independently, with replacement, from
@@ -358,6 +358,32 @@ def report(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
     return lines
 
 
+def condensed(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
+    """The table of ``docs/validation.md``: one row per set and interval, per run count ``coverage (worst row) /
+    misses caveated / caveat rate where it covers`` (coverage bold below FLOOR where fewer than MISSES_CAVEATED of
+    the misses are caveated on some row)."""
+    head = ["set", "interval", *(f"N = {n}" for n in runs)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name in sets:
+        path = folder / f"{name}.npz"
+        if not path.exists():
+            continue
+        found = dict(np.load(path))
+        by_n = {n: caveated(found, n) for n in runs if f"agg_side_{n}" in found}
+        for what in next(iter(by_n.values())):
+            cells = []
+            for n in runs:
+                if n not in by_n:
+                    cells.append("-")
+                    continue
+                r = rate(*by_n[n][what])
+                cov = f"{r['coverage']:.3f} ({r['worst']:.3f})"
+                cov = f"**{cov}**" if r["rows_failing"] else cov
+                cells.append(f"{cov} / {_fmt(r['fires_miss'])} / {_fmt(r['fires_cover'])}")
+            lines.append("| " + " | ".join([f"{name} ({found['meta'][0]})", what, *cells]) + " |")
+    return lines
+
+
 def verdict(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
     """The done-when, per interval over the sets: the rows (algorithms or pairs, per set and run count) that neither
     cover FLOOR nor carry a caveat on MISSES_CAVEATED of their misses, and the share of data sets whose IQM carries
@@ -413,7 +439,8 @@ def main() -> None:
             data = LOADERS[name]()
             found = run_set(data, args.runs, args.trials, args.reps, args.seed)
             np.savez_compressed(folder / f"{name}.npz", **found)
-    lines = [*report(folder, args.sets, args.runs), "", *verdict(folder, args.sets, args.runs)]
+    lines = [*condensed(folder, args.sets, args.runs), "", *report(folder, args.sets, args.runs), ""]
+    lines += verdict(folder, args.sets, args.runs)
     print("\n".join(lines))
     (folder / "caveat_study.md").write_text("\n".join(lines) + "\n")
 

@@ -4,17 +4,21 @@ Every row of the ``aggregates``, ``differences``, ``improvement`` and ``per_task
 where the interval is expected to hold, else one short reason. The reasons are read from what the data and the
 design show, never from the interval itself:
 
-* **the mean** (and its differences): *heavy tails at N runs*, when the mean's standard error comes from a few
-  tasks (the effective number of tasks carrying its variance, Kish's ``(Σ v)² / Σ v²`` of the tasks' variances of
-  their means, is small): the interval then rests on those tasks' few runs, which miss the tail that carries the
-  mean more often than not;
-* **the optimality gap**: the same, on the runs clipped at γ;
-* **the median** (and its differences): *depends on the tasks near the middle*, when few runs per task leave the
-  task means near the middle uncertain against their spacing (they nearly tie, or their runs spread across the
-  median), so the bootstrap cannot reproduce the median's bias;
-* **P(X > Y)**: *at the boundary*, when the runs of X and Y separate on most tasks (each such task's Mann-Whitney
-  share is 0 or 1 in every replicate, so it adds no width);
+* **the mean** (and its differences), at 10 runs per task or fewer: *heavy tails*, where one task makes up half of
+  the mean or more, or fewer than 1.5 tasks carry its variance (Kish's effective count ``(Σ v)² / Σ v²`` of the
+  tasks' variances of their means): the interval then rests on a few tasks' few runs, which miss the tail that
+  carries the mean more often than not (the task's share of the mean shows even where its tail was not drawn);
+* **the optimality gap**: fewer than 1.5 tasks carry its variance (on the runs clipped at γ);
+* **the mean and the gap**: *runs all equal* on a quarter of the tasks or more (a capped or a failure score): those
+  tasks add no width, and a rare run off the cap is unseen;
+* **the median** (and its differences), at 10 runs per task or fewer, always: *depends on the tasks near the
+  middle*; few runs leave the task means near the middle uncertain against their spacing and skewed, and nothing
+  the runs show told the data sets where its interval misses from those where it covers;
+* **P(X > Y)** at 0.2 or below, 0.8 or above: *at the boundary*, where the runs of X and Y separate on most tasks
+  (each such task's Mann-Whitney share is 0 or 1 in every replicate, so it adds no width);
 * **a task's mean**: *runs all equal*, when the runs of a task have no spread (the interval has no width).
+
+The IQM carries none: no rule from the runs told its few shortfalls from its covers.
 
 The measured coverage behind each rule, on every real data set, at 3, 5 and 10 runs per task, and how often each
 caveat fires where the interval covers and where it misses: ``docs/validation.md`` (``benchmarks/coverage/
