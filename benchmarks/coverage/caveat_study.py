@@ -37,7 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -330,6 +330,14 @@ def _fmt(v: float) -> str:
     return "-" if np.isnan(v) else f"{v:.3f}"
 
 
+def recorded(folder: Path, sets: list[str]) -> Iterator[tuple[str, dict[str, np.ndarray]]]:
+    """Each set's recorded rows (its ``.npz`` in ``folder``), in ``sets`` order; sets not run are left out."""
+    for name in sets:
+        path = folder / f"{name}.npz"
+        if path.exists():
+            yield name, dict(np.load(path))
+
+
 def report(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
     """The done-when table: per set x runs per task x interval, coverage (pooled / worst row), the share of misses
     with a caveat, the caveat rate (all rows / where the interval covers / where it misses; per data set: any row),
@@ -337,11 +345,7 @@ def report(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
     head = ["set", "role", "N", "interval", "coverage", "worst row", "misses caveated", "caveat rate",
             "rate where covers", "rate where misses", "data sets with a caveat", "rows failing"]  # fmt: skip
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for name in sets:
-        path = folder / f"{name}.npz"
-        if not path.exists():
-            continue
-        found = dict(np.load(path))
+    for name, found in recorded(folder, sets):
         for n in runs:
             if f"agg_side_{n}" not in found:
                 continue
@@ -364,11 +368,7 @@ def condensed(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
     the misses are caveated on some row)."""
     head = ["set", "interval", *(f"N = {n}" for n in runs)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for name in sets:
-        path = folder / f"{name}.npz"
-        if not path.exists():
-            continue
-        found = dict(np.load(path))
+    for name, found in recorded(folder, sets):
         by_n = {n: caveated(found, n) for n in runs if f"agg_side_{n}" in found}
         for what in next(iter(by_n.values())):
             cells = []
@@ -391,11 +391,7 @@ def verdict(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
     failing: dict[str, list[str]] = {}
     rows: dict[str, int] = {}
     iqm_marked, data_sets = 0, 0
-    for name in sets:
-        path = folder / f"{name}.npz"
-        if not path.exists():
-            continue
-        found = dict(np.load(path))
+    for name, found in recorded(folder, sets):
         labels = {"agg": list(found["algorithms"]), "diff": list(found["pairs"]), "P(X>Y)": list(found["pairs"])}
         for n in runs:
             if f"agg_side_{n}" not in found:
