@@ -9,9 +9,6 @@ Table schemas (column names are a contract other tools rely on):
 ``per_task``     algorithm, task, n_runs, mean, low, high, median, min, max, caveat
 ``improvement``  algorithm_x, algorithm_y, point, low, high, caveat      (P(X > Y), ties count 1/2)
 ``differences``  algorithm_x, algorithm_y, metric, point, low, high, caveat   (metric(X) - metric(Y))
-
-``caveat`` (issue 52): empty where the row's interval is expected to hold, else one short reason why it may not
-(:mod:`.caveats`); a results folder written before it has none, and reads back as written, without it.
 ``profiles``     algorithm, kind, tau, fraction, low, high   (kind: ``runs`` or ``tasks``)
 ``ranks``        algorithm, task, rank, probability   (task ``__average__`` = mean over tasks)
 ``gap_curve``    algorithm, gamma, point, low, high   (optimality gap as a function of gamma)
@@ -26,6 +23,9 @@ Table schemas (column names are a contract other tools rely on):
                  configurations racing, the eliminated ones, the runs before the next look; ``config`` names each)
 ``provenance``   dict: source, filters, runs used / dropped with reasons, reps, seed, method, ...
 ``warnings``     list of human-readable strings
+
+``caveat`` (issue 52): empty where the row's interval is expected to hold, else one short reason why it may not
+(:mod:`.caveats`); a results folder written before it has none, and reads back as written, without it.
 """
 
 from __future__ import annotations
