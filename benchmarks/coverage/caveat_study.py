@@ -427,6 +427,7 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=52)
     p.add_argument("--out", required=True, help="folder of the raw records (one .npz per set) and the table")
     p.add_argument("--from-npz", action="store_true", help="rate the rules on the records in --out, run nothing")
+    p.add_argument("--table", default="caveat_study.md", help="the file in --out the tables go to")
     args = p.parse_args()
     folder = Path(args.out)
     folder.mkdir(parents=True, exist_ok=True)
@@ -438,7 +439,7 @@ def main() -> None:
     lines = [*condensed(folder, args.sets, args.runs), "", *report(folder, args.sets, args.runs), ""]
     lines += verdict(folder, args.sets, args.runs)
     print("\n".join(lines))
-    (folder / "caveat_study.md").write_text("\n".join(lines) + "\n")
+    (folder / args.table).write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
