@@ -53,6 +53,7 @@ from rl_reliable_logger.analysis.tables.base import TableInputs, pairs, spawn_st
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import metrics as mt
 from rl_reliable_logger.stats import registry
+from rl_reliable_logger.stats.intervals.bounds import student_t_task_intervals
 
 METRICS = ("mean", "median", "iqm", "optimality_gap")
 
@@ -226,7 +227,7 @@ def trial(data: DataSet, n: int, truth: dict[str, np.ndarray], rng: np.random.Ge
         rows = table[table["algorithm"] == a]
         side = _side(rows["low"].to_numpy(), rows["high"].to_numpy(), truth[a])
         rec["agg"].append((side, [feats[a][k] for k in cv.ALGORITHM_FEATURES]))
-        low, high = bs.student_t_task_intervals(cells[a], 0.95)
+        low, high = student_t_task_intervals(cells[a], 0.95)
         tf = cv.task_features(cells[a])
         rec["task"].append((_side(low, high, truth[f"{a}/tasks"]), [[f[k] for k in cv.TASK_FEATURES] for f in tf]))
     for x, y in pairs(algs):
