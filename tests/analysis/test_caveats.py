@@ -142,3 +142,26 @@ def test_statistics_without_a_rule_carry_no_caveat(kind):
     rng = np.random.default_rng(5)
     heavy = cv.algorithm_features(_cells([rng.lognormal(0, 2.0, 3) for _ in range(10)]))
     assert cv.aggregate_caveat(kind, heavy) == ""
+
+
+def test_caveats_are_marked_once_in_the_console_the_paper_tables_and_the_methods():
+    from rl_reliable_logger.analysis.notices import caveated
+    from rl_reliable_logger.cli.common import format_summary
+    from rl_reliable_logger.render.methods import methods_paragraph
+    from rl_reliable_logger.render.tables import to_latex, to_markdown
+
+    rng = np.random.default_rng(8)
+    runs = {
+        "A": [list(rng.normal(1.0, 0.1, 3)) for _ in range(8)] + [[1.0, 2.0, 40.0], [1.0, 1.5, 2.0]],
+        "B": [list(rng.normal(0.5, 0.1, 3)) for _ in range(10)],
+    }
+    report = evaluate(_frame(runs), metrics=["mean", "median", "iqm"], **FAST)
+    notes = caveated(report)
+    mean_a = next(c for c in notes if (c.algorithm, c.metric, c.other) == ("A", "mean", None))
+    assert mean_a.text.startswith("A mean: heavy tails at 3 runs: one task makes up")
+    summary = format_summary(report)
+    assert summary.count(f"† {mean_a.text}") == 1 and "†" in summary.split("\n† ")[0]
+    assert not any(c.metric == "iqm" for c in notes)  # the IQM is not marked
+    assert to_markdown(report).count(mean_a.text) == 1 and "heavy tails at 3 runs" in to_latex(report)
+    methods = methods_paragraph(report)
+    assert "at 10 runs per task or fewer its cells carry a caveat" in methods and "0.48-0.98" not in methods
