@@ -42,7 +42,7 @@ from ..store.files import write_file
 from ..store.kinds import BundleError
 from ..store.lock import folder_lock
 from ..store.manifest import MANIFEST
-from .export import FIGURE_FORMATS, check_formats
+from .export import DEFAULT_FIGURE_FORMATS, FIGURE_FORMATS, check_formats
 from .methods import methods_markdown
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,6 +52,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..data.scores import ScoreTable
 
 __all__ = [
+    "DEFAULT_FIGURE_FORMATS",
     "FIGURE_FORMATS",
     "FigureSpec",
     "check_output_folder",
@@ -246,7 +247,7 @@ def figure_note(report: Report) -> str | None:
 
 
 def render_files(
-    report: Report, formats: Sequence[str] = FIGURE_FORMATS
+    report: Report, formats: Sequence[str] = DEFAULT_FIGURE_FORMATS
 ) -> tuple[list[tuple[FigureSpec, dict[str, bytes]]], list[str]]:
     """Draw every figure the report has data for and return ``([(spec, {format: bytes})], failures)``.
 
@@ -271,7 +272,7 @@ def write_all(
     report: Report,
     out_dir: Path,
     *,
-    figure_formats: Sequence[str] = FIGURE_FORMATS,
+    figure_formats: Sequence[str] = DEFAULT_FIGURE_FORMATS,
 ) -> list[Path]:
     """Write figures (each in ``figure_formats``), ``report.html``, ``table.tex`` and ``table.md``; return the paths.
 
@@ -321,7 +322,7 @@ def save_report(
     figures: bool = True,
     inputs: Sequence[str | os.PathLike] = (),
     force: bool = False,
-    figure_formats: Sequence[str] = FIGURE_FORMATS,
+    figure_formats: Sequence[str] = DEFAULT_FIGURE_FORMATS,
 ) -> Path:
     """Write the report as a results bundle in ``out_dir``; return the folder.
 
@@ -330,7 +331,7 @@ def save_report(
     in: an earlier bundle there is replaced as a whole. A folder with files the tool did not write,
     or holding one of ``inputs``, is refused (:func:`check_output_folder`); ``force=True`` only
     allows replacing an earlier bundle whose files were changed. ``figure_formats`` picks the figure
-    files (``("png", "svg")``, or one of them).
+    files (``("png",)`` by default; ``("png", "svg")`` adds SVG copies, or ``("svg",)``).
 
     Example:
         >>> save_report(evaluate(table, seed=0), "results/")   # doctest: +SKIP
@@ -437,8 +438,10 @@ def load_report(folder: str | os.PathLike) -> Report:
     return report
 
 
-def rerender(folder: str | os.PathLike) -> tuple[Path, list[str]]:
-    """Redraw the figures, ``report.html`` and paper tables of a bundle; keep its tables as they are.
+def rerender(folder: str | os.PathLike, figure_formats: Sequence[str] | None = None) -> tuple[Path, list[str]]:
+    """Redraw the figures, ``report.html`` and paper tables of a bundle; keep its tables as they are. The figures are
+    drawn in ``figure_formats`` (None: the formats the bundle has, e.g. ``("png", "svg")`` to add the SVG copies a
+    bundle written with the default formats lacks).
 
     Returns the folder and the names of the files it now holds. The tables and provenance are the
     verified bytes of the old bundle, so the report's content hash does not change. A swap that a
@@ -446,17 +449,19 @@ def rerender(folder: str | os.PathLike) -> tuple[Path, list[str]]:
     reading it to writing it back, so a bundle another process writes meanwhile is never overwritten with this
     one's old tables.
     """
+    asked = None if figure_formats is None else check_formats(figure_formats)  # a bad keyword before any work
     with folder_lock(folder):
-        return _rerender(folder)
+        return _rerender(folder, asked)
 
 
-def _rerender(folder: str | os.PathLike) -> tuple[Path, list[str]]:
+def _rerender(folder: str | os.PathLike, asked: tuple[str, ...] | None) -> tuple[Path, list[str]]:
     recover_swap(folder)
     bundle = read_bundle(folder)
     report = load_report(folder)
     kept = {rel: data for rel, data in bundle.contents.items() if rel.endswith(".csv") or rel == "provenance.json"}
     had = {rel.rsplit(".", 1)[-1] for rel in bundle.contents if rel.startswith("figures/")}
-    formats = tuple(f for f in FIGURE_FORMATS if f in had) or FIGURE_FORMATS  # keep the bundle's figure formats
+    # keep the bundle's figure formats unless others are asked for
+    formats = asked or tuple(f for f in FIGURE_FORMATS if f in had) or DEFAULT_FIGURE_FORMATS
 
     def fill(tmp: Path) -> None:
         for rel, data in kept.items():
