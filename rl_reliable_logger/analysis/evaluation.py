@@ -263,14 +263,16 @@ def _tables(inputs: TableInputs, request: ResamplingRequest, prep: Prepared, cho
     bar = inputs.progress
     try:
         found = aggregates.build(inputs, request)
-        chosen = compared_pairs(inputs.algorithms, choices.pairs, found.points(), choices.headline, ["differences"])
+        chosen = compared_pairs(
+            inputs.algorithms, choices.pairs, found.points(), choices.headline, ["differences", "improvement"]
+        )
         parts = [
             found.part,
             differences.build(inputs, request, found, chosen),
             trust.build(inputs, chosen.pairs),
             profiles.build(inputs, request, choices.taus, choices.gamma),
             per_task.build(inputs, request, choices.rank_by),
-            improvement.build(inputs, request),
+            improvement.build(inputs, request, chosen),
             curves.build(inputs, request, prep.table, choices.curves),
         ]
     finally:

@@ -49,7 +49,7 @@ JORDAN_METHODS = ("pbp", "pbp-t", "bootstrap")
 MIN_CI = 0.5
 #: Replicates for the tuning view when ``tuning_reps`` is not given: ``min(reps, TUNING_REPS)``.
 TUNING_REPS = 5_000
-#: Which pairs of algorithms the differences table compares (``pairs=``): ``auto`` (every pair up to
+#: Which pairs of algorithms the differences and improvement tables compare (``pairs=``): ``auto`` (every pair up to
 #: :data:`ALL_PAIRS_UP_TO` algorithms, else ``leader``), ``all`` (every pair: quadratic in the algorithms) or ``leader``
 #: (each algorithm against the one with the best headline metric, as a reader of a sweep compares).
 PAIR_RULES = ("auto", "all", "leader")
@@ -218,8 +218,8 @@ class AnalysisOptions:
     )
     pairs: str = option(
         "auto",
-        help="pairs of algorithms the differences table compares: all (every pair; grows with the square of the "
-        f"algorithms), leader (each algorithm against the one with the best headline metric, iqm when it is among "
+        help="pairs of algorithms the differences and improvement (P(X > Y)) tables compare: all (every pair; grows "
+        f"with the square of the algorithms), leader (each algorithm against the one with the best headline metric, iqm when it is among "
         f"the metrics) or auto (all up to {ALL_PAIRS_UP_TO} algorithms, else leader); said in methods.md",
         check=d.one_of(lambda: PAIR_RULES, "a pair rule"),
         flag="--pairs",

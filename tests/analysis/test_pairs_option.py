@@ -37,19 +37,32 @@ def test_leader_compares_the_best_headline_estimate_with_each_other_and_changes_
     assert len(both) == 2 * metrics
     for col in ("point", "low", "high"):
         assert np.array_equal(both[col].to_numpy(), both[f"{col}_led"].to_numpy())
-    for name in ("aggregates", "improvement", "per_task", "profiles"):
+    for name in ("aggregates", "per_task", "profiles"):
         pd.testing.assert_frame_equal(getattr(every, name), getattr(led, name))
+    # P(X > Y) of B against each other algorithm, in both orders: the all-pairs rows, bit for bit
+    assert len(every.improvement) == 12 and len(led.improvement) == 6
+    assert set(zip(led.improvement["algorithm_x"], led.improvement["algorithm_y"])) == {
+        pair for a in "ACD" for pair in (("B", a), (a, "B"))
+    }
+    keys = ["algorithm_x", "algorithm_y"]
+    pd.testing.assert_frame_equal(
+        led.improvement.reset_index(drop=True),
+        every.improvement.merge(led.improvement[keys], on=keys).reset_index(drop=True),
+    )
     assert led.provenance["pairs"] == {
         "rule": "leader",
         "used": "leader",
-        "tables": ["differences"],
+        "tables": ["differences", "improvement"],
         "all": 6,
         "compared": 3,
         "leader": "B",
         "metric": "iqm",
     }
     said = methods_paragraph(led)
-    assert "compares the leader, B (the best iqm estimate), with each other algorithm: 3 of the 6 pairs" in said
+    assert (
+        "improvement tables compare the leader, B (the best iqm estimate), with each other algorithm: 3 of the 6"
+        in said
+    )
     assert "the leader" not in methods_paragraph(every)
 
 
@@ -69,6 +82,7 @@ def test_auto_is_every_pair_up_to_the_limit_and_the_leader_above():
     record = sweep.provenance["pairs"]
     assert (record["rule"], record["used"], record["leader"]) == ("auto", "leader", f"a{ALL_PAIRS_UP_TO:02d}")
     assert len(sweep.differences) == ALL_PAIRS_UP_TO and record["all"] == 55
+    assert len(sweep.improvement) == 2 * ALL_PAIRS_UP_TO
 
 
 def test_an_unknown_rule_is_one_sentence_naming_the_option(capsys, tmp_path):

@@ -92,13 +92,14 @@ def sentence(record: dict) -> str | None:
 
     Example:
         >>> sentence({"used": "leader", "leader": "PPO", "metric": "iqm", "compared": 56, "all": 1596,
-        ...           "tables": ["differences"]})
-        'The differences table compares the leader, PPO (the best iqm estimate), with each other algorithm: 56 of the 1,596 pairs (every pair on request).'
+        ...           "tables": ["differences", "improvement"]})
+        'The differences and improvement tables compare the leader, PPO (the best iqm estimate), with each other algorithm: 56 of the 1,596 pairs (every pair on request).'
     """
     if record.get("used") != "leader" or record.get("leader") is None:
         return None
-    tables = " and ".join(f"{t} table" if i == len(record["tables"]) - 1 else t for i, t in enumerate(record["tables"]))
-    verb = "compares" if len(record["tables"]) == 1 else "compare"
+    several = len(record["tables"]) > 1
+    tables = " and ".join(record["tables"]) + (" tables" if several else " table")
+    verb = "compare" if several else "compares"
     return (
         f"The {tables} {verb} the leader, {record['leader']} (the best {record['metric']} estimate), with each other "
         f"algorithm: {record['compared']:,} of the {record['all']:,} pairs (every pair on request)."

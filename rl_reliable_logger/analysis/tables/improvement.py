@@ -1,4 +1,5 @@
-"""The ``improvement`` table: the probability of improvement P(X > Y) of every ordered pair of algorithms."""
+"""The ``improvement`` table: the probability of improvement P(X > Y) of each compared pair of algorithms, in both
+orders (the pairs ``pairs=`` chooses: every pair, or each algorithm against the leader)."""
 
 from __future__ import annotations
 
@@ -15,16 +16,18 @@ from ...stats.intervals import ResamplingRequest
 from ...stats.intervals.bounds import improvement_level
 from .. import caveats
 from ..report import SPECS
-from .base import Part, TableInputs, pairs, record
+from .base import ComparedPairs, Part, TableInputs, record
 from .profiles import stacked
 
 #: The columns, as the Report declares them.
 COLUMNS = list(SPECS["improvement"].columns)
 
 
-def build(inputs: TableInputs, request: ResamplingRequest) -> Part:
-    """P(X > Y) of every ordered pair, from one set of independent replicates per algorithm shared by its pairs.
-    P(X > Y) is a U-statistic: where the method widens the level, it is its own (Mann-Whitney's), recorded."""
+def build(inputs: TableInputs, request: ResamplingRequest, chosen: ComparedPairs) -> Part:
+    """P(X > Y) of each pair ``chosen`` (:func:`.base.compared_pairs`) in both orders, from one set of independent
+    replicates per algorithm shared by its pairs (drawn for every algorithm, so a pair's numbers do not depend on
+    which other pairs are compared). P(X > Y) is a U-statistic: where the method widens the level, it is its own
+    (Mann-Whitney's), recorded."""
     cells = inputs.cells
     own_level = {"expanded_level": "mann-whitney"} if request.widens_level("improvement") else {}
     records = record(request, inputs, "improvement", **own_level)
@@ -32,7 +35,7 @@ def build(inputs: TableInputs, request: ResamplingRequest) -> Part:
     if len(algorithms) < 2:
         return Part({"improvement": pd.DataFrame(columns=COLUMNS)}, records)
     counts = _counts(inputs, request)
-    by_pair = pairs(algorithms)
+    by_pair = chosen.pairs
     points, dists = [], []
     for x, y in by_pair:
         cx, cy = cells[x], cells[y]
