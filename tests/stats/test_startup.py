@@ -48,3 +48,18 @@ def test_distribution_functions_equal_scipy_stats_bit_for_bit():
     assert np.array_equal(distributions.norm_ppf(q), sps.norm.ppf(q))
     assert np.array_equal(distributions.norm_cdf(x), sps.norm.cdf(x))
     assert float(distributions.t_ppf(0.975, 9.0)) == pytest.approx(2.262157, abs=1e-6)  # textbook t table
+
+
+def test_the_looks_import_neither_matplotlib_nor_a_root_finder():
+    """Issue 56: ``from rl_reliable_logger import race, watch, gate`` (what a loop calling a look imports) loads no
+    matplotlib and no scipy.optimize: the root searches of later looks import it where they run."""
+    code = (
+        "import sys\n"
+        "from rl_reliable_logger import gate, race, watch\n"
+        "import rl_reliable_logger.looks.gate, rl_reliable_logger.looks.race, rl_reliable_logger.looks.watch\n"
+        "import rl_reliable_logger.stats.gate.estimate, rl_reliable_logger.stats.gate.student\n"
+        "print(sorted(m for m in ('scipy.optimize', 'matplotlib') if m in sys.modules))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "[]"
