@@ -397,8 +397,10 @@ def _improvement_rectangular(cells_x, counts_x: np.ndarray, cells_y, counts_y: n
     # per task took runs-per-task squared bytes: 5 GB at 50,000 runs per cell)
     below = (base + np.stack([np.searchsorted(y[t], x[t], side="left") for t in range(n_tasks)])).ravel()
     upto = (base + np.stack([np.searchsorted(y[t], x[t], side="right") for t in range(n_tasks)])).ravel()
-    lo = cum[:, below]
-    wins = counts_x.reshape(reps, n_tasks * nx) * (lo + 0.5 * (cum[:, upto] - lo))  # (R, M·n_x)
+    wins = cum[:, below]
+    if not np.array_equal(below, upto):  # ties between an x run and a y run count 1/2 (without: lo + 0 = lo)
+        wins += 0.5 * (cum[:, upto] - wins)
+    wins *= counts_x.reshape(reps, n_tasks * nx)  # (R, M·n_x)
     per_task = wins.reshape(reps, n_tasks, nx).sum(axis=2) / (nx * ny)
     return per_task.mean(axis=1)
 
