@@ -26,13 +26,16 @@ from collections.abc import Sequence
 import numpy as np
 
 from . import bootstrap as bs
-from . import distributions
+from . import distributions, metrics, registry
 
 
-def pooled_variances(cells: Sequence[bs.Cells]) -> np.ndarray:
+def pooled_variances(cells: Sequence[bs.Cells], trim: float = 0.0) -> np.ndarray:
     """(M,) each task's unbiased variance of runs, pooled within the task over ``cells`` (one per configuration, the
     same M tasks; weights ``n - 1``), in units of the largest |score| squared (the factors below are scale-free);
-    0 where no cell of the task has 2 runs.
+    0 where no cell of the task has 2 runs. With ``trim`` (a trimmed mean's share cut from each end: 0.25 for the
+    IQM), each configuration's runs are first winsorized where its trimmed mean cuts them (its ⌊trim K⌋-th
+    smallest and largest of its K runs): a trimmed mean's variance is made of the winsorized runs' (Tukey &
+    McLaughlin 1963), so a task's outliers, which it trims, do not count as that task's spread.
 
     >>> import numpy as np
     >>> a = bs.Cells.from_list([np.array([0.0, 2.0]), np.array([1.0, 1.0, 4.0])])
@@ -47,10 +50,25 @@ def pooled_variances(cells: Sequence[bs.Cells]) -> np.ndarray:
     squares, df = np.zeros(tasks), np.zeros(tasks)
     for c in cells:
         x = c.values / unit
+        if trim > 0:
+            cut = int(math.floor(trim * x.size))
+            ordered = np.sort(x)
+            x = np.clip(x, ordered[cut], ordered[x.size - 1 - cut])
         means = np.bincount(c.task_of, weights=x, minlength=tasks) / c.sizes
         squares += np.bincount(c.task_of, weights=(x - means[c.task_of]) ** 2, minlength=tasks)
         df += c.sizes - 1
     return np.where(df > 0, squares / np.maximum(df, 1), 0.0)
+
+
+def trimmed_share(metric: str) -> float:
+    """The share of runs a registered trimmed-mean metric cuts from each end (``iqm``: 0.25,
+    ``trimmed_mean_0.1``: 0.1); 0 for every other metric (its tasks' spreads are the runs' own).
+
+    >>> trimmed_share("iqm"), trimmed_share("trimmed_mean_0.1"), trimmed_share("mean"), trimmed_share("median")
+    (0.25, 0.1, 0.0, 0.0)
+    """
+    found = registry.lookup(metric)
+    return float(found[1]) if found is not None and found[0].make is metrics.trimmed_mean else 0.0
 
 
 def welch_factors(sizes: Sequence[np.ndarray], variances: np.ndarray) -> tuple[float, float]:

@@ -28,8 +28,9 @@ other side), and call the best estimate still racing the *leader*.
   *contenders*. Their runs are predicted under the current estimates (stochastic curtailment: the difference with
   the leader a Brownian motion in information, its drift at its estimate): the probability that c ends ahead of
   the leader, and that its interval with the leader ends below δ at the last look. While the race can still be
-  certified (the product over the contenders of the latter is at least :data:`CERTIFY`) every contender gets
-  runs; after that only those that might still end ahead of the leader (probability at least ε = α / (C - 1)).
+  certified (the product over the contenders of the latter is at least :data:`CERTIFY`, one half: more likely than
+  not) every contender gets runs; after that only those that might still end ahead of the leader (probability at
+  least ε = α / (C - 1): the runs it skips change its selection with predicted probability at most α).
   The leader gets runs with them, each up to the next planned count ``⌈(k+1) N / K⌉`` per task. When no
   contender gets runs the race stops (``reason == "futility"``): no runs can change its selection or certify it.
 
@@ -78,17 +79,18 @@ REASONS = ("within delta", "one left", "futility", "last look")
 #: The version of the race's decisions (its intervals, settling and allocation): a race recorded by another version
 #: is not continued with this one. 2: issue 55 (Welch degrees of freedom, runs only where they can change the outcome).
 PROCEDURE = 2
-#: The race pursues its certificate (every contender settled by the last look) while the predicted probability of
-#: reaching it is at least this; below it, runs go only to contenders that might still overtake the leader.
-CERTIFY = 0.2
+#: The race pursues its certificate (every contender settled by the last look) while its predicted probability is
+#: at least this (more likely than not); below it, runs go only to contenders that might still overtake the leader.
+CERTIFY = 0.5
 
 
 @dataclass(frozen=True)
 class RaceDesign:
     """Everything a race fixes before its first look: C configurations on M tasks, K looks, at most N runs per
     (configuration, task) cell, the error α, the indifference zone δ (in the metric's units), the spending
-    function (``pocock``: the race spends early, where eliminations save the most runs) and the metric's
-    direction."""
+    function (``pocock``: the race spends early, where eliminations save the most runs), the metric's direction
+    and the share ``trim`` it cuts from each end when it is a trimmed mean (the IQM's 0.25; the tasks' spreads that
+    set the intervals' degrees of freedom are then those of the winsorized runs, :mod:`.pooled_level`)."""
 
     configs: int
     tasks: int
@@ -98,6 +100,7 @@ class RaceDesign:
     alpha: float = 0.05
     spending: str = "pocock"
     lower_is_better: bool = False
+    trim: float = 0.0
 
     def __post_init__(self) -> None:
         if self.configs < 2:
@@ -108,6 +111,8 @@ class RaceDesign:
             raise ValueError(f"delta must be 0 (no indifference zone) or positive, got {self.delta}")
         if self.looks < 1 or self.max_runs < 2 or self.tasks < 1:
             raise ValueError("a race needs at least 1 look, 1 task and max_runs of at least 2")
+        if not 0 <= self.trim < 0.5:
+            raise ValueError(f"trim must be in [0, 0.5), got {self.trim}")
         if self.spending not in sq.SPENDING:
             raise ValueError(f"spending must be one of {', '.join(sq.SPENDING)}, got {self.spending!r}")
 
@@ -296,7 +301,7 @@ class _Look:
         self.elim_by = list(previous.eliminated_by) if previous else [-1] * c_n
         racing = [c for k, c in enumerate(cells) if c is not None and self.alive[k]]
         # each task's spread, pooled over the configurations racing: the intervals' degrees of freedom
-        self.spreads = pl.pooled_variances(racing) if racing else np.zeros(design.tasks)
+        self.spreads = pl.pooled_variances(racing, design.trim) if racing else np.zeros(design.tasks)
 
     def fraction(self, runs: float) -> float:
         """Information: runs per cell over the maximum, 1 at the last look (which spends what is left)."""
