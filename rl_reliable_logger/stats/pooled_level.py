@@ -3,7 +3,7 @@
 A race's repeated intervals are normal intervals on the bootstrap standard deviation of a stratified statistic
 (each configuration's runs resampled within tasks), from 2 runs per (configuration, task) cell at its first look.
 The bootstrap variance of a stratified mean is ``(n - 1) / n`` of the unbiased one, cell by cell, and its standard
-deviation is itself an estimate: the expanded percentile interval (:func:`.bootstrap.expanded_level`) corrects both
+deviation is itself an estimate: the expanded percentile interval (:func:`.intervals.bounds.expanded_level`) corrects both
 with the factor ``c`` and a ``t`` quantile on ``Σ (n_m - 1)`` degrees of freedom. Those degrees of freedom hold when
 every task's runs spread alike; when they do not (normalised scores of different games, tasks of unequal noise) the
 variance of the stratified statistic has the Welch-Satterthwaite degrees of freedom

@@ -4,7 +4,8 @@ A *race* (Maron & Moore 1994; F-race, Birattari et al. 2002) evaluates C configu
 the same M tasks at K looks while runs accumulate, drops the ones that are clearly worse, gives the
 survivors more runs, and stops as soon as the choice is good enough. Here "good enough" is an indifference
 zone δ: the selected configuration's metric θ_ℓ must be within δ of the best θ* = max_c θ_c (δ = 0: no zone, the
-race stops when one configuration is left, as an F-race does, or at the last look).
+race stops when one configuration is left, as an F-race does, when no runs could change its selection, or at the
+last look).
 
 The statistics are those of ``watch`` (:mod:`.sequential`): at each look, each pair (i, j) of configurations
 still racing whose runs grew gets a repeated confidence interval for θ_i - θ_j (the engine's bootstrap
@@ -71,7 +72,7 @@ from . import bootstrap as bs
 from . import distributions
 from . import pooled_level as pl
 from . import sequential as sq
-from .intervals import normal_interval
+from .intervals.bounds import normal_interval
 
 #: Why a race stopped (``RaceLook.reason``): its rule, one configuration left, no runs left that could change the
 #: selection or certify it, or the last look.

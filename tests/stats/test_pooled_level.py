@@ -10,6 +10,7 @@ import pytest
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import distributions
 from rl_reliable_logger.stats import pooled_level as pl
+from rl_reliable_logger.stats.intervals.bounds import expanded_level
 
 
 def test_pooled_variances_weigh_each_configuration_by_its_degrees_of_freedom_and_are_scale_free() -> None:
@@ -28,13 +29,13 @@ def test_pooled_variances_weigh_each_configuration_by_its_degrees_of_freedom_and
 
 def test_tasks_that_spread_alike_give_the_expanded_level() -> None:
     """Every task's runs with the same variance: c and ν are the expanded percentile interval's (√(n/(n-1)) and
-    Σ (n - 1)), and the tail probability is :func:`bootstrap.expanded_level`'s."""
+    Σ (n - 1)), and the tail probability is :func:`intervals.bounds.expanded_level`'s."""
     runs = [np.array([m - 1.0, m + 1.0, m]) for m in range(6)]  # each task's variance is 1
     cells = bs.Cells.from_list(runs)
     c, nu = pl.welch_factors([cells.sizes], pl.pooled_variances([cells]))
     assert c == pytest.approx(math.sqrt(1.5)) and nu == pytest.approx(12.0)
     tail = float(distributions.norm_cdf(-pl.multiplier(float(distributions.norm_ppf(0.975)), c, nu)))
-    assert tail == pytest.approx(bs.expanded_level(cells, 0.95))
+    assert tail == pytest.approx(expanded_level(cells, 0.95))
 
 
 def test_one_dominant_task_leaves_few_degrees_of_freedom_and_two_statistics_add_theirs() -> None:
