@@ -640,15 +640,31 @@ COLUMNS = [
 
 
 def compare(before: Path, after: Path) -> str:
-    """A before/after table of two records of the same scenarios (``label`` says which is which)."""
-    rows = []
+    """A before/after table of two records of the same scenarios, one row per scenario: the fixed design's within δ,
+    the race before and after (within δ ± SE, runs share ± SE, certified, futility stops) and the comparator."""
     b_rows = {(r["scenario"], r["variant"], r["first"]): r for r in json.loads(before.read_text())["rows"]}
-    for r in json.loads(after.read_text())["rows"]:
-        old = b_rows.get((r["scenario"], r["variant"], r["first"]))
-        if r["variant"] == "race" and old is not None:
-            rows.append({**old, "label": "race before"})
-        rows.append({**r, "label": "race after" if r["variant"] == "race" else r["variant"]})
-    return markdown(rows)
+    a_rows = {(r["scenario"], r["variant"], r["first"]): r for r in json.loads(after.read_text())["rows"]}
+    lines = [
+        "| scenario | set | fixed within δ | before: within δ | runs | certified | after: within δ | runs | certified | "
+        "futility | simple: within δ | runs |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for key, r in a_rows.items():
+        if r["variant"] != "race":
+            continue
+        old, simple = b_rows.get(key), a_rows.get((key[0], "simple", key[2]))
+
+        def cells(row: dict | None, *extra: str) -> str:
+            if row is None:
+                return " | ".join(["–"] * (2 + len(extra)))
+            base = [_pm(row["within"], row["within_se"]), _pm(row["runs_share"], row["runs_share_se"])]
+            return " | ".join(base + [f"{row.get(x, float('nan')):.3f}" for x in extra])
+
+        lines.append(
+            f"| {r['scenario']} | {r['role']} | {r['fixed_within']:.3f} | {cells(old, 'certified')} | "
+            f"{cells(r, 'certified', 'stop futility')} | {cells(simple)} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 def main() -> None:
