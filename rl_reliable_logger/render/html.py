@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.counts import fixed, plural
+from ..data.names import escape_html
 from . import tables as _paper_tables
 from .methods import checklist, methods_paragraph, references
 from .view import ReportView, Viewable, as_view, decimals, number
@@ -43,17 +44,8 @@ class Figure:
     mime: str = "image/png"
 
 
-def esc(value: Any) -> str:
-    """Escape anything for HTML text or attribute context; control characters (NUL, ...) shown as ``\\uXXXX``."""
-    text = html.escape("" if value is None else str(value), quote=True)
-    if any(ord(ch) < 32 or 127 <= ord(ch) < 160 or 0xD800 <= ord(ch) < 0xE000 for ch in text):
-        text = "".join(
-            f"\\u{ord(ch):04X}"
-            if (ord(ch) < 32 and ch not in "\t\n\r") or 127 <= ord(ch) < 160 or 0xD800 <= ord(ch) < 0xE000
-            else ch
-            for ch in text
-        )
-    return text
+#: Escape anything for HTML text or attribute context (control characters shown as ``\\uXXXX``).
+esc = escape_html
 
 
 _CSS = """
@@ -359,22 +351,6 @@ def _warnings(view: ReportView, shown: frozenset[str]) -> tuple[str, dict[str, s
     return f'<div class="warn" id="notices"><ul>{lines}</ul>{details}</div>', anchors
 
 
-def _source_text(src: Any) -> str:
-    """Where the scores came from, as a phrase: a tracker's location (with the runs found and skipped) or a file
-    and its score column; every field is in the Provenance section."""
-    if not isinstance(src, Mapping):
-        return "" if src is None else str(src)
-    where = src.get("location") or src.get("path")
-    text = str(where) if where else str(src.get("tracker") or src.get("kind") or "")
-    if src.get("kind") == "file" and src.get("score_column"):
-        text += f", score column {str(src['score_column'])!r}"
-    found, skipped = src.get("n_runs_found"), src.get("skipped")
-    if isinstance(found, int) and not isinstance(found, bool):
-        n_skipped = len(skipped) if isinstance(skipped, list) else 0
-        text += f" ({plural(found, 'run')} found" + (f", {n_skipped:,} skipped" if n_skipped else "") + ")"
-    return text
-
-
 def _methods(view: ReportView) -> str:
     """The methods paragraph, the reporting checklist and the references (the content of ``methods.md``)."""
     marks = {True: "yes", False: "no", None: "unknown"}
@@ -428,7 +404,7 @@ def build_html(report: Viewable, figures: Sequence[Figure] = (), *, title: str |
     headline = view.intervals.headline
     if headline:
         sub_bits.append(f"Headline metrics: {headline}; every table's intervals: see Methods")
-    src_txt = _source_text(prov.get("source"))
+    src_txt = view.source
     if src_txt:
         sub_bits.append(f"Source: {src_txt}")
     generated = _created(prov)

@@ -39,6 +39,7 @@ import pandas as pd
 
 from ..analysis import comparisons, notices, protocol
 from ..analysis.report import SPECS
+from ..analysis.summary import source_text
 from ..analysis.tables import success
 from ..data.counts import Counts, count_runs, fixed
 from ..stats import registry
@@ -187,7 +188,8 @@ class ReportView:
     rows shown in ``report.html``); ``references`` (the papers cited); ``success`` (the success tables' sentence);
     ``runs`` (runs and tasks per algorithm); ``present`` (the tables with rows); ``optional`` (the optional tables, in
     the order the analysis added them); ``figure_algorithms`` and ``figure_note`` (which algorithms the figures
-    show and the sentence saying which they leave out, None when they show all: :func:`shown_algorithms`).
+    show and the sentence saying which they leave out, None when they show all: :func:`shown_algorithms`);
+    ``source`` (where the scores came from, as a phrase: :func:`~..analysis.summary.source_text`).
     """
 
     frames: Mapping[str, pd.DataFrame]
@@ -211,6 +213,7 @@ class ReportView:
     optional: tuple[str, ...] = ()
     figure_algorithms: tuple[str, ...] = ()
     figure_note: str | None = None
+    source: str = ""
 
     # ---------------------------------------------------------------- the tables, read as a Report's
     def table(self, name: str) -> pd.DataFrame:
@@ -416,6 +419,7 @@ def report_view(report: Report) -> ReportView:
         optional=tuple(report.extra),
         figure_algorithms=tuple(figure_algorithms),
         figure_note=figure_note,
+        source=source_text(prov.get("source")),
     )
 
 
