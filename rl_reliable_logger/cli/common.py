@@ -365,22 +365,32 @@ def summary_header(view: Any) -> str:
     return "\n".join(lines)
 
 
-def format_summary(view: Any, warned: Sequence[str] | None = None) -> str:
+def format_summary(report: Any, warned: Sequence[str] | None = None) -> str:
     """Results first: the headline table (one row per algorithm, one column per metric, ``point [low, high]``),
     the letter display of ``--compare-all``, then the warnings, grouped one line per algorithm (``warned``: the
     lines ``evaluate()`` emitted; by default the view's, as :func:`~rl_reliable_logger.analysis.notices.grouped`
-    groups them). ``view``: the Report's view (:func:`~rl_reliable_logger.render.view.report_view`)."""
+    groups them); a cell with a caveat carries the mark and each caveat is said once under the table. ``report``: the
+    Report's view (:func:`~rl_reliable_logger.render.view.report_view`) or the Report."""
     from ..data.counts import fixed, plural
+    from ..render.tables import MARK
+    from ..render.view import as_view
 
+    view = as_view(report)
     agg = view.aggregates
     if agg.empty:
         return "(no results)"
+    notes = [c for c in view.caveats if c.table == "aggregates"]
+    marked = {c.cell for c in notes}
     cells = agg.assign(
-        text=[f"{fixed(p)} [{fixed(lo)}, {fixed(hi)}]" for p, lo, hi in zip(agg["point"], agg["low"], agg["high"])]
+        text=[
+            f"{fixed(p)} [{fixed(lo)}, {fixed(hi)}]" + (f" {MARK}" if (str(a), str(m)) in marked else "")
+            for a, m, p, lo, hi in zip(agg["algorithm"], agg["metric"], agg["point"], agg["low"], agg["high"])
+        ]
     )
     wide = cells.pivot(index="algorithm", columns="metric", values="text")
     wide = wide.reindex(index=list(view.algorithms), columns=list(view.headline.metrics))
     lines = [summary_header(view), wide.to_string()]
+    lines += [f"{MARK} {c.text}" for c in notes]  # each caveat once, under the table it marks
     letters = _letters_text(view.letters)
     if letters:
         lines.append(letters)

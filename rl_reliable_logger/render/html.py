@@ -115,9 +115,9 @@ def frame_html(frame: pd.DataFrame, *, max_rows: int | None = None, numeric_digi
 
 
 def _marked(view: ReportView, table: str, *key: str) -> list[str]:
-    """What the page marks a cell with: the warnings about it (each in full under Warnings). The one place the page
-    reads a cell's marks from the view."""
-    return [note.text for note in view.notes(table, *key) if note.kind == "warning"]
+    """What the page marks a cell with: the warnings (each in full under Warnings) and caveats about it. The one
+    place the page reads a cell's marks from the view."""
+    return [note.text for note in view.notes(table, *key)]
 
 
 def _headline(view: ReportView, anchors: Mapping[str, str]) -> str:

@@ -106,16 +106,15 @@ def headline_phrase(report: Viewable, *, limit: int = 4, width: int = 20) -> str
 
 
 def headline_marks(report: Viewable, metrics: Sequence[str] | None = None) -> dict[tuple[str, str], list[str]]:
-    """``{(algorithm, metric): [warning, ...]}`` for the headline cells a warning is about (they get :data:`MARK`):
-    the one place the paper tables read a cell's marks from the view."""
+    """``{(algorithm, metric): [note, ...]}`` for the headline cells a warning or a caveat is about (they get
+    :data:`MARK`, the notes are the footnotes): the one place the paper tables read a cell's marks from the view."""
     view = as_view(report)
     shown = set(_metrics(view, metrics))
-    marks = {}
-    for key, found in view.cell_notes.get("aggregates", {}).items():
-        texts = [note.text for note in found if note.kind == "warning"]
-        if texts and key[1] in shown:
-            marks[(key[0], key[1])] = texts
-    return marks
+    return {
+        (key[0], key[1]): [note.text for note in found]
+        for key, found in view.cell_notes.get("aggregates", {}).items()
+        if found and key[1] in shown
+    }
 
 
 def _footnotes(marks: dict[tuple[str, str], list[str]]) -> list[str]:

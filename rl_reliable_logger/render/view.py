@@ -21,7 +21,7 @@ Example:
     >>> view.headline.cells[("B", "iqm")], view.headline.bold["iqm"], view.title("iqm")
     ('0.93 [0.90, 0.96]', 'B', 'IQM')
     >>> view.notes("aggregates", "B", "iqm")
-    (Note(kind='caveat', text='few runs'),)
+    (Note(kind='caveat', text='B iqm: few runs'),)
     >>> view.notes("aggregates", "A", "iqm")
     ()
 """
@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis import comparisons, notices, protocol
+from ..analysis.caveats import MEDIAN_RUNS
 from ..analysis.report import SPECS
 from ..analysis.summary import source_text
 from ..analysis.tables import success
@@ -50,6 +51,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "MAX_SHOWN",
+    "Caveat",
     "Headline",
     "IntervalWords",
     "Letters",
@@ -120,10 +122,20 @@ def number(value: float | None, digits: int) -> str:
 
 @dataclass(frozen=True)
 class Note:
-    """What a renderer marks on a cell: a ``warning`` about it (listed in full with the warnings) or a ``caveat``,
-    the short reason its table's ``caveat`` column gives why the cell's interval may not hold."""
+    """What a renderer marks on a cell: a ``warning`` about it (listed in full with the warnings) or a ``caveat``
+    (its table's ``caveat`` column: why the cell's interval may not hold)."""
 
     kind: Literal["warning", "caveat"]
+    text: str
+
+
+@dataclass(frozen=True)
+class Caveat:
+    """A cell whose interval may not hold, and why: ``table`` (``aggregates`` or ``differences``), its ``cell``
+    (``(algorithm, metric)``, ``(x, y, metric)``) and the ``text`` naming it (``A mean: heavy tails at 3 runs``)."""
+
+    table: str
+    cell: tuple[str, ...]
     text: str
 
 
@@ -189,7 +201,9 @@ class ReportView:
     ``runs`` (runs and tasks per algorithm); ``present`` (the tables with rows); ``optional`` (the optional tables, in
     the order the analysis added them); ``figure_algorithms`` and ``figure_note`` (which algorithms the figures
     show and the sentence saying which they leave out, None when they show all: :func:`shown_algorithms`);
-    ``source`` (where the scores came from, as a phrase: :func:`~..analysis.summary.source_text`).
+    ``source`` (where the scores came from, as a phrase: :func:`~..analysis.summary.source_text`); ``caveats``
+    (every caveated cell once, in table order: :func:`~..analysis.notices.caveated`); ``median_runs`` (the runs per
+    task at or below which the median's cells carry a caveat, :data:`~..analysis.caveats.MEDIAN_RUNS`).
     """
 
     frames: Mapping[str, pd.DataFrame]
@@ -214,6 +228,8 @@ class ReportView:
     figure_algorithms: tuple[str, ...] = ()
     figure_note: str | None = None
     source: str = ""
+    caveats: tuple[Caveat, ...] = ()
+    median_runs: int = MEDIAN_RUNS
 
     # ---------------------------------------------------------------- the tables, read as a Report's
     def table(self, name: str) -> pd.DataFrame:
@@ -393,6 +409,12 @@ def report_view(report: Report) -> ReportView:
     fired = [dict(d) for d in prov.get("protocol") or [] if isinstance(d, Mapping)]
     findings = tuple(protocol.by_severity([protocol.Finding.from_dict(d) for d in fired if "check" in d]))
     figure_algorithms, figure_note = shown_algorithms(report)
+    caveats = tuple(
+        Caveat("aggregates", (c.algorithm, c.metric), c.text)
+        if c.other is None
+        else Caveat("differences", (c.algorithm, c.other, c.metric), c.text)
+        for c in notices.caveated(report)
+    )
     return ReportView(
         frames=tables,
         provenance=prov,
@@ -401,7 +423,7 @@ def report_view(report: Report) -> ReportView:
         counts=report.counts(),
         metrics=metrics,
         headline=_headline(report, metrics),
-        cell_notes=_cell_notes(report, tables),
+        cell_notes=_cell_notes(report, {c.text for c in caveats}),
         notices=tuple(notices.grouped_items(report)),
         letters=letters,
         findings=findings,
@@ -420,6 +442,7 @@ def report_view(report: Report) -> ReportView:
         figure_algorithms=tuple(figure_algorithms),
         figure_note=figure_note,
         source=source_text(prov.get("source")),
+        caveats=caveats,
     )
 
 
@@ -480,34 +503,22 @@ def _best_separated(algorithms: np.ndarray, rows: np.ndarray, lower: bool) -> st
     return str(algorithms[best]) if separated else None
 
 
-#: Each table with a caveat column (one short reason per row, where its interval may not hold) and its key columns.
-CAVEAT_KEYS = {
-    "aggregates": ("algorithm", "metric"),
-    "per_task": ("algorithm", "task"),
-    "improvement": ("algorithm_x", "algorithm_y"),
-    "differences": ("algorithm_x", "algorithm_y", "metric"),
-}
+def _cell_notes(report: Report, caveated: set[str]) -> dict[str, dict[tuple[str, ...], tuple[Note, ...]]]:
+    """Per table and cell, its notes, as :mod:`..analysis.notices` ties them to cells (from the records that made the
+    warnings, and from the tables' caveat columns): a headline cell's in their order, a difference's in both
+    orders; each a caveat when its text is one of ``caveated``, else a warning."""
 
+    def noted(texts: list[str]) -> tuple[Note, ...]:
+        return tuple(Note("caveat" if t in caveated else "warning", t) for t in texts)
 
-def _cell_notes(
-    report: Report, tables: Mapping[str, pd.DataFrame]
-) -> dict[str, dict[tuple[str, ...], tuple[Note, ...]]]:
-    """Per table and cell, its notes: the warnings about it (from the records that made them,
-    :mod:`..analysis.notices`: a headline cell's in their order, a difference's in both orders), then its caveat."""
-    out: dict[str, dict[tuple[str, ...], list[Note]]] = {}
-    for (alg, metric), texts in notices.cell_warnings(report).items():
-        out.setdefault("aggregates", {}).setdefault((alg, metric), []).extend(Note("warning", t) for t in texts)
-    for key, texts in notices.pair_warnings(report).items():
-        out.setdefault("differences", {}).setdefault(key, []).extend(Note("warning", t) for t in texts)
-    for name, keys in CAVEAT_KEYS.items():
-        frame = tables.get(name)
-        if frame is None or "caveat" not in frame.columns or not set(keys) <= set(frame.columns):
-            continue
-        columns = [frame[c].astype(str).tolist() for c in keys]
-        for key, caveat in zip(zip(*columns), frame["caveat"].tolist()):
-            if isinstance(caveat, str) and caveat.strip():
-                out.setdefault(name, {}).setdefault(tuple(key), []).append(Note("caveat", caveat))
-    return {name: {key: tuple(found) for key, found in cells.items()} for name, cells in out.items()}
+    out: dict[str, dict[tuple[str, ...], tuple[Note, ...]]] = {}
+    cells = notices.cell_warnings(report)
+    pairs = notices.pair_warnings(report)
+    if cells:
+        out["aggregates"] = {(alg, metric): noted(texts) for (alg, metric), texts in cells.items()}
+    if pairs:
+        out["differences"] = {key: noted(texts) for key, texts in pairs.items()}
+    return out
 
 
 def _letters(report: Report) -> Letters | None:

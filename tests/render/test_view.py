@@ -63,25 +63,20 @@ def _with_caveats() -> Report:
 def test_each_cell_carries_its_warnings_then_its_caveat():
     view = report_view(_with_caveats())
     warning = "A: the mean's interval may under-cover"
-    assert view.notes("aggregates", "A", "mean") == (Note("warning", warning), Note("caveat", "heavy tail"))
-    assert view.notes("aggregates", "B", "iqm") == (Note("caveat", "few runs"),)
+    assert view.notes("aggregates", "A", "mean") == (Note("warning", warning), Note("caveat", "A mean: heavy tail"))
+    assert view.notes("aggregates", "B", "iqm") == (Note("caveat", "B iqm: few runs"),)
     assert view.notes("aggregates", "A", "iqm") == () and view.notes("aggregates", "B", "mean") == ()  # "" and NaN
-    assert view.notes("per_task", "B", "x") == (Note("caveat", "3 runs"),) and view.notes("per_task", "A", "x") == ()
-    assert view.notes("improvement", "A", "B") == (Note("caveat", "ties"),)
-    assert view.notes("differences", "A", "B", "mean") == (Note("caveat", "skewed pair"),)
-    assert view.notes("differences", "B", "A", "mean") == ()  # a caveat is its row's, not the reversed pair's
-
-
-def test_a_report_without_caveat_columns_has_only_its_warnings():
-    report = _with_caveats()
-    for name in ("aggregates", "per_task", "improvement", "differences"):
-        frame = report.table(name)
-        setattr(report, name, frame.drop(columns="caveat"))
-    view = report_view(report)
-    assert view.cell_notes == {
-        "aggregates": {("A", "mean"): (Note("warning", "A: the mean's interval may under-cover"),)}
-    }
-    assert f"{MARK}" in to_markdown(view)  # the paper tables mark the warned cell, from the view
+    pair = (Note("caveat", "A - B mean: skewed pair"),)
+    assert view.notes("differences", "A", "B", "mean") == pair == view.notes("differences", "B", "A", "mean")
+    assert [(c.table, c.cell) for c in view.caveats] == [
+        ("aggregates", ("A", "mean")),
+        ("aggregates", ("B", "iqm")),
+        ("differences", ("A", "B", "mean")),
+    ]
+    # the renderers mark the headline cells and the differences (not the per-task and improvement rows)
+    assert view.notes("per_task", "B", "x") == () and view.notes("improvement", "A", "B") == ()
+    markdown = to_markdown(view)
+    assert markdown.count(MARK) == 2 + 3 + 1  # two marked cells, three footnotes (two of A mean), the caption
 
 
 def test_each_cell_names_its_interval_method():
