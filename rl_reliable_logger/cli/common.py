@@ -333,18 +333,8 @@ def format_comparisons(report: Any) -> str:
 
 
 def _letters_text(letters: Any) -> str:
-    """The letter display (:class:`~..render.view.Letters`) in console lines, in flag words; "" for None."""
-    from ..data.counts import fixed
-
-    if letters is None:
-        return ""
-    frame = letters.frame
-    width = max(len(str(a)) for a in frame["algorithm"])
-    on = f" by {letters.title}" if letters.metric else ""
-    lines = [f"which algorithms are distinguishable{on} (same letter: not told apart, family-wise):"]
-    rows = zip(frame["algorithm"], frame["point"].to_numpy(float), frame["group"])
-    lines += [f"  {str(alg):<{width}}  {fixed(point):>8}  {group}" for alg, point, group in rows]
-    return as_flags("\n".join(lines))
+    """The letter display (:class:`~..render.view.Letters`) as the console prints it, in flag words; "" for None."""
+    return "" if letters is None else as_flags(letters.text)
 
 
 #: The console summary's first line is at most this long: one line a terminal shows whole; the intervals of each

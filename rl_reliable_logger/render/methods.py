@@ -19,7 +19,6 @@ from typing import Any
 
 from ..data.counts import plural, span
 from ..data.names import escape_markdown_prose
-from .intervals import TABLE_WORDS
 from .view import ReportView, Viewable, as_view
 
 #: Check families of ``provenance["checks"]`` (``analysis.protocol.checks_run``), as the paragraph names them.
@@ -112,7 +111,7 @@ def _interval_sentence(view: ReportView, prov: Mapping[str, Any]) -> str:
     )
     others = view.intervals.resampling_free
     if others:
-        text += "; " + " and ".join(TABLE_WORDS.get(t, t) for t in others) + " use no resampling"
+        text += "; " + " and ".join(others) + " use no resampling"
     return text + "."
 
 

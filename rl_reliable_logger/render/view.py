@@ -1,4 +1,4 @@
-"""A Report as every output shows it, built once: the one module of ``render/`` that reads the analysis.
+"""A Report as every output shows it, built once: the module of ``render/`` that reads the analysis for them.
 
 The console summary, ``report.html``, ``table.tex`` / ``table.md``, ``methods.md`` and the figures (and the note
 saying which algorithms they leave out) all print the same facts about a Report: each metric's display name,
@@ -7,9 +7,10 @@ caveat its table's ``caveat`` column gives), the warnings grouped one line per a
 of ``--compare-all``, the protocol findings, the sentences that describe each table's intervals, and which
 algorithms the figures show (all, or past :data:`MAX_SHOWN` the best and the worst) with the note saying so.
 :func:`report_view` builds them once from the Report (asking :mod:`..analysis.notices`,
-:mod:`..analysis.comparisons`, :mod:`..analysis.protocol`, the metric registry and :mod:`.intervals`), and a
-renderer reads the :class:`ReportView`, never the analysis: so two outputs cannot say two things, and a new
-output is a function of the view alone. The view holds the Report's tables as they are (the figures draw from
+:mod:`..analysis.comparisons`, :mod:`..analysis.protocol`, the metric registry and :mod:`.intervals`, the interval
+registry's words), and a renderer reads the :class:`ReportView`, never the analysis: so two outputs cannot say two
+things, and a new output is a function of the view alone (the writer alone also reads a Report: its hash and its
+tables as written). The view holds the Report's tables as they are (the figures draw from
 them), so it reads like a Report where a Report is read (:meth:`ReportView.table`, ``view.aggregates``, ...).
 
 Example:
@@ -155,12 +156,14 @@ class Headline:
 @dataclass(frozen=True)
 class Letters:
     """The compact letter display of ``--compare-all``: ``frame`` (algorithm, point, group; best first), the
-    metric it compares (``None`` when the results do not say), its display name and the decimals of its points."""
+    metric it compares (``None`` when the results do not say), its display name, the decimals of its points and
+    its console ``text`` (:func:`~..analysis.comparisons.format_letters`)."""
 
     frame: pd.DataFrame
     metric: str | None
     title: str
     decimals: int
+    text: str = ""
 
 
 @dataclass(frozen=True)
@@ -170,7 +173,7 @@ class IntervalWords:
     ``headline``: the aggregates' intervals with their level (every format's caption); ``short``: level, method
     and replicates for the console's first line; ``tables``: each recorded table's own sentence; ``clauses``: one
     clause per table present (methods.md); ``resampling_free``: the present tables whose intervals use no
-    resampling; ``records``: what each table recorded; ``statistics``: per table, the phrase of each statistic's
+    resampling, in words (``the per-task means``); ``records``: what each table recorded; ``statistics``: per table, the phrase of each statistic's
     method where the rule gives the statistics their own (the aggregates' and differences' cells of a metric,
     :meth:`ReportView.method`); ``notes``: the console's notes on the method and on a statistic an option gave its
     own interval, in keyword form (the command line puts them in flag words)."""
@@ -527,7 +530,8 @@ def _letters(report: Report) -> Letters | None:
         return None
     metric = report.provenance.get("comparisons_metric")
     title = metric_title(str(metric or "metric"))
-    return Letters(display, metric or None, title, decimals(display["point"].astype(float).tolist()))
+    places = decimals(display["point"].astype(float).tolist())
+    return Letters(display, metric or None, title, places, comparisons.format_letters(display, metric=metric))
 
 
 def _interval_words(prov: Mapping[str, Any], present: frozenset[str]) -> IntervalWords:
@@ -537,7 +541,7 @@ def _interval_words(prov: Mapping[str, Any], present: frozenset[str]) -> Interva
         short=words.short_intervals(prov),
         tables={name: words.describe_table(prov, name) for name in records},
         clauses=tuple(words.table_clauses(prov, set(present))),
-        resampling_free=tuple(words.non_bootstrap_tables(prov, set(present))),
+        resampling_free=tuple(words.TABLE_WORDS.get(t, t) for t in words.non_bootstrap_tables(prov, set(present))),
         records=records,
         statistics={
             name: {str(stat): words.method_phrase(str(m)) for stat, m in dict(record.get("statistics") or {}).items()}
