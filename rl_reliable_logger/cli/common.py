@@ -255,7 +255,7 @@ def run_and_report(
         raise CliError(cli_message(err)) from None
     view = report_view(report)
     if not quiet:
-        print(format_summary(view, warned))  # results first, then the warnings, each once
+        print(summary_text(view, warned))  # results first, then the warnings, each once
     else:
         for w in warned:  # what was dropped or left out is never only in provenance
             say_warning(w)
@@ -356,16 +356,21 @@ def summary_header(view: Any) -> str:
 
 
 def format_summary(report: Any, warned: Sequence[str] | None = None) -> str:
+    """The console summary of a Report or its view (:func:`summary_text`)."""
+    from ..render.view import as_view
+
+    return summary_text(as_view(report), warned)
+
+
+def summary_text(view: Any, warned: Sequence[str] | None = None) -> str:
     """Results first: the headline table (one row per algorithm, one column per metric, ``point [low, high]``),
     the letter display of ``--compare-all``, then the warnings, grouped one line per algorithm (``warned``: the
     lines ``evaluate()`` emitted; by default the view's, as :func:`~rl_reliable_logger.analysis.notices.grouped`
-    groups them); a cell with a caveat carries the mark and each caveat is said once under the table. ``report``: the
-    Report's view (:func:`~rl_reliable_logger.render.view.report_view`) or the Report."""
+    groups them); a cell with a caveat carries the mark and each caveat is said once under the table. All of it
+    read from the Report's view (:func:`~rl_reliable_logger.render.view.report_view`)."""
     from ..data.counts import fixed, plural
     from ..render.tables import MARK
-    from ..render.view import as_view
 
-    view = as_view(report)
     agg = view.aggregates
     if agg.empty:
         return "(no results)"

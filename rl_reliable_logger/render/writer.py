@@ -337,6 +337,7 @@ def save_report(
 
     if figures:
         figure_formats = check_formats(figure_formats)  # refuse a bad keyword before any work
+    digest = report_hash(report)
     check_output_folder(out_dir, inputs=inputs, force=force)  # and a folder it may not write, before any drawing
     shown = report_view(report) if view is None else view
     files = report_files(report)
@@ -347,7 +348,7 @@ def save_report(
     def fill(tmp: Path) -> None:  # a bundle drawn with figures has their folder, even when none could be drawn
         _put(tmp, files, folders=("figures",) if figures else ())
 
-    return write_bundle(out_dir, fill, digest=report_hash(report), inputs=inputs, force=force)
+    return write_bundle(out_dir, fill, digest=digest, inputs=inputs, force=force)
 
 
 def report_files(report: Report) -> dict[str, Any]:
