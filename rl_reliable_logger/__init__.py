@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and IDEs
     from .store.bundle import check_output_folder
     from .trackers.base.protocols import PublishResult
     from .trackers.callback import log_final_score
+    from .trackers.sb3.callback import FinalScoreCallback
     from .trackers.folder import FolderSink
     from .trackers.mlflow.sink import MlflowSink, publish_mlflow
     from .trackers.mlflow.source import MlflowSource, mlflow_table
@@ -59,6 +60,7 @@ __all__ = [
     "TrackerError",
     "__version__",
     "evaluate",
+    "FinalScoreCallback",
     "FolderSink",
     "gate",
     "MlflowSink",
@@ -90,6 +92,7 @@ _LAZY = {
     "save_scores": ("rl_reliable_logger.render.writer", "save_scores"),
     "check_output_folder": ("rl_reliable_logger.store.bundle", "check_output_folder"),
     "log_final_score": ("rl_reliable_logger.trackers.callback", "log_final_score"),
+    "FinalScoreCallback": ("rl_reliable_logger.trackers.sb3.callback", "FinalScoreCallback"),
     "PublishResult": ("rl_reliable_logger.trackers.base.protocols", "PublishResult"),
     "FolderSink": ("rl_reliable_logger.trackers.folder", "FolderSink"),
     "MlflowSource": ("rl_reliable_logger.trackers.mlflow.source", "MlflowSource"),
