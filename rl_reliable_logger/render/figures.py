@@ -1,6 +1,7 @@
-"""Figures drawn from :class:`~rl_reliable_logger.analysis.report.Report` tables only.
+"""Figures drawn from a Report's tables only.
 
-Every function takes a Report (or the one table it needs, as a DataFrame), an optional
+Every function takes a Report or its view (:class:`~.view.ReportView`, which the report writer passes), or the one
+table it needs as a DataFrame, an optional
 matplotlib ``ax``, returns the :class:`matplotlib.figure.Figure` and writes no files.
 Colours come from :func:`algorithm_colors`: a colour-blind-safe palette assigned by the
 algorithm's position in ``report.algorithms``, so one algorithm keeps its colour in every figure.
@@ -27,13 +28,11 @@ import pandas as pd
 
 from ..data.names import AVERAGE_TASK
 from ..data.normalize import describe
-from ..stats.registry import display_name, lower_is_better
+from .view import Tables, lower_is_better, metric_title
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
-
-    from ..analysis.report import Report
 
 __all__ = [
     "OKABE_ITO",
@@ -138,12 +137,7 @@ def _linestyle(i: int, n: int) -> str:
     return "-" if n <= len(OKABE_ITO) else _LINESTYLES[(i // len(OKABE_ITO)) % len(_LINESTYLES)]
 
 
-def metric_title(metric: str) -> str:
-    """Display name of a metric (``iqm`` -> ``IQM``), from the one metric registry (``stats.registry``)."""
-    return display_name(metric)
-
-
-def score_label(report: Report | None = None, normalization: str | None = None) -> str:
+def score_label(report: Tables | None = None, normalization: str | None = None) -> str:
     """Axis label that says which normalisation the scores carry.
 
     Reads ``provenance["score_label"]`` if set, else the normaliser's description that
@@ -173,7 +167,7 @@ def score_label(report: Report | None = None, normalization: str | None = None) 
     return describe(str(normalization)) or f"{normalization}-normalised score"
 
 
-def _resolve(obj: Report | pd.DataFrame, name: str, required: Sequence[str]) -> tuple[pd.DataFrame, list[str], Any]:
+def _resolve(obj: Tables | pd.DataFrame, name: str, required: Sequence[str]) -> tuple[pd.DataFrame, list[str], Any]:
     """Return (table, algorithm order, report-or-None) from a Report or a bare DataFrame."""
     if isinstance(obj, pd.DataFrame):
         frame, report = obj, None
@@ -320,7 +314,7 @@ def _line_with_band(
 
 # --------------------------------------------------------------------------- interval estimates
 def plot_interval_estimates(
-    report: Report | pd.DataFrame,
+    report: Tables | pd.DataFrame,
     *,
     metrics: Sequence[str] | None = None,
     ax: Axes | Sequence[Axes] | None = None,
@@ -439,7 +433,7 @@ def _warped_ticks(taus: np.ndarray, warped: np.ndarray, *, gap: float = 0.07) ->
 
 
 def plot_performance_profiles(
-    report: Report | pd.DataFrame,
+    report: Tables | pd.DataFrame,
     *,
     kind: str = "runs",
     nonlinear: bool = False,
@@ -619,7 +613,7 @@ MAX_PAIR_ROWS = 28
 
 
 def plot_probability_of_improvement(
-    report: Report | pd.DataFrame,
+    report: Tables | pd.DataFrame,
     *,
     pairs: Sequence[tuple[str, str]] | None = None,
     layout: str = "auto",
@@ -694,7 +688,7 @@ def plot_probability_of_improvement(
 
 
 def plot_differences(
-    report: Report | pd.DataFrame,
+    report: Tables | pd.DataFrame,
     *,
     metric: str | None = None,
     layout: str = "auto",
@@ -758,7 +752,7 @@ def plot_differences(
 
 # --------------------------------------------------------------------------- curves
 def plot_sample_efficiency_curves(
-    report: Report | pd.DataFrame,
+    report: Tables | pd.DataFrame,
     *,
     metric: str | None = None,
     ax: Axes | None = None,
@@ -809,7 +803,7 @@ def _axis_scale(values: np.ndarray) -> float:
 
 
 def plot_optimality_gap_curve(
-    report: Report | pd.DataFrame,
+    report: Tables | pd.DataFrame,
     *,
     ax: Axes | None = None,
     colors: dict[str, str] | None = None,
@@ -850,7 +844,7 @@ def _binned_ranks(grid: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot_rank_distributions(
-    report: Report | pd.DataFrame,
+    report: Tables | pd.DataFrame,
     *,
     task: str = AVERAGE_TASK,
     ax: Axes | None = None,
@@ -910,7 +904,7 @@ def plot_rank_distributions(
 
 # --------------------------------------------------------------------------- per-task scores
 def plot_task_scores(
-    report: Report | pd.DataFrame,
+    report: Tables | pd.DataFrame,
     *,
     kind: str = "strip",
     tasks: Sequence[str] | None = None,
