@@ -16,7 +16,6 @@ name checks exactly as written.
 
 from __future__ import annotations
 
-import csv
 import gzip
 import os
 from collections.abc import Iterable
@@ -25,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import ScoreTableError
+from .csvrows import csv_records
 from .names import NA_MARKERS
 
 #: First characters a spreadsheet would evaluate (OWASP), plus ``'`` so that the escape is reversible.
@@ -106,32 +106,8 @@ def check_shape(path: str | os.PathLike, *, sep: str = ",") -> None:
     """
     opener: Any = gzip.open if str(path).lower().endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8", newline="") as fh:
-        reader = csv.reader(fh, delimiter=sep)
-        try:
-            header = next(reader, None)
-            if header is None:
-                return  # an empty file: the reader says so
-            seen: dict[str, int] = {}
-            for i, name in enumerate(header, start=1):
-                if name in seen:
-                    raise ScoreTableError(
-                        f"{path}: column {name!r} appears twice in the header (columns {seen[name]} and {i}); "
-                        "which one holds the values cannot be told: rename or drop one"
-                    )
-                seen[name] = i
-            row = -1
-            for fields in reader:
-                if not fields:
-                    continue  # a blank line, skipped as pandas skips it
-                row += 1
-                if len(fields) != len(header):
-                    raise ScoreTableError(
-                        f"{path}: malformed CSV: row {row} (line {reader.line_num}) has {len(fields)} field(s) but "
-                        f"the header has {len(header)}; a field too many or too few would shift the values, so fix "
-                        "that row (quote a field that contains the separator)"
-                    )
-        except csv.Error as err:
-            raise ScoreTableError(f"{path}: malformed CSV at line {reader.line_num}: {err}") from None
+        for _ in csv_records(fh, str(path), sep=sep, error=ScoreTableError):
+            pass
 
 
 def read_csv(path: str | os.PathLike, *, text_columns: Iterable[Any] = NAME_COLUMNS, sep: str = ",") -> pd.DataFrame:

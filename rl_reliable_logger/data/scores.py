@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import gzip
-import json
 import math
 import os
 import re
-import sys
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -32,6 +30,7 @@ from . import csvcells
 from .counts import agree, plural
 from .fields import check_distinct
 from .files import check_regular_file
+from .jsontext import JsonProblem, parse
 from .names import NameMode, check_names, is_missing, seed_key
 from .read_memory import check_read_memory
 
@@ -145,8 +144,6 @@ def _reading(path: str | os.PathLike) -> Iterator[None]:
         raise ScoreTableError(f"{path}: permission denied") from None
     except UnicodeDecodeError as err:
         raise ScoreTableError(f"{path}: not UTF-8 text (byte {err.start}); save the file as UTF-8") from None
-    except json.JSONDecodeError as err:
-        raise ScoreTableError(f"{path}: invalid JSON at line {err.lineno} column {err.colno}: {err.msg}") from None
     except pd.errors.EmptyDataError:
         raise ScoreTableError(f"{path}: the file is empty (no header row)") from None
     except pd.errors.ParserError as err:
@@ -159,42 +156,6 @@ def _reading(path: str | os.PathLike) -> Iterator[None]:
     except (ValueError, TypeError) as err:  # pyarrow's ArrowInvalid is a ValueError
         detail = " ".join(str(err).split())[:200]
         raise ScoreTableError(f"{path}: cannot read ({type(err).__name__}: {detail})") from None
-
-
-class _JsonProblem(ValueError):
-    """JSON that parses but cannot be read without guessing (said in one sentence by the reader)."""
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object whose keys are unique: ``{"score": 1, "score": 2}`` would keep one value silently."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _JsonProblem(
-                f"key {key!r} appears twice in one object ({repr(out[key])[:40]} and {repr(value)[:40]}); "
-                "which value is meant cannot be told: keep one"
-            )
-        out[key] = value
-    return out
-
-
-def _json_int(text: str) -> int:
-    value = int(text)
-    if len(text) > 308 and abs(value) > sys.float_info.max:
-        raise _JsonProblem(
-            f"the integer {text[:12]}... ({len(text)} digits) is too large for a number (at most ~1e308)"
-        )
-    return value
-
-
-def _strict_json(text: str) -> Any:
-    """``json.loads`` refusing duplicate keys, integers no float can hold and nesting too deep to parse."""
-    try:
-        return json.loads(text, object_pairs_hook=_unique_keys, parse_int=_json_int)
-    except RecursionError:
-        raise _JsonProblem(
-            "the JSON is nested too deeply to read (thousands of levels); a score file is flat"
-        ) from None
 
 
 class ScoreTable:
@@ -755,17 +716,15 @@ class ScoreTable:
                 for number, line in enumerate(text.splitlines(), start=1):
                     if line.strip():
                         try:
-                            rows.append(_strict_json(line))
-                        except json.JSONDecodeError as err:
-                            raise ScoreTableError(f"{path}: line {number} is not valid JSON: {err.msg}") from None
-                        except _JsonProblem as err:
+                            rows.append(parse(line))
+                        except JsonProblem as err:
                             raise ScoreTableError(f"{path}: line {number}: {err}") from None
                 if not all(isinstance(r, dict) for r in rows):
                     raise ScoreTableError(f"{path}: every JSON Lines line must be an object (one record)")
                 return cls(pd.DataFrame(rows), **kwargs)
             try:
-                payload = _strict_json(text)
-            except _JsonProblem as err:
+                payload = parse(text)
+            except JsonProblem as err:
                 raise ScoreTableError(f"{path}: {err}") from None
         if isinstance(payload, dict) and "columns" in payload and "data" in payload:
             return cls(pd.DataFrame(payload["data"], columns=payload["columns"]), **kwargs)

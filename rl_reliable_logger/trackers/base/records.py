@@ -180,7 +180,7 @@ def _final_score(record: RunRecord, refs: list[FieldRef], rule: ScoreRule) -> tu
             points = (record.history or {}).get(history_name(str(ref)))
             if not points:
                 continue
-            value, problem = rule.apply(sorted(points))
+            value, problem = rule.apply(points)
             return value, str(ref), (f"{ref} by score rule {rule}: {problem}" if problem else None)
         try:
             return resolve(record, ref), str(ref), None

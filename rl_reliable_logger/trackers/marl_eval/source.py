@@ -21,6 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ...data.files import walk
 from ...data.scores import ScoreTable
 from ...errors import InputError
 from ..base.intake import SourceRuns, read_table
@@ -47,11 +48,10 @@ def json_files(path: Path) -> Iterator[Path]:
     if not path.is_dir():
         yield path
         return
-    for root, dirs, files in os.walk(path):
-        dirs.sort()
-        for name in sorted(files):
+    for relative, files in walk(path):
+        for name in files:
             if name.lower().endswith(".json"):
-                yield Path(root) / name
+                yield path / relative / name
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -149,7 +149,11 @@ class MarlEvalSource:
             except InputError as err:
                 unreadable.append({"run_id": relative, "reason": str(err)})
                 continue
-            records.extend(self._record(run, relative, fields, metric) for run in runs)
+            for run in runs:
+                if self.last_step and not run.steps:  # never the absolute metric in its place without a word
+                    unreadable.append({"run_id": f"{relative}:{run.where}", **_cell(run), "reason": _no_steps(run)})
+                    continue
+                records.append(self._record(run, relative, fields, metric))
         _check_task_environments(records)
         info = {
             "tracker": "marl-eval",
@@ -190,6 +194,17 @@ class MarlEvalSource:
             extra_fields={str(k): f"config.{k}" for k in hyperparameter_keys} or None,
         )
         return read_table(self, request)
+
+
+def _cell(run: MarlRun) -> dict[str, str]:
+    return {"algorithm": run.algorithm, "task": run.task}
+
+
+def _no_steps(run: MarlRun) -> str:
+    return (
+        f"{run.file}: run {run.where} has no step_<k> entry, so {kw('last_step=True')} has no last step to score it "
+        "by; score every run by its absolute_metrics (without it) or leave this run out"
+    )
 
 
 def _check_task_environments(records: Sequence[RunRecord]) -> None:

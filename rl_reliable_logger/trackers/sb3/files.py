@@ -14,18 +14,19 @@ size before it is read (a header claiming terabytes is named, not allocated), an
 
 from __future__ import annotations
 
-import csv
 import io
-import json
 import math
 import os
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from ...data.csvrows import csv_records
 from ...data.files import open_input, read_text
+from ...data.jsontext import JsonProblem, parse
 from ...errors import InputError
 
 EVALUATIONS = "evaluations.npz"
@@ -74,11 +75,36 @@ def _bad(path: str, why: str) -> InputError:
     return InputError(f"{path}: {why}")
 
 
+#: The zip compression methods of ``np.savez`` (stored) and ``np.savez_compressed`` (deflated): the only ones read.
+_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
+#: The array kinds read (numpy's ``dtype.kind``): integers and real floats; booleans for ``successes`` only.
+_REAL = "iuf"
+
+
+def _entry(archive: zipfile.ZipFile, name: str, path: str) -> zipfile.ZipInfo:
+    """The zip entry of one array, refused unless numpy could have written it: one entry of that name, not
+    encrypted, stored or deflated (zipfile's own words for the others are a password prompt or "not supported")."""
+    member = f"{name}.npy"
+    entries = [info for info in archive.infolist() if info.filename == member]
+    if len(entries) > 1:
+        raise _bad(path, f"holds {len(entries)} arrays named {name!r}; which one SB3 wrote cannot be told")
+    info = entries[0]
+    if info.flag_bits & 0x1:
+        raise _bad(path, f"array {name!r} is marked encrypted, which numpy never writes: the file is damaged or not SB3's")
+    if info.compress_type not in _METHODS:
+        raise _bad(
+            path,
+            f"array {name!r} uses zip compression method {info.compress_type}, which numpy never writes "
+            "(np.savez stores, np.savez_compressed deflates): the file is damaged or not SB3's",
+        )
+    return info
+
+
 def _array(archive: zipfile.ZipFile, name: str, path: str) -> np.ndarray:
     """One array of an ``.npz``: its header checked against its stored size before anything is allocated, then
     read whole (so the archive's CRC is checked: a damaged byte is an error, never a wrong number)."""
     member = f"{name}.npy"
-    info = archive.getinfo(member)
+    info = _entry(archive, name, path)
     if info.file_size > MAX_ARRAY_BYTES:
         raise _bad(path, f"array {name!r} is {info.file_size:,} bytes; SB3's evaluation logs are far smaller")
     with archive.open(member) as raw:
@@ -98,6 +124,8 @@ def _array(archive: zipfile.ZipFile, name: str, path: str) -> np.ndarray:
                 f"array {name!r} holds Python objects, which only unpickling could read, and files are never "
                 "unpickled; SB3 writes numbers (every evaluation with the same number of episodes)",
             )
+        if dtype.kind not in _REAL + ("b" if name == "successes" else ""):
+            raise _bad(path, f"array {name!r} holds {_kind(dtype)} ({dtype.str}), not real numbers as SB3 writes")
         body = info.file_size - raw.tell()
         needed = math.prod(shape) * dtype.itemsize
         if needed != body:
@@ -131,21 +159,29 @@ def read_evaluations(path: str | os.PathLike[str]) -> Evaluations:
                         text, f"has no {' or '.join(missing)} array (SB3's EvalCallback writes timesteps and results)"
                     )
                 arrays = {n: _array(archive, n, text) for n in (*REQUIRED, *OPTIONAL) if n in names}
-        except (zipfile.BadZipFile, EOFError, OSError, KeyError) as err:
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, KeyError, zlib.error) as err:
             raise _bad(text, f"is not a readable .npz archive ({err})") from None
     return _checked(text, arrays)
 
 
+def _kind(dtype: np.dtype) -> str:
+    """What an array's type is, in words (for the arrays that are no real numbers)."""
+    words = {"c": "complex numbers", "m": "time spans", "M": "dates", "U": "text", "S": "bytes", "V": "records"}
+    return words.get(dtype.kind, "booleans" if dtype.kind == "b" else f"values of type {dtype}")
+
+
 def _checked(path: str, arrays: dict[str, np.ndarray]) -> Evaluations:
     steps, results = arrays["timesteps"], arrays["results"]
-    if steps.ndim != 1 or steps.size == 0 or not np.issubdtype(steps.dtype, np.number):
+    if steps.ndim != 1 or steps.size == 0:
         raise _bad(path, f"timesteps must be a non-empty list of numbers, got shape {steps.shape} ({steps.dtype})")
+    if not np.all(np.isfinite(steps)):
+        raise _bad(path, "timesteps holds values that are not finite numbers (NaN or infinite)")
     if results.ndim != 2 or results.shape[0] != steps.size or results.shape[1] == 0:
         raise _bad(
             path,
             f"results must have one row of episode returns per evaluation ({steps.size}), got shape {results.shape}",
         )
-    if not np.issubdtype(results.dtype, np.number) or not np.all(np.isfinite(results)):
+    if not np.all(np.isfinite(results)):
         raise _bad(path, "results holds values that are not finite numbers")
     if np.any(np.diff(steps) < 0):
         raise _bad(path, "timesteps go backwards (two runs written into one file?)")
@@ -154,6 +190,8 @@ def _checked(path: str, arrays: dict[str, np.ndarray]) -> Evaluations:
         value = arrays.get(name)
         if value is not None and value.shape != results.shape:
             raise _bad(path, f"{name} has shape {value.shape}, results {results.shape}: they must match")
+        if value is not None and value.dtype.kind != "b" and not np.all(np.isfinite(value)):
+            raise _bad(path, f"{name} holds values that are not finite numbers")
         extra[name] = value
     successes = extra["successes"]
     if successes is not None and not (
@@ -174,23 +212,26 @@ def monitor_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.name.endswith(MONITOR_SUFFIX) and not p.is_dir())
 
 
-def _monitor_rows(path: Path) -> tuple[float, list[str], list[dict[str, str]]]:
-    """(t_start, columns, rows) of one monitor file."""
+def _monitor_rows(path: Path) -> tuple[float, list[str], list[tuple[int, dict[str, str]]]]:
+    """(t_start, columns, (line, row) pairs) of one monitor file: its header line through the one JSON reader, its
+    rows through the one CSV row reader (a column named twice, a ragged row or a huge field named by line)."""
     text = read_text(path, "monitor", max_bytes=MAX_MONITOR_BYTES)
     first, _, rest = text.partition("\n")
     if not first.startswith("#"):
         raise _bad(str(path), 'has no SB3 header line (#{"t_start": ..., "env_id": ...})')
     try:
-        header = json.loads(first[1:])
-        t_start = float(header.get("t_start", 0.0)) if isinstance(header, dict) else float("nan")
-    except (ValueError, TypeError):
-        t_start = float("nan")
+        header = parse(first[1:])
+    except JsonProblem as err:
+        raise _bad(str(path), f"its header line is not SB3's JSON ({err})") from None
+    start = header.get("t_start", 0.0) if isinstance(header, dict) else None
+    t_start = float(start) if isinstance(start, (int, float)) and not isinstance(start, bool) else float("nan")
     if not math.isfinite(t_start):
         raise _bad(str(path), "has a damaged header line (t_start)")
-    reader = csv.DictReader(io.StringIO(rest))
-    if reader.fieldnames is None or not {"r", "l", "t"} <= set(reader.fieldnames):
+    records = csv_records(io.StringIO(rest, newline=""), str(path), first_line=2)
+    _, columns = next(records, (0, []))
+    if not {"r", "l", "t"} <= set(columns):
         raise _bad(str(path), "has no r, l, t columns (episode return, length, time)")
-    return t_start, list(reader.fieldnames), list(reader)
+    return t_start, columns, [(line, dict(zip(columns, fields))) for line, fields in records]
 
 
 def _number(path: Path, line: int, column: str, text: str | None) -> float:
@@ -217,7 +258,7 @@ def read_monitor(paths: list[Path], success_column: str = "is_success") -> Monit
     extra = (success_column,) if read and all(having) else ()
     rows: list[tuple[float, float, float, dict[str, float]]] = []
     for path, t_start, _, records in read:
-        for i, rec in enumerate(records, start=3):
+        for i, rec in records:
             values = {c: _number(path, i, c, rec.get(c)) for c in ("r", "l", "t")}
             more = {c: _success_value(path, i, c, rec.get(c)) for c in extra}
             rows.append((t_start + values["t"], values["r"], values["l"], more))

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ...data.counts import agree, plural
+from ...data.files import walk
 from ...data.scores import ScoreTable
 from ...errors import InputError
 from ..base.intake import SourceRuns, read_table
@@ -55,11 +56,10 @@ def run_folders(logdir: Path) -> Iterator[tuple[str, bool, list[str]]]:
 
     Symbolic links to folders are not followed (a link loop or a link out of the log folder is not read).
     """
-    for root, dirs, files in os.walk(logdir):
-        dirs.sort()
-        monitors = sorted(name for name in files if name.endswith(MONITOR_SUFFIX))
+    for relative, files in walk(logdir):
+        monitors = [name for name in files if name.endswith(MONITOR_SUFFIX)]
         if EVALUATIONS in files or monitors:
-            yield Path(root).relative_to(logdir).as_posix(), EVALUATIONS in files, monitors
+            yield relative, EVALUATIONS in files, monitors
 
 
 def _evaluation_record(ev: Evaluations) -> tuple[dict[str, list[tuple[float, float]]], dict[str, Any]]:

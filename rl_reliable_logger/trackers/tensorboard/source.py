@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ...data.files import check_regular_file
+from ...data.files import check_regular_file, walk
 from ...data.scores import ScoreTable
 from ...errors import InputError
 from ..base.intake import SourceRuns, read_table
@@ -33,11 +33,10 @@ def run_folders(logdir: Path) -> Iterator[tuple[str, list[str]]]:
 
     Symbolic links to folders are not followed (a link loop or a link out of the log folder is not read).
     """
-    for root, dirs, files in os.walk(logdir):
-        dirs.sort()
-        events = sorted(name for name in files if is_event_file(name))
+    for relative, files in walk(logdir):
+        events = [name for name in files if is_event_file(name)]
         if events:
-            yield Path(root).relative_to(logdir).as_posix(), events
+            yield relative, events
 
 
 def _merged(points: Sequence[list[tuple[float, float]]]) -> list[tuple[float, float]]:
