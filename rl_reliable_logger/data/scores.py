@@ -40,6 +40,10 @@ DEFAULT_STEP = "step"
 #: A tracker table's final score when it also holds learning curves (the score key's value, which may differ
 #: from the curve's last point): a score column, transformed with ``score`` by :meth:`ScoreTable.map_scores`.
 FINAL_SCORE = "final_score"
+#: Each run's last logged step where its source knows it (an SB3 evaluation's timesteps, a TensorBoard tag's steps,
+#: a tracker metric's history), without the curve rows: the protocol checks compare training budgets by it, so a run
+#: killed early is found whether or not the curves are read.
+LAST_STEP = "last_step"
 _MAX_LISTED = 15
 
 

@@ -12,6 +12,7 @@ of the tag that starts with it: a tag ``algo:PPO`` gives ``PPO`` for ``tags.algo
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -19,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from ...data.counts import agree, plural
-from ...data.scores import FINAL_SCORE, ScoreTable, seed_key
+from ...data.scores import FINAL_SCORE, LAST_STEP, ScoreTable, seed_key
 from ...errors import InputError, ScoreTableError
 from .drops import drop_summary
 from .messages import DROP_INVALID, Hints, kw
@@ -171,6 +172,15 @@ def variant_label(algorithm: Any, variants: Mapping[str, Any]) -> str:
     if not variants:
         return str(algorithm)
     return f"{algorithm} " + ", ".join(f"{ref.split('.', 1)[1]}={value}" for ref, value in variants.items())
+
+
+def last_step(record: RunRecord, score_ref: str) -> float | None:
+    """The last logged step of a run's score key where the record holds its history (None where it does not, or
+    where a step is no finite number): what the budget checks compare, with or without the curves."""
+    points = (record.history or {}).get(history_name(score_ref)) or ()
+    steps = [step for step, _ in points if isinstance(step, (int, float)) and not isinstance(step, bool)]
+    finite = [float(step) for step in steps if math.isfinite(float(step))]
+    return max(finite) if finite and len(finite) == len(points) else None
 
 
 def _final_score(record: RunRecord, refs: list[FieldRef], rule: ScoreRule) -> tuple[Any, str | None, str | None]:
@@ -446,6 +456,7 @@ class _Grouping:
         self.used_refs[key] = self.used_refs.get(key, 0) + 1
         values["algorithm"] = variant_label(values["algorithm"], self.fields.variants(values))
         values["_score_key"] = str(used)
+        values[LAST_STEP] = last_step(record, str(used))
         self.candidates.append((record, values, float(final)))
 
     def _cell(self, record: RunRecord) -> dict[str, str]:
@@ -493,8 +504,9 @@ class _Grouping:
         history_key = self.fields.history_key
         rows: list[dict[str, Any]] = []
         missing_curve: list[str] = []
+        steps_known = any(values.get(LAST_STEP) is not None for _, values, _ in self.candidates)
         for record, values, final in self.candidates:
-            base = self._base_row(record, values)
+            base = self._base_row(record, values, steps_known)
             if history_key is None:
                 rows.append({**base, "score": final})
                 continue
@@ -522,7 +534,7 @@ class _Grouping:
             )
         return rows
 
-    def _base_row(self, record: RunRecord, values: Mapping[str, Any]) -> dict[str, Any]:
+    def _base_row(self, record: RunRecord, values: Mapping[str, Any], steps_known: bool) -> dict[str, Any]:
         base = {
             "algorithm": values["algorithm"],
             "task": values["task"],
@@ -536,6 +548,8 @@ class _Grouping:
         }
         for name in [*(self.fields.request.extra_fields or {}), *(self.fields.request.value_fields or {})]:
             base[name] = values.get(name)
+        if steps_known:  # the source knows the steps
+            base[LAST_STEP] = values.get(LAST_STEP)
         if record.attrs.get("url"):
             base["url"] = record.attrs["url"]
         return base

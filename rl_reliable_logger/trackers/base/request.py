@@ -26,7 +26,18 @@ DEFAULT_KEYS = {
 REF_FIELDS = ("algorithm", "task", "seed", "score")
 #: Columns every run's row of a tracker table has of its own: a configuration key (``extra_fields``, a layout
 #: field) of that name would replace them (``{step}`` would become the learning curve's steps), so it is refused.
-ROW_COLUMNS = ("step", "score", "run_id", "run_name", "tracker_run_id", "state", "score_key", "url", "final_score")
+ROW_COLUMNS = (
+    "step",
+    "score",
+    "run_id",
+    "run_name",
+    "tracker_run_id",
+    "state",
+    "score_key",
+    "url",
+    "final_score",
+    "last_step",
+)
 #: The kinds of a field reference (``config.lr``, ``metrics.return``, ...): where in a run record a value lives.
 KINDS = ("config", "summary", "params", "metrics", "tags", "run")
 
