@@ -355,8 +355,6 @@ def format_summary(report: Any, warned: Sequence[str] | None = None) -> str:
         lines.append(letters)
     n_dropped = len(report.provenance.get("dropped") or [])
     if n_dropped:
-        lines.append(
-            f"dropped {plural(n_dropped, 'row', 'invalid')} (--drop-invalid); each is listed in provenance.json"
-        )
+        lines.append(f"left out {plural(n_dropped, 'row')}; each is listed with its reason in provenance.json")
     lines += [warning_line(as_flags(w)) for w in (grouped(report) if warned is None else warned)]
     return "\n".join(lines)

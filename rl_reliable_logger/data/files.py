@@ -176,7 +176,8 @@ def walk(root: str | os.PathLike[str]) -> Iterator[tuple[str, list[str]]]:
                 listed = list(entries)
         except OSError:
             continue
-        folders, files = [], []
+        folders: list[str] = []
+        files: list[str] = []
         for entry in listed:
             try:
                 is_folder = entry.is_dir(follow_symlinks=False)

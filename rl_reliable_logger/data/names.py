@@ -357,3 +357,25 @@ def seed_key(seed: Any) -> str:
     if isinstance(seed, float) and seed.is_integer():
         return str(int(seed))
     return str(seed)
+
+
+def value_key(value: Any) -> tuple[str, Any]:
+    """A configuration value as a key that compares values, never their printed text: ``None`` (no value), the
+    text ``"None"``, ``"null"`` and ``"NA"`` are four keys; ``0.1`` and ``0.10`` one (the same number), the number
+    ``1`` and the text ``"1"`` two; text holding ``", b=2"`` never meets another configuration's label.
+
+    Example:
+        >>> [value_key(v) for v in (None, float("nan"), "None", "NA", 3, 3.0, "3", True)]
+        [('missing', ''), ('missing', ''), ('text', 'None'), ('text', 'NA'), ('number', 3), ('number', 3.0), ('text', '3'), ('bool', True)]
+        >>> value_key(3) == value_key(3.0), value_key(3) == value_key("3")
+        (True, False)
+    """
+    if value is None or value is pd.NA or value is pd.NaT or (isinstance(value, float) and math.isnan(value)):
+        return ("missing", "")
+    if isinstance(value, (bool, np.bool_)):
+        return ("bool", bool(value))
+    if isinstance(value, (int, float, np.integer, np.floating)):  # 3 and 3.0 are equal keys, as equal numbers
+        return ("number", value.item() if isinstance(value, np.generic) else value)
+    if isinstance(value, str):
+        return ("text", value)
+    return (type(value).__name__, repr(value))

@@ -29,6 +29,7 @@ from ..base.layout import Layout, parse_layout
 from ..base.messages import DROP_INVALID, Hints, kw
 from ..base.records import FINISHED, RunRecord, success_fields
 from ..base.request import SourceRequest
+from ..base.reruns import DEFAULT_RERUNS
 from .files import MarlRun, read_marl_eval
 
 HINTS = Hints(
@@ -149,11 +150,12 @@ class MarlEvalSource:
             except InputError as err:
                 unreadable.append({"run_id": relative, "reason": str(err)})
                 continue
+            started = _modified(file)
             for run in runs:
                 if self.last_step and not run.steps:  # never the absolute metric in its place without a word
                     unreadable.append({"run_id": f"{relative}:{run.where}", **_cell(run), "reason": _no_steps(run)})
                     continue
-                records.append(self._record(run, relative, fields, metric))
+                records.append(replace(self._record(run, relative, fields, metric), started=started))
         _check_task_environments(records)
         info = {
             "tracker": "marl-eval",
@@ -182,6 +184,7 @@ class MarlEvalSource:
         curves: bool = False,
         on_invalid: str = "raise",
         names: str = "strict",
+        reruns: str = DEFAULT_RERUNS,
         hyperparameter_keys: Sequence[str] = (),
     ) -> ScoreTable:
         """See :func:`marl_eval_table`."""
@@ -191,9 +194,18 @@ class MarlEvalSource:
             curve_key=metric if curves else None,
             on_invalid=on_invalid,
             names=names,
+            reruns=reruns,
             extra_fields={str(k): f"config.{k}" for k in hyperparameter_keys} or None,
         )
         return read_table(self, request)
+
+
+def _modified(file: Path) -> float | None:
+    """When a JSON file was last written (marl-eval records no start time): orders a seed written in two files."""
+    try:
+        return os.stat(file).st_mtime
+    except OSError:
+        return None
 
 
 def _cell(run: MarlRun) -> dict[str, str]:
@@ -232,6 +244,7 @@ def marl_eval_table(
     curves: bool = False,
     on_invalid: str = "raise",
     names: str = "strict",
+    reruns: str = DEFAULT_RERUNS,
     hyperparameter_keys: Sequence[str] = (),
 ) -> ScoreTable:
     """A ScoreTable from marl-eval JSON (a file, or a folder of them): one run per environment / task /
@@ -255,5 +268,6 @@ def marl_eval_table(
         curves=curves,
         on_invalid=on_invalid,
         names=names,
+        reruns=reruns,
         hyperparameter_keys=hyperparameter_keys,
     )

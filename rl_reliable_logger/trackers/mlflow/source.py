@@ -58,6 +58,7 @@ def _to_record(run: Any, experiment_names: Mapping[str, str], uri: str) -> RunRe
         tags=tags,
         attrs={k: v for k, v in attrs.items() if v is not None},
         source="mlflow",
+        started=info.start_time / 1000 if isinstance(info.start_time, (int, float)) else None,
     )
 
 

@@ -28,6 +28,7 @@ from ...data.csvrows import csv_records
 from ...data.files import open_input, read_text
 from ...data.jsontext import JsonProblem, parse
 from ...errors import InputError
+from ..base.reruns import start_seconds
 
 EVALUATIONS = "evaluations.npz"
 MONITOR_SUFFIX = "monitor.csv"
@@ -90,7 +91,9 @@ def _entry(archive: zipfile.ZipFile, name: str, path: str) -> zipfile.ZipInfo:
         raise _bad(path, f"holds {len(entries)} arrays named {name!r}; which one SB3 wrote cannot be told")
     info = entries[0]
     if info.flag_bits & 0x1:
-        raise _bad(path, f"array {name!r} is marked encrypted, which numpy never writes: the file is damaged or not SB3's")
+        raise _bad(
+            path, f"array {name!r} is marked encrypted, which numpy never writes: the file is damaged or not SB3's"
+        )
     if info.compress_type not in _METHODS:
         raise _bad(
             path,
@@ -232,6 +235,22 @@ def _monitor_rows(path: Path) -> tuple[float, list[str], list[tuple[int, dict[st
     if not {"r", "l", "t"} <= set(columns):
         raise _bad(str(path), "has no r, l, t columns (episode return, length, time)")
     return t_start, columns, [(line, dict(zip(columns, fields))) for line, fields in records]
+
+
+#: The longest header line of a monitor file read for its start time (SB3's is under 200 bytes).
+_HEADER_BYTES = 1 << 16
+
+
+def monitor_start(path: Path) -> float | None:
+    """The ``t_start`` of a monitor file's header line (when ``Monitor`` was created), read without the rest of the
+    file; None when the line is missing or not SB3's (the reader names that when it reads the file)."""
+    try:
+        with open_input(path, "monitor", max_bytes=MAX_MONITOR_BYTES) as fh:
+            first = fh.readline(_HEADER_BYTES).decode("utf-8", "replace")
+        header = parse(first[1:]) if first.startswith("#") else None
+    except (InputError, JsonProblem, OSError):
+        return None
+    return start_seconds(header.get("t_start")) if isinstance(header, dict) else None
 
 
 def _number(path: Path, line: int, column: str, text: str | None) -> float:

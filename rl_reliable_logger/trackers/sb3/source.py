@@ -37,7 +37,16 @@ from ..base.layout import Layout, parse_layout
 from ..base.messages import DROP_INVALID, Hints, kw
 from ..base.records import FINISHED, RunRecord, success_fields
 from ..base.request import SourceRequest
-from .files import EVALUATIONS, MONITOR_SUFFIX, Evaluations, MonitorLog, read_evaluations, read_monitor
+from ..base.reruns import DEFAULT_RERUNS
+from .files import (
+    EVALUATIONS,
+    MONITOR_SUFFIX,
+    Evaluations,
+    MonitorLog,
+    monitor_start,
+    read_evaluations,
+    read_monitor,
+)
 from .keys import DEFAULT_LAYOUT, QUANTITIES
 
 #: Training episodes a monitor-only run's score averages (SB3's ``stats_window_size``).
@@ -89,6 +98,18 @@ def _monitor_record(log: MonitorLog) -> tuple[dict[str, list[tuple[float, float]
         last = success[window]
         summary.update(success=float(last.mean()), successes=int(last.sum()), episodes=int(last.size))
     return history, summary
+
+
+def _started(folder: Path, has_evaluations: bool, monitors: Sequence[str]) -> float | None:
+    """When a run started: the earliest ``t_start`` its monitor files record, else (no monitor file) the modification
+    time of its ``evaluations.npz``, which SB3 rewrites after every evaluation (orders a seed's reruns)."""
+    starts = [start for name in monitors if (start := monitor_start(folder / name)) is not None]
+    if starts:
+        return min(starts)
+    try:
+        return os.stat(folder / EVALUATIONS).st_mtime if has_evaluations else None
+    except OSError:
+        return None
 
 
 class SB3Source:
@@ -155,6 +176,7 @@ class SB3Source:
                 unreadable.append({"run_id": relative, **fields, "reason": got})
                 continue
             history, summary, monitor = got
+            started = _started(self.logdir / relative, has_evaluations, monitors)
             if monitor:
                 from_monitor.append(relative)
             records.append(
@@ -166,6 +188,7 @@ class SB3Source:
                     summary=summary,
                     history=history,
                     source="sb3",
+                    started=started,
                 )
             )
         info = {
@@ -212,6 +235,7 @@ class SB3Source:
         curves: bool = False,
         on_invalid: str = "raise",
         names: str = "strict",
+        reruns: str = DEFAULT_RERUNS,
         hyperparameter_keys: Sequence[str] = (),
     ) -> ScoreTable:
         """See :func:`sb3_table`."""
@@ -221,6 +245,7 @@ class SB3Source:
             curve_key=score_key if curves else None,
             on_invalid=on_invalid,
             names=names,
+            reruns=reruns,
             extra_fields={str(k): f"config.{k}" for k in hyperparameter_keys} or None,
         )
         return read_table(self, request)
@@ -245,6 +270,7 @@ def sb3_table(
     curves: bool = False,
     on_invalid: str = "raise",
     names: str = "strict",
+    reruns: str = DEFAULT_RERUNS,
     hyperparameter_keys: Sequence[str] = (),
 ) -> ScoreTable:
     """A ScoreTable from Stable-Baselines3 logs: one run folder per run, named by ``layout``.
@@ -268,5 +294,6 @@ def sb3_table(
         curves=curves,
         on_invalid=on_invalid,
         names=names,
+        reruns=reruns,
         hyperparameter_keys=hyperparameter_keys,
     )

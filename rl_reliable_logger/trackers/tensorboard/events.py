@@ -53,6 +53,8 @@ class FileScalars:
     path: str
     points: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
     damage: str | None = None
+    #: the wall time (seconds since the epoch) of the first event read with a wanted tag: when the run logged it
+    started: float | None = None
 
 
 class RecordDamage(Exception):
@@ -175,6 +177,8 @@ def read_scalars(path: str, tags: Collection[str]) -> FileScalars:
                 event = event_class.FromString(data)
                 if not event.HasField("summary"):
                     continue
+                if out.started is None and event.wall_time > 0:
+                    out.started = float(event.wall_time)
                 for value in event.summary.value:
                     if value.tag in wanted:
                         number = _scalar(value)

@@ -31,6 +31,7 @@ from typing import Any, BinaryIO
 from ...data.files import check_regular_file, open_input
 from ...memory import format_bytes
 from ..base.records import RunRecord
+from ..base.reruns import start_seconds
 from ..base.scoring import key_wanted
 
 _HEADER = b":W&B" + struct.pack("<H", 0xBEE1) + b"\x00"
@@ -416,6 +417,7 @@ def _record_from_state(st: _RunState, log: Path) -> RunRecord:
         attrs=attrs,
         source="wandb-offline",
         history={k: sorted(v) for k, v in st.history.items()},
+        started=start_seconds(st.start_time),
     )
 
 
