@@ -217,6 +217,9 @@ def read_scores(path: Path, args: argparse.Namespace) -> Any:
         drop_invalid=bool(args.drop_invalid),
         normalize_names=name_mode(args) == "normalize",
         hyperparameter_keys=tuple(getattr(args, "hyperparameter_keys", None) or ()),
+        success_counts=(args.successes, args.episodes)
+        if getattr(args, "successes", None) and getattr(args, "episodes", None)
+        else None,
     )
     try:
         return fields.read(path, source={"kind": "file", "path": str(path), "score_column": args.score_key})

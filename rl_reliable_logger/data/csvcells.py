@@ -110,13 +110,20 @@ def check_shape(path: str | os.PathLike, *, sep: str = ",") -> None:
             pass
 
 
-def read_csv(path: str | os.PathLike, *, text_columns: Iterable[Any] = NAME_COLUMNS, sep: str = ",") -> pd.DataFrame:
-    """Read a CSV with ``text_columns`` as exact text and the others parsed as usual; undo neutralisation."""
-    wanted = set(text_columns)
+def read_csv(
+    path: str | os.PathLike,
+    *,
+    text_columns: Iterable[Any] = NAME_COLUMNS,
+    value_columns: Iterable[Any] = (),
+    sep: str = ",",
+) -> pd.DataFrame:
+    """Read a CSV with ``text_columns`` as exact text, ``value_columns`` (a sweep's configuration) as written (see
+    :func:`as_written`) and the others parsed as usual; undo neutralisation."""
+    wanted, values = set(text_columns), set(value_columns)
     check_shape(path, sep=sep)
     header = pd.read_csv(path, sep=sep, nrows=0)
-    text = [c for c in header.columns if c in wanted]
-    others = {c: sorted(NA_MARKERS) for c in header.columns if c not in wanted}
+    text = [c for c in header.columns if c in wanted or c in values]
+    others = {c: sorted(NA_MARKERS) for c in header.columns if c not in text}
     frame = pd.read_csv(
         path,
         sep=sep,
@@ -127,4 +134,30 @@ def read_csv(path: str | os.PathLike, *, text_columns: Iterable[Any] = NAME_COLU
     )
     for col in text:  # an all-empty file column reads as float NaN even with dtype=str on some pandas
         frame[col] = frame[col].astype(object).where(frame[col].notna(), "")
-    return restore_frame(frame)
+    frame = restore_frame(frame)
+    for col in text:
+        if col in values and col not in wanted:
+            frame[col] = as_written(frame[col])
+    return frame
+
+
+def as_written(cells: pd.Series) -> pd.Series:
+    """A configuration column's text cells as values: a number is a number (a column of numbers a numeric column,
+    as pandas reads it), an empty cell no value, and every other text stays the text written. ``None``, ``null``,
+    ``NA`` and ``nan`` are four values, never pandas' one missing value (a sweep's ``lr=None`` is a configuration).
+
+    Example:
+        >>> as_written(pd.Series(["0.1", "None", "null", "NA", ""])).tolist()
+        [0.1, 'None', 'null', 'NA', None]
+        >>> as_written(pd.Series(["0.1", "0.2"])).dtype
+        dtype('float64')
+    """
+    filled = cells[cells != ""]
+    numbers = pd.to_numeric(filled, errors="coerce")
+    words = filled.str.strip().str.lower().isin({"nan", "-nan", "+nan", "inf", "-inf", "+inf", "infinity"})
+    numeric = numbers.notna() & ~words
+    if numeric.all():  # as pandas reads a column of numbers (an empty cell NaN)
+        return pd.to_numeric(cells.where(cells != "", None))
+    out = cells.astype(object).where(cells != "", None)
+    out[numeric[numeric].index] = [n.item() if hasattr(n, "item") else n for n in numbers[numeric]]
+    return out

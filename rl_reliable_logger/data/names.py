@@ -379,3 +379,29 @@ def value_key(value: Any) -> tuple[str, Any]:
     if isinstance(value, str):
         return ("text", value)
     return (type(value).__name__, repr(value))
+
+
+#: Text a configuration label quotes so that it reads back as one value: the separators of a label, quotes and
+#: what would read as a number or as no value.
+_LABEL_SEPARATORS = re.compile(r"[,='\"\\]|^\s|\s$")
+
+
+def value_text(value: Any) -> str:
+    """A configuration value as a label writes it: a number as written (``3.0`` as ``3``), no value as ``NA``, plain
+    text as it is (a tracker's parameter ``"0.001"`` too), and text that a label would misread quoted as a Python
+    literal: ``'NA'``, ``'None'``, ``'1, b=2'``, ``''``. So ``lr='1, b=2', b=3`` and ``lr=1, b='2, b=3'`` stay two
+    labels, and no value is never the text ``NA``.
+
+    Example:
+        >>> [value_text(v) for v in (0.001, 3.0, None, "adam", "NA", "0.001", "1, b=2", "")]
+        ['0.001', '3', 'NA', 'adam', "'NA'", '0.001', "'1, b=2'", "''"]
+    """
+    kind, key = value_key(value)
+    if kind == "missing":
+        return "NA"
+    if kind == "number":
+        return seed_key(key)
+    if kind != "text":
+        return str(value)
+    text = str(key)
+    return repr(text) if not text or text.strip() in NA_MARKERS or _LABEL_SEPARATORS.search(text) else text

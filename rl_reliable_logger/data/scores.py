@@ -31,7 +31,7 @@ from .counts import agree, plural
 from .fields import check_distinct
 from .files import check_regular_file
 from .jsontext import JsonProblem, parse
-from .names import NameMode, check_names, is_missing, seed_key
+from .names import NameMode, check_names, is_missing, seed_key, value_text
 from .read_memory import check_read_memory
 
 CANONICAL = ("algorithm", "task", "run_id", "seed", "score")
@@ -82,7 +82,8 @@ def check_magnitudes(values: np.ndarray, *, what: str = "scores", rows: pd.DataF
 
 
 def _configured_run_ids(frame: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
-    """Run keys of a sweep read by seed: configuration and seed (``"lr=0.001, seed=0"``), values exact."""
+    """Run keys of a sweep read by seed: configuration and seed (``"lr=0.001, seed=0"``), values exact: each value's
+    text is one value's (:func:`~.names.value_text`: ``lr='1, b=2', b=3`` is not ``lr=1, b='2, b=3'``)."""
     absent = [str(k) for k in keys if k not in frame.columns]
     if absent:
         cols = ", ".join(map(str, frame.columns))
@@ -90,7 +91,7 @@ def _configured_run_ids(frame: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
             f"hyperparameter column(s) {', '.join(map(repr, absent))} not in the input (it has: {cols}); "
             "name existing columns with --hyperparameter-keys (hyperparameter_keys=)."
         )
-    parts = [frame[k].map(lambda v, k=k: f"{k}={seed_key(v)}, ") for k in keys]
+    parts = [frame[k].map(lambda v, k=k: f"{k}={value_text(v)}, ") for k in keys]  # one text per value
     label = parts[0].astype(object)
     for part in parts[1:]:
         label = label + part
@@ -176,6 +177,9 @@ class ScoreTable:
         names: ``"strict"`` (default): names with surrounding whitespace, or two names that print the same
             (NFC vs NFD, ...), are errors; ``"normalize"``: strip them and put them in NFC, recording every
             rewrite in ``warnings`` and ``source["name_rewrites"]``. See :mod:`.names`.
+        rate_of: ``(successes, episodes)``: columns of each run's successful and total evaluation episodes; where the
+            input has no ``score`` column, each run's score is its success rate (successes / episodes), said in
+            ``warnings``.
         hyperparameter_keys: columns naming a sweep's configuration. Without ``run_id``, a run is then
             identified by its configuration and seed (``"lr=0.001, seed=0"``), so every configuration may
             reuse seeds 0..k, as sweeps usually do.
@@ -206,6 +210,7 @@ class ScoreTable:
         source: Mapping[str, Any] | None = None,
         names: NameMode = "strict",
         hyperparameter_keys: Sequence[str] = (),
+        rate_of: tuple[str, str] | None = None,
     ) -> None:
         if on_invalid not in ("raise", "drop"):
             raise ValueError(f"on_invalid must be 'raise' or 'drop', not {on_invalid!r}")
@@ -220,6 +225,7 @@ class ScoreTable:
         self.source.setdefault("fields", {k: v for k, v in given.items() if v is not None})  # a tracker's: its refs
         self.warnings: list[str] = []
         dropped: list[dict[str, Any]] = []
+        data = self._rate_as_score(data, score, rate_of)
         frame, rewrites = self._canonical(data, given, names, hyperparameter_keys)
         if hyperparameter_keys and run_id is None:
             frame["run_id"] = _configured_run_ids(frame, hyperparameter_keys)
@@ -259,6 +265,20 @@ class ScoreTable:
         self._warn_small_cells()
 
     # ------------------------------------------------------------------ validation
+    def _rate_as_score(self, data: pd.DataFrame, score: str, rate_of: tuple[str, str] | None) -> pd.DataFrame:
+        """``data`` with the score column ``successes / episodes`` where it has no score column but both counts (a
+        file of success counts: the rate is the score), said in ``warnings``; else ``data`` as it is."""
+        if rate_of is None or score in data.columns or not all(c in data.columns for c in rate_of):
+            return data
+        successes, episodes = rate_of
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rate = pd.to_numeric(data[successes], errors="coerce") / pd.to_numeric(data[episodes], errors="coerce")
+        self.source["score_from"] = f"{successes} / {episodes}"
+        self.warnings.append(
+            f"the input has no score column {score!r}: each run's score is its success rate, {successes} / {episodes}"
+        )
+        return data.assign(**{score: rate.where(np.isfinite(rate))})
+
     @staticmethod
     def _canonical(
         data: pd.DataFrame,
@@ -689,7 +709,12 @@ class ScoreTable:
         names += [kwargs.get(k, "seed" if k == "seed" else None) for k in ("seed", "run_id")]
         with _reading(path):
             check_read_memory(path, "tsv" if sep == "\t" else "csv")
-            frame = csvcells.read_csv(path, text_columns=[n for n in names if n is not None], sep=sep)
+            frame = csvcells.read_csv(
+                path,
+                text_columns=[n for n in names if n is not None],
+                value_columns=kwargs.get("hyperparameter_keys") or (),
+                sep=sep,
+            )
         return cls(frame, **kwargs)
 
     @classmethod

@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from ...data.counts import agree, plural
-from ...data.names import value_key
+from ...data.names import value_key, value_text
 from ...data.scores import FINAL_SCORE, LAST_STEP, ScoreTable, seed_key
 from ...errors import InputError, ScoreTableError
 from .drops import drop_summary
@@ -174,10 +174,11 @@ def _identity(record: RunRecord, key: Any = None) -> str:
 
 
 def variant_label(algorithm: Any, variants: Mapping[str, Any]) -> str:
-    """``PPO`` + ``{"config.lr": 0.001}`` -> ``PPO lr=0.001`` (the algorithm label of a sweep configuration)."""
+    """``PPO`` + ``{"config.lr": 0.001}`` -> ``PPO lr=0.001`` (the algorithm label of a sweep configuration; text a
+    label would misread is quoted, :func:`~...data.names.value_text`, so two configurations never share one)."""
     if not variants:
         return str(algorithm)
-    return f"{algorithm} " + ", ".join(f"{ref.split('.', 1)[1]}={value}" for ref, value in variants.items())
+    return f"{algorithm} " + ", ".join(f"{ref.split('.', 1)[1]}={value_text(value)}" for ref, value in variants.items())
 
 
 def last_step(record: RunRecord, score_ref: str) -> float | None:
