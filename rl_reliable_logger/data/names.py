@@ -359,6 +359,51 @@ def seed_key(seed: Any) -> str:
     return str(seed)
 
 
+_LABEL_DIGITS = re.compile(r"[0-9]+")
+
+
+def label_number(label: Any) -> int | None:
+    """The number a text seed label carries beside its text (``s3``, ``seed_3``, ``run-07``: 3, 3, 7), or None for
+    a label that is a number itself (:func:`seed_number`), has no ASCII digits or several runs of them (``a1b2``).
+
+    Example:
+        >>> [label_number(s) for s in ("s3", "seed_3", "run-07", "7", 7, "a1b2", "seed-a")]
+        [3, 3, 7, None, None, None, None]
+    """
+    if seed_number(label) is not None or isinstance(label, (bool, int, float)):
+        return None
+    found = _LABEL_DIGITS.findall(str(label))
+    return int(found[0]) if len(found) == 1 else None
+
+
+def seed_label_collisions(labels: Iterable[Any], proposed: Iterable[int]) -> str | None:
+    """The note for a launch whose proposed whole-number seeds are the numbers the runs' text labels carry (labels
+    ``s0, s1, s2``, proposed ``0, 1, 2``: a script that names seed k ``s<k>`` would run those seeds again); None
+    when none collides. The hook of the launch files (a watch's and a race's ``runs.csv``), which propose the
+    smallest whole numbers no label stands for.
+
+    Example:
+        >>> seed_label_collisions(["s0", "s1", "s2"], [0, 1, 2, 3])
+        "the proposed seeds 0, 1, 2 are the numbers of the seed labels 's0', 's1', 's2': if your script names seed k 's<k>', it would run those seeds again; launch seeds the labels do not carry, or label the new runs as the runs were"
+        >>> seed_label_collisions(["s0"], [5]) is None
+        True
+    """
+    carried: dict[int, list[str]] = {}
+    for label in labels:
+        number = label_number(label)
+        if number is not None:
+            carried.setdefault(number, []).append(str(label))
+    hit = sorted({n for n in proposed if n in carried})
+    if not hit:
+        return None
+    shown = [repr(label) for n in hit[:8] for label in carried[n][:1]]
+    return (
+        f"the proposed seeds {', '.join(map(str, hit[:8]))}{' ...' if len(hit) > 8 else ''} are the numbers of the "
+        f"seed labels {', '.join(shown)}: if your script names seed k 's<k>', it would run those seeds again; launch "
+        "seeds the labels do not carry, or label the new runs as the runs were"
+    )
+
+
 def value_key(value: Any) -> tuple[str, Any]:
     """A configuration value as a key that compares values, never their printed text: ``None`` (no value), the
     text ``"None"``, ``"null"`` and ``"NA"`` are four keys; ``0.1`` and ``0.10`` one (the same number), the number

@@ -296,3 +296,66 @@ def _success_value(path: Path, line: int, column: str, text: str | None) -> floa
     if value is None:
         raise _bad(str(path), f"line {line}: {column} is {text!r}, not true/false")
     return value
+
+
+# ---------------------------------------------------------------------------- rl-zoo's args.yml
+#: The file rl-baselines3-zoo saves the training command's arguments in, in a subfolder of each run folder named
+#: after the environment (``logs/ppo/CartPole-v1_1/CartPole-v1/args.yml``); its ``seed`` is the run's seed (the
+#: folder's ``_1`` is rl-zoo's run counter).
+ZOO_ARGS = "args.yml"
+#: Largest args.yml read (rl-zoo's is about 2 KB).
+MAX_ARGS_BYTES = 1 << 20
+#: The one Python tag of rl-zoo's args.yml (``yaml.dump`` of an OrderedDict): read as key-value pairs, never run.
+_ORDERED_DICT = "tag:yaml.org,2002:python/object/apply:collections.OrderedDict"
+
+
+def _loader() -> type:
+    """PyYAML's safe loader, which also reads rl-zoo's OrderedDict tag as plain pairs (any other Python tag is
+    refused as by the safe loader: no object is ever built from a file)."""
+    import yaml
+
+    class ZooLoader(yaml.SafeLoader):
+        pass
+
+    def ordered(loader: yaml.SafeLoader, node: yaml.Node) -> dict:
+        args = loader.construct_sequence(node, deep=True) if isinstance(node, yaml.SequenceNode) else None
+        pairs = args[0] if isinstance(args, list) and len(args) == 1 and isinstance(args[0], list) else None
+        if pairs is None or not all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in pairs):
+            raise yaml.constructor.ConstructorError(
+                None, None, "an OrderedDict that is not a list of pairs", node.start_mark
+            )
+        return dict(pairs)
+
+    ZooLoader.add_constructor(_ORDERED_DICT, ordered)
+    return ZooLoader
+
+
+def zoo_args(folder: Path) -> list[Path]:
+    """The rl-zoo ``args.yml`` files of a run folder (in its subfolders, one level down), in name order."""
+    try:
+        subfolders = sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
+    except OSError:
+        return []
+    return [sub / ZOO_ARGS for sub in subfolders if os.path.lexists(sub / ZOO_ARGS)]
+
+
+def zoo_seed(path: Path) -> int | None:
+    """The ``seed`` of an rl-zoo ``args.yml`` (None when it has none), read by the one opener and PyYAML's safe
+    loader; a file that is no such mapping, or a seed that is no whole number, is an InputError naming the file.
+    Raises ImportError without PyYAML."""
+    import yaml
+
+    text = read_text(path, "rl-zoo args", max_bytes=MAX_ARGS_BYTES)
+    try:
+        args = yaml.load(text, Loader=_loader())
+    except (yaml.YAMLError, RecursionError) as err:
+        why = " ".join(str(err).split())[:160]
+        raise _bad(str(path), f"is not rl-zoo's args.yml (safe YAML only: {why})") from None
+    if not isinstance(args, dict):
+        raise _bad(str(path), "is not rl-zoo's args.yml (a mapping of the training command's arguments)")
+    seed = args.get("seed")
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise _bad(str(path), f"its seed is {seed!r}, not a whole number")
+    return seed

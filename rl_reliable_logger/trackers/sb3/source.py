@@ -46,6 +46,8 @@ from .files import (
     monitor_start,
     read_evaluations,
     read_monitor,
+    zoo_args,
+    zoo_seed,
 )
 from .keys import DEFAULT_LAYOUT, QUANTITIES
 
@@ -98,6 +100,33 @@ def _monitor_record(log: MonitorLog) -> tuple[dict[str, list[tuple[float, float]
         last = success[window]
         summary.update(success=float(last.mean()), successes=int(last.sum()), episodes=int(last.size))
     return history, summary
+
+
+def _seed_notes(records: Sequence[RunRecord]) -> list[str]:
+    """Where the seeds came from, when rl-zoo's ``args.yml`` gave some (its ``seed``; the folder's ``_1`` is
+    rl-zoo's run counter) or could not be read: one note each, never a silent mix."""
+    by_source: dict[str, list[str]] = {}
+    for record in records:
+        by_source.setdefault(str(record.attrs.get("seed_from")), []).append(record.run_id)
+    if set(by_source) <= {"path"}:
+        return []
+    notes = []
+    if "args.yml" in by_source:
+        notes.append(
+            f"the seed of {plural(len(by_source['args.yml']), 'run')} is the `seed` of rl-zoo's args.yml (the folder "
+            "suffix, e.g. the _1 of CartPole-v1_1, is rl-zoo's run counter, not a seed)"
+        )
+    why = {
+        "path": "they have no args.yml with a seed",
+        "no yaml": "their args.yml is not read: PyYAML is not installed (pip install pyyaml)",
+    }
+    for source, runs in by_source.items():
+        if source in why:
+            notes.append(
+                f"the seed of {plural(len(runs), 'run')} is the folder's path as the layout reads it ({why[source]}), "
+                "e.g. " + ", ".join(map(repr, runs[:3]))
+            )
+    return notes
 
 
 def _started(folder: Path, has_evaluations: bool, monitors: Sequence[str]) -> float | None:
@@ -159,6 +188,39 @@ class SB3Source:
         except InputError as err:
             return str(err)
 
+    def _record(
+        self, relative: str, fields: dict[str, Any], has_evaluations: bool, monitors: Sequence[str]
+    ) -> RunRecord | str:
+        """The record of one run folder (its seed from rl-zoo's ``args.yml`` where it has one: ``seed_from`` in its
+        attributes), or why it cannot be read."""
+        got = self._read(relative, has_evaluations, monitors)
+        if isinstance(got, str):
+            return got
+        history, summary, monitor = got
+        config, seed_from = dict(fields), "path"
+        for args in zoo_args(self.logdir / relative):
+            try:
+                seed = zoo_seed(args)
+            except InputError as err:
+                return str(err)
+            except ImportError:
+                seed_from = "no yaml"
+                break
+            if seed is not None:
+                config["seed"], seed_from = seed, "args.yml"
+                break
+        return RunRecord(
+            run_id=relative,
+            name=relative,
+            state=FINISHED,  # SB3 files record no run state
+            config=config,
+            summary=summary,
+            history=history,
+            attrs={"from_monitor": monitor, "seed_from": seed_from},
+            source="sb3",
+            started=_started(self.logdir / relative, has_evaluations, monitors),
+        )
+
     def runs(self, request: SourceRequest, /) -> SourceRuns:
         """One record per run folder that fits the layout (its fields in ``config``, its quantities' points as
         history and its score as summary); a folder whose files cannot be read is an ``unreadable`` entry."""
@@ -169,28 +231,13 @@ class SB3Source:
         matched, skipped = self._matched()
         records: list[RunRecord] = []
         unreadable: list[dict[str, Any]] = []
-        from_monitor: list[str] = []
         for relative, fields, has_evaluations, monitors in matched:
-            got = self._read(relative, has_evaluations, monitors)
+            got = self._record(relative, fields, has_evaluations, monitors)
             if isinstance(got, str):
                 unreadable.append({"run_id": relative, **fields, "reason": got})
-                continue
-            history, summary, monitor = got
-            started = _started(self.logdir / relative, has_evaluations, monitors)
-            if monitor:
-                from_monitor.append(relative)
-            records.append(
-                RunRecord(
-                    run_id=relative,
-                    name=relative,
-                    state=FINISHED,  # SB3 files record no run state
-                    config=dict(fields),
-                    summary=summary,
-                    history=history,
-                    source="sb3",
-                    started=started,
-                )
-            )
+            else:
+                records.append(got)
+        from_monitor = [r.run_id for r in records if r.attrs["from_monitor"]]
         info = {
             "tracker": "sb3",
             "logdir": str(self.logdir),
@@ -207,6 +254,7 @@ class SB3Source:
                 f"last {MONITOR_WINDOW} training episodes in monitor.csv (not an evaluation), e.g. "
                 + ", ".join(map(repr, from_monitor[:3]))
             )
+        notes += _seed_notes(records)
         read = replace(
             request,
             algorithm=REFS["algorithm"],
