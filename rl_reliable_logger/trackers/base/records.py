@@ -12,7 +12,6 @@ of the tag that starts with it: a tag ``algo:PPO`` gives ``PPO`` for ``tags.algo
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -32,6 +31,7 @@ from .scoring import (
     SEED_PLACEHOLDER,
     ScoreRule,
     final_value_problem,
+    finite_number,
     history_name,
     parse_score_rule,
     score_refs,
@@ -185,8 +185,7 @@ def last_step(record: RunRecord, score_ref: str) -> float | None:
     """The last logged step of a run's score key where the record holds its history (None where it does not, or
     where a step is no finite number): what the budget checks compare, with or without the curves."""
     points = (record.history or {}).get(history_name(score_ref)) or ()
-    steps = [step for step, _ in points if isinstance(step, (int, float)) and not isinstance(step, bool)]
-    finite = [float(step) for step in steps if math.isfinite(float(step))]
+    finite = [float(step) for step, _ in points if finite_number(step)]
     return max(finite) if finite and len(finite) == len(points) else None
 
 

@@ -68,7 +68,7 @@ class ScoreRule:
         if self.kind == "last":
             return points[-1][1], None
         if self.kind == "max":
-            missing = next((s for s, v in points if not math.isfinite(float(v))), None)
+            missing = next((s for s, v in points if not finite_number(v)), None)
             if missing is not None:  # max() would skip a NaN after a number, and return it before one
                 return None, f"non-finite value logged at step {float(missing):g}"
             return max(v for _, v in points), None
@@ -90,14 +90,24 @@ def _number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
+def finite_number(value: Any) -> bool:
+    """A real number a float holds and that is finite (an integer of 400 digits is not)."""
+    try:
+        return _number(value) and math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
 def _point_problem(point: tuple[Any, Any]) -> str | None:
     """Why one (step, value) point cannot be scored: a step that is no finite number (a NaN timestep orders the
     history arbitrarily), a value that is no number; a NaN value is left to the rule (``max`` names it)."""
     step, value = point
-    if not _number(step) or not math.isfinite(float(step)):
+    if not finite_number(step):
         return f"a logged step is {step!r}, not a finite number"
     if not _number(value):
         return f"non-numeric value {value!r} logged at step {float(step):g}"
+    if isinstance(value, numbers.Integral) and not finite_number(value):  # an integer no float holds
+        return f"a value of {len(str(value)):,} digits, too large for a number, logged at step {float(step):g}"
     return None
 
 
@@ -208,6 +218,8 @@ def final_value_problem(value: Any) -> str | None:
         return f"non-numeric final score {value!r}"
     try:
         number = float(value)
+    except OverflowError:  # an integer no float holds (10**400)
+        return f"final score {str(value)[:12]}... ({len(str(value)):,} digits), too large for a number"
     except (TypeError, ValueError):
         return f"non-numeric final score {value!r}"
     if not math.isfinite(number):

@@ -24,6 +24,7 @@ is imported, so reading needs no Ray and prints none of Ray's log lines; a relat
 from __future__ import annotations
 
 import io
+import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -53,6 +54,8 @@ class Trial:
     last_result: dict[str, Any]
     folder: Path | None
     name: str | None
+    #: when Tune started the trial (its runtime state's ``start_time``, seconds since the epoch), None if unrecorded
+    started: float | None = None
 
 
 @dataclass
@@ -162,7 +165,14 @@ def _trial(folder: Path, entry: Any, where: str, pickled: Pickled) -> Trial:
         last_result=_without_pickles(flat(last), "reported metric", trial_id, pickled),
         folder=_trial_folder(folder, name),
         name=name if isinstance(name, str) else None,
+        started=_start_time(runtime.get("start_time")),
     )
+
+
+def _start_time(value: Any) -> float | None:
+    """A runtime state's ``start_time`` (``time.time()`` when Tune started the trial; None before it ran)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+    return float(value) if ok else None
 
 
 def read_experiment(folder: str | os.PathLike[str]) -> Experiment:

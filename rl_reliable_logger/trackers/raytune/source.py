@@ -171,7 +171,7 @@ class RayTuneSource:
                 history={},
                 attrs={"path": str(trial.folder)} if trial.folder else {},
                 source="raytune",
-                started=started(trial.last_result),
+                started=trial.started if trial.started is not None else started(trial.last_result),
             )
             if wanted and (state == FINISHED or request.include_unfinished):
                 try:

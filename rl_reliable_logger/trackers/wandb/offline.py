@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ...data.files import check_regular_file, open_input
+from ...data.jsontext import parse
 from ...memory import format_bytes
 from ..base.records import RunRecord
 from ..base.reruns import start_seconds
@@ -134,9 +135,11 @@ def _iter_chunks_payloads(data: bytes | BinaryIO) -> Iterator[bytes]:
 
 
 def _loads(value_json: str) -> Any:
-    """Decode a wandb ``value_json`` (``NaN``/``Infinity`` allowed); undecodable text stays a string."""
+    """Decode a wandb ``value_json`` by the one JSON reader (``NaN``/``Infinity`` allowed); text it refuses (an
+    integer no float holds, a key written twice, nesting too deep) or cannot decode stays a string, which the
+    intake names as a non-numeric value where it is a score."""
     try:
-        return json.loads(value_json)
+        return parse(value_json)
     except (TypeError, ValueError):
         return value_json
 
