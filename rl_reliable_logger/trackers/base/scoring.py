@@ -215,7 +215,7 @@ def final_value_problem(value: Any) -> str | None:
     if isinstance(value, bool) or (hasattr(value, "dtype") and str(getattr(value, "dtype", "")) == "bool"):
         return f"boolean final score {value!r}"
     if isinstance(value, str):
-        return f"non-numeric final score {value!r}"
+        return f"non-numeric final score {value[:40]!r}" + (f" ({len(value):,} characters)" if len(value) > 40 else "")
     try:
         number = float(value)
     except OverflowError:  # an integer no float holds (10**400)
