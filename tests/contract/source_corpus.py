@@ -419,26 +419,14 @@ def _raytune(corpus: Corpus, kind: str) -> Path:
     return result
 
 
-def _flag_zip(path: Path, *, method: int | None = None, encrypted: bool = False) -> None:
-    """Every entry's compression method or encryption flag changed in both of its zip headers."""
-    data = bytearray(path.read_bytes())
-    for signature, flag_at, method_at in ((b"PK\x03\x04", 6, 8), (b"PK\x01\x02", 8, 10)):
-        at = data.find(signature)
-        while at >= 0:
-            if encrypted:
-                data[at + flag_at] |= 1
-            if method is not None:
-                data[at + method_at : at + method_at + 2] = method.to_bytes(2, "little")
-            at = data.find(signature, at + 4)
-    path.write_bytes(bytes(data))
-
-
 def _sb3(corpus: Corpus, kind: str) -> Path:
     import numpy as np
 
     npz = corpus.files[0]
     if kind.startswith("zip-"):
-        _flag_zip(npz, encrypted=kind == "zip-encrypted", method=99 if kind == "zip-method" else None)
+        from tests.support.rl_logs import flag_zip_entries
+
+        flag_zip_entries(npz, encrypted=kind == "zip-encrypted", method=99 if kind == "zip-method" else None)
         return npz
     if kind.startswith("array-"):
         arrays = dict(np.load(npz))

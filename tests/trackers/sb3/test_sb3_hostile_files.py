@@ -15,7 +15,7 @@ import pytest
 from rl_reliable_logger import InputError
 from rl_reliable_logger.trackers.sb3 import read_evaluations, read_monitor, sb3_table
 from tests.support.deep import nested
-from tests.support.rl_logs import write_evaluations, write_monitor
+from tests.support.rl_logs import flag_zip_entries, write_evaluations, write_monitor
 
 FAST = ["--reps", "100", "--profile-reps", "20", "--improvement-reps", "20", "--seed", "0", "--no-figures"]
 
@@ -35,20 +35,6 @@ def _one_line(err: str) -> str:
     return lines[0]
 
 
-def _flagged(path: Path, *, method: int | None = None, encrypted: bool = False) -> None:
-    """The archive with every entry's compression method or encryption flag changed in both of its headers."""
-    data = bytearray(path.read_bytes())
-    for signature, flag_at, method_at in ((b"PK\x03\x04", 6, 8), (b"PK\x01\x02", 8, 10)):
-        at = data.find(signature)
-        while at >= 0:
-            if encrypted:
-                data[at + flag_at] |= 1
-            if method is not None:
-                data[at + method_at : at + method_at + 2] = method.to_bytes(2, "little")
-            at = data.find(signature, at + 4)
-    path.write_bytes(bytes(data))
-
-
 def _grid(root: Path) -> None:
     for algorithm in ("ppo", "a2c"):
         for seed in (1, 2, 3):
@@ -61,7 +47,7 @@ def _grid(root: Path) -> None:
 def test_zip_entries_numpy_never_writes_are_one_sentence_without_a_password_word(tmp_path, capsys, kind, says):
     _grid(tmp_path)
     victim = tmp_path / "ppo" / "CartPole-v1_1" / "evaluations.npz"
-    _flagged(victim, encrypted=kind == "encrypted", method=99 if kind == "method" else None)
+    flag_zip_entries(victim, encrypted=kind == "encrypted", method=99 if kind == "method" else None)
     with pytest.raises(InputError, match=says):
         read_evaluations(victim)
     code, err = _cli(["sb3", str(tmp_path), *FAST], capsys)
