@@ -5,14 +5,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...stats import bootstrap as bs
 from ...stats import checks as ck
 from ...stats import intervals
 from ...stats.intervals import ResamplingRequest
+from ...stats.intervals.bounds import expanded_level
+from .. import caveats
+from ..report import SPECS
 from .aggregates import Aggregates
 from .base import Part, TableInputs, pairs, record
 
-COLUMNS = ["algorithm_x", "algorithm_y", "metric", "point", "low", "high"]
+#: The columns, as the Report declares them.
+COLUMNS = list(SPECS["differences"].columns)
 
 
 def build(inputs: TableInputs, request: ResamplingRequest, aggregates: Aggregates) -> Part:
@@ -48,6 +51,7 @@ def differences_table(
         request, "differences", shape, fill, pair_points, samples, kinds=kinds, labels=labels
     )
     point = np.concatenate(pair_points)
+    features = {a: caveats.algorithm_features(c, caveats.gamma_of(inputs.metrics)) for a, c in inputs.cells.items()}
     low = np.concatenate([r.low for r in results])
     high = np.concatenate([r.high for r in results])
     frame = pd.DataFrame(
@@ -58,6 +62,7 @@ def differences_table(
             "point": ck.clip_noise(point, low, high),
             "low": low,
             "high": high,
+            "caveat": [caveats.difference_caveat(k, features[x], features[y]) for x, y in by_pair for k in kinds],
         },
         columns=COLUMNS,
     )
@@ -71,7 +76,7 @@ def _sample(inputs: TableInputs, found: dict, x: str, y: str) -> intervals.Sampl
     cells = [inputs.cells[x], inputs.cells[y]]
     se_x, se_y = found[x].standard_errors, found[y].standard_errors
     return intervals.Sample(
-        level=lambda ci: np.asarray(bs.expanded_level(cells, ci)),
+        level=lambda ci: np.asarray(expanded_level(cells, ci)),
         standard_errors=None
         if se_x is None or se_y is None
         else (lambda kind: intervals.studentized_difference(se_x[kind], se_y[kind])),
