@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -149,6 +150,8 @@ def as_written(cells: pd.Series) -> pd.Series:
     Example:
         >>> as_written(pd.Series(["0.1", "None", "null", "NA", ""])).tolist()
         [0.1, 'None', 'null', 'NA', None]
+        >>> as_written(pd.Series(["3", "2, b=3", "1e3"])).tolist()
+        [3, '2, b=3', 1000.0]
         >>> as_written(pd.Series(["0.1", "0.2"])).dtype
         dtype('float64')
     """
@@ -159,5 +162,17 @@ def as_written(cells: pd.Series) -> pd.Series:
     if numeric.all():  # as pandas reads a column of numbers (an empty cell NaN)
         return pd.to_numeric(cells.where(cells != "", None))
     out = cells.astype(object).where(cells != "", None)
-    out[numeric[numeric].index] = [n.item() if hasattr(n, "item") else n for n in numbers[numeric]]
+    out[numeric[numeric].index] = [_number(text, n) for text, n in zip(filled[numeric], numbers[numeric])]
     return out
+
+
+#: A whole number as written (up to 300 digits: a Python int reads it exactly, far below CPython's limit).
+_WHOLE = re.compile(r"\s*[+-]?\d{1,300}\s*")
+
+
+def _number(text: str, parsed: Any) -> Any:
+    """A numeric cell of a column that also holds text: a whole number written as one is an int (``3``, never
+    ``3.0``, which a training script's ``type=int`` refuses), any other number the float pandas read."""
+    if _WHOLE.fullmatch(text):
+        return int(text)
+    return parsed.item() if hasattr(parsed, "item") else parsed

@@ -107,3 +107,16 @@ def test_seed_labels_carrying_the_proposed_numbers_are_noted():
     assert note is not None and note.startswith("the proposed seeds 0, 1, 2 are the numbers of the seed labels 's0'")
     assert seed_label_collisions(["s0", "s1"], [2, 3]) is None
     assert seed_label_collisions([0, 1, "007"], [0, 1]) is None  # numbers are seeds already, never labels
+
+
+def test_a_whole_number_beside_text_stays_whole():
+    """A configuration column of numbers and text (``b`` = ``3``, ``2, b=3``): ``3`` is the whole number 3, launched
+    as ``b=3`` (``b=3.0`` fails a training script's ``type=int``), and a decimal stays a float."""
+    import pandas as pd
+
+    from rl_reliable_logger.data.csvcells import as_written
+
+    values = as_written(pd.Series(["3", "2, b=3", "0.5", "", "-7", "1e3", "10000000000000000000001"])).tolist()
+    assert values[:5] == [3, "2, b=3", 0.5, None, -7] and values[5] == 1000.0
+    assert [type(v) for v in values[:6]] == [int, str, float, type(None), int, float]
+    assert values[6] == 10000000000000000000001 and type(values[6]) is int
