@@ -219,8 +219,9 @@ class AnalysisOptions:
     pairs: str = option(
         "auto",
         help="pairs of algorithms the differences and improvement (P(X > Y)) tables compare: all (every pair; grows "
-        f"with the square of the algorithms), leader (each algorithm against the one with the best headline metric, iqm when it is among "
-        f"the metrics) or auto (all up to {ALL_PAIRS_UP_TO} algorithms, else leader); said in methods.md",
+        "with the square of the algorithms), leader (each algorithm against the one with the best headline metric, "
+        f"iqm when it is among the metrics) or auto (all up to {ALL_PAIRS_UP_TO} algorithms, else leader); said in "
+        "methods.md",
         check=d.one_of(lambda: PAIR_RULES, "a pair rule"),
         flag="--pairs",
         metavar="RULE",

@@ -60,7 +60,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         recovered = recover_swap(folder)
         if recovered:
             say_note(recovered)
-        out, files = rerender(folder, args.figure_formats and args.figure_formats.split(","))
+        out, files = rerender(folder, args.figure_formats)  # a bad list is one sentence naming the flag
     except InputError as err:
         raise CliError(cli_message(err)) from None
     print(f"rewrote {len(files)} files in {out}/; open {out / 'report.html'} in a browser")
