@@ -21,6 +21,8 @@ and every ratio is of two numbers measured in this run:
    before) and ``--no-figures``.
 5. ``plan`` on the README example (``--normalize atari100k --target-width 0.05``) and with a pair (``--compare
    'SPR,DrQ(eps)' --max-runs 30``), CPU of the ``plan()`` call and of the whole process.
+6. ``from rl_reliable_logger import race, watch, gate`` (and their modules): what a loop calling a look or the gate
+   imports before any work, CPU of the import and of the whole process.
 
 A checkout that lacks an option (``pairs=`` before issue 56) runs only the cases it has; its main job's default
 figures were PNG + SVG, so it runs ``png,svg`` and ``--no-figures``. No timing is asserted anywhere.
@@ -129,6 +131,19 @@ PLAN = textwrap.dedent(
 )
 
 
+IMPORTS = textwrap.dedent(
+    """
+    import json, resource, time
+    start = time.process_time()
+    from rl_reliable_logger import gate, race, watch
+    import rl_reliable_logger.looks.gate, rl_reliable_logger.looks.race, rl_reliable_logger.looks.watch
+    spent = time.process_time() - start
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    print("RESULT " + json.dumps({"cpu": spent, "process": usage.ru_utime + usage.ru_stime}))
+    """
+)
+
+
 def checkout(ref: str, into: Path) -> Path:
     data = subprocess.run(["git", "archive", ref], cwd=ROOT, capture_output=True, check=True).stdout
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
@@ -161,6 +176,7 @@ def cases(tmp: Path, *, new: bool, reps: int = 20_000) -> dict[str, tuple[str, t
             out[f"sweep {n} pairs {'all' if rule == '-' else rule}"] = (SWEEP, (str(n), rule, str(reps // 2)))
     for figures in ("png", "png,svg", "none") if new else ("png,svg", "none"):
         out[f"main job {figures}"] = (MAIN_JOB, (str(tmp / f"out-{figures}"), figures))
+    out["import the looks"] = (IMPORTS, ())
     out["plan target-width"] = (PLAN, ("width",))
     out["plan compare"] = (PLAN, ("compare",))
     return out
@@ -179,25 +195,30 @@ def report(name: str, results: dict[str, list[dict]]) -> None:
                 f"{part} {statistics.median(r.get(part, 0.0) for r in rs):.2f}"
                 for part in ("aggregates", "differences", "profiles", "improvement", "per_task")
             )
+        if case.startswith("import"):
+            extra = f"process {med(results, case, 'process'):.2f} (interpreter start-up included)"
         if case.startswith("plan"):
             extra = f"process {med(results, case, 'process'):.2f}  needed {rs[0]['needed']}"
         print(f"  {case:<28} {med(results, case):8.2f}  {extra}")
     bt, pc = med(results, "evaluate bootstrap-t"), med(results, "evaluate percentile")
-    print(f"  1. evaluate() bootstrap-t / percentile (6 x 26 x 10, 20k replicates): {bt / pc:.2f}x")
     prof_bt = med(results, "evaluate bootstrap-t", "profiles")
     prof_pc = med(results, "evaluate percentile", "profiles")
-    print(f"  2. profiles table bootstrap-t / percentile: {prof_bt / prof_pc:.2f}x")
+    lines = [
+        f"1. evaluate() bootstrap-t / percentile (6 x 26 x 10, 20k replicates): {bt / pc:.2f}x",
+        f"2. profiles table bootstrap-t / percentile: {prof_bt / prof_pc:.2f}x",
+    ]
     for rule in ("auto", "all"):
         small, large = med(results, f"sweep 6 pairs {rule}"), med(results, f"sweep 57 pairs {rule}")
-        if not math.isnan(small):
-            print(
-                f"  3. evaluate() 57 / 6 configurations, pairs {rule}: {large / small:.2f}x "
-                f"(growth exponent {math.log(large / small) / math.log(57 / 6):.2f})"
-            )
+        lines.append(
+            f"3. evaluate() 57 / 6 configurations, pairs {rule}: {large / small:.2f}x "
+            f"(growth exponent {math.log(large / small) / math.log(57 / 6):.2f})"
+        )
     svg, png, bare = (med(results, f"main job {f}") for f in ("png,svg", "png", "none"))
-    if not math.isnan(png):
-        print(f"  4. main job PNG + SVG / PNG only: {svg / png:.2f}x; PNG only / no figures: {png / bare:.2f}x")
-    print(f"     main job with figures / without: {(png if not math.isnan(png) else svg) / bare:.2f}x")
+    lines.append(f"4. main job PNG + SVG / PNG only: {svg / png:.2f}x; PNG only / no figures: {png / bare:.2f}x")
+    lines.append(f"4. main job with its default figures / without: {(svg if math.isnan(png) else png) / bare:.2f}x")
+    for line in lines:
+        if "nan" not in line:  # a case not run (--only) or not in this checkout
+            print(f"  {line}")
 
 
 def main() -> None:
@@ -244,11 +265,13 @@ def main() -> None:
         for case in after:
             if case in before:
                 print(f"  {case:<28} {med(after, case) / med(before, case):.2f}x")
-        png = med(after, "main job png")
-        print(f"  main job, default figures     {png / med(before, 'main job png,svg'):.2f}x")
-        print(
-            f"  sweep 57, default pairs       {med(after, 'sweep 57 pairs auto') / med(before, 'sweep 57 pairs all'):.2f}x"
-        )
+        for label, now, then in (
+            ("main job, default figures", "main job png", "main job png,svg"),
+            ("sweep 57, default pairs", "sweep 57 pairs auto", "sweep 57 pairs all"),
+        ):
+            ratio = med(after, now) / med(before, then)
+            if not math.isnan(ratio):
+                print(f"  {label:<28} {ratio:.2f}x")
     print(f"\nload average at end: {os.getloadavg()[0]:.2f}")
 
 
