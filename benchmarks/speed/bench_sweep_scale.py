@@ -1,6 +1,6 @@
 """Issue 56, speed at sweep scale: every item's ratio from one interleaved run, this checkout against an older one.
 
-Run (one command, from the repository root; about 25 minutes of CPU per round on a 2-core machine):
+Run (one command, from the repository root; about 3 minutes of CPU per round of both checkouts):
 
     nice python benchmarks/speed/bench_sweep_scale.py --against main --repeats 2
 
