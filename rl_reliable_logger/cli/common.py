@@ -337,7 +337,7 @@ def format_summary(report: Any, warned: Sequence[str] | None = None) -> str:
     """Results first: the headline table (one row per algorithm, one column per metric, ``point [low, high]``),
     the letter display of ``--compare-all``, then the warnings, grouped one line per algorithm (``warned``: the
     lines ``evaluate()`` emitted; by default :func:`~rl_reliable_logger.analysis.notices.grouped`)."""
-    from ..analysis.notices import caveated, grouped
+    from ..analysis.notices import caveat_notes, grouped
     from ..data.counts import fixed, plural
     from ..render.intervals import summary_header
     from ..render.tables import MARK
@@ -345,8 +345,8 @@ def format_summary(report: Any, warned: Sequence[str] | None = None) -> str:
     agg = report.aggregates
     if agg.empty:
         return "(no results)"
-    notes = [c for c in caveated(report) if c.other is None]
-    marked = {(c.algorithm, c.metric) for c in notes}
+    notes = caveat_notes(report, ("aggregates",))  # the headline's: one line per reason, naming its cells
+    marked = {(c.algorithm, c.metric) for note in notes for c in note.cells}
     cells = agg.assign(
         text=[
             f"{fixed(p)} [{fixed(lo)}, {fixed(hi)}]" + (f" {MARK}" if (str(a), str(m)) in marked else "")
@@ -356,7 +356,7 @@ def format_summary(report: Any, warned: Sequence[str] | None = None) -> str:
     wide = cells.pivot(index="algorithm", columns="metric", values="text")
     wide = wide.reindex(index=report.algorithms, columns=list(dict.fromkeys(agg["metric"])))
     lines = [summary_header(report, as_flags), wide.to_string()]
-    lines += [f"{MARK} {c.text}" for c in notes]  # each caveat once, under the table it marks
+    lines += [f"{MARK} {note.line}" for note in notes]  # each reason once, under the table it marks
     letters = format_comparisons(report)
     if letters:
         lines.append(letters)

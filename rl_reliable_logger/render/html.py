@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.comparisons import report_letters
-from ..analysis.notices import grouped_items, pair_warnings
+from ..analysis.notices import caveat_notes, grouped_items, pair_warnings
 from ..analysis.protocol import Finding, by_severity, format_finding
 from ..analysis.report import SPECS
 from ..data.counts import count_runs, fixed, plural
@@ -373,6 +373,17 @@ def _warnings(report: Report, shown: set[str]) -> tuple[str, dict[str, str]]:
     return f'<div class="warn" id="notices"><ul>{lines}</ul>{details}</div>', anchors
 
 
+def _caveats(report: Report) -> tuple[str, dict[str, str]]:
+    """The headline's caveats under it, one line per reason naming its cells (:func:`~..analysis.notices.caveat_notes`),
+    each with an id its marks link to (``{line: id}``); the other tables' caveats are in their ``caveat`` column."""
+    notes = caveat_notes(report, ("aggregates",))
+    if not notes:
+        return "", {}
+    anchors = {note.line: f"caveat-{i + 1}" for i, note in enumerate(notes)}
+    items = "".join(f'<li id="{anchors[n.line]}">{_paper_tables.MARK} {esc(n.line)}</li>' for n in notes)
+    return f'<ul class="note" id="caveats">{items}</ul>', anchors
+
+
 def _source_text(src: Any) -> str:
     """Where the scores came from, as a phrase: a tracker's location (with the runs found and skipped) or a file
     and its score column; every field is in the Provenance section."""
@@ -457,6 +468,8 @@ def build_html(report: Report, figures: Sequence[Figure] = (), *, title: str | N
     ]
     protocol, shown = _protocol(report)
     warned, anchors = _warnings(report, shown)
+    caveats, caveat_anchors = _caveats(report)
+    anchors = {**anchors, **caveat_anchors}
     if not (protocol or warned):
         sections.remove(("warnings", "Warnings"))
     parts = [
@@ -471,7 +484,11 @@ def build_html(report: Report, figures: Sequence[Figure] = (), *, title: str | N
     ]
     # results first: the headline table, its marks linking to the warnings that follow it
     parts.append('<h2 id="headline">Headline metrics</h2>')
-    marked = f" {_paper_tables.MARK}: a warning about that interval (hover, or follow the link)." if anchors else ""
+    marked = (
+        f" {_paper_tables.MARK}: a warning or a caveat about that interval (hover, or follow the link)."
+        if anchors
+        else ""
+    )
     n_warned = len(grouped_items(report))
     below = f' <a href="#warnings">{esc(plural(n_warned, "warning"))} below</a>.' if protocol or warned else ""
     parts.append(
@@ -480,6 +497,7 @@ def build_html(report: Report, figures: Sequence[Figure] = (), *, title: str | N
         f"{marked}{below}</p>"
     )
     parts.append(_headline(report, anchors))
+    parts.append(caveats)
     parts.append(_letters(report))
     if protocol or warned:
         parts.append('<h2 id="warnings">Warnings</h2>')

@@ -193,10 +193,12 @@ def summary_header(report: Any, words: Callable[[str], str] = str) -> str:
     method = words(method_clause(prov))
     lines = [first] + ([method] if method else [])
     statistics = dict((table_intervals(prov).get("aggregates") or {}).get("statistics") or {})
+    chosen = str(dict(prov.get("options") or {}).get("median_interval") or "")
     lines += [  # a statistic whose interval an option chose, not the method (the order-statistic median)
-        words(f"(`median_interval={name}`: {_phrase(name)} intervals for {stat})")
+        words(f"(`median_interval={chosen if chosen == 'auto' else name}`: {_phrase(name)} intervals for {stat}"
+              + (f" at {intervals.ORDER_STATISTIC_RUNS} runs per task or fewer)" if chosen == "auto" else ")"))
         for stat, name in statistics.items()
-        if name in intervals.MEDIAN_INTERVALS and name != "method"
-    ]
+        if name in intervals.MEDIAN_INTERVALS and name not in ("method", "auto")
+    ]  # fmt: skip
     lines += [f"{k.replace('_', ' ')}: {', '.join(v)}" for k, v in filters.items()]
     return "\n".join(lines)

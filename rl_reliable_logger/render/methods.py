@@ -16,10 +16,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..analysis.caveats import MEDIAN_RUNS
+from ..analysis.caveats import MEDIAN_RUNS, study_words
+from ..analysis.notices import caveat_notes
 from ..analysis.protocol import AGARWAL, REFERENCES
 from ..data.counts import plural, span
 from ..data.names import escape_markdown_prose
+from ..stats import intervals
+from ..stats.intervals.bounds import SEPARATED_PSEUDO, improvement_runs
+from ..stats.intervals.methods import ORDER_STATISTIC_RUNS
 from .intervals import TABLE_WORDS, headline_intervals, non_bootstrap_tables, table_clauses, table_intervals
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -122,24 +126,64 @@ def _interval_sentence(report: Report, prov: dict[str, Any]) -> str:
 
 
 def _median_sentence(prov: dict[str, Any]) -> str:
-    """What the median's interval can be trusted for (measured over many task sets: docs/validation.md)."""
+    """What the median's interval is and what the coverage study measured of it (its recorded results, never a
+    figure typed here: :func:`..analysis.caveats.study_words`)."""
     record = table_intervals(prov).get("aggregates") or {}
+    chosen = str(dict(prov.get("options") or {}).get("median_interval") or "method")
     if dict(record.get("statistics") or {}).get("median") == "order-statistic":
-        return (
-            "The median's interval is the order-statistic one (the median of the per-task Student-t lower bounds to "
-            "the median of their upper bounds): it covers whenever every task's interval covers its mean, so it is "
-            "conservative and wide."
+        why = (
+            f"at {ORDER_STATISTIC_RUNS} runs per task or fewer (`median_interval=auto`)"
+            if chosen == "auto"
+            else "(`median_interval=order-statistic`)"
         )
+        return (
+            f"The median's interval is the order-statistic one {why}: the median of the per-task Student-t lower "
+            "bounds to the median of their upper bounds, its differences the MOVER over two of them (Newcombe's "
+            "method 10). It covers whenever every task's interval covers its mean, so it is conservative and wide."
+            + study_words("median: order-statistic")
+        )
+    caveat = (
+        f" At {MEDIAN_RUNS} runs per task or fewer its cells carry a caveat." if _fewest(prov) <= MEDIAN_RUNS else ""
+    )
     return (
         "The median's interval is approximate: its coverage depends on how near the task means next to the middle "
         "tie relative to their standard errors (the median is not smooth there) and on the skew of few-run task "
-        "means, and nothing in the runs tells where it holds, so at "
-        f"{MEDIAN_RUNS} runs per task or fewer its cells carry a caveat. In a study that resampled real per-run "
-        "results (Atari 100k, DreamerV2, Dopamine, Procgen and Matrax) at 3, 5 and 10 runs per task, this interval "
-        "covered the median of the full results in 79-96% of the data sets, pooled over a data set's algorithms "
-        "(single algorithms down to 65%): figures of that study, not a property of this interval on these scores. "
-        "The order-statistic interval (the median of the per-task Student-t bounds) is conservative."
+        f"means, and nothing in the runs tells where it holds.{caveat}"
+        + study_words("median: bootstrap")
+        + " The order-statistic interval (`median_interval=order-statistic`) is conservative."
     )
+
+
+def _fewest(prov: dict[str, Any]) -> int:
+    """The fewest runs of a task in ``provenance["runs_per_task"]`` (a large number where it is not recorded)."""
+    counts = [n for per in dict(prov.get("runs_per_task") or {}).values() for n in dict(per).values()]
+    return min((int(n) for n in counts), default=1 << 30)
+
+
+def _improvement_sentence(prov: dict[str, Any]) -> str:
+    """What the P(X > Y) interval is, by its method."""
+    record = table_intervals(prov).get("improvement", {})
+    text = (
+        "The probability of improvement P(X > Y) is the per-task Mann–Whitney statistic averaged over tasks "
+        "(ties count one half)."
+    )
+    spec = intervals.REGISTRY.get(str(record.get("method")))
+    if spec is not None and spec.from_runs is improvement_runs:
+        return text + (
+            " Its interval is P ± t·√V without resampling: V is the unbiased (Hoeffding) variance of the per-task "
+            "proportions, never below the stratified bootstrap's exact variance, and a task whose runs separate "
+            "(where every bootstrap replicate repeats its 0 or 1) adds the variance of a proportion at Newcombe's "
+            f"effective count with {SEPARATED_PSEUDO:g} pseudo-trials on each side; t has Welch–Satterthwaite "
+            "degrees of freedom over DeLong's variance components." + study_words("P(X>Y) near 1")
+        )
+    if record.get("expanded_level") == "mann-whitney" or prov.get("improvement_level") == "mann-whitney":
+        # the second test: results written before the per-table record
+        text += (
+            " Its expanded percentile interval is widened by the square root of the ratio of the statistic's "
+            "unbiased variance to its bootstrap variance (both exact for a two-sample U-statistic), with "
+            "Welch–Satterthwaite degrees of freedom over DeLong's variance components."
+        )
+    return text
 
 
 def methods_paragraph(report: Report) -> str:
@@ -169,18 +213,7 @@ def methods_paragraph(report: Report) -> str:
     if "median" in metrics and not report.aggregates.empty:
         sentences.append(_median_sentence(prov))
     if not report.improvement.empty:
-        sentences.append(
-            "The probability of improvement P(X > Y) is the per-task Mann–Whitney statistic averaged over tasks "
-            "(ties count one half)."
-            + (
-                " Its expanded percentile interval is widened by the square root of the ratio of the statistic's "
-                "unbiased variance to its bootstrap variance (both exact for a two-sample U-statistic), with "
-                "Welch–Satterthwaite degrees of freedom over DeLong's variance components."
-                if table_intervals(prov).get("improvement", {}).get("expanded_level") == "mann-whitney"
-                or prov.get("improvement_level") == "mann-whitney"  # results written before the per-table record
-                else ""
-            )
-        )
+        sentences.append(_improvement_sentence(prov))
     if prov.get("success"):
         from ..analysis.tables.success import sentence as success_sentence
 
@@ -351,6 +384,10 @@ def methods_markdown(report: Report) -> str:
     marks = {True: "[x]", False: "[ ]", None: "[?]"}
     for item, met, reason in checklist(report):
         lines.append(f"- {marks[met]} {item} — {escape_markdown_prose(reason)}")
+    notes = caveat_notes(report)
+    if notes:  # each reason once, naming the cells it applies to
+        lines += ["", "## Caveats", ""]
+        lines += [f"- {escape_markdown_prose(note.line)}" for note in notes]
     warnings = list(dict.fromkeys(report.warnings))
     if warnings:
         lines += ["", "## Warnings", ""]
