@@ -14,11 +14,11 @@ the data, the design and the interval method show, never from the interval itsel
 * **the optimality gap**: fewer than 1.5 tasks carry its variance (on the runs clipped at γ);
 * **the mean and the gap**: *runs all equal* on a quarter of the tasks or more (a capped or a failure score): those
   tasks add no width, and a rare run off the cap is unseen;
-* **the median** (and its differences): under its bootstrap interval (``median_interval=method``), at
+* **the median** (and its differences): under a bootstrap interval (``median_interval=method``), at
   :data:`MEDIAN_RUNS` runs per task or fewer, always (*depends on the tasks near the middle*: nothing the runs show
   told the data sets where it misses from those where it covers); under the order-statistic interval (the default
-  there), where the runs are all equal on a quarter of the tasks of the middle half or more (those tasks' intervals
-  have no width, and a rare run off the cap is unseen);
+  there) none: where it fell short (Matrax, a middle task whose failure mode few runs miss) no feature of the runs
+  told its misses from its covers either;
 * **P(X > Y)** under a bootstrap interval, at 0.2 or below, 0.8 or above: *at the boundary*, where the runs of X
   and Y separate on most tasks (each such task's Mann-Whitney share is 0 or 1 in every replicate, so it adds no
   width); the default interval (``mann-whitney``) gives such a task a width of its own and carries none;
@@ -51,7 +51,6 @@ ALGORITHM_FEATURES = (
     "top_share",
     "tied_share",
     "above_median",
-    "middle_tied",
 )
 #: The pair features (P(X > Y)).
 PAIR_FEATURES = ("separated_share", "point")
@@ -99,17 +98,6 @@ def above_median(runs: list[np.ndarray]) -> float:
     return round(float(means.sum() - medians.sum()) / scale, 12) if scale > 0 else 0.0
 
 
-def middle_tied(runs: list[np.ndarray]) -> float:
-    """The share of the tasks of the middle half (by their means: the ones the median's order-statistic interval
-    rests on) whose runs are all equal."""
-    means = np.array([float(r.mean()) for r in runs])
-    order = np.argsort(means, kind="stable")
-    m = len(runs)
-    middle = order[m // 4 : m - m // 4] if m >= 4 else order
-    tied = [runs[i].size > 1 and np.ptp(runs[i]) == 0 for i in middle]
-    return float(np.mean(tied)) if tied else 0.0
-
-
 def algorithm_features(cells: bs.Cells, gamma: float = 1.0) -> dict[str, float]:
     """What the caveats read of one algorithm's runs (:data:`ALGORITHM_FEATURES`)."""
     runs = _per_task(cells)
@@ -125,7 +113,6 @@ def algorithm_features(cells: bs.Cells, gamma: float = 1.0) -> dict[str, float]:
         "top_share": float(np.abs(means).max()) / total if total > 0 else 0.0,
         "tied_share": float(np.mean([np.ptp(r) == 0 for r in varied])) if varied else 0.0,
         "above_median": above_median(runs),
-        "middle_tied": middle_tied(runs),
     }
 
 
@@ -162,8 +149,7 @@ ABOVE_MEDIAN = 0.15
 #: ... at this many runs per task or fewer (more runs show the tail).
 TAIL_RUNS = 10
 #: The mean's and the gap's caveat fires where the runs of at least this share of the tasks are all equal (a capped
-#: or a failure score): those tasks add no width, and a rare run off the cap is unseen; the order-statistic median's
-#: where this share of the tasks of the middle half is.
+#: or a failure score): those tasks add no width, and a rare run off the cap is unseen.
 TIED_SHARE = 0.25
 #: The median's caveat, under its bootstrap interval, fires at this many runs per task or fewer: there the task means
 #: near the middle are uncertain against their spacing and skewed (few runs miss a task's tail, so the middle leans),
@@ -188,8 +174,6 @@ REASONS = {
     "width, and a rare run off it is unseen; may under-cover",
     "median": f"a bootstrap interval of the median depends on the tasks near the middle; may under-cover at "
     f"{MEDIAN_RUNS} runs per task or fewer (median_interval=order-statistic is conservative)",
-    "median_tied": f"runs all equal on {TIED_SHARE:.0%} of the middle tasks or more: their intervals have no width, "
-    "and a rare run off the cap is unseen; may under-cover",
     "boundary": "near 0 or 1 (at the boundary) a task whose runs separate adds no width to a bootstrap interval; "
     "may under-cover (the default method, bootstrap-t, gives P(X>Y) an interval that does not collapse there)",
     "no_spread": "runs all equal: the interval has no width",
@@ -217,9 +201,7 @@ def aggregate_caveat(kind: str, features: Mapping[str, float], resampled: bool =
     is expected to hold, else one reason (:data:`REASONS`)."""
     if kind != "median":
         return _mean_caveat(kind, features)
-    if not resampled:
-        return REASONS["median_tied"] if features.get("middle_tied", 0.0) >= TIED_SHARE else ""
-    return REASONS["median"] if features["runs"] <= MEDIAN_RUNS else ""
+    return REASONS["median"] if resampled and features["runs"] <= MEDIAN_RUNS else ""
 
 
 def difference_caveat(kind: str, x: Mapping[str, float], y: Mapping[str, float], resampled: bool = True) -> str:
@@ -250,7 +232,7 @@ MEASURED = "coverage_study.json"
 def measured(interval: str) -> dict[str, Any] | None:
     """What the coverage study measured of ``interval`` (``median: order-statistic``, ``P(X>Y) near 1``, ...):
     ``{"coverage": [lowest, highest] (pooled over a set's rows, per set and run count), "worst": the lowest of one
-    row, "sets": [...], "runs": [...], "trials": ...}``; None where it was not measured (or the file is absent).
+    row, "rows": which rows where not all (optional), "sets": [...], "runs": [...], "trials": ...}``; None where it was not measured (or the file is absent).
 
     Example:
         >>> found = measured("median: order-statistic")
@@ -279,11 +261,12 @@ def study_words(interval: str) -> str:
     low, high = found["coverage"]
     runs = ", ".join(str(n) for n in found["runs"][:-1]) + f" and {found['runs'][-1]}"
     sets = ", ".join(found["sets"][:-1]) + f" and {found['sets'][-1]}"
-    worst = f" (single rows down to {found['worst']:.0%})" if found.get("worst", low) < low else ""
+    worst = f" (single rows down to {found['worst']:.0%})" if round(found.get("worst", low), 2) < round(low, 2) else ""
     span = f"{low:.0%}" if round(low, 2) == round(high, 2) else f"{low:.0%}-{high:.0%}"
+    rows = f" {found['rows']}" if found.get("rows") else ""
     return (
         f" In this package's coverage study ({found['trials']} data sets drawn at each of {runs} runs per task from "
-        f"the per-run results of {sets}; {found['study']}), it covered the truth (the statistic of all the runs) in "
-        f"{span} of the data sets of a set and run count{worst}: what that study measured on those data, not a "
-        "property of this interval on these scores."
+        f"the per-run results of {sets}; {found['study']}), it covered the truth (the statistic of all the runs)"
+        f"{rows} in {span} of the data sets of a set and run count{worst}: what that study measured on those data, "
+        "not a property of this interval on these scores."
     )
