@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and IDEs
     from .analysis.report import Report
     from .analysis.tables.tuning import tuning_table
     from .data.scores import ScoreTable
+    from .looks.gate import gate
     from .looks.race import race
     from .looks.watch import watch
     from .render.plan_figures import save_plan
@@ -40,6 +41,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and IDEs
     from .store.bundle import check_output_folder
     from .trackers.base.protocols import PublishResult
     from .trackers.callback import log_final_score
+    from .trackers.sb3.callback import FinalScoreCallback
     from .trackers.folder import FolderSink
     from .trackers.mlflow.sink import MlflowSink, publish_mlflow
     from .trackers.mlflow.source import MlflowSource, mlflow_table
@@ -58,7 +60,9 @@ __all__ = [
     "TrackerError",
     "__version__",
     "evaluate",
+    "FinalScoreCallback",
     "FolderSink",
+    "gate",
     "MlflowSink",
     "MlflowSource",
     "PublishResult",
@@ -88,6 +92,7 @@ _LAZY = {
     "save_scores": ("rl_reliable_logger.render.writer", "save_scores"),
     "check_output_folder": ("rl_reliable_logger.store.bundle", "check_output_folder"),
     "log_final_score": ("rl_reliable_logger.trackers.callback", "log_final_score"),
+    "FinalScoreCallback": ("rl_reliable_logger.trackers.sb3.callback", "FinalScoreCallback"),
     "PublishResult": ("rl_reliable_logger.trackers.base.protocols", "PublishResult"),
     "FolderSink": ("rl_reliable_logger.trackers.folder", "FolderSink"),
     "MlflowSource": ("rl_reliable_logger.trackers.mlflow.source", "MlflowSource"),
@@ -104,6 +109,7 @@ _LAZY = {
     "save_plan": ("rl_reliable_logger.render.plan_figures", "save_plan"),
     "watch": ("rl_reliable_logger.looks.watch", "watch"),
     "race": ("rl_reliable_logger.looks.race", "race"),
+    "gate": ("rl_reliable_logger.looks.gate", "gate"),
     # numpy/pandas/scipy too load only with the first analysis name, so `rl-reliable --help` stays fast
     "AnalysisOptions": ("rl_reliable_logger.analysis.options", "AnalysisOptions"),
     "OptionError": ("rl_reliable_logger.analysis.options", "OptionError"),

@@ -21,6 +21,8 @@ Table schemas (column names are a contract other tools rely on):
 ``watch_launch`` algorithm, task, add_runs   (a published watch look only: the runs before the next look)
 ``race``, ``race_alive``, ``race_eliminated``, ``race_launch``   (a published race look only: the selection, the
                  configurations racing, the eliminated ones, the runs before the next look; ``config`` names each)
+``gate``         candidate, name, verdict, outcome, seeds, mean, estimate, low, high, level, incumbent, look, reason
+                 (a published gate look only: every candidate of the stream at its last look)
 ``provenance``   dict: source, filters, runs used / dropped with reasons, reps, seed, method, ...
 ``warnings``     list of human-readable strings
 
@@ -205,6 +207,28 @@ REPORT_TABLES: tuple[TableSpec, ...] = (
         500,
     ),
     TableSpec(
+        "gate",
+        (
+            "candidate",
+            "name",
+            "verdict",
+            "outcome",
+            "seeds",
+            "mean",
+            "estimate",
+            "low",
+            "high",
+            "level",
+            "incumbent",
+            "look",
+            "reason",
+        ),  # fmt: skip
+        ("name", "verdict", "outcome", "incumbent", "reason"),
+        "optional",
+        "Gate: every candidate of the stream, its verdict and its interval at its last look",
+        500,
+    ),
+    TableSpec(
         "success_rates",
         (
             "algorithm",
@@ -251,8 +275,9 @@ SPECS: dict[str, TableSpec] = {spec.name: spec for spec in REPORT_TABLES}
 TABLES = tuple(spec.name for spec in REPORT_TABLES if spec.kind != "optional")
 #: Tables only present when the analysis asked for them (kept in ``Report.extra``).
 OPTIONAL_TABLES = tuple(spec.name for spec in REPORT_TABLES if spec.kind == "optional")
-#: The optional tables a published sequential look adds (a watch's, a race's); ``evaluate()`` never computes them.
-LOOK_TABLES = ("watch", "watch_launch", "race", "race_alive", "race_eliminated", "race_launch")
+#: The optional tables a published sequential look adds (a watch's, a race's, a gate's); ``evaluate()`` never
+#: computes them.
+LOOK_TABLES = ("watch", "watch_launch", "race", "race_alive", "race_eliminated", "race_launch", "gate")
 
 
 def _empty(columns: Any) -> pd.DataFrame:
