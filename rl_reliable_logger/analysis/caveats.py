@@ -89,8 +89,8 @@ def above_median(runs: list[np.ndarray]) -> float:
     σ gives ``1 - exp(-σ²/2)``); scale-free, and no single run or task decides it alone.
 
     Example:
-        >>> above_median([np.array([1.0, 2.0, 3.0]), np.array([1.0, 1.0, 7.0])])
-        0.2
+        >>> above_median([np.array([1.0, 2.0, 3.0]), np.array([1.0, 1.0, 7.0])])  # means 2 + 3, medians 2 + 1
+        0.4
     """
     means = np.array([float(r.mean()) for r in runs])
     medians = np.array([float(np.median(r)) for r in runs])
