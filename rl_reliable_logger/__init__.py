@@ -41,10 +41,10 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and IDEs
     from .store.bundle import check_output_folder
     from .trackers.base.protocols import PublishResult
     from .trackers.callback import log_final_score
-    from .trackers.sb3.callback import FinalScoreCallback
     from .trackers.folder import FolderSink
     from .trackers.mlflow.sink import MlflowSink, publish_mlflow
     from .trackers.mlflow.source import MlflowSource, mlflow_table
+    from .trackers.sb3.callback import FinalScoreCallback
     from .trackers.wandb.sink import WandbSink, publish_wandb
     from .trackers.wandb.source import WandbSource, wandb_table
 

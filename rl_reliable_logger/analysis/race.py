@@ -26,11 +26,12 @@ import pandas as pd
 from ..data.scores import ScoreTable
 from ..errors import InputError
 from ..stats import bootstrap as bs
-from ..stats import racing, registry
+from ..stats import pooled_level, racing, registry
 from ..stats.tuning import config_labels
 from .aggregates import analysis_streams, cells_by_algorithm, prepare
 from .look_checks import cell_counts, cell_runs, check_growth, data_hash, look_options, short
 from .race_options import RaceOptions
+from .summary import race_summary
 from .watch_options import FROZEN_OPTIONS
 
 #: Options a race decides itself: passing them is refused with the keyword to use instead.
@@ -94,11 +95,13 @@ class Design:
             alpha=self.alpha,
             spending=self.spending,
             lower_is_better=registry.lower_is_better(self.metric),
+            trim=pooled_level.trimmed_share(self.metric),
         )
 
     def to_json(self) -> dict[str, Any]:
         return {
             "kind": "race",
+            "procedure": racing.PROCEDURE,
             "looks": self.looks,
             "max_runs": self.max_runs,
             "alpha": self.alpha,
@@ -113,6 +116,14 @@ class Design:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Design:
+        """The design of a state folder; one written by an earlier version of the race (whose intervals and runs
+        were decided otherwise: ``racing.PROCEDURE``) is refused, not continued with this one's decisions."""
+        if data.get("kind") == "race" and data.get("procedure", 1) != racing.PROCEDURE:
+            raise InputError(
+                f"this race was started by another version of the race (procedure {data.get('procedure', 1)!r}, "
+                f"this one is {racing.PROCEDURE}), which decides its intervals and runs differently; finish it with "
+                "that version or start a new state folder"
+            )
         try:
             if data.get("kind") != "race":
                 raise ValueError("it is not a race design")
@@ -158,7 +169,8 @@ class RaceResult:
     of them by algorithm when it has several, None until every race stopped; ``selected`` (one row per stopped
     algorithm: the configuration, its metric's estimate and interval valid after selection, the regret bound R,
     the margin interval over the runner-up, why and when it stopped); ``alive`` (configurations still racing,
-    ``settled`` when they cannot be δ better than their leader and get no runs); ``eliminated`` (configuration,
+    ``settled`` when they need no runs: they cannot be δ better than their leader, or no runs of theirs could
+    change the selection or certify it, ``docs/race.md``); ``eliminated`` (configuration,
     look, the interval of its metric minus the one it was shown worse than, the reason); ``launch`` (algorithm,
     hyperparameter columns, task, add_runs: the runs to start before the next look).
     """
@@ -173,6 +185,14 @@ class RaceResult:
     design: Design
     replayed: bool = False
     record: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        """At most 20 lines: the look, its design and each algorithm's selection or the configurations still racing."""
+        return race_summary(self).text()
+
+    def _repr_html_(self) -> str:
+        """The same as one compact HTML table (what a notebook shows), every name escaped."""
+        return race_summary(self).html()
 
 
 def make_design(table: ScoreTable, design: RaceOptions, hyperparameter_keys: Sequence[str], **options: Any) -> Design:

@@ -43,9 +43,11 @@ class RaceOptions(LooksDesign):
 
     delta: float = option(
         0.0,
-        help="the indifference zone, in the metric's units: the selected configuration is within it of the best "
-        "one with probability at least 1 - alpha, and the race stops as soon as it can say so (0: no zone, the "
-        "race stops when one configuration is left or at the last look)",
+        help="the indifference zone, in the metric's units: the race stops as soon as it can say that the selected "
+        "configuration is within it of the best one (with probability at least 1 - alpha), or when no more runs "
+        "could change its selection, or at the last look, and then says how far below the best the selection may "
+        "be (0: no zone, the race stops when one configuration is left, when no runs could change its selection, "
+        "or at the last look)",
         check=_delta,
         flag="--delta",
         group=DESIGN,

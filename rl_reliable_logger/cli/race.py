@@ -77,8 +77,8 @@ runs each configuration needs before the next look, and writes what each launche
 The runs come from a file (rl-reliable race INPUT) or a tracker, selected with the same source flags as its
 command (rl-reliable race {trackers} [flags]);
 a tracker race publishes each look to the tracker as a report.
-Exit status: 0 when every race selected a configuration (or the last look was taken), 3 when more runs are
-needed, 2 on an error. See docs/race.md.
+Exit status: 0 when every race selected a configuration (or the last look was taken, or no runs could change
+its selection), 3 when more runs are needed, 2 on an error. See docs/race.md.
 """
 
 _EPILOG = """\
@@ -265,11 +265,11 @@ def format_race(result: Any, state: str, *, rows: int = 20) -> str:
         name = printable(algorithm)
         pick = selected.get(algorithm)
         if pick is not None:
-            sure = (
-                f"at most {num(pick['regret'])} below the best"
-                if pick["reason"] != "last look"
-                else f"the runs ran out: at most {num(pick['regret'])} below the best, not within delta"
-            )
+            bound = f"at most {num(pick['regret'])} below the best"
+            sure = {
+                "last look": f"the runs ran out: {bound}, not within delta",
+                "futility": f"no more runs could change it: {bound}, not within delta",
+            }.get(pick["reason"], bound)
             lines.append(
                 f"  {name}: selected {config(pick)} ({pick['reason']}, look {pick['look']}): {design.metric} "
                 f"{num(pick['point'])} {interval(pick['low'], pick['high'])} (valid after selection); {sure}; "

@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import html
 import math
 import re
 import unicodedata
@@ -266,6 +267,25 @@ def _decodes(value: bytes) -> bool:
 
 
 #: Characters that can start Markdown syntax inside a table cell (links, images, emphasis, HTML, math, pipes).
+def escape_html(value: Any) -> str:
+    r"""Any value as HTML text or attribute content: ``& < > " '`` escaped, control characters (NUL, ...) shown as
+    ``\uXXXX``; None is empty (``report.html``, a notebook's table of a result).
+
+    Example:
+        >>> escape_html('<b class="x">A&B</b>\x00')
+        '&lt;b class=&quot;x&quot;&gt;A&amp;B&lt;/b&gt;\\u0000'
+    """
+    text = html.escape("" if value is None else str(value), quote=True)
+    if any(ord(ch) < 32 or 127 <= ord(ch) < 160 or 0xD800 <= ord(ch) < 0xE000 for ch in text):
+        text = "".join(
+            f"\\u{ord(ch):04X}"
+            if (ord(ch) < 32 and ch not in "\t\n\r") or 127 <= ord(ch) < 160 or 0xD800 <= ord(ch) < 0xE000
+            else ch
+            for ch in text
+        )
+    return text
+
+
 _MD_SPECIAL = set("\\`*_{}[]<>|~$&")
 
 

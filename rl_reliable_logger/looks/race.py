@@ -68,10 +68,11 @@ def race(
     ``algorithm_key=``, ...). A configuration is one set of values of the ``hyperparameter_keys`` columns; each algorithm's configurations
     race among themselves. The first call freezes the design: ``looks`` K, ``max_runs`` N per (configuration,
     task) cell, ``delta`` (the indifference zone, in the metric's units; 0: no zone, a race ends when one
-    configuration is left or at the last look), ``alpha``, the registered ``metric``, the error ``spending``
+    configuration is left, when no runs could change its selection, or at the last look), ``alpha``, the registered ``metric``, the error ``spending``
     (``pocock``, or ``obf``), the configurations, the tasks and the analysis options that change the numbers
     (``reps``, ``seed``, ``normalize``, ...). With probability at least ``1 - alpha`` the configuration it selects
-    is within ``delta`` of the best one (``docs/race.md``). Later calls must ask for the same design; the same
+    is within its stated regret bound of the best one, and so within ``delta`` when it stopped by its rule
+    (``docs/race.md``). Later calls must ask for the same design; the same
     scores as a recorded look return that look without spending one.
 
     Returns ``.stop``, ``.best`` (the selected configuration: a dict, or one per algorithm; None until every race

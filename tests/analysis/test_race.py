@@ -135,3 +135,13 @@ def test_the_rows_order_changes_nothing() -> None:
     for name in ("selected", "alive", "eliminated", "launch"):
         assert getattr(second, name).equals(getattr(first, name)), name
     assert second.record == first.record
+
+
+def test_the_race_of_a_trimmed_mean_takes_its_spreads_from_the_winsorized_runs() -> None:
+    """Issue 55: the intervals' degrees of freedom come from the tasks' spreads; for a trimmed-mean metric those of
+    its winsorized runs (the share it trims, read from the registry), for any other metric the runs' own."""
+    table = _table(_pool())
+    assert _design(table, reps=200).statistics("ppo").trim == 0.25
+    assert _design(table, metric="trimmed_mean_0.1", reps=200).statistics("ppo").trim == pytest.approx(0.1)
+    assert _design(table, metric="mean", reps=200).statistics("ppo").trim == 0.0
+    assert _design(table, reps=200).to_json()["procedure"] == 2

@@ -82,3 +82,29 @@ def test_bad_flags_are_one_line_with_exit_2(tmp_path: Path, capsys) -> None:
     )
     assert code == 2 and err.count("\n") == 1 and "'gamma'" in err
     assert not (tmp_path / "s").exists()
+
+
+def test_a_race_that_no_runs_can_change_stops_for_futility_and_says_it_is_not_within_delta(
+    tmp_path: Path, capsys
+) -> None:
+    """Issue 55: a leader well ahead of four equal rivals that cannot overtake it and are unlikely to be shown
+    within δ by the last look: the race stops at its first look (exit 0), selects the leader and says why and that
+    its bound is not within delta."""
+    base = np.random.default_rng(3).normal(0.0, 0.5, (5, 4))
+    base -= base.mean(axis=1, keepdims=True)  # every configuration's runs the same, shifted: its IQM is its shift
+    shifts = {1: 0.0, 2: -0.4, 3: -0.4, 4: -0.4, 5: -0.4}
+    rows = [
+        {"algorithm": "ppo", "lr": lr, "task": f"t{m}", "seed": s, "score": float(m + base[m, s] + shift)}
+        for lr, shift in shifts.items()
+        for m in range(5)
+        for s in range(4)
+    ]
+    scores = tmp_path / "sweep.csv"
+    pd.DataFrame(rows).to_csv(scores, index=False)
+    flags = ["--looks", "3", "--max-runs", "12", "--hyperparameter-keys", "lr", "--delta", "0.01", "--reps", "2000"]
+    code, out, err = run_cli(capsys, "race", scores, "--state", tmp_path / "state", *flags)
+    assert code == 0, err
+    line = next(x for x in out.splitlines() if "selected lr=1" in x)
+    assert "(futility, look 1)" in line and "no more runs could change it: at most " in line
+    assert line.split("no more runs could change it: at most ")[1].split(" below the best, not within delta")[0]
+    assert pd.read_csv(tmp_path / "state" / "selected.csv")["reason"].tolist() == ["futility"]

@@ -111,3 +111,24 @@ def test_a_race_ledger_whose_looks_were_emptied_is_refused(tmp_path: Path) -> No
     manifest.write_text(json.dumps(entries, indent=1) + "\n")
     with pytest.raises(BundleError, match="holds no look; the race state was edited, start a new state folder"):
         race(frame, tmp_path / "race", **ARGS)
+
+
+def test_a_state_from_the_previous_race_is_refused_in_one_sentence(tmp_path: Path) -> None:
+    """``race_state_v1`` was written by the race before issue 55 (intervals on Σ (n - 1) degrees of freedom, every
+    contender run to the end): continuing it with this race's decisions would mix two procedures in one guarantee,
+    so it is refused, naming the file and what to do, and left as it was; a new state records its procedure."""
+    import shutil
+
+    state = tmp_path / "old"
+    shutil.copytree(Path(__file__).parent / "race_state_v1", state)
+    before = {p.name: p.read_bytes() for p in state.iterdir()}
+    with pytest.raises(BundleError) as err:
+        race(_first(_pool()), state, **ARGS)
+    message = str(err.value)
+    assert message.startswith(f"{state / 'design.json'}: this race was started by another version of the race")
+    assert "(procedure 1, this one is 2)" in message and message.endswith("or start a new state folder")
+    assert message.count(". ") == 0 and "\n" not in message  # one sentence
+    assert {p.name: p.read_bytes() for p in state.iterdir()} == before
+    fresh = tmp_path / "new"
+    race(_first(_pool()), fresh, **ARGS)
+    assert json.loads((fresh / "design.json").read_text())["procedure"] == 2
