@@ -36,7 +36,9 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and IDEs
     from .looks.gate import gate
     from .looks.race import race
     from .looks.watch import watch
+    from .render.methods import methods_markdown as methods_text
     from .render.plan_figures import save_plan
+    from .render.tables import to_latex, to_markdown
     from .render.writer import load_report, save_report, save_scores
     from .store.bundle import check_output_folder
     from .trackers.base.protocols import PublishResult
@@ -72,6 +74,7 @@ __all__ = [
     "jordan_tables",
     "load_report",
     "log_final_score",
+    "methods_text",
     "mlflow_table",
     "plan",
     "publish_mlflow",
@@ -80,6 +83,8 @@ __all__ = [
     "save_plan",
     "save_report",
     "save_scores",
+    "to_latex",
+    "to_markdown",
     "tuning_table",
     "wandb_table",
     "watch",
@@ -90,6 +95,9 @@ _LAZY = {
     "save_report": ("rl_reliable_logger.render.writer", "save_report"),
     "load_report": ("rl_reliable_logger.render.writer", "load_report"),
     "save_scores": ("rl_reliable_logger.render.writer", "save_scores"),
+    "to_latex": ("rl_reliable_logger.render.tables", "to_latex"),
+    "to_markdown": ("rl_reliable_logger.render.tables", "to_markdown"),
+    "methods_text": ("rl_reliable_logger.render.methods", "methods_markdown"),
     "check_output_folder": ("rl_reliable_logger.store.bundle", "check_output_folder"),
     "log_final_score": ("rl_reliable_logger.trackers.callback", "log_final_score"),
     "FinalScoreCallback": ("rl_reliable_logger.trackers.sb3.callback", "FinalScoreCallback"),

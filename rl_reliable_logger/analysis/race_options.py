@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .declared import OptionError, option
-from .watch_options import DESIGN, LooksDesign, _alpha, _metric_name, _spending
+from .watch_options import DESIGN, LooksDesign, check_alpha, check_metric_name, check_spending
 
 
 def _delta(name: str, value: Any) -> float:
@@ -57,7 +57,7 @@ class RaceOptions(LooksDesign):
     alpha: float = option(
         0.05,
         help="probability, over all looks, that the selection is not within delta of the best",
-        check=_alpha,
+        check=check_alpha,
         flag="--alpha",
         group=DESIGN,
         metavar="A",
@@ -66,7 +66,7 @@ class RaceOptions(LooksDesign):
     metric: str = option(
         "iqm",
         help="aggregate metric the configurations race on",
-        check=_metric_name,
+        check=check_metric_name,
         flag="--metric",
         group=DESIGN,
         metavar="NAME",
@@ -75,7 +75,7 @@ class RaceOptions(LooksDesign):
     spending: str = option(
         "pocock",
         help="error spending over the looks: pocock (early eliminations; the race's default) or obf",
-        check=_spending,
+        check=check_spending,
         flag="--spending",
         group=DESIGN,
         metavar="NAME",

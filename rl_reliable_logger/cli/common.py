@@ -217,6 +217,9 @@ def read_scores(path: Path, args: argparse.Namespace) -> Any:
         drop_invalid=bool(args.drop_invalid),
         normalize_names=name_mode(args) == "normalize",
         hyperparameter_keys=tuple(getattr(args, "hyperparameter_keys", None) or ()),
+        success_counts=(args.successes, args.episodes)
+        if getattr(args, "successes", None) and getattr(args, "episodes", None)
+        else None,
     )
     try:
         return fields.read(path, source={"kind": "file", "path": str(path), "score_column": args.score_key})
@@ -391,8 +394,6 @@ def summary_text(view: Any, warned: Sequence[str] | None = None) -> str:
         lines.append(letters)
     n_dropped = len(view.provenance.get("dropped") or [])
     if n_dropped:
-        lines.append(
-            f"dropped {plural(n_dropped, 'row', 'invalid')} (--drop-invalid); each is listed in provenance.json"
-        )
+        lines.append(f"left out {plural(n_dropped, 'row')}; each is listed with its reason in provenance.json")
     lines += [warning_line(as_flags(w)) for w in ([line for _, line in view.notices] if warned is None else warned)]
     return "\n".join(lines)

@@ -12,11 +12,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...errors import TrackerError
+from ...redaction import redact
 from ..base.intake import SourceRuns, read_table
+from ..base.publishing import uri_identity
 from ..base.records import RunRecord
 from ..base.request import SourceRequest
 from ..base.retry import RetryPolicy
-from .client import PAGE_SIZE, Tracker, _is_remote, _run_url
+from .client import PAGE_SIZE, Tracker, is_remote, run_page_url
 from .names import DEFAULT_REFS
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,7 +47,7 @@ def _to_record(run: Any, experiment_names: Mapping[str, str], uri: str) -> RunRe
         "lifecycle_stage": info.lifecycle_stage,
         "parent_run_id": tags.get("mlflow.parentRunId"),
         "entry_point": tags.get("mlflow.project.entryPoint"),
-        "url": _run_url(uri, info.experiment_id, info.run_id),
+        "url": run_page_url(uri, info.experiment_id, info.run_id),
     }
     return RunRecord(
         run_id=info.run_id,
@@ -58,6 +60,7 @@ def _to_record(run: Any, experiment_names: Mapping[str, str], uri: str) -> RunRe
         tags=tags,
         attrs={k: v for k, v in attrs.items() if v is not None},
         source="mlflow",
+        started=info.start_time / 1000 if isinstance(info.start_time, (int, float)) else None,
     )
 
 
@@ -94,6 +97,9 @@ class MlflowSource:
         self.page_size = page_size
         self.client = Tracker(tracking_uri, retry=retry)
         self.tracking_uri = self.client.uri
+        #: the store, one spelling however the URI was written (absolute path, no credentials): what provenance and
+        #: the series of analysis runs name (:func:`~..base.publishing.uri_identity`)
+        self.store = redact(uri_identity(self.client.uri))
         self._cache: tuple[list[RunRecord], list[Any]] | None = None
 
     def _listing(self) -> tuple[list[RunRecord], list[Any]]:
@@ -116,7 +122,7 @@ class MlflowSource:
     def fill_histories(self, records: Sequence[RunRecord], keys: Sequence[str]) -> None:
         """One ``get_metric_history`` call per run and key (in parallel for a remote server)."""
         jobs = [(r, k) for r in records for k in keys]
-        if _is_remote(self.client.uri) and len(jobs) > 1:
+        if is_remote(self.client.uri) and len(jobs) > 1:
             from concurrent.futures import ThreadPoolExecutor
 
             with ThreadPoolExecutor(max_workers=_HISTORY_WORKERS) as pool:
@@ -130,7 +136,7 @@ class MlflowSource:
 
     def location(self) -> str:
         exps = self._listing()[1]
-        return f"MLflow experiment(s) {', '.join(repr(e.name) for e in exps)} at {self.client.shown_uri}" + (
+        return f"MLflow experiment(s) {', '.join(repr(e.name) for e in exps)} at {self.store}" + (
             f" with filter {self.filter_string!r}" if self.filter_string else ""
         )
 
@@ -139,7 +145,7 @@ class MlflowSource:
         records, exps = self._listing()
         source = {
             "tracker": "mlflow",
-            "tracking_uri": self.client.shown_uri,
+            "tracking_uri": self.store,
             "experiments": [{"id": e.experiment_id, "name": e.name} for e in exps],
             "filter": self.filter_string,
             "location": self.location(),
