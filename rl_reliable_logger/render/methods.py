@@ -144,6 +144,8 @@ def methods_paragraph(report: Viewable) -> str:
         sentences.append(view.intervals.median)  # what it is and what the coverage study measured of it
     if not view.improvement.empty:
         sentences.append(view.intervals.improvement)
+    if view.pairs:
+        sentences.append(view.pairs)
     if view.success:
         sentences.append(view.success)
     comparisons = prov.get("comparisons")
