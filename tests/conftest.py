@@ -1,7 +1,8 @@
 """Fixtures shared by every test folder. Helpers that are not fixtures live in ``tests/support``.
 
-The suite runs in parallel (``python -m pytest -q -n auto``: pytest-xdist, one process per worker, tests of one file
-on one worker) and must give the same result as serially (``-n 0``) in any order. So a new test:
+The suite runs in parallel (``python -m pytest -q -n auto``: pytest-xdist, one process per worker, the tests of a
+file spread over the workers, so a module-scoped fixture may run once per worker) and must give the same result as
+serially (``-n 0``) in any order. So a new test:
 
 - writes only under ``tmp_path`` / ``tmp_path_factory`` (never into the checkout, the current folder or a fixed
   path in the temp folder), and changes the current folder, ``os.environ`` or a global only through ``monkeypatch``;
