@@ -33,11 +33,11 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and IDEs
     from .analysis.report import Report
     from .analysis.tables.tuning import tuning_table
     from .data.scores import ScoreTable
-    from .render.bundle import check_output_folder
+    from .looks.race import race
+    from .looks.watch import watch
     from .render.plan_figures import save_plan
-    from .render.race_state import race
-    from .render.watch_state import watch
     from .render.writer import load_report, save_report, save_scores
+    from .store.bundle import check_output_folder
     from .trackers.base.protocols import PublishResult
     from .trackers.callback import log_final_score
     from .trackers.folder import FolderSink
@@ -86,7 +86,7 @@ _LAZY = {
     "save_report": ("rl_reliable_logger.render.writer", "save_report"),
     "load_report": ("rl_reliable_logger.render.writer", "load_report"),
     "save_scores": ("rl_reliable_logger.render.writer", "save_scores"),
-    "check_output_folder": ("rl_reliable_logger.render.bundle", "check_output_folder"),
+    "check_output_folder": ("rl_reliable_logger.store.bundle", "check_output_folder"),
     "log_final_score": ("rl_reliable_logger.trackers.callback", "log_final_score"),
     "PublishResult": ("rl_reliable_logger.trackers.base.protocols", "PublishResult"),
     "FolderSink": ("rl_reliable_logger.trackers.folder", "FolderSink"),
@@ -102,8 +102,8 @@ _LAZY = {
     "tuning_table": ("rl_reliable_logger.analysis.tables.tuning", "tuning_table"),
     "plan": ("rl_reliable_logger.analysis.planning", "plan"),
     "save_plan": ("rl_reliable_logger.render.plan_figures", "save_plan"),
-    "watch": ("rl_reliable_logger.render.watch_state", "watch"),
-    "race": ("rl_reliable_logger.render.race_state", "race"),
+    "watch": ("rl_reliable_logger.looks.watch", "watch"),
+    "race": ("rl_reliable_logger.looks.race", "race"),
     # numpy/pandas/scipy too load only with the first analysis name, so `rl-reliable --help` stays fast
     "AnalysisOptions": ("rl_reliable_logger.analysis.options", "AnalysisOptions"),
     "OptionError": ("rl_reliable_logger.analysis.options", "OptionError"),

@@ -28,8 +28,8 @@ from ..errors import InputError
 from ..stats import bootstrap as bs
 from ..stats import racing, registry
 from ..stats.tuning import config_labels
-from . import watch as wt
 from .aggregates import analysis_streams, cells_by_algorithm, prepare
+from .look_checks import cell_counts, cell_runs, check_growth, data_hash, look_options, short
 from .race_options import RaceOptions
 from .watch_options import FROZEN_OPTIONS
 
@@ -141,7 +141,7 @@ class Design:
                     gone = sorted(set(self.labels()) - set(other.labels()))
                     said = f"new {new[:3]}" if new else f"missing {gone[:3]}"
                     return f"the configurations changed since the first look ({said})"
-                return f"`{name}=` was {wt._short(mine)} at the first look, now {wt._short(theirs)}"
+                return f"`{name}=` was {short(mine)} at the first look, now {short(theirs)}"
         before, now = dict(self.options), dict(other.options)
         for key in sorted(set(before) | set(now)):
             if before.get(key) != now.get(key):
@@ -214,7 +214,7 @@ def _keys(keys: Sequence[str]) -> tuple[str, ...]:
 
 
 def _options(options: dict[str, Any]) -> Any:
-    return wt._options(options, "race", OWN_OPTIONS)
+    return look_options(options, "race", OWN_OPTIONS)
 
 
 def _configs(frame: pd.DataFrame, keys: tuple[str, ...]) -> tuple[tuple[str, tuple[Any, ...]], ...]:
@@ -265,18 +265,18 @@ def take_look(table: ScoreTable, design: Design, history: Sequence[dict[str, Any
     tasks = list(design.tasks)
     if sorted(final.tasks) != tasks:
         raise InputError(
-            f"the scores have the tasks {wt._short(sorted(final.tasks))}, the race was designed for "
-            f"{wt._short(tasks)}; every look must cover the same tasks"
+            f"the scores have the tasks {short(sorted(final.tasks))}, the race was designed for "
+            f"{short(tasks)}; every look must cover the same tasks"
         )
     pseudo, labels = _pseudo(final, design)
-    counts = wt._counts(pseudo, labels, tasks, design.max_runs)
+    counts = cell_counts(pseudo, labels, tasks, design.max_runs)
     cells = cells_by_algorithm(pseudo, tasks)
-    digest = wt.data_hash(cells, tasks)
+    digest = data_hash(cells, tasks)
     for record in history:
         if record["hash"] == digest:
             return result_from(record, design, replayed=True)
-    runs = wt._runs(cells, tasks)
-    wt._check_growth(history, counts, runs, design)  # type: ignore[arg-type]  # it reads `looks` only
+    runs = cell_runs(cells, tasks)
+    check_growth(history, counts, runs, design.looks)
     if history and result_from(history[-1], design).stop:  # every race stopped: that look is final
         return result_from(history[-1], design, replayed=True)
     look = len(history) + 1

@@ -1,4 +1,4 @@
-"""Watching a running sweep: one group-sequential look at the scores so far (the state folder is ``render.watch_state``).
+"""Watching a running sweep: one group-sequential look at the scores so far (the state folder is ``looks.watch``).
 
 A watch compares pairs of algorithms on an aggregate metric (IQM by default) while runs accumulate. Its
 :class:`Design` is frozen at the first look: K looks, the maximum runs per (algorithm, task) cell, alpha, the
@@ -26,7 +26,6 @@ step-down (no ``multiplicity`` recorded) goes on with Bonferroni (``alpha / m`` 
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,19 +33,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..data.counts import plural
 from ..data.scores import ScoreTable
 from ..errors import InputError
+from ..moved import moved
 from ..stats import bootstrap as bs
 from ..stats import registry
 from ..stats import sequential as sq
 from .aggregates import analysis_streams, cells_by_algorithm, prepare
-from .declared import declared
-from .options import as_options
-from .watch_options import FROZEN_OPTIONS, FUTILITY, FUTILITY_FROM, OWN_OPTIONS, WatchDesign
+from .look_checks import cell_counts, cell_runs, check_growth, data_hash, look_options, short
+from .watch_options import FROZEN_OPTIONS, FUTILITY, FUTILITY_FROM, WatchDesign
 
-#: Design keywords that may reach a look with the analysis options (``watch(**options)``): the design records them.
-DESIGN_KEYWORDS = tuple(f.name for f, _ in declared(WatchDesign))
 DECISION_COLUMNS = ["algorithm_x", "algorithm_y", "metric", "decision", "low", "high", "look"]
 LAUNCH_COLUMNS = ["algorithm", "task", "add_runs"]
 
@@ -120,7 +116,7 @@ class Design:
             mine, theirs = getattr(self, name), getattr(other, name)
             if mine != theirs:  # pairs and tasks come from the scores (and options): said in words, not keywords
                 what = _FROM_SCORES.get(name, f"`{name}=`")
-                return f"{what} {'were' if name in _FROM_SCORES else 'was'} {_short(mine)} at the first look, now {_short(theirs)}"
+                return f"{what} {'were' if name in _FROM_SCORES else 'was'} {short(mine)} at the first look, now {short(theirs)}"
         before, now = dict(self.options), dict(other.options)
         for key in sorted(set(before) | set(now)):
             if key == "normalize" and _same_reference(before.get(key), now.get(key)):
@@ -132,11 +128,6 @@ class Design:
 
 #: Design fields no keyword sets directly (the scores' algorithms and tasks decide them), in words.
 _FROM_SCORES = {"pairs": "the compared pairs", "tasks": "the tasks of the scores"}
-
-
-def _short(value: Any) -> str:
-    text = repr(list(value) if isinstance(value, tuple) else value)
-    return text if len(text) <= 120 else text[:117] + "..."
 
 
 @dataclass
@@ -155,7 +146,7 @@ class WatchResult:
 def make_design(table: ScoreTable, design: WatchDesign, **options: Any) -> Design:
     """The design ``design`` asks for on this table, with the analysis ``options`` it freezes (validated; each
     problem is one sentence)."""
-    opts = _options(options)
+    opts = look_options(options)
     final = prepare(table, opts).final
     algorithms = sorted(final.algorithms)
     chosen = algorithms if design.compare is None else _compared(design.compare, algorithms)
@@ -212,29 +203,6 @@ def _compared(compare: Sequence[str], algorithms: list[str]) -> list[str]:
     return list(compare)
 
 
-def _options(options: dict[str, Any], kind: str = "watch", own: dict[str, str] = OWN_OPTIONS) -> Any:
-    """The analysis options of a sequential look (a watch's; a race's with its ``kind`` and ``own`` options)."""
-    options = {k: v for k, v in options.items() if k not in DESIGN_KEYWORDS}  # the design's, recorded there
-    for key, instead in own.items():
-        if key in options:
-            raise InputError(f"`{key}=` does not apply to a {kind}; use {instead}")
-    opts = as_options(**options)
-    if not isinstance(opts.seed, (int, np.integer)):
-        raise InputError(f"a {kind} needs a reproducible `seed=` (an integer): every look is recorded and replayed")
-    return opts
-
-
-def data_hash(cells: dict[str, bs.Cells], tasks: Sequence[str]) -> str:
-    """SHA-256 of the compared scores, cell by cell in sorted order (row order and run ids do not matter)."""
-    digest = hashlib.sha256()
-    for alg in sorted(cells):
-        c = cells[alg]
-        digest.update(alg.encode() + b"\0")
-        for m, task in enumerate(tasks):
-            digest.update(task.encode() + b"\0" + np.sort(c.values[c.task_of == m]).astype("<f8").tobytes())
-    return digest.hexdigest()
-
-
 def take_look(table: ScoreTable, design: Design, history: Sequence[dict[str, Any]], **options: Any) -> WatchResult:
     """The next look of ``design`` at ``table``, after the recorded ``history`` (JSON records of earlier looks).
 
@@ -242,23 +210,23 @@ def take_look(table: ScoreTable, design: Design, history: Sequence[dict[str, Any
     comparison was decided before the last look (that look is final); fewer runs in a cell than the last look,
     a look beyond ``design.looks``, other tasks, or a cell outside 2..max_runs runs are refused.
     """
-    opts = _options(options)
+    opts = look_options(options)
     final = prepare(table, opts).final
     algorithms = sorted({a for pair in design.pairs for a in pair})
     tasks = list(design.tasks)
     if sorted(final.tasks) != tasks:
         raise InputError(
-            f"the scores have the tasks {_short(sorted(final.tasks))}, the watch was designed for {_short(tasks)}; "
+            f"the scores have the tasks {short(sorted(final.tasks))}, the watch was designed for {short(tasks)}; "
             "every look must cover the same tasks"
         )
-    counts = _counts(final, algorithms, tasks, design.max_runs)
+    counts = cell_counts(final, algorithms, tasks, design.max_runs)
     subset = {a: c for a, c in cells_by_algorithm(final, tasks).items() if a in algorithms}
     digest = data_hash(subset, tasks)
     for record in history:
         if record["hash"] == digest:
             return result_from(record, design, replayed=True)
-    runs = _runs(subset, tasks)
-    _check_growth(history, counts, runs, design)
+    runs = cell_runs(subset, tasks)
+    check_growth(history, counts, runs, design.looks)
     if history and result_from(history[-1], design).stop:  # decided early: that look is final, more data spends none
         return result_from(history[-1], design, replayed=True)
     look = len(history) + 1
@@ -319,61 +287,6 @@ def take_look(table: ScoreTable, design: Design, history: Sequence[dict[str, Any
     record = {"look": look, "hash": digest, "counts": counts, "runs": runs, "pairs": pairs}
     record["launch"] = _launch(record, design)
     return result_from(record, design)
-
-
-def _counts(final: ScoreTable, algorithms: list[str], tasks: list[str], max_runs: int) -> dict[str, dict[str, int]]:
-    sizes = final.frame.groupby(["algorithm", "task"]).size()
-    out: dict[str, dict[str, int]] = {}
-    for a in algorithms:
-        out[a] = {}
-        for t in tasks:
-            n = int(sizes.get((a, t), 0))
-            if n < 2:
-                raise InputError(
-                    f"cell ({a!r}, {t!r}) has {plural(n, 'run')}; every compared cell needs at least 2 runs a look"
-                )
-            if n > max_runs:
-                raise InputError(
-                    f"cell ({a!r}, {t!r}) has {n} runs, more than the design's `max_runs={max_runs}`; "
-                    "leave the extra runs out of the watched scores"
-                )
-            out[a][t] = n
-    return out
-
-
-def _runs(cells: dict[str, bs.Cells], tasks: Sequence[str]) -> dict[str, dict[str, list[float]]]:
-    """Each compared cell's scores, ascending (recorded, so that a later look can check it only added runs)."""
-    return {a: {t: c.values[c.task_of == m].tolist() for m, t in enumerate(tasks)} for a, c in cells.items()}
-
-
-def _check_growth(
-    history: Sequence[dict[str, Any]],
-    counts: dict[str, dict[str, int]],
-    runs: dict[str, dict[str, list[float]]],
-    design: Design,
-) -> None:
-    """Refuse a look beyond K, and data that drops or replaces any run of the last look."""
-    if not history:
-        return
-    last = history[-1]
-    if len(history) >= design.looks:
-        raise InputError(
-            f"the watch has taken all {design.looks} looks of its design; the last one's decisions are final "
-            "(start a new state folder for a new design)"
-        )
-    for a, tasks in last["counts"].items():
-        for t, n in tasks.items():
-            if counts[a][t] < n:
-                raise InputError(
-                    f"cell ({a!r}, {t!r}) has {counts[a][t]} runs, fewer than the {n} of look {last['look']}; "
-                    "a look may only add runs"
-                )
-            before = Counter(last["runs"][a][t])
-            if before - Counter(runs[a][t]):
-                raise InputError(
-                    f"cell ({a!r}, {t!r}) no longer holds every run score of look {last['look']}; a look may only "
-                    "add runs, never replace or change them"
-                )
 
 
 def _same_cells(before: dict[str, dict[str, int]], now: dict[str, dict[str, int]], pair: tuple[str, str]) -> bool:
@@ -446,3 +359,6 @@ def result_from(record: dict[str, Any], design: Design, *, replayed: bool = Fals
     launch = pd.DataFrame(record["launch"], columns=LAUNCH_COLUMNS).astype({"add_runs": int})
     stop = record["look"] >= design.looks or all(p["final"] for p in record["pairs"])
     return WatchResult(bool(stop), decisions, launch, int(record["look"]), design, replayed, record)
+
+
+__getattr__ = moved(__name__, {"DESIGN_KEYWORDS": "rl_reliable_logger.analysis.look_checks"})

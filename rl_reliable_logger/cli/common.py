@@ -172,7 +172,7 @@ def load_clients(plugin: Any) -> None:
 def hold_lock(folder: Any, args: argparse.Namespace) -> None:
     """Take ``folder``'s write lock for the rest of the command: a second command writing it waits (``--retry-for``
     when the command has it, else a minute), then refuses in one sentence; so two commands never both write it."""
-    from ..render.bundle import folder_lock
+    from ..store.lock import folder_lock
 
     if _SCOPES:
         wait = getattr(args, "retry_for", None)
@@ -188,8 +188,8 @@ def check_output(args: argparse.Namespace, *, inputs: Sequence[Any] = (), kind: 
     if not getattr(args, "out", None):
         return
     from ..errors import InputError
-    from ..render.bundle import check_output_folder
     from ..render.export import check_formats
+    from ..store.bundle import check_output_folder
 
     try:
         hold_lock(args.out, args)

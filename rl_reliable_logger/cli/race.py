@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..analysis.declared import declared
 from ..analysis.race_options import RaceOptions
 from ..analysis.watch_options import DESIGN
-from ..render import launch_formats
+from ..looks import launch_formats
 from ..trackers import registry
 from .flags import CliError, as_flags
 from .options import add_declared_option, add_shared_option, given_options
@@ -126,7 +126,7 @@ def _add_race(p: argparse.ArgumentParser) -> None:
 def _cmd_race(args: argparse.Namespace) -> int:
     from ..analysis.options import AnalysisOptions, look_design
     from ..errors import RLReliableError
-    from ..render.race_state import race
+    from ..looks.race import race
     from .common import hold_lock
 
     keys = list(args.hyperparameter_keys or ())

@@ -40,8 +40,8 @@ def register(subparsers: Any) -> None:
 def _cmd_report(args: argparse.Namespace) -> int:
     from ..analysis.report import Report
     from ..errors import InputError
-    from ..render.bundle import recover_swap
     from ..render.writer import figure_note, rerender
+    from ..store.bundle import recover_swap
     from .common import say_note
 
     folder = Path(args.dir)

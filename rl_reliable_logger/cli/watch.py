@@ -10,7 +10,7 @@ loop on it. The design flags are the declarations of the design's options
 (:class:`~rl_reliable_logger.analysis.watch_options.WatchDesign`), the analysis flags those of the options a watch
 freezes (:data:`~rl_reliable_logger.analysis.watch_options.FROZEN_OPTIONS`); the state and launch flags below are
 the watch command's own, but for each launch format's settings (declared by the tracker contributing the format,
-:mod:`~rl_reliable_logger.render.launch_formats`).
+:mod:`~rl_reliable_logger.looks.launch_formats`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..analysis.declared import declared
 from ..analysis.watch_options import DESIGN, WatchDesign
-from ..render import launch_formats
+from ..looks import launch_formats
 from ..trackers import registry
 from . import trackers as tracker_commands
 from .flags import CliError, as_flags, cli_message
@@ -239,7 +239,7 @@ def add_launch_and_frozen(p: argparse.ArgumentParser) -> None:
 
 def _cmd_watch(args: argparse.Namespace) -> int:
     from ..errors import RLReliableError
-    from ..render.watch_state import watch
+    from ..looks.watch import watch
     from .common import hold_lock
 
     plugin = None if args.watch_source == FILE else registry.get(args.watch_source)
@@ -456,7 +456,7 @@ def launch_files_in(state: Path) -> list[tuple[Path, str]]:
     """The launch files of the last look in the state folder, each with what it is for: ``runs.csv`` and every
     registered launch format's files (its first file's name, and its numbered siblings such as ``sweep-2.yaml``), so
     the console names every file it wrote without naming a tracker."""
-    from ..render.watch_launch import RUNS
+    from ..looks.launch import RUNS
 
     found = [(state / RUNS, "one row per new run")] if (state / RUNS).is_file() else []
     for fmt in launch_formats.formats():

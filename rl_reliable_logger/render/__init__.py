@@ -1,4 +1,5 @@
-"""Everything drawn or formatted for people: figures, HTML, LaTeX/Markdown tables, the results writer.
+"""Everything drawn or formatted for people: figures, HTML, LaTeX/Markdown tables, the report writer (its files go
+through the one writer, ``store/``).
 
 The only package folder that imports matplotlib.
 """

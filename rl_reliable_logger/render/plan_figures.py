@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from .bundle import encode, write_bundle
+from ..store.bundle import write_bundle
+from ..store.encode import encode
 from .figures import algorithm_colors, metric_title
 
 if TYPE_CHECKING:  # pragma: no cover

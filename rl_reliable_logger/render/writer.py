@@ -1,7 +1,7 @@
 """Write a Report as a results bundle: tables, ``figures/*.png|svg``, ``report.html``, ``table.tex|md``.
 
 :func:`save_report` writes every file into a fresh folder and swaps it in with a manifest (see
-:mod:`rl_reliable_logger.render.bundle`); :func:`load_report` reads a bundle back only through its
+:mod:`rl_reliable_logger.store.bundle`); :func:`load_report` reads a bundle back only through its
 manifest. File names never come from table contents (a metric name that is not a plain code gets a
 numbered figure name). Figures whose table is empty are skipped (e.g. no ``curves``
 unless curves were asked for). A figure that fails to draw does not lose the rest of the report:
@@ -30,24 +30,18 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from ..analysis.hashing import hash_matches, report_hash
+
 # Only what a tables-only save needs is imported here; the figure and page modules load when
 # figures are drawn, so ``save_report(..., figures=False)`` (``--no-figures``) starts fast.
 from ..data.names import AVERAGE_TASK
 from ..errors import InputError, caller_stacklevel
-from .bundle import (
-    MANIFEST,
-    BundleError,
-    check_output_folder,
-    csv_bytes,
-    encode,
-    folder_lock,
-    hash_matches,
-    read_bundle,
-    recover_swap,
-    report_hash,
-    write_bundle,
-    write_file,
-)
+from ..store.bundle import check_output_folder, read_bundle, recover_swap, write_bundle
+from ..store.encode import csv_bytes, encode
+from ..store.files import write_file
+from ..store.kinds import BundleError
+from ..store.lock import folder_lock
+from ..store.manifest import MANIFEST
 from .export import FIGURE_FORMATS, check_formats
 from .methods import methods_markdown
 
@@ -418,7 +412,7 @@ def load_report(folder: str | os.PathLike) -> Report:
     """Read a results bundle written by :func:`save_report`, verified against its manifest.
 
     A missing manifest, or a missing, changed, extra or symlinked file is a
-    :class:`~rl_reliable_logger.render.bundle.BundleError` naming the file.
+    :class:`~rl_reliable_logger.store.kinds.BundleError` naming the file.
     """
     from ..analysis.report import Report
 

@@ -1,13 +1,14 @@
 """Confidence intervals from bootstrap replicates as rliable 1.2 returns them (through ``arch``'s ``conf_int``).
 
-The shapes and rules rliable's users see: a ``(2, k)`` array (lower row, upper row; ``k = 1`` for a function
-returning one number); percentiles by ``np.percentile`` (linear); ``basic`` reflects them about the estimate;
-``bc``/``bca`` take the bias from the share of replicates *strictly* below the estimate and refuse (RuntimeError)
-when it is 0 or 1; ``bca``'s acceleration comes from leaving out one run index of every task at a time and
-centres the leave-one-out values on their grand mean (over every output, as ``arch`` does); ``norm`` uses the
-replicates' standard deviation (divisor ``reps``). These are rliable's semantics, not the engine's own intervals
-(:func:`..stats.intervals.interval` counts ties half and stratifies the jackknife), so that a script gets the
-intervals it got from rliable, up to Monte-Carlo error.
+The formulas are the engine's (:mod:`..stats.intervals.bounds`: the tails, the reflection of ``basic``, the BC/BCa
+levels and the acceleration, the studentized ends); what is here are ``arch``'s quirks, each said next to the code:
+a ``(2, k)`` array (lower row, upper row; ``k = 1`` for a function returning one number); the tails named by the
+side that is bounded (``lower``, ``upper``); percentiles by ``np.percentile`` of ``100 q``; the bias from the share
+of replicates *strictly* below the estimate, refused (RuntimeError) when it is 0 or 1; the acceleration from
+leaving out one run index of every task at a time, centred on the grand mean of every output and refused when its
+variance is too small; ``norm`` with the replicates' standard deviation of divisor ``reps``. These are rliable's
+semantics, not the engine's own intervals (:func:`..stats.intervals.interval` counts ties half and stratifies the
+jackknife), so that a script gets the intervals it got from rliable, up to Monte-Carlo error.
 """
 
 from __future__ import annotations
@@ -17,7 +18,11 @@ from collections.abc import Callable
 import numpy as np
 
 from ..stats import distributions
+from ..stats.intervals import bounds
 
+#: arch names a one-sided interval by the side it bounds; scipy (and :data:`..stats.intervals.bounds.TAILS`) by the
+#: alternative: a lower bound only is ``greater``, an upper bound only ``less``.
+SIDES = {"two": "two-sided", "lower": "greater", "upper": "less"}
 #: Method names and their aliases, as rliable (``arch``) accepts them.
 PERCENTILE_METHODS = ("percentile", "basic")
 BIAS_CORRECTED = ("bc", "debiased", "bias-corrected", "bca")
@@ -58,27 +63,24 @@ def studentized_conf_int(
 ) -> np.ndarray:
     """(2, k) bootstrap-t interval from studentized replicates ``t`` (reps, k), the estimate and its standard
     error (arch's ``studentized``): ``[base - se · t*_upper, base - se · t*_lower]`` (``np.percentile``, linear)."""
-    tail = str(tail).lower()
+    side = SIDES[str(tail).lower()]
     base = np.atleast_1d(np.asarray(base, dtype=float))
-    alpha = (1.0 - size) / 2 if tail == "two" else 1.0 - size
-    t_low, t_high = np.percentile(t, [100.0 * alpha, 100.0 * (1.0 - alpha)], axis=0)
-    lower, upper = base - std_err * t_high, base - std_err * t_low
-    if tail == "lower":
-        upper = np.full(base.shape, np.inf)
-    elif tail == "upper":
-        lower = np.full(base.shape, -np.inf)
-    return np.vstack((lower, upper))
+    alpha = bounds.tail_alpha(size, side)
+    t_low, t_high = np.percentile(t, [100.0 * alpha, 100.0 * (1.0 - alpha)], axis=0)  # arch: np.percentile of 100 q
+    return np.vstack(bounds.one_sided(*bounds.studentized_bounds(base, std_err, t_low, t_high), side))
 
 
 def acceleration(jackknife: np.ndarray) -> np.ndarray:
-    """(k, 1) BCa acceleration from (n, k) or (n,) leave-one-out values, centred on their grand mean."""
+    """(k, 1) BCa acceleration from (n, k) or (n,) leave-one-out values (:func:`..stats.intervals.bounds.acceleration_ratio`
+    of their cubed and squared deviations), with arch's quirks."""
     jack = np.asarray(jackknife, dtype=float)
-    u = jack.mean() - jack
-    numer = np.sum(u**3, axis=0)
-    denom = 6.0 * np.sum(u**2, axis=0) ** 1.5
-    if np.any(denom < np.abs(numer) * np.finfo(np.float64).eps):
+    u = jack.mean() - jack  # arch: deviations from the grand mean of every output, not from each output's own mean
+    cubes, squares = np.sum(u**3, axis=0), np.sum(u**2, axis=0)
+    denom = 6.0 * squares**1.5
+    if np.any(denom < np.abs(cubes) * np.finfo(np.float64).eps):  # arch refuses a near-zero jackknife variance
         raise RuntimeError(f"the jackknife variance ({denom}) is too small for BCa; use method='bc' or 'percentile'")
-    return np.atleast_1d(numer / denom)[:, None]
+    ratio = np.where(squares > 0, bounds.acceleration_ratio(cubes, squares), np.nan)  # arch divides 0 by 0: NaN
+    return np.atleast_1d(ratio)[:, None]
 
 
 def conf_int(
@@ -92,19 +94,19 @@ def conf_int(
 ) -> np.ndarray:
     """(2, k) interval of each output from ``results`` (reps, k) and the estimate ``base`` ((k,) or scalar)."""
     check(method, size, tail)
-    tail = str(tail).lower()
+    side = SIDES[str(tail).lower()]
     base = np.asarray(base, dtype=float)
-    alpha = (1.0 - size) / 2 if tail == "two" else 1.0 - size
+    alpha = bounds.tail_alpha(size, side)
     k = results.shape[1]
     quantiles = np.array([[alpha, 1.0 - alpha]] * k)
     z = distributions.norm_ppf(quantiles)
     if method in NORMAL_METHODS:
         errors = results - results.mean(axis=0)
-        std_err = np.sqrt(np.diag(errors.T @ errors / results.shape[0]))
+        std_err = np.sqrt(np.diag(errors.T @ errors / results.shape[0]))  # arch: divisor reps, not reps - 1
         lower, upper = base + z[:, 0] * std_err, base + z[:, 1] * std_err
     else:
         if method in BIAS_CORRECTED:
-            below = (results < base).mean(axis=0)
+            below = (results < base).mean(axis=0)  # arch: strictly below (the engine counts ties half)
             if below.min() <= 0.0 or below.max() >= 1.0:
                 raise RuntimeError(
                     "bias correction needs replicates on both sides of the estimate; none lie on one side "
@@ -112,15 +114,11 @@ def conf_int(
                 )
             b = distributions.norm_ppf(below)[:, None]
             a = acceleration(jackknife()) if method == "bca" and jackknife is not None else 0.0
-            quantiles = distributions.norm_cdf(b + (b + z) / (1.0 - a * (b + z)))
+            quantiles = bounds.bca_levels(b, z, a)
         percents = 100.0 * quantiles
         lower, upper = np.zeros(k), np.zeros(k)
         for i in range(k):
-            lower[i], upper[i] = np.percentile(results[:, i], list(percents[i]))
+            lower[i], upper[i] = np.percentile(results[:, i], list(percents[i]))  # arch: np.percentile of 100 q
         if method == "basic":
-            lower, upper = 2.0 * base - upper, 2.0 * base - lower
-    if tail == "lower":
-        upper = np.full(np.shape(base), np.inf)
-    elif tail == "upper":
-        lower = np.full(np.shape(base), -np.inf)
-    return np.vstack((lower, upper))
+            lower, upper = bounds.reflect(base, lower, upper)
+    return np.vstack(bounds.one_sided(lower, upper, side))

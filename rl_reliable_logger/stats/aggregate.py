@@ -20,6 +20,7 @@ from . import metrics as mt
 from .intervals import fallback_note as fallback_note  # re-exported: the sentence of a fallback
 from .intervals import median_order_statistic_interval as median_order_statistic_interval
 from .intervals import order_statistic_median as order_statistic_median
+from .intervals.bounds import expanded_level, studentized_interval
 
 
 class AlgorithmAggregates(NamedTuple):
@@ -81,7 +82,7 @@ def aggregate_intervals(
     original = bs.original(cells)
     se = {k: {"dist": extra[:, 2 * i : 2 * i + 2], "point": f(original)[0]} for i, (k, f) in enumerate(errors.items())}
     sample = intervals.Sample(
-        level=lambda ci: bs.expanded_level(cells, ci),
+        level=lambda ci: expanded_level(cells, ci),
         jackknife=lambda: (bs.jackknife(cells, stacked), bs.jackknife_tasks(cells)),
         runs=cells,
         standard_errors=(lambda kind: (se[kind]["dist"], se[kind]["point"])) if se else None,
@@ -135,4 +136,4 @@ def studentized_difference(
 ) -> tuple[float, float] | None:
     """Bootstrap-t interval for stat(X) - stat(Y) from each algorithm's ``standard_errors[kind]`` of
     :func:`aggregate_intervals`, on their common replicates; None where degenerate."""
-    return bs.studentized_interval(*intervals.studentized_difference(x, y), ci)
+    return studentized_interval(*intervals.studentized_difference(x, y), ci)

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..executors import Executor, resolve
 from ..memory import DEFAULT_CHUNK_BYTES as DEFAULT_CHUNK_BYTES  # the budget of one chunk of replicates
-from . import distributions
+from ..moved import moved
 
 
 def as_generator(seed: int | np.random.Generator | np.random.SeedSequence | None) -> np.random.Generator:
@@ -847,181 +847,6 @@ def replicate_ranges(
     return out
 
 
-# ---------------------------------------------------------------------------- levels (the intervals: .intervals)
-def expanded_level(cells: Cells | Sequence[Cells], ci: float = 0.95) -> float:
-    r"""Tail probability of Hesterberg's (2015) expanded percentile interval, stratified by cell.
-
-    The percentile bootstrap of a mean of ``n`` runs is too narrow for two reasons: the bootstrap
-    variance is ``(n-1)/n`` of the unbiased one, and it uses normal rather than ``t`` tails. Hesterberg
-    widens it by taking the percentiles at ``Φ(-sqrt(n/(n-1)) t_{α/2, n-1})`` instead of ``α/2``. With
-    stratified cells the shrinkage differs per cell; for the mean over tasks of task means it is
-
-    .. math:: c^2 = rac{\sum_m s_m^2 / N_m}{\sum_m s_m^2 (N_m - 1) / N_m^2}
-
-    (``s_m^2`` the unbiased variance of task m's runs; tasks with one run are left out, and equal
-    weights are used when every ``s_m`` is 0), and the ``t`` degrees of freedom are ``Σ_m (N_m - 1)``.
-    The tail is ``Φ(-c · t_{1-α/2, df})``. The same level is used for every statistic of these cells.
-
-    Several algorithms' cells (a sequence): the level of the difference of their means over tasks, every
-    cell of every algorithm pooled in ``c`` and ``df`` (the same tasks, so the ``1/M²`` weights cancel); used for
-    differences and P(X > Y), whose bootstrap variances shrink by the same ``(N-1)/N`` in each sample.
-    """
-    groups = [cells] if isinstance(cells, Cells) else list(cells)
-    sizes = np.concatenate([g.sizes for g in groups]).astype(float)
-    keep = sizes >= 2
-    if not keep.any():
-        return (1.0 - ci) / 2.0
-    # c is scale-free; unit scores keep the squares in range
-    unit_size = magnitude(np.concatenate([g.values for g in groups]))
-    var = np.concatenate([_task_variances(g, unit_size) for g in groups])
-    var = var[keep] if var[keep].sum() > 0 else np.ones(int(keep.sum()))
-    n = sizes[keep]
-    c = math.sqrt(float((var / n).sum() / (var * (n - 1) / n**2).sum()))
-    df = float((n - 1).sum())
-    return float(distributions.norm_cdf(-c * distributions.t_ppf(1.0 - (1.0 - ci) / 2.0, df)))
-
-
-def improvement_level(x: Cells, y: Cells, ci: float = 0.95) -> float:
-    r"""Expanded tail probability for P(X > Y) (:func:`..metrics.probability_of_improvement`, the mean over tasks
-    of the Mann–Whitney statistic ``U_m = mean_{a,b} h(x_a, y_b)``, ``h = [x > y] + ½[x = y]``).
-
-    :func:`expanded_level` widens the percentile interval of a *mean* by ``c``, the square root of the unbiased
-    variance over the bootstrap's own variance (``n/(n-1)`` for one sample). P(X > Y) is a two-sample U-statistic,
-    whose bootstrap variance shrinks much less (for two equal normal populations the ratio averages 1.21 / 1.07 /
-    1.02 at 3 / 5 / 10 runs); the mean's ``c`` over-widens it (coverage 0.95-0.98 in
-    ``benchmarks/coverage/coverage_study.py``). Here ``c`` is that same ratio for U, both in
-    closed form per task (Hoeffding's decomposition, ``n`` runs of X and ``k`` of Y):
-
-    .. math:: \operatorname{Var} U = \frac{ξ_{11} + (k-1) ξ_{10} + (n-1) ξ_{01}}{n k}
-
-    with ``ξ₁₁ = A - T``, ``ξ₁₀ = B₁₀ - T``, ``ξ₀₁ = B₀₁ - T`` (``A = E h²``, ``B₁₀ = E h(X,Y) h(X,Y')``,
-    ``B₀₁ = E h(X,Y) h(X',Y)``, ``T = θ²``). The unbiased estimate takes each moment's U-statistic (distinct runs
-    only), the bootstrap variance (exact, the distribution of the resamples) their plug-in V-statistics;
-    ``c² = Σ_m Var_unbiased / Σ_m Var_bootstrap`` over the tasks with two or more runs of each algorithm, at least
-    1 (never narrower than the percentile interval). The ``t`` degrees of freedom are Welch–Satterthwaite's over
-    DeLong's variance components (each task's ``S₁₀/n`` with ``n - 1`` df and ``S₀₁/k`` with ``k - 1``): tasks
-    whose U is near 0 or 1 add little variance and few effective df. Ranks only: invariant to the scale and
-    order of the runs.
-    """
-    unbiased, plugin, parts, dfs = 0.0, 0.0, [], []
-    for m in range(x.n_tasks):
-        xs = x.values[x.offsets[m] : x.offsets[m] + x.sizes[m]]
-        ys = y.values[y.offsets[m] : y.offsets[m] + y.sizes[m]]
-        if xs.size >= 2 and ys.size >= 2:
-            u, p, part_x, part_y = improvement_variances(xs, ys)
-            unbiased, plugin = unbiased + u, plugin + p
-            parts += [part_x, part_y]
-            dfs += [xs.size - 1.0, ys.size - 1.0]
-    if not plugin > 0:
-        return (1.0 - ci) / 2.0
-    c = math.sqrt(max(1.0, unbiased / plugin))
-    comp, dof = np.array(parts), np.array(dfs)
-    df = float(comp.sum() ** 2 / (comp**2 / dof).sum()) if comp.sum() > 0 else float(dof.sum())
-    return float(distributions.norm_cdf(-c * distributions.t_ppf(1.0 - (1.0 - ci) / 2.0, max(df, 1.0))))
-
-
-def improvement_variances(xs: np.ndarray, ys: np.ndarray) -> tuple[float, float, float, float]:
-    """For one task's runs (``n, k >= 2``; see :func:`improvement_level`): the unbiased estimate and the
-    bootstrap's exact value of Var U, and DeLong's two components ``S₁₀/n`` and ``S₀₁/k`` (the variances of X's
-    and Y's placements, for the degrees of freedom). Sums of ranks from sorted runs, no ``n x k`` pair matrix."""
-    n, k = xs.size, ys.size
-    ys, xs_sorted = np.sort(ys), np.sort(xs)
-    below, upto = np.searchsorted(ys, xs, side="left"), np.searchsorted(ys, xs, side="right")
-    row = below + 0.5 * (upto - below)  # Σ_b h(x_a, y_b)
-    row_sq = below + 0.25 * (upto - below)  # Σ_b h(x_a, y_b)²
-    under, over = np.searchsorted(xs_sorted, ys, side="left"), np.searchsorted(xs_sorted, ys, side="right")
-    col = (n - over) + 0.5 * (over - under)  # Σ_a h(x_a, y_b)
-    total, total_sq = float(row.sum()), float(row_sq.sum())
-    rows2, cols2 = float((row**2).sum()), float((col**2).sum())
-    # moments over distinct runs (U-statistics, unbiased), then the bootstrap's plug-in (V-statistic) ones
-    a = total_sq / (n * k)
-    b10 = (rows2 - total_sq) / (n * k * (k - 1))
-    b01 = (cols2 - total_sq) / (k * n * (n - 1))
-    t = (total**2 - rows2 - cols2 + total_sq) / (n * (n - 1) * k * (k - 1))
-    unbiased = (a + (k - 1) * b10 + (n - 1) * b01 - (n + k - 1) * t) / (n * k)
-    b10_hat, b01_hat, t_hat = rows2 / (n * k * k), cols2 / (k * n * n), (total / (n * k)) ** 2
-    plugin = (a + (k - 1) * b10_hat + (n - 1) * b01_hat - (n + k - 1) * t_hat) / (n * k)
-    # DeLong: placements row / k and col / n, their unbiased variances over the runs
-    part_x = float(np.var(row, ddof=1)) / (k * k * n)
-    part_y = float(np.var(col, ddof=1)) / (n * n * k)
-    return unbiased, plugin, part_x, part_y
-
-
-def _task_variances(cells: Cells, unit: float) -> np.ndarray:
-    """(M,) unbiased variance of each task's runs in units of ``unit`` (0 for a task of one run)."""
-    scaled = cells.values / unit
-    return np.array(
-        [np.var(scaled[cells.task_of == m], ddof=1) if cells.sizes[m] >= 2 else 0.0 for m in range(cells.n_tasks)]
-    )
-
-
-def task_levels(cells: Cells, ci: float = 0.95) -> np.ndarray:
-    """(M,) expanded tail probability of each task's mean (Hesterberg's one-sample level, ``N_m`` runs; the
-    plain ``α/2`` for a task of one run): the per-task table's intervals under ``expanded``."""
-    n = cells.sizes.astype(float)
-    crit = distributions.t_ppf(1.0 - (1.0 - ci) / 2.0, np.maximum(n - 1, 1.0))
-    expanded = distributions.norm_cdf(-np.sqrt(n / np.maximum(n - 1, 1.0)) * crit)
-    return np.where(n >= 2, expanded, (1.0 - ci) / 2.0)
-
-
-def student_t_task_intervals(cells: Cells, ci: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """(M,) low and high of each task's mean: ``mean ± t_{N-1} s / sqrt(N)``, the interval the bootstrap-t
-    approximates. Used for per-task means under ``bootstrap-t``: a bootstrap of 3 runs cannot reach beyond their
-    range (the truth lies outside it for 25% of normal samples), whatever its level. A task of one run gets
-    ``(mean, mean)``, as every bootstrap interval gives it."""
-    means = np.array([cells.values[o : o + n].mean() for o, n in zip(cells.offsets, cells.sizes)])
-    unit = magnitude(cells.values)
-    se = unit * np.sqrt(_task_variances(cells, unit) / cells.sizes)
-    crit = distributions.t_ppf(1.0 - (1.0 - ci) / 2.0, np.maximum(cells.sizes - 1.0, 1.0))
-    half = np.where(cells.sizes >= 2, crit * se, 0.0)
-    return means - half, means + half
-
-
-#: Largest share of degenerate bootstrap-t replicates (:data:`DEGENERATE_SE`) that may be dropped; beyond it the
-#: studentized distribution is conditioned on too much, and the interval falls back.
-DEGENERATE_SHARE = 0.01
-#: A replicate whose standard error is below this share of the data's is degenerate: it drew (nearly) copies of
-#: one run in every task, and its ``t*`` would be the replicate's shift over almost nothing. Relative to the data's
-#: own standard error, so the rule is the same at every scale (an exact-zero test let standard errors that are
-#: zero up to rounding through: 2 tasks x 3 runs gave ``0.427 [-3.568, 5.97e13]``). It also bounds every
-#: interval: ``|t*| se <= |stat* - stat| / DEGENERATE_SE``, at most 20 times the range of the runs.
-DEGENERATE_SE = 0.05
-
-
-def studentized_interval(dist: np.ndarray, point: np.ndarray, ci: float = 0.95) -> tuple[float, float] | None:
-    """Bootstrap-t interval from replicates of ``(statistic, se)`` (``metrics.mean_se``, ``metrics.trimmed_mean_se``).
-
-    ``t* = (stat* - stat) / se*``; the interval is ``(stat - t*_{1-α/2} se, stat - t*_{α/2} se)``. Second-order
-    accurate: it follows the skew of the data and, for the IQM, the small-sample bias of the estimate, where the
-    percentile interval does neither. Replicates with ``se* <= DEGENERATE_SE · se`` (:data:`DEGENERATE_SE`) are
-    dropped.
-
-    Returns None where the studentized distribution is degenerate and the caller must fall back (to the
-    expanded interval) and say so: ``se`` zero up to rounding (1e-9 of the statistic's scale, as
-    :func:`..intervals.tie_tolerance`), more than :data:`DEGENERATE_SHARE` of the replicates degenerate, or every ``t*`` equal (one task of
-    two runs: each replicate either copies one run or is the data itself, ``t* = 0``; the interval would have
-    zero width).
-    """
-    alpha = 1.0 - ci
-    stat, se = float(point[0]), float(point[1])
-    values = dist[:, 0][np.isfinite(dist[:, 0])]
-    rounding = 1e-9 * max(float(np.abs(values).max(initial=0.0)), abs(stat) if np.isfinite(stat) else 0.0)
-    if not (np.isfinite(se) and se > rounding):
-        return None
-    ok = dist[:, 1] > DEGENERATE_SE * se
-    if not ok.any() or 1.0 - ok.mean() > DEGENERATE_SHARE:
-        return None
-    t = (dist[ok, 0] - stat) / dist[ok, 1]
-    hi_t, lo_t = np.quantile(t, [1 - alpha / 2, alpha / 2])
-    if not hi_t > lo_t:
-        return None
-    return stat - hi_t * se, stat - lo_t * se
-
-
-#: The mean's bootstrap-t interval (the first statistic studentized; the same rule as every other).
-studentized_mean_interval = studentized_interval
-
-
 def jackknife_resamples(cells: Cells, values: np.ndarray | None = None) -> Iterator[Resample]:
     """Leave-one-run-out replicates (one per run whose task has ≥ 2 runs), in small batches.
 
@@ -1052,45 +877,6 @@ def jackknife_tasks(cells: Cells) -> np.ndarray:
     return cells.task_of[cells.sizes[cells.task_of] >= 2]
 
 
-def acceleration(jackknife: np.ndarray, strata: np.ndarray | None = None) -> np.ndarray:
-    r"""BCa acceleration of each statistic from its leave-one-run-out values ``(J, ...)``.
-
-    With ``strata`` (the task of each value, :func:`jackknife_tasks`) the multi-sample formula of the
-    stratified bootstrap (Efron & Tibshirani 1993, §14.3; Davison & Hinkley 1997, §3.2) is used: with
-    jackknife influence values :math:`l_{mj} = (n_m - 1)(ar	heta_{m\cdot} - 	heta_{(mj)})` of run j
-    of task m (``n_m`` runs, :math:`ar	heta_{m\cdot}` the mean of that task's leave-one-out values),
-
-    .. math:: a = rac{\sum_m n_m^{-3} \sum_j l_{mj}^3}{6 \, (\sum_m n_m^{-2} \sum_j l_{mj}^2)^{3/2}}.
-
-    With one task (or ``strata=None``) it is the usual one-sample :math:`\sum c^3 / (6 (\sum c^2)^{3/2})`,
-    :math:`c_j = ar	heta - 	heta_{(j)}`. Tasks with one run cannot be left out and contribute nothing.
-    """
-    jack = np.asarray(jackknife, dtype=float)
-    if strata is None:
-        strata = np.zeros(jack.shape[0], dtype=np.int64)
-    strata = np.asarray(strata)
-    if strata.shape != (jack.shape[0],):
-        raise ValueError("strata needs one task per jackknife value")
-    num = np.zeros(jack.shape[1:])
-    den = np.zeros(jack.shape[1:])
-    # a is scale-free (cubes over squares^1.5): centre each task's values and divide by the largest |deviation|
-    # of each statistic, so that cubes of huge (1e200) or tiny (1e-200) scores neither overflow nor underflow
-    centred = np.empty_like(jack)
-    for task in np.unique(strata):
-        part = jack[strata == task]
-        centred[strata == task] = part.mean(axis=0) - part
-    unit = np.abs(centred).max(axis=0, initial=0.0)
-    centred = centred / np.where(unit > 0, unit, 1.0)
-    for task in np.unique(strata):
-        part = centred[strata == task]
-        n = part.shape[0]
-        influence = (n - 1) * part
-        num += (influence**3).sum(axis=0) / n**3
-        den += (influence**2).sum(axis=0) / n**2
-    den = 6.0 * den**1.5
-    return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
-
-
 def jackknife(
     cells: Cells, statistic: Callable[[Resample], np.ndarray], values: np.ndarray | None = None
 ) -> np.ndarray:
@@ -1099,3 +885,24 @@ def jackknife(
     if not parts:
         raise ValueError("BCa needs at least one task with two or more runs")
     return np.concatenate(parts, axis=0)
+
+
+#: The interval formulas that lived here are in :mod:`.intervals.bounds` (issue 51); the old names forward there.
+__getattr__ = moved(
+    __name__,
+    dict.fromkeys(
+        (
+            "expanded_level",
+            "improvement_level",
+            "improvement_variances",
+            "task_levels",
+            "student_t_task_intervals",
+            "DEGENERATE_SHARE",
+            "DEGENERATE_SE",
+            "studentized_interval",
+            "studentized_mean_interval",
+            "acceleration",
+        ),
+        "rl_reliable_logger.stats.intervals.bounds",
+    ),
+)

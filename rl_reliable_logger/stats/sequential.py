@@ -48,7 +48,7 @@ import numpy as np
 from scipy import optimize, special
 
 from . import bootstrap as bs
-from .intervals import normal_interval
+from .intervals.bounds import expanded_level, normal_interval
 
 SPENDING = ("obf", "pocock")
 #: How the pairs share ``alpha``: ``holm`` recycles a decided pair's level, ``bonferroni`` keeps ``alpha / m``.
@@ -170,7 +170,7 @@ def repeated_interval(
 
     ``sd*`` is the replicates' standard deviation. With few runs per task it is too small by about
     ``(n-1)/n`` and the normal quantile too short: the critical value is widened as the expanded percentile
-    interval widens its level (:func:`..bootstrap.expanded_level` at the look's nominal level, over the
+    interval widens its level (:func:`.intervals.bounds.expanded_level` at the look's nominal level, over the
     ``cells`` the statistic is made of), i.e. ``c`` becomes ``κ t_df(Φ(c))``. The normal form (not bootstrap
     quantiles) keeps the far tails the early looks use (``Φ(-c_1)`` ~ 1e-4) stable with a few thousand
     replicates.
@@ -178,7 +178,7 @@ def repeated_interval(
     if not np.isfinite(bound):
         point = np.asarray(point, dtype=float)
         return np.full_like(point, -np.inf), np.full_like(point, np.inf)
-    tail = bs.expanded_level(cells, 1.0 - 2.0 * float(nominal_tail(bound)))
+    tail = expanded_level(cells, 1.0 - 2.0 * float(nominal_tail(bound)))
     return normal_interval(np.asarray(dist, dtype=float), np.asarray(point, dtype=float), tail)
 
 

@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from . import distributions
+from .intervals.bounds import wilson
 
 #: Pseudo-episodes per task the bootstrap's binomial step adds (half a success and half a failure, spread over
 #: the task's seeds): a task with no success still varies, by about the Wilson interval's width at 0.
@@ -103,22 +104,6 @@ def _z(ci: float) -> float:
     if not 0 < ci < 1:
         raise ValueError(f"ci must be between 0 and 1, got {ci}")
     return float(distributions.norm_ppf(0.5 + ci / 2))
-
-
-def wilson(point: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson's score interval for a proportion ``point`` from ``n`` (possibly fractional) trials.
-
-    Example:
-        >>> [round(float(v), 4) for v in wilson(np.array(0.0), np.array(20.0), 1.959964)]
-        [0.0, 0.1611]
-    """
-    p = np.clip(np.asarray(point, dtype=float), 0.0, 1.0)
-    n = np.asarray(n, dtype=float)
-    shrink = 1.0 + z * z / n
-    centre = (p + z * z / (2 * n)) / shrink
-    half = z / shrink * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    # the score interval holds p exactly; rounding must not move an end past it or outside [0, 1]
-    return np.clip(np.minimum(centre - half, p), 0.0, 1.0), np.clip(np.maximum(centre + half, p), 0.0, 1.0)
 
 
 def _seed_summary(k: np.ndarray, n: np.ndarray) -> dict[str, np.ndarray]:

@@ -7,7 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..render.bundle import BundleError, read_bundle, report_hash, write_bundle
+from ..analysis.hashing import report_hash
+from ..store.bundle import read_bundle, write_bundle
+from ..store.kinds import BundleError
 from .base.protocols import PublishResult
 from .base.publishing import bundle_files
 

@@ -2,7 +2,7 @@
 
 Everything else asks this registry: the command line builds one subcommand per plugin (``cli/trackers.py``),
 ``plan`` reads a pilot through it, ``log_final_score`` and ``rl-reliable pending`` dispatch on it, a watch writes
-each tracker's launch format (``render/launch_formats.py``, filled from here) and the redaction of every message
+each tracker's launch format (``looks/launch_formats.py``, filled from here) and the redaction of every message
 gets each tracker's secrets from it. Adding a tracker is a subpackage with a
 ``plugin.py`` and one line in :data:`PLUGINS` (or :func:`register` for a plugin outside the package); see
 docs/architecture.md.
@@ -10,8 +10,8 @@ docs/architecture.md.
 
 from __future__ import annotations
 
+from ..looks.launch_formats import add_format, remove_format
 from ..redaction import add_secret_rules
-from ..render.launch_formats import add_format, remove_format
 from .base.plugin import TrackerPlugin
 from .marl_eval.plugin import PLUGIN as MARL_EVAL
 from .mlflow.plugin import PLUGIN as MLFLOW

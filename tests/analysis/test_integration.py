@@ -14,8 +14,8 @@ from rl_reliable_logger.analysis.comparisons import compare_all
 from rl_reliable_logger.analysis.protocol import check_protocol, format_finding
 from rl_reliable_logger.analysis.report import Report
 from rl_reliable_logger.errors import InputError
-from rl_reliable_logger.render.bundle import read_bundle
 from rl_reliable_logger.render.writer import load_report, save_report, save_tables
+from rl_reliable_logger.store.bundle import read_bundle
 from tests.support.paths import REPO
 
 FAST = dict(reps=300, profile_reps=100, improvement_reps=100, seed=0)

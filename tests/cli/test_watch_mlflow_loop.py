@@ -167,7 +167,7 @@ def test_launch_files_quote_untrusted_names(tmp_path: Path) -> None:
     """Names with quotes, spaces and YAML syntax survive `mlflow run -P` lines and the sweep YAML unchanged."""
     import yaml
 
-    from rl_reliable_logger.render.watch_launch import launch_files
+    from rl_reliable_logger.looks.launch import launch_files
 
     names = ["it's; rm -rf ~", "a: [b, c] # d", "$(touch x)"]
     scores = pd.DataFrame({"algorithm": names, "task": ["t"] * 3, "seed": [0, 0, 0]})

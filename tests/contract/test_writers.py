@@ -1,4 +1,4 @@
-"""The writer half of the contract battery: every writer the package registers (``render.bundle.WRITERS``) meets the
+"""The writer half of the contract battery: every writer the package registers (``store.kinds.WRITERS``) meets the
 same hostile corpus, so a writer added later is attacked by construction (its case goes in
 ``tests/support/writers.py``; without one, the first test fails).
 
@@ -29,19 +29,19 @@ import pytest
 import yaml
 
 from rl_reliable_logger.data.csvcells import TRIGGERS
-from rl_reliable_logger.render import bundle
+from rl_reliable_logger.store import kinds, lock, steps
 from tests.support.paths import REPO
 from tests.support.writers import CASES
 
 pytestmark = [pytest.mark.filterwarnings("ignore::rl_reliable_logger.errors.ReliabilityWarning")]
 
-KINDS = sorted(bundle.WRITERS)
+KINDS = sorted(kinds.WRITERS)
 #: First characters a spreadsheet executes (the escape, a leading ', is not one).
 FORMULA = tuple(c for c in TRIGGERS if c != "'")
 
 
 def _steps(kind: str) -> tuple[str, ...]:
-    return bundle.BUNDLE_STEPS if bundle.WRITERS[kind].bundle else bundle.FILE_STEPS
+    return steps.BUNDLE_STEPS if kinds.WRITERS[kind].bundle else steps.FILE_STEPS
 
 
 #: Steps after which the new content is the one in place (the swap or rename happened, or is completed on reading).
@@ -66,7 +66,7 @@ def _written_files(target: Path) -> list[Path]:
 
 
 def test_every_registered_writer_has_a_case():
-    assert sorted(CASES) == KINDS, "a writer in render.bundle.WRITERS needs a case in tests/support/writers.py"
+    assert sorted(CASES) == KINDS, "a writer in store.kinds.WRITERS needs a case in tests/support/writers.py"
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -119,15 +119,15 @@ def test_two_writers_at_once_never_both_write_one_target(tmp_path, kind, monkeyp
     case = CASES[kind]
     target = tmp_path / case.target
     case.write(target, 1)
-    step = "filled" if bundle.WRITERS[kind].bundle else "written"
+    step = "filled" if kinds.WRITERS[kind].bundle else "written"
     first = _child(kind, target, 2, step, "hold")  # holds the lock in the middle of its write
     try:
         assert first.stdout is not None
         held = json.loads(first.stdout.readline() or "{}")
         assert held.get("held") == step, first.stderr.read() if first.stderr else ""
-        monkeypatch.setattr(bundle, "LOCK_WAIT", 0.3)
+        monkeypatch.setattr(lock, "LOCK_WAIT", 0.3)
         if case.shared:
-            with pytest.raises(bundle.BundleError) as refused:
+            with pytest.raises(kinds.BundleError) as refused:
                 case.write(target, 3)
             message = str(refused.value)
             assert message.startswith(str(target)) and "\n" not in message
@@ -155,12 +155,12 @@ def test_a_full_disk_names_the_target_and_keeps_the_previous_content(tmp_path, k
         if reached == step:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(bundle, "fault_hook", full)
+    monkeypatch.setattr(steps, "fault_hook", full)
     with pytest.raises(OSError) as failed:
         case.write(target, 2)
     assert failed.value.errno == errno.ENOSPC
     assert str(failed.value.filename).startswith(str(target))  # a full disk names no file: the writer names it
-    monkeypatch.setattr(bundle, "fault_hook", None)
+    monkeypatch.setattr(steps, "fault_hook", None)
     assert case.read(target).version == case.after([1])
     assert _leftovers(tmp_path) == []
 
@@ -173,7 +173,7 @@ def test_a_folder_without_write_permission_is_one_sentence_and_keeps_the_content
     case.write(target, 1)
     tmp_path.chmod(0o500)
     try:
-        with pytest.raises((bundle.BundleError, PermissionError)):
+        with pytest.raises((kinds.BundleError, PermissionError)):
             case.write(target, 2)
     finally:
         tmp_path.chmod(0o700)

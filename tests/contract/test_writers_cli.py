@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from rl_reliable_logger.render.bundle import read_bundle, recover_swap
-from rl_reliable_logger.render.watch_state import read_state
+from rl_reliable_logger.looks.ledger import read_state
+from rl_reliable_logger.looks.watch import WATCH as WATCH_LEDGER
+from rl_reliable_logger.store.bundle import read_bundle, recover_swap
 from tests.support.cli import run_cli
 from tests.support.paths import REPO
 from tests.support.writers import hostile_table
@@ -26,7 +27,7 @@ WATCH = ["--looks", "4", "--max-runs", "12", "--reps", "200", "--seed", "0"]
 CHILD = textwrap.dedent(
     """
     import os, signal, sys
-    from rl_reliable_logger.render import bundle
+    from rl_reliable_logger.store import steps
     from rl_reliable_logger.cli.main import main
 
     step, action, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -38,7 +39,7 @@ CHILD = textwrap.dedent(
             print("held", flush=True)
             sys.stdin.readline()
 
-    bundle.fault_hook = hook
+    steps.fault_hook = hook
     sys.exit(main(argv))
     """
 )
@@ -68,7 +69,9 @@ def test_a_watch_killed_between_the_two_renames_keeps_its_history(tmp_path, caps
     code, out, err = run_cli(capsys, "watch", second, "--state", state, *WATCH)
     assert code == 3, err
     assert out.startswith("look 2 of 4 (the same scores as this recorded look: no look spent)"), out
-    assert len(read_state(state)[1]) == 2  # look 1 kept, look 2 completed from the killed run's new state
+    assert (
+        len(read_state(state, ledger=WATCH_LEDGER)[1]) == 2
+    )  # look 1 kept, look 2 completed from the killed run's new state
 
 
 @pytest.mark.slow
@@ -79,9 +82,9 @@ def test_two_looks_at_once_take_one_look_and_the_other_waits_or_refuses(tmp_path
     first = _cli("filled", "hold", "watch", second, "--state", state, *WATCH)
     try:
         assert first.stdout is not None and first.stdout.readline().strip() == "held"
-        from rl_reliable_logger.render import bundle
+        from rl_reliable_logger.store import lock
 
-        monkeypatch.setattr(bundle, "LOCK_WAIT", 0.5)
+        monkeypatch.setattr(lock, "LOCK_WAIT", 0.5)
         code, out, err = run_cli(capsys, "watch", second, "--state", state, *WATCH)
         assert code == 2 and out == ""
         assert err.startswith(f"error: {state}: another rl-reliable process (pid {first.pid}) is writing it; "
@@ -92,10 +95,10 @@ def test_two_looks_at_once_take_one_look_and_the_other_waits_or_refuses(tmp_path
         if first.poll() is None:
             first.kill()
             first.wait()
-    monkeypatch.setattr(bundle, "LOCK_WAIT", 60.0)
+    monkeypatch.setattr(lock, "LOCK_WAIT", 60.0)
     code, out, _ = run_cli(capsys, "watch", second, "--state", state, *WATCH)  # after it: the same look, replayed
     assert code == 3 and out.startswith("look 2 of 4 (the same scores")
-    assert [look["look"] for look in read_state(state)[1]] == [1, 2]
+    assert [look["look"] for look in read_state(state, ledger=WATCH_LEDGER)[1]] == [1, 2]
 
 
 @pytest.mark.parametrize(

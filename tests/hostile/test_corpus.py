@@ -126,7 +126,7 @@ def check_plan_folder(out: Path, case: Case) -> None:
 
 
 def check_bundle_verified(out: Path, case: Case) -> None:
-    from rl_reliable_logger.render.bundle import read_bundle
+    from rl_reliable_logger.store.bundle import read_bundle
 
     read_bundle(out)
     assert [p.name for p in out.parent.iterdir() if p.name.startswith(".out.")] == []

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from rl_reliable_logger.analysis.report import Report
-from rl_reliable_logger.render.bundle import read_bundle
+from rl_reliable_logger.store.bundle import read_bundle
 from tests.support.paths import REPO
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]

@@ -64,7 +64,7 @@ def _csv_text(frame: pd.DataFrame, sep: str) -> str:
 
 
 def _write_csv(frame: pd.DataFrame, path) -> None:
-    from rl_reliable_logger.render.bundle import csv_bytes
+    from rl_reliable_logger.store.encode import csv_bytes
 
     path.write_bytes(csv_bytes(frame))  # the one writer's CSV encoding
 

@@ -18,7 +18,7 @@ from rl_reliable_logger.errors import InputError
 from rl_reliable_logger.render import export as _export
 from rl_reliable_logger.render import figures as plots
 from rl_reliable_logger.render import writer as _render
-from rl_reliable_logger.render.bundle import read_bundle
+from rl_reliable_logger.store.bundle import read_bundle
 from tests.support.reports import make_report
 
 

@@ -8,6 +8,7 @@ from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import intervals, registry
 from rl_reliable_logger.stats import metrics as mt
 from rl_reliable_logger.stats import profiles as pf
+from rl_reliable_logger.stats.intervals import bounds
 
 
 def test_draws_stay_inside_their_task_and_keep_cell_sizes():
@@ -155,7 +156,7 @@ def test_bca_interval_matches_an_independent_implementation_on_skewed_tasks(ragg
         strata = [m for m, _ in _leave_one_out(per_task)]
         (lo_ref, hi_ref), a = _independent_bca(dist[:, 0], point[0], np.array(brute), strata)
         jack = bs.jackknife(cells, metric)[:, None]
-        np.testing.assert_allclose(bs.acceleration(jack, bs.jackknife_tasks(cells)), [a], rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(bounds.acceleration(jack, bs.jackknife_tasks(cells)), [a], rtol=1e-10, atol=1e-14)
         lo, hi = intervals.interval(dist, point, method="bca", jackknife=jack, strata=bs.jackknife_tasks(cells))
         np.testing.assert_allclose([lo[0], hi[0]], [lo_ref, hi_ref], rtol=1e-10, atol=1e-12)
 
@@ -164,8 +165,8 @@ def test_multi_sample_acceleration_reduces_to_one_sample_for_one_task():
     jack = np.random.default_rng(3).normal(size=(9, 2))
     c = jack.mean(axis=0) - jack
     expected = (c**3).sum(axis=0) / (6 * ((c**2).sum(axis=0)) ** 1.5)
-    np.testing.assert_allclose(bs.acceleration(jack), expected, rtol=1e-12)
-    np.testing.assert_allclose(bs.acceleration(jack, np.zeros(9, int)), expected, rtol=1e-12)
+    np.testing.assert_allclose(bounds.acceleration(jack), expected, rtol=1e-12)
+    np.testing.assert_allclose(bounds.acceleration(jack, np.zeros(9, int)), expected, rtol=1e-12)
 
 
 @pytest.mark.parametrize("task_bootstrap", [False, True])
@@ -198,7 +199,7 @@ def test_expanded_level_is_hesterbergs_for_one_cell():
     for n in (3, 5, 10):
         cells = bs.Cells.from_list([np.random.default_rng(n).normal(size=n)])
         expected = special.ndtr(-np.sqrt(n / (n - 1)) * stats.t.ppf(0.975, n - 1))
-        assert bs.expanded_level(cells, 0.95) == pytest.approx(expected, rel=1e-12)
+        assert bounds.expanded_level(cells, 0.95) == pytest.approx(expected, rel=1e-12)
 
 
 def test_expanded_level_pools_cells_and_widens_the_percentile_interval():
@@ -207,7 +208,7 @@ def test_expanded_level_pools_cells_and_widens_the_percentile_interval():
     rng = np.random.default_rng(4)
     cells = bs.Cells.from_list([rng.normal(size=5) for _ in range(8)])  # equal runs: c^2 = n/(n-1), df = 8 x 4
     expected = special.ndtr(-np.sqrt(5 / 4) * stats.t.ppf(0.975, 32))
-    assert bs.expanded_level(cells) == pytest.approx(expected, rel=1e-12)
+    assert bounds.expanded_level(cells) == pytest.approx(expected, rel=1e-12)
     dist = bs.replicates(cells, mt.mean, 4000, np.random.default_rng(1))[:, None]
     point = mt.mean(bs.original(cells))
     lo_p, hi_p = intervals.interval(dist, point, method="percentile")
@@ -225,7 +226,7 @@ def test_bootstrap_t_interval_follows_the_skew():
     assert point[1] == pytest.approx(sample.std(ddof=1) / np.sqrt(12))
     dist = bs.replicates(cells, mt.mean_se, 8000, np.random.default_rng(2))
     t = (dist[:, 0] - point[0]) / dist[:, 1]
-    lo, hi = bs.studentized_mean_interval(dist, point)
+    lo, hi = bounds.studentized_mean_interval(dist, point)
     assert lo == pytest.approx(point[0] - np.quantile(t, 0.975) * point[1])
     assert hi == pytest.approx(point[0] - np.quantile(t, 0.025) * point[1])
     assert hi - point[0] > point[0] - lo  # right-skewed data: the interval reaches further up
@@ -290,12 +291,12 @@ def test_aggregate_intervals_every_method(method):
     np.testing.assert_allclose(dist, same, rtol=1e-12, atol=1e-12)  # the same replicates whatever the method
     if method == "bootstrap-t":
         se = bs.replicates(cells, mt.mean_se, 3000, np.random.default_rng(2))
-        lo, hi = bs.studentized_mean_interval(se, mt.mean_se(bs.original(cells))[0])
+        lo, hi = bounds.studentized_mean_interval(se, mt.mean_se(bs.original(cells))[0])
         assert (low[1], high[1]) == pytest.approx((lo, hi))
         # the IQM is studentized too, with its winsorized standard error
         iqm_se = mt.trimmed_mean_se(0.25)
         se = bs.replicates(cells, iqm_se, 3000, np.random.default_rng(2))
-        lo, hi = bs.studentized_interval(se, iqm_se(bs.original(cells))[0])
+        lo, hi = bounds.studentized_interval(se, iqm_se(bs.original(cells))[0])
         assert (low[0], high[0]) == pytest.approx((lo, hi))
 
 
@@ -317,7 +318,7 @@ def test_intervals_of_huge_and_tiny_scores_are_the_scaled_unit_intervals(scale, 
         np.testing.assert_allclose(s / scale, u, rtol=1e-9)
     jack = bs.jackknife(bs.Cells.from_list(per_task), mt.mean)[:, None]
     strata = bs.jackknife_tasks(bs.Cells.from_list(per_task))
-    np.testing.assert_allclose(bs.acceleration(jack * scale, strata), bs.acceleration(jack, strata), rtol=1e-9)
+    np.testing.assert_allclose(bounds.acceleration(jack * scale, strata), bounds.acceleration(jack, strata), rtol=1e-9)
 
 
 def test_a_last_jackknife_batch_of_one_replicate_keeps_its_shortened_task():
@@ -342,7 +343,7 @@ def test_improvement_variances_are_the_bootstraps_exact_and_an_unbiased_estimate
     import itertools
 
     x, y = np.array([0.1, 0.4, 0.4, 0.9]), np.array([0.4, 0.2, 1.0])  # ties across and within samples
-    unbiased, plugin, part_x, part_y = bs.improvement_variances(x, y)
+    unbiased, plugin, part_x, part_y = bounds.improvement_variances(x, y)
     # the bootstrap's variance: every resample of x and y enumerated
     values = [
         _mann_whitney(x[list(i)], y[list(j)])
@@ -361,7 +362,7 @@ def test_improvement_variances_are_the_bootstraps_exact_and_an_unbiased_estimate
         for j in itertools.product(range(4), repeat=3)
     ]
     u = np.array([_mann_whitney(a, b) for a, b in samples])
-    estimates = np.array([bs.improvement_variances(a, b)[0] for a, b in samples])
+    estimates = np.array([bounds.improvement_variances(a, b)[0] for a, b in samples])
     assert estimates.mean() == pytest.approx(u.var(), rel=1e-9)
 
 
@@ -370,17 +371,17 @@ def test_improvement_level_is_milder_than_the_mean_differences_and_invariant_to_
     x = [rng.normal(0.2, 1.0, 3) for _ in range(10)]
     y = [rng.normal(0.0, 1.0, 3) for _ in range(10)]
     cx, cy = bs.Cells.from_list(x), bs.Cells.from_list(y)
-    level = bs.improvement_level(cx, cy)
+    level = bounds.improvement_level(cx, cy)
     # wider than the percentile interval, narrower than the expansion for a difference of means
-    assert bs.expanded_level([cx, cy]) < level < 0.025
+    assert bounds.expanded_level([cx, cy]) < level < 0.025
     shuffled = [bs.Cells.from_list([7.0 * t[::-1] for t in g]) for g in (x, y)]
-    assert bs.improvement_level(*shuffled) == pytest.approx(level, rel=1e-12)
+    assert bounds.improvement_level(*shuffled) == pytest.approx(level, rel=1e-12)
     # every pair separated in every task: no bootstrap variance, the plain level
     apart = bs.Cells.from_list([t + 100.0 for t in x])
-    assert bs.improvement_level(apart, cy) == (1 - 0.95) / 2
+    assert bounds.improvement_level(apart, cy) == (1 - 0.95) / 2
     # tasks with one run of either algorithm are left out
     lone = bs.Cells.from_list([t[:1] for t in x])
-    assert bs.improvement_level(lone, cy) == (1 - 0.95) / 2
+    assert bounds.improvement_level(lone, cy) == (1 - 0.95) / 2
 
 
 def test_bootstrap_t_gives_the_median_the_normal_interval_at_the_expanded_level():
@@ -392,7 +393,7 @@ def test_bootstrap_t_gives_the_median_the_normal_interval_at_the_expanded_level(
     cells = bs.Cells.from_list([rng.normal(m, 0.3, 3) for m in rng.normal(size=10)])
     metrics = [registry.get_metric(n) for n in ("median", "dp25")]
     point, low, high, dist = aggregate_tuple(cells, metrics, 2000, np.random.default_rng(3), method="bootstrap-t")
-    tail = bs.expanded_level(cells)
+    tail = bounds.expanded_level(cells)
     half = -special.ndtri(tail) * dist[:, 0].std(ddof=1)
     assert (low[0], high[0]) == pytest.approx((point[0] - half, point[0] + half), rel=1e-12)
     _, low_e, high_e, _ = aggregate_tuple(cells, metrics, 2000, np.random.default_rng(3), method="expanded")

@@ -9,6 +9,7 @@ from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import distributions, intervals, registry
 from rl_reliable_logger.stats import metrics as mt
 from rl_reliable_logger.stats.aggregate import studentized_difference
+from rl_reliable_logger.stats.intervals import bounds
 from tests.support.intervals import aggregate_tuple
 
 
@@ -48,7 +49,7 @@ def test_every_method_scales_with_the_scores(method, factor):
 def test_studentized_interval_of_one_task_of_two_runs_is_degenerate_and_falls_back():
     cells = bs.Cells.from_list([np.array([0.2, 0.9])])
     dist = bs.replicates(cells, mt.mean_se, 2000, np.random.default_rng(1))
-    assert bs.studentized_mean_interval(dist, mt.mean_se(bs.original(cells))[0]) is None
+    assert bounds.studentized_mean_interval(dist, mt.mean_se(bs.original(cells))[0]) is None
     notes: list[str] = []
     mean = registry.get_metric("mean")
     _, low, high, _ = aggregate_tuple(cells, [mean], 2000, np.random.default_rng(1), method="bootstrap-t", notes=notes)
@@ -60,7 +61,7 @@ def test_studentized_interval_is_kept_where_the_data_allow_it():
     rng = np.random.default_rng(2)
     cells = bs.Cells.from_list([rng.normal(size=5) for _ in range(6)])
     dist = bs.replicates(cells, mt.mean_se, 2000, np.random.default_rng(3))
-    found = bs.studentized_mean_interval(dist, mt.mean_se(bs.original(cells))[0])
+    found = bounds.studentized_mean_interval(dist, mt.mean_se(bs.original(cells))[0])
     assert found is not None and found[1] > found[0]
 
 
@@ -75,7 +76,7 @@ def test_bca_works_on_one_task(runs):
 
 def test_task_levels_are_hesterbergs_one_sample_levels():
     cells = bs.Cells.from_list([np.arange(3.0), np.arange(6.0), np.array([1.0])])
-    levels = bs.task_levels(cells, 0.95)
+    levels = bounds.task_levels(cells, 0.95)
     for n, level in zip((3, 6), levels[:2]):
         expected = distributions.norm_cdf(-np.sqrt(n / (n - 1)) * distributions.t_ppf(0.975, n - 1))
         assert level == pytest.approx(float(expected), rel=1e-12)
@@ -86,8 +87,8 @@ def test_the_level_of_a_pair_pools_both_algorithms_cells():
     rng = np.random.default_rng(4)
     x = [rng.normal(size=3) for _ in range(4)]
     y = [rng.normal(size=4) * 2 for _ in range(4)]
-    pair = bs.expanded_level([bs.Cells.from_list(x), bs.Cells.from_list(y)])
-    assert pair == pytest.approx(bs.expanded_level(bs.Cells.from_list(x + y)), rel=1e-12)
+    pair = bounds.expanded_level([bs.Cells.from_list(x), bs.Cells.from_list(y)])
+    assert pair == pytest.approx(bounds.expanded_level(bs.Cells.from_list(x + y)), rel=1e-12)
     # wider than either algorithm's own plain percentile level
     assert pair < 0.025
 
@@ -115,7 +116,7 @@ def test_student_t_task_intervals_are_scipys_t_intervals():
     import scipy.stats
 
     per_task = [np.array([0.2, 0.9, 0.4]), np.array([1.0, 3.0, 2.0, 8.0, 5.0]), np.array([7.0])]
-    low, high = bs.student_t_task_intervals(bs.Cells.from_list(per_task), 0.9)
+    low, high = bounds.student_t_task_intervals(bs.Cells.from_list(per_task), 0.9)
     for runs, lo, hi in zip(per_task[:2], low, high):
         ref = scipy.stats.t.interval(0.9, runs.size - 1, loc=runs.mean(), scale=scipy.stats.sem(runs))
         assert (lo, hi) == pytest.approx(ref, rel=1e-12)
@@ -125,7 +126,7 @@ def test_student_t_task_intervals_are_scipys_t_intervals():
 def _exact_zero_rule(dist: np.ndarray, point: np.ndarray, ci: float = 0.95) -> tuple[float, float] | None:
     """The rule before issue 43: only replicates whose standard error is exactly 0 counted as degenerate."""
     ok = dist[:, 1] > 0
-    if point[1] == 0 or 1.0 - ok.mean() > bs.DEGENERATE_SHARE:
+    if point[1] == 0 or 1.0 - ok.mean() > bounds.DEGENERATE_SHARE:
         return None
     t = (dist[ok, 0] - point[0]) / dist[ok, 1]
     hi_t, lo_t = np.quantile(t, [1 - (1 - ci) / 2, (1 - ci) / 2])
@@ -144,7 +145,7 @@ def test_standard_errors_zero_up_to_rounding_are_degenerate():
     assert not (dist[:, 1] == 0).any() and (dist[:, 1] < 1e-12 * point[1]).mean() > 0.05  # rounding, not zero
     old = _exact_zero_rule(dist, point)
     assert old is not None and old[1] - old[0] > 1e6 * np.ptp(x)  # what the exact-zero test let through
-    assert bs.studentized_interval(dist, point) is None  # now: degenerate, so the caller falls back and warns
+    assert bounds.studentized_interval(dist, point) is None  # now: degenerate, so the caller falls back and warns
     notes: list[str] = []
     _, low, high, _ = aggregate_tuple(
         cells, [registry.get_metric("mean")], 2000, np.random.default_rng(0), method="bootstrap-t", notes=notes
@@ -160,7 +161,7 @@ def test_random_two_by_three_tables_get_sane_mean_intervals():
             bs.Cells.from_array(x), [registry.get_metric("mean")], 2000, np.random.default_rng(seed),
             method="bootstrap-t",
         )  # fmt: skip
-        assert low[0] <= point[0] <= high[0] and high[0] - low[0] <= 2 * np.ptp(x) / bs.DEGENERATE_SE
+        assert low[0] <= point[0] <= high[0] and high[0] - low[0] <= 2 * np.ptp(x) / bounds.DEGENERATE_SE
 
 
 def test_the_degenerate_rule_is_scale_free():
@@ -170,7 +171,7 @@ def test_the_degenerate_rule_is_scale_free():
     for scale in (1e-150, 1.0, 1e150):
         cells = bs.Cells.from_array(x * scale)
         dist = bs.replicates(cells, mt.mean_se, 2000, np.random.default_rng(1))
-        ends = bs.studentized_interval(dist, mt.mean_se(bs.original(cells))[0])
+        ends = bounds.studentized_interval(dist, mt.mean_se(bs.original(cells))[0])
         found.append(None if ends is None else np.array(ends) / scale)
     assert all(f is None for f in found) or all(f is not None for f in found)
     if found[0] is not None:
@@ -202,5 +203,5 @@ def test_no_bootstrap_t_interval_is_absurd(tasks, runs, scale, offset, seed, hea
     assert np.isfinite(low).all() and np.isfinite(high).all()
     tol = 1e-9 * max(spread, abs(offset), 1e-300)
     assert (low <= point + tol).all() and (point - tol <= high).all()
-    bound = spread / bs.DEGENERATE_SE + tol
+    bound = spread / bounds.DEGENERATE_SE + tol
     assert (point - low <= bound).all() and (high - point <= bound).all()

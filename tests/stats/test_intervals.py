@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from rl_reliable_logger.stats import intervals
+from rl_reliable_logger.stats.intervals import bounds
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
 
@@ -102,7 +103,7 @@ def test_each_statistic_gets_its_own_method_and_a_stack_gives_the_same_numbers()
     se = bs.replicates(cells, mt.mean_se, 800, np.random.default_rng(1))
     point = stat(bs.original(cells))[0]
     sample = intervals.Sample(
-        level=lambda ci: bs.expanded_level(cells, ci),
+        level=lambda ci: bounds.expanded_level(cells, ci),
         runs=cells,
         standard_errors=lambda kind: (se, mt.mean_se(bs.original(cells))[0]),  # the mean: the one studentized
     )
@@ -110,8 +111,8 @@ def test_each_statistic_gets_its_own_method_and_a_stack_gives_the_same_numbers()
     kinds = ["mean", "median", "*"]
     result = intervals.estimate(request, "aggregates", dist, point, sample, kinds=kinds, labels=["a", "b", "c"])
     assert result.methods == ("bootstrap-t", "normal", "expanded")
-    tail = bs.expanded_level(cells, 0.95)
-    assert (result.low[0], result.high[0]) == bs.studentized_mean_interval(se, mt.mean_se(bs.original(cells))[0])
+    tail = bounds.expanded_level(cells, 0.95)
+    assert (result.low[0], result.high[0]) == bounds.studentized_mean_interval(se, mt.mean_se(bs.original(cells))[0])
     np.testing.assert_array_equal(
         np.r_[result.low[1], result.high[1]], np.r_[intervals.normal_interval(dist[:, 1], point[1], tail)]
     )

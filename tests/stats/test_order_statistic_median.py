@@ -7,6 +7,7 @@ from rl_reliable_logger.stats import aggregate as agg
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import metrics as mt
 from rl_reliable_logger.stats import registry
+from rl_reliable_logger.stats.intervals import bounds
 from tests.support.intervals import aggregate_tuple
 
 
@@ -58,7 +59,7 @@ def test_covers_whenever_every_task_interval_covers():
 
 def test_built_from_the_student_t_task_intervals_and_wider_with_the_level():
     cells = _cells(np.random.default_rng(6))
-    low, high = bs.student_t_task_intervals(cells, 0.95)
+    low, high = bounds.student_t_task_intervals(cells, 0.95)
     assert agg.median_order_statistic_interval(cells, 0.95) == (float(np.median(low)), float(np.median(high)))
     narrow = agg.median_order_statistic_interval(cells, 0.5)
     wide = agg.median_order_statistic_interval(cells, 0.99)

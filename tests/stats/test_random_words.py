@@ -5,6 +5,7 @@ import pytest
 
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import intervals
+from rl_reliable_logger.stats.intervals import bounds
 
 
 @pytest.mark.parametrize("n", [7, bs._PARALLEL_WORDS, bs._PARALLEL_WORDS + 3, 3 * bs._PARALLEL_WORDS + 1])
@@ -40,7 +41,7 @@ def test_interval_bounds_equal_separate_quantiles(method):
     point = np.median(dist, axis=0)
     cells = bs.Cells.from_list([rng.normal(size=n) for n in (4, 5)])
     low, high = intervals.interval(dist, point, ci=0.9, method=method, cells=cells)
-    tail = bs.expanded_level(cells, 0.9) if method == "expanded" else (1 - 0.9) / 2
+    tail = bounds.expanded_level(cells, 0.9) if method == "expanded" else (1 - 0.9) / 2
     q_low, q_high = np.quantile(dist, tail, axis=0), np.quantile(dist, 1 - tail, axis=0)
     if method == "basic":
         q_low, q_high = 2 * point - q_high, 2 * point - q_low

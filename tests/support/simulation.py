@@ -32,6 +32,7 @@ from scipy import optimize, special
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import intervals, registry
 from rl_reliable_logger.stats import metrics as mt
+from rl_reliable_logger.stats.intervals import bounds
 
 
 # ----------------------------------------------------------------------------- components
@@ -312,7 +313,7 @@ def simulate(
         dist = bs.replicates(cells, stat, reps, boot_rng)
         for method in methods:
             if intervals.requested(method).studentized:
-                found = bs.studentized_mean_interval(dist[:, 1:], point[1:], ci)
+                found = bounds.studentized_mean_interval(dist[:, 1:], point[1:], ci)
                 lo_m, hi_m = found if found is not None else (np.nan, np.nan)
                 low, high = np.array([np.nan, lo_m]), np.array([np.nan, hi_m])
             else:

@@ -1,4 +1,4 @@
-"""One case per writer of ``render.bundle.WRITERS``, for the writer half of the contract battery
+"""One case per writer of ``store.kinds.WRITERS``, for the writer half of the contract battery
 (``tests/contract/test_writers.py``).
 
 Each case writes through the package's real entry point (``save_report``, ``save_plan``, ``watch``, ``race``, ``save_scores``,
@@ -101,7 +101,7 @@ def _write_plan(out: Path, version: int) -> None:
 
 def _read_plan(out: Path) -> Written:
     from rl_reliable_logger.data import csvcells
-    from rl_reliable_logger.render.bundle import read_bundle
+    from rl_reliable_logger.store.bundle import read_bundle
 
     bundle = read_bundle(out)
     assert bundle.kind == "plan"
@@ -118,9 +118,10 @@ def _write_watch(out: Path, version: int) -> None:
 
 
 def _read_watch(out: Path) -> Written:
-    from rl_reliable_logger.render.watch_state import read_state
+    from rl_reliable_logger.looks.ledger import read_state
+    from rl_reliable_logger.looks.watch import WATCH
 
-    state = read_state(out)
+    state = read_state(out, ledger=WATCH)
     assert state is not None, f"{out}: no watch state"
     design, looks = state
     return Written(len(looks), {a for pair in design.pairs for a in pair} | set(design.tasks))
@@ -140,8 +141,8 @@ def _write_race(out: Path, version: int) -> None:
 
 
 def _read_race(out: Path) -> Written:
-    from rl_reliable_logger.render.race_state import RACE
-    from rl_reliable_logger.render.watch_state import read_state
+    from rl_reliable_logger.looks.ledger import read_state
+    from rl_reliable_logger.looks.race import RACE
 
     state = read_state(out, ledger=RACE)
     assert state is not None, f"{out}: no race state"
@@ -201,7 +202,7 @@ def _read_record(path: Path) -> Written:
     return Written(entries[0]["version"], {e["artifact"] for e in entries})
 
 
-#: One case per registered writer (``render.bundle.WRITERS``); the battery fails for a writer without one.
+#: One case per registered writer (``store.kinds.WRITERS``); the battery fails for a writer without one.
 _TABLE = frozenset(HOSTILE_NAMES[:4] + HOSTILE_TASKS)
 CASES: dict[str, WriterCase] = {
     case.kind: case
@@ -226,7 +227,7 @@ CASES: dict[str, WriterCase] = {
 
 def child(kind: str, target: str, version: str, step: str, action: str) -> None:
     """Write ``version`` with a fault at ``step``: SIGKILL (``kill``) or stop holding the lock (``hold``)."""
-    from rl_reliable_logger.render import bundle
+    from rl_reliable_logger.store import steps
 
     def hook(reached: str) -> None:
         if reached != step:
@@ -236,7 +237,7 @@ def child(kind: str, target: str, version: str, step: str, action: str) -> None:
         print(json.dumps({"held": reached, "pid": os.getpid()}), flush=True)
         sys.stdin.readline()
 
-    bundle.fault_hook = hook
+    steps.fault_hook = hook
     CASES[kind].write(Path(target), int(version))
     print(json.dumps({"done": True}), flush=True)
 

@@ -19,8 +19,9 @@ import pandas as pd
 import pytest
 
 from rl_reliable_logger.errors import InputError, TrackerError
-from rl_reliable_logger.render.bundle import BundleError, read_bundle
 from rl_reliable_logger.render.writer import save_report
+from rl_reliable_logger.store.bundle import read_bundle
+from rl_reliable_logger.store.kinds import BundleError
 from rl_reliable_logger.trackers.base.protocols import PublishResult, Sink
 from rl_reliable_logger.trackers.base.publishing import headline_metrics, key_segment, report_hash
 from rl_reliable_logger.trackers.folder import FolderSink

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...stats import bootstrap as bs
 from ...stats import checks as ck
 from ...stats import intervals
 from ...stats.intervals import ResamplingRequest
+from ...stats.intervals.bounds import expanded_level
 from .aggregates import Aggregates
 from .base import Part, TableInputs, pairs, record
 
@@ -71,7 +71,7 @@ def _sample(inputs: TableInputs, found: dict, x: str, y: str) -> intervals.Sampl
     cells = [inputs.cells[x], inputs.cells[y]]
     se_x, se_y = found[x].standard_errors, found[y].standard_errors
     return intervals.Sample(
-        level=lambda ci: np.asarray(bs.expanded_level(cells, ci)),
+        level=lambda ci: np.asarray(expanded_level(cells, ci)),
         standard_errors=None
         if se_x is None or se_y is None
         else (lambda kind: intervals.studentized_difference(se_x[kind], se_y[kind])),

@@ -12,6 +12,7 @@ from ...stats import checks as ck
 from ...stats import intervals
 from ...stats import metrics as mt
 from ...stats.intervals import ResamplingRequest
+from ...stats.intervals.bounds import improvement_level
 from .base import Part, TableInputs, pairs, record
 from .profiles import stacked
 
@@ -38,7 +39,7 @@ def build(inputs: TableInputs, request: ResamplingRequest) -> Part:
         else:
             dist = np.concatenate([mt.improvement_replicates(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
         dists.append(dist[:, None])
-    samples = [intervals.Sample(level=partial(bs.improvement_level, cells[x], cells[y])) for x, y in by_pair]
+    samples = [intervals.Sample(level=partial(improvement_level, cells[x], cells[y])) for x, y in by_pair]
     results = stacked(request, "improvement", dists, points, samples)
     rows = []
     for (x, y), point_x, result in zip(by_pair, points, results):

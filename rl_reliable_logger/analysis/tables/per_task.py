@@ -13,6 +13,7 @@ from ...stats import checks as ck
 from ...stats import intervals
 from ...stats import profiles as pf
 from ...stats.intervals import ResamplingRequest
+from ...stats.intervals.bounds import task_levels
 from .base import Part, TableInputs, record
 from .profiles import stacked
 
@@ -34,7 +35,7 @@ def build(inputs: TableInputs, request: ResamplingRequest, rank_by: str) -> Part
         )
         # after the per-task replicates on the same stream, so per-task intervals do not depend on rank_by
         means_by_alg.append(pf.single_runs(c, reps, rngs[alg]) if rank_by == "runs" else dists[-1])
-    samples = [intervals.Sample(level=partial(bs.task_levels, c), runs=c) for c in cells.values()]
+    samples = [intervals.Sample(level=partial(task_levels, c), runs=c) for c in cells.values()]
     results = stacked(request, "per_task", dists, points, samples)
     per_task = _per_task_table(cells, inputs.tasks, points, results)
     probs = pf.rank_probabilities(np.stack(means_by_alg), chunk_bytes=request.chunk_bytes)  # (A, M, A)

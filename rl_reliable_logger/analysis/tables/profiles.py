@@ -14,6 +14,7 @@ from ...stats import checks as ck
 from ...stats import intervals
 from ...stats import profiles as pf
 from ...stats.intervals import ResamplingRequest
+from ...stats.intervals.bounds import expanded_level
 from .base import Part, TableInputs, record
 
 PROFILE_COLUMNS = ["algorithm", "kind", "tau", "fraction", "low", "high"]
@@ -50,7 +51,7 @@ def build(inputs: TableInputs, request: ResamplingRequest, taus: Sequence[float]
                 progress=inputs.progress,
             )
         )
-    samples = [intervals.Sample(level=partial(bs.expanded_level, c)) for c in cells.values()]
+    samples = [intervals.Sample(level=partial(expanded_level, c)) for c in cells.values()]
     results = stacked(request, "profiles", dists, points, samples)
     profiles, gap = _tables(list(cells), grid, gammas, points, results)
     return Part({"profiles": profiles, "gap_curve": gap}, records)

@@ -8,7 +8,7 @@ named by a PendingScoreWarning (said once), so the score is never lost. ``rl-rel
 
 File names are built only from validated characters (tracker, a run id matching ``[A-Za-z0-9_-]``
 or a hash of it, a UTC time stamp, a random suffix); the file is written through the one writer
-(``render.bundle.write_file``: a temporary name, flushed, renamed), so a reader never sees half a file.
+(``store.files.write_file``: a temporary name, flushed, renamed), so a reader never sees half a file.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def _file_name(tracker: str, run_id: str, now: _dt.datetime) -> str:
 def _atomic_write(path: Path, data: Mapping[str, Any]) -> None:
     """Write ``data`` as JSON through the one writer: a new file only (never replacing one), flushed, renamed into
     place, readable by its owner only (it may name a tracker's address)."""
-    from ...render.bundle import write_file
+    from ...store.files import write_file
 
     text = json.dumps(dict(data), indent=1, sort_keys=True, allow_nan=False) + "\n"
     write_file(path, text.encode("utf-8"), kind="pending", exclusive=True, mode=0o600)

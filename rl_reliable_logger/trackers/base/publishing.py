@@ -16,9 +16,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...analysis.hashing import report_hash
 from ...errors import InputError, TrackerError
-from ...render.bundle import Bundle, read_bundle, report_hash
 from ...render.tables import headline_phrase
+from ...store.bundle import read_bundle
+from ...store.manifest import Bundle
 from .messages import kw
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ...render.launch_formats import LaunchFormat
+from ...looks.launch_formats import LaunchFormat
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...data.scores import ScoreTable

@@ -1,6 +1,6 @@
 """MLflow's launch format for a watch or race: ``mlflow-params.txt``, the ``-P key=value`` arguments of ``mlflow run``.
 
-One line per new run, each argument shell-quoted by the one writer's :func:`~rl_reliable_logger.render.bundle.shell_line`
+One line per new run, each argument shell-quoted by the one writer's :func:`~rl_reliable_logger.store.encode.shell_line`
 (a launcher loop ``eval``s it), so a name stays one word whatever it holds.
 """
 
@@ -10,7 +10,7 @@ import shlex
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ...render.launch_formats import LaunchFormat
+from ...looks.launch_formats import LaunchFormat
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -21,7 +21,7 @@ PARAMS = "mlflow-params.txt"
 def mlflow_lines(runs: pd.DataFrame, names: Mapping[str, str]) -> str:
     """One line per new run: ``-P name=value`` for each field (the columns of ``runs`` that ``names`` names, in
     their order), each argument shell-quoted."""
-    from ...render.bundle import shell_line
+    from ...store.encode import shell_line
 
     lines = []
     for row in runs.itertuples(index=False, name=None):

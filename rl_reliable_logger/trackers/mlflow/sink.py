@@ -39,8 +39,9 @@ from ...analysis.report import TABLES
 from ...data.counts import fixed
 from ...data.names import escape_markdown, escape_markdown_prose
 from ...errors import TrackerError
-from ...render.bundle import Bundle, write_private
 from ...render.intervals import headline_intervals
+from ...store.files import write_private
+from ...store.manifest import Bundle
 from ...version import __version__
 from ..base.messages import kw, one_line
 from ..base.protocols import PublishResult

@@ -24,9 +24,8 @@ import pandas as pd
 
 from ...data.scores import ScoreTable
 from ...errors import InputError
-from ...render.race_state import race
-from ...render.watch_launch import new_runs
-from ...render.watch_state import seeds_taken
+from ...looks.launch import new_runs, seeds_taken
+from ...looks.race import race
 from .listed import tune_config
 from .source import raytune_table
 

@@ -1,8 +1,8 @@
 """W&B's launch format for a watch or race: ``sweep.yaml``, a finite ``method: grid`` sweep for ``wandb sweep``.
 
-The new runs as rectangular grids over algorithm (x a race's hyperparameters) x task x seed (:func:`~rl_reliable_logger.render.watch_launch.grids`):
+The new runs as rectangular grids over algorithm (x a race's hyperparameters) x task x seed (:func:`~rl_reliable_logger.looks.launch.grids`):
 the first is ``sweep.yaml``, cells that need other seeds go to ``sweep-2.yaml``, ``sweep-3.yaml``, ... Each file is
-YAML from the one writer's :func:`~rl_reliable_logger.render.bundle.yaml_bytes` (PyYAML's safe dumper, every name
+YAML from the one writer's :func:`~rl_reliable_logger.store.encode.yaml_bytes` (PyYAML's safe dumper, every name
 quoted: ``1e3`` and ``007`` stay text); without PyYAML (which the tracker clients install) no grid is written.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ...render.launch_formats import LaunchFormat
+from ...looks.launch_formats import LaunchFormat
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -24,7 +24,7 @@ PROGRAM = "train.py"
 
 def sweep_yaml(grid: Mapping[str, list[Any]], names: Mapping[str, str], *, program: str = PROGRAM) -> str:
     """A ``wandb sweep`` file: a finite grid over ``grid``'s values under the parameter ``names``."""
-    from ...render.bundle import Text, yaml_bytes
+    from ...store.encode import Text, yaml_bytes
 
     config = {
         "program": program,
@@ -68,7 +68,7 @@ class SweepGrid(LaunchFormat):
             import yaml  # noqa: F401
         except ImportError:  # pragma: no cover - the tracker clients depend on PyYAML
             return {}
-        from ...render.watch_launch import grids
+        from ...looks.launch import grids
 
         program = str(settings.get("program", PROGRAM))
         return {sweep_name(i): sweep_yaml(grid, names, program=program) for i, grid in enumerate(grids(runs), 1)}

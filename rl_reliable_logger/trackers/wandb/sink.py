@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from ...analysis.options import published_options
 from ...analysis.report import TABLES
 from ...errors import InputError, TrackerError
-from ...render.bundle import Bundle
+from ...store.manifest import Bundle
 from ..base.messages import kw
 from ..base.pending import PendingPublishError, kept_message
 from ..base.protocols import PublishResult
@@ -127,7 +127,7 @@ def _read_index(path: Path) -> list[dict[str, Any]]:
 def _update_index(path: Path, change: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> None:
     """Rewrite the offline publish record with ``change(entries)`` through the one writer (under its lock, to a
     temporary file, renamed), then read back."""
-    from ...render.bundle import write_file
+    from ...store.files import write_file
 
     entries: list[dict[str, Any]] = []
 

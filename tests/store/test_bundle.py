@@ -10,11 +10,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from rl_reliable_logger.analysis.hashing import report_hash
 from rl_reliable_logger.cli.main import main
-from rl_reliable_logger.render import bundle as rb
 from rl_reliable_logger.render import writer
-from rl_reliable_logger.render.bundle import BundleError, read_bundle, report_hash
 from rl_reliable_logger.render.writer import load_report, save_report
+from rl_reliable_logger.store.bundle import read_bundle
+from rl_reliable_logger.store.kinds import BundleError
+from rl_reliable_logger.store.manifest import safe_relpath
 from tests.support.reports import small_report
 
 FAST = ["--seed", "0", "--reps", "50", "--profile-reps", "50", "--improvement-reps", "50", "--quiet"]
@@ -166,7 +168,7 @@ def test_figure_file_names_never_come_from_table_contents(tmp_path):
     )
     out = save_report(report, tmp_path / "out", figures=True)
     names = [f.path for f in read_bundle(out).files]
-    assert all(rb.safe_relpath(n) for n in names)
+    assert all(safe_relpath(n) for n in names)
     assert not list(tmp_path.glob("*evil*")) and not list(tmp_path.rglob("*evil*"))
 
 

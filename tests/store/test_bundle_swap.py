@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from rl_reliable_logger.render.bundle import BundleError, check_output_folder, read_bundle, recover_swap, write_bundle
 from rl_reliable_logger.render.writer import save_report
+from rl_reliable_logger.store.bundle import check_output_folder, read_bundle, recover_swap, write_bundle
+from rl_reliable_logger.store.kinds import BundleError
 from tests.support.cli import run_cli
 from tests.support.reports import small_report
 
@@ -21,7 +22,7 @@ from tests.support.reports import small_report
 CHILD = textwrap.dedent(
     """
     import os, signal, sys
-    from rl_reliable_logger.render import bundle
+    from rl_reliable_logger.store import bundle
 
     out, step = sys.argv[1], sys.argv[2]
     real_rename, calls = os.rename, []
@@ -122,9 +123,9 @@ HOLDER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from rl_reliable_logger.render import bundle
+    from rl_reliable_logger.store import lock
 
-    with bundle.folder_lock(sys.argv[1]):
+    with lock.folder_lock(sys.argv[1]):
         Path(sys.argv[2]).mkdir()
         print("locked", flush=True)
         time.sleep(600)

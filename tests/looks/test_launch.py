@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from rl_reliable_logger.errors import InputError
-from rl_reliable_logger.render.watch_launch import grids, launch_files, new_runs, parameters
+from rl_reliable_logger.looks.launch import grids, launch_files, new_runs, parameters
 
 
 def test_new_seeds_skip_used_ones_and_uneven_cells_get_separate_grids() -> None:

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from rl_reliable_logger import InputError, race
-from rl_reliable_logger.render.bundle import BundleError
+from rl_reliable_logger.store.kinds import BundleError
 from rl_reliable_logger.trackers.mlflow.launch import read_mlflow_lines
 
 LRS = (0.0003, 0.001, 0.003, 0.01)

@@ -1,0 +1,492 @@
+"""Every bound formula of the interval methods, in one module: percentile, basic, BC/BCa with the acceleration,
+expanded percentile (with its levels), normal, studentized, Student-t, order statistic and Wilson; and the sides an
+interval bounds (``tail=``: two-sided, or one-sided ``less``/``greater``, scipy.stats.bootstrap's ``alternative``).
+
+A method's bounds are one function ``bounds(dist, point, ci, tail, accel) -> (low, high)`` of the bootstrap
+replicates ``dist`` (B, ...) and the estimate ``point`` (...); ``tail`` is the expanded tail probability (scalar or
+one per statistic) for a method that ``needs_tail``, ``accel`` the acceleration for one that ``needs_jackknife``
+(:mod:`.methods` declares which). The other formulas compute those inputs (:func:`expanded_level`,
+:func:`improvement_level`, :func:`task_levels`, :func:`acceleration`) or an interval from something else than
+replicates (:func:`studentized_interval` from the replicates of a statistic and its standard error,
+:func:`student_t_task_intervals` and :func:`median_order_statistic_interval` from the runs, :func:`wilson` from a
+proportion). The rliable drop-in (``rliable/intervals.py``) computes arch's intervals from the same formulas.
+
+numpy is imported by each formula when it computes: the registry that names them (:mod:`.methods`) is read by
+``rl-reliable --help``, which loads no numpy.
+
+Example (a one-sided upper bound is the upper end of the two-sided interval at level ``2 ci - 1``)::
+
+    >>> import numpy as np
+    >>> dist, point = np.arange(101.0)[:, None], np.array([50.0])
+    >>> low, high = percentile_bounds(dist, point, sided_level(0.95, "less"), None, None)
+    >>> [float(v[0]) for v in one_sided(low, high, "less")]
+    [-inf, 95.0]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # numpy and the engine load when a formula computes (``--help`` reads the registry, no numpy)
+    import numpy as np
+
+    from ..bootstrap import Cells
+
+    Tail = float | np.ndarray | None
+
+# ---------------------------------------------------------------------------- the sides an interval bounds
+#: What ``tail=`` takes (scipy.stats.bootstrap's ``alternative``): both ends, or one (``less``: ``(-inf, high]``, the
+#: statistic is at most ``high``; ``greater``: ``[low, inf)``).
+TAILS = ("two-sided", "less", "greater")
+
+
+def check_tail(tail: str) -> str:
+    """``tail`` if it is one of :data:`TAILS`, else a ValueError naming them."""
+    if tail not in TAILS:
+        raise ValueError(f"tail must be one of {', '.join(map(repr, TAILS))}, got {tail!r}")
+    return tail
+
+
+def tail_alpha(ci: float, tail: str = "two-sided") -> float:
+    """The probability an interval at level ``ci`` leaves out beyond each end it bounds: ``(1 - ci) / 2`` for a
+    two-sided interval, ``1 - ci`` for a one-sided one."""
+    return (1.0 - ci) / 2 if tail == "two-sided" else 1.0 - ci
+
+
+def sided_level(ci: float, tail: str = "two-sided") -> float:
+    """The level of the two-sided interval whose ends are the bounds at level ``ci`` on the side(s) ``tail`` names:
+    ``ci`` itself, or ``2 ci - 1`` for a one-sided bound (which needs ``ci`` above 0.5)."""
+    check_tail(tail)
+    if tail == "two-sided":
+        return ci
+    if not 0.5 < ci < 1:
+        raise ValueError(f"a one-sided interval needs a level between 0.5 and 1, got {ci}")
+    return 1.0 - 2.0 * tail_alpha(ci, tail)
+
+
+def one_sided(low: Any, high: Any, tail: str = "two-sided") -> tuple[Any, Any]:
+    """``(low, high)`` with the end ``tail`` leaves open set to infinity (``less``: ``low = -inf``; ``greater``:
+    ``high = inf``); a two-sided interval as it is."""
+    import numpy as np
+
+    if tail == "less":
+        low = np.full(np.shape(low), -np.inf)
+    elif tail == "greater":
+        high = np.full(np.shape(high), np.inf)
+    return low, high
+
+
+# ---------------------------------------------------------------------------- quantiles of the replicates
+def quantile_pair(dist: np.ndarray, low: float, high: float) -> tuple[np.ndarray, np.ndarray]:
+    """Quantiles ``low`` and ``high`` of every column (``np.quantile``, method ``linear``)."""
+    import numpy as np
+
+    both = np.quantile(dist, [low, high], axis=0)
+    return both[0], both[1]
+
+
+def diag_quantile(dist: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Quantile q[i] of column i (each statistic its own level)."""
+    import numpy as np
+
+    flat = dist.reshape(dist.shape[0], -1)
+    qs = np.broadcast_to(np.asarray(q, float), dist.shape[1:]).ravel()
+    out = np.array([np.quantile(flat[:, i], qs[i]) if np.isfinite(qs[i]) else np.nan for i in range(flat.shape[1])])
+    return out.reshape(dist.shape[1:])
+
+
+def tie_tolerance(dist: np.ndarray, point: np.ndarray) -> np.ndarray:
+    """How far a replicate may lie from the estimate and still count as equal to it: 1e-9 of the statistic's
+    scale (its largest finite |replicate| or |estimate|). Far above the rounding of sums in another order
+    (~1e-16 relative), far below any real difference between replicates of a statistic of ≤ 10⁶ runs."""
+    import numpy as np
+
+    finite = np.where(np.isfinite(dist), np.abs(dist), 0.0)
+    scale = np.maximum(finite.max(axis=0, initial=0.0), np.where(np.isfinite(point), np.abs(point), 0.0))
+    return 1e-9 * scale
+
+
+def percentile_bounds(dist: np.ndarray, point: np.ndarray, ci: float, tail: Tail, accel: np.ndarray | None):
+    """The ``(1 - ci) / 2`` and ``(1 + ci) / 2`` quantiles of the replicates."""
+    alpha = 1.0 - ci
+    return quantile_pair(dist, alpha / 2, 1 - alpha / 2)
+
+
+def basic_bounds(dist: np.ndarray, point: np.ndarray, ci: float, tail: Tail, accel: np.ndarray | None):
+    """The percentile interval reflected about the estimate."""
+    lo, hi = percentile_bounds(dist, point, ci, tail, accel)
+    return reflect(point, lo, hi)
+
+
+def reflect(point: Any, low: Any, high: Any) -> tuple[Any, Any]:
+    """The interval ``[low, high]`` reflected about the estimate: ``(2 point - high, 2 point - low)`` (the basic
+    bootstrap interval from the percentile one)."""
+    return 2 * point - high, 2 * point - low
+
+
+def bca_levels(z0: Any, z: Any, accel: Any) -> Any:
+    """The levels at which BC (``accel`` 0) or BCa takes its quantiles: ``Φ(z0 + (z0 + z) / (1 - a (z0 + z)))``
+    for the bias ``z0``, the normal quantile ``z`` of each nominal level and the acceleration ``a`` (Efron 1987)."""
+    from .. import distributions
+
+    return distributions.norm_cdf(z0 + (z0 + z) / (1 - accel * (z0 + z)))
+
+
+def bias_corrected_bounds(dist: np.ndarray, point: np.ndarray, ci: float, tail: Tail, accel: np.ndarray | None):
+    """BC (``accel`` None) or BCa: quantiles shifted by ``z0 = Φ⁻¹(fraction of replicates below the estimate)``,
+    ties (within :func:`tie_tolerance`) counting half, and stretched by the acceleration."""
+    import numpy as np
+
+    from .. import distributions
+
+    alpha = 1.0 - ci
+    tol = tie_tolerance(dist, point)
+    below = (dist < point - tol).mean(axis=0) + 0.5 * (np.abs(dist - point) <= tol).mean(axis=0)
+    z0 = distributions.norm_ppf(np.clip(below, 1e-12, 1 - 1e-12))
+    a = np.zeros_like(z0) if accel is None else accel
+    bounds = [
+        diag_quantile(dist, bca_levels(z0, z, a)) for z in distributions.norm_ppf(np.array([alpha / 2, 1 - alpha / 2]))
+    ]
+    return bounds[0], bounds[1]
+
+
+def expanded_bounds(dist: np.ndarray, point: np.ndarray, ci: float, tail: Tail, accel: np.ndarray | None):
+    """Hesterberg's expanded percentile interval: the quantiles at ``tail`` and ``1 - tail``."""
+    import numpy as np
+
+    if tail is None:
+        raise ValueError("the expanded percentile interval needs its tail probability")
+    if np.ndim(tail) == 0:
+        return quantile_pair(dist, float(tail), 1 - float(tail))
+    return diag_quantile(dist, np.asarray(tail)), diag_quantile(dist, 1 - np.asarray(tail))
+
+
+def normal_interval(dist: np.ndarray, point: np.ndarray, tail: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``point ± c · t · sd*`` for each column: the bootstrap standard deviation ``sd*`` of the replicates (ddof 1)
+    with the expanded level's multiplier ``c · t = -Φ⁻¹(tail)`` (``tail`` from :func:`expanded_level`).
+
+    Used for the median over tasks under ``bootstrap-t``: the bootstrap distribution of a median of 10-26 task
+    means is lumpy, its far quantiles sit on the few task means near the middle, and the expanded percentile
+    interval over-covers with 26 tasks (0.96-0.98); its standard deviation is smooth
+    (``benchmarks/coverage/median_candidates.py``)."""
+    import numpy as np
+
+    from .. import distributions
+
+    # sd in units of each column's largest |replicate|: squares of scores near 1e200 (or 1e-200) stay in range
+    unit = np.abs(dist).max(axis=0, initial=0.0)
+    unit = np.where((unit > 0) & np.isfinite(unit), unit, 1.0)
+    sd = unit * np.std(dist / unit, axis=0, ddof=1)
+    half = -distributions.norm_ppf(np.asarray(tail, dtype=float)) * sd
+    return point - half, point + half
+
+
+def normal_bounds(dist: np.ndarray, point: np.ndarray, ci: float, tail: Tail, accel: np.ndarray | None):
+    """:func:`normal_interval` at the expanded level ``tail``."""
+    if tail is None:
+        raise ValueError("the normal interval needs the expanded tail probability")
+    return normal_interval(dist, point, tail)
+
+
+# ---------------------------------------------------------------------------- from the runs
+def student_t_runs(cells: Any, ci: float) -> tuple[np.ndarray, np.ndarray]:
+    """Each task's mean ± t·s/√N (:func:`..bootstrap.student_t_task_intervals`): the ``student-t`` method."""
+    return student_t_task_intervals(cells, ci)
+
+
+def order_statistic_median(low: np.ndarray, high: np.ndarray) -> tuple[float, float]:
+    """``[median of the per-task lower bounds, median of the upper bounds]``: the median over tasks does not
+    decrease when any task's mean grows, so this interval covers the median of the true task means whenever every
+    per-task interval covers its task's mean (conservative: wide, and it needs no resampling)."""
+    import numpy as np
+
+    return float(np.median(np.asarray(low, dtype=float))), float(np.median(np.asarray(high, dtype=float)))
+
+
+def median_order_statistic_interval(cells: Any, ci: float = 0.95) -> tuple[float, float]:
+    """The order-statistic interval of the median over tasks from each task's Student-t interval at level ``ci``
+    (:func:`..bootstrap.student_t_task_intervals`; a task of one run contributes its score twice)."""
+    return order_statistic_median(*student_t_runs(cells, ci))
+
+
+# ---------------------------------------------------------------------------- the levels an interval widens to
+def expanded_level(cells: Cells | Sequence[Cells], ci: float = 0.95) -> float:
+    r"""Tail probability of Hesterberg's (2015) expanded percentile interval, stratified by cell.
+
+    The percentile bootstrap of a mean of ``n`` runs is too narrow for two reasons: the bootstrap
+    variance is ``(n-1)/n`` of the unbiased one, and it uses normal rather than ``t`` tails. Hesterberg
+    widens it by taking the percentiles at ``Φ(-sqrt(n/(n-1)) t_{α/2, n-1})`` instead of ``α/2``. With
+    stratified cells the shrinkage differs per cell; for the mean over tasks of task means it is
+
+    .. math:: c^2 = \frac{\sum_m s_m^2 / N_m}{\sum_m s_m^2 (N_m - 1) / N_m^2}
+
+    (``s_m^2`` the unbiased variance of task m's runs; tasks with one run are left out, and equal
+    weights are used when every ``s_m`` is 0), and the ``t`` degrees of freedom are ``Σ_m (N_m - 1)``.
+    The tail is ``Φ(-c · t_{1-α/2, df})``. The same level is used for every statistic of these cells.
+
+    Several algorithms' cells (a sequence): the level of the difference of their means over tasks, every
+    cell of every algorithm pooled in ``c`` and ``df`` (the same tasks, so the ``1/M²`` weights cancel); used for
+    differences and P(X > Y), whose bootstrap variances shrink by the same ``(N-1)/N`` in each sample.
+    """
+    import math
+
+    import numpy as np
+
+    from .. import distributions
+    from ..bootstrap import Cells, magnitude
+
+    groups = [cells] if isinstance(cells, Cells) else list(cells)
+    sizes = np.concatenate([g.sizes for g in groups]).astype(float)
+    keep = sizes >= 2
+    if not keep.any():
+        return (1.0 - ci) / 2.0
+    # c is scale-free; unit scores keep the squares in range
+    unit_size = magnitude(np.concatenate([g.values for g in groups]))
+    var = np.concatenate([_task_variances(g, unit_size) for g in groups])
+    var = var[keep] if var[keep].sum() > 0 else np.ones(int(keep.sum()))
+    n = sizes[keep]
+    c = math.sqrt(float((var / n).sum() / (var * (n - 1) / n**2).sum()))
+    df = float((n - 1).sum())
+    return float(distributions.norm_cdf(-c * distributions.t_ppf(1.0 - (1.0 - ci) / 2.0, df)))
+
+
+def improvement_level(x: Cells, y: Cells, ci: float = 0.95) -> float:
+    r"""Expanded tail probability for P(X > Y) (:func:`..metrics.probability_of_improvement`, the mean over tasks
+    of the Mann–Whitney statistic ``U_m = mean_{a,b} h(x_a, y_b)``, ``h = [x > y] + ½[x = y]``).
+
+    :func:`expanded_level` widens the percentile interval of a *mean* by ``c``, the square root of the unbiased
+    variance over the bootstrap's own variance (``n/(n-1)`` for one sample). P(X > Y) is a two-sample U-statistic,
+    whose bootstrap variance shrinks much less (for two equal normal populations the ratio averages 1.21 / 1.07 /
+    1.02 at 3 / 5 / 10 runs); the mean's ``c`` over-widens it (coverage 0.95-0.98 in
+    ``benchmarks/coverage/coverage_study.py``). Here ``c`` is that same ratio for U, both in
+    closed form per task (Hoeffding's decomposition, ``n`` runs of X and ``k`` of Y):
+
+    .. math:: \operatorname{Var} U = \frac{ξ_{11} + (k-1) ξ_{10} + (n-1) ξ_{01}}{n k}
+
+    with ``ξ₁₁ = A - T``, ``ξ₁₀ = B₁₀ - T``, ``ξ₀₁ = B₀₁ - T`` (``A = E h²``, ``B₁₀ = E h(X,Y) h(X,Y')``,
+    ``B₀₁ = E h(X,Y) h(X',Y)``, ``T = θ²``). The unbiased estimate takes each moment's U-statistic (distinct runs
+    only), the bootstrap variance (exact, the distribution of the resamples) their plug-in V-statistics;
+    ``c² = Σ_m Var_unbiased / Σ_m Var_bootstrap`` over the tasks with two or more runs of each algorithm, at least
+    1 (never narrower than the percentile interval). The ``t`` degrees of freedom are Welch–Satterthwaite's over
+    DeLong's variance components (each task's ``S₁₀/n`` with ``n - 1`` df and ``S₀₁/k`` with ``k - 1``): tasks
+    whose U is near 0 or 1 add little variance and few effective df. Ranks only: invariant to the scale and
+    order of the runs.
+    """
+    import math
+
+    import numpy as np
+
+    from .. import distributions
+
+    unbiased, plugin, parts, dfs = 0.0, 0.0, [], []
+    for m in range(x.n_tasks):
+        xs = x.values[x.offsets[m] : x.offsets[m] + x.sizes[m]]
+        ys = y.values[y.offsets[m] : y.offsets[m] + y.sizes[m]]
+        if xs.size >= 2 and ys.size >= 2:
+            u, p, part_x, part_y = improvement_variances(xs, ys)
+            unbiased, plugin = unbiased + u, plugin + p
+            parts += [part_x, part_y]
+            dfs += [xs.size - 1.0, ys.size - 1.0]
+    if not plugin > 0:
+        return (1.0 - ci) / 2.0
+    c = math.sqrt(max(1.0, unbiased / plugin))
+    comp, dof = np.array(parts), np.array(dfs)
+    df = float(comp.sum() ** 2 / (comp**2 / dof).sum()) if comp.sum() > 0 else float(dof.sum())
+    return float(distributions.norm_cdf(-c * distributions.t_ppf(1.0 - (1.0 - ci) / 2.0, max(df, 1.0))))
+
+
+def improvement_variances(xs: np.ndarray, ys: np.ndarray) -> tuple[float, float, float, float]:
+    """For one task's runs (``n, k >= 2``; see :func:`improvement_level`): the unbiased estimate and the
+    bootstrap's exact value of Var U, and DeLong's two components ``S₁₀/n`` and ``S₀₁/k`` (the variances of X's
+    and Y's placements, for the degrees of freedom). Sums of ranks from sorted runs, no ``n x k`` pair matrix."""
+    import numpy as np
+
+    n, k = xs.size, ys.size
+    ys, xs_sorted = np.sort(ys), np.sort(xs)
+    below, upto = np.searchsorted(ys, xs, side="left"), np.searchsorted(ys, xs, side="right")
+    row = below + 0.5 * (upto - below)  # Σ_b h(x_a, y_b)
+    row_sq = below + 0.25 * (upto - below)  # Σ_b h(x_a, y_b)²
+    under, over = np.searchsorted(xs_sorted, ys, side="left"), np.searchsorted(xs_sorted, ys, side="right")
+    col = (n - over) + 0.5 * (over - under)  # Σ_a h(x_a, y_b)
+    total, total_sq = float(row.sum()), float(row_sq.sum())
+    rows2, cols2 = float((row**2).sum()), float((col**2).sum())
+    # moments over distinct runs (U-statistics, unbiased), then the bootstrap's plug-in (V-statistic) ones
+    a = total_sq / (n * k)
+    b10 = (rows2 - total_sq) / (n * k * (k - 1))
+    b01 = (cols2 - total_sq) / (k * n * (n - 1))
+    t = (total**2 - rows2 - cols2 + total_sq) / (n * (n - 1) * k * (k - 1))
+    unbiased = (a + (k - 1) * b10 + (n - 1) * b01 - (n + k - 1) * t) / (n * k)
+    b10_hat, b01_hat, t_hat = rows2 / (n * k * k), cols2 / (k * n * n), (total / (n * k)) ** 2
+    plugin = (a + (k - 1) * b10_hat + (n - 1) * b01_hat - (n + k - 1) * t_hat) / (n * k)
+    # DeLong: placements row / k and col / n, their unbiased variances over the runs
+    part_x = float(np.var(row, ddof=1)) / (k * k * n)
+    part_y = float(np.var(col, ddof=1)) / (n * n * k)
+    return unbiased, plugin, part_x, part_y
+
+
+def _task_variances(cells: Cells, unit: float) -> np.ndarray:
+    """(M,) unbiased variance of each task's runs in units of ``unit`` (0 for a task of one run)."""
+    import numpy as np
+
+    scaled = cells.values / unit
+    return np.array(
+        [np.var(scaled[cells.task_of == m], ddof=1) if cells.sizes[m] >= 2 else 0.0 for m in range(cells.n_tasks)]
+    )
+
+
+def task_levels(cells: Cells, ci: float = 0.95) -> np.ndarray:
+    """(M,) expanded tail probability of each task's mean (Hesterberg's one-sample level, ``N_m`` runs; the
+    plain ``α/2`` for a task of one run): the per-task table's intervals under ``expanded``."""
+    import numpy as np
+
+    from .. import distributions
+
+    n = cells.sizes.astype(float)
+    crit = distributions.t_ppf(1.0 - (1.0 - ci) / 2.0, np.maximum(n - 1, 1.0))
+    expanded = distributions.norm_cdf(-np.sqrt(n / np.maximum(n - 1, 1.0)) * crit)
+    return np.where(n >= 2, expanded, (1.0 - ci) / 2.0)
+
+
+def student_t_task_intervals(cells: Cells, ci: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """(M,) low and high of each task's mean: ``mean ± t_{N-1} s / sqrt(N)``, the interval the bootstrap-t
+    approximates. Used for per-task means under ``bootstrap-t``: a bootstrap of 3 runs cannot reach beyond their
+    range (the truth lies outside it for 25% of normal samples), whatever its level. A task of one run gets
+    ``(mean, mean)``, as every bootstrap interval gives it."""
+    import numpy as np
+
+    from .. import distributions
+    from ..bootstrap import magnitude
+
+    means = np.array([cells.values[o : o + n].mean() for o, n in zip(cells.offsets, cells.sizes)])
+    unit = magnitude(cells.values)
+    se = unit * np.sqrt(_task_variances(cells, unit) / cells.sizes)
+    crit = distributions.t_ppf(1.0 - (1.0 - ci) / 2.0, np.maximum(cells.sizes - 1.0, 1.0))
+    half = np.where(cells.sizes >= 2, crit * se, 0.0)
+    return means - half, means + half
+
+
+# ---------------------------------------------------------------------------- studentized
+#: Largest share of degenerate bootstrap-t replicates (:data:`DEGENERATE_SE`) that may be dropped; beyond it the
+#: studentized distribution is conditioned on too much, and the interval falls back.
+DEGENERATE_SHARE = 0.01
+
+
+#: A replicate whose standard error is below this share of the data's is degenerate: it drew (nearly) copies of
+#: one run in every task, and its ``t*`` would be the replicate's shift over almost nothing. Relative to the data's
+#: own standard error, so the rule is the same at every scale (an exact-zero test let standard errors that are
+#: zero up to rounding through: 2 tasks x 3 runs gave ``0.427 [-3.568, 5.97e13]``). It also bounds every
+#: interval: ``|t*| se <= |stat* - stat| / DEGENERATE_SE``, at most 20 times the range of the runs.
+DEGENERATE_SE = 0.05
+
+
+def studentized_interval(dist: np.ndarray, point: np.ndarray, ci: float = 0.95) -> tuple[float, float] | None:
+    """Bootstrap-t interval from replicates of ``(statistic, se)`` (``metrics.mean_se``, ``metrics.trimmed_mean_se``).
+
+    ``t* = (stat* - stat) / se*``; the interval is ``(stat - t*_{1-α/2} se, stat - t*_{α/2} se)``. Second-order
+    accurate: it follows the skew of the data and, for the IQM, the small-sample bias of the estimate, where the
+    percentile interval does neither. Replicates with ``se* <= DEGENERATE_SE · se`` (:data:`DEGENERATE_SE`) are
+    dropped.
+
+    Returns None where the studentized distribution is degenerate and the caller must fall back (to the
+    expanded interval) and say so: ``se`` zero up to rounding (1e-9 of the statistic's scale, as
+    :func:`..intervals.tie_tolerance`), more than :data:`DEGENERATE_SHARE` of the replicates degenerate, or every ``t*`` equal (one task of
+    two runs: each replicate either copies one run or is the data itself, ``t* = 0``; the interval would have
+    zero width).
+    """
+    import numpy as np
+
+    alpha = 1.0 - ci
+    stat, se = float(point[0]), float(point[1])
+    values = dist[:, 0][np.isfinite(dist[:, 0])]
+    rounding = 1e-9 * max(float(np.abs(values).max(initial=0.0)), abs(stat) if np.isfinite(stat) else 0.0)
+    if not (np.isfinite(se) and se > rounding):
+        return None
+    ok = dist[:, 1] > DEGENERATE_SE * se
+    if not ok.any() or 1.0 - ok.mean() > DEGENERATE_SHARE:
+        return None
+    t = (dist[ok, 0] - stat) / dist[ok, 1]
+    hi_t, lo_t = np.quantile(t, [1 - alpha / 2, alpha / 2])
+    if not hi_t > lo_t:
+        return None
+    return studentized_bounds(stat, se, lo_t, hi_t)
+
+
+def studentized_bounds(point: Any, se: Any, t_low: Any, t_high: Any) -> tuple[Any, Any]:
+    """The bootstrap-t interval from the estimate, its standard error and the quantiles of the studentized replicates
+    ``t* = (stat* - stat) / se*``: ``(point - t*_high se, point - t*_low se)`` (the ends swap: a replicate far above
+    the estimate says the estimate may be far below the truth)."""
+    return point - t_high * se, point - t_low * se
+
+
+#: The mean's bootstrap-t interval (the first statistic studentized; the same rule as every other).
+studentized_mean_interval = studentized_interval
+
+
+def acceleration(jackknife: np.ndarray, strata: np.ndarray | None = None) -> np.ndarray:
+    r"""BCa acceleration of each statistic from its leave-one-run-out values ``(J, ...)``.
+
+    With ``strata`` (the task of each value, :func:`jackknife_tasks`) the multi-sample formula of the
+    stratified bootstrap (Efron & Tibshirani 1993, §14.3; Davison & Hinkley 1997, §3.2) is used: with
+    jackknife influence values :math:`l_{mj} = (n_m - 1)(\bar\theta_{m\cdot} - \theta_{(mj)})` of run j
+    of task m (``n_m`` runs, :math:`\bar\theta_{m\cdot}` the mean of that task's leave-one-out values),
+
+    .. math:: a = \frac{\sum_m n_m^{-3} \sum_j l_{mj}^3}{6 \, (\sum_m n_m^{-2} \sum_j l_{mj}^2)^{3/2}}.
+
+    With one task (or ``strata=None``) it is the usual one-sample :math:`\sum c^3 / (6 (\sum c^2)^{3/2})`,
+    :math:`c_j = \bar\theta - \theta_{(j)}`. Tasks with one run cannot be left out and contribute nothing.
+    """
+    import numpy as np
+
+    jack = np.asarray(jackknife, dtype=float)
+    if strata is None:
+        strata = np.zeros(jack.shape[0], dtype=np.int64)
+    strata = np.asarray(strata)
+    if strata.shape != (jack.shape[0],):
+        raise ValueError("strata needs one task per jackknife value")
+    num = np.zeros(jack.shape[1:])
+    den = np.zeros(jack.shape[1:])
+    # a is scale-free (cubes over squares^1.5): centre each task's values and divide by the largest |deviation|
+    # of each statistic, so that cubes of huge (1e200) or tiny (1e-200) scores neither overflow nor underflow
+    centred = np.empty_like(jack)
+    for task in np.unique(strata):
+        part = jack[strata == task]
+        centred[strata == task] = part.mean(axis=0) - part
+    unit = np.abs(centred).max(axis=0, initial=0.0)
+    centred = centred / np.where(unit > 0, unit, 1.0)
+    for task in np.unique(strata):
+        part = centred[strata == task]
+        n = part.shape[0]
+        influence = (n - 1) * part
+        num += (influence**3).sum(axis=0) / n**3
+        den += (influence**2).sum(axis=0) / n**2
+    return acceleration_ratio(num, den)
+
+
+def acceleration_ratio(cubes: Any, squares: Any) -> Any:
+    """The acceleration from the sums of cubed and of squared influence values: ``Σ l³ / (6 (Σ l²)^{3/2})``
+    (Efron & Tibshirani 1993, eq. 14.15), 0 where every influence value is 0."""
+    import numpy as np
+
+    den = 6.0 * np.asarray(squares) ** 1.5
+    return np.divide(cubes, den, out=np.zeros_like(np.asarray(cubes, dtype=float)), where=den > 0)
+
+
+# ---------------------------------------------------------------------------- proportions
+def wilson(point: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson's score interval for a proportion ``point`` from ``n`` (possibly fractional) trials.
+
+    Example:
+        >>> import numpy as np
+        >>> [round(float(v), 4) for v in wilson(np.array(0.0), np.array(20.0), 1.959964)]
+        [0.0, 0.1611]
+    """
+    import numpy as np
+
+    p = np.clip(np.asarray(point, dtype=float), 0.0, 1.0)
+    n = np.asarray(n, dtype=float)
+    shrink = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / shrink
+    half = z / shrink * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    # the score interval holds p exactly; rounding must not move an end past it or outside [0, 1]
+    return np.clip(np.minimum(centre - half, p), 0.0, 1.0), np.clip(np.maximum(centre + half, p), 0.0, 1.0)

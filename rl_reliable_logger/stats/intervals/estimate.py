@@ -1,0 +1,296 @@
+"""Computing intervals: :func:`estimate` (a table's statistics, each by the method the request gives it),
+:func:`estimate_stacked` (many distributions at a bounded memory) and :func:`interval` (one requested method, for
+code outside a table). ``tail=`` bounds both ends (``two-sided``, the default) or one (``less``, ``greater``:
+scipy.stats.bootstrap's ``alternative``), at the same level."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .bounds import (
+    acceleration,
+    check_tail,
+    expanded_level,
+    one_sided,
+    sided_level,
+    studentized_interval,
+    tie_tolerance,
+)
+from .methods import IntervalMethod, requested
+from .request import ResamplingRequest
+from .result import ConfidenceInterval, IntervalResult, Sample
+
+if TYPE_CHECKING:  # numpy loads when an interval is computed
+    import numpy as np
+
+    from .methods import Bounds
+
+
+def fallback_note(what: str) -> str:
+    """The sentence that says a bootstrap-t interval fell back to the expanded one."""
+    return (
+        f"bootstrap-t: {what}'s studentized replicates are degenerate (too few distinct runs per task), so its "
+        "interval is the expanded percentile one"
+    )
+
+
+def estimate(
+    request: ResamplingRequest,
+    table: str,
+    dist: np.ndarray,
+    point: np.ndarray,
+    sample: Sample = Sample(),
+    *,
+    kinds: Sequence[str] | None = None,
+    labels: Sequence[str] | None = None,
+    tail: str = "two-sided",
+) -> IntervalResult:
+    """The intervals of ``table``'s statistics from their replicates ``dist`` ``(B, n)`` and estimates ``point``
+    ``(n,)``, each by the method ``request`` gives it: with ``kinds`` (each statistic's kind, on the aggregate
+    tables) every statistic its own (:meth:`ResamplingRequest.statistic_method`; ``labels`` name them in a fallback
+    sentence), else the table's method for every one (of any shape). ``tail``: ``two-sided``, or a one-sided bound at
+    the request's level (``less``: ``(-inf, high]``; ``greater``: ``[low, inf)``).
+
+    Example:
+        >>> import numpy as np
+        >>> request = ResamplingRequest("percentile", 0.9)
+        >>> result = estimate(request, "aggregates", np.arange(100.0)[:, None], np.array([50.0]))
+        >>> [round(float(v[0]), 2) for v in result.confidence_interval], result.methods
+        ([4.95, 94.05], ('percentile',))
+        >>> upper = estimate(request, "aggregates", np.arange(100.0)[:, None], np.array([50.0]), tail="less")
+        >>> [round(float(v[0]), 2) for v in upper.confidence_interval], round(float(upper.standard_error[0]), 2)
+        ([-inf, 89.1], 29.01)
+    """
+    import numpy as np
+
+    ci, spec = sided_level(request.level, tail), request.table_method(table)
+    point = np.asarray(point, dtype=float)
+    if kinds is None and spec.from_runs is not None:
+        low, high = spec.from_runs(sample.runs, ci)
+        return IntervalResult(ConfidenceInterval(*one_sided(low, high, tail)), (spec.name,))
+    methods = [spec] * point.shape[-1] if kinds is None else [request.statistic_method(table, k) for k in kinds]
+    level_tail = sample.level(ci) if sample.level is not None and any(m.needs_tail for m in methods) else None
+    accel = None
+    if spec.needs_jackknife:
+        assert sample.jackknife is not None, f"{spec.name} needs the leave-one-run-out values"
+        accel = acceleration(*sample.jackknife())
+    if spec.needs_tail and level_tail is None:
+        raise ValueError("the expanded percentile interval needs the level of the sample the replicates are from")
+    block = [j for j, m in enumerate(methods) if _in_block(m, spec)]
+    if len(block) == len(methods):
+        low, high = _bounds(spec)(dist, point, ci, level_tail, accel)
+    else:
+        low, high = np.full(point.shape, np.nan), np.full(point.shape, np.nan)
+        if block:
+            low[block], high[block] = _bounds(spec)(
+                dist[:, block], point[block], ci, _take(level_tail, block), _take(accel, block)
+            )
+    notes: list[str] = []
+    for j, m in enumerate(methods):
+        if j not in block:
+            label = labels[j] if labels is not None else f"statistic {j}"
+            kind = kinds[j] if kinds is not None else "*"
+            extras = (_at(level_tail, j), _at(accel, j))
+            low[j], high[j] = _own(m, dist[:, j], point[j], ci, extras, sample, (kind, label), notes)
+    bounds = ConfidenceInterval(*one_sided(low, high, tail))
+    return IntervalResult(bounds, tuple(m.name for m in methods), tuple(notes), bootstrap_distribution=dist)
+
+
+def estimate_stacked(
+    request: ResamplingRequest,
+    table: str,
+    shape: tuple[int, int, int],
+    fill: Callable[[int, np.ndarray], None],
+    points: Sequence[np.ndarray],
+    samples: Sequence[Sample],
+    *,
+    kinds: Sequence[str] | None = None,
+    labels: Sequence[str] | None = None,
+    tail: str = "two-sided",
+) -> list[IntervalResult]:
+    """:func:`estimate` of ``count`` distributions of ``rows`` replicates and ``width`` statistics each
+    (``shape``), distribution ``i`` written by ``fill(i, out)`` into a ``(rows, width)`` block, with its estimates
+    ``points[i]`` and its ``samples[i]``. The blocks are stacked ``request.chunk_bytes`` at a time (at least one),
+    as one ``(rows, parts, width)`` view the selection reads without a copy: the same numbers as one call per
+    distribution, in one selection pass per chunk. Returns one result per distribution (without its replicates:
+    ``bootstrap_distribution`` is None, the stack is reused). ``tail``: as :func:`estimate`'s."""
+    import numpy as np
+
+    count, rows, width = shape
+    ci, spec = sided_level(request.level, tail), request.table_method(table)
+    if kinds is None and spec.from_runs is not None:  # from the runs themselves: no replicates needed
+        empty = np.empty((0, width))
+        return [estimate(request, table, empty, points[i], samples[i], tail=tail) for i in range(count)]
+    methods = [spec] * width if kinds is None else [request.statistic_method(table, k) for k in kinds]
+    needs_tail = any(m.needs_tail for m in methods)
+    block = [j for j, m in enumerate(methods) if _in_block(m, spec)]
+    out: list[IntervalResult] = []
+    per_stack = max(1, request.chunk_bytes // max(1, rows * width * 8))
+    for i in range(0, count, per_stack):
+        j = min(count, i + per_stack)
+        stack = np.empty((j - i, rows, width))
+        for k in range(i, j):
+            fill(k, stack[k - i])
+        point = np.concatenate([np.asarray(p, dtype=float) for p in points[i:j]]).reshape(j - i, width)
+        level_tail = None
+        if needs_tail:
+            level_tail = np.stack([np.broadcast_to(samples[k].level(ci), (width,)) for k in range(i, j)])  # type: ignore[misc]
+        view = np.moveaxis(stack, 0, 1)
+        if len(block) == width:
+            low, high = _bounds(spec)(view, point, ci, level_tail, None)
+        else:
+            low, high = np.full(point.shape, np.nan), np.full(point.shape, np.nan)
+            if block:
+                low[:, block], high[:, block] = _bounds(spec)(
+                    view[..., block], point[:, block], ci, _take(level_tail, block), None
+                )
+        for k in range(i, j):
+            notes: list[str] = []
+            for c, m in enumerate(methods):
+                if c not in block:
+                    label = labels[c] if labels is not None else f"statistic {c}"
+                    kind = kinds[c] if kinds is not None else "*"
+                    at = (None if level_tail is None else level_tail[k - i, c], None)
+                    low[k - i, c], high[k - i, c] = _own(
+                        m, stack[k - i][:, c], point[k - i, c], ci, at, samples[k], (kind, label), notes
+                    )
+            result = ConfidenceInterval(*one_sided(np.reshape(low[k - i], -1), np.reshape(high[k - i], -1), tail))
+            out.append(IntervalResult(result, tuple(m.name for m in methods), tuple(notes)))
+    return out
+
+
+def _in_block(method: IntervalMethod, table: IntervalMethod) -> bool:
+    """A statistic whose interval is the table method's bounds: computed with the others, in one pass."""
+    return not method.studentized and method.from_runs is None and method.bounds is table.bounds
+
+
+def _bounds(spec: IntervalMethod) -> Bounds:
+    assert spec.bounds is not None, f"{spec.name} is not computed from replicates"
+    return spec.bounds
+
+
+def _take(values: Any, columns: list[int]) -> Any:
+    """The ``columns`` of a per-statistic value (last axis); a scalar or None as it is."""
+    import numpy as np
+
+    return values if values is None or np.ndim(values) == 0 else np.asarray(values)[..., columns]
+
+
+def _at(values: Any, j: int) -> Any:
+    import numpy as np
+
+    return values if values is None or np.ndim(values) == 0 else np.asarray(values)[..., j]
+
+
+def _own(
+    method: IntervalMethod,
+    dist: np.ndarray,
+    point: Any,
+    ci: float,
+    extras: tuple[Any, Any],
+    sample: Sample,
+    named: tuple[str, str],
+    notes: list[str],
+) -> tuple[Any, Any]:
+    """One statistic's interval by its own method (not the table's): studentized (falling back, with a sentence in
+    ``notes``, to the method's bounds), from the runs, or from its replicates. ``extras``: its tail and acceleration;
+    ``named``: its kind (whose standard errors a studentized interval reads) and its label (for the sentence)."""
+    tail, accel = extras
+    kind, label = named
+    if method.studentized:
+        assert sample.standard_errors is not None, "a studentized interval needs the standard errors' replicates"
+        found = studentized_interval(*sample.standard_errors(kind), ci)
+        if found is not None:
+            return found
+        if not _constant(dist, point):  # replicates all equal to the estimate: every method gives that point
+            notes.append((f"{sample.name}: " if sample.name else "") + fallback_note(label))
+    elif method.from_runs is not None:
+        return method.from_runs(sample.runs, ci)
+    return _bounds(method)(dist, point, ci, tail, accel)
+
+
+def _constant(dist: np.ndarray, point: Any) -> bool:
+    """Whether every replicate equals the estimate (within :func:`tie_tolerance`): e.g. the optimality gap when every
+    run scores at or above γ. No interval has width there, so a studentized one falling back changes nothing."""
+    import numpy as np
+
+    values, est = np.asarray(dist, dtype=float), np.asarray(point, dtype=float)
+    tol = tie_tolerance(values.reshape(len(values), -1), est.reshape(-1))
+    return bool(np.all(np.abs(values.reshape(len(values), -1) - est.reshape(-1)) <= tol))
+
+
+def studentized_difference(x: dict[str, np.ndarray], y: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The replicates and estimate of (stat(X) - stat(Y), its standard error) from each algorithm's (stat, se)
+    replicates ``"dist"`` and estimate ``"point"``, on their common replicates: the studentized difference's
+    :attr:`Sample.standard_errors` (``t* = (d* - d) / sqrt(se_x*² + se_y*²)``)."""
+    import numpy as np
+
+    n = min(len(x["dist"]), len(y["dist"]))
+    dx, dy = x["dist"][:n], y["dist"][:n]
+    dist = np.column_stack([dx[:, 0] - dy[:, 0], np.hypot(dx[:, 1], dy[:, 1])])
+    point = np.array([x["point"][0] - y["point"][0], np.hypot(x["point"][1], y["point"][1])])
+    return dist, point
+
+
+def interval(
+    dist: np.ndarray,
+    point: np.ndarray,
+    *,
+    ci: float = 0.95,
+    method: str = "percentile",
+    jackknife: np.ndarray | None = None,
+    strata: np.ndarray | None = None,
+    cells: Any = None,
+    tail: str | float | np.ndarray | None = "two-sided",
+) -> tuple[np.ndarray, np.ndarray]:
+    """Confidence interval (low, high) of each statistic from its bootstrap distribution, by one requested method.
+
+    Args:
+        dist: (B, ...) bootstrap replicates.
+        point: (...) estimate on the original data.
+        ci: confidence level, e.g. 0.95.
+        method: a requestable method (``percentile``, the default, ``basic``, ``bc``, ``bca``, ``expanded``,
+            ``bootstrap-t``); this function gives it what its declaration needs. ``bca`` needs ``jackknife``, the
+            (J, ...) leave-one-run-out values, from which each statistic gets its *own* acceleration; pass
+            ``strata`` = :func:`..bootstrap.jackknife_tasks` for the stratified acceleration
+            (:func:`.bounds.acceleration`). ``expanded`` (Hesterberg's expanded percentile interval for small
+            samples, stratified by cell) needs the ``cells`` the replicates were drawn from
+            (:func:`.bounds.expanded_level`) or its tail probability as ``tail``; so does ``bootstrap-t``, here
+            without standard errors the expanded interval (:func:`estimate` studentizes the mean). For a statistic
+            of several algorithms (a difference, P(X > Y)) pass every algorithm's cells: the level pools them.
+        tail: the side(s) bounded: ``two-sided`` (the default), ``less`` (``(-inf, high]``) or ``greater``
+            (``[low, inf)``), each at level ``ci``. A number (or one per column, e.g. :func:`.bounds.task_levels`)
+            is instead the expanded tail probability of a two-sided interval, in place of the one
+            :func:`.bounds.expanded_level` gives.
+
+    The bias correction counts replicates equal to the estimate as half below; "equal" is within
+    :func:`.bounds.tie_tolerance` of it, so that the estimate and its replicates, summed in different orders, find
+    the same ties whatever the input's row order or scale.
+
+    Example:
+        >>> import numpy as np
+        >>> dist, point = np.arange(101.0)[:, None], np.array([50.0])
+        >>> [round(float(v[0]), 6) for v in interval(dist, point, ci=0.9)]
+        [5.0, 95.0]
+        >>> [round(float(v[0]), 6) for v in interval(dist, point, ci=0.9, tail="greater")]  # the 10th percentile
+        [10.0, inf]
+    """
+    if not 0 < ci < 1:
+        raise ValueError(f"ci must be in (0, 1), got {ci}")
+    spec = requested(method)
+    import numpy as np
+
+    sides, level_tail = (check_tail(tail), None) if isinstance(tail, str) else ("two-sided", tail)
+    level = sided_level(ci, sides)
+    point = np.asarray(point, dtype=float)
+    if spec.needs_tail and level_tail is None:
+        if cells is None:
+            raise ValueError("the expanded percentile interval needs the cells the replicates were drawn from")
+        level_tail = expanded_level(cells, level)
+    accel = None
+    if spec.needs_jackknife:
+        if jackknife is None:
+            raise ValueError(f"{method} needs the jackknife values of each statistic")
+        accel = acceleration(jackknife, strata)
+    return one_sided(*_bounds(spec)(dist, point, level, level_tail, accel), sides)
