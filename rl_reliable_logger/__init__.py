@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and IDEs
     from .analysis.report import Report
     from .analysis.tables.tuning import tuning_table
     from .data.scores import ScoreTable
+    from .looks.gate import gate
     from .looks.race import race
     from .looks.watch import watch
     from .render.plan_figures import save_plan
@@ -59,6 +60,7 @@ __all__ = [
     "__version__",
     "evaluate",
     "FolderSink",
+    "gate",
     "MlflowSink",
     "MlflowSource",
     "PublishResult",
@@ -104,6 +106,7 @@ _LAZY = {
     "save_plan": ("rl_reliable_logger.render.plan_figures", "save_plan"),
     "watch": ("rl_reliable_logger.looks.watch", "watch"),
     "race": ("rl_reliable_logger.looks.race", "race"),
+    "gate": ("rl_reliable_logger.looks.gate", "gate"),
     # numpy/pandas/scipy too load only with the first analysis name, so `rl-reliable --help` stays fast
     "AnalysisOptions": ("rl_reliable_logger.analysis.options", "AnalysisOptions"),
     "OptionError": ("rl_reliable_logger.analysis.options", "OptionError"),

@@ -1,4 +1,4 @@
-"""The checks every sequential look shares (a watch's, a race's, and the coming gate's): the analysis options a look
+"""The checks every sequential look shares (a watch's, a race's): the analysis options a look
 accepts, each compared cell's run count and scores, the hash of the compared scores, and that a look only adds runs.
 
 A look of another kind calls these with its own words (``kind``, its own options) rather than borrowing a watch's

@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "ReliabilityWarning",
     "Warned",
+    "caveated",
     "cell_warnings",
     "emit",
     "grouped",
@@ -84,19 +85,37 @@ def _entry(entry: Any) -> Warned | None:
     return None
 
 
+def caveated(report: Report) -> list[Warned]:
+    """The rows of the ``aggregates`` and ``differences`` tables whose ``caveat`` is not empty (issue 52), each as a
+    :class:`Warned` whose text names its cell and gives the reason once (``A mean: heavy tails at 3 runs: ...``); none
+    for a results folder written before the column. The one place every renderer's mark of a caveat comes from."""
+    out: list[Warned] = []
+    agg, diff = report.aggregates, report.differences
+    if "caveat" in agg.columns:
+        for alg, metric, reason in zip(agg["algorithm"], agg["metric"], agg["caveat"]):
+            if isinstance(reason, str) and reason:
+                out.append(Warned(f"{alg} {metric}: {reason}", str(metric), str(alg)))
+    if "caveat" in diff.columns:
+        for x, y, metric, reason in zip(diff["algorithm_x"], diff["algorithm_y"], diff["metric"], diff["caveat"]):
+            if isinstance(reason, str) and reason:
+                out.append(Warned(f"{x} - {y} {metric}: {reason}", str(metric), str(x), str(y)))
+    return out
+
+
 def cell_warnings(report: Report) -> dict[tuple[str, str], list[str]]:
-    """``{(algorithm, metric): [warning, ...]}``: the headline cells a warning is about (an algorithm's own)."""
+    """``{(algorithm, metric): [warning, ...]}``: the headline cells a warning or a caveat is about (an algorithm's
+    own)."""
     out: dict[tuple[str, str], list[str]] = {}
-    for item in warned(report):
+    for item in [*warned(report), *caveated(report)]:
         if item.other is None:
             out.setdefault((item.algorithm, item.metric), []).append(item.text)
     return out
 
 
 def pair_warnings(report: Report) -> dict[tuple[str, str, str], list[str]]:
-    """``{(x, y, metric): [warning, ...]}``: the differences a warning is about, in both orders."""
+    """``{(x, y, metric): [warning, ...]}``: the differences a warning or a caveat is about, in both orders."""
     out: dict[tuple[str, str, str], list[str]] = {}
-    for item in warned(report):
+    for item in [*warned(report), *caveated(report)]:
         if item.other is not None:
             out.setdefault((item.algorithm, item.other, item.metric), []).append(item.text)
             out.setdefault((item.other, item.algorithm, item.metric), []).append(item.text)

@@ -5,10 +5,10 @@ Report written to a folder and read back (:meth:`Report.load`) draws exactly the
 
 Table schemas (column names are a contract other tools rely on):
 
-``aggregates``   algorithm, metric, point, low, high
-``per_task``     algorithm, task, n_runs, mean, low, high, median, min, max
-``improvement``  algorithm_x, algorithm_y, point, low, high      (P(X > Y), ties count 1/2)
-``differences``  algorithm_x, algorithm_y, metric, point, low, high   (metric(X) - metric(Y))
+``aggregates``   algorithm, metric, point, low, high, caveat
+``per_task``     algorithm, task, n_runs, mean, low, high, median, min, max, caveat
+``improvement``  algorithm_x, algorithm_y, point, low, high, caveat      (P(X > Y), ties count 1/2)
+``differences``  algorithm_x, algorithm_y, metric, point, low, high, caveat   (metric(X) - metric(Y))
 ``profiles``     algorithm, kind, tau, fraction, low, high   (kind: ``runs`` or ``tasks``)
 ``ranks``        algorithm, task, rank, probability   (task ``__average__`` = mean over tasks)
 ``gap_curve``    algorithm, gamma, point, low, high   (optimality gap as a function of gamma)
@@ -21,8 +21,13 @@ Table schemas (column names are a contract other tools rely on):
 ``watch_launch`` algorithm, task, add_runs   (a published watch look only: the runs before the next look)
 ``race``, ``race_alive``, ``race_eliminated``, ``race_launch``   (a published race look only: the selection, the
                  configurations racing, the eliminated ones, the runs before the next look; ``config`` names each)
+``gate``         candidate, name, verdict, outcome, seeds, mean, estimate, low, high, level, incumbent, look, reason
+                 (a published gate look only: every candidate of the stream at its last look)
 ``provenance``   dict: source, filters, runs used / dropped with reasons, reps, seed, method, ...
 ``warnings``     list of human-readable strings
+
+``caveat`` (issue 52): empty where the row's interval is expected to hold, else one short reason why it may not
+(:mod:`.caveats`); a results folder written before it has none, and reads back as written, without it.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ class TableSpec:
     written only when it has rows: ``curves``) or ``"optional"`` (present only when the analysis was
     asked for it: Jordan, tuning). ``text_columns`` are names, read back as text (never as numbers).
     ``title`` is the heading of its table in ``report.html`` (None: shown as a figure, not a table).
+    ``added`` are columns a results folder written before them lacks: such a folder reads back without them.
     """
 
     name: str
@@ -55,21 +61,34 @@ class TableSpec:
     kind: str = "core"
     title: str | None = None
     max_rows: int | None = None
+    added: tuple[str, ...] = ()
 
 
 #: Every table a Report can hold, in report order: the one list save, load, HTML and the sinks use.
 REPORT_TABLES: tuple[TableSpec, ...] = (
-    TableSpec("aggregates", ("algorithm", "metric", "point", "low", "high"), ("algorithm", "metric")),
+    TableSpec(
+        "aggregates",
+        ("algorithm", "metric", "point", "low", "high", "caveat"),
+        ("algorithm", "metric", "caveat"),
+        added=("caveat",),
+    ),
     TableSpec(
         "per_task",
-        ("algorithm", "task", "n_runs", "mean", "low", "high", "median", "min", "max"),
-        ("algorithm", "task"),
+        ("algorithm", "task", "n_runs", "mean", "low", "high", "median", "min", "max", "caveat"),
+        ("algorithm", "task", "caveat"),
+        added=("caveat",),
     ),
-    TableSpec("improvement", ("algorithm_x", "algorithm_y", "point", "low", "high"), ("algorithm_x", "algorithm_y")),
+    TableSpec(
+        "improvement",
+        ("algorithm_x", "algorithm_y", "point", "low", "high", "caveat"),
+        ("algorithm_x", "algorithm_y", "caveat"),
+        added=("caveat",),
+    ),
     TableSpec(
         "differences",
-        ("algorithm_x", "algorithm_y", "metric", "point", "low", "high"),
-        ("algorithm_x", "algorithm_y", "metric"),
+        ("algorithm_x", "algorithm_y", "metric", "point", "low", "high", "caveat"),
+        ("algorithm_x", "algorithm_y", "metric", "caveat"),
+        added=("caveat",),
     ),
     TableSpec("profiles", ("algorithm", "kind", "tau", "fraction", "low", "high"), ("algorithm", "kind")),
     TableSpec("ranks", ("algorithm", "task", "rank", "probability"), ("algorithm", "task")),
@@ -188,6 +207,28 @@ REPORT_TABLES: tuple[TableSpec, ...] = (
         500,
     ),
     TableSpec(
+        "gate",
+        (
+            "candidate",
+            "name",
+            "verdict",
+            "outcome",
+            "seeds",
+            "mean",
+            "estimate",
+            "low",
+            "high",
+            "level",
+            "incumbent",
+            "look",
+            "reason",
+        ),  # fmt: skip
+        ("name", "verdict", "outcome", "incumbent", "reason"),
+        "optional",
+        "Gate: every candidate of the stream, its verdict and its interval at its last look",
+        500,
+    ),
+    TableSpec(
         "success_rates",
         (
             "algorithm",
@@ -234,8 +275,9 @@ SPECS: dict[str, TableSpec] = {spec.name: spec for spec in REPORT_TABLES}
 TABLES = tuple(spec.name for spec in REPORT_TABLES if spec.kind != "optional")
 #: Tables only present when the analysis asked for them (kept in ``Report.extra``).
 OPTIONAL_TABLES = tuple(spec.name for spec in REPORT_TABLES if spec.kind == "optional")
-#: The optional tables a published sequential look adds (a watch's, a race's); ``evaluate()`` never computes them.
-LOOK_TABLES = ("watch", "watch_launch", "race", "race_alive", "race_eliminated", "race_launch")
+#: The optional tables a published sequential look adds (a watch's, a race's, a gate's); ``evaluate()`` never
+#: computes them.
+LOOK_TABLES = ("watch", "watch_launch", "race", "race_alive", "race_eliminated", "race_launch", "gate")
 
 
 def _empty(columns: Any) -> pd.DataFrame:
@@ -400,6 +442,7 @@ def _check_table(path: Path, spec: TableSpec, frame: pd.DataFrame, *, expect_row
     # every table keeps its key columns; the headline table all of its columns (older writers and hand-made
     # reports may lack a count column elsewhere, which the renderers do without)
     required = spec.columns if spec.name == "aggregates" else spec.text_columns
+    required = tuple(c for c in required if c not in spec.added)
     missing = [c for c in required if c not in frame.columns]
     if missing and not (frame.empty and spec.kind == "nonempty"):
         raise InputError(f"{path}: column(s) {', '.join(missing)} missing; the table was edited after it was written")

@@ -337,19 +337,26 @@ def format_summary(report: Any, warned: Sequence[str] | None = None) -> str:
     """Results first: the headline table (one row per algorithm, one column per metric, ``point [low, high]``),
     the letter display of ``--compare-all``, then the warnings, grouped one line per algorithm (``warned``: the
     lines ``evaluate()`` emitted; by default :func:`~rl_reliable_logger.analysis.notices.grouped`)."""
-    from ..analysis.notices import grouped
+    from ..analysis.notices import caveated, grouped
     from ..data.counts import fixed, plural
     from ..render.intervals import summary_header
+    from ..render.tables import MARK
 
     agg = report.aggregates
     if agg.empty:
         return "(no results)"
+    notes = [c for c in caveated(report) if c.other is None]
+    marked = {(c.algorithm, c.metric) for c in notes}
     cells = agg.assign(
-        text=[f"{fixed(p)} [{fixed(lo)}, {fixed(hi)}]" for p, lo, hi in zip(agg["point"], agg["low"], agg["high"])]
+        text=[
+            f"{fixed(p)} [{fixed(lo)}, {fixed(hi)}]" + (f" {MARK}" if (str(a), str(m)) in marked else "")
+            for a, m, p, lo, hi in zip(agg["algorithm"], agg["metric"], agg["point"], agg["low"], agg["high"])
+        ]
     )
     wide = cells.pivot(index="algorithm", columns="metric", values="text")
     wide = wide.reindex(index=report.algorithms, columns=list(dict.fromkeys(agg["metric"])))
     lines = [summary_header(report, as_flags), wide.to_string()]
+    lines += [f"{MARK} {c.text}" for c in notes]  # each caveat once, under the table it marks
     letters = format_comparisons(report)
     if letters:
         lines.append(letters)

@@ -16,6 +16,7 @@ from typing import Any
 from ..trackers import registry
 from ..version import __version__
 from . import evaluate as evaluate_command
+from . import gate as gate_command
 from . import pending as pending_command
 from . import plan as plan_command
 from . import race as race_command
@@ -34,6 +35,7 @@ SUBCOMMANDS = (
     plan_command,
     watch_command,
     race_command,
+    gate_command,
     pending_command,
 )
 
@@ -75,7 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     words = plan_command.with_source(sys.argv[1:] if argv is None else argv)
     words = plan_command.with_source(words, command="watch")
-    args = parser.parse_args(plan_command.with_source(words, command="race"))
+    words = plan_command.with_source(words, command="race")
+    args = parser.parse_args(plan_command.with_source(words, command="gate"))
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -164,10 +164,12 @@ def add_sources(
     description: str,
     epilog: str,
     add_own: Callable[[argparse.ArgumentParser], None],
+    input_help: str = "CSV, TSV, Parquet or JSON file in long form: every run so far",
 ) -> None:
-    """A sequential command (``watch``, ``race``) whose runs come from a file (``command INPUT``) or a tracker
-    (``command <tracker> ...`` with that tracker's source and publishing flags); ``add_own`` adds the command's
-    own flags (its design, launch and frozen analysis flags) to each source's parser."""
+    """A sequential command (``watch``, ``race``, ``gate``) whose runs come from a file (``command INPUT``,
+    ``input_help`` saying what it holds) or a tracker (``command <tracker> ...`` with that tracker's source and
+    publishing flags); ``add_own`` adds the command's own flags (its design, launch and frozen analysis flags) to each
+    source's parser."""
     p = sub.add_parser(
         command,
         help=summary,
@@ -188,7 +190,7 @@ def add_sources(
         epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    f.add_argument("input", help="CSV, TSV, Parquet or JSON file in long form: every run so far")
+    f.add_argument("input", help=input_help)
     fields = add_field_options(f, FILE_FIELDS)
     fields.add_argument("--drop-invalid", action="store_true", help="drop bad rows instead of failing")
     add_own(f)
@@ -280,11 +282,13 @@ def show_look(
     args: argparse.Namespace,
     text: str,
     publish: Callable[[], None],
+    notes: Sequence[str] | None = None,
 ) -> None:
-    """Print the table's warnings and the look, then ``publish`` it (a tracker with a Sink) or say why it was not."""
+    """Print the table's warnings (or ``notes``, the ones that apply to the look) and the look, then ``publish`` it
+    (a tracker with a Sink) or say why it was not."""
     from .common import say_warning
 
-    for w in table.warnings:
+    for w in table.warnings if notes is None else notes:
         say_warning(w)
     print(text)
     if sink is not None and plugin is not None:

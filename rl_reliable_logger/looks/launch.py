@@ -175,8 +175,15 @@ def launch_files(
     """The files of a look's launch list: ``runs.csv`` (a table, escaped by the writer) and the files of every
     registered launch format (:mod:`.launch_formats`), given the launch setting ``program``. ``keys``: a race's
     hyperparameter columns (launch fields between the algorithm and the task)."""
+    return run_files(new_runs(scores, launch), names, program=program, keys=keys)
+
+
+def run_files(
+    runs: pd.DataFrame, names: Mapping[str, str] | None = None, *, program: str = "train.py", keys: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The files of the ``runs`` to start (one row each: algorithm, a race's ``keys``, task, seed): ``runs.csv`` and
+    every registered launch format's files. A gate names its runs' seeds itself (fresh ones for the stream)."""
     chosen = parameters(names, keys)
-    runs = new_runs(scores, launch)
     files: dict[str, Any] = {RUNS: runs.rename(columns=chosen)}
     for fmt in formats():
         files.update(fmt.files(runs, chosen, {"program": program}))

@@ -1,7 +1,7 @@
 """The ledger of a sequential look: its state folder (the frozen design and every look, as a verified bundle of the
 look's kind) and the one way a look is taken against it (:func:`next_look`).
 
-Every kind of look (a watch's, a race's, and the coming gate's) is one :class:`Ledger`: read, checked and written by
+Every kind of look (a watch's, a race's, a gate's) is one :class:`Ledger`: read, checked and written by
 the same functions. The folder goes through the one writer (:mod:`rl_reliable_logger.store`): it is written whole
 and swapped in atomically, refused when it holds anything the tool did not write, and read only through its
 manifest, so a look edited, removed or added by hand is refused instead of trusted. The looks themselves are

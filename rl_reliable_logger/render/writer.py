@@ -145,7 +145,10 @@ def figure_specs(report: Report) -> list[FigureSpec]:
         FigureSpec(
             "differences",
             "Differences between algorithms",
-            "Interval of metric(X) − metric(Y); an interval that excludes 0 is a difference the data supports.",
+            "Interval of metric(X) − metric(Y); an interval that excludes 0 is a difference the data supports for that "
+            "pair taken alone: across several pairs some exclude 0 by chance. The all-pairs comparisons "
+            "(comparisons=True; --compare-all) control the family-wise error over all pairs (max-T intervals, Holm "
+            "p-values).",
             "differences",
             plots.plot_differences,
         ),

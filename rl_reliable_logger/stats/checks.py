@@ -24,38 +24,59 @@ NOISE_TOL = 1e-12
 SCALE_RATIO_WARN = 10.0
 
 
+def _scale(values: np.ndarray) -> float:
+    """A task's scale: the larger of its runs' median |score| and their IQR (0 for no runs)."""
+    v = np.asarray(values, dtype=float)
+    if v.size == 0:
+        return 0.0
+    q25, q75 = np.quantile(v, [0.25, 0.75])
+    return max(float(np.median(np.abs(v))), float(q75 - q25))
+
+
+def _ratio(values: Sequence[float]) -> float:
+    """Largest over smallest of the positive ``values`` (1 with fewer than two)."""
+    positive = [v for v in values if v > 0]
+    return max(positive) / min(positive) if len(positive) >= 2 else 1.0
+
+
 def task_scale_ratio(per_task: Sequence[np.ndarray]) -> float:
     """Largest over smallest task scale; a task's scale is the larger of its median |score| and its IQR.
 
     Tasks whose scale is 0 (every run scored 0) are ignored; fewer than two tasks give 1.
     """
-    scales = []
-    for values in per_task:
-        v = np.asarray(values, dtype=float)
-        if v.size == 0:
-            continue
-        q25, q75 = np.quantile(v, [0.25, 0.75])
-        scale = max(float(np.median(np.abs(v))), float(q75 - q25))
-        if scale > 0:
-            scales.append(scale)
-    if len(scales) < 2:
-        return 1.0
-    return max(scales) / min(scales)
+    return _ratio([_scale(v) for v in per_task])
+
+
+def task_reach_ratio(per_task: Sequence[np.ndarray]) -> float:
+    """Largest over smallest of the tasks' best |score|: what the tasks' runs reach, against their typical scores
+    (:func:`task_scale_ratio`). Tasks on one scale reach about the same even where one is solved less often."""
+    return _ratio([float(np.abs(np.asarray(v, dtype=float)).max()) for v in per_task if np.size(v)])
 
 
 def raw_scale_warning(per_task: dict[str, np.ndarray], threshold: float = SCALE_RATIO_WARN) -> str | None:
-    """A warning when raw scores of different tasks differ in scale by more than ``threshold`` (else None)."""
+    """A warning when raw scores of different tasks differ in scale by more than ``threshold`` (else None).
+
+    Typical scores that differ are a difference of scale or of performance: where the tasks' best runs reach
+    about the same (:func:`task_reach_ratio` at most ``threshold``, e.g. scores already in [0, 1] on which one
+    task is mostly failed), the warning says it may be performance on one scale; else that the scales differ.
+    """
     ratio = task_scale_ratio(list(per_task.values()))
     if ratio <= threshold:
         return None
-    scales = {
-        t: max(float(np.median(np.abs(v))), float(np.subtract(*np.quantile(v, [0.75, 0.25]))))
-        for t, v in per_task.items()
-    }
+    scales = {t: _scale(v) for t, v in per_task.items()}
     big, small = max(scales, key=scales.__getitem__), min((t for t in scales if scales[t] > 0), key=scales.__getitem__)
+    reach = task_reach_ratio(list(per_task.values()))
+    typical = f"scores are not normalised and the tasks' typical scores differ {ratio:.0f}-fold ({big!r} vs {small!r})"
+    if reach <= threshold:
+        return (
+            f"{typical}, but their best runs differ only {reach:.1f}-fold: this may be a difference of performance on "
+            "one common scale (some tasks solved less often), not of scale. If the tasks share a scale, say so "
+            "(`normalize=already-normalized`); if not, normalise them (`normalize=`): aggregates across tasks of "
+            "different scales are dominated by the large-scale tasks."
+        )
     return (
-        f"scores are not normalised and task scales differ {ratio:.0f}-fold ({big!r} vs {small!r}): aggregates "
-        "across tasks are dominated by the large-scale tasks; normalise the scores first (`normalize=`)."
+        f"{typical}, and so do their best runs ({reach:.0f}-fold): the task scales differ, so aggregates across tasks "
+        "are dominated by the large-scale tasks; normalise the scores first (`normalize=`)."
     )
 
 

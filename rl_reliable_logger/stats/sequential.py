@@ -60,7 +60,8 @@ GRID = 401
 NO_SPEND = 8.0
 
 
-def _phi(x: np.ndarray) -> np.ndarray:
+def normal_density(x: np.ndarray) -> np.ndarray:
+    """The standard normal density (the integrands of the boundary recursions here and in ``gate``)."""
     return np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
 
 
@@ -77,7 +78,8 @@ def spent(t: float | np.ndarray, alpha: float, spending: str = "obf") -> np.ndar
     raise ValueError(f"spending must be one of {', '.join(SPENDING)}, got {spending!r}")
 
 
-def _simpson(n: int) -> np.ndarray:
+def simpson_weights(n: int) -> np.ndarray:
+    """Simpson's rule weights over ``n`` (odd) equally spaced points, before multiplying by the spacing."""
     w = np.ones(n)
     w[1:-1:2], w[2:-1:2] = 4.0, 2.0
     return w / 3.0
@@ -133,16 +135,16 @@ def _start(t: float, c: float) -> tuple[np.ndarray, np.ndarray]:
     """Grid and Simpson mass of the score's density at the first look, inside its continuation region."""
     b = min(c, NO_SPEND) * math.sqrt(t)
     u = np.linspace(-b, b, GRID)
-    density = _phi(u / math.sqrt(t)) / math.sqrt(t)
-    return u, density * _simpson(GRID) * (u[1] - u[0])
+    density = normal_density(u / math.sqrt(t)) / math.sqrt(t)
+    return u, density * simpson_weights(GRID) * (u[1] - u[0])
 
 
 def _step(u: np.ndarray, mass: np.ndarray, c: float, t: float, dt: float) -> tuple[np.ndarray, np.ndarray]:
     """The continuing paths' density one look on (at time ``t``, inside ``|S| < c √t``), as grid and mass."""
     b, sd = min(c, NO_SPEND) * math.sqrt(t), math.sqrt(dt)
     s = np.linspace(-b, b, GRID)
-    density = (_phi((s[:, None] - u[None, :]) / sd) / sd) @ mass
-    return s, density * _simpson(GRID) * (s[1] - s[0])
+    density = (normal_density((s[:, None] - u[None, :]) / sd) / sd) @ mass
+    return s, density * simpson_weights(GRID) * (s[1] - s[0])
 
 
 def crossing_probabilities(times: Sequence[float], bounds: Sequence[float]) -> np.ndarray:

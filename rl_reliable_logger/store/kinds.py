@@ -34,6 +34,7 @@ WRITERS: dict[str, Writer] = {
         Writer("plan", "plan (rl-reliable plan)"),
         Writer("watch", "watch state (rl_reliable_logger.watch)"),
         Writer("race", "race state (rl_reliable_logger.race)"),
+        Writer("gate", "gate state (rl_reliable_logger.gate)"),
         Writer("scores", "score table (save_scores)", bundle=False),
         Writer("pending", "pending score file (log_final_score)", bundle=False),
         Writer("publish-record", "offline publish record (a tracker's offline sink)", bundle=False),
@@ -41,7 +42,7 @@ WRITERS: dict[str, Writer] = {
 }
 
 #: What a bundle holds (``manifest.json`` ``kind``): an analysis (``rl-reliable evaluate``), a plan, or the state
-#: of a watch or a race (its design and looks, :mod:`rl_reliable_logger.looks.ledger`).
+#: of a watch, a race or a gate (its design and looks, :mod:`rl_reliable_logger.looks.ledger`).
 KINDS = tuple(kind for kind, writer in WRITERS.items() if writer.bundle)
 #: Each kind in words, for the sentence refusing a folder that holds another kind.
 KIND_NAMES = {w.kind: w.what for w in WRITERS.values()}

@@ -27,9 +27,9 @@ def report(atari_subset):
 
 
 def test_tables_have_the_documented_columns(report):
-    assert list(report.aggregates.columns) == ["algorithm", "metric", "point", "low", "high"]
+    assert list(report.aggregates.columns) == ["algorithm", "metric", "point", "low", "high", "caveat"]
     assert set(report.aggregates["metric"]) == {"mean", "median", "iqm", "optimality_gap"}
-    assert list(report.improvement.columns) == ["algorithm_x", "algorithm_y", "point", "low", "high"]
+    assert list(report.improvement.columns) == ["algorithm_x", "algorithm_y", "point", "low", "high", "caveat"]
     assert list(report.profiles.columns) == ["algorithm", "kind", "tau", "fraction", "low", "high"]
     assert {"algorithm", "task", "n_runs", "mean", "low", "high"} <= set(report.per_task.columns)
     assert list(report.ranks.columns) == ["algorithm", "task", "rank", "probability"]

@@ -152,9 +152,9 @@ def test_every_bundle_has_methods_md_in_its_manifest_reflecting_the_options(tmp_
 def test_raw_multi_task_scores_of_different_scales_are_warned():
     raw = ScoreTable(_frame({"A": 4, "B": 4}, scale={"Pong": 1.0, "Breakout": 500.0}))
     warned = evaluate(raw, **FAST, metrics=["iqm"]).warnings
-    assert any("task scales differ" in w and "'Breakout'" in w for w in warned)
+    assert any("typical scores differ" in w and "'Breakout'" in w for w in warned)
     same_scale = ScoreTable(_frame({"A": 4, "B": 4}))
-    assert not any("task scales differ" in w for w in evaluate(same_scale, **FAST, metrics=["iqm"]).warnings)
+    assert not any("typical scores differ" in w for w in evaluate(same_scale, **FAST, metrics=["iqm"]).warnings)
 
 
 def test_optimality_gap_on_raw_scores_is_warned_only_when_asked_for():
@@ -168,7 +168,7 @@ def test_normalised_scores_far_above_gamma_warn_about_the_gap():
     df = df[df["task"].isin(["Boxing", "Krull"]) & df["algorithm"].isin(["SPR", "DrQ"])]
     report = evaluate(ScoreTable(df), normalize="atari100k", gamma=0.01, **FAST)
     assert any("about 0 for every algorithm" in w for w in report.warnings)
-    assert not any("task scales differ" in w for w in report.warnings)  # normalised: no raw-scale warning
+    assert not any("typical scores differ" in w for w in report.warnings)  # normalised: no raw-scale warning
 
 
 def test_points_lie_in_their_intervals_and_fractions_in_unit_interval():

@@ -248,6 +248,11 @@ def test_save_load_round_trips_every_table(tmp_path):
         {**race, "look": [1], "against": ["True [lr=0.1]"], "low": [-0.5], "high": [-0.1], "reason": ["worse"]}
     )
     report.extra["race_launch"] = pd.DataFrame({**race, "task": ["NA"], "add_runs": [2]})
+    report.extra["gate"] = pd.DataFrame(  # a published gate look's stream (cli/gate.py adds it)
+        {"candidate": [1], "name": ["007"], "verdict": ["keep"], "outcome": ["keep"], "seeds": [6], "mean": [0.9]}
+        | {"estimate": [0.8], "low": [0.3], "high": [1.5], "level": [0.01], "incumbent": ["1e3"], "look": [2]}
+        | {"reason": ["keep: better than the incumbent"]}
+    )
     present = dict(report.tables(written=True))
     assert set(present) == set(TABLES) | set(OPTIONAL_TABLES)  # every table is exercised
     save_tables(report, tmp_path)

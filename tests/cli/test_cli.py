@@ -48,9 +48,16 @@ def test_evaluate_writes_the_contract_files(scores_csv, tmp_path, capsys):
     for name in ("aggregates", "improvement", "profiles", "per_task", "ranks"):
         assert (out / f"{name}.csv").exists(), name
     agg = pd.read_csv(out / "aggregates.csv")
-    assert list(agg.columns) == ["algorithm", "metric", "point", "low", "high"]
+    assert list(agg.columns) == ["algorithm", "metric", "point", "low", "high", "caveat"]
     assert agg.set_index(["algorithm", "metric"]).loc[("SAC", "mean"), "point"] == pytest.approx(0.5 + 0.2 + 0.5)
-    assert list(pd.read_csv(out / "improvement.csv").columns) == ["algorithm_x", "algorithm_y", "point", "low", "high"]
+    assert list(pd.read_csv(out / "improvement.csv").columns) == [
+        "algorithm_x",
+        "algorithm_y",
+        "point",
+        "low",
+        "high",
+        "caveat",
+    ]
     assert list(pd.read_csv(out / "profiles.csv").columns)[:1] == ["algorithm"]
     prov = json.loads((out / "provenance.json").read_text())
     assert prov["reps"] == 400 and prov["seed"] == 0 and prov["source"]["path"] == str(scores_csv)

@@ -68,7 +68,8 @@ def test_raw_scale_and_gap_warnings_are_printed(tmp_path, capsys):
     code, out, _ = run_cli(capsys, "evaluate", _csv(tmp_path, {"A": 4, "B": 4}, scale=1000.0), *FAST)
     assert code == 0
     assert any(
-        line.startswith("warning: scores are not normalised and task scales differ") for line in out.splitlines()
+        line.startswith("warning: scores are not normalised and the tasks' typical scores differ")
+        for line in out.splitlines()
     )
     assert any("optimality gap" in line and line.startswith("warning:") for line in out.splitlines())
 

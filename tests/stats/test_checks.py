@@ -18,6 +18,19 @@ def test_raw_scale_warning_names_the_tasks():
     assert checks.task_scale_ratio([np.zeros(5), np.ones(5)]) == 1.0  # an all-zero task has no scale
 
 
+def test_raw_scale_warning_tells_performance_from_scale():
+    """Issue 52: scores already in [0, 1] on which one task is mostly failed differ 11-fold in their typical
+    scores, but that is performance on one scale; tasks whose best runs differ as much differ in scale."""
+    rng = np.random.default_rng(1)
+    solved, failed = rng.uniform(0.6, 1.0, 10), np.r_[rng.uniform(0.0, 0.08, 9), 0.95]
+    performance = checks.raw_scale_warning({"solved": solved, "failed": failed})
+    assert performance is not None and "performance on one common scale" in performance
+    assert "`normalize=already-normalized`" in performance and "best runs differ only" in performance
+    scale = checks.raw_scale_warning({"pong": rng.normal(15, 3, 10), "seaquest": rng.normal(9000, 900, 10)})
+    assert scale is not None and "the task scales differ" in scale and "performance" not in scale
+    assert checks.task_reach_ratio([solved, failed]) < 1.1 < checks.task_scale_ratio([solved, failed])
+
+
 def test_raw_scale_and_gap_warnings_name_keywords_the_cli_turns_into_flags():
     """Issue 13: `(normalize=...)` without backticks reached the command line as a Python keyword."""
     from rl_reliable_logger.cli.flags import as_flags

@@ -1,7 +1,7 @@
 """One case per writer of ``store.kinds.WRITERS``, for the writer half of the contract battery
 (``tests/contract/test_writers.py``).
 
-Each case writes through the package's real entry point (``save_report``, ``save_plan``, ``watch``, ``race``, ``save_scores``,
+Each case writes through the package's real entry point (``save_report``, ``save_plan``, ``watch``, ``race``, ``gate``, ``save_scores``,
 ``save_pending``, the W&B offline publish record) and reads back through the package's real reader. A write has a
 ``version`` (1, 2, 3, ...) that the reader can tell apart, so a test can say whether the previous or the new content
 is in place after a kill. ``python -m tests.support.writers KIND TARGET VERSION STEP ACTION`` is the child process
@@ -152,6 +152,36 @@ def _read_race(out: Path) -> Written:
     )
 
 
+# ----------------------------------------------------------------------------- gate
+#: A gate's candidate and incumbent: hostile names (they become CSV cells, launch fields, YAML values and -P words).
+GATE_NAMES = HOSTILE_NAMES[:2]
+#: Paired differences (candidate - incumbent, per seed) that keep a candidate open for several looks.
+_GATE_GAPS = [0.9, 0.1, 0.6, 0.45, 0.2, 0.7, 0.35, 0.5, 0.4, 0.55]
+
+
+def _write_gate(out: Path, version: int) -> None:
+    """Version v is the candidate's look at 2 + v paired seeds (each write adds one look to the ledger)."""
+    from rl_reliable_logger import gate
+
+    seeds = range(2 + version)
+    rows = [(HOSTILE_TASKS[m], s, 1.0 + m + 0.1 * s) for m in range(len(HOSTILE_TASKS)) for s in seeds]
+    inc = pd.DataFrame([(GATE_NAMES[1], t, s, x) for t, s, x in rows], columns=["algorithm", "task", "seed", "score"])
+    cand = inc.assign(algorithm=GATE_NAMES[0], score=inc["score"] + [_GATE_GAPS[s] for _, s, _ in rows])
+    gate(cand, inc, state=out, name=GATE_NAMES[0], min_effect=0.1)
+
+
+def _read_gate(out: Path) -> Written:
+    from rl_reliable_logger.looks.gate import GATE
+    from rl_reliable_logger.looks.ledger import read_state
+
+    state = read_state(out, ledger=GATE)
+    assert state is not None, f"{out}: no gate state"
+    design, looks = state
+    return Written(
+        len(looks), {str(x) for look in looks for x in (look["name"], look["incumbent"])} | set(design.tasks)
+    )
+
+
 # ----------------------------------------------------------------------------- scores
 def _write_scores(path: Path, version: int) -> None:
     from rl_reliable_logger import save_scores
@@ -211,6 +241,7 @@ CASES: dict[str, WriterCase] = {
         WriterCase("plan", "plan", _write_plan, _read_plan, frozenset(HOSTILE_NAMES[:4])),
         WriterCase("watch", "watch-state", _write_watch, _read_watch, _TABLE, history=True),
         WriterCase("race", "race-state", _write_race, _read_race, _TABLE | frozenset(RACE_VALUES), history=True),
+        WriterCase("gate", "gate-state", _write_gate, _read_gate, frozenset(GATE_NAMES + HOSTILE_TASKS), history=True),
         WriterCase("scores", "scores.csv", _write_scores, _read_scores, frozenset(HOSTILE_NAMES + HOSTILE_TASKS)),
         WriterCase(
             "pending",

@@ -10,13 +10,16 @@ import pandas as pd
 
 from ...stats import bootstrap as bs
 from ...stats import metrics as mt
-from ...stats.aggregate import AlgorithmAggregates, aggregate_intervals
+from ...stats.aggregate import AlgorithmAggregates, aggregate_intervals, statistic_kind
 from ...stats.checks import clip_noise
 from ...stats.intervals import ResamplingRequest
+from .. import caveats
 from ..declared import OptionError
+from ..report import SPECS
 from .base import Part, TableInputs, record
 
-COLUMNS = ["algorithm", "metric", "point", "low", "high"]
+#: The columns, as the Report declares them.
+COLUMNS = list(SPECS["aggregates"].columns)
 
 
 @dataclass(frozen=True)
@@ -63,8 +66,8 @@ def aggregate_table(
     rngs: dict[str, np.random.Generator],
     progress: object = None,
 ) -> tuple[pd.DataFrame, dict[str, AlgorithmAggregates], list[str]]:
-    """The ``aggregates`` table, every algorithm's results (for the differences) and one sentence per interval
-    that fell back from its method or is NaN (naming the algorithm)."""
+    """The ``aggregates`` table (each row's ``caveat`` from :mod:`..caveats`), every algorithm's results (for the
+    differences) and one sentence per interval that fell back from its method or is NaN (naming the algorithm)."""
     check_method(request, cells)
     rows, results, notes = [], {}, []
     for alg, c in cells.items():
@@ -72,10 +75,13 @@ def aggregate_table(
         notes += [f"{alg}: {n}" for n in found.result.notes]
         point = clip_noise(found.point, found.low, found.high)  # a point outside its interval by rounding only
         notes += _nan_notes(alg, metric_objs, point, found.low, found.high)
+        features = caveats.algorithm_features(c, caveats.gamma_of(metric_objs))
         for j, m in enumerate(metric_objs):
+            caveat = caveats.aggregate_caveat(statistic_kind(m), features)
             rows.append(
-                {"algorithm": alg, "metric": m.name, "point": point[j], "low": found.low[j], "high": found.high[j]}
-            )
+                {"algorithm": alg, "metric": m.name, "point": point[j], "low": found.low[j], "high": found.high[j],
+                 "caveat": caveat}
+            )  # fmt: skip
     return pd.DataFrame(rows, columns=COLUMNS), results, notes
 
 

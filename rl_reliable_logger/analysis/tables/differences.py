@@ -9,10 +9,13 @@ from ...stats import checks as ck
 from ...stats import intervals
 from ...stats.intervals import ResamplingRequest
 from ...stats.intervals.bounds import expanded_level
+from .. import caveats
+from ..report import SPECS
 from .aggregates import Aggregates
 from .base import Part, TableInputs, pairs, record
 
-COLUMNS = ["algorithm_x", "algorithm_y", "metric", "point", "low", "high"]
+#: The columns, as the Report declares them.
+COLUMNS = list(SPECS["differences"].columns)
 
 
 def build(inputs: TableInputs, request: ResamplingRequest, aggregates: Aggregates) -> Part:
@@ -48,6 +51,7 @@ def differences_table(
         request, "differences", shape, fill, pair_points, samples, kinds=kinds, labels=labels
     )
     point = np.concatenate(pair_points)
+    features = {a: caveats.algorithm_features(c, caveats.gamma_of(inputs.metrics)) for a, c in inputs.cells.items()}
     low = np.concatenate([r.low for r in results])
     high = np.concatenate([r.high for r in results])
     frame = pd.DataFrame(
@@ -58,6 +62,7 @@ def differences_table(
             "point": ck.clip_noise(point, low, high),
             "low": low,
             "high": high,
+            "caveat": [caveats.difference_caveat(k, features[x], features[y]) for x, y in by_pair for k in kinds],
         },
         columns=COLUMNS,
     )

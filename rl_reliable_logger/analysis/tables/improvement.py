@@ -13,10 +13,13 @@ from ...stats import intervals
 from ...stats import metrics as mt
 from ...stats.intervals import ResamplingRequest
 from ...stats.intervals.bounds import improvement_level
+from .. import caveats
+from ..report import SPECS
 from .base import Part, TableInputs, pairs, record
 from .profiles import stacked
 
-COLUMNS = ["algorithm_x", "algorithm_y", "point", "low", "high"]
+#: The columns, as the Report declares them.
+COLUMNS = list(SPECS["improvement"].columns)
 
 
 def build(inputs: TableInputs, request: ResamplingRequest) -> Part:
@@ -45,7 +48,11 @@ def build(inputs: TableInputs, request: ResamplingRequest) -> Part:
     for (x, y), point_x, result in zip(by_pair, points, results):
         low, high = ck.clip_fraction(result.low), ck.clip_fraction(result.high)
         point = float(ck.clip_noise(point_x, low, high)[0])
-        rows.append({"algorithm_x": x, "algorithm_y": y, "point": point, "low": float(low[0]), "high": float(high[0])})
+        caveat = caveats.improvement_caveat(caveats.pair_features(cells[x], cells[y]), cells[x].n_tasks)
+        rows.append(
+            {"algorithm_x": x, "algorithm_y": y, "point": point, "low": float(low[0]), "high": float(high[0]),
+             "caveat": caveat}
+        )  # fmt: skip
         rows.append(
             {
                 "algorithm_x": y,
@@ -53,6 +60,7 @@ def build(inputs: TableInputs, request: ResamplingRequest) -> Part:
                 "point": 1 - point,
                 "low": 1 - float(high[0]),
                 "high": 1 - float(low[0]),
+                "caveat": caveat,
             }
         )
     out = pd.DataFrame(rows, columns=COLUMNS)

@@ -14,10 +14,13 @@ from ...stats import intervals
 from ...stats import profiles as pf
 from ...stats.intervals import ResamplingRequest
 from ...stats.intervals.bounds import task_levels
+from .. import caveats
+from ..report import SPECS
 from .base import Part, TableInputs, record
 from .profiles import stacked
 
-PER_TASK_COLUMNS = ["algorithm", "task", "n_runs", "mean", "low", "high", "median", "min", "max"]
+#: The columns, as the Report declares them.
+PER_TASK_COLUMNS = list(SPECS["per_task"].columns)
 RANK_COLUMNS = ["algorithm", "task", "rank", "probability"]
 
 
@@ -44,12 +47,13 @@ def build(inputs: TableInputs, request: ResamplingRequest, rank_by: str) -> Part
 
 
 def _per_task_table(cells, tasks, points, results) -> pd.DataFrame:
-    """One row per (algorithm, task): the mean with its interval, and the runs' median, min and max."""
+    """One row per (algorithm, task): the mean with its interval, the runs' median, min and max, and the caveat."""
     columns: dict[str, list] = {k: [] for k in PER_TASK_COLUMNS}
     for alg, point, result in zip(list(cells), points, results):
         c = cells[alg]
         low, high = result.confidence_interval
         point = ck.clip_noise(point, low, high)
+        features = caveats.task_features(c)
         for m, task in enumerate(tasks):
             run_scores = c.values[c.offsets[m] : c.offsets[m] + c.sizes[m]]
             columns["algorithm"].append(alg)
@@ -61,6 +65,7 @@ def _per_task_table(cells, tasks, points, results) -> pd.DataFrame:
             columns["median"].append(float(np.median(run_scores)))
             columns["min"].append(float(run_scores.min()))
             columns["max"].append(float(run_scores.max()))
+            columns["caveat"].append(caveats.task_caveat(features[m]))
     return pd.DataFrame(columns, columns=list(columns))
 
 

@@ -79,7 +79,7 @@ def test_against_a_real_tracking_server(server, tmp_path, monkeypatch):
     assert run.data.metrics["iqm/A"] == iqm_a.point and run.data.metrics["iqm_low/A"] == iqm_a.low
     folder = run.data.tags["rl_reliable.current_report"]
     path = client.download_artifacts(run_id, f"{folder}/tables/aggregates.json", str(tmp_path))
-    assert json.loads(Path(path).read_text())["columns"] == ["algorithm", "metric", "point", "low", "high"]
+    assert json.loads(Path(path).read_text())["columns"] == ["algorithm", "metric", "point", "low", "high", "caveat"]
     assert len(client.search_runs([exp], "tags.`rl_reliable.role` = 'analysis'")) == 1
 
 

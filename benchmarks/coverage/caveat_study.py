@@ -1,0 +1,447 @@
+"""Cover or say so (issue 52): every default interval on every real per-run data set, and the caveat of its row.
+
+One command measures and writes the tables of ``docs/validation.md``:
+
+    nice -n 10 python benchmarks/coverage/caveat_study.py --out benchmarks/results/caveat_study
+
+For each real data set of ``../shared/data`` (its algorithms' runs per task are the *populations*), at 3, 5 and
+10 runs per task, ``--trials`` data sets are drawn: each task's N runs drawn independently, with replacement, from
+that task's population (its empirical distribution is the population, so the truth is exact: the statistic of
+all its runs; draws repeat runs where a population is small, stated per set). Each data set is analysed by the
+library's own table modules (``analysis.tables.aggregates``, ``differences``, ``improvement``; the per-task means'
+interval is the Student-t one the ``per_task`` table gives under the default) with the default options
+(``bootstrap-t``, 95%), ``--reps`` replicates; for every row the study records whether the interval covers the
+truth (and on which side it misses) and the caveat features of :mod:`rl_reliable_logger.analysis.caveats`, so the
+rules are rated offline on exactly what the tables read.
+
+Sets (``--sets``; ``role``: where rules may be tuned, ``train``, or only rated, ``held-out``):
+
+* ``atari100k-train``: Atari 100k (the rliable paper's runs, human-normalised, 100 runs per game) DER, OTR, DrQ,
+  and SimPLe (5 runs per game); train.
+* ``atari100k-heldout``: CURL, DrQ(eps), SPR (100 runs per game); held out.
+* ``dreamerv2``: DreamerV2 on 45 ALE games (11 runs each reaching 190M frames), human-normalised, each run's score
+  at 200M, 100M, 50M, 25M and 5M frames as five "algorithms"; train.
+* ``dopamine``: Dopamine's DQN, C51, Rainbow, IQN on 55 ALE games (5 runs per game, 200M frames), and DQN at
+  3M frames (``DQN@3M``: IQN beats it with probability 0.977, Rainbow 0.965, the issue's boundary case),
+  human-normalised; held out.
+* ``procgen``: PPO (5 runs) and PPG (3 runs) on 16 Procgen games (DreamerV3's logs), easy-mode min-max
+  normalised; held out.
+* ``matrax``: Mava's five algorithms on 12 Matrax tasks (10-20 seeds; both batches of seeds), min-max normalised
+  by each task's lowest and highest run; held out.
+
+The raw records go beside ``--out`` (``.npz``); ``--from-npz`` prints the tables again (after the rules changed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import _paths  # noqa: F401  (tests/support on the path)
+import numpy as np
+import pandas as pd
+from atari_data import SHARED_DATA
+
+from rl_reliable_logger.analysis import caveats as cv
+from rl_reliable_logger.analysis.options import AnalysisOptions
+from rl_reliable_logger.analysis.tables import aggregates, differences, improvement
+from rl_reliable_logger.analysis.tables.base import TableInputs, pairs, spawn_streams
+from rl_reliable_logger.stats import bootstrap as bs
+from rl_reliable_logger.stats import metrics as mt
+from rl_reliable_logger.stats import registry
+from rl_reliable_logger.stats.intervals.bounds import student_t_task_intervals
+
+METRICS = ("mean", "median", "iqm", "optimality_gap")
+
+
+@dataclass(frozen=True)
+class DataSet:
+    """A real data set as populations: ``{algorithm: [runs of task m]}`` (tasks in one order for all)."""
+
+    name: str
+    role: str
+    tasks: list[str]
+    populations: dict[str, list[np.ndarray]]
+
+    def sizes(self) -> str:
+        counts = sorted({len(r) for p in self.populations.values() for r in p})
+        return f"{counts[0]}-{counts[-1]}" if len(counts) > 1 else str(counts[0])
+
+
+# ----------------------------------------------------------------------------- loaders
+def _rows(frame: pd.DataFrame, alg: str, tasks: list[str], col: str = "score") -> list[np.ndarray]:
+    part = frame[frame["algorithm"] == alg]
+    return [part.loc[part["task"] == t, col].to_numpy(float) for t in tasks]
+
+
+def atari100k(algorithms: tuple[str, ...], name: str, role: str) -> Callable[[], DataSet]:
+    def load() -> DataSet:
+        hns = json.loads((SHARED_DATA / "rliable_atari_100k" / "final_scores_hns.json").read_text())
+        games = sorted(hns[algorithms[0]])
+        return DataSet(name, role, games, {a: [np.asarray(hns[a][g], float) for g in games] for a in algorithms})
+
+    return load
+
+
+def dreamerv2() -> DataSet:
+    folder = SHARED_DATA / "dreamerv2_atari"
+    runs = pd.DataFrame(json.loads((folder / "atari-dreamerv2.json").read_text()))
+    refs = json.loads((folder / "baselines.json").read_text())
+    runs["end"] = runs["xs"].map(max)
+    games = sorted(g for g, ends in runs.groupby("task")["end"] if ends.min() >= 1.9e8)
+    checkpoints = {"200M": np.inf, "100M": 1e8, "50M": 5e7, "25M": 2.5e7, "5M": 5e6}
+    pops: dict[str, list[np.ndarray]] = {k: [] for k in checkpoints}
+    for g in games:
+        rows = runs[runs["task"] == g]
+        lo, hi = refs[g]["random"], refs[g]["human_gamer"]
+        for k, at in checkpoints.items():
+            vals = [np.asarray(r.ys)[np.asarray(r.xs) <= at][-1] for r in rows.itertuples()]
+            pops[k].append((np.array(vals, float) - lo) / (hi - lo))
+    return DataSet("dreamerv2", "train", games, pops)
+
+
+def dopamine() -> DataSet:
+    frame = pd.read_csv(SHARED_DATA / "dopamine_atari_baselines" / "atari_final_scores.csv")
+    refs = pd.read_csv(SHARED_DATA / "reference_scores" / "atari_57_random_human_record.csv")
+    refs["key"] = refs["game_snake"].str.replace("_", "")
+    ref = refs.set_index("key")
+    frame = frame[frame["game"].isin(ref.index)].copy()
+    frame["score"] = (frame["return"] - frame["game"].map(ref["random"])) / (
+        frame["game"].map(ref["human"]) - frame["game"].map(ref["random"])
+    )
+    frame = frame.rename(columns={"agent": "algorithm", "game": "task"})
+    tasks = sorted(frame["task"].unique())
+    algs = ("DQN", "C51", "Rainbow", "IQN")
+    pops = {a: _rows(frame, a, tasks) for a in algs}
+    # DQN early in training (iteration 2, 3M frames): P(IQN > it) = 0.977, the boundary case of issue 52
+    curves = pd.read_csv(SHARED_DATA / "dopamine_atari_baselines" / "atari_curves_wide.csv")
+    early = curves[curves["agent"] == "DQN"]
+    pops["DQN@3M"] = [
+        (early.loc[early["game"] == t, "iter_2"].to_numpy(float) - ref.loc[t, "random"])
+        / (ref.loc[t, "human"] - ref.loc[t, "random"])
+        for t in tasks
+    ]
+    return DataSet("dopamine", "held-out", tasks, pops)
+
+
+def procgen() -> DataSet:
+    frame = pd.read_csv(SHARED_DATA / "dreamerv3_procgen" / "procgen_final_scores.csv")
+    bounds = json.loads((SHARED_DATA / "reference_scores" / "procgen_easy_min_max.json").read_text())
+    bounds = bounds["easy_mode_min_max"]
+    frame["score"] = [
+        (r.last_return - bounds[r.env]["min"]) / (bounds[r.env]["max"] - bounds[r.env]["min"])
+        for r in frame.itertuples()
+    ]
+    frame = frame.rename(columns={"method": "algorithm", "env": "task"})
+    tasks = sorted(frame["task"].unique())
+    return DataSet("procgen", "held-out", tasks, {a: _rows(frame, a, tasks) for a in ("ppo_fixhp", "ppg")})
+
+
+def matrax() -> DataSet:
+    frame = pd.read_csv(SHARED_DATA / "marl_eval_mava_matrax" / "final_absolute_metrics.csv")
+    ret = frame["absolute_mean_episode_return"]
+    low, high = frame.groupby("task")[ret.name].transform("min"), frame.groupby("task")[ret.name].transform("max")
+    frame["score"] = (ret - low) / (high - low)
+    tasks = sorted(frame["task"].unique())
+    algs = tuple(sorted(frame["algorithm"].unique()))
+    return DataSet("matrax", "held-out", tasks, {a: _rows(frame, a, tasks) for a in algs})
+
+
+def simulated(model: str, tasks: int) -> Callable[[], DataSet]:
+    """A held-out simulation (``tests/support/simulation.py``): four task sets of ``model`` as four algorithms, each
+    task a population of 5,000 runs drawn from the model (its statistics stand for the model's within 0.01 of a
+    standard error at 10 runs)."""
+
+    def load() -> DataSet:
+        import simulation as sim
+
+        rng = np.random.default_rng([52, tasks, sim.STUDY_MODELS.index(model)])
+        pops = {f"{model}-{k}": [t.sample(rng, 5000) for t in sim.make_tasks(model, tasks, 5200 + 97 * k + tasks)]
+                for k in range(4)}  # fmt: skip
+        return DataSet(f"sim-{model}-{tasks}", "simulated", [f"task{m}" for m in range(tasks)], pops)
+
+    return load
+
+
+LOADERS: dict[str, Callable[[], DataSet]] = {
+    "atari100k-train": atari100k(("DER", "OTR", "DrQ", "SimPLe"), "atari100k-train", "train"),
+    "atari100k-heldout": atari100k(("CURL", "DrQ(eps)", "SPR"), "atari100k-heldout", "held-out"),
+    "dreamerv2": dreamerv2,
+    "dopamine": dopamine,
+    "procgen": procgen,
+    "matrax": matrax,
+    "sim-lognormal-1.5-26": simulated("lognormal-1.5", 26),
+    "sim-pareto-mix-26": simulated("pareto-mix", 26),
+    "sim-lognormal-1.0-10": simulated("lognormal-1.0", 10),
+}
+#: The sets the command runs by default: the real ones (the simulated ones on request, ``--sets``).
+REAL = ("atari100k-train", "atari100k-heldout", "dreamerv2", "dopamine", "procgen", "matrax")
+
+
+# ----------------------------------------------------------------------------- truth and one trial
+def _metric_objs() -> list[mt.Metric]:
+    return [registry.get_metric(m) for m in METRICS]
+
+
+def truths(data: DataSet) -> dict[str, np.ndarray]:
+    """The population's statistics: each algorithm's metrics and task means, each pair's P(X > Y)."""
+    out: dict[str, np.ndarray] = {}
+    for a, pop in data.populations.items():
+        original = bs.original(bs.Cells.from_list(pop))
+        out[a] = np.array([float(m(original)[0]) for m in _metric_objs()])
+        out[f"{a}/tasks"] = np.array([float(r.mean()) for r in pop])
+    for x, y in pairs(list(data.populations)):
+        out[f"{x}>{y}"] = np.array([mt.probability_of_improvement(data.populations[x], data.populations[y])])
+    return out
+
+
+def draw(pop: list[np.ndarray], n: int, rng: np.random.Generator) -> bs.Cells:
+    return bs.Cells.from_list([rng.choice(r, n, replace=True) for r in pop])
+
+
+def _side(low: np.ndarray, high: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """0 where the interval covers, +1 where it lies above the truth, -1 below."""
+    return np.where(truth < low, 1, np.where(truth > high, -1, 0)).astype(np.int8)
+
+
+def trial(data: DataSet, n: int, truth: dict[str, np.ndarray], rng: np.random.Generator, reps: int, seed: int) -> dict:
+    """One data set's records: per table, the side of every row's miss and the features of its caveat."""
+    algs = list(data.populations)
+    cells = {a: draw(data.populations[a], n, rng) for a in algs}
+    opts = AnalysisOptions(reps=reps, improvement_reps=reps, profile_reps=reps, seed=seed)
+    request = opts.resampling()
+    streams = spawn_streams(request, algs)
+    request = request.replace(task_bootstrap=streams.shared_tasks)
+    inputs = TableInputs(None, cells, data.tasks, _metric_objs(), streams, lambda k: None)  # type: ignore[arg-type]
+    agg = aggregates.build(inputs, request)
+    diff = differences.build(inputs, request, agg).tables["differences"]
+    poi = improvement.build(inputs, request).tables["improvement"]
+    table = agg.part.tables["aggregates"]
+    feats = {a: cv.algorithm_features(cells[a]) for a in algs}
+    rec: dict[str, list] = {"agg": [], "diff": [], "poi": [], "task": []}
+    for a in algs:
+        rows = table[table["algorithm"] == a]
+        side = _side(rows["low"].to_numpy(), rows["high"].to_numpy(), truth[a])
+        rec["agg"].append((side, [feats[a][k] for k in cv.ALGORITHM_FEATURES]))
+        low, high = student_t_task_intervals(cells[a], 0.95)
+        tf = cv.task_features(cells[a])
+        rec["task"].append((_side(low, high, truth[f"{a}/tasks"]), [[f[k] for k in cv.TASK_FEATURES] for f in tf]))
+    for x, y in pairs(algs):
+        rows = diff[(diff["algorithm_x"] == x) & (diff["algorithm_y"] == y)]
+        side = _side(rows["low"].to_numpy(), rows["high"].to_numpy(), truth[x] - truth[y])
+        both = [[feats[x][k], feats[y][k]] for k in cv.ALGORITHM_FEATURES]
+        rec["diff"].append((side, both))
+        row = poi[(poi["algorithm_x"] == x) & (poi["algorithm_y"] == y)]
+        pf = cv.pair_features(cells[x], cells[y])
+        rec["poi"].append(
+            (_side(row["low"].to_numpy(), row["high"].to_numpy(), truth[f"{x}>{y}"]),
+             [pf[k] for k in cv.PAIR_FEATURES])
+        )  # fmt: skip
+    return rec
+
+
+def run_set(data: DataSet, runs: list[int], trials: int, reps: int, seed: int) -> dict[str, np.ndarray]:
+    """Every trial of one set at every run count, stacked into arrays (keys ``<table>_<what>_<N>``)."""
+    truth = truths(data)
+    out: dict[str, np.ndarray] = {}
+    for n in runs:
+        rng = np.random.default_rng([seed, n, list(LOADERS).index(data.name)])
+        t0 = time.perf_counter()
+        recs = [trial(data, n, truth, rng, reps, seed + k) for k in range(trials)]
+        for table in ("agg", "diff", "poi", "task"):
+            out[f"{table}_side_{n}"] = np.array([[np.asarray(s) for s, _ in r[table]] for r in recs])
+            out[f"{table}_feat_{n}"] = np.array([[np.asarray(f, float) for _, f in r[table]] for r in recs])
+        print(f"# {data.name} N={n}: {trials} trials in {time.perf_counter() - t0:.0f} s", flush=True)
+    algs = list(data.populations)
+    out["algorithms"] = np.array(algs)
+    out["pairs"] = np.array([f"{x} - {y}" for x, y in pairs(algs)])
+    out["truth_poi"] = np.array([truth[f"{x}>{y}"][0] for x, y in pairs(algs)])
+    out["meta"] = np.array([data.role, data.sizes(), str(len(data.tasks))])
+    return out
+
+
+# ----------------------------------------------------------------------------- rating the rules
+KINDS = ("mean", "median", "iqm", "optimality_gap")  # the order of METRICS, as statistic kinds
+#: Coverage at or above this holds without a caveat; else at least MISSES_CAVEATED of the misses need one.
+FLOOR, MISSES_CAVEATED = 0.92, 0.90
+
+
+def _features(names: tuple[str, ...], values: np.ndarray) -> dict[str, float]:
+    return dict(zip(names, (float(v) for v in values)))
+
+
+def caveated(found: dict[str, np.ndarray], n: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per interval (``agg mean``, ``diff iqm``, ``P(X>Y)``, ``task mean``, ...): (misses (T, rows), caveats
+    (T, rows)), the caveats by the rules of :mod:`rl_reliable_logger.analysis.caveats` on the recorded features."""
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    side, feat = found[f"agg_side_{n}"], found[f"agg_feat_{n}"]
+    fx = [[_features(cv.ALGORITHM_FEATURES, feat[t, a]) for a in range(feat.shape[1])] for t in range(feat.shape[0])]
+    for j, kind in enumerate(KINDS):
+        marks = np.array([[bool(cv.aggregate_caveat(kind, f)) for f in row] for row in fx])
+        out[f"agg {kind}"] = (side[..., j] != 0, marks)
+    side, feat = found[f"diff_side_{n}"], found[f"diff_feat_{n}"]
+    for j, kind in enumerate(KINDS):
+        marks = np.array(
+            [[bool(cv.difference_caveat(kind, _features(cv.ALGORITHM_FEATURES, feat[t, p, :, 0]),
+                                        _features(cv.ALGORITHM_FEATURES, feat[t, p, :, 1])))
+              for p in range(feat.shape[1])] for t in range(feat.shape[0])]
+        )  # fmt: skip
+        out[f"diff {kind}"] = (side[..., j] != 0, marks)
+    side, feat = found[f"poi_side_{n}"], found[f"poi_feat_{n}"]
+    tasks = int(found["meta"][2])
+    marks = np.array(
+        [[bool(cv.improvement_caveat(_features(cv.PAIR_FEATURES, feat[t, p]), tasks)) for p in range(feat.shape[1])]
+         for t in range(feat.shape[0])]
+    )  # fmt: skip
+    out["P(X>Y)"] = (side[..., 0] != 0, marks)
+    side, feat = found[f"task_side_{n}"], found[f"task_feat_{n}"]
+    flat = feat.reshape(-1, feat.shape[-1])
+    marks = np.array([bool(cv.task_caveat(_features(cv.TASK_FEATURES, f))) for f in flat]).reshape(side.shape)
+    out["task mean"] = (side != 0, marks)
+    return out
+
+
+def rate(miss: np.ndarray, mark: np.ndarray) -> dict[str, float]:
+    """Coverage (pooled over rows, and of the worst row), the share of misses with a caveat, the caveat rate (over
+    rows, where the interval covers and where it misses) and whether the interval passes (covers >= FLOOR, or the
+    caveats catch MISSES_CAVEATED of its misses; pooled and on its worst row)."""
+    rows = miss.reshape(miss.shape[0], -1) if miss.ndim > 2 else miss
+    marks = mark.reshape(mark.shape[0], -1) if mark.ndim > 2 else mark
+    cov_rows = 1 - rows.mean(axis=0)
+    caught_rows = np.array([marks[rows[:, r], r].mean() if rows[:, r].any() else 1.0 for r in range(rows.shape[1])])
+    ok_rows = (cov_rows >= FLOOR) | (caught_rows >= MISSES_CAVEATED)
+    return {
+        "coverage": float(1 - rows.mean()),
+        "worst": float(cov_rows.min()),
+        "caught": float(marks[rows].mean()) if rows.any() else float("nan"),
+        "fires": float(marks.mean()),
+        "fires_cover": float(marks[~rows].mean()) if (~rows).any() else float("nan"),
+        "fires_miss": float(marks[rows].mean()) if rows.any() else float("nan"),
+        "any_fires": float(marks.any(axis=1).mean()),
+        "rows_failing": int((~ok_rows).sum()),
+        "rows": int(rows.shape[1]),
+    }
+
+
+def _fmt(v: float) -> str:
+    return "-" if np.isnan(v) else f"{v:.3f}"
+
+
+def recorded(folder: Path, sets: list[str]) -> Iterator[tuple[str, dict[str, np.ndarray]]]:
+    """Each set's recorded rows (its ``.npz`` in ``folder``), in ``sets`` order; sets not run are left out."""
+    for name in sets:
+        path = folder / f"{name}.npz"
+        if path.exists():
+            yield name, dict(np.load(path))
+
+
+def report(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
+    """The done-when table: per set x runs per task x interval, coverage (pooled / worst row), the share of misses
+    with a caveat, the caveat rate (all rows / where the interval covers / where it misses; per data set: any row),
+    and whether it passes (rows failing both criteria)."""
+    head = ["set", "role", "N", "interval", "coverage", "worst row", "misses caveated", "caveat rate",
+            "rate where covers", "rate where misses", "data sets with a caveat", "rows failing"]  # fmt: skip
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, found in recorded(folder, sets):
+        for n in runs:
+            if f"agg_side_{n}" not in found:
+                continue
+            for what, (miss, mark) in caveated(found, n).items():
+                r = rate(miss, mark)
+                failing = f"**{r['rows_failing']} of {r['rows']}**" if r["rows_failing"] else f"0 of {r['rows']}"
+                cov = _fmt(r["coverage"])
+                cov = cov if r["coverage"] >= FLOOR else f"**{cov}**"
+                lines.append(
+                    "| " + " | ".join([name, str(found["meta"][0]), str(n), what, cov, _fmt(r["worst"]),
+                                       _fmt(r["caught"]), _fmt(r["fires"]), _fmt(r["fires_cover"]),
+                                       _fmt(r["fires_miss"]), _fmt(r["any_fires"]), failing]) + " |"
+                )  # fmt: skip
+    return lines
+
+
+def condensed(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
+    """The table of ``docs/validation.md``: one row per set and interval, per run count ``coverage (worst row) /
+    misses caveated / caveat rate where it covers`` (coverage bold below FLOOR where fewer than MISSES_CAVEATED of
+    the misses are caveated on some row)."""
+    head = ["set", "interval", *(f"N = {n}" for n in runs)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, found in recorded(folder, sets):
+        by_n = {n: caveated(found, n) for n in runs if f"agg_side_{n}" in found}
+        for what in next(iter(by_n.values())):
+            cells = []
+            for n in runs:
+                if n not in by_n:
+                    cells.append("-")
+                    continue
+                r = rate(*by_n[n][what])
+                cov = f"{r['coverage']:.3f} ({r['worst']:.3f})"
+                cov = f"**{cov}**" if r["rows_failing"] else cov
+                cells.append(f"{cov} / {_fmt(r['fires_miss'])} / {_fmt(r['fires_cover'])}")
+            lines.append("| " + " | ".join([f"{name} ({found['meta'][0]})", what, *cells]) + " |")
+    return lines
+
+
+def verdict(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
+    """The done-when, per interval over the sets: the rows (algorithms or pairs, per set and run count) that neither
+    cover FLOOR nor carry a caveat on MISSES_CAVEATED of their misses, and the share of data sets whose IQM carries
+    a caveat."""
+    failing: dict[str, list[str]] = {}
+    rows: dict[str, int] = {}
+    iqm_marked, data_sets = 0, 0
+    for name, found in recorded(folder, sets):
+        labels = {"agg": list(found["algorithms"]), "diff": list(found["pairs"]), "P(X>Y)": list(found["pairs"])}
+        for n in runs:
+            if f"agg_side_{n}" not in found:
+                continue
+            for what, (miss, mark) in caveated(found, n).items():
+                if what == "agg iqm":
+                    iqm_marked += int(mark.any(axis=1).sum())
+                    data_sets += mark.shape[0]
+                flat_miss = miss.reshape(miss.shape[0], -1)
+                flat_mark = mark.reshape(mark.shape[0], -1)
+                rows[what] = rows.get(what, 0) + flat_miss.shape[1]
+                for r in range(flat_miss.shape[1]):
+                    cov = 1 - flat_miss[:, r].mean()
+                    caught = flat_mark[flat_miss[:, r], r].mean() if flat_miss[:, r].any() else 1.0
+                    if cov < FLOOR and caught < MISSES_CAVEATED:
+                        names = labels.get(what.split()[0], [])
+                        label = names[r] if what != "task mean" and r < len(names) else f"row {r}"
+                        failing.setdefault(what, []).append(f"{name} N={n} {label} ({cov:.3f}, {caught:.0%} caveated)")
+    lines = [f"IQM with a caveat: {iqm_marked} of {data_sets} data sets ({iqm_marked / max(data_sets, 1):.1%})"]
+    for what, total in rows.items():
+        bad = failing.get(what, [])
+        shown = "; ".join(bad[:12]) + (f"; ... ({len(bad) - 12} more)" if len(bad) > 12 else "")
+        lines.append(f"{what}: {len(bad)} of {total} rows fail both criteria" + (f": {shown}" if bad else ""))
+    return lines
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--sets", nargs="+", default=list(REAL), choices=list(LOADERS))
+    p.add_argument("--runs", nargs="+", type=int, default=[3, 5, 10])
+    p.add_argument("--trials", type=int, default=300)
+    p.add_argument("--reps", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=52)
+    p.add_argument("--out", required=True, help="folder of the raw records (one .npz per set) and the table")
+    p.add_argument("--from-npz", action="store_true", help="rate the rules on the records in --out, run nothing")
+    p.add_argument("--table", default="caveat_study.md", help="the file in --out the tables go to")
+    args = p.parse_args()
+    folder = Path(args.out)
+    folder.mkdir(parents=True, exist_ok=True)
+    if not args.from_npz:
+        for name in args.sets:
+            data = LOADERS[name]()
+            found = run_set(data, args.runs, args.trials, args.reps, args.seed)
+            np.savez_compressed(folder / f"{name}.npz", **found)
+    lines = [*condensed(folder, args.sets, args.runs), "", *report(folder, args.sets, args.runs), ""]
+    lines += verdict(folder, args.sets, args.runs)
+    print("\n".join(lines))
+    (folder / args.table).write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
