@@ -16,6 +16,7 @@ recorded look, fewer runs than the last look or changed runs are refused, a look
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,8 +30,17 @@ from ..stats import bootstrap as bs
 from ..stats import pooled_level, racing, registry
 from ..stats.tuning import config_labels
 from .aggregates import analysis_streams, cells_by_algorithm, prepare
-from .look_checks import cell_counts, cell_runs, check_growth, data_hash, look_options, short
-from .race_options import RaceOptions
+from .look_checks import (
+    cell_counts,
+    cell_runs,
+    check_growth,
+    data_hash,
+    look_options,
+    missing_runs,
+    missing_text,
+    short,
+)
+from .race_options import RaceLookOptions, RaceOptions
 from .watch_options import FROZEN_OPTIONS
 
 #: Options a race decides itself: passing them is refused with the keyword to use instead.
@@ -264,12 +274,20 @@ def _pseudo(final: ScoreTable, design: Design) -> tuple[ScoreTable, list[str]]:
     return ScoreTable(pseudo, seed=None, run_id="run_id", step=None), labels
 
 
-def take_look(table: ScoreTable, design: Design, history: Sequence[dict[str, Any]], **options: Any) -> RaceResult:
+def take_look(
+    table: ScoreTable,
+    design: Design,
+    history: Sequence[dict[str, Any]],
+    choices: RaceLookOptions = RaceLookOptions(),
+    **options: Any,
+) -> RaceResult:
     """The next look of ``design`` at ``table``, after the recorded ``history`` (JSON records of earlier looks).
 
     The same data as a recorded look returns that look (``replayed``), and so does more data once every race
     stopped; fewer runs in a cell than the last look, changed runs, a look beyond ``design.looks``, other tasks,
-    another set of configurations, or a cell outside 2..max_runs runs are refused.
+    another set of configurations, or a cell outside 2..max_runs runs are refused. Runs the last look listed that
+    never arrived are recorded (``record["missing"]``); a look that lacks some of a race's and would stop that race
+    is refused unless ``choices.stop_on_missing``.
     """
     opts = _options(options)
     final = prepare(table, opts).final
@@ -290,6 +308,7 @@ def take_look(table: ScoreTable, design: Design, history: Sequence[dict[str, Any
     check_growth(history, counts, runs, design.looks)
     if history and result_from(history[-1], design).stop:  # every race stopped: that look is final
         return result_from(history[-1], design, replayed=True)
+    missing = missing_runs(history, counts, _unit_of(design))
     look = len(history) + 1
     metric = registry.get_metric(design.metric, gamma=opts.gamma)
     rng, shared = analysis_streams(opts.seed, labels, opts.task_bootstrap)
@@ -318,6 +337,10 @@ def take_look(table: ScoreTable, design: Design, history: Sequence[dict[str, Any
             dists.append(bs.replicates(c, metric, opts.reps, rng["aggregates"][labels[i]], task_bootstrap=shared))
             points.append(float(metric(bs.original(c))[0]))
         now = racing.race_look(previous, stats, dists, points, member_cells)
+        if now.stop and not choices.stop_on_missing:
+            _refuse_stop_on_missing(
+                algorithm, {labels[i]: missing[labels[i]] for i in members if labels[i] in missing}, look
+            )
         races[algorithm] = now.to_json()
         matrix = np.array([[counts[labels[i]][t] for t in tasks] for i in members])
         add = racing.allocation(now, stats, matrix)
@@ -326,7 +349,25 @@ def take_look(table: ScoreTable, design: Design, history: Sequence[dict[str, Any
                 if add[k, m] > 0:
                     launch.append(_launch_row(design, i, task, int(add[k, m])))
     record = {"look": look, "hash": digest, "counts": counts, "runs": runs, "races": races, "launch": launch}
+    if missing:
+        record["missing"] = missing
     return result_from(record, design)
+
+
+def _unit_of(design: Design) -> Any:
+    """The configuration label of a recorded launch row (its algorithm and hyperparameter values)."""
+    label = {json.dumps([a, list(v)]): name for (a, v), name in zip(design.configs, design.labels())}
+    return lambda row: label.get(json.dumps([row["algorithm"], [row.get(k) for k in design.keys]]), "")
+
+
+def _refuse_stop_on_missing(algorithm: str, missing: dict[str, dict[str, int]], look: int) -> None:
+    """A race does not stop on a look that lacks runs the look before listed for its configurations, unless asked."""
+    if missing:
+        raise InputError(
+            f"look {look} would stop the race of {algorithm!r}, but {missing_text(missing, look)}; wait for them "
+            "(or launch them again: the state folder's runs.csv lists them) and look again, or pass "
+            "`stop_on_missing=True` to stop on the runs that arrived"
+        )
 
 
 def _launch_row(design: Design, i: int, task: str, add: int) -> dict[str, Any]:

@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .declared import OptionError, option
+from .declared import OptionError, check_all, option
 from .watch_options import DESIGN, LooksDesign, _alpha, _metric_name, _spending
 
 
@@ -83,4 +83,34 @@ class RaceOptions(LooksDesign):
     )
 
 
-__all__ = ["RaceOptions"]
+#: The argument group of the options of one look (not frozen: each look says them anew).
+LOOK = "this look"
+
+
+def _yes_no(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise OptionError(name, f"`{name}=` must be True or False, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class RaceLookOptions:
+    """What one look of a race may do, said at each look (not frozen with the design): each field is one option's
+    whole declaration, its flag that of ``rl-reliable race``."""
+
+    stop_on_missing: bool = option(
+        False,
+        help="stop a race at a look that lacks runs the look before listed (killed, failed or never launched); "
+        "without it such a look is refused when it would stop a race (a look that does not stop goes on, with a "
+        "note of the missing runs)",
+        check=_yes_no,
+        flag="--stop-on-missing",
+        group=LOOK,
+        parse=bool,
+    )
+
+    def __post_init__(self) -> None:
+        check_all(self)
+
+
+__all__ = ["LOOK", "RaceLookOptions", "RaceOptions"]

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from ..analysis.declared import declared
-from ..analysis.race_options import RaceOptions
+from ..analysis.race_options import LOOK, RaceLookOptions, RaceOptions
 from ..analysis.watch_options import DESIGN
 from ..looks import launch_formats
 from ..trackers import registry
@@ -57,6 +57,7 @@ def race_flags() -> dict[str, str]:
     return {
         "state=": STATE_FLAG[0],
         **{f"{field.name}=": str(decl.flag) for field, decl in declared(RaceOptions)},
+        **{f"{field.name}=": str(decl.flag) for field, decl in declared(RaceLookOptions)},
         **{f"{keyword}=": flag for keyword, (flag, _) in launch_flags().items()},
         "launch_parameters=": "--launch-names",
         "hyperparameter_keys=": "--hyperparameter-keys",
@@ -119,6 +120,9 @@ def _add_race(p: argparse.ArgumentParser) -> None:
     add_shared_option(design, "hyperparameter_keys")
     for field, decl in declared(RaceOptions):
         add_declared_option(design, field, decl)
+    look = p.add_argument_group(LOOK)
+    for field, decl in declared(RaceLookOptions):
+        add_declared_option(look, field, decl)
     add_launch_and_frozen(p)
     p.set_defaults(func=_cmd_race)
 
@@ -143,7 +147,7 @@ def _cmd_race(args: argparse.Namespace) -> int:
     except RLReliableError as err:
         raise CliError(as_flags(str(err), analysis=True, table=race_flags())) from None
     table, sink = read_runs(args, plugin, request)
-    design = given_options(args, RaceOptions)
+    design = {**given_options(args, RaceOptions), **given_options(args, RaceLookOptions)}
     options = {k: v for k, v in given_options(args).items() if k != "hyperparameter_keys"}
     try:
         launch = launch_names(args, plugin, columns)

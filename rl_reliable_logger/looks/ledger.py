@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..analysis.look_checks import missing_note
 from ..errors import InputError
 from ..store.bundle import read_bundle, recover_swap, write_bundle
 from ..store.kinds import BundleError
@@ -154,3 +155,10 @@ def next_look(
         if not result.replayed:
             write_state(folder, design, [*history, result.record], files(design, result), wait=wait, ledger=ledger)
     return result
+
+
+def look_notes(warnings: Sequence[str], record: Mapping[str, Any]) -> list[str]:
+    """What a watch or race says after its look: the intake's warnings, then the look's own notes from its record
+    (runs the look before listed that never arrived), so a replayed look says them again."""
+    note = missing_note(dict(record))
+    return [*warnings, *([note] if note else [])]

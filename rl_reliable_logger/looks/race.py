@@ -17,12 +17,12 @@ import pandas as pd
 
 from ..analysis import race as ra
 from ..analysis.inputs import FieldOptions, as_score_table, split_field_options
-from ..analysis.race_options import RaceOptions
+from ..analysis.race_options import RaceLookOptions, RaceOptions
 from ..data.scores import ScoreTable
 from ..errors import ReliabilityWarning, caller_stacklevel
 from .launch import check_size, launch_files, seeds_taken
 from .launch import parameters as launch_parameters_of
-from .ledger import Ledger, next_look
+from .ledger import Ledger, look_notes, next_look
 
 
 def _race_problem(look: dict[str, Any], i: int) -> str | None:
@@ -60,6 +60,7 @@ def race(
     launch_parameters: Mapping[str, str] | None = None,
     program: str = "train.py",
     wait: float | None = None,
+    stop_on_missing: bool = False,
     **options: Any,
 ) -> ra.RaceResult:
     """Take the next look of a race of each algorithm's configurations in ``table``, recorded in the folder ``state``.
@@ -83,6 +84,10 @@ def race(
     ``seed`` and each hyperparameter column (default: those words and the column names). The folder is locked from
     reading the state to writing it back (a second race of it waits up to ``wait`` seconds, as a watch's does).
 
+    A look that lacks runs the look before listed (a run killed, failed or never launched) says how many, per
+    configuration and task, and is refused when it would stop a race on the runs that arrived, unless
+    ``stop_on_missing=True`` (said anew at each look; not part of the design).
+
     Example (two learning rates, one clearly better: it is the only one left after the first look):
         >>> import pandas as pd
         >>> rows = [{"algorithm": "ppo", "lr": lr, "task": t, "seed": s, "score": m + (lr == 0.01) + 0.1 * s}
@@ -102,17 +107,18 @@ def race(
     asked = ra.make_design(scores, design_options, keys, **options)
     chosen = launch_parameters_of(launch_parameters, asked.keys)  # a bad name is refused before a look is spent
     check_size(asked.max_runs, len(asked.configs) * len(asked.tasks))
+    choices = RaceLookOptions(stop_on_missing=stop_on_missing)
     result = next_look(
         folder,
         RACE,
         asked,
-        lambda design, history: ra.take_look(scores, design, history, **options),
+        lambda design, history: ra.take_look(scores, design, history, choices, **options),
         # an unfinished run's seed is never launched again
         lambda design, look: launch_files(
             seeds_taken(scores, design.keys), look.launch, chosen, program=program, keys=design.keys
         ),
         wait=wait,
     )
-    for line in scores.warnings:  # at the caller's line, once a look was taken (else the error alone)
+    for line in look_notes(scores.warnings, result.record):  # at the caller's line, once a look was taken
         warnings.warn(line, ReliabilityWarning, stacklevel=caller_stacklevel())
     return result

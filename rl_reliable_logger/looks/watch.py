@@ -23,7 +23,7 @@ from ..data.scores import ScoreTable
 from ..errors import ReliabilityWarning, caller_stacklevel
 from .launch import check_size, launch_files, seeds_taken
 from .launch import parameters as launch_parameters_of
-from .ledger import Ledger, next_look
+from .ledger import Ledger, look_notes, next_look
 
 _PAIR_FIELDS = ("algorithm_x", "algorithm_y", "decision", "low", "high", "look", "times", "final")
 
@@ -107,6 +107,6 @@ def watch(
         lambda design, look: launch_files(seeds_taken(scores), look.launch, chosen, program=program),
         wait=wait,
     )
-    for line in scores.warnings:  # at the caller's line, once a look was taken (else the error alone)
+    for line in look_notes(scores.warnings, result.record):  # at the caller's line, once a look was taken
         warnings.warn(line, ReliabilityWarning, stacklevel=caller_stacklevel())
     return result
