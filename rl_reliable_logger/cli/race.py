@@ -152,14 +152,16 @@ def _cmd_race(args: argparse.Namespace) -> int:
     try:
         launch = launch_names(args, plugin, columns)
         hold_lock(args.state, args)  # from here to the end: a second look at this folder waits, then refuses
-        result = race(
-            table,
-            args.state,
-            **design,
-            hyperparameter_keys=columns,
-            launch_parameters=launch,
-            **{key: getattr(args, key) for key in launch_formats.settings()},
-            **options,
+        result, notes = _look_capturing(
+            lambda: race(
+                table,
+                args.state,
+                **design,
+                hyperparameter_keys=columns,
+                launch_parameters=launch,
+                **{key: getattr(args, key) for key in launch_formats.settings()},
+                **options,
+            )
         )
     except RLReliableError as err:
         raise CliError(as_flags(str(err), analysis=True, table=race_flags())) from None
@@ -169,8 +171,25 @@ def _cmd_race(args: argparse.Namespace) -> int:
         frozen = look_design("race", result.design.to_json())
         publish_look(sink, plugin, tuned_table(table, result), AnalysisOptions(**options), race_tables(result), frozen)
 
-    show_look(table, plugin, sink, args, format_race(result, args.state), publish)
+    show_look(table, plugin, sink, args, format_race(result, args.state), publish, notes)
     return 0 if result.stop else MORE_RUNS
+
+
+def _look_capturing(look: Any) -> tuple[Any, list[str]]:
+    """``look()``'s result and the ReliabilityWarnings it emitted (the intake's and the look's own notes), in flag
+    words (``first_runs=3`` is ``--first-runs 3``), for the console to print once; any other warning passes on."""
+    import warnings
+
+    from ..errors import ReliabilityWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ReliabilityWarning)
+        result = look()
+    for w in caught:
+        if not issubclass(w.category, ReliabilityWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    notes = [as_flags(str(w.message), analysis=True, table=race_flags()) for w in caught]
+    return result, [n for n, w in zip(notes, caught) if issubclass(w.category, ReliabilityWarning)]
 
 
 def tuned_table(table: ScoreTable, result: Any) -> ScoreTable:
