@@ -43,6 +43,7 @@ RACE = Ledger(
     },
     {"look": int, "hash": str, "counts": dict, "runs": dict, "races": dict, "launch": list},
     _race_problem,
+    lambda design: (design.labels(), design.tasks, design.max_runs),
 )
 
 

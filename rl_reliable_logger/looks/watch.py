@@ -44,6 +44,7 @@ WATCH = Ledger(
     lambda r: {"decisions.csv": r.decisions, "launch.csv": r.launch},
     {"look": int, "hash": str, "counts": dict, "runs": dict, "pairs": list, "launch": list},
     _pair_problem,
+    lambda design: (sorted({a for pair in design.pairs for a in pair}), design.tasks, design.max_runs),
 )
 
 
