@@ -8,7 +8,8 @@
 * the values of query parameters whose name says secret (``token``, ``access_token``, ``api_key``, ``key``,
   ``password``, ``secret``, ``sig``/``signature``, ``auth``, ``credential``, AWS ``X-Amz-*`` signatures,
   Azure ``sv``/``se``... SAS parts ``sig``);
-* ``Authorization: …`` / ``Bearer …`` header values, ``api_key=…``-style assignments, netrc ``password …``;
+* ``Authorization: …`` / ``Bearer …`` header values, ``api_key=…``-style assignments, netrc ``password …`` (the
+  token of a netrc line, not the word in a library's sentence);
 * each tracker's API keys, by the patterns its plugin declares (``trackers/<name>/plugin.py``);
 * the current values of known secret environment variables (each tracker's, ``DATABRICKS_TOKEN``,
   ``AWS_SECRET_ACCESS_KEY``, ...) and of any variable whose name
@@ -70,7 +71,13 @@ _HEADER = re.compile(
     r"(?P<head>\b(?:Authorization\s*[:=]\s*(?:Bearer|Basic|Token)?|Bearer)\s+)(?P<value>[A-Za-z0-9._~+/=\-]{6,})",
     re.IGNORECASE,
 )
-_NETRC = re.compile(r"(?P<head>\bpassword\s+)(?P<value>\S{6,})")
+#: A netrc ``password`` token: first on its line, or after another netrc token (``machine h login u password p``),
+#: never the word in a sentence (zipfile's "is encrypted, password required for extraction" holds no secret).
+_NETRC = re.compile(
+    r"(?P<head>(?:^[ \t]*|\b(?:machine|login|account|default)\b(?:[ \t]+\S+)?[ \t\r\n]+)password[ \t\r\n]+)"
+    r"(?P<value>\S{6,})",
+    re.MULTILINE,
+)
 #: Patterns of a tracker's API keys (from its plugin, :func:`add_secret_rules`): a match is masked unless its
 #: ``pre`` group (e.g. "commit ", for a git hash that looks like a key) is set.
 _KEY_PATTERNS: list[re.Pattern[str]] = []

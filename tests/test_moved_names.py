@@ -15,6 +15,7 @@ OLD = (
     "rl_reliable_logger.render.race_state",
     "rl_reliable_logger.render.watch_launch",
     "rl_reliable_logger.render.launch_formats",
+    "rl_reliable_logger.render.shown",
     "rl_reliable_logger.analysis.watch",
     "rl_reliable_logger.stats.bootstrap",
 )

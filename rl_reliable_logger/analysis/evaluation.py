@@ -119,7 +119,8 @@ def evaluate(
     """
     field_keywords, analysis = split_field_options(overrides)
     opts = as_options(options, **analysis)
-    fields = FieldOptions(**field_keywords, hyperparameter_keys=tuple(opts.hyperparameter_keys))
+    counts = (opts.successes, opts.episodes) if opts.successes is not None and opts.episodes is not None else None
+    fields = FieldOptions(**field_keywords, hyperparameter_keys=tuple(opts.hyperparameter_keys), success_counts=counts)
     table = as_score_table(table, fields)
     started = _dt.datetime.now(_dt.timezone.utc)
     # the options, once: how the table is prepared, the resampling request every table gets, each table's choices

@@ -42,6 +42,9 @@ class FieldOptions:
     drop_invalid: bool = False
     normalize_names: bool = False
     hyperparameter_keys: tuple[str, ...] = ()
+    #: the success-count columns (the analysis options ``successes=``, ``episodes=``): a file of counts without a
+    #: score column is scored by the rate
+    success_counts: tuple[str, str] | None = None
 
     @property
     def sweep_keys(self) -> tuple[str, ...] | None:
@@ -60,6 +63,7 @@ class FieldOptions:
             "on_invalid": "drop" if self.drop_invalid else "raise",
             "names": "normalize" if self.normalize_names else "strict",
             "hyperparameter_keys": list(self.hyperparameter_keys),
+            "rate_of": self.success_counts,
         }
         if source is not None:
             keywords["source"] = source
@@ -83,7 +87,9 @@ class FieldKeywords(TypedDict, total=False):
 
 
 #: The keywords of :class:`FieldOptions` that are no analysis option.
-FIELD_KEYWORDS = tuple(f.name for f in dataclasses.fields(FieldOptions) if f.name != "hyperparameter_keys")
+FIELD_KEYWORDS = tuple(
+    f.name for f in dataclasses.fields(FieldOptions) if f.name not in ("hyperparameter_keys", "success_counts")
+)
 
 
 def split_field_options(keywords: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -56,6 +56,7 @@ from .normalization import normalize_final
 from .options import check_plan_memory, ci_label, replicates_needed
 from .plan_options import PLANNED_METHOD, PlanOptions
 from .protocol import Finding, check_protocol
+from .summary import plan_summary
 
 Correction = Literal["variance", "none"]
 
@@ -93,6 +94,14 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
     #: protocol checks on the pilot (see :mod:`~rl_reliable_logger.analysis.protocol`), shown first
     findings: list[Finding] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        """At most 20 lines: the target and the runs per task each algorithm needs for it."""
+        return plan_summary(self).text()
+
+    def _repr_html_(self) -> str:
+        """The same as one compact HTML table (what a notebook shows), every name escaped."""
+        return plan_summary(self).html()
 
 
 # ----------------------------------------------------------------------------- simulation

@@ -35,7 +35,7 @@ import pandas as pd
 
 from ..data.counts import agree, plural, span
 from ..data.fields import check_distinct
-from ..data.scores import FINAL_SCORE, ScoreTable, seed_key
+from ..data.scores import FINAL_SCORE, LAST_STEP, ScoreTable, seed_key
 from ..errors import InputError
 
 Severity = Literal["error", "warning", "info"]
@@ -233,19 +233,21 @@ def _runs_checks(final: ScoreTable, min_runs: int) -> list[Finding]:
 
 
 def _budgets(table: ScoreTable, budget_key: str | None) -> pd.DataFrame | None:
-    """One row per run: algorithm, task, run_id, budget (last step, or the budget column)."""
+    """One row per run: algorithm, task, run_id, budget (the budget column, else the last logged step: of the curve
+    rows, or the ``last_step`` a source that knows the steps records without them)."""
     keys = ["algorithm", "task", "run_id"]
-    if budget_key is not None:
-        if budget_key not in table.frame.columns:
-            raise InputError(
-                f"`budget_key=` {budget_key!r} names no column of the table; it has: " + ", ".join(table.frame.columns)
-            )
-        values = pd.to_numeric(table.frame[budget_key], errors="coerce")
-        frame = table.frame[keys].assign(budget=values).dropna(subset=["budget"])
-        return frame.groupby(keys, sort=False)["budget"].max().reset_index()
-    if table.has_steps:
+    if budget_key is not None and budget_key not in table.frame.columns:
+        raise InputError(
+            f"`budget_key=` {budget_key!r} names no column of the table; it has: " + ", ".join(table.frame.columns)
+        )
+    if budget_key is None and table.has_steps:
         return table.frame.groupby(keys, sort=False)["step"].max().rename("budget").reset_index()
-    return None
+    column = budget_key if budget_key is not None else LAST_STEP
+    if column not in table.frame.columns:
+        return None
+    values = pd.to_numeric(table.frame[column], errors="coerce")
+    frame = table.frame[keys].assign(budget=values).dropna(subset=["budget"])
+    return frame.groupby(keys, sort=False)["budget"].max().reset_index()
 
 
 def _budget_checks(table: ScoreTable, budget_key: str | None, tolerance: float) -> list[Finding]:
@@ -485,6 +487,7 @@ def checks_run(
     """
     final = table.final()
     budgets = _budgets(table, budget_key)
+    steps_known = table.has_steps or LAST_STEP in table.frame.columns
     wanted = {_field_key(f) for f in protocol_fields}
     compared = [str(c) for c in final.frame.columns if _field_key(c) in wanted and final.frame[c].notna().any()]
     key = score_key or table.source.get("score_column") or table.source.get("fields", {}).get("score")
@@ -514,7 +517,7 @@ def checks_run(
         ),
         "final": (
             {"ran": True, "detail": _final_detail(table, rule)}
-            if table.has_steps or (rule and rule != "last")
+            if steps_known or (rule and rule != "last")
             else {"ran": False, "detail": "not checked (no steps in the input)"}
         ),
     }

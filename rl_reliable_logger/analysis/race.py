@@ -41,6 +41,7 @@ from .look_checks import (
     short,
 )
 from .race_options import FEW_FIRST_RUNS, RaceLookOptions, RaceOptions
+from .summary import race_summary
 from .watch_options import FROZEN_OPTIONS
 
 #: Options a race decides itself: passing them is refused with the keyword to use instead.
@@ -198,6 +199,14 @@ class RaceResult:
     design: Design
     replayed: bool = False
     record: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        """At most 20 lines: the look, its design and each algorithm's selection or the configurations still racing."""
+        return race_summary(self).text()
+
+    def _repr_html_(self) -> str:
+        """The same as one compact HTML table (what a notebook shows), every name escaped."""
+        return race_summary(self).html()
 
 
 def make_design(table: ScoreTable, design: RaceOptions, hyperparameter_keys: Sequence[str], **options: Any) -> Design:

@@ -42,6 +42,7 @@ import pandas as pd
 
 from ..data import csvcells
 from ..data.counts import Counts, count_runs
+from .summary import report_summary
 
 
 @dataclass(frozen=True)
@@ -377,6 +378,14 @@ class Report:
         optional = sorted((n, f) for n, f in present if n not in TABLES)
         for name, frame in core + optional:
             digest.update(name.encode() + b"\0" + frame.to_csv(index=False).encode() + b"\0")
+
+    def __repr__(self) -> str:
+        """At most 20 lines: the runs, scores, source and intervals, and the headline table."""
+        return report_summary(self).text()
+
+    def _repr_html_(self) -> str:
+        """The same as one compact HTML table (what a notebook shows), every name escaped."""
+        return report_summary(self).html()
 
     def headline(self, metric: str = "iqm") -> pd.DataFrame:
         """The aggregate rows of one metric, one per algorithm."""

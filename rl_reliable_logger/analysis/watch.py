@@ -41,6 +41,7 @@ from ..stats import registry
 from ..stats import sequential as sq
 from .aggregates import analysis_streams, cells_by_algorithm, prepare
 from .look_checks import cell_counts, cell_runs, check_growth, data_hash, look_options, missing_runs, short
+from .summary import watch_summary
 from .watch_options import FROZEN_OPTIONS, FUTILITY, FUTILITY_FROM, WatchDesign
 
 DECISION_COLUMNS = ["algorithm_x", "algorithm_y", "metric", "decision", "low", "high", "look"]
@@ -141,6 +142,14 @@ class WatchResult:
     design: Design
     replayed: bool = False
     record: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        """At most 20 lines: the look, its design and each pair's decision with its repeated interval."""
+        return watch_summary(self).text()
+
+    def _repr_html_(self) -> str:
+        """The same as one compact HTML table (what a notebook shows), every name escaped."""
+        return watch_summary(self).html()
 
 
 def make_design(table: ScoreTable, design: WatchDesign, **options: Any) -> Design:

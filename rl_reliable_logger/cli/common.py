@@ -217,6 +217,9 @@ def read_scores(path: Path, args: argparse.Namespace) -> Any:
         drop_invalid=bool(args.drop_invalid),
         normalize_names=name_mode(args) == "normalize",
         hyperparameter_keys=tuple(getattr(args, "hyperparameter_keys", None) or ()),
+        success_counts=(args.successes, args.episodes)
+        if getattr(args, "successes", None) and getattr(args, "episodes", None)
+        else None,
     )
     try:
         return fields.read(path, source={"kind": "file", "path": str(path), "score_column": args.score_key})
@@ -241,8 +244,10 @@ def run_and_report(
 
     Wiring only: the Report that is printed, written and published is the library's (``evaluate()`` applies
     :func:`~rl_reliable_logger.analysis.redacted.redact_report` itself), so ``rl-reliable evaluate --out A`` and
-    ``save_report(evaluate(...), B)`` write the same bundle; only what is printed is put in flag words."""
+    ``save_report(evaluate(...), B)`` write the same bundle; only what is printed is put in flag words. The summary,
+    the files and the figures' note are all rendered from one view of the Report (:mod:`..render.view`)."""
     from ..errors import InputError
+    from ..render.view import report_view
 
     quiet = bool(getattr(args, "quiet", False))
     progress = not quiet and sys.stderr.isatty()
@@ -251,8 +256,9 @@ def run_and_report(
         report, warned = _evaluate_capturing(table, options, source)
     except InputError as err:
         raise CliError(cli_message(err)) from None
+    view = report_view(report)
     if not quiet:
-        print(format_summary(report, warned))  # results first, then the warnings, each once
+        print(summary_text(view, warned))  # results first, then the warnings, each once
     else:
         for w in warned:  # what was dropped or left out is never only in provenance
             say_warning(w)
@@ -267,16 +273,13 @@ def run_and_report(
                 figures=not getattr(args, "no_figures", False),
                 force=getattr(args, "force", False),
                 figure_formats=getattr(args, "figure_formats", "png,svg"),
+                view=view,
             )
         except InputError as err:
             raise CliError(cli_message(err)) from None
-        if not getattr(args, "no_figures", False):
-            from ..render.writer import figure_note
-
-            note = figure_note(report)
-            if note:
-                say_note(note)
-        print(wrote_line(out, report, every_warning=len(warned) < len(set(report.warnings))))
+        if not getattr(args, "no_figures", False) and view.figure_note:
+            say_note(view.figure_note)
+        print(wrote_line(out, view, every_warning=len(warned) < len(set(view.warnings))))
     return report
 
 
@@ -325,28 +328,57 @@ def warning_line(warning: str) -> str:
 
 
 def format_comparisons(report: Any) -> str:
-    """The letter display of the all-pairs comparisons (``--compare-all``), or "" without them."""
-    from ..analysis.comparisons import format_letters, report_letters
+    """The letter display of the all-pairs comparisons (``--compare-all``), or "" without them: one line per
+    algorithm with its point and its group letters (``report``: a Report or its view)."""
+    from ..render.view import as_view
 
-    display = report_letters(report)
-    metric = (report.provenance or {}).get("comparisons_metric")
-    return "" if display is None else as_flags(format_letters(display, metric=metric))
+    return _letters_text(as_view(report).letters)
+
+
+def _letters_text(letters: Any) -> str:
+    """The letter display (:class:`~..render.view.Letters`) as the console prints it, in flag words; "" for None."""
+    return "" if letters is None else as_flags(letters.text)
+
+
+#: The console summary's first line is at most this long: one line a terminal shows whole; the intervals of each
+#: statistic, the tables and the method's rule are in report.html and methods.md.
+SUMMARY_WIDTH = 200
+
+
+def summary_header(view: Any) -> str:
+    """The console summary's first line, at most :data:`SUMMARY_WIDTH` characters: the runs, the scores, the
+    headline intervals in short (level, method, replicates) and the seed; then, on lines of their own, the notes on
+    the interval method (in flag words) and the filters (names as they are)."""
+    prov = view.provenance
+    first = f"{view.counts.text()}; {prov.get('normalization', '')}; {view.intervals.short}, seed {prov.get('seed')}"
+    if len(first) > SUMMARY_WIDTH:
+        first = first[: SUMMARY_WIDTH - 1] + "…"
+    lines = [first] + [as_flags(note) for note in view.intervals.notes]
+    lines += [f"{k.replace('_', ' ')}: {', '.join(v)}" for k, v in (prov.get("filters") or {}).items()]
+    return "\n".join(lines)
 
 
 def format_summary(report: Any, warned: Sequence[str] | None = None) -> str:
+    """The console summary of a Report or its view (:func:`summary_text`)."""
+    from ..render.view import as_view
+
+    return summary_text(as_view(report), warned)
+
+
+def summary_text(view: Any, warned: Sequence[str] | None = None) -> str:
     """Results first: the headline table (one row per algorithm, one column per metric, ``point [low, high]``),
     the letter display of ``--compare-all``, then the warnings, grouped one line per algorithm (``warned``: the
-    lines ``evaluate()`` emitted; by default :func:`~rl_reliable_logger.analysis.notices.grouped`)."""
-    from ..analysis.notices import caveated, grouped
+    lines ``evaluate()`` emitted; by default the view's, as :func:`~rl_reliable_logger.analysis.notices.grouped`
+    groups them); a cell with a caveat carries the mark and each caveat is said once under the table. All of it
+    read from the Report's view (:func:`~rl_reliable_logger.render.view.report_view`)."""
     from ..data.counts import fixed, plural
-    from ..render.intervals import summary_header
     from ..render.tables import MARK
 
-    agg = report.aggregates
+    agg = view.aggregates
     if agg.empty:
         return "(no results)"
-    notes = [c for c in caveated(report) if c.other is None]
-    marked = {(c.algorithm, c.metric) for c in notes}
+    notes = [c for c in view.caveats if c.table == "aggregates"]
+    marked = {c.cell for c in notes}
     cells = agg.assign(
         text=[
             f"{fixed(p)} [{fixed(lo)}, {fixed(hi)}]" + (f" {MARK}" if (str(a), str(m)) in marked else "")
@@ -354,16 +386,14 @@ def format_summary(report: Any, warned: Sequence[str] | None = None) -> str:
         ]
     )
     wide = cells.pivot(index="algorithm", columns="metric", values="text")
-    wide = wide.reindex(index=report.algorithms, columns=list(dict.fromkeys(agg["metric"])))
-    lines = [summary_header(report, as_flags), wide.to_string()]
+    wide = wide.reindex(index=list(view.algorithms), columns=list(view.headline.metrics))
+    lines = [summary_header(view), wide.to_string()]
     lines += [f"{MARK} {c.text}" for c in notes]  # each caveat once, under the table it marks
-    letters = format_comparisons(report)
+    letters = _letters_text(view.letters)
     if letters:
         lines.append(letters)
-    n_dropped = len(report.provenance.get("dropped") or [])
+    n_dropped = len(view.provenance.get("dropped") or [])
     if n_dropped:
-        lines.append(
-            f"dropped {plural(n_dropped, 'row', 'invalid')} (--drop-invalid); each is listed in provenance.json"
-        )
-    lines += [warning_line(as_flags(w)) for w in (grouped(report) if warned is None else warned)]
+        lines.append(f"left out {plural(n_dropped, 'row')}; each is listed with its reason in provenance.json")
+    lines += [warning_line(as_flags(w)) for w in ([line for _, line in view.notices] if warned is None else warned)]
     return "\n".join(lines)

@@ -29,6 +29,7 @@ from collections.abc import Iterator, Mapping
 
 from ..trackers import registry
 from ..trackers.base.messages import DROP_INVALID, one_line
+from ..trackers.base.reruns import RERUN_CHOICES, RERUNS_FLAG
 
 
 class CliError(Exception):
@@ -88,6 +89,7 @@ SOURCE_FLAGS: dict[str, str] = {
 }
 
 SOURCE_FLAGS.update(registry.keyword_flags())  # each tracker's own options, from its plugin
+SOURCE_FLAGS.update({f"reruns={choice!r}": f"{RERUNS_FLAG} {choice}" for choice in RERUN_CHOICES})
 
 
 def _plan_flags() -> dict[str, str]:

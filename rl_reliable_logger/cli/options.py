@@ -135,8 +135,9 @@ def add_analysis_options(parser: argparse.ArgumentParser, *, skip: Collection[st
     groups[SELECTION].add_argument(
         "--drop-invalid",
         action="store_true",
-        help="drop bad rows (non-finite scores, duplicates, incomplete tasks) instead of failing; "
-        "each dropped row is listed in provenance.json and counted on the console",
+        help="drop bad rows (non-finite scores, duplicate rows of a score file, incomplete tasks) instead of failing; "
+        "each dropped row is listed in provenance.json and counted on the console (a tracker's or log folder's seed "
+        "in two runs is --reruns's choice)",
     )
 
 
@@ -329,6 +330,13 @@ def add_force_publish_option(group: Any) -> None:
     )
 
 
+def add_reruns_option(group: Any) -> None:
+    """``--reruns {refuse,latest,first}``: one seed trained more than once (declared in ``trackers/base/reruns.py``)."""
+    from ..trackers.base.reruns import DEFAULT_RERUNS, RERUN_CHOICES, RERUNS_FLAG, RERUNS_HELP
+
+    group.add_argument(RERUNS_FLAG, choices=tuple(RERUN_CHOICES), default=DEFAULT_RERUNS, help=RERUNS_HELP)
+
+
 def add_retry_option(group: Any) -> None:
     """``--retry-for SECONDS``: how long a tracker command rides out an outage before it gives up."""
     group.add_argument(
@@ -360,6 +368,8 @@ def source_kwargs(args: argparse.Namespace, options: Any, *, default_kind: str) 
     ``--hyperparameter-keys lr`` (no kind) reads ``<default_kind>.lr`` (the tracker plugin's ``config_kind``)
     into a column named ``lr``; ``config.lr`` reads that reference into a column of that name.
     """
+    from ..trackers.base.reruns import DEFAULT_RERUNS
+
     extra = {}
     for key in getattr(options, "hyperparameter_keys", ()) or ():
         kind = str(key).split(".", 1)[0]
@@ -381,6 +391,7 @@ def source_kwargs(args: argparse.Namespace, options: Any, *, default_kind: str) 
         "variant": list(_joined(flag("variant_key")) or ()),
         "score_rule": args.score_rule,
         "names": name_mode(args),
+        "reruns": flag("reruns") or DEFAULT_RERUNS,
     }
 
 

@@ -255,7 +255,10 @@ RACE_TABLES: tuple[tuple[str, str], ...] = (
 def format_race(result: Any, state: str, *, rows: int = 20) -> str:
     """The look (k of K), each algorithm's race and the launch list (at most ``rows`` lines of each), every bound
     printed with the same decimals, then the files of the state folder a user opens next."""
+    import pandas as pd
+
     from ..data.counts import fixed, plural
+    from ..stats.tuning import config_labels
     from ..trackers.base.messages import printable
 
     design = result.design
@@ -278,8 +281,9 @@ def format_race(result: Any, state: str, *, rows: int = 20) -> str:
     ]
     keys = list(design.keys)
 
-    def config(row: dict[str, Any]) -> str:
-        return printable(", ".join(f"{k}={row[k]}" for k in keys))
+    def config(row: dict[str, Any]) -> str:  # the tuning table's label: values that print alike are quoted apart
+        one = pd.DataFrame({k: pd.Series([row[k]], dtype=object) for k in keys})
+        return printable(config_labels(one, keys).iat[0])
 
     selected = {row["algorithm"]: row for row in result.selected.to_dict("records")}
     for algorithm in design.algorithms:

@@ -23,6 +23,7 @@ from .options import (
     add_force_publish_option,
     add_name_options,
     add_output_options,
+    add_reruns_option,
     add_retry_option,
     add_score_rule_option,
     add_source_options,
@@ -66,6 +67,7 @@ def add_source(parser: argparse.ArgumentParser, plugin: TrackerPlugin, *, curves
     (a plugin declaring its own field flags: its source group)."""
     src = parser.add_argument_group(f"{plugin.label} source")
     plugin.cli.add_source_flags(src, curves=curves)
+    add_reruns_option(src)
     if not plugin.cli.shared_fields:  # e.g. logs read from disk: the plugin declares its own field flags
         add_score_rule_option(src)
         add_name_options(src)

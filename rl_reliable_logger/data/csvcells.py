@@ -16,15 +16,16 @@ name checks exactly as written.
 
 from __future__ import annotations
 
-import csv
 import gzip
 import os
+import re
 from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
 
 from ..errors import ScoreTableError
+from .csvrows import csv_records
 from .names import NA_MARKERS
 
 #: First characters a spreadsheet would evaluate (OWASP), plus ``'`` so that the escape is reversible.
@@ -106,41 +107,24 @@ def check_shape(path: str | os.PathLike, *, sep: str = ",") -> None:
     """
     opener: Any = gzip.open if str(path).lower().endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8", newline="") as fh:
-        reader = csv.reader(fh, delimiter=sep)
-        try:
-            header = next(reader, None)
-            if header is None:
-                return  # an empty file: the reader says so
-            seen: dict[str, int] = {}
-            for i, name in enumerate(header, start=1):
-                if name in seen:
-                    raise ScoreTableError(
-                        f"{path}: column {name!r} appears twice in the header (columns {seen[name]} and {i}); "
-                        "which one holds the values cannot be told: rename or drop one"
-                    )
-                seen[name] = i
-            row = -1
-            for fields in reader:
-                if not fields:
-                    continue  # a blank line, skipped as pandas skips it
-                row += 1
-                if len(fields) != len(header):
-                    raise ScoreTableError(
-                        f"{path}: malformed CSV: row {row} (line {reader.line_num}) has {len(fields)} field(s) but "
-                        f"the header has {len(header)}; a field too many or too few would shift the values, so fix "
-                        "that row (quote a field that contains the separator)"
-                    )
-        except csv.Error as err:
-            raise ScoreTableError(f"{path}: malformed CSV at line {reader.line_num}: {err}") from None
+        for _ in csv_records(fh, str(path), sep=sep, error=ScoreTableError):
+            pass
 
 
-def read_csv(path: str | os.PathLike, *, text_columns: Iterable[Any] = NAME_COLUMNS, sep: str = ",") -> pd.DataFrame:
-    """Read a CSV with ``text_columns`` as exact text and the others parsed as usual; undo neutralisation."""
-    wanted = set(text_columns)
+def read_csv(
+    path: str | os.PathLike,
+    *,
+    text_columns: Iterable[Any] = NAME_COLUMNS,
+    value_columns: Iterable[Any] = (),
+    sep: str = ",",
+) -> pd.DataFrame:
+    """Read a CSV with ``text_columns`` as exact text, ``value_columns`` (a sweep's configuration) as written (see
+    :func:`as_written`) and the others parsed as usual; undo neutralisation."""
+    wanted, values = set(text_columns), set(value_columns)
     check_shape(path, sep=sep)
     header = pd.read_csv(path, sep=sep, nrows=0)
-    text = [c for c in header.columns if c in wanted]
-    others = {c: sorted(NA_MARKERS) for c in header.columns if c not in wanted}
+    text = [c for c in header.columns if c in wanted or c in values]
+    others = {c: sorted(NA_MARKERS) for c in header.columns if c not in text}
     frame = pd.read_csv(
         path,
         sep=sep,
@@ -151,4 +135,44 @@ def read_csv(path: str | os.PathLike, *, text_columns: Iterable[Any] = NAME_COLU
     )
     for col in text:  # an all-empty file column reads as float NaN even with dtype=str on some pandas
         frame[col] = frame[col].astype(object).where(frame[col].notna(), "")
-    return restore_frame(frame)
+    frame = restore_frame(frame)
+    for col in text:
+        if col in values and col not in wanted:
+            frame[col] = as_written(frame[col])
+    return frame
+
+
+def as_written(cells: pd.Series) -> pd.Series:
+    """A configuration column's text cells as values: a number is a number (a column of numbers a numeric column,
+    as pandas reads it), an empty cell no value, and every other text stays the text written. ``None``, ``null``,
+    ``NA`` and ``nan`` are four values, never pandas' one missing value (a sweep's ``lr=None`` is a configuration).
+
+    Example:
+        >>> as_written(pd.Series(["0.1", "None", "null", "NA", ""])).tolist()
+        [0.1, 'None', 'null', 'NA', None]
+        >>> as_written(pd.Series(["3", "2, b=3", "1e3"])).tolist()
+        [3, '2, b=3', 1000.0]
+        >>> as_written(pd.Series(["0.1", "0.2"])).dtype
+        dtype('float64')
+    """
+    filled = cells[cells != ""]
+    numbers = pd.to_numeric(filled, errors="coerce")
+    words = filled.str.strip().str.lower().isin({"nan", "-nan", "+nan", "inf", "-inf", "+inf", "infinity"})
+    numeric = numbers.notna() & ~words
+    if numeric.all():  # as pandas reads a column of numbers (an empty cell NaN)
+        return pd.to_numeric(cells.where(cells != "", None))
+    out = cells.astype(object).where(cells != "", None)
+    out[numeric[numeric].index] = [_number(text, n) for text, n in zip(filled[numeric], numbers[numeric])]
+    return out
+
+
+#: A whole number as written (up to 300 digits: a Python int reads it exactly, far below CPython's limit).
+_WHOLE = re.compile(r"\s*[+-]?\d{1,300}\s*")
+
+
+def _number(text: str, parsed: Any) -> Any:
+    """A numeric cell of a column that also holds text: a whole number written as one is an int (``3``, never
+    ``3.0``, which a training script's ``type=int`` refuses), any other number the float pandas read."""
+    if _WHOLE.fullmatch(text):
+        return int(text)
+    return parsed.item() if hasattr(parsed, "item") else parsed

@@ -13,6 +13,9 @@ names the path and says what to do:
   ``max_bytes`` refuses a file larger than a format can sensibly hold;
 * :func:`read_text` / :func:`read_bytes`: the whole (small) file, through :func:`open_input`.
 
+:func:`walk` lists the folders under a log folder (without recursion, symbolic links to folders not followed), for
+the Sources that find their runs by folder (TensorBoard, Stable-Baselines3, marl-eval).
+
 Relative and absolute paths are alike (a path is a path: no URI parsing, no scheme); a symlink loop is named as
 such. Missing files: :func:`check_regular_file` lets them pass (the reader names them), :func:`open_input` names them.
 
@@ -36,11 +39,12 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterator
 from typing import BinaryIO
 
 from ..errors import InputError
 
-__all__ = ["MAX_INPUT_BYTES", "check_regular_file", "file_kind", "open_input", "read_bytes", "read_text"]
+__all__ = ["MAX_INPUT_BYTES", "check_regular_file", "file_kind", "open_input", "read_bytes", "read_text", "walk"]
 
 #: The default ceiling of :func:`open_input`: no log, state or result file we read is anywhere near it.
 MAX_INPUT_BYTES = 8 << 30
@@ -123,13 +127,65 @@ def open_input(path: str | os.PathLike[str], what: str = "input", *, max_bytes: 
         raise
 
 
+#: Bytes read at a time past a file's recorded size (a file that grows while it is read).
+_CHUNK = 1 << 20
+
+
 def read_bytes(path: str | os.PathLike[str], what: str = "input", *, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
-    """The whole of ``path`` (see :func:`open_input`); a read error is an InputError naming it."""
+    """The whole of ``path`` (see :func:`open_input`), at most ``max_bytes + 1`` bytes; a read error is an InputError
+    naming it.
+
+    Reads what the file holds, never ``max_bytes`` at once: a buffered ``read(n)`` reserves ``n`` bytes before it
+    reads one, so a 3 KB file "ran out of memory" under a 2 GB address-space limit.
+    """
     with open_input(path, what, max_bytes=max_bytes) as fh:
         try:
-            return fh.read(max_bytes + 1)[: max_bytes + 1]
+            size = os.fstat(fh.fileno()).st_size
+            parts = [fh.read(min(size + 1, max_bytes + 1))]
+            total = len(parts[0])
+            while parts[-1] and total <= max_bytes:  # the file grew after fstat: the rest, a chunk at a time
+                parts.append(fh.read(min(_CHUNK, max_bytes + 1 - total)))
+                total += len(parts[-1])
+            return b"".join(parts)
         except OSError as err:
             raise _os_problem(path, err, what) from None
+
+
+def walk(root: str | os.PathLike[str]) -> Iterator[tuple[str, list[str]]]:
+    """``(folder, file names)`` of ``root`` and every folder under it, top-down, folders and files in name order;
+    ``folder`` is relative to ``root`` in POSIX form (``"."`` for ``root`` itself).
+
+    What :func:`os.walk` gives with sorted folders, without recursion: ``os.walk`` recurses once per level before
+    Python 3.12, so 1,100 nested folders ended in a ``RecursionError``. Symbolic links to folders are not followed
+    (a link loop or a link out of ``root`` is not read), and a folder that cannot be listed is passed over, as
+    ``os.walk`` passes it.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> top = pathlib.Path(tempfile.mkdtemp())
+        >>> (top / "b" / "c").mkdir(parents=True); _ = (top / "b" / "c" / "x.json").write_text("{}")
+        >>> list(walk(top))
+        [('.', []), ('b', []), ('b/c', ['x.json'])]
+    """
+    stack = [""]
+    while stack:
+        relative = stack.pop()
+        folder = os.path.join(root, relative) if relative else os.fspath(root)
+        try:
+            with os.scandir(folder) as entries:
+                listed = list(entries)
+        except OSError:
+            continue
+        folders: list[str] = []
+        files: list[str] = []
+        for entry in listed:
+            try:
+                is_folder = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            (folders if is_folder else files).append(entry.name)
+        yield (relative.replace(os.sep, "/") or "."), sorted(files)
+        stack.extend(os.path.join(relative, name) for name in sorted(folders, reverse=True))
 
 
 def read_text(path: str | os.PathLike[str], what: str = "input", *, max_bytes: int = MAX_INPUT_BYTES) -> str:

@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import html
 import math
 import re
 import unicodedata
@@ -266,6 +267,25 @@ def _decodes(value: bytes) -> bool:
 
 
 #: Characters that can start Markdown syntax inside a table cell (links, images, emphasis, HTML, math, pipes).
+def escape_html(value: Any) -> str:
+    r"""Any value as HTML text or attribute content: ``& < > " '`` escaped, control characters (NUL, ...) shown as
+    ``\uXXXX``; None is empty (``report.html``, a notebook's table of a result).
+
+    Example:
+        >>> escape_html('<b class="x">A&B</b>\x00')
+        '&lt;b class=&quot;x&quot;&gt;A&amp;B&lt;/b&gt;\\u0000'
+    """
+    text = html.escape("" if value is None else str(value), quote=True)
+    if any(ord(ch) < 32 or 127 <= ord(ch) < 160 or 0xD800 <= ord(ch) < 0xE000 for ch in text):
+        text = "".join(
+            f"\\u{ord(ch):04X}"
+            if (ord(ch) < 32 and ch not in "\t\n\r") or 127 <= ord(ch) < 160 or 0xD800 <= ord(ch) < 0xE000
+            else ch
+            for ch in text
+        )
+    return text
+
+
 _MD_SPECIAL = set("\\`*_{}[]<>|~$&")
 
 
@@ -357,3 +377,96 @@ def seed_key(seed: Any) -> str:
     if isinstance(seed, float) and seed.is_integer():
         return str(int(seed))
     return str(seed)
+
+
+_LABEL_DIGITS = re.compile(r"[0-9]+")
+
+
+def label_number(label: Any) -> int | None:
+    """The number a text seed label carries beside its text (``s3``, ``seed_3``, ``run-07``: 3, 3, 7), or None for
+    a label that is a number itself (:func:`seed_number`), has no ASCII digits or several runs of them (``a1b2``).
+
+    Example:
+        >>> [label_number(s) for s in ("s3", "seed_3", "run-07", "7", 7, "a1b2", "seed-a")]
+        [3, 3, 7, None, None, None, None]
+    """
+    if seed_number(label) is not None or isinstance(label, (bool, int, float)):
+        return None
+    found = _LABEL_DIGITS.findall(str(label))
+    return int(found[0]) if len(found) == 1 else None
+
+
+def seed_label_collisions(labels: Iterable[Any], proposed: Iterable[int]) -> str | None:
+    """The note for a launch whose proposed whole-number seeds are the numbers the runs' text labels carry (labels
+    ``s0, s1, s2``, proposed ``0, 1, 2``: a script that names seed k ``s<k>`` would run those seeds again); None
+    when none collides. The hook of the launch files (a watch's and a race's ``runs.csv``), which propose the
+    smallest whole numbers no label stands for.
+
+    Example:
+        >>> seed_label_collisions(["s0", "s1", "s2"], [0, 1, 2, 3])
+        "the proposed seeds 0, 1, 2 are the numbers of the seed labels 's0', 's1', 's2': if your script names seed k 's<k>', it would run those seeds again; launch seeds the labels do not carry, or label the new runs as the runs were"
+        >>> seed_label_collisions(["s0"], [5]) is None
+        True
+    """
+    carried: dict[int, list[str]] = {}
+    for label in labels:
+        number = label_number(label)
+        if number is not None:
+            carried.setdefault(number, []).append(str(label))
+    hit = sorted({n for n in proposed if n in carried})
+    if not hit:
+        return None
+    shown = [repr(label) for n in hit[:8] for label in carried[n][:1]]
+    return (
+        f"the proposed seeds {', '.join(map(str, hit[:8]))}{' ...' if len(hit) > 8 else ''} are the numbers of the "
+        f"seed labels {', '.join(shown)}: if your script names seed k 's<k>', it would run those seeds again; launch "
+        "seeds the labels do not carry, or label the new runs as the runs were"
+    )
+
+
+def value_key(value: Any) -> tuple[str, Any]:
+    """A configuration value as a key that compares values, never their printed text: ``None`` (no value), the
+    text ``"None"``, ``"null"`` and ``"NA"`` are four keys; ``0.1`` and ``0.10`` one (the same number), the number
+    ``1`` and the text ``"1"`` two; text holding ``", b=2"`` never meets another configuration's label.
+
+    Example:
+        >>> [value_key(v) for v in (None, float("nan"), "None", "NA", 3, 3.0, "3", True)]
+        [('missing', ''), ('missing', ''), ('text', 'None'), ('text', 'NA'), ('number', 3), ('number', 3.0), ('text', '3'), ('bool', True)]
+        >>> value_key(3) == value_key(3.0), value_key(3) == value_key("3")
+        (True, False)
+    """
+    if value is None or value is pd.NA or value is pd.NaT or (isinstance(value, float) and math.isnan(value)):
+        return ("missing", "")
+    if isinstance(value, (bool, np.bool_)):
+        return ("bool", bool(value))
+    if isinstance(value, (int, float, np.integer, np.floating)):  # 3 and 3.0 are equal keys, as equal numbers
+        return ("number", value.item() if isinstance(value, np.generic) else value)
+    if isinstance(value, str):
+        return ("text", value)
+    return (type(value).__name__, repr(value))
+
+
+#: Text a configuration label quotes so that it reads back as one value: the separators of a label, quotes and
+#: what would read as a number or as no value.
+_LABEL_SEPARATORS = re.compile(r"[,='\"\\]|^\s|\s$")
+
+
+def value_text(value: Any) -> str:
+    """A configuration value as a label writes it: a number as written (``3.0`` as ``3``), no value as ``NA``, plain
+    text as it is (a tracker's parameter ``"0.001"`` too), and text that a label would misread quoted as a Python
+    literal: ``'NA'``, ``'None'``, ``'1, b=2'``, ``''``. So ``lr='1, b=2', b=3`` and ``lr=1, b='2, b=3'`` stay two
+    labels, and no value is never the text ``NA``.
+
+    Example:
+        >>> [value_text(v) for v in (0.001, 3.0, None, "adam", "NA", "0.001", "1, b=2", "")]
+        ['0.001', '3', 'NA', 'adam', "'NA'", '0.001', "'1, b=2'", "''"]
+    """
+    kind, key = value_key(value)
+    if kind == "missing":
+        return "NA"
+    if kind == "number":
+        return seed_key(key)
+    if kind != "text":
+        return str(value)
+    text = str(key)
+    return repr(text) if not text or text.strip() in NA_MARKERS or _LABEL_SEPARATORS.search(text) else text

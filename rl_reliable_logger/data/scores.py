@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import gzip
-import json
 import math
 import os
 import re
-import sys
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -32,7 +30,8 @@ from . import csvcells
 from .counts import agree, plural
 from .fields import check_distinct
 from .files import check_regular_file
-from .names import NameMode, check_names, is_missing, seed_key
+from .jsontext import JsonProblem, parse
+from .names import NameMode, check_names, is_missing, seed_key, value_text
 from .read_memory import check_read_memory
 
 CANONICAL = ("algorithm", "task", "run_id", "seed", "score")
@@ -41,6 +40,10 @@ DEFAULT_STEP = "step"
 #: A tracker table's final score when it also holds learning curves (the score key's value, which may differ
 #: from the curve's last point): a score column, transformed with ``score`` by :meth:`ScoreTable.map_scores`.
 FINAL_SCORE = "final_score"
+#: Each run's last logged step where its source knows it (an SB3 evaluation's timesteps, a TensorBoard tag's steps,
+#: a tracker metric's history), without the curve rows: the protocol checks compare training budgets by it, so a run
+#: killed early is found whether or not the curves are read.
+LAST_STEP = "last_step"
 _MAX_LISTED = 15
 
 
@@ -79,7 +82,8 @@ def check_magnitudes(values: np.ndarray, *, what: str = "scores", rows: pd.DataF
 
 
 def _configured_run_ids(frame: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
-    """Run keys of a sweep read by seed: configuration and seed (``"lr=0.001, seed=0"``), values exact."""
+    """Run keys of a sweep read by seed: configuration and seed (``"lr=0.001, seed=0"``), values exact: each value's
+    text is one value's (:func:`~.names.value_text`: ``lr='1, b=2', b=3`` is not ``lr=1, b='2, b=3'``)."""
     absent = [str(k) for k in keys if k not in frame.columns]
     if absent:
         cols = ", ".join(map(str, frame.columns))
@@ -87,7 +91,7 @@ def _configured_run_ids(frame: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
             f"hyperparameter column(s) {', '.join(map(repr, absent))} not in the input (it has: {cols}); "
             "name existing columns with --hyperparameter-keys (hyperparameter_keys=)."
         )
-    parts = [frame[k].map(lambda v, k=k: f"{k}={seed_key(v)}, ") for k in keys]
+    parts = [frame[k].map(lambda v, k=k: f"{k}={value_text(v)}, ") for k in keys]  # one text per value
     label = parts[0].astype(object)
     for part in parts[1:]:
         label = label + part
@@ -145,8 +149,6 @@ def _reading(path: str | os.PathLike) -> Iterator[None]:
         raise ScoreTableError(f"{path}: permission denied") from None
     except UnicodeDecodeError as err:
         raise ScoreTableError(f"{path}: not UTF-8 text (byte {err.start}); save the file as UTF-8") from None
-    except json.JSONDecodeError as err:
-        raise ScoreTableError(f"{path}: invalid JSON at line {err.lineno} column {err.colno}: {err.msg}") from None
     except pd.errors.EmptyDataError:
         raise ScoreTableError(f"{path}: the file is empty (no header row)") from None
     except pd.errors.ParserError as err:
@@ -159,42 +161,6 @@ def _reading(path: str | os.PathLike) -> Iterator[None]:
     except (ValueError, TypeError) as err:  # pyarrow's ArrowInvalid is a ValueError
         detail = " ".join(str(err).split())[:200]
         raise ScoreTableError(f"{path}: cannot read ({type(err).__name__}: {detail})") from None
-
-
-class _JsonProblem(ValueError):
-    """JSON that parses but cannot be read without guessing (said in one sentence by the reader)."""
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object whose keys are unique: ``{"score": 1, "score": 2}`` would keep one value silently."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _JsonProblem(
-                f"key {key!r} appears twice in one object ({repr(out[key])[:40]} and {repr(value)[:40]}); "
-                "which value is meant cannot be told: keep one"
-            )
-        out[key] = value
-    return out
-
-
-def _json_int(text: str) -> int:
-    value = int(text)
-    if len(text) > 308 and abs(value) > sys.float_info.max:
-        raise _JsonProblem(
-            f"the integer {text[:12]}... ({len(text)} digits) is too large for a number (at most ~1e308)"
-        )
-    return value
-
-
-def _strict_json(text: str) -> Any:
-    """``json.loads`` refusing duplicate keys, integers no float can hold and nesting too deep to parse."""
-    try:
-        return json.loads(text, object_pairs_hook=_unique_keys, parse_int=_json_int)
-    except RecursionError:
-        raise _JsonProblem(
-            "the JSON is nested too deeply to read (thousands of levels); a score file is flat"
-        ) from None
 
 
 class ScoreTable:
@@ -211,6 +177,9 @@ class ScoreTable:
         names: ``"strict"`` (default): names with surrounding whitespace, or two names that print the same
             (NFC vs NFD, ...), are errors; ``"normalize"``: strip them and put them in NFC, recording every
             rewrite in ``warnings`` and ``source["name_rewrites"]``. See :mod:`.names`.
+        rate_of: ``(successes, episodes)``: columns of each run's successful and total evaluation episodes; where the
+            input has no ``score`` column, each run's score is its success rate (successes / episodes), said in
+            ``warnings``.
         hyperparameter_keys: columns naming a sweep's configuration. Without ``run_id``, a run is then
             identified by its configuration and seed (``"lr=0.001, seed=0"``), so every configuration may
             reuse seeds 0..k, as sweeps usually do.
@@ -241,6 +210,7 @@ class ScoreTable:
         source: Mapping[str, Any] | None = None,
         names: NameMode = "strict",
         hyperparameter_keys: Sequence[str] = (),
+        rate_of: tuple[str, str] | None = None,
     ) -> None:
         if on_invalid not in ("raise", "drop"):
             raise ValueError(f"on_invalid must be 'raise' or 'drop', not {on_invalid!r}")
@@ -255,6 +225,7 @@ class ScoreTable:
         self.source.setdefault("fields", {k: v for k, v in given.items() if v is not None})  # a tracker's: its refs
         self.warnings: list[str] = []
         dropped: list[dict[str, Any]] = []
+        data = self._rate_as_score(data, score, rate_of)
         frame, rewrites = self._canonical(data, given, names, hyperparameter_keys)
         if hyperparameter_keys and run_id is None:
             frame["run_id"] = _configured_run_ids(frame, hyperparameter_keys)
@@ -294,6 +265,20 @@ class ScoreTable:
         self._warn_small_cells()
 
     # ------------------------------------------------------------------ validation
+    def _rate_as_score(self, data: pd.DataFrame, score: str, rate_of: tuple[str, str] | None) -> pd.DataFrame:
+        """``data`` with the score column ``successes / episodes`` where it has no score column but both counts (a
+        file of success counts: the rate is the score), said in ``warnings``; else ``data`` as it is."""
+        if rate_of is None or score in data.columns or not all(c in data.columns for c in rate_of):
+            return data
+        successes, episodes = rate_of
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rate = pd.to_numeric(data[successes], errors="coerce") / pd.to_numeric(data[episodes], errors="coerce")
+        self.source["score_from"] = f"{successes} / {episodes}"
+        self.warnings.append(
+            f"the input has no score column {score!r}: each run's score is its success rate, {successes} / {episodes}"
+        )
+        return data.assign(**{score: rate.where(np.isfinite(rate))})
+
     @staticmethod
     def _canonical(
         data: pd.DataFrame,
@@ -724,7 +709,12 @@ class ScoreTable:
         names += [kwargs.get(k, "seed" if k == "seed" else None) for k in ("seed", "run_id")]
         with _reading(path):
             check_read_memory(path, "tsv" if sep == "\t" else "csv")
-            frame = csvcells.read_csv(path, text_columns=[n for n in names if n is not None], sep=sep)
+            frame = csvcells.read_csv(
+                path,
+                text_columns=[n for n in names if n is not None],
+                value_columns=kwargs.get("hyperparameter_keys") or (),
+                sep=sep,
+            )
         return cls(frame, **kwargs)
 
     @classmethod
@@ -755,17 +745,15 @@ class ScoreTable:
                 for number, line in enumerate(text.splitlines(), start=1):
                     if line.strip():
                         try:
-                            rows.append(_strict_json(line))
-                        except json.JSONDecodeError as err:
-                            raise ScoreTableError(f"{path}: line {number} is not valid JSON: {err.msg}") from None
-                        except _JsonProblem as err:
+                            rows.append(parse(line))
+                        except JsonProblem as err:
                             raise ScoreTableError(f"{path}: line {number}: {err}") from None
                 if not all(isinstance(r, dict) for r in rows):
                     raise ScoreTableError(f"{path}: every JSON Lines line must be an object (one record)")
                 return cls(pd.DataFrame(rows), **kwargs)
             try:
-                payload = _strict_json(text)
-            except _JsonProblem as err:
+                payload = parse(text)
+            except JsonProblem as err:
                 raise ScoreTableError(f"{path}: {err}") from None
         if isinstance(payload, dict) and "columns" in payload and "data" in payload:
             return cls(pd.DataFrame(payload["data"], columns=payload["columns"]), **kwargs)

@@ -1,6 +1,7 @@
-"""Figures drawn from :class:`~rl_reliable_logger.analysis.report.Report` tables only.
+"""Figures drawn from a Report's tables only.
 
-Every function takes a Report (or the one table it needs, as a DataFrame), an optional
+Every function takes a Report or its view (:class:`~.view.ReportView`, which the report writer passes), or the one
+table it needs as a DataFrame, an optional
 matplotlib ``ax``, returns the :class:`matplotlib.figure.Figure` and writes no files.
 Colours come from :func:`algorithm_colors`: a colour-blind-safe palette assigned by the
 algorithm's position in ``report.algorithms``, so one algorithm keeps its colour in every figure.
@@ -27,13 +28,11 @@ import pandas as pd
 
 from ..data.names import AVERAGE_TASK
 from ..data.normalize import describe
-from ..stats.registry import display_name, lower_is_better
+from .view import Tables, lower_is_better, metric_title
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
-
-    from ..analysis.report import Report
 
 __all__ = [
     "OKABE_ITO",
@@ -133,17 +132,12 @@ def algorithm_colors(algorithms: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def _linestyle(i: int, n: int) -> str:
+def line_style(i: int, n: int) -> str:
     """Solid lines for up to 8 algorithms; beyond that cycle dashes so similar colours differ."""
     return "-" if n <= len(OKABE_ITO) else _LINESTYLES[(i // len(OKABE_ITO)) % len(_LINESTYLES)]
 
 
-def metric_title(metric: str) -> str:
-    """Display name of a metric (``iqm`` -> ``IQM``), from the one metric registry (``stats.registry``)."""
-    return display_name(metric)
-
-
-def score_label(report: Report | None = None, normalization: str | None = None) -> str:
+def score_label(report: Tables | None = None, normalization: str | None = None) -> str:
     """Axis label that says which normalisation the scores carry.
 
     Reads ``provenance["score_label"]`` if set, else the normaliser's description that
@@ -173,7 +167,9 @@ def score_label(report: Report | None = None, normalization: str | None = None) 
     return describe(str(normalization)) or f"{normalization}-normalised score"
 
 
-def _resolve(obj: Report | pd.DataFrame, name: str, required: Sequence[str]) -> tuple[pd.DataFrame, list[str], Any]:
+def resolve_table(
+    obj: Tables | pd.DataFrame, name: str, required: Sequence[str]
+) -> tuple[pd.DataFrame, list[str], Any]:
     """Return (table, algorithm order, report-or-None) from a Report or a bare DataFrame."""
     if isinstance(obj, pd.DataFrame):
         frame, report = obj, None
@@ -208,13 +204,13 @@ def _resolve(obj: Report | pd.DataFrame, name: str, required: Sequence[str]) -> 
     return frame, algorithms, report
 
 
-def _new_figure(figsize: tuple[float, float]) -> Figure:
+def new_figure(figsize: tuple[float, float]) -> Figure:
     from matplotlib.figure import Figure
 
     return Figure(figsize=figsize, layout="constrained")
 
 
-def _root_figure(ax: Axes) -> Figure:
+def root_figure(ax: Axes) -> Figure:
     """The figure that owns ``ax``, also when the axes sit in a subfigure (whose ``.figure`` is the root)."""
     from matplotlib.figure import Figure
 
@@ -224,12 +220,12 @@ def _root_figure(ax: Axes) -> Figure:
 
 def _axes(ax: Axes | None, figsize: tuple[float, float]) -> tuple[Figure, Axes]:
     if ax is not None:
-        return _root_figure(ax), ax
-    fig = _new_figure(figsize)
+        return root_figure(ax), ax
+    fig = new_figure(figsize)
     return fig, fig.add_subplot()
 
 
-def _decorate(ax: Axes, grid_axis: Literal["both", "x", "y"] = "both") -> None:
+def decorate_axes(ax: Axes, grid_axis: Literal["both", "x", "y"] = "both") -> None:
     """The paper's clean look: no top/right spines, light grid behind the data."""
     ax.spines["top"].set_visible(False)
     ax.spines["right"].set_visible(False)
@@ -255,7 +251,7 @@ def _interval_limits(ax: Axes, *values: Iterable[float]) -> None:
     ax.set_xlim(lo - pad, hi + pad)
 
 
-def _legend(ax: Axes, n: int, title: str | None = None) -> None:
+def add_legend(ax: Axes, n: int, title: str | None = None) -> None:
     """Inside the axes for a few algorithms, outside on the right for many."""
     title = None if title is None else _t(title)
     if n <= 5:
@@ -271,7 +267,7 @@ def _legend(ax: Axes, n: int, title: str | None = None) -> None:
         )
 
 
-def _used(algorithms: list[str], frame: pd.DataFrame, col: str = "algorithm") -> list[str]:
+def used_names(algorithms: list[str], frame: pd.DataFrame, col: str = "algorithm") -> list[str]:
     present = set(frame[col].astype(str))
     return [a for a in algorithms if a in present]
 
@@ -303,7 +299,7 @@ def _line_with_band(
             xs,
             sub["point"].to_numpy(float) if "point" in sub else sub["fraction"].to_numpy(float),
             color=colors[alg],
-            linestyle=_linestyle(i, n),
+            linestyle=line_style(i, n),
             linewidth=2,
             label=figure_label(alg),
         )
@@ -320,7 +316,7 @@ def _line_with_band(
 
 # --------------------------------------------------------------------------- interval estimates
 def plot_interval_estimates(
-    report: Report | pd.DataFrame,
+    report: Tables | pd.DataFrame,
     *,
     metrics: Sequence[str] | None = None,
     ax: Axes | Sequence[Axes] | None = None,
@@ -337,7 +333,7 @@ def plot_interval_estimates(
     """
     from matplotlib.ticker import MaxNLocator
 
-    frame, algorithms, rep = _resolve(report, "aggregates", ["algorithm", "metric", "point", "low", "high"])
+    frame, algorithms, rep = resolve_table(report, "aggregates", ["algorithm", "metric", "point", "low", "high"])
     frame = frame.copy()
     frame["metric"] = frame["metric"].astype(str)
     all_metrics = list(pd.unique(frame["metric"]))
@@ -345,11 +341,11 @@ def plot_interval_estimates(
     unknown = [m for m in metrics if m not in all_metrics]
     if unknown:
         raise ValueError(f"metric(s) {unknown} are not in the aggregates table (it has {all_metrics})")
-    algorithms = _used(algorithms, frame)
+    algorithms = used_names(algorithms, frame)
     colors = colors or algorithm_colors(algorithms if rep is None else rep.algorithms)
     n = len(algorithms)
     if ax is None:
-        fig = _new_figure((max(2.6 * len(metrics), 4.0) + 1.2, 0.9 + 0.38 * n))
+        fig = new_figure((max(2.6 * len(metrics), 4.0) + 1.2, 0.9 + 0.38 * n))
         axes = list(np.atleast_1d(fig.subplots(1, len(metrics), squeeze=False)[0]))
     else:
         axes = list(ax) if isinstance(ax, (list, tuple, np.ndarray)) else [ax]
@@ -378,7 +374,7 @@ def plot_interval_estimates(
         title = metric_title(metric) + (" (lower is better)" if lower_is_better(metric) else "")
         a.set_title(_t(title), fontsize="medium")
         a.xaxis.set_major_locator(MaxNLocator(4))
-        _decorate(a, "x")
+        decorate_axes(a, "x")
         a.spines["left"].set_visible(False)
         if ax is not None:
             a.set_xlabel(label)
@@ -439,7 +435,7 @@ def _warped_ticks(taus: np.ndarray, warped: np.ndarray, *, gap: float = 0.07) ->
 
 
 def plot_performance_profiles(
-    report: Report | pd.DataFrame,
+    report: Tables | pd.DataFrame,
     *,
     kind: str = "runs",
     nonlinear: bool = False,
@@ -458,7 +454,7 @@ def plot_performance_profiles(
     Example:
         >>> fig = plot_performance_profiles(report, nonlinear=True)   # doctest: +SKIP
     """
-    frame, algorithms, rep = _resolve(report, "profiles", ["algorithm", "tau", "fraction"])
+    frame, algorithms, rep = resolve_table(report, "profiles", ["algorithm", "tau", "fraction"])
     if "kind" in frame.columns:
         kinds = list(pd.unique(frame["kind"].astype(str)))
         if kind not in kinds:
@@ -466,7 +462,7 @@ def plot_performance_profiles(
         frame = frame[frame["kind"].astype(str) == kind]
     frame = frame.copy()
     frame["algorithm"] = frame["algorithm"].astype(str)
-    algorithms = _used(algorithms, frame)
+    algorithms = used_names(algorithms, frame)
     colors = colors or algorithm_colors(algorithms if rep is None else rep.algorithms)
     n = len(algorithms)
     fig, a = _axes(ax, (6.4 + (1.8 if n > 5 else 0), 4.2))
@@ -498,8 +494,8 @@ def plot_performance_profiles(
     what = "runs" if kind == "runs" else "tasks (mean over runs)"
     a.set_ylabel(f"Fraction of {what} with score > τ")
     a.set_ylim(-0.02, 1.02)
-    _decorate(a)
-    _legend(a, n)
+    decorate_axes(a)
+    add_legend(a, n)
     return fig
 
 
@@ -558,7 +554,7 @@ def _pair_rows(
         )
     a.tick_params(axis="y", length=0)
     a.set_xlabel(_t(xlabel))
-    _decorate(a, "x")
+    decorate_axes(a, "x")
     a.spines["left"].set_visible(False)
 
 
@@ -619,7 +615,7 @@ MAX_PAIR_ROWS = 28
 
 
 def plot_probability_of_improvement(
-    report: Report | pd.DataFrame,
+    report: Tables | pd.DataFrame,
     *,
     pairs: Sequence[tuple[str, str]] | None = None,
     layout: str = "auto",
@@ -635,7 +631,9 @@ def plot_probability_of_improvement(
     Example:
         >>> fig = plot_probability_of_improvement(report, pairs=[("SPR", "DER")])   # doctest: +SKIP
     """
-    frame, algorithms, rep = _resolve(report, "improvement", ["algorithm_x", "algorithm_y", "point", "low", "high"])
+    frame, algorithms, rep = resolve_table(
+        report, "improvement", ["algorithm_x", "algorithm_y", "point", "low", "high"]
+    )
     frame = frame.copy()
     frame["algorithm_x"] = frame["algorithm_x"].astype(str)
     frame["algorithm_y"] = frame["algorithm_y"].astype(str)
@@ -694,7 +692,7 @@ def plot_probability_of_improvement(
 
 
 def plot_differences(
-    report: Report | pd.DataFrame,
+    report: Tables | pd.DataFrame,
     *,
     metric: str | None = None,
     layout: str = "auto",
@@ -709,7 +707,7 @@ def plot_differences(
     Example:
         >>> fig = plot_differences(report, metric="iqm")   # doctest: +SKIP
     """
-    frame, algorithms, rep = _resolve(
+    frame, algorithms, rep = resolve_table(
         report, "differences", ["algorithm_x", "algorithm_y", "metric", "point", "low", "high"]
     )
     frame = frame.copy()
@@ -758,7 +756,7 @@ def plot_differences(
 
 # --------------------------------------------------------------------------- curves
 def plot_sample_efficiency_curves(
-    report: Report | pd.DataFrame,
+    report: Tables | pd.DataFrame,
     *,
     metric: str | None = None,
     ax: Axes | None = None,
@@ -770,7 +768,7 @@ def plot_sample_efficiency_curves(
     Example:
         >>> fig = plot_sample_efficiency_curves(report, metric="iqm")   # doctest: +SKIP
     """
-    frame, algorithms, rep = _resolve(report, "curves", ["algorithm", "metric", "step", "point"])
+    frame, algorithms, rep = resolve_table(report, "curves", ["algorithm", "metric", "step", "point"])
     frame = frame.copy()
     frame["metric"] = frame["metric"].astype(str)
     frame["algorithm"] = frame["algorithm"].astype(str)
@@ -780,7 +778,7 @@ def plot_sample_efficiency_curves(
     if metric not in available:
         raise ValueError(f"no curves for metric {metric!r} (the table has {available})")
     frame = frame[frame["metric"] == metric]
-    algorithms = _used(algorithms, frame)
+    algorithms = used_names(algorithms, frame)
     colors = colors or algorithm_colors(algorithms if rep is None else rep.algorithms)
     n = len(algorithms)
     fig, a = _axes(ax, (6.4 + (1.8 if n > 5 else 0), 4.2))
@@ -790,8 +788,8 @@ def plot_sample_efficiency_curves(
     step_label = (rep.provenance.get("step_label") if rep is not None else None) or "training step"
     a.set_xlabel(_t(xlabel or str(step_label)) + ("" if scale == 1.0 else f" (× {scale:g})"))
     a.set_ylabel(_t(f"{metric_title(metric)} of {score_label(rep)}"))
-    _decorate(a)
-    _legend(a, n)
+    decorate_axes(a)
+    add_legend(a, n)
     return fig
 
 
@@ -809,7 +807,7 @@ def _axis_scale(values: np.ndarray) -> float:
 
 
 def plot_optimality_gap_curve(
-    report: Report | pd.DataFrame,
+    report: Tables | pd.DataFrame,
     *,
     ax: Axes | None = None,
     colors: dict[str, str] | None = None,
@@ -819,18 +817,18 @@ def plot_optimality_gap_curve(
     Example:
         >>> fig = plot_optimality_gap_curve(report)   # doctest: +SKIP
     """
-    frame, algorithms, rep = _resolve(report, "gap_curve", ["algorithm", "gamma", "point"])
+    frame, algorithms, rep = resolve_table(report, "gap_curve", ["algorithm", "gamma", "point"])
     frame = frame.copy()
     frame["algorithm"] = frame["algorithm"].astype(str)
-    algorithms = _used(algorithms, frame)
+    algorithms = used_names(algorithms, frame)
     colors = colors or algorithm_colors(algorithms if rep is None else rep.algorithms)
     n = len(algorithms)
     fig, a = _axes(ax, (6.4 + (1.8 if n > 5 else 0), 4.2))
     _line_with_band(a, frame, "gamma", algorithms, colors)
     a.set_xlabel(_t(f"γ, the target ({score_label(rep)})"))
     a.set_ylabel("Optimality gap below γ (lower is better)")
-    _decorate(a)
-    _legend(a, n)
+    decorate_axes(a)
+    add_legend(a, n)
     return fig
 
 
@@ -850,7 +848,7 @@ def _binned_ranks(grid: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot_rank_distributions(
-    report: Report | pd.DataFrame,
+    report: Tables | pd.DataFrame,
     *,
     task: str = AVERAGE_TASK,
     ax: Axes | None = None,
@@ -863,7 +861,7 @@ def plot_rank_distributions(
     Example:
         >>> fig = plot_rank_distributions(report)   # doctest: +SKIP
     """
-    frame, algorithms, rep = _resolve(report, "ranks", ["algorithm", "task", "rank", "probability"])
+    frame, algorithms, rep = resolve_table(report, "ranks", ["algorithm", "task", "rank", "probability"])
     frame = frame.copy()
     frame["task"] = frame["task"].astype(str)
     frame["algorithm"] = frame["algorithm"].astype(str)
@@ -872,7 +870,7 @@ def plot_rank_distributions(
         shown = tasks[:10] + (["..."] if len(tasks) > 10 else [])
         raise ValueError(f"no rank distribution for task {task!r} (the table has {shown})")
     frame = frame[frame["task"] == task]
-    algorithms = _used(algorithms, frame)
+    algorithms = used_names(algorithms, frame)
     grid = frame.pivot_table(index="algorithm", columns="rank", values="probability", aggfunc="sum").reindex(algorithms)
     grid = _binned_ranks(grid.fillna(0.0))
     ranks = list(grid.columns)
@@ -910,7 +908,7 @@ def plot_rank_distributions(
 
 # --------------------------------------------------------------------------- per-task scores
 def plot_task_scores(
-    report: Report | pd.DataFrame,
+    report: Tables | pd.DataFrame,
     *,
     kind: str = "strip",
     tasks: Sequence[str] | None = None,
@@ -929,7 +927,7 @@ def plot_task_scores(
     """
     if kind not in ("strip", "box"):
         raise ValueError(f"kind must be 'strip' or 'box', not {kind!r}")
-    frame, algorithms, rep = _resolve(report, "scores", ["algorithm", "task", "score"])
+    frame, algorithms, rep = resolve_table(report, "scores", ["algorithm", "task", "score"])
     frame = frame.copy()
     frame["algorithm"] = frame["algorithm"].astype(str)
     frame["task"] = frame["task"].astype(str)
@@ -941,7 +939,7 @@ def plot_task_scores(
     missing = [t for t in tasks if t not in all_tasks]
     if missing:
         raise ValueError(f"task(s) {missing} are not in the scores table")
-    algorithms = _used(algorithms, frame)
+    algorithms = used_names(algorithms, frame)
     colors = colors or algorithm_colors(algorithms if rep is None else rep.algorithms)
     n = len(algorithms)
     rng = np.random.default_rng(0)  # jitter only; fixed so figures are reproducible
@@ -985,7 +983,7 @@ def plot_task_scores(
 
     if ax is not None:
         a = ax
-        fig = _root_figure(a)
+        fig = root_figure(a)
         width = 0.8 / max(n, 1)
         for t_i, t in enumerate(tasks):
             draw(a, frame[frame["task"] == t], float(t_i), width)
@@ -996,10 +994,10 @@ def plot_task_scores(
             ha="right" if len(tasks) > 6 else "center",
         )
         a.set_ylabel(label)
-        _decorate(a, "y")
+        decorate_axes(a, "y")
         for alg in algorithms:
             a.scatter([], [], color=colors[alg], label=figure_label(alg))
-        _legend(a, n)
+        add_legend(a, n)
         return fig
 
     ncols = ncols or min(len(tasks), 6)
@@ -1009,7 +1007,7 @@ def plot_task_scores(
         a.set_title(figure_label(task_name), fontsize="small", y=1.0)  # a fixed y is not re-measured at each draw
         a.set_xticks([])
         a.tick_params(axis="y", labelsize="x-small")
-        _decorate(a, "y")
+        decorate_axes(a, "y")
     fig.supylabel(label, fontsize="medium", x=0.01)
     from matplotlib.lines import Line2D
 

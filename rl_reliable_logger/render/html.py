@@ -16,23 +16,16 @@ import html
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..analysis.comparisons import report_letters
-from ..analysis.notices import grouped_items, pair_warnings
-from ..analysis.protocol import Finding, by_severity, format_finding
-from ..analysis.report import SPECS
-from ..data.counts import count_runs, fixed, plural
-from ..stats.registry import lower_is_better
+from ..data.counts import fixed, plural
+from ..data.names import escape_html
 from . import tables as _paper_tables
-from .intervals import headline_intervals
 from .methods import checklist, methods_paragraph, references
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..analysis.report import Report
+from .view import ReportView, Viewable, as_view, decimals, number
 
 __all__ = ["Figure", "build_html"]
 
@@ -51,17 +44,8 @@ class Figure:
     mime: str = "image/png"
 
 
-def esc(value: Any) -> str:
-    """Escape anything for HTML text or attribute context; control characters (NUL, ...) shown as ``\\uXXXX``."""
-    text = html.escape("" if value is None else str(value), quote=True)
-    if any(ord(ch) < 32 or 127 <= ord(ch) < 160 or 0xD800 <= ord(ch) < 0xE000 for ch in text):
-        text = "".join(
-            f"\\u{ord(ch):04X}"
-            if (ord(ch) < 32 and ch not in "\t\n\r") or 127 <= ord(ch) < 160 or 0xD800 <= ord(ch) < 0xE000
-            else ch
-            for ch in text
-        )
-    return text
+#: Escape anything for HTML text or attribute context (control characters shown as ``\\uXXXX``).
+esc = escape_html
 
 
 _CSS = """
@@ -130,20 +114,20 @@ def frame_html(frame: pd.DataFrame, *, max_rows: int | None = None, numeric_digi
     return "".join(out)
 
 
-def _headline(report: Report, anchors: Mapping[str, str]) -> str:
+def _marked(view: ReportView, table: str, *key: str) -> list[str]:
+    """What the page marks a cell with: the warnings (each in full under Warnings) and caveats about it. The one
+    place the page reads a cell's marks from the view."""
+    return [note.text for note in view.notes(table, *key)]
+
+
+def _headline(view: ReportView, anchors: Mapping[str, str]) -> str:
     """The headline table; a cell a warning is about gets its mark, linked to the warning (``anchors``: warning
     text -> id of its line on the page) and carrying it as a tooltip."""
-    if report.aggregates.empty:
+    if view.aggregates.empty:
         return "<p>No aggregate metrics were computed.</p>"
-    algorithms, metrics, cells, bold = _paper_tables.headline_cells(report)
-    marks = _paper_tables.headline_marks(report, metrics)
-    runs = {}
-    if not report.scores.empty and "algorithm" in report.scores:
-        sc = report.scores
-        for alg, sub in sc.groupby(sc["algorithm"].astype(str)):
-            counted = count_runs(sub)
-            runs[alg] = (counted.runs, counted.tasks)
-    head = "".join(f"<th>{esc(_paper_tables._title(m))}{' ↓' if lower_is_better(m) else ' ↑'}</th>" for m in metrics)
+    algorithms, metrics, cells, bold = _paper_tables.headline_cells(view)
+    runs = view.runs
+    head = "".join(f"<th>{esc(view.title(m))}{' ↓' if view.lower(m) else ' ↑'}</th>" for m in metrics)
     out = ["<table><thead><tr><th>Algorithm</th>", head]
     if runs:
         out.append("<th>runs / tasks</th>")
@@ -153,7 +137,7 @@ def _headline(report: Report, anchors: Mapping[str, str]) -> str:
         for m in metrics:
             cell = esc(cells.get((alg, m), "–"))
             cell = "<b>" + cell + "</b>" if bold.get(m) == alg else cell
-            texts = marks.get((alg, m))
+            texts = _marked(view, "aggregates", alg, m)
             if texts:
                 target = anchors.get(texts[0], "warnings")
                 cell += f'<a class="mark" href="#{target}" title="{esc(" ".join(texts))}">{_paper_tables.MARK}</a>'
@@ -166,21 +150,21 @@ def _headline(report: Report, anchors: Mapping[str, str]) -> str:
     return "".join(out)
 
 
-def _per_task(report: Report) -> str:
-    pt = report.per_task
+def _per_task(view: ReportView) -> str:
+    pt = view.per_task
     if pt.empty:
         return ""
     pt = pt.copy()
     pt["algorithm"] = pt["algorithm"].astype(str)
     pt["task"] = pt["task"].astype(str)
-    d = _paper_tables._decimals(pt[["mean", "low", "high"]].to_numpy(float).ravel().tolist())
+    d = decimals(pt[["mean", "low", "high"]].to_numpy(float).ravel().tolist())
 
     def cell(r: pd.Series) -> str:
         n = "" if pd.isna(r.get("n_runs")) else f" ({int(r['n_runs'])})"
-        return f"{_paper_tables._fmt(float(r['mean']), d)} [{_paper_tables._fmt(float(r['low']), d)}, {_paper_tables._fmt(float(r['high']), d)}]{n}"
+        return f"{number(float(r['mean']), d)} [{number(float(r['low']), d)}, {number(float(r['high']), d)}]{n}"
 
     pt["cell"] = pt.apply(cell, axis=1)
-    order = [a for a in report.algorithms if a in set(pt["algorithm"])]
+    order = [a for a in view.algorithms if a in set(pt["algorithm"])]
     order += [a for a in pd.unique(pt["algorithm"]) if a not in order]
     wide = pt.pivot_table(index="task", columns="algorithm", values="cell", aggfunc="first").reindex(columns=order)
     wide = wide.fillna("–")
@@ -253,13 +237,13 @@ _PROV_ORDER = (
 )
 
 
-def _provenance(report: Report) -> str:
-    prov = dict(report.provenance or {})
+def _provenance(view: ReportView) -> str:
+    prov = dict(view.provenance)
     shown = {k: v for k, v in prov.items() if k != "counts"}  # the counts are the "scores used" row
     keys = [k for k in _PROV_ORDER if k in shown] + sorted(k for k in shown if k not in _PROV_ORDER)
     rows = []
-    if not report.scores.empty or "counts" in prov:
-        rows.append(f"<tr><th>scores used</th><td>{esc(report.counts().text())}</td></tr>")
+    if not view.scores.empty or "counts" in prov:
+        rows.append(f"<tr><th>scores used</th><td>{esc(view.counts.text())}</td></tr>")
     for k in keys:
         rows.append(f"<tr><th>{esc(k)}</th><td>{_value_html(prov[k])}</td></tr>")
     if not rows:
@@ -267,84 +251,78 @@ def _provenance(report: Report) -> str:
     return f"<table>{''.join(rows)}</table>"
 
 
-def _optional_tables(report: Report) -> str:
-    """The optional tables the analysis computed, as declared (title, rows shown) in the Report's registry."""
+def _optional_tables(view: ReportView) -> str:
+    """The optional tables the analysis computed, with the heading and rows shown the Report's registry declares."""
     out = []
-    for name, frame in report.tables():
-        spec = SPECS[name]
-        if spec.kind != "optional" or spec.title is None or frame.empty:
+    for name, (title, max_rows) in view.titles.items():
+        frame = view.table(name)
+        if frame.empty:
             continue
-        out.append(f"<h3>{html.escape(spec.title)}</h3>")
-        body = frame_html(frame, max_rows=spec.max_rows)
-        out.append(f'<div class="scroll">{body}</div>' if spec.max_rows else body)
+        out.append(f"<h3>{html.escape(title)}</h3>")
+        body = frame_html(frame, max_rows=max_rows)
+        out.append(f'<div class="scroll">{body}</div>' if max_rows else body)
     return "".join(out)
 
 
-def _pairwise(report: Report) -> str:
+def _pairwise(view: ReportView) -> str:
     out = []
-    if not report.improvement.empty:
+    if not view.improvement.empty:
         out.append("<h3>Probability of improvement P(X &gt; Y)</h3>")
-        out.append(f'<div class="scroll">{frame_html(report.improvement, max_rows=500)}</div>')
-    if not report.differences.empty:
+        out.append(f'<div class="scroll">{frame_html(view.improvement, max_rows=500)}</div>')
+    if not view.differences.empty:
         out.append("<h3>Differences metric(X) − metric(Y)</h3>")
-        out.append(f'<div class="scroll">{frame_html(_marked_differences(report), max_rows=500)}</div>')
+        out.append(f'<div class="scroll">{frame_html(_marked_differences(view), max_rows=500)}</div>')
     return "".join(out)
 
 
-def _marked_differences(report: Report) -> pd.DataFrame:
+def _marked_differences(view: ReportView) -> pd.DataFrame:
     """The differences table, with a ``warning`` column marking the rows a warning is about (the warnings are
     listed in full under Warnings); as it is when none is."""
-    marks = pair_warnings(report)
-    frame = report.differences
-    if not marks or not {"algorithm_x", "algorithm_y", "metric"} <= set(frame.columns):
+    frame = view.differences
+    if "warning" in frame.columns or not {"algorithm_x", "algorithm_y", "metric"} <= set(frame.columns):
         return frame
     keys = zip(frame["algorithm_x"].astype(str), frame["algorithm_y"].astype(str), frame["metric"].astype(str))
-    flagged = [f"{_paper_tables.MARK} see Warnings" if key in marks else "" for key in keys]
-    return frame.assign(warning=flagged) if "warning" not in frame.columns else frame
+    flagged = [f"{_paper_tables.MARK} see Warnings" if _marked(view, "differences", *key) else "" for key in keys]
+    return frame.assign(warning=flagged) if any(flagged) else frame
 
 
-def _letters(report: Report) -> str:
+def _letters(view: ReportView) -> str:
     """The compact letter display of ``--compare-all`` as a table: one column per letter, so the groups read
     as bars (algorithms sharing a letter are not told apart family-wise); "" without all-pairs comparisons."""
-    display = report_letters(report)
-    if display is None or display.empty:
+    letters = view.letters
+    if letters is None:
         return ""
-    prov = report.provenance or {}
-    metric = str(prov.get("comparisons_metric") or "metric")
+    display, title = letters.frame, esc(letters.title)
     groups = sorted({ch for g in display["group"] for ch in str(g)})
-    d = _paper_tables._decimals(display["point"].astype(float).tolist())
     head = (
-        f'<tr><th scope="col">Algorithm</th><th scope="col">{esc(_paper_tables._title(metric))}</th>'
+        f'<tr><th scope="col">Algorithm</th><th scope="col">{title}</th>'
         '<th scope="col">Groups</th>' + "".join(f'<th scope="col" class="grp">{esc(g)}</th>' for g in groups) + "</tr>"
     )
     rows = []
     for name, point, group in zip(display["algorithm"], display["point"].astype(float), display["group"].astype(str)):
         cells = "".join(f'<td class="grp in">{esc(g)}</td>' if g in group else '<td class="grp"></td>' for g in groups)
         rows.append(
-            f'<tr><th scope="row">{esc(name)}</th><td class="num">{_paper_tables._fmt(point, d)}</td>'
+            f'<tr><th scope="row">{esc(name)}</th><td class="num">{number(point, letters.decimals)}</td>'
             f"<td>{esc(group)}</td>{cells}</tr>"
         )
     return (
         '<h3 id="letters">Which algorithms can be told apart</h3>'
         '<table class="letters"><caption>Compact letter display of the all-pairs comparisons of '
-        f"{esc(_paper_tables._title(metric))}, best first: algorithms that share a letter are not told apart "
+        f"{title}, best first: algorithms that share a letter are not told apart "
         "(family-wise: max-T simultaneous intervals of the differences; every pair is in the comparisons table).</caption>"
         f"<thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>"
     )
 
 
-def _protocol(report: Report) -> tuple[str, set[str]]:
+def _protocol(view: ReportView) -> tuple[str, frozenset[str]]:
     """The protocol checks that fired, as a table (check, severity, finding, why, source), and the warning
     lines they appear as (listed once, here, instead of again among the warnings)."""
-    found = [
-        Finding.from_dict(dict(d)) for d in (report.provenance or {}).get("protocol") or [] if isinstance(d, Mapping)
-    ]
-    if not found:
-        return "", set()
+    if not view.findings:
+        return "", frozenset()
     rows = "".join(
         f'<tr><td class="check"><code>{esc(f.check)}</code></td><td>{esc(f.severity)}</td><td>{esc(f.message)}</td>'
         f"<td>{esc(f.why)}</td><td>{esc(f.cite)}</td></tr>"
-        for f in by_severity(found)
+        for f in view.findings
     )
     table = (
         '<div class="warn" id="protocol"><h2>Protocol checks</h2>'
@@ -353,19 +331,19 @@ def _protocol(report: Report) -> tuple[str, set[str]]:
         '<th scope="col">why it matters</th><th scope="col">source</th></tr></thead>'
         f"<tbody>{rows}</tbody></table></div>"
     )
-    return table, {format_finding(f) for f in found}
+    return table, view.finding_lines
 
 
-def _warnings(report: Report, shown: set[str]) -> tuple[str, dict[str, str]]:
-    """The warnings after the results, grouped one line per algorithm (:func:`~..analysis.notices.grouped`; the
-    protocol findings, ``shown`` in their own table, left out), each line with an id the headline marks link to
+def _warnings(view: ReportView, shown: frozenset[str]) -> tuple[str, dict[str, str]]:
+    """The warnings after the results, grouped one line per algorithm (the view's ``notices``; the protocol
+    findings, ``shown`` in their own table, left out), each line with an id the headline marks link to
     (``{warning: id}``), and every warning in full a click away when grouping folded some."""
-    items = [(text, line) for text, line in grouped_items(report) if text not in shown]
+    items = [(text, line) for text, line in view.notices if text not in shown]
     if not items:
         return "", {}
     anchors = {text: f"warning-{i + 1}" for i, (text, _) in enumerate(items)}
     lines = "".join(f'<li id="{anchors[text]}">{esc(line)}</li>' for text, line in items)
-    full = [w for w in dict.fromkeys(report.warnings) if w not in shown]
+    full = [w for w in dict.fromkeys(view.warnings) if w not in shown]
     details = ""
     if len(full) > len(items):
         every = "".join(f"<li>{esc(w)}</li>" for w in full)
@@ -373,32 +351,16 @@ def _warnings(report: Report, shown: set[str]) -> tuple[str, dict[str, str]]:
     return f'<div class="warn" id="notices"><ul>{lines}</ul>{details}</div>', anchors
 
 
-def _source_text(src: Any) -> str:
-    """Where the scores came from, as a phrase: a tracker's location (with the runs found and skipped) or a file
-    and its score column; every field is in the Provenance section."""
-    if not isinstance(src, Mapping):
-        return "" if src is None else str(src)
-    where = src.get("location") or src.get("path")
-    text = str(where) if where else str(src.get("tracker") or src.get("kind") or "")
-    if src.get("kind") == "file" and src.get("score_column"):
-        text += f", score column {str(src['score_column'])!r}"
-    found, skipped = src.get("n_runs_found"), src.get("skipped")
-    if isinstance(found, int) and not isinstance(found, bool):
-        n_skipped = len(skipped) if isinstance(skipped, list) else 0
-        text += f" ({plural(found, 'run')} found" + (f", {n_skipped:,} skipped" if n_skipped else "") + ")"
-    return text
-
-
-def _methods(report: Report) -> str:
+def _methods(view: ReportView) -> str:
     """The methods paragraph, the reporting checklist and the references (the content of ``methods.md``)."""
     marks = {True: "yes", False: "no", None: "unknown"}
     items = "".join(
         f"<tr><td>{esc(item)}</td><td>{marks[met]}</td><td>{esc(reason)}</td></tr>"
-        for item, met, reason in checklist(report)
+        for item, met, reason in checklist(view)
     )
-    refs = "".join(f"<li>{esc(r)}</li>" for r in references(report))
+    refs = "".join(f"<li>{esc(r)}</li>" for r in references(view))
     return (
-        f"<p>{esc(methods_paragraph(report))}</p>"
+        f"<p>{esc(methods_paragraph(view))}</p>"
         "<h3>Reporting checklist (after Agarwal et al., 2021)</h3>"
         '<table><thead><tr><th scope="col">item</th><th scope="col">met</th><th scope="col">why</th></tr></thead>'
         f"<tbody>{items}</tbody></table>"
@@ -406,11 +368,11 @@ def _methods(report: Report) -> str:
     )
 
 
-def _label_key(report: Report, label_key: Any) -> str:
+def _label_key(view: ReportView, label_key: Any) -> str:
     """The key of abbreviated names: figures show short labels, this table (and every other table) the full ones."""
-    names = [str(a) for a in report.algorithms]
-    if not report.scores.empty and "task" in report.scores:
-        names += [str(t) for t in pd.unique(report.scores["task"].astype(str))]
+    names = [str(a) for a in view.algorithms]
+    if not view.scores.empty and "task" in view.scores:
+        names += [str(t) for t in pd.unique(view.scores["task"].astype(str))]
     key = label_key(names)
     if not key:
         return ""
@@ -422,7 +384,7 @@ def _label_key(report: Report, label_key: Any) -> str:
     )
 
 
-def build_html(report: Report, figures: Sequence[Figure] = (), *, title: str | None = None) -> str:
+def build_html(report: Viewable, figures: Sequence[Figure] = (), *, title: str | None = None) -> str:
     """The whole page as a string (write it with ``encoding="utf-8"``).
 
     Example:
@@ -430,18 +392,19 @@ def build_html(report: Report, figures: Sequence[Figure] = (), *, title: str | N
     """
     from .figures import label_key, score_label
 
-    prov = report.provenance or {}
+    view = as_view(report)
+    prov = view.provenance
     title = title or "RL evaluation report"
     ci = prov.get("ci", 0.95)
     try:
         ci_txt = f"{float(ci) * 100:g}%"
     except (TypeError, ValueError):
         ci_txt = str(ci)
-    sub_bits = [f"Scores: {score_label(report)}"]
-    headline = headline_intervals(prov)
+    sub_bits = [f"Scores: {score_label(view)}"]
+    headline = view.intervals.headline
     if headline:
         sub_bits.append(f"Headline metrics: {headline}; every table's intervals: see Methods")
-    src_txt = _source_text(prov.get("source"))
+    src_txt = view.source
     if src_txt:
         sub_bits.append(f"Source: {src_txt}")
     generated = _created(prov)
@@ -455,8 +418,8 @@ def build_html(report: Report, figures: Sequence[Figure] = (), *, title: str | N
         ("methods", "Methods"),
         ("provenance", "Provenance"),
     ]
-    protocol, shown = _protocol(report)
-    warned, anchors = _warnings(report, shown)
+    protocol, shown = _protocol(view)
+    warned, anchors = _warnings(view, shown)
     if not (protocol or warned):
         sections.remove(("warnings", "Warnings"))
     parts = [
@@ -472,20 +435,20 @@ def build_html(report: Report, figures: Sequence[Figure] = (), *, title: str | N
     # results first: the headline table, its marks linking to the warnings that follow it
     parts.append('<h2 id="headline">Headline metrics</h2>')
     marked = f" {_paper_tables.MARK}: a warning about that interval (hover, or follow the link)." if anchors else ""
-    n_warned = len(grouped_items(report))
+    n_warned = len(view.notices)
     below = f' <a href="#warnings">{esc(plural(n_warned, "warning"))} below</a>.' if protocol or warned else ""
     parts.append(
         f'<p class="note">Point estimate [{esc(ci_txt)} CI]. Bold: the best algorithm of a metric, '
         "shown only when its printed interval neither overlaps nor touches any other algorithm's."
         f"{marked}{below}</p>"
     )
-    parts.append(_headline(report, anchors))
-    parts.append(_letters(report))
+    parts.append(_headline(view, anchors))
+    parts.append(_letters(view))
     if protocol or warned:
         parts.append('<h2 id="warnings">Warnings</h2>')
         parts.append(protocol)
         parts.append(warned)
-    parts.append(_optional_tables(report))
+    parts.append(_optional_tables(view))
     parts.append('<h2 id="figures">Figures</h2>')
     if not figures:
         parts.append("<p>No figures were drawn.</p>")
@@ -498,20 +461,20 @@ def build_html(report: Report, figures: Sequence[Figure] = (), *, title: str | N
             + (f"<figcaption>{esc(fig.caption)}</figcaption>" if fig.caption else "")
             + "</figure>"
         )
-    parts.append(_label_key(report, label_key))
+    parts.append(_label_key(view, label_key))
     parts.append('<h2 id="per-task">Per task</h2>')
-    parts.append(_per_task(report) or "<p>No per-task table.</p>")
+    parts.append(_per_task(view) or "<p>No per-task table.</p>")
     parts.append('<h2 id="pairwise">Pairwise comparisons</h2>')
-    parts.append(_pairwise(report) or "<p>No pairwise comparisons were computed.</p>")
+    parts.append(_pairwise(view) or "<p>No pairwise comparisons were computed.</p>")
     parts.append('<h2 id="methods">Methods</h2>')
-    parts.append(_methods(report))
+    parts.append(_methods(view))
     parts.append('<h2 id="provenance">Provenance</h2>')
-    parts.append(_provenance(report))
+    parts.append(_provenance(view))
     parts.append("</main></body></html>")
     return "\n".join(p for p in parts if p)
 
 
-def _created(prov: dict) -> str:
+def _created(prov: Mapping[str, Any]) -> str:
     """When the analysis ran (provenance ``created``, so one report renders the same bytes every time), with a
     trailing space; empty when the provenance does not say."""
     try:

@@ -1,9 +1,10 @@
 """The intervals of a Report in words: the one source of every sentence that describes an interval.
 
-The console summary, report.html, methods.md and the table captions all build their words here, from what
-``evaluate()`` recorded per table (``provenance["intervals"]``: method, level, replicate count, and the method
-of each statistic where the rule gives them their own) and from the interval-method registry
-(:mod:`..stats.intervals`: each method's phrase, whether it is a bootstrap interval, whether it uses replicates).
+The report's view (:mod:`.view`) builds every such sentence here, once, for the console summary, report.html,
+methods.md and the table captions, from what ``evaluate()`` recorded per table (``provenance["intervals"]``: method,
+level, replicate count, and the method of each statistic where the rule gives them their own) and from the
+interval-method registry (:mod:`..stats.intervals`: each method's phrase, whether it is a bootstrap interval,
+whether it uses replicates). The trackers' pages read :func:`headline_intervals` of a provenance too.
 
 Example:
     >>> prov = {"intervals": {"aggregates": {"method": "bootstrap-t", "level": 0.95, "replicates": 2000,
@@ -14,7 +15,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ..analysis.options import DEFAULT_METHOD, PAPER_METHOD, ci_label
@@ -52,7 +53,8 @@ def table_intervals(prov: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _phrase(name: str) -> str:
+def method_phrase(name: str) -> str:
+    """A method's phrase in the registry (``expanded percentile``); the name itself for one it does not hold."""
     spec = intervals.REGISTRY.get(name)
     return spec.phrase if spec is not None else name
 
@@ -81,13 +83,13 @@ def interval_phrase(record: Mapping[str, Any], *, fallbacks: bool = False) -> st
         # where a statistic's interval uses no replicates (the order-statistic median), it comes last and the
         # count goes with the intervals before it
         names = sorted(groups, key=lambda n: not _uses_replicates(n))  # stable: the record's order otherwise
-        parts = [f"{_phrase(n)} intervals for {_join(groups[n])}" for n in names]
+        parts = [f"{method_phrase(n)} intervals for {_join(groups[n])}" for n in names]
         using = sum(map(_uses_replicates, names))
         if count and using:
             parts[using - 1] += count
         text = _join(parts)
     else:
-        text = f"{_phrase(next(iter(groups)) if groups else str(record.get('method')))} intervals" + count
+        text = f"{method_phrase(next(iter(groups)) if groups else str(record.get('method')))} intervals" + count
     if fallbacks and _studentized(record):
         text += " (expanded percentile where the warnings say the studentized replicates are degenerate)"
     return text
@@ -153,11 +155,6 @@ def method_clause(prov: Mapping[str, Any]) -> str:
     )
 
 
-#: The console summary's first line is at most this long: one line a terminal shows whole; the intervals of each
-#: statistic, the tables and the method's rule are in report.html and methods.md.
-SUMMARY_WIDTH = 200
-
-
 def short_intervals(prov: Mapping[str, Any]) -> str:
     """``95% intervals (method bootstrap-t), 50,000 replicates``: the headline table's level, requested method and replicate
     count, for the console's first line (:func:`headline_intervals` says each statistic's method in full)."""
@@ -170,33 +167,23 @@ def short_intervals(prov: Mapping[str, Any]) -> str:
     )
 
 
-def summary_header(report: Any, words: Callable[[str], str] = str) -> str:
-    """The console summary's first line, at most :data:`SUMMARY_WIDTH` characters: the runs, the scores, the
-    headline intervals in short (level, method, replicates) and the seed; then, on lines of their own, the interval
-    method's note and the filters. ``words`` rewrites the method note (the command line: keywords as flags; never
-    the names of the filters).
+def console_notes(prov: Mapping[str, Any]) -> list[str]:
+    """The console summary's notes under its first line, in keyword form (the command line puts them in flag
+    words): the interval method's note (:func:`method_clause`) and one line per statistic whose interval an option
+    chose, not the method (the order-statistic median).
 
     Example:
-        >>> from rl_reliable_logger.analysis.report import Report
-        >>> prov = {"method": "percentile", "ci": 0.95, "seed": 0, "normalization": "raw score",
-        ...         "intervals": {"aggregates": {"method": "percentile", "level": 0.95, "replicates": 2000}}}
-        >>> summary_header(Report(provenance=prov)).splitlines()[0].split("; ", 1)[1]
-        'raw score; 95% intervals (method percentile), 2,000 replicates, seed 0'
+        >>> prov = {"method": "percentile", "intervals": {"aggregates": {"method": "percentile", "level": 0.95,
+        ...     "replicates": 2000, "statistics": {"iqm": "percentile", "median": "order-statistic"}}}}
+        >>> [note.split(":")[0] for note in console_notes(prov)]
+        ['(`median_interval=order-statistic`']
+        >>> console_notes({**prov, "method": "bootstrap-t"})[0][:45]
+        '(bootstrap-t is the default; `method=percenti'
     """
-    prov = report.provenance
-    filters = prov.get("filters") or {}
-    first = (
-        f"{report.counts().text()}; {prov.get('normalization', '')}; {short_intervals(prov)}, seed {prov.get('seed')}"
-    )
-    if len(first) > SUMMARY_WIDTH:
-        first = first[: SUMMARY_WIDTH - 1] + "…"
-    method = words(method_clause(prov))
-    lines = [first] + ([method] if method else [])
+    method = method_clause(prov)
     statistics = dict((table_intervals(prov).get("aggregates") or {}).get("statistics") or {})
-    lines += [  # a statistic whose interval an option chose, not the method (the order-statistic median)
-        words(f"(`median_interval={name}`: {_phrase(name)} intervals for {stat})")
+    return ([method] if method else []) + [
+        f"(`median_interval={name}`: {method_phrase(name)} intervals for {stat})"
         for stat, name in statistics.items()
         if name in intervals.MEDIAN_INTERVALS and name != "method"
     ]
-    lines += [f"{k.replace('_', ' ')}: {', '.join(v)}" for k, v in filters.items()]
-    return "\n".join(lines)

@@ -48,7 +48,7 @@ def plot_quantile_functions(
         colors: ``{algorithm: colour}`` overriding the default palette.
         ncols: panels per row (default: up to 4).
     """
-    frame, order, _ = plots._resolve(table_or_report, "jordan_quantiles", REQUIRED)
+    frame, order, _ = plots.resolve_table(table_or_report, "jordan_quantiles", REQUIRED)
     frame = frame.copy()
     frame["algorithm"] = frame["algorithm"].astype(str)
     frame["task"] = frame["task"].astype(str)
@@ -66,7 +66,7 @@ def plot_quantile_functions(
         if unknown:
             raise ValueError(f"unknown algorithm(s) {unknown}")
     else:
-        names = plots._used(order, frame)
+        names = plots.used_names(order, frame)
     palette = plots.algorithm_colors(order)
     if colors:
         palette.update({str(k): v for k, v in colors.items()})
@@ -74,12 +74,12 @@ def plot_quantile_functions(
     if ax is not None:
         if len(chosen) != 1:
             raise ValueError(f"ax= draws a single task; pass tasks=[one of {chosen}] (got {len(chosen)} tasks)")
-        fig, axes = plots._root_figure(ax), [ax]
+        fig, axes = plots.root_figure(ax), [ax]
     else:
         n = len(chosen)
         cols = ncols or min(4, n)
         rows = math.ceil(n / cols)
-        fig = plots._new_figure((4.0 * cols + (1.6 if len(names) > 5 else 0.0), 3.2 * rows))
+        fig = plots.new_figure((4.0 * cols + (1.6 if len(names) > 5 else 0.0), 3.2 * rows))
         grid = fig.subplots(rows, cols, squeeze=False)
         axes = list(grid.ravel())
         for extra in axes[n:]:
@@ -102,7 +102,7 @@ def plot_quantile_functions(
                 where="pre",
                 color=colour,
                 linewidth=1.8,
-                linestyle=plots._linestyle(i, len(names)),
+                linestyle=plots.line_style(i, len(names)),
                 label=plots.figure_label(alg),
             )
             a.fill_betweenx(
@@ -118,7 +118,7 @@ def plot_quantile_functions(
         a.set_xlim(0.0, 1.0)
         a.set_xlabel("cumulative probability")
         a.set_ylabel("score")
-        plots._decorate(a)
+        plots.decorate_axes(a)
     if axes:
-        plots._legend(axes[0], len(names))
+        plots.add_legend(axes[0], len(names))
     return fig

@@ -1,7 +1,7 @@
 """The methods paragraph: what was computed, in words a paper can paste, plus a reporting checklist.
 
-Everything is read from a :class:`~rl_reliable_logger.analysis.report.Report`'s tables and
-provenance (so a results folder read back gives the same text): runs per task, normalisation and
+Everything is read from a Report's view (:mod:`.view`: its tables, provenance, interval sentences and references;
+so a results folder read back gives the same text): runs per task, normalisation and
 its reference, metric definitions, bootstrap type and replicates, interval method and level, seed,
 protocol checks that fired (``provenance["protocol"]``: a list of finding dicts, see
 :mod:`~rl_reliable_logger.analysis.protocol`), all-pairs comparisons when present
@@ -14,16 +14,12 @@ not met (``[ ]``) or unknown from the results alone (``[?]``), with the reason.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
-from ..analysis.caveats import MEDIAN_RUNS
-from ..analysis.protocol import AGARWAL, REFERENCES
 from ..data.counts import plural, span
 from ..data.names import escape_markdown_prose
-from .intervals import TABLE_WORDS, headline_intervals, non_bootstrap_tables, table_clauses, table_intervals
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..analysis.report import Report
+from .view import ReportView, Viewable, as_view
 
 #: Check families of ``provenance["checks"]`` (``analysis.protocol.checks_run``), as the paragraph names them.
 _CHECK_WORDS = {
@@ -89,10 +85,9 @@ def _cite(finding: dict[str, Any]) -> str:
     return f"; {cite}" if cite else ""
 
 
-def references(report: Report) -> list[str]:
+def references(report: Viewable) -> list[str]:
     """Full references of the papers cited: the checklist's (Agarwal et al.) and those of the fired checks."""
-    cited = " ".join(str(f.get("cite") or "") for f in _findings(dict(report.provenance)))
-    return [full for short, full in REFERENCES.items() if short == AGARWAL or short in cited]
+    return list(as_view(report).references)
 
 
 def _why_not(check: dict[str, Any]) -> str:
@@ -101,29 +96,28 @@ def _why_not(check: dict[str, Any]) -> str:
     return detail[len("not checked (") : -1] if detail.startswith("not checked (") and detail.endswith(")") else detail
 
 
-def _interval_sentence(report: Report, prov: dict[str, Any]) -> str:
+def _interval_sentence(view: ReportView, prov: Mapping[str, Any]) -> str:
     """What the intervals are, per table computed (its method, level and replicates), and how the bootstrap ones
     resample."""
-    present = {name for name, frame in report.tables() if not frame.empty}
     ci = float(prov.get("ci", 0.95))
     resample = "runs within each task" + (
         ", after resampling the tasks themselves," if prov.get("task_bootstrap") else ""
     )
     text = (
         f"Uncertainty is quantified with {ci:.0%} confidence intervals: "
-        + "; ".join(table_clauses(prov, present))
+        + "; ".join(view.intervals.clauses)
         + f". The bootstrap intervals come from a stratified bootstrap that resamples {resample} (each task keeps "
         "its number of runs; Agarwal et al., 2021)"
     )
-    others = non_bootstrap_tables(prov, present)
+    others = view.intervals.resampling_free
     if others:
-        text += "; " + " and ".join(TABLE_WORDS.get(t, t) for t in others) + " use no resampling"
+        text += "; " + " and ".join(others) + " use no resampling"
     return text + "."
 
 
-def _median_sentence(prov: dict[str, Any]) -> str:
+def _median_sentence(view: ReportView) -> str:
     """What the median's interval can be trusted for (measured over many task sets: docs/validation.md)."""
-    record = table_intervals(prov).get("aggregates") or {}
+    record = view.intervals.records.get("aggregates") or {}
     if dict(record.get("statistics") or {}).get("median") == "order-statistic":
         return (
             "The median's interval is the order-statistic one (the median of the per-task Student-t lower bounds to "
@@ -134,7 +128,7 @@ def _median_sentence(prov: dict[str, Any]) -> str:
         "The median's interval is approximate: its coverage depends on how near the task means next to the middle "
         "tie relative to their standard errors (the median is not smooth there) and on the skew of few-run task "
         "means, and nothing in the runs tells where it holds, so at "
-        f"{MEDIAN_RUNS} runs per task or fewer its cells carry a caveat. In a study that resampled real per-run "
+        f"{view.median_runs} runs per task or fewer its cells carry a caveat. In a study that resampled real per-run "
         "results (Atari 100k, DreamerV2, Dopamine, Procgen and Matrax) at 3, 5 and 10 runs per task, this interval "
         "covered the median of the full results in 79-96% of the data sets, pooled over a data set's algorithms "
         "(single algorithms down to 65%): figures of that study, not a property of this interval on these scores. "
@@ -142,15 +136,16 @@ def _median_sentence(prov: dict[str, Any]) -> str:
     )
 
 
-def methods_paragraph(report: Report) -> str:
+def methods_paragraph(report: Viewable) -> str:
     """The ready-to-paste paragraph (Markdown-free plain text)."""
-    prov = dict(report.provenance)
-    algorithms = list(prov.get("algorithms") or report.algorithms)
+    view = as_view(report)
+    prov = dict(view.provenance)
+    algorithms = list(prov.get("algorithms") or view.algorithms)
     tasks = list(prov.get("tasks") or [])
     ci = float(prov.get("ci", 0.95))
     gamma = float(prov.get("gamma", 1.0))
     metrics = list(prov.get("metrics") or [])
-    counts = report.counts()
+    counts = view.counts
     sentences = [
         f"We evaluate {plural(len(algorithms), 'algorithm')} ({', '.join(map(str, algorithms))}) on "
         f"{plural(len(tasks), 'task')} with {_runs_text(prov)}, using the final score of each run: "
@@ -165,10 +160,10 @@ def methods_paragraph(report: Report) -> str:
         sentences.append(
             "Aggregate metrics: " + "; ".join(f"{m} is {_metric_definition(m, gamma)}" for m in metrics) + "."
         )
-    sentences.append(_interval_sentence(report, prov))
-    if "median" in metrics and not report.aggregates.empty:
-        sentences.append(_median_sentence(prov))
-    if not report.improvement.empty:
+    sentences.append(_interval_sentence(view, prov))
+    if "median" in metrics and not view.aggregates.empty:
+        sentences.append(_median_sentence(view))
+    if not view.improvement.empty:
         sentences.append(
             "The probability of improvement P(X > Y) is the per-task Mann–Whitney statistic averaged over tasks "
             "(ties count one half)."
@@ -176,15 +171,13 @@ def methods_paragraph(report: Report) -> str:
                 " Its expanded percentile interval is widened by the square root of the ratio of the statistic's "
                 "unbiased variance to its bootstrap variance (both exact for a two-sample U-statistic), with "
                 "Welch–Satterthwaite degrees of freedom over DeLong's variance components."
-                if table_intervals(prov).get("improvement", {}).get("expanded_level") == "mann-whitney"
+                if view.intervals.records.get("improvement", {}).get("expanded_level") == "mann-whitney"
                 or prov.get("improvement_level") == "mann-whitney"  # results written before the per-table record
                 else ""
             )
         )
-    if prov.get("success"):
-        from ..analysis.tables.success import sentence as success_sentence
-
-        sentences.append(success_sentence(prov["success"]))
+    if view.success:
+        sentences.append(view.success)
     comparisons = prov.get("comparisons")
     if comparisons:
         sentences.append(f"All pairs of algorithms are compared with family-wise error control: {comparisons}.")
@@ -282,9 +275,10 @@ def _protocol_item(fired: set[Any], known: bool, checks: dict[str, dict[str, Any
     return item, (True if protocol.get("ran") else None), str(protocol.get("detail"))
 
 
-def checklist(report: Report) -> list[tuple[str, bool | None, str]]:
+def checklist(report: Viewable) -> list[tuple[str, bool | None, str]]:
     """(item, met: True / False / None for unknown, reason) for each recommendation."""
-    prov = dict(report.provenance)
+    view = as_view(report)
+    prov = dict(view.provenance)
     fired = {f.get("check") for f in _findings(prov)}
     known = "protocol" in prov
     checks = _checks(prov)
@@ -295,8 +289,8 @@ def checklist(report: Report) -> list[tuple[str, bool | None, str]]:
         ("Number of runs per task reported", bool(per), _runs_text(prov) if per else "not recorded"),
         (
             "Interval estimates (not only point estimates) for aggregate metrics",
-            not report.aggregates.empty,
-            headline_intervals(prov),
+            not view.aggregates.empty,
+            view.intervals.headline,
         ),
         (
             "Robust aggregate metric (IQM, median or optimality gap) instead of the mean alone",
@@ -305,13 +299,13 @@ def checklist(report: Report) -> list[tuple[str, bool | None, str]]:
         ),
         (
             "Performance profiles (score distributions) instead of per-task tables alone",
-            not report.profiles.empty,
-            "profiles.csv" if not report.profiles.empty else "no profiles computed",
+            not view.profiles.empty,
+            "profiles.csv" if not view.profiles.empty else "no profiles computed",
         ),
         (
             "Probability of improvement for pairwise claims",
-            not report.improvement.empty,
-            "improvement.csv" if not report.improvement.empty else "fewer than two algorithms",
+            not view.improvement.empty,
+            "improvement.csv" if not view.improvement.empty else "fewer than two algorithms",
         ),
         (
             "Normalisation and its reference scores stated",
@@ -328,33 +322,34 @@ def checklist(report: Report) -> list[tuple[str, bool | None, str]]:
         ),
         (
             "Per-run scores released with the results",
-            not report.scores.empty,
-            "scores.csv" if not report.scores.empty else "no per-run scores",
+            not view.scores.empty,
+            "scores.csv" if not view.scores.empty else "no per-run scores",
         ),
         ("Analysis seed fixed", prov.get("seed") is not None, f"seed {prov.get('seed')}"),
     ]
     return items
 
 
-def methods_markdown(report: Report) -> str:
+def methods_markdown(report: Viewable) -> str:
     """``methods.md``: the paragraph, the checklist, every warning in full (the console and a notebook show them
     grouped), then the references: prose a paper can take, so only what would format in Markdown (a name's
     ``*``, a leading ``_``, a link) is escaped (:func:`~rl_reliable_logger.data.names.escape_markdown_prose`)."""
+    view = as_view(report)
     lines = [
         "# Methods",
         "",
-        escape_markdown_prose(methods_paragraph(report)),
+        escape_markdown_prose(methods_paragraph(view)),
         "",
         "## Reporting checklist (after Agarwal et al., 2021)",
         "",
     ]
     marks = {True: "[x]", False: "[ ]", None: "[?]"}
-    for item, met, reason in checklist(report):
+    for item, met, reason in checklist(view):
         lines.append(f"- {marks[met]} {item} — {escape_markdown_prose(reason)}")
-    warnings = list(dict.fromkeys(report.warnings))
+    warnings = list(dict.fromkeys(view.warnings))
     if warnings:
         lines += ["", "## Warnings", ""]
         lines += [f"- {escape_markdown_prose(w)}" for w in warnings]
     lines += ["", "## References", ""]
-    lines += [f"- {escape_markdown_prose(ref)}" for ref in references(report)]
+    lines += [f"- {escape_markdown_prose(ref)}" for ref in view.references]
     return "\n".join(lines) + "\n"

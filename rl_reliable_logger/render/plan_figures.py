@@ -10,7 +10,7 @@ import hashlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
@@ -21,14 +21,22 @@ from .figures import algorithm_colors, metric_title
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-    from ..analysis.planning import Plan
+
+class PlanTables(Protocol):
+    """What a plan folder is written from: a :class:`~rl_reliable_logger.analysis.planning.Plan`'s tables and
+    provenance (the writer reads nothing else of it)."""
+
+    table: pd.DataFrame
+    launch: pd.DataFrame
+    provenance: dict[str, Any]
+
 
 #: The files of a plan folder, in the order they are listed.
 PLAN_FILES = ("plan.csv", "launch.csv", "plan.png")
 
 
 def save_plan(
-    result: Plan,
+    result: PlanTables,
     out_dir: str | os.PathLike,
     *,
     figures: bool = True,

@@ -2,8 +2,9 @@
 
 The best algorithm of a metric is set in bold only when its interval, as printed (rounded to the digits shown),
 neither overlaps nor touches any other algorithm's printed interval, so bold always means "separated by the CIs"
-to the reader, never "largest point". A cell a warning is about (the mean's interval of a heavy-tailed algorithm,
-:mod:`..analysis.notices`) carries a mark (:data:`MARK`) and the warning is a footnote below the table.
+to the reader, never "largest point". A cell a warning is about (the mean's interval of a heavy-tailed algorithm)
+carries a mark (:data:`MARK`) and the warning is a footnote below the table. Every cell, bold and mark is read from
+the report's view (:mod:`.view`), as the console and ``report.html`` read them.
 
 Example:
     >>> tex = to_latex(report)        # doctest: +SKIP
@@ -12,22 +13,15 @@ Example:
 
 from __future__ import annotations
 
-import math
 import unicodedata
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from ..analysis.notices import cell_warnings
 from ..data.counts import fixed
 from ..data.names import escape_markdown
-from ..stats.registry import display_name, lower_is_better
-from .intervals import headline_intervals
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..analysis.report import Report
+from .view import ReportView, Viewable, as_view
 
 __all__ = ["MARK", "headline_cells", "headline_phrase", "headline_marks", "best_separated", "to_latex", "to_markdown"]
 
@@ -40,45 +34,14 @@ _MARK_SAID = f"; {MARK}: a warning about this interval, below the table"
 _MARK_SAID_TEX = r"; \dag: a warning about this interval, below the table"
 
 
-def _title(metric: str) -> str:
-    return display_name(metric)
-
-
-def _decimals(values: Sequence[float]) -> int:
-    """2 decimals for normalised-size numbers, fewer for large raw returns, 3 for tiny ones."""
-    finite = [abs(v) for v in values if v is not None and math.isfinite(v) and v != 0]
-    if not finite:
-        return 2
-    mag = math.floor(math.log10(max(finite)))
-    if mag >= 3:
-        return 0
-    if mag >= 1:
-        return 1
-    if mag >= -1:
-        return 2
-    return 3
-
-
-def _fmt(v: float, d: int) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "–"
-    return fixed(v, d)
-
-
-def _metrics(report: Report, metrics: Sequence[str] | None) -> list[str]:
-    available = [str(m) for m in pd.unique(report.aggregates["metric"])]
+def _metrics(view: ReportView, metrics: Sequence[str] | None) -> list[str]:
+    available = list(view.headline.metrics)
     if metrics is None:  # the order the analysis asked for (``metrics=``), as on the console and in every figure
         return available
     unknown = [m for m in metrics if m not in available]
     if unknown:
         raise ValueError(f"metric(s) {unknown} are not in the aggregates table (it has {available})")
     return list(metrics)
-
-
-def _algorithms(report: Report) -> list[str]:
-    present = [str(a) for a in pd.unique(report.aggregates["algorithm"])]
-    order = [str(a) for a in report.algorithms if str(a) in present]
-    return order + [a for a in present if a not in order]
 
 
 def best_separated(rows: pd.DataFrame, lower_is_better: bool) -> str | None:
@@ -104,48 +67,19 @@ def best_separated(rows: pd.DataFrame, lower_is_better: bool) -> str | None:
     return str(best["algorithm"]) if separated else None
 
 
-def _best_separated(algorithms: np.ndarray, rows: np.ndarray, lower_is_better: bool) -> str | None:
-    """:func:`best_separated` on arrays: ``rows`` holds point, low, high per algorithm, in table order."""
-    rows_ok = ~np.isnan(rows).any(axis=1)
-    algorithms, rows = algorithms[rows_ok], rows[rows_ok]
-    if len(rows) < 2:
-        return None
-    best = int(np.argmin(rows[:, 0]) if lower_is_better else np.argmax(rows[:, 0]))
-    others = np.delete(rows, best, axis=0)
-    if lower_is_better:
-        separated = bool((rows[best, 2] < others[:, 1]).all())
-    else:
-        separated = bool((rows[best, 1] > others[:, 2]).all())
-    return str(algorithms[best]) if separated else None
+def headline_cells(
+    report: Viewable, metrics: Sequence[str] | None = None
+) -> tuple[list[str], list[str], dict[tuple[str, str], str], dict[str, str | None]]:
+    """(algorithms, metrics, {(alg, metric): "0.42 [0.38, 0.46]"}, {metric: bold algorithm or None}), as the
+    report's view holds them (:attr:`.view.ReportView.headline`)."""
+    view = as_view(report)
+    metrics = _metrics(view, metrics)
+    headline = view.headline
+    cells = {key: text for key, text in headline.cells.items() if key[1] in metrics}
+    return list(headline.algorithms), metrics, cells, {m: headline.bold.get(m) for m in metrics}
 
 
-def headline_cells(report: Report, metrics: Sequence[str] | None = None) -> tuple[list[str], list[str], dict, dict]:
-    """(algorithms, metrics, {(alg, metric): "0.42 [0.38, 0.46]"}, {metric: bold algorithm or None})."""
-    metrics = _metrics(report, metrics)
-    algorithms = _algorithms(report)
-    agg = report.aggregates
-    names = agg["algorithm"].astype(str).to_numpy()
-    metric_of = agg["metric"].astype(str).to_numpy()
-    values = agg[["point", "low", "high"]].to_numpy(float)
-    unique_rows = agg.index.is_unique  # best_separated drops the best row by label: the same as by position then
-    cells: dict[tuple[str, str], str] = {}
-    bold: dict[str, str | None] = {}
-    for m in metrics:
-        here = metric_of == m
-        rows, algs = values[here], names[here]
-        d = _decimals(rows.ravel().tolist())
-        for alg, (point, low, high) in zip(algs, rows.tolist()):
-            cells[(alg, m)] = f"{_fmt(point, d)} [{_fmt(low, d)}, {_fmt(high, d)}]"
-        printed = _printed(rows, d)  # bold is judged on the bounds the reader sees: touching ones are not apart
-        if unique_rows:
-            bold[m] = _best_separated(algs, printed, lower_is_better(m))
-        else:  # pragma: no cover - evaluate() writes a fresh index
-            frame = agg[here].assign(algorithm=algs, point=printed[:, 0], low=printed[:, 1], high=printed[:, 2])
-            bold[m] = best_separated(frame, lower_is_better(m))
-    return algorithms, metrics, cells, bold
-
-
-def headline_phrase(report: Report, *, limit: int = 4, width: int = 20) -> str:
+def headline_phrase(report: Viewable, *, limit: int = 4, width: int = 20) -> str:
     """The headline in a few words, for a runs list that shows only run names: the IQM (or the first metric)
     of each algorithm in report order, at most ``limit`` of them, names cut to ``width`` characters.
 
@@ -153,32 +87,34 @@ def headline_phrase(report: Report, *, limit: int = 4, width: int = 20) -> str:
         >>> headline_phrase(report)  # doctest: +SKIP
         'IQM ucb1 0.806, thompson 0.865, epsilon_greedy 0.546'
     """
-    agg = report.aggregates
+    view = as_view(report)
+    agg = view.aggregates
     if agg.empty:
         return ""
-    metrics = _metrics(report, None)
+    metrics = _metrics(view, None)
     metric = "iqm" if "iqm" in metrics else metrics[0]
     rows = agg[agg["metric"].astype(str) == metric]
     points = {str(a): float(p) for a, p in zip(rows["algorithm"], rows["point"])}
-    shown = [a for a in _algorithms(report) if a in points]
+    shown = [a for a in view.headline.algorithms if a in points]
 
     def name(alg: str) -> str:
         return alg if len(alg) <= width else alg[: width - 1] + "…"
 
     parts = [f"{name(a)} {fixed(points[a])}" for a in shown[:limit]]
     more = f", +{len(shown) - limit} more" if len(shown) > limit else ""
-    return f"{_title(metric)} " + ", ".join(parts) + more
+    return f"{view.title(metric)} " + ", ".join(parts) + more
 
 
-def _printed(rows: np.ndarray, d: int) -> np.ndarray:
-    """``rows`` rounded as :func:`_fmt` prints them (NaN stays NaN)."""
-    return np.array([[float(fixed(v, d)) if math.isfinite(v) else math.nan for v in row] for row in rows.tolist()])
-
-
-def headline_marks(report: Report, metrics: Sequence[str] | None = None) -> dict[tuple[str, str], list[str]]:
-    """``{(algorithm, metric): [warning, ...]}`` for the headline cells a warning is about (they get :data:`MARK`)."""
-    shown = set(_metrics(report, metrics))
-    return {key: texts for key, texts in cell_warnings(report).items() if key[1] in shown}
+def headline_marks(report: Viewable, metrics: Sequence[str] | None = None) -> dict[tuple[str, str], list[str]]:
+    """``{(algorithm, metric): [note, ...]}`` for the headline cells a warning or a caveat is about (they get
+    :data:`MARK`, the notes are the footnotes): the one place the paper tables read a cell's marks from the view."""
+    view = as_view(report)
+    shown = set(_metrics(view, metrics))
+    return {
+        (key[0], key[1]): [note.text for note in found]
+        for key, found in view.cell_notes.get("aggregates", {}).items()
+        if found and key[1] in shown
+    }
 
 
 def _footnotes(marks: dict[tuple[str, str], list[str]]) -> list[str]:
@@ -267,7 +203,7 @@ def latex_escape(text: str) -> str:
 
 
 def to_latex(
-    report: Report,
+    report: Viewable,
     metrics: Sequence[str] | None = None,
     *,
     caption: str | None = None,
@@ -280,22 +216,23 @@ def to_latex(
     Example:
         >>> print(to_latex(report))   # doctest: +SKIP
     """
-    algorithms, metrics, cells, bold = headline_cells(report, metrics)
-    marks = headline_marks(report, metrics)
-    prov = report.provenance or {}
+    view = as_view(report)
+    algorithms, metrics, cells, bold = headline_cells(view, metrics)
+    marks = headline_marks(view, metrics)
+    prov = view.provenance
     if caption is None:
         ci = prov.get("ci", 0.95)
         try:
             ci_txt = f"{float(ci) * 100:g}\\%"
         except (TypeError, ValueError):
             ci_txt = latex_escape(str(ci))
-        headline = headline_intervals(prov)
+        headline = view.intervals.headline
         caption = f"Point estimate [{ci_txt} confidence interval]" + (f": {latex_escape(headline)}" if headline else "")
         caption += f". Bold: best, with a printed interval that neither overlaps nor touches any other{_MARK_SAID_TEX if marks else ''}."
     cols = "l" + "c" * len(metrics)
     head = " & ".join(
         ["Algorithm"]
-        + [latex_escape(_title(m)) + (r" $\downarrow$" if lower_is_better(m) else r" $\uparrow$") for m in metrics]
+        + [latex_escape(view.title(m)) + (r" $\downarrow$" if view.lower(m) else r" $\uparrow$") for m in metrics]
     )
     lines = [
         "% Generated by rl_reliable_logger; needs \\usepackage{booktabs}",
@@ -335,15 +272,16 @@ def _md_escape(text: str) -> str:
     return escape_markdown(text)
 
 
-def to_markdown(report: Report, metrics: Sequence[str] | None = None) -> str:
+def to_markdown(report: Viewable, metrics: Sequence[str] | None = None) -> str:
     """A GitHub-flavoured Markdown table of the same cells as :func:`to_latex`.
 
     Example:
         >>> print(to_markdown(report))   # doctest: +SKIP
     """
-    algorithms, metrics, cells, bold = headline_cells(report, metrics)
-    marks = headline_marks(report, metrics)
-    head = ["Algorithm"] + [_title(m) + (" ↓" if lower_is_better(m) else " ↑") for m in metrics]
+    view = as_view(report)
+    algorithms, metrics, cells, bold = headline_cells(view, metrics)
+    marks = headline_marks(view, metrics)
+    head = ["Algorithm"] + [view.title(m) + (" ↓" if view.lower(m) else " ↑") for m in metrics]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join([":---"] + [":---:"] * len(metrics)) + "|"]
     for alg in algorithms:
         row = [_md_escape(alg)]
@@ -355,13 +293,12 @@ def to_markdown(report: Report, metrics: Sequence[str] | None = None) -> str:
     notes = _footnotes(marks)
     if notes:
         lines += ["", *(f"{MARK} {_md_escape(text)}  " for text in notes)]
-    prov = report.provenance or {}
-    ci = prov.get("ci", 0.95)
+    ci = view.provenance.get("ci", 0.95)
     try:
         ci_txt = f"{float(ci) * 100:g}%"
     except (TypeError, ValueError):
         ci_txt = escape_markdown(ci)
-    headline = headline_intervals(prov)
+    headline = view.intervals.headline
     said = f": {_md_escape(headline)}" if headline else ""
     lines += [
         "",

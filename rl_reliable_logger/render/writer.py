@@ -10,6 +10,9 @@ the failure is added to the page's warnings and re-emitted as a Python warning.
 Each figure is drawn once per format, all from one layout (:mod:`~rl_reliable_logger.render.export`: the PNG's
 draw lays it out), with fixed metadata: the same report gives the same files.
 
+Every file but the tables and ``provenance.json`` (the Report's own data) is rendered from the report's view
+(:mod:`.view`), built once per bundle: the figures, their note, ``report.html``, ``table.tex|md`` and ``methods.md``.
+
 Example:
     >>> paths = write_all(report, Path("results"))   # doctest: +SKIP
 """
@@ -22,7 +25,7 @@ import os
 import re
 import tempfile
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +47,7 @@ from ..store.lock import folder_lock
 from ..store.manifest import MANIFEST
 from .export import FIGURE_FORMATS, check_formats
 from .methods import methods_markdown
+from .view import ReportView, Viewable, as_view, report_view, shown_algorithms
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure as MplFigure
@@ -74,19 +78,20 @@ _PLAIN_NAME = re.compile(r"^[a-z0-9_]{1,40}$")
 
 @dataclass
 class FigureSpec:
-    """One figure of the report: output stem, heading, reading guide, source table, how to draw."""
+    """One figure of the report: output stem, heading, reading guide, source table, how to draw (a function of the
+    report's view, :class:`~.view.ReportView`, which holds its tables as a Report does)."""
 
     name: str
     title: str
     caption: str
     table: str
-    draw: Callable[[Report], MplFigure]
+    draw: Callable[[ReportView], MplFigure]
     when: Callable[[pd.DataFrame], bool] = lambda t: True
 
 
-def _table(report: Report, name: str) -> pd.DataFrame | None:
+def _table(view: ReportView, name: str) -> pd.DataFrame | None:
     try:
-        return report.table(name)
+        return view.table(name)
     except KeyError:
         return None
 
@@ -95,7 +100,7 @@ def _has_kind(kind: str) -> Callable[[pd.DataFrame], bool]:
     return lambda t: "kind" not in t.columns or bool((t["kind"].astype(str) == kind).any())
 
 
-def figure_specs(report: Report) -> list[FigureSpec]:
+def figure_specs(report: Viewable) -> list[FigureSpec]:
     """The figures this report can show, in page order."""
     from . import figures as plots
     from .jordan_figures import plot_quantile_functions
@@ -153,7 +158,8 @@ def figure_specs(report: Report) -> list[FigureSpec]:
             plots.plot_differences,
         ),
     ]
-    curves = _table(report, "curves")
+    view = as_view(report)
+    curves = _table(view, "curves")
     if curves is not None and not curves.empty and "metric" in curves.columns:
         for i, m in enumerate(pd.unique(curves["metric"].astype(str))):
             stem = m if _PLAIN_NAME.match(m) else str(i)  # file names never come from table contents
@@ -190,7 +196,7 @@ def figure_specs(report: Report) -> list[FigureSpec]:
             plots.plot_task_scores,
         ),
     ]
-    if "jordan_quantiles" in (getattr(report, "extra", {}) or {}):
+    if "jordan_quantiles" in view.extra:
         specs.append(
             FigureSpec(
                 "quantile_functions",
@@ -210,16 +216,15 @@ def _style() -> AbstractContextManager[None]:
     return matplotlib.rc_context({"font.size": 10, "axes.titlesize": "medium"})
 
 
-def render_figures(report: Report) -> tuple[list[tuple[FigureSpec, MplFigure]], list[str]]:
+def render_figures(report: Viewable) -> tuple[list[tuple[FigureSpec, MplFigure]], list[str]]:
     """Draw every figure the report has data for; return (drawn, failure messages).
 
-    Failures are also emitted as :class:`RuntimeWarning`. Past :data:`~.shown.MAX_SHOWN` algorithms the
-    figures show the best and the worst (:func:`~.shown.shown_report`), and each figure says so.
+    Failures are also emitted as :class:`RuntimeWarning`. Past :data:`~.view.MAX_SHOWN` algorithms the
+    figures show the best and the worst (:meth:`~.view.ReportView.for_figures`), and each figure says so.
     """
-    from .shown import shown_report
-
+    view = as_view(report)
+    shown, note = view.for_figures(), view.figure_note
     drawn, failures = [], []
-    shown, note = shown_report(report)
     with _style():
         for spec in figure_specs(shown):
             table = _table(shown, spec.table)
@@ -238,15 +243,13 @@ def render_figures(report: Report) -> tuple[list[tuple[FigureSpec, MplFigure]], 
     return drawn, failures
 
 
-def figure_note(report: Report) -> str | None:
+def figure_note(report: Viewable) -> str | None:
     """The sentence saying which algorithms the figures leave out (None when they show all)."""
-    from .shown import shown_algorithms
-
-    return shown_algorithms(report)[1]
+    return report.figure_note if isinstance(report, ReportView) else shown_algorithms(report)[1]
 
 
 def render_files(
-    report: Report, formats: Sequence[str] = FIGURE_FORMATS
+    report: Viewable, formats: Sequence[str] = FIGURE_FORMATS
 ) -> tuple[list[tuple[FigureSpec, dict[str, bytes]]], list[str]]:
     """Draw every figure the report has data for and return ``([(spec, {format: bytes})], failures)``.
 
@@ -267,51 +270,45 @@ def render_files(
     return files, failures
 
 
-def write_all(
-    report: Report,
-    out_dir: Path,
-    *,
-    figure_formats: Sequence[str] = FIGURE_FORMATS,
-) -> list[Path]:
-    """Write figures (each in ``figure_formats``), ``report.html``, ``table.tex`` and ``table.md``; return the paths.
-
-    ``report.html`` inlines each figure's PNG, or its SVG when PNG is not among ``figure_formats``.
-
-    Example:
-        >>> for p in write_all(report, Path("results"), figure_formats=("svg",)): print(p)   # doctest: +SKIP
-    """
+def page_files(report: Viewable, figure_formats: Sequence[str] = FIGURE_FORMATS) -> dict[str, str | bytes]:
+    """The files drawn from the report's view, by their path in a bundle: ``figures/<name>.<format>`` for each
+    figure the report has data for, ``table.tex`` and ``table.md`` (when it has a headline table) and
+    ``report.html``, which inlines each figure's PNG (its SVG when PNG is not among ``figure_formats``) and also
+    says which algorithms the figures leave out and which figure could not be drawn."""
     from . import html as _html
     from . import tables as _paper_tables
 
     formats = check_formats(figure_formats)
-    out_dir = Path(out_dir)
-    fig_dir = out_dir / "figures"
-    fig_dir.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
+    view = as_view(report)
+    files: dict[str, str | bytes] = {}
     page_figs = []
-    drawn, failures = render_files(report, formats)
-    for spec, files in drawn:
-        for fmt in formats:
-            path = fig_dir / f"{spec.name}.{fmt}"
-            path.write_bytes(files[fmt])
-            written.append(path)
-        inline = "png" if "png" in files else "svg"
+    drawn, failures = render_files(view, formats)
+    for spec, images in drawn:
+        files.update({f"figures/{spec.name}.{fmt}": images[fmt] for fmt in formats})
+        inline = "png" if "png" in images else "svg"
         mime = "image/png" if inline == "png" else "image/svg+xml"
-        page_figs.append(_html.Figure(spec.name, spec.title, files[inline], spec.caption, mime))
-    if not report.aggregates.empty:
-        (out_dir / "table.tex").write_text(_paper_tables.to_latex(report), encoding="utf-8")
-        (out_dir / "table.md").write_text(_paper_tables.to_markdown(report), encoding="utf-8")
-        written += [out_dir / "table.tex", out_dir / "table.md"]
-    page_report: Any = report
-    note = figure_note(report)
-    if failures or note:
-        import copy
+        page_figs.append(_html.Figure(spec.name, spec.title, images[inline], spec.caption, mime))
+    if not view.aggregates.empty:
+        files["table.tex"] = _paper_tables.to_latex(view)
+        files["table.md"] = _paper_tables.to_markdown(view)
+    page = view.with_warnings(([view.figure_note] if view.figure_note else []) + failures)
+    files["report.html"] = _html.build_html(page, page_figs)
+    return files
 
-        page_report = copy.copy(report)
-        page_report.warnings = list(report.warnings) + ([note] if note else []) + failures
-    (out_dir / "report.html").write_text(_html.build_html(page_report, page_figs), encoding="utf-8")
-    written.append(out_dir / "report.html")
-    return written
+
+def write_all(
+    report: Viewable,
+    out_dir: Path,
+    *,
+    figure_formats: Sequence[str] = FIGURE_FORMATS,
+) -> list[Path]:
+    """Write figures (each in ``figure_formats``), ``report.html``, ``table.tex`` and ``table.md``
+    (:func:`page_files`) into ``out_dir``; return the paths.
+
+    Example:
+        >>> for p in write_all(report, Path("results"), figure_formats=("svg",)): print(p)   # doctest: +SKIP
+    """
+    return _put(Path(out_dir), page_files(report, figure_formats), folders=("figures",))
 
 
 def save_report(
@@ -322,6 +319,7 @@ def save_report(
     inputs: Sequence[str | os.PathLike] = (),
     force: bool = False,
     figure_formats: Sequence[str] = FIGURE_FORMATS,
+    view: ReportView | None = None,
 ) -> Path:
     """Write the report as a results bundle in ``out_dir``; return the folder.
 
@@ -330,7 +328,8 @@ def save_report(
     in: an earlier bundle there is replaced as a whole. A folder with files the tool did not write,
     or holding one of ``inputs``, is refused (:func:`check_output_folder`); ``force=True`` only
     allows replacing an earlier bundle whose files were changed. ``figure_formats`` picks the figure
-    files (``("png", "svg")``, or one of them).
+    files (``("png", "svg")``, or one of them). ``view``: the report's view when the caller built it already
+    (the command line prints its summary from it); built here otherwise.
 
     Example:
         >>> save_report(evaluate(table, seed=0), "results/")   # doctest: +SKIP
@@ -338,14 +337,18 @@ def save_report(
 
     if figures:
         figure_formats = check_formats(figure_formats)  # refuse a bad keyword before any work
+    digest = report_hash(report)
+    check_output_folder(out_dir, inputs=inputs, force=force)  # and a folder it may not write, before any drawing
+    shown = report_view(report) if view is None else view
+    files = report_files(report)
+    files["methods.md"] = methods_markdown(shown)  # the methods paragraph belongs to every bundle, tables-only too
+    if figures:
+        files.update(page_files(shown, figure_formats))
 
-    def fill(tmp: Path) -> None:
-        _put(tmp, report_files(report))
-        write_methods(report, tmp)  # the methods paragraph belongs to every bundle, tables-only ones too
-        if figures:
-            write_all(report, tmp, figure_formats=figure_formats)
+    def fill(tmp: Path) -> None:  # a bundle drawn with figures has their folder, even when none could be drawn
+        _put(tmp, files, folders=("figures",) if figures else ())
 
-    return write_bundle(out_dir, fill, digest=report_hash(report), inputs=inputs, force=force)
+    return write_bundle(out_dir, fill, digest=digest, inputs=inputs, force=force)
 
 
 def report_files(report: Report) -> dict[str, Any]:
@@ -370,7 +373,7 @@ def save_tables(report: Report, out_dir: str | os.PathLike) -> Path:
     return out
 
 
-def write_methods(report: Report, out_dir: str | os.PathLike) -> Path:
+def write_methods(report: Viewable, out_dir: str | os.PathLike) -> Path:
     """Write ``methods.md`` into ``out_dir``; return its path."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -400,12 +403,16 @@ def save_scores(table: ScoreTable, path: str | os.PathLike, *, wait: float | Non
     return write_file(path, data, kind="scores", wait=wait)
 
 
-def _put(folder: Path, files: dict[str, Any]) -> list[Path]:
-    """Write ``files`` (name -> content, encoded by the one writer: :func:`~.bundle.encode`) into a folder being
-    filled (a bundle's temporary folder, or a plain folder of :func:`save_tables`)."""
+def _put(folder: Path, files: Mapping[str, Any], *, folders: Sequence[str] = ()) -> list[Path]:
+    """Write ``files`` (path -> content, encoded by the one writer: :func:`~..store.encode.encode`) into a folder
+    being filled (a bundle's temporary folder, or a plain folder of :func:`save_tables` / :func:`write_all`), and
+    make the ``folders`` (``figures``) even where no file goes into them."""
+    for name in folders:
+        (folder / name).mkdir(parents=True, exist_ok=True)
     written = []
     for name, content in files.items():
-        path = folder / name
+        path = folder.joinpath(*name.split("/"))
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(encode(name, content))
         written.append(path)
     return written
@@ -453,16 +460,16 @@ def rerender(folder: str | os.PathLike) -> tuple[Path, list[str]]:
 def _rerender(folder: str | os.PathLike) -> tuple[Path, list[str]]:
     recover_swap(folder)
     bundle = read_bundle(folder)
-    report = load_report(folder)
+    view = report_view(load_report(folder))
     kept = {rel: data for rel, data in bundle.contents.items() if rel.endswith(".csv") or rel == "provenance.json"}
     had = {rel.rsplit(".", 1)[-1] for rel in bundle.contents if rel.startswith("figures/")}
     formats = tuple(f for f in FIGURE_FORMATS if f in had) or FIGURE_FORMATS  # keep the bundle's figure formats
+    files = {"methods.md": methods_markdown(view), **page_files(view, formats)}
 
     def fill(tmp: Path) -> None:
-        for rel, data in kept.items():
+        for rel, data in kept.items():  # the verified bytes, as they are
             tmp.joinpath(*rel.split("/")).write_bytes(data)
-        write_methods(report, tmp)
-        write_all(report, tmp, figure_formats=formats)
+        _put(tmp, files, folders=("figures",))
 
     out = write_bundle(folder, fill, digest=bundle.report_hash)
     return out, sorted(f.path for f in read_bundle(out).files) + [MANIFEST]

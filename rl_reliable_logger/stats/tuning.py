@@ -30,6 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..data.names import value_text
+
 __all__ = ["VIEWS", "config_labels", "split_halves", "tuning_views", "metric_criterion"]
 
 #: View name -> suffix added to the algorithm name.
@@ -43,11 +45,11 @@ Criterion = Callable[[list[np.ndarray]], float]
 
 
 def _fmt(value: object) -> str:
-    if value is None or (isinstance(value, float) and np.isnan(value)):
-        return "NA"
-    if isinstance(value, (float, np.floating)):
+    """A value in a configuration label: floats to 6 significant digits, text as a label reads it back (quoted where
+    it holds a separator or reads as no value: ``'NA'`` is text, ``NA`` no value; :func:`~...data.names.value_text`)."""
+    if isinstance(value, (float, np.floating)) and not np.isnan(value):
         return f"{float(value):.6g}"
-    return str(value)
+    return value_text(value)
 
 
 def _formatted(column: pd.Series, prefix: str = "") -> pd.Series:

@@ -177,3 +177,22 @@ def test_every_check_has_an_explanation_and_a_cited_section_shown_on_its_line():
         "protocol.mismatch", "score.maximum", "tuning.reused_seeds",
     }  # fmt: skip
     assert all(c.cite.split(",")[0] in REFERENCES for c in CHECKS.values())
+
+
+def test_a_source_s_last_step_column_is_a_budget_without_curves():
+    """A table of final scores whose source knew each run's steps (``last_step``, issue 54): the budget checks run
+    on it as on curves, and the provenance says they ran."""
+    from rl_reliable_logger.analysis.protocol import checks_run
+    from rl_reliable_logger.data.scores import LAST_STEP
+
+    frame = pd.DataFrame(
+        {"algorithm": ["A"] * 4 + ["B"] * 4, "task": "x", "seed": [0, 1, 2, 3] * 2, "score": 1.0,
+         LAST_STEP: [4000.0, 6000.0, 6000.0, 6000.0] + [6000.0] * 4}
+    )  # fmt: skip
+    table = ScoreTable(frame)
+    short = [f for f in check_protocol(table) if f.check == "budget.short_runs"]
+    assert len(short) == 1 and "(4000 of 6000)" in short[0].message
+    ran = checks_run(table)
+    assert ran["budget"]["ran"] and ran["final"]["ran"]
+    plain = ScoreTable(frame.drop(columns=[LAST_STEP]))
+    assert not checks_run(plain)["budget"]["ran"]

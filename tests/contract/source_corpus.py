@@ -16,6 +16,7 @@ import pickle
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,11 +37,14 @@ class Run:
     score: float
     state: str = "finished"
     config: tuple[tuple[str, Any], ...] = ()
+    #: how many reports the run made: fewer than the others' 3 is a run killed before the end of its budget
+    reports: int = 3
 
     @property
     def history(self) -> list[tuple[int, float]]:
-        """Three reports, the last one the final score (score rules other than ``last`` read them)."""
-        return [(1, self.score - 0.2), (2, self.score - 0.1), (3, self.score)]
+        """``reports`` reports (3: the whole budget), the last one the final score (score rules other than ``last``
+        read them)."""
+        return [(k, round(self.score - 0.1 * (self.reports - k), 6)) for k in range(1, self.reports + 1)]
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -214,6 +218,7 @@ def tune_folder(root: Path, runs: Sequence[Run], *, pickled: Mapping[str, bytes]
         if "config" in pickled:
             config["pickled_config"] = {"_type": "CLOUDPICKLE_FALLBACK", "value": pickled["config"].hex()}
         reports = []
+        started = time.time()
         for step, value in run.history:
             reports.append(
                 {
@@ -221,6 +226,8 @@ def tune_folder(root: Path, runs: Sequence[Run], *, pickled: Mapping[str, bytes]
                     "training_iteration": step,
                     "trial_id": trial_id,
                     "done": False,
+                    "timestamp": int(started) + step,
+                    "time_total_s": float(step),
                     "config": run.settings,
                 }
             )
@@ -243,7 +250,7 @@ def tune_folder(root: Path, runs: Sequence[Run], *, pickled: Mapping[str, bytes]
             "results": "80054e2e",
         }
         runtime = {
-            "start_time": 0.0,
+            "start_time": started,
             "num_failures": 0,
             "error_filename": "error.txt" if run.state == "error" else None,
             "pickled_error_filename": "error.pkl" if run.state == "error" else None,
@@ -283,7 +290,7 @@ class SB3Writer:
             config = dict(run.config)
             folder = root.joinpath(run.algorithm, run.task, f"seed_{run.seed}", *(f"{k}_{config[k]}" for k in keys))
             files.append(write_evaluations(folder, [s for s, _ in run.history], [[v] for _, v in run.history]))
-            write_monitor(folder, [v for _, v in run.history])
+            write_monitor(folder, [v for _, v in run.history], t_start=time.time())  # Monitor's own t_start
         return Corpus(["sb3", str(root), "--layout", layout], files, root)
 
 
@@ -351,9 +358,189 @@ WRITERS: dict[str, CorpusWriter] = {
 }
 
 
+# ---------------------------------------------------------------------------- hostile variations (issue 54)
+#: Damage a data file of one run can carry, applied by each source's spoiler (:data:`SPOILERS`) to the first run's
+#: data file as that format holds it: a number no float holds, a key written twice in one JSON object, a CSV field
+#: beyond the csv module's limit or a row shorter than its header, an array of no real numbers, a zip entry numpy
+#: never writes, a scalar tensor of the wrong size with valid checksums.
+SPOILS = (
+    "integer-400-digits",
+    "integer-4400-digits",
+    "key-twice",
+    "field-over-limit",
+    "ragged-row",
+    "array-complex",
+    "array-text",
+    "array-timedelta",
+    "zip-encrypted",
+    "zip-method",
+    "tensor-size",
+)
+#: A field one longer than Python's csv module reads.
+HUGE_FIELD = "x" * 131_073
+
+
+def _big(digits: int) -> str:
+    return "1" + "0" * (digits - 1)
+
+
+def _marl_eval(corpus: Corpus, kind: str) -> Path:
+    path = corpus.files[0]
+    text = path.read_text()
+    head = '"absolute_metrics": {'
+    if kind == "key-twice":
+        text = text.replace(head, head + '"score": [1.0], ', 1)
+    else:
+        at = text.index(head)
+        value = text.index("[", at)
+        text = text[: value + 1] + _big(400 if kind == "integer-400-digits" else 4400) + text[text.index("]", value) :]
+    path.write_text(text)
+    return path
+
+
+def _raytune(corpus: Corpus, kind: str) -> Path:
+    result = corpus.files[0]
+    if kind in ("field-over-limit", "ragged-row"):  # progress.csv is read when a trial has no result.json
+        result.unlink()
+        progress = result.parent / "progress.csv"
+        lines = progress.read_text().splitlines()
+        cells = lines[1].split(",")
+        lines[1] = ",".join([HUGE_FIELD, *cells[1:]] if kind == "field-over-limit" else cells[:2])
+        progress.write_text("\n".join(lines) + "\n")
+        return progress
+    lines = result.read_text().splitlines()
+    if kind == "key-twice":
+        lines[0] = lines[0].replace('{"score": ', '{"score": 1.0, "score": ', 1)
+    else:
+        lines[-1] = lines[-1].replace(
+            '"training_iteration": 3', '"training_iteration": ' + _big(400 if "400" in kind else 4400)
+        )
+    result.write_text("\n".join(lines) + "\n")
+    return result
+
+
+def _sb3(corpus: Corpus, kind: str) -> Path:
+    import numpy as np
+
+    npz = corpus.files[0]
+    if kind.startswith("zip-"):
+        from tests.support.rl_logs import flag_zip_entries
+
+        flag_zip_entries(npz, encrypted=kind == "zip-encrypted", method=99 if kind == "zip-method" else None)
+        return npz
+    if kind.startswith("array-"):
+        arrays = dict(np.load(npz))
+        arrays["ep_lengths"] = {
+            "array-complex": arrays["results"] + 1j,
+            "array-text": arrays["results"].astype(str),
+            "array-timedelta": arrays["results"].astype("int64").astype("timedelta64[s]"),
+        }[kind]
+        np.savez(npz, **arrays)
+        return npz
+    npz.unlink()  # the monitor file is what is read
+    monitor = npz.parent / "monitor.csv"
+    lines = monitor.read_text().splitlines()
+    if kind.startswith("integer-"):
+        lines[0] = '#{"t_start": ' + _big(400 if "400" in kind else 4400) + ', "env_id": "CartPole-v1"}'
+    elif kind == "key-twice":
+        lines[0] = '#{"t_start": 1.0, "t_start": 2.0}'
+    elif kind == "field-over-limit":
+        lines[2] = HUGE_FIELD + lines[2][lines[2].index(",") :]
+    else:
+        lines[2] = ",".join(lines[2].split(",")[:2])
+    monitor.write_text("\n".join(lines) + "\n")
+    return monitor
+
+
+def _tensorboard(corpus: Corpus, kind: str) -> Path:
+    """A record of the score tag whose float32 tensor holds 3 bytes, its checksums valid."""
+    import struct
+
+    import google_crc32c
+    from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2
+
+    def masked(data: bytes) -> int:
+        crc = google_crc32c.value(data)
+        return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+    tensor = tensor_pb2.TensorProto(dtype=1, tensor_content=b"\x00\x00\x00")
+    summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag="score", tensor=tensor)])
+    data = event_pb2.Event(step=4, wall_time=time.time(), summary=summary).SerializeToString()
+    header = struct.pack("<Q", len(data))
+    path = corpus.files[0]
+    with open(path, "ab") as fh:
+        fh.write(header + struct.pack("<I", masked(header)) + data + struct.pack("<I", masked(data)))
+    return path
+
+
+def _file(corpus: Corpus, kind: str) -> Path:
+    path = corpus.files[0]
+    lines = path.read_text().splitlines()
+    cells = lines[1].split(",")
+    if kind.startswith("integer-"):
+        cells[-1] = _big(400 if "400" in kind else 4400)
+    elif kind == "field-over-limit":
+        cells[0] = HUGE_FIELD
+    else:
+        cells = cells[:2]
+    lines[1] = ",".join(cells)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _wandb(corpus: Corpus, kind: str) -> Path:
+    """A summary value of 400 or 4,400 digits, written by wandb itself (which accepts it) in an offline run."""
+    digits = 400 if "400" in kind else 4400
+    target = corpus.folder / "big"
+    code = (
+        "import sys, wandb; run = wandb.init(project='contract', dir=sys.argv[1], "
+        "config={'algorithm': 'A', 'task': 'x', 'seed': 99}); "
+        f"run.summary['score'] = 10 ** {digits - 1}; run.finish()"
+    )
+    target.mkdir()
+    subprocess.run([sys.executable, "-c", code, str(target)], env=wandb_env(target), check=True, timeout=900)
+    shutil.copytree(next((target / "wandb").glob("offline-run-*")), corpus.folder / "wandb" / "offline-run-big")
+    return next((corpus.folder / "wandb" / "offline-run-big").glob("run-*.wandb"))
+
+
+#: Each source's spoiler by kind (applied to a corpus written by its writer; returns the damaged file) ...
+SPOILERS: dict[str, dict[str, Any]] = {
+    "marl-eval": dict.fromkeys(("integer-400-digits", "integer-4400-digits", "key-twice"), _marl_eval),
+    "raytune": dict.fromkeys(
+        ("integer-400-digits", "integer-4400-digits", "key-twice", "field-over-limit", "ragged-row"), _raytune
+    ),
+    "sb3": dict.fromkeys(SPOILS[:-1], _sb3),
+    "tensorboard": {"tensor-size": _tensorboard},
+    "file": dict.fromkeys(("integer-400-digits", "integer-4400-digits", "field-over-limit", "ragged-row"), _file),
+    "wandb": dict.fromkeys(("integer-400-digits", "integer-4400-digits"), _wandb),
+    "mlflow": {},
+}
+#: ... and, for every other kind, why its format cannot carry it (a plugin without an entry fails the battery).
+CANNOT: dict[str, str] = {
+    "mlflow": "MLflow stores metrics as doubles and parameters as text; no JSON, CSV, array or zip is read",
+    "wandb": "a run's log is wandb's own protocol buffers; only its values are JSON, written by wandb's encoder",
+    "tensorboard": "event files hold protocol buffers of float and 64-bit values: no JSON, CSV, array or zip",
+    "raytune": "a trial's files are JSON and CSV: no array or zip; its scalar values are JSON numbers",
+    "marl-eval": "one JSON file: no CSV, array, zip or tensor",
+    "sb3": "evaluations.npz and monitor.csv hold no event-file tensor",
+    "file": "a CSV score file: no JSON object, array, zip or tensor",
+}
+
+
 def write(source: str, root: Path, runs: Sequence[Run]) -> Corpus:
     """The corpus of ``runs`` as ``source`` stores them, under ``root`` (a new folder)."""
     return WRITERS[source].write(root, list(runs))
 
 
-__all__ = ["WRITERS", "Corpus", "CorpusWriter", "Run", "payload", "tune_folder", "write"]
+__all__ = [
+    "CANNOT",
+    "SPOILERS",
+    "SPOILS",
+    "WRITERS",
+    "Corpus",
+    "CorpusWriter",
+    "Run",
+    "payload",
+    "tune_folder",
+    "write",
+]

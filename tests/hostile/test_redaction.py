@@ -28,6 +28,8 @@ KEY = "0123456789abcdef0123456789abcdef01234567"
         (f"wandb error: invalid key {KEY}", KEY, "invalid key ***"),
         (f"key local-{KEY} rejected", KEY, "key *** rejected"),
         ("machine api.wandb.ai login user password abcdefgh12", "abcdefgh12", "password ***"),
+        ("machine h\n  login u\n  password secret99", "secret99", "password ***"),
+        ("default login x password abcdef77", "abcdef77", "password ***"),
         # a password holding '@' is hidden up to the last '@' of the authority, not the first
         ("http://alice:p@ss@mlflow.example:5000/api", "ss@mlflow", "http://alice:***@mlflow.example:5000/api"),
         ("https://bob:a@b@c@wandb.example", "b@c", "https://bob:***@wandb.example"),
@@ -37,6 +39,18 @@ KEY = "0123456789abcdef0123456789abcdef01234567"
 def test_redacts(text, secret, kept):
     out = redact(text, environ={})
     assert secret not in out and kept in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "File 'timesteps.npy' is encrypted, password required for extraction",  # zipfile's words (issue 54)
+        "FATAL: password authentication failed for user bob",
+        "the password field is empty",
+    ],
+)
+def test_the_word_password_in_a_sentence_is_no_secret(text):
+    assert redact(text, environ={}) == text
 
 
 def test_known_environment_secrets_are_removed_wherever_they_appear():

@@ -13,7 +13,7 @@ import numpy as np
 
 from rl_reliable_logger.analysis.report import Report
 from rl_reliable_logger.cli.main import main
-from rl_reliable_logger.render.shown import MAX_SHOWN, shown_algorithms, shown_report
+from rl_reliable_logger.render.view import MAX_SHOWN, shown_algorithms, shown_report
 from tests.support.reports import make_report
 
 

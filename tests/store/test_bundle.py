@@ -62,11 +62,14 @@ def test_a_failed_save_leaves_the_previous_bundle_untouched(tmp_path, monkeypatc
     save_report(small_report(), out, figures=False)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
 
-    def boom(report, folder, **options):
-        (Path(folder) / "half.txt").write_text("half written")
-        raise OSError("disk full")
+    encode = writer.encode
 
-    monkeypatch.setattr(writer, "write_all", boom)
+    def boom(name, content):  # the disk fills up after the tables and methods.md are in the new folder
+        if name == "report.html":
+            raise OSError("disk full")
+        return encode(name, content)
+
+    monkeypatch.setattr(writer, "encode", boom)
     with pytest.raises(OSError, match="disk full"):
         save_report(small_report(shift=0.5), out, figures=True)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before

@@ -89,3 +89,18 @@ def write_marl_eval(path: str | os.PathLike, data: Mapping) -> Path:
     with open(path, "w") as handle:
         json.dump(data, handle, indent=4)
     return Path(path)
+
+
+def flag_zip_entries(path: str | os.PathLike, *, method: int | None = None, encrypted: bool = False) -> None:
+    """The archive with every entry's compression method or encryption flag changed in both of its headers (the
+    local header and the central directory), as a damaged disk or a hostile writer would leave an ``.npz``."""
+    data = bytearray(Path(path).read_bytes())
+    for signature, flag_at, method_at in ((b"PK\x03\x04", 6, 8), (b"PK\x01\x02", 8, 10)):
+        at = data.find(signature)
+        while at >= 0:
+            if encrypted:
+                data[at + flag_at] |= 1
+            if method is not None:
+                data[at + method_at : at + method_at + 2] = method.to_bytes(2, "little")
+            at = data.find(signature, at + 4)
+    Path(path).write_bytes(bytes(data))

@@ -32,9 +32,12 @@ def test_the_placeholder_matches_a_whole_number_as_written_in_any_segment():
 
 def test_seeds_in_numeric_order_and_a_duplicate_names_run_and_seed():
     runs = [_run("r1", **{"ret_10": 1.0, "ret_2": 2.0}), _run("r2", **{"ret_2": 3.0})]
+    runs[0].started, runs[1].started = 100.0, 200.0
     with pytest.raises(InputError, match=r"duplicate seed 2 for PPO / Pong: runs r1 seed 2, r2 seed 2"):
         records_to_table(runs, **FIELDS, score="metrics.ret_{seed}")
-    table = records_to_table(runs, **FIELDS, score="metrics.ret_{seed}", on_invalid="drop")
+    with pytest.raises(InputError, match=r"duplicate seed 2 for PPO / Pong"):  # dropping never picks a rerun
+        records_to_table(runs, **FIELDS, score="metrics.ret_{seed}", on_invalid="drop")
+    table = records_to_table(runs, **FIELDS, score="metrics.ret_{seed}", reruns="first")
     assert list(table.frame.run_id) == ["r1:seed=2", "r1:seed=10"]
     assert list(table.dropped.run_id) == ["r2:seed=2"]
 

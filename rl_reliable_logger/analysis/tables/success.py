@@ -46,18 +46,33 @@ class SuccessChoices:
     episodes: str
 
 
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python value a message shows (``1e+19``, not ``np.float64(1e+19)``)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+#: The largest count read: every whole number up to it is exact as a float (2**53), and the binomial draws of the
+#: bootstrap take it as a 64-bit integer (``1e19`` episodes overflowed into "n < 0").
+MAX_COUNT = 2**53
+
+
 def _counts(frame: pd.DataFrame, column: str, keyword: str) -> np.ndarray:
     if column not in frame.columns:
         others = ", ".join(map(str, frame.columns))
         raise InputError(f"`{keyword}={column!r}` names no column of the scores (columns: {others})")
     values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
-    bad = ~np.isfinite(values) | (values != np.round(values)) | (values < 0)
+    bad = ~np.isfinite(values) | (values != np.round(values)) | (values < 0) | (values > MAX_COUNT)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         row = frame.iloc[i]
         raise InputError(
             f"`{keyword}={column!r}`: run {row['run_id']!s} ({row['algorithm']!s} / {row['task']!s}) has "
-            f"{frame[column].iloc[i]!r}, not a whole number of episodes"
+            f"{_plain(frame[column].iloc[i])!r}, not a whole number of episodes"
+            + (
+                f" from 0 to {MAX_COUNT:,} (counted exactly)"
+                if np.isfinite(values[i]) and values[i] > MAX_COUNT
+                else ""
+            )
             + (f" ({int(bad.sum())} runs in all)" if bad.sum() > 1 else "")
         )
     return values

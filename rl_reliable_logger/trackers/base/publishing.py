@@ -44,6 +44,7 @@ __all__ = [
     "superseded_name",
     "series_key",
     "source_run_ids",
+    "uri_identity",
 ]
 
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
@@ -223,6 +224,48 @@ def current_name(name: str) -> str:
 _SERIES_FIELDS = ("tracker", "kind", "tracking_uri", "experiments", "filter", "location", "path", "sweep", "fields")
 
 
+#: Ports a URI of that scheme means without writing them.
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def uri_identity(uri: str) -> str:
+    """The store a tracking URI names, one spelling per store: a SQLite or file store by its absolute, resolved
+    path (``sqlite:///m.db`` from ``/abs/path`` is ``sqlite:////abs/path/m.db``), a server without credentials,
+    default port or trailing ``/`` and with its scheme and host in lower case. Publishes through two spellings
+    of one store are one series (:func:`series_key`), so one analysis run stays current.
+
+    Example:
+        >>> uri_identity("HTTP://alice:s3cret@Tracker.example:80/")
+        'http://tracker.example'
+        >>> uri_identity("sqlite:////abs/path/../path/m.db")
+        'sqlite:////abs/path/m.db'
+    """
+    from urllib.parse import urlsplit
+
+    text = str(uri).strip()
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        return os.path.realpath(text) if text else text  # a plain path: MLflow's file store
+    scheme = scheme.lower()
+    if scheme in ("sqlite", "file"):
+        path, query = (rest.split("?", 1) + [""])[:2]
+        path = path[1:] if path.startswith("/") else path  # sqlite:///rel.db, sqlite:////abs.db; file:///abs
+        if path in ("", ":memory:"):
+            return f"{scheme}:///{path}"
+        absolute = os.path.realpath(path if scheme == "sqlite" else "/" + path.lstrip("/"))
+        prefix = "sqlite:///" if scheme == "sqlite" else "file://"  # sqlite:////abs/m.db, file:///abs/mlruns
+        return prefix + absolute + (f"?{query}" if query else "")
+    parts = urlsplit(text)
+    host = (parts.hostname or "").lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    netloc = host + (f":{port}" if port is not None and port != _DEFAULT_PORTS.get(scheme) else "")
+    path = parts.path.rstrip("/")
+    return f"{scheme}://{netloc}{path}" + (f"?{parts.query}" if parts.query else "")
+
+
 def series_key(report: Report) -> str:
     """16 hex digits naming the source of ``report`` (tracker, experiments or project, filter, fields).
 
@@ -240,7 +283,9 @@ def series_key(report: Report) -> str:
 
     src = (report.provenance or {}).get("source")
     if isinstance(src, dict) and src:
-        basis: object = {k: src[k] for k in _SERIES_FIELDS if k in src}
+        basis: dict[str, Any] = {k: src[k] for k in _SERIES_FIELDS if k in src}
+        if isinstance(basis.get("tracking_uri"), str):  # one store, however its URI was spelled
+            basis["tracking_uri"] = uri_identity(basis["tracking_uri"])
     else:
         tasks = sorted(map(str, report.scores["task"].unique())) if "task" in report.scores else []
         basis = {"algorithms": sorted(map(str, report.algorithms)), "tasks": tasks}

@@ -19,16 +19,19 @@ from typing import Any
 import pandas as pd
 
 from ...data.counts import agree, plural
-from ...data.scores import FINAL_SCORE, ScoreTable, seed_key
+from ...data.names import value_key, value_text
+from ...data.scores import FINAL_SCORE, LAST_STEP, ScoreTable, seed_key
 from ...errors import InputError, ScoreTableError
 from .drops import drop_summary
 from .messages import DROP_INVALID, Hints, kw
 from .request import KINDS, REF_FIELDS, ROW_COLUMNS, SourceRequest
+from .reruns import choice_hint, pick_rerun, rerun_keyword
 from .scoring import (
     MAX_BIAS_WARNING,
     SEED_PLACEHOLDER,
     ScoreRule,
     final_value_problem,
+    finite_number,
     history_name,
     parse_score_rule,
     score_refs,
@@ -66,6 +69,10 @@ class RunRecord:
     history: dict[str, list[tuple[float, float]]] | None = None
     #: the seed label of one seed of a run that logs several (a ``{seed}`` score key); None for one seed per run
     seed_label: str | None = None
+    #: when the run started, in seconds since the epoch (a tracker's start time; for a log folder the time its
+    #: writer recorded, else its data file's modification time); None where unknown. Orders the runs of one seed
+    #: trained more than once (``reruns=``, :mod:`.reruns`)
+    started: float | None = None
 
 
 @dataclass(frozen=True)
@@ -167,10 +174,19 @@ def _identity(record: RunRecord, key: Any = None) -> str:
 
 
 def variant_label(algorithm: Any, variants: Mapping[str, Any]) -> str:
-    """``PPO`` + ``{"config.lr": 0.001}`` -> ``PPO lr=0.001`` (the algorithm label of a sweep configuration)."""
+    """``PPO`` + ``{"config.lr": 0.001}`` -> ``PPO lr=0.001`` (the algorithm label of a sweep configuration; text a
+    label would misread is quoted, :func:`~...data.names.value_text`, so two configurations never share one)."""
     if not variants:
         return str(algorithm)
-    return f"{algorithm} " + ", ".join(f"{ref.split('.', 1)[1]}={value}" for ref, value in variants.items())
+    return f"{algorithm} " + ", ".join(f"{ref.split('.', 1)[1]}={value_text(value)}" for ref, value in variants.items())
+
+
+def last_step(record: RunRecord, score_ref: str) -> float | None:
+    """The last logged step of a run's score key where the record holds its history (None where it does not, or
+    where a step is no finite number): what the budget checks compare, with or without the curves."""
+    points = (record.history or {}).get(history_name(score_ref)) or ()
+    finite = [float(step) for step, _ in points if finite_number(step)]
+    return max(finite) if finite and len(finite) == len(points) else None
 
 
 def _final_score(record: RunRecord, refs: list[FieldRef], rule: ScoreRule) -> tuple[Any, str | None, str | None]:
@@ -180,7 +196,7 @@ def _final_score(record: RunRecord, refs: list[FieldRef], rule: ScoreRule) -> tu
             points = (record.history or {}).get(history_name(str(ref)))
             if not points:
                 continue
-            value, problem = rule.apply(sorted(points))
+            value, problem = rule.apply(points)
             return value, str(ref), (f"{ref} by score rule {rule}: {problem}" if problem else None)
         try:
             return resolve(record, ref), str(ref), None
@@ -261,8 +277,11 @@ def records_to_table(
         for e in grouping.excluded:
             by_state[e["state"]] = by_state.get(e["state"], 0) + 1
         info["excluded_summary"] = dict(sorted(by_state.items()))  # by state name, not by the runs' (random) ids
-    if grouping.problems and req.on_invalid != "drop":
-        raise ScoreTableError(_problems_message(grouping.problems, hints, grouping.differing))
+    if grouping.problems and (req.on_invalid != "drop" or grouping.refused):
+        shown = grouping.problems
+        if req.on_invalid == "drop":  # the other problems were dropped as asked: only the refused seeds are said
+            shown = {kind: runs for kind, runs in shown.items() if kind.startswith("duplicate")}
+        raise ScoreTableError(_problems_message(shown, hints, grouping.differing, dropping=req.on_invalid == "drop"))
     rows = _one_seed_type(grouping.rows(hints))
     info["score"] = fields_.score_provenance(grouping.used_refs)
     if not rows:
@@ -410,6 +429,11 @@ class _Grouping:
         self.used_refs: dict[str, int] = {}
         #: configuration keys whose values differ between runs reported as duplicates (the fix to name)
         self.differing: dict[str, None] = {}
+        #: a seed in several runs was refused (by ``reruns=`` or because which started last cannot be told): an
+        #: error even with ``on_invalid="drop"``, which never picks among the runs of one seed
+        self.refused = False
+        #: one line per seed of which ``reruns=`` kept one run
+        self.reruns: list[str] = []
 
     def problem(self, kind: str, record: RunRecord, values: Mapping[str, Any]) -> None:
         self.problems.setdefault(kind, []).append(_run_label(record))
@@ -446,6 +470,7 @@ class _Grouping:
         self.used_refs[key] = self.used_refs.get(key, 0) + 1
         values["algorithm"] = variant_label(values["algorithm"], self.fields.variants(values))
         values["_score_key"] = str(used)
+        values[LAST_STEP] = last_step(record, str(used))
         self.candidates.append((record, values, float(final)))
 
     def _cell(self, record: RunRecord) -> dict[str, str]:
@@ -457,33 +482,57 @@ class _Grouping:
         return {name: str(value) for name, value in cell.items() if value is not None}
 
     def drop_duplicates(self) -> None:
-        """The same configuration and seed twice: reported once, naming every run id; the first is kept."""
+        """The same configuration and seed in several runs: refused, naming every run id (``reruns='refuse'``, and
+        where which started last cannot be told), or one kept by ``reruns=`` and the others listed as dropped."""
         groups: dict[tuple[Any, ...], list[tuple[RunRecord, dict[str, Any], Any]]] = {}
         for cand in self.candidates:
             _, values, _ = cand
             key = (str(values["algorithm"]), str(values["task"]), seed_key(values["seed"])) + tuple(
-                str(values.get(name)) for name in (self.fields.request.extra_fields or {})
+                value_key(values.get(name)) for name in (self.fields.request.extra_fields or {})
             )
             groups.setdefault(key, []).append(cand)
         keep_ids = set()
+        rule = self.fields.request.reruns
         for key, group in groups.items():
-            keep_ids.add(id(group[0][0]))
-            if len(group) > 1:
-                self._duplicate(key, group)
+            if len(group) == 1:
+                keep_ids.add(id(group[0][0]))
+                continue
+            kept, why = pick_rerun([r.started for r, _, _ in group], rule)
+            if kept is None:
+                self._duplicate(key, group, why)
+            else:
+                keep_ids.add(id(group[kept][0]))
+                self._rerun(key, group, kept, rule)
         self.candidates = [c for c in self.candidates if id(c[0]) in keep_ids]
 
-    def _duplicate(self, key: tuple[Any, ...], group: list[tuple[RunRecord, dict[str, Any], Any]]) -> None:
+    def _duplicate(
+        self, key: tuple[Any, ...], group: list[tuple[RunRecord, dict[str, Any], Any]], why: str | None
+    ) -> None:
         ids = ", ".join(_run_label(r) for r, _, _ in group)
         self.differing.update(dict.fromkeys(_differing_config([r for r, _, _ in group], self.fields)))
-        kind = f"duplicate seed {key[2]} for {key[0]} / {key[1]}: runs {ids}"
+        kind = f"duplicate seed {key[2]} for {key[0]} / {key[1]}: runs {ids}" + (f" ({why})" if why else "")
         self.problems.setdefault(kind, []).extend(_run_label(r) for r, _, _ in group[1:])
-        for r, values, _ in group[1:]:
+        self.refused = True
+
+    def _rerun(
+        self, key: tuple[Any, ...], group: list[tuple[RunRecord, dict[str, Any], Any]], kept: int, rule: str
+    ) -> None:
+        """One seed trained more than once, one run kept by ``reruns=``: the others dropped and listed, the choice
+        said (with the configuration keys the runs differ in, which would make them configurations instead)."""
+        keep = group[kept][0]
+        others = [r for i, (r, _, _) in enumerate(group) if i != kept]
+        differing = _differing_config([r for r, _, _ in group], self.fields)
+        self.reruns.append(
+            f"{key[0]} / {key[1]} seed {key[2]}: kept {_run_label(keep)}, left out {', '.join(map(_run_label, others))}"
+            + (f" (they differ in {', '.join(differing)})" if differing else "")
+        )
+        for r in others:
             self.dropped.append(
                 {
                     "run_id": _identity(r),
-                    "algorithm": values["algorithm"],
-                    "task": values["task"],
-                    "reason": f"duplicate seed {key[2]} (also run {_identity(group[0][0])})",
+                    "algorithm": key[0],
+                    "task": key[1],
+                    "reason": f"rerun of seed {key[2]} ({rerun_keyword(rule)} kept run {_identity(keep)})",
                 }
             )
 
@@ -493,8 +542,9 @@ class _Grouping:
         history_key = self.fields.history_key
         rows: list[dict[str, Any]] = []
         missing_curve: list[str] = []
+        steps_known = any(values.get(LAST_STEP) is not None for _, values, _ in self.candidates)
         for record, values, final in self.candidates:
-            base = self._base_row(record, values)
+            base = self._base_row(record, values, steps_known)
             if history_key is None:
                 rows.append({**base, "score": final})
                 continue
@@ -522,7 +572,7 @@ class _Grouping:
             )
         return rows
 
-    def _base_row(self, record: RunRecord, values: Mapping[str, Any]) -> dict[str, Any]:
+    def _base_row(self, record: RunRecord, values: Mapping[str, Any], steps_known: bool) -> dict[str, Any]:
         base = {
             "algorithm": values["algorithm"],
             "task": values["task"],
@@ -536,6 +586,8 @@ class _Grouping:
         }
         for name in [*(self.fields.request.extra_fields or {}), *(self.fields.request.value_fields or {})]:
             base[name] = values.get(name)
+        if steps_known:  # the source knows the steps
+            base[LAST_STEP] = values.get(LAST_STEP)
         if record.attrs.get("url"):
             base["url"] = record.attrs["url"]
         return base
@@ -595,7 +647,9 @@ def _differing_config(records: Sequence[RunRecord], fields_: _Fields) -> list[st
     return out[:3]
 
 
-def _problems_message(problems: Mapping[str, list[str]], hints: Hints, differing: Mapping[str, None]) -> str:
+def _problems_message(
+    problems: Mapping[str, list[str]], hints: Hints, differing: Mapping[str, None], *, dropping: bool = False
+) -> str:
     """The error naming every run that cannot be used, by kind of problem, and what to do."""
     lines = []
     duplicates = [kind for kind in problems if kind.startswith("duplicate")]
@@ -612,16 +666,14 @@ def _problems_message(problems: Mapping[str, list[str]], hints: Hints, differing
         what = f"{agree(len(runs), 'lack')} {kind[17:]}" if kind.startswith("missing field(s) ") else f"— {kind}"
         lines.append(f"{plural(len(runs), 'run')} {what}: {', '.join(runs[:10])}" + (" ..." if len(runs) > 10 else ""))
     fixes = [hints.fields] if len(duplicates) < len(problems) else []
-    if hints.has(DROP_INVALID):
+    if hints.has(DROP_INVALID) and not dropping and len(duplicates) < len(problems):
         fixes.append(f"or pass {kw(DROP_INVALID)} to leave these runs out (they are listed in provenance)")
     # the duplicates' fix is said first: their list can be long, and the one line a user reads is cut at its end
     head = f" ({_duplicate_hint(hints, list(differing))})" if duplicates else ""
     return (
         f"some runs cannot be used{head}:\n"
         + "\n".join(f"  - {line}" for line in lines)
-        + "\n"
-        + "; ".join(fixes)
-        + "."
+        + ("\n" + "; ".join(fixes) + "." if fixes else "")
     )
 
 
@@ -635,12 +687,19 @@ def _duplicate_hint(hints: Hints, differing: Sequence[str]) -> str:
             "part of the configuration, "
             f"pass {kw(hints.configuration + keys)} so each configuration is analysed apart"
         )
-    else:
-        fixes.append(
-            "the same (algorithm, task, seed) in two runs usually means an algorithm was trained again into the same "
-            "place: keep one of them"
-            + (f" with {kw('filter_string=')} (e.g. a tag or the start time)" if hints.has("filter_string=") else "")
+    fixes.append(
+        (
+            "if instead one seed was trained again, "
+            if differing
+            else "one seed in two runs usually means it was trained again: "
         )
+        + choice_hint()
+        + (
+            f", or keep one with {kw('filter_string=')} (e.g. a tag or the start time)"
+            if hints.has("filter_string=")
+            else ""
+        )
+    )
     if hints.has("variant="):
         fixes.append(f"for a sweep tell configurations apart with {kw('variant=')} or {kw(hints.configuration)}")
     elif not differing:
@@ -668,6 +727,20 @@ def _add_warnings(table: ScoreTable, grouping: _Grouping, *, n_runs: int) -> Non
     """The drops, the max-rule bias and a mixed score key, in ``table.dropped`` and ``table.warnings``."""
     if grouping.dropped:
         table.dropped = pd.concat([pd.DataFrame(grouping.dropped), table.dropped], ignore_index=True)
+    if grouping.reruns:
+        shown = grouping.reruns[:SHOWN_DUPLICATES]
+        rule = grouping.fields.request.reruns
+        table.warnings.append(
+            f"kept the run that started {'last' if rule == 'latest' else 'first'} of each of "
+            f"{plural(len(grouping.reruns), 'seed')} trained more than once ({rerun_keyword(rule)}): "
+            + "; ".join(shown)
+            + (
+                f"; and {len(grouping.reruns) - len(shown)} more (listed in provenance)"
+                if grouping.reruns[len(shown) :]
+                else ""
+            )
+        )
+        table.source["reruns"] = {"rule": rule, "kept": list(grouping.reruns)}
     if grouping.fields.rule.kind == "max":
         table.warnings.append(MAX_BIAS_WARNING)
     if len(grouping.used_refs) > 1:

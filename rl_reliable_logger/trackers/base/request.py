@@ -13,6 +13,7 @@ from typing import Any
 
 from ...errors import InputError
 from .messages import kw
+from .reruns import DEFAULT_RERUNS, check_reruns
 from .scoring import SEED_PLACEHOLDER, ScoreRule, history_name
 
 #: The end-of-training convention: names written by :func:`rl_reliable_logger.log_final_score`.
@@ -26,7 +27,18 @@ DEFAULT_KEYS = {
 REF_FIELDS = ("algorithm", "task", "seed", "score")
 #: Columns every run's row of a tracker table has of its own: a configuration key (``extra_fields``, a layout
 #: field) of that name would replace them (``{step}`` would become the learning curve's steps), so it is refused.
-ROW_COLUMNS = ("step", "score", "run_id", "run_name", "tracker_run_id", "state", "score_key", "url", "final_score")
+ROW_COLUMNS = (
+    "step",
+    "score",
+    "run_id",
+    "run_name",
+    "tracker_run_id",
+    "state",
+    "score_key",
+    "url",
+    "final_score",
+    "last_step",
+)
 #: The kinds of a field reference (``config.lr``, ``metrics.return``, ...): where in a run record a value lives.
 KINDS = ("config", "summary", "params", "metrics", "tags", "run")
 
@@ -40,7 +52,8 @@ class SourceRequest:
     values; ``extra_fields`` adds configuration columns (two runs that differ in one are two configurations);
     ``value_fields`` adds columns of values each run has of its own (success counts: never part of a run's
     configuration, None where a run lacks them); ``variant`` references are appended to the algorithm label;
-    ``run_key`` replaces the tracker run id as a run's identity; ``names`` is ScoreTable's. A ``{seed}``
+    ``run_key`` replaces the tracker run id as a run's identity; ``names`` is ScoreTable's; ``reruns`` says what to do
+    with one seed trained more than once (:mod:`.reruns`: refuse, keep the latest or the first). A ``{seed}``
     placeholder in ``score`` (``metrics.eval/return_seed{seed}``, a run that logs several seeds) makes each
     match one seed of the run, so ``seed`` is then not given (see :attr:`seeded`).
 
@@ -65,8 +78,10 @@ class SourceRequest:
     variant: Sequence[str] = ()
     score_rule: str | ScoreRule | None = None
     names: str = "strict"
+    reruns: str = DEFAULT_RERUNS
 
     def __post_init__(self) -> None:
+        check_reruns(self.reruns)
         if self.seeded and self.seed is not None:
             raise InputError(
                 f"{kw('seed=')} {self.seed!r} and the {SEED_PLACEHOLDER} placeholder in {kw('score=')} both name the "

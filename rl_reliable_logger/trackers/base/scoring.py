@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
@@ -50,13 +51,26 @@ class ScoreRule:
             return f"at-budget:{self.budget:g}"
         return self.kind
 
-    def apply(self, points: Sequence[tuple[float, float]]) -> tuple[float | None, str | None]:
-        """(score, problem) from (step, value) points sorted by step; a problem names why there is no score."""
+    def apply(self, points: Sequence[tuple[Any, Any]]) -> tuple[float | None, str | None]:
+        """(score, problem) from a run's (step, value) points, in any order; a problem names why there is no score:
+        no points, a step or value that is no number (a reported string, a NaN step), too few points.
+
+        Example:
+            >>> ScoreRule("max").apply([(2, 1.5), (1, 3.0)]), ScoreRule("max").apply([(1, "3.0")])
+            ((3.0, None), (None, "non-numeric value '3.0' logged at step 1"))
+        """
         if not points:
             return None, "no logged history"
+        bad = next((why for why in map(_point_problem, points) if why is not None), None)
+        if bad is not None:
+            return None, bad
+        points = sorted(points, key=lambda point: float(point[0]))
         if self.kind == "last":
             return points[-1][1], None
         if self.kind == "max":
+            missing = next((s for s, v in points if not finite_number(v)), None)
+            if missing is not None:  # max() would skip a NaN after a number, and return it before one
+                return None, f"non-finite value logged at step {float(missing):g}"
             return max(v for _, v in points), None
         if self.kind == "mean-last":
             tail = [v for _, v in points[-self.n :]]
@@ -69,6 +83,32 @@ class ScoreRule:
         if not before:
             return None, f"no value logged at or before step {self.budget:g}"
         return before[-1], None
+
+
+def _number(value: Any) -> bool:
+    """A real number (numpy's too), not a boolean."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def finite_number(value: Any) -> bool:
+    """A real number a float holds and that is finite (an integer of 400 digits is not)."""
+    try:
+        return _number(value) and math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
+def _point_problem(point: tuple[Any, Any]) -> str | None:
+    """Why one (step, value) point cannot be scored: a step that is no finite number (a NaN timestep orders the
+    history arbitrarily), a value that is no number; a NaN value is left to the rule (``max`` names it)."""
+    step, value = point
+    if not finite_number(step):
+        return f"a logged step is {step!r}, not a finite number"
+    if not _number(value):
+        return f"non-numeric value {value!r} logged at step {float(step):g}"
+    if isinstance(value, numbers.Integral) and not finite_number(value):  # an integer no float holds
+        return f"a value of {len(str(value)):,} digits, too large for a number, logged at step {float(step):g}"
+    return None
 
 
 def parse_score_rule(text: str | ScoreRule | None) -> ScoreRule:
@@ -175,9 +215,11 @@ def final_value_problem(value: Any) -> str | None:
     if isinstance(value, bool) or (hasattr(value, "dtype") and str(getattr(value, "dtype", "")) == "bool"):
         return f"boolean final score {value!r}"
     if isinstance(value, str):
-        return f"non-numeric final score {value!r}"
+        return f"non-numeric final score {value[:40]!r}" + (f" ({len(value):,} characters)" if len(value) > 40 else "")
     try:
         number = float(value)
+    except OverflowError:  # an integer no float holds (10**400)
+        return f"final score {str(value)[:12]}... ({len(str(value)):,} digits), too large for a number"
     except (TypeError, ValueError):
         return f"non-numeric final score {value!r}"
     if not math.isfinite(number):

@@ -6,13 +6,14 @@ per evaluation episode, or one number such as a win rate), ``absolute_metrics`` 
 "absolute metric": the best policy evaluated over ten times the episodes). Seed keys are labels as written
 (``seed_0``, ``42``). Other keys of a run (``elapsed_time`` inside a step) are ignored.
 
-The file is untrusted: it is parsed as JSON only (no code), its size is bounded before reading, names stay text,
-and every value read must be a finite number; an InputError names the file, the run and the key.
+The file is untrusted: it is parsed as JSON only (no code) by the one JSON reader (:mod:`...data.jsontext`: a key
+written twice in one object, an integer no float holds and nesting too deep to parse are refused, naming the file),
+its size is bounded before reading, names stay text, and every value read must be a finite number; an InputError
+names the file, the run and the key.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -20,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...data.files import read_text
+from ...data.jsontext import read_json
 from ...errors import InputError
 
 ABSOLUTE = "absolute_metrics"
@@ -118,10 +119,7 @@ def read_marl_eval(path: str | os.PathLike[str]) -> list[MarlRun]:
         [('Climbing', 'seed_0', [3.0, 5.0])]
     """
     text = str(path)
-    try:
-        data = json.loads(read_text(path, "marl-eval JSON", max_bytes=MAX_BYTES))
-    except (json.JSONDecodeError, RecursionError) as err:
-        raise _bad(text, f"is not valid JSON ({err})") from None
+    data = read_json(path, "marl-eval JSON", max_bytes=MAX_BYTES)
     runs = []
     for env, tasks in _level(text, data, "environment", "").items():
         for task, algorithms in _level(text, tasks, "task", f"environment {env!r}").items():

@@ -21,6 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ...data.files import walk
 from ...data.scores import ScoreTable
 from ...errors import InputError
 from ..base.intake import SourceRuns, read_table
@@ -28,6 +29,7 @@ from ..base.layout import Layout, parse_layout
 from ..base.messages import DROP_INVALID, Hints, kw
 from ..base.records import FINISHED, RunRecord, success_fields
 from ..base.request import SourceRequest
+from ..base.reruns import DEFAULT_RERUNS
 from .files import MarlRun, read_marl_eval
 
 HINTS = Hints(
@@ -47,11 +49,10 @@ def json_files(path: Path) -> Iterator[Path]:
     if not path.is_dir():
         yield path
         return
-    for root, dirs, files in os.walk(path):
-        dirs.sort()
-        for name in sorted(files):
+    for relative, files in walk(path):
+        for name in files:
             if name.lower().endswith(".json"):
-                yield Path(root) / name
+                yield path / relative / name
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -149,7 +150,12 @@ class MarlEvalSource:
             except InputError as err:
                 unreadable.append({"run_id": relative, "reason": str(err)})
                 continue
-            records.extend(self._record(run, relative, fields, metric) for run in runs)
+            started = _modified(file)
+            for run in runs:
+                if self.last_step and not run.steps:  # never the absolute metric in its place without a word
+                    unreadable.append({"run_id": f"{relative}:{run.where}", **_cell(run), "reason": _no_steps(run)})
+                    continue
+                records.append(replace(self._record(run, relative, fields, metric), started=started))
         _check_task_environments(records)
         info = {
             "tracker": "marl-eval",
@@ -178,6 +184,7 @@ class MarlEvalSource:
         curves: bool = False,
         on_invalid: str = "raise",
         names: str = "strict",
+        reruns: str = DEFAULT_RERUNS,
         hyperparameter_keys: Sequence[str] = (),
     ) -> ScoreTable:
         """See :func:`marl_eval_table`."""
@@ -187,9 +194,29 @@ class MarlEvalSource:
             curve_key=metric if curves else None,
             on_invalid=on_invalid,
             names=names,
+            reruns=reruns,
             extra_fields={str(k): f"config.{k}" for k in hyperparameter_keys} or None,
         )
         return read_table(self, request)
+
+
+def _modified(file: Path) -> float | None:
+    """When a JSON file was last written (marl-eval records no start time): orders a seed written in two files."""
+    try:
+        return os.stat(file).st_mtime
+    except OSError:
+        return None
+
+
+def _cell(run: MarlRun) -> dict[str, str]:
+    return {"algorithm": run.algorithm, "task": run.task}
+
+
+def _no_steps(run: MarlRun) -> str:
+    return (
+        f"{run.file}: run {run.where} has no step_<k> entry, so {kw('last_step=True')} has no last step to score it "
+        "by; score every run by its absolute_metrics (without it) or leave this run out"
+    )
 
 
 def _check_task_environments(records: Sequence[RunRecord]) -> None:
@@ -217,6 +244,7 @@ def marl_eval_table(
     curves: bool = False,
     on_invalid: str = "raise",
     names: str = "strict",
+    reruns: str = DEFAULT_RERUNS,
     hyperparameter_keys: Sequence[str] = (),
 ) -> ScoreTable:
     """A ScoreTable from marl-eval JSON (a file, or a folder of them): one run per environment / task /
@@ -240,5 +268,6 @@ def marl_eval_table(
         curves=curves,
         on_invalid=on_invalid,
         names=names,
+        reruns=reruns,
         hyperparameter_keys=hyperparameter_keys,
     )

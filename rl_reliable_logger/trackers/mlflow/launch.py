@@ -20,12 +20,23 @@ PARAMS = "mlflow-params.txt"
 
 def mlflow_lines(runs: pd.DataFrame, names: Mapping[str, str]) -> str:
     """One line per new run: ``-P name=value`` for each field (the columns of ``runs`` that ``names`` names, in
-    their order), each argument shell-quoted."""
+    their order), each argument shell-quoted. A configuration without a value for a field (an empty cell) is
+    launched without that ``-P``, so the entry point's default runs, never the text ``None`` or ``nan``.
+
+    Example:
+        >>> import pandas as pd
+        >>> runs = pd.DataFrame({"algorithm": ["A", "A"], "lr": [0.1, None], "seed": [0, 0]}, dtype=object)
+        >>> print(mlflow_lines(runs, {"algorithm": "algorithm", "lr": "lr", "seed": "seed"}), end="")
+        -P algorithm=A -P lr=0.1 -P seed=0
+        -P algorithm=A -P seed=0
+    """
+    from ...data.names import value_key
     from ...store.encode import shell_line
 
     lines = []
     for row in runs.itertuples(index=False, name=None):
-        words = [w for f, v in zip(runs.columns, row) if f in names for w in ("-P", f"{names[f]}={v}")]
+        set_fields = [(f, v) for f, v in zip(runs.columns, row) if f in names and value_key(v)[0] != "missing"]
+        words = [w for f, v in set_fields for w in ("-P", f"{names[f]}={v}")]
         lines.append(shell_line(words))
     return "".join(f"{line}\n" for line in lines)
 

@@ -12,7 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...errors import TrackerError
+from ...redaction import redact
 from ..base.intake import SourceRuns, read_table
+from ..base.publishing import uri_identity
 from ..base.records import RunRecord
 from ..base.request import SourceRequest
 from ..base.retry import RetryPolicy
@@ -58,6 +60,7 @@ def _to_record(run: Any, experiment_names: Mapping[str, str], uri: str) -> RunRe
         tags=tags,
         attrs={k: v for k, v in attrs.items() if v is not None},
         source="mlflow",
+        started=info.start_time / 1000 if isinstance(info.start_time, (int, float)) else None,
     )
 
 
@@ -94,6 +97,9 @@ class MlflowSource:
         self.page_size = page_size
         self.client = Tracker(tracking_uri, retry=retry)
         self.tracking_uri = self.client.uri
+        #: the store, one spelling however the URI was written (absolute path, no credentials): what provenance and
+        #: the series of analysis runs name (:func:`~..base.publishing.uri_identity`)
+        self.store = redact(uri_identity(self.client.uri))
         self._cache: tuple[list[RunRecord], list[Any]] | None = None
 
     def _listing(self) -> tuple[list[RunRecord], list[Any]]:
@@ -130,7 +136,7 @@ class MlflowSource:
 
     def location(self) -> str:
         exps = self._listing()[1]
-        return f"MLflow experiment(s) {', '.join(repr(e.name) for e in exps)} at {self.client.shown_uri}" + (
+        return f"MLflow experiment(s) {', '.join(repr(e.name) for e in exps)} at {self.store}" + (
             f" with filter {self.filter_string!r}" if self.filter_string else ""
         )
 
@@ -139,7 +145,7 @@ class MlflowSource:
         records, exps = self._listing()
         source = {
             "tracker": "mlflow",
-            "tracking_uri": self.client.shown_uri,
+            "tracking_uri": self.store,
             "experiments": [{"id": e.experiment_id, "name": e.name} for e in exps],
             "filter": self.filter_string,
             "location": self.location(),

@@ -12,6 +12,10 @@ keeps the same facts twice, as JSON/CSV and as pickles (``tuner.pkl``, ``params.
 * each trial folder's ``result.json`` (one JSON object per report; ``progress.csv`` when there is no
   ``result.json``), for the reported history, only when a score rule or the curves need it.
 
+JSON goes through the one JSON reader (:mod:`...data.jsontext`: a key written twice, an integer no float holds,
+nesting too deep are refused naming the file) and ``progress.csv`` through the one CSV row reader
+(:mod:`...data.csvrows`: a column named twice, a row too short or too long, a field beyond 131,072 characters).
+
 Every file is opened through :mod:`rl_reliable_logger.data.files` (regular files only, a FIFO or device refused
 before opening); a trial folder name that is not one plain name (``..``, a path) is not followed. Nothing of Ray
 is imported, so reading needs no Ray and prints none of Ray's log lines; a relative path is a path.
@@ -19,16 +23,17 @@ is imported, so reading needs no Ray and prints none of Ray's log lines; a relat
 
 from __future__ import annotations
 
-import csv
 import io
-import json
+import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...data.csvrows import csv_records
 from ...data.files import read_text
+from ...data.jsontext import JsonProblem, loads, parse
 from ...errors import InputError
 
 #: Tune's trial states, as our run states (a trial is a finished run only when Tune terminated it normally).
@@ -49,6 +54,8 @@ class Trial:
     last_result: dict[str, Any]
     folder: Path | None
     name: str | None
+    #: when Tune started the trial (its runtime state's ``start_time``, seconds since the epoch), None if unrecorded
+    started: float | None = None
 
 
 @dataclass
@@ -79,10 +86,7 @@ def flat(mapping: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def _json(text: str, where: str) -> Any:
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError) as err:
-        raise InputError(f"{where}: is not valid JSON ({type(err).__name__}: {str(err)[:120]})") from None
+    return loads(text, where)
 
 
 def _state_file(folder: Path) -> Path:
@@ -161,7 +165,14 @@ def _trial(folder: Path, entry: Any, where: str, pickled: Pickled) -> Trial:
         last_result=_without_pickles(flat(last), "reported metric", trial_id, pickled),
         folder=_trial_folder(folder, name),
         name=name if isinstance(name, str) else None,
+        started=_start_time(runtime.get("start_time")),
     )
+
+
+def _start_time(value: Any) -> float | None:
+    """A runtime state's ``start_time`` (``time.time()`` when Tune started the trial; None before it ran)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+    return float(value) if ok else None
 
 
 def read_experiment(folder: str | os.PathLike[str]) -> Experiment:
@@ -194,8 +205,15 @@ def _number_or_text(text: str) -> Any:
         return text
 
 
-def _csv_rows(text: str) -> list[dict[str, Any]]:
-    return [{k: _number_or_text(v) for k, v in row.items() if k} for row in csv.DictReader(io.StringIO(text))]
+def _csv_rows(text: str, where: str, *, complete: bool) -> list[dict[str, Any]]:
+    """The reports of a ``progress.csv``, through the one CSV row reader (a column named twice, a ragged row or a
+    huge field refused by line); a trial still running may end in a row cut short while Tune writes it."""
+    records = csv_records(io.StringIO(text, newline=""), where, short_last=not complete)
+    _, header = next(records, (0, []))
+    rows = [fields for _, fields in records]
+    if rows and len(rows[-1]) < len(header):
+        rows.pop()  # being written
+    return [{k: _number_or_text(v) for k, v in zip(header, fields) if k} for fields in rows]
 
 
 def reports(trial: Trial, *, complete: bool) -> list[dict[str, Any]]:
@@ -211,7 +229,9 @@ def reports(trial: Trial, *, complete: bool) -> list[dict[str, Any]]:
         )
     result = trial.folder / "result.json"
     if not os.path.lexists(result) and os.path.lexists(trial.folder / "progress.csv"):
-        return _csv_rows(read_text(trial.folder / "progress.csv", "Ray Tune progress", max_bytes=MAX_STATE_BYTES))
+        progress = trial.folder / "progress.csv"
+        text = read_text(progress, "Ray Tune progress", max_bytes=MAX_STATE_BYTES)
+        return _csv_rows(text, str(progress), complete=complete)
     text = read_text(result, "Ray Tune result", max_bytes=MAX_STATE_BYTES)
     lines = text.split("\n")
     out = []
@@ -219,13 +239,11 @@ def reports(trial: Trial, *, complete: bool) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
-        except (ValueError, RecursionError):
-            if not complete and number == len(lines):
+            row = parse(line)
+        except JsonProblem as err:
+            if not complete and number == len(lines) and str(err).startswith("invalid JSON"):
                 break  # being written
-            raise InputError(
-                f"{result}: line {number} is not a JSON object (damaged or cut short); repair or remove the trial"
-            ) from None
+            raise InputError(f"{result}: line {number}: {err}; repair or remove the trial") from None
         if isinstance(row, Mapping):
             row = dict(row)
             row.pop("config", None)

@@ -13,7 +13,7 @@ Tune terminated it; ERROR, RUNNING, PENDING and PAUSED trials are left out and l
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -23,6 +23,7 @@ from ..base.intake import SourceRuns, read_table
 from ..base.messages import DROP_INVALID, Hints, kw
 from ..base.records import FINISHED, RunRecord
 from ..base.request import SourceRequest
+from ..base.reruns import DEFAULT_RERUNS, start_seconds
 from ..base.scoring import parse_score_rule
 from .experiment import STATES, flat, history, read_experiment, reports
 from .keys import DEFAULT_KEYS, DEFAULT_STEP
@@ -50,6 +51,13 @@ def config_name(key: str) -> str:
     if not name:
         raise InputError(f"config key {key!r} is empty: name a key of the trials' config, e.g. config/seed.")
     return name
+
+
+def started(result: Mapping[str, Any]) -> float | None:
+    """When a trial started: the time of its last report (Tune's ``timestamp``) less the time it ran
+    (``time_total_s``); None when its results lack either."""
+    stamp, ran = start_seconds(result.get("timestamp")), start_seconds(result.get("time_total_s"))
+    return None if stamp is None or ran is None else stamp - ran
 
 
 def _trial_id(result: Any) -> str:
@@ -84,6 +92,7 @@ def _grid_records(grid: Any, history_keys: Sequence[str], step_key: str) -> list
                 history={key: _grid_history(result, key, step_key) for key in history_keys},
                 attrs={"path": str(result.path)} if result.path else {},
                 source="raytune",
+                started=started(metrics),
             )
         )
     return records
@@ -162,6 +171,7 @@ class RayTuneSource:
                 history={},
                 attrs={"path": str(trial.folder)} if trial.folder else {},
                 source="raytune",
+                started=trial.started if trial.started is not None else started(trial.last_result),
             )
             if wanted and (state == FINISHED or request.include_unfinished):
                 try:
@@ -200,6 +210,7 @@ def raytune_table(
     include_unfinished: bool = False,
     on_invalid: str = "raise",
     names: str = "strict",
+    reruns: str = DEFAULT_RERUNS,
 ) -> ScoreTable:
     """A ScoreTable from a Ray Tune experiment: a ``ResultGrid`` or the experiment's folder.
 
@@ -234,5 +245,6 @@ def raytune_table(
         extra_fields=extra or None,
         score_rule=score_rule,
         names=names,
+        reruns=reruns,
     )
     return read_table(RayTuneSource(experiment, step_key=step_key), request)

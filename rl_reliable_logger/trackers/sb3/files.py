@@ -14,19 +14,21 @@ size before it is read (a header claiming terabytes is named, not allocated), an
 
 from __future__ import annotations
 
-import csv
 import io
-import json
 import math
 import os
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from ...data.csvrows import csv_records
 from ...data.files import open_input, read_text
+from ...data.jsontext import JsonProblem, parse
 from ...errors import InputError
+from ..base.reruns import start_seconds
 
 EVALUATIONS = "evaluations.npz"
 MONITOR_SUFFIX = "monitor.csv"
@@ -74,11 +76,38 @@ def _bad(path: str, why: str) -> InputError:
     return InputError(f"{path}: {why}")
 
 
+#: The zip compression methods of ``np.savez`` (stored) and ``np.savez_compressed`` (deflated): the only ones read.
+_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
+#: The array kinds read (numpy's ``dtype.kind``): integers and real floats; booleans for ``successes`` only.
+_REAL = "iuf"
+
+
+def _entry(archive: zipfile.ZipFile, name: str, path: str) -> zipfile.ZipInfo:
+    """The zip entry of one array, refused unless numpy could have written it: one entry of that name, not
+    encrypted, stored or deflated (zipfile's own words for the others are a password prompt or "not supported")."""
+    member = f"{name}.npy"
+    entries = [info for info in archive.infolist() if info.filename == member]
+    if len(entries) > 1:
+        raise _bad(path, f"holds {len(entries)} arrays named {name!r}; which one SB3 wrote cannot be told")
+    info = entries[0]
+    if info.flag_bits & 0x1:
+        raise _bad(
+            path, f"array {name!r} is marked encrypted, which numpy never writes: the file is damaged or not SB3's"
+        )
+    if info.compress_type not in _METHODS:
+        raise _bad(
+            path,
+            f"array {name!r} uses zip compression method {info.compress_type}, which numpy never writes "
+            "(np.savez stores, np.savez_compressed deflates): the file is damaged or not SB3's",
+        )
+    return info
+
+
 def _array(archive: zipfile.ZipFile, name: str, path: str) -> np.ndarray:
     """One array of an ``.npz``: its header checked against its stored size before anything is allocated, then
     read whole (so the archive's CRC is checked: a damaged byte is an error, never a wrong number)."""
     member = f"{name}.npy"
-    info = archive.getinfo(member)
+    info = _entry(archive, name, path)
     if info.file_size > MAX_ARRAY_BYTES:
         raise _bad(path, f"array {name!r} is {info.file_size:,} bytes; SB3's evaluation logs are far smaller")
     with archive.open(member) as raw:
@@ -98,6 +127,8 @@ def _array(archive: zipfile.ZipFile, name: str, path: str) -> np.ndarray:
                 f"array {name!r} holds Python objects, which only unpickling could read, and files are never "
                 "unpickled; SB3 writes numbers (every evaluation with the same number of episodes)",
             )
+        if dtype.kind not in _REAL + ("b" if name == "successes" else ""):
+            raise _bad(path, f"array {name!r} holds {_kind(dtype)} ({dtype.str}), not real numbers as SB3 writes")
         body = info.file_size - raw.tell()
         needed = math.prod(shape) * dtype.itemsize
         if needed != body:
@@ -131,21 +162,29 @@ def read_evaluations(path: str | os.PathLike[str]) -> Evaluations:
                         text, f"has no {' or '.join(missing)} array (SB3's EvalCallback writes timesteps and results)"
                     )
                 arrays = {n: _array(archive, n, text) for n in (*REQUIRED, *OPTIONAL) if n in names}
-        except (zipfile.BadZipFile, EOFError, OSError, KeyError) as err:
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, KeyError, zlib.error) as err:
             raise _bad(text, f"is not a readable .npz archive ({err})") from None
     return _checked(text, arrays)
 
 
+def _kind(dtype: np.dtype) -> str:
+    """What an array's type is, in words (for the arrays that are no real numbers)."""
+    words = {"c": "complex numbers", "m": "time spans", "M": "dates", "U": "text", "S": "bytes", "V": "records"}
+    return words.get(dtype.kind, "booleans" if dtype.kind == "b" else f"values of type {dtype}")
+
+
 def _checked(path: str, arrays: dict[str, np.ndarray]) -> Evaluations:
     steps, results = arrays["timesteps"], arrays["results"]
-    if steps.ndim != 1 or steps.size == 0 or not np.issubdtype(steps.dtype, np.number):
+    if steps.ndim != 1 or steps.size == 0:
         raise _bad(path, f"timesteps must be a non-empty list of numbers, got shape {steps.shape} ({steps.dtype})")
+    if not np.all(np.isfinite(steps)):
+        raise _bad(path, "timesteps holds values that are not finite numbers (NaN or infinite)")
     if results.ndim != 2 or results.shape[0] != steps.size or results.shape[1] == 0:
         raise _bad(
             path,
             f"results must have one row of episode returns per evaluation ({steps.size}), got shape {results.shape}",
         )
-    if not np.issubdtype(results.dtype, np.number) or not np.all(np.isfinite(results)):
+    if not np.all(np.isfinite(results)):
         raise _bad(path, "results holds values that are not finite numbers")
     if np.any(np.diff(steps) < 0):
         raise _bad(path, "timesteps go backwards (two runs written into one file?)")
@@ -154,6 +193,8 @@ def _checked(path: str, arrays: dict[str, np.ndarray]) -> Evaluations:
         value = arrays.get(name)
         if value is not None and value.shape != results.shape:
             raise _bad(path, f"{name} has shape {value.shape}, results {results.shape}: they must match")
+        if value is not None and value.dtype.kind != "b" and not np.all(np.isfinite(value)):
+            raise _bad(path, f"{name} holds values that are not finite numbers")
         extra[name] = value
     successes = extra["successes"]
     if successes is not None and not (
@@ -174,23 +215,42 @@ def monitor_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.name.endswith(MONITOR_SUFFIX) and not p.is_dir())
 
 
-def _monitor_rows(path: Path) -> tuple[float, list[str], list[dict[str, str]]]:
-    """(t_start, columns, rows) of one monitor file."""
+def _monitor_rows(path: Path) -> tuple[float, list[str], list[tuple[int, dict[str, str]]]]:
+    """(t_start, columns, (line, row) pairs) of one monitor file: its header line through the one JSON reader, its
+    rows through the one CSV row reader (a column named twice, a ragged row or a huge field named by line)."""
     text = read_text(path, "monitor", max_bytes=MAX_MONITOR_BYTES)
     first, _, rest = text.partition("\n")
     if not first.startswith("#"):
         raise _bad(str(path), 'has no SB3 header line (#{"t_start": ..., "env_id": ...})')
     try:
-        header = json.loads(first[1:])
-        t_start = float(header.get("t_start", 0.0)) if isinstance(header, dict) else float("nan")
-    except (ValueError, TypeError):
-        t_start = float("nan")
+        header = parse(first[1:])
+    except JsonProblem as err:
+        raise _bad(str(path), f"its header line is not SB3's JSON ({err})") from None
+    start = header.get("t_start", 0.0) if isinstance(header, dict) else None
+    t_start = float(start) if isinstance(start, (int, float)) and not isinstance(start, bool) else float("nan")
     if not math.isfinite(t_start):
         raise _bad(str(path), "has a damaged header line (t_start)")
-    reader = csv.DictReader(io.StringIO(rest))
-    if reader.fieldnames is None or not {"r", "l", "t"} <= set(reader.fieldnames):
+    records = csv_records(io.StringIO(rest, newline=""), str(path), first_line=2)
+    _, columns = next(records, (0, []))
+    if not {"r", "l", "t"} <= set(columns):
         raise _bad(str(path), "has no r, l, t columns (episode return, length, time)")
-    return t_start, list(reader.fieldnames), list(reader)
+    return t_start, columns, [(line, dict(zip(columns, fields))) for line, fields in records]
+
+
+#: The longest header line of a monitor file read for its start time (SB3's is under 200 bytes).
+_HEADER_BYTES = 1 << 16
+
+
+def monitor_start(path: Path) -> float | None:
+    """The ``t_start`` of a monitor file's header line (when ``Monitor`` was created), read without the rest of the
+    file; None when the line is missing or not SB3's (the reader names that when it reads the file)."""
+    try:
+        with open_input(path, "monitor", max_bytes=MAX_MONITOR_BYTES) as fh:
+            first = fh.readline(_HEADER_BYTES).decode("utf-8", "replace")
+        header = parse(first[1:]) if first.startswith("#") else None
+    except (InputError, JsonProblem, OSError):
+        return None
+    return start_seconds(header.get("t_start")) if isinstance(header, dict) else None
 
 
 def _number(path: Path, line: int, column: str, text: str | None) -> float:
@@ -217,7 +277,7 @@ def read_monitor(paths: list[Path], success_column: str = "is_success") -> Monit
     extra = (success_column,) if read and all(having) else ()
     rows: list[tuple[float, float, float, dict[str, float]]] = []
     for path, t_start, _, records in read:
-        for i, rec in enumerate(records, start=3):
+        for i, rec in records:
             values = {c: _number(path, i, c, rec.get(c)) for c in ("r", "l", "t")}
             more = {c: _success_value(path, i, c, rec.get(c)) for c in extra}
             rows.append((t_start + values["t"], values["r"], values["l"], more))
@@ -236,3 +296,66 @@ def _success_value(path: Path, line: int, column: str, text: str | None) -> floa
     if value is None:
         raise _bad(str(path), f"line {line}: {column} is {text!r}, not true/false")
     return value
+
+
+# ---------------------------------------------------------------------------- rl-zoo's args.yml
+#: The file rl-baselines3-zoo saves the training command's arguments in, in a subfolder of each run folder named
+#: after the environment (``logs/ppo/CartPole-v1_1/CartPole-v1/args.yml``); its ``seed`` is the run's seed (the
+#: folder's ``_1`` is rl-zoo's run counter).
+ZOO_ARGS = "args.yml"
+#: Largest args.yml read (rl-zoo's is about 2 KB).
+MAX_ARGS_BYTES = 1 << 20
+#: The one Python tag of rl-zoo's args.yml (``yaml.dump`` of an OrderedDict): read as key-value pairs, never run.
+_ORDERED_DICT = "tag:yaml.org,2002:python/object/apply:collections.OrderedDict"
+
+
+def _loader() -> type:
+    """PyYAML's safe loader, which also reads rl-zoo's OrderedDict tag as plain pairs (any other Python tag is
+    refused as by the safe loader: no object is ever built from a file)."""
+    import yaml
+
+    class ZooLoader(yaml.SafeLoader):
+        pass
+
+    def ordered(loader: yaml.SafeLoader, node: yaml.Node) -> dict:
+        args = loader.construct_sequence(node, deep=True) if isinstance(node, yaml.SequenceNode) else None
+        pairs = args[0] if isinstance(args, list) and len(args) == 1 and isinstance(args[0], list) else None
+        if pairs is None or not all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in pairs):
+            raise yaml.constructor.ConstructorError(
+                None, None, "an OrderedDict that is not a list of pairs", node.start_mark
+            )
+        return dict(pairs)
+
+    ZooLoader.add_constructor(_ORDERED_DICT, ordered)
+    return ZooLoader
+
+
+def zoo_args(folder: Path) -> list[Path]:
+    """The rl-zoo ``args.yml`` files of a run folder (in its subfolders, one level down), in name order."""
+    try:
+        subfolders = sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
+    except OSError:
+        return []
+    return [sub / ZOO_ARGS for sub in subfolders if os.path.lexists(sub / ZOO_ARGS)]
+
+
+def zoo_seed(path: Path) -> int | None:
+    """The ``seed`` of an rl-zoo ``args.yml`` (None when it has none), read by the one opener and PyYAML's safe
+    loader; a file that is no such mapping, or a seed that is no whole number, is an InputError naming the file.
+    Raises ImportError without PyYAML."""
+    import yaml
+
+    text = read_text(path, "rl-zoo args", max_bytes=MAX_ARGS_BYTES)
+    try:
+        args = yaml.load(text, Loader=_loader())
+    except (yaml.YAMLError, RecursionError) as err:
+        why = " ".join(str(err).split())[:160]
+        raise _bad(str(path), f"is not rl-zoo's args.yml (safe YAML only: {why})") from None
+    if not isinstance(args, dict):
+        raise _bad(str(path), "is not rl-zoo's args.yml (a mapping of the training command's arguments)")
+    seed = args.get("seed")
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise _bad(str(path), f"its seed is {seed!r}, not a whole number")
+    return seed

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ...data.counts import agree, plural
+from ...data.files import walk
 from ...data.scores import ScoreTable
 from ...errors import InputError
 from ..base.intake import SourceRuns, read_table
@@ -36,7 +37,18 @@ from ..base.layout import Layout, parse_layout
 from ..base.messages import DROP_INVALID, Hints, kw
 from ..base.records import FINISHED, RunRecord, success_fields
 from ..base.request import SourceRequest
-from .files import EVALUATIONS, MONITOR_SUFFIX, Evaluations, MonitorLog, read_evaluations, read_monitor
+from ..base.reruns import DEFAULT_RERUNS
+from .files import (
+    EVALUATIONS,
+    MONITOR_SUFFIX,
+    Evaluations,
+    MonitorLog,
+    monitor_start,
+    read_evaluations,
+    read_monitor,
+    zoo_args,
+    zoo_seed,
+)
 from .keys import DEFAULT_LAYOUT, QUANTITIES
 
 #: Training episodes a monitor-only run's score averages (SB3's ``stats_window_size``).
@@ -55,11 +67,10 @@ def run_folders(logdir: Path) -> Iterator[tuple[str, bool, list[str]]]:
 
     Symbolic links to folders are not followed (a link loop or a link out of the log folder is not read).
     """
-    for root, dirs, files in os.walk(logdir):
-        dirs.sort()
-        monitors = sorted(name for name in files if name.endswith(MONITOR_SUFFIX))
+    for relative, files in walk(logdir):
+        monitors = [name for name in files if name.endswith(MONITOR_SUFFIX)]
         if EVALUATIONS in files or monitors:
-            yield Path(root).relative_to(logdir).as_posix(), EVALUATIONS in files, monitors
+            yield relative, EVALUATIONS in files, monitors
 
 
 def _evaluation_record(ev: Evaluations) -> tuple[dict[str, list[tuple[float, float]]], dict[str, Any]]:
@@ -89,6 +100,45 @@ def _monitor_record(log: MonitorLog) -> tuple[dict[str, list[tuple[float, float]
         last = success[window]
         summary.update(success=float(last.mean()), successes=int(last.sum()), episodes=int(last.size))
     return history, summary
+
+
+def _seed_notes(records: Sequence[RunRecord]) -> list[str]:
+    """Where the seeds came from, when rl-zoo's ``args.yml`` gave some (its ``seed``; the folder's ``_1`` is
+    rl-zoo's run counter) or could not be read: one note each, never a silent mix."""
+    by_source: dict[str, list[str]] = {}
+    for record in records:
+        by_source.setdefault(str(record.attrs.get("seed_from")), []).append(record.run_id)
+    if set(by_source) <= {"path"}:
+        return []
+    notes = []
+    if "args.yml" in by_source:
+        notes.append(
+            f"the seed of {plural(len(by_source['args.yml']), 'run')} is the `seed` of rl-zoo's args.yml (the folder "
+            "suffix, e.g. the _1 of CartPole-v1_1, is rl-zoo's run counter, not a seed)"
+        )
+    why = {
+        "path": "they have no args.yml with a seed",
+        "no yaml": "their args.yml is not read: PyYAML is not installed (pip install pyyaml)",
+    }
+    for source, runs in by_source.items():
+        if source in why:
+            notes.append(
+                f"the seed of {plural(len(runs), 'run')} is the folder's path as the layout reads it ({why[source]}), "
+                "e.g. " + ", ".join(map(repr, runs[:3]))
+            )
+    return notes
+
+
+def _started(folder: Path, has_evaluations: bool, monitors: Sequence[str]) -> float | None:
+    """When a run started: the earliest ``t_start`` its monitor files record, else (no monitor file) the modification
+    time of its ``evaluations.npz``, which SB3 rewrites after every evaluation (orders a seed's reruns)."""
+    starts = [start for name in monitors if (start := monitor_start(folder / name)) is not None]
+    if starts:
+        return min(starts)
+    try:
+        return os.stat(folder / EVALUATIONS).st_mtime if has_evaluations else None
+    except OSError:
+        return None
 
 
 class SB3Source:
@@ -138,6 +188,39 @@ class SB3Source:
         except InputError as err:
             return str(err)
 
+    def _record(
+        self, relative: str, fields: dict[str, Any], has_evaluations: bool, monitors: Sequence[str]
+    ) -> RunRecord | str:
+        """The record of one run folder (its seed from rl-zoo's ``args.yml`` where it has one: ``seed_from`` in its
+        attributes), or why it cannot be read."""
+        got = self._read(relative, has_evaluations, monitors)
+        if isinstance(got, str):
+            return got
+        history, summary, monitor = got
+        config, seed_from = dict(fields), "path"
+        for args in zoo_args(self.logdir / relative):
+            try:
+                seed = zoo_seed(args)
+            except InputError as err:
+                return str(err)
+            except ImportError:
+                seed_from = "no yaml"
+                break
+            if seed is not None:
+                config["seed"], seed_from = seed, "args.yml"
+                break
+        return RunRecord(
+            run_id=relative,
+            name=relative,
+            state=FINISHED,  # SB3 files record no run state
+            config=config,
+            summary=summary,
+            history=history,
+            attrs={"from_monitor": monitor, "seed_from": seed_from},
+            source="sb3",
+            started=_started(self.logdir / relative, has_evaluations, monitors),
+        )
+
     def runs(self, request: SourceRequest, /) -> SourceRuns:
         """One record per run folder that fits the layout (its fields in ``config``, its quantities' points as
         history and its score as summary); a folder whose files cannot be read is an ``unreadable`` entry."""
@@ -148,26 +231,13 @@ class SB3Source:
         matched, skipped = self._matched()
         records: list[RunRecord] = []
         unreadable: list[dict[str, Any]] = []
-        from_monitor: list[str] = []
         for relative, fields, has_evaluations, monitors in matched:
-            got = self._read(relative, has_evaluations, monitors)
+            got = self._record(relative, fields, has_evaluations, monitors)
             if isinstance(got, str):
                 unreadable.append({"run_id": relative, **fields, "reason": got})
-                continue
-            history, summary, monitor = got
-            if monitor:
-                from_monitor.append(relative)
-            records.append(
-                RunRecord(
-                    run_id=relative,
-                    name=relative,
-                    state=FINISHED,  # SB3 files record no run state
-                    config=dict(fields),
-                    summary=summary,
-                    history=history,
-                    source="sb3",
-                )
-            )
+            else:
+                records.append(got)
+        from_monitor = [r.run_id for r in records if r.attrs["from_monitor"]]
         info = {
             "tracker": "sb3",
             "logdir": str(self.logdir),
@@ -184,6 +254,7 @@ class SB3Source:
                 f"last {MONITOR_WINDOW} training episodes in monitor.csv (not an evaluation), e.g. "
                 + ", ".join(map(repr, from_monitor[:3]))
             )
+        notes += _seed_notes(records)
         read = replace(
             request,
             algorithm=REFS["algorithm"],
@@ -212,6 +283,7 @@ class SB3Source:
         curves: bool = False,
         on_invalid: str = "raise",
         names: str = "strict",
+        reruns: str = DEFAULT_RERUNS,
         hyperparameter_keys: Sequence[str] = (),
     ) -> ScoreTable:
         """See :func:`sb3_table`."""
@@ -221,6 +293,7 @@ class SB3Source:
             curve_key=score_key if curves else None,
             on_invalid=on_invalid,
             names=names,
+            reruns=reruns,
             extra_fields={str(k): f"config.{k}" for k in hyperparameter_keys} or None,
         )
         return read_table(self, request)
@@ -245,6 +318,7 @@ def sb3_table(
     curves: bool = False,
     on_invalid: str = "raise",
     names: str = "strict",
+    reruns: str = DEFAULT_RERUNS,
     hyperparameter_keys: Sequence[str] = (),
 ) -> ScoreTable:
     """A ScoreTable from Stable-Baselines3 logs: one run folder per run, named by ``layout``.
@@ -268,5 +342,6 @@ def sb3_table(
         curves=curves,
         on_invalid=on_invalid,
         names=names,
+        reruns=reruns,
         hyperparameter_keys=hyperparameter_keys,
     )

@@ -53,6 +53,8 @@ class FileScalars:
     path: str
     points: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
     damage: str | None = None
+    #: the wall time (seconds since the epoch) of the first event read with a wanted tag: when the run logged it
+    started: float | None = None
 
 
 class RecordDamage(Exception):
@@ -137,8 +139,13 @@ def _scalar(value: Any) -> float | None:
     if dtype is None or len(tensor.tensor_shape.dim) > 0:
         return None
     if tensor.tensor_content:
-        array = np.frombuffer(tensor.tensor_content, dtype=np.dtype(dtype).newbyteorder("<"))
-        return float(array[0]) if array.size == 1 else None
+        kind = np.dtype(dtype).newbyteorder("<")
+        if len(tensor.tensor_content) != kind.itemsize:  # a scalar holds exactly one value (checksums hold anyway)
+            raise ValueError(
+                f"a scalar {kind.name} tensor of tag {value.tag!r} holds {len(tensor.tensor_content)} bytes, "
+                f"not {kind.itemsize}"
+            )
+        return float(np.frombuffer(tensor.tensor_content, dtype=kind)[0])
     for name in ("float_val", "double_val", "int_val", "int64_val", "half_val"):
         values = getattr(tensor, name)
         if len(values) == 1:
@@ -170,6 +177,8 @@ def read_scalars(path: str, tags: Collection[str]) -> FileScalars:
                 event = event_class.FromString(data)
                 if not event.HasField("summary"):
                     continue
+                if out.started is None and event.wall_time > 0:
+                    out.started = float(event.wall_time)
                 for value in event.summary.value:
                     if value.tag in wanted:
                         number = _scalar(value)
@@ -181,4 +190,6 @@ def read_scalars(path: str, tags: Collection[str]) -> FileScalars:
         out.damage = str(err)
     except decode_error as err:  # a record whose checksums hold but whose bytes are no Event
         out.damage = str(RecordDamage("damaged", offset, f"the record there is no event ({type(err).__name__})"))
+    except ValueError as err:  # an Event whose scalar tensor is malformed
+        out.damage = str(RecordDamage("damaged", offset, str(err)))
     return out

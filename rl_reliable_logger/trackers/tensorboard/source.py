@@ -17,13 +17,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ...data.files import check_regular_file
+from ...data.files import check_regular_file, walk
 from ...data.scores import ScoreTable
 from ...errors import InputError
 from ..base.intake import SourceRuns, read_table
 from ..base.messages import DROP_INVALID, Hints, kw
 from ..base.records import FINISHED, RunRecord
 from ..base.request import SourceRequest
+from ..base.reruns import DEFAULT_RERUNS
 from .events import is_event_file, read_scalars
 from .layout import DEFAULT_LAYOUT, Layout, parse_layout
 
@@ -33,11 +34,10 @@ def run_folders(logdir: Path) -> Iterator[tuple[str, list[str]]]:
 
     Symbolic links to folders are not followed (a link loop or a link out of the log folder is not read).
     """
-    for root, dirs, files in os.walk(logdir):
-        dirs.sort()
-        events = sorted(name for name in files if is_event_file(name))
+    for relative, files in walk(logdir):
+        events = [name for name in files if is_event_file(name)]
         if events:
-            yield Path(root).relative_to(logdir).as_posix(), events
+            yield relative, events
 
 
 def _merged(points: Sequence[list[tuple[float, float]]]) -> list[tuple[float, float]]:
@@ -98,9 +98,13 @@ class TensorBoardSource:
             raise self.layout.none_fits(self.logdir, [s["run_id"] for s in skipped], "event files")
         return runs, skipped
 
-    def _read(self, relative: str, files: Sequence[str], tags: Sequence[str]) -> dict[str, Any] | str:
-        """A run folder's points of ``tags`` merged over its event files, or why one of them cannot be read."""
+    def _read(
+        self, relative: str, files: Sequence[str], tags: Sequence[str]
+    ) -> tuple[dict[str, Any], float | None] | str:
+        """A run folder's points of ``tags`` merged over its event files and the wall time of its first one, or why
+        one of the files cannot be read."""
         parts: dict[str, list[list[tuple[float, float]]]] = {tag: [] for tag in tags}
+        started: list[float] = []
         for name in files:
             path = self.logdir / relative / name
             try:
@@ -112,7 +116,8 @@ class TensorBoardSource:
                 return f"event file {str(path)!r} is {got.damage}"
             for tag, points in got.points.items():
                 parts[tag].append(points)
-        return {tag: _merged(p) for tag, p in parts.items() if any(p)}
+            started += [got.started] if got.started is not None else []
+        return {tag: _merged(p) for tag, p in parts.items() if any(p)}, min(started, default=None)
 
     def runs(self, request: SourceRequest, /) -> SourceRuns:
         """One record per run folder that fits the layout (its fields in ``config``, the points of the score and
@@ -130,10 +135,11 @@ class TensorBoardSource:
         records: list[RunRecord] = []
         unreadable: list[dict[str, Any]] = []
         for relative, fields, files in matched:
-            history = self._read(relative, files, tags)
-            if isinstance(history, str):
-                unreadable.append({"run_id": relative, **fields, "reason": history})
+            got = self._read(relative, files, tags)
+            if isinstance(got, str):
+                unreadable.append({"run_id": relative, **fields, "reason": got})
                 continue
+            history, started = got
             records.append(
                 RunRecord(
                     run_id=relative,
@@ -143,6 +149,7 @@ class TensorBoardSource:
                     summary={key: points[-1][1] for key, points in history.items()},
                     history=history,
                     source="tensorboard",
+                    started=started,
                 )
             )
         info = {
@@ -175,6 +182,7 @@ class TensorBoardSource:
         curve_key: str | None = None,
         on_invalid: str = "raise",
         names: str = "strict",
+        reruns: str = DEFAULT_RERUNS,
         hyperparameter_keys: Sequence[str] = (),
     ) -> ScoreTable:
         """See :func:`tensorboard_table`."""
@@ -186,6 +194,7 @@ class TensorBoardSource:
             curve_key=(curve_key or score_key) if curves else None,
             on_invalid=on_invalid,
             names=names,
+            reruns=reruns,
             extra_fields={str(k): f"config.{k}" for k in hyperparameter_keys} or None,
         )
         return read_table(self, request)
@@ -201,6 +210,7 @@ def tensorboard_table(
     curve_key: str | None = None,
     on_invalid: str = "raise",
     names: str = "strict",
+    reruns: str = DEFAULT_RERUNS,
     hyperparameter_keys: Sequence[str] = (),
 ) -> ScoreTable:
     """A ScoreTable from TensorBoard event files: one run folder per run, named by ``layout``.
@@ -230,5 +240,6 @@ def tensorboard_table(
         curve_key=curve_key,
         on_invalid=on_invalid,
         names=names,
+        reruns=reruns,
         hyperparameter_keys=hyperparameter_keys,
     )

@@ -28,9 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ...data.files import check_regular_file, open_input
+from ...data.files import check_regular_file, open_input, walk
+from ...data.jsontext import parse
 from ...memory import format_bytes
 from ..base.records import RunRecord
+from ..base.reruns import start_seconds
 from ..base.scoring import key_wanted
 
 _HEADER = b":W&B" + struct.pack("<H", 0xBEE1) + b"\x00"
@@ -133,9 +135,11 @@ def _iter_chunks_payloads(data: bytes | BinaryIO) -> Iterator[bytes]:
 
 
 def _loads(value_json: str) -> Any:
-    """Decode a wandb ``value_json`` (``NaN``/``Infinity`` allowed); undecodable text stays a string."""
+    """Decode a wandb ``value_json`` by the one JSON reader (``NaN``/``Infinity`` allowed); text it refuses (an
+    integer no float holds, a key written twice, nesting too deep) or cannot decode stays a string, which the
+    intake names as a non-numeric value where it is a score."""
     try:
-        return json.loads(value_json)
+        return parse(value_json)
     except (TypeError, ValueError):
         return value_json
 
@@ -367,11 +371,14 @@ def _read_cli(path: Path, keys: set[str] | None, timeout: float = 120.0) -> _Run
 
 # ---------------------------------------------------------------------------- discovery
 def _find_logs(directory: Path) -> list[Path]:
-    """``.wandb`` logs under ``directory`` (a project dir, its ``wandb/`` dir, one run dir, or one file)."""
+    """``.wandb`` logs under ``directory`` (a project dir, its ``wandb/`` dir, one run dir, or one file), found by
+    the folder walk of ``data.files`` (``rglob`` recursed once per folder level: 1,100 were a RecursionError; links
+    to folders, such as ``wandb/latest-run``, are not followed)."""
     if directory.is_file():
         return [directory]
     found: dict[Path, Path] = {}
-    for p in sorted(directory.rglob("run-*.wandb")):
+    logs = [directory / folder / name for folder, files in walk(directory) for name in files]  # no recursion
+    for p in sorted(p for p in logs if p.name.startswith("run-") and p.name.endswith(".wandb")):
         run_dir = p.parent
         if run_dir.name == "latest-run" or run_dir.is_symlink():
             continue  # wandb/latest-run points at a run we also see under its own name
@@ -416,6 +423,7 @@ def _record_from_state(st: _RunState, log: Path) -> RunRecord:
         attrs=attrs,
         source="wandb-offline",
         history={k: sorted(v) for k, v in st.history.items()},
+        started=start_seconds(st.start_time),
     )
 
 

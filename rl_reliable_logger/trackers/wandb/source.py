@@ -19,6 +19,7 @@ from ..base.intake import SourceRuns, read_table
 from ..base.messages import kw
 from ..base.records import RunRecord
 from ..base.request import SourceRequest
+from ..base.reruns import start_seconds
 from ..base.retry import RetryPolicy
 from ..base.scoring import expand_keys, history_name, parse_score_rule, score_refs
 from .client import _api, _errors, split_path
@@ -83,6 +84,7 @@ def _record_from_run(run: Any, entity: str, project: str) -> RunRecord:
         attrs=attrs,
         source="wandb",
         history=None,
+        started=start_seconds(attrs["created_at"]),
     )
 
 

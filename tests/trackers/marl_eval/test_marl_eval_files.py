@@ -65,10 +65,10 @@ def test_nan_and_broken_json_are_named(tmp_path):
     with pytest.raises(InputError, match="not a finite number"):
         read_marl_eval(path)
     path.write_text('{"e": {"t": ')
-    with pytest.raises(InputError, match="is not valid JSON"):
+    with pytest.raises(InputError, match="invalid JSON at line 1 column"):
         read_marl_eval(path)
     path.write_text("[" * 100_000 + "]" * 100_000)
-    with pytest.raises(InputError, match="is not valid JSON"):
+    with pytest.raises(InputError, match="nested too deeply"):
         read_marl_eval(path)
 
 
@@ -84,3 +84,28 @@ def test_names_stay_text(tmp_path):
     runs = read_marl_eval(write_marl_eval(tmp_path / "m.json", data))
     assert (runs[0].task, runs[0].seed) == ("=1+1", "007")
     assert json.loads((tmp_path / "m.json").read_text())  # the file is untouched
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        (
+            '{"e": {"t": {"a": {"s": {"absolute_metrics": {"return": [1.0], "return": [2.0]}}}}}}',
+            "key 'return' appears twice",
+        ),
+        ('{"e": {"t": {"a": {"s": {"absolute_metrics": {"return": [1.0]}}, "s": {}}}}}', "key 's' appears twice"),
+        (
+            '{"e": {"t": {"a": {"s": {"absolute_metrics": {"return": [' + "1" * 400 + "]}}}}}}",
+            r"\(400 digits\) is too large",
+        ),
+        ('{"e": {"t": {"a": {"s": {"absolute_metrics": {"return": [' + "1" * 4301 + "]}}}}}}", r"\(4,301 digits\)"),
+    ],
+    ids=["metric-twice", "seed-twice", "400-digits", "4301-digits"],
+)
+def test_json_no_logger_writes_is_one_sentence_naming_the_file(tmp_path, text, says):
+    """A seed written twice silently dropped a run; a 400-digit integer was an OverflowError."""
+    path = tmp_path / "m.json"
+    path.write_text(text)
+    with pytest.raises(InputError, match=says) as err:
+        read_marl_eval(path)
+    assert str(err.value).startswith(str(path))

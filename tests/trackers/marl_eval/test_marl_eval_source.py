@@ -158,3 +158,23 @@ def test_per_episode_outcomes_give_success_tables(tmp_path):
     rates = report.extra["success_rates"].set_index(["algorithm", "task"])
     assert rates.loc[("A", "x"), "rate"] == 0 and rates.loc[("A", "x"), "high"] > 0
     assert rates.loc[("B", "y"), "rate"] == pytest.approx(0.75)
+
+
+def test_last_step_on_a_run_without_steps_is_named_not_scored_by_its_absolute_metric(tmp_path, capsys):
+    from rl_reliable_logger.cli.main import main
+
+    runs = [
+        {"env": "e", "task": "t", "algorithm": a, "seed": f"seed_{s}", "steps": [(100, [1.0 + s])], "absolute": [9.0]}
+        for a in ("ippo", "mappo")
+        for s in range(3)
+    ]
+    runs[0]["steps"] = []
+    path = write_marl_eval(tmp_path / "m.json", marl_eval_json(runs, METRIC))
+    with pytest.raises(InputError, match=r"run e / t / ippo / seed_0 has no step_<k> entry, so `last_step=True`"):
+        marl_eval_table(path, metric=METRIC, last_step=True)
+    table = marl_eval_table(path, metric=METRIC, last_step=True, on_invalid="drop")
+    assert len(table.frame) == 5 and 9.0 not in set(table.frame["score"])
+    capsys.readouterr()
+    code = main(["marl-eval", str(path), "--metric", METRIC, "--last-step", "--reps", "100", "--no-figures"])
+    err = capsys.readouterr().err
+    assert code == 2 and "so --last-step has no last step" in err and "Traceback" not in err, err

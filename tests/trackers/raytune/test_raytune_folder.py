@@ -171,3 +171,51 @@ def test_a_reported_nan_is_named_not_skipped(tmp_path, file):
     table = raytune_table(tmp_path / "exp", score_key="score", score_rule="mean-last-2")
     first = table.frame.set_index("run_id").loc["c0ffe_00000", "score"]
     assert first == pytest.approx((rows[2]["score"] + 5.0) / 2)  # the report without the key is no point
+
+
+@pytest.mark.parametrize(
+    "damage, says",
+    [
+        ("short-row", r"progress\.csv: malformed CSV: row 1 \(line 3\) has 2 field\(s\)"),
+        ("huge-field", r"progress\.csv: line 3 has a field longer than 131,072 characters"),
+        ("column-twice", r"progress\.csv: column 'score' appears twice in the header"),
+    ],
+)
+def test_a_progress_csv_no_tune_writes_is_one_sentence(tmp_path, capsys, damage, says):
+    results = tune_folder(tmp_path / "exp", _runs())
+    folder = results[0].parent
+    results[0].unlink()  # progress.csv is read when there is no result.json
+    lines = (folder / "progress.csv").read_text().splitlines()
+    if damage == "short-row":
+        lines[2] = ",".join(lines[2].split(",")[:2])
+    elif damage == "huge-field":
+        lines[2] = "x" * 131_073 + lines[2][lines[2].index(",") :]
+    else:
+        lines[0] = lines[0].replace("training_iteration", "score")
+    (folder / "progress.csv").write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=says):
+        raytune_table(tmp_path / "exp", score_key="score", score_rule="mean-last-2")
+    capsys.readouterr()
+    code = main(["raytune", str(tmp_path / "exp"), "--score-key", "score", "--score-rule", "mean-last-2", *FAST])
+    err = capsys.readouterr().err
+    assert code == 2 and "progress.csv" in err and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("rule", ["max", "mean-last-2"])
+def test_a_reported_string_score_is_named(tmp_path, rule):
+    results = tune_folder(tmp_path / "exp", _runs())
+    rows = [json.loads(line) for line in results[0].read_text().splitlines()]
+    rows[-1]["score"] = "0.9"
+    results[0].write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(InputError, match=r"non-numeric value '0\.9' logged at step 3"):
+        raytune_table(tmp_path / "exp", score_key="score", score_rule=rule)
+
+
+@pytest.mark.parametrize("digits", [400, 4400])
+def test_a_reported_integer_no_float_holds_is_named(tmp_path, digits):
+    results = tune_folder(tmp_path / "exp", _runs())
+    lines = results[0].read_text().splitlines()
+    lines[-1] = lines[-1].replace('"training_iteration": 3', '"training_iteration": ' + "7" * digits)
+    results[0].write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=rf"result\.json: line 3: the integer 7777.* \({digits:,} digits\)"):
+        raytune_table(tmp_path / "exp", score_key="score", score_rule="max")

@@ -164,3 +164,26 @@ def test_records_across_block_boundaries_are_read_whole(tmp_path, monkeypatch, b
     assert read_scalars(str(path), [TAG]) == whole
     path.write_bytes(path.read_bytes()[:-3])
     assert read_scalars(str(path), [TAG]).damage is not None
+
+
+def _tensor_event(step: int, content: bytes, dtype: int = 1) -> bytes:
+    from tensorboard.compat.proto import tensor_pb2
+
+    tensor = tensor_pb2.TensorProto(dtype=dtype, tensor_content=content)
+    summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=TAG, tensor=tensor)])
+    return event_pb2.Event(step=step, wall_time=1.0, summary=summary).SerializeToString()
+
+
+@pytest.mark.parametrize("size", [0, 3, 5, 8])
+def test_a_scalar_tensor_of_the_wrong_size_with_valid_checksums_is_named(tmp_path, size):
+    """A float32 scalar holds 4 bytes: any other size is damage at its record (numpy's frombuffer raised)."""
+    path = tmp_path / "events.out.tfevents.3.host"
+    good = record(_tensor_event(1, struct.pack("<f", 1.5)))
+    path.write_bytes(good + record(_tensor_event(2, b"\x00" * size)))
+    got = read_scalars(str(path), [TAG])
+    if size == 0:  # no content: not a scalar of this writer, skipped as before
+        assert got.damage is None and got.points == {TAG: [(1.0, 1.5)]}
+        return
+    assert (
+        got.damage == f"damaged at byte {len(good)}: a scalar float32 tensor of tag {TAG!r} holds {size} bytes, not 4"
+    )

@@ -1,0 +1,573 @@
+"""A Report as every output shows it, built once: the module of ``render/`` that reads the analysis for them.
+
+The console summary, ``report.html``, ``table.tex`` / ``table.md``, ``methods.md`` and the figures (and the note
+saying which algorithms they leave out) all print the same facts about a Report: each metric's display name,
+direction and decimals, the headline cells and which one is bold, the marks on a cell (a warning about it, or the
+caveat its table's ``caveat`` column gives), the warnings grouped one line per algorithm, the counts, the letters
+of ``--compare-all``, the protocol findings, the sentences that describe each table's intervals, and which
+algorithms the figures show (all, or past :data:`MAX_SHOWN` the best and the worst) with the note saying so.
+:func:`report_view` builds them once from the Report (asking :mod:`..analysis.notices`,
+:mod:`..analysis.comparisons`, :mod:`..analysis.protocol`, the metric registry and :mod:`.intervals`, the interval
+registry's words), and a renderer reads the :class:`ReportView`, never the analysis: so two outputs cannot say two
+things, and a new output is a function of the view alone (the writer alone also reads a Report: its hash and its
+tables as written). The view holds the Report's tables as they are (the figures draw from
+them), so it reads like a Report where a Report is read (:meth:`ReportView.table`, ``view.aggregates``, ...).
+
+Example:
+    >>> from rl_reliable_logger.analysis.report import Report
+    >>> import pandas as pd
+    >>> agg = pd.DataFrame({"algorithm": ["A", "B"], "metric": ["iqm", "iqm"], "point": [0.41, 0.93],
+    ...                     "low": [0.38, 0.9], "high": [0.44, 0.96], "caveat": ["", "few runs"]})
+    >>> view = report_view(Report(aggregates=agg, provenance={"algorithms": ["A", "B"]}))
+    >>> view.headline.cells[("B", "iqm")], view.headline.bold["iqm"], view.title("iqm")
+    ('0.93 [0.90, 0.96]', 'B', 'IQM')
+    >>> view.notes("aggregates", "B", "iqm")
+    (Note(kind='caveat', text='B iqm: few runs'),)
+    >>> view.notes("aggregates", "A", "iqm")
+    ()
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Union
+
+import numpy as np
+import pandas as pd
+
+from ..analysis import comparisons, notices, protocol
+from ..analysis.caveats import MEDIAN_RUNS
+from ..analysis.report import SPECS
+from ..analysis.summary import source_text
+from ..analysis.tables import success
+from ..data.counts import Counts, count_runs, fixed
+from ..stats import registry
+from . import intervals as words
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..analysis.report import Report
+
+__all__ = [
+    "MAX_SHOWN",
+    "Caveat",
+    "Headline",
+    "IntervalWords",
+    "Letters",
+    "Note",
+    "ReportView",
+    "Tables",
+    "Viewable",
+    "as_view",
+    "decimals",
+    "lower_is_better",
+    "metric_title",
+    "report_view",
+    "shown_algorithms",
+    "shown_report",
+]
+
+
+class Tables(Protocol):
+    """What a figure reads: a Report or a :class:`ReportView` (a table by name, the algorithms in report order,
+    the provenance)."""
+
+    @property
+    def algorithms(self) -> Sequence[Any]: ...
+
+    @property
+    def provenance(self) -> Mapping[str, Any]: ...
+
+    def table(self, name: str) -> pd.DataFrame: ...
+
+
+def metric_title(metric: str) -> str:
+    """A metric's display name (``iqm`` -> ``IQM``), from the one metric registry."""
+    return registry.display_name(metric)
+
+
+def lower_is_better(metric: str) -> bool:
+    """Whether a smaller value of ``metric`` is better (the optimality gap), from the one metric registry."""
+    return registry.lower_is_better(metric)
+
+
+def decimals(values: Iterable[float]) -> int:
+    """How many decimals a group of numbers is printed with: 2 for normalised-size numbers, fewer for large raw
+    returns, 3 for tiny ones (every number of one metric, or of one table, gets the same).
+
+    Example:
+        >>> decimals([0.42, 0.5]), decimals([1234.5]), decimals([0.004])
+        (2, 0, 3)
+    """
+    finite = [abs(v) for v in values if v is not None and math.isfinite(v) and v != 0]
+    if not finite:
+        return 2
+    mag = math.floor(math.log10(max(finite)))
+    if mag >= 3:
+        return 0
+    if mag >= 1:
+        return 1
+    if mag >= -1:
+        return 2
+    return 3
+
+
+def number(value: float | None, digits: int) -> str:
+    """A number of a table cell at ``digits`` decimals; ``–`` for a missing one."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return fixed(value, digits)
+
+
+@dataclass(frozen=True)
+class Note:
+    """What a renderer marks on a cell: a ``warning`` about it (listed in full with the warnings) or a ``caveat``
+    (its table's ``caveat`` column: why the cell's interval may not hold)."""
+
+    kind: Literal["warning", "caveat"]
+    text: str
+
+
+@dataclass(frozen=True)
+class Caveat:
+    """A cell whose interval may not hold, and why: ``table`` (``aggregates`` or ``differences``), its ``cell``
+    (``(algorithm, metric)``, ``(x, y, metric)``) and the ``text`` naming it (``A mean: heavy tails at 3 runs``)."""
+
+    table: str
+    cell: tuple[str, ...]
+    text: str
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The headline table as every format prints it: algorithms (report order), metrics (the order asked for),
+    each cell ``0.42 [0.38, 0.46]`` at its metric's decimals, and the bold algorithm of each metric (the best, only
+    when its printed interval neither overlaps nor touches any other: bold means "separated by the CIs")."""
+
+    algorithms: tuple[str, ...] = ()
+    metrics: tuple[str, ...] = ()
+    cells: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    bold: Mapping[str, str | None] = field(default_factory=dict)
+    decimals: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Letters:
+    """The compact letter display of ``--compare-all``: ``frame`` (algorithm, point, group; best first), the
+    metric it compares (``None`` when the results do not say), its display name, the decimals of its points and
+    its console ``text`` (:func:`~..analysis.comparisons.format_letters`)."""
+
+    frame: pd.DataFrame
+    metric: str | None
+    title: str
+    decimals: int
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class IntervalWords:
+    """The sentences that describe the intervals (:mod:`.intervals`, from each table's record and the registry).
+
+    ``headline``: the aggregates' intervals with their level (every format's caption); ``short``: level, method
+    and replicates for the console's first line; ``tables``: each recorded table's own sentence; ``clauses``: one
+    clause per table present (methods.md); ``resampling_free``: the present tables whose intervals use no
+    resampling, in words (``the per-task means``); ``records``: what each table recorded; ``statistics``: per table, the phrase of each statistic's
+    method where the rule gives the statistics their own (the aggregates' and differences' cells of a metric,
+    :meth:`ReportView.method`); ``notes``: the console's notes on the method and on a statistic an option gave its
+    own interval, in keyword form (the command line puts them in flag words)."""
+
+    headline: str = ""
+    short: str = ""
+    tables: Mapping[str, str] = field(default_factory=dict)
+    clauses: tuple[str, ...] = ()
+    resampling_free: tuple[str, ...] = ()
+    records: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    statistics: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReportView:
+    """Everything the outputs say about one Report, computed once by :func:`report_view`.
+
+    ``frames`` (every table present, registry order, as computed: :meth:`table`, :meth:`tables`), ``provenance``,
+    ``warnings`` (every warning in full, in the report's order) and ``algorithms`` are the Report's; the rest is
+    what the renderers print:
+    ``counts``; ``metrics`` (each metric shown: display name and direction, :meth:`title` / :meth:`lower`);
+    ``headline``; ``cell_notes`` (per table, per cell key: its :class:`Note` s, :meth:`notes`); ``notices`` (each
+    warning with the line it is shown as: a pair's warning folded into its algorithm's line,
+    :func:`~..analysis.notices.grouped_items`); ``letters``; ``findings`` (the protocol findings, most severe first)
+    and ``finding_lines`` (each as a warning line); ``intervals``; ``titles`` (each optional table's heading and
+    rows shown in ``report.html``); ``references`` (the papers cited); ``success`` (the success tables' sentence);
+    ``runs`` (runs and tasks per algorithm); ``present`` (the tables with rows); ``optional`` (the optional tables, in
+    the order the analysis added them); ``figure_algorithms`` and ``figure_note`` (which algorithms the figures
+    show and the sentence saying which they leave out, None when they show all: :func:`shown_algorithms`);
+    ``source`` (where the scores came from, as a phrase: :func:`~..analysis.summary.source_text`); ``caveats``
+    (every caveated cell once, in table order: :func:`~..analysis.notices.caveated`); ``median_runs`` (the runs per
+    task at or below which the median's cells carry a caveat, :data:`~..analysis.caveats.MEDIAN_RUNS`).
+    """
+
+    frames: Mapping[str, pd.DataFrame]
+    provenance: Mapping[str, Any]
+    warnings: tuple[str, ...]
+    algorithms: tuple[Any, ...]
+    counts: Counts
+    metrics: Mapping[str, tuple[str, bool]]
+    headline: Headline
+    cell_notes: Mapping[str, Mapping[tuple[str, ...], tuple[Note, ...]]]
+    notices: tuple[tuple[str, str], ...]
+    letters: Letters | None
+    findings: tuple[protocol.Finding, ...]
+    finding_lines: frozenset[str]
+    intervals: IntervalWords
+    titles: Mapping[str, tuple[str, int | None]]
+    references: tuple[str, ...]
+    success: str | None
+    runs: Mapping[str, tuple[int, int]]
+    present: frozenset[str]
+    optional: tuple[str, ...] = ()
+    figure_algorithms: tuple[str, ...] = ()
+    figure_note: str | None = None
+    source: str = ""
+    caveats: tuple[Caveat, ...] = ()
+    median_runs: int = MEDIAN_RUNS
+
+    # ---------------------------------------------------------------- the tables, read as a Report's
+    def table(self, name: str) -> pd.DataFrame:
+        """A table by name (KeyError when the report has none of that name)."""
+        try:
+            return self.frames[name]
+        except KeyError:
+            raise KeyError(f"no table {name!r} in this report; it has {', '.join(self.frames)}") from None
+
+    def tables(self) -> list[tuple[str, pd.DataFrame]]:
+        """``(name, frame)`` of every table present, in registry order."""
+        return list(self.frames.items())
+
+    @property
+    def extra(self) -> dict[str, pd.DataFrame]:
+        """The optional tables present (``comparisons``, ``jordan``, ``tuning``, ...), in the order the analysis
+        added them."""
+        return {name: self.frames[name] for name in self.optional}
+
+    @property
+    def aggregates(self) -> pd.DataFrame:
+        """The headline table: one row per algorithm and metric."""
+        return self.frames["aggregates"]
+
+    @property
+    def per_task(self) -> pd.DataFrame:
+        """One row per algorithm and task."""
+        return self.frames["per_task"]
+
+    @property
+    def improvement(self) -> pd.DataFrame:
+        """P(X > Y) per ordered pair."""
+        return self.frames["improvement"]
+
+    @property
+    def differences(self) -> pd.DataFrame:
+        """metric(X) - metric(Y) per ordered pair and metric."""
+        return self.frames["differences"]
+
+    @property
+    def profiles(self) -> pd.DataFrame:
+        """The performance profiles."""
+        return self.frames["profiles"]
+
+    @property
+    def scores(self) -> pd.DataFrame:
+        """The final scores used."""
+        return self.frames["scores"]
+
+    # ---------------------------------------------------------------- the facts
+    def title(self, metric: str) -> str:
+        """The display name of ``metric``."""
+        said = self.metrics.get(metric)
+        return said[0] if said is not None else metric_title(metric)
+
+    def lower(self, metric: str) -> bool:
+        """Whether a smaller ``metric`` is better."""
+        said = self.metrics.get(metric)
+        return said[1] if said is not None else lower_is_better(metric)
+
+    def method(self, table: str, metric: str | None = None) -> str:
+        """The phrase of the interval method of ``table``'s cells (of ``metric``'s cells where the statistics get
+        methods of their own: ``method("aggregates", "median")``); "" for a table without intervals."""
+        own = self.intervals.statistics.get(table, {}).get(metric or "")
+        if own is not None:
+            return own
+        record = self.intervals.records.get(table)
+        return words.method_phrase(str(record.get("method"))) if record else ""
+
+    def notes(self, table: str, *key: str) -> tuple[Note, ...]:
+        """The notes on one cell of ``table``: ``notes("aggregates", algorithm, metric)``,
+        ``notes("differences", x, y, metric)``, ``notes("improvement", x, y)``, ``notes("per_task", algorithm,
+        task)``; empty for a cell nothing is said about."""
+        return self.cell_notes.get(table, {}).get(tuple(key), ())
+
+    def with_warnings(self, extra: Sequence[str]) -> ReportView:
+        """This view with ``extra`` warnings after the report's (the page's: which algorithms the figures left
+        out, a figure that could not be drawn), each its own line."""
+        known = set(self.warnings)
+        added = [w for w in dict.fromkeys(extra) if w not in known]
+        if not added:
+            return self
+        return dataclasses.replace(
+            self,
+            warnings=self.warnings + tuple(extra),
+            notices=self.notices + tuple((w, w) for w in added),
+        )
+
+    def for_figures(self) -> ReportView:
+        """What the figures draw from: this view, or past :data:`MAX_SHOWN` algorithms this view with every table
+        cut to :attr:`figure_algorithms` (:meth:`reduced`)."""
+        return self if self.figure_note is None else self.reduced(self.figure_algorithms)
+
+    def reduced(self, algorithms: Sequence[str]) -> ReportView:
+        """This view with every table cut to ``algorithms`` (a pair: both of its algorithms), for the figures when
+        they cannot show every algorithm; the headline, notes and sentences stay the whole report's."""
+        keep = set(algorithms)
+
+        def reduce(frame: pd.DataFrame) -> pd.DataFrame:
+            mask = pd.Series(True, index=frame.index)
+            for col in ("algorithm", "algorithm_x", "algorithm_y"):
+                if col in frame.columns:
+                    mask &= frame[col].astype(str).isin(keep)
+            return frame[mask]
+
+        return dataclasses.replace(
+            self,
+            frames={name: reduce(frame) for name, frame in self.frames.items()},
+            algorithms=tuple(algorithms),
+            provenance={**self.provenance, "algorithms": list(algorithms)},
+        )
+
+
+#: A Report or its view: what every public renderer takes (a Report's view is built on the way in).
+Viewable = Union["Report", ReportView]
+
+
+def as_view(source: Viewable) -> ReportView:
+    """``source`` as a view: a view as it is, a Report's built (every public renderer takes either)."""
+    return source if isinstance(source, ReportView) else report_view(source)
+
+
+#: Most algorithms a figure shows; past it, the best half and the worst half of this many. Why: every per-algorithm
+#: figure grows with the algorithms (a rank grid of n x n cells, P(X > Y) of n (n - 1) pairs, a strip per algorithm
+#: on every task, a legend entry per curve); 300 algorithms made figures that took minutes to draw and that nobody
+#: could read. The tables always hold every algorithm.
+MAX_SHOWN = 30
+#: Aggregates used to rank algorithms for the cap, in order of preference (higher is better for all).
+_RANK_BY = ("iqm", "mean", "median")
+
+
+def shown_algorithms(report: Viewable, limit: int = MAX_SHOWN) -> tuple[list[str], str | None]:
+    """(algorithms the figures show, in report order; the sentence saying what was left out, or None): all of them,
+    or past ``limit`` the best and the worst by the IQM (else the mean, the median, the report's order)."""
+    algorithms = [str(a) for a in report.algorithms]
+    if len(algorithms) <= limit:
+        return algorithms, None
+    agg = report.aggregates
+    metrics = [str(m) for m in pd.unique(agg["metric"].astype(str))] if not agg.empty else []
+    metric = next((m for m in _RANK_BY if m in metrics), None)
+    points: dict[str, float] = {}
+    if metric is not None:
+        rows = agg[agg["metric"].astype(str) == metric]
+        points = {str(a): float(p) for a, p in zip(rows["algorithm"], rows["point"])}
+
+    def key(alg: str) -> float:  # best first; an algorithm without a finite value last
+        value = points.get(alg, math.nan)
+        return -value if math.isfinite(value) else math.inf
+
+    order = sorted(algorithms, key=key)  # stable: ties keep report order
+    best = limit // 2
+    keep = set(order[:best] + order[len(order) - (limit - best) :])
+    chosen = [a for a in algorithms if a in keep]
+    by = f"by {metric.upper() if metric == 'iqm' else metric}" if metric else "in report order"
+    note = (
+        f"Figures show the {best} best and {limit - best} worst of {len(algorithms)} algorithms {by} "
+        f"({len(algorithms) - limit} left out); the tables hold all {len(algorithms)}."
+    )
+    return chosen, note
+
+
+def shown_report(report: Viewable, limit: int = MAX_SHOWN) -> tuple[Viewable, str | None]:
+    """``report`` as it is when the figures show every algorithm, else its view cut to the algorithms of
+    :func:`shown_algorithms` (pairs: both ends shown); and the note."""
+    chosen, note = shown_algorithms(report, limit)
+    return (report, None) if note is None else (as_view(report).reduced(chosen), note)
+
+
+def report_view(report: Report) -> ReportView:
+    """The view of ``report``: every fact the outputs print, computed once."""
+    prov = dict(report.provenance or {})
+    tables = dict(report.tables())
+    present = frozenset(name for name, frame in tables.items() if not frame.empty)
+    letters = _letters(report)
+    shown = [*_metric_names(tables), *([letters.metric] if letters and letters.metric else [])]
+    metrics = {m: (metric_title(m), lower_is_better(m)) for m in dict.fromkeys(shown)}
+    fired = [dict(d) for d in prov.get("protocol") or [] if isinstance(d, Mapping)]
+    findings = tuple(protocol.by_severity([protocol.Finding.from_dict(d) for d in fired if "check" in d]))
+    figure_algorithms, figure_note = shown_algorithms(report)
+    caveats = tuple(
+        Caveat("aggregates", (c.algorithm, c.metric), c.text)
+        if c.other is None
+        else Caveat("differences", (c.algorithm, c.other, c.metric), c.text)
+        for c in notices.caveated(report)
+    )
+    return ReportView(
+        frames=tables,
+        provenance=prov,
+        warnings=tuple(report.warnings),
+        algorithms=tuple(report.algorithms),
+        counts=report.counts(),
+        metrics=metrics,
+        headline=_headline(report, metrics),
+        cell_notes=_cell_notes(report, {c.text for c in caveats}),
+        notices=tuple(notices.grouped_items(report)),
+        letters=letters,
+        findings=findings,
+        finding_lines=frozenset(protocol.format_finding(f) for f in findings),
+        intervals=_interval_words(prov, present),
+        titles={
+            name: (SPECS[name].title or name, SPECS[name].max_rows)
+            for name in tables
+            if SPECS[name].kind == "optional" and SPECS[name].title is not None
+        },
+        references=_references(fired),
+        success=_success(prov),
+        runs=_runs(report.scores),
+        present=present,
+        optional=tuple(report.extra),
+        figure_algorithms=tuple(figure_algorithms),
+        figure_note=figure_note,
+        source=source_text(prov.get("source")),
+        caveats=caveats,
+    )
+
+
+def _metric_names(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    """Every metric a table names, in table order (the aggregates' first: the order the analysis asked for)."""
+    names: list[str] = []
+    for name in ("aggregates", "differences", "curves"):
+        frame = tables.get(name)
+        if frame is not None and "metric" in frame.columns:
+            names += [str(m) for m in pd.unique(frame["metric"].astype(str))]
+    return names
+
+
+def _headline(report: Report, metric_words: Mapping[str, tuple[str, bool]]) -> Headline:
+    """The headline cells at each metric's decimals and each metric's bold algorithm, judged on the bounds as
+    printed (touching printed intervals are not apart)."""
+    agg = report.aggregates
+    if agg.empty:
+        return Headline()
+    present = [str(a) for a in pd.unique(agg["algorithm"])]
+    order = [str(a) for a in report.algorithms if str(a) in present]
+    algorithms = order + [a for a in present if a not in order]
+    metrics = [str(m) for m in pd.unique(agg["metric"])]  # the order the analysis asked for (``metrics=``)
+    names = agg["algorithm"].astype(str).to_numpy()
+    metric_of = agg["metric"].astype(str).to_numpy()
+    values = agg[["point", "low", "high"]].to_numpy(float)
+    cells: dict[tuple[str, str], str] = {}
+    bold: dict[str, str | None] = {}
+    places: dict[str, int] = {}
+    for m in metrics:
+        here = metric_of == m
+        rows, algs = values[here], names[here]
+        d = places[m] = decimals(rows.ravel().tolist())
+        for alg, (point, low, high) in zip(algs, rows.tolist()):
+            cells[(alg, m)] = f"{number(point, d)} [{number(low, d)}, {number(high, d)}]"
+        bold[m] = _best_separated(algs, _printed(rows, d), metric_words[m][1])
+    return Headline(tuple(algorithms), tuple(metrics), cells, bold, places)
+
+
+def _printed(rows: np.ndarray, d: int) -> np.ndarray:
+    """``rows`` rounded as :func:`number` prints them (NaN stays NaN)."""
+    return np.array([[float(fixed(v, d)) if math.isfinite(v) else math.nan for v in row] for row in rows.tolist()])
+
+
+def _best_separated(algorithms: np.ndarray, rows: np.ndarray, lower: bool) -> str | None:
+    """The best algorithm if its interval is disjoint from every other one, else None (``rows``: point, low, high
+    per algorithm)."""
+    rows_ok = ~np.isnan(rows).any(axis=1) if len(rows) else np.zeros(0, dtype=bool)
+    algorithms, rows = algorithms[rows_ok], rows[rows_ok]
+    if len(rows) < 2:
+        return None
+    best = int(np.argmin(rows[:, 0]) if lower else np.argmax(rows[:, 0]))
+    others = np.delete(rows, best, axis=0)
+    if lower:
+        separated = bool((rows[best, 2] < others[:, 1]).all())
+    else:
+        separated = bool((rows[best, 1] > others[:, 2]).all())
+    return str(algorithms[best]) if separated else None
+
+
+def _cell_notes(report: Report, caveated: set[str]) -> dict[str, dict[tuple[str, ...], tuple[Note, ...]]]:
+    """Per table and cell, its notes, as :mod:`..analysis.notices` ties them to cells (from the records that made the
+    warnings, and from the tables' caveat columns): a headline cell's in their order, a difference's in both
+    orders; each a caveat when its text is one of ``caveated``, else a warning."""
+
+    def noted(texts: list[str]) -> tuple[Note, ...]:
+        return tuple(Note("caveat" if t in caveated else "warning", t) for t in texts)
+
+    out: dict[str, dict[tuple[str, ...], tuple[Note, ...]]] = {}
+    cells = notices.cell_warnings(report)
+    pairs = notices.pair_warnings(report)
+    if cells:
+        out["aggregates"] = {(alg, metric): noted(texts) for (alg, metric), texts in cells.items()}
+    if pairs:
+        out["differences"] = {key: noted(texts) for key, texts in pairs.items()}
+    return out
+
+
+def _letters(report: Report) -> Letters | None:
+    display = comparisons.report_letters(report)
+    if display is None or display.empty:
+        return None
+    metric = report.provenance.get("comparisons_metric")
+    title = metric_title(str(metric or "metric"))
+    places = decimals(display["point"].astype(float).tolist())
+    return Letters(display, metric or None, title, places, comparisons.format_letters(display, metric=metric))
+
+
+def _interval_words(prov: Mapping[str, Any], present: frozenset[str]) -> IntervalWords:
+    records = words.table_intervals(prov)
+    return IntervalWords(
+        headline=words.headline_intervals(prov),
+        short=words.short_intervals(prov),
+        tables={name: words.describe_table(prov, name) for name in records},
+        clauses=tuple(words.table_clauses(prov, set(present))),
+        resampling_free=tuple(words.TABLE_WORDS.get(t, t) for t in words.non_bootstrap_tables(prov, set(present))),
+        records=records,
+        statistics={
+            name: {str(stat): words.method_phrase(str(m)) for stat, m in dict(record.get("statistics") or {}).items()}
+            for name, record in records.items()
+        },
+        notes=tuple(words.console_notes(prov)),
+    )
+
+
+def _references(fired: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
+    """Full references of the papers cited: the checklist's (Agarwal et al.) and those of the fired checks."""
+    cited = " ".join(str(f.get("cite") or "") for f in fired)
+    return tuple(full for short, full in protocol.REFERENCES.items() if short == protocol.AGARWAL or short in cited)
+
+
+def _success(prov: Mapping[str, Any]) -> str | None:
+    record = prov.get("success")
+    return success.sentence(record) if record else None
+
+
+def _runs(scores: pd.DataFrame) -> dict[str, tuple[int, int]]:
+    """Runs and tasks per algorithm of the final scores (the headline table's last column)."""
+    if scores.empty or "algorithm" not in scores:
+        return {}
+    out = {}
+    for alg, sub in scores.groupby(scores["algorithm"].astype(str)):
+        counted = count_runs(sub)
+        out[str(alg)] = (counted.runs, counted.tasks)
+    return out
