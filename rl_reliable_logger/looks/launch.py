@@ -107,9 +107,10 @@ def new_runs(scores: pd.DataFrame, launch: pd.DataFrame) -> pd.DataFrame:
     used: dict[tuple[str, ...], set[int]] = {}
     for key, seeds in scores.groupby(cell, sort=False, dropna=False)["seed"]:
         # 007 is seed 7 to a launcher; s3 (a label carrying 3) is seed 3 to a script that names seed k s<k>
-        used[_cell_key(key if isinstance(key, tuple) else (key,))] = {
+        # a cell written two ways (0.01 and "0.01") is one cell: its seeds are pooled, never replaced
+        used.setdefault(_cell_key(key if isinstance(key, tuple) else (key,)), set()).update(
             n for n in map(_number_of, seeds) if n is not None
-        }
+        )
     rows = []
     for row in launch[[*cell, "add_runs"]].itertuples(index=False, name=None):
         values = tuple(row[:-1])

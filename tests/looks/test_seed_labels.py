@@ -45,3 +45,12 @@ def test_a_watch_of_seeds_s0_s1_s2_launches_seeds_3_on(tmp_path: Path) -> None:
     launched = pd.read_csv(tmp_path / "w" / "runs.csv")
     assert len(launched) == int(result.launch["add_runs"].sum()) > 0
     assert set(launched["seed"]) == {3, 4, 5}
+
+
+def test_a_cell_written_two_ways_pools_its_used_seeds() -> None:
+    """A cell whose runs say a value as a number and as text (a finished run's ``0.01``, an unfinished run's
+    ``"0.01"`` as its source wrote it) is one cell: every seed either used is taken (before, the second spelling's
+    seeds replaced the first's, and a race after a kill proposed seeds 0 and 2 again)."""
+    scores = pd.DataFrame({"algorithm": ["A"] * 3, "lr": [0.01, 0.01, "0.01"], "task": ["x"] * 3, "seed": [0, 2, "1"]})
+    launch = pd.DataFrame({"algorithm": ["A"], "lr": [0.01], "task": ["x"], "add_runs": [2]})
+    assert list(new_runs(scores, launch)["seed"]) == [3, 4]
