@@ -4,8 +4,6 @@ look taken on a history that no longer says what ran."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +16,7 @@ import pytest
 import rl_reliable_logger as rl
 from rl_reliable_logger.errors import InputError
 from tests.support.cli import run_cli
+from tests.support.ledger_edits import edit_looks
 
 WATCH = ["--looks", "3", "--max-runs", "9", "--reps", "200"]
 RACE = {"looks": 3, "max_runs": 9, "hyperparameter_keys": ["lr"], "reps": 200, "seed": 0}
@@ -35,15 +34,7 @@ def _scores(path: Path, runs: int) -> Path:
 
 
 def _edit(state: Path, edit: Callable[[dict[str, Any]], None]) -> None:
-    looks = json.loads((state / "looks.json").read_text())
-    edit(looks[-1])
-    data = (json.dumps(looks, indent=1, sort_keys=True) + "\n").encode()
-    (state / "looks.json").write_bytes(data)
-    manifest = json.loads((state / "manifest.json").read_text())
-    for entry in manifest["files"]:
-        if entry["path"] == "looks.json":
-            entry.update(size=len(data), sha256=hashlib.sha256(data).hexdigest())
-    (state / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    edit_looks(state, lambda looks: edit(looks[-1]))
 
 
 EDITS = {
