@@ -16,7 +16,6 @@ recorded look, fewer runs than the last look or changed runs are refused, a look
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..data.names import value_key
 from ..data.scores import ScoreTable
 from ..errors import InputError
 from ..stats import bootstrap as bs
@@ -400,8 +400,8 @@ def first_look_note(record: dict[str, Any]) -> str | None:
 
 def _unit_of(design: Design) -> Any:
     """The configuration label of a recorded launch row (its algorithm and hyperparameter values)."""
-    label = {json.dumps([a, list(v)]): name for (a, v), name in zip(design.configs, design.labels())}
-    return lambda row: label.get(json.dumps([row["algorithm"], [row.get(k) for k in design.keys]]), "")
+    label = {(a, tuple(map(value_key, v))): name for (a, v), name in zip(design.configs, design.labels())}
+    return lambda row: label.get((str(row["algorithm"]), tuple(value_key(row.get(k)) for k in design.keys)), "")
 
 
 def _refuse_stop_on_missing(algorithm: str, missing: dict[str, dict[str, int]], look: int) -> None:
