@@ -53,7 +53,7 @@ from rl_reliable_logger.analysis.tables.base import TableInputs, pairs, spawn_st
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import metrics as mt
 from rl_reliable_logger.stats import registry
-from rl_reliable_logger.stats.intervals.bounds import student_t_task_intervals
+from rl_reliable_logger.stats.intervals.bounds import expanded_level, normal_interval, student_t_task_intervals
 
 METRICS = ("mean", "median", "iqm", "optimality_gap")
 
@@ -178,6 +178,8 @@ LOADERS: dict[str, Callable[[], DataSet]] = {
     "sim-pareto-mix-26": simulated("pareto-mix", 26),
     "sim-lognormal-1.0-10": simulated("lognormal-1.0", 10),
 }
+#: The sets the rules were chosen on (the others are held out: the done-when is rated on those).
+TRAIN = ("atari100k-train", "dreamerv2")
 #: The sets the command runs by default: the real ones (the simulated ones on request, ``--sets``).
 REAL = ("atari100k-train", "atari100k-heldout", "dreamerv2", "dopamine", "procgen", "matrax")
 
@@ -222,11 +224,13 @@ def trial(data: DataSet, n: int, truth: dict[str, np.ndarray], rng: np.random.Ge
     poi = improvement.build(inputs, request).tables["improvement"]
     table = agg.part.tables["aggregates"]
     feats = {a: cv.algorithm_features(cells[a]) for a in algs}
-    rec: dict[str, list] = {"agg": [], "diff": [], "poi": [], "task": []}
+    rec: dict[str, list] = {"agg": [], "diff": [], "poi": [], "task": [], "agg_w": [], "diff_w": [], "poi_w": []}
+    rec.update(_bootstrap_medians(agg, cells, truth, algs))
     for a in algs:
         rows = table[table["algorithm"] == a]
         side = _side(rows["low"].to_numpy(), rows["high"].to_numpy(), truth[a])
         rec["agg"].append((side, [feats[a][k] for k in cv.ALGORITHM_FEATURES]))
+        rec["agg_w"].append((rows["high"] - rows["low"]).to_numpy())
         low, high = student_t_task_intervals(cells[a], 0.95)
         tf = cv.task_features(cells[a])
         rec["task"].append((_side(low, high, truth[f"{a}/tasks"]), [[f[k] for k in cv.TASK_FEATURES] for f in tf]))
@@ -235,13 +239,38 @@ def trial(data: DataSet, n: int, truth: dict[str, np.ndarray], rng: np.random.Ge
         side = _side(rows["low"].to_numpy(), rows["high"].to_numpy(), truth[x] - truth[y])
         both = [[feats[x][k], feats[y][k]] for k in cv.ALGORITHM_FEATURES]
         rec["diff"].append((side, both))
+        rec["diff_w"].append((rows["high"] - rows["low"]).to_numpy())
         row = poi[(poi["algorithm_x"] == x) & (poi["algorithm_y"] == y)]
+        rec["poi_w"].append((row["high"] - row["low"]).to_numpy())
         pf = cv.pair_features(cells[x], cells[y])
         rec["poi"].append(
             (_side(row["low"].to_numpy(), row["high"].to_numpy(), truth[f"{x}>{y}"]),
              [pf[k] for k in cv.PAIR_FEATURES])
         )  # fmt: skip
     return rec
+
+
+MEDIAN = METRICS.index("median")
+
+
+def _bootstrap_medians(agg: aggregates.Aggregates, cells: dict, truth: dict, algs: list[str]) -> dict[str, list]:
+    """The median's interval under ``median_interval=method`` (the bootstrap-t rule's normal interval, the default
+    before issue 52), from the same replicates: each algorithm's and each pair's difference, side and width."""
+    out: dict[str, list] = {"medboot": [], "medboot_w": [], "meddiffboot": [], "meddiffboot_w": []}
+    found = agg.by_algorithm
+    for a in algs:
+        dist, point = found[a].replicates[:, MEDIAN], found[a].point[MEDIAN]
+        low, high = normal_interval(dist[:, None], np.array([point]), expanded_level(cells[a], 0.95))
+        out["medboot"].append(int(_side(low, high, truth[a][MEDIAN : MEDIAN + 1])[0]))
+        out["medboot_w"].append(float(high[0] - low[0]))
+    for x, y in pairs(algs):
+        n = min(len(found[x].replicates), len(found[y].replicates))
+        dist = found[x].replicates[:n, MEDIAN] - found[y].replicates[:n, MEDIAN]
+        point = found[x].point[MEDIAN] - found[y].point[MEDIAN]
+        low, high = normal_interval(dist[:, None], np.array([point]), expanded_level([cells[x], cells[y]], 0.95))
+        out["meddiffboot"].append(int(_side(low, high, (truth[x] - truth[y])[MEDIAN : MEDIAN + 1])[0]))
+        out["meddiffboot_w"].append(float(high[0] - low[0]))
+    return out
 
 
 def run_set(data: DataSet, runs: list[int], trials: int, reps: int, seed: int) -> dict[str, np.ndarray]:
@@ -255,6 +284,10 @@ def run_set(data: DataSet, runs: list[int], trials: int, reps: int, seed: int) -
         for table in ("agg", "diff", "poi", "task"):
             out[f"{table}_side_{n}"] = np.array([[np.asarray(s) for s, _ in r[table]] for r in recs])
             out[f"{table}_feat_{n}"] = np.array([[np.asarray(f, float) for _, f in r[table]] for r in recs])
+        for table in ("agg", "diff", "poi", "medboot", "meddiffboot"):
+            out[f"{table}_width_{n}"] = np.array([r[f"{table}_w"] for r in recs], dtype=float)
+        for table in ("medboot", "meddiffboot"):
+            out[f"{table}_side_{n}"] = np.array([r[table] for r in recs], dtype=np.int8)
         print(f"# {data.name} N={n}: {trials} trials in {time.perf_counter() - t0:.0f} s", flush=True)
     algs = list(data.populations)
     out["algorithms"] = np.array(algs)
@@ -266,6 +299,9 @@ def run_set(data: DataSet, runs: list[int], trials: int, reps: int, seed: int) -
 
 # ----------------------------------------------------------------------------- rating the rules
 KINDS = ("mean", "median", "iqm", "optimality_gap")  # the order of METRICS, as statistic kinds
+#: The rows of an interval that is not a default (the median's bootstrap interval, ``median_interval=method``):
+#: rated beside the default, left out of the done-when.
+ALTERNATIVE = "[median_interval=method]"
 #: Coverage at or above this holds without a caveat; else at least MISSES_CAVEATED of the misses need one.
 FLOOR, MISSES_CAVEATED = 0.92, 0.90
 
@@ -278,26 +314,40 @@ def caveated(found: dict[str, np.ndarray], n: int) -> dict[str, tuple[np.ndarray
     """Per interval (``agg mean``, ``diff iqm``, ``P(X>Y)``, ``task mean``, ...): (misses (T, rows), caveats
     (T, rows)), the caveats by the rules of :mod:`rl_reliable_logger.analysis.caveats` on the recorded features."""
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    request = AnalysisOptions().resampling().for_runs(n)  # the default intervals at N runs per task
     side, feat = found[f"agg_side_{n}"], found[f"agg_feat_{n}"]
     fx = [[_features(cv.ALGORITHM_FEATURES, feat[t, a]) for a in range(feat.shape[1])] for t in range(feat.shape[0])]
     for j, kind in enumerate(KINDS):
-        marks = np.array([[bool(cv.aggregate_caveat(kind, f)) for f in row] for row in fx])
+        method = request.statistic_method("aggregates", kind).bootstrap
+        marks = np.array([[bool(cv.aggregate_caveat(kind, f, method)) for f in row] for row in fx])
         out[f"agg {kind}"] = (side[..., j] != 0, marks)
     side, feat = found[f"diff_side_{n}"], found[f"diff_feat_{n}"]
     for j, kind in enumerate(KINDS):
+        method = request.statistic_method("differences", kind).bootstrap
         marks = np.array(
             [[bool(cv.difference_caveat(kind, _features(cv.ALGORITHM_FEATURES, feat[t, p, :, 0]),
-                                        _features(cv.ALGORITHM_FEATURES, feat[t, p, :, 1])))
+                                        _features(cv.ALGORITHM_FEATURES, feat[t, p, :, 1]), method))
               for p in range(feat.shape[1])] for t in range(feat.shape[0])]
         )  # fmt: skip
         out[f"diff {kind}"] = (side[..., j] != 0, marks)
     side, feat = found[f"poi_side_{n}"], found[f"poi_feat_{n}"]
-    tasks = int(found["meta"][2])
+    method = request.table_method("improvement").bootstrap
     marks = np.array(
-        [[bool(cv.improvement_caveat(_features(cv.PAIR_FEATURES, feat[t, p]), tasks)) for p in range(feat.shape[1])]
+        [[bool(cv.improvement_caveat(_features(cv.PAIR_FEATURES, feat[t, p]), method)) for p in range(feat.shape[1])]
          for t in range(feat.shape[0])]
     )  # fmt: skip
     out["P(X>Y)"] = (side[..., 0] != 0, marks)
+    if f"medboot_side_{n}" in found:  # the median under median_interval=method, the default before issue 52
+        feat = found[f"agg_feat_{n}"]
+        marks = np.array([[bool(cv.aggregate_caveat("median", f, True)) for f in row] for row in fx])
+        out[f"agg median {ALTERNATIVE}"] = (found[f"medboot_side_{n}"] != 0, marks)
+        feat = found[f"diff_feat_{n}"]
+        marks = np.array(
+            [[bool(cv.difference_caveat("median", _features(cv.ALGORITHM_FEATURES, feat[t, p, :, 0]),
+                                        _features(cv.ALGORITHM_FEATURES, feat[t, p, :, 1]), True))
+              for p in range(feat.shape[1])] for t in range(feat.shape[0])]
+        )  # fmt: skip
+        out[f"diff median {ALTERNATIVE}"] = (found[f"meddiffboot_side_{n}"] != 0, marks)
     side, feat = found[f"task_side_{n}"], found[f"task_feat_{n}"]
     flat = feat.reshape(-1, feat.shape[-1])
     marks = np.array([bool(cv.task_caveat(_features(cv.TASK_FEATURES, f))) for f in flat]).reshape(side.shape)
@@ -350,7 +400,7 @@ def report(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
         for n in runs:
             if f"agg_side_{n}" not in found:
                 continue
-            for what, (miss, mark) in caveated(found, n).items():
+            for what, (miss, mark) in rows_of(found, n).items():
                 r = rate(miss, mark)
                 failing = f"**{r['rows_failing']} of {r['rows']}**" if r["rows_failing"] else f"0 of {r['rows']}"
                 cov = _fmt(r["coverage"])
@@ -363,6 +413,33 @@ def report(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
     return lines
 
 
+def done_when(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
+    """The done-when table, pooled over ``sets`` (every row of every set, each data set once): per interval and run
+    count, coverage (pooled, and of the worst row), how often the caveat fires where the interval covers and where it
+    misses, and the rows that neither cover FLOOR nor carry a caveat on MISSES_CAVEATED of their misses."""
+    head = ["interval", "N", "coverage", "worst row", "caveat where covers", "caveat where misses", "rows failing"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    pooled: dict[tuple[str, int], list[tuple[np.ndarray, np.ndarray]]] = {}
+    for _, found in recorded(folder, sets):
+        for n in runs:
+            if f"agg_side_{n}" in found:
+                for what, (miss, mark) in rows_of(found, n).items():
+                    pooled.setdefault((what, n), []).append((miss.reshape(len(miss), -1), mark.reshape(len(mark), -1)))
+    for what, n in [(w, n) for w in dict.fromkeys(k for k, _ in pooled) for n in runs if (w, n) in pooled]:
+        parts = pooled[(what, n)]
+        rated = [rate(miss, mark) for miss, mark in parts]
+        miss = np.concatenate([m.ravel() for m, _ in parts])
+        mark = np.concatenate([k.ravel() for _, k in parts])
+        failing = sum(r["rows_failing"] for r in rated)
+        total = sum(r["rows"] for r in rated)
+        cells = [what, str(n), _fmt(float(1 - miss.mean())), _fmt(min(r["worst"] for r in rated)),
+                 _fmt(float(mark[~miss].mean()) if (~miss).any() else float("nan")),
+                 _fmt(float(mark[miss].mean()) if miss.any() else float("nan")),
+                 f"**{failing} of {total}**" if failing else f"0 of {total}"]  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
 def condensed(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
     """The table of ``docs/validation.md``: one row per set and interval, per run count ``coverage (worst row) /
     misses caveated / caveat rate where it covers`` (coverage bold below FLOOR where fewer than MISSES_CAVEATED of
@@ -370,7 +447,7 @@ def condensed(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
     head = ["set", "interval", *(f"N = {n}" for n in runs)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, found in recorded(folder, sets):
-        by_n = {n: caveated(found, n) for n in runs if f"agg_side_{n}" in found}
+        by_n = {n: rows_of(found, n) for n in runs if f"agg_side_{n}" in found}
         for what in next(iter(by_n.values())):
             cells = []
             for n in runs:
@@ -387,35 +464,173 @@ def condensed(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
 
 def verdict(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
     """The done-when, per interval over the sets: the rows (algorithms or pairs, per set and run count) that neither
-    cover FLOOR nor carry a caveat on MISSES_CAVEATED of their misses, and the share of data sets whose IQM carries
-    a caveat."""
+    cover FLOOR nor carry a caveat on MISSES_CAVEATED of their misses; the share of data sets whose IQM carries a
+    caveat; P(X > Y)'s coverage on the pairs near 1 (or 0); and, per interval, the caveat rate over every row and the
+    (set, run count) blocks where its caveat fires on every row of every data set."""
     failing: dict[str, list[str]] = {}
     rows: dict[str, int] = {}
+    fired: dict[str, list[float]] = {}
+    everywhere: dict[str, list[str]] = {}
+    near: list[str] = []
     iqm_marked, data_sets = 0, 0
     for name, found in recorded(folder, sets):
         labels = {"agg": list(found["algorithms"]), "diff": list(found["pairs"]), "P(X>Y)": list(found["pairs"])}
+        near_pairs = [p for p, t in zip(found["pairs"], found["truth_poi"]) if abs(t - 0.5) >= NEAR_ONE]
+        labels["P(X>Y) near 1"] = near_pairs
         for n in runs:
             if f"agg_side_{n}" not in found:
                 continue
-            for what, (miss, mark) in caveated(found, n).items():
+            for what, (miss, mark) in rows_of(found, n).items():
                 if what == "agg iqm":
                     iqm_marked += int(mark.any(axis=1).sum())
                     data_sets += mark.shape[0]
                 flat_miss = miss.reshape(miss.shape[0], -1)
                 flat_mark = mark.reshape(mark.shape[0], -1)
                 rows[what] = rows.get(what, 0) + flat_miss.shape[1]
+                fired.setdefault(what, []).append(float(flat_mark.mean()))
+                if flat_mark.all():
+                    everywhere.setdefault(what, []).append(f"{name} N={n}")
                 for r in range(flat_miss.shape[1]):
                     cov = 1 - flat_miss[:, r].mean()
                     caught = flat_mark[flat_miss[:, r], r].mean() if flat_miss[:, r].any() else 1.0
+                    names = labels.get(what if what in labels else what.split()[0], [])
+                    label = names[r] if what != "task mean" and r < len(names) else f"row {r}"
+                    if what == "P(X>Y) near 1":
+                        near.append(f"{name} N={n} {label} {cov:.3f}")
                     if cov < FLOOR and caught < MISSES_CAVEATED:
-                        names = labels.get(what.split()[0], [])
-                        label = names[r] if what != "task mean" and r < len(names) else f"row {r}"
                         failing.setdefault(what, []).append(f"{name} N={n} {label} ({cov:.3f}, {caught:.0%} caveated)")
     lines = [f"IQM with a caveat: {iqm_marked} of {data_sets} data sets ({iqm_marked / max(data_sets, 1):.1%})"]
+    if near:
+        lowest = min(float(x.rsplit(" ", 1)[1]) for x in near)
+        lines.append(f"P(X>Y) near 1 (|truth - 1/2| >= {NEAR_ONE}): lowest coverage {lowest:.3f}; " + "; ".join(near))
     for what, total in rows.items():
         bad = failing.get(what, [])
         shown = "; ".join(bad[:12]) + (f"; ... ({len(bad) - 12} more)" if len(bad) > 12 else "")
-        lines.append(f"{what}: {len(bad)} of {total} rows fail both criteria" + (f": {shown}" if bad else ""))
+        default = "" if ALTERNATIVE not in what else " (not a default: rated beside it)"
+        every = everywhere.get(what, [])
+        lines.append(
+            f"{what}{default}: {len(bad)} of {total} rows fail both criteria" + (f": {shown}" if bad else "")
+            + f"; caveat rate {float(np.mean(fired[what])):.3f} (blocks up to {max(fired[what]):.3f})"
+            + (f"; FIRES ON EVERY ROW in {', '.join(every)}" if every else "")
+        )  # fmt: skip
+    return lines
+
+
+#: How the sentences name the real sets (the study's sets: the training and held-out halves of one are one set).
+DISPLAY = {
+    "atari100k-train": "Atari 100k",
+    "atari100k-heldout": "Atari 100k",
+    "dreamerv2": "DreamerV2",
+    "dopamine": "Dopamine",
+    "procgen": "Procgen",
+    "matrax": "Matrax",
+}
+#: A pair whose P(X > Y) lies this far from 1/2 or further is "near 1" (or 0) in the sentences and the verdict.
+NEAR_ONE = 0.45
+#: The rows the package's sentences quote (``rl_reliable_logger/analysis/coverage_study.json``), by the study's row.
+QUOTED = {
+    "median: order-statistic": "agg median",
+    "median: bootstrap": f"agg median {ALTERNATIVE}",
+    "P(X>Y) near 1": "P(X>Y) near 1",
+}
+#: Which rows a quoted figure was measured on, where not every row of its table (the sentence says so).
+QUOTED_ROWS = {"P(X>Y) near 1": f"on the pairs whose P(X > Y) over all the runs lies {NEAR_ONE:g} or more from 1/2"}
+SHIPPED = Path(__file__).resolve().parents[2] / "rl_reliable_logger" / "analysis" / "coverage_study.json"
+
+
+def _near_one(found: dict[str, np.ndarray], every: tuple[np.ndarray, np.ndarray]) -> tuple | None:
+    """P(X > Y)'s misses and caveats (``every``: all pairs') on the pairs whose truth lies :data:`NEAR_ONE` from 1/2
+    or further."""
+    near = np.abs(found["truth_poi"] - 0.5) >= NEAR_ONE
+    if not near.any():
+        return None
+    miss, mark = every
+    return miss[:, near], mark[:, near]
+
+
+def rows_of(found: dict[str, np.ndarray], n: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """:func:`caveated` with the P(X > Y) rows near 1 (or 0) on their own (``P(X>Y) near 1``)."""
+    out = caveated(found, n)
+    near = _near_one(found, out["P(X>Y)"])
+    if near is not None:
+        out["P(X>Y) near 1"] = near
+    return out
+
+
+def shipped(folder: Path, sets: list[str], runs: list[int]) -> dict:
+    """What the package's sentences quote: per quoted row, the lowest and highest coverage pooled over a set's rows
+    (per set and run count) and the lowest of one row, with the sets, run counts and trials it was measured on."""
+    out: dict = {"study": "benchmarks/coverage/caveat_study.py", "runs": runs, "intervals": {}}
+    names: list[str] = []
+    for name, found in recorded(folder, sets):
+        names.append(DISPLAY.get(name, name))
+        for n in runs:
+            if f"agg_side_{n}" not in found:
+                continue
+            out["trials"] = int(found[f"agg_side_{n}"].shape[0])
+            by_row = rows_of(found, n)
+            for key, row in QUOTED.items():
+                if row not in by_row:
+                    continue
+                r = rate(*by_row[row])
+                entry = out["intervals"].setdefault(key, {"coverage": [1.0, 0.0], "worst": 1.0})
+                if key in QUOTED_ROWS:
+                    entry["rows"] = QUOTED_ROWS[key]
+                entry["coverage"] = [min(entry["coverage"][0], r["coverage"]), max(entry["coverage"][1], r["coverage"])]
+                entry["worst"] = min(entry["worst"], r["worst"])
+    out["sets"] = list(dict.fromkeys(names))
+    for entry in out["intervals"].values():
+        entry["coverage"] = [round(v, 3) for v in entry["coverage"]]
+        entry["worst"] = round(entry["worst"], 3)
+    return out
+
+
+def widths(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
+    """The mean width of the median's and P(X > Y)'s intervals (the default beside the former one, same data sets)."""
+    head = ["set", "interval", *(f"N = {n}" for n in runs)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, found in recorded(folder, sets):
+        for label, key, col in (
+            ("agg median (order-statistic)", "agg", METRICS.index("median")),
+            (f"agg median {ALTERNATIVE}", "medboot", None),
+            ("diff median (MOVER)", "diff", METRICS.index("median")),
+            (f"diff median {ALTERNATIVE}", "meddiffboot", None),
+            ("P(X>Y)", "poi", 0),
+        ):
+            cells = []
+            for n in runs:
+                w = found.get(f"{key}_width_{n}")
+                cells.append("-" if w is None else f"{float(np.mean(w if col is None else w[..., col])):.3g}")
+            lines.append("| " + " | ".join([name, label, *cells]) + " |")
+    return lines
+
+
+#: The thresholds of the mean's ``above_median`` rule screened (``--calibrate``).
+ABOVE_MEDIAN_GRID = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3)
+
+
+def calibrate_above_median(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
+    """The mean's ``above_median`` rule at each threshold of :data:`ABOVE_MEDIAN_GRID`, alone: how often it fires on
+    the rows whose mean covers (pooled over ``sets`` and run counts; the real sets choose the threshold, the lowest at
+    which this is at most 5%) and on those whose mean misses (the held-out simulation rates it)."""
+    column = list(cv.ALGORITHM_FEATURES).index("above_median")
+    covers: list[np.ndarray] = []
+    misses: list[np.ndarray] = []
+    for _, found in recorded(folder, sets):
+        for n in runs:
+            if f"agg_side_{n}" not in found:
+                continue
+            value = found[f"agg_feat_{n}"][..., column].ravel()
+            miss = (found[f"agg_side_{n}"][..., KINDS.index("mean")] != 0).ravel()
+            covers.append(value[~miss])
+            misses.append(value[miss])
+    cov, mis = np.concatenate(covers), np.concatenate(misses)
+    lines = [f"above_median alone on {', '.join(sets)} ({cov.size} rows that cover, {mis.size} that miss):"]
+    for threshold in ABOVE_MEDIAN_GRID:
+        lines.append(
+            f"  >= {threshold:.2f}: fires on {np.mean(cov >= threshold):.3f} of the covers, "
+            f"{np.mean(mis >= threshold) if mis.size else float('nan'):.3f} of the misses"
+        )
     return lines
 
 
@@ -429,6 +644,7 @@ def main() -> None:
     p.add_argument("--out", required=True, help="folder of the raw records (one .npz per set) and the table")
     p.add_argument("--from-npz", action="store_true", help="rate the rules on the records in --out, run nothing")
     p.add_argument("--table", default="caveat_study.md", help="the file in --out the tables go to")
+    p.add_argument("--calibrate", action="store_true", help="print the mean's above_median rule at each threshold")
     args = p.parse_args()
     folder = Path(args.out)
     folder.mkdir(parents=True, exist_ok=True)
@@ -437,10 +653,19 @@ def main() -> None:
             data = LOADERS[name]()
             found = run_set(data, args.runs, args.trials, args.reps, args.seed)
             np.savez_compressed(folder / f"{name}.npz", **found)
-    lines = [*condensed(folder, args.sets, args.runs), "", *report(folder, args.sets, args.runs), ""]
-    lines += verdict(folder, args.sets, args.runs)
+    held_out = [name for name in args.sets if name not in TRAIN]
+    lines = [f"Done when, pooled over the held-out sets ({', '.join(held_out)}):", "",
+             *done_when(folder, held_out, args.runs), ""]  # fmt: skip
+    if held_out != args.sets:
+        lines += [f"Pooled over every set ({', '.join(args.sets)}):", "", *done_when(folder, args.sets, args.runs), ""]
+    lines += [*condensed(folder, args.sets, args.runs), "", *report(folder, args.sets, args.runs), ""]
+    lines += [*widths(folder, args.sets, args.runs), "", *verdict(folder, args.sets, args.runs)]
+    if args.calibrate:
+        lines += ["", *calibrate_above_median(folder, args.sets, args.runs)]
     print("\n".join(lines))
     (folder / args.table).write_text("\n".join(lines) + "\n")
+    if set(args.sets) == set(REAL):  # the real sets: what the package's sentences quote
+        SHIPPED.write_text(json.dumps(shipped(folder, args.sets, args.runs), indent=1) + "\n")
 
 
 if __name__ == "__main__":

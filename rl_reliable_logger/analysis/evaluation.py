@@ -43,10 +43,9 @@ from .tables import (
     per_task,
     profiles,
     success,
-    trust,
     tuning,
 )
-from .tables.base import Part, TableInputs, spawn_streams
+from .tables.base import Part, TableInputs, for_runs, spawn_streams
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -240,12 +239,13 @@ def _inputs(prep: Prepared, request: ResamplingRequest, choices: TableChoices) -
     # fixed layout: results do not depend on what else is computed; with task resampling every algorithm's
     # replicate r resamples the same tasks (paired differences and improvement)
     streams = spawn_streams(request, algorithms)
-    request = request.replace(task_bootstrap=streams.shared_tasks)
-    per_algorithm = request.reps("aggregates") + 2 * request.reps("profiles") + request.reps("improvement")
+    cells = cells_by_algorithm(prep.final, tasks)
+    request = for_runs(request.replace(task_bootstrap=streams.shared_tasks), cells)
+    per_algorithm = request.reps("aggregates") + 2 * request.reps("profiles") + improvement.replicates(request)
     per_algorithm += request.reps("curves") if choices.curves is not None else 0
     inputs = TableInputs(
         final=prep.final,
-        cells=cells_by_algorithm(prep.final, tasks),
+        cells=cells,
         tasks=tasks,
         metrics=[registry.get_metric(m, gamma=choices.gamma) for m in choices.metrics],
         streams=streams,
@@ -263,7 +263,6 @@ def _tables(inputs: TableInputs, request: ResamplingRequest, prep: Prepared, cho
         parts = [
             found.part,
             differences.build(inputs, request, found),
-            trust.build(inputs),
             profiles.build(inputs, request, choices.taus, choices.gamma),
             per_task.build(inputs, request, choices.rank_by),
             improvement.build(inputs, request),
@@ -314,7 +313,6 @@ def _provenance(
         # per table with intervals: the method the request's rule gave it, its level and replicate count
         "intervals": {name: recorded[name] for name in intervals.TABLES + intervals.OTHER_TABLES if name in recorded},
         "interval_fallbacks": [],
-        "mean_skewness": None,
         "checks": checks,
         **{key: options[key] for key in ("task_bootstrap", "rank_by", "seed", "chunk_bytes")},
         "curves": {},

@@ -23,7 +23,7 @@ from typing import Any
 
 from . import declared as d
 from .declared import OptionError, option
-from .watch_options import _alpha, _at_least, _metric_name
+from .watch_options import at_least, check_alpha, check_metric_name
 
 #: The argument group of the design flags.
 DESIGN = "the stream's design (frozen at its first candidate)"
@@ -57,7 +57,7 @@ class GateDesign:
         0.05,
         help="false-discovery rate over every candidate of the stream: the expected share of keeps that are not "
         "better by min_effect",
-        check=_alpha,
+        check=check_alpha,
         flag="--alpha",
         group=DESIGN,
         metavar="A",
@@ -66,7 +66,7 @@ class GateDesign:
     max_seeds: int = option(
         10,
         help="paired seeds per candidate at most (each seed: one run of the candidate and one of the incumbent)",
-        check=_at_least(3),
+        check=at_least(3),
         flag="--max-seeds",
         group=DESIGN,
         metavar="N",
@@ -75,7 +75,7 @@ class GateDesign:
     metric: str = option(
         "mean",
         help="how one seed's runs on the tasks make its score (a registered metric: mean, median, iqm, ...)",
-        check=_metric_name,
+        check=check_metric_name,
         flag="--metric",
         group=DESIGN,
         metavar="NAME",

@@ -4,7 +4,9 @@ emitted through Python's :mod:`warnings` as :class:`~rl_reliable_logger.errors.R
 ``report.warnings`` keeps every warning in full (``provenance.json``, ``methods.md``). What the console, a
 notebook and the first screen of ``report.html`` show is shorter: a warning about a pair whose algorithm already
 has its own warning only adds that pair to the algorithm's line. Which cells a warning is about is read from the
-records that made it (``provenance[...]["warned"]``, see :mod:`.trust`), never parsed out of its sentence.
+records that made it (``provenance[...]["warned"]``, results written before issue 52), never parsed out of its
+sentence. The caveats of the tables (:mod:`.caveats`) are said once per reason, naming their cells
+(:func:`caveat_notes`).
 
 Example:
     >>> import warnings
@@ -25,14 +27,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import pandas as pd
+
 from ..errors import ReliabilityWarning, caller_stacklevel
 
 if TYPE_CHECKING:  # pragma: no cover
     from .report import Report
 
 __all__ = [
+    "CaveatNote",
     "ReliabilityWarning",
     "Warned",
+    "caveat_notes",
     "caveated",
     "cell_warnings",
     "emit",
@@ -42,7 +48,8 @@ __all__ = [
     "warned",
 ]
 
-#: The provenance records whose ``warned`` list ties warnings to cells (the skew diagnostic's, :mod:`.trust`).
+#: The provenance records whose ``warned`` list ties warnings to cells: the skew diagnostic's, which results written
+#: before issue 52 carry (the mean's caveat took its place), so their marks read back as written.
 WARNED_RECORDS = ("mean_skewness",)
 
 
@@ -85,37 +92,127 @@ def _entry(entry: Any) -> Warned | None:
     return None
 
 
-def caveated(report: Report) -> list[Warned]:
-    """The rows of the ``aggregates`` and ``differences`` tables whose ``caveat`` is not empty (issue 52), each as a
-    :class:`Warned` whose text names its cell and gives the reason once (``A mean: heavy tails at 3 runs: ...``); none
-    for a results folder written before the column. The one place every renderer's mark of a caveat comes from."""
+#: The tables with a ``caveat`` column, in the order their notes are said.
+CAVEATED = ("aggregates", "differences", "improvement", "per_task")
+
+
+def caveated(report: Report, tables: tuple[str, ...] = CAVEATED) -> list[Warned]:
+    """Every cell of ``tables`` (among :data:`CAVEATED`) whose ``caveat`` is not empty (issue 52), each as a
+    :class:`Warned` whose text is the reason (the same words on every cell it applies to): an algorithm's metric
+    (``aggregates``), a difference (``differences``: ``other`` set), a pair's P(X > Y) (``improvement``: metric
+    ``P(X>Y)``) or a task's mean (``per_task``: metric ``task <name>``). None for a results folder written before the
+    column."""
     out: list[Warned] = []
-    agg, diff = report.aggregates, report.differences
-    if "caveat" in agg.columns:
-        for alg, metric, reason in zip(agg["algorithm"], agg["metric"], agg["caveat"]):
+    for table in tables:
+        frame = getattr(report, table)
+        if "caveat" not in frame.columns:
+            continue
+        for row in frame.to_dict("records"):
+            reason = row.get("caveat")
             if isinstance(reason, str) and reason:
-                out.append(Warned(f"{alg} {metric}: {reason}", str(metric), str(alg)))
-    if "caveat" in diff.columns:
-        for x, y, metric, reason in zip(diff["algorithm_x"], diff["algorithm_y"], diff["metric"], diff["caveat"]):
-            if isinstance(reason, str) and reason:
-                out.append(Warned(f"{x} - {y} {metric}: {reason}", str(metric), str(x), str(y)))
+                out.append(_cell(table, row, reason))
     return out
+
+
+def _cell(table: str, row: Mapping[str, Any], reason: str) -> Warned:
+    if table == "aggregates":
+        return Warned(reason, str(row["metric"]), str(row["algorithm"]))
+    if table == "differences":
+        return Warned(reason, str(row["metric"]), str(row["algorithm_x"]), str(row["algorithm_y"]))
+    if table == "improvement":
+        return Warned(reason, "P(X>Y)", str(row["algorithm_x"]), str(row["algorithm_y"]))
+    return Warned(reason, f"task {row['task']}", str(row["algorithm"]))
+
+
+@dataclass(frozen=True)
+class CaveatNote:
+    """One reason and the cells it applies to, said once: ``line`` is ``<cells>: <reason>`` (``the median of every
+    algorithm: ...``), the words every renderer marks those cells with."""
+
+    reason: str
+    cells: tuple[Warned, ...]
+    where: str
+
+    @property
+    def line(self) -> str:
+        return f"{self.where}: {self.reason}"
+
+
+def caveat_notes(report: Report, tables: tuple[str, ...] = CAVEATED) -> list[CaveatNote]:
+    """The caveats of ``tables`` grouped by reason, in table order: one note per reason naming its cells compactly
+    (``the mean of A and B; the optimality_gap of A``, ``of every algorithm``, ``of every pair``). The one place every
+    renderer's caveat marks and lines come from (the console, table.md/tex, report.html, methods.md).
+
+    Example:
+        >>> import pandas as pd
+        >>> from rl_reliable_logger.analysis.report import Report
+        >>> agg = pd.DataFrame({"algorithm": ["A", "A", "B", "B"], "metric": ["mean", "median"] * 2,
+        ...     "point": 0.0, "low": 0.0, "high": 0.0, "caveat": ["heavy", "middle", "", "middle"]})
+        >>> [note.line for note in caveat_notes(Report(aggregates=agg))]
+        ['the mean of A: heavy', 'the median of every algorithm: middle']
+    """
+    by_reason: dict[str, list[Warned]] = {}
+    for cell in caveated(report, tables):
+        by_reason.setdefault(cell.text, []).append(cell)
+    return [CaveatNote(reason, tuple(cells), _where(report, cells)) for reason, cells in by_reason.items()]
+
+
+def _where(report: Report, cells: list[Warned]) -> str:
+    """The cells of one reason in words: per metric (or table), whom it applies to."""
+    algorithms = [str(a) for a in dict.fromkeys(report.aggregates.get("algorithm", pd.Series(dtype=object)))]
+    algorithms = algorithms or [str(a) for a in report.algorithms]
+    n_pairs = len(algorithms) * (len(algorithms) - 1) // 2
+    groups: dict[tuple[str, bool], list[str]] = {}
+    for c in cells:
+        if c.metric == "P(X>Y)":
+            key, who = ("P(X>Y)", True), _pair(c.algorithm, c.other or "")
+        elif c.other is not None:
+            key, who = (f"the {c.metric} difference", True), f"{c.algorithm} - {c.other}"
+        elif c.metric.startswith("task "):
+            key, who = (f"the mean of {c.algorithm}", False), c.metric[len("task ") :]
+        else:
+            key, who = (f"the {c.metric}", False), c.algorithm
+        said = groups.setdefault(key, [])
+        if who not in said and (c.metric != "P(X>Y)" or _pair(c.other or "", c.algorithm) not in said):
+            said.append(who)  # P(X>Y) and P(Y>X) share one interval: one pair
+    parts = []
+    for (what, paired), named in groups.items():
+        if what.startswith("the mean of "):
+            parts.append(f"{what} on task{'s' if len(named) > 1 else ''} {_join(named)}")
+        elif paired:
+            parts.append(f"{what} of every pair" if len(named) == n_pairs > 1 else f"{what} of {_join(named)}")
+        else:
+            every = len(named) == len(algorithms) > 1
+            parts.append(f"{what} of every algorithm" if every else f"{what} of {_join(named)}")
+    return "; ".join(parts)
+
+
+def _pair(x: str, y: str) -> str:
+    return f"{x} vs {y}"
+
+
+def _join(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def cell_warnings(report: Report) -> dict[tuple[str, str], list[str]]:
     """``{(algorithm, metric): [warning, ...]}``: the headline cells a warning or a caveat is about (an algorithm's
-    own)."""
+    own); a caveat as its note's line (:func:`caveat_notes` of the aggregates), so each reason is one footnote."""
     out: dict[tuple[str, str], list[str]] = {}
-    for item in [*warned(report), *caveated(report)]:
+    for item in warned(report):
         if item.other is None:
             out.setdefault((item.algorithm, item.metric), []).append(item.text)
+    for note in caveat_notes(report, ("aggregates",)):
+        for cell in note.cells:
+            out.setdefault((cell.algorithm, cell.metric), []).append(note.line)
     return out
 
 
 def pair_warnings(report: Report) -> dict[tuple[str, str, str], list[str]]:
-    """``{(x, y, metric): [warning, ...]}``: the differences a warning or a caveat is about, in both orders."""
+    """``{(x, y, metric): [warning, ...]}``: the differences a warning is about, in both orders (a caveat is in the
+    table's own ``caveat`` column)."""
     out: dict[tuple[str, str, str], list[str]] = {}
-    for item in [*warned(report), *caveated(report)]:
+    for item in warned(report):
         if item.other is not None:
             out.setdefault((item.algorithm, item.other, item.metric), []).append(item.text)
             out.setdefault((item.other, item.algorithm, item.metric), []).append(item.text)

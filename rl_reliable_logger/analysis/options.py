@@ -198,15 +198,16 @@ class AnalysisOptions:
         default_text="runs; or task-means",
     )
     median_interval: str = option(
-        "method",
-        help="interval of the median in the aggregates table: method (what --method gives it) or order-statistic "
-        "(median of the per-task Student-t bounds: conservative and wide, it covers whenever every task's "
-        "interval covers; the median's bootstrap intervals under-cover where middle task means nearly tie)",
+        "auto",
+        help="interval of the median (and its differences): auto (order-statistic at 10 runs per task or fewer, "
+        "else what --method gives it), method, or order-statistic (median of the per-task Student-t bounds, its "
+        "differences the MOVER over them: conservative and wide, it covers whenever every task's interval covers; "
+        "the median's bootstrap intervals under-cover at few runs, docs/validation.md)",
         check=d.one_of(_median_intervals, "a median interval"),
         flag="--median-interval",
         metavar="RULE",
         parse=str,
-        default_text="method; or order-statistic",
+        default_text="auto; or method, order-statistic",
     )
     successes: str | None = option(
         None,

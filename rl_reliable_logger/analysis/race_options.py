@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .declared import OptionError, check_all, option
-from .watch_options import DESIGN, LooksDesign, _alpha, _metric_name, _spending
+from .watch_options import DESIGN, LooksDesign, at_least, check_alpha, check_metric_name, check_spending
 
 
 def _delta(name: str, value: Any) -> float:
@@ -37,12 +37,6 @@ def _delta(name: str, value: Any) -> float:
 #: Runs per cell at the first look below which a note warns (issue 54's study: on bimodal RL scores a first look of 2
 #: runs per cell dropped the true best configuration in 7% of small races, the selection staying within delta).
 FEW_FIRST_RUNS = 2
-
-
-def _first_runs(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 2:
-        raise OptionError(name, f"`{name}=` must be an integer of at least 2 (runs per cell), got {value!r}")
-    return value
 
 
 @dataclass(frozen=True)
@@ -68,7 +62,7 @@ class RaceOptions(LooksDesign):
     alpha: float = option(
         0.05,
         help="probability, over all looks, that the selection is not within delta of the best",
-        check=_alpha,
+        check=check_alpha,
         flag="--alpha",
         group=DESIGN,
         metavar="A",
@@ -77,7 +71,7 @@ class RaceOptions(LooksDesign):
     metric: str = option(
         "iqm",
         help="aggregate metric the configurations race on",
-        check=_metric_name,
+        check=check_metric_name,
         flag="--metric",
         group=DESIGN,
         metavar="NAME",
@@ -86,7 +80,7 @@ class RaceOptions(LooksDesign):
     spending: str = option(
         "pocock",
         help="error spending over the looks: pocock (early eliminations; the race's default) or obf",
-        check=_spending,
+        check=check_spending,
         flag="--spending",
         group=DESIGN,
         metavar="NAME",
@@ -97,7 +91,7 @@ class RaceOptions(LooksDesign):
         help="the fewest runs each (configuration, task) cell must have at the first look: a first look with fewer "
         f"is refused (at most max_runs; at {FEW_FIRST_RUNS}, the least a look takes, a note warns: on bimodal "
         "scores a first look of 2 runs per cell dropped the true best configuration in 7% of small races)",
-        check=_first_runs,
+        check=at_least(2),
         flag="--first-runs",
         group=DESIGN,
         metavar="N",

@@ -42,7 +42,7 @@ SPENDING = ("obf", "pocock")
 DESIGN = "design (frozen at the first look)"
 
 
-def _at_least(low: int) -> d.Check:
+def at_least(low: int) -> d.Check:
     def check(name: str, value: Any) -> int:
         if not d.is_int(value) or value < low:
             raise OptionError(name, f"`{name}=` must be an integer of at least {low}, got {value!r}")
@@ -51,7 +51,7 @@ def _at_least(low: int) -> d.Check:
     return check
 
 
-def _alpha(name: str, value: Any) -> float:
+def check_alpha(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 0.5:
         raise OptionError(name, f"`{name}=` must be between 0 and 0.5 (e.g. 0.05), got {value!r}")
     return float(value)
@@ -65,13 +65,13 @@ def _futility(name: str, value: Any) -> float:
     return float(value)
 
 
-def _spending(name: str, value: Any) -> str:
+def check_spending(name: str, value: Any) -> str:
     if value not in SPENDING:
         raise OptionError(name, f"`{name}={value!r}` is not a spending function; choose one of {', '.join(SPENDING)}")
     return str(value)
 
 
-def _metric_name(name: str, value: Any) -> str:
+def check_metric_name(name: str, value: Any) -> str:
     """A registered metric by its name (the design is recorded by name)."""
     if not isinstance(value, str):
         raise OptionError(name, f"`{name}=` must be the name of a registered metric (the design is recorded by name)")
@@ -94,11 +94,11 @@ class LooksDesign:
     K no more than N (each look needs new runs)."""
 
     looks: int = option(
-        help="number of looks of the design", check=_at_least(1), flag="--looks", group=DESIGN, metavar="K", parse=int
+        help="number of looks of the design", check=at_least(1), flag="--looks", group=DESIGN, metavar="K", parse=int
     )
     max_runs: int = option(
         help="maximum runs per cell (an algorithm's, or a configuration's, runs on one task)",
-        check=_at_least(2),
+        check=at_least(2),
         flag="--max-runs",
         group=DESIGN,
         metavar="N",
@@ -135,7 +135,7 @@ class WatchDesign(LooksDesign):
     alpha: float = option(
         0.05,
         help="family-wise error over all looks and pairs",
-        check=_alpha,
+        check=check_alpha,
         flag="--alpha",
         group=DESIGN,
         metavar="A",
@@ -144,7 +144,7 @@ class WatchDesign(LooksDesign):
     metric: str = option(
         "iqm",
         help="aggregate metric compared",
-        check=_metric_name,
+        check=check_metric_name,
         flag="--metric",
         group=DESIGN,
         metavar="NAME",
@@ -153,7 +153,7 @@ class WatchDesign(LooksDesign):
     spending: str = option(
         "obf",
         help="error spending over the looks: obf (O'Brien-Fleming type) or pocock",
-        check=_spending,
+        check=check_spending,
         flag="--spending",
         group=DESIGN,
         metavar="NAME",

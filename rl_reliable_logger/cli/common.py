@@ -369,16 +369,16 @@ def summary_text(view: Any, warned: Sequence[str] | None = None) -> str:
     """Results first: the headline table (one row per algorithm, one column per metric, ``point [low, high]``),
     the letter display of ``--compare-all``, then the warnings, grouped one line per algorithm (``warned``: the
     lines ``evaluate()`` emitted; by default the view's, as :func:`~rl_reliable_logger.analysis.notices.grouped`
-    groups them); a cell with a caveat carries the mark and each caveat is said once under the table. All of it
-    read from the Report's view (:func:`~rl_reliable_logger.render.view.report_view`)."""
+    groups them); a cell with a caveat carries the mark and each caveat reason is said once under the table, naming
+    its cells. All of it read from the Report's view (:func:`~rl_reliable_logger.render.view.report_view`)."""
     from ..data.counts import fixed, plural
     from ..render.tables import MARK
 
     agg = view.aggregates
     if agg.empty:
         return "(no results)"
-    notes = [c for c in view.caveats if c.table == "aggregates"]
-    marked = {c.cell for c in notes}
+    notes = view.headline_caveats  # the headline's: one line per reason, naming its cells
+    marked = {c.cell for note in notes for c in note.cells}
     cells = agg.assign(
         text=[
             f"{fixed(p)} [{fixed(lo)}, {fixed(hi)}]" + (f" {MARK}" if (str(a), str(m)) in marked else "")
@@ -388,7 +388,7 @@ def summary_text(view: Any, warned: Sequence[str] | None = None) -> str:
     wide = cells.pivot(index="algorithm", columns="metric", values="text")
     wide = wide.reindex(index=list(view.algorithms), columns=list(view.headline.metrics))
     lines = [summary_header(view), wide.to_string()]
-    lines += [f"{MARK} {c.text}" for c in notes]  # each caveat once, under the table it marks
+    lines += [f"{MARK} {note.line}" for note in notes]  # each reason once, under the table it marks
     letters = _letters_text(view.letters)
     if letters:
         lines.append(letters)

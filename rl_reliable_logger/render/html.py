@@ -351,6 +351,18 @@ def _warnings(view: ReportView, shown: frozenset[str]) -> tuple[str, dict[str, s
     return f'<div class="warn" id="notices"><ul>{lines}</ul>{details}</div>', anchors
 
 
+def _caveats(view: ReportView) -> tuple[str, dict[str, str]]:
+    """The headline's caveats under it, one line per reason naming its cells (the view's
+    :attr:`~.view.ReportView.headline_caveats`), each with an id its marks link to (``{line: id}``); the other
+    tables' caveats are in their ``caveat`` column."""
+    notes = view.headline_caveats
+    if not notes:
+        return "", {}
+    anchors = {note.line: f"caveat-{i + 1}" for i, note in enumerate(notes)}
+    items = "".join(f'<li id="{anchors[n.line]}">{_paper_tables.MARK} {esc(n.line)}</li>' for n in notes)
+    return f'<ul class="note" id="caveats">{items}</ul>', anchors
+
+
 def _methods(view: ReportView) -> str:
     """The methods paragraph, the reporting checklist and the references (the content of ``methods.md``)."""
     marks = {True: "yes", False: "no", None: "unknown"}
@@ -420,6 +432,8 @@ def build_html(report: Viewable, figures: Sequence[Figure] = (), *, title: str |
     ]
     protocol, shown = _protocol(view)
     warned, anchors = _warnings(view, shown)
+    caveats, caveat_anchors = _caveats(view)
+    anchors = {**anchors, **caveat_anchors}
     if not (protocol or warned):
         sections.remove(("warnings", "Warnings"))
     parts = [
@@ -434,7 +448,11 @@ def build_html(report: Viewable, figures: Sequence[Figure] = (), *, title: str |
     ]
     # results first: the headline table, its marks linking to the warnings that follow it
     parts.append('<h2 id="headline">Headline metrics</h2>')
-    marked = f" {_paper_tables.MARK}: a warning about that interval (hover, or follow the link)." if anchors else ""
+    marked = (
+        f" {_paper_tables.MARK}: a warning or a caveat about that interval (hover, or follow the link)."
+        if anchors
+        else ""
+    )
     n_warned = len(view.notices)
     below = f' <a href="#warnings">{esc(plural(n_warned, "warning"))} below</a>.' if protocol or warned else ""
     parts.append(
@@ -443,6 +461,7 @@ def build_html(report: Viewable, figures: Sequence[Figure] = (), *, title: str |
         f"{marked}{below}</p>"
     )
     parts.append(_headline(view, anchors))
+    parts.append(caveats)
     parts.append(_letters(view))
     if protocol or warned:
         parts.append('<h2 id="warnings">Warnings</h2>')

@@ -18,8 +18,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..analysis.caveats import MEDIAN_RUNS, study_words
 from ..analysis.options import DEFAULT_METHOD, PAPER_METHOD, ci_label
 from ..stats import intervals
+from ..stats.intervals.bounds import SEPARATED_PSEUDO, improvement_runs
 
 #: What each table holds, in words (declared with the tables, in the registry).
 TABLE_WORDS = intervals.TABLE_WORDS
@@ -182,8 +184,87 @@ def console_notes(prov: Mapping[str, Any]) -> list[str]:
     """
     method = method_clause(prov)
     statistics = dict((table_intervals(prov).get("aggregates") or {}).get("statistics") or {})
+    chosen = str(dict(prov.get("options") or {}).get("median_interval") or "")
+    auto = chosen == "auto"  # the option's rule chose it: at few runs per task only
     return ([method] if method else []) + [
-        f"(`median_interval={name}`: {method_phrase(name)} intervals for {stat})"
+        f"(`median_interval={chosen if auto else name}`: {method_phrase(name)} intervals for {stat}"
+        + (f" at {intervals.ORDER_STATISTIC_RUNS} runs per task or fewer)" if auto else ")")
         for stat, name in statistics.items()
-        if name in intervals.MEDIAN_INTERVALS and name != "method"
+        if name in intervals.MEDIAN_INTERVALS and name not in ("method", "auto")
     ]
+
+
+def median_sentence(prov: Mapping[str, Any]) -> str:
+    """What the median's interval is and what the coverage study measured of it (its recorded results, never a
+    figure typed here: :func:`~..analysis.caveats.study_words`), for ``methods.md``.
+
+    Example:
+        >>> prov = {"options": {"median_interval": "auto"}, "intervals": {"aggregates": {"method": "percentile",
+        ...     "statistics": {"median": "order-statistic"}}}}
+        >>> median_sentence(prov)[:80]
+        "The median's interval is the order-statistic one at 10 runs per task or fewer (`"
+    """
+    record = table_intervals(prov).get("aggregates") or {}
+    chosen = str(dict(prov.get("options") or {}).get("median_interval") or "method")
+    if dict(record.get("statistics") or {}).get("median") == "order-statistic":
+        why = (
+            f"at {intervals.ORDER_STATISTIC_RUNS} runs per task or fewer (`median_interval=auto`)"
+            if chosen == "auto"
+            else "(`median_interval=order-statistic`)"
+        )
+        return (
+            f"The median's interval is the order-statistic one {why}: the median of the per-task Student-t lower "
+            "bounds to the median of their upper bounds, its differences the MOVER over two of them (Newcombe's "
+            "method 10). It covers whenever every task's interval covers its mean, so it is conservative and wide."
+            + study_words("median: order-statistic")
+        )
+    caveat = (
+        f" At {MEDIAN_RUNS} runs per task or fewer its cells carry a caveat." if _fewest(prov) <= MEDIAN_RUNS else ""
+    )
+    return (
+        "The median's interval is approximate: its coverage depends on how near the task means next to the middle "
+        "tie relative to their standard errors (the median is not smooth there) and on the skew of few-run task "
+        f"means, and nothing in the runs tells where it holds.{caveat}"
+        + study_words("median: bootstrap")
+        + " The order-statistic interval (`median_interval=order-statistic`) is conservative."
+    )
+
+
+def _fewest(prov: Mapping[str, Any]) -> int:
+    """The fewest runs of a task in ``provenance["runs_per_task"]`` (a large number where it is not recorded)."""
+    counts = [n for per in dict(prov.get("runs_per_task") or {}).values() for n in dict(per).values()]
+    return min((int(n) for n in counts), default=1 << 30)
+
+
+def improvement_sentence(prov: Mapping[str, Any]) -> str:
+    """What the P(X > Y) interval is, by its method, for ``methods.md``.
+
+    Example:
+        >>> [
+        ...     "without resampling" in improvement_sentence({"intervals": {"improvement": {"method": name}}})
+        ...     for name in ("mann-whitney", "percentile")
+        ... ]
+        [True, False]
+    """
+    record = table_intervals(prov).get("improvement", {})
+    text = (
+        "The probability of improvement P(X > Y) is the per-task Mann–Whitney statistic averaged over tasks "
+        "(ties count one half)."
+    )
+    spec = intervals.REGISTRY.get(str(record.get("method")))
+    if spec is not None and spec.from_runs is improvement_runs:
+        return text + (
+            " Its interval is P ± t·√V without resampling: V is the unbiased (Hoeffding) variance of the per-task "
+            "proportions, never below the stratified bootstrap's exact variance, and a task whose runs separate "
+            "(where every bootstrap replicate repeats its 0 or 1) adds the variance of a proportion at Newcombe's "
+            f"effective count with {SEPARATED_PSEUDO:g} pseudo-trials on each side; t has Welch–Satterthwaite "
+            "degrees of freedom over DeLong's variance components." + study_words("P(X>Y) near 1")
+        )
+    if record.get("expanded_level") == "mann-whitney" or prov.get("improvement_level") == "mann-whitney":
+        # the second test: results written before the per-table record
+        text += (
+            " Its expanded percentile interval is widened by the square root of the ratio of the statistic's "
+            "unbiased variance to its bootstrap variance (both exact for a two-sample U-statistic), with "
+            "Welch–Satterthwaite degrees of freedom over DeLong's variance components."
+        )
+    return text

@@ -115,27 +115,6 @@ def _interval_sentence(view: ReportView, prov: Mapping[str, Any]) -> str:
     return text + "."
 
 
-def _median_sentence(view: ReportView) -> str:
-    """What the median's interval can be trusted for (measured over many task sets: docs/validation.md)."""
-    record = view.intervals.records.get("aggregates") or {}
-    if dict(record.get("statistics") or {}).get("median") == "order-statistic":
-        return (
-            "The median's interval is the order-statistic one (the median of the per-task Student-t lower bounds to "
-            "the median of their upper bounds): it covers whenever every task's interval covers its mean, so it is "
-            "conservative and wide."
-        )
-    return (
-        "The median's interval is approximate: its coverage depends on how near the task means next to the middle "
-        "tie relative to their standard errors (the median is not smooth there) and on the skew of few-run task "
-        "means, and nothing in the runs tells where it holds, so at "
-        f"{view.median_runs} runs per task or fewer its cells carry a caveat. In a study that resampled real per-run "
-        "results (Atari 100k, DreamerV2, Dopamine, Procgen and Matrax) at 3, 5 and 10 runs per task, this interval "
-        "covered the median of the full results in 79-96% of the data sets, pooled over a data set's algorithms "
-        "(single algorithms down to 65%): figures of that study, not a property of this interval on these scores. "
-        "The order-statistic interval (the median of the per-task Student-t bounds) is conservative."
-    )
-
-
 def methods_paragraph(report: Viewable) -> str:
     """The ready-to-paste paragraph (Markdown-free plain text)."""
     view = as_view(report)
@@ -162,20 +141,9 @@ def methods_paragraph(report: Viewable) -> str:
         )
     sentences.append(_interval_sentence(view, prov))
     if "median" in metrics and not view.aggregates.empty:
-        sentences.append(_median_sentence(view))
+        sentences.append(view.intervals.median)  # what it is and what the coverage study measured of it
     if not view.improvement.empty:
-        sentences.append(
-            "The probability of improvement P(X > Y) is the per-task Mann–Whitney statistic averaged over tasks "
-            "(ties count one half)."
-            + (
-                " Its expanded percentile interval is widened by the square root of the ratio of the statistic's "
-                "unbiased variance to its bootstrap variance (both exact for a two-sample U-statistic), with "
-                "Welch–Satterthwaite degrees of freedom over DeLong's variance components."
-                if view.intervals.records.get("improvement", {}).get("expanded_level") == "mann-whitney"
-                or prov.get("improvement_level") == "mann-whitney"  # results written before the per-table record
-                else ""
-            )
-        )
+        sentences.append(view.intervals.improvement)
     if view.success:
         sentences.append(view.success)
     comparisons = prov.get("comparisons")
@@ -346,6 +314,9 @@ def methods_markdown(report: Viewable) -> str:
     marks = {True: "[x]", False: "[ ]", None: "[?]"}
     for item, met, reason in checklist(view):
         lines.append(f"- {marks[met]} {item} — {escape_markdown_prose(reason)}")
+    if view.caveat_lines:  # each reason once, naming the cells it applies to
+        lines += ["", "## Caveats", ""]
+        lines += [f"- {escape_markdown_prose(note.line)}" for note in view.caveat_lines]
     warnings = list(dict.fromkeys(view.warnings))
     if warnings:
         lines += ["", "## Warnings", ""]

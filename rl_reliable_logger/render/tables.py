@@ -30,8 +30,8 @@ MARK = "†"
 
 
 #: What the caption says about the mark (the footnote below the table gives each warning).
-_MARK_SAID = f"; {MARK}: a warning about this interval, below the table"
-_MARK_SAID_TEX = r"; \dag: a warning about this interval, below the table"
+_MARK_SAID = f"; {MARK}: a warning or a caveat about this interval, below the table"
+_MARK_SAID_TEX = r"; \dag: a warning or a caveat about this interval, below the table"
 
 
 def _metrics(view: ReportView, metrics: Sequence[str] | None) -> list[str]:

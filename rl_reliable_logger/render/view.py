@@ -22,7 +22,9 @@ Example:
     >>> view.headline.cells[("B", "iqm")], view.headline.bold["iqm"], view.title("iqm")
     ('0.93 [0.90, 0.96]', 'B', 'IQM')
     >>> view.notes("aggregates", "B", "iqm")
-    (Note(kind='caveat', text='B iqm: few runs'),)
+    (Note(kind='caveat', text='the iqm of B: few runs'),)
+    >>> [note.line for note in view.headline_caveats]
+    ['the iqm of B: few runs']
     >>> view.notes("aggregates", "A", "iqm")
     ()
 """
@@ -53,6 +55,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "MAX_SHOWN",
     "Caveat",
+    "CaveatLine",
     "Headline",
     "IntervalWords",
     "Letters",
@@ -132,12 +135,22 @@ class Note:
 
 @dataclass(frozen=True)
 class Caveat:
-    """A cell whose interval may not hold, and why: ``table`` (``aggregates`` or ``differences``), its ``cell``
-    (``(algorithm, metric)``, ``(x, y, metric)``) and the ``text`` naming it (``A mean: heavy tails at 3 runs``)."""
+    """A cell whose interval may not hold, and why: ``table`` (``aggregates``, ``differences``, ``improvement`` or
+    ``per_task``), its ``cell`` (``(algorithm, metric)``, ``(x, y, metric)``, ``(x, y)``, ``(algorithm, task)``) and
+    the ``text``: its reason (the same words on every cell it applies to)."""
 
     table: str
     cell: tuple[str, ...]
     text: str
+
+
+@dataclass(frozen=True)
+class CaveatLine:
+    """One reason said once, naming the cells it applies to (:func:`~..analysis.notices.caveat_notes`): ``line``
+    (``the median of every algorithm: ...``, the words every renderer marks those cells with) and its ``cells``."""
+
+    line: str
+    cells: tuple[Caveat, ...]
 
 
 @dataclass(frozen=True)
@@ -176,7 +189,8 @@ class IntervalWords:
     resampling, in words (``the per-task means``); ``records``: what each table recorded; ``statistics``: per table, the phrase of each statistic's
     method where the rule gives the statistics their own (the aggregates' and differences' cells of a metric,
     :meth:`ReportView.method`); ``notes``: the console's notes on the method and on a statistic an option gave its
-    own interval, in keyword form (the command line puts them in flag words)."""
+    own interval, in keyword form (the command line puts them in flag words); ``median`` and ``improvement``: what
+    the median's and P(X > Y)'s intervals are and what the coverage study measured of them (``methods.md``)."""
 
     headline: str = ""
     short: str = ""
@@ -186,6 +200,8 @@ class IntervalWords:
     records: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     statistics: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    median: str = ""
+    improvement: str = ""
 
 
 @dataclass(frozen=True)
@@ -205,8 +221,12 @@ class ReportView:
     the order the analysis added them); ``figure_algorithms`` and ``figure_note`` (which algorithms the figures
     show and the sentence saying which they leave out, None when they show all: :func:`shown_algorithms`);
     ``source`` (where the scores came from, as a phrase: :func:`~..analysis.summary.source_text`); ``caveats``
-    (every caveated cell once, in table order: :func:`~..analysis.notices.caveated`); ``median_runs`` (the runs per
-    task at or below which the median's cells carry a caveat, :data:`~..analysis.caveats.MEDIAN_RUNS`).
+    (every caveated cell once, in table order: :func:`~..analysis.notices.caveated`); ``headline_caveats`` (the
+    headline's caveats, each reason once naming its cells: what the console, the paper tables and ``report.html``
+    say under the headline and mark its cells with) and ``caveat_lines`` (every table's, each reason once:
+    ``methods.md``'s Caveats), both :class:`CaveatLine` s from :func:`~..analysis.notices.caveat_notes`;
+    ``median_runs`` (the runs per task at or below which the median's cells carry a caveat,
+    :data:`~..analysis.caveats.MEDIAN_RUNS`).
     """
 
     frames: Mapping[str, pd.DataFrame]
@@ -232,6 +252,8 @@ class ReportView:
     figure_note: str | None = None
     source: str = ""
     caveats: tuple[Caveat, ...] = ()
+    headline_caveats: tuple[CaveatLine, ...] = ()
+    caveat_lines: tuple[CaveatLine, ...] = ()
     median_runs: int = MEDIAN_RUNS
 
     # ---------------------------------------------------------------- the tables, read as a Report's
@@ -412,12 +434,7 @@ def report_view(report: Report) -> ReportView:
     fired = [dict(d) for d in prov.get("protocol") or [] if isinstance(d, Mapping)]
     findings = tuple(protocol.by_severity([protocol.Finding.from_dict(d) for d in fired if "check" in d]))
     figure_algorithms, figure_note = shown_algorithms(report)
-    caveats = tuple(
-        Caveat("aggregates", (c.algorithm, c.metric), c.text)
-        if c.other is None
-        else Caveat("differences", (c.algorithm, c.other, c.metric), c.text)
-        for c in notices.caveated(report)
-    )
+    headline_caveats = _caveat_lines(report, ("aggregates",))
     return ReportView(
         frames=tables,
         provenance=prov,
@@ -426,7 +443,7 @@ def report_view(report: Report) -> ReportView:
         counts=report.counts(),
         metrics=metrics,
         headline=_headline(report, metrics),
-        cell_notes=_cell_notes(report, {c.text for c in caveats}),
+        cell_notes=_cell_notes(report, {note.line for note in headline_caveats}),
         notices=tuple(notices.grouped_items(report)),
         letters=letters,
         findings=findings,
@@ -445,7 +462,27 @@ def report_view(report: Report) -> ReportView:
         figure_algorithms=tuple(figure_algorithms),
         figure_note=figure_note,
         source=source_text(prov.get("source")),
-        caveats=caveats,
+        caveats=tuple(_caveat(c) for c in notices.caveated(report)),
+        headline_caveats=headline_caveats,
+        caveat_lines=_caveat_lines(report, notices.CAVEATED),
+    )
+
+
+def _caveat(cell: notices.Warned) -> Caveat:
+    """A caveated cell of :func:`~..analysis.notices.caveated` by its table and key."""
+    if cell.metric == "P(X>Y)":
+        return Caveat("improvement", (cell.algorithm, cell.other or ""), cell.text)
+    if cell.other is not None:
+        return Caveat("differences", (cell.algorithm, cell.other, cell.metric), cell.text)
+    if cell.metric.startswith("task "):
+        return Caveat("per_task", (cell.algorithm, cell.metric[len("task ") :]), cell.text)
+    return Caveat("aggregates", (cell.algorithm, cell.metric), cell.text)
+
+
+def _caveat_lines(report: Report, tables: tuple[str, ...]) -> tuple[CaveatLine, ...]:
+    """The caveats of ``tables`` grouped by reason, each naming its cells (:func:`~..analysis.notices.caveat_notes`)."""
+    return tuple(
+        CaveatLine(note.line, tuple(_caveat(c) for c in note.cells)) for note in notices.caveat_notes(report, tables)
     )
 
 
@@ -508,8 +545,8 @@ def _best_separated(algorithms: np.ndarray, rows: np.ndarray, lower: bool) -> st
 
 def _cell_notes(report: Report, caveated: set[str]) -> dict[str, dict[tuple[str, ...], tuple[Note, ...]]]:
     """Per table and cell, its notes, as :mod:`..analysis.notices` ties them to cells (from the records that made the
-    warnings, and from the tables' caveat columns): a headline cell's in their order, a difference's in both
-    orders; each a caveat when its text is one of ``caveated``, else a warning."""
+    warnings, and a headline cell's caveat as the line that says its reason once): a headline cell's in their order,
+    a difference's in both orders; each a caveat when its text is one of ``caveated``, else a warning."""
 
     def noted(texts: list[str]) -> tuple[Note, ...]:
         return tuple(Note("caveat" if t in caveated else "warning", t) for t in texts)
@@ -548,6 +585,8 @@ def _interval_words(prov: Mapping[str, Any], present: frozenset[str]) -> Interva
             for name, record in records.items()
         },
         notes=tuple(words.console_notes(prov)),
+        median=words.median_sentence(prov),
+        improvement=words.improvement_sentence(prov),
     )
 
 

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from . import distributions
-from .intervals.bounds import wilson
+from .intervals.bounds import mover_bounds, wilson
 
 #: Pseudo-episodes per task the bootstrap's binomial step adds (half a success and half a failure, spread over
 #: the task's seeds): a task with no success still varies, by about the Wilson interval's width at 0.
@@ -169,11 +169,8 @@ def mover(px: Any, lx: Any, ux: Any, py: Any, ly: Any, uy: Any) -> tuple[np.ndar
         >>> [round(float(v), 3) for v in mover(0.0, 0.0, 0.1, 0.0, 0.0, 0.2)]
         [0.0, -0.2, 0.1]
     """
-    px, lx, ux, py, ly, uy = (np.asarray(v, dtype=float) for v in (px, lx, ux, py, ly, uy))
-    d = px - py
-    low = d - np.sqrt((px - lx) ** 2 + (uy - py) ** 2)
-    high = d + np.sqrt((ux - px) ** 2 + (py - ly) ** 2)
-    return d, np.clip(low, -1.0, 1.0), np.clip(high, -1.0, 1.0)
+    low, high = mover_bounds(px, lx, ux, py, ly, uy)
+    return np.asarray(px, dtype=float) - np.asarray(py, dtype=float), np.clip(low, -1.0, 1.0), np.clip(high, -1.0, 1.0)
 
 
 def _step_rates(k: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

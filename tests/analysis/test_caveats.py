@@ -39,7 +39,7 @@ def test_mean_caveat_fires_where_few_tasks_carry_its_variance_at_few_runs():
     quiet = cv.algorithm_features(_cells(even))
     loud = cv.algorithm_features(_cells(heavy))
     assert cv.aggregate_caveat("mean", quiet) == ""
-    assert cv.aggregate_caveat("mean", loud).startswith("heavy tails at 3 runs")
+    assert cv.aggregate_caveat("mean", loud) == cv.REASONS["mean_tasks"]
     assert cv.aggregate_caveat("iqm", loud) == ""  # the IQM trims the tail: no caveat
     many = cv.algorithm_features(_cells([np.r_[r, rng.normal(1.0, 0.1, 30)] for r in heavy]))
     assert cv.aggregate_caveat("mean", many) == ""  # enough runs to show the tail
@@ -49,10 +49,26 @@ def test_mean_caveat_fires_where_few_tasks_carry_its_variance_at_few_runs():
 def test_mean_caveat_names_a_task_that_makes_up_the_mean():
     rng = np.random.default_rng(6)
     suite = [rng.normal(1.0, 0.05, 5) for _ in range(9)] + [rng.normal(30.0, 1.0, 5)]
-    reason = cv.aggregate_caveat("mean", cv.algorithm_features(_cells(suite)))
-    assert reason.startswith("heavy tails at 5 runs: one task makes up 7") and reason.endswith(
-        "% of the mean; may under-cover"
-    )
+    assert cv.aggregate_caveat("mean", cv.algorithm_features(_cells(suite))) == cv.REASONS["top"]
+
+
+def test_mean_caveat_fires_where_the_runs_lean_right_in_every_task():
+    """Runs whose means lie well above their medians on every task (a heavy right tail that no task dominates and
+    whose variance spreads over many tasks): the held-out simulation's lognormal case."""
+    rng = np.random.default_rng(11)
+    skewed = [rng.lognormal(0.0, 1.5, 3) for _ in range(26)]
+    features = cv.algorithm_features(_cells(skewed))
+    assert features["top_share"] < cv.TOP_SHARE and features["mean_tasks"] >= cv.TAIL_TASKS
+    assert features["above_median"] >= cv.ABOVE_MEDIAN
+    assert cv.aggregate_caveat("mean", features) == cv.REASONS["above_median"]
+    symmetric = cv.algorithm_features(_cells([rng.normal(1.0, 0.3, 3) for _ in range(26)]))
+    assert symmetric["above_median"] < cv.ABOVE_MEDIAN and cv.aggregate_caveat("mean", symmetric) == ""
+
+
+def test_above_median_is_the_share_of_the_mean_above_the_runs_medians():
+    # means 2 and 3, medians 2 and 1: (5 - 3) / 5
+    assert cv.above_median([np.array([1.0, 2.0, 3.0]), np.array([1.0, 1.0, 7.0])]) == pytest.approx(0.4)
+    assert cv.above_median([np.array([-1.0, 0.0, 1.0])]) == 0.0  # no mean to share
 
 
 def test_mean_and_gap_caveats_fire_where_runs_tie_on_many_tasks_the_iqm_does_not():
@@ -61,39 +77,36 @@ def test_mean_and_gap_caveats_fire_where_runs_tie_on_many_tasks_the_iqm_does_not
     features = cv.algorithm_features(_cells(capped))
     assert features["tied_share"] == 0.4
     for kind in ("mean", "optimality_gap"):
-        assert (
-            cv.aggregate_caveat(kind, features)
-            == "runs all equal on 4 of 10 tasks: those add no width; may under-cover"
-        )
+        assert cv.aggregate_caveat(kind, features) == cv.REASONS["tied"]
     assert cv.aggregate_caveat("iqm", features) == ""
     few_tied = cv.algorithm_features(_cells([np.ones(3)] + [rng.uniform(0.2, 0.9, 3) for _ in range(9)]))
     assert cv.aggregate_caveat("mean", few_tied) == ""
 
 
-def test_median_caveat_names_the_runs_per_task():
+def test_the_bootstrap_medians_caveat_fires_at_few_runs_the_order_statistic_ones_never():
     rng = np.random.default_rng(1)
     few = cv.algorithm_features(_cells([rng.normal(m, 0.2, 5) for m in np.linspace(0, 2, 15)]))
-    assert (
-        cv.aggregate_caveat("median", few) == "median: depends on the tasks near the middle; may under-cover at 5 runs"
-    )
+    assert cv.aggregate_caveat("median", few, resampled=True) == cv.REASONS["median"]
+    assert cv.aggregate_caveat("median", few, resampled=False) == ""  # the order-statistic interval
     many = cv.algorithm_features(_cells([rng.normal(m, 0.2, 40) for m in np.linspace(0, 2, 15)]))
-    assert cv.aggregate_caveat("median", many) == ""
+    assert cv.aggregate_caveat("median", many, resampled=True) == ""
 
 
-def test_improvement_caveat_fires_at_the_boundary_only():
+def test_improvement_caveat_fires_at_the_boundary_under_a_bootstrap_interval_only():
     rng = np.random.default_rng(2)
     x = _cells([rng.normal(5.0, 0.1, 3) for _ in range(10)])
     y = _cells([rng.normal(0.0, 0.1, 3) for _ in range(10)])
     close = _cells([rng.normal(0.1, 1.0, 3) for _ in range(10)])
     boundary = cv.pair_features(x, y)
     assert boundary["separated_share"] == 1.0 and boundary["point"] == 1.0
-    assert cv.improvement_caveat(boundary, 10).startswith("P(X>Y) at the boundary: the runs separate on 10 of 10 tasks")
-    assert cv.improvement_caveat(cv.pair_features(close, y), 10) == ""
+    assert cv.improvement_caveat(boundary, resampled=True) == cv.REASONS["boundary"]
+    assert cv.improvement_caveat(boundary, resampled=False) == ""  # mann-whitney: no collapse there
+    assert cv.improvement_caveat(cv.pair_features(close, y), resampled=True) == ""
 
 
 def test_task_caveat_marks_runs_without_spread():
     features = cv.task_features(_cells([[1.0, 1.0, 1.0], [1.0, 2.0, 3.0]]))
-    assert cv.task_caveat(features[0]) == "runs all equal (3 runs): the interval has no width"
+    assert cv.task_caveat(features[0]) == cv.REASONS["no_spread"]
     assert cv.task_caveat(features[1]) == ""
 
 
@@ -103,18 +116,28 @@ def test_every_table_carries_the_caveats_its_rules_give():
         "A": [list(rng.normal(1.0, 0.1, 3)) for _ in range(8)] + [[1.0, 2.0, 40.0], [1.0, 1.0, 1.0]],
         "B": [list(rng.normal(0.0, 0.1, 3)) for _ in range(10)],
     }
-    report = evaluate(_frame(runs), metrics=["mean", "median", "iqm"], **FAST)
-    cells = {a: _cells(r) for a, r in runs.items()}
-    features = {a: cv.algorithm_features(c) for a, c in cells.items()}
-    for row in report.aggregates.itertuples():
-        assert row.caveat == cv.aggregate_caveat(row.metric, features[row.algorithm])
-    for row in report.differences.itertuples():
-        assert row.caveat == cv.difference_caveat(row.metric, features[row.algorithm_x], features[row.algorithm_y])
+    for option in ("auto", "method"):
+        report = evaluate(_frame(runs), metrics=["mean", "median", "iqm"], median_interval=option, **FAST)
+        resampled = option == "method"  # auto at 3 runs: the order-statistic median, not a bootstrap interval
+        cells = {a: _cells(r) for a, r in runs.items()}
+        features = {a: cv.algorithm_features(c) for a, c in cells.items()}
+        for row in report.aggregates.itertuples():
+            own = resampled or row.metric != "median"
+            assert row.caveat == cv.aggregate_caveat(row.metric, features[row.algorithm], own)
+        for row in report.differences.itertuples():
+            own = resampled or row.metric != "median"
+            assert row.caveat == cv.difference_caveat(
+                row.metric, features[row.algorithm_x], features[row.algorithm_y], own
+            )
+        median = report.aggregates.set_index("metric").loc["median", "caveat"].tolist()
+        assert median == ([cv.REASONS["median"]] * 2 if resampled else ["", ""])
     assert report.aggregates.set_index("metric").loc["mean", "caveat"].tolist()[0].startswith("heavy tails")
-    pair = cv.improvement_caveat(cv.pair_features(cells["A"], cells["B"]), 10)
-    assert pair and report.improvement["caveat"].tolist() == [pair, pair]
+    # the default P(X > Y) interval (mann-whitney) does not collapse at the boundary: no caveat there
+    assert cv.pair_features(cells["A"], cells["B"])["point"] > 0.8 and report.improvement["caveat"].tolist() == ["", ""]
+    boot = evaluate(_frame(runs), metrics=["mean"], method="percentile", **FAST)
+    assert boot.improvement["caveat"].tolist() == [cv.REASONS["boundary"]] * 2
     per_task = report.per_task.set_index(["algorithm", "task"])["caveat"]
-    assert per_task.loc[("A", "t09")].startswith("runs all equal") and per_task.loc[("A", "t00")] == ""
+    assert per_task.loc[("A", "t09")] == cv.REASONS["no_spread"] and per_task.loc[("A", "t00")] == ""
 
 
 def test_caveats_survive_a_results_folder_and_older_folders_read_without_them(tmp_path):
@@ -144,24 +167,53 @@ def test_statistics_without_a_rule_carry_no_caveat(kind):
     assert cv.aggregate_caveat(kind, heavy) == ""
 
 
-def test_caveats_are_marked_once_in_the_console_the_paper_tables_and_the_methods():
-    from rl_reliable_logger.analysis.notices import caveated
+def test_each_reason_is_said_once_naming_its_cells_in_every_format():
+    from rl_reliable_logger.analysis.notices import caveat_notes
     from rl_reliable_logger.cli.common import format_summary
-    from rl_reliable_logger.render.methods import methods_paragraph
+    from rl_reliable_logger.render.html import build_html
+    from rl_reliable_logger.render.methods import methods_markdown
     from rl_reliable_logger.render.tables import to_latex, to_markdown
 
     rng = np.random.default_rng(8)
     runs = {
-        "A": [list(rng.normal(1.0, 0.1, 3)) for _ in range(8)] + [[1.0, 2.0, 40.0], [1.0, 1.5, 2.0]],
-        "B": [list(rng.normal(0.5, 0.1, 3)) for _ in range(10)],
+        alg: [list(rng.normal(shift, 0.1, 3)) for _ in range(8)] + [[1.0, 2.0, 40.0], [1.0, 1.5, 2.0]]
+        for alg, shift in (("A", 1.0), ("B", 0.5), ("C", 0.7))
     }
-    report = evaluate(_frame(runs), metrics=["mean", "median", "iqm"], **FAST)
-    notes = caveated(report)
-    mean_a = next(c for c in notes if (c.algorithm, c.metric, c.other) == ("A", "mean", None))
-    assert mean_a.text.startswith("A mean: heavy tails at 3 runs: one task makes up")
+    report = evaluate(_frame(runs), metrics=["mean", "median", "iqm"], median_interval="method", **FAST)
+    # the median's bootstrap interval at 3 runs: one reason for every algorithm's median, said once
+    (median,) = [n for n in caveat_notes(report, ("aggregates",)) if n.reason == cv.REASONS["median"]]
+    assert median.line == f"the median of every algorithm: {cv.REASONS['median']}"
+    (mean,) = [n for n in caveat_notes(report, ("aggregates",)) if n.reason.startswith("heavy tails")]
+    assert mean.where == "the mean of every algorithm"
     summary = format_summary(report)
-    assert summary.count(f"† {mean_a.text}") == 1 and "†" in summary.split("\n† ")[0]
-    assert not any(c.metric == "iqm" for c in notes)  # the IQM is not marked
-    assert to_markdown(report).count(mean_a.text) == 1 and "heavy tails at 3 runs" in to_latex(report)
-    methods = methods_paragraph(report)
-    assert "at 10 runs per task or fewer its cells carry a caveat" in methods and "0.48-0.98" not in methods
+    assert summary.count(cv.REASONS["median"]) == 1 and summary.count(f"† {median.line}") == 1
+    assert summary.split("\n† ")[0].count("†") == 6  # three means and three medians marked, each reason once below
+    assert not any(n.reason and "iqm" in n.where for n in caveat_notes(report))  # the IQM is not marked
+    markdown = to_markdown(report)
+    assert markdown.count("the median of every algorithm") == 1 and markdown.count("near the middle") == 1
+    assert to_latex(report).count("the median of every algorithm") == 1
+    page = build_html(report)
+    assert page.count(median.line) == 4  # once in the list under the headline, and as the three marks' tooltip
+    assert page.count('href="#caveat-') == 6
+    methods = methods_markdown(report)
+    section = methods.split("## Caveats", 1)[1].split("##", 1)[0]
+    assert section.count(cv.REASONS["median"]) == 1
+    assert "the median of every algorithm; the median difference of every pair" in section
+    assert "the mean difference of every pair" in section
+
+
+def test_the_methods_median_sentence_quotes_the_studys_recorded_figures_only():
+    from rl_reliable_logger.render.methods import methods_paragraph
+
+    rng = np.random.default_rng(9)
+    runs = {a: [list(rng.normal(s, 0.3, 3)) for _ in range(10)] for a, s in (("A", 1.0), ("B", 0.5))}
+    default = methods_paragraph(evaluate(_frame(runs), metrics=["median"], **FAST))
+    found = cv.measured("median: order-statistic")
+    assert found is not None and "caveat_study.py" in default
+    low, high = found["coverage"]
+    assert f"{low:.0%}-{high:.0%}" in default or f"{low:.0%} of the data sets" in default
+    assert "not a property of this interval" in default and "79-96%" not in default
+    near = cv.measured("P(X>Y) near 1")  # measured on the pairs near 1 alone, and the sentence says so
+    assert near is not None and near["rows"] in cv.study_words("P(X>Y) near 1")
+    boot = methods_paragraph(evaluate(_frame(runs), metrics=["median"], median_interval="method", **FAST))
+    assert cv.study_words("median: bootstrap") in boot and "its cells carry a caveat" in boot

@@ -21,12 +21,14 @@ FAST = dict(reps=400, profile_reps=100, improvement_reps=100, seed=0)
 DOCUMENTED = {
     "aggregates": "bootstrap-t",
     "differences": "bootstrap-t",
-    "improvement": "expanded",
+    "improvement": "mann-whitney",
     "profiles": "expanded",
     "gap_curve": "expanded",
     "per_task": "student-t",
 }
-STATISTICS = {"mean": "bootstrap-t", "median": "normal", "iqm": "bootstrap-t", "optimality_gap": "bootstrap-t"}
+#: 3 runs per task: the median gets the order-statistic interval (median_interval=auto), its differences the MOVER.
+STATISTICS = {"mean": "bootstrap-t", "median": "order-statistic", "iqm": "bootstrap-t", "optimality_gap": "bootstrap-t"}
+DIFFERENCES = {**STATISTICS, "median": "order-statistic-mover"}
 
 
 def _frame() -> pd.DataFrame:
@@ -51,8 +53,8 @@ def test_a_default_evaluate_records_bootstrap_t_for_every_table(default_report):
     intervals = prov["intervals"]
     for table, method in DOCUMENTED.items():
         assert intervals[table]["method"] == method, table
-    for table in ("aggregates", "differences"):
-        assert intervals[table]["statistics"] == STATISTICS, table
+    assert intervals["aggregates"]["statistics"] == STATISTICS
+    assert intervals["differences"]["statistics"] == DIFFERENCES
 
 
 def test_the_default_is_bootstrap_t_bit_for_bit_and_not_percentile(default_report):
@@ -96,6 +98,7 @@ def test_help_says_what_the_default_does(capsys, monkeypatch):
         "normal (bootstrap standard deviation, expanded percentile level) for the median",
         "expanded percentile for the other statistics (DP-25, other trimmed means, ...)",
         "the per-task means: Student-t",
+        "the median and its differences at 10 runs per task or fewer (median_interval=auto): order-statistic",
         "percentile gives the intervals of Agarwal et al. (2021) and rliable",
     ):
         assert words in method, words

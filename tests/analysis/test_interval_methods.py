@@ -104,7 +104,8 @@ def test_expanded_widens_every_table_it_names():
 
 def test_bootstrap_t_studentizes_the_mean_iqm_and_gap_differences_normal_median_and_expands_the_others():
     df = _frame(runs=5)
-    options = {**FAST, "metrics": ["iqm", "mean", "median", "optimality_gap", "dp25"]}
+    # the method's rule for the median (median_interval=method; auto gives 5 runs per task the order-statistic one)
+    options = {**FAST, "metrics": ["iqm", "mean", "median", "optimality_gap", "dp25"], "median_interval": "method"}
     boot_t = evaluate(ScoreTable(df), method="bootstrap-t", **options)
     expanded = evaluate(ScoreTable(df), method="expanded", **options)
     assert boot_t.provenance["intervals"]["differences"]["method"] == "bootstrap-t"
@@ -125,7 +126,11 @@ def test_bootstrap_t_studentizes_the_mean_iqm_and_gap_differences_normal_median_
         assert ((own["low"] < own["point"]) & (own["point"] < own["high"])).all()
 
 
-def test_the_skew_diagnostic_warns_per_algorithm_where_the_mean_may_under_cover():
+def test_the_means_caveat_speaks_where_the_skew_warning_did_and_no_warning_repeats_it():
+    """One rule per cell (issue 52): the mean's right tail is the caveat's (the share of the mean above the runs'
+    medians, one task's share of the mean), never a warning beside it."""
+    from rl_reliable_logger.analysis import caveats as cv
+
     rng = np.random.default_rng(9)
     rows = [
         {"algorithm": a, "task": f"t{m}", "seed": s, "score": float(score)}
@@ -138,19 +143,12 @@ def test_the_skew_diagnostic_warns_per_algorithm_where_the_mean_may_under_cover(
     df.loc[(df["algorithm"] == "heavy") & (df["seed"] == 0), "score"] = 400.0
     df.loc[(df["algorithm"] == "lone") & (df["seed"] == 0) & (df["task"] == "t0"), "score"] = 400.0
     report = evaluate(ScoreTable(df), method="bootstrap-t", **FAST)
-    flagged = [w for w in report.warnings if "may under-cover" in w]
-    assert any(w.startswith("heavy: the mean's interval may under-cover") and "skewed on 6 of 6 tasks" in w
-               and "IQM" in w for w in flagged)  # fmt: skip
-    assert not any(w.startswith(("calm:", "lone:", "calm - lone")) for w in flagged)
-    # a pair is judged on both algorithms' tails: either one heavy flags it (pairs in sorted-name order)
-    assert any(w.startswith("calm - heavy: the mean difference's interval may under-cover") for w in flagged)
-    record = report.provenance["mean_skewness"]
-    assert record["algorithms"]["heavy"] == 1.0 and record["algorithms"]["lone"] < record["limit"]
-    assert {"metric": "mean", "algorithm": "heavy", "warning": flagged[0]} in record["warned"]
-    assert all(w["warning"] in report.warnings for w in record["warned"])
-    assert not any("no interval reaches" in w or "cannot be trusted" in w for w in report.warnings)
-    without_mean = evaluate(ScoreTable(df), method="bootstrap-t", **{**FAST, "metrics": ["iqm"]})
-    assert not any("may under-cover" in w for w in without_mean.warnings)
+    mean = report.aggregates[report.aggregates["metric"] == "mean"].set_index("algorithm")["caveat"]
+    assert mean.to_dict() == {"heavy": cv.REASONS["above_median"], "calm": "", "lone": cv.REASONS["top"]}
+    diff = report.differences[report.differences["metric"] == "mean"].set_index(["algorithm_x", "algorithm_y"])
+    assert diff.loc[("calm", "heavy"), "caveat"] == cv.REASONS["above_median"]
+    assert not any("may under-cover" in w or "skewed" in w for w in report.warnings)
+    assert "mean_skewness" not in report.provenance
 
 
 def test_bootstrap_t_gives_per_task_means_the_student_t_interval():

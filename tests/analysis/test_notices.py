@@ -1,6 +1,7 @@
-"""evaluate() emits its warnings through Python's warnings as ReliabilityWarning, grouped one line per algorithm
-(a pair's warning folded into its algorithm's line), while report.warnings keeps every warning in full; and
-``normalize=`` takes reference scores given in code (a mapping or a DataFrame) or refuses in one sentence."""
+"""evaluate() emits its warnings through Python's warnings as ReliabilityWarning, each once (a warning tied to a
+pair folded into its algorithm's line, as results written before issue 52 carry them), while report.warnings keeps
+every warning in full; the caveats are the tables' own, never warnings; and ``normalize=`` takes reference scores
+given in code (a mapping or a DataFrame) or refuses in one sentence."""
 
 from __future__ import annotations
 
@@ -20,31 +21,37 @@ def _frame() -> pd.DataFrame:
     return heavy_tailed_frame()
 
 
-def _trust_lines(messages: list[str]) -> list[str]:
-    return [m for m in messages if "mean's interval" in m or "mean difference's interval" in m]
-
-
 def test_reliability_warning_is_public_and_a_user_warning():
     assert issubclass(rl_reliable_logger.ReliabilityWarning, UserWarning)
     assert "ReliabilityWarning" in rl_reliable_logger.__all__
 
 
-def test_evaluate_warns_once_per_algorithm_with_the_pairs_folded_in():
+def test_evaluate_warns_each_warning_once_and_says_the_caveats_in_the_tables_only():
     with pytest.warns(ReliabilityWarning) as record:
         report = evaluate(ScoreTable(_frame()), **FAST)
     emitted = [str(w.message) for w in record if issubclass(w.category, ReliabilityWarning)]
-    own = {alg: [w for w in report.warnings if w.startswith(f"{alg}: the mean's interval")] for alg in ("H1", "H2")}
-    assert all(len(v) == 1 for v in own.values())  # both flagged by the diagnostic
-    pairs = [w for w in report.warnings if "mean difference's interval" in w]
-    assert pairs, "the pairs' warnings stay in report.warnings in full"
-    lines = _trust_lines(emitted)
-    assert len(lines) == 2  # one line per flagged algorithm, no pair line of its own
-    assert [line.split(":", 1)[0] for line in lines] == ["H1", "H2"]
-    assert all(line.startswith(own[line.split(":", 1)[0]][0]) for line in lines)  # the diagnostic's words, as is
-    assert any("also flagged: its mean difference" in line for line in lines)
-    assert len(emitted) == len(set(emitted))
+    assert emitted == list(dict.fromkeys(report.warnings))  # no warning tied to a cell: each as it is, once
+    mean = report.aggregates[report.aggregates["metric"] == "mean"].set_index("algorithm")["caveat"]
+    assert mean["H1"] and mean["H2"] and not mean["C"]  # the mean's tail: a caveat of the cells
+    assert not any(mean["H1"] in w or "mean's interval" in w for w in emitted)
     mine = [w for w in record if issubclass(w.category, ReliabilityWarning)]
     assert mine[0].filename == __file__  # points at the caller's line (other libraries' warnings aside)
+
+
+def test_an_older_reports_pair_warnings_fold_into_their_algorithms_line():
+    from rl_reliable_logger.analysis.notices import emit, grouped
+    from rl_reliable_logger.analysis.report import Report
+
+    own = {a: f"{a}: the mean's interval may under-cover" for a in ("H1", "H2")}
+    pair = "H1 - H2: the mean difference's interval may under-cover"
+    warned = [{"metric": "mean", "algorithm": a, "warning": w} for a, w in own.items()]
+    warned.append({"metric": "mean", "pair": ["H1", "H2"], "warning": pair})
+    report = Report(warnings=[*own.values(), pair, "3 runs"], provenance={"mean_skewness": {"warned": warned}})
+    lines = grouped(report)
+    assert lines == [own["H1"] + " (also flagged: its mean difference with H2)", own["H2"], "3 runs"]
+    with pytest.warns(ReliabilityWarning) as record:
+        emit(report)
+    assert [str(w.message) for w in record] == lines
 
 
 def test_a_notebook_shows_each_warning_once(capsys):
@@ -52,8 +59,7 @@ def test_a_notebook_shows_each_warning_once(capsys):
         warnings.simplefilter("default")  # what a notebook does
         report = evaluate(ScoreTable(_frame()), **FAST)
     texts = [str(w.message) for w in seen if issubclass(w.category, ReliabilityWarning)]
-    assert texts and len(texts) == len(set(texts))
-    assert len(texts) < len(report.warnings)  # grouped: the pairs are folded in
+    assert texts and len(texts) == len(set(texts)) == len(set(report.warnings))
     assert capsys.readouterr() == ("", "")  # nothing printed besides: each shown once, as a warning
 
 

@@ -1,6 +1,7 @@
-"""A Report's view is built once and every renderer reads it: the cells' notes (warnings and the caveat column),
-the per-cell interval method, the page's extra warnings, the figures' cut, and only the view (with the interval
-words it asks and the writer, which hashes and reads Reports) reads the analysis."""
+"""A Report's view is built once and every renderer reads it: the cells' notes (warnings and the caveat column,
+each caveat reason once naming its cells), the per-cell interval method, the page's extra warnings, the figures'
+cut, and only the view (with the interval words it asks and the writer, which hashes and reads Reports) reads the
+analysis."""
 
 from __future__ import annotations
 
@@ -63,20 +64,33 @@ def _with_caveats() -> Report:
 def test_each_cell_carries_its_warnings_then_its_caveat():
     view = report_view(_with_caveats())
     warning = "A: the mean's interval may under-cover"
-    assert view.notes("aggregates", "A", "mean") == (Note("warning", warning), Note("caveat", "A mean: heavy tail"))
-    assert view.notes("aggregates", "B", "iqm") == (Note("caveat", "B iqm: few runs"),)
+    heavy, few = "the mean of A: heavy tail", "the iqm of B: few runs"  # each reason's line, naming its cells
+    assert view.notes("aggregates", "A", "mean") == (Note("warning", warning), Note("caveat", heavy))
+    assert view.notes("aggregates", "B", "iqm") == (Note("caveat", few),)
     assert view.notes("aggregates", "A", "iqm") == () and view.notes("aggregates", "B", "mean") == ()  # "" and NaN
-    pair = (Note("caveat", "A - B mean: skewed pair"),)
-    assert view.notes("differences", "A", "B", "mean") == pair == view.notes("differences", "B", "A", "mean")
-    assert [(c.table, c.cell) for c in view.caveats] == [
-        ("aggregates", ("A", "mean")),
-        ("aggregates", ("B", "iqm")),
-        ("differences", ("A", "B", "mean")),
+    # a difference's caveat is in its table's own caveat column, not a mark
+    assert view.notes("differences", "A", "B", "mean") == () == view.notes("differences", "B", "A", "mean")
+    assert [(c.table, c.cell, c.text) for c in view.caveats] == [
+        ("aggregates", ("A", "mean"), "heavy tail"),
+        ("aggregates", ("B", "iqm"), "few runs"),
+        ("differences", ("A", "B", "mean"), "skewed pair"),
+        ("improvement", ("A", "B"), "ties"),
+        ("per_task", ("B", "x"), "3 runs"),
     ]
-    # the renderers mark the headline cells and the differences (not the per-task and improvement rows)
+    assert [note.line for note in view.headline_caveats] == [heavy, few]
+    assert [note.line for note in view.caveat_lines] == [
+        heavy,
+        few,
+        "the mean difference of A - B: skewed pair",
+        "P(X>Y) of A vs B: ties",
+        "the mean of B on task x: 3 runs",
+    ]
+    assert [c.cell for c in view.caveat_lines[3].cells] == [("A", "B")]
+    # the renderers mark the headline cells (not the differences, per-task and improvement rows)
     assert view.notes("per_task", "B", "x") == () and view.notes("improvement", "A", "B") == ()
     markdown = to_markdown(view)
     assert markdown.count(MARK) == 2 + 3 + 1  # two marked cells, three footnotes (two of A mean), the caption
+    assert markdown.count(heavy) == 1 and markdown.count(few) == 1
 
 
 def test_each_cell_names_its_interval_method():

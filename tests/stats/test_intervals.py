@@ -45,7 +45,8 @@ def test_rules_name_only_registered_methods_and_requestable_ones_have_bounds():
 def test_bootstrap_t_rule_is_the_documented_one():
     rule = intervals.table_rule("bootstrap-t")
     assert rule["per_task"] == "student-t" and rule["curves"] == "percentile"
-    assert {rule[t] for t in ("improvement", "profiles", "gap_curve")} == {"expanded"}
+    assert {rule[t] for t in ("profiles", "gap_curve")} == {"expanded"}
+    assert rule["improvement"] == "mann-whitney"  # issue 52: the bootstrap of P(X > Y) collapses at the boundary
     spec = intervals.requested("bootstrap-t")
     got = {k: spec.for_statistic("aggregates", k).name for k in intervals.STATISTIC_KINDS}
     assert got == {
@@ -64,7 +65,8 @@ def test_the_request_answers_every_interval_question():
     assert request.statistic_method("aggregates", "median").name == "normal"
     assert request.needs_standard_errors("aggregates", ["median", "*"]) is False
     assert request.needs_standard_errors("aggregates", ["mean"]) is True
-    assert request.widens_level("improvement") and not request.widens_level("curves")
+    assert request.widens_level("profiles") and not request.widens_level("curves")
+    assert not request.widens_level("improvement")  # mann-whitney, from the runs
     kinds = {"mean": "mean", "median": "median", "iqm": "*"}
     assert request.record("aggregates", kinds) == {
         "method": "bootstrap-t",
@@ -75,7 +77,14 @@ def test_the_request_answers_every_interval_question():
     assert request.record("per_task")["replicates"] is None  # Student-t uses none
     ordered = request.replace(median_interval="order-statistic")
     assert ordered.statistic_method("aggregates", "median").name == "order-statistic"
-    assert ordered.statistic_method("differences", "median").name == "normal"  # the option is the aggregates'
+    assert ordered.statistic_method("differences", "median").name == "order-statistic-mover"
+    assert ordered.record("differences", kinds)["statistics"]["median"] == "order-statistic-mover"
+    # auto, the default: resolved by the fewest runs of a task (unresolved, the method's rule)
+    assert request.median_interval == "auto" and request.statistic_method("aggregates", "median").name == "normal"
+    assert request.for_runs(10).median_interval == "order-statistic" and request.for_runs(11) == request.replace(
+        median_interval="method"
+    )
+    assert ordered.for_runs(40) is ordered  # an explicit choice stays
     with pytest.raises(ValueError, match="median_interval must be one of"):
         intervals.ResamplingRequest(median_interval="order")
     with pytest.raises(ValueError, match="method must be one of"):

@@ -84,5 +84,5 @@ def test_aggregate_intervals_replaces_the_median_only(method):
 
 def test_an_unknown_median_interval_is_refused():
     cells = _cells(np.random.default_rng(8))
-    with pytest.raises(ValueError, match="median_interval must be one of method, order-statistic"):
+    with pytest.raises(ValueError, match="median_interval must be one of auto, method, order-statistic"):
         aggregate_tuple(cells, [registry.get_metric("median")], 50, 0, median_interval="order")

@@ -16,7 +16,7 @@ from ...stats.intervals import ResamplingRequest
 from .. import caveats
 from ..declared import OptionError
 from ..report import SPECS
-from .base import Part, TableInputs, record
+from .base import Part, TableInputs, for_runs, record
 
 #: The columns, as the Report declares them.
 COLUMNS = list(SPECS["aggregates"].columns)
@@ -38,6 +38,7 @@ class Aggregates:
 
 def build(inputs: TableInputs, request: ResamplingRequest) -> Aggregates:
     """The ``aggregates`` table, its record and its fallback notes."""
+    request = for_runs(request, inputs.cells)
     table, results, notes = aggregate_table(
         inputs.cells, inputs.metrics, request, inputs.streams.of("aggregates"), inputs.progress
     )
@@ -69,6 +70,7 @@ def aggregate_table(
     """The ``aggregates`` table (each row's ``caveat`` from :mod:`..caveats`), every algorithm's results (for the
     differences) and one sentence per interval that fell back from its method or is NaN (naming the algorithm)."""
     check_method(request, cells)
+    request = for_runs(request, cells)
     rows, results, notes = [], {}, []
     for alg, c in cells.items():
         found = results[alg] = aggregate_intervals(c, metric_objs, request, rngs[alg], progress=progress)  # type: ignore[arg-type]
@@ -77,7 +79,8 @@ def aggregate_table(
         notes += _nan_notes(alg, metric_objs, point, found.low, found.high)
         features = caveats.algorithm_features(c, caveats.gamma_of(metric_objs))
         for j, m in enumerate(metric_objs):
-            caveat = caveats.aggregate_caveat(statistic_kind(m), features)
+            kind = statistic_kind(m)
+            caveat = caveats.aggregate_caveat(kind, features, request.statistic_method("aggregates", kind).bootstrap)
             rows.append(
                 {"algorithm": alg, "metric": m.name, "point": point[j], "low": found.low[j], "high": found.high[j],
                  "caveat": caveat}

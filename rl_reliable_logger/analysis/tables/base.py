@@ -109,6 +109,12 @@ def record(request: intervals.ResamplingRequest, inputs: TableInputs, *tables: s
     return {table: request.record(table, inputs.kinds(), **extra) for table in tables}
 
 
+def for_runs(request: intervals.ResamplingRequest, cells: dict[str, bs.Cells]) -> intervals.ResamplingRequest:
+    """``request`` with ``median_interval=auto`` resolved by the fewest runs of any task of any algorithm
+    (:meth:`..stats.intervals.ResamplingRequest.for_runs`): one rule for every table of one analysis."""
+    return request.for_runs(min((int(c.sizes.min()) for c in cells.values() if c.n_tasks), default=0))
+
+
 def pairs(algorithms: Sequence[str]) -> list[tuple[str, str]]:
     """Every pair of algorithms once, in table order."""
     return [(x, y) for i, x in enumerate(algorithms) for y in algorithms[i + 1 :]]

@@ -12,7 +12,7 @@ from ...stats.intervals.bounds import expanded_level
 from .. import caveats
 from ..report import SPECS
 from .aggregates import Aggregates
-from .base import Part, TableInputs, pairs, record
+from .base import Part, TableInputs, for_runs, pairs, record
 
 #: The columns, as the Report declares them.
 COLUMNS = list(SPECS["differences"].columns)
@@ -21,8 +21,9 @@ COLUMNS = list(SPECS["differences"].columns)
 def build(inputs: TableInputs, request: ResamplingRequest, aggregates: Aggregates) -> Part:
     """The differences table, its record and its fallback notes. Each statistic gets the request's rule (under
     ``bootstrap-t``: studentized for the mean, the IQM and the optimality gap from both algorithms' standard errors,
-    the normal interval for the median at the pair's expanded level, expanded for the others); the replicates are
-    the aggregates'."""
+    the normal interval for the median at the pair's expanded level, expanded for the others; where the median gets
+    an interval of its own, ``median_interval``, the MOVER over it); the replicates are the aggregates'."""
+    request = for_runs(request, inputs.cells)
     table, notes = differences_table(inputs, request, aggregates)
     return Part({"differences": table}, record(request, inputs, "differences"), {"interval_fallbacks": notes}, notes)
 
@@ -62,7 +63,13 @@ def differences_table(
             "point": ck.clip_noise(point, low, high),
             "low": low,
             "high": high,
-            "caveat": [caveats.difference_caveat(k, features[x], features[y]) for x, y in by_pair for k in kinds],
+            "caveat": [
+                caveats.difference_caveat(
+                    k, features[x], features[y], request.statistic_method("differences", k).bootstrap
+                )
+                for x, y in by_pair
+                for k in kinds
+            ],
         },
         columns=COLUMNS,
     )
@@ -80,5 +87,6 @@ def _sample(inputs: TableInputs, found: dict, x: str, y: str) -> intervals.Sampl
         standard_errors=None
         if se_x is None or se_y is None
         else (lambda kind: intervals.studentized_difference(se_x[kind], se_y[kind])),
+        runs=(cells[0], cells[1]),  # the median's MOVER over the order-statistic intervals reads them
         name=f"{x} - {y}",
     )

@@ -12,7 +12,7 @@ from ...stats import checks as ck
 from ...stats import intervals
 from ...stats import metrics as mt
 from ...stats.intervals import ResamplingRequest
-from ...stats.intervals.bounds import improvement_level
+from ...stats.intervals.bounds import ImprovementPair, improvement_level
 from .. import caveats
 from ..report import SPECS
 from .base import Part, TableInputs, pairs, record
@@ -22,33 +22,37 @@ from .profiles import stacked
 COLUMNS = list(SPECS["improvement"].columns)
 
 
+def replicates(request: ResamplingRequest) -> int:
+    """The replicates this table draws per algorithm: none where its method is computed from the runs (under
+    ``bootstrap-t``, ``mann-whitney``)."""
+    return request.reps("improvement") if request.table_method("improvement").replicates else 0
+
+
 def build(inputs: TableInputs, request: ResamplingRequest) -> Part:
-    """P(X > Y) of every ordered pair, from one set of independent replicates per algorithm shared by its pairs.
-    P(X > Y) is a U-statistic: where the method widens the level, it is its own (Mann-Whitney's), recorded."""
+    """P(X > Y) of every ordered pair: from the runs (the ``mann-whitney`` interval of ``bootstrap-t``) or from one
+    set of independent replicates per algorithm shared by its pairs. P(X > Y) is a U-statistic: where the method
+    widens the level, it is its own (Mann-Whitney's), recorded."""
     cells = inputs.cells
     own_level = {"expanded_level": "mann-whitney"} if request.widens_level("improvement") else {}
     records = record(request, inputs, "improvement", **own_level)
     algorithms = list(cells)
     if len(algorithms) < 2:
         return Part({"improvement": pd.DataFrame(columns=COLUMNS)}, records)
-    counts = _counts(inputs, request)
     by_pair = pairs(algorithms)
-    points, dists = [], []
-    for x, y in by_pair:
-        cx, cy = cells[x], cells[y]
-        points.append(np.array([mt.probability_of_improvement(_runs_of(cx), _runs_of(cy))]))
-        if request.task_bootstrap:
-            dist = np.concatenate([mt.improvement_task_slots(bx, by) for bx, by in zip(counts[x], counts[y])])
-        else:
-            dist = np.concatenate([mt.improvement_replicates(cx, kx, cy, ky) for kx, ky in zip(counts[x], counts[y])])
-        dists.append(dist[:, None])
-    samples = [intervals.Sample(level=partial(improvement_level, cells[x], cells[y])) for x, y in by_pair]
-    results = stacked(request, "improvement", dists, points, samples)
+    points = [np.array([mt.probability_of_improvement(_runs_of(cells[x]), _runs_of(cells[y]))]) for x, y in by_pair]
+    if replicates(request):
+        samples = [intervals.Sample(level=partial(improvement_level, cells[x], cells[y])) for x, y in by_pair]
+        results = stacked(request, "improvement", _replicates(inputs, request, by_pair), points, samples)
+    else:
+        tasks_resampled = bool(request.task_bootstrap)
+        samples = [intervals.Sample(runs=ImprovementPair(cells[x], cells[y], tasks_resampled)) for x, y in by_pair]
+        results = [intervals.estimate(request, "improvement", np.empty((0, 1)), p, s) for p, s in zip(points, samples)]
+    resampled = request.table_method("improvement").bootstrap
     rows = []
     for (x, y), point_x, result in zip(by_pair, points, results):
         low, high = ck.clip_fraction(result.low), ck.clip_fraction(result.high)
         point = float(ck.clip_noise(point_x, low, high)[0])
-        caveat = caveats.improvement_caveat(caveats.pair_features(cells[x], cells[y]), cells[x].n_tasks)
+        caveat = caveats.improvement_caveat(caveats.pair_features(cells[x], cells[y]), resampled)
         rows.append(
             {"algorithm_x": x, "algorithm_y": y, "point": point, "low": float(low[0]), "high": float(high[0]),
              "caveat": caveat}
@@ -67,6 +71,21 @@ def build(inputs: TableInputs, request: ResamplingRequest) -> Part:
     order = {a: i for i, a in enumerate(algorithms)}
     out = out.sort_values(["algorithm_x", "algorithm_y"], key=lambda s: s.map(order), kind="stable")
     return Part({"improvement": out.reset_index(drop=True)}, records)
+
+
+def _replicates(inputs: TableInputs, request: ResamplingRequest, by_pair: list[tuple[str, str]]) -> list[np.ndarray]:
+    """Each pair's replicates ``(B, 1)``, from one set of independent replicates per algorithm."""
+    cells, counts = inputs.cells, _counts(inputs, request)
+    dists = []
+    for x, y in by_pair:
+        if request.task_bootstrap:
+            dist = np.concatenate([mt.improvement_task_slots(bx, by) for bx, by in zip(counts[x], counts[y])])
+        else:
+            dist = np.concatenate(
+                [mt.improvement_replicates(cells[x], kx, cells[y], ky) for kx, ky in zip(counts[x], counts[y])]
+            )
+        dists.append(dist[:, None])
+    return dists
 
 
 def _counts(inputs: TableInputs, request: ResamplingRequest) -> dict[str, list]:

@@ -3,7 +3,8 @@
 * :mod:`.methods`: the registry of interval methods and their words (:class:`~.methods.IntervalMethod`,
   :func:`~.methods.register`, the rule of each table, ``rule_words`` for ``--help``); imports no numpy;
 * :mod:`.bounds`: every bound formula (percentile, basic, BC/BCa with the acceleration, expanded percentile and its
-  levels, normal, studentized, Student-t, order statistic, Wilson) and the sides an interval bounds (``tail=``);
+  levels, normal, studentized, Student-t, order statistic and its MOVER difference, Wilson, the Mann-Whitney
+  proportions' normal interval with its floor for separated tasks) and the sides an interval bounds (``tail=``);
 * :mod:`.request`: the :class:`~.request.ResamplingRequest` an analysis builds once from its options;
 * :mod:`.result`: what an interval is computed from (:class:`~.result.Sample`) and gives
   (:class:`~.result.IntervalResult`, with ``scipy.stats.bootstrap``'s names);
@@ -37,7 +38,9 @@ from .bounds import (
 from .estimate import estimate, estimate_stacked, fallback_note, interval, studentized_difference
 from .methods import (
     JORDAN_METHODS,
+    MEDIAN_DIFFERENCES,
     MEDIAN_INTERVALS,
+    ORDER_STATISTIC_RUNS,
     OTHER_TABLES,
     REGISTRY,
     STATISTIC_KINDS,
@@ -71,8 +74,10 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "JORDAN_METHODS",
+    "MEDIAN_DIFFERENCES",
     "MEDIAN_INTERVALS",
     "METHODS",
+    "ORDER_STATISTIC_RUNS",
     "OTHER_TABLES",
     "REGISTRY",
     "REPLICATE_OPTIONS",

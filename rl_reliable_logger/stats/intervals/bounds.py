@@ -26,7 +26,7 @@ Example (a one-sided upper bound is the upper end of the two-sided interval at l
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:  # numpy and the engine load when a formula computes (``--help`` reads the registry, no numpy)
     import numpy as np
@@ -299,30 +299,12 @@ def improvement_level(x: Cells, y: Cells, ci: float = 0.95) -> float:
 def improvement_variances(xs: np.ndarray, ys: np.ndarray) -> tuple[float, float, float, float]:
     """For one task's runs (``n, k >= 2``; see :func:`improvement_level`): the unbiased estimate and the
     bootstrap's exact value of Var U, and DeLong's two components ``S₁₀/n`` and ``S₀₁/k`` (the variances of X's
-    and Y's placements, for the degrees of freedom). Sums of ranks from sorted runs, no ``n x k`` pair matrix."""
+    and Y's placements, for the degrees of freedom). Sums of ranks from sorted runs, no ``n x k`` pair matrix
+    (:func:`mann_whitney_sums`, :func:`mann_whitney_terms`)."""
     import numpy as np
 
-    n, k = xs.size, ys.size
-    ys, xs_sorted = np.sort(ys), np.sort(xs)
-    below, upto = np.searchsorted(ys, xs, side="left"), np.searchsorted(ys, xs, side="right")
-    row = below + 0.5 * (upto - below)  # Σ_b h(x_a, y_b)
-    row_sq = below + 0.25 * (upto - below)  # Σ_b h(x_a, y_b)²
-    under, over = np.searchsorted(xs_sorted, ys, side="left"), np.searchsorted(xs_sorted, ys, side="right")
-    col = (n - over) + 0.5 * (over - under)  # Σ_a h(x_a, y_b)
-    total, total_sq = float(row.sum()), float(row_sq.sum())
-    rows2, cols2 = float((row**2).sum()), float((col**2).sum())
-    # moments over distinct runs (U-statistics, unbiased), then the bootstrap's plug-in (V-statistic) ones
-    a = total_sq / (n * k)
-    b10 = (rows2 - total_sq) / (n * k * (k - 1))
-    b01 = (cols2 - total_sq) / (k * n * (n - 1))
-    t = (total**2 - rows2 - cols2 + total_sq) / (n * (n - 1) * k * (k - 1))
-    unbiased = (a + (k - 1) * b10 + (n - 1) * b01 - (n + k - 1) * t) / (n * k)
-    b10_hat, b01_hat, t_hat = rows2 / (n * k * k), cols2 / (k * n * n), (total / (n * k)) ** 2
-    plugin = (a + (k - 1) * b10_hat + (n - 1) * b01_hat - (n + k - 1) * t_hat) / (n * k)
-    # DeLong: placements row / k and col / n, their unbiased variances over the runs
-    part_x = float(np.var(row, ddof=1)) / (k * k * n)
-    part_y = float(np.var(col, ddof=1)) / (n * n * k)
-    return unbiased, plugin, part_x, part_y
+    terms = mann_whitney_terms(np.array(float(xs.size)), np.array(float(ys.size)), *mann_whitney_sums(xs, ys))
+    return float(terms.unbiased), float(terms.plugin), float(terms.part_x), float(terms.part_y)
 
 
 def _task_variances(cells: Cells, unit: float) -> np.ndarray:
@@ -490,3 +472,231 @@ def wilson(point: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, np.n
     half = z / shrink * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
     # the score interval holds p exactly; rounding must not move an end past it or outside [0, 1]
     return np.clip(np.minimum(centre - half, p), 0.0, 1.0), np.clip(np.maximum(centre + half, p), 0.0, 1.0)
+
+
+# ---------------------------------------------------------------------------- P(X > Y) at the boundary (issue 52)
+#: Pseudo-trials a task whose runs separate adds, on each side, to its effective count (:func:`separated_floor`):
+#: ``θ̃ = (c + a) / (c + 2a)``. Chosen on simulated task sets whose truth lies at 0.96-0.996 and on the training
+#: sets (``benchmarks/coverage/improvement_candidates.py``, ``docs/validation.md``).
+SEPARATED_PSEUDO = 0.1
+
+
+class MannWhitneyTerms(NamedTuple):
+    """Per task (last axis; any leading axes, e.g. pairs of algorithms): ``n`` runs of X and ``k`` of Y, the
+    Mann-Whitney proportion ``point`` (U / nk, ties counting 1/2), the unbiased (Hoeffding) estimate of its variance
+    and the bootstrap's exact (plug-in) one, and DeLong's components ``S₁₀/n`` and ``S₀₁/k`` (for the degrees of
+    freedom). A task with one run of X or of Y has no unbiased estimate: there it is the plug-in one."""
+
+    n: np.ndarray
+    k: np.ndarray
+    point: np.ndarray
+    unbiased: np.ndarray
+    plugin: np.ndarray
+    part_x: np.ndarray
+    part_y: np.ndarray
+
+
+def mann_whitney_sums(xs: np.ndarray, ys: np.ndarray) -> tuple[float, float, float, float]:
+    """One task's sums over the pairs of runs, ``h = [x > y] + ½[x = y]``: ``Σ h``, ``Σ h²``, ``Σ_a (Σ_b h)²`` and
+    ``Σ_b (Σ_a h)²``, from sorted runs (binary search, no ``n x k`` matrix): what :func:`mann_whitney_terms` needs.
+
+    Example:
+        >>> import numpy as np
+        >>> [float(v) for v in mann_whitney_sums(np.array([2.0, 3.0]), np.array([1.0, 3.0]))]
+        [2.5, 2.25, 3.25, 4.25]
+    """
+    import numpy as np
+
+    n = xs.size
+    ys, xs_sorted = np.sort(ys), np.sort(xs)
+    below, upto = np.searchsorted(ys, xs, side="left"), np.searchsorted(ys, xs, side="right")
+    row = below + 0.5 * (upto - below)  # Σ_b h(x_a, y_b)
+    row_sq = below + 0.25 * (upto - below)  # Σ_b h(x_a, y_b)²
+    under, over = np.searchsorted(xs_sorted, ys, side="left"), np.searchsorted(xs_sorted, ys, side="right")
+    col = (n - over) + 0.5 * (over - under)  # Σ_a h(x_a, y_b)
+    return float(row.sum()), float(row_sq.sum()), float((row**2).sum()), float((col**2).sum())
+
+
+def mann_whitney_terms(
+    n: np.ndarray, k: np.ndarray, total: Any, total_sq: Any, rows2: Any, cols2: Any
+) -> MannWhitneyTerms:
+    r"""The :class:`MannWhitneyTerms` of tasks from their run counts and :func:`mann_whitney_sums` (arrays of one
+    shape: tasks last, any leading axes).
+
+    With ``A = E h²``, ``B₁₀ = E h(X,Y) h(X,Y')``, ``B₀₁ = E h(X,Y) h(X',Y)`` and ``T = θ²``,
+    ``Var U = (A + (k-1) B₁₀ + (n-1) B₀₁ - (n+k-1) T) / (nk)`` (Hoeffding): the unbiased estimate takes each
+    moment's U-statistic (distinct runs only), the bootstrap's exact variance their plug-in V-statistics.
+
+    Example:
+        >>> import numpy as np
+        >>> t = mann_whitney_terms(np.array([2.0]), np.array([2.0]), *(np.array([v]) for v in (2.5, 2.25, 3.25, 4.25)))
+        >>> float(t.point[0]), round(float(t.plugin[0]), 6)
+        (0.625, 0.082031)
+    """
+    import numpy as np
+
+    n, k = np.asarray(n, dtype=float), np.asarray(k, dtype=float)
+    total, total_sq, rows2, cols2 = (np.asarray(v, dtype=float) for v in (total, total_sq, rows2, cols2))
+    nk = n * k
+    a = total_sq / nk
+    b10_hat, b01_hat, t_hat = rows2 / (nk * k), cols2 / (nk * n), (total / nk) ** 2
+    plugin = (a + (k - 1) * b10_hat + (n - 1) * b01_hat - (n + k - 1) * t_hat) / nk
+    both = (n >= 2) & (k >= 2)
+    with np.errstate(divide="ignore", invalid="ignore"):  # one run of X or Y: no distinct pairs (masked below)
+        b10 = (rows2 - total_sq) / (nk * (k - 1))
+        b01 = (cols2 - total_sq) / (k * n * (n - 1))
+        t = (total**2 - rows2 - cols2 + total_sq) / (n * (n - 1) * k * (k - 1))
+        unbiased = (a + (k - 1) * b10 + (n - 1) * b01 - (n + k - 1) * t) / nk
+        # DeLong: placements row / k and col / n, their unbiased variances over the runs
+        part_x = (rows2 - total**2 / n) / (n - 1) / (k * k * n)
+        part_y = (cols2 - total**2 / k) / (k - 1) / (n * n * k)
+    return MannWhitneyTerms(
+        n,
+        k,
+        total / nk,
+        np.where(both, unbiased, plugin),
+        plugin,
+        np.where(n >= 2, np.maximum(part_x, 0.0), 0.0),
+        np.where(k >= 2, np.maximum(part_y, 0.0), 0.0),
+    )
+
+
+def newcombe_count(theta: Any, n: Any, k: Any) -> Any:
+    """The effective number of trials of a Mann-Whitney proportion at ``theta`` from ``n`` and ``k`` runs:
+    ``θ(1-θ) / Var U`` under Hanley and McNeil's (1982) exponential model with both samples counted as
+    ``N* = (n + k) / 2`` (Newcombe 2006): ``nk / (1 + (N* - 1)((1-θ)/(2-θ) + θ/(1+θ)))``, symmetric in θ and 1-θ.
+
+    Example:
+        >>> float(newcombe_count(1.0, 3.0, 3.0)), round(float(newcombe_count(0.5, 3.0, 3.0)), 3)
+        (4.5, 3.857)
+    """
+    import numpy as np
+
+    theta, n, k = (np.asarray(v, dtype=float) for v in (theta, n, k))
+    star = (n + k) / 2
+    return n * k / (1 + (star - 1) * ((1 - theta) / (2 - theta) + theta / (1 + theta)))
+
+
+def separated_floor(terms: MannWhitneyTerms, pseudo: float = SEPARATED_PSEUDO) -> np.ndarray:
+    """Per task, the variance a task whose runs separate (U = 0 or 1: its bootstrap and unbiased variances are 0)
+    still has: a proportion's variance ``θ̃(1-θ̃)/c(θ̃)`` at Newcombe's effective count ``c``
+    (:func:`newcombe_count`), with ``pseudo`` trials added on each side of the ``c(1)`` it shows,
+    ``θ̃ = (c(1) + pseudo) / (c(1) + 2 pseudo)`` (towards 1/2 from the side it separates on, as Wilson's interval
+    at 0 or N successes is); 0 for every other task."""
+    import numpy as np
+
+    seen = newcombe_count(1.0, terms.n, terms.k)
+    near = (seen + pseudo) / (seen + 2 * pseudo)
+    floor = near * (1 - near) / newcombe_count(near, terms.n, terms.k)
+    return np.where((terms.point == 0) | (terms.point == 1), floor, 0.0)
+
+
+def improvement_normal(
+    terms: MannWhitneyTerms, ci: float = 0.95, *, tasks_resampled: bool = False, pseudo: float = SEPARATED_PSEUDO
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""The interval of P(X > Y), the mean over the M tasks (last axis) of their Mann-Whitney proportions, that does
+    not collapse where the runs separate: ``P ± t_df sqrt(V)`` within [0, 1], with
+
+    .. math:: V = \frac{\max(\sum_m \hat v_m, \sum_m v^*_m) + \sum_m f_m}{M^2}
+
+    (``v̂`` the unbiased variances, ``v*`` the stratified bootstrap's exact ones: never narrower than the bootstrap's
+    spread; ``f`` the :func:`separated_floor` of the tasks whose runs separate) and Welch-Satterthwaite's degrees
+    of freedom over DeLong's components (a floor is known, it adds none). With ``tasks_resampled`` the variance of
+    the mean over resampled tasks, ``s²_U / M``, is used where larger (``M - 1`` degrees of freedom). Vectorised over
+    any leading axes (pairs of algorithms).
+
+    A percentile interval of the bootstrap misses near 1 on both sides: a task whose drawn runs separate gives 0 or 1
+    in every replicate (no width where the truth is below 1), and the bootstrap distribution's skew (towards 1/2)
+    is the reverse of the estimate's (``docs/validation.md``).
+
+    Example (three tasks whose runs all separate: the interval does not collapse at 1):
+        >>> import numpy as np
+        >>> t = mann_whitney_terms(*(np.full(3, v) for v in (3.0, 3.0, 9.0, 9.0, 27.0, 27.0)))
+        >>> low, high = improvement_normal(t)
+        >>> float(t.point.mean()), 0.8 < float(low) < 1.0, float(high)
+        (1.0, True, 1.0)
+    """
+    import numpy as np
+
+    from .. import distributions
+
+    m = terms.point.shape[-1]
+    point = terms.point.mean(axis=-1)
+    floor = separated_floor(terms, pseudo).sum(axis=-1)
+    spread = np.maximum(terms.unbiased.sum(axis=-1), terms.plugin.sum(axis=-1))
+    parts = np.concatenate([terms.part_x, terms.part_y], axis=-1)
+    dof = np.concatenate([np.maximum(terms.n - 1, 1.0), np.maximum(terms.k - 1, 1.0)], axis=-1)
+    parts_sq = (parts**2 / dof).sum(axis=-1)
+    total = parts.sum(axis=-1) + floor
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df = np.where(parts_sq > 0, total**2 / parts_sq, np.inf)
+    var = (spread + floor) / m**2
+    if tasks_resampled and m > 1:
+        between = terms.point.var(axis=-1, ddof=1) / m + floor / m**2
+        df = np.where(between > var, m - 1.0, df)
+        var = np.maximum(var, between)
+    crit = np.where(np.isfinite(df), distributions.t_ppf(1.0 - (1.0 - ci) / 2.0, np.maximum(df, 1.0)), 0.0)
+    crit = np.where(np.isfinite(df), crit, distributions.norm_ppf(1.0 - (1.0 - ci) / 2.0))
+    half = crit * np.sqrt(np.maximum(var, 0.0))
+    return np.clip(point - half, 0.0, 1.0), np.clip(point + half, 0.0, 1.0)
+
+
+class ImprovementPair(NamedTuple):
+    """What P(X > Y)'s interval from the runs reads: both algorithms' cells (the same tasks) and whether the
+    analysis resamples tasks."""
+
+    x: Cells
+    y: Cells
+    tasks_resampled: bool = False
+
+
+def pair_terms(x: Cells, y: Cells) -> MannWhitneyTerms:
+    """The :class:`MannWhitneyTerms` of every task of two algorithms (one :func:`mann_whitney_sums` per task)."""
+    import numpy as np
+
+    sums = np.array(
+        [
+            mann_whitney_sums(x.values[ox : ox + nx], y.values[oy : oy + ny])
+            for ox, nx, oy, ny in zip(x.offsets, x.sizes, y.offsets, y.sizes)
+        ]
+    ).reshape(-1, 4)
+    return mann_whitney_terms(x.sizes.astype(float), y.sizes.astype(float), *sums.T)
+
+
+def improvement_runs(pair: ImprovementPair, ci: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`improvement_normal` of one pair of algorithms (the ``mann-whitney`` method, from the runs)."""
+    import numpy as np
+
+    low, high = improvement_normal(pair_terms(pair.x, pair.y), ci, tasks_resampled=pair.tasks_resampled)
+    return np.atleast_1d(low), np.atleast_1d(high)
+
+
+# ---------------------------------------------------------------------------- the median's difference (issue 52)
+def mover_bounds(px: Any, lx: Any, ux: Any, py: Any, ly: Any, uy: Any) -> tuple[Any, Any]:
+    """The interval of ``px - py`` from each estimate's own interval (Newcombe's method 10, MOVER):
+    ``low = d - √((px - lx)² + (uy - py)²)``, ``high = d + √((ux - px)² + (py - ly)²)``.
+
+    Example:
+        >>> [round(float(v), 4) for v in mover_bounds(0.5, 0.2, 0.9, 0.1, 0.0, 0.3)]
+        [0.0394, 0.8123]
+    """
+    import numpy as np
+
+    px, lx, ux, py, ly, uy = (np.asarray(v, dtype=float) for v in (px, lx, ux, py, ly, uy))
+    d = px - py
+    return d - np.hypot(px - lx, uy - py), d + np.hypot(ux - px, py - ly)
+
+
+def median_order_statistic_mover(pair: Sequence[Any], ci: float = 0.95) -> tuple[float, float]:
+    """The interval of median(X) - median(Y) over tasks (``pair``: both algorithms' cells) from their
+    order-statistic intervals (:func:`median_order_statistic_interval`) by :func:`mover_bounds`: it holds the
+    difference of the medians, and covers where both intervals cover (conservative, as they are)."""
+    import numpy as np
+
+    ends = []
+    for cells in pair[:2]:
+        means = np.array([cells.values[o : o + n].mean() for o, n in zip(cells.offsets, cells.sizes)])
+        ends.append((float(np.median(means)), *median_order_statistic_interval(cells, ci)))
+    (px, lx, ux), (py, ly, uy) = ends
+    low, high = mover_bounds(px, lx, ux, py, ly, uy)
+    return float(low), float(high)

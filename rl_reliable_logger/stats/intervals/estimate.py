@@ -75,9 +75,10 @@ def estimate(
     if spec.needs_jackknife:
         assert sample.jackknife is not None, f"{spec.name} needs the leave-one-run-out values"
         accel = acceleration(*sample.jackknife())
-    if spec.needs_tail and level_tail is None:
-        raise ValueError("the expanded percentile interval needs the level of the sample the replicates are from")
     block = [j for j, m in enumerate(methods) if _in_block(m, spec)]
+    if spec.needs_tail and level_tail is None and block:  # (a statistic of its own, e.g. the order-statistic median,
+        # needs none: the table's method may need it only for the statistics it computes)
+        raise ValueError("the expanded percentile interval needs the level of the sample the replicates are from")
     if len(block) == len(methods):
         low, high = _bounds(spec)(dist, point, ci, level_tail, accel)
     else:

@@ -9,7 +9,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...memory import DEFAULT_CHUNK_BYTES
-from .methods import MEDIAN_INTERVALS, STATISTIC_TABLES, IntervalMethod, get, requested
+from .methods import (
+    MEDIAN_DIFFERENCES,
+    MEDIAN_INTERVALS,
+    ORDER_STATISTIC_RUNS,
+    STATISTIC_TABLES,
+    IntervalMethod,
+    get,
+    requested,
+)
 
 #: The replicate option of each table that has intervals: the count its record gives (``tuning``: the resolved
 #: count, ``min(reps, 5000)`` unless ``tuning_reps`` is given).
@@ -32,9 +40,9 @@ class ResamplingRequest:
     """Every choice about resampling and intervals of one analysis, built once from its options and passed whole
     to every table: the requested interval ``method`` (from which each table and statistic gets its own, by the
     registry's rule), the confidence ``level``, the ``replicates`` of each table (``"*"``: any other table), the
-    ``seed`` every stream is spawned from, task resampling, the median's interval (``median_interval``: ``method``
-    or a registered method the aggregates' median gets instead), where independent work runs and the memory of
-    one chunk of replicates. It answers every question about intervals (:meth:`table_method`,
+    ``seed`` every stream is spawned from, task resampling, the median's interval (``median_interval``: ``method``,
+    a registered method the median gets instead, or ``auto``, which :meth:`for_runs` resolves to one of them from the
+    runs per task), where independent work runs and the memory of one chunk of replicates. It answers every question about intervals (:meth:`table_method`,
     :meth:`statistic_method`, :meth:`record`), and :func:`.estimate.estimate` computes them.
 
     Example:
@@ -50,7 +58,7 @@ class ResamplingRequest:
     replicates: Mapping[str, int] = field(default_factory=dict)
     seed: Any = 0
     task_bootstrap: bool = False
-    median_interval: str = "method"
+    median_interval: str = "auto"
     executor: Any = None
     chunk_bytes: int = DEFAULT_CHUNK_BYTES
 
@@ -78,12 +86,35 @@ class ResamplingRequest:
         """The method ``table`` gets (the registry's rule for the requested method)."""
         return requested(self.method).for_table(table)
 
+    def for_runs(self, fewest: int) -> ResamplingRequest:
+        """This request with ``median_interval=auto`` resolved for data whose fewest runs of a task are ``fewest``:
+        the requested method's ``few_runs_median`` (``bootstrap-t``: ``order-statistic``) at
+        :data:`.methods.ORDER_STATISTIC_RUNS` or fewer, else ``method`` (as it is otherwise).
+
+        Example:
+            >>> request = ResamplingRequest("bootstrap-t")
+            >>> request.for_runs(3).median_interval, request.for_runs(20).median_interval
+            ('order-statistic', 'method')
+            >>> ResamplingRequest("percentile").for_runs(3).median_interval  # rliable's, whatever the runs
+            'method'
+        """
+        if self.median_interval != "auto":
+            return self
+        few = requested(self.method).few_runs_median
+        return self.replace(median_interval=few if few is not None and fewest <= ORDER_STATISTIC_RUNS else "method")
+
+    def own_median(self, table: str) -> str | None:
+        """The method the median gets in ``table`` by ``median_interval`` (the aggregates: it; the differences: the
+        MOVER over it), or None where the requested method's rule gives it (``method``; ``auto`` unresolved)."""
+        if self.median_interval in ("method", "auto") or table not in STATISTIC_TABLES:
+            return None
+        return self.median_interval if table == "aggregates" else MEDIAN_DIFFERENCES[self.median_interval]
+
     def statistic_method(self, table: str, kind: str) -> IntervalMethod:
         """The method a statistic of kind ``kind`` (:data:`STATISTIC_KINDS`) gets in ``table``: the registry's rule,
-        or for the aggregates' median the ``median_interval`` one."""
-        if table == "aggregates" and kind == "median" and self.median_interval != "method":
-            return get(self.median_interval)
-        return requested(self.method).for_statistic(table, kind)
+        or for the median the ``median_interval`` one (:meth:`own_median`)."""
+        own = self.own_median(table) if kind == "median" else None
+        return get(own) if own is not None else requested(self.method).for_statistic(table, kind)
 
     def needs_standard_errors(self, table: str, kinds: Sequence[str]) -> bool:
         """Whether a statistic of ``table`` gets a studentized interval: its replicates must come with the
@@ -109,7 +140,6 @@ class ResamplingRequest:
             "level": self.level,
             "replicates": self.reps(table) if spec.replicates else None,
         }
-        own_median = table == "aggregates" and self.median_interval != "method"
-        if kinds is not None and table in STATISTIC_TABLES and (spec.statistics or own_median):
+        if kinds is not None and table in STATISTIC_TABLES and (spec.statistics or self.own_median(table)):
             out["statistics"] = {name: self.statistic_method(table, kind).name for name, kind in kinds.items()}
         return {**out, **extra}

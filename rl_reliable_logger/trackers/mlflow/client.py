@@ -30,7 +30,7 @@ PAGE_SIZE = 1000
 
 
 # --------------------------------------------------------------------------- plumbing
-def _import_mlflow() -> Any:
+def import_mlflow() -> Any:
     try:
         import mlflow
     except ImportError:  # pragma: no cover - exercised only without the extra
@@ -44,10 +44,10 @@ def _resolve_uri(tracking_uri: str | None) -> str:
     """``tracking_uri``, else MLflow's own default (``MLFLOW_TRACKING_URI``, else ``sqlite:///<cwd>/mlflow.db``)."""
     if tracking_uri:
         return str(tracking_uri)
-    return str(_import_mlflow().get_tracking_uri())
+    return str(import_mlflow().get_tracking_uri())
 
 
-def _is_remote(uri: str) -> bool:
+def is_remote(uri: str) -> bool:
     return uri.split(":", 1)[0].lower() in ("http", "https", "databricks")
 
 
@@ -84,7 +84,7 @@ def first_contact_problem(uri: str, timeout: float = 5.0) -> str | None:
     return None
 
 
-def _sqlite_path(uri: str) -> Path | None:
+def sqlite_path(uri: str) -> Path | None:
     if not uri.lower().startswith("sqlite:///"):
         return None
     path = uri[len("sqlite:///") :].split("?", 1)[0]
@@ -139,11 +139,11 @@ class Tracker:
     """One MlflowClient on one URI; every call goes through :meth:`call` (retries + clear errors)."""
 
     def __init__(self, tracking_uri: str | None = None, *, must_exist: bool = True, retry: RetryPolicy | None = None):
-        mlflow = _import_mlflow()
+        mlflow = import_mlflow()
         self.retry = retry if retry is not None else no_retries()
         self.uri = _resolve_uri(tracking_uri)
         self.shown_uri = redact(self.uri)
-        path = _sqlite_path(self.uri)
+        path = sqlite_path(self.uri)
         if path is not None and not path.is_dir():
             check_regular_file(path, "MLflow database")  # a FIFO would stall SQLite, a device never end
         if must_exist and path is not None and not path.exists():
@@ -164,7 +164,7 @@ class Tracker:
                     f"and is left unchanged. Point {kw('tracking_uri=')} / MLFLOW_TRACKING_URI at the MLflow store "
                     "you trained with."
                 )
-        if _is_remote(self.uri) and not self.retry.wait_for_start:
+        if is_remote(self.uri) and not self.retry.wait_for_start:
             refused = first_contact_problem(self.uri)
             if refused:
                 raise TrackerError(
@@ -184,7 +184,7 @@ class Tracker:
         """``fn(*args, **kwargs)`` within this tracker's time budget; tracker failures become TrackerError."""
         from mlflow.exceptions import MlflowException
 
-        remote = _is_remote(self.uri)
+        remote = is_remote(self.uri)
 
         def once() -> Any:
             try:
@@ -292,7 +292,7 @@ class Tracker:
         return sorted(by_step.items())
 
 
-def _run_url(uri: str, experiment_id: str, run_id: str) -> str | None:
+def run_page_url(uri: str, experiment_id: str, run_id: str) -> str | None:
     if uri.split(":", 1)[0].lower() in ("http", "https"):
         return f"{redact(uri).rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}"
     return None

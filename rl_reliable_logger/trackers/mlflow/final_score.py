@@ -20,7 +20,7 @@ from ..base.messages import kw
 from ..base.pending import PendingScore, report_failure
 from ..base.request import DEFAULT_KEYS
 from ..base.retry import DEFAULT_RETRY_FOR, RetryPolicy
-from .client import Tracker, _import_mlflow, _sqlite_path
+from .client import Tracker, import_mlflow, sqlite_path
 from .names import LABEL, NAME
 
 
@@ -49,7 +49,7 @@ def write_final_score(
         ...     write_final_score(812.5, algorithm="PPO", task="Hopper-v4", seed=3)
     """
     checked = check_final_score(score, algorithm=algorithm, task=task, seed=seed)
-    mlflow = _import_mlflow()
+    mlflow = import_mlflow()
     from mlflow.exceptions import MlflowException
 
     run_id = _run_id_of(run, mlflow)
@@ -77,7 +77,7 @@ def _seconds(retry_for: float | None) -> float:
 
 def _absolute_uri(uri: str) -> str:
     """A relative ``sqlite:///x.db`` made absolute, so a pending file can be pushed from another folder."""
-    path = _sqlite_path(uri)
+    path = sqlite_path(uri)
     if path is not None and not path.is_absolute():
         return "sqlite:///" + str(Path(path).absolute()) + (uri[uri.index("?") :] if "?" in uri else "")
     return uri

@@ -63,7 +63,7 @@ from ..base.publishing import (
     superseded_name,
 )
 from ..base.retry import TRANSIENT, RetryPolicy, classify
-from .client import Tracker, _run_url
+from .client import Tracker, run_page_url
 from .names import LABEL
 from .presentation import (
     HEADLINE_STEP,
@@ -315,7 +315,7 @@ class MlflowSink:
                 f"parent run {run_id!r} not found at {client.shown_uri}: {err.message}. "
                 f"Pass an existing run id to {kw('parent_run_id=')}, or publish to a new analysis run."
             ) from err
-        url = _run_url(client.uri, run.info.experiment_id, run_id)
+        url = run_page_url(client.uri, run.info.experiment_id, run_id)
         if _complete(run.data.tags, digest):
             return PublishResult("mlflow", run_id, url, False, digest, label=LABEL)
         with _lease(client, run_id):  # one publisher at a time on a run that already exists
@@ -364,7 +364,7 @@ class MlflowSink:
         if earlier:
             first = earlier[0].info.run_id
             replaced = _make_current(client, exp_id, series, first, sources)
-            url = _run_url(client.uri, exp_id, first)
+            url = run_page_url(client.uri, exp_id, first)
             return PublishResult("mlflow", first, url, False, digest, label=LABEL, replaced=replaced)
         tags = {
             ROLE_TAG: ANALYSIS_ROLE,
@@ -388,10 +388,10 @@ class MlflowSink:
             client.call("removing a duplicate analysis run", client.client.delete_run, run_id)
             first = same[0].info.run_id
             replaced = _make_current(client, exp_id, series, first, sources)
-            url = _run_url(client.uri, exp_id, first)
+            url = run_page_url(client.uri, exp_id, first)
             return PublishResult("mlflow", first, url, False, digest, label=LABEL, replaced=replaced)
         replaced = _make_current(client, exp_id, series, run_id, sources)
-        url = _run_url(client.uri, exp_id, run_id)
+        url = run_page_url(client.uri, exp_id, run_id)
         return PublishResult("mlflow", run_id, url, True, digest, label=LABEL, replaced=replaced)
 
     # ------------------------------------------------------------------ writing

@@ -18,7 +18,7 @@ from ..base.publishing import uri_identity
 from ..base.records import RunRecord
 from ..base.request import SourceRequest
 from ..base.retry import RetryPolicy
-from .client import PAGE_SIZE, Tracker, _is_remote, _run_url
+from .client import PAGE_SIZE, Tracker, is_remote, run_page_url
 from .names import DEFAULT_REFS
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -47,7 +47,7 @@ def _to_record(run: Any, experiment_names: Mapping[str, str], uri: str) -> RunRe
         "lifecycle_stage": info.lifecycle_stage,
         "parent_run_id": tags.get("mlflow.parentRunId"),
         "entry_point": tags.get("mlflow.project.entryPoint"),
-        "url": _run_url(uri, info.experiment_id, info.run_id),
+        "url": run_page_url(uri, info.experiment_id, info.run_id),
     }
     return RunRecord(
         run_id=info.run_id,
@@ -122,7 +122,7 @@ class MlflowSource:
     def fill_histories(self, records: Sequence[RunRecord], keys: Sequence[str]) -> None:
         """One ``get_metric_history`` call per run and key (in parallel for a remote server)."""
         jobs = [(r, k) for r in records for k in keys]
-        if _is_remote(self.client.uri) and len(jobs) > 1:
+        if is_remote(self.client.uri) and len(jobs) > 1:
             from concurrent.futures import ThreadPoolExecutor
 
             with ThreadPoolExecutor(max_workers=_HISTORY_WORKERS) as pool:

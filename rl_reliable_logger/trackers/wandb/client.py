@@ -22,7 +22,7 @@ from ..base.retry import classify
 
 
 # ---------------------------------------------------------------------------- client plumbing
-def _import_wandb() -> Any:
+def import_wandb() -> Any:
     try:
         import wandb
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -139,7 +139,7 @@ _SERVER_HINT = (
 )
 
 
-def _describe_error(exc: BaseException, what: str, since: float | None = None) -> TrackerError:
+def describe_error(exc: BaseException, what: str, since: float | None = None) -> TrackerError:
     """One clear message for every client failure; never includes the API key.
 
     When the client timed out while wandb-core was still retrying (``since``: when the request
@@ -213,7 +213,7 @@ def _describe_error(exc: BaseException, what: str, since: float | None = None) -
 
 
 @contextlib.contextmanager
-def _errors(what: str) -> Iterator[None]:
+def wandb_errors(what: str) -> Iterator[None]:
     since = time.time()
     try:
         yield
@@ -222,12 +222,12 @@ def _errors(what: str) -> Iterator[None]:
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as exc:
-        if not _is_client_error(exc):
+        if not is_client_error(exc):
             raise  # a bug or bad input, not a tracker failure: keep the real traceback
-        raise _describe_error(exc, what, since) from None
+        raise describe_error(exc, what, since) from None
 
 
-def _is_client_error(exc: BaseException) -> bool:
+def is_client_error(exc: BaseException) -> bool:
     """wandb's own errors (auth, comm, wandb-core API failures) and network OS errors."""
     module = type(exc).__module__ or ""
     if module.startswith("wandb"):
@@ -238,14 +238,14 @@ def _is_client_error(exc: BaseException) -> bool:
     return isinstance(exc, ValueError) and "could not find" in str(exc).lower()
 
 
-def _new_run_id() -> str:
+def new_run_id() -> str:
     import secrets
     import string
 
     return "".join(secrets.choice(string.ascii_lowercase + string.digits) for _ in range(8))
 
 
-def _api(*, timeout: float | None = None) -> Any:
+def public_api(*, timeout: float | None = None) -> Any:
     """A ``wandb.Api`` using only the environment / wandb login for the key (never prompting).
 
     ``timeout`` (seconds; None: wandb's default, ``WANDB_HTTP_TIMEOUT``) is the public ``wandb.Api(timeout=)``:
@@ -253,6 +253,6 @@ def _api(*, timeout: float | None = None) -> Any:
     request), so our own :class:`RetryPolicy` loop and deadlines bound the whole call. wandb's internal
     ``x_`` settings are never set.
     """
-    wandb = _import_wandb()
-    with _errors("connecting"):
+    wandb = import_wandb()
+    with wandb_errors("connecting"):
         return wandb.Api(timeout=int(timeout) if timeout is not None else None)

@@ -20,7 +20,7 @@ from ..base.final_score import FinalScore, check_final_score
 from ..base.pending import PendingScore, report_failure
 from ..base.request import DEFAULT_KEYS
 from ..base.retry import DEFAULT_RETRY_FOR, RetryPolicy
-from .client import _api, _errors, _import_wandb, _is_client_error
+from .client import import_wandb, is_client_error, public_api, wandb_errors
 from .names import LABEL, NAME
 
 #: W&B's limit on the length of one tag.
@@ -51,7 +51,7 @@ def write_final_score(
         >>> write_final_score(1234.5, "PPO", "Hopper-v4", 3)   # inside wandb.init(...)  # doctest: +SKIP
     """
     checked = check_final_score(score, algorithm=algorithm, task=task, seed=seed)
-    wandb = _import_wandb()
+    wandb = import_wandb()
     run = run if run is not None else wandb.run
     if run is None:
         raise TrackerError(
@@ -64,9 +64,9 @@ def write_final_score(
         else:
             _write_live(run, checked)
     except Exception as err:
-        if isinstance(err, ValueError) and not _is_client_error(err):
+        if isinstance(err, ValueError) and not is_client_error(err):
             raise  # a clash with what the run already says: nothing to save for later
-        if not isinstance(err, TrackerError) and not _is_client_error(err):
+        if not isinstance(err, TrackerError) and not is_client_error(err):
             raise
         target = _target(run)
         report_failure(
@@ -159,7 +159,7 @@ def _call(retry: RetryPolicy, what: str, fn: Any) -> Any:
     """``fn()`` with each attempt's wandb errors made TrackerErrors (which name the cause), retried."""
 
     def once() -> Any:
-        with _errors(what):
+        with wandb_errors(what):
             return fn()
 
     return retry.call(once, what)
@@ -182,7 +182,7 @@ def push_pending(item: PendingScore, *, retry: RetryPolicy | None = None) -> str
     if not entity or not project:
         raise InputError(f"{item.path.name}: the pending file does not record the run's entity and project")
     path = f"{entity}/{project}/{item.run_id}"
-    run = _call(retry or RetryPolicy(total=0), f"reading run {path}", lambda: _api().run(path))
+    run = _call(retry or RetryPolicy(total=0), f"reading run {path}", lambda: public_api().run(path))
     old = run.summary.get(DEFAULT_KEYS["score"])
     if old is not None and old != item.score:
         raise InputError(

@@ -51,7 +51,7 @@ from ..base.publishing import (
 )
 from ..base.retry import DEFAULT_RETRY_FOR, REQUEST_TIMEOUT, TRANSIENT, Deadline, RetryPolicy, classify
 from .charts import create_presets, interval_charts
-from .client import _api, _describe_error, _errors, _import_wandb, _is_client_error, _new_run_id, split_path
+from .client import describe_error, import_wandb, is_client_error, new_run_id, public_api, split_path, wandb_errors
 from .names import LABEL
 from .source import ANALYSIS_JOB_TYPE, WandbSource
 
@@ -224,8 +224,8 @@ def _previous_online(
     The target is the URL of the run that logged it, as the first publish returned; the artifact
     reference ``ENTITY/PROJECT/NAME:rh-<hash>`` when the server does not say which run that was.
     """
-    api = api or _api()
-    with _errors(f"checking for an earlier publish of {name}"):
+    api = api or public_api()
+    with wandb_errors(f"checking for an earlier publish of {name}"):
         ent = entity or api.default_entity
         ref = f"{ent}/{project}/{name}:{_hash_alias(digest)}"
         if not api.artifact_exists(ref):
@@ -233,7 +233,7 @@ def _previous_online(
     try:
         run = api.artifact(ref).logged_by()
     except Exception as err:  # the publish is known; only which run made it is not
-        if not _is_client_error(err):
+        if not is_client_error(err):
             raise
         run = None
     return (str(run.url), str(run.url)) if run is not None else (ref, None)
@@ -246,7 +246,7 @@ def _update_public_run(run: Any, fields: dict[str, Any], what: str) -> bool:
     Returns whether the run was updated.
     """
     try:
-        with _errors(f"{what} ({run.id})"):
+        with wandb_errors(f"{what} ({run.id})"):
             for key, value in fields.items():
                 run.summary[key] = value
             run.update()
@@ -396,7 +396,7 @@ class WandbSink:
         self.retry = retry if retry is not None else RetryPolicy(total=DEFAULT_RETRY_FOR)
 
     def publish(self, report: Report, *, bundle: str | os.PathLike | None = None) -> PublishResult:
-        wandb = _import_wandb()
+        wandb = import_wandb()
         digest = report_hash(report)
         mode = "disabled" if _disabled() else self.mode or os.environ.get("WANDB_MODE") or "online"
         if mode == "dryrun":
@@ -408,7 +408,7 @@ class WandbSink:
             from .report_page import import_reports
 
             import_reports()  # a missing extra is an error before anything is written
-        run_id = _new_run_id()  # a new run: never the caller's (WANDB_RUN_ID under an agent), never a source
+        run_id = new_run_id()  # a new run: never the caller's (WANDB_RUN_ID under an agent), never a source
         check_not_source(run_id, source_run_ids(report), keyword="project=")
         art_name = artifact_name(project=self.project, sweep=self.sweep, group=self.group)
         where = f"{self.entity + '/' if self.entity else ''}{self.project}"
@@ -425,9 +425,7 @@ class WandbSink:
                 if classify(err) not in TRANSIENT:
                     raise
                 # W&B did not answer within the budget and no run was made: keep the report as an offline run
-                kept = self._publish(
-                    wandb, report, verified, digest, summary, _new_run_id(), art_name, where, "offline"
-                )
+                kept = self._publish(wandb, report, verified, digest, summary, new_run_id(), art_name, where, "offline")
                 path = Path(kept.target)
                 raise PendingPublishError(
                     kept_message("W&B", str(err), "report", path, f"wandb sync {path}"), path
@@ -471,7 +469,11 @@ class WandbSink:
         settings = self._settings(where, deadline)
         look = report.provenance.get("look_design")  # a published watch or race look: its frozen design
         starting = f"starting the analysis run in {where}"
-        with _in_budget(deadline, starting), _errors(f"publishing the report to {where}"), _waiting(deadline, starting):
+        with (
+            _in_budget(deadline, starting),
+            wandb_errors(f"publishing the report to {where}"),
+            _waiting(deadline, starting),
+        ):
             run = wandb.init(
                 project=self.project,
                 entity=self.entity,
@@ -586,7 +588,7 @@ class WandbSink:
 
     def _api(self, deadline: Deadline) -> Any:
         """A Public API client whose requests end within one request timeout and within the budget."""
-        return _api(timeout=min(REQUEST_TIMEOUT, deadline.timeout(FINISH_RESERVE)))
+        return public_api(timeout=min(REQUEST_TIMEOUT, deadline.timeout(FINISH_RESERVE)))
 
     def _end_online_orphans(self, run_id: str, deadline: Deadline) -> None:
         """Mark failed the analysis runs of this sweep / group whose publish never completed.
@@ -602,7 +604,7 @@ class WandbSink:
         def listing() -> list[Any]:
             api = self._api(deadline)
             path = f"{self.entity or api.default_entity}/{self.project}"
-            with _errors(what):
+            with wandb_errors(what):
                 return list(api.runs(path, filters=self._analysis_filter(), per_page=100))
 
         try:  # one attempt (best effort: it never spends the budget on retries), ending within the budget
@@ -635,7 +637,7 @@ class WandbSink:
         def current() -> Any:
             api = self._api(deadline)
             ref = f"{self.entity or api.default_entity}/{self.project}/{art_name}:latest"
-            with _errors(f"reading the current version of {art_name}"):
+            with wandb_errors(f"reading the current version of {art_name}"):
                 return api.artifact(ref).logged_by() if api.artifact_exists(ref) else None
 
         try:  # one attempt: best effort
@@ -657,7 +659,7 @@ class WandbSink:
             return {}
         try:
             timeout = min(REQUEST_TIMEOUT, deadline.timeout(2 * FINISH_RESERVE))
-            names, notes = create_presets(_api(timeout=timeout), str(run.entity), timeout=timeout)
+            names, notes = create_presets(public_api(timeout=timeout), str(run.entity), timeout=timeout)
         except Exception as err:  # no Public API (e.g. no key): built-in presets
             names, notes = {}, [f"W&B chart presets not created ({type(err).__name__}); using built-in presets"]
         for note in notes:
@@ -720,15 +722,13 @@ class WandbSink:
                 with _waiting(deadline, f"uploading the artifact {art_name}"):
                     logged.wait(timeout=int(deadline.timeout(FINISH_RESERVE)) if deadline is not None else None)
             except ValueError as err:  # how wandb reports a failed upload or commit
-                raise _describe_error(err, f"uploading the artifact {art_name}") from None
+                raise describe_error(err, f"uploading the artifact {art_name}") from None
             except Exception as err:  # uploaded and committed; only reading the new version back failed
                 if type(err).__name__ == "WaitTimeoutError":  # wandb's public timeout: not confirmed in time
                     raise _Unconfirmed(out, _late(deadline, f"uploading the artifact {art_name}")) from None
-                if not _is_client_error(err):
+                if not is_client_error(err):
                     raise
-                print(
-                    f"note: {_describe_error(err, f'reading back the uploaded artifact {art_name}')}", file=sys.stderr
-                )
+                print(f"note: {describe_error(err, f'reading back the uploaded artifact {art_name}')}", file=sys.stderr)
         return out
 
     def _report_page(

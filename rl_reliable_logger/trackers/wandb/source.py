@@ -22,7 +22,7 @@ from ..base.request import SourceRequest
 from ..base.reruns import start_seconds
 from ..base.retry import RetryPolicy
 from ..base.scoring import expand_keys, history_name, parse_score_rule, score_refs
-from .client import _api, _errors, split_path
+from .client import public_api, split_path, wandb_errors
 from .names import DEFAULT_PER_PAGE, DEFAULT_REFS
 from .offline import flatten, read_offline_runs
 
@@ -168,14 +168,14 @@ def load_wandb_runs(
         )
     entity, project = split_path(path)
     if api is None:
-        api = _api(timeout=timeout)
-    with _errors(f"resolving the default entity for {project!r}"):
+        api = public_api(timeout=timeout)
+    with wandb_errors(f"resolving the default entity for {project!r}"):
         entity = entity or api.default_entity
     where = f"listing runs of {entity}/{project}" + (f" (sweep {sweep})" if sweep else "")
     keys = list(history_keys or [])
     states = {s.lower() for s in history_states} if history_states is not None else None
     records: list[RunRecord] = []
-    with _errors(where):
+    with wandb_errors(where):
         runs = api.runs(
             f"{entity}/{project}",
             filters=combine_filters(sweep, filters),

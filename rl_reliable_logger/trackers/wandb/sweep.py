@@ -16,7 +16,7 @@ from ...errors import TrackerError
 from ..base.heartbeat import DEFAULT_STALE_AFTER, is_stale, silence
 from ..base.messages import kw
 from ..base.retry import TRANSIENT, classify
-from .client import _api, _errors, split_path
+from .client import public_api, split_path, wandb_errors
 from .source import DEFAULT_PER_PAGE, combine_filters
 
 _UNFINISHED_STATES = ("running", "pending")
@@ -28,8 +28,8 @@ def sweep_status(
     """One poll: the sweep's state, expected/seen run counts, runs still running or pending (``active``)
     and running runs whose heartbeat is older than ``stale_after`` seconds (``stale``, not active)."""
     entity, project = split_path(path)
-    api = api or _api()
-    with _errors(f"reading sweep {sweep}"):
+    api = api or public_api()
+    with wandb_errors(f"reading sweep {sweep}"):
         entity = entity or api.default_entity
         api.flush()  # Api caches runs and sweeps; every poll must see fresh state
         sw = api.sweep(f"{entity}/{project}/{sweep}")
@@ -101,7 +101,7 @@ def wait_for_sweep(
     while True:
         try:
             if api is None:
-                api = _api()
+                api = public_api()
             status = sweep_status(path, sweep, api=api, stale_after=stale_after)
         except TrackerError as err:
             cause = classify(err)

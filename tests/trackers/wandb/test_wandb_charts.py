@@ -17,7 +17,7 @@ pytest.importorskip("wandb")
 from rl_reliable_logger.analysis.report import TABLES
 from rl_reliable_logger.trackers.wandb import offline as off
 from rl_reliable_logger.trackers.wandb.charts import PRESETS, create_presets, load_spec
-from rl_reliable_logger.trackers.wandb.client import _api
+from rl_reliable_logger.trackers.wandb.client import public_api
 from rl_reliable_logger.trackers.wandb.sink import with_run_links
 from tests.support.reports import small_report
 from tests.support.wandb_env import wandb_env
@@ -40,7 +40,7 @@ def test_packaged_specs_are_vega_lite_with_the_fields_the_sink_fills(kind):
 
 
 def test_presets_are_created_on_the_server(wandb_standin):
-    names, notes = create_presets(_api(), "ent", timeout=60)
+    names, notes = create_presets(public_api(), "ent", timeout=60)
     assert names == {k: f"ent/{name}" for k, (name, _) in PRESETS.items()} and notes == []
     sent = wandb_standin.custom_charts["ent/rl-reliable-intervals"]
     assert sent["chartType"] == "vega2" and sent["access"] == "PRIVATE"
@@ -49,7 +49,7 @@ def test_presets_are_created_on_the_server(wandb_standin):
 
 def test_a_preset_the_server_refuses_falls_back_with_a_note(wandb_standin):
     wandb_standin.fail("CreateCustomChart", 403, times=1)
-    names, notes = create_presets(_api(), "ent", timeout=60)
+    names, notes = create_presets(public_api(), "ent", timeout=60)
     assert names["intervals"] is None and names["bands"] == "ent/rl-reliable-bands"
     assert len(notes) == 1 and "wandb/lineseries/v0" in notes[0]
 

@@ -13,7 +13,7 @@ import requests
 
 from rl_reliable_logger.errors import TrackerError
 from rl_reliable_logger.trackers.base.retry import RetryPolicy, classify, retry_after
-from rl_reliable_logger.trackers.wandb.client import _api
+from rl_reliable_logger.trackers.wandb.client import public_api
 from rl_reliable_logger.trackers.wandb.sweep import wait_for_sweep
 
 
@@ -35,7 +35,7 @@ class _World:
 
 
 def _api_fast():
-    return _api(timeout=3)  # a failing poll ends after 3 s (wandb-core retries the 500s within it)
+    return public_api(timeout=3)  # a failing poll ends after 3 s (wandb-core retries the 500s within it)
 
 
 def test_a_60_second_outage_during_the_wait_is_survived(wandb_standin):
