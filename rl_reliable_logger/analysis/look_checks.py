@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -110,3 +110,54 @@ def check_growth(
                     f"cell ({a!r}, {t!r}) no longer holds every run score of look {last['look']}; a look may only "
                     "add runs, never replace or change them"
                 )
+
+
+def missing_runs(
+    history: Sequence[dict[str, Any]], counts: dict[str, dict[str, int]], unit_of: Callable[[dict[str, Any]], str]
+) -> dict[str, dict[str, int]]:
+    """The runs the last look listed that never arrived, per compared unit (an algorithm; a race's configuration,
+    ``unit_of`` names a launch row's) and task: the last look's count plus the runs its launch list added, minus
+    the count now (cells that hold them all are left out). Empty at the first look."""
+    if not history:
+        return {}
+    last = history[-1]
+    out: dict[str, dict[str, int]] = {}
+    for row in last["launch"]:
+        unit, task = unit_of(row), str(row["task"])
+        if task not in counts.get(unit, {}):
+            continue
+        lacking = int(last["counts"].get(unit, {}).get(task, 0)) + int(row["add_runs"]) - counts[unit][task]
+        if lacking > 0:
+            out.setdefault(unit, {})[task] = lacking
+    return out
+
+
+def missing_text(missing: dict[str, dict[str, int]], look: int) -> str:
+    """``missing`` (:func:`missing_runs`) in words: how many runs look ``look - 1`` listed never arrived, per
+    configuration (or algorithm) and task (the first 8 named).
+
+    Example:
+        >>> missing_text({"ppo [lr=0.1]": {"a": 2, "b": 1}, "ppo [lr=1]": {"a": 1}}, 2)
+        "4 runs look 1 listed are missing at look 2: 'ppo [lr=0.1]' 3 ('a' 2, 'b' 1), 'ppo [lr=1]' 1 ('a' 1)"
+    """
+    total = sum(n for tasks in missing.values() for n in tasks.values())
+    each = [
+        f"{unit!r} {sum(tasks.values())} ({', '.join(f'{t!r} {n}' for t, n in tasks.items())})"
+        for unit, tasks in missing.items()
+    ]
+    shown = ", ".join(each[:8]) + (f", and {len(each) - 8} more" if len(each) > 8 else "")
+    return (
+        f"{plural(total, 'run')} look {look - 1} listed {'are' if total != 1 else 'is'} missing at look {look}: {shown}"
+    )
+
+
+def missing_note(record: dict[str, Any]) -> str | None:
+    """The note of a look taken without runs the look before listed (killed, failed, or never launched), from its
+    record (None when every listed run arrived)."""
+    missing = record.get("missing") or {}
+    if not missing:
+        return None
+    return (
+        f"{missing_text(missing, int(record['look']))} (killed, failed or never launched); the look used the runs "
+        "that arrived, and its launch list counts from them"
+    )

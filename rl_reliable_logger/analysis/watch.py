@@ -40,7 +40,7 @@ from ..stats import bootstrap as bs
 from ..stats import registry
 from ..stats import sequential as sq
 from .aggregates import analysis_streams, cells_by_algorithm, prepare
-from .look_checks import cell_counts, cell_runs, check_growth, data_hash, look_options, short
+from .look_checks import cell_counts, cell_runs, check_growth, data_hash, look_options, missing_runs, short
 from .summary import watch_summary
 from .watch_options import FROZEN_OPTIONS, FUTILITY, FUTILITY_FROM, WatchDesign
 
@@ -238,6 +238,7 @@ def take_look(table: ScoreTable, design: Design, history: Sequence[dict[str, Any
     check_growth(history, counts, runs, design.looks)
     if history and result_from(history[-1], design).stop:  # decided early: that look is final, more data spends none
         return result_from(history[-1], design, replayed=True)
+    missing = missing_runs(history, counts, lambda row: str(row["algorithm"]))
     look = len(history) + 1
     metric = registry.get_metric(design.metric, gamma=opts.gamma)
     rng, shared = analysis_streams(opts.seed, algorithms, opts.task_bootstrap)
@@ -295,6 +296,8 @@ def take_look(table: ScoreTable, design: Design, history: Sequence[dict[str, Any
     pairs = [kept[p] for p in design.pairs]
     record = {"look": look, "hash": digest, "counts": counts, "runs": runs, "pairs": pairs}
     record["launch"] = _launch(record, design)
+    if missing:
+        record["missing"] = missing
     return result_from(record, design)
 
 

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from ..analysis.declared import declared
-from ..analysis.race_options import RaceOptions
+from ..analysis.race_options import LOOK, RaceLookOptions, RaceOptions
 from ..analysis.watch_options import DESIGN
 from ..looks import launch_formats
 from ..trackers import registry
@@ -57,6 +57,7 @@ def race_flags() -> dict[str, str]:
     return {
         "state=": STATE_FLAG[0],
         **{f"{field.name}=": str(decl.flag) for field, decl in declared(RaceOptions)},
+        **{f"{field.name}=": str(decl.flag) for field, decl in declared(RaceLookOptions)},
         **{f"{keyword}=": flag for keyword, (flag, _) in launch_flags().items()},
         "launch_parameters=": "--launch-names",
         "hyperparameter_keys=": "--hyperparameter-keys",
@@ -119,6 +120,9 @@ def _add_race(p: argparse.ArgumentParser) -> None:
     add_shared_option(design, "hyperparameter_keys")
     for field, decl in declared(RaceOptions):
         add_declared_option(design, field, decl)
+    look = p.add_argument_group(LOOK)
+    for field, decl in declared(RaceLookOptions):
+        add_declared_option(look, field, decl)
     add_launch_and_frozen(p)
     p.set_defaults(func=_cmd_race)
 
@@ -143,19 +147,21 @@ def _cmd_race(args: argparse.Namespace) -> int:
     except RLReliableError as err:
         raise CliError(as_flags(str(err), analysis=True, table=race_flags())) from None
     table, sink = read_runs(args, plugin, request)
-    design = given_options(args, RaceOptions)
+    design = {**given_options(args, RaceOptions), **given_options(args, RaceLookOptions)}
     options = {k: v for k, v in given_options(args).items() if k != "hyperparameter_keys"}
     try:
         launch = launch_names(args, plugin, columns)
         hold_lock(args.state, args)  # from here to the end: a second look at this folder waits, then refuses
-        result = race(
-            table,
-            args.state,
-            **design,
-            hyperparameter_keys=columns,
-            launch_parameters=launch,
-            **{key: getattr(args, key) for key in launch_formats.settings()},
-            **options,
+        result, notes = _look_capturing(
+            lambda: race(
+                table,
+                args.state,
+                **design,
+                hyperparameter_keys=columns,
+                launch_parameters=launch,
+                **{key: getattr(args, key) for key in launch_formats.settings()},
+                **options,
+            )
         )
     except RLReliableError as err:
         raise CliError(as_flags(str(err), analysis=True, table=race_flags())) from None
@@ -165,8 +171,25 @@ def _cmd_race(args: argparse.Namespace) -> int:
         frozen = look_design("race", result.design.to_json())
         publish_look(sink, plugin, tuned_table(table, result), AnalysisOptions(**options), race_tables(result), frozen)
 
-    show_look(table, plugin, sink, args, format_race(result, args.state), publish)
+    show_look(table, plugin, sink, args, format_race(result, args.state), publish, notes)
     return 0 if result.stop else MORE_RUNS
+
+
+def _look_capturing(look: Any) -> tuple[Any, list[str]]:
+    """``look()``'s result and the ReliabilityWarnings it emitted (the intake's and the look's own notes), in flag
+    words (``first_runs=3`` is ``--first-runs 3``), for the console to print once; any other warning passes on."""
+    import warnings
+
+    from ..errors import ReliabilityWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ReliabilityWarning)
+        result = look()
+    for w in caught:
+        if not issubclass(w.category, ReliabilityWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    notes = [as_flags(str(w.message), analysis=True, table=race_flags()) for w in caught]
+    return result, [n for n, w in zip(notes, caught) if issubclass(w.category, ReliabilityWarning)]
 
 
 def tuned_table(table: ScoreTable, result: Any) -> ScoreTable:

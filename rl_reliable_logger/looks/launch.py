@@ -3,7 +3,8 @@
 The look's launch list says how many runs each (algorithm, task) cell still needs; this module turns it into
 runs a launcher can start: each cell's new seeds are the smallest whole numbers ``0, 1, 2, ...`` it has not
 used yet (so cells that ran seeds 0..k-1 all get k, k+1, ...; a label is the number it is written as, ``007`` is
-seed 7, and a text label uses no number), and the runs are written
+seed 7, a text label uses the one number it carries, ``s3`` and ``seed_3`` use 3: a script that names seed k
+``s<k>`` never runs it again; a label of no number or several uses none), and the runs are written
 
 * ``runs.csv``: one row per new run, with the launcher's parameter names as columns;
 * the files of each registered tracker's launch format (:mod:`.launch_formats`: a tracker's plugin contributes
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..data.names import seed_number
+from ..data.names import label_number, seed_number
 from ..errors import InputError
 from .launch_formats import formats
 
@@ -105,10 +106,11 @@ def new_runs(scores: pd.DataFrame, launch: pd.DataFrame) -> pd.DataFrame:
     cell = [c for c in launch.columns if c != "add_runs"]
     used: dict[tuple[str, ...], set[int]] = {}
     for key, seeds in scores.groupby(cell, sort=False, dropna=False)["seed"]:
-        # 007 is seed 7 to a launcher
-        used[_cell_key(key if isinstance(key, tuple) else (key,))] = {
-            n for n in map(seed_number, seeds) if n is not None
-        }
+        # 007 is seed 7 to a launcher; s3 (a label carrying 3) is seed 3 to a script that names seed k s<k>
+        # a cell written two ways (0.01 and "0.01") is one cell: its seeds are pooled, never replaced
+        used.setdefault(_cell_key(key if isinstance(key, tuple) else (key,)), set()).update(
+            n for n in map(_number_of, seeds) if n is not None
+        )
     rows = []
     for row in launch[[*cell, "add_runs"]].itertuples(index=False, name=None):
         values = tuple(row[:-1])
@@ -120,6 +122,12 @@ def new_runs(scores: pd.DataFrame, launch: pd.DataFrame) -> pd.DataFrame:
             rows.append({**dict(zip(cell, values)), "seed": seed})
             seed += 1
     return pd.DataFrame(rows, columns=[*cell, "seed"]).astype({"seed": int})
+
+
+def _number_of(label: Any) -> int | None:
+    """The whole number a seed label stands for (``7``, ``007``) or carries beside its text (``s7``, ``seed_7``)."""
+    number = seed_number(label)
+    return number if number is not None else label_number(label)
 
 
 def _cell_key(values: Sequence[Any]) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..analysis.look_checks import missing_note
 from ..errors import InputError
 from ..store.bundle import read_bundle, recover_swap, write_bundle
 from ..store.kinds import BundleError
@@ -34,8 +36,10 @@ class Ledger:
     """One kind of sequential state folder (a watch's, a race's): the bundle ``kind``, the ``design`` class
     (``from_json``/``to_json``), the ``result_from(record, design)`` of a recorded look, the ``tables`` of a result
     that the folder keeps as CSV beside the looks, and what every recorded look holds (``look_fields``: each field's
-    type; ``item_problem(look, i)``: a problem with the look's per-pair or per-race records, or None). Every kind is
-    read, checked and written by the same functions below: one ledger."""
+    type; ``item_problem(look, i)``: a problem with the look's per-pair or per-race records, or None; ``cells``: for
+    a kind whose looks count runs per cell, the design's compared units (algorithms, a race's configuration labels)
+    and tasks and its ``max_runs``, against which every look's ``counts``, ``runs``, ``launch`` and ``missing`` are
+    checked). Every kind is read, checked and written by the same functions below: one ledger."""
 
     kind: str
     design: Any
@@ -43,6 +47,7 @@ class Ledger:
     tables: Callable[[Any], dict[str, pd.DataFrame]]
     look_fields: dict[str, type | tuple[type, ...]]
     item_problem: Callable[[dict[str, Any], int], str | None]
+    cells: Callable[[Any], tuple[Sequence[str], Sequence[str], int]] | None = None
 
 
 def read_state(folder: str | os.PathLike, *, ledger: Ledger) -> tuple[Any, list[dict[str, Any]]] | None:
@@ -85,6 +90,8 @@ def _checked_looks(looks: Any, design: Any, path: Path, ledger: Ledger) -> list[
         raise BundleError(f"{path}: holds no look; the {ledger.kind} state was edited, start a new state folder")
     for i, look in enumerate(looks, 1):
         problem = _look_problem(look, i, ledger)
+        if problem is None and ledger.cells is not None:
+            problem = cells_problem(look, i, *ledger.cells(design))
         if problem is None:
             try:
                 ledger.result_from(look, design)
@@ -106,6 +113,49 @@ def _look_problem(look: Any, i: int, ledger: Ledger) -> str | None:
     if look["look"] != i:
         return f"look {i} says it is look {look['look']}"
     return ledger.item_problem(look, i)
+
+
+def _is_count(value: Any, low: int, high: float) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def _is_score(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def cells_problem(
+    look: dict[str, Any], i: int, units: Sequence[str], tasks: Sequence[str], max_runs: int
+) -> str | None:
+    """What a look that counts runs per cell must hold: each of the design's (unit, task) cells in ``counts`` (2 to
+    ``max_runs`` runs) and in ``runs`` (that many finite scores), launch rows that add runs to one of its tasks, and
+    ``missing`` (when present) as counts of runs per cell (None: all there). A state whose ``looks.json`` was edited
+    and its manifest rewritten is refused by this, never read as a history that no longer says what ran."""
+    counts, runs = look["counts"], look["runs"]
+    for field, held in (("counts", counts), ("runs", runs)):
+        extra = sorted(set(held) - set(units))
+        if extra:
+            return f"look {i}'s {field} hold {extra[0]!r}, which the design does not compare"
+    for unit in units:
+        for task in tasks:
+            for field, held in (("counts", counts), ("runs", runs)):
+                if not isinstance(held.get(unit), dict) or task not in held[unit]:
+                    return f"look {i}'s {field} do not hold the cell ({unit!r}, {task!r})"
+            n = counts[unit][task]
+            if not _is_count(n, 2, max_runs):
+                return f"look {i}'s count of the cell ({unit!r}, {task!r}) is {n!r}, not a number of runs from 2 to {max_runs}"
+            scores = runs[unit][task]
+            if not isinstance(scores, list) or len(scores) != n or not all(map(_is_score, scores)):
+                return f"look {i}'s runs of the cell ({unit!r}, {task!r}) are not its {n} run scores"
+    for row in look["launch"]:
+        if not isinstance(row, dict) or row.get("task") not in tasks or not _is_count(row.get("add_runs"), 1, max_runs):
+            return f"look {i}'s launch list has a row that adds no runs to one of the design's tasks"
+    missing = look.get("missing", {})
+    if not isinstance(missing, dict) or not all(
+        unit in units and isinstance(by, dict) and all(t in tasks and _is_count(k, 1, max_runs) for t, k in by.items())
+        for unit, by in missing.items()
+    ):
+        return f"look {i}'s missing runs are not counts of runs per cell of the design"
+    return None
 
 
 def write_state(
@@ -154,3 +204,10 @@ def next_look(
         if not result.replayed:
             write_state(folder, design, [*history, result.record], files(design, result), wait=wait, ledger=ledger)
     return result
+
+
+def look_notes(warnings: Sequence[str], record: Mapping[str, Any]) -> list[str]:
+    """What a watch or race says after its look: the intake's warnings, then the look's own notes from its record
+    (runs the look before listed that never arrived), so a replayed look says them again."""
+    note = missing_note(dict(record))
+    return [*warnings, *([note] if note else [])]

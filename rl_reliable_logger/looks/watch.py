@@ -14,13 +14,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from ..analysis import watch as wt
+from ..analysis.inputs import FieldOptions, as_score_table, split_field_options
 from ..analysis.watch_options import FUTILITY, WatchDesign
 from ..data.scores import ScoreTable
 from ..errors import ReliabilityWarning, caller_stacklevel
 from .launch import check_size, launch_files, seeds_taken
 from .launch import parameters as launch_parameters_of
-from .ledger import Ledger, next_look
+from .ledger import Ledger, look_notes, next_look
 
 _PAIR_FIELDS = ("algorithm_x", "algorithm_y", "decision", "low", "high", "look", "times", "final")
 
@@ -41,11 +44,12 @@ WATCH = Ledger(
     lambda r: {"decisions.csv": r.decisions, "launch.csv": r.launch},
     {"look": int, "hash": str, "counts": dict, "runs": dict, "pairs": list, "launch": list},
     _pair_problem,
+    lambda design: (sorted({a for pair in design.pairs for a in pair}), design.tasks, design.max_runs),
 )
 
 
 def watch(
-    table: ScoreTable,
+    table: ScoreTable | pd.DataFrame | str | os.PathLike,
     state: str | os.PathLike,
     looks: int,
     max_runs: int,
@@ -61,11 +65,13 @@ def watch(
 ) -> wt.WatchResult:
     """Take the next look of a group-sequential watch of ``table``, recorded in the folder ``state``.
 
-    The first call freezes the design (``looks`` K, ``max_runs`` per (algorithm, task) cell, ``alpha``, the
-    registered ``metric``, the ``compare``d algorithms (default: all, every pair among them), the error
-    ``spending`` function ``obf`` or ``pocock``, ``futility=`` (default 0.1: from half the maximum runs on, a pair
-    whose conditional power is below it stops as ``futile``; non-binding; 0: never), the tasks and the options
-    that change the numbers: ``reps``, ``seed``, ``normalize``, ...). Every later call must ask for the same design; the same scores as a recorded
+    ``table``: a ScoreTable, a long DataFrame or a score file (read with ``evaluate()``'s field keywords,
+    ``algorithm_key=``, ...), as ``race()`` and ``evaluate()`` take it. The first call freezes the design (``looks``
+    K, ``max_runs`` per (algorithm, task) cell, ``alpha``, the registered ``metric``, the ``compare``d algorithms
+    (default: all, every pair among them), the error ``spending`` function ``obf`` or ``pocock``, ``futility=``
+    (default 0: never; p > 0: from half the maximum runs on, a pair whose conditional power is below p stops as
+    ``futile``, non-binding), the tasks and the options that change the numbers: ``reps``, ``seed``, ``normalize``,
+    ...). Every later call must ask for the same design; the same scores as a recorded
     look return that look without spending one. Returns ``.stop``, ``.decisions`` and ``.launch``
     (see ``docs/watch.md``). Beside ``launch.csv`` the folder gets what a launcher runs next
     (:func:`.launch.launch_files`: ``runs.csv`` and each tracker's launch files, e.g. a sweep grid of
@@ -79,6 +85,8 @@ def watch(
         >>> result.stop, result.launch.head()                                               # doctest: +SKIP
     """
     folder = Path(state)
+    fields, options = split_field_options(options)
+    scores = as_score_table(table, FieldOptions(**fields))
     futility = options.pop("futility", FUTILITY)
     design_options = WatchDesign(
         looks=looks,
@@ -89,17 +97,17 @@ def watch(
         spending=spending,
         futility=futility,
     )
-    asked = wt.make_design(table, design_options, **options)
+    asked = wt.make_design(scores, design_options, **options)
     chosen = launch_parameters_of(launch_parameters)  # a bad name is refused before a look is spent
     check_size(asked.max_runs, len({a for pair in asked.pairs for a in pair}) * len(asked.tasks))
     result = next_look(
         folder,
         WATCH,
         asked,
-        lambda design, history: wt.take_look(table, design, history, **options),
-        lambda design, look: launch_files(seeds_taken(table), look.launch, chosen, program=program),
+        lambda design, history: wt.take_look(scores, design, history, **options),
+        lambda design, look: launch_files(seeds_taken(scores), look.launch, chosen, program=program),
         wait=wait,
     )
-    for line in table.warnings:  # at the caller's line, once a look was taken (else the error alone)
+    for line in look_notes(scores.warnings, result.record):  # at the caller's line, once a look was taken
         warnings.warn(line, ReliabilityWarning, stacklevel=caller_stacklevel())
     return result

@@ -3,7 +3,6 @@ kill or a second process is the point): each ends in correct output or one sente
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import signal
@@ -18,6 +17,7 @@ from rl_reliable_logger.looks.ledger import read_state
 from rl_reliable_logger.looks.watch import WATCH as WATCH_LEDGER
 from rl_reliable_logger.store.bundle import read_bundle, recover_swap
 from tests.support.cli import run_cli
+from tests.support.ledger_edits import edit_looks
 from tests.support.paths import REPO
 from tests.support.writers import hostile_table
 
@@ -111,17 +111,7 @@ def test_two_looks_at_once_take_one_look_and_the_other_waits_or_refuses(tmp_path
 def test_a_hand_edited_ledger_with_a_rehashed_manifest_is_one_sentence(tmp_path, capsys, edit, problem):
     state = tmp_path / "state"
     assert run_cli(capsys, "watch", _scores(tmp_path, 1), "--state", state, *WATCH)[0] == 3
-    looks = json.loads((state / "looks.json").read_text())
-    edit(looks)
-    data = (json.dumps(looks, indent=1, sort_keys=True) + "\n").encode()
-    (state / "looks.json").write_bytes(data)
-    manifest = json.loads((state / "manifest.json").read_text())
-    import hashlib
-
-    for entry in manifest["files"]:
-        if entry["path"] == "looks.json":
-            entry.update(size=len(data), sha256=hashlib.sha256(data).hexdigest())
-    (state / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    edit_looks(state, edit)
     code, out, err = run_cli(capsys, "watch", _scores(tmp_path, 2), "--state", state, *WATCH)
     assert code == 2 and out == ""
     assert err == f"error: {state / 'looks.json'}: {problem}; the watch state was edited, start a new state folder\n"

@@ -89,8 +89,17 @@ def _json(text: str, where: str) -> Any:
     return loads(text, where)
 
 
+def _state_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.glob("experiment_state-*.json"))
+
+
+def has_state(folder: Path) -> bool:
+    """Whether ``folder`` holds Tune's experiment state (Tune killed early leaves a folder without one)."""
+    return bool(_state_files(folder))
+
+
 def _state_file(folder: Path) -> Path:
-    found = sorted(p for p in folder.glob("experiment_state-*.json"))
+    found = _state_files(folder)
     if not found:
         pickles = sorted(p.name for p in folder.glob("*.pkl"))
         raise InputError(

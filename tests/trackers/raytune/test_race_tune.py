@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 pytest.importorskip("ray.tune", reason="Ray Tune is not installed (pip install 'rl_reliable_logger[raytune]')")
@@ -82,43 +81,3 @@ def _listed(look: dict) -> list[dict]:
         have = look["counts"][label][cell["task"]]
         rows += [{"lr": cell["lr"], "task": cell["task"], "seed": have + i} for i in range(cell["add_runs"])]
     return rows
-
-
-def test_a_trial_left_out_keeps_its_seed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A trial the intake leaves out (still running when its look was cut off, or errored) keeps its seed: the next
-    look's trials are the state's ``runs.csv``, which never lists it again. Look 1's experiment folder is written as
-    Tune writes one (so it is not run again); look 2's trials are taken where they would start Tune."""
-    from rl_reliable_logger.trackers.raytune import race as driver
-    from tests.contract.source_corpus import Run, tune_folder
-
-    noise = [0.3, -0.2, 0.1, -0.4, 0.2, 0.0]  # both rates alike: undecided at look 1, so runs are listed
-    runs = [
-        Run("ppo", t, s, noise[(i + s + j) % 6], config=(("lr", lr),))
-        for i, lr in enumerate((0.001, 0.01))
-        for j, t in enumerate(TASKS)
-        for s in range(3)
-        if (lr, t, s) != (0.001, "cartpole", 2)
-    ]
-    runs.append(Run("ppo", "cartpole", 2, 5.0, state="running", config=(("lr", 0.001),)))
-    tune_folder(tmp_path / "tune" / "race-look1", runs)
-    started: list[list[dict]] = []
-
-    class Started(Exception):
-        pass
-
-    def record(trainable, runs, storage, name, param_space, run_config):  # instead of starting Tune
-        started.append([dict(r) for r in runs])
-        raise Started
-
-    monkeypatch.setattr(driver, "_run_look", record)
-    configs = [{"algorithm": "ppo", "lr": lr} for lr in (0.001, 0.01)]
-    with pytest.raises(Started):
-        race_tune(
-            trainable, configs, TASKS, state=tmp_path / "race", storage_path=tmp_path / "tune", looks=3, max_runs=9,
-            score_key="score", delta=0.0, reps=200,
-        )  # fmt: skip
-    (listed,) = started
-    seeds = {(r["lr"], r["task"], int(r["seed"])) for r in listed}
-    assert (0.001, "cartpole", 2) not in seeds and (0.001, "cartpole", 3) in seeds, sorted(seeds)
-    written = {(float(r.lr), r.task, int(r.seed)) for r in pd.read_csv(tmp_path / "race" / "runs.csv").itertuples()}
-    assert seeds == written  # the driver runs what the state folder lists
