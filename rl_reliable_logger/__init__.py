@@ -19,124 +19,51 @@ returns to human-normalised scores):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .errors import InputError, ReliabilityWarning, RLReliableError, ScoreTableError, TrackerError
+from .errors import InputError as InputError
+from .errors import ReliabilityWarning as ReliabilityWarning
+from .errors import RLReliableError as RLReliableError
+from .errors import ScoreTableError as ScoreTableError
+from .errors import TrackerError as TrackerError
+from .lazy import attach
 from .trackers import registry as _trackers  # noqa: F401  (light: each tracker's redaction rules join redact())
-from .version import __version__
+from .version import __version__ as __version__
 
-if TYPE_CHECKING:  # the lazy names below, for type checkers and IDEs
-    from .analysis.evaluation import evaluate
-    from .analysis.jordan import jordan_tables
-    from .analysis.options import AnalysisOptions, OptionError
-    from .analysis.planning import plan
-    from .analysis.report import Report
-    from .analysis.tables.tuning import tuning_table
-    from .data.scores import ScoreTable
-    from .looks.gate import gate
-    from .looks.race import race
-    from .looks.watch import watch
-    from .render.methods import methods_markdown as methods_text
-    from .render.plan_figures import save_plan
-    from .render.tables import to_latex, to_markdown
-    from .render.writer import load_report, save_report, save_scores
-    from .store.bundle import check_output_folder
-    from .trackers.base.protocols import PublishResult
-    from .trackers.callback import log_final_score
-    from .trackers.folder import FolderSink
-    from .trackers.mlflow.sink import MlflowSink, publish_mlflow
-    from .trackers.mlflow.source import MlflowSource, mlflow_table
-    from .trackers.sb3.callback import FinalScoreCallback
-    from .trackers.wandb.sink import WandbSink, publish_wandb
-    from .trackers.wandb.source import WandbSource, wandb_table
+if TYPE_CHECKING:  # the public names loaded on first use (rl_reliable_logger.lazy reads this block)
+    from .analysis.evaluation import evaluate as evaluate
+    from .analysis.jordan import jordan_tables as jordan_tables
+    from .analysis.options import AnalysisOptions as AnalysisOptions
+    from .analysis.options import OptionError as OptionError
+    from .analysis.planning import plan as plan
+    from .analysis.report import Report as Report
+    from .analysis.tables.tuning import tuning_table as tuning_table
+    from .data.scores import ScoreTable as ScoreTable
+    from .looks.gate import gate as gate
+    from .looks.race import race as race
+    from .looks.watch import watch as watch
+    from .render.methods import methods_markdown as methods_text  # noqa: F401  (the verb's name)
+    from .render.plan_figures import save_plan as save_plan
+    from .render.tables import to_latex as to_latex
+    from .render.tables import to_markdown as to_markdown
+    from .render.writer import load_report as load_report
+    from .render.writer import save_report as save_report
+    from .render.writer import save_scores as save_scores
+    from .store.bundle import check_output_folder as check_output_folder
+    from .trackers.base.protocols import PublishResult as PublishResult
+    from .trackers.callback import log_final_score as log_final_score
+    from .trackers.folder import FolderSink as FolderSink
+    from .trackers.mlflow.sink import MlflowSink as MlflowSink
+    from .trackers.mlflow.sink import publish_mlflow as publish_mlflow
+    from .trackers.mlflow.source import MlflowSource as MlflowSource
+    from .trackers.mlflow.source import mlflow_table as mlflow_table
+    from .trackers.sb3.callback import FinalScoreCallback as FinalScoreCallback
+    from .trackers.wandb.sink import WandbSink as WandbSink
+    from .trackers.wandb.sink import publish_wandb as publish_wandb
+    from .trackers.wandb.source import WandbSource as WandbSource
+    from .trackers.wandb.source import wandb_table as wandb_table
 
-__all__ = [
-    "AnalysisOptions",
-    "InputError",
-    "OptionError",
-    "RLReliableError",
-    "ReliabilityWarning",
-    "Report",
-    "ScoreTable",
-    "ScoreTableError",
-    "TrackerError",
-    "__version__",
-    "evaluate",
-    "FinalScoreCallback",
-    "FolderSink",
-    "gate",
-    "MlflowSink",
-    "MlflowSource",
-    "PublishResult",
-    "WandbSink",
-    "WandbSource",
-    "check_output_folder",
-    "jordan_tables",
-    "load_report",
-    "log_final_score",
-    "methods_text",
-    "mlflow_table",
-    "plan",
-    "publish_mlflow",
-    "race",
-    "publish_wandb",
-    "save_plan",
-    "save_report",
-    "save_scores",
-    "to_latex",
-    "to_markdown",
-    "tuning_table",
-    "wandb_table",
-    "watch",
-]
-
-# Loaded on first use: matplotlib (rendering) and the tracker clients stay out of `import rl_reliable_logger`.
-_LAZY = {
-    "save_report": ("rl_reliable_logger.render.writer", "save_report"),
-    "load_report": ("rl_reliable_logger.render.writer", "load_report"),
-    "save_scores": ("rl_reliable_logger.render.writer", "save_scores"),
-    "to_latex": ("rl_reliable_logger.render.tables", "to_latex"),
-    "to_markdown": ("rl_reliable_logger.render.tables", "to_markdown"),
-    "methods_text": ("rl_reliable_logger.render.methods", "methods_markdown"),
-    "check_output_folder": ("rl_reliable_logger.store.bundle", "check_output_folder"),
-    "log_final_score": ("rl_reliable_logger.trackers.callback", "log_final_score"),
-    "FinalScoreCallback": ("rl_reliable_logger.trackers.sb3.callback", "FinalScoreCallback"),
-    "PublishResult": ("rl_reliable_logger.trackers.base.protocols", "PublishResult"),
-    "FolderSink": ("rl_reliable_logger.trackers.folder", "FolderSink"),
-    "MlflowSource": ("rl_reliable_logger.trackers.mlflow.source", "MlflowSource"),
-    "MlflowSink": ("rl_reliable_logger.trackers.mlflow.sink", "MlflowSink"),
-    "mlflow_table": ("rl_reliable_logger.trackers.mlflow.source", "mlflow_table"),
-    "publish_mlflow": ("rl_reliable_logger.trackers.mlflow.sink", "publish_mlflow"),
-    "WandbSource": ("rl_reliable_logger.trackers.wandb.source", "WandbSource"),
-    "WandbSink": ("rl_reliable_logger.trackers.wandb.sink", "WandbSink"),
-    "wandb_table": ("rl_reliable_logger.trackers.wandb.source", "wandb_table"),
-    "publish_wandb": ("rl_reliable_logger.trackers.wandb.sink", "publish_wandb"),
-    "jordan_tables": ("rl_reliable_logger.analysis.jordan", "jordan_tables"),
-    "tuning_table": ("rl_reliable_logger.analysis.tables.tuning", "tuning_table"),
-    "plan": ("rl_reliable_logger.analysis.planning", "plan"),
-    "save_plan": ("rl_reliable_logger.render.plan_figures", "save_plan"),
-    "watch": ("rl_reliable_logger.looks.watch", "watch"),
-    "race": ("rl_reliable_logger.looks.race", "race"),
-    "gate": ("rl_reliable_logger.looks.gate", "gate"),
-    # numpy/pandas/scipy too load only with the first analysis name, so `rl-reliable --help` stays fast
-    "AnalysisOptions": ("rl_reliable_logger.analysis.options", "AnalysisOptions"),
-    "OptionError": ("rl_reliable_logger.analysis.options", "OptionError"),
-    "Report": ("rl_reliable_logger.analysis.report", "Report"),
-    "ScoreTable": ("rl_reliable_logger.data.scores", "ScoreTable"),
-    "evaluate": ("rl_reliable_logger.analysis.evaluation", "evaluate"),
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        module, attr = _LAZY[name]
-        value = getattr(importlib.import_module(module), attr)
-        globals()[name] = value  # looked up once
-        return value
-    raise AttributeError(f"module 'rl_reliable_logger' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+# The one list of public names is the type-checking block above (what type checkers and IDEs read) plus the eager
+# imports: each lazy name is loaded on first use, so matplotlib, numpy, pandas, scipy and the tracker clients stay
+# out of `import rl_reliable_logger` and `rl-reliable --help` stays fast.
+__getattr__, __dir__, __all__ = attach(__name__)

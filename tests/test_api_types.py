@@ -2,35 +2,35 @@
 
 from __future__ import annotations
 
-import ast
 import dataclasses
-from pathlib import Path
+import importlib
+
+import pytest
 
 import rl_reliable_logger
 from rl_reliable_logger.analysis.options import AnalysisOptions, OptionKeywords
+from rl_reliable_logger.lazy import eager_names, lazy_names
 
-INIT = Path(rl_reliable_logger.__file__)
-
-
-def _type_checking_names() -> set[str]:
-    """Names imported inside ``if TYPE_CHECKING:`` of the package's ``__init__``."""
-    tree = ast.parse(INIT.read_text(encoding="utf-8"))
-    names: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
-            for item in ast.walk(node):
-                if isinstance(item, ast.ImportFrom):
-                    names.update(alias.asname or alias.name for alias in item.names)
-    return names
+TRACKERS = ("mlflow", "wandb", "tensorboard", "sb3", "marl_eval", "raytune")
 
 
-def test_every_lazy_public_name_is_visible_to_type_checkers() -> None:
-    """A lazily loaded name that is not also imported for type checkers is ``Any`` to mypy and IDEs."""
-    lazy = set(rl_reliable_logger._LAZY)
-    assert lazy <= set(rl_reliable_logger.__all__)
-    assert lazy - _type_checking_names() == set()
-    for name in lazy:  # and each resolves to the object the type checker was shown
-        assert getattr(rl_reliable_logger, name) is not None
+def test_every_public_name_is_the_object_type_checkers_are_shown() -> None:
+    """The package's public names are its type-checking imports (what mypy and IDEs read) plus its re-exported
+    eager imports, declared once (``rl_reliable_logger.lazy``): each resolves, on first use, to exactly the object
+    its type-checking import names, in the package and in every tracker subpackage."""
+    for package in ("rl_reliable_logger", *(f"rl_reliable_logger.trackers.{t}" for t in TRACKERS)):
+        module = importlib.import_module(package)
+        declared = lazy_names(package)
+        assert declared and set(declared) <= set(module.__all__)
+        assert set(module.__all__) - set(declared) == set(eager_names(package))
+        for name, (where, attribute) in declared.items():
+            assert getattr(module, name) is getattr(importlib.import_module(where), attribute), (package, name)
+            assert name in dir(module)
+
+
+def test_an_unknown_name_is_an_attribute_error_naming_it() -> None:
+    with pytest.raises(AttributeError, match="'rl_reliable_logger' has no attribute 'evaluat'"):
+        rl_reliable_logger.evaluat  # noqa: B018  (the lookup is the test)
 
 
 def test_option_keywords_are_exactly_the_options() -> None:

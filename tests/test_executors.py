@@ -83,20 +83,7 @@ def test_jordan_bounds_do_not_depend_on_the_order_units_run_in():
 
 
 # --------------------------------------------------------------------------- Ray, for real
-@pytest.fixture(scope="module")
-def ray_local():
-    ray = pytest.importorskip(
-        "ray", reason="Ray is not installed (optional extra: pip install 'rl_reliable_logger[ray]')"
-    )
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield ray
-    if started:
-        ray.shutdown()
-
-
-def test_ray_map_keeps_unit_order(ray_local):
+def test_ray_map_keeps_unit_order(ray_cluster):
     assert executors.resolve("ray").map(abs, [-3, 1, -2, 5, -4]) == [3, 1, 2, 5, 4]
     assert executors.resolve("ray").map(abs, []) == []
 
@@ -105,7 +92,7 @@ def _serial_bounds(lo, hi):
     return jbounds.aggregate_bounds(lo, hi, executor="serial")
 
 
-def test_jordan_bounds_on_ray_equal_the_serial_executor(ray_local):
+def test_jordan_bounds_on_ray_equal_the_serial_executor(ray_cluster):
     """Three algorithms: dense chains (exact LAPACK solves), the same bits in any process."""
     lo, hi = _payoff_intervals(3)
     serial = jbounds.aggregate_bounds(lo, hi)
@@ -115,7 +102,7 @@ def test_jordan_bounds_on_ray_equal_the_serial_executor(ray_local):
     assert serial[2] == on_ray[2]
 
 
-def test_jordan_bounds_on_ray_bit_identical_on_the_iterative_path(ray_local):
+def test_jordan_bounds_on_ray_bit_identical_on_the_iterative_path(ray_cluster):
     """Six algorithms (936 states: GMRES). An iterative solve's last bits depend on how the BLAS library was
     started (its thread count at start-up, which Ray sets to 1 in its workers), so the serial reference runs in
     a process started like the workers: one more Ray task. In this process the serial numbers agree to the
@@ -123,7 +110,7 @@ def test_jordan_bounds_on_ray_bit_identical_on_the_iterative_path(ray_local):
     lo, hi = _payoff_intervals(6, 26)
     assert lo.size > jd.DENSE_MAX_STATES  # the structured path, not the dense one
     on_ray = jbounds.aggregate_bounds(lo, hi, executor="ray")
-    serial = ray_local.get(ray_local.remote(_serial_bounds).remote(lo, hi))
+    serial = ray_cluster.get(ray_cluster.remote(_serial_bounds).remote(lo, hi))
     np.testing.assert_array_equal(serial[0], on_ray[0])
     np.testing.assert_array_equal(serial[1], on_ray[1])
     assert serial[2] == on_ray[2]
@@ -162,7 +149,7 @@ def test_replicate_ranges_equal_the_serial_stream(task_bootstrap, range_reps):
     np.testing.assert_array_equal(rng_a.random(3), rng_b.random(3))
 
 
-def test_replicate_ranges_on_ray_equal_the_serial_stream(ray_local):
+def test_replicate_ranges_on_ray_equal_the_serial_stream(ray_cluster):
     from rl_reliable_logger.stats import bootstrap as bs
 
     cells = _cells()
@@ -204,7 +191,7 @@ def test_evaluate_routes_jordan_through_the_executor():
     assert got.provenance["options"]["executor"] == "reversed"
 
 
-def test_plan_on_ray_equals_the_serial_executor(ray_local):
+def test_plan_on_ray_equals_the_serial_executor(ray_cluster):
     """plan's (algorithm, N) units on two Ray workers: the same plan, bit for bit, the compared pair included."""
     import pandas as pd
 

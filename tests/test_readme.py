@@ -33,3 +33,12 @@ def test_no_two_readme_commands_share_an_output_folder():
     assert len(folders) == len(set(folders)), folders
     assert {"watch-state", "race-state"} <= set(folders)
     assert "results" not in folders  # the old shared default, which the W&B offline command overwrote
+
+
+def test_ci_runs_the_readmes_test_command():
+    """The test command the README gives is the one CI runs, at the newest versions and at the floors (issue 51)."""
+    (command,) = [b.strip() for b in _code_blocks(README.split("## Tests (one command)", 1)[1])[:1]]
+    assert command.startswith("python -m pytest") and "\n" not in command
+    assert command in (REPO / ".ci" / "run").read_text().splitlines()
+    floors = command.replace("python", '"$venv/bin/python"', 1)
+    assert any(line.startswith(floors) for line in (REPO / ".ci" / "run-minimum").read_text().splitlines())

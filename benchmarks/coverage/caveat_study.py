@@ -49,7 +49,7 @@ from atari_data import SHARED_DATA
 from rl_reliable_logger.analysis import caveats as cv
 from rl_reliable_logger.analysis.options import AnalysisOptions
 from rl_reliable_logger.analysis.tables import aggregates, differences, improvement
-from rl_reliable_logger.analysis.tables.base import TableInputs, pairs, spawn_streams
+from rl_reliable_logger.analysis.tables.base import TableInputs, compared_pairs, pairs, spawn_streams
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import metrics as mt
 from rl_reliable_logger.stats import registry
@@ -220,8 +220,9 @@ def trial(data: DataSet, n: int, truth: dict[str, np.ndarray], rng: np.random.Ge
     request = request.replace(task_bootstrap=streams.shared_tasks)
     inputs = TableInputs(None, cells, data.tasks, _metric_objs(), streams, lambda k: None)  # type: ignore[arg-type]
     agg = aggregates.build(inputs, request)
-    diff = differences.build(inputs, request, agg).tables["differences"]
-    poi = improvement.build(inputs, request).tables["improvement"]
+    every = compared_pairs(algs, "all", {}, "iqm", ["differences", "improvement"])
+    diff = differences.build(inputs, request, agg, every).tables["differences"]
+    poi = improvement.build(inputs, request, every).tables["improvement"]
     table = agg.part.tables["aggregates"]
     feats = {a: cv.algorithm_features(cells[a]) for a in algs}
     rec: dict[str, list] = {"agg": [], "diff": [], "poi": [], "task": [], "agg_w": [], "diff_w": [], "poi_w": []}

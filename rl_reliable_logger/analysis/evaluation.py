@@ -45,7 +45,7 @@ from .tables import (
     success,
     tuning,
 )
-from .tables.base import Part, TableInputs, for_runs, spawn_streams
+from .tables.base import Part, TableInputs, compared_pairs, for_runs, spawn_streams
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -196,6 +196,8 @@ class TableChoices:
     gamma: float
     taus: tuple[float, ...] | None
     rank_by: str
+    pairs: str
+    headline: str
     curves: curves.CurveChoices | None
     comparisons: comparisons.ComparisonChoices | None
     jordan: jordan.JordanTableChoices | None
@@ -212,6 +214,8 @@ class TableChoices:
             gamma=opts.gamma,
             taus=opts.taus,
             rank_by=opts.rank_by,
+            pairs=opts.pairs,
+            headline=opts.headline_metric,
             curves=curves.CurveChoices(opts.curve_metrics, opts.curve_points, opts.budget, opts.gamma)
             if opts.curves
             else None,
@@ -260,12 +264,15 @@ def _tables(inputs: TableInputs, request: ResamplingRequest, prep: Prepared, cho
     bar = inputs.progress
     try:
         found = aggregates.build(inputs, request)
+        chosen = compared_pairs(
+            inputs.algorithms, choices.pairs, found.points(), choices.headline, ["differences", "improvement"]
+        )
         parts = [
             found.part,
-            differences.build(inputs, request, found),
+            differences.build(inputs, request, found, chosen),
             profiles.build(inputs, request, choices.taus, choices.gamma),
             per_task.build(inputs, request, choices.rank_by),
-            improvement.build(inputs, request),
+            improvement.build(inputs, request, chosen),
             curves.build(inputs, request, prep.table, choices.curves),
         ]
     finally:

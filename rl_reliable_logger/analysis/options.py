@@ -49,8 +49,27 @@ JORDAN_METHODS = ("pbp", "pbp-t", "bootstrap")
 MIN_CI = 0.5
 #: Replicates for the tuning view when ``tuning_reps`` is not given: ``min(reps, TUNING_REPS)``.
 TUNING_REPS = 5_000
+#: Which pairs of algorithms the differences and improvement tables compare (``pairs=``): ``auto`` (every pair up to
+#: :data:`ALL_PAIRS_UP_TO` algorithms, else ``leader``), ``all`` (every pair: quadratic in the algorithms) or ``leader``
+#: (each algorithm against the one with the best headline metric, as a reader of a sweep compares).
+PAIR_RULES = ("auto", "all", "leader")
+#: Up to this many algorithms ``pairs="auto"`` compares every pair (45 pairs); beyond, each against the leader.
+ALL_PAIRS_UP_TO = 10
 #: Bytes per row of a result table while it is built (measured: 1.08 M rank rows took about 100 MB).
 _TABLE_ROW_BYTES = 96
+
+
+def pair_rule(rule: str, n_algorithms: int) -> str:
+    """The rule ``pairs=`` stands for among ``n_algorithms``: ``all`` or ``leader`` (``auto`` resolved)."""
+    if rule == "auto":
+        return "all" if n_algorithms <= ALL_PAIRS_UP_TO else "leader"
+    return rule
+
+
+def pair_count(rule: str, n_algorithms: int) -> int:
+    """How many pairs ``pairs=rule`` compares among ``n_algorithms``."""
+    a = max(n_algorithms, 0)
+    return a * (a - 1) // 2 if pair_rule(rule, a) == "all" else max(a - 1, 0)
 
 
 def _column(name: str, value: Any) -> str:
@@ -196,6 +215,18 @@ class AnalysisOptions:
         metavar="RULE",
         parse=str,
         default_text="runs; or task-means",
+    )
+    pairs: str = option(
+        "auto",
+        help="pairs of algorithms the differences and improvement (P(X > Y)) tables compare: all (every pair; grows "
+        "with the square of the algorithms), leader (each algorithm against the one with the best headline metric, "
+        f"iqm when it is among the metrics) or auto (all up to {ALL_PAIRS_UP_TO} algorithms, else leader); said in "
+        "methods.md",
+        check=d.one_of(lambda: PAIR_RULES, "a pair rule"),
+        flag="--pairs",
+        metavar="RULE",
+        parse=str,
+        default_text=f"auto: all pairs up to {ALL_PAIRS_UP_TO} algorithms, else each against the leader",
     )
     median_interval: str = option(
         "auto",
@@ -512,9 +543,9 @@ class AnalysisOptions:
         if self.hyperparameter_keys:
             est["base"] += self.resolved_tuning_reps * f8 * 4 * a
         # tables that grow with the algorithms: the rank distribution (every algorithm's probability of every
-        # rank on every task and on average) and the differences of every pair, about 96 bytes per row while
+        # rank on every task and on average) and the differences of the compared pairs, about 96 bytes per row while
         # they are built (their columns as lists, then as frames); the ranks themselves are chunked (chunk_bytes)
-        est["base"] += _TABLE_ROW_BYTES * (a * a * (m + 1) + a * (a - 1) / 2 * n_metrics)
+        est["base"] += _TABLE_ROW_BYTES * (a * a * (m + 1) + pair_count(self.pairs, a) * n_metrics)
         return est
 
     def resolution_warnings(self) -> list[str]:
@@ -699,6 +730,7 @@ class OptionKeywords(TypedDict, total=False):
     method: str
     task_bootstrap: bool
     rank_by: str
+    pairs: str
     median_interval: str
     successes: str | None
     episodes: str | None

@@ -263,7 +263,7 @@ def run_and_report(
         for w in warned:  # what was dropped or left out is never only in provenance
             say_warning(w)
     if getattr(args, "out", None):
-        from ..render.writer import save_report
+        from ..render.writer import DEFAULT_FIGURE_FORMATS, save_report
 
         out = Path(args.out)
         try:
@@ -272,7 +272,7 @@ def run_and_report(
                 out,
                 figures=not getattr(args, "no_figures", False),
                 force=getattr(args, "force", False),
-                figure_formats=getattr(args, "figure_formats", "png,svg"),
+                figure_formats=getattr(args, "figure_formats", None) or DEFAULT_FIGURE_FORMATS,
                 view=view,
             )
         except InputError as err:

@@ -17,6 +17,7 @@ import dataclasses
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from ..render.export import DEFAULT_FIGURE_FORMATS
 from ..trackers.base.request import KINDS
 from .flags import PLAN_FLAGS, CliError, as_flags, cli_message
 
@@ -249,9 +250,10 @@ OUTPUT_FLAGS: dict[str, dict[str, Any]] = {
     "--out": {"metavar": "DIR", "help": "write tables (CSV), provenance.json, figures and report.html here"},
     "--no-figures": {"action": "store_true", "help": "with --out, write tables only (no PNG/SVG, no HTML)"},
     "--figure-formats": {
-        "default": "png,svg",
+        "default": ",".join(DEFAULT_FIGURE_FORMATS),
         "metavar": "LIST",
-        "help": "with --out, the figure files to write: png, svg or png,svg (default: %(default)s)",
+        "help": "with --out, the figure files to write: png, svg or png,svg (default: %(default)s; report.html "
+        "shows the PNG; `rl-reliable report DIR --figure-formats png,svg` adds SVG copies later)",
     },
     "--force": {
         "action": "store_true",

@@ -11,11 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from .flags import CliError, cli_message
+from .options import OUTPUT_FLAGS
 
 _EPILOG = """\
 examples:
   rl-reliable report results/           # redraw results/figures, report.html, table.tex, table.md
   rl-reliable report results/ --quiet   # the same, printing only the summary line
+  rl-reliable report results/ --figure-formats png,svg   # also SVG copies of the figures (PNG only by default)
 
 The statistics options of the analysing commands do not apply: nothing is recomputed.
 """
@@ -33,7 +35,16 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("dir", metavar="DIR", help="results bundle written by `rl-reliable evaluate --out DIR`")
-    p.add_argument_group("output").add_argument("--quiet", action="store_true", help="do not list the files written")
+    output = p.add_argument_group("output")
+    output.add_argument(  # the writing commands' flag; its default here: keep the bundle's formats
+        "--figure-formats",
+        **{
+            **OUTPUT_FLAGS["--figure-formats"],
+            "default": None,
+            "help": "the figure files to draw: png, svg or png,svg (default: the formats the bundle has)",
+        },
+    )
+    output.add_argument("--quiet", action="store_true", help="do not list the files written")
     p.set_defaults(func=_cmd_report)
 
 
@@ -49,7 +60,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         recovered = recover_swap(folder)
         if recovered:
             say_note(recovered)
-        out, files = rerender(folder)
+        out, files = rerender(folder, args.figure_formats)  # a bad list is one sentence naming the flag
     except InputError as err:
         raise CliError(cli_message(err)) from None
     print(f"rewrote {len(files)} files in {out}/; open {out / 'report.html'} in a browser")

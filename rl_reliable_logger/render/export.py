@@ -24,11 +24,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
     from matplotlib.transforms import Bbox
 
-__all__ = ["FIGURE_FORMATS", "PNG_DPI", "check_formats", "export", "freeze_layout"]
+__all__ = ["DEFAULT_FIGURE_FORMATS", "FIGURE_FORMATS", "PNG_DPI", "check_formats", "export", "freeze_layout"]
 
 PNG_DPI = 130
 #: Formats the results writer can produce; report.html inlines the PNG when there is one, else the SVG.
 FIGURE_FORMATS = ("png", "svg")
+#: The formats written when none are asked for: PNG only (report.html inlines it). SVG copies are on request
+#: (``figure_formats=("png", "svg")``, ``--figure-formats png,svg``), now or later from the bundle
+#: (``rl-reliable report DIR --figure-formats png,svg``): saving them took a sixth of the main job's CPU.
+DEFAULT_FIGURE_FORMATS = ("png",)
 _SVG_SALT = "rl_reliable_logger"  # fixed ids in SVG files: same figure, same bytes
 #: ``savefig`` keywords per format: fixed metadata (no version, no date), so the files do not change between runs.
 _SAVE: dict[str, dict[str, Any]] = {

@@ -155,7 +155,8 @@ def _what_is_reported(view: ReportView, metrics: list[str]) -> str:
     if not view.profiles.empty:
         parts.append("performance profiles")
     if not view.improvement.empty:
-        parts.append("the probability of improvement P(X > Y) between algorithms")
+        between = "the leader and each other algorithm" if view.pairs else "algorithms"  # the pairs compared
+        parts.append(f"the probability of improvement P(X > Y) between {between}")
     return _join(parts) if parts else "per-task means"
 
 
@@ -267,6 +268,8 @@ def methods_details(report: Viewable) -> list[tuple[str, str]]:
         details.append(("Median", view.intervals.median))
     if not view.improvement.empty:
         details.append(("Probability of improvement", view.intervals.improvement))
+    if view.pairs:
+        details.append(("Pairs", view.pairs))
     if view.success:
         details.append(("Success rates", view.success))
     comparisons = prov.get("comparisons")

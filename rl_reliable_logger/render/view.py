@@ -44,7 +44,7 @@ from ..analysis import comparisons, notices, protocol
 from ..analysis.caveats import MEDIAN_RUNS
 from ..analysis.report import SPECS
 from ..analysis.summary import source_text
-from ..analysis.tables import success
+from ..analysis.tables import differences, success
 from ..data.counts import Counts, count_runs, fixed
 from ..stats import registry
 from . import intervals as words
@@ -217,6 +217,8 @@ class ReportView:
     :func:`~..analysis.notices.grouped_items`); ``letters``; ``findings`` (the protocol findings, most severe first)
     and ``finding_lines`` (each as a warning line); ``intervals``; ``titles`` (each optional table's heading and
     rows shown in ``report.html``); ``references`` (the papers cited); ``success`` (the success tables' sentence);
+    ``pairs`` (which pairs the differences and improvement tables compare, when not every pair:
+    :func:`~..analysis.tables.differences.sentence`);
     ``runs`` (runs and tasks per algorithm); ``present`` (the tables with rows); ``optional`` (the optional tables, in
     the order the analysis added them); ``figure_algorithms`` and ``figure_note`` (which algorithms the figures
     show and the sentence saying which they leave out, None when they show all: :func:`shown_algorithms`);
@@ -255,6 +257,7 @@ class ReportView:
     headline_caveats: tuple[CaveatLine, ...] = ()
     caveat_lines: tuple[CaveatLine, ...] = ()
     median_runs: int = MEDIAN_RUNS
+    pairs: str | None = None
 
     # ---------------------------------------------------------------- the tables, read as a Report's
     def table(self, name: str) -> pd.DataFrame:
@@ -465,6 +468,7 @@ def report_view(report: Report) -> ReportView:
         caveats=tuple(_caveat(c) for c in notices.caveated(report)),
         headline_caveats=headline_caveats,
         caveat_lines=_caveat_lines(report, notices.CAVEATED),
+        pairs=_pairs(prov, present),
     )
 
 
@@ -594,6 +598,11 @@ def _references(fired: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
     """Full references of the papers cited: the checklist's (Agarwal et al.) and those of the fired checks."""
     cited = " ".join(str(f.get("cite") or "") for f in fired)
     return tuple(full for short, full in protocol.REFERENCES.items() if short == protocol.AGARWAL or short in cited)
+
+
+def _pairs(prov: Mapping[str, Any], present: frozenset[str]) -> str | None:
+    record = prov.get("pairs")
+    return differences.sentence(record) if isinstance(record, dict) and "differences" in present else None
 
 
 def _success(prov: Mapping[str, Any]) -> str | None:

@@ -45,7 +45,7 @@ from ..store.files import write_file
 from ..store.kinds import BundleError
 from ..store.lock import folder_lock
 from ..store.manifest import MANIFEST
-from .export import FIGURE_FORMATS, check_formats
+from .export import DEFAULT_FIGURE_FORMATS, FIGURE_FORMATS, check_formats
 from .methods import methods_markdown
 from .view import ReportView, Viewable, as_view, report_view, shown_algorithms
 
@@ -56,6 +56,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..data.scores import ScoreTable
 
 __all__ = [
+    "DEFAULT_FIGURE_FORMATS",
     "FIGURE_FORMATS",
     "FigureSpec",
     "check_output_folder",
@@ -249,7 +250,7 @@ def figure_note(report: Viewable) -> str | None:
 
 
 def render_files(
-    report: Viewable, formats: Sequence[str] = FIGURE_FORMATS
+    report: Viewable, formats: Sequence[str] = DEFAULT_FIGURE_FORMATS
 ) -> tuple[list[tuple[FigureSpec, dict[str, bytes]]], list[str]]:
     """Draw every figure the report has data for and return ``([(spec, {format: bytes})], failures)``.
 
@@ -270,7 +271,7 @@ def render_files(
     return files, failures
 
 
-def page_files(report: Viewable, figure_formats: Sequence[str] = FIGURE_FORMATS) -> dict[str, str | bytes]:
+def page_files(report: Viewable, figure_formats: Sequence[str] = DEFAULT_FIGURE_FORMATS) -> dict[str, str | bytes]:
     """The files drawn from the report's view, by their path in a bundle: ``figures/<name>.<format>`` for each
     figure the report has data for, ``table.tex`` and ``table.md`` (when it has a headline table) and
     ``report.html``, which inlines each figure's PNG (its SVG when PNG is not among ``figure_formats``) and also
@@ -300,7 +301,7 @@ def write_all(
     report: Viewable,
     out_dir: Path,
     *,
-    figure_formats: Sequence[str] = FIGURE_FORMATS,
+    figure_formats: Sequence[str] = DEFAULT_FIGURE_FORMATS,
 ) -> list[Path]:
     """Write figures (each in ``figure_formats``), ``report.html``, ``table.tex`` and ``table.md``
     (:func:`page_files`) into ``out_dir``; return the paths.
@@ -318,7 +319,7 @@ def save_report(
     figures: bool = True,
     inputs: Sequence[str | os.PathLike] = (),
     force: bool = False,
-    figure_formats: Sequence[str] = FIGURE_FORMATS,
+    figure_formats: Sequence[str] = DEFAULT_FIGURE_FORMATS,
     view: ReportView | None = None,
 ) -> Path:
     """Write the report as a results bundle in ``out_dir``; return the folder.
@@ -328,8 +329,8 @@ def save_report(
     in: an earlier bundle there is replaced as a whole. A folder with files the tool did not write,
     or holding one of ``inputs``, is refused (:func:`check_output_folder`); ``force=True`` only
     allows replacing an earlier bundle whose files were changed. ``figure_formats`` picks the figure
-    files (``("png", "svg")``, or one of them). ``view``: the report's view when the caller built it already
-    (the command line prints its summary from it); built here otherwise.
+    files (``("png",)`` by default; ``("png", "svg")`` adds SVG copies, or ``("svg",)``). ``view``: the report's
+    view when the caller built it already (the command line prints its summary from it); built here otherwise.
 
     Example:
         >>> save_report(evaluate(table, seed=0), "results/")   # doctest: +SKIP
@@ -444,8 +445,10 @@ def load_report(folder: str | os.PathLike) -> Report:
     return report
 
 
-def rerender(folder: str | os.PathLike) -> tuple[Path, list[str]]:
-    """Redraw the figures, ``report.html`` and paper tables of a bundle; keep its tables as they are.
+def rerender(folder: str | os.PathLike, figure_formats: Sequence[str] | None = None) -> tuple[Path, list[str]]:
+    """Redraw the figures, ``report.html`` and paper tables of a bundle; keep its tables as they are. The figures are
+    drawn in ``figure_formats`` (None: the formats the bundle has, e.g. ``("png", "svg")`` to add the SVG copies a
+    bundle written with the default formats lacks).
 
     Returns the folder and the names of the files it now holds. The tables and provenance are the
     verified bytes of the old bundle, so the report's content hash does not change. A swap that a
@@ -453,17 +456,19 @@ def rerender(folder: str | os.PathLike) -> tuple[Path, list[str]]:
     reading it to writing it back, so a bundle another process writes meanwhile is never overwritten with this
     one's old tables.
     """
+    asked = None if figure_formats is None else check_formats(figure_formats)  # a bad keyword before any work
     with folder_lock(folder):
-        return _rerender(folder)
+        return _rerender(folder, asked)
 
 
-def _rerender(folder: str | os.PathLike) -> tuple[Path, list[str]]:
+def _rerender(folder: str | os.PathLike, asked: tuple[str, ...] | None) -> tuple[Path, list[str]]:
     recover_swap(folder)
     bundle = read_bundle(folder)
     view = report_view(load_report(folder))
     kept = {rel: data for rel, data in bundle.contents.items() if rel.endswith(".csv") or rel == "provenance.json"}
     had = {rel.rsplit(".", 1)[-1] for rel in bundle.contents if rel.startswith("figures/")}
-    formats = tuple(f for f in FIGURE_FORMATS if f in had) or FIGURE_FORMATS  # keep the bundle's figure formats
+    # keep the bundle's figure formats unless others are asked for
+    formats = asked or tuple(f for f in FIGURE_FORMATS if f in had) or DEFAULT_FIGURE_FORMATS
     files = {"methods.md": methods_markdown(view), **page_files(view, formats)}
 
     def fill(tmp: Path) -> None:

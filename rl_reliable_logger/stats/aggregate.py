@@ -2,7 +2,7 @@
 
 One call draws what every interval method needs: the bootstrap replicates of the metrics and, where a statistic
 gets a studentized interval (the mean, the IQM and the optimality gap under ``bootstrap-t``), the replicates of its
-standard error drawn with the same replicates (:func:`standard_error`). Which interval each statistic gets, and what it needs besides the replicates (the
+standard error drawn with the same replicates, all in one pass (:func:`..metrics.standard_errors`). Which interval each statistic gets, and what it needs besides the replicates (the
 expanded level of the cells, the leave-one-run-out values for ``bca``, the runs for the order-statistic median),
 is :func:`..intervals.estimate`'s to answer.
 """
@@ -64,10 +64,12 @@ def aggregate_intervals(
     """
     kinds = [statistic_kind(m) for m in metric_objs]
     stacked = lambda r: np.stack([m(r) for m in metric_objs], axis=1)
-    point = stacked(bs.original(cells))[0]
-    # studentized statistics: their standard errors from the same replicates
+    # studentized statistics: their standard errors from the same replicates, all in one pass
     errors = studentized_kinds(request, "aggregates", metric_objs)
-    with_se = lambda r: np.concatenate([stacked(r), *(f(r) for f in errors.values())], axis=1)
+    error_kinds = [kind for _, kind in errors.values()]
+    with_se = lambda r: np.concatenate([stacked(r), mt.standard_errors(r, error_kinds)], axis=1)
+    original = bs.original(cells)
+    point = (with_se if errors else stacked)(original)[0]
     dist = bs.replicates(
         cells,
         with_se if errors else stacked,
@@ -78,9 +80,11 @@ def aggregate_intervals(
         progress=progress,
     )
     n = len(metric_objs)
-    dist, extra = dist[:, :n], dist[:, n:]
-    original = bs.original(cells)
-    se = {k: {"dist": extra[:, 2 * i : 2 * i + 2], "point": f(original)[0]} for i, (k, f) in enumerate(errors.items())}
+    se = {
+        kind: {"dist": dist[:, [column, n + i]], "point": point[[column, n + i]]}
+        for i, (kind, (column, _)) in enumerate(errors.items())
+    }
+    dist, point = dist[:, :n], point[:n]
     sample = intervals.Sample(
         level=lambda ci: expanded_level(cells, ci),
         jackknife=lambda: (bs.jackknife(cells, stacked), bs.jackknife_tasks(cells)),
@@ -105,29 +109,38 @@ def statistic_kind(metric: mt.Metric) -> str:
     return "*"
 
 
-def standard_error(metric: mt.Metric) -> Callable[[bs.Resample], np.ndarray] | None:
-    """``resample -> (R, 2)`` of (statistic, standard error) for the kinds that can be studentized (the mean, the
-    IQM, the optimality gap at its own γ); None for the others."""
+def error_kind(metric: mt.Metric) -> mt.ErrorKind | None:
+    """The statistic whose standard error :func:`..metrics.standard_errors` gives for ``metric``, for the kinds that
+    can be studentized (the mean, the IQM, the optimality gap at its own γ); None for the others."""
     kind = statistic_kind(metric)
     if kind == "mean":
-        return mt.mean_se
+        return ("mean", 0.0)
     if kind == "iqm":
-        return mt.trimmed_mean_se(0.25)
+        return ("trimmed_mean", 0.25)
     if kind == "optimality_gap":
-        return mt.optimality_gap_se(float(metric.fn.gamma))  # type: ignore[attr-defined]
+        return ("optimality_gap", float(metric.fn.gamma))  # type: ignore[attr-defined]
     return None
+
+
+def standard_error(metric: mt.Metric) -> Callable[[bs.Resample], np.ndarray] | None:
+    """``resample -> (R, 2)`` of (statistic, standard error) for the kinds that can be studentized (the mean, the
+    IQM, the optimality gap at its own γ; :func:`error_kind`); None for the others."""
+    found = error_kind(metric)
+    if found is None:
+        return None
+    return lambda r: np.stack([metric(r), mt.standard_errors(r, [found])[:, 0]], axis=1)
 
 
 def studentized_kinds(
     request: intervals.ResamplingRequest, table: str, metric_objs: Sequence[mt.Metric]
-) -> dict[str, Callable[[bs.Resample], np.ndarray]]:
-    """The kinds of the statistics in ``metric_objs`` whose interval in ``table`` is studentized (the first metric
-    of each kind), with their standard errors (:func:`standard_error`)."""
-    out: dict[str, Callable[[bs.Resample], np.ndarray]] = {}
-    for m in metric_objs:
-        kind, se = statistic_kind(m), standard_error(m)
-        if se is not None and kind not in out and request.needs_standard_errors(table, [kind]):
-            out[kind] = se
+) -> dict[str, tuple[int, mt.ErrorKind]]:
+    """The kinds of the statistics in ``metric_objs`` whose interval in ``table`` is studentized, each with the
+    position of its metric (the first of that kind) and its standard error's kind (:func:`error_kind`)."""
+    out: dict[str, tuple[int, mt.ErrorKind]] = {}
+    for j, m in enumerate(metric_objs):
+        kind, found = statistic_kind(m), error_kind(m)
+        if found is not None and kind not in out and request.needs_standard_errors(table, [kind]):
+            out[kind] = (j, found)
     return out
 
 

@@ -147,7 +147,7 @@ class Resample:
         #: its size), K - 1 for a leave-one-run-out replicate. The trimmed means cut ⌊p·K_r⌋/K_r of mass.
         self.run_total = np.array([float(cells.n_runs)]) if run_total is None else np.asarray(run_total, float)
         self._cache: dict = {} if cache is None else cache
-        #: arrays a caller lends for the large per-replicate intermediates (see :meth:`_buffer`)
+        #: arrays a caller lends for the large per-replicate intermediates (see :meth:`buffer`)
         self._workspace = workspace
         if idx is None and uniforms is None:
             raise ValueError("a Resample needs run indices or uniforms")
@@ -198,7 +198,7 @@ class Resample:
     def n_slots(self) -> int:
         return int(self.uniforms.shape[1] if self._idx is None else self._idx.shape[2])  # type: ignore[union-attr]
 
-    def _buffer(self, name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    def buffer(self, name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         """An uninitialised array for an intermediate: from the caller's ``workspace`` when one was lent (reused
         from batch to batch, e.g. by ``plan``'s thousands of small experiments: no allocation and page faults per
         batch; the arrays of one Resample are then valid until the workspace's next Resample), else a new one."""
@@ -218,7 +218,7 @@ class Resample:
         if self.uniforms is None or self.slot_tasks is not None or not self.cells.rectangular:
             return None
         if "drawn" not in self._cache:
-            out = self._buffer("drawn", self.uniforms.shape, np.uint64)
+            out = self.buffer("drawn", self.uniforms.shape, np.uint64)
             drawn = multiply_shift(self.uniforms, self.cells.sizes[0], out).view(np.int64)  # values < n: same bits
             # each task's first run: added along whole replicate rows (a (1, S, 1) broadcast loops over N-long rows)
             drawn.reshape(drawn.shape[0], -1)[...] += self.cells.offsets[self.cells.task_of]
@@ -427,7 +427,7 @@ class Resample:
             drawn = self.drawn_runs()
             if drawn is not None:
                 # indices < K by construction; mode="clip" lets take write into ``out`` directly ("raise" buffers it)
-                ranks = np.take(rank, drawn, out=self._buffer("ranks", drawn.shape, rank.dtype), mode="clip")
+                ranks = np.take(rank, drawn, out=self.buffer("ranks", drawn.shape, rank.dtype), mode="clip")
                 ranks = ranks.reshape(self.n_reps, -1)
             else:
                 if self.valid is not None and not self.valid.all():
@@ -464,7 +464,7 @@ class Resample:
         (the optimality gap's ``min(value, γ)``: the same numbers as clipping the sorted samples, one pass less).
         Written into a buffer of the workspace called ``name``: valid until the next Resample of the workspace."""
         window = self.sorted_ranks()[:, lo:hi]
-        out = self._buffer(name, window.shape, np.asarray(table).dtype)
+        out = self.buffer(name, window.shape, np.asarray(table).dtype)
         return np.take(table, window, out=out, mode="clip")  # ranks < K by construction: clip writes out directly
 
     def drawn_values(self) -> np.ndarray | None:
@@ -474,7 +474,7 @@ class Resample:
             drawn = self.drawn_runs()
             if drawn is None:
                 return None
-            out = self._buffer("drawn_values", drawn.shape, np.float64)
+            out = self.buffer("drawn_values", drawn.shape, np.float64)
             self._cache["drawn_values"] = np.take(self.values, drawn, out=out, mode="clip")  # indices < K
         return self._cache["drawn_values"]
 
@@ -493,32 +493,49 @@ class Resample:
 
     @property
     def magnitude(self) -> float:
-        """Largest finite |score| (1 when there is none or it is 0): the unit of :meth:`task_scaled_variances`."""
+        """Largest finite |score| (1 when there is none or it is 0)."""
         return magnitude(self.values)
 
-    def task_scaled_variances(self) -> np.ndarray:
-        """(R, S) unbiased variance of each slot's drawn scores in units of ``magnitude²`` (0 for a slot of one run).
+    @property
+    def unit(self) -> float:
+        """The unit :meth:`deviations` are in: 1, or a power of two near :attr:`magnitude` when the scores lie beyond
+        2^±200, so that their squares neither overflow (scores near 1e200) nor underflow (near 1e-200). A power of two
+        scales exactly: the deviations are the same numbers in any unit."""
+        return exact_unit(self.magnitude)
 
-        Formed from ``values / magnitude``, so the squares neither overflow (scores near 1e200) nor underflow
-        (near 1e-200); the standard error is ``magnitude · sqrt(...)``.
-        """
-        if "task_scaled_variances" not in self._cache:
-            unit = self.magnitude
-            dof = np.maximum(self.slot_sizes - 1.0, 1.0)
+    def drawn_mask(self) -> np.ndarray | None:
+        """(R, S, N) which positions of :meth:`deviations` hold a draw (None: all of them)."""
+        if self.drawn_runs() is not None:  # every position drawn (and no index to build)
+            return None
+        valid = self.valid
+        if valid is None or bool(valid.all()):
+            return None
+        return np.moveaxis(np.broadcast_to(valid, self.idx.shape), 0, 2)
+
+    def forget(self, name: str) -> None:
+        """Drop a cached intermediate (e.g. ``deviations``, when a statistic writes over them in place), so that the
+        next reader computes it again."""
+        self._cache.pop(name, None)
+
+    def deviations(self) -> np.ndarray:
+        """(R, S, N) each draw's score less its slot's mean (:meth:`task_means`), in :attr:`unit`, 0 where a slot has
+        no draw (:meth:`drawn_mask`); C-contiguous, one slot's draws in one row: the one pass over the drawn scores
+        (:meth:`drawn_values`, gathered once per chunk for the task means) that every studentized standard error reads
+        (:func:`.metrics.standard_errors`). Written into the workspace buffer ``deviations``."""
+        if "deviations" not in self._cache:
+            means = self.task_means()[..., None]
             drawn = self.drawn_values()
-            if drawn is not None:  # the deviations in a buffer, squared and summed along each slot's row
-                dev = np.subtract(
-                    drawn, self.task_means()[..., None], out=self._buffer("deviations", drawn.shape, float)
-                )
-                dev /= unit
-                np.multiply(dev, dev, out=dev)
-                self._cache["task_scaled_variances"] = dev.sum(axis=2) / dof
-                return self._cache["task_scaled_variances"]
-            gathered = (self.values[self.idx] - self.task_means()[None]) / unit
-            if self.valid is not None:
-                gathered = np.where(self.valid, gathered, 0.0)
-            self._cache["task_scaled_variances"] = (gathered**2).sum(axis=0) / dof
-        return self._cache["task_scaled_variances"]
+            if drawn is not None:
+                dev = np.subtract(drawn, means, out=self.buffer("deviations", drawn.shape, np.float64))
+            else:  # the general layout (N, R, S) as replicate-major rows, like the drawn path's
+                dev = np.ascontiguousarray(np.moveaxis(self.values[self.idx], 0, 2)) - means
+                mask = self.drawn_mask()
+                if mask is not None:
+                    dev[~mask] = 0.0
+            if self.unit != 1.0:
+                dev *= 1.0 / self.unit  # a power of two: exact
+            self._cache["deviations"] = dev
+        return self._cache["deviations"]
 
     def padded_samples(self) -> np.ndarray:
         """(R, N_max, S) resampled scores, NaN-padded: the input of slow-path custom metrics."""
@@ -541,6 +558,14 @@ def column_groups(resample: Resample, n_columns: int, chunk_bytes: int = DEFAULT
     near ``chunk_bytes`` (at least one column a group). Every grouping gives the same numbers."""
     step = max(1, int(chunk_bytes // max(column_bytes(resample), 1)))
     return [(lo, min(lo + step, n_columns)) for lo in range(0, n_columns, step)]
+
+
+def exact_unit(size: float) -> float:
+    """1 for a magnitude within 2^±200 (squares and sums of squares stay normal numbers), else the power of two
+    nearest below ``size``: dividing by it is exact, so the numbers in that unit are the same up to the scale."""
+    if 2.0**-200 <= size <= 2.0**200:
+        return 1.0
+    return math.ldexp(1.0, math.frexp(size)[1] - 1)
 
 
 def magnitude(values: np.ndarray) -> float:
@@ -578,16 +603,47 @@ def multiply_shift(words: np.ndarray, n: int | np.integer | np.ndarray, out: np.
 
 
 def rank_dtype(k: int) -> type[np.unsignedinteger] | type[np.signedinteger]:
-    """The integer type of ranks among ``k`` runs: uint16 below 65,536 runs (sorted by :func:`sort_ranks`'s radix
-    sort), else int32."""
+    """The integer type of ranks among ``k`` runs: uint16 below 65,536 runs (sorted by :func:`sort_ranks`), else
+    int32."""
     return np.uint16 if k < 2**16 else np.int32
 
 
 def sort_ranks(ranks: np.ndarray, axis: int = -1) -> None:
-    """Sort integer ranks in place along ``axis``. uint16 ranks take numpy's radix sort (``kind="stable"``, linear
-    in the row length: 2.4 ns an element against 9-11 ns for the default sort of 16-bit integers on the machine
-    measured, docs/performance.md); integers sort to the same array by either kind."""
-    ranks.sort(axis=axis, kind="stable" if ranks.dtype == np.uint16 else None)
+    """Sort integer ranks in place along ``axis``. uint16 ranks take the sort kind :func:`fastest_sort_kind` found
+    fastest for rows of their length on this processor: numpy's radix sort (``kind="stable"``, linear in the row
+    length) or its default sort (vectorised for 16-bit rows of up to 512 on AVX-512 processors: 0.5 ns an element
+    against 2-4 for the radix sort there, 3-9 ns for longer rows; docs/performance.md). Integers sort to the same
+    array by either kind, so the choice changes no number."""
+    kind = fastest_sort_kind(ranks.dtype, ranks.shape[axis]) if ranks.dtype == np.uint16 else None
+    ranks.sort(axis=axis, kind=kind)  # type: ignore[arg-type]
+
+
+#: The sort kind measured fastest per (dtype, row-length class), once per process (:func:`fastest_sort_kind`).
+_SORT_KINDS: dict[tuple[str, int], str | None] = {}
+
+
+def fastest_sort_kind(dtype: Any, length: int) -> str | None:
+    """``"stable"`` (numpy's radix sort for 16-bit integers) or None (numpy's default sort), whichever sorted rows
+    of ``length`` ranks of ``dtype`` faster on this processor: measured once per process and per class of lengths
+    (between consecutive powers of two), on 64 Ki random ranks, each kind's best of three (about a millisecond).
+    Only the speed depends on it: integers sort to the same array by either kind."""
+    key = (np.dtype(dtype).str, max(int(length) - 1, 0).bit_length())
+    if key not in _SORT_KINDS:
+        import time
+
+        row = max(int(length), 1)
+        sample = np.random.default_rng(0).integers(0, row, size=(max(1, 2**16 // row), row)).astype(dtype)
+        spent: dict[str | None, float] = {}
+        for kind in ("stable", None):
+            best = math.inf
+            for _ in range(3):
+                block = sample.copy()
+                start = time.thread_time()
+                block.sort(axis=1, kind=kind)
+                best = min(best, time.thread_time() - start)
+            spent[kind] = best
+        _SORT_KINDS[key] = min(spent, key=lambda k: spent[k])
+    return _SORT_KINDS[key]
 
 
 def uniform32(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -694,7 +750,7 @@ def draw(
     so the same seed gives the same replicates whatever the chunk size.
 
     ``workspace``: a dict whose arrays the Resample's large intermediates are written into (see
-    :meth:`Resample._buffer`), so that the chunks of one bootstrap reuse their buffers.
+    :meth:`Resample.buffer`), so that the chunks of one bootstrap reuse their buffers.
     """
     n_tasks, n_max = cells.n_tasks, int(cells.sizes.max())
     if not task_bootstrap:

@@ -26,7 +26,7 @@ too and called once per replicate (slower; documented in the README).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -93,14 +93,111 @@ def mean(resample: Resample) -> np.ndarray:
 
 
 def mean_se(resample: Resample) -> np.ndarray:
-    """(R, 2): the mean over tasks and its stratified standard error ``sqrt(Σ_m s_m² / N_m) / M``.
+    """(R, 2): the mean over tasks and its stratified standard error ``sqrt(Σ_m s_m² / N_m) / M``
+    (:func:`standard_errors`).
 
-    The input of the bootstrap-t interval (:func:`..bootstrap.studentized_mean_interval`).
+    The input of the bootstrap-t interval (:func:`.intervals.bounds.studentized_interval`).
     """
-    n_slots = resample.n_slots
-    scaled = np.sqrt((resample.task_scaled_variances() / resample.slot_sizes).sum(axis=1))
-    se = resample.magnitude * scaled / n_slots
-    return np.stack([mean(resample), np.broadcast_to(se, (resample.n_reps,))], axis=1)
+    return np.stack([mean(resample), standard_errors(resample, [("mean", 0.0)])[:, 0]], axis=1)
+
+
+#: A statistic whose standard error :func:`standard_errors` gives: ``("mean", 0)``, ``("trimmed_mean", p)`` (the
+#: IQM at p = 0.25) or ``("optimality_gap", γ)``.
+ErrorKind = tuple[str, float]
+
+
+def standard_errors(resample: Resample, kinds: Sequence[ErrorKind]) -> np.ndarray:
+    """(R, len(kinds)): the stratified standard error of each statistic of ``kinds`` (:data:`ErrorKind`) in each
+    replicate, all from one pass over the drawn scores. Every one is ``sqrt(Σ_m v_m / N_m) / M`` (M slots, N_m draws
+    in slot m) of the unbiased variance ``v_m`` of a function of each slot's draws: the scores themselves for the
+    mean; the scores winsorized at the ends of each replicate's trimmed mass, divided by ``1 - 2c`` (c the trimmed
+    mass), for a trimmed mean (Tukey & McLaughlin's; the limits read from the ranks the trimmed mean sorted); the
+    scores capped at γ, ``min(x, γ)``, for the optimality gap (γ minus their mean).
+
+    The draws are gathered once per chunk (the task means' gather) and taken less their slot's mean once
+    (:meth:`~.bootstrap.Resample.deviations`); each standard error then sums its function of them and its square per
+    slot (``v = (Σ y² - (Σ y)² / N) / (N - 1)`` of ``y`` = the capped or winsorized deviations: each slot shifted by
+    its own mean, so nothing cancels), in a buffer the chunks of one bootstrap reuse. The winsorized and capped values
+    are exactly those of the scores (shifting is monotone), and no statistic's standard error is its own gather.
+
+        >>> from rl_reliable_logger.stats import bootstrap as bs
+        >>> cells = bs.Cells.from_list([np.array([0.0, 1.0, 2.0, 10.0]), np.array([1.0, 2.0, 3.0, 4.0])])
+        >>> found = standard_errors(bs.original(cells), [("mean", 0), ("trimmed_mean", 0.25), ("optimality_gap", 1)])
+        >>> [round(float(v), 4) for v in found[0]]
+        [1.188, 0.677, 0.125]
+    """
+    dev = resample.deviations()
+    means, unit = resample.task_means(), resample.unit
+    sizes, n_slots = resample.slot_sizes, resample.n_slots
+    dof = np.maximum(sizes - 1.0, 1.0)
+    mask = resample.drawn_mask()
+    variances: dict[ErrorKind, np.ndarray] = {}
+    # the scores' own spread first (the mean's, and the gap's where no run lies above γ), then the gap's capped draws,
+    # then the winsorized draws (written over the deviations, read last)
+    if any(kind in ("mean", "optimality_gap") for kind, _ in kinds):
+        variances[("mean", 0.0)] = np.einsum("rsn,rsn->rs", dev, dev) / dof  # from each slot's own mean: two-pass
+    for kind, parameter in kinds:
+        if kind == "optimality_gap":
+            variances[(kind, parameter)] = _capped_variances(resample, parameter, variances[("mean", 0.0)], mask)
+        elif kind not in ("mean", "trimmed_mean"):
+            raise ValueError(f"no standard error of {kind!r}: one of mean, trimmed_mean, optimality_gap")
+    trims = sorted({p for kind, p in kinds if kind == "trimmed_mean"})
+    for j, proportion in enumerate(trims):
+        low, high, cut = _winsor_limits(resample, proportion)
+        last = j == len(trims) - 1
+        held = dev if last else resample.buffer("winsorized", dev.shape, np.float64)
+        if last:
+            resample.forget("deviations")  # winsorized in place: the deviations are not kept
+        np.maximum(dev, _as_deviation(low[:, None], means, unit), out=held)
+        np.minimum(held, _as_deviation(high[:, None], means, unit), out=held)
+        variances[("trimmed_mean", proportion)] = (
+            _slot_variances(held, sizes, dof, mask) / (1.0 - 2.0 * cut[:, None]) ** 2
+        )
+    out = np.empty((resample.n_reps, len(kinds)))
+    for j, (kind, parameter) in enumerate(kinds):
+        var = variances[("mean", 0.0) if kind == "mean" else (kind, float(parameter))]
+        out[:, j] = unit * np.sqrt((var / sizes).sum(axis=1)) / n_slots
+    return out
+
+
+def _slot_variances(held: np.ndarray, sizes: np.ndarray, dof: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+    """(R, S) unbiased variance of each slot's values in ``held`` (R, S, N) from their sum and sum of squares (the
+    positions ``mask`` leaves out set to 0 first; 0 for a slot of one value, never below 0 by rounding)."""
+    if mask is not None:
+        np.copyto(held, 0.0, where=~mask)
+    total = np.einsum("rsn->rs", held)
+    squares = np.einsum("rsn,rsn->rs", held, held)
+    return np.maximum(squares - total * total / sizes, 0.0) / dof
+
+
+def _as_deviation(limit: float | np.ndarray, means: np.ndarray, unit: float) -> np.ndarray:
+    """(R, S, 1) a limit on the scores as a limit on :meth:`~.bootstrap.Resample.deviations` (less each slot's mean,
+    in its unit): a monotone map, so limiting the deviations limits the scores exactly."""
+    shifted = limit - means
+    return (shifted if unit == 1.0 else shifted / unit)[..., None]
+
+
+def _capped_variances(resample: Resample, gamma: float, spread: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+    """(R, S) unbiased variance of each slot's draws capped at ``gamma``. Where slot s is task s and none of the task's
+    runs lies above γ the draws stay as they are, and so does their variance (``spread``, the scores' own): only the
+    other slots are capped and summed."""
+    dev, means, unit, sizes = resample.deviations(), resample.task_means(), resample.unit, resample.slot_sizes
+    dof = np.maximum(sizes - 1.0, 1.0)
+    cells = resample.cells
+    capped = np.arange(resample.n_slots)  # with resampled tasks every slot is capped
+    if resample.slot_tasks is None:
+        capped = np.flatnonzero(np.maximum.reduceat(resample.values, cells.offsets) > gamma)  # tasks with runs above γ
+    if capped.size == 0:
+        return spread
+    if 2 * capped.size > resample.n_slots:  # most slots: cap them all, in the workspace's buffer
+        held = resample.buffer("winsorized", dev.shape, np.float64)
+        np.minimum(dev, _as_deviation(gamma, means, unit), out=held)
+        return _slot_variances(held, sizes, dof, mask)
+    var = spread.copy()
+    held = np.minimum(np.take(dev, capped, axis=1), _as_deviation(gamma, np.take(means, capped, axis=1), unit))
+    part = None if mask is None else np.take(mask, capped, axis=1)
+    var[:, capped] = _slot_variances(held, np.take(sizes, capped, axis=1), np.take(dof, capped, axis=1), part)
+    return var
 
 
 def median(resample: Resample) -> np.ndarray:
@@ -132,7 +229,8 @@ iqm = trimmed_mean(0.25)
 
 def trimmed_mean_se(proportion: float = 0.25) -> Callable[[Resample], np.ndarray]:
     """``resample -> (R, 2)``: the trimmed mean and its stratified standard error (Tukey & McLaughlin's, from the
-    winsorized runs), the input of the studentized IQM interval (:func:`..bootstrap.studentized_interval`).
+    winsorized runs; :func:`standard_errors`), the input of the studentized IQM interval
+    (:func:`.intervals.bounds.studentized_interval`).
 
     Each replicate's runs are winsorized at the values where its trimmed mass ends (the first run past mass ``c``
     from below and from above, ``c = ⌊p·K⌋/K``); then ``se² = Σ_m s_m² / (M² N_m) / (1 - 2c)²`` with ``s_m²``
@@ -146,20 +244,8 @@ def trimmed_mean_se(proportion: float = 0.25) -> Callable[[Resample], np.ndarray
     mean_fn = trimmed_mean(proportion)
 
     def fn(resample: Resample) -> np.ndarray:
-        point = mean_fn(resample)
-        low, high, cut = _winsor_limits(resample, proportion)
-        unit = resample.magnitude
-        gathered = np.clip(resample.values[resample.idx], low[None, :, None], high[None, :, None]) / unit
-        valid = resample.valid
-        if valid is not None:
-            gathered = np.where(valid, gathered, 0.0)
-        sizes = resample.slot_sizes
-        centred = gathered - gathered.sum(axis=0) / sizes
-        if valid is not None:
-            centred = np.where(valid, centred, 0.0)
-        var = (centred**2).sum(axis=0) / np.maximum(sizes - 1.0, 1.0)  # (R, S); 0 for a slot of one run
-        se = unit * np.sqrt((var / sizes).sum(axis=1)) / resample.n_slots / (1.0 - 2.0 * cut)
-        return np.stack([point, np.broadcast_to(se, point.shape)], axis=1)
+        se = standard_errors(resample, [("trimmed_mean", proportion)])[:, 0]
+        return np.stack([mean_fn(resample), se], axis=1)
 
     return fn
 
@@ -200,8 +286,8 @@ def optimality_gap(gamma: float = 1.0) -> MetricFn:
 
 def optimality_gap_se(gamma: float = 1.0) -> Callable[[Resample], np.ndarray]:
     """``resample -> (R, 2)``: the optimality gap and its stratified standard error. The gap is γ minus the mean of
-    the runs clipped at γ, so its standard error is the mean's (:func:`mean_se`) of ``min(score, γ)``: the input of
-    the studentized gap interval (:func:`..bootstrap.studentized_interval`).
+    the runs clipped at γ, so its standard error is the mean's (:func:`mean_se`) of ``min(score, γ)`` (:func:`standard_errors`):
+    the input of the studentized gap interval (:func:`.intervals.bounds.studentized_interval`).
 
         >>> from rl_reliable_logger.stats import bootstrap as bs
         >>> cells = bs.Cells.from_list([np.array([0.2, 0.6, 3.0]), np.array([0.5, 1.5, 1.0])])
@@ -209,9 +295,11 @@ def optimality_gap_se(gamma: float = 1.0) -> Callable[[Resample], np.ndarray]:
         [0.2833, 0.1424]
     """
 
+    gap = optimality_gap(gamma)
+
     def fn(resample: Resample) -> np.ndarray:
-        clipped = mean_se(resample.with_values(np.minimum(resample.values, gamma)))
-        return np.stack([gamma - clipped[:, 0], clipped[:, 1]], axis=1)
+        se = standard_errors(resample, [("optimality_gap", gamma)])[:, 0]
+        return np.stack([gap(resample), se], axis=1)
 
     return fn
 
@@ -309,8 +397,10 @@ def _improvement_rectangular(cells_x, counts_x: np.ndarray, cells_y, counts_y: n
     # per task took runs-per-task squared bytes: 5 GB at 50,000 runs per cell)
     below = (base + np.stack([np.searchsorted(y[t], x[t], side="left") for t in range(n_tasks)])).ravel()
     upto = (base + np.stack([np.searchsorted(y[t], x[t], side="right") for t in range(n_tasks)])).ravel()
-    lo = cum[:, below]
-    wins = counts_x.reshape(reps, n_tasks * nx) * (lo + 0.5 * (cum[:, upto] - lo))  # (R, M·n_x)
+    wins = cum[:, below]
+    if not np.array_equal(below, upto):  # ties between an x run and a y run count 1/2 (without: lo + 0 = lo)
+        wins += 0.5 * (cum[:, upto] - wins)
+    wins *= counts_x.reshape(reps, n_tasks * nx)  # (R, M·n_x)
     per_task = wins.reshape(reps, n_tasks, nx).sum(axis=2) / (nx * ny)
     return per_task.mean(axis=1)
 

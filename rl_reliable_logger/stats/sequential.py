@@ -45,7 +45,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from . import bootstrap as bs
 from .intervals.bounds import expanded_level, normal_interval
@@ -126,6 +126,8 @@ def _boundaries(times: tuple[float, ...], alpha: float, spending: str) -> np.nda
         if target <= 0 or _cross(u, mass, NO_SPEND, t[k], dt) >= target:
             out[k] = np.inf if target <= 0 else NO_SPEND
         else:
+            from scipy import optimize  # a later look only: importing it costs a first look more than its work
+
             out[k] = optimize.brentq(_excess, 0.0, NO_SPEND, args=(u, mass, float(t[k]), dt, target), xtol=1e-10)
         u, mass = _step(u, mass, out[k], t[k], dt)
     return out

@@ -27,3 +27,23 @@ def test_svg_only_writes_no_png(tmp_path):
     figures = {p for p in files if p.startswith("figures/")}
     assert figures and all(p.endswith(".svg") for p in figures)
     assert "report.html" in files and "methods.md" in files
+
+
+def test_png_only_by_default_and_svg_copies_later_from_the_bundle(tmp_path, capsys):
+    """Issue 56: SVG copies are drawn on request, now (``--figure-formats png,svg``) or later (``report DIR``)."""
+    out = tmp_path / "res"
+    args = ["evaluate", str(EXAMPLES / "atari100k_scores.csv"), *FAST, "--only-algorithms", "DER,SPR"]
+    assert main([*args, "--out", str(out), "--quiet"]) == 0
+
+    def listed() -> set[str]:
+        return {f["path"] for f in json.loads((out / "manifest.json").read_text())["files"]}
+
+    figures = {p for p in listed() if p.startswith("figures/")}
+    assert figures and all(p.endswith(".png") for p in figures)
+    tables = {p: (out / p).read_bytes() for p in listed() if p.endswith(".csv")}
+    assert main(["report", str(out), "--figure-formats", "png,svg", "--quiet"]) == 0
+    svgs = {p for p in listed() if p.startswith("figures/") and p.endswith(".svg")}
+    assert {p.replace(".png", ".svg") for p in figures} == svgs
+    assert {p: (out / p).read_bytes() for p in tables} == tables  # the tables are kept byte for byte
+    assert main(["report", str(out), "--figure-formats", "gif"]) == 2
+    assert "--figure-formats has 'gif'" in capsys.readouterr().err

@@ -68,7 +68,7 @@ def test_file_source(tmp_path, capsys):
     assert cli.main([*common, "--redact-run-names", PATTERN, "--out", str(out)]) == 0
     captured = capsys.readouterr()
     assert_absent(out, captured.out, captured.err)
-    assert any(p.suffix == ".svg" for p in files_under(out)) and (out / "report.html").exists()
+    assert any(p.suffix == ".png" for p in files_under(out)) and (out / "report.html").exists()
     scores = pd.read_csv(out / "scores.csv")
     assert scores["run_id"].nunique() == 16 and scores["run_id"].str.contains("-redacted-").all()
     prov = json.loads((out / "provenance.json").read_text(encoding="utf-8"))

@@ -80,8 +80,8 @@ def test_a_long_axis_label_is_not_cut_off():
 
 def test_the_same_report_gives_the_same_bytes(tmp_path):
     report = make_report(2, reps=30, curves=False)
-    one = _render.write_all(report, tmp_path / "one")
-    two = _render.write_all(report, tmp_path / "two")
+    one = _render.write_all(report, tmp_path / "one", figure_formats=("png", "svg"))
+    two = _render.write_all(report, tmp_path / "two", figure_formats=("png", "svg"))
     assert [p.relative_to(tmp_path / "one") for p in one] == [p.relative_to(tmp_path / "two") for p in two]
     for a, b in zip(one, two):
         assert a.read_bytes() == b.read_bytes(), a.name
@@ -115,11 +115,15 @@ def test_figure_formats_pick_the_files_and_the_page_inlines_what_exists(tmp_path
     page = (tmp_path / "svg" / "report.html").read_text(encoding="utf-8")
     assert page.count('src="data:image/svg+xml;base64,') == len(figures) and "image/png" not in page
 
-    out = _render.save_report(report, tmp_path / "bundle", figure_formats="png")
+    out = _render.save_report(report, tmp_path / "bundle")  # the default: PNG only (issue 56)
     names = {f.path for f in read_bundle(out).files}
     assert "figures/task_scores.png" in names and not any(n.endswith(".svg") for n in names)
     _, files = _render.rerender(out)  # a redraw keeps the bundle's formats
     assert not any(n.endswith(".svg") for n in files) and "figures/task_scores.png" in files
+    _, files = _render.rerender(out, ("png", "svg"))  # SVG copies drawn later, from the bundle
+    assert "figures/task_scores.svg" in files and "figures/task_scores.png" in files
+    _, files = _render.rerender(out)  # and kept by the next redraw
+    assert "figures/task_scores.svg" in files
 
 
 @pytest.mark.parametrize("bad", [("png", "gif"), (), "jpeg"])

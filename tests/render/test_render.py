@@ -31,7 +31,7 @@ def hostile_dir(tmp_path_factory) -> tuple[Report, Path, list[Path]]:
     report.provenance["source"] = {"kind": "csv", "path": f"/data/{HOSTILE}.csv"}
     report.warnings.append(f"run {HOSTILE} has a weird name")
     out = tmp_path_factory.mktemp("hostile")
-    written = _render.write_all(report, out)
+    written = _render.write_all(report, out, figure_formats=("png", "svg"))
     return report, out, written
 
 
@@ -174,7 +174,7 @@ def test_report_command_rebuilds_from_saved_tables(hostile_dir, tmp_path, capsys
     save_report(report, tables, figures=False)  # a bundle of tables only
     tables_before = {p.name: p.read_bytes() for p in tables.glob("*.csv")}
     assert not (tables / "report.html").exists()
-    assert main(["report", str(tables)]) == 0
+    assert main(["report", str(tables), "--figure-formats", "png,svg"]) == 0  # SVG copies too (PNG by default)
     assert {p.name: p.read_bytes() for p in tables.glob("*.csv")} == tables_before  # tables kept byte for byte
     tmp_path = tables
     printed = capsys.readouterr().out

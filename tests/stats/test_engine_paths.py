@@ -16,7 +16,8 @@ from rl_reliable_logger.stats import registry
 
 STATISTICS = {
     "task_means": lambda r: r.task_means(),
-    "task_scaled_variances": lambda r: r.task_scaled_variances(),
+    "deviations": lambda r: r.deviations(),
+    "standard_errors": lambda r: mt.standard_errors(r, [("mean", 0), ("trimmed_mean", 0.25), ("optimality_gap", 1.0)]),
     "sorted_samples": lambda r: r.sorted_samples(),
     "mean_se": mt.mean_se,
     **{name: registry.get_metric(name) for name in ("mean", "median", "iqm", "optimality_gap", "dp25")},

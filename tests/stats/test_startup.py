@@ -11,6 +11,7 @@ import pytest
 from scipy import stats as sps
 
 from rl_reliable_logger.stats import distributions
+from tests.support.imports import modules_loaded
 
 
 @pytest.mark.parametrize(
@@ -48,3 +49,14 @@ def test_distribution_functions_equal_scipy_stats_bit_for_bit():
     assert np.array_equal(distributions.norm_ppf(q), sps.norm.ppf(q))
     assert np.array_equal(distributions.norm_cdf(x), sps.norm.cdf(x))
     assert float(distributions.t_ppf(0.975, 9.0)) == pytest.approx(2.262157, abs=1e-6)  # textbook t table
+
+
+def test_the_looks_import_neither_matplotlib_nor_a_root_finder():
+    """Issue 56: ``from rl_reliable_logger import race, watch, gate`` (what a loop calling a look imports) loads no
+    matplotlib and no scipy.optimize: the root searches of later looks import it where they run."""
+    code = (
+        "from rl_reliable_logger import gate, race, watch\n"
+        "import rl_reliable_logger.looks.gate, rl_reliable_logger.looks.race, rl_reliable_logger.looks.watch\n"
+        "import rl_reliable_logger.stats.gate.estimate, rl_reliable_logger.stats.gate.student\n"
+    )
+    assert modules_loaded(code, ("scipy.optimize", "matplotlib")) == []

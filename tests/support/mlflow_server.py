@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,12 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tests.support.paths import REPO
+from tests.support.shared import free_port, port_taken
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+__all__ = ["RUNNING", "free_port", "kill_server", "mlflow_server"]
 
 
 #: The running servers by URL, so a test can kill one mid-call (:func:`kill_server`).
@@ -34,11 +30,24 @@ def kill_server(url: str) -> None:
     proc.wait()
 
 
-@contextlib.contextmanager
-def mlflow_server(root: Path, *, port: int | None = None, startup: float = 120.0) -> Iterator[str]:
-    """Start ``mlflow server`` on ``port`` (default: a free loopback port; telemetry off) over ``root/server.db``;
-    yield its URL; stop it after. Starting it again on the same ``root`` and port brings the same store back."""
-    port = port or free_port()
+class _PortTaken(RuntimeError):
+    """The server's port was taken between choosing it and binding it (by another test process)."""
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def _start(root: Path, port: int, startup: float) -> subprocess.Popen[bytes]:
+    """``mlflow server`` on ``port``, returned once ``/health`` answers; stopped again if it does not."""
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     env["MLFLOW_DISABLE_TELEMETRY"] = "true"
@@ -70,31 +79,47 @@ def mlflow_server(root: Path, *, port: int | None = None, startup: float = 120.0
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + startup
-            while True:
-                if proc.poll() is not None:
-                    raise RuntimeError(f"mlflow server exited with {proc.returncode}: {log_path.read_text()[-2000:]}")
-                try:
-                    with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
-                        if response.read().strip() == b"OK":
-                            break
-                except OSError:
-                    pass
+    healthy = False
+    try:
+        deadline = time.monotonic() + startup
+        while not healthy:
+            if proc.poll() is not None:
+                said = log_path.read_text()[-2000:]
+                if port_taken(said):
+                    raise _PortTaken(said)
+                raise RuntimeError(f"mlflow server exited with {proc.returncode}: {said}")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as response:
+                    healthy = response.read().strip() == b"OK"
+            except OSError:
+                pass
+            if not healthy:
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"mlflow server did not become healthy within {startup:.0f} s")
                 time.sleep(0.5)
-            RUNNING[url] = proc
-            yield url
-        finally:
-            RUNNING.pop(url, None)
-            if proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGTERM)
-                try:
-                    proc.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait()
+        return proc
+    finally:
+        if not healthy:
+            _stop(proc)
+
+
+@contextlib.contextmanager
+def mlflow_server(root: Path, *, port: int | None = None, startup: float = 120.0) -> Iterator[str]:
+    """Start ``mlflow server`` on ``port`` (default: a free loopback port; telemetry off) over ``root/server.db``;
+    yield its URL; stop it after. Starting it again on the same ``root`` and port brings the same store back.
+    A free port taken by another process before the server bound it is replaced by another (up to 3 tries)."""
+    for attempt in range(3):
+        chosen = port or free_port()
+        try:
+            proc = _start(root, chosen, startup)
+            break
+        except _PortTaken:
+            if port is not None or attempt == 2:
+                raise
+    url = f"http://127.0.0.1:{chosen}"
+    RUNNING[url] = proc
+    try:
+        yield url
+    finally:
+        RUNNING.pop(url, None)
+        _stop(proc)

@@ -118,3 +118,35 @@ def for_runs(request: intervals.ResamplingRequest, cells: dict[str, bs.Cells]) -
 def pairs(algorithms: Sequence[str]) -> list[tuple[str, str]]:
     """Every pair of algorithms once, in table order."""
     return [(x, y) for i, x in enumerate(algorithms) for y in algorithms[i + 1 :]]
+
+
+@dataclass(frozen=True)
+class ComparedPairs:
+    """The pairs the pairwise tables compare (``pairs=``, :data:`..options.PAIR_RULES`) and their provenance record
+    (``provenance["pairs"]``: the rule asked and the one used, the leader and the metric that chose it, how many
+    pairs out of all, and the tables that follow it)."""
+
+    pairs: list[tuple[str, str]]
+    record: dict[str, Any]
+
+
+def compared_pairs(
+    algorithms: Sequence[str], rule: str, points: dict[tuple[str, str], float], metric: str, tables: Sequence[str]
+) -> ComparedPairs:
+    """Every pair in table order (``all``), or the leader against each other algorithm, ``(leader, other)`` in table
+    order (``leader``; ``auto``: all up to :data:`..options.ALL_PAIRS_UP_TO` algorithms). The leader has the best
+    estimate of ``metric`` among ``points`` (``{(algorithm, metric): point}``; the lowest for a metric where lower is
+    better; the first in table order on a tie; NaN never leads)."""
+    from ...stats import registry
+    from ..options import pair_rule
+
+    used = pair_rule(rule, len(algorithms))
+    every = pairs(algorithms)
+    record: dict[str, Any] = {"rule": rule, "used": used, "tables": list(tables), "all": len(every)}
+    if used == "all" or len(algorithms) < 2:
+        return ComparedPairs(every, {**record, "compared": len(every)})
+    sign = -1.0 if registry.lower_is_better(metric) else 1.0
+    scores = [sign * points.get((a, metric), np.nan) for a in algorithms]
+    leader = algorithms[int(np.nanargmax(scores))] if not np.isnan(scores).all() else algorithms[0]
+    chosen = [(leader, a) for a in algorithms if a != leader]
+    return ComparedPairs(chosen, {**record, "compared": len(chosen), "leader": leader, "metric": metric})

@@ -1,4 +1,5 @@
-"""The ``differences`` table: every pair's difference of each aggregate metric, on the aggregates' replicates."""
+"""The ``differences`` table: each compared pair's difference of each aggregate metric (the pairs ``pairs=`` chooses:
+every pair, or each algorithm against the leader), on the aggregates' replicates."""
 
 from __future__ import annotations
 
@@ -12,28 +13,30 @@ from ...stats.intervals.bounds import expanded_level
 from .. import caveats
 from ..report import SPECS
 from .aggregates import Aggregates
-from .base import Part, TableInputs, for_runs, pairs, record
+from .base import ComparedPairs, Part, TableInputs, for_runs, record
 
 #: The columns, as the Report declares them.
 COLUMNS = list(SPECS["differences"].columns)
 
 
-def build(inputs: TableInputs, request: ResamplingRequest, aggregates: Aggregates) -> Part:
+def build(inputs: TableInputs, request: ResamplingRequest, aggregates: Aggregates, chosen: ComparedPairs) -> Part:
     """The differences table, its record and its fallback notes. Each statistic gets the request's rule (under
     ``bootstrap-t``: studentized for the mean, the IQM and the optimality gap from both algorithms' standard errors,
     the normal interval for the median at the pair's expanded level, expanded for the others; where the median gets
-    an interval of its own, ``median_interval``, the MOVER over it); the replicates are the aggregates'."""
+    an interval of its own, ``median_interval``, the MOVER over it); the replicates are the aggregates'. The pairs are
+    ``chosen`` (:func:`.base.compared_pairs`), recorded as ``provenance["pairs"]``."""
     request = for_runs(request, inputs.cells)
-    table, notes = differences_table(inputs, request, aggregates)
-    return Part({"differences": table}, record(request, inputs, "differences"), {"interval_fallbacks": notes}, notes)
+    table, notes = differences_table(inputs, request, aggregates, chosen.pairs)
+    provenance = {"interval_fallbacks": notes, "pairs": chosen.record}
+    return Part({"differences": table}, record(request, inputs, "differences"), provenance, notes)
 
 
 def differences_table(
-    inputs: TableInputs, request: ResamplingRequest, aggregates: Aggregates
+    inputs: TableInputs, request: ResamplingRequest, aggregates: Aggregates, by_pair: list[tuple[str, str]]
 ) -> tuple[pd.DataFrame, list[str]]:
+    """The table of ``by_pair``'s differences and one sentence per interval that fell back from its method."""
     names = [m.name for m in inputs.metrics]
     kinds = list(inputs.kinds().values())
-    by_pair = pairs(inputs.algorithms)
     if not by_pair or not names:
         return pd.DataFrame([], columns=COLUMNS), []
     found, points = aggregates.by_algorithm, aggregates.points()
@@ -41,7 +44,7 @@ def differences_table(
     dists = {alg: f.replicates for alg, f in found.items()}
     n = min(d.shape[0] for d in dists.values())  # the common replicates (always all of them in evaluate())
 
-    def fill(p: int, out: np.ndarray) -> None:
+    def fill(p: int, out: np.ndarray) -> None:  # one subtraction per pair into the stack: no other copy
         x, y = by_pair[p]
         np.subtract(dists[x][:n], dists[y][:n], out=out)
 
@@ -89,4 +92,24 @@ def _sample(inputs: TableInputs, found: dict, x: str, y: str) -> intervals.Sampl
         else (lambda kind: intervals.studentized_difference(se_x[kind], se_y[kind])),
         runs=(cells[0], cells[1]),  # the median's MOVER over the order-statistic intervals reads them
         name=f"{x} - {y}",
+    )
+
+
+def sentence(record: dict) -> str | None:
+    """What methods.md says about the compared pairs (``provenance["pairs"]``): nothing when every pair is compared,
+    else which algorithm led and how many of all the pairs the tables hold.
+
+    Example:
+        >>> sentence({"used": "leader", "leader": "PPO", "metric": "iqm", "compared": 56, "all": 1596,
+        ...           "tables": ["differences", "improvement"]})
+        'The differences and improvement tables compare the leader, PPO (the best iqm estimate), with each other algorithm: 56 of the 1,596 pairs (every pair on request).'
+    """
+    if record.get("used") != "leader" or record.get("leader") is None:
+        return None
+    several = len(record["tables"]) > 1
+    tables = " and ".join(record["tables"]) + (" tables" if several else " table")
+    verb = "compare" if several else "compares"
+    return (
+        f"The {tables} {verb} the leader, {record['leader']} (the best {record['metric']} estimate), with each other "
+        f"algorithm: {record['compared']:,} of the {record['all']:,} pairs (every pair on request)."
     )

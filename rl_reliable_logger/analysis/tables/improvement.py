@@ -1,4 +1,5 @@
-"""The ``improvement`` table: the probability of improvement P(X > Y) of every ordered pair of algorithms."""
+"""The ``improvement`` table: the probability of improvement P(X > Y) of each compared pair of algorithms, in both
+orders (the pairs ``pairs=`` chooses: every pair, or each algorithm against the leader)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from ...stats.intervals import ResamplingRequest
 from ...stats.intervals.bounds import ImprovementPair, improvement_level
 from .. import caveats
 from ..report import SPECS
-from .base import Part, TableInputs, pairs, record
+from .base import ComparedPairs, Part, TableInputs, record
 from .profiles import stacked
 
 #: The columns, as the Report declares them.
@@ -28,17 +29,18 @@ def replicates(request: ResamplingRequest) -> int:
     return request.reps("improvement") if request.table_method("improvement").replicates else 0
 
 
-def build(inputs: TableInputs, request: ResamplingRequest) -> Part:
-    """P(X > Y) of every ordered pair: from the runs (the ``mann-whitney`` interval of ``bootstrap-t``) or from one
-    set of independent replicates per algorithm shared by its pairs. P(X > Y) is a U-statistic: where the method
-    widens the level, it is its own (Mann-Whitney's), recorded."""
+def build(inputs: TableInputs, request: ResamplingRequest, chosen: ComparedPairs) -> Part:
+    """P(X > Y) of each pair ``chosen`` (:func:`.base.compared_pairs`) in both orders: from the runs (the
+    ``mann-whitney`` interval of ``bootstrap-t``) or from one set of independent replicates per algorithm shared by
+    its pairs (drawn for every algorithm, so a pair's numbers do not depend on which other pairs are compared).
+    P(X > Y) is a U-statistic: where the method widens the level, it is its own (Mann-Whitney's), recorded."""
     cells = inputs.cells
     own_level = {"expanded_level": "mann-whitney"} if request.widens_level("improvement") else {}
     records = record(request, inputs, "improvement", **own_level)
     algorithms = list(cells)
     if len(algorithms) < 2:
         return Part({"improvement": pd.DataFrame(columns=COLUMNS)}, records)
-    by_pair = pairs(algorithms)
+    by_pair = chosen.pairs
     points = [np.array([mt.probability_of_improvement(_runs_of(cells[x]), _runs_of(cells[y]))]) for x, y in by_pair]
     if replicates(request):
         samples = [intervals.Sample(level=partial(improvement_level, cells[x], cells[y])) for x, y in by_pair]

@@ -26,7 +26,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import optimize
 
 from .paired import PairedLook, z_to_t
 from .stagewise import tail
@@ -56,6 +55,8 @@ def median_unbiased_drift(
         return lo
     if excess(hi) <= 0:
         return hi
+    from scipy import optimize  # imported where a root is searched: a gate call that needs none loads none
+
     return float(optimize.brentq(excess, lo, hi, xtol=1e-4))
 
 

@@ -38,7 +38,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from .. import sequential as sq
 from .paired import t_to_z, z_to_t
@@ -170,6 +170,8 @@ class _Paths:
         lo, hi = float(grid[max(i - 1, 0)]), float(grid[min(i, grid.size - 1)])
         if lo == hi:
             return lo
+        from scipy import optimize  # imported where a root is searched, not by every import of the gate
+
         return float(optimize.brentq(lambda v: self.beyond(v, seeds, added) - target, lo, hi, xtol=1e-12))
 
     def carry(self, seeds: int, added: int, lo: float, hi: float) -> _Paths:

@@ -15,6 +15,7 @@ from .bounds import (
     one_sided,
     sided_level,
     studentized_interval,
+    studentized_intervals,
     tie_tolerance,
 )
 from .methods import IntervalMethod, requested
@@ -126,6 +127,7 @@ def estimate_stacked(
     methods = [spec] * width if kinds is None else [request.statistic_method(table, k) for k in kinds]
     needs_tail = any(m.needs_tail for m in methods)
     block = [j for j, m in enumerate(methods) if _in_block(m, spec)]
+    studentized = [c for c, m in enumerate(methods) if m.studentized and c not in block and kinds is not None]
     out: list[IntervalResult] = []
     per_stack = max(1, request.chunk_bytes // max(1, rows * width * 8))
     for i in range(0, count, per_stack):
@@ -146,19 +148,40 @@ def estimate_stacked(
                 low[:, block], high[:, block] = _bounds(spec)(
                     view[..., block], point[:, block], ci, _take(level_tail, block), None
                 )
+        # a studentized statistic's intervals: every distribution of the stack at once (NaN: falls back, below)
+        student = {c: _studentized_parts(samples[i:j], kinds[c], ci) for c in studentized}  # type: ignore[index]
         for k in range(i, j):
             notes: list[str] = []
             for c, m in enumerate(methods):
-                if c not in block:
-                    label = labels[c] if labels is not None else f"statistic {c}"
-                    kind = kinds[c] if kinds is not None else "*"
-                    at = (None if level_tail is None else level_tail[k - i, c], None)
-                    low[k - i, c], high[k - i, c] = _own(
-                        m, stack[k - i][:, c], point[k - i, c], ci, at, samples[k], (kind, label), notes
-                    )
+                if c in block:
+                    continue
+                if c in student and not np.isnan(student[c][0][k - i]):
+                    low[k - i, c], high[k - i, c] = student[c][0][k - i], student[c][1][k - i]
+                    continue
+                label = labels[c] if labels is not None else f"statistic {c}"
+                kind = kinds[c] if kinds is not None else "*"
+                at = (None if level_tail is None else level_tail[k - i, c], None)
+                low[k - i, c], high[k - i, c] = _own(
+                    m, stack[k - i][:, c], point[k - i, c], ci, at, samples[k], (kind, label), notes
+                )
             result = ConfidenceInterval(*one_sided(np.reshape(low[k - i], -1), np.reshape(high[k - i], -1), tail))
             out.append(IntervalResult(result, tuple(m.name for m in methods), tuple(notes)))
     return out
+
+
+def _studentized_parts(samples: Sequence[Sample], kind: str, ci: float) -> tuple[np.ndarray, np.ndarray]:
+    """The bootstrap-t intervals of one statistic (of ``kind``) of several distributions, from each one's
+    ``standard_errors(kind)``: one :func:`.bounds.studentized_intervals` call when they have as many replicates,
+    else one per distribution; NaN where it is degenerate."""
+    import numpy as np
+
+    found = [sample.standard_errors(kind) for sample in samples]  # type: ignore[misc]
+    if len({len(dist) for dist, _ in found}) == 1:
+        dists = np.stack([dist for dist, _ in found], axis=2)  # (B, 2, parts)
+        points = np.stack([point for _, point in found], axis=1)  # (2, parts)
+        return studentized_intervals(dists[:, 0], dists[:, 1], points[0], points[1], ci)
+    ends = [studentized_interval(dist, point, ci) or (np.nan, np.nan) for dist, point in found]
+    return np.array([e[0] for e in ends]), np.array([e[1] for e in ends])
 
 
 def _in_block(method: IntervalMethod, table: IntervalMethod) -> bool:

@@ -5,23 +5,14 @@ The names below are loaded on first use, so importing the plugin (``rl-reliable 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .files import MarlRun, read_marl_eval
-    from .source import MarlEvalSource, marl_eval_table
+from ...lazy import attach
 
-_LAZY = {
-    "MarlRun": "files",
-    "read_marl_eval": "files",
-    "MarlEvalSource": "source",
-    "marl_eval_table": "source",
-}
-__all__ = ["MarlEvalSource", "MarlRun", "marl_eval_table", "read_marl_eval"]
+if TYPE_CHECKING:  # pragma: no cover  (the names loaded on first use: rl_reliable_logger.lazy reads this block)
+    from .files import MarlRun as MarlRun
+    from .files import read_marl_eval as read_marl_eval
+    from .source import MarlEvalSource as MarlEvalSource
+    from .source import marl_eval_table as marl_eval_table
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+__getattr__, __dir__, __all__ = attach(__name__)

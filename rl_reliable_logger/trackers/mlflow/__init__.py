@@ -7,35 +7,17 @@ use, so importing the plugin (``rl-reliable --help``) loads neither pandas nor t
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .final_score import write_final_score
-    from .sink import MlflowSink, publish_mlflow
-    from .source import DEFAULT_REFS, MlflowSource, load_mlflow_runs, mlflow_table
+from ...lazy import attach
 
-_LAZY = {
-    "DEFAULT_REFS": "source",
-    "MlflowSink": "sink",
-    "MlflowSource": "source",
-    "load_mlflow_runs": "source",
-    "mlflow_table": "source",
-    "publish_mlflow": "sink",
-    "write_final_score": "final_score",
-}
-__all__ = [
-    "DEFAULT_REFS",
-    "MlflowSink",
-    "MlflowSource",
-    "load_mlflow_runs",
-    "mlflow_table",
-    "publish_mlflow",
-    "write_final_score",
-]
+if TYPE_CHECKING:  # pragma: no cover  (the names loaded on first use: rl_reliable_logger.lazy reads this block)
+    from .final_score import write_final_score as write_final_score
+    from .sink import MlflowSink as MlflowSink
+    from .sink import publish_mlflow as publish_mlflow
+    from .source import DEFAULT_REFS as DEFAULT_REFS
+    from .source import MlflowSource as MlflowSource
+    from .source import load_mlflow_runs as load_mlflow_runs
+    from .source import mlflow_table as mlflow_table
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+__getattr__, __dir__, __all__ = attach(__name__)

@@ -8,28 +8,17 @@ unpickling; a ``ResultGrid`` is read as it is. The names below are loaded on fir
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .keys import DEFAULT_STEP
-    from .listed import ListedRuns
-    from .race import race_tune
-    from .source import RayTuneSource, config_name, raytune_table, trial_records
+from ...lazy import attach
 
-_LAZY = {
-    "DEFAULT_STEP": "keys",
-    "ListedRuns": "listed",
-    "race_tune": "race",
-    "RayTuneSource": "source",
-    "config_name": "source",
-    "raytune_table": "source",
-    "trial_records": "source",
-}
-__all__ = ["DEFAULT_STEP", "ListedRuns", "RayTuneSource", "config_name", "race_tune", "raytune_table", "trial_records"]
+if TYPE_CHECKING:  # pragma: no cover  (the names loaded on first use: rl_reliable_logger.lazy reads this block)
+    from .keys import DEFAULT_STEP as DEFAULT_STEP
+    from .listed import ListedRuns as ListedRuns
+    from .race import race_tune as race_tune
+    from .source import RayTuneSource as RayTuneSource
+    from .source import config_name as config_name
+    from .source import raytune_table as raytune_table
+    from .source import trial_records as trial_records
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+__getattr__, __dir__, __all__ = attach(__name__)

@@ -5,25 +5,17 @@ The names below are loaded on first use, so importing the plugin (``rl-reliable 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .files import Evaluations, MonitorLog, read_evaluations, read_monitor
-    from .source import SB3Source, sb3_table
+from ...lazy import attach
 
-_LAZY = {
-    "Evaluations": "files",
-    "MonitorLog": "files",
-    "read_evaluations": "files",
-    "read_monitor": "files",
-    "SB3Source": "source",
-    "sb3_table": "source",
-}
-__all__ = ["Evaluations", "MonitorLog", "SB3Source", "read_evaluations", "read_monitor", "sb3_table"]
+if TYPE_CHECKING:  # pragma: no cover  (the names loaded on first use: rl_reliable_logger.lazy reads this block)
+    from .callback import FinalScoreCallback as FinalScoreCallback
+    from .files import Evaluations as Evaluations
+    from .files import MonitorLog as MonitorLog
+    from .files import read_evaluations as read_evaluations
+    from .files import read_monitor as read_monitor
+    from .source import SB3Source as SB3Source
+    from .source import sb3_table as sb3_table
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+__getattr__, __dir__, __all__ = attach(__name__)

@@ -7,24 +7,15 @@ importing the plugin (``rl-reliable --help``) loads no pandas.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .layout import DEFAULT_LAYOUT, Layout, parse_layout
-    from .source import TensorBoardSource, tensorboard_table
+from ...lazy import attach
 
-_LAZY = {
-    "DEFAULT_LAYOUT": "layout",
-    "Layout": "layout",
-    "TensorBoardSource": "source",
-    "parse_layout": "layout",
-    "tensorboard_table": "source",
-}
-__all__ = ["DEFAULT_LAYOUT", "Layout", "TensorBoardSource", "parse_layout", "tensorboard_table"]
+if TYPE_CHECKING:  # pragma: no cover  (the names loaded on first use: rl_reliable_logger.lazy reads this block)
+    from .layout import DEFAULT_LAYOUT as DEFAULT_LAYOUT
+    from .layout import Layout as Layout
+    from .layout import parse_layout as parse_layout
+    from .source import TensorBoardSource as TensorBoardSource
+    from .source import tensorboard_table as tensorboard_table
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+__getattr__, __dir__, __all__ = attach(__name__)

@@ -7,51 +7,24 @@ use, so importing the plugin (``rl-reliable --help``) loads neither pandas nor t
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .final_score import write_final_score
-    from .offline import OfflineProblem, OfflineRuns, read_offline_run, read_offline_runs
-    from .sink import WandbSink, publish_wandb, sink_for
-    from .source import DEFAULT_REFS, WandbSource, load_wandb_runs, wandb_table
-    from .sweep import sweep_status, wait_for_sweep
+from ...lazy import attach
 
-_LAZY = {
-    "DEFAULT_REFS": "source",
-    "OfflineProblem": "offline",
-    "OfflineRuns": "offline",
-    "WandbSink": "sink",
-    "WandbSource": "source",
-    "load_wandb_runs": "source",
-    "publish_wandb": "sink",
-    "read_offline_run": "offline",
-    "read_offline_runs": "offline",
-    "sink_for": "sink",
-    "sweep_status": "sweep",
-    "wait_for_sweep": "sweep",
-    "wandb_table": "source",
-    "write_final_score": "final_score",
-}
-__all__ = [
-    "DEFAULT_REFS",
-    "OfflineProblem",
-    "OfflineRuns",
-    "WandbSink",
-    "WandbSource",
-    "load_wandb_runs",
-    "publish_wandb",
-    "read_offline_run",
-    "read_offline_runs",
-    "sink_for",
-    "sweep_status",
-    "wait_for_sweep",
-    "wandb_table",
-    "write_final_score",
-]
+if TYPE_CHECKING:  # pragma: no cover  (the names loaded on first use: rl_reliable_logger.lazy reads this block)
+    from .final_score import write_final_score as write_final_score
+    from .offline import OfflineProblem as OfflineProblem
+    from .offline import OfflineRuns as OfflineRuns
+    from .offline import read_offline_run as read_offline_run
+    from .offline import read_offline_runs as read_offline_runs
+    from .sink import WandbSink as WandbSink
+    from .sink import publish_wandb as publish_wandb
+    from .sink import sink_for as sink_for
+    from .source import DEFAULT_REFS as DEFAULT_REFS
+    from .source import WandbSource as WandbSource
+    from .source import load_wandb_runs as load_wandb_runs
+    from .source import wandb_table as wandb_table
+    from .sweep import sweep_status as sweep_status
+    from .sweep import wait_for_sweep as wait_for_sweep
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+__getattr__, __dir__, __all__ = attach(__name__)

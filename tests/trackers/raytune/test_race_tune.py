@@ -32,20 +32,8 @@ def trainable(config: dict) -> None:
     report({"eval/return": score(config)})
 
 
-@pytest.fixture(scope="module")
-def ray_local():
-    import ray
-
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    if started:
-        ray.shutdown()
-
-
 @pytest.mark.slow
-def test_each_look_runs_exactly_its_launch_list_as_tune_trials(ray_local, tmp_path: Path) -> None:
+def test_each_look_runs_exactly_its_launch_list_as_tune_trials(ray_cluster, tmp_path: Path) -> None:
     state, storage = tmp_path / "race", tmp_path / "tune"
     configs = [{"algorithm": "ppo", "lr": lr} for lr in SHIFT]
     result = race_tune(

@@ -30,20 +30,11 @@ def _example() -> Any:
 
 
 @pytest.fixture(scope="module")
-def experiment(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def experiment(ray_cluster: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The example's experiment, 16 trials (2 algorithms x 2 tasks x 2 explore values x 2 seeds), run once."""
-    import ray
-
     example = _example()
     storage = tmp_path_factory.mktemp("tune")
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        grid = example.run(str(storage), seeds=SEEDS, explore=EXPLORE)
-    finally:
-        if started:
-            ray.shutdown()
+    grid = example.run(str(storage), seeds=SEEDS, explore=EXPLORE)
     rows = []
     for algo in ("eps-greedy", "ucb"):
         for task in example.TASKS:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -58,26 +57,20 @@ def _executable() -> str | None:
     return None
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _get(url: str) -> Any:
     with urllib.request.urlopen(url, timeout=10) as response:
         return json.loads(response.read())
 
 
 @pytest.fixture
-def openwandb(tmp_path, monkeypatch):
+def openwandb(tmp_path, monkeypatch, free_port):
     exe = _executable()
     if exe is None:
         pytest.skip("openwandb is not installed (a CC-BY-NC test tool; .ci/run installs it into its own venv)")
     version = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60)
     if version.returncode != 0:
         pytest.skip(f"openwandb does not run here: {(version.stderr or version.stdout).strip()[:200]}")
-    port, data = _free_port(), tmp_path / "openwandb-data"
+    port, data = free_port, tmp_path / "openwandb-data"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("WANDB_", "OPENWANDB_"))}
     env["HOME"] = str(tmp_path / "openwandb-home")
     log = (tmp_path / "openwandb.log").open("w")

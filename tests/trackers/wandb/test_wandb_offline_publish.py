@@ -127,7 +127,12 @@ def test_wandb_sync_of_the_copy_uploads_the_whole_report(offline, monkeypatch):
                    WANDB_CACHE_DIR=str(offline / "cache2"), WANDB_X_DISABLE_STATS="true", WANDB_ERROR_REPORTING="false")  # fmt: skip
         run = f"wandb/{Path(result.target).name}"
         done = subprocess.run(
-            ["wandb", "sync", run], cwd=elsewhere, env=env, capture_output=True, text=True, timeout=300
+            [sys.executable, "-m", "wandb", "sync", run],  # the installed wandb, whether or not its bin is on PATH
+            cwd=elsewhere,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
         assert done.returncode == 0, done.stderr[-2000:]
         (art,) = [a for a in st.artifacts if a["type"] == "rl-reliable-report"]
