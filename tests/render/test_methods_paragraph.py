@@ -97,3 +97,15 @@ def test_every_fact_of_the_old_paragraph_is_still_in_methods_md(reports, name):
         assert fact in rest, fact  # as written in methods.md (no name here needs a Markdown escape)
     assert "next to the middle tie" not in text  # the garbled sentence of issue 57
     assert "not a property of this interval on these scores" in details  # study figures, named as such
+
+
+def test_report_html_shows_the_same_paragraph_and_details(reports):
+    from html import escape
+
+    from rl_reliable_logger.render.html import build_html
+
+    report = reports["main job"]
+    page = build_html(report)
+    assert f"<p>{escape(methods_paragraph(report))}</p><h3>Details</h3>" in page
+    for topic, text in methods_details(report):
+        assert f"<li><strong>{escape(topic)}.</strong> {escape(text)}</li>" in page, topic
