@@ -290,9 +290,8 @@ def methods_details(report: Viewable) -> list[tuple[str, str]]:
         (
             "Figures",
             f"In the figures, error bars and shaded regions are the pointwise {ci:.0%} confidence intervals above (not "
-            "standard "
-            "deviations or standard errors across runs); they are not simultaneous across algorithms or along a "
-            "curve.",
+            "standard deviations or standard errors across runs); they are not simultaneous across algorithms or "
+            "along a curve.",
         )
     )
     details += _protocol_details(prov)
@@ -417,7 +416,7 @@ def checklist(report: Viewable) -> list[tuple[str, bool | None, str]]:
 
 
 def methods_markdown(report: Viewable) -> str:
-    """``methods.md``: the paragraph, the checklist, every warning in full (the console and a notebook show them
+    """``methods.md``: the paragraph, its details (one topic a line), the checklist, every warning in full (the console and a notebook show them
     grouped), then the references: prose a paper can take, so only what would format in Markdown (a name's
     ``*``, a leading ``_``, a link) is escaped (:func:`~rl_reliable_logger.data.names.escape_markdown_prose`)."""
     view = as_view(report)
