@@ -416,9 +416,9 @@ def checklist(report: Viewable) -> list[tuple[str, bool | None, str]]:
 
 
 def methods_markdown(report: Viewable) -> str:
-    """``methods.md``: the paragraph, its details (one topic a line), the checklist, every warning in full (the console and a notebook show them
-    grouped), then the references: prose a paper can take, so only what would format in Markdown (a name's
-    ``*``, a leading ``_``, a link) is escaped (:func:`~rl_reliable_logger.data.names.escape_markdown_prose`)."""
+    """``methods.md``: the paragraph, its details (one topic a line), the checklist, every warning in full (the
+    console and a notebook show them grouped), then the references: prose a paper can take, so only what would
+    format in Markdown (a name's ``*``, a leading ``_``, a link) is escaped (:func:`~rl_reliable_logger.data.names.escape_markdown_prose`)."""
     view = as_view(report)
     lines = [
         "# Methods",
