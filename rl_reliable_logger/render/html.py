@@ -24,7 +24,7 @@ import pandas as pd
 from ..data.counts import fixed, plural
 from ..data.names import escape_html
 from . import tables as _paper_tables
-from .methods import checklist, methods_paragraph, references
+from .methods import checklist, methods_details, methods_paragraph, references
 from .view import ReportView, Viewable, as_view, decimals, number
 
 __all__ = ["Figure", "build_html"]
@@ -364,15 +364,18 @@ def _caveats(view: ReportView) -> tuple[str, dict[str, str]]:
 
 
 def _methods(view: ReportView) -> str:
-    """The methods paragraph, the reporting checklist and the references (the content of ``methods.md``)."""
+    """The methods paragraph, its details, the reporting checklist and the references (the content of
+    ``methods.md``)."""
     marks = {True: "yes", False: "no", None: "unknown"}
     items = "".join(
         f"<tr><td>{esc(item)}</td><td>{marks[met]}</td><td>{esc(reason)}</td></tr>"
         for item, met, reason in checklist(view)
     )
     refs = "".join(f"<li>{esc(r)}</li>" for r in references(view))
+    details = "".join(f"<li><strong>{esc(topic)}.</strong> {esc(text)}</li>" for topic, text in methods_details(view))
     return (
         f"<p>{esc(methods_paragraph(view))}</p>"
+        f"<h3>Details</h3><ul>{details}</ul>"
         "<h3>Reporting checklist (after Agarwal et al., 2021)</h3>"
         '<table><thead><tr><th scope="col">item</th><th scope="col">met</th><th scope="col">why</th></tr></thead>'
         f"<tbody>{items}</tbody></table>"

@@ -222,9 +222,9 @@ def median_sentence(prov: Mapping[str, Any]) -> str:
         f" At {MEDIAN_RUNS} runs per task or fewer its cells carry a caveat." if _fewest(prov) <= MEDIAN_RUNS else ""
     )
     return (
-        "The median's interval is approximate: its coverage depends on how near the task means next to the middle "
-        "tie relative to their standard errors (the median is not smooth there) and on the skew of few-run task "
-        f"means, and nothing in the runs tells where it holds.{caveat}"
+        "The median's interval is approximate: its coverage depends on how close the task means around the middle "
+        "are to one another relative to their standard errors (where they tie or almost tie, the median is not a smooth "
+        f"function of them) and on the skew of few-run task means, and nothing in the runs tells where it holds.{caveat}"
         + study_words("median: bootstrap")
         + " The order-statistic interval (`median_interval=order-statistic`) is conservative."
     )

@@ -1,12 +1,15 @@
-"""The methods paragraph: what was computed, in words a paper can paste, plus a reporting checklist.
+"""methods.md: a paragraph a paper can take as it is, the details behind it, and a reporting checklist.
+
+The paragraph (:func:`methods_paragraph`, about 200 words at most) says the data, the normalisation, the metrics,
+the headline intervals with their replicates, the seed and what to cite. The details (:func:`methods_details`) say
+the rest, one topic each: runs per algorithm, metric definitions, each table's interval method, level and
+replicates, the median's and P(X > Y)'s intervals and what the coverage study measured of them (a study result on
+named data, never the interval's property), success rates, all-pairs comparisons (``provenance["comparisons"]``),
+the seed, what the figures' error bars and shaded regions are, the protocol checks that fired
+(``provenance["protocol"]``: finding dicts, see :mod:`~rl_reliable_logger.analysis.protocol`) and software versions.
 
 Everything is read from a Report's view (:mod:`.view`: its tables, provenance, interval sentences and references;
-so a results folder read back gives the same text): runs per task, normalisation and
-its reference, metric definitions, bootstrap type and replicates, interval method and level, seed,
-protocol checks that fired (``provenance["protocol"]``: a list of finding dicts, see
-:mod:`~rl_reliable_logger.analysis.protocol`), all-pairs comparisons when present
-(``provenance["comparisons"]``), software versions, and what the error bars and shaded regions
-of the figures are.
+so a results folder read back gives the same text).
 
 The checklist follows the recommendations of Agarwal et al. (2021); each item is ticked (``[x]``),
 not met (``[ ]``) or unknown from the results alone (``[?]``), with the reason.
@@ -19,6 +22,7 @@ from typing import Any
 
 from ..data.counts import plural, span
 from ..data.names import escape_markdown_prose
+from . import intervals as words
 from .view import ReportView, Viewable, as_view
 
 #: Check families of ``provenance["checks"]`` (``analysis.protocol.checks_run``), as the paragraph names them.
@@ -115,82 +119,193 @@ def _interval_sentence(view: ReportView, prov: Mapping[str, Any]) -> str:
     return text + "."
 
 
+#: The most algorithms the paragraph names one by one (more: their number, the names under "Details").
+NAMED_ALGORITHMS = 8
+
+
+def _runs_short(prov: dict[str, Any]) -> str:
+    """``10 runs (seeds) per task (SimPLe: 5)``: the count most algorithms share, the others named (at most three;
+    more: the range, each algorithm's count under "Details").
+
+    Example:
+        >>> per = {a: {"Pong": 10, "Qbert": 10} for a in ("DER", "SPR")}
+        >>> _runs_short({"runs_per_task": {**per, "SimPLe": {"Pong": 5, "Qbert": 5}}})
+        '10 runs (seeds) per task (SimPLe: 5)'
+    """
+    per = prov.get("runs_per_task") or {}
+    if not per:
+        return "an unrecorded number of runs per task"
+    said = {a: span(min(v.values()), max(v.values())) for a, v in per.items()}
+    shared = max(dict.fromkeys(said.values()), key=list(said.values()).count)  # a tie: the first algorithm's
+    others = [f"{a}: {n}" for a, n in said.items() if n != shared]
+    if not others:
+        return f"{shared} runs (seeds) per task"
+    if len(others) > 3:
+        every = [n for v in per.values() for n in v.values()]
+        return f"{span(min(every), max(every))} runs (seeds) per task, depending on the algorithm"
+    return f"{shared} runs (seeds) per task ({'; '.join(others)})"
+
+
+def _what_is_reported(view: ReportView, metrics: list[str]) -> str:
+    """``the mean, median, IQM and optimality gap over tasks, performance profiles and ...``."""
+    parts = []
+    if metrics:
+        titles = [view.title(m) for m in metrics]  # IQM stays upper case, "Optimality gap" does not mid-sentence
+        parts.append("the " + _join([t if t[:2].isupper() else t[:1].lower() + t[1:] for t in titles]) + " over tasks")
+    if not view.profiles.empty:
+        parts.append("performance profiles")
+    if not view.improvement.empty:
+        between = "the leader and each other algorithm" if view.pairs else "algorithms"  # the pairs compared
+        parts.append(f"the probability of improvement P(X > Y) between {between}")
+    return _join(parts) if parts else "per-task means"
+
+
+def _join(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _interval_summary(view: ReportView, prov: Mapping[str, Any]) -> str:
+    """The headline table's intervals, and how its bootstrap resamples (when it is a bootstrap table)."""
+    if not view.intervals.headline:
+        return f"Intervals are {float(prov.get('ci', 0.95)):.0%} confidence intervals."
+    text = f"The aggregate metrics carry {view.intervals.headline}"
+    if "aggregates" not in words.non_bootstrap_tables(prov, {"aggregates"}):
+        tasks = "tasks, then " if prov.get("task_bootstrap") else ""
+        text += f"; the bootstrap intervals resample {tasks}runs within each task (stratified bootstrap)"
+    return text + "."
+
+
 def methods_paragraph(report: Viewable) -> str:
-    """The ready-to-paste paragraph (Markdown-free plain text)."""
+    """The paragraph a paper can take as it is (plain text, at most about 200 words): the data, normalisation,
+    metrics, the headline intervals and their replicates, the seed and what to cite. Every detail behind it
+    (each table's intervals, the median's and P(X > Y)'s, the checks) is in :func:`methods_details`."""
     view = as_view(report)
     prov = dict(view.provenance)
-    algorithms = list(prov.get("algorithms") or view.algorithms)
+    algorithms = [str(a) for a in prov.get("algorithms") or view.algorithms]
     tasks = list(prov.get("tasks") or [])
-    ci = float(prov.get("ci", 0.95))
-    gamma = float(prov.get("gamma", 1.0))
-    metrics = list(prov.get("metrics") or [])
-    counts = view.counts
+    metrics = [str(m) for m in prov.get("metrics") or []]
+    named = f" ({', '.join(algorithms)})" if len(algorithms) <= NAMED_ALGORITHMS else ""
     sentences = [
-        f"We evaluate {plural(len(algorithms), 'algorithm')} ({', '.join(map(str, algorithms))}) on "
-        f"{plural(len(tasks), 'task')} with {_runs_text(prov)}, using the final score of each run: "
-        f"{counts.text()}."
+        f"We evaluate {plural(len(algorithms), 'algorithm')}{named} on {plural(len(tasks), 'task')} with "
+        f"{_runs_short(prov)}, using the final score of each run ({plural(view.counts.runs, 'run')} in all).",
+        f"Scores are normalised per task as {prov.get('normalization') or 'raw score'}, with the "
+        f"{prov['normalize']} reference scores."
+        if prov.get("normalize")
+        else "Scores are raw (not normalised), so tasks with larger score ranges weigh more.",
+        f"We report {_what_is_reported(view, metrics)}, following Agarwal et al. (2021).",
+        _interval_summary(view, prov),
     ]
-    norm = prov.get("normalization") or "raw score"
-    if prov.get("normalize"):
-        sentences.append(f"Scores are normalised per task as {norm} (reference: {prov['normalize']}).")
-    else:
-        sentences.append("Scores are raw (not normalised), so tasks with larger score ranges weigh more.")
-    if metrics:
-        sentences.append(
-            "Aggregate metrics: " + "; ".join(f"{m} is {_metric_definition(m, gamma)}" for m in metrics) + "."
-        )
-    sentences.append(_interval_sentence(view, prov))
-    if "median" in metrics and not view.aggregates.empty:
-        sentences.append(view.intervals.median)  # what it is and what the coverage study measured of it
-    if not view.improvement.empty:
-        sentences.append(view.intervals.improvement)
-    if view.pairs:
-        sentences.append(view.pairs)
     if view.success:
-        sentences.append(view.success)
-    comparisons = prov.get("comparisons")
-    if comparisons:
-        sentences.append(f"All pairs of algorithms are compared with family-wise error control: {comparisons}.")
+        sentences.append(
+            "We also report success rates (each run's successes out of its episodes), with intervals that account "
+            "for the episodes being nested in seeds."
+        )
+    if prov.get("comparisons"):
+        sentences.append("All pairs of algorithms are compared with family-wise error control.")
+    if "jordan" in view.extra and not view.extra["jordan"].empty:
+        sentences.append("Jordan et al. (2020)'s equilibrium aggregate is reported with simultaneous intervals.")
     seed = prov.get("seed")
+    version = (prov.get("versions") or {}).get("rl_reliable_logger")
+    tool = f"rl_reliable_logger {version}" if version else "rl_reliable_logger"
     sentences.append(
-        f"The random seed of the analysis is {seed}; the same scores and seed reproduce every number exactly."
+        f"The analysis ran with {tool} and seed {seed}; the same scores and seed reproduce every number."
         if seed is not None
-        else "No analysis seed was fixed, so intervals vary slightly between re-runs."
+        else f"The analysis ran with {tool} without a fixed seed, so intervals vary slightly between re-runs."
     )
-    sentences.append(
-        f"In the figures, error bars and shaded regions are these pointwise {ci:.0%} confidence "
-        "intervals (not standard deviations or standard errors across runs); they are not simultaneous across "
-        "algorithms or along a curve."
-    )
+    return " ".join(sentences)
+
+
+def _protocol_details(prov: dict[str, Any]) -> list[tuple[str, str]]:
+    """The protocol checks that fired (or that none did) and which checks ran."""
     fired = _findings(prov)
     if fired:
-        sentences.append(
-            "Protocol checks raised: "
-            + "; ".join(f"{f.get('check')} ({f.get('message')}{_cite(f)})" for f in fired)
-            + "."
-        )
+        text = "Protocol checks raised: " + "; ".join(f"{f.get('check')} ({f.get('message')}{_cite(f)})" for f in fired)
+        text += "."
     elif "protocol" in prov:
-        sentences.append("No protocol check fired.")
+        text = "No protocol check fired."
     else:
-        sentences.append("Protocol checks were not recorded with these results.")
+        text = "Protocol checks were not recorded with these results."
     checks = _checks(prov)
     if checks:
         ran = [_CHECK_WORDS.get(k, k) for k, v in checks.items() if v.get("ran")]
         skipped = [f"{_CHECK_WORDS.get(k, k)} ({_why_not(v)})" for k, v in checks.items() if not v.get("ran")]
-        sentences.append(
-            "Checked: "
-            + (", ".join(ran) or "nothing")
-            + "."
-            + (" Not checked: " + "; ".join(skipped) + "." if skipped else "")
+        text += " Checked: " + (", ".join(ran) or "nothing") + "."
+        text += (" Not checked: " + "; ".join(skipped) + ".") if skipped else ""
+    return [("Protocol checks", text)]
+
+
+def methods_details(report: Viewable) -> list[tuple[str, str]]:
+    """``(topic, plain text)``: everything behind the paragraph, per topic: the runs per algorithm, the metrics'
+    definitions, each table's interval method, level and replicates, the median's and P(X > Y)'s intervals and
+    what the coverage study measured of them (a study result on named data), success rates, comparisons, the
+    seed, the figures' error bars, the protocol checks and the software versions."""
+    view = as_view(report)
+    prov = dict(view.provenance)
+    algorithms = list(prov.get("algorithms") or view.algorithms)
+    ci = float(prov.get("ci", 0.95))
+    gamma = float(prov.get("gamma", 1.0))
+    metrics = list(prov.get("metrics") or [])
+    details = [
+        (
+            "Data",
+            f"{plural(len(algorithms), 'algorithm')} ({', '.join(map(str, algorithms))}) on "
+            f"{plural(len(list(prov.get('tasks') or [])), 'task')} with {_runs_text(prov)}, using the final score "
+            f"of each run: {view.counts.text()}.",
         )
+    ]
+    if prov.get("normalize"):
+        norm = prov.get("normalization") or "raw score"
+        details.append(("Normalisation", f"Scores are normalised per task as {norm} (reference: {prov['normalize']})."))
+    else:
+        details.append(
+            ("Normalisation", "Scores are raw (not normalised), so tasks with larger score ranges weigh more.")
+        )
+    if metrics:
+        text = "; ".join(f"{m} is {_metric_definition(m, gamma)}" for m in metrics)
+        details.append(("Metrics", f"Aggregate metrics: {text}."))
+    details.append(("Intervals", _interval_sentence(view, prov)))
+    if "median" in metrics and not view.aggregates.empty:
+        details.append(("Median", view.intervals.median))
+    if not view.improvement.empty:
+        details.append(("Probability of improvement", view.intervals.improvement))
+    if view.pairs:
+        details.append(("Pairs", view.pairs))
+    if view.success:
+        details.append(("Success rates", view.success))
+    comparisons = prov.get("comparisons")
+    if comparisons:
+        details.append(
+            ("Comparisons", f"All pairs of algorithms are compared with family-wise error control: {comparisons}.")
+        )
+    seed = prov.get("seed")
+    details.append(
+        (
+            "Seed",
+            f"The random seed of the analysis is {seed}; the same scores and seed reproduce every number exactly."
+            if seed is not None
+            else "No analysis seed was fixed, so intervals vary slightly between re-runs.",
+        )
+    )
+    details.append(
+        (
+            "Figures",
+            f"In the figures, error bars and shaded regions are the pointwise {ci:.0%} confidence intervals above (not "
+            "standard deviations or standard errors across runs); they are not simultaneous across algorithms or "
+            "along a curve.",
+        )
+    )
+    details += _protocol_details(prov)
     versions = prov.get("versions") or {}
     if versions:
-        sentences.append(
-            f"Computed with rl_reliable_logger {versions.get('rl_reliable_logger', '?')} "
-            f"(numpy {versions.get('numpy', '?')}, scipy {versions.get('scipy', '?')}, "
-            f"Python {versions.get('python', '?')})."
+        details.append(
+            (
+                "Software",
+                f"Computed with rl_reliable_logger {versions.get('rl_reliable_logger', '?')} "
+                f"(numpy {versions.get('numpy', '?')}, scipy {versions.get('scipy', '?')}, "
+                f"Python {versions.get('python', '?')}).",
+            )
         )
-    return " ".join(sentences)
+    return details
 
 
 def _final_item(prov: dict[str, Any], fired: set[Any], known: bool) -> tuple[str, bool | None, str]:
@@ -301,14 +416,18 @@ def checklist(report: Viewable) -> list[tuple[str, bool | None, str]]:
 
 
 def methods_markdown(report: Viewable) -> str:
-    """``methods.md``: the paragraph, the checklist, every warning in full (the console and a notebook show them
-    grouped), then the references: prose a paper can take, so only what would format in Markdown (a name's
-    ``*``, a leading ``_``, a link) is escaped (:func:`~rl_reliable_logger.data.names.escape_markdown_prose`)."""
+    """``methods.md``: the paragraph, its details (one topic a line), the checklist, every warning in full (the
+    console and a notebook show them grouped), then the references: prose a paper can take, so only what would
+    format in Markdown (a name's ``*``, a leading ``_``, a link) is escaped (:func:`~rl_reliable_logger.data.names.escape_markdown_prose`)."""
     view = as_view(report)
     lines = [
         "# Methods",
         "",
         escape_markdown_prose(methods_paragraph(view)),
+        "",
+        "## Details",
+        "",
+        *(f"- **{topic}.** {escape_markdown_prose(text)}" for topic, text in methods_details(view)),
         "",
         "## Reporting checklist (after Agarwal et al., 2021)",
         "",

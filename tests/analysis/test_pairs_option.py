@@ -7,7 +7,7 @@ import pytest
 from rl_reliable_logger import ScoreTable, evaluate
 from rl_reliable_logger.analysis.declared import OptionError
 from rl_reliable_logger.analysis.options import ALL_PAIRS_UP_TO
-from rl_reliable_logger.render.methods import methods_paragraph
+from rl_reliable_logger.render.methods import methods_markdown, methods_paragraph
 from tests.support.cli import run_cli
 
 FAST = {"reps": 200, "profile_reps": 50, "improvement_reps": 50, "seed": 0, "method": "percentile"}
@@ -58,12 +58,13 @@ def test_leader_compares_the_best_headline_estimate_with_each_other_and_changes_
         "leader": "B",
         "metric": "iqm",
     }
-    said = methods_paragraph(led)
+    assert "P(X > Y) between the leader and each other algorithm" in methods_paragraph(led)
+    said = methods_markdown(led)  # which pairs, in full: methods.md's details
     assert (
         "improvement tables compare the leader, B (the best iqm estimate), with each other algorithm: 3 of the 6"
         in said
     )
-    assert "the leader" not in methods_paragraph(every)
+    assert "the leader" not in methods_markdown(every)
 
 
 def test_a_metric_where_lower_is_better_leads_with_its_lowest_estimate():

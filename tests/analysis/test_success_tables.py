@@ -11,7 +11,7 @@ import pytest
 
 from rl_reliable_logger import InputError, evaluate
 from rl_reliable_logger.analysis.declared import OptionError
-from rl_reliable_logger.render.methods import methods_paragraph
+from rl_reliable_logger.render.methods import methods_details, methods_paragraph
 from rl_reliable_logger.stats import success as su
 
 FAST = {"reps": 1000, "profile_reps": 100, "improvement_reps": 100, "seed": 0}
@@ -88,7 +88,8 @@ def test_differences_of_the_means_are_newcombe_over_the_aggregate_intervals():
 
 def test_the_methods_paragraph_names_what_was_used():
     report = _report(_frame(), successes="won", episodes="n")
-    text = methods_paragraph(report)
+    assert "We also report success rates" in methods_paragraph(report)
+    text = " ".join(said for _, said in methods_details(report))  # each table's intervals: the details
     assert "the per-task success rates: Wilson score at the effective number of episodes" in text
     assert "the differences of success rates: Newcombe hybrid score" in text
     assert "the success rates over tasks: Wilson score at the effective number of episodes of a bootstrap" in text

@@ -11,7 +11,7 @@ import pytest
 from rl_reliable_logger import ScoreTable, evaluate
 from rl_reliable_logger.analysis.protocol import check_protocol
 from rl_reliable_logger.analysis.report import Report
-from rl_reliable_logger.render.methods import checklist, methods_markdown, methods_paragraph
+from rl_reliable_logger.render.methods import checklist, methods_details, methods_markdown, methods_paragraph
 from rl_reliable_logger.render.writer import save_tables, write_methods
 
 
@@ -29,8 +29,17 @@ def _report(table: ScoreTable, **options) -> Report:
     return evaluate(table, **{**base, **options})
 
 
+def _details(report: Report) -> str:
+    """The details of methods.md as plain text, one topic after another."""
+    return " ".join(text for _, text in methods_details(report))
+
+
 def test_paragraph_reflects_the_options():
-    one = methods_paragraph(_report(_table()))
+    first = _report(_table())
+    short = methods_paragraph(first)  # the paragraph says the headline intervals, the seed and the normalisation
+    assert "with 4 runs (seeds) per task" in short and "seed 3;" in short and "Scores are raw" in short
+    assert "95% studentized bootstrap (bootstrap-t) intervals for mean, iqm and optimality_gap (200 bootstrap" in short
+    one = _details(first)
     assert "4 independent runs (seeds) per task" in one
     assert (  # the default method, bootstrap-t: each aggregate statistic by its rule
         "95% confidence intervals" in one
@@ -44,9 +53,11 @@ def test_paragraph_reflects_the_options():
     assert "random seed of the analysis is 3" in one and "Scores are raw" in one
     assert "interquartile mean" in one and "optimality gap" in one
     assert "shaded regions" in one and "not standard deviations" in one
-    other = methods_paragraph(
-        _report(_table(runs_b=3), ci=0.9, method="bca", reps=300, seed=11, task_bootstrap=True, metrics=["mean"])
-    )
+    second = _report(_table(runs_b=3), ci=0.9, method="bca", reps=300, seed=11, task_bootstrap=True, metrics=["mean"])
+    short = methods_paragraph(second)
+    assert "90% bias-corrected and accelerated (BCa) intervals (300 bootstrap replicates)" in short
+    assert "resample tasks, then runs within each task" in short and "4 runs (seeds) per task (B_*x*: 3)" in short
+    other = _details(second)
     assert "90% confidence intervals" in other
     assert "the aggregate metrics: bias-corrected and accelerated (BCa) intervals (300 bootstrap replicates)" in other
     assert "the per-task means: bias-corrected (BC) intervals" in other  # no jackknife outside the aggregates
@@ -65,19 +76,21 @@ def test_normalisation_and_findings_appear():
     ]
     table = ScoreTable(pd.DataFrame(rows))
     report = _report(table, normalize="atari100k")
-    text = methods_paragraph(report)
+    short = methods_paragraph(report)
+    assert "normalised per task" in short and "atari100k reference scores" in short
+    text = _details(report)
     assert "normalised per task" in text and "reference: atari100k" in text
     assert "No protocol check fired" in text  # evaluate() runs the checks and records them, none fired
     del report.provenance["protocol"]
-    assert "Protocol checks were not recorded" in methods_paragraph(report)
+    assert "Protocol checks were not recorded" in _details(report)
     report.provenance["protocol"] = [f.to_dict() for f in check_protocol(_table(runs_b=2))]
-    text = methods_paragraph(report)
+    text = _details(report)
     assert "runs.unequal" in text and "runs.few" in text
     items = {item: met for item, met, _ in checklist(report)}
     assert items["Same number of runs and training budget for every algorithm"] is False
     assert items["Normalisation and its reference scores stated"] is True
     report.provenance["protocol"] = []
-    assert "No protocol check fired" in methods_paragraph(report)
+    assert "No protocol check fired" in _details(report)
 
 
 def test_methods_md_escapes_names_and_ticks_items(tmp_path):
@@ -160,7 +173,7 @@ def _rows(*, steps: bool, env: dict[str, str] | None = None, score: str = "score
 
 def _assert_every_sentence_follows_provenance(report: Report) -> None:
     prov = report.provenance
-    text = methods_paragraph(report)
+    text = _details(report)
     records = prov["intervals"]
     ci = f"{float(prov['ci']):.0%} confidence intervals"
     assert ci in text
@@ -240,5 +253,5 @@ def test_every_sentence_and_tick_follows_the_provenance(name):
     else:
         assert protocol[0] is True and "env_id" in protocol[1]
     if options["method"] in ("expanded", "bootstrap-t"):  # the false sentence of issue 26: one method for all
-        text = methods_paragraph(report)
+        text = methods_markdown(report)
         assert "replicates for aggregate metrics and their differences" not in text
