@@ -394,6 +394,24 @@ def studentized_interval(dist: np.ndarray, point: np.ndarray, ci: float = 0.95) 
     return studentized_bounds(stat, se, lo_t, hi_t)
 
 
+def degenerate_share(dist: np.ndarray, point: np.ndarray) -> float:
+    """The share of the ``(statistic, se)`` replicates :func:`studentized_interval` drops as degenerate (their
+    standard error at most :data:`DEGENERATE_SE` of the estimate's): the reason it falls back when above
+    :data:`DEGENERATE_SHARE`. 1 where the estimate's own standard error is 0 (the runs it uses have no spread).
+
+    Example:
+        >>> import numpy as np
+        >>> degenerate_share(np.array([[1.0, 0.0], [2.0, 1.0], [3.0, 1.0], [4.0, 0.01]]), np.array([2.5, 1.0]))
+        0.5
+    """
+    import numpy as np
+
+    se = float(point[1])
+    if not (np.isfinite(se) and se > 0):
+        return 1.0
+    return float(np.mean(~(dist[:, 1] > DEGENERATE_SE * se)))
+
+
 def studentized_bounds(point: Any, se: Any, t_low: Any, t_high: Any) -> tuple[Any, Any]:
     """The bootstrap-t interval from the estimate, its standard error and the quantiles of the studentized replicates
     ``t* = (stat* - stat) / se*``: ``(point - t*_high se, point - t*_low se)`` (the ends swap: a replicate far above
