@@ -255,7 +255,7 @@ def fallback_line(report: Report, found: list[tuple[Warned, float]]) -> str:
         >>> report = Report(provenance={"algorithms": ["A", "B"]})
         >>> cells = [(Warned("", m, a), s) for a in "AB" for m, s in (("mean", 0.04), ("iqm", 0.33))]
         >>> fallback_line(report, cells + [(Warned("", "iqm", "A", "B"), 0.2)])
-        'bootstrap-t fell back to the expanded percentile interval for the mean and iqm of every algorithm; the iqm difference of every pair: 4-33% of their resamples have a standard error near 0 (a resample has none where it repeats one score, or tied scores, in every task: few runs per task, or many ties), more than the 1% it may drop'
+        'bootstrap-t fell back to the expanded percentile interval for the mean and iqm of every algorithm; the iqm difference of A - B: 4-33% of their resamples have a standard error near 0 (a resample has none where it repeats one score, or tied scores, in every task: few runs per task, or many ties), more than the 1% it may drop'
     """
     from ..stats.intervals.bounds import DEGENERATE_SHARE
     from ..stats.intervals.estimate import percent
