@@ -517,7 +517,7 @@ class ScoreTable:
             each = f"{counts[0]} each" if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
             named = [f"{a} / {t} ({n})" for (a, t), n in few.items()]
             cells = (
-                f"all {plural(len(few), 'cell')} have fewer than 5 runs ({each})"
+                f"{'both cells' if len(few) == 2 else f'all {len(few)} cells'} have fewer than 5 runs ({each})"
                 if len(few) == len(sizes) > 1
                 else f"{plural(len(few), 'cell')} {agree(len(few), 'have')} fewer than 5 runs ({', '.join(named[:8])}"
                 + (", ...)" if len(named) > 8 else ")")
