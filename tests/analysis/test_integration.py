@@ -188,5 +188,7 @@ def test_provenance_json_carries_the_findings(tmp_path):
     save_tables(report, tmp_path)
     prov = json.loads((tmp_path / "provenance.json").read_text())
     assert [f["check"] for f in prov["protocol"]] == ["runs.unequal"]
-    assert prov["warnings"][0].startswith("protocol warning: algorithms have") and "[runs.unequal;" in prov["warnings"][0]
+    assert (
+        prov["warnings"][0].startswith("protocol warning: algorithms have") and "[runs.unequal;" in prov["warnings"][0]
+    )
     assert Report.load(tmp_path).warnings == report.warnings

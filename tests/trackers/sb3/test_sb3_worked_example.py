@@ -76,4 +76,3 @@ def test_a_run_short_of_the_budget_gets_the_rule_s_fix_not_the_layout(capsys):
     err = _refused(["sb3", str(EXAMPLE), "--score-rule", "at-budget:100000"], capsys)
     assert "stopped short of the budget step 100000" in err and "--layout" not in err
     assert "Score every run by a --score-rule it meets" in err and "or pass --drop-invalid" in err
-
