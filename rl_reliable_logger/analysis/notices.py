@@ -291,12 +291,12 @@ def _named(report: Report, cells: list[Warned]) -> str:
         if who not in said:
             said.append(who)
     together: dict[tuple[tuple[str, ...], bool], list[str]] = {}
-    for (metric, paired), who in whom.items():
-        together.setdefault((tuple(who), paired), []).append(metric)
+    for (metric, paired), named in whom.items():
+        together.setdefault((tuple(named), paired), []).append(metric)
     parts = []
-    for (who, paired), metrics in together.items():
-        every = len(who) == (n_pairs if paired else len(algorithms)) > 1
-        of = ("every pair" if paired else "every algorithm") if every else _join(list(who))
+    for (group, paired), metrics in together.items():
+        every = len(group) == (n_pairs if paired else len(algorithms)) > 1
+        of = ("every pair" if paired else "every algorithm") if every else _join(list(group))
         noun = f" difference{'s' if len(metrics) > 1 else ''}" if paired else ""
         parts.append(f"the {_join(metrics)}{noun} of {of}")
     return "; ".join(parts)
