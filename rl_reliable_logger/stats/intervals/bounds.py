@@ -380,12 +380,8 @@ def studentized_interval(dist: np.ndarray, point: np.ndarray, ci: float = 0.95) 
 
     alpha = 1.0 - ci
     stat, se = float(point[0]), float(point[1])
-    values = dist[:, 0][np.isfinite(dist[:, 0])]
-    rounding = 1e-9 * max(float(np.abs(values).max(initial=0.0)), abs(stat) if np.isfinite(stat) else 0.0)
-    if not (np.isfinite(se) and se > rounding):
-        return None
-    ok = dist[:, 1] > DEGENERATE_SE * se
-    if not ok.any() or 1.0 - ok.mean() > DEGENERATE_SHARE:
+    ok = _kept(dist, point)
+    if ok is None or not ok.any() or 1.0 - ok.mean() > DEGENERATE_SHARE:
         return None
     t = (dist[ok, 0] - stat) / dist[ok, 1]
     hi_t, lo_t = np.quantile(t, [1 - alpha / 2, alpha / 2])
@@ -406,10 +402,21 @@ def degenerate_share(dist: np.ndarray, point: np.ndarray) -> float:
     """
     import numpy as np
 
-    se = float(point[1])
-    if not (np.isfinite(se) and se > 0):
-        return 1.0
-    return float(np.mean(~(dist[:, 1] > DEGENERATE_SE * se)))
+    ok = _kept(dist, point)
+    return 1.0 if ok is None else float(np.mean(~ok))
+
+
+def _kept(dist: np.ndarray, point: np.ndarray) -> np.ndarray | None:
+    """Which ``(statistic, se)`` replicates a studentized interval keeps (``se* > DEGENERATE_SE · se``); None where
+    the estimate's own ``se`` is 0 up to rounding (1e-9 of the statistic's scale, as :func:`tie_tolerance`)."""
+    import numpy as np
+
+    stat, se = float(point[0]), float(point[1])
+    values = dist[:, 0][np.isfinite(dist[:, 0])]
+    rounding = 1e-9 * max(float(np.abs(values).max(initial=0.0)), abs(stat) if np.isfinite(stat) else 0.0)
+    if not (np.isfinite(se) and se > rounding):
+        return None
+    return np.asarray(dist[:, 1] > DEGENERATE_SE * se)
 
 
 def studentized_bounds(point: Any, se: Any, t_low: Any, t_high: Any) -> tuple[Any, Any]:
