@@ -320,6 +320,7 @@ def _provenance(
         # per table with intervals: the method the request's rule gave it, its level and replicate count
         "intervals": {name: recorded[name] for name in intervals.TABLES + intervals.OTHER_TABLES if name in recorded},
         "interval_fallbacks": [],
+        "fallen_back": [],  # their records: which cell, why (notices says them in one line)
         "checks": checks,
         **{key: options[key] for key in ("task_bootstrap", "rank_by", "seed", "chunk_bytes")},
         "curves": {},

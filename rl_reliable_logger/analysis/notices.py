@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .report import Report
 
 __all__ = [
+    "FALLBACKS",
     "CaveatNote",
     "ReliabilityWarning",
     "Warned",
@@ -42,6 +43,8 @@ __all__ = [
     "caveated",
     "cell_warnings",
     "emit",
+    "fallback_line",
+    "fallbacks",
     "grouped",
     "grouped_items",
     "pair_warnings",
@@ -225,8 +228,96 @@ def grouped(report: Report) -> list[str]:
     return [line for _, line in grouped_items(report)]
 
 
+#: The provenance record of the studentized intervals that fell back (:func:`..tables.aggregates.fallen_back`):
+#: said in one line, naming their cells, where the report keeps one sentence per interval.
+FALLBACKS = "fallen_back"
+
+
+def fallbacks(report: Report) -> list[tuple[Warned, float]]:
+    """The fallen-back intervals still among ``report.warnings``, each with the share of its replicates whose
+    standard error is near 0 (malformed entries of a hand-edited ``provenance.json`` are skipped)."""
+    entries = (report.provenance or {}).get(FALLBACKS)
+    present = set(report.warnings)
+    out = []
+    for entry in entries if isinstance(entries, list) else []:
+        item = _entry(entry)
+        share = entry.get("share") if isinstance(entry, Mapping) else None
+        if item is not None and item.text in present and isinstance(share, (int, float)):
+            out.append((item, float(share)))
+    return out
+
+
+def fallback_line(report: Report, found: list[tuple[Warned, float]]) -> str:
+    """Every fallback of ``found`` in one line: which cells, and why (the shares of their degenerate replicates).
+
+    Example:
+        >>> from rl_reliable_logger.analysis.report import Report
+        >>> report = Report(provenance={"algorithms": ["A", "B"]})
+        >>> cells = [(Warned("", m, a), s) for a in "AB" for m, s in (("mean", 0.04), ("iqm", 0.33))]
+        >>> fallback_line(report, cells + [(Warned("", "iqm", "A", "B"), 0.2)])
+        'bootstrap-t fell back to the expanded percentile interval for the mean and iqm of every algorithm; the iqm difference of A - B: 4-33% of their resamples have a standard error near 0 (a resample has none where it repeats one score, or tied scores, in every task: few runs per task, or many ties), more than the 1% it may drop'
+    """
+    from ..stats.intervals.bounds import DEGENERATE_SHARE
+    from ..stats.intervals.estimate import percent
+
+    shares = sorted({share for _, share in found})
+    many = [s for s in shares if DEGENERATE_SHARE < s < 1.0]
+    why = []
+    if many:
+        lo, hi = percent(many[0]), percent(many[-1])
+        span = lo if lo == hi else f"{lo.rstrip('%')}-{hi}"
+        why.append(
+            f"{span} of {'their' if len(found) > 1 else 'its'} resamples have a standard error near 0 (a resample "
+            "has none where it repeats one score, or tied scores, in every task: few runs per task, or many ties), "
+            f"more than the {percent(DEGENERATE_SHARE)} it may drop"
+        )
+    if shares and shares[-1] >= 1.0:
+        why.append("the runs some use have no spread")
+    if shares and shares[0] <= DEGENERATE_SHARE:
+        why.append("the studentized replicates of some are all equal")
+    cells = _named(report, [cell for cell, _ in found])
+    return f"bootstrap-t fell back to the expanded percentile interval for {cells}: {'; '.join(why)}"
+
+
+def _named(report: Report, cells: list[Warned]) -> str:
+    """Cells in words, metrics that apply to the same algorithms (or pairs) said together: ``the mean and iqm of
+    every algorithm; the iqm difference of A - B``."""
+    algorithms = [str(a) for a in report.algorithms] or list(dict.fromkeys(c.algorithm for c in cells))
+    n_pairs = len(algorithms) * (len(algorithms) - 1) // 2
+    whom: dict[tuple[str, bool], list[str]] = {}
+    for c in cells:
+        who = c.algorithm if c.other is None else f"{c.algorithm} - {c.other}"
+        said = whom.setdefault((c.metric, c.other is not None), [])
+        if who not in said:
+            said.append(who)
+    together: dict[tuple[tuple[str, ...], bool], list[str]] = {}
+    for (metric, paired), named in whom.items():
+        together.setdefault((tuple(named), paired), []).append(metric)
+    parts = []
+    for (group, paired), metrics in together.items():
+        every = len(group) == (n_pairs if paired else len(algorithms)) > 1
+        of = ("every pair" if paired else "every algorithm") if every else _join(list(group))
+        noun = f" difference{'s' if len(metrics) > 1 else ''}" if paired else ""
+        parts.append(f"the {_join(metrics)}{noun} of {of}")
+    return "; ".join(parts)
+
+
 def grouped_items(report: Report) -> list[tuple[str, str]]:
-    """:func:`grouped` as ``(warning, line)``: each line with the warning of ``report.warnings`` it starts from."""
+    """:func:`grouped` as ``(warning, line)``: each line with the warning of ``report.warnings`` it starts from.
+    Every studentized interval that fell back is said in one line (:func:`fallback_line`), where the first of them
+    was."""
+    found = fallbacks(report)
+    fell = {item.text for item, _ in found}
+    first = next((w for w in report.warnings if w in fell), None)
+    return [
+        (text, fallback_line(report, found) if text == first else line)
+        for text, line in _folded(report)
+        if text not in fell or text == first
+    ]
+
+
+def _folded(report: Report) -> list[tuple[str, str]]:
+    """Each warning once, a pair's warning folded into its algorithm's line (:func:`grouped`)."""
     items = warned(report)
     own = {(i.algorithm, i.metric): i.text for i in items if i.other is None}
     partners: dict[str, list[tuple[str, str]]] = {}  # own line -> [(metric, other algorithm)]

@@ -196,6 +196,25 @@ def _names(items: Sequence[Any], limit: int = _LISTED) -> str:
     return shown + (f", ... ({len(items)} in all)" if len(items) > limit else "")
 
 
+def runs_by_algorithm(per_alg: dict[str, tuple[int, int]]) -> str:
+    """Each algorithm's runs per task (fewest, most), the most common count said once for the others.
+
+    Example:
+        >>> runs_by_algorithm({"DER": (10, 10), "DrQ": (10, 10), "SimPLe": (5, 5), "SPR": (10, 10)})
+        'SimPLe: 5 runs per task, the others 10'
+        >>> runs_by_algorithm({"A": (3, 3), "B": (4, 5)})
+        'A: 3 runs per task; B: 4–5'
+    """
+    spans = {a: span(lo, hi) for a, (lo, hi) in per_alg.items()}
+    counts = list(spans.values())
+    common = max(counts, key=counts.count)
+    shared = counts.count(common) > 1
+    odd = [a for a, v in spans.items() if not shared or v != common]
+    unit = "run" if spans[odd[0]] == "1" else "runs"
+    text = f"{odd[0]}: {spans[odd[0]]} {unit} per task" + "".join(f"; {a}: {spans[a]}" for a in odd[1:])
+    return text + (f", the others {common}" if shared else "")
+
+
 # ----------------------------------------------------------------------------- checks
 def _runs_checks(final: ScoreTable, min_runs: int) -> list[Finding]:
     out = []
@@ -205,9 +224,7 @@ def _runs_checks(final: ScoreTable, min_runs: int) -> list[Finding]:
     if len(set(totals.values())) > 1:
         fewest = min(totals.values())
         short = [a for a, n in totals.items() if n == fewest]
-        desc = "; ".join(
-            f"{a}: {span(lo, hi)} {'run' if hi == 1 else 'runs'} per task" for a, (lo, hi) in per_alg.items()
-        )
+        desc = runs_by_algorithm(per_alg)
         out.append(
             _finding(
                 "runs.unequal",
@@ -554,10 +571,10 @@ def by_severity(findings: Sequence[Finding]) -> list[Finding]:
 
 
 def format_finding(finding: Finding) -> str:
-    """One finding as one line of text (the line :func:`format_findings` prints, and a Report warning),
-    ending with the paper section the check comes from."""
-    cite = f" [{finding.cite}]" if finding.cite else ""
-    return f"protocol {finding.severity}: {finding.check}: {finding.message}{cite}"
+    """One finding as one line of text (the line :func:`format_findings` prints, and a Report warning): what was
+    found first, then the check's id and the paper section the check comes from."""
+    cite = f"; {finding.cite}" if finding.cite else ""
+    return f"protocol {finding.severity}: {finding.message} [{finding.check}{cite}]"
 
 
 def format_findings(findings: Sequence[Finding]) -> str:

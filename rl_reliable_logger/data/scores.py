@@ -513,9 +513,16 @@ class ScoreTable:
             )
         few = sizes[(sizes >= 2) & (sizes < 5)]
         if len(few):
-            self.warnings.append(
-                f"{plural(len(few), 'cell')} {agree(len(few), 'have')} fewer than 5 runs: intervals will be wide and can under-cover."
+            counts = sorted({int(n) for n in few})
+            each = f"{counts[0]} each" if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
+            named = [f"{a} / {t} ({n})" for (a, t), n in few.items()]
+            cells = (
+                f"{'both cells' if len(few) == 2 else f'all {len(few)} cells'} have fewer than 5 runs ({each})"
+                if len(few) == len(sizes) > 1
+                else f"{plural(len(few), 'cell')} {agree(len(few), 'have')} fewer than 5 runs ({', '.join(named[:8])}"
+                + (", ...)" if len(named) > 8 else ")")
             )
+            self.warnings.append(f"{cells}: intervals will be wide and can under-cover.")
         ragged = [f"{alg} ({s.min()}–{s.max()})" for alg, s in sizes.groupby(level=0, sort=False) if s.nunique() > 1]
         if ragged:
             self.warnings.append(

@@ -1,7 +1,8 @@
 """Checks for numbers that would be meaningless or noisy: warnings and floating-point tidying.
 
-* :func:`task_scale_ratio` / :func:`raw_scale_warning`: aggregating raw returns across tasks whose scales
-  differ by orders of magnitude lets one task dominate every aggregate.
+* :func:`task_scale_ratio` / :func:`opposite_signs` / :func:`raw_scale_warning`: aggregating raw returns across
+  tasks whose scales differ by orders of magnitude lets one task dominate every aggregate; across tasks scored on
+  opposite sides of 0 (penalties and rewards) it adds one to the other.
 * :func:`gap_warning`: the optimality gap at a threshold γ only means something on a scale where γ is a
   target (normalised scores, γ = 1 = human level); on raw returns it is usually 0 for every algorithm.
 * :func:`normalization_warning`: scores declared normalised that look like raw returns (``normalize=
@@ -53,13 +54,36 @@ def task_reach_ratio(per_task: Sequence[np.ndarray]) -> float:
     return _ratio([float(np.abs(np.asarray(v, dtype=float)).max()) for v in per_task if np.size(v)])
 
 
+def opposite_signs(per_task: dict[str, np.ndarray]) -> tuple[str, str] | None:
+    """A task whose runs all score at or below 0 (some below) and one whose runs all score at or above 0 (some
+    above), or None: raw returns of penalties (Acrobot's -500..0) and of rewards (CartPole's 0..500) are on two
+    scales, however alike their magnitudes. Scores already on one scale (success rates in [0, 1], however far apart
+    the tasks' performance) are never on both sides of 0."""
+    below = [t for t, v in per_task.items() if np.size(v) and np.all(v <= 0) and np.any(v < 0)]
+    above = [t for t, v in per_task.items() if np.size(v) and np.all(v >= 0) and np.any(v > 0)]
+    return (below[0], above[0]) if below and above else None
+
+
 def raw_scale_warning(per_task: dict[str, np.ndarray], threshold: float = SCALE_RATIO_WARN) -> str | None:
-    """A warning when raw scores of different tasks differ in scale by more than ``threshold`` (else None).
+    """A warning when raw scores of different tasks lie on opposite sides of 0 (:func:`opposite_signs`) or differ
+    in scale by more than ``threshold`` (else None).
 
     Typical scores that differ are a difference of scale or of performance: where the tasks' best runs reach
     about the same (:func:`task_reach_ratio` at most ``threshold``, e.g. scores already in [0, 1] on which one
     task is mostly failed), the warning says it may be performance on one scale; else that the scales differ.
+
+    Example:
+        >>> print(raw_scale_warning({"Acrobot-v1": np.array([-500.0, -145]), "CartPole-v1": np.array([338.0, 15])}))
+        scores are not normalised and every run of 'Acrobot-v1' scores at or below 0 where every run of 'CartPole-v1' scores at or above 0: the task scales differ, so an aggregate across tasks adds penalties to rewards; normalise the scores first (`normalize=` a CSV of task,low,high: each task's random and best score).
     """
+    signs = opposite_signs(per_task)
+    if signs is not None:
+        return (
+            f"scores are not normalised and every run of {signs[0]!r} scores at or below 0 where every run of "
+            f"{signs[1]!r} scores at or above 0: the task scales differ, so an aggregate across tasks adds penalties "
+            "to rewards; normalise the scores first (`normalize=` a CSV of task,low,high: each task's random and best "
+            "score)."
+        )
     ratio = task_scale_ratio(list(per_task.values()))
     if ratio <= threshold:
         return None

@@ -70,7 +70,7 @@ def test_max_over_training_key_is_one_protocol_finding_not_two():
     report = evaluate(table, **FAST)
     assert [f["check"] for f in report.provenance["protocol"]] == ["score.maximum"]
     assert sum("maximum over training" in w for w in report.warnings) == 1
-    assert report.warnings[0].startswith("protocol warning: score.maximum")
+    assert report.warnings[0].startswith("protocol warning: ") and "[score.maximum;" in report.warnings[0]
     # a word that merely contains "top" is not a maximum (the old substring test warned on it)
     df = _frame({"A": 4, "B": 4}).rename(columns={"score": "return_at_stop"})
     table = ScoreTable(df, score="return_at_stop", source={"score_column": "return_at_stop"})
@@ -188,5 +188,7 @@ def test_provenance_json_carries_the_findings(tmp_path):
     save_tables(report, tmp_path)
     prov = json.loads((tmp_path / "provenance.json").read_text())
     assert [f["check"] for f in prov["protocol"]] == ["runs.unequal"]
-    assert prov["warnings"][0].startswith("protocol warning: runs.unequal")
+    assert (
+        prov["warnings"][0].startswith("protocol warning: algorithms have") and "[runs.unequal;" in prov["warnings"][0]
+    )
     assert Report.load(tmp_path).warnings == report.warnings

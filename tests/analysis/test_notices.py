@@ -115,3 +115,30 @@ def test_normalize_refuses_anything_else_in_one_sentence(given, said):
         evaluate(_small(), normalize=given, **FAST)
     assert str(err.value).startswith(said)
     assert "\n" not in str(err.value)
+
+
+def test_every_bootstrap_t_fallback_is_one_line_naming_its_cells_and_why():
+    """Issue 57: 12 SB3 runs gave 8 lines 'X: bootstrap-t: the Y's studentized replicates are degenerate (too few
+    distinct runs per task)'; now one line names the cells and the share of degenerate resamples, read from the
+    records (``provenance["fallen_back"]``), and report.warnings keeps every sentence."""
+    from rl_reliable_logger.analysis.notices import grouped
+    from rl_reliable_logger.analysis.report import Report
+
+    texts = [f"{a}: {m} fell back" for a in "AB" for m in ("mean", "iqm")] + ["A - B: iqm fell back"]
+    fallen = [
+        {"warning": f"{a}: {m} fell back", "metric": m, "algorithm": a, "share": share}
+        for a in "AB"
+        for m, share in (("mean", 0.038), ("iqm", 0.43))
+    ] + [{"warning": "A - B: iqm fell back", "metric": "iqm", "pair": ["A", "B"], "share": 0.1}, "hand-edited"]
+    report = Report(
+        warnings=["few runs", *texts, "no seed"], provenance={"algorithms": ["A", "B"], "fallen_back": fallen}
+    )
+    lines = grouped(report)
+    assert lines[0] == "few runs" and lines[-1] == "no seed" and len(lines) == 3
+    assert lines[1].startswith(
+        "bootstrap-t fell back to the expanded percentile interval for the mean and iqm of every algorithm; the iqm "
+        "difference of A - B: 3.8-43% of their resamples have a standard error near 0"
+    )
+    assert report.warnings[1:-1] == texts  # in full in the report
+    # a results folder written before the record: every sentence its own line, as it was
+    assert grouped(Report(warnings=texts, provenance={"algorithms": ["A", "B"]})) == texts

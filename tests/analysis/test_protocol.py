@@ -56,7 +56,7 @@ def test_unequal_runs_between_algorithms_are_said_once():
     from rl_reliable_logger import evaluate
 
     table = ScoreTable(_frame({"A": 6, "B": 4}))
-    assert not any("fewer runs" in w or "B" in w for w in table.warnings)
+    assert not any("fewer runs" in w or ("B" in w and "fewer than 5 runs" not in w) for w in table.warnings)
     report = evaluate(table, reps=200, profile_reps=100, improvement_reps=100, seed=0)
     about_runs = [w for w in report.warnings if "fewer runs" in w or "runs.unequal" in w or "the fewest" in w]
     assert len(about_runs) == 1 and "runs.unequal" in about_runs[0] and "B has the fewest" in about_runs[0]
@@ -142,7 +142,8 @@ def test_enforce_strict_turns_warnings_into_an_error():
         enforce(findings, strict=True)
     assert len(err.value.problems) == 2
     text = format_findings(findings)
-    assert text.splitlines()[0].startswith("protocol warning: runs.unequal")
+    assert text.splitlines()[0].startswith("protocol warning: algorithms have different numbers of runs")
+    assert "[runs.unequal; Agarwal" in text.splitlines()[0]  # the check's id last, with its citation
 
 
 def test_packaged_examples_only_flag_what_is_really_there():
@@ -150,6 +151,8 @@ def test_packaged_examples_only_flag_what_is_really_there():
     findings = check_protocol(atari)
     # SimPLe really has 5 runs per game where the others have 10; no cell has fewer than 3
     assert _checks(findings) == ["runs.unequal"] and findings[0].algorithms == ("SimPLe",)
+    # issue 57: the odd one out, then the others' count once (not "DER: 10 runs per task; DrQ: 10; ...")
+    assert "(SimPLe: 5 runs per task, the others 10)" in findings[0].message
     wide = pd.read_csv(EXAMPLES / "dopamine_atari_curves.csv")
     long = wide.melt(id_vars=["game", "agent", "run"], var_name="iteration", value_name="return")
     long["iteration"] = long["iteration"].str.removeprefix("iter_").astype(int)
@@ -167,11 +170,11 @@ def test_every_check_has_an_explanation_and_a_cited_section_shown_on_its_line():
     for f in findings:
         assert f.why == CHECKS[f.check].why and f.cite == CHECKS[f.check].cite
         assert re.search(r"(§\d|App\. A\.\d|“)", f.cite)  # a section (or a heading of an unnumbered paper)
-        assert format_finding(f).endswith(f"[{f.cite}]")
+        assert format_finding(f).endswith(f"[{f.check}; {f.cite}]")  # what was found first, the check's id last
         assert Finding.from_dict(f.to_dict()) == f  # provenance keeps the citation
     # a finding recorded before findings carried citations still reads back (empty cite, line unchanged)
     old = {k: v for k, v in findings[0].to_dict().items() if k != "cite"}
-    assert not format_finding(Finding.from_dict(old)).endswith("]")
+    assert format_finding(Finding.from_dict(old)).endswith(f"[{old['check']}]")
     assert set(CHECKS) == {
         "runs.unequal", "runs.few", "budget.unequal", "budget.short_runs",
         "protocol.mismatch", "score.maximum", "tuning.reused_seeds",

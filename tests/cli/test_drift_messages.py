@@ -56,7 +56,7 @@ def unequal_csv(tmp_path):
 def test_quiet_prints_each_warning_once_prefixed_once(unequal_csv, capsys):
     code, _, err = run_cli(capsys, "evaluate", unequal_csv, *FAST, "--quiet")
     assert code == 0, err
-    assert "protocol warning: runs.unequal" in err
+    assert "protocol warning: algorithms have different numbers of runs" in err and "[runs.unequal;" in err
     assert "warning: protocol warning" not in err
     code, out, err = run_cli(capsys, "evaluate", unequal_csv, *FAST)
     assert "warning: protocol warning" not in out + err and "-0.000" not in out

@@ -27,7 +27,9 @@ def test_findings_are_printed_after_the_table_and_not_twice(tmp_path, capsys):
     code, out, _ = run_cli(capsys, "evaluate", _csv(tmp_path, {"A": 5, "B": 3}), *FAST)
     assert code == 0
     lines = out.splitlines()
-    finding = next(i for i, line in enumerate(lines) if line.startswith("protocol warning: runs.unequal"))
+    finding = next(
+        i for i, line in enumerate(lines) if line.startswith("protocol warning: ") and "[runs.unequal;" in line
+    )
     assert finding > next(i for i, line in enumerate(lines) if line.startswith("A "))  # results first
     assert sum("runs.unequal" in line for line in lines) == 1
 

@@ -78,7 +78,8 @@ def test_protocol_findings_come_first_and_strict_fails(tmp_path, capsys):
     assert main(["plan", str(src), "--runs", "3", "--trials", "5", "--sim-reps", "50", "--quiet"]) == 0
     err = capsys.readouterr().err
     first = err.splitlines()[0]
-    assert first.startswith("protocol warning: runs.unequal") and "protocol warning: runs.few" in err
+    assert first.startswith("protocol warning: algorithms have different") and "[runs.unequal;" in first
+    assert "[runs.few;" in err
     assert main(["plan", str(src), "--runs", "3", "--trials", "5", "--strict"]) == 2
     err = capsys.readouterr().err
     assert "strict" in err and "runs.few" in err

@@ -119,7 +119,7 @@ def test_methods_md_is_prose_a_paper_can_take():
     text = methods_markdown(_report(ScoreTable(pd.DataFrame(rows))))
     assert "\\" not in text, [line for line in text.splitlines() if "\\" in line]
     assert "optimality_gap is the optimality gap" in text and "P(X > Y)" in text
-    assert "[Agarwal et al. (2021), §3 (Fig. 2)]" in text  # the protocol warning's citation, as written
+    assert "[runs.unequal; Agarwal et al. (2021), §3 (Fig. 2)]" in text  # the protocol warning's id and citation
 
 
 @pytest.mark.parametrize(

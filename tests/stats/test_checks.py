@@ -59,3 +59,16 @@ def test_clip_noise_only_moves_noise():
         checks.clip_fraction(np.array([0.9999999999999974, 1 + 1e-14, -1e-15, 1.2, -0.1])),
         [0.9999999999999974, 1.0, 0.0, 1.2, -0.1],
     )
+
+
+def test_raw_scale_warning_fires_on_tasks_scored_on_opposite_sides_of_zero():
+    """Issue 57: CartPole's 0..500 and Acrobot's -500..0 are alike in magnitude (no fold difference), but one task
+    counts rewards and the other penalties; scores in [0, 1] never fire it, however far apart the tasks are."""
+    cartpole, acrobot = np.array([338.0, 15.7, 67.7, 365.0, 9.7, 9.0]), np.array([-145.0, -500, -500, -500, -500, -265])
+    assert checks.task_scale_ratio([cartpole, acrobot]) < checks.SCALE_RATIO_WARN  # the fold rule alone is silent
+    msg = checks.raw_scale_warning({"CartPole-v1": cartpole, "Acrobot-v1": acrobot})
+    assert msg is not None and "'Acrobot-v1' scores at or below 0" in msg and "'CartPole-v1'" in msg
+    assert "the task scales differ" in msg and "`normalize=` a CSV of task,low,high" in msg
+    assert checks.opposite_signs({"a": np.array([0.0, 0.02]), "b": np.array([0.9, 1.0])}) is None
+    assert checks.opposite_signs({"a": np.array([-1.0, 2.0]), "b": np.array([3.0, 4.0])}) is None  # a task on both
+    assert checks.raw_scale_warning({"a": np.array([-10.0, -12]), "b": np.array([-11.0, -9])}) is None

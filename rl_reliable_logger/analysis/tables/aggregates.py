@@ -42,8 +42,24 @@ def build(inputs: TableInputs, request: ResamplingRequest) -> Aggregates:
     table, results, notes = aggregate_table(
         inputs.cells, inputs.metrics, request, inputs.streams.of("aggregates"), inputs.progress
     )
-    part = Part({"aggregates": table}, record(request, inputs, "aggregates"), {"interval_fallbacks": notes}, notes)
+    fallen = [
+        fallen_back(f"{alg}: {text}", inputs.metrics[f.statistic].name, f.share, algorithm=alg)
+        for alg, found in results.items()
+        for text, f in zip(found.result.notes, found.result.fallbacks)
+    ]
+    prov = {"interval_fallbacks": notes, "fallen_back": fallen}
+    part = Part({"aggregates": table}, record(request, inputs, "aggregates"), prov, notes)
     return Aggregates(part, results)
+
+
+def fallen_back(
+    warning: str, metric: str, share: float, *, algorithm: str | None = None, pair: tuple[str, str] | None = None
+) -> dict[str, object]:
+    """The record of a studentized interval that fell back (``provenance["fallen_back"]``): its ``warning``, the
+    cell (an ``algorithm``'s ``metric``, or a ``pair``'s difference) and the ``share`` of its replicates whose
+    standard error is near 0, from which :mod:`..notices` says every fallback in one line."""
+    cell: dict[str, object] = {"algorithm": algorithm} if pair is None else {"pair": list(pair)}
+    return {"warning": warning, "metric": metric, **cell, "share": share}
 
 
 def check_method(request: ResamplingRequest, cells: dict[str, bs.Cells]) -> None:

@@ -12,7 +12,7 @@ from ...stats.intervals import ResamplingRequest
 from ...stats.intervals.bounds import expanded_level
 from .. import caveats
 from ..report import SPECS
-from .aggregates import Aggregates
+from .aggregates import Aggregates, fallen_back
 from .base import ComparedPairs, Part, TableInputs, for_runs, record
 
 #: The columns, as the Report declares them.
@@ -26,19 +26,20 @@ def build(inputs: TableInputs, request: ResamplingRequest, aggregates: Aggregate
     an interval of its own, ``median_interval``, the MOVER over it); the replicates are the aggregates'. The pairs are
     ``chosen`` (:func:`.base.compared_pairs`), recorded as ``provenance["pairs"]``."""
     request = for_runs(request, inputs.cells)
-    table, notes = differences_table(inputs, request, aggregates, chosen.pairs)
-    provenance = {"interval_fallbacks": notes, "pairs": chosen.record}
+    table, notes, fallen = differences_table(inputs, request, aggregates, chosen.pairs)
+    provenance = {"interval_fallbacks": notes, "pairs": chosen.record, "fallen_back": fallen}
     return Part({"differences": table}, record(request, inputs, "differences"), provenance, notes)
 
 
 def differences_table(
     inputs: TableInputs, request: ResamplingRequest, aggregates: Aggregates, by_pair: list[tuple[str, str]]
-) -> tuple[pd.DataFrame, list[str]]:
-    """The table of ``by_pair``'s differences and one sentence per interval that fell back from its method."""
+) -> tuple[pd.DataFrame, list[str], list[dict[str, object]]]:
+    """The table of ``by_pair``'s differences, one sentence per interval that fell back from its method and their
+    records (:func:`.aggregates.fallen_back`)."""
     names = [m.name for m in inputs.metrics]
     kinds = list(inputs.kinds().values())
     if not by_pair or not names:
-        return pd.DataFrame([], columns=COLUMNS), []
+        return pd.DataFrame([], columns=COLUMNS), [], []
     found, points = aggregates.by_algorithm, aggregates.points()
     pair_points = [np.array([points[(x, m)] - points[(y, m)] for m in names]) for x, y in by_pair]
     dists = {alg: f.replicates for alg, f in found.items()}
@@ -76,8 +77,13 @@ def differences_table(
         },
         columns=COLUMNS,
     )
+    fallen = [
+        fallen_back(text, names[f.statistic], f.share, pair=pair)
+        for pair, r in zip(by_pair, results)
+        for text, f in zip(r.notes, r.fallbacks)
+    ]
     # one pair after another, as each pair's notes came
-    return frame, [note for r in results for note in r.notes]
+    return frame, [note for r in results for note in r.notes], fallen
 
 
 def _sample(inputs: TableInputs, found: dict, x: str, y: str) -> intervals.Sample:

@@ -59,7 +59,7 @@ from .methods import (
     unregister,
 )
 from .request import REPLICATE_OPTIONS, ResamplingRequest
-from .result import ConfidenceInterval, IntervalResult, Sample
+from .result import ConfidenceInterval, Fallback, IntervalResult, Sample
 
 #: The requestable methods' names, in registration order: read from :mod:`.methods` when asked, so a method
 #: registered later is in it.
@@ -90,6 +90,7 @@ __all__ = [
     "TAILS",
     "ConfidenceInterval",
     "IntervalMethod",
+    "Fallback",
     "IntervalResult",
     "ResamplingRequest",
     "Sample",

@@ -487,6 +487,35 @@ def studentized_intervals(
     return np.where(usable, low, np.nan), np.where(usable, high, np.nan)
 
 
+def degenerate_share(dist: np.ndarray, point: np.ndarray) -> float:
+    """The share of the ``(statistic, se)`` replicates :func:`studentized_interval` drops as degenerate (their
+    standard error at most :data:`DEGENERATE_SE` of the estimate's): the reason it falls back when above
+    :data:`DEGENERATE_SHARE`. 1 where the estimate's own standard error is 0 (the runs it uses have no spread).
+
+    Example:
+        >>> import numpy as np
+        >>> degenerate_share(np.array([[1.0, 0.0], [2.0, 1.0], [3.0, 1.0], [4.0, 0.01]]), np.array([2.5, 1.0]))
+        0.5
+    """
+    import numpy as np
+
+    ok = _kept(dist, point)
+    return 1.0 if ok is None else float(np.mean(~ok))
+
+
+def _kept(dist: np.ndarray, point: np.ndarray) -> np.ndarray | None:
+    """Which ``(statistic, se)`` replicates a studentized interval keeps (``se* > DEGENERATE_SE · se``); None where
+    the estimate's own ``se`` is 0 up to rounding (1e-9 of the statistic's scale, as :func:`tie_tolerance`)."""
+    import numpy as np
+
+    stat, se = float(point[0]), float(point[1])
+    values = dist[:, 0][np.isfinite(dist[:, 0])]
+    rounding = 1e-9 * max(float(np.abs(values).max(initial=0.0)), abs(stat) if np.isfinite(stat) else 0.0)
+    if not (np.isfinite(se) and se > rounding):
+        return None
+    return np.asarray(dist[:, 1] > DEGENERATE_SE * se)
+
+
 def studentized_bounds(point: Any, se: Any, t_low: Any, t_high: Any) -> tuple[Any, Any]:
     """The bootstrap-t interval from the estimate, its standard error and the quantiles of the studentized replicates
     ``t* = (stat* - stat) / se*``: ``(point - t*_high se, point - t*_low se)`` (the ends swap: a replicate far above

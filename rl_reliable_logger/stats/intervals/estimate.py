@@ -9,8 +9,10 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .bounds import (
+    DEGENERATE_SHARE,
     acceleration,
     check_tail,
+    degenerate_share,
     expanded_level,
     one_sided,
     sided_level,
@@ -20,7 +22,7 @@ from .bounds import (
 )
 from .methods import IntervalMethod, requested
 from .request import ResamplingRequest
-from .result import ConfidenceInterval, IntervalResult, Sample
+from .result import ConfidenceInterval, Fallback, IntervalResult, Sample
 
 if TYPE_CHECKING:  # numpy loads when an interval is computed
     import numpy as np
@@ -28,12 +30,30 @@ if TYPE_CHECKING:  # numpy loads when an interval is computed
     from .methods import Bounds
 
 
-def fallback_note(what: str) -> str:
-    """The sentence that says a bootstrap-t interval fell back to the expanded one."""
-    return (
-        f"bootstrap-t: {what}'s studentized replicates are degenerate (too few distinct runs per task), so its "
-        "interval is the expanded percentile one"
-    )
+def fallback_note(what: str, share: float = 1.0) -> str:
+    """The sentence that says a bootstrap-t interval fell back to the expanded one, and why: ``share``, the part of
+    its replicates whose standard error is near 0 (:func:`.bounds.degenerate_share`), above
+    :data:`.bounds.DEGENERATE_SHARE`; else (at most that) its studentized replicates are all equal.
+
+    Example:
+        >>> fallback_note("the mean", 0.037)
+        "bootstrap-t: the mean's studentized replicates are degenerate (3.7% of the resamples have a standard error near 0: they repeat one score, or tied scores, in every task; at most 1% may be dropped), so its interval is the expanded percentile one"
+    """
+    if share >= 1.0:
+        why = "the runs it uses have no spread"
+    elif share > DEGENERATE_SHARE:
+        why = (
+            f"{percent(share)} of the resamples have a standard error near 0: they repeat one score, or tied scores, "
+            f"in every task; at most {percent(DEGENERATE_SHARE)} may be dropped"
+        )
+    else:
+        why = "every studentized replicate is equal"
+    return f"bootstrap-t: {what}'s studentized replicates are degenerate ({why}), so its interval is the expanded percentile one"
+
+
+def percent(share: float) -> str:
+    """A share as a percentage, 2 significant digits (``3.7%``, ``12%``, ``1%``)."""
+    return f"{100 * share:.2g}%"
 
 
 def estimate(
@@ -88,15 +108,15 @@ def estimate(
             low[block], high[block] = _bounds(spec)(
                 dist[:, block], point[block], ci, _take(level_tail, block), _take(accel, block)
             )
-    notes: list[str] = []
+    notes: list[tuple[str, Fallback]] = []
     for j, m in enumerate(methods):
         if j not in block:
             label = labels[j] if labels is not None else f"statistic {j}"
             kind = kinds[j] if kinds is not None else "*"
             extras = (_at(level_tail, j), _at(accel, j))
-            low[j], high[j] = _own(m, dist[:, j], point[j], ci, extras, sample, (kind, label), notes)
+            low[j], high[j] = _own(m, dist[:, j], point[j], ci, extras, sample, (kind, label, j), notes)
     bounds = ConfidenceInterval(*one_sided(low, high, tail))
-    return IntervalResult(bounds, tuple(m.name for m in methods), tuple(notes), bootstrap_distribution=dist)
+    return _result(bounds, methods, notes, dist)
 
 
 def estimate_stacked(
@@ -151,7 +171,7 @@ def estimate_stacked(
         # a studentized statistic's intervals: every distribution of the stack at once (NaN: falls back, below)
         student = {c: _studentized_parts(samples[i:j], kinds[c], ci) for c in studentized}  # type: ignore[index]
         for k in range(i, j):
-            notes: list[str] = []
+            notes: list[tuple[str, Fallback]] = []
             for c, m in enumerate(methods):
                 if c in block:
                     continue
@@ -162,10 +182,10 @@ def estimate_stacked(
                 kind = kinds[c] if kinds is not None else "*"
                 at = (None if level_tail is None else level_tail[k - i, c], None)
                 low[k - i, c], high[k - i, c] = _own(
-                    m, stack[k - i][:, c], point[k - i, c], ci, at, samples[k], (kind, label), notes
+                    m, stack[k - i][:, c], point[k - i, c], ci, at, samples[k], (kind, label, c), notes
                 )
             result = ConfidenceInterval(*one_sided(np.reshape(low[k - i], -1), np.reshape(high[k - i], -1), tail))
-            out.append(IntervalResult(result, tuple(m.name for m in methods), tuple(notes)))
+            out.append(_result(result, methods, notes))
     return out
 
 
@@ -182,6 +202,19 @@ def _studentized_parts(samples: Sequence[Sample], kind: str, ci: float) -> tuple
         return studentized_intervals(dists[:, 0], dists[:, 1], points[0], points[1], ci)
     ends = [studentized_interval(dist, point, ci) or (np.nan, np.nan) for dist, point in found]
     return np.array([e[0] for e in ends]), np.array([e[1] for e in ends])
+
+
+def _result(
+    bounds: ConfidenceInterval, methods: Sequence[IntervalMethod], notes: list[tuple[str, Fallback]], dist: Any = None
+) -> IntervalResult:
+    """The result with its fallbacks' sentences (``notes``) and records (``fallbacks``)."""
+    return IntervalResult(
+        bounds,
+        tuple(m.name for m in methods),
+        tuple(text for text, _ in notes),
+        bootstrap_distribution=dist,
+        fallbacks=tuple(fallback for _, fallback in notes),
+    )
 
 
 def _in_block(method: IntervalMethod, table: IntervalMethod) -> bool:
@@ -214,21 +247,25 @@ def _own(
     ci: float,
     extras: tuple[Any, Any],
     sample: Sample,
-    named: tuple[str, str],
-    notes: list[str],
+    named: tuple[str, str, int],
+    notes: list[tuple[str, Fallback]],
 ) -> tuple[Any, Any]:
-    """One statistic's interval by its own method (not the table's): studentized (falling back, with a sentence in
-    ``notes``, to the method's bounds), from the runs, or from its replicates. ``extras``: its tail and acceleration;
-    ``named``: its kind (whose standard errors a studentized interval reads) and its label (for the sentence)."""
+    """One statistic's interval by its own method (not the table's): studentized (falling back, with a sentence and
+    its :class:`Fallback` in ``notes``, to the method's bounds), from the runs, or from its replicates. ``extras``:
+    its tail and acceleration; ``named``: its kind (whose standard errors a studentized interval reads), its label
+    (for the sentence) and its index."""
     tail, accel = extras
-    kind, label = named
+    kind, label, index = named
     if method.studentized:
         assert sample.standard_errors is not None, "a studentized interval needs the standard errors' replicates"
-        found = studentized_interval(*sample.standard_errors(kind), ci)
+        replicates = sample.standard_errors(kind)
+        found = studentized_interval(*replicates, ci)
         if found is not None:
             return found
         if not _constant(dist, point):  # replicates all equal to the estimate: every method gives that point
-            notes.append((f"{sample.name}: " if sample.name else "") + fallback_note(label))
+            share = degenerate_share(*replicates)
+            text = (f"{sample.name}: " if sample.name else "") + fallback_note(label, share)
+            notes.append((text, Fallback(index, share)))
     elif method.from_runs is not None:
         return method.from_runs(sample.runs, ci)
     return _bounds(method)(dist, point, ci, tail, accel)

@@ -16,11 +16,21 @@ class ConfidenceInterval(NamedTuple):
 
 
 @dataclass(frozen=True)
+class Fallback:
+    """A statistic whose studentized interval fell back to its method's bounds: its index on the last axis, and the
+    share of its replicates whose standard error is near 0 (:func:`.bounds.degenerate_share`; 1 where the estimate's
+    own is), what made the studentized replicates degenerate."""
+
+    statistic: int
+    share: float
+
+
+@dataclass(frozen=True)
 class IntervalResult:
     """The intervals of some statistics (modelled on ``scipy.stats.bootstrap``'s result, with its names):
     ``confidence_interval`` (``low``, ``high``, each the statistics' shape), the method each statistic's interval
     was computed by (``methods``, one per statistic of the last axis), one sentence per interval that fell back
-    from its method (``notes``), the ``bootstrap_distribution`` the intervals were computed from (the replicates,
+    from its method (``notes``; which statistics and why: ``fallbacks``), the ``bootstrap_distribution`` the intervals were computed from (the replicates,
     ``(B, ...)``: on the first axis, where scipy puts them last; None when no replicates were kept, as for a method
     computed from the runs or :func:`.estimate.estimate_stacked`, which bounds its memory) and their
     ``standard_error`` (the replicates' standard deviation, ``ddof=1`` as scipy's).
@@ -36,6 +46,7 @@ class IntervalResult:
     methods: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     bootstrap_distribution: Any = field(default=None, repr=False, compare=False)
+    fallbacks: tuple[Fallback, ...] = ()
 
     @property
     def low(self) -> Any:

@@ -60,7 +60,8 @@ class Hints:
 
     ``fields`` is the advice for runs that lack a field; ``keywords`` the source keywords it takes (of
     :data:`SOURCE_KEYWORDS`); ``configuration`` the keyword that names configuration keys (``extra_fields=``, or
-    ``hyperparameter_keys=`` for a source whose command reads them from the analysis flags); ``duplicates`` a
+    ``hyperparameter_keys=`` for a source whose command reads them from the analysis flags); ``scores`` the advice
+    for runs that lack a score key, by key (:meth:`fix_for`); ``duplicates`` a
     source's own advice for one seed in two runs, said after the configuration fix (marl-eval: batches of seeds
     numbered from 0 in two files). ``refs`` says a field reference in the source's own words where they differ
     from the records' (``summary.eval/return`` of a TensorBoard run is the scalar tag ``eval/return``), in
@@ -81,9 +82,24 @@ class Hints:
     configuration: str = "extra_fields="
     duplicates: str = ""
     refs: tuple[tuple[str, str], ...] = ()
+    #: what to do where runs lack a score key, by the key as shown (``success``: how to log it); a key not named
+    #: here gets :attr:`fields`
+    scores: Mapping[str, str] = field(default_factory=dict)
     #: field references as the user wrote them, by the source's own reference (``summary.eval/return`` ->
     #: ``eval/return`` for a TensorBoard tag), so a message names what was given, not how the source reads it
     shown: Mapping[str, str] = field(default_factory=dict)
+
+    def fix_for(self, scores: Collection[str]) -> str:
+        """The advice for runs that lack every one of the score keys ``scores`` (as shown): the source's own for
+        the first it has one for (:attr:`scores`), else :attr:`fields`.
+
+        Example:
+            >>> Hints(fields="Name the fields", scores={"success": "Log it"}).fix_for(["success"])
+            'Log it'
+            >>> Hints(fields="Name the fields").fix_for(["return"])
+            'Name the fields'
+        """
+        return next((self.scores[s] for s in scores if s in self.scores), self.fields)
 
     def has(self, keyword: str) -> bool:
         """Whether the source takes ``keyword`` (so a message may suggest it)."""

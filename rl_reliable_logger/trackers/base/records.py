@@ -281,7 +281,10 @@ def records_to_table(
         shown = grouping.problems
         if req.on_invalid == "drop":  # the other problems were dropped as asked: only the refused seeds are said
             shown = {kind: runs for kind, runs in shown.items() if kind.startswith("duplicate")}
-        raise ScoreTableError(_problems_message(shown, hints, grouping.differing, dropping=req.on_invalid == "drop"))
+        advice = list(grouping.advice)
+        raise ScoreTableError(
+            _problems_message(shown, hints, (grouping.differing, advice), dropping=req.on_invalid == "drop")
+        )
     rows = _one_seed_type(grouping.rows(hints))
     info["score"] = fields_.score_provenance(grouping.used_refs)
     if not rows:
@@ -434,6 +437,8 @@ class _Grouping:
         self.refused = False
         #: one line per seed of which ``reruns=`` kept one run
         self.reruns: list[str] = []
+        #: what to do about the problems other than duplicates, each once (:meth:`Hints.fix_for`)
+        self.advice: dict[str, None] = {}
 
     def problem(self, kind: str, record: RunRecord, values: Mapping[str, Any]) -> None:
         self.problems.setdefault(kind, []).append(_run_label(record))
@@ -451,15 +456,20 @@ class _Grouping:
             return
         values, lacks = self.fields.values(record)
         lacks = [self.hints.ref(ref) for ref in lacks]
+        if lacks:
+            self.advice[self.hints.fields] = None
         refs = self.fields.score_refs_of(record)
         final, used, why = _final_score(record, refs, self.fields.rule)
         if used is None:
-            what = " or ".join(map(self.hints.ref, self.fields.scores))
+            shown = [self.hints.ref(score) for score in self.fields.scores]
+            self.advice[self.hints.fix_for(shown)] = None
+            what = " or ".join(shown)
             lacks.append(f"history of {what}" if self.fields.rule.needs_history else what)
         if lacks:
             self.problem("missing field(s) " + ", ".join(lacks), record, values)
             return
         if why is not None:
+            self.advice[f"Score every run by a {kw('score_rule=')} it meets (e.g. an earlier budget step)"] = None
             self.problem(why.split(": ", 1)[1] if ": " in why else why, record, values)
             return
         bad = final_value_problem(final)
@@ -648,9 +658,17 @@ def _differing_config(records: Sequence[RunRecord], fields_: _Fields) -> list[st
 
 
 def _problems_message(
-    problems: Mapping[str, list[str]], hints: Hints, differing: Mapping[str, None], *, dropping: bool = False
+    problems: Mapping[str, list[str]],
+    hints: Hints,
+    fixes_of: tuple[Mapping[str, None], list[str]],
+    *,
+    dropping: bool = False,
 ) -> str:
-    """The error naming every run that cannot be used, by kind of problem, and what to do."""
+    """The error naming every run that cannot be used, by kind of problem, and what to do: ``fixes_of`` holds the
+    configuration keys that differ between runs reported as one seed, and the advice that fits the other problems
+    (a missing field's, a missing score's; none for a score the rule cannot read, such as a run short of the
+    budget: it is the run, not the fields, that falls short)."""
+    differing, advice = fixes_of
     lines = []
     duplicates = [kind for kind in problems if kind.startswith("duplicate")]
     for kind, runs in problems.items():
@@ -665,9 +683,11 @@ def _problems_message(
             continue
         what = f"{agree(len(runs), 'lack')} {kind[17:]}" if kind.startswith("missing field(s) ") else f"— {kind}"
         lines.append(f"{plural(len(runs), 'run')} {what}: {', '.join(runs[:10])}" + (" ..." if len(runs) > 10 else ""))
-    fixes = [hints.fields] if len(duplicates) < len(problems) else []
+    fixes = list(advice) if len(duplicates) < len(problems) else []
     if hints.has(DROP_INVALID) and not dropping and len(duplicates) < len(problems):
-        fixes.append(f"or pass {kw(DROP_INVALID)} to leave these runs out (they are listed in provenance)")
+        fixes.append(
+            f"{'or pass' if fixes else 'Pass'} {kw(DROP_INVALID)} to leave these runs out (they are listed in provenance)"
+        )
     # the duplicates' fix is said first: their list can be long, and the one line a user reads is cut at its end
     head = f" ({_duplicate_hint(hints, list(differing))})" if duplicates else ""
     return (

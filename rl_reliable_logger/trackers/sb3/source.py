@@ -56,6 +56,11 @@ MONITOR_WINDOW = 100
 
 HINTS = Hints(
     fields=f"Check {kw('layout=')} (the run folders' paths relative to the log folder)",
+    scores={
+        "success": "SB3 logs success only where the environment reports info['is_success'] at the end of an "
+        'episode: EvalCallback then saves it in evaluations.npz, and Monitor(env, info_keywords=("is_success",)) '
+        "in monitor.csv"
+    },
     keywords=frozenset({DROP_INVALID, "curve_key="}),
     configuration="hyperparameter_keys=",
 )

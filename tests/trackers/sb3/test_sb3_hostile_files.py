@@ -161,7 +161,11 @@ def test_a_run_killed_early_is_found_without_curves_and_refused_by_strict(tmp_pa
     assert dict(zip(table.frame["run_id"], table.frame["last_step"]))["ppo/CartPole-v1_1"] == 4000.0
     for extra in ([], ["--curves"]):
         code, err = _cli(["sb3", str(tmp_path), *extra, *FAST, "--out", str(tmp_path / f"out{len(extra)}")], capsys)
-        assert code == 0 and "budget.short_runs: 1 run stops before the budget of their cell" in err, err
+        assert (
+            code == 0
+            and "protocol warning: 1 run stops before the budget of their cell" in err
+            and "[budget.short_runs;" in err
+        ), err
         assert "ppo/CartPole-v1_1 (4000 of 6000)" in err, err
         methods = (tmp_path / f"out{len(extra)}" / "methods.md").read_text()
         assert "Not checked: training budgets" not in methods and "training budgets" in methods.split("Not checked")[0]
