@@ -51,8 +51,10 @@ def _publish(uri: str, capsys) -> None:
 def test_a_relative_and_an_absolute_sqlite_uri_are_one_series(tmp_path, monkeypatch, capsys):
     uri = make_store(tmp_path)
     client, exp = _experiment(uri)
-    monkeypatch.chdir(tmp_path)
-    _publish("sqlite:///mlflow.db", capsys)
+    # a relative URI of this test's own: MLflow caches one store per URI string, so a bare `sqlite:///mlflow.db`
+    # would reuse the store another test of the same worker opened from its own folder
+    monkeypatch.chdir(tmp_path.parent)
+    _publish(f"sqlite:///{tmp_path.name}/mlflow.db", capsys)
     _one_more_run(client, exp)
     _publish(f"sqlite:////{str(tmp_path).lstrip('/')}/mlflow.db", capsys)
     assert len(_current(client, exp)) == 1
