@@ -10,7 +10,7 @@ import pytest
 
 from rl_reliable_logger import OptionError, ScoreTable, evaluate
 from rl_reliable_logger.analysis.report import Report
-from rl_reliable_logger.render.methods import methods_paragraph
+from rl_reliable_logger.render.methods import methods_markdown
 from rl_reliable_logger.stats import intervals
 from tests.support.cli import run_cli
 
@@ -65,8 +65,8 @@ def test_the_tuning_intervals_follow_task_resampling_and_the_median_option():
     assert not np.array_equal(usual[["low", "high"]].to_numpy(), median.extra["tuning"][["low", "high"]].to_numpy())
 
 
-def test_the_methods_paragraph_says_the_tuning_views_intervals():
-    text = methods_paragraph(_tuning("basic"))
+def test_methods_md_says_the_tuning_views_intervals():
+    text = methods_markdown(_tuning("basic"))  # the Details section: every table's interval clause
     phrase = intervals.get("basic").phrase
     assert f"{intervals.TABLE_WORDS['tuning']}: {phrase} intervals (300 bootstrap replicates)" in text
 
