@@ -24,7 +24,8 @@ def test_the_t_statistic_is_scipys_one_sample_test_against_the_margin() -> None:
 @pytest.mark.parametrize("df", [2, 5, 9])
 def test_t_and_z_maps_invert_each_other(df: int) -> None:
     for t in (-4.0, -0.5, 0.0, 1.3, 7.5, 40.0):
-        assert z_to_t(t_to_z(t, df), df) == pytest.approx(t, rel=1e-9, abs=1e-12)
+        # rel 1e-7: scipy 1.10 (the floor) inverts the t tail beyond z = 5 to about 2e-9 relative, newer to 1e-12
+        assert z_to_t(t_to_z(t, df), df) == pytest.approx(t, rel=1e-7, abs=1e-12)
     assert t_to_z(math.inf, df) == math.inf and z_to_t(-math.inf, df) == -math.inf
 
 
