@@ -43,10 +43,10 @@ def _source_tree(package: str) -> ast.Module:
     return ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
 
 
-def lazy_names(package: str) -> dict[str, tuple[str, str]]:
-    """``{name: (module, attribute)}`` of the package's ``if TYPE_CHECKING:`` imports."""
+def lazy_names(package: str, tree: ast.Module | None = None) -> dict[str, tuple[str, str]]:
+    """``{name: (module, attribute)}`` of the package's ``if TYPE_CHECKING:`` imports (``tree``: its parsed source)."""
     names: dict[str, tuple[str, str]] = {}
-    for node in _source_tree(package).body:
+    for node in (tree or _source_tree(package)).body:
         if isinstance(node, ast.If) and _is_type_checking(node.test):
             for statement in node.body:
                 if isinstance(statement, ast.ImportFrom):
@@ -54,11 +54,11 @@ def lazy_names(package: str) -> dict[str, tuple[str, str]]:
     return names
 
 
-def eager_names(package: str) -> list[str]:
+def eager_names(package: str, tree: ast.Module | None = None) -> list[str]:
     """The names the package's top-level imports re-export: ``from .errors import InputError as InputError``
     (the re-export form type checkers know)."""
     names: list[str] = []
-    for node in _source_tree(package).body:
+    for node in (tree or _source_tree(package)).body:
         if isinstance(node, ast.ImportFrom) and node.module != "__future__":
             names += [alias.name for alias in node.names if alias.asname == alias.name]  # `import X as X`: re-exported
     return names
@@ -69,8 +69,9 @@ def attach(package: str) -> tuple[Callable[[str], Any], Callable[[], list[str]],
 
     Use at the end of a package's ``__init__.py``: ``__getattr__, __dir__, __all__ = attach(__name__)``.
     """
-    lazy = lazy_names(package)
-    public = sorted(set(eager_names(package)) | set(lazy), key=str.lower)
+    tree = _source_tree(package)  # parsed once: this runs at every import of the package
+    lazy = lazy_names(package, tree)
+    public = sorted(set(eager_names(package, tree)) | set(lazy), key=str.lower)
 
     def __getattr__(name: str) -> Any:
         if name not in lazy:
