@@ -66,18 +66,11 @@ def _look_problem(look: dict[str, Any], i: int) -> str | None:
     return None if digest == look["hash"] else f"look {i}'s scores do not match its hash"
 
 
-#: The endings of the intake's notes on runs per (algorithm, task) cell: about bootstrap intervals, which a gate does
-#: not compute (its test is exact for a few seeds), so they are not passed on.
-_CELL_SIZE_NOTES = (
-    "bootstrap intervals cannot reflect run-to-run variation there.",
-    "intervals will be wide and can under-cover.",
-    "(each run of task m weighs 1/(M·N_m)).",
-)
-
-
-def notes(lines: list[str]) -> list[str]:
-    """The intake's warnings that apply to a gate: all but its notes on runs per cell (each said once)."""
-    return [line for line in dict.fromkeys(lines) if not line.endswith(_CELL_SIZE_NOTES)]
+def notes(*tables: ScoreTable) -> list[str]:
+    """The intake's warnings that apply to a gate, each said once: all but its notes on runs per cell, which are
+    about bootstrap intervals (a gate's test is exact for a few seeds)."""
+    skipped = {line for t in tables for line in t.interval_notes}
+    return [line for line in dict.fromkeys(w for t in tables for w in t.warnings) if line not in skipped]
 
 
 #: A gate's state folder: its design and every look (the stream's table, ``stream.csv``, and the launch files of
@@ -174,7 +167,7 @@ def gate(
         return ga.take_look(cand, inc, name, design, history)
 
     result = next_look(folder, GATE, asked, look, lambda design, r: _files(r, chosen, program), wait=wait)
-    for line in notes([*cand.warnings, *inc.warnings]):  # at the caller's line, once a look was taken
+    for line in notes(cand, inc):  # at the caller's line, once a look was taken
         warnings.warn(line, ReliabilityWarning, stacklevel=caller_stacklevel())
     return result
 

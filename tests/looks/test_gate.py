@@ -217,3 +217,23 @@ def test_a_gate_call_imports_no_plotting_and_no_tracker_client(tmp_path: Path) -
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "[]"
+
+
+def test_the_intakes_notes_on_runs_per_cell_are_not_passed_on_but_others_are(tmp_path: Path) -> None:
+    """A gate's test is exact for a few seeds: the intake's notes on intervals (runs per cell) are not said, which
+    the intake marks as data (``ScoreTable.interval_notes``), not by their wording; its other warnings are."""
+    import warnings
+
+    from rl_reliable_logger import ScoreTable
+
+    def rates(name: str, effect: float) -> ScoreTable:  # success counts, no score column: a note the gate keeps
+        frame = runs(name, effect, [0, 1, 2])
+        frame = frame.assign(successes=frame.pop("score").round(), episodes=100)
+        return ScoreTable(frame, rate_of=("successes", "episodes"))
+
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        gate(rates("lr", 3.0), rates("base", 0.0), state=tmp_path / "g", name="lr", min_effect=0.01)
+    texts = [str(w.message) for w in said]
+    assert sum("each run's score is its success rate" in t for t in texts) == 1, texts  # said once, not twice
+    assert not any("fewer than 5 runs" in t or "under-cover" in t for t in texts), texts
