@@ -298,6 +298,31 @@ def run_set(data: DataSet, runs: list[int], trials: int, reps: int, seed: int) -
     return out
 
 
+def replay_draws(data: DataSet, n: int, trials: int, seed: int) -> Iterator[dict[str, bs.Cells]]:
+    """The data sets :func:`run_set` drew at ``n`` runs per task (same ``seed``), drawn again (the draws are the only
+    use of its stream), one mapping of cells per trial."""
+    algs = list(data.populations)
+    rng = np.random.default_rng([seed, n, list(LOADERS).index(data.name)])
+    for _ in range(trials):
+        yield {a: draw(data.populations[a], n, rng) for a in algs}
+
+
+def task_records(data: DataSet, n: int, trials: int, seed: int) -> dict[str, np.ndarray]:
+    """The per-task means' rows alone (no bootstrap: their interval is Student-t, from the runs), on the data sets of
+    :func:`run_set` drawn again: ``--tasks-only`` rates a changed task rule on a recorded set in seconds."""
+    truth = truths(data)
+    sides, feats = [], []
+    for cells in replay_draws(data, n, trials, seed):
+        side, feat = [], []
+        for a, c in cells.items():
+            low, high = student_t_task_intervals(c, 0.95)
+            side.append(_side(low, high, truth[f"{a}/tasks"]))
+            feat.append([[f[k] for k in cv.TASK_FEATURES] for f in cv.task_features(c)])
+        sides.append(side)
+        feats.append(feat)
+    return {f"task_side_{n}": np.array(sides), f"task_feat_{n}": np.array(feats, dtype=np.float32)}
+
+
 # ----------------------------------------------------------------------------- rating the rules
 KINDS = ("mean", "median", "iqm", "optimality_gap")  # the order of METRICS, as statistic kinds
 #: The rows of an interval that is not a default (the median's bootstrap interval, ``median_interval=method``):
@@ -644,12 +669,20 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=52)
     p.add_argument("--out", required=True, help="folder of the raw records (one .npz per set) and the table")
     p.add_argument("--from-npz", action="store_true", help="rate the rules on the records in --out, run nothing")
+    p.add_argument("--tasks-only", action="store_true", help="redo the per-task rows of the records in --out alone")
     p.add_argument("--table", default="caveat_study.md", help="the file in --out the tables go to")
     p.add_argument("--calibrate", action="store_true", help="print the mean's above_median rule at each threshold")
     args = p.parse_args()
     folder = Path(args.out)
     folder.mkdir(parents=True, exist_ok=True)
-    if not args.from_npz:
+    if args.tasks_only:
+        for name in args.sets:
+            data, path = LOADERS[name](), folder / f"{name}.npz"
+            found = dict(np.load(path))
+            for n in args.runs:
+                found.update(task_records(data, n, int(found[f"agg_side_{n}"].shape[0]), args.seed))
+            np.savez_compressed(path, **found)
+    elif not args.from_npz:
         for name in args.sets:
             data = LOADERS[name]()
             found = run_set(data, args.runs, args.trials, args.reps, args.seed)
