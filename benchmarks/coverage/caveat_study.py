@@ -631,6 +631,27 @@ def widths(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
     return lines
 
 
+def task_split(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
+    """The per-task means' coverage on the cells each task rule marks and on the rest (per set and run count, with
+    the share of cells marked): what a caveat says of its cells, measured."""
+    head = ["set", *(f"N = {n}: runs all equal / nearly equal / rest" for n in runs)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    column = {k: list(cv.TASK_FEATURES).index(k) for k in ("runs", "no_spread", "spread_ratio")}
+    for name, found in recorded(folder, sets):
+        cells = []
+        for n in runs:
+            miss, feat = found[f"task_side_{n}"] != 0, found[f"task_feat_{n}"]
+            zero = feat[..., column["no_spread"]] == 1
+            near = ~zero & (feat[..., column["spread_ratio"]] < cv.NEAR_TIED) & (n <= cv.TAIL_RUNS)
+            parts = [
+                f"{1 - miss[m].mean():.3f} ({m.mean():.1%})" if m.any() else "- (0%)"
+                for m in (zero, near, ~zero & ~near)
+            ]
+            cells.append(" / ".join(parts))
+        lines.append("| " + " | ".join([name, *cells]) + " |")
+    return lines
+
+
 #: The thresholds of the mean's ``above_median`` rule screened (``--calibrate``).
 ABOVE_MEDIAN_GRID = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3)
 
@@ -694,6 +715,8 @@ def main() -> None:
         lines += [f"Pooled over every set ({', '.join(args.sets)}):", "", *done_when(folder, args.sets, args.runs), ""]
     lines += [*condensed(folder, args.sets, args.runs), "", *report(folder, args.sets, args.runs), ""]
     lines += [*widths(folder, args.sets, args.runs), "", *verdict(folder, args.sets, args.runs)]
+    lines += ["", "Per-task means: coverage (share of cells) where a task rule marks the cell and on the rest:", ""]
+    lines += task_split(folder, args.sets, args.runs)
     if args.calibrate:
         lines += ["", *calibrate_above_median(folder, args.sets, args.runs)]
     print("\n".join(lines))
