@@ -25,7 +25,7 @@ from caveat_study import LOADERS, REAL, TRAIN, replay_draws, truths
 from rl_reliable_logger.stats import distributions
 
 #: The floors screened: 0 is Student-t itself.
-FLOORS = (0.0, 0.25, 0.5, 1.0)
+FLOORS = (0.0, 0.1, 0.2, 0.5, 1.0)
 FLOOR = 0.92
 
 
