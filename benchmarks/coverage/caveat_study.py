@@ -652,6 +652,66 @@ def task_split(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
     return lines
 
 
+def tie_features(cells: bs.Cells) -> dict[str, float]:
+    """Features screened for the IQM's and the median's uncaveated shortfalls (``--separate``), none adopted: runs
+    tied at the IQM's cut points, runs duplicating another, tasks whose runs are all equal or nearly (a standard
+    deviation under :data:`cv.NEAR_TIED` of the median task's), and the share of the runs between the cut points that
+    come from tasks whose runs are all equal."""
+    runs = [cells.values[o : o + n] for o, n in zip(cells.offsets, cells.sizes)]
+    pooled = np.sort(cells.values)
+    k = pooled.size
+    low, high = pooled[k // 4], pooled[k - 1 - k // 4]
+    tied = np.array([np.ptp(r) == 0 for r in runs])
+    middle = [tied[m] for m, r in enumerate(runs) for v in r if low <= v <= high]
+    return {
+        "cut_ties": float(np.mean((pooled == low) | (pooled == high))),
+        "duplicates": 1.0 - np.unique(pooled).size / k,
+        "tasks_tied": float(tied.mean()),
+        "tasks_near_tied": float(np.mean(cv.spread_ratios(runs) < cv.NEAR_TIED)),
+        "middle_from_tied": float(np.mean(middle)) if middle else 0.0,
+    }
+
+
+def separation(folder: Path, sets: list[str], runs: list[int], seed: int) -> list[str]:
+    """Whether anything knowable tells the misses of the IQM's and the order-statistic median's failing rows (below
+    FLOOR, uncaveated) from their covers: per feature (the recorded :data:`cv.ALGORITHM_FEATURES` and
+    :func:`tie_features` on the data sets drawn again), the AUC between misses and covers pooled over those rows
+    (0.5: no separation)."""
+    from scipy.stats import mannwhitneyu
+
+    lines = []
+    for kind in ("iqm", "median"):
+        j = KINDS.index(kind)
+        misses: dict[str, list[np.ndarray]] = {}
+        covers: dict[str, list[np.ndarray]] = {}
+        rows: list[str] = []
+        for name, found in recorded(folder, sets):
+            data = LOADERS[name]()
+            for n in runs:
+                miss = found[f"agg_side_{n}"][..., j] != 0
+                failing = [a for a in range(miss.shape[1]) if 1 - miss[:, a].mean() < FLOOR]
+                if not failing:
+                    continue
+                rows += [f"{name} N={n} {found['algorithms'][a]} ({1 - miss[:, a].mean():.3f})" for a in failing]
+                algs = list(data.populations)
+                drawn = [tie_features(c[algs[a]]) for c in replay_draws(data, n, miss.shape[0], seed) for a in failing]
+                recorded_feats = found[f"agg_feat_{n}"][:, failing, : len(cv.ALGORITHM_FEATURES)].reshape(-1, 7)
+                flat = miss[:, failing].ravel()
+                values = {k: recorded_feats[:, i] for i, k in enumerate(cv.ALGORITHM_FEATURES[2:], 2)}
+                values.update({k: np.array([d[k] for d in drawn]) for k in drawn[0]})
+                for k, v in values.items():
+                    misses.setdefault(k, []).append(v[flat])
+                    covers.setdefault(k, []).append(v[~flat])
+        if not rows:
+            continue
+        aucs = []
+        for k in misses:
+            m, c = np.concatenate(misses[k]), np.concatenate(covers[k])
+            aucs.append(f"{k} {mannwhitneyu(m, c).statistic / (m.size * c.size):.2f}")
+        lines.append(f"{kind}: rows below {FLOOR}: {'; '.join(rows)}; AUC miss vs cover: {', '.join(aucs)}")
+    return lines
+
+
 #: The thresholds of the mean's ``above_median`` rule screened (``--calibrate``).
 ABOVE_MEDIAN_GRID = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3)
 
@@ -692,6 +752,7 @@ def main() -> None:
     p.add_argument("--from-npz", action="store_true", help="rate the rules on the records in --out, run nothing")
     p.add_argument("--tasks-only", action="store_true", help="redo the per-task rows of the records in --out alone")
     p.add_argument("--table", default="caveat_study.md", help="the file in --out the tables go to")
+    p.add_argument("--separate", action="store_true", help="screen features against the IQM's and median's misses")
     p.add_argument("--calibrate", action="store_true", help="print the mean's above_median rule at each threshold")
     args = p.parse_args()
     folder = Path(args.out)
@@ -719,6 +780,8 @@ def main() -> None:
     lines += task_split(folder, args.sets, args.runs)
     if args.calibrate:
         lines += ["", *calibrate_above_median(folder, args.sets, args.runs)]
+    if args.separate:
+        lines += ["", *separation(folder, args.sets, args.runs, args.seed)]
     print("\n".join(lines))
     (folder / args.table).write_text("\n".join(lines) + "\n")
     if set(args.sets) == set(REAL):  # the real sets: what the package's sentences quote

@@ -25,7 +25,8 @@ the data, the design and the interval method show, never from the interval itsel
 * **a task's mean**: *runs all equal*, when the runs of a task have no spread (the interval has no width); *runs
   nearly equal*, at :data:`TAIL_RUNS` runs per task or fewer, when a task's spread is under :data:`NEAR_TIED` of the
   median spread of its algorithm's tasks (its few runs happened to agree, or a rare run off a cap went unseen: the
-  interval is likely too narrow; on the real data sets such cells missed 3-4 times as often as the rest).
+  interval is likely too narrow: on the real data sets of the coverage study such cells covered 0.54-0.75 at 3 runs
+  per task and 0.72-0.89 at 10, Procgen's 0-0.10, the unmarked rest 0.85-0.94).
 
 The IQM carries none: no rule from the runs told its few shortfalls from its covers.
 
