@@ -298,6 +298,31 @@ def run_set(data: DataSet, runs: list[int], trials: int, reps: int, seed: int) -
     return out
 
 
+def replay_draws(data: DataSet, n: int, trials: int, seed: int) -> Iterator[dict[str, bs.Cells]]:
+    """The data sets :func:`run_set` drew at ``n`` runs per task (same ``seed``), drawn again (the draws are the only
+    use of its stream), one mapping of cells per trial."""
+    algs = list(data.populations)
+    rng = np.random.default_rng([seed, n, list(LOADERS).index(data.name)])
+    for _ in range(trials):
+        yield {a: draw(data.populations[a], n, rng) for a in algs}
+
+
+def task_records(data: DataSet, n: int, trials: int, seed: int) -> dict[str, np.ndarray]:
+    """The per-task means' rows alone (no bootstrap: their interval is Student-t, from the runs), on the data sets of
+    :func:`run_set` drawn again: ``--tasks-only`` rates a changed task rule on a recorded set in seconds."""
+    truth = truths(data)
+    sides, feats = [], []
+    for cells in replay_draws(data, n, trials, seed):
+        side, feat = [], []
+        for a, c in cells.items():
+            low, high = student_t_task_intervals(c, 0.95)
+            side.append(_side(low, high, truth[f"{a}/tasks"]))
+            feat.append([[f[k] for k in cv.TASK_FEATURES] for f in cv.task_features(c)])
+        sides.append(side)
+        feats.append(feat)
+    return {f"task_side_{n}": np.array(sides), f"task_feat_{n}": np.array(feats, dtype=np.float32)}
+
+
 # ----------------------------------------------------------------------------- rating the rules
 KINDS = ("mean", "median", "iqm", "optimality_gap")  # the order of METRICS, as statistic kinds
 #: The rows of an interval that is not a default (the median's bootstrap interval, ``median_interval=method``):
@@ -606,6 +631,87 @@ def widths(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
     return lines
 
 
+def task_split(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
+    """The per-task means' coverage on the cells each task rule marks and on the rest (per set and run count, with
+    the share of cells marked): what a caveat says of its cells, measured."""
+    head = ["set", *(f"N = {n}: runs all equal / nearly equal / rest" for n in runs)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    column = {k: list(cv.TASK_FEATURES).index(k) for k in ("runs", "no_spread", "spread_ratio")}
+    for name, found in recorded(folder, sets):
+        cells = []
+        for n in runs:
+            miss, feat = found[f"task_side_{n}"] != 0, found[f"task_feat_{n}"]
+            zero = feat[..., column["no_spread"]] == 1
+            near = ~zero & (feat[..., column["spread_ratio"]] < cv.NEAR_TIED) & (n <= cv.TAIL_RUNS)
+            parts = [
+                f"{1 - miss[m].mean():.3f} ({m.mean():.1%})" if m.any() else "- (0%)"
+                for m in (zero, near, ~zero & ~near)
+            ]
+            cells.append(" / ".join(parts))
+        lines.append("| " + " | ".join([name, *cells]) + " |")
+    return lines
+
+
+def tie_features(cells: bs.Cells) -> dict[str, float]:
+    """Features screened for the IQM's and the median's uncaveated shortfalls (``--separate``), none adopted: runs
+    tied at the IQM's cut points, runs duplicating another, tasks whose runs are all equal or nearly (a standard
+    deviation under :data:`cv.NEAR_TIED` of the median task's), and the share of the runs between the cut points that
+    come from tasks whose runs are all equal."""
+    runs = [cells.values[o : o + n] for o, n in zip(cells.offsets, cells.sizes)]
+    pooled = np.sort(cells.values)
+    k = pooled.size
+    low, high = pooled[k // 4], pooled[k - 1 - k // 4]
+    tied = np.array([np.ptp(r) == 0 for r in runs])
+    middle = [tied[m] for m, r in enumerate(runs) for v in r if low <= v <= high]
+    return {
+        "cut_ties": float(np.mean((pooled == low) | (pooled == high))),
+        "duplicates": 1.0 - np.unique(pooled).size / k,
+        "tasks_tied": float(tied.mean()),
+        "tasks_near_tied": float(np.mean(cv.spread_ratios(runs) < cv.NEAR_TIED)),
+        "middle_from_tied": float(np.mean(middle)) if middle else 0.0,
+    }
+
+
+def separation(folder: Path, sets: list[str], runs: list[int], seed: int) -> list[str]:
+    """Whether anything knowable tells the misses of the IQM's and the order-statistic median's failing rows (below
+    FLOOR, uncaveated) from their covers: per feature (the recorded :data:`cv.ALGORITHM_FEATURES` and
+    :func:`tie_features` on the data sets drawn again), the AUC between misses and covers pooled over those rows
+    (0.5: no separation)."""
+    from scipy.stats import mannwhitneyu
+
+    lines = []
+    for kind in ("iqm", "median"):
+        j = KINDS.index(kind)
+        misses: dict[str, list[np.ndarray]] = {}
+        covers: dict[str, list[np.ndarray]] = {}
+        rows: list[str] = []
+        for name, found in recorded(folder, sets):
+            data = LOADERS[name]()
+            for n in runs:
+                miss = found[f"agg_side_{n}"][..., j] != 0
+                failing = [a for a in range(miss.shape[1]) if 1 - miss[:, a].mean() < FLOOR]
+                if not failing:
+                    continue
+                rows += [f"{name} N={n} {found['algorithms'][a]} ({1 - miss[:, a].mean():.3f})" for a in failing]
+                algs = list(data.populations)
+                drawn = [tie_features(c[algs[a]]) for c in replay_draws(data, n, miss.shape[0], seed) for a in failing]
+                recorded_feats = found[f"agg_feat_{n}"][:, failing, : len(cv.ALGORITHM_FEATURES)].reshape(-1, 7)
+                flat = miss[:, failing].ravel()
+                values = {k: recorded_feats[:, i] for i, k in enumerate(cv.ALGORITHM_FEATURES[2:], 2)}
+                values.update({k: np.array([d[k] for d in drawn]) for k in drawn[0]})
+                for k, v in values.items():
+                    misses.setdefault(k, []).append(v[flat])
+                    covers.setdefault(k, []).append(v[~flat])
+        if not rows:
+            continue
+        aucs = []
+        for k in misses:
+            m, c = np.concatenate(misses[k]), np.concatenate(covers[k])
+            aucs.append(f"{k} {mannwhitneyu(m, c).statistic / (m.size * c.size):.2f}")
+        lines.append(f"{kind}: rows below {FLOOR}: {'; '.join(rows)}; AUC miss vs cover: {', '.join(aucs)}")
+    return lines
+
+
 #: The thresholds of the mean's ``above_median`` rule screened (``--calibrate``).
 ABOVE_MEDIAN_GRID = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3)
 
@@ -644,12 +750,21 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=52)
     p.add_argument("--out", required=True, help="folder of the raw records (one .npz per set) and the table")
     p.add_argument("--from-npz", action="store_true", help="rate the rules on the records in --out, run nothing")
+    p.add_argument("--tasks-only", action="store_true", help="redo the per-task rows of the records in --out alone")
     p.add_argument("--table", default="caveat_study.md", help="the file in --out the tables go to")
+    p.add_argument("--separate", action="store_true", help="screen features against the IQM's and median's misses")
     p.add_argument("--calibrate", action="store_true", help="print the mean's above_median rule at each threshold")
     args = p.parse_args()
     folder = Path(args.out)
     folder.mkdir(parents=True, exist_ok=True)
-    if not args.from_npz:
+    if args.tasks_only:
+        for name in args.sets:
+            data, path = LOADERS[name](), folder / f"{name}.npz"
+            found = dict(np.load(path))
+            for n in args.runs:
+                found.update(task_records(data, n, int(found[f"agg_side_{n}"].shape[0]), args.seed))
+            np.savez_compressed(path, **found)
+    elif not args.from_npz:
         for name in args.sets:
             data = LOADERS[name]()
             found = run_set(data, args.runs, args.trials, args.reps, args.seed)
@@ -661,8 +776,12 @@ def main() -> None:
         lines += [f"Pooled over every set ({', '.join(args.sets)}):", "", *done_when(folder, args.sets, args.runs), ""]
     lines += [*condensed(folder, args.sets, args.runs), "", *report(folder, args.sets, args.runs), ""]
     lines += [*widths(folder, args.sets, args.runs), "", *verdict(folder, args.sets, args.runs)]
+    lines += ["", "Per-task means: coverage (share of cells) where a task rule marks the cell and on the rest:", ""]
+    lines += task_split(folder, args.sets, args.runs)
     if args.calibrate:
         lines += ["", *calibrate_above_median(folder, args.sets, args.runs)]
+    if args.separate:
+        lines += ["", *separation(folder, args.sets, args.runs, args.seed)]
     print("\n".join(lines))
     (folder / args.table).write_text("\n".join(lines) + "\n")
     if set(args.sets) == set(REAL):  # the real sets: what the package's sentences quote
