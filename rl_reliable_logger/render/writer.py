@@ -45,7 +45,7 @@ from ..store.files import write_file
 from ..store.kinds import BundleError
 from ..store.lock import folder_lock
 from ..store.manifest import MANIFEST
-from .export import DEFAULT_FIGURE_FORMATS, FIGURE_FORMATS, check_formats
+from .export import DEFAULT_FIGURE_FORMATS, FIGURE_FORMATS, PAGE_CHART, check_formats, figure_formats
 from .methods import methods_markdown
 from .view import ReportView, Viewable, as_view, report_view, shown_algorithms
 
@@ -108,7 +108,7 @@ def figure_specs(report: Viewable) -> list[FigureSpec]:
 
     specs = [
         FigureSpec(
-            "interval_estimates",
+            PAGE_CHART,
             "Aggregate metrics with confidence intervals",
             "Bars span the confidence interval; the black tick is the point estimate.",
             "aggregates",
@@ -252,7 +252,8 @@ def figure_note(report: Viewable) -> str | None:
 def render_files(
     report: Viewable, formats: Sequence[str] = DEFAULT_FIGURE_FORMATS
 ) -> tuple[list[tuple[FigureSpec, dict[str, bytes]]], list[str]]:
-    """Draw every figure the report has data for and return ``([(spec, {format: bytes})], failures)``.
+    """Draw every figure the report has data for and return ``([(spec, {format: bytes})], failures)``: each in
+    ``formats``, the chart a tracker's page shows in SVG too (:func:`~.export.figure_formats`).
 
     Failures (a figure that cannot be drawn or saved) are also emitted as :class:`RuntimeWarning`.
     """
@@ -264,7 +265,7 @@ def render_files(
         drawn, failures = render_figures(report)
         for spec, fig in drawn:
             try:
-                files.append((spec, export(fig, formats)))
+                files.append((spec, export(fig, figure_formats(spec.name, formats))))
             except Exception as exc:  # keep the rest of the report; say what failed
                 failures.append(f"figure {spec.name!r} could not be saved: {type(exc).__name__}: {exc}")
                 warnings.warn(failures[-1], RuntimeWarning, stacklevel=caller_stacklevel())
@@ -273,7 +274,7 @@ def render_files(
 
 def page_files(report: Viewable, figure_formats: Sequence[str] = DEFAULT_FIGURE_FORMATS) -> dict[str, str | bytes]:
     """The files drawn from the report's view, by their path in a bundle: ``figures/<name>.<format>`` for each
-    figure the report has data for, ``table.tex`` and ``table.md`` (when it has a headline table) and
+    figure the report has data for (the chart a tracker's page shows also as SVG, :data:`~.export.PAGE_CHART`), ``table.tex`` and ``table.md`` (when it has a headline table) and
     ``report.html``, which inlines each figure's PNG (its SVG when PNG is not among ``figure_formats``) and also
     says which algorithms the figures leave out and which figure could not be drawn."""
     from . import html as _html
@@ -285,7 +286,7 @@ def page_files(report: Viewable, figure_formats: Sequence[str] = DEFAULT_FIGURE_
     page_figs = []
     drawn, failures = render_files(view, formats)
     for spec, images in drawn:
-        files.update({f"figures/{spec.name}.{fmt}": images[fmt] for fmt in formats})
+        files.update({f"figures/{spec.name}.{fmt}": data for fmt, data in images.items()})
         inline = "png" if "png" in images else "svg"
         mime = "image/png" if inline == "png" else "image/svg+xml"
         page_figs.append(_html.Figure(spec.name, spec.title, images[inline], spec.caption, mime))
@@ -329,7 +330,8 @@ def save_report(
     in: an earlier bundle there is replaced as a whole. A folder with files the tool did not write,
     or holding one of ``inputs``, is refused (:func:`check_output_folder`); ``force=True`` only
     allows replacing an earlier bundle whose files were changed. ``figure_formats`` picks the figure
-    files (``("png",)`` by default; ``("png", "svg")`` adds SVG copies, or ``("svg",)``). ``view``: the report's
+    files (``("png",)`` by default; ``("png", "svg")`` adds SVG copies, or ``("svg",)``); the chart a tracker's page
+    shows, ``figures/interval_estimates``, is written as SVG too whatever they are (:data:`~.export.PAGE_CHART`). ``view``: the report's
     view when the caller built it already (the command line prints its summary from it); built here otherwise.
 
     Example:
@@ -466,7 +468,11 @@ def _rerender(folder: str | os.PathLike, asked: tuple[str, ...] | None) -> tuple
     bundle = read_bundle(folder)
     view = report_view(load_report(folder))
     kept = {rel: data for rel, data in bundle.contents.items() if rel.endswith(".csv") or rel == "provenance.json"}
-    had = {rel.rsplit(".", 1)[-1] for rel in bundle.contents if rel.startswith("figures/")}
+    # the formats of the figures asked for: the tracker page's chart is in SVG whatever they were
+    chart = f"figures/{PAGE_CHART}."
+    had = {
+        rel.rsplit(".", 1)[-1] for rel in bundle.contents if rel.startswith("figures/") and not rel.startswith(chart)
+    }
     # keep the bundle's figure formats unless others are asked for
     formats = asked or tuple(f for f in FIGURE_FORMATS if f in had) or DEFAULT_FIGURE_FORMATS
     files = {"methods.md": methods_markdown(view), **page_files(view, formats)}
