@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..analysis.hashing import hash_matches, report_hash
+from ..analysis.hashing import hash_matches
 
 # Only what a tables-only save needs is imported here; the figure and page modules load when
 # figures are drawn, so ``save_report(..., figures=False)`` (``--no-figures``) starts fast.
@@ -340,10 +340,9 @@ def save_report(
 
     if figures:
         figure_formats = check_formats(figure_formats)  # refuse a bad keyword before any work
-    digest = report_hash(report)
+    shown = report_view(report) if view is None else view  # its digest: what the manifest records
     check_output_folder(out_dir, inputs=inputs, force=force)  # and a folder it may not write, before any drawing
-    shown = report_view(report) if view is None else view
-    files = report_files(report)
+    files = report_files(shown)
     files["methods.md"] = methods_markdown(shown)  # the methods paragraph belongs to every bundle, tables-only too
     if figures:
         files.update(page_files(shown, figure_formats))
@@ -351,13 +350,17 @@ def save_report(
     def fill(tmp: Path) -> None:  # a bundle drawn with figures has their folder, even when none could be drawn
         _put(tmp, files, folders=("figures",) if figures else ())
 
-    return write_bundle(out_dir, fill, digest=digest, inputs=inputs, force=force)
+    return write_bundle(out_dir, fill, digest=shown.digest, inputs=inputs, force=force)
 
 
-def report_files(report: Report) -> dict[str, Any]:
-    """The tables of a report (``<name>.csv``, escaped by the writer: :func:`~.bundle.csv_bytes`) and
+def report_files(report: Viewable) -> dict[str, Any]:
+    """The tables of a report or its view (``<name>.csv``, escaped by the writer: :func:`~.bundle.csv_bytes`) and
     ``provenance.json`` (with the report's warnings)."""
-    files: dict[str, Any] = {f"{name}.csv": frame for name, frame in report.tables(written=True)}
+    if isinstance(report, ReportView):
+        tables = [(name, report.table(name)) for name in report.written]
+    else:
+        tables = report.tables(written=True)
+    files: dict[str, Any] = {f"{name}.csv": frame for name, frame in tables}
     payload = dict(report.provenance)
     payload["warnings"] = list(report.warnings)
     files["provenance.json"] = json.dumps(payload, indent=2, default=str) + "\n"
