@@ -173,3 +173,37 @@ def test_a_renderer_reads_the_view_never_the_analysis(path):
     """Every import counts: module level, in a function, for type checking only."""
     reads = _imports(path) & {"analysis", "stats"}
     assert not reads or path.name in READERS, f"render/{path.name} imports {sorted(reads)}: read the view instead"
+
+
+def test_the_view_asks_the_analysis_once_and_the_writer_records_its_digest(tmp_path, monkeypatch):
+    """Issue 51: every fact of the view comes from one call into the analysis, and the bundle's manifest records the
+    view's digest (the writer does not hash the Report again): the report's hash, which reading it back verifies."""
+    from rl_reliable_logger.analysis import hashing
+    from rl_reliable_logger.store.bundle import read_bundle
+
+    asked = []
+    real = view_module.report_facts
+
+    def counted(report):
+        asked.append(report)
+        return real(report)
+
+    monkeypatch.setattr(view_module, "report_facts", counted)
+    report = make_report(3, curves=False, reps=10)
+    view = report_view(report)
+    assert len(asked) == 1 and view.digest == hashing.report_hash(report)
+    assert view.written == tuple(name for name, _ in report.tables(written=True))
+    out = writer.save_report(report, tmp_path / "out", figures=False, view=view)
+    assert len(asked) == 1  # the view handed to the writer is the one built
+    assert read_bundle(out).report_hash == view.digest
+    assert hashing.hash_matches(writer.load_report(out), view.digest)
+    # at run time view.py imports of analysis/ only the module of that one call
+    tree = ast.parse((REPO / "rl_reliable_logger" / "render" / "view.py").read_text(encoding="utf-8"))
+    checking = [n for n in ast.walk(tree) if isinstance(n, ast.If) and getattr(n.test, "id", "") == "TYPE_CHECKING"]
+    typed = {id(m) for block in checking for m in ast.walk(block)}
+    runtime = {
+        node.module
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and id(node) not in typed and (node.module or "").startswith("analysis")
+    }
+    assert runtime == {"analysis.notices"}, runtime
