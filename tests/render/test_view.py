@@ -129,16 +129,22 @@ def test_past_the_cap_the_figures_draw_from_a_view_cut_to_the_shown_algorithms()
     assert small.figure_note is None and small.for_figures() is small and as_view(small) is small
 
 
-def test_the_command_line_builds_the_view_once(tmp_path, monkeypatch):
-    built = []
-    real = view_module.report_view
+def _counted(monkeypatch, name: str, *modules) -> list:
+    """Replace ``name`` of ``modules`` (a function of the view module) by one that lists each call's argument."""
+    calls: list = []
+    real = getattr(view_module, name)
 
     def counted(report):
-        built.append(report)
+        calls.append(report)
         return real(report)
 
-    monkeypatch.setattr(view_module, "report_view", counted)
-    monkeypatch.setattr(writer, "report_view", counted)
+    for module in modules:
+        monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+def test_the_command_line_builds_the_view_once(tmp_path, monkeypatch):
+    built = _counted(monkeypatch, "report_view", view_module, writer)
     rng = np.random.default_rng(0)
     rows = [(a, t, s, float(rng.normal(i, 1))) for i, a in enumerate("AB") for t in "xy" for s in range(3)]
     path = tmp_path / "scores.csv"
@@ -181,14 +187,7 @@ def test_the_view_asks_the_analysis_once_and_the_writer_records_its_digest(tmp_p
     from rl_reliable_logger.analysis import hashing
     from rl_reliable_logger.store.bundle import read_bundle
 
-    asked = []
-    real = view_module.report_facts
-
-    def counted(report):
-        asked.append(report)
-        return real(report)
-
-    monkeypatch.setattr(view_module, "report_facts", counted)
+    asked = _counted(monkeypatch, "report_facts", view_module)
     report = make_report(3, curves=False, reps=10)
     view = report_view(report)
     assert len(asked) == 1 and view.digest == hashing.report_hash(report)
