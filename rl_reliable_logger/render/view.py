@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, Union
 import numpy as np
 import pandas as pd
 
-from ..analysis.notices import ReportFacts, Warned, report_facts
+from ..analysis.notices import CaveatNote, ReportFacts, Warned, report_facts
 from ..data.counts import Counts, fixed
 from ..stats import registry
 from . import intervals as words
@@ -434,7 +434,7 @@ def report_view(report: Report) -> ReportView:
     prov = dict(report.provenance or {})
     present = frozenset(name for name, frame in facts.tables.items() if not frame.empty)
     figure_algorithms, figure_note = shown_algorithms(report)
-    headline_caveats = tuple(CaveatLine(n.line, tuple(map(_caveat, n.cells))) for n in facts.headline_caveats)
+    headline_caveats = _caveat_lines(facts.headline_caveats)
     return ReportView(
         frames=facts.tables,
         provenance=prov,
@@ -463,9 +463,14 @@ def report_view(report: Report) -> ReportView:
         source=facts.source,
         caveats=tuple(_caveat(c) for c in facts.caveated),
         headline_caveats=headline_caveats,
-        caveat_lines=tuple(CaveatLine(n.line, tuple(map(_caveat, n.cells))) for n in facts.caveat_notes),
+        caveat_lines=_caveat_lines(facts.caveat_notes),
         pairs=facts.pairs,
     )
+
+
+def _caveat_lines(notes: Sequence[CaveatNote]) -> tuple[CaveatLine, ...]:
+    """Caveats grouped by reason (:func:`~..analysis.notices.caveat_notes`), each naming its cells by table and key."""
+    return tuple(CaveatLine(note.line, tuple(map(_caveat, note.cells))) for note in notes)
 
 
 def _caveat(cell: Warned) -> Caveat:
