@@ -1,5 +1,7 @@
-"""The warnings as a reader meets them: grouped one line per algorithm, tied to the cells they are about, and
-emitted through Python's :mod:`warnings` as :class:`~rl_reliable_logger.errors.ReliabilityWarning`.
+"""What the analysis says of a Report to its readers: the warnings as a reader meets them (grouped one line per
+algorithm, tied to the cells they are about, emitted through Python's :mod:`warnings` as
+:class:`~rl_reliable_logger.errors.ReliabilityWarning`), the caveats, and every other fact an output prints, asked
+once (:func:`report_facts`: the one call the report's view makes into the analysis).
 
 ``report.warnings`` keeps every warning in full (``provenance.json``, ``methods.md``). What the console, a
 notebook and the first screen of ``report.html`` show is shorter: a warning about a pair whose algorithm already
@@ -29,7 +31,16 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from ..data.counts import Counts, count_runs
 from ..errors import ReliabilityWarning, caller_stacklevel
+from ..stats import registry
+from . import protocol
+from .caveats import MEDIAN_RUNS
+from .comparisons import format_letters, report_letters
+from .hashing import report_hash
+from .report import SPECS
+from .summary import source_text
+from .tables import differences, success
 
 if TYPE_CHECKING:  # pragma: no cover
     from .report import Report
@@ -38,6 +49,7 @@ __all__ = [
     "FALLBACKS",
     "CaveatNote",
     "ReliabilityWarning",
+    "ReportFacts",
     "Warned",
     "caveat_notes",
     "caveated",
@@ -48,6 +60,7 @@ __all__ = [
     "grouped",
     "grouped_items",
     "pair_warnings",
+    "report_facts",
     "warned",
 ]
 
@@ -354,3 +367,125 @@ def emit(report: Report) -> None:
     package (:func:`~rl_reliable_logger.errors.caller_stacklevel`), whichever public entry called ``evaluate``."""
     for line in grouped(report):
         _warnings.warn(line, ReliabilityWarning, stacklevel=caller_stacklevel())
+
+
+# ---------------------------------------------------------------------------- every fact an output prints
+@dataclass(frozen=True)
+class ReportFacts:
+    """What the analysis says of one Report that its outputs print, computed once by :func:`report_facts`: the one
+    thing the report's view (:mod:`rl_reliable_logger.render.view`) asks of the analysis, so that no renderer, and
+    no part of the view, goes back into it.
+
+    ``tables`` (every table present, registry order) and ``written`` (the names of those a folder holds: not an
+    empty ``curves``); ``digest`` (the content hash a bundle's manifest records,
+    :func:`~.hashing.report_hash`); ``counts`` and ``runs`` (runs and tasks per algorithm); ``metrics`` (each metric
+    a table names, and the letters' metric: display name and whether lower is better); ``letters`` (the compact
+    letter display of ``comparisons=True``: frame, metric, its display name and console text; None without it);
+    ``findings`` (the protocol findings, most severe first), ``finding_lines`` and ``references`` (the papers
+    cited); ``titles`` (each optional table's heading and rows shown); ``source``, ``pairs`` and ``success`` (the
+    sentences on where the scores came from, which pairs are compared, the success tables); ``caveated``,
+    ``headline_caveats`` and ``caveat_notes`` (every caveated cell; the headline's and every table's caveats, each
+    reason once); ``cell_warnings`` and ``pair_warnings`` (the warnings tied to cells); ``notices`` (each warning
+    with the line it is shown as, :func:`grouped_items`); ``median_runs`` (:data:`~.caveats.MEDIAN_RUNS`).
+
+    Example:
+        >>> from rl_reliable_logger.analysis.report import Report
+        >>> agg = pd.DataFrame({"algorithm": ["A"], "metric": ["iqm"], "point": [0.4], "low": [0.3], "high": [0.5],
+        ...                     "caveat": ["few runs"]})
+        >>> facts = report_facts(Report(aggregates=agg))
+        >>> facts.metrics, [note.line for note in facts.headline_caveats], len(facts.digest)
+        ({'iqm': ('IQM', False)}, ['the iqm of A: few runs'], 64)
+    """
+
+    tables: Mapping[str, pd.DataFrame]
+    written: tuple[str, ...]
+    digest: str
+    counts: Counts
+    runs: Mapping[str, tuple[int, int]]
+    metrics: Mapping[str, tuple[str, bool]]
+    letters: tuple[pd.DataFrame, str | None, str, str] | None
+    findings: tuple[protocol.Finding, ...]
+    finding_lines: frozenset[str]
+    references: tuple[str, ...]
+    titles: Mapping[str, tuple[str, int | None]]
+    source: str
+    pairs: str | None
+    success: str | None
+    caveated: tuple[Warned, ...]
+    headline_caveats: tuple[CaveatNote, ...]
+    caveat_notes: tuple[CaveatNote, ...]
+    cell_warnings: Mapping[tuple[str, str], list[str]]
+    pair_warnings: Mapping[tuple[str, str, str], list[str]]
+    notices: tuple[tuple[str, str], ...]
+    median_runs: int = MEDIAN_RUNS
+
+
+def report_facts(report: Report) -> ReportFacts:
+    """Every fact of :class:`ReportFacts`, asked of the analysis once."""
+    prov = report.provenance or {}
+    tables = dict(report.tables())
+    present = {name for name, frame in tables.items() if not frame.empty}
+    letters = _letters(report)
+    shown = [*_metric_names(tables), *([letters[1]] if letters and letters[1] else [])]
+    fired = [dict(d) for d in prov.get("protocol") or [] if isinstance(d, Mapping)]
+    findings = tuple(protocol.by_severity([protocol.Finding.from_dict(d) for d in fired if "check" in d]))
+    cited = " ".join(str(f.get("cite") or "") for f in fired)
+    pairs, rates = prov.get("pairs"), prov.get("success")
+    return ReportFacts(
+        tables=tables,
+        written=tuple(name for name, _ in report.tables(written=True)),
+        digest=report_hash(report),
+        metrics={m: (registry.display_name(m), registry.lower_is_better(m)) for m in dict.fromkeys(shown)},
+        letters=letters,
+        findings=findings,
+        finding_lines=frozenset(protocol.format_finding(f) for f in findings),
+        references=tuple(
+            full for short, full in protocol.REFERENCES.items() if short == protocol.AGARWAL or short in cited
+        ),
+        titles={
+            name: (SPECS[name].title or name, SPECS[name].max_rows)
+            for name in tables
+            if SPECS[name].kind == "optional" and SPECS[name].title is not None
+        },
+        source=source_text(prov.get("source")),
+        pairs=differences.sentence(pairs) if isinstance(pairs, dict) and "differences" in present else None,
+        success=success.sentence(rates) if rates else None,
+        caveated=tuple(caveated(report)),
+        headline_caveats=tuple(caveat_notes(report, ("aggregates",))),
+        caveat_notes=tuple(caveat_notes(report)),
+        cell_warnings=cell_warnings(report),
+        pair_warnings=pair_warnings(report),
+        notices=tuple(grouped_items(report)),
+        counts=report.counts(),  # from the scores (or the recorded counts): the one count every output prints
+        runs=_runs(report.scores),
+    )
+
+
+def _letters(report: Report) -> tuple[pd.DataFrame, str | None, str, str] | None:
+    """The letter display of ``comparisons=True`` as (frame, metric, its display name, console text)."""
+    display = report_letters(report)
+    if display is None or display.empty:
+        return None
+    metric = report.provenance.get("comparisons_metric") or None
+    return display, metric, registry.display_name(str(metric or "metric")), format_letters(display, metric=metric)
+
+
+def _metric_names(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    """Every metric a table names, in table order (the aggregates' first: the order the analysis asked for)."""
+    names: list[str] = []
+    for name in ("aggregates", "differences", "curves"):
+        frame = tables.get(name)
+        if frame is not None and "metric" in frame.columns:
+            names += [str(m) for m in pd.unique(frame["metric"].astype(str))]
+    return names
+
+
+def _runs(scores: pd.DataFrame) -> dict[str, tuple[int, int]]:
+    """Runs and tasks per algorithm of the final scores (the headline table's last column)."""
+    if scores.empty or "algorithm" not in scores:
+        return {}
+    out = {}
+    for alg, sub in scores.groupby(scores["algorithm"].astype(str)):
+        counted = count_runs(sub)
+        out[str(alg)] = (counted.runs, counted.tasks)
+    return out

@@ -24,7 +24,17 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
     from matplotlib.transforms import Bbox
 
-__all__ = ["DEFAULT_FIGURE_FORMATS", "FIGURE_FORMATS", "PNG_DPI", "check_formats", "export", "freeze_layout"]
+__all__ = [
+    "DEFAULT_FIGURE_FORMATS",
+    "FIGURE_FORMATS",
+    "PAGE_CHART",
+    "PAGE_CHART_FORMATS",
+    "PNG_DPI",
+    "check_formats",
+    "export",
+    "figure_formats",
+    "freeze_layout",
+]
 
 PNG_DPI = 130
 #: Formats the results writer can produce; report.html inlines the PNG when there is one, else the SVG.
@@ -33,6 +43,13 @@ FIGURE_FORMATS = ("png", "svg")
 #: (``figure_formats=("png", "svg")``, ``--figure-formats png,svg``), now or later from the bundle
 #: (``rl-reliable report DIR --figure-formats png,svg``): saving them took a sixth of the main job's CPU.
 DEFAULT_FIGURE_FORMATS = ("png",)
+#: The figure a tracker's page shows (the MLflow run's description: every algorithm's aggregate metrics with their
+#: intervals) and the formats it is always written in, beside those asked for: an SVG keeps its size in points, while
+#: a PNG shows at its pixel width, which MLflow's description cannot scale (its sanitiser drops ``width``,
+#: ``srcset`` and the size syntax), so a PNG-only chart squeezed the run page. The sinks upload the bundle alone,
+#: so the SVG is a file of the bundle.
+PAGE_CHART = "interval_estimates"
+PAGE_CHART_FORMATS = ("svg",)
 _SVG_SALT = "rl_reliable_logger"  # fixed ids in SVG files: same figure, same bytes
 #: ``savefig`` keywords per format: fixed metadata (no version, no date), so the files do not change between runs.
 _SAVE: dict[str, dict[str, Any]] = {
@@ -63,6 +80,18 @@ def check_formats(formats: Sequence[str] | str) -> tuple[str, ...]:
             "`figure_formats=` is empty; name at least one of png, svg (or pass `figures=False` for tables only)"
         )
     return tuple(out)
+
+
+def figure_formats(figure: str, formats: Sequence[str]) -> tuple[str, ...]:
+    """The formats ``figure`` is written in: ``formats``, and for :data:`PAGE_CHART` :data:`PAGE_CHART_FORMATS` too.
+
+    Example:
+        >>> figure_formats("interval_estimates", ("png",)), figure_formats("task_scores", ("png",))
+        (('png', 'svg'), ('png',))
+    """
+    asked = check_formats(formats)
+    always = PAGE_CHART_FORMATS if figure == PAGE_CHART else ()
+    return asked + tuple(fmt for fmt in always if fmt not in asked)
 
 
 def export(fig: Figure, formats: Sequence[str]) -> dict[str, bytes]:

@@ -558,6 +558,10 @@ def _pair_rows(
     a.spines["left"].set_visible(False)
 
 
+#: The diverging colour map of the pairwise matrices (P(X > Y) around 0.5, differences around 0).
+PAIR_CMAP = "RdBu_r"
+
+
 def _pair_matrix(
     a: Axes,
     frame: pd.DataFrame,
@@ -565,12 +569,12 @@ def _pair_matrix(
     *,
     antisym,
     ref: float,
-    cmap: str,
     vmin: float,
     vmax: float,
     cbar_label: str,
 ) -> None:
-    """Matrix of X (rows) vs Y (columns) for many algorithms; bold = CI excludes ``ref``."""
+    """Matrix of X (rows) vs Y (columns) for many algorithms, coloured by :data:`PAIR_CMAP` from ``vmin`` to
+    ``vmax``; bold = CI excludes ``ref``."""
     n = len(algorithms)
     idx = {a: i for i, a in enumerate(algorithms)}
     point = np.full((n, n), np.nan)
@@ -581,7 +585,7 @@ def _pair_matrix(
         point[i, j], low[i, j], high[i, j] = r["point"], r["low"], r["high"]
         if np.isnan(point[j, i]):
             point[j, i], low[j, i], high[j, i] = antisym(r["point"]), antisym(r["high"]), antisym(r["low"])
-    im = a.imshow(point, cmap=cmap, vmin=vmin, vmax=vmax, aspect="equal")
+    im = a.imshow(point, cmap=PAIR_CMAP, vmin=vmin, vmax=vmax, aspect="equal")
     fs = 8 if n <= 10 else 6.5
     for i in range(n):
         for j in range(n):
@@ -680,7 +684,6 @@ def plot_probability_of_improvement(
             used,
             antisym=lambda v: 1 - v,
             ref=0.5,
-            cmap="RdBu_r",
             vmin=0.0,
             vmax=1.0,
             cbar_label="P(X > Y); bold: CI excludes 0.5",
@@ -743,7 +746,6 @@ def plot_differences(
             used,
             antisym=lambda v: -v,
             ref=0.0,
-            cmap="RdBu_r",
             vmin=-bound,
             vmax=bound,
             cbar_label=f"{metric_title(metric)}(X) − {metric_title(metric)}(Y); bold: CI excludes 0",

@@ -91,7 +91,9 @@ def interval_phrase(record: Mapping[str, Any], *, fallbacks: bool = False) -> st
             parts[using - 1] += count
         text = _join(parts)
     else:
-        text = f"{method_phrase(next(iter(groups)) if groups else str(record.get('method')))} intervals" + count
+        name = next(iter(groups)) if groups else str(record.get("method"))
+        # a count only for a method that used the replicates (the order-statistic median used none)
+        text = f"{method_phrase(name)} intervals" + (count if _uses_replicates(name) else "")
     if fallbacks and _studentized(record):
         text += " (expanded percentile where the warnings say the studentized replicates are degenerate)"
     return text

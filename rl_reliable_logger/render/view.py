@@ -6,11 +6,12 @@ direction and decimals, the headline cells and which one is bold, the marks on a
 caveat its table's ``caveat`` column gives), the warnings grouped one line per algorithm, the counts, the letters
 of ``--compare-all``, the protocol findings, the sentences that describe each table's intervals, and which
 algorithms the figures show (all, or past :data:`MAX_SHOWN` the best and the worst) with the note saying so.
-:func:`report_view` builds them once from the Report (asking :mod:`..analysis.notices`,
-:mod:`..analysis.comparisons`, :mod:`..analysis.protocol`, the metric registry and :mod:`.intervals`, the interval
-registry's words), and a renderer reads the :class:`ReportView`, never the analysis: so two outputs cannot say two
-things, and a new output is a function of the view alone (the writer alone also reads a Report: its hash and its
-tables as written). The view holds the Report's tables as they are (the figures draw from
+:func:`report_view` builds them once from the Report: it asks the analysis once
+(:func:`~..analysis.notices.report_facts`: the notices and caveats, the letters, the protocol findings, the counts,
+the metrics' names, the sentences, the content hash) and puts them into the words and cells the outputs print (with
+:mod:`.intervals`, the interval registry's words). A renderer reads the :class:`ReportView`, never the analysis: so
+two outputs cannot say two things, and a new output is a function of the view alone (the writer too: the tables it
+writes and the hash its manifest records are the view's). The view holds the Report's tables as they are (the figures draw from
 them), so it reads like a Report where a Report is read (:meth:`ReportView.table`, ``view.aggregates``, ...).
 
 Example:
@@ -40,16 +41,13 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, Union
 import numpy as np
 import pandas as pd
 
-from ..analysis import comparisons, notices, protocol
-from ..analysis.caveats import MEDIAN_RUNS
-from ..analysis.report import SPECS
-from ..analysis.summary import source_text
-from ..analysis.tables import differences, success
-from ..data.counts import Counts, count_runs, fixed
+from ..analysis.notices import CaveatNote, ReportFacts, Warned, report_facts
+from ..data.counts import Counts, fixed
 from ..stats import registry
 from . import intervals as words
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..analysis.protocol import Finding
     from ..analysis.report import Report
 
 __all__ = [
@@ -228,7 +226,8 @@ class ReportView:
     say under the headline and mark its cells with) and ``caveat_lines`` (every table's, each reason once:
     ``methods.md``'s Caveats), both :class:`CaveatLine` s from :func:`~..analysis.notices.caveat_notes`;
     ``median_runs`` (the runs per task at or below which the median's cells carry a caveat,
-    :data:`~..analysis.caveats.MEDIAN_RUNS`).
+    :data:`~..analysis.caveats.MEDIAN_RUNS`); ``digest`` (the Report's content hash, which a bundle's manifest
+    records) and ``written`` (the tables a results folder holds: every table present but an empty ``curves``).
     """
 
     frames: Mapping[str, pd.DataFrame]
@@ -241,7 +240,7 @@ class ReportView:
     cell_notes: Mapping[str, Mapping[tuple[str, ...], tuple[Note, ...]]]
     notices: tuple[tuple[str, str], ...]
     letters: Letters | None
-    findings: tuple[protocol.Finding, ...]
+    findings: tuple[Finding, ...]
     finding_lines: frozenset[str]
     intervals: IntervalWords
     titles: Mapping[str, tuple[str, int | None]]
@@ -249,6 +248,9 @@ class ReportView:
     success: str | None
     runs: Mapping[str, tuple[int, int]]
     present: frozenset[str]
+    median_runs: int
+    digest: str
+    written: tuple[str, ...]
     optional: tuple[str, ...] = ()
     figure_algorithms: tuple[str, ...] = ()
     figure_note: str | None = None
@@ -256,7 +258,6 @@ class ReportView:
     caveats: tuple[Caveat, ...] = ()
     headline_caveats: tuple[CaveatLine, ...] = ()
     caveat_lines: tuple[CaveatLine, ...] = ()
-    median_runs: int = MEDIAN_RUNS
     pairs: str | None = None
 
     # ---------------------------------------------------------------- the tables, read as a Report's
@@ -427,52 +428,52 @@ def shown_report(report: Viewable, limit: int = MAX_SHOWN) -> tuple[Viewable, st
 
 
 def report_view(report: Report) -> ReportView:
-    """The view of ``report``: every fact the outputs print, computed once."""
+    """The view of ``report``: every fact the outputs print, computed once (the analysis asked once:
+    :func:`~..analysis.notices.report_facts`)."""
+    facts = report_facts(report)
     prov = dict(report.provenance or {})
-    tables = dict(report.tables())
-    present = frozenset(name for name, frame in tables.items() if not frame.empty)
-    letters = _letters(report)
-    shown = [*_metric_names(tables), *([letters.metric] if letters and letters.metric else [])]
-    metrics = {m: (metric_title(m), lower_is_better(m)) for m in dict.fromkeys(shown)}
-    fired = [dict(d) for d in prov.get("protocol") or [] if isinstance(d, Mapping)]
-    findings = tuple(protocol.by_severity([protocol.Finding.from_dict(d) for d in fired if "check" in d]))
+    present = frozenset(name for name, frame in facts.tables.items() if not frame.empty)
     figure_algorithms, figure_note = shown_algorithms(report)
-    headline_caveats = _caveat_lines(report, ("aggregates",))
+    headline_caveats = _caveat_lines(facts.headline_caveats)
     return ReportView(
-        frames=tables,
+        frames=facts.tables,
         provenance=prov,
         warnings=tuple(report.warnings),
         algorithms=tuple(report.algorithms),
-        counts=report.counts(),
-        metrics=metrics,
-        headline=_headline(report, metrics),
-        cell_notes=_cell_notes(report, {note.line for note in headline_caveats}),
-        notices=tuple(notices.grouped_items(report)),
-        letters=letters,
-        findings=findings,
-        finding_lines=frozenset(protocol.format_finding(f) for f in findings),
+        counts=facts.counts,
+        metrics=facts.metrics,
+        headline=_headline(report.aggregates, report.algorithms, facts.metrics),
+        cell_notes=_cell_notes(facts, {line.line for line in headline_caveats}),
+        notices=facts.notices,
+        letters=_letters(facts),
+        findings=facts.findings,
+        finding_lines=facts.finding_lines,
         intervals=_interval_words(prov, present),
-        titles={
-            name: (SPECS[name].title or name, SPECS[name].max_rows)
-            for name in tables
-            if SPECS[name].kind == "optional" and SPECS[name].title is not None
-        },
-        references=_references(fired),
-        success=_success(prov),
-        runs=_runs(report.scores),
+        titles=facts.titles,
+        references=facts.references,
+        success=facts.success,
+        runs=facts.runs,
         present=present,
+        median_runs=facts.median_runs,
+        digest=facts.digest,
+        written=facts.written,
         optional=tuple(report.extra),
         figure_algorithms=tuple(figure_algorithms),
         figure_note=figure_note,
-        source=source_text(prov.get("source")),
-        caveats=tuple(_caveat(c) for c in notices.caveated(report)),
+        source=facts.source,
+        caveats=tuple(_caveat(c) for c in facts.caveated),
         headline_caveats=headline_caveats,
-        caveat_lines=_caveat_lines(report, notices.CAVEATED),
-        pairs=_pairs(prov, present),
+        caveat_lines=_caveat_lines(facts.caveat_notes),
+        pairs=facts.pairs,
     )
 
 
-def _caveat(cell: notices.Warned) -> Caveat:
+def _caveat_lines(notes: Sequence[CaveatNote]) -> tuple[CaveatLine, ...]:
+    """Caveats grouped by reason (:func:`~..analysis.notices.caveat_notes`), each naming its cells by table and key."""
+    return tuple(CaveatLine(note.line, tuple(map(_caveat, note.cells))) for note in notes)
+
+
+def _caveat(cell: Warned) -> Caveat:
     """A caveated cell of :func:`~..analysis.notices.caveated` by its table and key."""
     if cell.metric == "P(X>Y)":
         return Caveat("improvement", (cell.algorithm, cell.other or ""), cell.text)
@@ -483,31 +484,13 @@ def _caveat(cell: notices.Warned) -> Caveat:
     return Caveat("aggregates", (cell.algorithm, cell.metric), cell.text)
 
 
-def _caveat_lines(report: Report, tables: tuple[str, ...]) -> tuple[CaveatLine, ...]:
-    """The caveats of ``tables`` grouped by reason, each naming its cells (:func:`~..analysis.notices.caveat_notes`)."""
-    return tuple(
-        CaveatLine(note.line, tuple(_caveat(c) for c in note.cells)) for note in notices.caveat_notes(report, tables)
-    )
-
-
-def _metric_names(tables: Mapping[str, pd.DataFrame]) -> list[str]:
-    """Every metric a table names, in table order (the aggregates' first: the order the analysis asked for)."""
-    names: list[str] = []
-    for name in ("aggregates", "differences", "curves"):
-        frame = tables.get(name)
-        if frame is not None and "metric" in frame.columns:
-            names += [str(m) for m in pd.unique(frame["metric"].astype(str))]
-    return names
-
-
-def _headline(report: Report, metric_words: Mapping[str, tuple[str, bool]]) -> Headline:
-    """The headline cells at each metric's decimals and each metric's bold algorithm, judged on the bounds as
-    printed (touching printed intervals are not apart)."""
-    agg = report.aggregates
+def _headline(agg: pd.DataFrame, report_order: Sequence[Any], metric_words: Mapping[str, tuple[str, bool]]) -> Headline:
+    """The headline cells (of the aggregates ``agg``, algorithms in ``report_order``) at each metric's decimals and
+    each metric's bold algorithm, judged on the bounds as printed (touching printed intervals are not apart)."""
     if agg.empty:
         return Headline()
     present = [str(a) for a in pd.unique(agg["algorithm"])]
-    order = [str(a) for a in report.algorithms if str(a) in present]
+    order = [str(a) for a in report_order if str(a) in present]
     algorithms = order + [a for a in present if a not in order]
     metrics = [str(m) for m in pd.unique(agg["metric"])]  # the order the analysis asked for (``metrics=``)
     names = agg["algorithm"].astype(str).to_numpy()
@@ -547,7 +530,7 @@ def _best_separated(algorithms: np.ndarray, rows: np.ndarray, lower: bool) -> st
     return str(algorithms[best]) if separated else None
 
 
-def _cell_notes(report: Report, caveated: set[str]) -> dict[str, dict[tuple[str, ...], tuple[Note, ...]]]:
+def _cell_notes(facts: ReportFacts, caveated: set[str]) -> dict[str, dict[tuple[str, ...], tuple[Note, ...]]]:
     """Per table and cell, its notes, as :mod:`..analysis.notices` ties them to cells (from the records that made the
     warnings, and a headline cell's caveat as the line that says its reason once): a headline cell's in their order,
     a difference's in both orders; each a caveat when its text is one of ``caveated``, else a warning."""
@@ -556,23 +539,18 @@ def _cell_notes(report: Report, caveated: set[str]) -> dict[str, dict[tuple[str,
         return tuple(Note("caveat" if t in caveated else "warning", t) for t in texts)
 
     out: dict[str, dict[tuple[str, ...], tuple[Note, ...]]] = {}
-    cells = notices.cell_warnings(report)
-    pairs = notices.pair_warnings(report)
-    if cells:
-        out["aggregates"] = {(alg, metric): noted(texts) for (alg, metric), texts in cells.items()}
-    if pairs:
-        out["differences"] = {key: noted(texts) for key, texts in pairs.items()}
+    if facts.cell_warnings:
+        out["aggregates"] = {(alg, metric): noted(texts) for (alg, metric), texts in facts.cell_warnings.items()}
+    if facts.pair_warnings:
+        out["differences"] = {key: noted(texts) for key, texts in facts.pair_warnings.items()}
     return out
 
 
-def _letters(report: Report) -> Letters | None:
-    display = comparisons.report_letters(report)
-    if display is None or display.empty:
+def _letters(facts: ReportFacts) -> Letters | None:
+    if facts.letters is None:
         return None
-    metric = report.provenance.get("comparisons_metric")
-    title = metric_title(str(metric or "metric"))
-    places = decimals(display["point"].astype(float).tolist())
-    return Letters(display, metric or None, title, places, comparisons.format_letters(display, metric=metric))
+    display, metric, title, text = facts.letters
+    return Letters(display, metric, title, decimals(display["point"].astype(float).tolist()), text)
 
 
 def _interval_words(prov: Mapping[str, Any], present: frozenset[str]) -> IntervalWords:
@@ -592,30 +570,3 @@ def _interval_words(prov: Mapping[str, Any], present: frozenset[str]) -> Interva
         median=words.median_sentence(prov),
         improvement=words.improvement_sentence(prov),
     )
-
-
-def _references(fired: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
-    """Full references of the papers cited: the checklist's (Agarwal et al.) and those of the fired checks."""
-    cited = " ".join(str(f.get("cite") or "") for f in fired)
-    return tuple(full for short, full in protocol.REFERENCES.items() if short == protocol.AGARWAL or short in cited)
-
-
-def _pairs(prov: Mapping[str, Any], present: frozenset[str]) -> str | None:
-    record = prov.get("pairs")
-    return differences.sentence(record) if isinstance(record, dict) and "differences" in present else None
-
-
-def _success(prov: Mapping[str, Any]) -> str | None:
-    record = prov.get("success")
-    return success.sentence(record) if record else None
-
-
-def _runs(scores: pd.DataFrame) -> dict[str, tuple[int, int]]:
-    """Runs and tasks per algorithm of the final scores (the headline table's last column)."""
-    if scores.empty or "algorithm" not in scores:
-        return {}
-    out = {}
-    for alg, sub in scores.groupby(scores["algorithm"].astype(str)):
-        counted = count_runs(sub)
-        out[str(alg)] = (counted.runs, counted.tasks)
-    return out

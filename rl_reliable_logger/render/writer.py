@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..analysis.hashing import hash_matches, report_hash
+from ..analysis.hashing import hash_matches
 
 # Only what a tables-only save needs is imported here; the figure and page modules load when
 # figures are drawn, so ``save_report(..., figures=False)`` (``--no-figures``) starts fast.
@@ -45,7 +45,7 @@ from ..store.files import write_file
 from ..store.kinds import BundleError
 from ..store.lock import folder_lock
 from ..store.manifest import MANIFEST
-from .export import DEFAULT_FIGURE_FORMATS, FIGURE_FORMATS, check_formats
+from .export import DEFAULT_FIGURE_FORMATS, FIGURE_FORMATS, PAGE_CHART, check_formats, figure_formats
 from .methods import methods_markdown
 from .view import ReportView, Viewable, as_view, report_view, shown_algorithms
 
@@ -108,7 +108,7 @@ def figure_specs(report: Viewable) -> list[FigureSpec]:
 
     specs = [
         FigureSpec(
-            "interval_estimates",
+            PAGE_CHART,
             "Aggregate metrics with confidence intervals",
             "Bars span the confidence interval; the black tick is the point estimate.",
             "aggregates",
@@ -252,7 +252,8 @@ def figure_note(report: Viewable) -> str | None:
 def render_files(
     report: Viewable, formats: Sequence[str] = DEFAULT_FIGURE_FORMATS
 ) -> tuple[list[tuple[FigureSpec, dict[str, bytes]]], list[str]]:
-    """Draw every figure the report has data for and return ``([(spec, {format: bytes})], failures)``.
+    """Draw every figure the report has data for and return ``([(spec, {format: bytes})], failures)``: each in
+    ``formats``, the chart a tracker's page shows in SVG too (:func:`~.export.figure_formats`).
 
     Failures (a figure that cannot be drawn or saved) are also emitted as :class:`RuntimeWarning`.
     """
@@ -264,7 +265,7 @@ def render_files(
         drawn, failures = render_figures(report)
         for spec, fig in drawn:
             try:
-                files.append((spec, export(fig, formats)))
+                files.append((spec, export(fig, figure_formats(spec.name, formats))))
             except Exception as exc:  # keep the rest of the report; say what failed
                 failures.append(f"figure {spec.name!r} could not be saved: {type(exc).__name__}: {exc}")
                 warnings.warn(failures[-1], RuntimeWarning, stacklevel=caller_stacklevel())
@@ -273,7 +274,7 @@ def render_files(
 
 def page_files(report: Viewable, figure_formats: Sequence[str] = DEFAULT_FIGURE_FORMATS) -> dict[str, str | bytes]:
     """The files drawn from the report's view, by their path in a bundle: ``figures/<name>.<format>`` for each
-    figure the report has data for, ``table.tex`` and ``table.md`` (when it has a headline table) and
+    figure the report has data for (the chart a tracker's page shows also as SVG, :data:`~.export.PAGE_CHART`), ``table.tex`` and ``table.md`` (when it has a headline table) and
     ``report.html``, which inlines each figure's PNG (its SVG when PNG is not among ``figure_formats``) and also
     says which algorithms the figures leave out and which figure could not be drawn."""
     from . import html as _html
@@ -285,7 +286,7 @@ def page_files(report: Viewable, figure_formats: Sequence[str] = DEFAULT_FIGURE_
     page_figs = []
     drawn, failures = render_files(view, formats)
     for spec, images in drawn:
-        files.update({f"figures/{spec.name}.{fmt}": images[fmt] for fmt in formats})
+        files.update({f"figures/{spec.name}.{fmt}": data for fmt, data in images.items()})
         inline = "png" if "png" in images else "svg"
         mime = "image/png" if inline == "png" else "image/svg+xml"
         page_figs.append(_html.Figure(spec.name, spec.title, images[inline], spec.caption, mime))
@@ -329,7 +330,8 @@ def save_report(
     in: an earlier bundle there is replaced as a whole. A folder with files the tool did not write,
     or holding one of ``inputs``, is refused (:func:`check_output_folder`); ``force=True`` only
     allows replacing an earlier bundle whose files were changed. ``figure_formats`` picks the figure
-    files (``("png",)`` by default; ``("png", "svg")`` adds SVG copies, or ``("svg",)``). ``view``: the report's
+    files (``("png",)`` by default; ``("png", "svg")`` adds SVG copies, or ``("svg",)``); the chart a tracker's page
+    shows, ``figures/interval_estimates``, is written as SVG too whatever they are (:data:`~.export.PAGE_CHART`). ``view``: the report's
     view when the caller built it already (the command line prints its summary from it); built here otherwise.
 
     Example:
@@ -338,10 +340,9 @@ def save_report(
 
     if figures:
         figure_formats = check_formats(figure_formats)  # refuse a bad keyword before any work
-    digest = report_hash(report)
+    shown = report_view(report) if view is None else view  # its digest: what the manifest records
     check_output_folder(out_dir, inputs=inputs, force=force)  # and a folder it may not write, before any drawing
-    shown = report_view(report) if view is None else view
-    files = report_files(report)
+    files = report_files(shown)
     files["methods.md"] = methods_markdown(shown)  # the methods paragraph belongs to every bundle, tables-only too
     if figures:
         files.update(page_files(shown, figure_formats))
@@ -349,13 +350,17 @@ def save_report(
     def fill(tmp: Path) -> None:  # a bundle drawn with figures has their folder, even when none could be drawn
         _put(tmp, files, folders=("figures",) if figures else ())
 
-    return write_bundle(out_dir, fill, digest=digest, inputs=inputs, force=force)
+    return write_bundle(out_dir, fill, digest=shown.digest, inputs=inputs, force=force)
 
 
-def report_files(report: Report) -> dict[str, Any]:
-    """The tables of a report (``<name>.csv``, escaped by the writer: :func:`~.bundle.csv_bytes`) and
+def report_files(report: Viewable) -> dict[str, Any]:
+    """The tables of a report or its view (``<name>.csv``, escaped by the writer: :func:`~.bundle.csv_bytes`) and
     ``provenance.json`` (with the report's warnings)."""
-    files: dict[str, Any] = {f"{name}.csv": frame for name, frame in report.tables(written=True)}
+    if isinstance(report, ReportView):
+        tables = [(name, report.table(name)) for name in report.written]
+    else:
+        tables = report.tables(written=True)
+    files: dict[str, Any] = {f"{name}.csv": frame for name, frame in tables}
     payload = dict(report.provenance)
     payload["warnings"] = list(report.warnings)
     files["provenance.json"] = json.dumps(payload, indent=2, default=str) + "\n"
@@ -466,7 +471,11 @@ def _rerender(folder: str | os.PathLike, asked: tuple[str, ...] | None) -> tuple
     bundle = read_bundle(folder)
     view = report_view(load_report(folder))
     kept = {rel: data for rel, data in bundle.contents.items() if rel.endswith(".csv") or rel == "provenance.json"}
-    had = {rel.rsplit(".", 1)[-1] for rel in bundle.contents if rel.startswith("figures/")}
+    # the formats of the figures asked for: the tracker page's chart is in SVG whatever they were
+    chart = f"figures/{PAGE_CHART}."
+    had = {
+        rel.rsplit(".", 1)[-1] for rel in bundle.contents if rel.startswith("figures/") and not rel.startswith(chart)
+    }
     # keep the bundle's figure formats unless others are asked for
     formats = asked or tuple(f for f in FIGURE_FORMATS if f in had) or DEFAULT_FIGURE_FORMATS
     files = {"methods.md": methods_markdown(view), **page_files(view, formats)}

@@ -115,11 +115,16 @@ def test_figure_formats_pick_the_files_and_the_page_inlines_what_exists(tmp_path
     page = (tmp_path / "svg" / "report.html").read_text(encoding="utf-8")
     assert page.count('src="data:image/svg+xml;base64,') == len(figures) and "image/png" not in page
 
-    out = _render.save_report(report, tmp_path / "bundle")  # the default: PNG only (issue 56)
+    out = _render.save_report(report, tmp_path / "bundle")  # the default: PNG only (issue 56) ...
     names = {f.path for f in read_bundle(out).files}
-    assert "figures/task_scores.png" in names and not any(n.endswith(".svg") for n in names)
+    chart = f"figures/{_export.PAGE_CHART}"
+    # ... but for the chart a tracker's page shows, also SVG (a PNG shows at its pixel width there)
+    assert {n for n in names if n.endswith(".svg")} == {f"{chart}.svg"}
+    assert "figures/task_scores.png" in names and f"{chart}.png" in names
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "image/svg+xml" not in page  # report.html still inlines the PNGs
     _, files = _render.rerender(out)  # a redraw keeps the bundle's formats
-    assert not any(n.endswith(".svg") for n in files) and "figures/task_scores.png" in files
+    assert {n for n in files if n.endswith(".svg")} == {f"{chart}.svg"} and "figures/task_scores.png" in files
     _, files = _render.rerender(out, ("png", "svg"))  # SVG copies drawn later, from the bundle
     assert "figures/task_scores.svg" in files and "figures/task_scores.png" in files
     _, files = _render.rerender(out)  # and kept by the next redraw

@@ -146,3 +146,23 @@ def test_the_order_statistic_median_is_said_where_the_headline_intervals_are(met
     methods = (out / "methods.md").read_text(encoding="utf-8").replace("\\_", "_")
     clause = methods.split(f"{TABLE_WORDS['aggregates']}: ", 1)[1].split("; ", 1)[0]
     _check_said(clause, headline, "aggregates")
+
+
+def test_a_median_alone_under_the_order_statistic_rule_is_said_without_replicates(tmp_path, capsys):
+    # the default method at <= 10 runs per task gives the median (the only metric here) the order-statistic interval
+    # and its differences the MOVER one: neither resamples, so no sentence may give them a replicate count
+    out = tmp_path / "out"
+    argv = ["evaluate", str(EXAMPLES / "atari100k_scores.csv"), "--normalize", "atari100k", "--metrics", "median"]
+    assert main([*argv, *FAST, "--out", str(out)]) == 0
+    capsys.readouterr()
+    records = json.loads((out / "provenance.json").read_text(encoding="utf-8"))["intervals"]
+    assert records["aggregates"]["statistics"] == {"median": "order-statistic"}
+    assert records["differences"]["statistics"] == {"median": "order-statistic-mover"}
+    methods = (out / "methods.md").read_text(encoding="utf-8").replace("\\_", "_")
+    for table in ("aggregates", "differences"):
+        clause = methods.split(f"{TABLE_WORDS[table]}: ", 1)[1].split("; ", 1)[0].split(". The bootstrap", 1)[0]
+        name = records[table]["statistics"]["median"]
+        assert clause == f"{intervals.get(name).phrase} intervals", (table, clause)
+    saved = Report.load(out)
+    said = re.search(r"CI\]: 95% (.*)\. Bold", to_markdown(saved))
+    assert said is not None and "bootstrap replicates" not in said.group(1), said

@@ -129,16 +129,22 @@ def test_past_the_cap_the_figures_draw_from_a_view_cut_to_the_shown_algorithms()
     assert small.figure_note is None and small.for_figures() is small and as_view(small) is small
 
 
-def test_the_command_line_builds_the_view_once(tmp_path, monkeypatch):
-    built = []
-    real = view_module.report_view
+def _counted(monkeypatch, name: str, *modules) -> list:
+    """Replace ``name`` of ``modules`` (a function of the view module) by one that lists each call's argument."""
+    calls: list = []
+    real = getattr(view_module, name)
 
     def counted(report):
-        built.append(report)
+        calls.append(report)
         return real(report)
 
-    monkeypatch.setattr(view_module, "report_view", counted)
-    monkeypatch.setattr(writer, "report_view", counted)
+    for module in modules:
+        monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+def test_the_command_line_builds_the_view_once(tmp_path, monkeypatch):
+    built = _counted(monkeypatch, "report_view", view_module, writer)
     rng = np.random.default_rng(0)
     rows = [(a, t, s, float(rng.normal(i, 1))) for i, a in enumerate("AB") for t in "xy" for s in range(3)]
     path = tmp_path / "scores.csv"
@@ -173,3 +179,30 @@ def test_a_renderer_reads_the_view_never_the_analysis(path):
     """Every import counts: module level, in a function, for type checking only."""
     reads = _imports(path) & {"analysis", "stats"}
     assert not reads or path.name in READERS, f"render/{path.name} imports {sorted(reads)}: read the view instead"
+
+
+def test_the_view_asks_the_analysis_once_and_the_writer_records_its_digest(tmp_path, monkeypatch):
+    """Issue 51: every fact of the view comes from one call into the analysis, and the bundle's manifest records the
+    view's digest (the writer does not hash the Report again): the report's hash, which reading it back verifies."""
+    from rl_reliable_logger.analysis import hashing
+    from rl_reliable_logger.store.bundle import read_bundle
+
+    asked = _counted(monkeypatch, "report_facts", view_module)
+    report = make_report(3, curves=False, reps=10)
+    view = report_view(report)
+    assert len(asked) == 1 and view.digest == hashing.report_hash(report)
+    assert view.written == tuple(name for name, _ in report.tables(written=True))
+    out = writer.save_report(report, tmp_path / "out", figures=False, view=view)
+    assert len(asked) == 1  # the view handed to the writer is the one built
+    assert read_bundle(out).report_hash == view.digest
+    assert hashing.hash_matches(writer.load_report(out), view.digest)
+    # at run time view.py imports of analysis/ only the module of that one call
+    tree = ast.parse((REPO / "rl_reliable_logger" / "render" / "view.py").read_text(encoding="utf-8"))
+    checking = [n for n in ast.walk(tree) if isinstance(n, ast.If) and getattr(n.test, "id", "") == "TYPE_CHECKING"]
+    typed = {id(m) for block in checking for m in ast.walk(block)}
+    runtime = {
+        node.module
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and id(node) not in typed and (node.module or "").startswith("analysis")
+    }
+    assert runtime == {"analysis.notices"}, runtime
