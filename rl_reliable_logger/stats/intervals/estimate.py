@@ -129,21 +129,21 @@ def estimate_stacked(
     *,
     kinds: Sequence[str] | None = None,
     labels: Sequence[str] | None = None,
-    tail: str = "two-sided",
 ) -> list[IntervalResult]:
     """:func:`estimate` of ``count`` distributions of ``rows`` replicates and ``width`` statistics each
     (``shape``), distribution ``i`` written by ``fill(i, out)`` into a ``(rows, width)`` block, with its estimates
     ``points[i]`` and its ``samples[i]``. The blocks are stacked ``request.chunk_bytes`` at a time (at least one),
     as one ``(rows, parts, width)`` view the selection reads without a copy: the same numbers as one call per
     distribution, in one selection pass per chunk. Returns one result per distribution (without its replicates:
-    ``bootstrap_distribution`` is None, the stack is reused). ``tail``: as :func:`estimate`'s."""
+    ``bootstrap_distribution`` is None, the stack is reused). Two-sided: a one-sided bound is :func:`estimate`'s
+    ``tail=``, one distribution at a time."""
     import numpy as np
 
     count, rows, width = shape
-    ci, spec = sided_level(request.level, tail), request.table_method(table)
+    ci, spec = request.level, request.table_method(table)
     if kinds is None and spec.from_runs is not None:  # from the runs themselves: no replicates needed
         empty = np.empty((0, width))
-        return [estimate(request, table, empty, points[i], samples[i], tail=tail) for i in range(count)]
+        return [estimate(request, table, empty, points[i], samples[i]) for i in range(count)]
     methods = [spec] * width if kinds is None else [request.statistic_method(table, k) for k in kinds]
     needs_tail = any(m.needs_tail for m in methods)
     block = [j for j, m in enumerate(methods) if _in_block(m, spec)]
@@ -184,7 +184,7 @@ def estimate_stacked(
                 low[k - i, c], high[k - i, c] = _own(
                     m, stack[k - i][:, c], point[k - i, c], ci, at, samples[k], (kind, label, c), notes
                 )
-            result = ConfidenceInterval(*one_sided(np.reshape(low[k - i], -1), np.reshape(high[k - i], -1), tail))
+            result = ConfidenceInterval(np.reshape(low[k - i], -1), np.reshape(high[k - i], -1))
             out.append(_result(result, methods, notes))
     return out
 
