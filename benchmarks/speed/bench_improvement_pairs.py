@@ -78,7 +78,9 @@ def main() -> None:
     loop, vectorised = (statistics.median(r["cpu"] for r in found[k]) for k in ("loop", "one op"))
     digests = {r["digest"] for rs in found.values() for r in rs}
     pairs = found["loop"][0]["pairs"]
-    print(f"\n== P(X > Y) of {pairs:,} pairs ({args.configs} configurations x 10 tasks x 10 runs, {args.reps:,} replicates)")
+    print(
+        f"\n== P(X > Y) of {pairs:,} pairs ({args.configs} configurations x 10 tasks x 10 runs, {args.reps:,} replicates)"
+    )
     print(f"  one call per pair      {loop:6.2f} s CPU (median)")
     print(f"  every pair in one op   {vectorised:6.2f} s CPU (median)")
     print(f"  one op / loop          {vectorised / loop:6.2f}x; the same bits: {len(digests) == 1}")
