@@ -76,12 +76,7 @@ def improvement_pair_replicates(
             out[:, p] = mt.improvement_replicates(cells[x], counts[x], cells[y], counts[y])
         return out
     for block, per_task in _task_values(cells, counts, pairs, block_bytes):
-        # the mean over tasks added task after task, as numpy adds the columns of one pair's per-task values (its
-        # fancy-indexed gather comes out replicate-major): the same rounding
-        total = per_task[:, :, 0].copy()
-        for m in range(1, per_task.shape[2]):
-            total += per_task[:, :, m]
-        out[:, block] = total / per_task.shape[2]
+        out[:, block] = mt.task_mean(per_task)  # tasks added in turn, as one pair's replicates add them
     return out
 
 

@@ -53,3 +53,15 @@ def test_unequal_runs_per_task_and_unsorted_runs_go_pair_by_pair() -> None:
     np.testing.assert_array_equal(
         pairwise.improvement_points([ragged, unsorted], [(0, 1)]), [mt.probability_of_improvement(*runs)]
     )
+
+
+def test_the_mean_over_tasks_adds_them_in_turn_as_the_task_major_reduction_did() -> None:
+    """P(X > Y)'s replicates were the mean of a task-major (column-by-column) array: numpy added the tasks in turn.
+    ``task_mean`` keeps that rounding on any layout; the row-wise (pairwise) sum of 26 values differs in the last bit
+    for some rows, which would change a replicate and so an interval's end."""
+    rng = np.random.default_rng(5)
+    per_task = rng.integers(0, 100, size=(2000, 26)) / 49.0
+    want = np.asfortranarray(per_task).mean(axis=1)
+    np.testing.assert_array_equal(mt.task_mean(per_task), want)
+    np.testing.assert_array_equal(mt.task_mean(np.ascontiguousarray(per_task)), want)
+    assert not np.array_equal(np.ascontiguousarray(per_task).mean(axis=1), want)  # the order matters here
