@@ -23,18 +23,17 @@ printed. No timing is asserted anywhere.
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import resource
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from bench_sweep_scale import checkout  # git archive REF, unpacked (this folder is on the path)
 
 ROOT = Path(__file__).resolve().parents[2]
 LRS = (0.0001, 0.0003, 0.001, 0.003, 0.01)
@@ -121,13 +120,6 @@ def timed(command: list[str], repo: Path) -> float:
     if proc.returncode not in (0, 3):
         raise SystemExit(f"{command[3:5]} failed (exit status {proc.returncode}):\n{proc.stderr[-3000:]}")
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-
-
-def checkout(ref: str, into: Path) -> Path:
-    data = subprocess.run(["git", "archive", ref], cwd=ROOT, capture_output=True, check=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(into, filter="data")
-    return into
 
 
 def report(name: str, found: dict[str, list[float]]) -> None:
