@@ -22,7 +22,6 @@ printed. No timing is asserted anywhere.
 
 from __future__ import annotations
 
-import argparse
 import os
 import resource
 import statistics
@@ -33,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from bench_sweep_scale import checkout  # git archive REF, unpacked (this folder is on the path)
+from bench_sweep_scale import interleaved_parser, repositories  # (this folder is on the path)
 
 ROOT = Path(__file__).resolve().parents[2]
 LRS = (0.0001, 0.0003, 0.001, 0.003, 0.01)
@@ -135,17 +134,12 @@ def report(name: str, found: dict[str, list[float]]) -> None:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--repeats", type=int, default=3, help="interleaved rounds (medians are printed)")
-    p.add_argument("--against", metavar="REF", help="also run an older checkout (git archive REF), e.g. main")
-    args = p.parse_args()
+    args = interleaved_parser(__doc__, repeats=3).parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.2f}; python {sys.version.split()[0]}")
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         inputs = write_inputs(tmp)
-        repos = {"this checkout": ROOT}
-        if args.against:
-            repos[args.against] = checkout(args.against, tmp / "against")
+        repos = repositories(args.against, tmp)
         found: dict[str, dict[str, list[float]]] = {name: {} for name in repos}
         modules = {}
         for name, repo in repos.items():
