@@ -2,9 +2,10 @@
 per block of pairs, instead of one call per pair (the all-pairs table of a sweep is quadratic in its configurations:
 1,596 pairs at 57).
 
-Each algorithm's runs are sorted within each task once; a pair's wins are then read, for every run of X, from Y's
-sorted runs by ``np.searchsorted`` (Y's runs below it and up to it: a win and half of each tie), and in a replicate
-from the running sum of Y's draw counts at those two positions, weighted by X's draw counts. The counts are exact
+Every algorithm's runs of a task are pooled and sorted once, and each run is found in the pool by ``np.searchsorted``:
+each algorithm's running count over the pool there says how many of its runs lie below the run and up to it (a win,
+and half of each tie), for every pair at once. A replicate's wins of a block of pairs are then one gather of the
+running sums of Y's draw counts at those positions, weighted by X's draw counts. The counts are exact
 integers and halves, and they are divided and averaged over tasks as :func:`.metrics.probability_of_improvement` and
 :func:`.metrics.improvement_replicates` do, pair by pair: the numbers are theirs, bit for bit.
 """
@@ -33,7 +34,7 @@ def improvement_points(cells: Sequence[Cells], pairs: Sequence[tuple[int, int]])
         >>> improvement_points([a, b], [(0, 1), (1, 0)]).tolist()
         [0.5625, 0.4375]
     """
-    if not all(c.rectangular and _sorted_runs(c) for c in cells):  # one pair at a time
+    if not _pooled(cells, PAIR_BLOCK_BYTES):  # one pair at a time
         return np.array([_point(cells[x], cells[y]) for x, y in pairs])
     out = np.empty(len(pairs))
     ones = [np.ones((1, c.n_runs), dtype=np.uint16) for c in cells]  # every run once: the estimate
@@ -59,8 +60,9 @@ def improvement_pair_replicates(
     """(R, P) the bootstrap replicates of P(X > Y) of each pair ``(x, y)`` from each algorithm's independent draw
     counts ``counts[a]`` (R, K_a) (:meth:`..bootstrap.Resample.counts` or ``small_counts``):
     :func:`.metrics.improvement_replicates` of each pair, bit for bit. With equal runs per task (every algorithm its
-    own number) the pairs of equal sizes are computed a block of ``block_bytes`` at a time, every task of every pair
-    of the block in one gather; else one pair at a time.
+    own number), sorted, the pairs of one X are computed a block of ``block_bytes`` at a time, every task of every
+    pair of the block in one gather; else (or where the pooled runs' counts would take more than ``4 block_bytes``)
+    one pair at a time.
 
     Example:
         >>> a = Cells.from_list([np.array([2.0, 3.0]), np.array([1.0, 5.0])])
@@ -71,7 +73,7 @@ def improvement_pair_replicates(
     """
     reps = int(counts[0].shape[0]) if len(counts) else 0
     out = np.empty((reps, len(pairs)))
-    if not all(c.rectangular and _sorted_runs(c) for c in cells):  # one pair at a time
+    if not _pooled(cells, block_bytes):  # one pair at a time
         for p, (x, y) in enumerate(pairs):
             out[:, p] = mt.improvement_replicates(cells[x], counts[x], cells[y], counts[y])
         return out
@@ -115,6 +117,15 @@ def _task_values(
                 wins += 0.5 * (np.take(cum, upto, axis=1).reshape(wins.shape) - wins)
             wins *= weights
             yield block, wins.reshape(reps, len(block), n_tasks, nx).sum(axis=3) / (nx * ny)
+
+
+def _pooled(cells: Sequence[Cells], block_bytes: int) -> bool:
+    """Whether the pairs can be computed together: equal runs per task, sorted, and every algorithm's running count
+    over each task's pooled runs (tasks x algorithms x pooled runs, 8 bytes each) within ``4 block_bytes``."""
+    if not all(c.rectangular and _sorted_runs(c) for c in cells):
+        return False
+    pooled = sum(int(c.sizes[0]) for c in cells) + 1
+    return 8 * cells[0].n_tasks * len(cells) * pooled <= 4 * block_bytes
 
 
 def _sorted_runs(c: Cells) -> bool:

@@ -32,7 +32,7 @@ def test_every_pair_at_once_is_each_pair_bit_for_bit(sizes: list[int], ties: boo
     pairs = all_pairs(len(cells))
     counts = [bs.draw(c, 301, rng).small_counts() for c in cells]
     want = np.column_stack([mt.improvement_replicates(cells[x], counts[x], cells[y], counts[y]) for x, y in pairs])
-    for block_bytes in (1, 10_000, pairwise.PAIR_BLOCK_BYTES):  # one pair a block, a few, all: the same numbers
+    for block_bytes in (1, 10_000, pairwise.PAIR_BLOCK_BYTES):  # one pair at a time, a block of a few, all of them
         got = pairwise.improvement_pair_replicates(cells, counts, pairs, block_bytes=block_bytes)
         np.testing.assert_array_equal(got, want)
     runs = [[c.values[o : o + n] for o, n in zip(c.offsets, c.sizes)] for c in cells]
