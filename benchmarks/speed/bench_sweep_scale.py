@@ -221,19 +221,31 @@ def report(name: str, results: dict[str, list[dict]]) -> None:
             print(f"  {line}")
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def interleaved_parser(doc: str, repeats: int) -> argparse.ArgumentParser:
+    """The flags of an interleaved benchmark against an older checkout: ``--against REF`` and ``--repeats``."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     p.add_argument("--against", metavar="REF", help="also run an older checkout (git archive REF), e.g. main")
-    p.add_argument("--repeats", type=int, default=2, help="interleaved rounds (medians are printed)")
+    p.add_argument("--repeats", type=int, default=repeats, help="interleaved rounds (medians are printed)")
+    return p
+
+
+def repositories(against: str | None, tmp: Path) -> dict[str, Path]:
+    """This checkout and, with ``against``, that ref's files unpacked under ``tmp``."""
+    repos = {"this checkout": ROOT}
+    if against:
+        repos[against] = checkout(against, tmp / "against")
+    return repos
+
+
+def main() -> None:
+    p = interleaved_parser(__doc__, repeats=2)
     p.add_argument("--reps", type=int, default=20_000, help="evaluate()'s replicates (the sweeps take half)")
     p.add_argument("--only", metavar="PREFIX", help="run only the cases whose name starts with PREFIX")
     args = p.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.2f}; python {sys.version.split()[0]}")
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        repos = {"this checkout": ROOT}
-        if args.against:
-            repos[args.against] = checkout(args.against, tmp / "against")
+        repos = repositories(args.against, tmp)
         plans = {
             name: {
                 case: spec

@@ -397,12 +397,27 @@ def _improvement_rectangular(cells_x, counts_x: np.ndarray, cells_y, counts_y: n
     # per task took runs-per-task squared bytes: 5 GB at 50,000 runs per cell)
     below = (base + np.stack([np.searchsorted(y[t], x[t], side="left") for t in range(n_tasks)])).ravel()
     upto = (base + np.stack([np.searchsorted(y[t], x[t], side="right") for t in range(n_tasks)])).ravel()
-    wins = cum[:, below]
+    wins = np.take(cum, below, axis=1)  # replicate by replicate (C order): the products below run along rows
     if not np.array_equal(below, upto):  # ties between an x run and a y run count 1/2 (without: lo + 0 = lo)
-        wins += 0.5 * (cum[:, upto] - wins)
+        wins += 0.5 * (np.take(cum, upto, axis=1) - wins)
     wins *= counts_x.reshape(reps, n_tasks * nx)  # (R, M·n_x)
-    per_task = wins.reshape(reps, n_tasks, nx).sum(axis=2) / (nx * ny)
-    return per_task.mean(axis=1)
+    return task_mean(wins.reshape(reps, n_tasks, nx).sum(axis=2) / (nx * ny))
+
+
+def task_mean(per_task: np.ndarray) -> np.ndarray:
+    """(..., ) the mean over the last axis (tasks) of P(X > Y) per task, added task after task: the rounding of every
+    P(X > Y) replicate (which was ``per_task.mean(axis=1)`` of a task-major gather, whose reduction adds the tasks in
+    turn), kept bit for bit whatever the layout of ``per_task`` (a sum of 26 values in another order differs in the
+    last bit).
+
+    Example:
+        >>> task_mean(np.array([[0.5, 0.25, 1.0]])).tolist()
+        [0.5833333333333334]
+    """
+    total = per_task[..., 0].copy()
+    for m in range(1, per_task.shape[-1]):
+        total += per_task[..., m]
+    return total / per_task.shape[-1]
 
 
 def improvement_task_slots(x: Resample, y: Resample, block_bytes: int = 32 * 2**20) -> np.ndarray:

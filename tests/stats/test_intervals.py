@@ -136,3 +136,37 @@ def test_each_statistic_gets_its_own_method_and_a_stack_gives_the_same_numbers()
     for r in stacked:
         np.testing.assert_array_equal(r.low, result.low)
         np.testing.assert_array_equal(r.high, result.high)
+
+
+def test_a_stack_of_distributions_gives_each_one_its_own_intervals_bit_for_bit():
+    """``estimate_stacked`` computes a statistic's own method (the median's normal interval under bootstrap-t) and the
+    studentized ones over every distribution of a stack at once: each distribution's numbers are those of its own
+    ``estimate`` call, to the last bit (a reduction over a column read in another layout rounds differently)."""
+    import numpy as np
+
+    from rl_reliable_logger.stats import bootstrap as bs
+    from rl_reliable_logger.stats import metrics as mt
+
+    rng = np.random.default_rng(0)
+    stat = lambda r: np.stack([mt.mean(r), mt.median(r), mt.iqm(r)], axis=1)
+    parts = []
+    for a in range(4):
+        cells = bs.Cells.from_list([rng.normal(size=int(rng.integers(3, 8))) for _ in range(int(rng.integers(3, 27)))])
+        dist = bs.replicates(cells, stat, 3001, np.random.default_rng(a))
+        se = bs.replicates(cells, mt.mean_se, 3001, np.random.default_rng(a))
+        sample = intervals.Sample(
+            level=lambda ci, c=cells: bounds.expanded_level(c, ci),
+            runs=cells,
+            standard_errors=lambda kind, se=se, c=cells: (se, mt.mean_se(bs.original(c))[0]),
+        )
+        parts.append((dist, stat(bs.original(cells))[0], sample))
+    request, kinds = intervals.ResamplingRequest("bootstrap-t", 0.95), ["mean", "median", "*"]
+    stacked = intervals.estimate_stacked(
+        request, "aggregates", (4, 3001, 3), lambda i, out: out.__setitem__(..., parts[i][0]),
+        [p[1] for p in parts], [p[2] for p in parts], kinds=kinds, labels=["a", "b", "c"],
+    )  # fmt: skip
+    for (dist, point, sample), got in zip(parts, stacked):
+        one = intervals.estimate(request, "aggregates", dist, point, sample, kinds=kinds, labels=["a", "b", "c"])
+        assert one.methods == got.methods == ("bootstrap-t", "normal", "expanded")
+        np.testing.assert_array_equal(got.low, one.low)
+        np.testing.assert_array_equal(got.high, one.high)

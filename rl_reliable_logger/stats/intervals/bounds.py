@@ -169,6 +169,27 @@ def sorted_quantile(ordered: np.ndarray, counts: np.ndarray, q: np.ndarray) -> n
     return out
 
 
+def quantile_positions(counts: np.ndarray, levels: Sequence[np.ndarray]) -> np.ndarray:
+    """The positions :func:`sorted_quantile` reads of columns holding ``counts`` values each (their values first, any
+    others after them) at each of ``levels``: partitioning the columns at these positions (``np.partition``, which
+    puts NaN last as ``np.sort`` does) places there the values a full sort would, in linear time.
+
+    Example:
+        >>> import numpy as np
+        >>> quantile_positions(np.array([1001]), [np.array([0.975]), np.array([0.025])]).tolist()
+        [0, 25, 26, 975, 976, 1000]
+    """
+    import numpy as np
+
+    counts = np.asarray(counts, dtype=np.int64)
+    last = np.maximum(counts - 1, 0)
+    found = [np.zeros(1, dtype=np.int64), last]
+    for q in levels:
+        previous = np.floor(np.clip((counts - 1) * np.asarray(q, dtype=float), 0, None)).astype(np.int64)
+        found += [np.minimum(previous, last), np.minimum(previous + 1, last)]
+    return np.unique(np.concatenate(found))
+
+
 def tie_tolerance(dist: np.ndarray, point: np.ndarray) -> np.ndarray:
     """How far a replicate may lie from the estimate and still count as equal to it: 1e-9 of the statistic's
     scale (its largest finite |replicate| or |estimate|). Far above the rounding of sums in another order
@@ -478,10 +499,12 @@ def studentized_intervals(
     with np.errstate(invalid="ignore", divide="ignore"):
         t = np.where(ok, (stats - stat) / errors, np.nan)  # the dropped replicates: NaN, sorted last
     usable &= ~np.isnan(np.where(ok, t, 0.0)).any(axis=0)  # a NaN t*: np.quantile gives NaN, so no interval
-    ordered = np.sort(t, axis=0)
+    levels = (np.full(t.shape[1], 1 - alpha / 2), np.full(t.shape[1], alpha / 2))
+    # only the ranks read are put in place (as a sort would put them): linear in the replicates
+    ordered = np.partition(t, quantile_positions(kept, levels), axis=0) if len(t) else t
     with np.errstate(invalid="ignore"):
-        hi_t = sorted_quantile(ordered, kept, np.full(t.shape[1], 1 - alpha / 2))
-        lo_t = sorted_quantile(ordered, kept, np.full(t.shape[1], alpha / 2))
+        hi_t = sorted_quantile(ordered, kept, levels[0])
+        lo_t = sorted_quantile(ordered, kept, levels[1])
     usable &= hi_t > lo_t
     low, high = studentized_bounds(stat, se, lo_t, hi_t)
     return np.where(usable, low, np.nan), np.where(usable, high, np.nan)

@@ -129,25 +129,26 @@ def estimate_stacked(
     *,
     kinds: Sequence[str] | None = None,
     labels: Sequence[str] | None = None,
-    tail: str = "two-sided",
 ) -> list[IntervalResult]:
     """:func:`estimate` of ``count`` distributions of ``rows`` replicates and ``width`` statistics each
     (``shape``), distribution ``i`` written by ``fill(i, out)`` into a ``(rows, width)`` block, with its estimates
     ``points[i]`` and its ``samples[i]``. The blocks are stacked ``request.chunk_bytes`` at a time (at least one),
     as one ``(rows, parts, width)`` view the selection reads without a copy: the same numbers as one call per
     distribution, in one selection pass per chunk. Returns one result per distribution (without its replicates:
-    ``bootstrap_distribution`` is None, the stack is reused). ``tail``: as :func:`estimate`'s."""
+    ``bootstrap_distribution`` is None, the stack is reused). Two-sided: a one-sided bound is :func:`estimate`'s
+    ``tail=``, one distribution at a time."""
     import numpy as np
 
     count, rows, width = shape
-    ci, spec = sided_level(request.level, tail), request.table_method(table)
+    ci, spec = request.level, request.table_method(table)
     if kinds is None and spec.from_runs is not None:  # from the runs themselves: no replicates needed
         empty = np.empty((0, width))
-        return [estimate(request, table, empty, points[i], samples[i], tail=tail) for i in range(count)]
+        return [estimate(request, table, empty, points[i], samples[i]) for i in range(count)]
     methods = [spec] * width if kinds is None else [request.statistic_method(table, k) for k in kinds]
     needs_tail = any(m.needs_tail for m in methods)
     block = [j for j, m in enumerate(methods) if _in_block(m, spec)]
     studentized = [c for c, m in enumerate(methods) if m.studentized and c not in block and kinds is not None]
+    replicated = [c for c, m in enumerate(methods) if c not in block and _from_replicates(m)]
     out: list[IntervalResult] = []
     per_stack = max(1, request.chunk_bytes // max(1, rows * width * 8))
     for i in range(0, count, per_stack):
@@ -168,12 +169,17 @@ def estimate_stacked(
                 low[:, block], high[:, block] = _bounds(spec)(
                     view[..., block], point[:, block], ci, _take(level_tail, block), None
                 )
+        # a statistic by a method of its own from its replicates (the median's normal interval under bootstrap-t):
+        # every distribution of the stack at once, each one's column contiguous, as a call per distribution reads it
+        for c in replicated:
+            tail_c = None if level_tail is None else level_tail[:, c]
+            low[:, c], high[:, c] = _bounds(methods[c])(np.asfortranarray(view[..., c]), point[:, c], ci, tail_c, None)
         # a studentized statistic's intervals: every distribution of the stack at once (NaN: falls back, below)
         student = {c: _studentized_parts(samples[i:j], kinds[c], ci) for c in studentized}  # type: ignore[index]
         for k in range(i, j):
             notes: list[tuple[str, Fallback]] = []
             for c, m in enumerate(methods):
-                if c in block:
+                if c in block or c in replicated:
                     continue
                 if c in student and not np.isnan(student[c][0][k - i]):
                     low[k - i, c], high[k - i, c] = student[c][0][k - i], student[c][1][k - i]
@@ -184,7 +190,7 @@ def estimate_stacked(
                 low[k - i, c], high[k - i, c] = _own(
                     m, stack[k - i][:, c], point[k - i, c], ci, at, samples[k], (kind, label, c), notes
                 )
-            result = ConfidenceInterval(*one_sided(np.reshape(low[k - i], -1), np.reshape(high[k - i], -1), tail))
+            result = ConfidenceInterval(np.reshape(low[k - i], -1), np.reshape(high[k - i], -1))
             out.append(_result(result, methods, notes))
     return out
 
@@ -197,9 +203,10 @@ def _studentized_parts(samples: Sequence[Sample], kind: str, ci: float) -> tuple
 
     found = [sample.standard_errors(kind) for sample in samples]  # type: ignore[misc]
     if len({len(dist) for dist, _ in found}) == 1:
-        dists = np.stack([dist for dist, _ in found], axis=2)  # (B, 2, parts)
+        stats = np.column_stack([dist[:, 0] for dist, _ in found])  # (B, parts), each read contiguous
+        errors = np.column_stack([dist[:, 1] for dist, _ in found])
         points = np.stack([point for _, point in found], axis=1)  # (2, parts)
-        return studentized_intervals(dists[:, 0], dists[:, 1], points[0], points[1], ci)
+        return studentized_intervals(stats, errors, points[0], points[1], ci)
     ends = [studentized_interval(dist, point, ci) or (np.nan, np.nan) for dist, point in found]
     return np.array([e[0] for e in ends]), np.array([e[1] for e in ends])
 
@@ -220,6 +227,14 @@ def _result(
 def _in_block(method: IntervalMethod, table: IntervalMethod) -> bool:
     """A statistic whose interval is the table method's bounds: computed with the others, in one pass."""
     return not method.studentized and method.from_runs is None and method.bounds is table.bounds
+
+
+def _from_replicates(method: IntervalMethod) -> bool:
+    """A statistic's own method that is computed from its replicates alone (not studentized, not from the runs, no
+    acceleration): its bounds take every distribution of a stack at once."""
+    return (
+        not method.studentized and method.from_runs is None and method.bounds is not None and not method.needs_jackknife
+    )
 
 
 def _bounds(spec: IntervalMethod) -> Bounds:
