@@ -187,7 +187,7 @@ def _cmd_gate(args: argparse.Namespace) -> int:
         _publish(sink, plugin, candidate, incumbent, result)
 
     text = json.dumps(as_json(result, args.state), sort_keys=True) if args.json else format_gate(result, args.state)
-    show_look(table, plugin, sink, args, text, publish, notes(table.warnings))
+    show_look(table, plugin, sink, args, text, publish, notes(table))
     return EXIT[result.verdict]
 
 
