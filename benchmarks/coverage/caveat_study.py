@@ -53,7 +53,7 @@ from rl_reliable_logger.analysis.tables.base import TableInputs, compared_pairs,
 from rl_reliable_logger.stats import bootstrap as bs
 from rl_reliable_logger.stats import metrics as mt
 from rl_reliable_logger.stats import registry
-from rl_reliable_logger.stats.intervals.bounds import expanded_level, normal_interval, student_t_task_intervals
+from rl_reliable_logger.stats.intervals.bounds import expanded_level, normal_interval, student_t_runs
 
 METRICS = ("mean", "median", "iqm", "optimality_gap")
 
@@ -232,7 +232,7 @@ def trial(data: DataSet, n: int, truth: dict[str, np.ndarray], rng: np.random.Ge
         side = _side(rows["low"].to_numpy(), rows["high"].to_numpy(), truth[a])
         rec["agg"].append((side, [feats[a][k] for k in cv.ALGORITHM_FEATURES]))
         rec["agg_w"].append((rows["high"] - rows["low"]).to_numpy())
-        low, high = student_t_task_intervals(cells[a], 0.95)
+        low, high = student_t_runs(cells[a], 0.95)
         tf = cv.task_features(cells[a])
         rec["task"].append((_side(low, high, truth[f"{a}/tasks"]), [[f[k] for k in cv.TASK_FEATURES] for f in tf]))
     for x, y in pairs(algs):
@@ -315,7 +315,7 @@ def task_records(data: DataSet, n: int, trials: int, seed: int) -> dict[str, np.
     for cells in replay_draws(data, n, trials, seed):
         side, feat = [], []
         for a, c in cells.items():
-            low, high = student_t_task_intervals(c, 0.95)
+            low, high = student_t_runs(c, 0.95)
             side.append(_side(low, high, truth[f"{a}/tasks"]))
             feat.append([[f[k] for k in cv.TASK_FEATURES] for f in cv.task_features(c)])
         sides.append(side)
@@ -324,6 +324,10 @@ def task_records(data: DataSet, n: int, trials: int, seed: int) -> dict[str, np.
 
 
 # ----------------------------------------------------------------------------- rating the rules
+#: The study's split of the per-task rows: a task whose runs' spread is under this share of the median spread of its
+#: algorithm's tasks ("nearly equal"; a caveat of its own before the per-task interval floored each task's spread at
+#: that median, ``stats/intervals/bounds.TASK_SPREAD_FLOOR``).
+NEAR_TIED = 0.1
 KINDS = ("mean", "median", "iqm", "optimality_gap")  # the order of METRICS, as statistic kinds
 #: The rows of an interval that is not a default (the median's bootstrap interval, ``median_interval=method``):
 #: rated beside the default, left out of the done-when.
@@ -642,7 +646,7 @@ def task_split(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
         for n in runs:
             miss, feat = found[f"task_side_{n}"] != 0, found[f"task_feat_{n}"]
             zero = feat[..., column["no_spread"]] == 1
-            near = ~zero & (feat[..., column["spread_ratio"]] < cv.NEAR_TIED) & (n <= cv.TAIL_RUNS)
+            near = ~zero & (feat[..., column["spread_ratio"]] < NEAR_TIED) & (n <= cv.TAIL_RUNS)
             parts = [
                 f"{1 - miss[m].mean():.3f} ({m.mean():.1%})" if m.any() else "- (0%)"
                 for m in (zero, near, ~zero & ~near)
@@ -655,7 +659,7 @@ def task_split(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
 def tie_features(cells: bs.Cells) -> dict[str, float]:
     """Features screened for the IQM's and the median's uncaveated shortfalls (``--separate``), none adopted: runs
     tied at the IQM's cut points, runs duplicating another, tasks whose runs are all equal or nearly (a standard
-    deviation under :data:`cv.NEAR_TIED` of the median task's), and the share of the runs between the cut points that
+    deviation under :data:`NEAR_TIED` of the median task's), and the share of the runs between the cut points that
     come from tasks whose runs are all equal."""
     runs = [cells.values[o : o + n] for o, n in zip(cells.offsets, cells.sizes)]
     pooled = np.sort(cells.values)
@@ -667,7 +671,7 @@ def tie_features(cells: bs.Cells) -> dict[str, float]:
         "cut_ties": float(np.mean((pooled == low) | (pooled == high))),
         "duplicates": 1.0 - np.unique(pooled).size / k,
         "tasks_tied": float(tied.mean()),
-        "tasks_near_tied": float(np.mean(cv.spread_ratios(runs) < cv.NEAR_TIED)),
+        "tasks_near_tied": float(np.mean(cv.spread_ratios(runs) < NEAR_TIED)),
         "middle_from_tied": float(np.mean(middle)) if middle else 0.0,
     }
 

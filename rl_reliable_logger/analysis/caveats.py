@@ -22,11 +22,11 @@ the data, the design and the interval method show, never from the interval itsel
 * **P(X > Y)** under a bootstrap interval, at 0.2 or below, 0.8 or above: *at the boundary*, where the runs of X
   and Y separate on most tasks (each such task's Mann-Whitney share is 0 or 1 in every replicate, so it adds no
   width); the default interval (``mann-whitney``) gives such a task a width of its own and carries none;
-* **a task's mean**: *runs all equal*, when the runs of a task have no spread (the interval has no width); *runs
-  nearly equal*, at :data:`TAIL_RUNS` runs per task or fewer, when a task's spread is under :data:`NEAR_TIED` of the
-  median spread of its algorithm's tasks (its few runs happened to agree, or a rare run off a cap went unseen: the
-  interval is likely too narrow: on the real data sets of the coverage study such cells covered 0.54-0.75 at 3 runs
-  per task and 0.72-0.89 at 10, Procgen's 0-0.10, the unmarked rest 0.85-0.94).
+* **a task's mean**: *runs all equal*, when the runs of a task have no spread: its Student-t interval borrows the
+  median spread of its algorithm's tasks (:data:`..stats.intervals.bounds.TASK_SPREAD_FLOOR`), and a rare run off
+  that value went unseen (such cells covered 0.73-0.94 at 3 runs per task on the real data sets of the coverage
+  study). Tasks whose runs are merely close are covered by the same floor (0.75-0.99 at 3 runs, 0.84-1.0 at 10) and
+  carry none.
 
 The IQM carries none: no rule from the runs told its few shortfalls from its covers.
 
@@ -184,12 +184,6 @@ MEDIAN_RUNS = 10
 #: beyond 0.2 and 0.8).
 IMPROVEMENT_EDGE = 0.3
 
-#: A task's mean carries a caveat where its runs' spread is under this share of the median spread of its algorithm's
-#: tasks, at :data:`TAIL_RUNS` runs per task or fewer (chosen on the training sets, Atari 100k DER/OTR/DrQ/SimPLe and
-#: DreamerV2, where it fires on 8-9% of the cells whose interval covers and 21-46% of those that miss; rated on the
-#: held-out ones: ``docs/validation.md``).
-NEAR_TIED = 0.1
-
 #: Every reason, in the words every cell it applies to carries (one mark and one line per reason in every format).
 REASONS = {
     "top": f"heavy tails: one task makes up half of the mean or more, and {TAIL_RUNS} runs per task or fewer "
@@ -206,9 +200,8 @@ REASONS = {
     f"{MEDIAN_RUNS} runs per task or fewer (median_interval=order-statistic is conservative)",
     "boundary": "near 0 or 1 (at the boundary) a task whose runs separate adds no width to a bootstrap interval; "
     "may under-cover (the default method, bootstrap-t, gives P(X>Y) an interval that does not collapse there)",
-    "no_spread": "runs all equal: the interval has no width",
-    "near_tied": f"runs nearly equal: the spread is under {NEAR_TIED:.0%} of the median spread of the algorithm's "
-    f"tasks, and {TAIL_RUNS} runs per task or fewer may miss a rare run off it; may under-cover",
+    "no_spread": "runs all equal: the interval's width is the median spread of the algorithm's tasks, not the "
+    "task's own, and a rare run off that value is unseen; may under-cover",
 }
 
 
@@ -252,10 +245,7 @@ def improvement_caveat(features: Mapping[str, float], resampled: bool = True) ->
 
 def task_caveat(features: Mapping[str, float]) -> str:
     """The caveat of one task's mean from :func:`task_features`."""
-    if features["no_spread"]:
-        return REASONS["no_spread"]
-    near = features.get("spread_ratio", 1.0) < NEAR_TIED and 1 < features["runs"] <= TAIL_RUNS
-    return REASONS["near_tied"] if near else ""
+    return REASONS["no_spread"] if features["no_spread"] else ""
 
 
 # ----------------------------------------------------------------------------- what the study measured

@@ -231,7 +231,7 @@ class AnalysisOptions:
     median_interval: str = option(
         "auto",
         help="interval of the median (and its differences): auto (order-statistic at 10 runs per task or fewer, "
-        "else what --method gives it), method, or order-statistic (median of the per-task Student-t bounds, its "
+        "else what --method gives it), method, or order-statistic (median of each task's own Student-t bounds, its "
         "differences the MOVER over them: conservative and wide, it covers whenever every task's interval covers; "
         "the median's bootstrap intervals under-cover at few runs, docs/validation.md)",
         check=d.one_of(_median_intervals, "a median interval"),

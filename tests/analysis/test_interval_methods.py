@@ -157,5 +157,14 @@ def test_bootstrap_t_gives_per_task_means_the_student_t_interval():
     assert report.provenance["intervals"]["per_task"]["method"] == "student-t"
     for row in report.per_task.itertuples():
         runs = df[(df["algorithm"] == row.algorithm) & (df["task"] == row.task)]["score"].to_numpy()
-        ref = scipy.stats.t.interval(0.95, runs.size - 1, loc=runs.mean(), scale=scipy.stats.sem(runs))
+        # each task's standard deviation at least the median of its algorithm's tasks' (TASK_SPREAD_FLOOR = 1)
+        variances = df[df["algorithm"] == row.algorithm].groupby("task")["score"].var(ddof=1)
+        scale = max(scipy.stats.sem(runs), np.sqrt(np.median(variances) / runs.size))
+        ref = scipy.stats.t.interval(0.95, runs.size - 1, loc=runs.mean(), scale=scale)
         assert (row.low, row.high) == pytest.approx(ref, rel=1e-12)
+    widened = 0
+    for row in report.per_task.itertuples():
+        runs = df[(df["algorithm"] == row.algorithm) & (df["task"] == row.task)]["score"].to_numpy()
+        plain = scipy.stats.t.interval(0.95, runs.size - 1, loc=runs.mean(), scale=scipy.stats.sem(runs))
+        widened += row.high - row.low > (plain[1] - plain[0]) * (1 + 1e-9)
+    assert 0 < widened < len(report.per_task)  # the tasks below the median spread, not every task

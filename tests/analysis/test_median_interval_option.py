@@ -107,10 +107,10 @@ def test_the_command_line_selects_it_and_says_so(tmp_path, capsys):
     assert code == 0
     prov = json.loads((out / "provenance.json").read_text(encoding="utf-8"))
     assert prov["intervals"]["aggregates"]["statistics"]["median"] == "order-statistic"
-    assert "order-statistic (median of the per-task Student-t bounds" in console
+    assert "order-statistic (median of each task's own Student-t bounds" in console
     assert "intervals for median" in console
     methods = (out / "methods.md").read_text(encoding="utf-8")
-    assert "order-statistic (median of the per-task Student-t bounds" in methods
+    assert "order-statistic (median of each task's own Student-t bounds" in methods
     code, _, err = run_cli(capsys, "evaluate", path, *flags, "--median-interval", "orderstat")
     assert code == 2
     assert "--median-interval" in err and "order-statistic" in err and len(err.strip().splitlines()) == 1

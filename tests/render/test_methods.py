@@ -44,7 +44,7 @@ def test_paragraph_reflects_the_options():
     assert (  # the default method, bootstrap-t: each aggregate statistic by its rule
         "95% confidence intervals" in one
         and "the aggregate metrics: studentized bootstrap (bootstrap-t) intervals for mean, iqm and optimality_gap "
-        "(200 bootstrap replicates) and order-statistic (median of the per-task Student-t bounds"
+        "(200 bootstrap replicates) and order-statistic (median of each task's own Student-t bounds"
         in one
         # 4 runs per task: the median's order-statistic interval (median_interval=auto), no resampling
         and "The median's interval is the order-statistic one at 10 runs per task or fewer (`median_interval=auto`)"

@@ -269,7 +269,7 @@ register(
 register(
     IntervalMethod(
         "student-t",
-        "Student-t (mean ± t·s/√N, no resampling)",
+        "Student-t (mean ± t·s/√N, each task's s at least the median s of its algorithm's tasks, no resampling)",
         None,
         bootstrap=False,
         replicates=False,
@@ -280,7 +280,7 @@ register(
 register(
     IntervalMethod(
         "order-statistic",
-        "order-statistic (median of the per-task Student-t bounds, conservative, no resampling)",
+        "order-statistic (median of each task's own Student-t bounds, conservative, no resampling)",
         None,
         bootstrap=False,
         replicates=False,
