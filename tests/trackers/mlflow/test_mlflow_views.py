@@ -106,7 +106,8 @@ def test_the_comparison_chart_is_in_the_bundle_uploaded_and_shown_in_the_descrip
     report, result = _publish(store)
     client, folder = store["client"], f"rl_reliable/{report_hash(report)[:16]}/bundle"
     figures = {f.path.rsplit("/", 1)[-1] for f in client.list_artifacts(result.target, f"{folder}/figures")}
-    assert "interval_estimates.png" in figures and "interval_estimates.svg" not in figures  # PNG only by default
+    assert {"interval_estimates.png", "interval_estimates.svg"} <= figures  # the page's chart: SVG too
+    assert {f for f in figures if f.endswith(".svg")} == {"interval_estimates.svg"}  # the others PNG only
     manifest = json.loads(
         (store["cwd"] / client.download_artifacts(result.target, f"{folder}/manifest.json", str(store["cwd"])))
         .read_text()
@@ -115,7 +116,7 @@ def test_the_comparison_chart_is_in_the_bundle_uploaded_and_shown_in_the_descrip
     listed = json.dumps(manifest)
     assert "figures/interval_estimates.png" in listed  # part of the bundle, not a file beside it
     note = client.get_run(result.target).data.tags[NOTE_TAG]
-    assert f"](get-artifact?path={folder.replace('/', '%2F')}%2Ffigures%2Finterval_estimates.png" in note
+    assert f"](get-artifact?path={folder.replace('/', '%2F')}%2Ffigures%2Finterval_estimates.svg" in note
     assert f"run_uuid={result.target})" in note
 
 
