@@ -19,12 +19,14 @@ Example:
 from __future__ import annotations
 
 import numbers
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ...errors import InputError
 from ...redaction import redact
+from .deprecation import callers_level, spelled
 from .messages import kw
 
 
@@ -91,13 +93,8 @@ def moved_client_options(
             f"{where} got {both[0]}= and {kw('client_kwargs=')} with the key {both[0]!r}: give it once, in "
             f"{kw('client_kwargs=')}"
         )
-    import warnings
-
-    from .reading import callers_level
-
-    spelled = ", ".join(f"{key}=..." for key in legacy)
     warnings.warn(
-        f"{where.removesuffix('()')}({spelled}) is deprecated: pass client_kwargs={{"
+        f"{where.removesuffix('()')}({spelled(legacy)}) is deprecated: pass client_kwargs={{"
         + ", ".join(f"{key!r}: ..." for key in legacy)
         + "} (the old keywords go in the next release)",
         DeprecationWarning,

@@ -22,13 +22,12 @@ Example:
 
 from __future__ import annotations
 
-import inspect
-import warnings
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
 from ...errors import InputError
+from .deprecation import moved_keywords
 from .messages import kw
 from .request import KINDS, SourceRequest
 from .reruns import DEFAULT_RERUNS, check_reruns
@@ -184,7 +183,8 @@ def read_options(
     curve_key_is_curves: bool = False,
 ) -> ReadOptions:
     """``read``, or the options of the old separate keywords (``legacy``, those of ``accepted`` the caller gave)
-    with a DeprecationWarning naming ``read=``; both at once are an InputError, any other keyword a TypeError.
+    with a DeprecationWarning naming ``read=`` (:func:`.deprecation.moved_keywords`); both at once are an InputError,
+    any other keyword a TypeError.
     ``curve_key_is_curves``: an old ``curve_key=`` alone asked for the curves (a :class:`SourceRequest`'s did).
 
     Example:
@@ -201,36 +201,13 @@ def read_options(
         raise TypeError(f"{where} got an unexpected keyword argument {unknown[0]!r}")
     if not legacy:
         return read if read is not None else ReadOptions()
-    given = ", ".join(f"{name}=" for name in legacy)
-    if read is not None:
-        raise InputError(
-            f"{where} got both {kw('read=')} and {given}: give the reading options once, in {kw('read=ReadOptions(...)')}"
-        )
-    new = {RENAMED.get(name, name): value for name, value in legacy.items()}
-    warnings.warn(
-        f"{where.removesuffix('()')}({_spelled(legacy)}) is deprecated: pass read=ReadOptions({_spelled(new)}) "
-        "(the old keywords go in the next release)",
-        DeprecationWarning,
-        stacklevel=callers_level(),
-    )
+    new = moved_keywords(read, legacy, where=where, keyword="read", bundle="ReadOptions", renamed=RENAMED)
+    assert new is not None
     if curve_key_is_curves and new.get("curve_key"):
         new.setdefault("curves", True)
     elif not new.get("curves"):
         new.pop("curve_key", None)  # the old keywords read a curve key only with curves
     return ReadOptions(**new)
-
-
-def callers_level() -> int:
-    """The ``stacklevel`` of the first frame outside this package: the warning points at the caller's line."""
-    package = __name__.split(".")[0]
-    frame, level = inspect.currentframe(), 1
-    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == package:
-        frame, level = frame.f_back, level + 1
-    return max(level - 1, 1)
-
-
-def _spelled(keywords: Collection[str]) -> str:
-    return ", ".join(f"{name}=..." for name in keywords)
 
 
 def request_of(
