@@ -27,6 +27,7 @@ import ray
 
 args = json.loads(sys.argv[1])
 ray.init(address=args["address"], include_dashboard=False, log_to_driver=False)
+from rl_reliable_logger.analysis.race_options import RaceOptions
 from rl_reliable_logger.trackers.raytune import race_tune
 
 
@@ -48,9 +49,10 @@ def trainable(config):
 
 
 result = race_tune(
-    trainable, [{"lr": 0.1}, {"lr": 0.2}], ["a"], state=args["state"], storage_path=args["storage"], looks=2,
-    max_runs=4, score_key="score", reps=200, seed=0, param_space={"trigger": args["trigger"], "log": args["log"],
-    "call": args["call"]}, run_config={"verbose": 0}, tune_config={"max_concurrent_trials": 1},
+    trainable, [{"lr": 0.1}, {"lr": 0.2}], ["a"], state=args["state"], design=RaceOptions(looks=2, max_runs=4),
+    score_key="score", reps=200, seed=0, param_space={"trigger": args["trigger"], "log": args["log"],
+    "call": args["call"]}, run_config={"storage_path": args["storage"], "verbose": 0},
+    tune_config={"max_concurrent_trials": 1},
 )
 print(json.dumps({"stop": bool(result.stop), "look": result.look}))
 """

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from rl_reliable_logger.analysis.race_options import RaceOptions
 from rl_reliable_logger.errors import InputError
 from rl_reliable_logger.trackers.raytune import race as driver
 from rl_reliable_logger.trackers.raytune import race_tune
@@ -19,7 +20,7 @@ from tests.contract.source_corpus import Run, tune_folder
 TASKS = ("cartpole", "acrobot")
 LRS = (0.001, 0.01)
 NOISE = [0.3, -0.2, 0.1, -0.4, 0.2, 0.0]  # both rates alike: undecided at look 1, so runs are listed
-DESIGN: dict[str, Any] = {"looks": 3, "max_runs": 9, "score_key": "score", "delta": 0.0, "reps": 200}
+DESIGN: dict[str, Any] = {"design": RaceOptions(looks=3, max_runs=9, delta=0.0), "score_key": "score", "reps": 200}
 
 
 class Started(Exception):
@@ -54,7 +55,7 @@ def _call(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return race_tune(
-            lambda config: None, configs, TASKS, state=tmp_path / "race", storage_path=tmp_path / "tune",
+            lambda config: None, configs, TASKS, state=tmp_path / "race", run_config={"storage_path": tmp_path / "tune"},
             **{**DESIGN, **more},
         )  # fmt: skip
 
@@ -141,9 +142,9 @@ def test_tune_config_is_one_bundle_and_the_race_keeps_its_searcher(tmp_path, mon
     monkeypatch.setattr(driver, "_run_look", record)
     bundle = {"max_concurrent_trials": 1, "resources": {"cpu": 1}}
     with pytest.raises(Started):
-        race_tune(lambda c: None, [{"lr": 0.1}, {"lr": 0.2}], TASKS, state=tmp_path / "r", storage_path=tmp_path / "t",
+        race_tune(lambda c: None, [{"lr": 0.1}, {"lr": 0.2}], TASKS, state=tmp_path / "r", run_config={"storage_path": tmp_path / "t"},
                   tune_config=bundle, **DESIGN)  # fmt: skip
     assert seen == [bundle]
     with pytest.raises(InputError, match="is the race's"):
-        race_tune(lambda c: None, [{"lr": 0.1}, {"lr": 0.2}], TASKS, state=tmp_path / "r", storage_path=tmp_path / "t",
+        race_tune(lambda c: None, [{"lr": 0.1}, {"lr": 0.2}], TASKS, state=tmp_path / "r", run_config={"storage_path": tmp_path / "t"},
                   tune_config={"num_samples": 3}, **DESIGN)  # fmt: skip
