@@ -159,19 +159,9 @@ class ReadOptions:
         curve = None
         if self.curves:
             curve = self.curve_key or (score if isinstance(score, str) or score is None else next(iter(score), None))
-        return SourceRequest(
-            score=score,
-            curve_key=curve,
-            extra_fields=self.extra_fields(column),
-            score_rule=self.score_rule,
-            algorithms=self.algorithms,
-            tasks=self.tasks,
-            include_unfinished=self.include_unfinished,
-            on_invalid=self.on_invalid,
-            names=self.names,
-            reruns=self.reruns,
-            **refs,
-        )
+        same = {f.name for f in fields(SourceRequest)} & {f.name for f in fields(self)} - {"curve_key"}
+        shared = {name: getattr(self, name) for name in sorted(same)}  # score_rule, on_invalid, names, reruns, ...
+        return SourceRequest(score=score, curve_key=curve, extra_fields=self.extra_fields(column), **shared, **refs)
 
 
 def read_options(
