@@ -104,7 +104,7 @@ def _run(cell: tuple[float, int, int]) -> str:
 def test_an_interrupted_look_is_finished_by_the_next_call_and_no_seed_runs_twice(
     ray_address: str, tmp_path: Path, first: signal.Signals, later: signal.Signals
 ) -> None:
-    from rl_reliable_logger.trackers.raytune.attempts import read_looks
+    from rl_reliable_logger.trackers.raytune.attempts import TrialReading, read_looks
 
     cut = _call(tmp_path, ray_address, 1, (LOOK_1[2], first))  # look 1: two runs ended, the third is cut off
     assert cut.returncode != 0 and (tmp_path / "trigger.fired").exists(), cut.stderr[-2000:]
@@ -128,8 +128,8 @@ def test_an_interrupted_look_is_finished_by_the_next_call_and_no_seed_runs_twice
     looks = json.loads((tmp_path / "race" / "looks.json").read_text())
     assert len(looks) == 2 and all("missing" not in look for look in looks)  # each look had every listed run
     for k, cells in ((1, LOOK_1), (2, LOOK_2)):
-        before, _ = read_looks(tmp_path / "tune", "race", k - 1, ["lr"], {"score_key": "score"})
-        upto, _ = read_looks(tmp_path / "tune", "race", k, ["lr"], {"score_key": "score"})
+        before, _ = read_looks(tmp_path / "tune", "race", k - 1, ["lr"], TrialReading("score"))
+        upto, _ = read_looks(tmp_path / "tune", "race", k, ["lr"], TrialReading("score"))
         this = sorted((float(r.lr), int(r.seed)) for r in upto.itertuples())
         assert len(upto) - len(before) == len(cells)
         assert sorted((lr, s) for lr, _, s in cells) == sorted(
