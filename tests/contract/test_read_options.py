@@ -147,7 +147,7 @@ def test_both_spellings_at_once_are_one_sentence(corpus):
     name, stored = corpus
     table, old, new, _ = CASES[name](stored)
     keyword = next(k for k in old if k not in ("tracking_uri",))
-    with pytest.raises(InputError, match=rf"got both `read=` and {keyword}=: give the reading options once") as err:
+    with pytest.raises(InputError, match=rf"got both `read=` and {keyword}=: give these options once") as err:
         table(**{keyword: old[keyword]}, read=new["read"])
     assert "\n" not in str(err.value)
 
