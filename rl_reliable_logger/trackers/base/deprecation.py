@@ -47,10 +47,12 @@ def moved_keywords(
     keyword: str,
     bundle: str,
     renamed: Mapping[str, str] | None = None,
+    implied: Mapping[str, Any] | None = None,
 ) -> dict[str, Any] | None:
     """The keywords of a new ``bundle`` from the old separate ones (``legacy``, with a DeprecationWarning naming
     ``keyword=bundle(...)``), or None when there are none (``given`` is then the whole answer); an old keyword
-    beside a ``given`` bundle is an InputError in one sentence."""
+    beside a ``given`` bundle is an InputError in one sentence. ``implied``: what the old keywords meant without
+    saying it (added to the new keywords, and to the spelling the warning shows)."""
     if not legacy:
         return None
     if given is not None:
@@ -59,6 +61,7 @@ def moved_keywords(
             f"once, in {kw(f'{keyword}={bundle}(...)')}"
         )
     new = {(renamed or {}).get(name, name): value for name, value in legacy.items()}
+    new.update({name: value for name, value in (implied or {}).items() if name not in new})
     warnings.warn(
         f"{where.removesuffix('()')}({spelled(legacy)}) is deprecated: pass {keyword}={bundle}({spelled(new)}) "
         "(the old keywords go in the next release)",

@@ -191,12 +191,14 @@ def read_options(
         raise TypeError(f"{where} got an unexpected keyword argument {unknown[0]!r}")
     if not legacy:
         return read if read is not None else ReadOptions()
-    new = moved_keywords(read, legacy, where=where, keyword="read", bundle="ReadOptions", renamed=RENAMED)
+    # an old curve key alone asked for the curves (a SourceRequest's did); elsewhere only with curves=True
+    implied = {"curves": True} if curve_key_is_curves and legacy.get("curve_key") else {}
+    new = moved_keywords(
+        read, legacy, where=where, keyword="read", bundle="ReadOptions", renamed=RENAMED, implied=implied
+    )
     assert new is not None
-    if curve_key_is_curves and new.get("curve_key"):
-        new.setdefault("curves", True)
-    elif not new.get("curves"):
-        new.pop("curve_key", None)  # the old keywords read a curve key only with curves
+    if not new.get("curves"):
+        new.pop("curve_key", None)
     return ReadOptions(**new)
 
 
