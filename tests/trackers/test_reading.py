@@ -82,7 +82,8 @@ def test_both_spellings_are_one_error_even_when_they_agree():
 def test_a_source_request_keyword_of_the_old_spelling_still_means_curves():
     """``MlflowSource.table(curve_key=...)`` read the curves; ``extra_fields=`` becomes ``hyperparameter_keys``."""
     with pytest.warns(
-        DeprecationWarning, match=r"pass read=ReadOptions\(curve_key=\.\.\., hyperparameter_keys=\.\.\., curves=\.\.\.\)"
+        DeprecationWarning,
+        match=r"pass read=ReadOptions\(curve_key=\.\.\., hyperparameter_keys=\.\.\., curves=\.\.\.\)",
     ):
         old = request_of(
             None,
