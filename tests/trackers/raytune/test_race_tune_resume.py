@@ -13,6 +13,7 @@ import pytest
 
 from rl_reliable_logger.analysis.race_options import RaceOptions
 from rl_reliable_logger.errors import InputError
+from rl_reliable_logger.trackers import ReadOptions
 from rl_reliable_logger.trackers.raytune import race as driver
 from rl_reliable_logger.trackers.raytune import race_tune
 from tests.contract.source_corpus import Run, tune_folder
@@ -124,10 +125,13 @@ def test_a_recorded_look_runs_nothing_again(tmp_path, monkeypatch) -> None:
 def test_race_tune_takes_what_race_takes_and_reads_with_on_invalid(tmp_path, monkeypatch) -> None:
     tune_folder(tmp_path / "tune" / "race-look1", _runs())
     started: list[tuple[str, list[dict]]] = []
+    design = RaceOptions(looks=3, max_runs=9, delta=0.0, first_runs=3)
     with pytest.raises(Started):
-        _call(tmp_path, monkeypatch, started, on_invalid="drop", first_runs=3, stop_on_missing=False)
+        _call(tmp_path, monkeypatch, started, read=ReadOptions(on_invalid="drop"), design=design, stop_on_missing=False)
     with pytest.raises(Started):
-        _call(tmp_path, monkeypatch, started, drop_invalid=True, first_runs=3)
+        _call(tmp_path, monkeypatch, started, drop_invalid=True, design=design)
+    with pytest.raises(Started):  # the keywords before the bundles: the same race, warned
+        _call(tmp_path, monkeypatch, started, on_invalid="drop", design=None, looks=3, max_runs=9, first_runs=3)
     with pytest.raises(InputError, match="`algorithm_key=` does not apply to race_tune"):
         _call(tmp_path, monkeypatch, started, algorithm_key="config/algo")
 
