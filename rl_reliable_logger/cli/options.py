@@ -18,7 +18,6 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from ..render.export import DEFAULT_FIGURE_FORMATS
-from ..trackers.base.request import KINDS
 from .flags import PLAN_FLAGS, CliError, as_flags, cli_message
 
 __all__ = [
@@ -370,12 +369,10 @@ def source_kwargs(args: argparse.Namespace, options: Any, *, default_kind: str) 
     ``--hyperparameter-keys lr`` (no kind) reads ``<default_kind>.lr`` (the tracker plugin's ``config_kind``)
     into a column named ``lr``; ``config.lr`` reads that reference into a column of that name.
     """
+    from ..trackers.base.reading import kind_column
     from ..trackers.base.reruns import DEFAULT_RERUNS
 
-    extra = {}
-    for key in getattr(options, "hyperparameter_keys", ()) or ():
-        kind = str(key).split(".", 1)[0]
-        extra[str(key)] = str(key) if "." in str(key) and kind in KINDS else f"{default_kind}.{key}"
+    extra = dict(map(kind_column(default_kind), map(str, getattr(options, "hyperparameter_keys", ()) or ())))
     curves = bool(getattr(options, "curves", False))
     flag = vars(args).get  # a Source-only plugin's command has only some of the source flags
     return {

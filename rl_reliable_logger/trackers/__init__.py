@@ -3,3 +3,7 @@ tracker, listed in ``registry``.
 
 Each tracker's client is imported only inside the adapter that needs it.
 """
+
+from .base.reading import ReadOptions as ReadOptions
+
+__all__ = ["ReadOptions"]

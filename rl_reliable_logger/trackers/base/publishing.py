@@ -13,6 +13,7 @@ import re
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,8 +26,10 @@ from .messages import kw
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...analysis.report import Report
+    from .retry import RetryPolicy
 
 __all__ = [
+    "PublishOptions",
     "run_count",
     "bundle_files",
     "check_not_source",
@@ -46,6 +49,28 @@ __all__ = [
     "source_run_ids",
     "uri_identity",
 ]
+
+
+@dataclass(frozen=True)
+class PublishOptions:
+    """How a sink publishes, whichever tracker it writes to: ``force=True`` publishes a new analysis run even when
+    the same content was published before (default: the earlier one is reused); ``figures=False`` leaves the
+    figures out; ``retry`` bounds the time spent riding out an outage (default: the sink's own budget).
+
+    Example:
+        >>> PublishOptions(force=True)
+        PublishOptions(force=True, figures=True, retry=None)
+    """
+
+    force: bool = False
+    figures: bool = True
+    retry: RetryPolicy | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("force", "figures"):
+            if not isinstance(getattr(self, name), bool):
+                raise InputError(f"{kw(name + '=')} is True or False, got a {type(getattr(self, name)).__name__}")
+
 
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]+")

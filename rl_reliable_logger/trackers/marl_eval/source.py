@@ -27,9 +27,9 @@ from ...errors import InputError
 from ..base.intake import SourceRuns, read_table
 from ..base.layout import Layout, parse_layout
 from ..base.messages import DROP_INVALID, Hints, kw
+from ..base.reading import SEPARATE_KEYWORDS, ReadOptions, read_options
 from ..base.records import FINISHED, RunRecord, success_fields
 from ..base.request import SourceRequest
-from ..base.reruns import DEFAULT_RERUNS
 from .files import MarlRun, read_marl_eval
 
 HINTS = Hints(
@@ -176,28 +176,10 @@ class MarlEvalSource:
         )
         return SourceRuns(records, "marl-eval", info, request=read, skipped=skipped, unreadable=unreadable, hints=HINTS)
 
-    def table(
-        self,
-        *,
-        metric: str,
-        score_rule: str | None = None,
-        curves: bool = False,
-        on_invalid: str = "raise",
-        names: str = "strict",
-        reruns: str = DEFAULT_RERUNS,
-        hyperparameter_keys: Sequence[str] = (),
-    ) -> ScoreTable:
-        """See :func:`marl_eval_table`."""
-        request = SourceRequest(
-            score=metric,
-            score_rule=score_rule,
-            curve_key=metric if curves else None,
-            on_invalid=on_invalid,
-            names=names,
-            reruns=reruns,
-            extra_fields={str(k): f"config.{k}" for k in hyperparameter_keys} or None,
-        )
-        return read_table(self, request)
+    def table(self, *, metric: str, read: ReadOptions | None = None, **legacy: Any) -> ScoreTable:
+        """See :func:`marl_eval_table` (``legacy``: the reading options as separate keywords, deprecated)."""
+        options = read_options(read, legacy, where="MarlEvalSource.table()", accepted=SEPARATE_KEYWORDS)
+        return read_table(self, options.fixed_curves("marl-eval").request(score=metric))
 
 
 def _modified(file: Path) -> float | None:
@@ -240,20 +222,16 @@ def marl_eval_table(
     last_step: bool = False,
     seeds_by_file: bool = False,
     layout: str | None = None,
-    score_rule: str | None = None,
-    curves: bool = False,
-    on_invalid: str = "raise",
-    names: str = "strict",
-    reruns: str = DEFAULT_RERUNS,
-    hyperparameter_keys: Sequence[str] = (),
+    read: ReadOptions | None = None,
+    **legacy: Any,
 ) -> ScoreTable:
     """A ScoreTable from marl-eval JSON (a file, or a folder of them): one run per environment / task /
     algorithm / seed.
 
     A run's score is the mean of ``absolute_metrics.<metric>`` (``last_step=True``: of its last ``step_<k>``);
-    ``score_rule`` reads the ``step_<k>`` means instead, and ``curves=True`` adds them as learning-curve rows at
-    their ``step_count``. Each run's ``file`` (path relative to ``path``) is a column, or with ``layout`` the fields
-    a pattern over it names (``lr_{lr}/metrics.json``), for ``hyperparameter_keys``. ``seeds_by_file=True`` makes
+    ``read`` (:class:`ReadOptions`) says how runs are read: its ``score_rule`` reads the ``step_<k>`` means instead,
+    and its ``curves=True`` adds them as learning-curve rows at their ``step_count``. Each run's ``file`` (path relative to ``path``) is a column, or with ``layout`` the fields
+    a pattern over it names (``lr_{lr}/metrics.json``), for the ``hyperparameter_keys`` of ``read``. ``seeds_by_file=True`` makes
     every file's seed labels its own (two batches of seeds numbered from 0 are then 2 x N seeds). Where the
     metric's values are one 0/1 per episode, the columns ``successes`` and ``episodes`` count them.
 
@@ -261,13 +239,6 @@ def marl_eval_table(
         >>> table = marl_eval_table("metrics.json", metric="mean_episode_return")   # doctest: +SKIP
         >>> evaluate(table, seed=0).headline("iqm")                                 # doctest: +SKIP
     """
+    options = read_options(read, legacy, where="marl_eval_table()", accepted=SEPARATE_KEYWORDS)
     source = MarlEvalSource(path, layout=layout, last_step=last_step, seeds_by_file=seeds_by_file)
-    return source.table(
-        metric=metric,
-        score_rule=score_rule,
-        curves=curves,
-        on_invalid=on_invalid,
-        names=names,
-        reruns=reruns,
-        hyperparameter_keys=hyperparameter_keys,
-    )
+    return source.table(metric=metric, read=options)

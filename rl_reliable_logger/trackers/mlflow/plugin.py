@@ -151,9 +151,8 @@ class MlflowRuns(SourceRole):
     def open(self, settings: Settings, retry: RetryPolicy) -> Source:
         from .source import MlflowSource
 
-        return MlflowSource(
-            settings.experiment, tracking_uri=settings.tracking_uri, filter_string=settings.filter, retry=retry
-        )
+        client = {"tracking_uri": settings.tracking_uri}
+        return MlflowSource(settings.experiment, filter_string=settings.filter, retry=retry, client_kwargs=client)
 
     def describe(self, source: Mapping[str, Any]) -> str:
         names = ", ".join(str(e.get("name")) for e in source.get("experiments") or [])

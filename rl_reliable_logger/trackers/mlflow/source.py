@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import TrackerError
 from ...redaction import redact
+from ..base.clients import ClientKey, client_options, moved_client_options, positive_whole, text
 from ..base.intake import SourceRuns, read_table
 from ..base.publishing import uri_identity
+from ..base.reading import ReadOptions, kind_column, read_options, request_of
 from ..base.records import RunRecord
 from ..base.request import SourceRequest
 from ..base.retry import RetryPolicy
@@ -28,6 +30,13 @@ if TYPE_CHECKING:  # pragma: no cover
 ROLE_TAG = "rl_reliable.role"
 ANALYSIS_ROLE = "analysis"
 _HISTORY_WORKERS = 8
+#: The reading options :func:`mlflow_table` took as separate keywords (now ``read=``; for one release).
+OLD_KEYWORDS = ("include_unfinished", "on_invalid", "curve_key", "algorithms", "tasks", "extra_fields")
+#: The MLflow client options of ``client_kwargs=``.
+CLIENT_KEYS = {
+    "tracking_uri": ClientKey("a tracking URI (text)", text),
+    "page_size": ClientKey("a whole number of runs per request, at least 1", positive_whole),
+}
 
 
 def _to_record(run: Any, experiment_names: Mapping[str, str], uri: str) -> RunRecord:
@@ -74,7 +83,7 @@ class MlflowSource:
     """Runs of MLflow experiments (names or ids), optionally narrowed by an MLflow filter string.
 
     Example:
-        >>> src = MlflowSource(["bandits"], tracking_uri="sqlite:///mlflow.db",
+        >>> src = MlflowSource(["bandits"], client_kwargs={"tracking_uri": "sqlite:///mlflow.db"},
         ...                    filter_string="tags.sweep = 'a'")             # doctest: +SKIP
         >>> table = src.table(**DEFAULT_REFS)                                 # doctest: +SKIP
     """
@@ -85,11 +94,15 @@ class MlflowSource:
         self,
         experiments: str | Sequence[str],
         *,
-        tracking_uri: str | None = None,
         filter_string: str = "",
-        page_size: int = PAGE_SIZE,
         retry: RetryPolicy | None = None,
+        client_kwargs: Mapping[str, Any] | None = None,
+        **legacy: Any,
     ):
+        client = client_options(
+            moved_client_options(client_kwargs, legacy, where="MlflowSource()"), CLIENT_KEYS, tracker="MLflow"
+        )
+        tracking_uri, page_size = client.get("tracking_uri"), client.get("page_size") or PAGE_SIZE
         self.experiments = [experiments] if isinstance(experiments, str) else [str(e) for e in experiments]
         if not self.experiments:
             raise TrackerError("no MLflow experiment given: pass `experiments=` (a name or id; several allowed).")
@@ -159,78 +172,77 @@ class MlflowSource:
             fill_history=lambda kept, key: self.fill_histories(kept, [key]),
         )
 
-    def table(self, request: SourceRequest | None = None, /, **keywords: Any) -> ScoreTable:
-        """The selected runs as a ScoreTable: a :class:`SourceRequest` or its keywords (see :func:`mlflow_table`),
-        through the one intake (:func:`~rl_reliable_logger.trackers.base.intake.read_table`)."""
-        return read_table(self, SourceRequest.of(request, **keywords))
+    def table(
+        self, request: SourceRequest | None = None, /, *, read: ReadOptions | None = None, **keywords: Any
+    ) -> ScoreTable:
+        """The selected runs as a ScoreTable: a :class:`SourceRequest`, or its field keywords and ``read`` (see
+        :func:`mlflow_table`), through the one intake (:func:`~rl_reliable_logger.trackers.base.intake.read_table`)."""
+        request = request_of(
+            request, read, keywords, where="MlflowSource.table()", column=kind_column("params"), defaults=DEFAULT_REFS
+        )
+        return read_table(self, request)
 
 
 def load_mlflow_runs(
     experiments: str | Sequence[str],
     *,
-    tracking_uri: str | None = None,
     filter_string: str = "",
     history_keys: Sequence[str] = (),
-    page_size: int = PAGE_SIZE,
+    client_kwargs: Mapping[str, Any] | None = None,
+    **legacy: Any,
 ) -> list[RunRecord]:
     """Every active run of the experiments (names or ids) matching ``filter_string``, as RunRecords.
 
-    Paged ``search_runs`` (one request per ``page_size`` runs, never one per run); metric
-    histories only for ``history_keys`` (one ``get_metric_history`` call per run and key).
+    Paged ``search_runs`` (one request per ``client_kwargs["page_size"]`` runs, never one per run); metric
+    histories only for ``history_keys`` (one ``get_metric_history`` call per run and key). ``client_kwargs``:
+    ``tracking_uri`` (default: ``MLFLOW_TRACKING_URI``, else MLflow's default store) and ``page_size``.
 
     Example:
         >>> records = load_mlflow_runs("bandits", filter_string="tags.sweep = 'a'")   # doctest: +SKIP
         >>> records[0].tags["rl_reliable_algorithm"], records[0].metrics["rl_reliable_final_score"]  # doctest: +SKIP
         ('ucb1', 0.81)
     """
-    source = MlflowSource(experiments, tracking_uri=tracking_uri, filter_string=filter_string, page_size=page_size)
+    client = moved_client_options(client_kwargs, legacy, where="load_mlflow_runs()")
+    source = MlflowSource(experiments, filter_string=filter_string, client_kwargs=client)
     return source.records(history_keys=history_keys)
 
 
 def mlflow_table(
     experiments: str | Sequence[str],
     *,
-    tracking_uri: str | None = None,
-    filter_string: str = "",
     algorithm: str = DEFAULT_REFS["algorithm"],
     task: str = DEFAULT_REFS["task"],
     seed: str = DEFAULT_REFS["seed"],
     score: str = DEFAULT_REFS["score"],
-    include_unfinished: bool = False,
-    on_invalid: str = "raise",
-    curve_key: str | None = None,
-    algorithms: Sequence[str] | None = None,
-    tasks: Sequence[str] | None = None,
-    page_size: int = PAGE_SIZE,
-    extra_fields: Mapping[str, str] | None = None,
+    filter_string: str = "",
+    read: ReadOptions | None = None,
+    client_kwargs: Mapping[str, Any] | None = None,
+    **legacy: Any,
 ) -> ScoreTable:
     """A ScoreTable from MLflow runs, grouped by field references.
 
     Defaults follow the :func:`rl_reliable_logger.log_final_score` convention, so an experiment
-    trained with it needs no field arguments. Only FINISHED runs are used unless
-    ``include_unfinished``; the others are listed in ``table.source["excluded"]``. Runs that have
-    none of the four fields (parent runs, unrelated runs) and earlier analysis runs are skipped
-    and listed in ``table.source["skipped"]``; a run that has some fields but not all is an error
-    naming it. ``algorithms`` / ``tasks`` keep only those values (client-side OR; a value no run
-    has is an error listing the known ones). ``curve_key`` (a metric) reads its full history for
-    sample-efficiency curves. ``extra_fields`` adds columns (``{"lr": "params.lr"}``), e.g.
-    hyperparameters; a run without one gets an empty cell.
+    trained with it needs no field arguments. ``read`` (:class:`ReadOptions`) says how the runs are read:
+    only FINISHED runs are used unless its ``include_unfinished``; the others are listed in
+    ``table.source["excluded"]``. Runs that have none of the four fields (parent runs, unrelated runs) and
+    earlier analysis runs are skipped and listed in ``table.source["skipped"]``; a run that has some fields
+    but not all is an error naming it. Its ``algorithms`` / ``tasks`` keep only those values (client-side OR;
+    a value no run has is an error listing the known ones); ``curves=True`` reads the full history of its
+    ``curve_key`` (default: the score metric) for sample-efficiency curves; ``hyperparameter_keys`` adds
+    columns (``["lr"]`` reads ``params.lr``; ``{"lr": "tags.lr"}`` names the reference), e.g. for the tuning
+    view; a run without one gets an empty cell. ``client_kwargs`` holds the MLflow client's options:
+    ``tracking_uri`` and ``page_size`` (runs per ``search_runs`` request).
 
     Example:
         >>> table = mlflow_table("bandits", algorithm="params.algorithm", task="params.task",
-        ...                      seed="params.seed", score="metrics.final_return")   # doctest: +SKIP
+        ...                      seed="params.seed", score="metrics.final_return",
+        ...                      client_kwargs={"tracking_uri": "sqlite:///mlflow.db"})   # doctest: +SKIP
         >>> evaluate(table, reps=2000, seed=0).headline("iqm")                        # doctest: +SKIP
     """
-    source = MlflowSource(experiments, tracking_uri=tracking_uri, filter_string=filter_string, page_size=page_size)
-    return source.table(
-        algorithm=algorithm,
-        task=task,
-        seed=seed,
-        score=score,
-        include_unfinished=include_unfinished,
-        on_invalid=on_invalid,
-        curve_key=curve_key,
-        algorithms=algorithms,
-        tasks=tasks,
-        extra_fields=extra_fields,
+    client = {key: legacy.pop(key) for key in CLIENT_KEYS if key in legacy}
+    client_kwargs = moved_client_options(client_kwargs, client, where="mlflow_table()")
+    options = read_options(read, legacy, where="mlflow_table()", accepted=OLD_KEYWORDS, curve_key_is_curves=True)
+    source = MlflowSource(experiments, filter_string=filter_string, client_kwargs=client_kwargs)
+    return read_table(
+        source, options.request(score=score, column=kind_column("params"), algorithm=algorithm, task=task, seed=seed)
     )

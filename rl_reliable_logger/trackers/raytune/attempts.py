@@ -12,6 +12,7 @@ values, :func:`...data.names.value_key`), task and seed (:func:`...data.names.se
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +20,10 @@ import pandas as pd
 
 from ...data.names import seed_key, value_key
 from ...data.scores import ScoreTable
+from ..base.reading import ReadOptions
 from ..base.records import FINISHED
 from .experiment import has_state
+from .keys import DEFAULT_STEP
 from .source import raytune_table, trial_records
 
 
@@ -47,9 +50,16 @@ def run_key(run: Mapping[str, Any], keys: Sequence[str]) -> tuple[Any, ...]:
     return (str(run["algorithm"]), *(value_key(run.get(k)) for k in keys), str(run["task"]), seed_key(run["seed"]))
 
 
-def _attempt(
-    folder: Path, keys: Sequence[str], reading: Mapping[str, Any]
-) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+@dataclass(frozen=True)
+class TrialReading:
+    """How a race reads its trials: the reported metric, the step counter and the reading options."""
+
+    score_key: str
+    step_key: str = DEFAULT_STEP
+    read: ReadOptions = field(default_factory=ReadOptions)
+
+
+def _attempt(folder: Path, keys: Sequence[str], reading: TrialReading) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """One attempt's finished runs (algorithm, keys, task, seed, score) and the runs it left out."""
     columns = ["algorithm", *keys, "task", "seed", "score"]
     if not has_state(folder):
@@ -58,12 +68,13 @@ def _attempt(
     if not any(r.state == FINISHED for r in records):  # nothing finished: every trial is left out
         cells = ["algorithm", *keys, "task", "seed"]
         return pd.DataFrame(columns=columns), [{k: r.config.get(k) for k in cells} for r in records]
-    table = raytune_table(folder, hyperparameter_keys=[f"config/{key}" for key in keys], **reading)
+    read = replace(reading.read, hyperparameter_keys=[f"config/{key}" for key in keys])
+    table = raytune_table(folder, score_key=reading.score_key, step_key=reading.step_key, read=read)
     return table.frame[columns], list(table.source.get("excluded") or [])
 
 
 def read_looks(
-    storage: Path, name: str, looks: int, keys: Sequence[str], reading: Mapping[str, Any]
+    storage: Path, name: str, looks: int, keys: Sequence[str], reading: TrialReading
 ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """Every finished run of looks 1..``looks`` (every attempt) and the runs they left out."""
     frames: list[pd.DataFrame] = []

@@ -6,7 +6,7 @@ every task with the first look's seeds; each later look runs exactly the runs th
 reads every look's experiments, takes the race's next look (:func:`rl_reliable_logger.race`, the same state
 folder, replay and refusals as the command) and stops when the race does.
 
-Each look is its own Tune experiment, ``<storage_path>/<name>-look<k>`` (:mod:`.attempts`). Called again after an
+Each look is its own Tune experiment, ``<storage_path>/<name>-look<k>`` (both of ``run_config``) (:mod:`.attempts`). Called again after an
 interruption (SIGTERM, SIGKILL, a crash: in any look), it goes on where it stopped: a look already recorded in
 the state folder runs nothing; the look that was cut off runs exactly its listed runs that no attempt finished
 (the same seeds, none twice), as another experiment ``<name>-look<k>.<n>``, and then takes the look. While a look
@@ -14,7 +14,9 @@ runs, Tune saves its experiment state at every step (``TUNE_GLOBAL_CHECKPOINT_S=
 trial Tune saw finish is never run again.
 
 Each trial's config holds ``algorithm``, the hyperparameters, ``task`` and ``seed`` (and the fixed values of
-``param_space``); the trainable reports ``score_key``.
+``param_space``); the trainable reports ``score_key``. The race's design is one
+:class:`~rl_reliable_logger.analysis.race_options.RaceOptions` (``design=``), how its trials are read one
+:class:`~rl_reliable_logger.trackers.ReadOptions` (``read=``), where Tune writes them Tune's own ``run_config``.
 """
 
 from __future__ import annotations
@@ -23,22 +25,26 @@ import contextlib
 import math
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
 from ...analysis.inputs import FIELD_KEYWORDS
-from ...analysis.race_options import FEW_FIRST_RUNS
+from ...analysis.race_options import RaceOptions
 from ...errors import InputError
 from ...looks.launch import new_runs, seeds_taken
 from ...looks.ledger import read_state
 from ...looks.race import RACE, race
-from .attempts import next_attempt, race_table, read_looks, unfinished
+from ..base.deprecation import moved_keywords
+from ..base.reading import ReadOptions
+from .attempts import TrialReading, next_attempt, race_table, read_looks, unfinished
+from .keys import DEFAULT_STEP
 from .listed import tune_config as listed_config
 
-#: Keywords of ``raytune_table`` a race reads its trials with (as ``rl-reliable raytune`` takes them).
-READING = ("on_invalid", "names", "reruns", "step_key")
-#: ``race()``'s field keywords that say how to read the trials: each as the reading keyword it is.
-FIELDS_AS_READING = {"drop_invalid": ("on_invalid", "drop"), "normalize_names": ("names", "normalize")}
+#: The reading options :func:`race_tune` took as separate keywords (now ``read=``; for one release).
+OLD_READING = ("score_rule", "on_invalid", "names", "reruns")
+#: Tune's ``RunConfig`` keywords the race's experiments are named by (``<storage_path>/<name>-look<k>``).
+OWN_RUN = ("storage_path", "name")
 #: TuneConfig keywords the race sets itself: each look runs exactly its listed runs.
 OWN_TUNE = ("search_alg", "num_samples")
 
@@ -49,16 +55,10 @@ def race_tune(
     tasks: Sequence[str],
     *,
     state: str | os.PathLike,
-    storage_path: str | os.PathLike,
-    looks: int,
-    max_runs: int,
     score_key: str,
-    delta: float = 0.0,
-    alpha: float = 0.05,
-    metric: str = "iqm",
-    name: str = "race",
+    design: RaceOptions | None = None,
+    read: ReadOptions | None = None,
     param_space: Mapping[str, Any] | None = None,
-    score_rule: str | None = None,
     run_config: Mapping[str, Any] | None = None,
     tune_config: Mapping[str, Any] | None = None,
     **options: Any,
@@ -69,16 +69,21 @@ def race_tune(
     :class:`~rl_reliable_logger.analysis.race.RaceResult`. Called again after an interruption, it finishes the
     look that was cut off (its listed runs that did not finish, the same seeds, none twice) and goes on.
 
-    ``options`` are ``race()``'s (``reps``, ``seed``, ``first_runs``, ``stop_on_missing``, ...), and how the
-    trials are read: ``on_invalid='drop'`` (or ``drop_invalid=True``), ``names=``, ``reruns=``, ``step_key=``
-    (``raytune_table``'s). ``run_config``: more keywords of Tune's ``RunConfig`` (its ``storage_path`` and ``name``
-    are the look's); ``tune_config``: more keywords of Tune's ``TuneConfig`` (``scheduler``,
-    ``max_concurrent_trials``, ...; its ``search_alg`` and ``num_samples`` are the race's) and ``resources``, each
-    trial's resources (``tune.with_resources``).
+    ``design`` is the race's :class:`~rl_reliable_logger.analysis.race_options.RaceOptions` (``looks``,
+    ``max_runs``, ``delta``, ``alpha``, ``metric``, ``spending``, ``first_runs``); the trainable reports
+    ``score_key``; ``read`` (:class:`~rl_reliable_logger.trackers.ReadOptions`) says how the trials are read
+    (``score_rule``, ``on_invalid``, ``names``, ``reruns``). ``options`` are ``race()``'s other keywords
+    (``reps``, ``seed``, ``stop_on_missing``, ``drop_invalid=True``, ...) and ``step_key=`` (``raytune_table``'s).
+    ``run_config``: keywords of Tune's ``RunConfig``, with ``storage_path`` (required) and ``name`` (default
+    ``race``) naming each look's experiment ``<storage_path>/<name>-look<k>``; ``tune_config``: more keywords of
+    Tune's ``TuneConfig`` (``scheduler``, ``max_concurrent_trials``, ...; its ``search_alg`` and ``num_samples``
+    are the race's) and ``resources``, each trial's resources (``tune.with_resources``). The keywords before
+    these bundles (``looks=``, ``storage_path=``, ``score_rule=``, ...) still work for one release (deprecated).
 
     Example:
         >>> result = race_tune(train, [{"lr": 1e-3}, {"lr": 1e-2}], ["CartPole-v1"], state="race",  # doctest: +SKIP
-        ...                    storage_path="/tmp/tune", looks=4, max_runs=8, score_key="return", delta=10.0,
+        ...                    score_key="return", design=RaceOptions(looks=4, max_runs=8, delta=10.0),
+        ...                    run_config={"storage_path": "/tmp/tune"},
         ...                    tune_config={"max_concurrent_trials": 4, "resources": {"cpu": 1}})
         >>> result.best  # doctest: +SKIP
         {'algorithm': 'ppo', 'lr': 0.001}
@@ -91,26 +96,28 @@ def race_tune(
         raise InputError("each configuration needs a hyperparameter value (a key other than `algorithm`)")
     if {"task", "seed"} & set(keys):
         raise InputError("`task` and `seed` are set by the race; name the hyperparameters otherwise")
-    reading, options = _reading(options, score_key, score_rule)
+    rest = dict(options)
+    plan = _design(design, rest)
+    reading = TrialReading(score_key, rest.pop("step_key", DEFAULT_STEP), _read(read, rest))
+    storage, name, run = _run_options(run_config, rest)
+    _check_race_options(rest)
     tune = _tune_options(tune_config)
-    storage = Path(storage_path).resolve()
-    first = max(math.ceil(int(max_runs) / int(looks)), int(options.get("first_runs", FEW_FIRST_RUNS)))
+    first = max(math.ceil(plan.max_runs / plan.looks), plan.first_runs)
     runs = [
         {"algorithm": c.get("algorithm", "algorithm"), **{k: c.get(k) for k in keys}, "task": t, "seed": s}
         for c in configs
         for t in tasks
         for s in range(first)
     ]
-    design: dict[str, Any] = {"looks": looks, "max_runs": max_runs, "delta": delta, "alpha": alpha, "metric": metric}
     result = None
-    for look in range(1, int(looks) + 1):
+    for look in range(1, plan.looks + 1):
         if look > _recorded(state):  # a recorded look's runs are what they were: only a look to take runs trials
             finished, _ = read_looks(storage, name, look, keys, reading)
             missing = unfinished(runs, finished, keys)
             if missing:
-                _run_look(trainable, missing, storage, next_attempt(storage, name, look), param_space, run_config, tune)
+                _run_look(trainable, missing, storage, next_attempt(storage, name, look), param_space, run, tune)
         table = race_table(*read_looks(storage, name, look, keys, reading), keys)
-        result = race(table, state, hyperparameter_keys=keys, **design, **options)
+        result = race(table, state, hyperparameter_keys=keys, **_as_keywords(plan), **rest)
         if result.stop:
             return result
         # = the state's runs.csv: a trial left out (errored, or cut off by an interruption) keeps its seed
@@ -119,27 +126,63 @@ def race_tune(
     return result
 
 
-def _reading(
-    options: Mapping[str, Any], score_key: str, score_rule: str | None
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """How the trials are read (``raytune_table``'s keywords) and the rest of ``options``, ``race()``'s."""
-    reading: dict[str, Any] = {"score_key": score_key, "score_rule": score_rule}
-    rest: dict[str, Any] = {}
-    for key, value in options.items():
-        if key in READING:
-            reading[key] = value
-        elif key in FIELDS_AS_READING:
-            word, meant = FIELDS_AS_READING[key]
-            if value:
-                reading[word] = meant
-        elif key in FIELD_KEYWORDS:
+def _as_keywords(plan: RaceOptions) -> dict[str, Any]:
+    return {f.name: getattr(plan, f.name) for f in fields(plan)}
+
+
+def _design(design: RaceOptions | None, rest: dict[str, Any]) -> RaceOptions:
+    """``design``, or the one of the old separate keywords (taken out of ``rest``, with a DeprecationWarning)."""
+    old = {f.name: rest.pop(f.name) for f in fields(RaceOptions) if f.name in rest}
+    moved = moved_keywords(design, old, where="race_tune()", keyword="design", bundle="RaceOptions")
+    if moved is not None:
+        return RaceOptions(**moved)
+    if design is None:
+        raise InputError("race_tune() needs its design: design=RaceOptions(looks=K, max_runs=N, delta=D)")
+    return design
+
+
+def _read(read: ReadOptions | None, rest: dict[str, Any]) -> ReadOptions:
+    """How the trials are read: ``read`` or the old keywords (taken out of ``rest``), with ``race()``'s
+    ``drop_invalid=True`` / ``normalize_names=True`` as the reading options they are."""
+    old = {key: rest.pop(key) for key in OLD_READING if key in rest}
+    moved = moved_keywords(read, old, where="race_tune()", keyword="read", bundle="ReadOptions")
+    chosen = ReadOptions(**moved) if moved is not None else read or ReadOptions()
+    if chosen.hyperparameter_keys or chosen.curves:
+        raise InputError(
+            "race_tune() names each trial's config keys itself (algorithm, the hyperparameters, task, seed) and "
+            "reads no curves: leave `hyperparameter_keys=` and `curves=` out of `read=`"
+        )
+    if rest.pop("drop_invalid", False):
+        chosen = replace(chosen, on_invalid="drop")
+    if rest.pop("normalize_names", False):
+        chosen = replace(chosen, names="normalize")
+    return chosen
+
+
+def _run_options(run_config: Mapping[str, Any] | None, rest: dict[str, Any]) -> tuple[Path, str, dict[str, Any]]:
+    """(storage, the experiments' name, the rest of Tune's RunConfig keywords) from ``run_config`` and the old
+    ``storage_path=`` / ``name=`` keywords (taken out of ``rest``, with a DeprecationWarning)."""
+    run = dict(run_config or {})
+    old = {key: rest.pop(key) for key in OWN_RUN if key in rest}
+    both = sorted(set(old) & set(run))
+    if both:
+        raise InputError(f"race_tune() got {both[0]}= and run_config={{{both[0]!r}: ...}}: give it once, in run_config")
+    run.update(moved_keywords(None, old, where="race_tune()", keyword="run_config", bundle="dict") or {})
+    if not run.get("storage_path"):
+        raise InputError(
+            "race_tune() needs `run_config={'storage_path': ...}`: the folder Tune writes each look's experiment in"
+        )
+    return Path(run.pop("storage_path")).resolve(), str(run.pop("name", "race")), run
+
+
+def _check_race_options(rest: Mapping[str, Any]) -> None:
+    """The keywords left for ``race()``: a field keyword of ``evaluate()`` is refused (the race names them)."""
+    for key in rest:
+        if key in FIELD_KEYWORDS:
             raise InputError(
                 f"`{key}=` does not apply to race_tune(): the race names each trial's config keys itself "
                 "(algorithm, the hyperparameters, task, seed) and reads `score_key=`"
             )
-        else:
-            rest[key] = value
-    return reading, rest
 
 
 def _tune_options(given: Mapping[str, Any] | None) -> dict[str, Any]:

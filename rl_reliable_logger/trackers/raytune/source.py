@@ -21,9 +21,10 @@ from ...data.scores import ScoreTable
 from ...errors import InputError
 from ..base.intake import SourceRuns, read_table
 from ..base.messages import DROP_INVALID, Hints, kw
+from ..base.reading import SEPARATE_KEYWORDS, ReadOptions, read_options, request_of
 from ..base.records import FINISHED, RunRecord
 from ..base.request import SourceRequest
-from ..base.reruns import DEFAULT_RERUNS, start_seconds
+from ..base.reruns import start_seconds
 from ..base.scoring import parse_score_rule
 from .experiment import STATES, flat, history, read_experiment, reports
 from .keys import DEFAULT_KEYS, DEFAULT_STEP
@@ -185,9 +186,19 @@ class RayTuneSource:
             records, "Ray Tune", info, request=read, unreadable=unreadable, notes=experiment.notes, hints=HINTS
         )
 
-    def table(self, request: SourceRequest | None = None, /, **keywords: Any) -> ScoreTable:
-        """The trials as a ScoreTable (a :class:`SourceRequest` or its keywords), through the one intake."""
-        return read_table(self, SourceRequest.of(request, **keywords))
+    def table(
+        self, request: SourceRequest | None = None, /, *, read: ReadOptions | None = None, **keywords: Any
+    ) -> ScoreTable:
+        """The trials as a ScoreTable (a :class:`SourceRequest`, or its field keywords and ``read``), through the
+        one intake."""
+        where = "RayTuneSource.table()"
+        return read_table(self, request_of(request, read, keywords, where=where, column=_column, defaults={}))
+
+
+def _column(key: str) -> tuple[str, str]:
+    """A hyperparameter key's column and reference: ``config/lr`` -> ``lr``, ``config.lr``."""
+    name = config_name(key)
+    return name, f"config.{name}"
 
 
 def trial_records(experiment: str | os.PathLike | Any, *, step_key: str = DEFAULT_STEP) -> list[RunRecord]:
@@ -203,48 +214,33 @@ def raytune_table(
     algorithm_key: str = DEFAULT_KEYS["algorithm"],
     task_key: str = DEFAULT_KEYS["task"],
     seed_key: str = DEFAULT_KEYS["seed"],
-    hyperparameter_keys: Sequence[str] = (),
-    score_rule: str | None = None,
-    curves: bool = False,
     step_key: str = DEFAULT_STEP,
-    include_unfinished: bool = False,
-    on_invalid: str = "raise",
-    names: str = "strict",
-    reruns: str = DEFAULT_RERUNS,
+    read: ReadOptions | None = None,
+    **legacy: Any,
 ) -> ScoreTable:
     """A ScoreTable from a Ray Tune experiment: a ``ResultGrid`` or the experiment's folder.
 
     Each trial is one run: ``algorithm_key``, ``task_key`` and ``seed_key`` name keys of its config
-    (``config/algo``), ``hyperparameter_keys`` more of them, each a column named after the key without
-    ``config/`` (``config/lr`` -> ``lr``), for ``evaluate(table, hyperparameter_keys=["lr"])``: the tuning
-    view then picks the configuration on a seed aggregate with intervals and split-half selection.
-    ``score_key`` is a reported metric: by default the trial's last reported value; ``score_rule``
-    (``mean-last-N``, ``at-budget:STEP``, ``max``) reads its history, whose steps are ``step_key``
-    (``training_iteration``). ``curves=True`` adds every report of ``score_key`` as learning-curve rows.
-    Only trials Tune terminated normally are used: ERROR, RUNNING, PENDING and PAUSED trials are left out
-    (listed in ``table.source["excluded"]``) unless ``include_unfinished``. A folder is read from its JSON and
-    CSV files only (never a pickle; see docs/raytune.md).
+    (``config/algo``). ``score_key`` is a reported metric: by default the trial's last reported value. ``read``
+    (:class:`ReadOptions`) says how the trials are read: its ``hyperparameter_keys`` name more config keys, each a
+    column named after the key without ``config/`` (``config/lr`` -> ``lr``), for
+    ``evaluate(table, hyperparameter_keys=["lr"])``: the tuning view then picks the configuration on a seed
+    aggregate with intervals and split-half selection; its ``score_rule`` (``mean-last-N``, ``at-budget:STEP``,
+    ``max``) reads the metric's history, whose steps are ``step_key`` (``training_iteration``); ``curves=True``
+    adds every report of ``score_key`` as learning-curve rows. Only trials Tune terminated normally are used:
+    ERROR, RUNNING, PENDING and PAUSED trials are left out (listed in ``table.source["excluded"]``) unless
+    ``include_unfinished``. A folder is read from its JSON and CSV files only (never a pickle; see docs/raytune.md).
 
     Example:
         >>> grid = tuner.fit()                                                        # doctest: +SKIP
         >>> table = raytune_table(grid, score_key="eval/return", algorithm_key="config/algo",
-        ...                       hyperparameter_keys=["config/lr"])                  # doctest: +SKIP
+        ...                       read=ReadOptions(hyperparameter_keys=["config/lr"]))  # doctest: +SKIP
         >>> evaluate(table, hyperparameter_keys=["lr"], seed=0).tuning               # doctest: +SKIP
     """
     if not score_key or not str(score_key).strip():
         raise InputError(f"{kw('score_key=')} is empty: name the reported metric with the score (e.g. eval/return).")
-    extra = {config_name(key): f"config.{config_name(key)}" for key in hyperparameter_keys}
-    request = SourceRequest(
-        algorithm=algorithm_key,
-        task=task_key,
-        seed=seed_key,
-        score=score_key,
-        include_unfinished=include_unfinished,
-        on_invalid=on_invalid,
-        curve_key=score_key if curves else None,
-        extra_fields=extra or None,
-        score_rule=score_rule,
-        names=names,
-        reruns=reruns,
+    options = read_options(read, legacy, where="raytune_table()", accepted=(*SEPARATE_KEYWORDS, "include_unfinished"))
+    request = options.fixed_curves("Ray Tune").request(
+        score=score_key, column=_column, algorithm=algorithm_key, task=task_key, seed=seed_key
     )
     return read_table(RayTuneSource(experiment, step_key=step_key), request)

@@ -35,9 +35,9 @@ from ...errors import InputError
 from ..base.intake import SourceRuns, read_table
 from ..base.layout import Layout, parse_layout
 from ..base.messages import DROP_INVALID, Hints, kw
+from ..base.reading import SEPARATE_KEYWORDS, ReadOptions, read_options
 from ..base.records import FINISHED, RunRecord, success_fields
 from ..base.request import SourceRequest
-from ..base.reruns import DEFAULT_RERUNS
 from .files import (
     EVALUATIONS,
     MONITOR_SUFFIX,
@@ -280,28 +280,10 @@ class SB3Source:
             hints=HINTS,
         )
 
-    def table(
-        self,
-        *,
-        score_key: str = "return",
-        score_rule: str | None = None,
-        curves: bool = False,
-        on_invalid: str = "raise",
-        names: str = "strict",
-        reruns: str = DEFAULT_RERUNS,
-        hyperparameter_keys: Sequence[str] = (),
-    ) -> ScoreTable:
-        """See :func:`sb3_table`."""
-        request = SourceRequest(
-            score=score_key,
-            score_rule=score_rule,
-            curve_key=score_key if curves else None,
-            on_invalid=on_invalid,
-            names=names,
-            reruns=reruns,
-            extra_fields={str(k): f"config.{k}" for k in hyperparameter_keys} or None,
-        )
-        return read_table(self, request)
+    def table(self, *, score_key: str = "return", read: ReadOptions | None = None, **legacy: Any) -> ScoreTable:
+        """See :func:`sb3_table` (``legacy``: the reading options as separate keywords, deprecated)."""
+        options = read_options(read, legacy, where="SB3Source.table()", accepted=SEPARATE_KEYWORDS)
+        return read_table(self, options.fixed_curves("Stable-Baselines3").request(score=score_key))
 
 
 def _quantity(score: Any) -> str:
@@ -319,20 +301,17 @@ def sb3_table(
     *,
     layout: str = DEFAULT_LAYOUT,
     score_key: str = "return",
-    score_rule: str | None = None,
-    curves: bool = False,
-    on_invalid: str = "raise",
-    names: str = "strict",
-    reruns: str = DEFAULT_RERUNS,
-    hyperparameter_keys: Sequence[str] = (),
+    read: ReadOptions | None = None,
+    **legacy: Any,
 ) -> ScoreTable:
     """A ScoreTable from Stable-Baselines3 logs: one run folder per run, named by ``layout``.
 
     ``layout`` names the fields in each run folder's path relative to ``logdir`` (rl-baselines3-zoo's
     ``{algorithm}/{task}_{seed}`` by default; ``{algorithm}_{task}_{seed}`` for ``PPO_CartPole-v1_3``; other
     ``{name}`` fields become hyperparameter columns). A run's score is its last evaluation's mean ``score_key``
-    (``return``, ``success`` or ``length``) in ``evaluations.npz``; ``score_rule`` (``mean-last-N``,
-    ``at-budget:STEP``, ``max``) reads all evaluations. A run folder without ``evaluations.npz`` is scored from
+    (``return``, ``success`` or ``length``) in ``evaluations.npz``; ``read``
+    (:class:`ReadOptions`) says how runs are read: its ``score_rule`` (``mean-last-N``, ``at-budget:STEP``,
+    ``max``) reads all evaluations. A run folder without ``evaluations.npz`` is scored from
     its ``monitor.csv`` training episodes (the mean of the last 100; said in ``table.warnings``). ``curves=True``
     adds every evaluation (or episode) as learning-curve rows at its timestep. Where runs log successes, the
     columns ``successes`` and ``episodes`` hold the counts behind each score.
@@ -341,12 +320,5 @@ def sb3_table(
         >>> table = sb3_table("logs", layout="{algorithm}/{task}_{seed}")       # doctest: +SKIP
         >>> evaluate(table, seed=0).headline("iqm")                             # doctest: +SKIP
     """
-    return SB3Source(logdir, layout=layout).table(
-        score_key=score_key,
-        score_rule=score_rule,
-        curves=curves,
-        on_invalid=on_invalid,
-        names=names,
-        reruns=reruns,
-        hyperparameter_keys=hyperparameter_keys,
-    )
+    options = read_options(read, legacy, where="sb3_table()", accepted=SEPARATE_KEYWORDS)
+    return SB3Source(logdir, layout=layout).table(score_key=score_key, read=options)

@@ -22,9 +22,9 @@ from ...data.scores import ScoreTable
 from ...errors import InputError
 from ..base.intake import SourceRuns, read_table
 from ..base.messages import DROP_INVALID, Hints, kw
+from ..base.reading import SEPARATE_KEYWORDS, ReadOptions, read_options
 from ..base.records import FINISHED, RunRecord
 from ..base.request import SourceRequest
-from ..base.reruns import DEFAULT_RERUNS
 from .events import is_event_file, read_scalars
 from .layout import DEFAULT_LAYOUT, Layout, parse_layout
 
@@ -66,7 +66,7 @@ class TensorBoardSource:
 
     Example:
         >>> src = TensorBoardSource("runs", layout="{algorithm}/{task}/seed_{seed}")   # doctest: +SKIP
-        >>> table = src.table(score_key="eval/return", score_rule="mean-last-5")      # doctest: +SKIP
+        >>> table = src.table(score_key="eval/return", read=ReadOptions(score_rule="mean-last-5"))  # doctest: +SKIP
     """
 
     tracker = "tensorboard"
@@ -173,31 +173,16 @@ class TensorBoardSource:
         refs += [(f"config.{name}", f"layout {{{name}}}") for name in self.layout.fields]
         return replace(HINTS, refs=tuple(dict.fromkeys(refs)))
 
-    def table(
-        self,
-        *,
-        score_key: str,
-        score_rule: str | None = None,
-        curves: bool = False,
-        curve_key: str | None = None,
-        on_invalid: str = "raise",
-        names: str = "strict",
-        reruns: str = DEFAULT_RERUNS,
-        hyperparameter_keys: Sequence[str] = (),
-    ) -> ScoreTable:
-        """See :func:`tensorboard_table`."""
-        if not score_key or not str(score_key).strip():
-            raise InputError(f"{kw('score_key=')} is empty: name the scalar tag with the score (e.g. eval/return).")
-        request = SourceRequest(
-            score=score_key,
-            score_rule=score_rule,
-            curve_key=(curve_key or score_key) if curves else None,
-            on_invalid=on_invalid,
-            names=names,
-            reruns=reruns,
-            extra_fields={str(k): f"config.{k}" for k in hyperparameter_keys} or None,
-        )
-        return read_table(self, request)
+    def table(self, *, score_key: str, read: ReadOptions | None = None, **legacy: Any) -> ScoreTable:
+        """See :func:`tensorboard_table` (``legacy``: the reading options as separate keywords, deprecated)."""
+        return read_table(self, _request(score_key, read, legacy, where="TensorBoardSource.table()"))
+
+
+def _request(score_key: str, read: ReadOptions | None, legacy: dict[str, Any], *, where: str) -> SourceRequest:
+    """The request of a TensorBoard table: the score tag and the reading options."""
+    if not score_key or not str(score_key).strip():
+        raise InputError(f"{kw('score_key=')} is empty: name the scalar tag with the score (e.g. eval/return).")
+    return read_options(read, legacy, where=where, accepted=(*SEPARATE_KEYWORDS, "curve_key")).request(score=score_key)
 
 
 def tensorboard_table(
@@ -205,20 +190,15 @@ def tensorboard_table(
     *,
     layout: str = DEFAULT_LAYOUT,
     score_key: str,
-    score_rule: str | None = None,
-    curves: bool = False,
-    curve_key: str | None = None,
-    on_invalid: str = "raise",
-    names: str = "strict",
-    reruns: str = DEFAULT_RERUNS,
-    hyperparameter_keys: Sequence[str] = (),
+    read: ReadOptions | None = None,
+    **legacy: Any,
 ) -> ScoreTable:
     """A ScoreTable from TensorBoard event files: one run folder per run, named by ``layout``.
 
     ``layout`` names the fields in each run folder's path relative to ``logdir``
     (``{algorithm}/{task}/seed_{seed}``; other ``{name}`` fields become hyperparameter columns, for
-    ``evaluate(..., hyperparameter_keys=[name])``). ``score_key`` is the scalar tag holding the score and
-    ``score_rule`` how a run's points make its final score (``last``: the point at the largest step; or
+    ``evaluate(..., hyperparameter_keys=[name])``). ``score_key`` is the scalar tag holding the score; ``read``
+    (:class:`ReadOptions`) says how runs are read: its ``score_rule`` how a run's points make its final score (``last``: the point at the largest step; or
     ``mean-last-N``, ``at-budget:STEP``, ``max``). ``curves=True`` adds every logged point of ``curve_key``
     (default: the score tag) as learning-curve rows. Folders with event files that do not fit the layout are
     skipped and said in ``table.warnings``; a run with a damaged or truncated event file is an InputError
@@ -229,17 +209,9 @@ def tensorboard_table(
 
     Example:
         >>> table = tensorboard_table("runs", layout="{algorithm}/{task}/seed_{seed}",
-        ...                           score_key="eval/return", score_rule="mean-last-5")   # doctest: +SKIP
+        ...                           score_key="eval/return",
+        ...                           read=ReadOptions(score_rule="mean-last-5"))          # doctest: +SKIP
         >>> evaluate(table, seed=0).headline("iqm")                                        # doctest: +SKIP
     """
-    source = TensorBoardSource(logdir, layout=layout)
-    return source.table(
-        score_key=score_key,
-        score_rule=score_rule,
-        curves=curves,
-        curve_key=curve_key,
-        on_invalid=on_invalid,
-        names=names,
-        reruns=reruns,
-        hyperparameter_keys=hyperparameter_keys,
-    )
+    request = _request(score_key, read, legacy, where="tensorboard_table()")
+    return read_table(TensorBoardSource(logdir, layout=layout), request)

@@ -245,14 +245,19 @@ def new_run_id() -> str:
     return "".join(secrets.choice(string.ascii_lowercase + string.digits) for _ in range(8))
 
 
-def public_api(*, timeout: float | None = None) -> Any:
+def public_api(*, timeout: float | None = None, api_key: str | None = None, base_url: str | None = None) -> Any:
     """A ``wandb.Api`` using only the environment / wandb login for the key (never prompting).
 
     ``timeout`` (seconds; None: wandb's default, ``WANDB_HTTP_TIMEOUT``) is the public ``wandb.Api(timeout=)``:
     a call gives up after it even while wandb-core is still retrying 5xx/429 (wandb 0.31 then drops the
-    request), so our own :class:`RetryPolicy` loop and deadlines bound the whole call. wandb's internal
-    ``x_`` settings are never set.
+    request), so our own :class:`RetryPolicy` loop and deadlines bound the whole call. ``api_key`` and
+    ``base_url`` (None: the environment's) are the public ``wandb.Api(api_key=, overrides={"base_url": ...})``.
+    wandb's internal ``x_`` settings are never set.
     """
     wandb = import_wandb()
     with wandb_errors("connecting"):
-        return wandb.Api(timeout=int(timeout) if timeout is not None else None)
+        return wandb.Api(
+            overrides={"base_url": base_url} if base_url else None,
+            timeout=int(timeout) if timeout is not None else None,
+            api_key=api_key,
+        )

@@ -210,9 +210,9 @@ class WandbRuns(SourceRole):
             offline_dir=settings.offline_dir,
             sweep=settings.sweep,
             filters=_parse_filter(settings.filter),
-            per_page=settings.per_page,
             retry=retry,
             stale_after=_stale_after(settings),
+            client_kwargs={"per_page": settings.per_page},
         )
 
     def prepare(self, settings: Settings, source: Source, say: Callable[[str], None]) -> None:

@@ -27,7 +27,9 @@ import re
 import shutil
 import sys
 import time
-from collections.abc import Callable, Iterator
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,10 +37,13 @@ from ...analysis.options import published_options
 from ...analysis.report import TABLES
 from ...errors import InputError, TrackerError
 from ...store.manifest import Bundle
+from ..base.clients import ClientKey, client_options, moved_client_options
+from ..base.deprecation import callers_level, moved_keywords, spelled
 from ..base.messages import kw
 from ..base.pending import PendingPublishError, kept_message
 from ..base.protocols import PublishResult
 from ..base.publishing import (
+    PublishOptions,
     bundle_files,
     check_not_source,
     headline_metrics,
@@ -357,13 +362,37 @@ def _waiting(deadline: Deadline | None, what: str) -> contextlib.AbstractContext
     return deadline.waiting(what) if deadline is not None else contextlib.nullcontext()
 
 
+@dataclass(frozen=True)
+class _Job:
+    """One publish of a report, what every step of it needs: the wandb module, the report, its verified bundle,
+    content hash and summary metrics, the artifact name, where it goes, the mode and (online) the time budget."""
+
+    wandb: Any
+    report: Report
+    verified: Bundle
+    digest: str
+    summary: dict[str, float]
+    art_name: str
+    where: str
+    mode: str
+    deadline: Deadline | None = None
+
+
+#: The options of ``wandb.init`` a :class:`WandbSink` takes in ``client_kwargs=``.
+SINK_CLIENT_KEYS = {
+    "mode": ClientKey("'online', 'offline', 'disabled' or None", lambda value: isinstance(value, str)),
+    "dir": ClientKey("a folder (text or a path)", lambda value: isinstance(value, (str, os.PathLike))),
+}
+
+
 class WandbSink:
     """Publish reports to W&B as a new ``rl-reliable-analysis`` run in ``project`` (attached to ``sweep`` or in ``group``).
 
-    ``mode`` is ``"online"``, ``"offline"`` (sync later with ``wandb sync``) or None (wandb's default /
-    ``WANDB_MODE``). ``dir`` is wandb's run root (default ``WANDB_DIR`` or the working directory);
-    for offline publishing pass the folder that holds the source runs' ``wandb/``. ``force=True``
-    publishes even when the same content was published before.
+    ``client_kwargs`` holds the options of ``wandb.init`` (:data:`SINK_CLIENT_KEYS`): ``mode`` is ``"online"``,
+    ``"offline"`` (sync later with ``wandb sync``) or None (wandb's default / ``WANDB_MODE``); ``dir`` is wandb's
+    run root (default ``WANDB_DIR`` or the working directory); for offline publishing pass the folder that holds
+    the source runs' ``wandb/``. ``publishing`` (:class:`PublishOptions`): ``force=True`` publishes even when the
+    same content was published before, ``figures=False`` leaves the figures out, ``retry`` is the time budget.
 
     Example:
         >>> WandbSink(project="hopper", entity="my-team", sweep="abc123").publish(report)  # doctest: +SKIP
@@ -378,22 +407,31 @@ class WandbSink:
         entity: str | None = None,
         sweep: str | None = None,
         group: str | None = None,
-        mode: str | None = None,
         name: str | None = None,
-        dir: str | os.PathLike | None = None,
-        force: bool = False,
-        figures: bool = True,
         wandb_report: bool = False,
-        retry: RetryPolicy | None = None,
+        publishing: PublishOptions | None = None,
+        client_kwargs: Mapping[str, Any] | None = None,
+        **legacy: Any,
     ):
+        client = {key: legacy.pop(key) for key in SINK_CLIENT_KEYS if key in legacy}
+        client = client_options(
+            moved_client_options(client_kwargs, client, where="WandbSink()"), SINK_CLIENT_KEYS, tracker="W&B"
+        )
+        unknown = [key for key in legacy if key not in ("force", "figures", "retry")]
+        if unknown:
+            raise TypeError(f"WandbSink() got an unexpected keyword argument {unknown[0]!r}")
+        moved = moved_keywords(publishing, legacy, where="WandbSink()", keyword="publishing", bundle="PublishOptions")
+        publishing = PublishOptions(**moved) if moved is not None else publishing or PublishOptions()
+        mode = client.get("mode")
         if mode not in (None, "online", "offline", "disabled"):
             raise InputError(f"{kw('mode=')} must be 'online', 'offline', 'disabled' or None, not {mode!r}")
         self.project, self.entity, self.sweep = project, entity, sweep
         self.group = None if sweep else (group or "rl-reliable")
-        self.mode, self.name, self.dir, self.force, self.figures = mode, name, dir, force, figures
+        self.mode, self.name, self.dir = mode, name, client.get("dir")
+        self.force, self.figures = publishing.force, publishing.figures
         self.wandb_report = wandb_report
         # one wall-clock budget for a whole online publish (every request, init, upload and finish)
-        self.retry = retry if retry is not None else RetryPolicy(total=DEFAULT_RETRY_FOR)
+        self.retry = publishing.retry if publishing.retry is not None else RetryPolicy(total=DEFAULT_RETRY_FOR)
 
     def publish(self, report: Report, *, bundle: str | os.PathLike | None = None) -> PublishResult:
         wandb = import_wandb()
@@ -414,36 +452,34 @@ class WandbSink:
         where = f"{self.entity + '/' if self.entity else ''}{self.project}"
 
         with bundle_files(report, bundle, figures=self.figures) as verified:  # verified before anything is written
+            job = _Job(wandb, report, verified, digest, summary, art_name, where, mode)
             if mode != "online":
-                return self._publish(wandb, report, verified, digest, summary, run_id, art_name, where, mode)
+                return self._publish(job, run_id)
             deadline = Deadline(self.retry)
             try:
-                return self._publish(wandb, report, verified, digest, summary, run_id, art_name, where, mode, deadline)
+                return self._publish(replace(job, deadline=deadline), run_id)
             except PendingPublishError:
                 raise
             except TrackerError as err:
                 if classify(err) not in TRANSIENT:
                     raise
                 # W&B did not answer within the budget and no run was made: keep the report as an offline run
-                kept = self._publish(wandb, report, verified, digest, summary, new_run_id(), art_name, where, "offline")
+                kept = self._publish(replace(job, mode="offline"), new_run_id())
                 path = Path(kept.target)
                 raise PendingPublishError(
                     kept_message("W&B", str(err), "report", path, f"wandb sync {path}"), path
                 ) from err
 
-    def _publish(
-        self,
-        wandb: Any,
-        report: Report,
-        verified: Bundle,
-        digest: str,
-        summary: dict[str, float],
-        run_id: str,
-        art_name: str,
-        where: str,
-        mode: str,
-        deadline: Deadline | None = None,
-    ) -> PublishResult:
+    def _publish(self, job: _Job, run_id: str) -> PublishResult:
+        wandb, report, digest, art_name, where, mode, deadline = (
+            job.wandb,
+            job.report,
+            job.digest,
+            job.art_name,
+            job.where,
+            job.mode,
+            job.deadline,
+        )
         index = _index_path(self.dir)
         if mode == "offline":
             _end_offline_orphans(index, art_name, self.entity, self.project)
@@ -504,7 +540,7 @@ class WandbSink:
                 dir=str(_root_dir(self.dir)),
             )
         try:
-            logged, unconfirmed = self._write(wandb, run, report, verified, summary, digest, art_name, mode, deadline)
+            logged, unconfirmed = self._write(job, run)
             location = run.url if mode != "offline" else str(Path(run.settings.sync_dir))
             entity, run_title = str(run.entity), str(run.name)
         except BaseException as err:
@@ -558,24 +594,14 @@ class WandbSink:
             )
         return settings
 
-    def _write(
-        self,
-        wandb: Any,
-        run: Any,
-        report: Report,
-        verified: Bundle,
-        summary: dict[str, float],
-        digest: str,
-        art_name: str,
-        mode: str,
-        deadline: Deadline | None,
-    ) -> tuple[Any, TrackerError | None]:
+    def _write(self, job: _Job, run: Any) -> tuple[Any, TrackerError | None]:
         """Log the report onto the started run: (what was logged, the upload not confirmed in the budget or None)."""
         unconfirmed: TrackerError | None = None
+        mode = job.mode
         if mode == "online":
             run.summary.update({STATE_KEY: "writing"})  # until the artifact is committed
         try:
-            logged = self._log(wandb, run, report, verified, summary, digest, art_name, mode, deadline)
+            logged = self._log(job, run)
         except _Unconfirmed as late:
             logged, unconfirmed = late.logged, late.error
         if mode == "online":
@@ -666,18 +692,9 @@ class WandbSink:
             print(f"note: {note}", file=sys.stderr)
         return names
 
-    def _log(
-        self,
-        wandb: Any,
-        run: Any,
-        report: Report,
-        verified: Any,
-        summary: dict[str, float],
-        digest: str,
-        art_name: str,
-        mode: str,
-        deadline: Deadline | None = None,
-    ) -> dict[str, Any]:
+    def _log(self, job: _Job, run: Any) -> dict[str, Any]:
+        wandb, report, verified, summary, digest = job.wandb, job.report, job.verified, job.summary, job.digest
+        art_name, mode, deadline = job.art_name, job.mode, job.deadline
         art = wandb.Artifact(
             art_name,
             type=ARTIFACT_TYPE,
@@ -763,48 +780,39 @@ class WandbSink:
 
 
 def publish_wandb(
-    report: Report,
-    *,
-    project: str,
-    entity: str | None = None,
-    sweep: str | None = None,
-    group: str | None = None,
-    mode: str | None = None,
-    name: str | None = None,
-    dir: str | os.PathLike | None = None,
-    force: bool = False,
-    figures: bool = True,
-    bundle: str | os.PathLike | None = None,
-    wandb_report: bool = False,
-    retry: RetryPolicy | None = None,
+    report: Report, sink: WandbSink | None = None, *, bundle: str | os.PathLike | None = None, **legacy: Any
 ) -> PublishResult:
-    """Publish ``report`` to W&B (see :class:`WandbSink`); return a PublishResult.
+    """Publish ``report`` to W&B through ``sink`` (a :class:`WandbSink`, which says where and how); return a
+    PublishResult. ``bundle`` is the results folder written by ``--out`` / ``report.write()``, uploaded as it is.
 
-    Online, ``retry`` is a wall-clock budget for the whole publish (default: 300 s of retrying, plus one
-    request timeout); when W&B does not answer within it, the report is kept on disk and a
+    Online, the sink's ``PublishOptions.retry`` is a wall-clock budget for the whole publish (default: 300 s of
+    retrying, plus one request timeout); when W&B does not answer within it, the report is kept on disk and a
     :class:`~rl_reliable_logger.trackers.base.pending.PendingPublishError` names the folder and the
-    ``wandb sync`` command that sends it.
-
-    ``wandb_report=True`` also saves a W&B Report (online only; extra ``[wandb-report]``) with the
-    headline table, methods, interval charts, the HTML report and links to the source runs.
+    ``wandb sync`` command that sends it. ``WandbSink(wandb_report=True)`` also saves a W&B Report (online only;
+    extra ``[wandb-report]``) with the headline table, methods, interval charts, the HTML report and links to the
+    source runs. The sink's keywords given here instead of a sink still work for one release (deprecated).
 
     Example:
-        >>> publish_wandb(report, project="hopper", entity="my-team", sweep="abc123").created  # doctest: +SKIP
+        >>> publish_wandb(report, WandbSink(project="hopper", entity="my-team", sweep="abc123")).created  # doctest: +SKIP
         True
     """
-    sink = WandbSink(
-        project=project,
-        entity=entity,
-        sweep=sweep,
-        group=group,
-        mode=mode,
-        name=name,
-        dir=dir,
-        force=force,
-        figures=figures,
-        wandb_report=wandb_report,
-        retry=retry,
-    )
+    if legacy:
+        if sink is not None:
+            raise InputError(
+                f"publish_wandb() got both a sink and {', '.join(f'{k}=' for k in legacy)}: give the sink's options "
+                "once, in WandbSink(...)"
+            )
+        warnings.warn(
+            f"publish_wandb(report, {spelled(legacy)}) is deprecated: pass publish_wandb(report, WandbSink(...)) "
+            "(the old keywords go in the next release)",
+            DeprecationWarning,
+            stacklevel=callers_level(),
+        )
+        with warnings.catch_warnings():  # said once, above, in the words of publish_wandb
+            warnings.simplefilter("ignore", DeprecationWarning)
+            sink = WandbSink(**legacy)
+    if sink is None:
+        raise InputError("publish_wandb() needs a sink: publish_wandb(report, WandbSink(project=...))")
     return sink.publish(report, bundle=bundle)
 
 
@@ -848,10 +856,8 @@ def sink_for(
     kwargs: dict[str, Any] = {
         "project": proj,
         "entity": entity,
-        "force": force,
-        "figures": figures,
         "wandb_report": wandb_report,
-        "retry": retry,
+        "publishing": PublishOptions(force=force, figures=figures, retry=retry),
     }
     kwargs.update({"sweep": sweep} if target == "sweep" else {"group": group})
     if source.offline_dir is not None:
@@ -860,7 +866,10 @@ def sink_for(
             root = root.parent
         if root.name.startswith(("offline-run-", "run-")):
             root = root.parent
-        kwargs.update(mode="offline", dir=str(root.parent if root.name in ("wandb", ".wandb") else root))
+        kwargs["client_kwargs"] = {
+            "mode": "offline",
+            "dir": str(root.parent if root.name in ("wandb", ".wandb") else root),
+        }
     return WandbSink(**kwargs)
 
 

@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import InputError
+from ..base.clients import ClientKey, client_options, moved_client_options, positive_number, positive_whole, text
 from ..base.heartbeat import DEFAULT_STALE_AFTER, mark_stale, stale_warning
 from ..base.intake import SourceRuns, read_table
 from ..base.messages import kw
+from ..base.reading import ReadOptions, kind_column, request_of
 from ..base.records import RunRecord
 from ..base.request import SourceRequest
 from ..base.reruns import start_seconds
@@ -32,6 +34,17 @@ if TYPE_CHECKING:  # pragma: no cover
 #: Job type of the runs the W&B sink writes (never analysed as a source).
 ANALYSIS_JOB_TYPE = "rl-reliable-analysis"
 _INTERNAL_CONFIG = {"_wandb", "wandb_version"}
+#: The order runs are listed in (oldest first), unless ``client_kwargs["order"]`` says another.
+DEFAULT_ORDER = "+created_at"
+#: The W&B client options of ``client_kwargs=``.
+CLIENT_KEYS = {
+    "per_page": ClientKey("a whole number of runs per request, at least 1", positive_whole),
+    "order": ClientKey("a W&B order (text such as '+created_at')", text),
+    "timeout": ClientKey("a number of seconds above 0", positive_number),
+    "api_key": ClientKey("a W&B API key (text)", text),
+    "base_url": ClientKey("a W&B server URL (text)", text),
+    "api": ClientKey("a wandb.Api", lambda value: hasattr(value, "runs")),
+}
 
 
 def _flat_config(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -122,13 +135,11 @@ def load_wandb_runs(
     *,
     sweep: str | None = None,
     filters: Mapping[str, Any] | None = None,
-    per_page: int = DEFAULT_PER_PAGE,
     history_keys: Iterable[str] | None = None,
     history_states: Iterable[str] | None = ("finished",),
-    order: str = "+created_at",
-    timeout: float | None = None,
-    api: Any = None,
     retry: RetryPolicy | None = None,
+    client_kwargs: Mapping[str, Any] | None = None,
+    **legacy: Any,
 ) -> list[RunRecord]:
     """All runs of ``ENTITY/PROJECT`` (optionally one ``sweep`` and W&B ``filters``) as RunRecords.
 
@@ -138,17 +149,21 @@ def load_wandb_runs(
     (one ``scan_history`` per run and key, only for runs in ``history_states``). Nested config
     keys are flattened with ``.``; W&B cannot filter on those server-side (wandb#3087).
 
-    ``timeout`` is each request's limit in seconds (the public ``wandb.Api(timeout=)``; None: wandb's
-    default): a request wandb-core is still retrying (5xx, 429) fails after it. ``retry`` is our own retry
-    loop around the whole listing (its time budget, waits and progress); wandb-core's internal retry
-    count is not configurable through a public API, so there is no parameter for it.
+    ``client_kwargs`` holds the W&B client's options (:data:`CLIENT_KEYS`): ``per_page`` (runs per request),
+    ``order`` (default ``+created_at``), ``timeout`` (each request's limit in seconds, the public
+    ``wandb.Api(timeout=)``; default: wandb's; a request wandb-core is still retrying (5xx, 429) fails after it),
+    ``api_key`` and ``base_url`` (default: the environment's), or ``api``, a ``wandb.Api`` to use. ``retry`` is
+    our own retry loop around the whole listing (its time budget, waits and progress); wandb-core's internal
+    retry count is not configurable through a public API, so there is no option for it.
 
     Example:
         >>> runs = load_wandb_runs("my-team/hopper", sweep="abc123",
-        ...                        filters={"tags": {"$in": ["baseline"]}})   # doctest: +SKIP
+        ...                        filters={"tags": {"$in": ["baseline"]}},
+        ...                        client_kwargs={"timeout": 30})   # doctest: +SKIP
     """
-    if per_page < 1:
-        raise ValueError("per_page must be at least 1")
+    client = client_options(
+        moved_client_options(client_kwargs, legacy, where="load_wandb_runs()"), CLIENT_KEYS, tracker="W&B"
+    )
     if retry is not None and retry.total > 0:
         # the whole listing is retried (a failed page leaves no half-read state behind)
         return retry.call(
@@ -156,19 +171,30 @@ def load_wandb_runs(
                 path,
                 sweep=sweep,
                 filters=filters,
-                per_page=per_page,
                 history_keys=history_keys,
                 history_states=history_states,
-                order=order,
-                timeout=timeout,
-                api=api,
+                client_kwargs=client,
             ),
             f"listing runs of {path}",
             bounded=False,  # a long listing makes progress page by page; each request has wandb's own timeout
         )
-    entity, project = split_path(path)
+    return _listing(path, sweep, filters, history_keys, history_states, client)
+
+
+def _listing(
+    path: str,
+    sweep: str | None,
+    filters: Mapping[str, Any] | None,
+    history_keys: Iterable[str] | None,
+    history_states: Iterable[str] | None,
+    client: Mapping[str, Any],
+) -> list[RunRecord]:
+    """One listing of ``path`` with the checked client options (no retries: :func:`load_wandb_runs` retries it)."""
+    api = client.get("api")
     if api is None:
-        api = public_api(timeout=timeout)
+        api = public_api(timeout=client.get("timeout"), api_key=client.get("api_key"), base_url=client.get("base_url"))
+    per_page, order = client.get("per_page") or DEFAULT_PER_PAGE, client.get("order") or DEFAULT_ORDER
+    entity, project = split_path(path)
     with wandb_errors(f"resolving the default entity for {project!r}"):
         entity = entity or api.default_entity
     where = f"listing runs of {entity}/{project}" + (f" (sweep {sweep})" if sweep else "")
@@ -223,9 +249,10 @@ class WandbSource:
         offline_dir: str | os.PathLike | None = None,
         sweep: str | None = None,
         filters: Mapping[str, Any] | None = None,
-        per_page: int = DEFAULT_PER_PAGE,
         retry: RetryPolicy | None = None,
         stale_after: float | None = DEFAULT_STALE_AFTER,
+        client_kwargs: Mapping[str, Any] | None = None,
+        **legacy: Any,
     ):
         if bool(path) == bool(offline_dir):
             raise InputError(
@@ -237,13 +264,16 @@ class WandbSource:
                 f"{kw('filters=')} is a server-side W&B filter; with {kw('offline_dir=')} select runs with "
                 f"{kw('sweep=')} or the field references instead"
             )
-        if int(per_page) < 1:
-            raise InputError(f"{kw('per_page=')} must be at least 1")
+        client = moved_client_options(client_kwargs, legacy, where="WandbSource()")
+        if isinstance((client or {}).get("per_page"), int) and (client or {})["per_page"] < 1:
+            raise InputError(f"{kw('per_page=')} must be at least 1")  # the words of --per-page
+        #: the W&B client options (:data:`CLIENT_KEYS`), checked
+        self.client_kwargs = client_options(client, CLIENT_KEYS, tracker="W&B")
         self.path = path
         self.offline_dir = Path(offline_dir) if offline_dir else None
         self.sweep = sweep
         self.filters = dict(filters) if filters else None
-        self.per_page = int(per_page)
+        self.per_page = int(self.client_kwargs.get("per_page") or DEFAULT_PER_PAGE)
         self.retry = retry
         if stale_after is not None and float(stale_after) <= 0:
             raise InputError(
@@ -268,9 +298,9 @@ class WandbSource:
                     str(self.path),
                     sweep=self.sweep,
                     filters=self.filters,
-                    per_page=self.per_page,
                     history_keys=list(history_keys) or None,
                     retry=self.retry,
+                    client_kwargs={**self.client_kwargs, "per_page": self.per_page},
                 )
                 self.stale = mark_stale(records, self.stale_after)
             self._records = records
@@ -314,10 +344,15 @@ class WandbSource:
             info["stale_after"] = self.stale_after
         return SourceRuns(records, "W&B", info, request=req, is_analysis=is_analysis_run, notes=notes)
 
-    def table(self, request: SourceRequest | None = None, /, **keywords: Any) -> ScoreTable:
-        """The selected runs as a ScoreTable: a :class:`SourceRequest` or its keywords, through the one intake
-        (:func:`~rl_reliable_logger.trackers.base.intake.read_table`)."""
-        return read_table(self, SourceRequest.of(request, **keywords))
+    def table(
+        self, request: SourceRequest | None = None, /, *, read: ReadOptions | None = None, **keywords: Any
+    ) -> ScoreTable:
+        """The selected runs as a ScoreTable: a :class:`SourceRequest`, or its field keywords and ``read``, through
+        the one intake (:func:`~rl_reliable_logger.trackers.base.intake.read_table`)."""
+        request = request_of(
+            request, read, keywords, where="WandbSource.table()", column=kind_column("config"), defaults=DEFAULT_REFS
+        )
+        return read_table(self, request)
 
 
 def wandb_table(
@@ -326,13 +361,19 @@ def wandb_table(
     offline_dir: str | os.PathLike | None = None,
     sweep: str | None = None,
     filters: Mapping[str, Any] | None = None,
-    per_page: int = DEFAULT_PER_PAGE,
+    read: ReadOptions | None = None,
+    client_kwargs: Mapping[str, Any] | None = None,
     **fields: Any,
 ) -> ScoreTable:
-    """A ScoreTable from W&B runs (online ``path`` or ``offline_dir``); ``fields`` as in :meth:`WandbSource.table`.
+    """A ScoreTable from W&B runs (online ``path`` or ``offline_dir``): ``fields`` are the field references of
+    :meth:`WandbSource.table` (``algorithm``, ``task``, ``seed``, ``score``, ...), ``read`` (:class:`ReadOptions`)
+    says how runs are read, ``client_kwargs`` holds the W&B client's options (:data:`CLIENT_KEYS`).
 
     Example:
-        >>> table = wandb_table("my-team/hopper", sweep="abc123")   # doctest: +SKIP
+        >>> table = wandb_table("my-team/hopper", sweep="abc123", read=ReadOptions(reruns="latest"))  # doctest: +SKIP
     """
-    source = WandbSource(path=path, offline_dir=offline_dir, sweep=sweep, filters=filters, per_page=per_page)
-    return source.table(**fields)
+    client = {"per_page": fields.pop("per_page")} if "per_page" in fields else {}
+    client_kwargs = moved_client_options(client_kwargs, client, where="wandb_table()")
+    source = WandbSource(path=path, offline_dir=offline_dir, sweep=sweep, filters=filters, client_kwargs=client_kwargs)
+    request = request_of(None, read, fields, where="wandb_table()", column=kind_column("config"), defaults=DEFAULT_REFS)
+    return read_table(source, request)

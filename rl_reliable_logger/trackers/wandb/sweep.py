@@ -8,16 +8,18 @@ A run that says "running" but sent no heartbeat for ``stale_after`` seconds is t
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ...data.counts import plural
 from ...errors import TrackerError
+from ..base.clients import client_options, moved_client_options
 from ..base.heartbeat import DEFAULT_STALE_AFTER, is_stale, silence
 from ..base.messages import kw
 from ..base.retry import TRANSIENT, classify
 from .client import public_api, split_path, wandb_errors
-from .source import DEFAULT_PER_PAGE, combine_filters
+from .source import CLIENT_KEYS, DEFAULT_PER_PAGE, combine_filters
 
 _UNFINISHED_STATES = ("running", "pending")
 
@@ -66,6 +68,18 @@ def _expected_runs(status: dict[str, Any], expect_runs: int | None) -> int | Non
     return int(expect_runs) if expect_runs is not None else status.get("expected")
 
 
+@dataclass(frozen=True)
+class Clock:
+    """The time a sweep wait reads and sleeps by."""
+
+    sleep: Callable[[float], None] = time.sleep
+    now: Callable[[], float] = time.monotonic
+
+
+#: The clock of :func:`wait_for_sweep`: a test hook (a test sets a simulated one, ``Clock(fake_sleep, fake_now)``).
+clock = Clock()
+
+
 def wait_for_sweep(
     path: str,
     sweep: str,
@@ -74,10 +88,9 @@ def wait_for_sweep(
     poll: float = 30.0,
     expect_runs: int | None = None,
     progress: Callable[[str], None] | None = print,
-    api: Any = None,
     stale_after: float | None = DEFAULT_STALE_AFTER,
-    _sleep: Callable[[float], None] = time.sleep,
-    _clock: Callable[[], float] = time.monotonic,
+    client_kwargs: Mapping[str, Any] | None = None,
+    **legacy: Any,
 ) -> dict[str, Any]:
     """Block until the sweep is FINISHED, none of its runs is running or pending and enough runs exist.
 
@@ -89,19 +102,27 @@ def wait_for_sweep(
     whose last heartbeat is older than ``stale_after`` seconds (None: never) is treated as crashed:
     not waited for, and named once through ``progress``. Raises
     ``TrackerError`` after ``timeout`` seconds, saying what is still going. ``progress`` receives
-    one line per poll. Returns the last status (see :func:`sweep_status`).
+    one line per poll. Returns the last status (see :func:`sweep_status`). ``client_kwargs`` holds the W&B
+    client's options (``timeout``, ``api_key``, ``base_url`` or ``api``; see :data:`~.source.CLIENT_KEYS`). The wait
+    reads the time by :data:`clock` (tests simulate the hours of a wait by replacing it).
 
     Example:
         >>> wait_for_sweep("my-team/hopper", "abc123", timeout=3600, poll=60)  # doctest: +SKIP
     """
-    start = _clock()
+    client = client_options(
+        moved_client_options(client_kwargs, legacy, where="wait_for_sweep()"), CLIENT_KEYS, tracker="W&B"
+    )
+    api, tick = client.get("api"), clock
+    start = tick.now()
     status: dict[str, Any] | None = None
     last_failure = ""
     named: set[str] = set()
     while True:
         try:
             if api is None:
-                api = public_api()
+                api = public_api(
+                    timeout=client.get("timeout"), api_key=client.get("api_key"), base_url=client.get("base_url")
+                )
             status = sweep_status(path, sweep, api=api, stale_after=stale_after)
         except TrackerError as err:
             cause = classify(err)
@@ -144,7 +165,7 @@ def wait_for_sweep(
                     f"sweep {sweep} is finished with {status['runs']} of {expected} expected runs and none running: "
                     f"some runs were never started. Pass {kw('expect_runs=')} to wait for fewer, or analyse now without waiting."
                 )
-        elapsed = _clock() - start
+        elapsed = tick.now() - start
         if elapsed + poll > timeout:
             if status is None or last_failure:
                 raise TrackerError(
@@ -156,4 +177,4 @@ def wait_for_sweep(
                 f"sweep {sweep} was not finished after {elapsed:.0f} s (state {status['state']}; still active: {still}). "
                 f"Re-run with a larger {kw('timeout=')}, stop the sweep (`wandb sweep --stop`), or evaluate now without waiting."
             )
-        _sleep(poll)
+        tick.sleep(poll)

@@ -12,6 +12,8 @@ import pytest
 
 pytest.importorskip("ray.tune", reason="Ray Tune is not installed (pip install 'rl_reliable_logger[raytune]')")
 
+from rl_reliable_logger.analysis.race_options import RaceOptions
+from rl_reliable_logger.trackers import ReadOptions
 from rl_reliable_logger.trackers.raytune import race_tune, raytune_table
 
 SHIFT = {0.001: 0.0, 0.003: -0.08, 0.03: -1.0}  # 0.03 diverges
@@ -40,20 +42,18 @@ def test_each_look_runs_exactly_its_launch_list_as_tune_trials(ray_cluster, tmp_
         configs,
         TASKS,
         state=state,
-        storage_path=storage,
-        looks=3,
-        max_runs=6,
         score_key="eval/return",
-        delta=0.25,
+        design=RaceOptions(looks=3, max_runs=6, delta=0.25),
         reps=500,
-        run_config={"verbose": 0},
+        run_config={"storage_path": storage, "verbose": 0},
     )
     assert result.stop and result.best == {"algorithm": "ppo", "lr": 0.001}
     looks = json.loads((state / "looks.json").read_text())
     assert len(looks) == result.look >= 1
     trials = 0
     for k in range(1, result.look + 1):
-        table = raytune_table(storage / f"race-look{k}", score_key="eval/return", hyperparameter_keys=["config/lr"])
+        read = ReadOptions(hyperparameter_keys=["config/lr"])
+        table = raytune_table(storage / f"race-look{k}", score_key="eval/return", read=read)
         got = sorted((float(r.lr), r.task, int(r.seed)) for r in table.frame.itertuples())
         if k == 1:  # every configuration on every task, the first look's seeds 0, 1
             want = sorted((lr, t, s) for lr in SHIFT for t in TASKS for s in range(2))
@@ -65,11 +65,14 @@ def test_each_look_runs_exactly_its_launch_list_as_tune_trials(ray_cluster, tmp_
         )
         trials += len(got)
     assert trials < len(SHIFT) * len(TASKS) * 6  # fewer than the fixed design's runs
-    # called again: every look's experiment exists, the recorded looks replay, no trial runs
-    again = race_tune(
-        trainable, configs, TASKS, state=state, storage_path=storage, looks=3, max_runs=6, score_key="eval/return",
-        delta=0.25, reps=500,
-    )  # fmt: skip
+    # called again, in the keywords before the bundles (deprecated, the same race): the recorded looks replay
+    with pytest.warns(
+        DeprecationWarning, match=r"race_tune\(looks=\.\.\., max_runs=\.\.\., delta=\.\.\.\) is deprecated"
+    ):
+        again = race_tune(
+            trainable, configs, TASKS, state=state, storage_path=storage, looks=3, max_runs=6, score_key="eval/return",
+            delta=0.25, reps=500,
+        )  # fmt: skip
     assert again.replayed and again.best == result.best
 
 

@@ -27,6 +27,7 @@ import ray
 
 args = json.loads(sys.argv[1])
 ray.init(address=args["address"], include_dashboard=False, log_to_driver=False)
+from rl_reliable_logger.analysis.race_options import RaceOptions
 from rl_reliable_logger.trackers.raytune import race_tune
 
 
@@ -48,9 +49,10 @@ def trainable(config):
 
 
 result = race_tune(
-    trainable, [{"lr": 0.1}, {"lr": 0.2}], ["a"], state=args["state"], storage_path=args["storage"], looks=2,
-    max_runs=4, score_key="score", reps=200, seed=0, param_space={"trigger": args["trigger"], "log": args["log"],
-    "call": args["call"]}, run_config={"verbose": 0}, tune_config={"max_concurrent_trials": 1},
+    trainable, [{"lr": 0.1}, {"lr": 0.2}], ["a"], state=args["state"], design=RaceOptions(looks=2, max_runs=4),
+    score_key="score", reps=200, seed=0, param_space={"trigger": args["trigger"], "log": args["log"],
+    "call": args["call"]}, run_config={"storage_path": args["storage"], "verbose": 0},
+    tune_config={"max_concurrent_trials": 1},
 )
 print(json.dumps({"stop": bool(result.stop), "look": result.look}))
 """
@@ -102,7 +104,7 @@ def _run(cell: tuple[float, int, int]) -> str:
 def test_an_interrupted_look_is_finished_by_the_next_call_and_no_seed_runs_twice(
     ray_address: str, tmp_path: Path, first: signal.Signals, later: signal.Signals
 ) -> None:
-    from rl_reliable_logger.trackers.raytune.attempts import read_looks
+    from rl_reliable_logger.trackers.raytune.attempts import TrialReading, read_looks
 
     cut = _call(tmp_path, ray_address, 1, (LOOK_1[2], first))  # look 1: two runs ended, the third is cut off
     assert cut.returncode != 0 and (tmp_path / "trigger.fired").exists(), cut.stderr[-2000:]
@@ -126,8 +128,8 @@ def test_an_interrupted_look_is_finished_by_the_next_call_and_no_seed_runs_twice
     looks = json.loads((tmp_path / "race" / "looks.json").read_text())
     assert len(looks) == 2 and all("missing" not in look for look in looks)  # each look had every listed run
     for k, cells in ((1, LOOK_1), (2, LOOK_2)):
-        before, _ = read_looks(tmp_path / "tune", "race", k - 1, ["lr"], {"score_key": "score"})
-        upto, _ = read_looks(tmp_path / "tune", "race", k, ["lr"], {"score_key": "score"})
+        before, _ = read_looks(tmp_path / "tune", "race", k - 1, ["lr"], TrialReading("score"))
+        upto, _ = read_looks(tmp_path / "tune", "race", k, ["lr"], TrialReading("score"))
         this = sorted((float(r.lr), int(r.seed)) for r in upto.itertuples())
         assert len(upto) - len(before) == len(cells)
         assert sorted((lr, s) for lr, _, s in cells) == sorted(

@@ -11,7 +11,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from rl_reliable_logger.analysis.race_options import RaceOptions
 from rl_reliable_logger.errors import InputError
+from rl_reliable_logger.trackers import ReadOptions
 from rl_reliable_logger.trackers.raytune import race as driver
 from rl_reliable_logger.trackers.raytune import race_tune
 from tests.contract.source_corpus import Run, tune_folder
@@ -19,7 +21,7 @@ from tests.contract.source_corpus import Run, tune_folder
 TASKS = ("cartpole", "acrobot")
 LRS = (0.001, 0.01)
 NOISE = [0.3, -0.2, 0.1, -0.4, 0.2, 0.0]  # both rates alike: undecided at look 1, so runs are listed
-DESIGN: dict[str, Any] = {"looks": 3, "max_runs": 9, "score_key": "score", "delta": 0.0, "reps": 200}
+DESIGN: dict[str, Any] = {"design": RaceOptions(looks=3, max_runs=9, delta=0.0), "score_key": "score", "reps": 200}
 
 
 class Started(Exception):
@@ -54,7 +56,7 @@ def _call(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return race_tune(
-            lambda config: None, configs, TASKS, state=tmp_path / "race", storage_path=tmp_path / "tune",
+            lambda config: None, configs, TASKS, state=tmp_path / "race", run_config={"storage_path": tmp_path / "tune"},
             **{**DESIGN, **more},
         )  # fmt: skip
 
@@ -123,10 +125,13 @@ def test_a_recorded_look_runs_nothing_again(tmp_path, monkeypatch) -> None:
 def test_race_tune_takes_what_race_takes_and_reads_with_on_invalid(tmp_path, monkeypatch) -> None:
     tune_folder(tmp_path / "tune" / "race-look1", _runs())
     started: list[tuple[str, list[dict]]] = []
+    design = RaceOptions(looks=3, max_runs=9, delta=0.0, first_runs=3)
     with pytest.raises(Started):
-        _call(tmp_path, monkeypatch, started, on_invalid="drop", first_runs=3, stop_on_missing=False)
+        _call(tmp_path, monkeypatch, started, read=ReadOptions(on_invalid="drop"), design=design, stop_on_missing=False)
     with pytest.raises(Started):
-        _call(tmp_path, monkeypatch, started, drop_invalid=True, first_runs=3)
+        _call(tmp_path, monkeypatch, started, drop_invalid=True, design=design)
+    with pytest.raises(Started):  # the keywords before the bundles: the same race, warned
+        _call(tmp_path, monkeypatch, started, on_invalid="drop", design=None, looks=3, max_runs=9, first_runs=3)
     with pytest.raises(InputError, match="`algorithm_key=` does not apply to race_tune"):
         _call(tmp_path, monkeypatch, started, algorithm_key="config/algo")
 
@@ -141,9 +146,9 @@ def test_tune_config_is_one_bundle_and_the_race_keeps_its_searcher(tmp_path, mon
     monkeypatch.setattr(driver, "_run_look", record)
     bundle = {"max_concurrent_trials": 1, "resources": {"cpu": 1}}
     with pytest.raises(Started):
-        race_tune(lambda c: None, [{"lr": 0.1}, {"lr": 0.2}], TASKS, state=tmp_path / "r", storage_path=tmp_path / "t",
+        race_tune(lambda c: None, [{"lr": 0.1}, {"lr": 0.2}], TASKS, state=tmp_path / "r", run_config={"storage_path": tmp_path / "t"},
                   tune_config=bundle, **DESIGN)  # fmt: skip
     assert seen == [bundle]
     with pytest.raises(InputError, match="is the race's"):
-        race_tune(lambda c: None, [{"lr": 0.1}, {"lr": 0.2}], TASKS, state=tmp_path / "r", storage_path=tmp_path / "t",
+        race_tune(lambda c: None, [{"lr": 0.1}, {"lr": 0.2}], TASKS, state=tmp_path / "r", run_config={"storage_path": tmp_path / "t"},
                   tune_config={"num_samples": 3}, **DESIGN)  # fmt: skip

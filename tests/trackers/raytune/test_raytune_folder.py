@@ -43,8 +43,9 @@ def test_only_terminated_trials_are_runs_the_others_are_listed(tmp_path):
 def test_reading_a_folder_imports_no_ray_and_prints_nothing_of_it(tmp_path):
     tune_folder(tmp_path / "exp", _runs())
     code = (
-        "import sys; from rl_reliable_logger.trackers.raytune import raytune_table; "
-        f"t = raytune_table({str(tmp_path / 'exp')!r}, score_key='score', score_rule='mean-last-2'); "
+        "import sys; from rl_reliable_logger.trackers import ReadOptions; "
+        "from rl_reliable_logger.trackers.raytune import raytune_table; "
+        f"t = raytune_table({str(tmp_path / 'exp')!r}, score_key='score', read=ReadOptions(score_rule='mean-last-2')); "
         "print(len(t.frame), 'ray' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", code], env={"PYTHONPATH": str(REPO)}, capture_output=True, text=True)

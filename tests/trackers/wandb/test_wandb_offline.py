@@ -243,12 +243,17 @@ def published(written: dict) -> dict:
 import json, os, sys, pickle
 sys.path.insert(0, os.environ["RL_REPO"])
 from tests.support.reports import small_report
-from rl_reliable_logger.trackers.wandb.sink import publish_wandb
+from rl_reliable_logger.trackers.base.publishing import PublishOptions
+from rl_reliable_logger.trackers.wandb.sink import WandbSink, publish_wandb
 root = sys.argv[1]
-first = publish_wandb(small_report(), project="bandits", sweep="sw1", mode="offline", dir=root)
-second = publish_wandb(small_report(), project="bandits", sweep="sw1", mode="offline", dir=root)
-third = publish_wandb(small_report(shift=0.01), project="bandits", sweep="sw1", mode="offline", dir=root, figures=False)
-grp = publish_wandb(small_report(), project="bandits", mode="offline", dir=root, figures=False)
+offline = {"mode": "offline", "dir": root}
+no_figures = PublishOptions(figures=False)
+first = publish_wandb(small_report(), WandbSink(project="bandits", sweep="sw1", client_kwargs=offline))
+second = publish_wandb(small_report(), WandbSink(project="bandits", sweep="sw1", client_kwargs=offline))
+third = publish_wandb(
+    small_report(shift=0.01), WandbSink(project="bandits", sweep="sw1", client_kwargs=offline, publishing=no_figures)
+)
+grp = publish_wandb(small_report(), WandbSink(project="bandits", client_kwargs=offline, publishing=no_figures))
 print(json.dumps([str(first), str(second), str(third), str(grp)]))
 """
     out = subprocess.run(

@@ -19,9 +19,10 @@ from rl_reliable_logger.errors import TrackerError
 from rl_reliable_logger.trackers.base.protocols import PublishResult
 from rl_reliable_logger.trackers.base.publishing import report_hash
 from rl_reliable_logger.trackers.base.records import records_to_table
+from rl_reliable_logger.trackers.wandb import sweep
 from rl_reliable_logger.trackers.wandb.sink import _hash_alias, artifact_name, publish_wandb
 from rl_reliable_logger.trackers.wandb.source import load_wandb_runs
-from rl_reliable_logger.trackers.wandb.sweep import wait_for_sweep
+from rl_reliable_logger.trackers.wandb.sweep import Clock, wait_for_sweep
 from tests.support.paths import REPO
 from tests.support.reports import small_report
 from tests.support.wandb_standin import API_KEY
@@ -207,7 +208,7 @@ def test_default_entity_is_used_for_a_bare_project(wandb_standin):
     assert [r.run_id for r in load_wandb_runs("proj", **FAST)] == ["run000", "run001"]
 
 
-def test_wait_for_sweep_polls_until_finished_and_nothing_running(wandb_standin):
+def test_wait_for_sweep_polls_until_finished_and_nothing_running(wandb_standin, monkeypatch):
     st = wandb_standin
     st.add_sweep("ent", "proj", "sw1", state="RUNNING", expected=3)
     st.add_run("ent", "proj", id="a", sweep="sw1", state="finished")
@@ -225,14 +226,15 @@ def test_wait_for_sweep_polls_until_finished_and_nothing_running(wandb_standin):
         elif len(polls) == 3:
             st.projects[("ent", "proj")][2]["state"] = "finished"
 
-    status = wait_for_sweep("ent/proj", "sw1", timeout=100, poll=5, progress=lines.append, _sleep=fake_sleep)
+    monkeypatch.setattr(sweep, "clock", Clock(fake_sleep, sweep.clock.now))
+    status = wait_for_sweep("ent/proj", "sw1", timeout=100, poll=5, progress=lines.append)
     assert len(polls) == 3
     assert status["state"] == "FINISHED" and status["active"] == [] and status["runs"] == 3
     assert lines[0] == "sweep sw1: running, 2/3 runs, 1 running or pending"
     assert lines[-1] == "sweep sw1: finished, 3/3 runs, 0 running or pending - done"
 
 
-def test_wait_for_sweep_is_bounded(wandb_standin):
+def test_wait_for_sweep_is_bounded(wandb_standin, monkeypatch):
     st = wandb_standin
     st.add_sweep("ent", "proj", "sw1", state="RUNNING")
     st.add_run("ent", "proj", id="a", sweep="sw1", state="running")
@@ -243,8 +245,9 @@ def test_wait_for_sweep_is_bounded(wandb_standin):
         sleeps.append(seconds)
         now[0] += seconds
 
+    monkeypatch.setattr(sweep, "clock", Clock(fake_sleep, lambda: now[0]))
     with pytest.raises(TrackerError, match=r"not finished after 8 s .* still active: a \(running\)"):
-        wait_for_sweep("ent/proj", "sw1", timeout=10, poll=4, progress=None, _sleep=fake_sleep, _clock=lambda: now[0])
+        wait_for_sweep("ent/proj", "sw1", timeout=10, poll=4, progress=None)
     assert sleeps == [4, 4]  # polls at t=0, 4, 8; a fourth poll would end after the 10 s bound
 
 

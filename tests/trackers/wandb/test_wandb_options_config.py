@@ -25,13 +25,16 @@ sys.path.insert(0, os.environ["RL_REPO"])
 import pandas as pd
 from rl_reliable_logger import ScoreTable, evaluate
 from rl_reliable_logger.analysis.options import published_options
-from rl_reliable_logger.trackers.wandb.sink import publish_wandb
+from rl_reliable_logger.trackers.base.publishing import PublishOptions
+from rl_reliable_logger.trackers.wandb.sink import WandbSink, publish_wandb
 rows = [{"algorithm": a, "task": t, "seed": s, "score": s * 0.1 + (a == "B") + (t == "y")}
         for a in ("A", "B") for t in ("x", "y") for s in range(4)]
 report = evaluate(ScoreTable(pd.DataFrame(rows)), reps=300, profile_reps=100, improvement_reps=100,
                   task_bootstrap=True, gamma=0.5, rank_by="task-means", metrics=["iqm", "median"], seed=7,
                   chunk_bytes=2**20)
-where = publish_wandb(report, project="opts", mode="offline", dir=sys.argv[1], figures=False)
+sink = WandbSink(project="opts", client_kwargs={"mode": "offline", "dir": sys.argv[1]},
+                 publishing=PublishOptions(figures=False))
+where = publish_wandb(report, sink)
 print(json.dumps({"where": str(where), "recorded": published_options(report.provenance["options"])}))
 """
 

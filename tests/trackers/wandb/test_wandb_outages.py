@@ -1,6 +1,6 @@
 """Outages during a sweep post-hook, against the loopback stand-in (real wandb 0.31 client through wandb-core).
 
-Time is simulated for the waits between polls (``_sleep``/``_clock``); every request goes over HTTP.
+Time is simulated for the waits between polls (``sweep.clock``); every request goes over HTTP.
 """
 
 from __future__ import annotations
@@ -13,17 +13,22 @@ import requests
 
 from rl_reliable_logger.errors import TrackerError
 from rl_reliable_logger.trackers.base.retry import RetryPolicy, classify, retry_after
+from rl_reliable_logger.trackers.wandb import sweep
 from rl_reliable_logger.trackers.wandb.client import public_api
-from rl_reliable_logger.trackers.wandb.sweep import wait_for_sweep
+from rl_reliable_logger.trackers.wandb.sweep import Clock, wait_for_sweep
 
 
 class _World:
-    """A fake clock and sleep that run a script of changes to the stand-in between polls."""
+    """A fake clock and sleep that run a script of changes to the stand-in between polls (the wait's clock from
+    when it is made, to the end of the test)."""
+
+    current: _World | None = None
 
     def __init__(self, script):
         self.now = 0.0
         self.polls = 0
         self.script = script
+        _World.current = self
 
     def sleep(self, seconds):
         self.now += seconds
@@ -32,6 +37,24 @@ class _World:
 
     def clock(self):
         return self.now
+
+
+@pytest.fixture(autouse=True)
+def _simulated_time(monkeypatch):
+    """The sweep wait reads the test's :class:`_World` once one is made (real time before)."""
+    import time
+
+    world = lambda: _World.current
+    monkeypatch.setattr(
+        sweep,
+        "clock",
+        Clock(
+            lambda s: world().sleep(s) if world() else time.sleep(s),
+            lambda: world().clock() if world() else time.monotonic(),
+        ),
+    )
+    yield
+    _World.current = None
 
 
 def _api_fast():
@@ -52,11 +75,10 @@ def test_a_60_second_outage_during_the_wait_is_survived(wandb_standin):
             st.projects[("ent", "proj")][1]["state"] = "finished"
             st.sweeps["sw1"]["state"] = "FINISHED"
 
-    world = _World(script)
+    _World(script)
     lines: list[str] = []
     status = wait_for_sweep(
-        "ent/proj", "sw1", timeout=600, poll=30, progress=lines.append, api=_api_fast(),
-        _sleep=world.sleep, _clock=world.clock,
+        "ent/proj", "sw1", timeout=600, poll=30, progress=lines.append, client_kwargs={"api": _api_fast()},
     )  # fmt: skip
     assert status["state"] == "FINISHED" and status["runs"] == 2
     failed = [ln for ln in lines if "poll failed" in ln]
@@ -72,9 +94,7 @@ def test_a_persistent_outage_ends_with_the_cause(wandb_standin):
     st.fail("*", 500, times=10_000)
     world = _World(lambda poll: None)
     with pytest.raises(TrackerError, match=r"could not read sweep sw1 for \d+ s \(last failure: server error"):
-        wait_for_sweep(
-            "ent/proj", "sw1", timeout=50, poll=30, progress=None, api=api, _sleep=world.sleep, _clock=world.clock
-        )
+        wait_for_sweep("ent/proj", "sw1", timeout=50, poll=30, progress=None, api=api)
     assert world.polls == 1  # polls at 0 and 30 s; the next would pass the bound
 
 
@@ -84,7 +104,7 @@ def test_auth_failure_during_the_wait_ends_it_at_once(wandb_standin, monkeypatch
     monkeypatch.setenv("WANDB_API_KEY", "k" * 40)
     world = _World(lambda poll: None)
     with pytest.raises(TrackerError, match="authentication"):
-        wait_for_sweep("ent/proj", "sw1", timeout=600, poll=30, progress=None, _sleep=world.sleep, _clock=world.clock)
+        wait_for_sweep("ent/proj", "sw1", timeout=600, poll=30, progress=None)
     assert world.polls == 0
 
 
@@ -96,8 +116,7 @@ def test_failed_sweeps_end_the_wait(wandb_standin, state):
     world = _World(lambda poll: None)
     with pytest.raises(TrackerError, match=f"sweep sw1 ended {state} with 1 run"):
         wait_for_sweep(
-            "ent/proj", "sw1", timeout=600, poll=30, progress=None, api=_api_fast(),
-            _sleep=world.sleep, _clock=world.clock,
+            "ent/proj", "sw1", timeout=600, poll=30, progress=None, client_kwargs={"api": _api_fast()},
         )  # fmt: skip
     assert world.polls == 0
 
@@ -107,8 +126,8 @@ def test_expected_run_count_of_a_grid(wandb_standin):
     st.add_sweep("ent", "proj", "sw1", state="FINISHED", expected=3)
     st.add_run("ent", "proj", id="a", sweep="sw1", state="finished")
     st.add_run("ent", "proj", id="b", sweep="sw1", state="failed")
-    world = _World(lambda poll: None)
-    kwargs = dict(timeout=600, poll=30, progress=None, api=_api_fast(), _sleep=world.sleep, _clock=world.clock)
+    _World(lambda poll: None)
+    kwargs = dict(timeout=600, poll=30, progress=None, client_kwargs={"api": _api_fast()})
     with pytest.raises(TrackerError, match="2 of 3 expected runs and none running"):
         wait_for_sweep("ent/proj", "sw1", **kwargs)
     assert wait_for_sweep("ent/proj", "sw1", expect_runs=2, **kwargs)["runs"] == 2
@@ -190,7 +209,7 @@ def test_a_run_without_heartbeat_is_treated_as_crashed_during_the_wait(wandb_sta
     _stuck_sweep(wandb_standin, heartbeat_age=7200)
     world = _World(lambda poll: None)
     lines: list[str] = []
-    kwargs = dict(timeout=600, poll=30, api=_api_fast(), _sleep=world.sleep, _clock=world.clock)
+    kwargs = dict(timeout=600, poll=30, client_kwargs={"api": _api_fast()})
     status = wait_for_sweep("ent/proj", "sw1", stale_after=600, progress=lines.append, **kwargs)
     assert status["active"] == [] and status["stale"][0].startswith("b2 (last heartbeat 7")
     assert world.polls == 0 and lines[-1].endswith("- done")
@@ -201,10 +220,10 @@ def test_a_run_without_heartbeat_is_treated_as_crashed_during_the_wait(wandb_sta
 
 def test_a_live_run_is_still_waited_for(wandb_standin):
     _stuck_sweep(wandb_standin, heartbeat_age=None)  # the stand-in's running runs heartbeat now
-    world = _World(lambda poll: None)
+    _World(lambda poll: None)
     with pytest.raises(TrackerError, match=r"still active: b2 \(running\)"):
-        wait_for_sweep("ent/proj", "sw1", timeout=100, poll=30, progress=None, api=_api_fast(),
-                       stale_after=600, _sleep=world.sleep, _clock=world.clock)  # fmt: skip
+        wait_for_sweep("ent/proj", "sw1", timeout=100, poll=30, progress=None, client_kwargs={"api": _api_fast()},
+                       stale_after=600)  # fmt: skip
 
 
 def test_cli_wait_names_the_stale_run_and_leaves_it_out_like_a_crashed_one(wandb_standin, tmp_path, capsys):

@@ -34,12 +34,14 @@ import sys
 sys.path.insert(0, sys.argv[1])
 from rl_reliable_logger.errors import TrackerError
 from rl_reliable_logger.trackers.base.retry import RetryPolicy
-from rl_reliable_logger.trackers.wandb.sink import publish_wandb
+from rl_reliable_logger.trackers.base.publishing import PublishOptions
+from rl_reliable_logger.trackers.wandb.sink import WandbSink, publish_wandb
 from tests.support.reports import small_report
 
 try:
-    result = publish_wandb(small_report(), project="proj", entity="ent", mode="online", figures=False,
-                           retry=RetryPolicy(total=float(sys.argv[2])))
+    options = PublishOptions(figures=False, retry=RetryPolicy(total=float(sys.argv[2])))
+    sink = WandbSink(project="proj", entity="ent", client_kwargs={"mode": "online"}, publishing=options)
+    result = publish_wandb(small_report(), sink)
     print("PUBLISHED", result.target)
 except TrackerError as err:
     print("ERROR", type(err).__name__, err)
