@@ -63,12 +63,13 @@ if __name__ == "__main__":
     import ray
 
     from rl_reliable_logger import evaluate
+    from rl_reliable_logger.trackers import ReadOptions
     from rl_reliable_logger.trackers.raytune import raytune_table
 
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     results = run(sys.argv[1] if len(sys.argv) > 1 else "/tmp/tune-demo")
     table = raytune_table(results, score_key="eval/return", algorithm_key="config/algo",
-                          hyperparameter_keys=["config/explore"])  # fmt: skip
+                          read=ReadOptions(hyperparameter_keys=["config/explore"]))  # fmt: skip
     report = evaluate(table, hyperparameter_keys=["explore"], seed=0)
     print(report.extra["tuning"].to_string(index=False))  # complete / tuned / split-half views with intervals
     ray.shutdown()

@@ -51,6 +51,8 @@ if TYPE_CHECKING:  # the public names loaded on first use (rl_reliable_logger.la
     from .render.writer import save_scores as save_scores
     from .store.bundle import check_output_folder as check_output_folder
     from .trackers.base.protocols import PublishResult as PublishResult
+    from .trackers.base.publishing import PublishOptions as PublishOptions
+    from .trackers.base.reading import ReadOptions as ReadOptions
     from .trackers.callback import log_final_score as log_final_score
     from .trackers.folder import FolderSink as FolderSink
     from .trackers.mlflow.sink import MlflowSink as MlflowSink

@@ -27,7 +27,7 @@ def test_plan_from_mlflow_runs(tmp_path):
                     tags=convention(alg, task, seed),
                     metrics={"rl_reliable_final_score": float(rng.normal(mu, 1.0))},
                 )
-    table = mlflow_table("pilot", tracking_uri=uri)
+    table = mlflow_table("pilot", client_kwargs={"tracking_uri": uri})
     result = plan(table, metric="mean", compare=("DQN", "PPO"), runs=[3, 6], trials=20, sim_reps=100, seed=0)
     rows = result.table
     assert set(rows[rows["kind"] == "algorithm"]["algorithm"]) == {"PPO", "DQN"}

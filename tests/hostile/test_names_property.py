@@ -128,7 +128,7 @@ def test_names_survive_the_mlflow_store(tmp_path, monkeypatch):
                     tags = convention(a, t, s)
                     log_run(client, exp, f"{a}-{t}-{s}", tags=tags, metrics={"rl_reliable_final_score": 1.0 + s})
         try:
-            table = mlflow_table("names", tracking_uri=uri)
+            table = mlflow_table("names", client_kwargs={"tracking_uri": uri})
         except InputError as err:  # refused as a whole is allowed, silently changed is not
             pytest.fail(f"printable names were refused: {err}")
     assert sorted(table.algorithms) == sorted(algorithms)

@@ -39,6 +39,7 @@ from ...analysis.report import TABLES
 from ...data.counts import fixed
 from ...data.names import escape_markdown, escape_markdown_prose
 from ...errors import TrackerError
+from ...render.export import PAGE_CHART, PAGE_CHART_FORMATS
 from ...render.intervals import headline_intervals
 from ...store.files import write_private
 from ...store.manifest import Bundle
@@ -168,8 +169,9 @@ def _merged_note(existing: str | None, ours: str) -> str:
 
 #: The bundle's comparison chart (every algorithm's aggregate metrics with their intervals, one figure), in the
 #: format the description shows best first: the SVG keeps its size in points (about 1100 pixels wide), the PNG
-#: is drawn for print (about 1500); the UI's Markdown cannot scale an image.
-CHART_FILES = ("figures/interval_estimates.svg", "figures/interval_estimates.png")
+#: is drawn for print (about 1500); the UI's Markdown cannot scale an image. The writer always writes its SVG
+#: (:data:`...render.export.PAGE_CHART`); the PNG is for bundles written before it did.
+CHART_FILES = tuple(f"figures/{PAGE_CHART}.{fmt}" for fmt in (*PAGE_CHART_FORMATS, "png"))
 
 
 def _chart_markdown(folder: str, run_id: str, path: str) -> str:
