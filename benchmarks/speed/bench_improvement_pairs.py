@@ -1,16 +1,25 @@
-"""Issue 56 item 3: P(X > Y) of every pair of a sweep, one call per pair against every pair in one array operation.
+"""Issue 56 item 3: P(X > Y) of every pair of a sweep, one call per pair against every pair in one array operation;
+and the improvement table of ``evaluate()`` that uses it, against an older checkout.
 
-Run (from the repository root; about half a minute):
+Run (from the repository root; about three minutes with ``--against``):
 
-    nice python benchmarks/speed/bench_improvement_pairs.py --repeats 3
+    nice python benchmarks/speed/bench_improvement_pairs.py --repeats 3 [--against main]
 
 A sweep of 57 configurations x 10 tasks x 10 runs (``--pairs all``: 1,596 pairs), 2,000 independent replicates per
-configuration (the improvement table's default), drawn once per process. Each case is a fresh ``python`` process that
-reports the CPU time (``time.process_time``) of the estimates and replicates of every pair, and a digest of the
-numbers: ``loop`` calls :func:`stats.metrics.probability_of_improvement` and :func:`stats.metrics.improvement_replicates`
-once per pair (as the improvement table does), ``one op`` calls :func:`stats.pairwise.improvement_points` and
-:func:`stats.pairwise.improvement_pair_replicates` once. The cases alternate round by round; medians are printed, and
-the two digests must be equal (the same bits). No timing is asserted anywhere.
+configuration (the improvement table's default). Each case is a fresh ``python`` process that reports CPU time
+(``time.process_time``) and a digest of the numbers:
+
+* ``loop`` and ``one op``, drawn once per process: the estimates and replicates of every pair; ``loop`` calls
+  :func:`stats.metrics.probability_of_improvement` and :func:`stats.metrics.improvement_replicates` once per pair (as
+  the improvement table did), ``one op`` calls :func:`stats.pairwise.improvement_points` and
+  :func:`stats.pairwise.improvement_pair_replicates` once. The two digests must be equal (the same bits).
+* ``evaluate <method>`` (``default``: ``bootstrap-t``, and ``percentile``), in this checkout and, with ``--against
+  REF``, in ``git archive REF``: ``evaluate(pairs="all")`` of the same sweep with its scores rounded to a hundredth
+  (ties), 10,000 replicates for the aggregates and 2,000 for profiles and P(X > Y); the CPU of the call and of the
+  improvement table (``analysis.tables.improvement.build``) within it, and a digest of the improvement table's
+  pairs, points and interval ends, which must be equal across checkouts.
+
+The cases alternate round by round; medians are printed. No timing is asserted anywhere.
 """
 
 from __future__ import annotations
@@ -21,8 +30,11 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
+
+from bench_sweep_scale import interleaved_parser, repositories  # (this folder is on the path)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,40 +63,112 @@ CASE = textwrap.dedent(
     """
 )
 
+TABLE = textwrap.dedent(
+    """
+    import hashlib, json, sys, time
+    import numpy as np, pandas as pd
+    import rl_reliable_logger.analysis.evaluation as evaluation
+    from rl_reliable_logger import ScoreTable, evaluate
+    method, configs, reps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    rng = np.random.default_rng(7)
+    rows = [
+        {"algorithm": f"c{c:02d}", "task": f"t{m}", "seed": s,
+         "score": round(float(rng.normal(0.02 * c + 0.1 * m, 0.3)), 2)}
+        for c in range(configs) for m in range(10) for s in range(10)
+    ]
+    table = ScoreTable(pd.DataFrame(rows))
+    kw = {} if method == "default" else {"method": method}
+    spent = {"improvement": 0.0}
+    inner = evaluation.improvement.build
 
-def run(how: str, configs: int, reps: int) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    proc = subprocess.run(
-        [sys.executable, "-c", CASE, how, str(configs), str(reps)], cwd=ROOT, env=env, capture_output=True, text=True
-    )
+    def timed(*args, **kwargs):
+        start = time.process_time()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            spent["improvement"] += time.process_time() - start
+
+    evaluation.improvement.build = timed
+    evaluate(table, reps=200, profile_reps=50, improvement_reps=50, seed=1, pairs="all", **kw)  # warm, unclocked
+    spent["improvement"] = 0.0
+    start = time.process_time()
+    report = evaluate(table, reps=reps, profile_reps=2_000, improvement_reps=2_000, seed=0, pairs="all", **kw)
+    cpu = time.process_time() - start
+    imp = report.improvement
+    names = "|".join(imp["algorithm_x"] + ">" + imp["algorithm_y"]).encode()
+    digest = hashlib.sha256(names + imp[["point", "low", "high"]].to_numpy(float).tobytes()).hexdigest()[:16]
+    print("RESULT " + json.dumps({"cpu": cpu, "improvement": spent["improvement"], "digest": digest}))
+    """
+)
+
+METHODS = ("default", "percentile")
+
+
+def run(repo: Path, code: str, *args: str) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(repo), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, "-c", code, *args], cwd=repo, env=env, capture_output=True, text=True)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
     if proc.returncode or not lines:
-        raise SystemExit(f"{how} failed (exit status {proc.returncode}):\n{proc.stderr[-3000:]}")
+        raise SystemExit(f"{args} in {repo} failed (exit status {proc.returncode}):\n{proc.stderr[-3000:]}")
     return json.loads(lines[-1][len("RESULT ") :])
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--repeats", type=int, default=3, help="interleaved rounds (medians are printed)")
+    p = interleaved_parser(__doc__, repeats=3)
     p.add_argument("--configs", type=int, default=57)
-    p.add_argument("--reps", type=int, default=2_000)
+    p.add_argument("--reps", type=int, default=2_000, help="replicates of the one-call-per-pair cases")
+    p.add_argument("--evaluate-reps", type=int, default=10_000, help="evaluate()'s replicates for the aggregates")
     args = p.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.2f}; python {sys.version.split()[0]}")
-    found: dict[str, list[dict]] = {"loop": [], "one op": []}
-    for round_ in range(args.repeats):
-        for how in list(found) if round_ % 2 == 0 else list(reversed(found)):
-            found[how].append(run(how, args.configs, args.reps))
-            print(f"  round {round_ + 1}: {how:<7} cpu {found[how][-1]['cpu']:6.2f} s", flush=True)
-    loop, vectorised = (statistics.median(r["cpu"] for r in found[k]) for k in ("loop", "one op"))
-    digests = {r["digest"] for rs in found.values() for r in rs}
-    pairs = found["loop"][0]["pairs"]
+    with tempfile.TemporaryDirectory() as tmp_name:
+        repos = repositories(args.against, Path(tmp_name))
+        found: dict[tuple[str, str], list[dict]] = {("this checkout", "loop"): [], ("this checkout", "one op"): []}
+        found.update({(name, f"evaluate {m}"): [] for m in METHODS for name in repos})
+        for round_ in range(args.repeats):
+            for name, case in list(found) if round_ % 2 == 0 else list(reversed(found)):
+                if case.startswith("evaluate"):
+                    spec = (TABLE, case.split()[1], str(args.configs), str(args.evaluate_reps))
+                else:
+                    spec = (CASE, case, str(args.configs), str(args.reps))
+                found[(name, case)].append(run(repos[name], *spec))
+                print(
+                    f"  round {round_ + 1}: {name:<14} {case:<20} cpu {found[(name, case)][-1]['cpu']:6.2f} s",
+                    flush=True,
+                )
+    report(found, args)
+    print(f"\nload average at end: {os.getloadavg()[0]:.2f}")
+
+
+def report(found: dict[tuple[str, str], list[dict]], args: argparse.Namespace) -> None:
+    def med(name: str, case: str, key: str = "cpu") -> float:
+        return statistics.median(r[key] for r in found[(name, case)])
+
+    loop, vectorised = med("this checkout", "loop"), med("this checkout", "one op")
+    digests = {r["digest"] for case in ("loop", "one op") for r in found[("this checkout", case)]}
+    pairs = found[("this checkout", "loop")][0]["pairs"]
     print(
         f"\n== P(X > Y) of {pairs:,} pairs ({args.configs} configurations x 10 tasks x 10 runs, {args.reps:,} replicates)"
     )
     print(f"  one call per pair      {loop:6.2f} s CPU (median)")
     print(f"  every pair in one op   {vectorised:6.2f} s CPU (median)")
     print(f"  one op / loop          {vectorised / loop:6.2f}x; the same bits: {len(digests) == 1}")
-    print(f"\nload average at end: {os.getloadavg()[0]:.2f}")
+    names = list(dict.fromkeys(name for name, _ in found))
+    print(f"\n== evaluate(pairs='all') of {args.configs} configurations (CPU seconds, medians)")
+    for method in METHODS:
+        case = f"evaluate {method}"
+        for name in names:
+            print(
+                f"  {method:<11} {name:<14} evaluate {med(name, case):6.2f}  improvement table "
+                f"{med(name, case, 'improvement'):6.2f}"
+            )
+        if args.against:
+            same = len({r["digest"] for name in names for r in found[(name, case)]}) == 1
+            ratio = med("this checkout", case) / med(args.against, case)
+            table = med("this checkout", case, "improvement") / med(args.against, case, "improvement")
+            print(
+                f"  {method:<11} this checkout / {args.against}: evaluate {ratio:.2f}x, improvement table "
+                f"{table:.2f}x; the same table, bit for bit: {same}"
+            )
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ...stats import bootstrap as bs
 from ...stats import checks as ck
-from ...stats import intervals
+from ...stats import intervals, pairwise
 from ...stats import metrics as mt
 from ...stats.intervals import ResamplingRequest
 from ...stats.intervals.bounds import ImprovementPair, improvement_level
@@ -41,7 +41,9 @@ def build(inputs: TableInputs, request: ResamplingRequest, chosen: ComparedPairs
     if len(algorithms) < 2:
         return Part({"improvement": pd.DataFrame(columns=COLUMNS)}, records)
     by_pair = chosen.pairs
-    points = [np.array([mt.probability_of_improvement(_runs_of(cells[x]), _runs_of(cells[y]))]) for x, y in by_pair]
+    # every pair's estimate in one array operation (issue 56): each pair's own, bit for bit
+    estimates = pairwise.improvement_points([cells[a] for a in algorithms], _positions(algorithms, by_pair))
+    points = [np.array([v]) for v in estimates]
     if replicates(request):
         samples = [intervals.Sample(level=partial(improvement_level, cells[x], cells[y])) for x, y in by_pair]
         results = stacked(request, "improvement", _replicates(inputs, request, by_pair), points, samples)
@@ -76,18 +78,30 @@ def build(inputs: TableInputs, request: ResamplingRequest, chosen: ComparedPairs
 
 
 def _replicates(inputs: TableInputs, request: ResamplingRequest, by_pair: list[tuple[str, str]]) -> list[np.ndarray]:
-    """Each pair's replicates ``(B, 1)``, from one set of independent replicates per algorithm."""
+    """Each pair's replicates ``(B, 1)``, from one set of independent replicates per algorithm: without task
+    resampling every pair of a chunk at once (:func:`.pairwise.improvement_pair_replicates`, each pair's own bit for
+    bit); with it pair by pair, on the shared task draws."""
     cells, counts = inputs.cells, _counts(inputs, request)
-    dists = []
-    for x, y in by_pair:
-        if request.task_bootstrap:
-            dist = np.concatenate([mt.improvement_task_slots(bx, by) for bx, by in zip(counts[x], counts[y])])
-        else:
-            dist = np.concatenate(
-                [mt.improvement_replicates(cells[x], kx, cells[y], ky) for kx, ky in zip(counts[x], counts[y])]
-            )
-        dists.append(dist[:, None])
-    return dists
+    if request.task_bootstrap:
+        return [
+            np.concatenate([mt.improvement_task_slots(bx, by) for bx, by in zip(counts[x], counts[y])])[:, None]
+            for x, y in by_pair
+        ]
+    names = list(cells)
+    per_algorithm, idx = [cells[a] for a in names], _positions(names, by_pair)
+    dist = np.concatenate(
+        [
+            pairwise.improvement_pair_replicates(per_algorithm, [counts[a][k] for a in names], idx)
+            for k in range(len(counts[names[0]]))
+        ]
+    )
+    return [dist[:, p : p + 1] for p in range(len(by_pair))]  # views: `stacked` copies each in turn
+
+
+def _positions(names: list[str], by_pair: list[tuple[str, str]]) -> list[tuple[int, int]]:
+    """Each pair as the positions of its two algorithms in ``names``."""
+    at = {a: i for i, a in enumerate(names)}
+    return [(at[x], at[y]) for x, y in by_pair]
 
 
 def _counts(inputs: TableInputs, request: ResamplingRequest) -> dict[str, list]:
@@ -107,8 +121,3 @@ def _counts(inputs: TableInputs, request: ResamplingRequest) -> dict[str, list]:
                 counts[alg].append(bs.draw(c, n, rngs[alg]).small_counts())
             inputs.progress(n)
     return counts
-
-
-def _runs_of(c: bs.Cells) -> list[np.ndarray]:
-    """Each task's runs."""
-    return [c.values[c.offsets[m] : c.offsets[m] + c.sizes[m]] for m in range(c.n_tasks)]
