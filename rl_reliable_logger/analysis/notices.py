@@ -440,7 +440,9 @@ def report_facts(report: Report) -> ReportFacts:
         findings=findings,
         finding_lines=frozenset(protocol.format_finding(f) for f in findings),
         references=tuple(
-            full for short, full in protocol.REFERENCES.items() if short == protocol.AGARWAL or short in cited
+            full
+            for short, full in protocol.REFERENCES.items()
+            if short == protocol.AGARWAL or short in cited or (short == protocol.JORDAN and "jordan" in present)
         ),
         titles={
             name: (SPECS[name].title or name, SPECS[name].max_rows)

@@ -43,6 +43,7 @@ Severity = Literal["error", "warning", "info"]
 AGARWAL = "Agarwal et al. (2021)"
 MACHADO = "Machado et al. (2018)"
 HENDERSON = "Henderson et al. (2018)"
+JORDAN = "Jordan et al. (2020)"
 
 #: The papers the checks cite, by the short name a citation starts with (methods.md lists the fired ones).
 REFERENCES = {
@@ -53,6 +54,8 @@ REFERENCES = {
     "(arXiv:1709.06009)",
     HENDERSON: "P. Henderson, R. Islam, P. Bachman, J. Pineau, D. Precup, D. Meger. Deep Reinforcement Learning "
     "that Matters. AAAI 2018 (arXiv:1709.06560)",
+    JORDAN: "S. M. Jordan, Y. Chandak, D. Cohen, M. Zhang, P. S. Thomas. Evaluating the Performance of "
+    "Reinforcement Learning Algorithms. ICML 2020 (PMLR 119)",
 }
 
 

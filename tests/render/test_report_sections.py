@@ -102,3 +102,12 @@ def test_methods_md_cites_each_fired_check_and_lists_the_papers():
     assert "runs.few (" in text and "§4.1 (Fig. 6)" in text
     refs = text[text.index("## References") :]
     assert "Statistical Precipice" in refs and "Arcade Learning Environment" not in refs  # only papers cited
+    assert "Evaluating the Performance of Reinforcement Learning Algorithms" not in refs  # no Jordan table here
+
+
+def test_methods_md_lists_jordan_et_al_where_its_tables_are_reported():
+    from rl_reliable_logger.render.methods import methods_markdown
+
+    text = methods_markdown(_report(jordan=True))
+    refs = text[text.index("## References") :]
+    assert "Jordan, Y. Chandak" in refs and "Evaluating the Performance of Reinforcement Learning Algorithms" in refs
