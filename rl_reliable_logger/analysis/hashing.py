@@ -8,6 +8,7 @@ came from. The writer (:mod:`rl_reliable_logger.store`) is given it; it knows fi
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 from collections.abc import Mapping
@@ -64,9 +65,26 @@ def report_hash(report: Report, *, legacy: bool = False) -> str:
             frame = frame.drop(columns=[c for c in TRACKER_COLUMNS if c in frame.columns])
         if name == "curves" and frame.empty:
             continue
-        digest.update(name.encode() + b"\0" + frame.to_csv(index=False).encode() + b"\0")
+        digest.update(name.encode() + b"\0" + _csv_text(frame).encode() + b"\0")
     digest.update(json.dumps(_hashed_options(report.provenance, legacy), sort_keys=True, default=str).encode())
     return digest.hexdigest()
+
+
+def _csv_text(frame: Any) -> str:
+    """``frame`` as CSV text, the hashed form. Python 3.10's csv module cannot write a NUL character (3.11 can,
+    as it is): there a text cell's NULs are written ``\\x00`` instead, so a name with a NUL does not stop the hash
+    (every other frame, and every frame on 3.11 and later, hashes as before)."""
+    try:
+        return str(frame.to_csv(index=False))
+    except csv.Error:
+        escaped = frame.copy()
+        for column in frame.select_dtypes(include=["object", "string"]).columns:
+            escaped[column] = frame[column].map(_no_nul)
+        return str(escaped.to_csv(index=False))
+
+
+def _no_nul(value: Any) -> Any:
+    return value.replace("\x00", "\\x00") if isinstance(value, str) else value
 
 
 def _hashed_options(provenance: Mapping[str, Any], legacy: bool) -> dict[str, Any]:
