@@ -25,16 +25,14 @@ The cases alternate round by round; medians are printed. No timing is asserted a
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import textwrap
 from pathlib import Path
 
-from bench_sweep_scale import interleaved_parser, repositories  # (this folder is on the path)
+from bench_sweep_scale import interleaved_parser, repositories, run  # (this folder is on the path)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -102,15 +100,6 @@ TABLE = textwrap.dedent(
 )
 
 METHODS = ("default", "percentile")
-
-
-def run(repo: Path, code: str, *args: str) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(repo), "OMP_NUM_THREADS": "1"}
-    proc = subprocess.run([sys.executable, "-c", code, *args], cwd=repo, env=env, capture_output=True, text=True)
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
-    if proc.returncode or not lines:
-        raise SystemExit(f"{args} in {repo} failed (exit status {proc.returncode}):\n{proc.stderr[-3000:]}")
-    return json.loads(lines[-1][len("RESULT ") :])
 
 
 def main() -> None:
