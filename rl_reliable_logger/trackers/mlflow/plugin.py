@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...errors import InputError
+from ..base.clients import client_key
 from ..base.plugin import (
     Args,
     CliWiring,
@@ -63,6 +64,8 @@ class MlflowCli(CliWiring):
     """The flags and help of ``rl-reliable mlflow`` (and of ``plan`` / ``watch mlflow`` and ``pending``)."""
 
     refs_help = "tags.X, params.X, metrics.X, run.name, ..."
+    #: the client option a source takes in ``client_kwargs=`` is this command's ``--tracking-uri``
+    keyword_flags = {client_key("tracking_uri").token: "--tracking-uri"}
     summary = "analyse MLflow runs and publish the report to MLflow"
     description = _DESCRIPTION
     epilog = _EPILOG

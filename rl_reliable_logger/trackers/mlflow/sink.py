@@ -44,7 +44,8 @@ from ...render.intervals import headline_intervals
 from ...store.files import write_private
 from ...store.manifest import Bundle
 from ...version import __version__
-from ..base.messages import kw, one_line
+from ...wording import kw, said
+from ..base.messages import one_line
 from ..base.protocols import PublishResult
 from ..base.publishing import (
     bundle_files,
@@ -298,7 +299,7 @@ class MlflowSink:
         metrics = headline_metrics(report, valid=valid_metric_key)  # every key checked before any write
         curve_metrics(report, valid=valid_metric_key)
         with bundle_files(report, bundle, figures=self.figures) as verified:  # verified before anything is written
-            client = Tracker(self.tracking_uri, must_exist=False, retry=self.retry)
+            client = Tracker(self.tracking_uri, must_exist=False, retry=self.retry, uri_keyword=kw("tracking_uri="))
             if self.parent_run_id:
                 return self._onto_parent(client, report, digest, metrics, verified)
             return self._new_run(client, report, digest, metrics, verified)
@@ -314,8 +315,12 @@ class MlflowSink:
             run = client.call("reading the parent run", client.client.get_run, run_id)
         except MlflowException as err:
             raise TrackerError(
-                f"parent run {run_id!r} not found at {client.shown_uri}: {err.message}. "
-                f"Pass an existing run id to {kw('parent_run_id=')}, or publish to a new analysis run."
+                said(
+                    f"parent run {run_id!r} not found at {client.shown_uri}: {err.message}. Pass an existing run "
+                    "id to ",
+                    kw("parent_run_id="),
+                    ", or publish to a new analysis run.",
+                )
             ) from err
         url = run_page_url(client.uri, run.info.experiment_id, run_id)
         if _complete(run.data.tags, digest):
@@ -729,8 +734,11 @@ def _publish_experiment(client: Tracker, report: Report, experiment: str | None)
         exps = _source_info(report).get("experiments") or []
         if not exps:
             raise TrackerError(
-                f"publishing to MLflow needs {kw('experiment=')} (a name or id): the report does not say which "
-                "MLflow experiment its scores came from."
+                said(
+                    "publishing to MLflow needs ",
+                    kw("experiment="),
+                    " (a name or id): the report does not say which MLflow experiment its scores came from.",
+                )
             )
         first = exps[0]
         experiment = str(first.get("id") if isinstance(first, Mapping) else first)
