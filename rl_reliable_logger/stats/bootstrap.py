@@ -512,30 +512,48 @@ class Resample:
             return None
         return np.moveaxis(np.broadcast_to(valid, self.idx.shape), 0, 2)
 
-    def forget(self, name: str) -> None:
-        """Drop a cached intermediate (e.g. ``deviations``, when a statistic writes over them in place), so that the
-        next reader computes it again."""
-        self._cache.pop(name, None)
+    def slot_draws(self) -> np.ndarray:
+        """(R, S, N) the score of every draw, one slot's draws in one contiguous row (replicate-major, as
+        :meth:`drawn_values`, which it is on the drawn path; else gathered once from :attr:`idx`); where a slot has no
+        draw (:meth:`drawn_mask`) a position holds some run's score, which every reader masks."""
+        drawn = self.drawn_values()
+        if drawn is not None:
+            return drawn
+        if "slot_draws" not in self._cache:
+            out = self.buffer("slot_draws", (self.n_reps, self.n_slots, self.idx.shape[0]), np.float64)
+            np.take(self.values, np.moveaxis(self.idx, 0, 2), out=out, mode="clip")  # indices < K by construction
+            self._cache["slot_draws"] = out
+        return self._cache["slot_draws"]
 
-    def deviations(self) -> np.ndarray:
+    def draw_means(self) -> np.ndarray:
+        """(R, S, N) each draw's slot mean (:meth:`task_means`), repeated along the slot's row: the slot means laid out
+        as :meth:`slot_draws`, so that taking them off the draws (:meth:`deviations`, the standard errors' capped and
+        winsorized draws) is one pass over whole contiguous arrays instead of a broadcast along rows of N draws
+        (several times slower for a few runs per task). Written into the workspace buffer ``draw_means``."""
+        if "draw_means" not in self._cache:
+            means = self.task_means()
+            n = self.slot_draws().shape[2]
+            out = self.buffer("draw_means", (self.n_reps, self.n_slots, n), np.float64)
+            out.reshape(-1)[...] = np.repeat(means.reshape(-1), n)
+            self._cache["draw_means"] = out
+        return self._cache["draw_means"]
+
+    def deviations(self, out: np.ndarray | None = None) -> np.ndarray:
         """(R, S, N) each draw's score less its slot's mean (:meth:`task_means`), in :attr:`unit`, 0 where a slot has
-        no draw (:meth:`drawn_mask`); C-contiguous, one slot's draws in one row: the one pass over the drawn scores
-        (:meth:`drawn_values`, gathered once per chunk for the task means) that every studentized standard error reads
-        (:func:`.metrics.standard_errors`). Written into the workspace buffer ``deviations``."""
-        if "deviations" not in self._cache:
-            means = self.task_means()[..., None]
-            drawn = self.drawn_values()
-            if drawn is not None:
-                dev = np.subtract(drawn, means, out=self.buffer("deviations", drawn.shape, np.float64))
-            else:  # the general layout (N, R, S) as replicate-major rows, like the drawn path's
-                dev = np.ascontiguousarray(np.moveaxis(self.values[self.idx], 0, 2)) - means
-                mask = self.drawn_mask()
-                if mask is not None:
-                    dev[~mask] = 0.0
-            if self.unit != 1.0:
-                dev *= 1.0 / self.unit  # a power of two: exact
-            self._cache["deviations"] = dev
-        return self._cache["deviations"]
+        no draw (:meth:`drawn_mask`); C-contiguous, one slot's draws in one row (:meth:`slot_draws`, on the drawn path
+        the gather of the task means): the scores' own spread, read by every studentized standard error
+        (:func:`.metrics.standard_errors`). Written into ``out`` when given, else the workspace buffer ``deviations``
+        (not cached: a reader may write over it)."""
+        draws = self.slot_draws()
+        if out is None:
+            out = self.buffer("deviations", draws.shape, np.float64)
+        dev = np.subtract(draws, self.draw_means(), out=out)
+        mask = self.drawn_mask()
+        if mask is not None:
+            np.copyto(dev, 0.0, where=~mask)
+        if self.unit != 1.0:
+            dev *= 1.0 / self.unit  # a power of two: exact
+        return dev
 
     def padded_samples(self) -> np.ndarray:
         """(R, N_max, S) resampled scores, NaN-padded: the input of slow-path custom metrics."""
