@@ -504,53 +504,36 @@ class Resample:
         return exact_unit(self.magnitude)
 
     def drawn_mask(self) -> np.ndarray | None:
-        """(R, S, N) which positions of :meth:`deviations` hold a draw (None: all of them)."""
+        """(N, R, S) which positions of :meth:`deviations` hold a draw (None: all of them)."""
         if self.drawn_runs() is not None:  # every position drawn (and no index to build)
             return None
         valid = self.valid
         if valid is None or bool(valid.all()):
             return None
-        return np.moveaxis(np.broadcast_to(valid, self.idx.shape), 0, 2)
-
-    def slot_draws(self) -> np.ndarray:
-        """(R, S, N) the score of every draw, one slot's draws in one contiguous row (replicate-major, as
-        :meth:`drawn_values`, which it is on the drawn path; else gathered once from :attr:`idx`); where a slot has no
-        draw (:meth:`drawn_mask`) a position holds some run's score, which every reader masks."""
-        drawn = self.drawn_values()
-        if drawn is not None:
-            return drawn
-        if "slot_draws" not in self._cache:
-            out = self.buffer("slot_draws", (self.n_reps, self.n_slots, self.idx.shape[0]), np.float64)
-            np.take(self.values, np.moveaxis(self.idx, 0, 2), out=out, mode="clip")  # indices < K by construction
-            self._cache["slot_draws"] = out
-        return self._cache["slot_draws"]
-
-    def draw_means(self) -> np.ndarray:
-        """(R, S, N) each draw's slot mean (:meth:`task_means`), repeated along the slot's row: the slot means laid out
-        as :meth:`slot_draws`, so that taking them off the draws (:meth:`deviations`, the standard errors' capped and
-        winsorized draws) is one pass over whole contiguous arrays instead of a broadcast along rows of N draws
-        (several times slower for a few runs per task). Written into the workspace buffer ``draw_means``."""
-        if "draw_means" not in self._cache:
-            means = self.task_means()
-            n = self.slot_draws().shape[2]
-            out = self.buffer("draw_means", (self.n_reps, self.n_slots, n), np.float64)
-            out.reshape(-1)[...] = np.repeat(means.reshape(-1), n)
-            self._cache["draw_means"] = out
-        return self._cache["draw_means"]
+        return np.broadcast_to(valid, self.idx.shape)
 
     def deviations(self, out: np.ndarray | None = None) -> np.ndarray:
-        """(R, S, N) each draw's score less its slot's mean (:meth:`task_means`), in :attr:`unit`, 0 where a slot has
-        no draw (:meth:`drawn_mask`); C-contiguous, one slot's draws in one row (:meth:`slot_draws`, on the drawn path
-        the gather of the task means): the scores' own spread, read by every studentized standard error
-        (:func:`.metrics.standard_errors`). Written into ``out`` when given, else the workspace buffer ``deviations``
-        (not cached: a reader may write over it)."""
-        draws = self.slot_draws()
+        """(N, R, S) each draw's score less its slot's mean (:meth:`task_means`), in :attr:`unit`, 0 where a slot has
+        no draw (:meth:`drawn_mask`), run-major as :attr:`idx` (the n-th draws of every slot of every replicate in one
+        contiguous plane): the scores' own spread, read by every studentized standard error
+        (:func:`.metrics.standard_errors`). One pass over the draws of the task means (:meth:`drawn_values`, turned
+        run-major as the slot means are taken off; else gathered from :attr:`idx`), after which every pass over them
+        is over whole planes: a slot's mean or limit applies to a plane at a time, and the sums over a slot's draws add
+        planes, each slot's draws in their order (never along rows of N, whose per-row cost is several times the
+        work for a few runs per task). Written into ``out`` when given, else the workspace buffer ``deviations``."""
+        means = self.task_means()
+        drawn = self.drawn_values()
+        shape = (drawn.shape[2], self.n_reps, self.n_slots) if drawn is not None else self.idx.shape
         if out is None:
-            out = self.buffer("deviations", draws.shape, np.float64)
-        dev = np.subtract(draws, self.draw_means(), out=out)
-        mask = self.drawn_mask()
-        if mask is not None:
-            np.copyto(dev, 0.0, where=~mask)
+            out = self.buffer("deviations", shape, np.float64)
+        if drawn is not None:
+            dev = np.subtract(np.moveaxis(drawn, 2, 0), means, out=out)
+        else:
+            np.take(self.values, self.idx, out=out, mode="clip")  # indices < K by construction
+            dev = np.subtract(out, means, out=out)
+            mask = self.drawn_mask()
+            if mask is not None:
+                np.copyto(dev, 0.0, where=~mask)
         if self.unit != 1.0:
             dev *= 1.0 / self.unit  # a power of two: exact
         return dev
