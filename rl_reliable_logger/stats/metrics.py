@@ -188,9 +188,9 @@ def _capped_variances(
     resample: Resample, gamma: float, spread: np.ndarray, buffers: tuple[np.ndarray, np.ndarray]
 ) -> np.ndarray:
     """(R, S) unbiased variance of each slot's draws capped at ``gamma``, from ``buffers``: the deviations and an array
-    like them the capped ones are written into. Where slot s is task
-    s and none of the task's runs lies above γ the draws stay as they are, and so does their variance (``spread``,
-    the scores' own): only the other slots' variances are read from the capped sums."""
+    like them the capped ones are written into. Where slot s is task s and none of the task's runs lies above γ the
+    draws stay as they are, and so does their variance (``spread``, the scores' own): only the other slots' variances
+    are read from capped sums (of those slots alone when they are few)."""
     (dev, held), sizes = buffers, resample.slot_sizes
     above = None  # with resampled tasks every slot is capped
     if resample.slot_tasks is None:  # the tasks with runs above γ
