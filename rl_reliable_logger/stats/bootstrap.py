@@ -504,38 +504,39 @@ class Resample:
         return exact_unit(self.magnitude)
 
     def drawn_mask(self) -> np.ndarray | None:
-        """(R, S, N) which positions of :meth:`deviations` hold a draw (None: all of them)."""
+        """(N, R, S) which positions of :meth:`deviations` hold a draw (None: all of them)."""
         if self.drawn_runs() is not None:  # every position drawn (and no index to build)
             return None
         valid = self.valid
         if valid is None or bool(valid.all()):
             return None
-        return np.moveaxis(np.broadcast_to(valid, self.idx.shape), 0, 2)
+        return np.broadcast_to(valid, self.idx.shape)
 
-    def forget(self, name: str) -> None:
-        """Drop a cached intermediate (e.g. ``deviations``, when a statistic writes over them in place), so that the
-        next reader computes it again."""
-        self._cache.pop(name, None)
-
-    def deviations(self) -> np.ndarray:
-        """(R, S, N) each draw's score less its slot's mean (:meth:`task_means`), in :attr:`unit`, 0 where a slot has
-        no draw (:meth:`drawn_mask`); C-contiguous, one slot's draws in one row: the one pass over the drawn scores
-        (:meth:`drawn_values`, gathered once per chunk for the task means) that every studentized standard error reads
-        (:func:`.metrics.standard_errors`). Written into the workspace buffer ``deviations``."""
-        if "deviations" not in self._cache:
-            means = self.task_means()[..., None]
-            drawn = self.drawn_values()
-            if drawn is not None:
-                dev = np.subtract(drawn, means, out=self.buffer("deviations", drawn.shape, np.float64))
-            else:  # the general layout (N, R, S) as replicate-major rows, like the drawn path's
-                dev = np.ascontiguousarray(np.moveaxis(self.values[self.idx], 0, 2)) - means
-                mask = self.drawn_mask()
-                if mask is not None:
-                    dev[~mask] = 0.0
-            if self.unit != 1.0:
-                dev *= 1.0 / self.unit  # a power of two: exact
-            self._cache["deviations"] = dev
-        return self._cache["deviations"]
+    def deviations(self, out: np.ndarray | None = None) -> np.ndarray:
+        """(N, R, S) each draw's score less its slot's mean (:meth:`task_means`), in :attr:`unit`, 0 where a slot has
+        no draw (:meth:`drawn_mask`), run-major as :attr:`idx` (the n-th draws of every slot of every replicate in one
+        contiguous plane): the scores' own spread, read by every studentized standard error
+        (:func:`.metrics.standard_errors`). One pass over the draws of the task means (:meth:`drawn_values`, turned
+        run-major as the slot means are taken off; else gathered from :attr:`idx`), after which every pass over them
+        is over whole planes: a slot's mean or limit applies to a plane at a time, and the sums over a slot's draws add
+        planes, each slot's draws in their order (never along rows of N, whose per-row cost is several times the
+        work for a few runs per task). Written into ``out`` when given, else the workspace buffer ``deviations``."""
+        means = self.task_means()
+        drawn = self.drawn_values()
+        shape = (drawn.shape[2], self.n_reps, self.n_slots) if drawn is not None else self.idx.shape
+        if out is None:
+            out = self.buffer("deviations", shape, np.float64)
+        if drawn is not None:
+            dev = np.subtract(np.moveaxis(drawn, 2, 0), means, out=out)
+        else:
+            np.take(self.values, self.idx, out=out, mode="clip")  # indices < K by construction
+            dev = np.subtract(out, means, out=out)
+            mask = self.drawn_mask()
+            if mask is not None:
+                np.copyto(dev, 0.0, where=~mask)
+        if self.unit != 1.0:
+            dev *= 1.0 / self.unit  # a power of two: exact
+        return dev
 
     def padded_samples(self) -> np.ndarray:
         """(R, N_max, S) resampled scores, NaN-padded: the input of slow-path custom metrics."""

@@ -114,11 +114,13 @@ def standard_errors(resample: Resample, kinds: Sequence[ErrorKind]) -> np.ndarra
     mass), for a trimmed mean (Tukey & McLaughlin's; the limits read from the ranks the trimmed mean sorted); the
     scores capped at γ, ``min(x, γ)``, for the optimality gap (γ minus their mean).
 
-    The draws are gathered once per chunk (the task means' gather) and taken less their slot's mean once
-    (:meth:`~.bootstrap.Resample.deviations`); each standard error then sums its function of them and its square per
-    slot (``v = (Σ y² - (Σ y)² / N) / (N - 1)`` of ``y`` = the capped or winsorized deviations: each slot shifted by
-    its own mean, so nothing cancels), in a buffer the chunks of one bootstrap reuse. The winsorized and capped values
-    are exactly those of the scores (shifting is monotone), and no statistic's standard error is its own gather.
+    The draws are gathered once per chunk (the task means' gather) and taken less their slot's mean once, run-major
+    (:meth:`~.bootstrap.Resample.deviations`: the n-th draws of every slot in one plane); each standard error then
+    sums its function of them and its square per slot (``v = (Σ y² - (Σ y)² / N) / (N - 1)`` of ``y`` = the capped
+    or winsorized deviations: each slot shifted by its own mean, so nothing cancels), plane after plane in the order
+    of the draws, in a buffer the chunks of one bootstrap reuse. The winsorized and capped values are exactly those of
+    the scores (shifting is monotone), and no statistic's standard error is its own gather. Each slot's sums depend on
+    its own draws alone: the same numbers whatever the chunk size.
 
         >>> from rl_reliable_logger.stats import bootstrap as bs
         >>> cells = bs.Cells.from_list([np.array([0.0, 1.0, 2.0, 10.0]), np.array([1.0, 2.0, 3.0, 4.0])])
@@ -126,28 +128,24 @@ def standard_errors(resample: Resample, kinds: Sequence[ErrorKind]) -> np.ndarra
         >>> [round(float(v), 4) for v in found[0]]
         [1.188, 0.677, 0.125]
     """
-    dev = resample.deviations()
     means, unit = resample.task_means(), resample.unit
     sizes, n_slots = resample.slot_sizes, resample.n_slots
     dof = np.maximum(sizes - 1.0, 1.0)
     mask = resample.drawn_mask()
+    dev = resample.deviations()
+    held = resample.buffer("limited", dev.shape, np.float64)  # the capped, then the winsorized, deviations
     variances: dict[ErrorKind, np.ndarray] = {}
     # the scores' own spread first (the mean's, and the gap's where no run lies above γ), then the gap's capped draws,
-    # then the winsorized draws (written over the deviations, read last)
+    # then the winsorized draws
     if any(kind in ("mean", "optimality_gap") for kind, _ in kinds):
-        variances[("mean", 0.0)] = np.einsum("rsn,rsn->rs", dev, dev) / dof  # from each slot's own mean: two-pass
+        variances[("mean", 0.0)] = _plane_sum(dev, dev) / dof  # from each slot's own mean: two-pass
     for kind, parameter in kinds:
         if kind == "optimality_gap":
-            variances[(kind, parameter)] = _capped_variances(resample, parameter, variances[("mean", 0.0)], mask)
+            variances[(kind, parameter)] = _capped_variances(resample, parameter, variances[("mean", 0.0)], (dev, held))
         elif kind not in ("mean", "trimmed_mean"):
             raise ValueError(f"no standard error of {kind!r}: one of mean, trimmed_mean, optimality_gap")
-    trims = sorted({p for kind, p in kinds if kind == "trimmed_mean"})
-    for j, proportion in enumerate(trims):
+    for proportion in sorted({p for kind, p in kinds if kind == "trimmed_mean"}):
         low, high, cut = _winsor_limits(resample, proportion)
-        last = j == len(trims) - 1
-        held = dev if last else resample.buffer("winsorized", dev.shape, np.float64)
-        if last:
-            resample.forget("deviations")  # winsorized in place: the deviations are not kept
         np.maximum(dev, _as_deviation(low[:, None], means, unit), out=held)
         np.minimum(held, _as_deviation(high[:, None], means, unit), out=held)
         variances[("trimmed_mean", proportion)] = (
@@ -160,43 +158,61 @@ def standard_errors(resample: Resample, kinds: Sequence[ErrorKind]) -> np.ndarra
     return out
 
 
+def _plane_sum(planes: np.ndarray, other: np.ndarray | None = None) -> np.ndarray:
+    """(R, S) the sum over the first axis of ``planes`` (N, R, S) (of ``planes * other``, given ``other``): plane after
+    plane, so each slot adds its own N values in their order, whatever R."""
+    if other is None:
+        return np.einsum("nrs->rs", planes)
+    return np.einsum("nrs,nrs->rs", planes, other)
+
+
 def _slot_variances(held: np.ndarray, sizes: np.ndarray, dof: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
-    """(R, S) unbiased variance of each slot's values in ``held`` (R, S, N) from their sum and sum of squares (the
+    """(R, S) unbiased variance of each slot's values in ``held`` (N, R, S) from their sum and sum of squares (the
     positions ``mask`` leaves out set to 0 first; 0 for a slot of one value, never below 0 by rounding)."""
     if mask is not None:
         np.copyto(held, 0.0, where=~mask)
-    total = np.einsum("rsn->rs", held)
-    squares = np.einsum("rsn,rsn->rs", held, held)
+    total = _plane_sum(held)
+    squares = _plane_sum(held, held)
     return np.maximum(squares - total * total / sizes, 0.0) / dof
 
 
 def _as_deviation(limit: float | np.ndarray, means: np.ndarray, unit: float) -> np.ndarray:
-    """(R, S, 1) a limit on the scores as a limit on :meth:`~.bootstrap.Resample.deviations` (less each slot's mean,
-    in its unit): a monotone map, so limiting the deviations limits the scores exactly."""
+    """(R, S) a limit on the scores as a limit on :meth:`~.bootstrap.Resample.deviations` (less each slot's mean, in
+    its unit; it applies to each plane of them): a monotone map, so limiting the deviations limits the scores
+    exactly."""
     shifted = limit - means
-    return (shifted if unit == 1.0 else shifted / unit)[..., None]
+    return shifted if unit == 1.0 else shifted / unit
 
 
-def _capped_variances(resample: Resample, gamma: float, spread: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
-    """(R, S) unbiased variance of each slot's draws capped at ``gamma``. Where slot s is task s and none of the task's
-    runs lies above γ the draws stay as they are, and so does their variance (``spread``, the scores' own): only the
-    other slots are capped and summed."""
-    dev, means, unit, sizes = resample.deviations(), resample.task_means(), resample.unit, resample.slot_sizes
-    dof = np.maximum(sizes - 1.0, 1.0)
-    cells = resample.cells
-    capped = np.arange(resample.n_slots)  # with resampled tasks every slot is capped
-    if resample.slot_tasks is None:
-        capped = np.flatnonzero(np.maximum.reduceat(resample.values, cells.offsets) > gamma)  # tasks with runs above γ
-    if capped.size == 0:
-        return spread
-    if 2 * capped.size > resample.n_slots:  # most slots: cap them all, in the workspace's buffer
-        held = resample.buffer("winsorized", dev.shape, np.float64)
-        np.minimum(dev, _as_deviation(gamma, means, unit), out=held)
-        return _slot_variances(held, sizes, dof, mask)
+def _capped_variances(
+    resample: Resample, gamma: float, spread: np.ndarray, buffers: tuple[np.ndarray, np.ndarray]
+) -> np.ndarray:
+    """(R, S) unbiased variance of each slot's draws capped at ``gamma``, from ``buffers``: the deviations and an array
+    like them the capped ones are written into. Where slot s is task s and none of the task's runs lies above γ the
+    draws stay as they are, and so does their variance (``spread``, the scores' own): only the other slots' variances
+    are read from capped sums (of those slots alone when they are few)."""
+    (dev, held), sizes = buffers, resample.slot_sizes
+    above = None  # with resampled tasks every slot is capped
+    if resample.slot_tasks is None:  # the tasks with runs above γ
+        above = np.maximum.reduceat(resample.values, resample.cells.offsets) > gamma
+        if not above.any():
+            return spread
+    limit, dof, mask = (
+        _as_deviation(gamma, resample.task_means(), resample.unit),
+        np.maximum(sizes - 1.0, 1.0),
+        resample.drawn_mask(),
+    )
+    if above is None or 2 * np.count_nonzero(above) > above.size:  # most slots: cap them all
+        np.minimum(dev, limit, out=held)
+        var = _slot_variances(held, sizes, dof, mask)
+        return var if above is None or above.all() else np.where(above, var, spread)
+    slots = np.flatnonzero(above)  # a few slots: theirs alone (each slot's sums are its own draws')
+    part = np.take(dev, slots, axis=2)
+    np.minimum(part, np.take(limit, slots, axis=1), out=part)
     var = spread.copy()
-    held = np.minimum(np.take(dev, capped, axis=1), _as_deviation(gamma, np.take(means, capped, axis=1), unit))
-    part = None if mask is None else np.take(mask, capped, axis=1)
-    var[:, capped] = _slot_variances(held, np.take(sizes, capped, axis=1), np.take(dof, capped, axis=1), part)
+    var[:, slots] = _slot_variances(
+        part, np.take(sizes, slots, axis=1), np.take(dof, slots, axis=1), None if mask is None else mask[..., slots]
+    )
     return var
 
 
@@ -256,7 +272,7 @@ def _winsor_limits(resample: Resample, proportion: float) -> tuple[np.ndarray, n
         ranks = resample.sorted_ranks()
         k = ranks.shape[1]
         g = math.floor(proportion * k)
-        ordered = resample.values[resample.order()]
+        ordered = resample.sorted_values()
         cut = np.full(resample.n_reps, g / k)
         return ordered[ranks[:, g]], ordered[ranks[:, k - g - 1]], cut
     values, weights = resample.sorted_weights()

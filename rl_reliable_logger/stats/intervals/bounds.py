@@ -407,6 +407,8 @@ def _task_variances(cells: Cells, unit: float) -> np.ndarray:
     import numpy as np
 
     scaled = cells.values / unit
+    if cells.rectangular and cells.n_runs >= 2 * cells.n_tasks:  # one call: each task's row reduced as its own array
+        return np.var(scaled.reshape(cells.n_tasks, -1), axis=1, ddof=1)
     return np.array(
         [np.var(scaled[cells.task_of == m], ddof=1) if cells.sizes[m] >= 2 else 0.0 for m in range(cells.n_tasks)]
     )
@@ -458,7 +460,10 @@ def student_t_task_intervals(
     from .. import distributions
     from ..bootstrap import magnitude
 
-    means = np.array([cells.values[o : o + n].mean() for o, n in zip(cells.offsets, cells.sizes)])
+    if cells.rectangular:  # one call: each task's row reduced as its own array (the same numbers)
+        means = cells.values.reshape(cells.n_tasks, -1).mean(axis=1)
+    else:
+        means = np.array([cells.values[o : o + n].mean() for o, n in zip(cells.offsets, cells.sizes)])
     unit = magnitude(cells.values)
     var = _task_variances(cells, unit)
     several = cells.sizes >= 2
