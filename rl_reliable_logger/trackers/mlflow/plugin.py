@@ -166,7 +166,7 @@ class MlflowReports(SinkRole):
     """A new analysis run in the first experiment, or an existing parent run (``publish``); never a source run."""
 
     def open(self, settings: Settings, source: Source, table: ScoreTable, retry: RetryPolicy) -> Sink | None:
-        from ..base.publishing import check_not_source
+        from ..base.publishing import PublishOptions, check_not_source
         from .sink import MlflowSink
 
         mode, run_id = publish_target(settings)
@@ -178,9 +178,7 @@ class MlflowReports(SinkRole):
             tracking_uri=settings.tracking_uri,
             experiment=table.source["experiments"][0]["id"],
             parent_run_id=run_id,
-            figures=not settings.no_figures,
-            force=settings.force_publish,
-            retry=retry,
+            publishing=PublishOptions(force=settings.force_publish, figures=not settings.no_figures, retry=retry),
         )
 
     def unpublished(self, settings: Settings) -> str | None:
