@@ -25,18 +25,27 @@ import inspect
 import os
 from collections.abc import Sequence
 
+from .wording import Message, Said, message_of
+
 #: This package's folder: a warning points at the first frame outside it (the user's line).
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 class RLReliableError(Exception):
-    """Base class of every error the package raises on purpose."""
+    """Base class of every error the package raises on purpose. Its message may be a
+    :class:`~rl_reliable_logger.wording.Message` (text and the keywords and fields it names): ``str(err)`` is the
+    library's words, ``err.message_parts`` (None for plain text) the message an edge (the command line) puts into
+    its own words."""
+
+    def __init__(self, message: Message | str = "", *args: object) -> None:
+        super().__init__(*((str(message), *args) if message != "" or args else ()))
+        self.message_parts: Message | None = message_of(message) if isinstance(message, (Message, Said)) else None
 
 
 class InputError(RLReliableError, ValueError):
     """Unusable input scores, files or options. ``problems`` lists every offending item as text."""
 
-    def __init__(self, message: str, problems: Sequence[str] = ()) -> None:
+    def __init__(self, message: Message | str, problems: Sequence[str] = ()) -> None:
         super().__init__(message)
         self.problems = list(problems)
 
@@ -46,7 +55,12 @@ class TrackerError(RLReliableError, RuntimeError):
 
 
 class ReliabilityWarning(UserWarning):
-    """What ``evaluate()`` warns about (the same lines ``report.warnings`` keeps and the CLI prints)."""
+    """What ``evaluate()`` warns about (the same lines ``report.warnings`` keeps and the CLI prints); built from a
+    :class:`~rl_reliable_logger.wording.Message`, it keeps its parts (``message_parts``) as errors do."""
+
+    def __init__(self, message: Message | str = "", *args: object) -> None:
+        super().__init__(*((str(message), *args) if message != "" or args else ()))
+        self.message_parts: Message | None = message_of(message) if isinstance(message, (Message, Said)) else None
 
 
 def caller_stacklevel() -> int:

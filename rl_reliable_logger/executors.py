@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from .errors import InputError
+from .wording import kw, said
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -84,8 +85,11 @@ class RayExecutor:
             import ray
         except ImportError:
             raise InputError(
-                "`executor='ray'` needs Ray, which is not installed: pip install 'rl_reliable_logger[ray]' "
-                "(or use the default serial executor)"
+                said(
+                    kw("executor='ray'"),
+                    " needs Ray, which is not installed: pip install 'rl_reliable_logger[ray]' (or use the default "
+                    "serial executor)",
+                )
             ) from None
         self._ray = ray
         self._remote: Any = None
@@ -135,10 +139,14 @@ def resolve(spec: str | Executor | None) -> Executor:
     if isinstance(spec, str):
         factory = EXECUTORS.get(spec.strip().lower())
         if factory is None:
-            raise InputError(f"`executor={spec!r}` is not an executor; choose one of {', '.join(EXECUTORS)}")
+            raise InputError(
+                said(kw(f"executor={spec!r}"), f" is not an executor; choose one of {', '.join(EXECUTORS)}")
+            )
         return factory()
     if isinstance(spec, Executor):
         return spec
     raise InputError(
-        f"`executor=` takes a name ({', '.join(EXECUTORS)}) or an executor object, got {type(spec).__name__}"
+        said(
+            kw("executor="), f" takes a name ({', '.join(EXECUTORS)}) or an executor object, got {type(spec).__name__}"
+        )
     )

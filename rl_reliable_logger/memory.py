@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 
+from .wording import Message, kw, said
+
 __all__ = ["DEFAULT_CHUNK_BYTES", "LIBRARIES_BYTES", "available_memory", "check_libraries", "format_bytes",
            "out_of_memory"]  # fmt: skip
 
@@ -124,7 +126,7 @@ _SILENT_FAILURE = "error return without exception set"
 _LOADER_OUT_OF_MEMORY = ("failed to map segment", "cannot allocate memory", "out of memory")
 
 
-def out_of_memory(err: BaseException) -> str | None:
+def out_of_memory(err: BaseException) -> Message | None:
     """The one sentence for an exception that means memory ran out (``MemoryError``, or an import whose shared
     library could not be mapped); None for any other. The last resort of the command line: every size the
     package can estimate is checked before it is allocated, this catches what slipped through."""
@@ -138,7 +140,11 @@ def out_of_memory(err: BaseException) -> str | None:
     except (MemoryError, SystemError):  # even reading the limits failed: say so without them
         avail = None
     left = f"about {format_bytes(avail)} was still available" if avail is not None else "the limit is unknown"
-    return (
+    return said(
         f"ran out of memory ({left}: the smallest of the machine's free memory, the memory cgroup's limit and "
-        "`ulimit -v`/`-d`); raise the job's memory limit, or analyse less at a time (--only-tasks, fewer --reps)"
+        "`ulimit -v`/`-d`); raise the job's memory limit, or analyse less at a time (",
+        kw("only_tasks="),
+        ", fewer ",
+        kw("reps="),
+        ")",
     )

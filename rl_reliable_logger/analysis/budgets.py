@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..data.counts import agree, plural
 from ..data.scores import ScoreTable
 from ..stats import curves as cv
+from ..wording import kw, said
 from .options import OptionError
 
 
@@ -46,7 +47,7 @@ def budget_warnings(runs: list[cv.RunHistory], budget: float | None) -> list[str
         if missing:
             raise OptionError(
                 "budget",
-                f"`budget=` {budget:g} is before every logged step of "
+                said(kw("budget="), f" {budget:g} is before every logged step of ")
                 + ", ".join(f"{a} / {t}" for a, t in missing[:8])
                 + ": no final score there; give a later budget.",
             )
@@ -63,8 +64,12 @@ def budget_warnings(runs: list[cv.RunHistory], budget: float | None) -> list[str
             )
     elif short:
         out.append(
-            f"{plural(len(short), 'run')} {agree(len(short), 'stop')} more than one logging interval before the longest run of their cell, so the "
-            f"final scores mix training budgets: {run_list(short, of=ends.ends)}; pass `budget=` to take every final "
-            "score at a common step, or check that these runs did not crash."
+            said(
+                f"{plural(len(short), 'run')} {agree(len(short), 'stop')} more than one logging interval before "
+                "the longest run of their cell, so the final scores mix training budgets: "
+                f"{run_list(short, of=ends.ends)}; pass ",
+                kw("budget="),
+                " to take every final score at a common step, or check that these runs did not crash.",
+            ).text()
         )
     return out

@@ -32,6 +32,7 @@ from ..errors import InputError
 from ..stats import bootstrap as bs
 from ..stats import intervals, pairwise, registry
 from ..stats import multiplicity as mp
+from ..wording import kw, said
 from .normalization import normalize_final
 from .report import SPECS
 
@@ -71,9 +72,9 @@ def compare_all(
         [['difference', -4.0, True], ['improvement', 0.0, True]]
     """
     if reps < 10:
-        raise InputError(f"`reps=` must be at least 10, got {reps}")
+        raise InputError(said(kw("reps="), f" must be at least 10, got {reps}"))
     if not 0 < ci < 1:
-        raise InputError(f"`ci=` must be between 0 and 1 (e.g. 0.95), got {ci}")
+        raise InputError(said(kw("ci="), f" must be between 0 and 1 (e.g. 0.95), got {ci}"))
     final = table.final()
     if normalize is not None:
         final = normalize_final(final, normalize)

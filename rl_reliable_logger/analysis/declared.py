@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError
+from ..wording import Message, kw, said
 
 #: Argument groups of the command line, in help order (a declaration names one).
 STATISTICS = "statistics"
@@ -37,7 +38,7 @@ class OptionError(InputError):
     so that the command line can put its flags in their place (``--reps``, ``--ci 1.5``).
     """
 
-    def __init__(self, keyword: str, message: str) -> None:
+    def __init__(self, keyword: str, message: Message | str) -> None:
         self.keyword = keyword
         super().__init__(message, [keyword])
 
@@ -53,7 +54,7 @@ class Declared:
     is built). ``record`` turns the value into what provenance records (default: :func:`record`).
     """
 
-    help: str
+    help: Message | str
     check: Check | None = None
     execution: bool = False
     flag: str | None = None
@@ -145,16 +146,16 @@ def real(name: str, value: Any) -> float:
     import numpy as np
 
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise OptionError(name, f"`{name}=` must be a number, got {value!r}")
+        raise OptionError(name, said(kw(f"{name}="), f" must be a number, got {value!r}"))
     out = float(value)
     if not math.isfinite(out):
-        raise OptionError(name, f"`{name}=` must be finite, got {value!r}")
+        raise OptionError(name, said(kw(f"{name}="), f" must be finite, got {value!r}"))
     return out
 
 
 def positive_int(name: str, value: Any, what: str = "integer") -> int:
     if not is_int(value) or value < 1:
-        raise OptionError(name, f"`{name}=` must be a positive {what}, got {value!r}")
+        raise OptionError(name, said(kw(f"{name}="), f" must be a positive {what}, got {value!r}"))
     return int(value)
 
 
@@ -172,7 +173,9 @@ def one_of(choices: Callable[[], Sequence[str]], what: str) -> Check:
 
     def check(name: str, value: Any) -> Any:
         if value not in choices():
-            raise OptionError(name, f"`{name}={value!r}` is not {what}; choose one of {', '.join(choices())}")
+            raise OptionError(
+                name, said(kw(f"{name}={value!r}"), f" is not {what}; choose one of {', '.join(choices())}")
+            )
         return value
 
     return check
@@ -184,7 +187,7 @@ def within(low: float, high: float, hint: str) -> Check:
     def check(name: str, value: Any) -> float:
         out = real(name, value)
         if not low < out < high:
-            raise OptionError(name, f"`{name}=` must be {hint}, got {value!r}")
+            raise OptionError(name, said(kw(f"{name}="), f" must be {hint}, got {value!r}"))
         return out
 
     return check
@@ -197,7 +200,7 @@ def metric(name: str, value: Any) -> Any:
     try:
         return registry.get_metric(value)
     except (ValueError, KeyError) as err:
-        raise OptionError(name, f"`{name}=`: {err}") from None
+        raise OptionError(name, said(kw(f"{name}="), f": {err}")) from None
 
 
 def known_metric(name: str, value: Any) -> Any:
@@ -209,10 +212,10 @@ def metrics(name: str, value: Any) -> tuple[Any, ...]:
     """One metric or several (names or functions), unique, as a tuple."""
     items = tuple((value,) if isinstance(value, (str, bytes)) or callable(value) else value)
     if not items:
-        raise OptionError(name, f"`{name}=` is empty: give at least one metric (e.g. iqm)")
+        raise OptionError(name, said(kw(f"{name}="), " is empty: give at least one metric (e.g. iqm)"))
     names = [metric(name, m).name for m in items]
     if len(set(names)) != len(names):
-        raise OptionError(name, f"`{name}=` must be unique, got {names}")
+        raise OptionError(name, said(kw(f"{name}="), f" must be unique, got {names}"))
     return items
 
 
@@ -222,7 +225,7 @@ def names(name: str, value: Any) -> tuple[str, ...] | None:
         return None
     items = (value,) if isinstance(value, str) else tuple(value)
     if not items or any(not isinstance(v, str) or not v for v in items):
-        raise OptionError(name, f"`{name}=` must be a non-empty list of non-empty names, got {value!r}")
+        raise OptionError(name, said(kw(f"{name}="), f" must be a non-empty list of non-empty names, got {value!r}"))
     return items
 
 
@@ -237,7 +240,7 @@ def numbers(name: str, value: Any) -> tuple[float, ...]:
 
     out = tuple(float(t) for t in np.asarray(value, dtype=float).ravel())
     if not out or not all(math.isfinite(t) for t in out):
-        raise OptionError(name, f"`{name}=` must be a non-empty list of finite numbers")
+        raise OptionError(name, said(kw(f"{name}="), " must be a non-empty list of finite numbers"))
     return out
 
 
@@ -248,9 +251,9 @@ def score_range(name: str, value: Any) -> Any:
         try:
             low, high = (real(name, x) for x in v)
         except (TypeError, ValueError):
-            raise OptionError(name, f"`{name}=` must be (low, high), got {v!r}") from None
+            raise OptionError(name, said(kw(f"{name}="), f" must be (low, high), got {v!r}")) from None
         if not low < high:
-            raise OptionError(name, f"`{name}=` needs low < high, got {v!r}")
+            raise OptionError(name, said(kw(f"{name}="), f" needs low < high, got {v!r}"))
         return low, high
 
     if isinstance(value, Mapping):
@@ -265,9 +268,9 @@ def seed(name: str, value: Any) -> Any:
     if value is None or isinstance(value, np.random.Generator):
         return value
     if not is_int(value):
-        raise OptionError(name, f"`{name}=` must be an integer, a numpy Generator or None, got {value!r}")
+        raise OptionError(name, said(kw(f"{name}="), f" must be an integer, a numpy Generator or None, got {value!r}"))
     if value < 0:
-        raise OptionError(name, f"`{name}=` must be a non-negative integer, got {value!r}")
+        raise OptionError(name, said(kw(f"{name}="), f" must be a non-negative integer, got {value!r}"))
     return int(value)
 
 

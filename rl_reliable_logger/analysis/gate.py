@@ -37,6 +37,7 @@ from ..stats import registry
 from ..stats.gate import candidate as gc
 from ..stats.gate import online
 from ..stats.gate import stream as gs
+from ..wording import Message, kw, said
 from .gate_options import GateDesign
 from .look_checks import short
 from .report import SPECS
@@ -101,12 +102,12 @@ class Design:
             raise InputError(f"the gate design is unreadable ({err}); start a new state folder") from None
         return design
 
-    def changed(self, other: Design) -> str | None:
+    def changed(self, other: Design) -> Message | str | None:
         """The first option in which ``other`` differs from this design, in words (None: the same design)."""
         for name in ("min_effect", "alpha", "max_seeds", "metric"):
             mine, theirs = getattr(self, name), getattr(other, name)
             if mine != theirs:
-                return f"`{name}=` was {short(mine)} at the stream's first candidate, now {short(theirs)}"
+                return said(kw(f"{name}="), f" was {short(mine)} at the stream's first candidate, now {short(theirs)}")
         if self.tasks != other.tasks:
             return f"the stream was started on the tasks {short(list(self.tasks))}, these scores have {short(list(other.tasks))}"
         return None
@@ -503,8 +504,11 @@ def take_look(
     plan, rule = design.candidate_plan, design.online_rule
     if len(seeds) > plan.max_seeds:
         raise InputError(
-            f"candidate {name!r} has {len(seeds)} paired seeds, more than the stream's `max_seeds={plan.max_seeds}`; "
-            "leave the extra seeds out"
+            said(
+                f"candidate {name!r} has {len(seeds)} paired seeds, more than the stream's ",
+                kw(f"max_seeds={plan.max_seeds}"),
+                "; leave the extra seeds out",
+            )
         )
     abandoned = stream.open if stream.open not in (None, name) else None
     if abandoned is not None:

@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ..wording import kw, said
 from . import declared as d
 from .declared import OptionError, option
 from .watch_options import at_least, check_alpha, check_metric_name
@@ -33,8 +34,11 @@ def _min_effect(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value >= 0):
         raise OptionError(
             name,
-            f"`{name}=` must be 0 or a positive number in the metric's units (the smallest improvement worth "
-            f"keeping), got {value!r}",
+            said(
+                kw(f"{name}="),
+                " must be 0 or a positive number in the metric's units (the smallest improvement worth keeping), "
+                f"got {value!r}",
+            ),
         )
     return float(value)
 

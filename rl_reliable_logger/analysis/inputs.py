@@ -20,6 +20,7 @@ import pandas as pd
 
 from ..data.scores import DEFAULT_STEP, ScoreTable
 from ..errors import InputError
+from ..wording import kw, said
 from .declared import OptionError
 
 __all__ = ["FieldKeywords", "FieldOptions", "as_score_table", "split_field_options"]
@@ -118,8 +119,11 @@ def as_score_table(table: Any, fields: FieldOptions = FieldOptions()) -> ScoreTa
         if given:
             raise OptionError(
                 given[0],
-                f"`{given[0]}=` says how to read a DataFrame or a file; the scores are a ScoreTable already read "
-                "(give its fields to ScoreTable(...), or pass the DataFrame)",
+                said(
+                    kw(f"{given[0]}="),
+                    " says how to read a DataFrame or a file; the scores are a ScoreTable already read (give its "
+                    "fields to ScoreTable(...), or pass the DataFrame)",
+                ),
             )
         return table
     if isinstance(table, (pd.DataFrame, str, os.PathLike)):

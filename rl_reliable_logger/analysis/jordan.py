@@ -27,6 +27,7 @@ import pandas as pd
 from ..data.counts import plural
 from ..data.scores import ScoreTable
 from ..stats import jordan as jd
+from ..wording import kw, said
 from .options import OptionError
 from .report import SPECS
 from .tables.tuning import TUNING_COLUMNS as TUNING_COLUMNS  # the tuning table is built there
@@ -77,8 +78,11 @@ def _check_support(support: Any, samples: list[list[np.ndarray]], tasks: list[st
     if outside:
         raise OptionError(
             "score_range",
-            f"`score_range=` is narrower than the data on {plural(len(outside), 'task')}: {'; '.join(outside[:6])}. "
-            "Give the range every score can reach (or leave it out to use the observed range)",
+            said(
+                kw("score_range="),
+                f" is narrower than the data on {plural(len(outside), 'task')}: {'; '.join(outside[:6])}. Give the "
+                "range every score can reach (or leave it out to use the observed range)",
+            ),
         )
 
 

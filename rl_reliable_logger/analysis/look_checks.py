@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,6 +18,7 @@ from ..data.counts import plural
 from ..data.scores import ScoreTable
 from ..errors import InputError
 from ..stats import bootstrap as bs
+from ..wording import Message, kw, said
 from .declared import declared
 from .options import as_options
 from .watch_options import OWN_OPTIONS, WatchDesign
@@ -32,15 +33,17 @@ def short(value: Any) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def look_options(options: dict[str, Any], kind: str = "watch", own: dict[str, str] = OWN_OPTIONS) -> Any:
+def look_options(options: dict[str, Any], kind: str = "watch", own: Mapping[str, Message | str] = OWN_OPTIONS) -> Any:
     """The analysis options of a sequential look (a watch's; a race's with its ``kind`` and ``own`` options)."""
     options = {k: v for k, v in options.items() if k not in DESIGN_KEYWORDS}  # the design's, recorded there
     for key, instead in own.items():
         if key in options:
-            raise InputError(f"`{key}=` does not apply to a {kind}; use {instead}")
+            raise InputError(said(kw(f"{key}="), f" does not apply to a {kind}; use ", instead))
     opts = as_options(**options)
     if not isinstance(opts.seed, (int, np.integer)):
-        raise InputError(f"a {kind} needs a reproducible `seed=` (an integer): every look is recorded and replayed")
+        raise InputError(
+            said(f"a {kind} needs a reproducible ", kw("seed="), " (an integer): every look is recorded and replayed")
+        )
     return opts
 
 
@@ -70,8 +73,11 @@ def cell_counts(final: ScoreTable, algorithms: list[str], tasks: list[str], max_
                 )
             if n > max_runs:
                 raise InputError(
-                    f"cell ({a!r}, {t!r}) has {n} runs, more than the design's `max_runs={max_runs}`; "
-                    "leave the extra runs out of the watched scores"
+                    said(
+                        f"cell ({a!r}, {t!r}) has {n} runs, more than the design's ",
+                        kw(f"max_runs={max_runs}"),
+                        "; leave the extra runs out of the watched scores",
+                    )
                 )
             out[a][t] = n
     return out

@@ -344,8 +344,10 @@ def _folded(report: Report) -> list[tuple[str, str]]:
                 partners.setdefault(line, []).append((i.metric, other))
                 folded.add(i.text)
                 break
-    return [
-        (text, text + _also(partners.get(text, []))) for text in dict.fromkeys(report.warnings) if text not in folded
+    return [  # a line with nothing folded in is the warning itself (its message kept: wording.Said)
+        (text, text + _also(partners[text]) if partners.get(text) else text)
+        for text in dict.fromkeys(report.warnings)
+        if text not in folded
     ]
 
 

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from ..executors import Executor
 from ..memory import available_memory
 from ..memory import format_bytes as _bytes
+from ..wording import Message, kw, said
 from . import declared as d
 from .declared import CHECKS, JORDAN, SELECTION, OptionError, declared, option
 
@@ -75,7 +76,7 @@ def pair_count(rule: str, n_algorithms: int) -> int:
 def _column(name: str, value: Any) -> str:
     """A column name of the scores (text, not empty)."""
     if not isinstance(value, str) or not value.strip():
-        raise OptionError(name, f"`{name}=` names a column of the scores, got {value!r}")
+        raise OptionError(name, said(kw(f"{name}="), f" names a column of the scores, got {value!r}"))
     return value.strip()
 
 
@@ -123,10 +124,10 @@ def _level(name: str, value: Any) -> float:
     return confidence_level(value)
 
 
-def _replicates(flag: str, what: str, **more: Any) -> Any:
+def _replicates(flag: str, what: Message | str, **more: Any) -> Any:
     """A replicate count's declaration: a positive integer set by ``flag``."""
     return dict(
-        help=f"bootstrap replicates for {what}", check=d.positive_int, flag=flag, metavar="N", parse=int, **more
+        help=said("bootstrap replicates for ", what), check=d.positive_int, flag=flag, metavar="N", parse=int, **more
     )
 
 
@@ -242,8 +243,12 @@ class AnalysisOptions:
     )
     successes: str | None = option(
         None,
-        help="column with each run's successful episodes: adds success-rate tables whose intervals see the seeds "
-        "and never collapse at 0% or 100% (with `episodes=`; docs/success-rates.md)",
+        help=said(
+            "column with each run's successful episodes: adds success-rate tables whose intervals see the seeds "
+            "and never collapse at 0% or 100% (with ",
+            kw("episodes="),
+            "; docs/success-rates.md)",
+        ),
         check=d.optional(_column),
         flag="--successes",
         metavar="COL",
@@ -252,7 +257,7 @@ class AnalysisOptions:
     )
     episodes: str | None = option(
         None,
-        help="column with each run's number of evaluation episodes (with `successes=`)",
+        help=said("column with each run's number of evaluation episodes (with ", kw("successes="), ")"),
         check=d.optional(_column),
         flag="--episodes",
         metavar="COL",
@@ -309,8 +314,11 @@ class AnalysisOptions:
     )
     only_algorithms: tuple[str, ...] | None = option(
         None,
-        help="analyse only these algorithms; an unknown name is an error listing the known. Trackers with "
-        "`variant=`: a base name (PPO) keeps every configuration and a full label ('PPO lr=0.001') keeps that one",
+        help=said(
+            "analyse only these algorithms; an unknown name is an error listing the known. Trackers with ",
+            kw("variant="),
+            ": a base name (PPO) keeps every configuration and a full label ('PPO lr=0.001') keeps that one",
+        ),
         check=d.names,
         flag="--only-algorithms",
         group=SELECTION,
@@ -362,7 +370,7 @@ class AnalysisOptions:
         10_000,
         **_replicates(
             "--jordan-reps",
-            "the Jordan aggregate with `jordan_method=bootstrap`",
+            said("the Jordan aggregate with ", kw("jordan_method=bootstrap")),
             group=JORDAN,
             default_text="10000, as in the paper",
         ),
@@ -432,9 +440,12 @@ class AnalysisOptions:
     )
     comparisons: bool = option(
         False,
-        help="compare all pairs of algorithms with family-wise error control (max-T simultaneous intervals, Holm "
-        "p-values) of the headline metric (iqm when it is among the metrics, else the first), with "
-        "`improvement_reps=` replicates (comparisons table)",
+        help=said(
+            "compare all pairs of algorithms with family-wise error control (max-T simultaneous intervals, Holm "
+            "p-values) of the headline metric (iqm when it is among the metrics, else the first), with ",
+            kw("improvement_reps="),
+            " replicates (comparisons table)",
+        ),
         check=d.switch,
         flag="--compare-all",
         group=CHECKS,
@@ -447,7 +458,12 @@ class AnalysisOptions:
             given, missing = ("successes", "episodes") if self.episodes is None else ("episodes", "successes")
             raise OptionError(
                 given,
-                f"`{given}=` needs `{missing}=` too: a success rate is a run's successes out of its episodes",
+                said(
+                    kw(f"{given}="),
+                    " needs ",
+                    kw(f"{missing}="),
+                    " too: a success rate is a run's successes out of its episodes",
+                ),
             )
 
     # ------------------------------------------------------------------ derived values
@@ -560,16 +576,23 @@ class AnalysisOptions:
         if self.reps < 2:  # one replicate is one value: no interval at any level, so nothing to show
             raise OptionError(
                 "reps",
-                f"`reps={self.reps}` cannot give a {ci_label(self.ci)} interval at all: an interval needs two or more "
-                f"replicates, and its ends need at least {needed:,} (2 / (1 - level)); use `reps=` of {needed:,} or "
-                "more (the default is 50,000)",
+                said(
+                    kw(f"reps={self.reps}"),
+                    f" cannot give a {ci_label(self.ci)} interval at all: an interval needs two or more "
+                    f"replicates, and its ends need at least {needed:,} (2 / (1 - level)); use ",
+                    kw("reps="),
+                    f" of {needed:,} or more (the default is 50,000)",
+                ),
             )
         used = ["reps", "profile_reps", "improvement_reps"]
         used += ["curve_reps"] if self.curves else []
         used += ["jordan_reps"] if self.jordan and self.jordan_method == "bootstrap" else []
         return [
-            f"`{name}={getattr(self, name)}` cannot resolve a {ci_label(self.ci)} interval: its ends need at least "
-            f"{needed:,} replicates (2 / (1 - level)); the interval shown is only the range of the replicates"
+            said(
+                kw(f"{name}={getattr(self, name)}"),
+                f" cannot resolve a {ci_label(self.ci)} interval: its ends need at least {needed:,} replicates (2 "
+                "/ (1 - level)); the interval shown is only the range of the replicates",
+            ).text()
             for name in used
             if getattr(self, name) < needed
         ]
@@ -592,23 +615,31 @@ class AnalysisOptions:
         if est["runs"] + est["base"] > avail:
             raise OptionError(
                 "only_tasks",
-                f"{plural(n_algorithms, 'algorithm')} x {plural(n_tasks, 'task')} with up to {n_runs:,} runs per algorithm would need "
-                f"about {_bytes(est['runs'] + est['base'])} of memory for the runs alone, but about "
-                f"{_bytes(avail)} is available; analyse fewer tasks or runs at a time (`only_tasks=`)",
+                said(
+                    f"{plural(n_algorithms, 'algorithm')} x {plural(n_tasks, 'task')} with up to {n_runs:,} runs "
+                    f"per algorithm would need about {_bytes(est['runs'] + est['base'])} of memory for the runs "
+                    f"alone, but about {_bytes(avail)} is available; analyse fewer tasks or runs at a time (",
+                    kw("only_tasks="),
+                    ")",
+                ),
             )
         keyword = max((k for k in est if k not in ("base", "runs")), key=lambda k: est[k])
         value = getattr(self, keyword)
         per_rep = est[keyword] / value
         largest = int((avail - (total - est[keyword])) // per_rep) if per_rep > 0 else 0
         advice = (
-            f"the largest feasible `{keyword}=` is {largest:,}"
+            said("the largest feasible ", kw(f"{keyword}="), f" is {largest:,}")
             if largest >= 1
             else "lower the other replicate counts or analyse fewer algorithms"
         )
         raise OptionError(
             keyword,
-            f"`{keyword}={value}` would need about {_bytes(total)} of memory for {plural(n_algorithms, 'algorithm')} x "
-            f"{plural(n_tasks, 'task')} x up to {n_runs} runs, but about {_bytes(avail)} is available; {advice}",
+            said(
+                kw(f"{keyword}={value}"),
+                f" would need about {_bytes(total)} of memory for {plural(n_algorithms, 'algorithm')} x "
+                f"{plural(n_tasks, 'task')} x up to {n_runs} runs, but about {_bytes(avail)} is available; ",
+                advice,
+            ),
         )
 
 
@@ -665,14 +696,20 @@ def confidence_level(value: Any) -> float:
     if level is None:
         raise OptionError(
             "ci",
-            f"`ci={value!r}` is not a confidence level: give a fraction in (0, 1) such as 0.95, "
-            "or a percentage in (1, 100) such as 95 or 99.5",
+            said(
+                kw(f"ci={value!r}"),
+                " is not a confidence level: give a fraction in (0, 1) such as 0.95, or a percentage in (1, 100) "
+                "such as 95 or 99.5",
+            ),
         )
     if level < MIN_CI:
         raise OptionError(
             "ci",
-            f"`ci={value!r}` reads as a {ci_label(level)} interval; levels below {ci_label(MIN_CI)} are "
-            "refused as a likely slip (did you mean 0.95 or 95?)",
+            said(
+                kw(f"ci={value!r}"),
+                f" reads as a {ci_label(level)} interval; levels below {ci_label(MIN_CI)} are refused as a likely "
+                "slip (did you mean 0.95 or 95?)",
+            ),
         )
     return level
 
@@ -701,14 +738,26 @@ def check_plan_memory(
         return
     largest = int((avail - 64 * 2**20) // per_rep)
     advice = (
-        f"lower `sim_reps=` to at most {largest:,} or simulate fewer runs per task (`runs=` / `max_runs=`)"
+        said(
+            "lower ",
+            kw("sim_reps="),
+            f" to at most {largest:,} or simulate fewer runs per task (",
+            kw("runs="),
+            " / ",
+            kw("max_runs="),
+            ")",
+        )
         if largest >= 10
-        else "simulate fewer runs per task (`runs=` / `max_runs=`)"
+        else said("simulate fewer runs per task (", kw("runs="), " / ", kw("max_runs="), ")")
     )
     raise OptionError(
         "sim_reps",
-        f"planning {largest_n:,} runs per task x {plural(n_tasks, 'task')} with `sim_reps={sim_reps}` would need about "
-        f"{_bytes(need)} of memory, but about {_bytes(avail)} is available; {advice}",
+        said(
+            f"planning {largest_n:,} runs per task x {plural(n_tasks, 'task')} with ",
+            kw(f"sim_reps={sim_reps}"),
+            f" would need about {_bytes(need)} of memory, but about {_bytes(avail)} is available; ",
+            advice,
+        ),
     )
 
 

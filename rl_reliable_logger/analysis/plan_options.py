@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..executors import Executor
+from ..wording import kw, said
 from . import declared as d
 from .declared import OptionError, declared, option
 from .options import AnalysisOptions
@@ -41,7 +42,9 @@ def shared(name: str, default: Any = dataclasses.MISSING) -> Any:
 def _at_least(low: int, what: str) -> d.Check:
     def check(name: str, value: Any) -> int:
         if not d.is_int(value) or value < low:
-            raise OptionError(name, f"plan needs `{name}=` of at least {low} {what} (an integer), got {value!r}")
+            raise OptionError(
+                name, said("plan needs ", kw(f"{name}="), f" of at least {low} {what} (an integer), got {value!r}")
+            )
         return int(value)
 
     return check
@@ -52,7 +55,9 @@ def _probability(name: str, value: Any) -> float:
     p = d.real(name, value)
     p = p / 100.0 if 1 < p < 100 else p
     if not 0 < p < 1:
-        raise OptionError(name, f"`{name}=` must be between 0 and 1 (e.g. 0.8) or a percentage, got {value!r}")
+        raise OptionError(
+            name, said(kw(f"{name}="), f" must be between 0 and 1 (e.g. 0.8) or a percentage, got {value!r}")
+        )
     return p
 
 
@@ -61,7 +66,7 @@ def _pair(name: str, value: Any) -> tuple[str, str] | None:
         return None
     names = [str(v) for v in ([value] if isinstance(value, str) else value)]
     if len(names) != 2 or names[0] == names[1]:
-        raise OptionError(name, f"`{name}=` needs two different algorithm names, got {names!r}")
+        raise OptionError(name, said(kw(f"{name}="), f" needs two different algorithm names, got {names!r}"))
     return names[0], names[1]
 
 
@@ -71,9 +76,11 @@ def _grid(name: str, value: Any) -> tuple[int, ...] | None:
     try:
         grid = sorted({int(n) for n in value})
     except (TypeError, ValueError):
-        raise OptionError(name, f"`{name}=` must be positive integers (e.g. 5,10,20), got {value!r}") from None
+        raise OptionError(
+            name, said(kw(f"{name}="), f" must be positive integers (e.g. 5,10,20), got {value!r}")
+        ) from None
     if not grid or grid[0] < 1:
-        raise OptionError(name, f"`{name}=` must be positive integers, got {list(value)!r}")
+        raise OptionError(name, said(kw(f"{name}="), f" must be positive integers, got {list(value)!r}"))
     return tuple(grid)
 
 
@@ -86,7 +93,7 @@ def _ints(text: str) -> list[int]:
 
 def _correction(name: str, value: Any) -> str:
     if value not in ("variance", "none"):
-        raise OptionError(name, f"`{name}=` must be 'variance' or 'none', got {value!r}")
+        raise OptionError(name, said(kw(f"{name}="), f" must be 'variance' or 'none', got {value!r}"))
     return str(value)
 
 
@@ -126,7 +133,7 @@ class PlanOptions:
     )
     power: float = option(
         0.8,
-        help="separation probability wanted with `compare=`: 0.8 or 80",
+        help=said("separation probability wanted with ", kw("compare="), ": 0.8 or 80"),
         check=_probability,
         flag="--power",
         group=PLANNING,
@@ -185,7 +192,9 @@ class PlanOptions:
     def __post_init__(self) -> None:
         d.check_all(self)
         if not isinstance(self.seed, int):  # a plan is always reproducible: no Generator, no fresh entropy
-            raise OptionError("seed", f"`seed=` must be a non-negative integer (as for evaluate), got {self.seed!r}")
+            raise OptionError(
+                "seed", said(kw("seed="), f" must be a non-negative integer (as for evaluate), got {self.seed!r}")
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The options as JSON-friendly values."""

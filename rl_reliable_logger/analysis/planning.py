@@ -52,6 +52,7 @@ from ..executors import Executor, resolve
 from ..stats import bootstrap as bs
 from ..stats import intervals, registry
 from ..stats import metrics as mt
+from ..wording import kw, said
 from .normalization import normalize_final
 from .options import check_plan_memory, ci_label, replicates_needed
 from .plan_options import PLANNED_METHOD, PlanOptions
@@ -309,8 +310,11 @@ def plan_with(table: ScoreTable, opts: PlanOptions) -> Plan:
     unmet = [a for a, n in needed.items() if n is None]
     if unmet:
         warnings.append(
-            f"the target is not reached within {grid[-1]} runs per task for {', '.join(unmet)}: "
-            "raise `max_runs=` or relax the target."
+            said(
+                f"the target is not reached within {grid[-1]} runs per task for {', '.join(unmet)}: raise ",
+                kw("max_runs="),
+                " or relax the target.",
+            ).text()
         )
     provenance = {
         "metric": metric_obj.name,
@@ -341,7 +345,7 @@ def _known_pair(compare: tuple[str, str] | None, algorithms: Sequence[str]) -> t
     unknown = [n for n in compare if n not in algorithms]
     if unknown:
         raise InputError(
-            f"`compare=` names unknown algorithm(s) {', '.join(map(repr, unknown))}; the table has "
+            said(kw("compare="), f" names unknown algorithm(s) {', '.join(map(repr, unknown))}; the table has ")
             + ", ".join(map(repr, algorithms))
         )
     return compare
@@ -359,8 +363,11 @@ def _pilot_warnings(
     warnings: list[str] = []
     if opts.sim_reps < replicates_needed(opts.ci):
         warnings.append(
-            f"`sim_reps={opts.sim_reps}` cannot resolve a {ci_label(opts.ci)} interval: its ends need at least "
-            f"{replicates_needed(opts.ci):,} replicates (2 / (1 - level)); the predicted widths are too narrow"
+            said(
+                kw(f"sim_reps={opts.sim_reps}"),
+                f" cannot resolve a {ci_label(opts.ci)} interval: its ends need at least "
+                f"{replicates_needed(opts.ci):,} replicates (2 / (1 - level)); the predicted widths are too narrow",
+            ).text()
         )
     singles = [f"{a} / {t}" for a in pilots for t, x in zip(tasks, pilots[a]) if x.size < 2]
     if singles:

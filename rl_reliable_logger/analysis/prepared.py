@@ -18,6 +18,7 @@ from ..data.bundle_scores import UNCHANGED
 from ..data.normalize import get_normalizer
 from ..data.scores import ScoreTable
 from ..stats import bootstrap as bs
+from ..wording import kw, said
 from .budgets import budget_warnings, histories
 from .normalization import normalize_final
 from .options import AnalysisOptions, OptionError
@@ -56,8 +57,11 @@ def select(table: ScoreTable, algorithms: Sequence[str] | None, tasks: Sequence[
             shown = ", ".join(repr(k) for k in sorted(known)[:50]) + (" ..." if len(known) > 50 else "")
             raise OptionError(
                 keyword,
-                f"`{keyword}=` names {', '.join(repr(u) for u in unknown)}, which the scores do not have; "
-                f"the {column}s are: {shown}",
+                said(
+                    kw(f"{keyword}="),
+                    f" names {', '.join(repr(u) for u in unknown)}, which the scores do not have; the {column}s "
+                    f"are: {shown}",
+                ),
             )
         mask &= table.frame[column].isin(list(wanted))
 
@@ -107,9 +111,14 @@ def _check_not_normalized_twice(table: ScoreTable, normalize: Any) -> None:
         return
     raise OptionError(
         "normalize",
-        f"{origin['path']}: a results bundle's scores, whose `score` column the analysis that wrote it already "
-        f"normalised ({origin['normalize']}); leave out `normalize=` to analyse them as they are, or pass "
-        f"`score='raw_score'` to normalise the raw scores again",
+        said(
+            f"{origin['path']}: a results bundle's scores, whose `score` column the analysis that wrote it already "
+            f"normalised ({origin['normalize']}); leave out ",
+            kw("normalize="),
+            " to analyse them as they are, or pass ",
+            kw("score='raw_score'"),
+            " to normalise the raw scores again",
+        ),
     )
 
 
@@ -120,11 +129,14 @@ def prepare(table: ScoreTable, options: AnalysisOptions | Preparation) -> Prepar
     if options.curves and not table.has_steps:  # checked before any resampling work
         raise OptionError(
             "curves",
-            "sample-efficiency curves (`curves=True`) need per-step scores: give the table a step column",
+            said(
+                "sample-efficiency curves (", kw("curves=True"), ") need per-step scores: give the table a step column"
+            ),
         )
     if options.budget is not None and not table.has_steps:
         raise OptionError(
-            "budget", "`budget=` needs per-step scores: give the table a step column (final scores are taken there)"
+            "budget",
+            said(kw("budget="), " needs per-step scores: give the table a step column (final scores are taken there)"),
         )
     # the canonical row order (only_algorithms' order, else sorted names): every table, pair and figure follows it
     table = selected = select(table, options.only_algorithms, options.only_tasks).in_order(options.only_algorithms)
@@ -133,7 +145,8 @@ def prepare(table: ScoreTable, options: AnalysisOptions | Preparation) -> Prepar
     if final.frame.empty and options.budget is not None:
         first = float(table.frame["step"].min()) if "step" in table.frame.columns else float("nan")
         raise OptionError(
-            "budget", f"`budget={options.budget:g}` is before every run's first logged step ({first:g}): no scores"
+            "budget",
+            said(kw(f"budget={options.budget:g}"), f" is before every run's first logged step ({first:g}): no scores"),
         )
     sizes = final.frame.groupby("algorithm", sort=False).size()
     options.check_memory(len(final.algorithms), len(final.tasks), int(sizes.max()))

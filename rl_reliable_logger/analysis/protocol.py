@@ -37,6 +37,7 @@ from ..data.counts import agree, plural, span
 from ..data.fields import check_distinct
 from ..data.scores import FINAL_SCORE, LAST_STEP, ScoreTable, seed_key
 from ..errors import InputError
+from ..wording import kw, said
 
 Severity = Literal["error", "warning", "info"]
 
@@ -258,7 +259,8 @@ def _budgets(table: ScoreTable, budget_key: str | None) -> pd.DataFrame | None:
     keys = ["algorithm", "task", "run_id"]
     if budget_key is not None and budget_key not in table.frame.columns:
         raise InputError(
-            f"`budget_key=` {budget_key!r} names no column of the table; it has: " + ", ".join(table.frame.columns)
+            said(kw("budget_key="), f" {budget_key!r} names no column of the table; it has: ")
+            + ", ".join(table.frame.columns)
         )
     if budget_key is None and table.has_steps:
         return table.frame.groupby(keys, sort=False)["step"].max().rename("budget").reset_index()
@@ -404,7 +406,9 @@ def _tuning_checks(final: ScoreTable, keys: Sequence[str]) -> list[Finding]:
     absent = [k for k in keys if k not in frame.columns]
     if absent:
         raise InputError(
-            f"`hyperparameter_keys=` names unknown column(s) {', '.join(map(repr, absent))}; the table has: "
+            said(
+                kw("hyperparameter_keys="), f" names unknown column(s) {', '.join(map(repr, absent))}; the table has: "
+            )
             + ", ".join(frame.columns)
         )
     out = []
@@ -471,7 +475,7 @@ def check_protocol(
         ['runs.unequal', 'runs.few']
     """
     if budget_tolerance < 0 or budget_tolerance >= 1:
-        raise InputError(f"`budget_tolerance=` must be in [0, 1), got {budget_tolerance}")
+        raise InputError(said(kw("budget_tolerance="), f" must be in [0, 1), got {budget_tolerance}"))
     final = table.final()
     findings = _runs_checks(final, min_runs)
     findings += _budget_checks(table, budget_key, budget_tolerance)

@@ -29,6 +29,7 @@ from ..errors import InputError
 from ..stats import bootstrap as bs
 from ..stats import pooled_level, racing, registry
 from ..stats.tuning import config_labels
+from ..wording import Message, kw, said
 from .aggregates import analysis_streams, cells_by_algorithm, prepare
 from .look_checks import (
     cell_counts,
@@ -45,11 +46,11 @@ from .summary import race_summary
 from .watch_options import FROZEN_OPTIONS
 
 #: Options a race decides itself: passing them is refused with the keyword to use instead.
-OWN_OPTIONS = {
+OWN_OPTIONS: dict[str, Message | str] = {
     "metrics": "metric=",
     "only_algorithms": "the table's algorithms (every algorithm races its own configurations)",
     "method": "nothing (the repeated intervals are normal intervals with the bootstrap standard deviation)",
-    "hyperparameter_keys": "the race's own `hyperparameter_keys=`",
+    "hyperparameter_keys": said("the race's own ", kw("hyperparameter_keys=")),
 }
 #: The column of the launch list with the runs each cell needs before the next look.
 ADD_RUNS = "add_runs"
@@ -155,7 +156,7 @@ class Design:
         except (KeyError, TypeError, ValueError) as err:
             raise InputError(f"the race design is unreadable ({err}); start a new state folder") from None
 
-    def changed(self, other: Design) -> str | None:
+    def changed(self, other: Design) -> Message | str | None:
         """The first field in which ``other`` differs from this design, in words (None: the same design)."""
         names = ("looks", "max_runs", "first_runs", "alpha", "delta", "metric", "keys", "spending", "tasks", "configs")
         for name in names:
@@ -164,13 +165,13 @@ class Design:
                 if name == "configs":
                     new = sorted(set(other.labels()) - set(self.labels()))
                     gone = sorted(set(self.labels()) - set(other.labels()))
-                    said = f"new {new[:3]}" if new else f"missing {gone[:3]}"
-                    return f"the configurations changed since the first look ({said})"
-                return f"`{name}=` was {short(mine)} at the first look, now {short(theirs)}"
+                    which = f"new {new[:3]}" if new else f"missing {gone[:3]}"
+                    return f"the configurations changed since the first look ({which})"
+                return said(kw(f"{name}="), f" was {short(mine)} at the first look, now {short(theirs)}")
         before, now = dict(self.options), dict(other.options)
         for key in sorted(set(before) | set(now)):
             if before.get(key) != now.get(key):
-                return f"`{key}=` was {before.get(key)} at the first look, now {now.get(key)}"
+                return said(kw(f"{key}="), f" was {before.get(key)} at the first look, now {now.get(key)}")
         return None
 
 
@@ -243,7 +244,10 @@ def _keys(keys: Sequence[str]) -> tuple[str, ...]:
     names = [keys] if isinstance(keys, str) else list(keys or ())
     if not names or any(not isinstance(k, str) or not k for k in names) or len(set(names)) < len(names):
         raise InputError(
-            f"`hyperparameter_keys=` must name the columns that make a configuration (each once), got {keys!r}"
+            said(
+                kw("hyperparameter_keys="),
+                f" must name the columns that make a configuration (each once), got {keys!r}",
+            )
         )
     return tuple(names)
 
@@ -376,9 +380,13 @@ def _check_first_look(counts: dict[str, dict[str, int]], first_runs: int) -> Non
     if few:
         label, task, n = few[0]
         raise InputError(
-            f"the race's first look takes at least {first_runs} runs per cell (`first_runs={first_runs}`), but cell "
-            f"({label!r}, {task!r}) has {n}{f' (and {len(few) - 1} more cells too few)' if len(few) > 1 else ''}; "
-            "run more seeds of every configuration before the first look"
+            said(
+                f"the race's first look takes at least {first_runs} runs per cell (",
+                kw(f"first_runs={first_runs}"),
+                f"), but cell ({label!r}, {task!r}) has "
+                f"{n}{(f' (and {len(few) - 1} more cells too few)' if len(few) > 1 else '')}; run more seeds of "
+                "every configuration before the first look",
+            )
         )
 
 
@@ -390,12 +398,14 @@ def first_look_note(record: dict[str, Any]) -> str | None:
     few = sum(n <= FEW_FIRST_RUNS for n in cells)
     if not few:
         return None
-    return (
+    return said(
         f"the race's first look has {FEW_FIRST_RUNS} runs in {few} of its {len(cells)} cells: in a study of small "
-        f"races on bimodal RL scores (issue 54), a first look of {FEW_FIRST_RUNS} runs per cell eliminated the true "
-        "best configuration in 7% of races (the selection stayed within delta); for a safer start run more seeds "
-        f"first and ask for them with `first_runs={FEW_FIRST_RUNS + 1}` (or more) in a new state folder"
-    )
+        f"races on bimodal RL scores (issue 54), a first look of {FEW_FIRST_RUNS} runs per cell eliminated the "
+        "true best configuration in 7% of races (the selection stayed within delta); for a safer start run more "
+        "seeds first and ask for them with ",
+        kw(f"first_runs={FEW_FIRST_RUNS + 1}"),
+        " (or more) in a new state folder",
+    ).text()
 
 
 def _unit_of(design: Design) -> Any:
@@ -408,9 +418,12 @@ def _refuse_stop_on_missing(algorithm: str, missing: dict[str, dict[str, int]], 
     """A race does not stop on a look that lacks runs the look before listed for its configurations, unless asked."""
     if missing:
         raise InputError(
-            f"look {look} would stop the race of {algorithm!r}, but {missing_text(missing, look)}; wait for them "
-            "(or launch them again: the state folder's runs.csv lists them) and look again, or pass "
-            "`stop_on_missing=True` to stop on the runs that arrived"
+            said(
+                f"look {look} would stop the race of {algorithm!r}, but {missing_text(missing, look)}; wait for "
+                "them (or launch them again: the state folder's runs.csv lists them) and look again, or pass ",
+                kw("stop_on_missing=True"),
+                " to stop on the runs that arrived",
+            )
         )
 
 

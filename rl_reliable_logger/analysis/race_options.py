@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ..wording import kw, said
 from .declared import OptionError, check_all, option
 from .watch_options import DESIGN, LooksDesign, at_least, check_alpha, check_metric_name, check_spending
 
@@ -29,7 +30,10 @@ def _delta(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value >= 0):
         raise OptionError(
             name,
-            f"`{name}=` must be 0 or a positive number in the metric's units (the indifference zone), got {value!r}",
+            said(
+                kw(f"{name}="),
+                f" must be 0 or a positive number in the metric's units (the indifference zone), got {value!r}",
+            ),
         )
     return float(value)
 
@@ -103,7 +107,12 @@ class RaceOptions(LooksDesign):
         if self.first_runs > self.max_runs:
             raise OptionError(
                 "first_runs",
-                f"`first_runs={self.first_runs}` is more than `max_runs={self.max_runs}`: no cell may have more runs",
+                said(
+                    kw(f"first_runs={self.first_runs}"),
+                    " is more than ",
+                    kw(f"max_runs={self.max_runs}"),
+                    ": no cell may have more runs",
+                ),
             )
 
 
@@ -113,7 +122,7 @@ LOOK = "this look"
 
 def _yes_no(name: str, value: Any) -> bool:
     if not isinstance(value, bool):
-        raise OptionError(name, f"`{name}=` must be True or False, got {value!r}")
+        raise OptionError(name, said(kw(f"{name}="), f" must be True or False, got {value!r}"))
     return value
 
 

@@ -39,6 +39,7 @@ from ..moved import moved
 from ..stats import bootstrap as bs
 from ..stats import registry
 from ..stats import sequential as sq
+from ..wording import Message, kw, said
 from .aggregates import analysis_streams, cells_by_algorithm, prepare
 from .look_checks import cell_counts, cell_runs, check_growth, data_hash, look_options, missing_runs, short
 from .summary import watch_summary
@@ -101,7 +102,7 @@ class Design:
         except (KeyError, TypeError, ValueError) as err:
             raise InputError(f"the watch design is unreadable ({err}); start a new state folder") from None
 
-    def changed(self, other: Design) -> str | None:
+    def changed(self, other: Design) -> Message | str | None:
         """The first field in which ``other`` differs from this design, in words (None: the same design)."""
         legacy = self.multiplicity == "bonferroni"  # a state from before `futility=`: it goes on as it began
         for name in (
@@ -116,14 +117,15 @@ class Design:
         ):
             mine, theirs = getattr(self, name), getattr(other, name)
             if mine != theirs:  # pairs and tasks come from the scores (and options): said in words, not keywords
-                what = _FROM_SCORES.get(name, f"`{name}=`")
-                return f"{what} {'were' if name in _FROM_SCORES else 'was'} {short(mine)} at the first look, now {short(theirs)}"
+                what = _FROM_SCORES.get(name, said(kw(f"{name}=")))
+                verb = "were" if name in _FROM_SCORES else "was"
+                return said(what, f" {verb} {short(mine)} at the first look, now {short(theirs)}")
         before, now = dict(self.options), dict(other.options)
         for key in sorted(set(before) | set(now)):
             if key == "normalize" and _same_reference(before.get(key), now.get(key)):
                 continue  # a state that froze the path's text: the same content is the same design
             if before.get(key) != now.get(key):
-                return f"`{key}=` was {before.get(key)} at the first look, now {now.get(key)}"
+                return said(kw(f"{key}="), f" was {before.get(key)} at the first look, now {now.get(key)}")
         return None
 
 
@@ -208,7 +210,9 @@ def _same_reference(before: str | None, now: str | None) -> bool:
 def _compared(compare: Sequence[str], algorithms: list[str]) -> list[str]:
     unknown = [n for n in compare if n not in algorithms]
     if unknown:
-        raise InputError(f"`compare=` names {unknown[0]!r}, which the scores do not have; they have {algorithms}")
+        raise InputError(
+            said(kw("compare="), f" names {unknown[0]!r}, which the scores do not have; they have {algorithms}")
+        )
     return list(compare)
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..wording import kw, said
 from . import declared as d
 from .declared import OptionError, option
 
@@ -45,7 +46,7 @@ DESIGN = "design (frozen at the first look)"
 def at_least(low: int) -> d.Check:
     def check(name: str, value: Any) -> int:
         if not d.is_int(value) or value < low:
-            raise OptionError(name, f"`{name}=` must be an integer of at least {low}, got {value!r}")
+            raise OptionError(name, said(kw(f"{name}="), f" must be an integer of at least {low}, got {value!r}"))
         return int(value)
 
     return check
@@ -53,28 +54,33 @@ def at_least(low: int) -> d.Check:
 
 def check_alpha(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 0.5:
-        raise OptionError(name, f"`{name}=` must be between 0 and 0.5 (e.g. 0.05), got {value!r}")
+        raise OptionError(name, said(kw(f"{name}="), f" must be between 0 and 0.5 (e.g. 0.05), got {value!r}"))
     return float(value)
 
 
 def _futility(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
         raise OptionError(
-            name, f"`{name}=` must be a conditional power in [0, 1) (0: never stop for futility), got {value!r}"
+            name,
+            said(kw(f"{name}="), f" must be a conditional power in [0, 1) (0: never stop for futility), got {value!r}"),
         )
     return float(value)
 
 
 def check_spending(name: str, value: Any) -> str:
     if value not in SPENDING:
-        raise OptionError(name, f"`{name}={value!r}` is not a spending function; choose one of {', '.join(SPENDING)}")
+        raise OptionError(
+            name, said(kw(f"{name}={value!r}"), f" is not a spending function; choose one of {', '.join(SPENDING)}")
+        )
     return str(value)
 
 
 def check_metric_name(name: str, value: Any) -> str:
     """A registered metric by its name (the design is recorded by name)."""
     if not isinstance(value, str):
-        raise OptionError(name, f"`{name}=` must be the name of a registered metric (the design is recorded by name)")
+        raise OptionError(
+            name, said(kw(f"{name}="), " must be the name of a registered metric (the design is recorded by name)")
+        )
     return str(d.metric(name, value).name)
 
 
@@ -84,7 +90,7 @@ def _compared(name: str, value: Any) -> tuple[str, ...] | None:
         return None
     names = d.comma_names(value) if isinstance(value, str) else list(value)
     if len(set(names)) < 2 or any(not isinstance(n, str) for n in names):
-        raise OptionError(name, f"`{name}=` must name at least two algorithms, got {value!r}")
+        raise OptionError(name, said(kw(f"{name}="), f" must name at least two algorithms, got {value!r}"))
     return tuple(sorted(set(names)))
 
 
@@ -109,7 +115,13 @@ class LooksDesign:
         d.check_all(self)
         if self.looks > self.max_runs:
             raise OptionError(
-                "looks", f"`looks={self.looks}` is more than `max_runs={self.max_runs}`: each look needs new runs"
+                "looks",
+                said(
+                    kw(f"looks={self.looks}"),
+                    " is more than ",
+                    kw(f"max_runs={self.max_runs}"),
+                    ": each look needs new runs",
+                ),
             )
 
     def to_dict(self) -> dict[str, Any]:

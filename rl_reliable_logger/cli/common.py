@@ -18,6 +18,7 @@ from typing import Any
 
 from ..trackers import registry
 from ..trackers.base.request import KINDS
+from ..wording import Message
 from .flags import CliError, as_flags, cli_message
 from .options import analysis_options, name_mode
 
@@ -85,15 +86,16 @@ class _Console(logging.Handler):
 _CONSOLES: list[tuple[_Console, dict[str, tuple[list[logging.Handler], bool]]]] = []
 
 
-def say_warning(text: str, *, table: Any = None) -> None:
+def say_warning(text: Message | str | Warning, *, table: Any = None) -> None:
     """Print one ``warning:`` line (flag words: ``table`` first, as :func:`~.flags.as_flags`; redacted; one line),
     once per command: a warning the command prints itself and a library emits again is said once."""
     from ..trackers.base.messages import one_line
 
-    _say(warning_line(one_line(as_flags(text, table=table), limit=4000)))
+    words = cli_message(text, table=table) if isinstance(text, Warning) else as_flags(text, table=table)
+    _say(warning_line(one_line(words, limit=4000)))
 
 
-def say_note(text: str) -> None:
+def say_note(text: Message | str) -> None:
     """Print one ``note:`` line (redacted, one line), once per command."""
     from ..trackers.base.messages import one_line
 
@@ -125,7 +127,7 @@ def console() -> Iterator[None]:
 
     def show(message: Any, category: type[Warning], *args: Any, **kwargs: Any) -> None:
         if not issubclass(category, _DEVELOPER_WARNINGS):
-            say_warning(str(message))
+            say_warning(message if isinstance(message, Warning) else str(message))
 
     with warnings.catch_warnings():
         warnings.showwarning = show
@@ -318,7 +320,14 @@ def _evaluate_capturing(table: Any, options: Any, source: dict[str, Any] | None)
     for w in caught:
         if not issubclass(w.category, ReliabilityWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
-    return report, [str(w.message) for w in caught if issubclass(w.category, ReliabilityWarning)]
+    return report, [_kept(w.message) for w in caught if issubclass(w.category, ReliabilityWarning)]
+
+
+def _kept(warning: Warning | str) -> str:
+    """A caught warning's line, keeping the message it was emitted with (so the console names flags for its
+    keywords)."""
+    parts = getattr(warning, "message_parts", None)
+    return parts.text() if isinstance(parts, Message) and str(parts) == str(warning) else str(warning)
 
 
 def warning_line(warning: str) -> str:

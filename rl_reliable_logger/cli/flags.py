@@ -1,9 +1,12 @@
 """The one translation of library messages into command-line words: Python keywords become flags.
 
-Library messages name the keyword to pass, backticked: ```include_unfinished=True```, ```reps=``` or
-with the value given, ```ci=1.5``` (``trackers/base/messages.kw``, ``analysis/options.OptionError``).
-:func:`as_flags` swaps each known one for its flag (``--include-unfinished``, ``--reps``, ``--ci 1.5``);
-:func:`cli_message` does it for an exception. An analysis option's flag is part of its declaration
+Library messages are data (:class:`~rl_reliable_logger.wording.Message`): text and the keywords they name,
+``Keyword("include_unfinished", "True")``, ``Keyword("reps")`` or with the value given, ``Keyword("ci", "1.5")``.
+:func:`as_flags` puts each keyword the running command has a flag for into that flag (``--include-unfinished``,
+``--reps``, ``--ci 1.5``) and leaves the others as the library writes them (```seeds_by_file=True```);
+:func:`cli_message` does it for an exception, with the parts it was raised with. A message given as plain text
+(the statistics engine's, not yet data) is read the earlier way: its backticked keywords swapped for flags. An
+analysis option's flag is part of its declaration
 (:mod:`rl_reliable_logger.analysis.declared`); :data:`ANALYSIS_FLAGS` is read from there. The source table
 below pairs the keywords of ScoreTable and the trackers with their flags; ``rl-reliable plan`` reads
 :data:`PLAN_FLAGS` first.
@@ -13,7 +16,8 @@ ScoreTable (``--seed-key``) but the random seed of an analysis (``--seed``). A m
 option (an exception with a ``keyword`` attribute) is read with :data:`ANALYSIS_FLAGS` first.
 
 Example:
-    >>> as_flags("pass `include_unfinished=True` to use them")
+    >>> from rl_reliable_logger.wording import Keyword, said
+    >>> as_flags(said("pass ", Keyword("include_unfinished", "True"), " to use them"))
     'pass --include-unfinished to use them'
     >>> as_flags("`ci=1.5` reads as a 1.5% interval; the largest feasible `reps=` is 10", analysis=True)
     '--ci 1.5 reads as a 1.5% interval; the largest feasible --reps is 10'
@@ -25,11 +29,12 @@ import argparse
 import contextlib
 import contextvars
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
 from ..trackers import registry
 from ..trackers.base.messages import DROP_INVALID, one_line
 from ..trackers.base.reruns import RERUN_CHOICES, RERUNS_FLAG
+from ..wording import Keyword, Message, Said
 
 
 class CliError(Exception):
@@ -140,17 +145,38 @@ def _word(token: str, tables: tuple[Mapping[str, str], ...]) -> str | None:
     return None
 
 
-def as_flags(text: str, *, analysis: bool = False, table: Mapping[str, str] | None = None) -> str:
-    """``text`` with every known backticked keyword replaced by its flag (others left as they are).
+def _tables(analysis: bool, table: Mapping[str, str] | None) -> tuple[Mapping[str, str], ...]:
+    tables: tuple[Mapping[str, str], ...] = (
+        (ANALYSIS_FLAGS, SOURCE_FLAGS) if analysis else (SOURCE_FLAGS, ANALYSIS_FLAGS)
+    )
+    return tables if table is None else (table, *tables)
+
+
+def flag_of(keyword: Keyword, tables: Sequence[Mapping[str, str]]) -> str:
+    """``keyword`` as the running command says it: its flag (with its value) when the command has that flag, else
+    the keyword as the library writes it."""
+    word = _word(keyword.token, tuple(tables))
+    return str(keyword) if word is None or not _available(word) else word
+
+
+def as_flags(text: Message | str, *, analysis: bool = False, table: Mapping[str, str] | None = None) -> str:
+    """``text`` in the running command's words: every keyword it names that the command has a flag for as that
+    flag (others as the library writes them).
 
     ``analysis=True`` reads a keyword as an analysis option first (``seed=`` -> ``--seed``); ``table``
     (e.g. :data:`PLAN_FLAGS`) is read before both.
     """
-    tables: tuple[Mapping[str, str], ...] = (
-        (ANALYSIS_FLAGS, SOURCE_FLAGS) if analysis else (SOURCE_FLAGS, ANALYSIS_FLAGS)
-    )
-    if table is not None:
-        tables = (table, *tables)
+    tables = _tables(analysis, table)
+    if isinstance(text, Said):  # a line kept as text that keeps its message
+        text = text.message
+    if isinstance(text, Message):
+        return text.words(keyword=lambda k: flag_of(k, tables))
+    return _plain_flags(text, tables)
+
+
+def _plain_flags(text: str, tables: tuple[Mapping[str, str], ...]) -> str:
+    """A message given as plain text, the earlier way: each backticked keyword swapped for its flag, and a flag the
+    command lacks put back as its keyword (``stats/`` messages, until they are data)."""
 
     def swap(m: re.Match[str]) -> str:
         word = _word(m.group(1), tables)
@@ -178,11 +204,18 @@ def _foreign_flags(text: str, tables: tuple[Mapping[str, str], ...]) -> str:
     return _FLAG.sub(back, text)
 
 
-def cli_message(err: BaseException) -> str:
-    """An exception's message in command-line words (analysis options read as such)."""
-    return as_flags(str(err), analysis=getattr(err, "keyword", None) is not None)
+def cli_message(
+    err: BaseException | Warning | str, *, table: Mapping[str, str] | None = None, analysis: bool = False
+) -> str:
+    """An exception's (or warning's) message in command-line words, from the parts it was raised with (analysis
+    options read as such; ``table`` first)."""
+    parts = getattr(err, "message_parts", None)
+    analysis = analysis or getattr(err, "keyword", None) is not None
+    if isinstance(parts, Message) and str(parts) == str(err):
+        return as_flags(parts, analysis=analysis, table=table)
+    return as_flags(str(err), analysis=analysis, table=table)
 
 
-def user_message(err: BaseException | str) -> str:
+def user_message(err: BaseException | Message | str) -> str:
     """What ``error: ...`` prints: in command-line words, redacted, on one line (``trackers.base.messages.one_line``)."""
-    return one_line(as_flags(err) if isinstance(err, str) else cli_message(err))
+    return one_line(cli_message(err) if isinstance(err, BaseException) else as_flags(err))

@@ -24,7 +24,7 @@ from ..analysis.declared import declared
 from ..analysis.gate_options import DESIGN, GateDesign
 from ..looks import launch_formats
 from ..trackers import registry
-from .flags import CliError, as_flags
+from .flags import CliError, cli_message
 from .options import add_declared_option, given_options
 from .plan import FILE
 from .watch import add_sources, launch_files_in, launch_flags, launch_names, publish_look, read_runs, show_look
@@ -180,7 +180,7 @@ def _cmd_gate(args: argparse.Namespace) -> int:
             **settings,
         )
     except RLReliableError as err:
-        raise CliError(as_flags(str(err), table=gate_flags())) from None
+        raise CliError(cli_message(err, table=gate_flags())) from None
 
     def publish() -> None:
         assert sink is not None and plugin is not None  # show_look publishes only then

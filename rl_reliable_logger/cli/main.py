@@ -15,6 +15,7 @@ from typing import Any
 
 from ..trackers import registry
 from ..version import __version__
+from ..wording import Message
 from . import evaluate as evaluate_command
 from . import gate as gate_command
 from . import pending as pending_command
@@ -119,12 +120,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             ):  # the store, its database or the network: not a bug of ours
                 print(f"error: tracker request failed: {user_message(describe_failure(err))}", file=sys.stderr)
                 return 2
+            memory: Message | str | None
             try:
                 memory = out_of_memory(err)
             except (MemoryError, SystemError):
                 memory = "ran out of memory; raise the job's memory limit, or analyse less at a time"
             if memory:  # what no estimate caught: a MemoryError, a library that could not be mapped
-                print(f"error: {memory}", file=sys.stderr)
+                print(f"error: {as_flags(memory)}", file=sys.stderr)
                 return 2
             if isinstance(err, OSError):  # the file system (permissions, disk full), named with its file
                 print(f"error: {user_message(describe_os_error(err))}", file=sys.stderr)

@@ -21,7 +21,7 @@ from ..analysis.plan_options import PLANNED_METHOD
 from ..trackers import registry
 from . import trackers as tracker_commands
 from .common import read_scores, say_warning
-from .flags import PLAN_FLAGS, CliError, as_flags, cli_message
+from .flags import PLAN_FLAGS, CliError, cli_message
 from .options import (
     FILE_FIELDS,
     add_declared_option,
@@ -175,7 +175,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         options = PlanOptions(progress=not args.quiet and sys.stderr.isatty(), **given_options(args, PlanOptions))
         result = plan_with(table, options)
     except (InputError, ScoreTableError, ValueError) as err:
-        raise CliError(as_flags(str(err), table=PLAN_FLAGS)) from None
+        raise CliError(cli_message(err, table=PLAN_FLAGS)) from None
     if result.findings:  # protocol problems first, before any number
         print(format_findings(result.findings), file=sys.stderr)
     for w in table.warnings:  # what the source dropped or left out is never only in provenance

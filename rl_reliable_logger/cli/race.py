@@ -20,7 +20,7 @@ from ..analysis.race_options import LOOK, RaceLookOptions, RaceOptions
 from ..analysis.watch_options import DESIGN
 from ..looks import launch_formats
 from ..trackers import registry
-from .flags import CliError, as_flags
+from .flags import CliError, cli_message
 from .options import add_declared_option, add_shared_option, given_options
 from .plan import FILE
 from .watch import (
@@ -145,7 +145,7 @@ def _cmd_race(args: argparse.Namespace) -> int:
             else keys
         )
     except RLReliableError as err:
-        raise CliError(as_flags(str(err), analysis=True, table=race_flags())) from None
+        raise CliError(cli_message(err, analysis=True, table=race_flags())) from None
     table, sink = read_runs(args, plugin, request)
     design = {**given_options(args, RaceOptions), **given_options(args, RaceLookOptions)}
     options = {k: v for k, v in given_options(args).items() if k != "hyperparameter_keys"}
@@ -164,7 +164,7 @@ def _cmd_race(args: argparse.Namespace) -> int:
             )
         )
     except RLReliableError as err:
-        raise CliError(as_flags(str(err), analysis=True, table=race_flags())) from None
+        raise CliError(cli_message(err, analysis=True, table=race_flags())) from None
 
     def publish() -> None:
         assert sink is not None and plugin is not None  # show_look publishes only then
@@ -188,7 +188,7 @@ def _look_capturing(look: Any) -> tuple[Any, list[str]]:
     for w in caught:
         if not issubclass(w.category, ReliabilityWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
-    notes = [as_flags(str(w.message), analysis=True, table=race_flags()) for w in caught]
+    notes = [cli_message(w.message, analysis=True, table=race_flags()) for w in caught]
     return result, [n for n, w in zip(notes, caught) if issubclass(w.category, ReliabilityWarning)]
 
 

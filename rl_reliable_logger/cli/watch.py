@@ -26,8 +26,9 @@ from ..analysis.declared import declared
 from ..analysis.watch_options import DESIGN, WatchDesign
 from ..looks import launch_formats
 from ..trackers import registry
+from ..wording import kw, said
 from . import trackers as tracker_commands
-from .flags import CliError, as_flags, cli_message
+from .flags import CliError, cli_message
 from .options import (
     FILE_FIELDS,
     add_declared_option,
@@ -253,7 +254,7 @@ def _cmd_watch(args: argparse.Namespace) -> int:
         settings = {key: getattr(args, key) for key in launch_formats.settings()}
         result = watch(table, args.state, **design, launch_parameters=launch, **settings, **given_options(args))
     except RLReliableError as err:
-        raise CliError(as_flags(str(err), analysis=True, table=watch_flags())) from None
+        raise CliError(cli_message(err, analysis=True, table=watch_flags())) from None
 
     def publish() -> None:
         assert sink is not None and plugin is not None  # show_look publishes only then
@@ -345,7 +346,9 @@ def launch_names(args: argparse.Namespace, plugin: TrackerPlugin | None, keys: S
     for pair in args.launch_names or ():
         field, sep, name = str(pair).partition("=")
         if not sep:
-            raise InputError(f"`launch_parameters=` takes FIELD=NAME pairs (e.g. algorithm=algo), got {pair!r}")
+            raise InputError(
+                said(kw("launch_parameters="), f" takes FIELD=NAME pairs (e.g. algorithm=algo), got {pair!r}")
+            )
         out[field.strip()] = name.strip()
     return out
 

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..wording import kw, said
 
 #: Values pandas' CSV reader treats as missing by default; as names they are refused in every format.
 NA_MARKERS = frozenset(
@@ -238,8 +239,12 @@ def check_names(
         padded = [(values.index[int(j)], texts[codes[j]]) for j in rows]
         if padded:
             raise InputError(
-                f"{field} name {padded[0][1]!r} has leading or trailing whitespace in {where}, "
-                f"{at(i for i, _ in padded)}; fix the data, or pass `names='normalize'` to strip it (recorded).",
+                said(
+                    f"{field} name {padded[0][1]!r} has leading or trailing whitespace in {where}, "
+                    f"{at((i for i, _ in padded))}; fix the data, or pass ",
+                    kw("names='normalize'"),
+                    " to strip it (recorded).",
+                ),
                 [f"{one(i)}: whitespace around {v!r}" for i, v in padded],
             )
     groups: dict[str, list[str]] = {}
@@ -251,7 +256,7 @@ def check_names(
         raise InputError(
             f"{len(clashes)} group(s) of different {field} names in {where} print the same (Unicode normalisation, "
             f"compatibility forms or invisible characters differ): {shown}. Rename them at the source"
-            + ("" if mode == "normalize" else ", or pass `names='normalize'` to merge NFC variants")
+            + ("" if mode == "normalize" else said(", or pass ", kw("names='normalize'"), " to merge NFC variants"))
             + ".",
             [" vs ".join(map(repr, names)) for names in clashes],
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
+from ..wording import kw, said
 from .scores import ScoreTable
 
 
@@ -36,8 +37,11 @@ def percentile_normalize(table: ScoreTable, *, weights: str | np.ndarray = "unif
     if isinstance(weights, str):
         if weights != "uniform":
             raise InputError(
-                f"`weights=` must be 'uniform' or a (tasks, algorithms) array, got {weights!r} (the paper's "
-                "equilibrium weights come from `rl_reliable_logger.analysis.normalization.normalize_final`)"
+                said(
+                    kw("weights="),
+                    f" must be 'uniform' or a (tasks, algorithms) array, got {weights!r} (the paper's equilibrium "
+                    "weights come from `rl_reliable_logger.analysis.normalization.normalize_final`)",
+                )
             )
         w = np.full((len(tasks), n_alg), 1.0 / n_alg)
         label = "uniform weights"
@@ -45,8 +49,11 @@ def percentile_normalize(table: ScoreTable, *, weights: str | np.ndarray = "unif
         w = np.asarray(weights, dtype=float)
         if w.shape != (len(tasks), n_alg) or not np.all(np.isfinite(w)) or np.any(w < 0) or np.any(w.sum(1) <= 0):
             raise InputError(
-                f"`weights=` must be a non-negative (tasks, algorithms) = ({len(tasks)}, {n_alg}) array with a "
-                f"positive sum on every task, got shape {w.shape}"
+                said(
+                    kw("weights="),
+                    f" must be a non-negative (tasks, algorithms) = ({len(tasks)}, {n_alg}) array with a positive "
+                    f"sum on every task, got shape {w.shape}",
+                )
             )
         label = "equilibrium weights"
     sorted_cells = [[np.sort(np.asarray(cells[(a, t)], dtype=float)) for t in tasks] for a in algorithms]

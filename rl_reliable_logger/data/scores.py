@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ScoreTableError
+from ..wording import Message, kw, said
 from . import csvcells
 from .counts import agree, plural
 from .fields import check_distinct
@@ -88,8 +89,12 @@ def _configured_run_ids(frame: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
     if absent:
         cols = ", ".join(map(str, frame.columns))
         raise ScoreTableError(
-            f"hyperparameter column(s) {', '.join(map(repr, absent))} not in the input (it has: {cols}); "
-            "name existing columns with --hyperparameter-keys (hyperparameter_keys=)."
+            said(
+                f"hyperparameter column(s) {', '.join(map(repr, absent))} not in the input (it has: {cols}); "
+                "name existing columns with ",
+                kw("hyperparameter_keys="),
+                ".",
+            )
         )
     parts = [frame[k].map(lambda v, k=k: f"{k}={value_text(v)}, ") for k in keys]  # one text per value
     label = parts[0].astype(object)
@@ -236,9 +241,11 @@ class ScoreTable:
             self.source["name_rewrites"] = rewrites
             shown = 50  # every rewrite is in provenance (name_rewrites); the console names the first 50
             self.warnings.append(
-                f"{len(rewrites)} name(s) rewritten by `names='normalize'`: "
-                + "; ".join(rewrites[:shown])
-                + (f"; and {len(rewrites) - shown} more (listed in provenance)" if len(rewrites) > shown else "")
+                (
+                    said(f"{len(rewrites)} name(s) rewritten by ", kw("names='normalize'"), ": ")
+                    + "; ".join(rewrites[:shown])
+                    + (f"; and {len(rewrites) - shown} more (listed in provenance)" if len(rewrites) > shown else "")
+                ).text()
             )
         frame, bad = self._check_scores(frame, score)
         dups = self._check_duplicates(frame, seed_given=run_id is None)
@@ -307,9 +314,11 @@ class ScoreTable:
             cols = ", ".join(map(str, data.columns))
             parts = [f"{field} column {col!r}" for field, col in absent.items()]
             raise ScoreTableError(
-                f"unknown column(s): {'; '.join(parts)}. The input has: {cols}. "
-                "Name the right columns with --algorithm-key/--task-key/--seed-key/--score-key "
-                "(or the algorithm=/task=/seed=/score= arguments)."
+                said(
+                    f"unknown column(s): {'; '.join(parts)}. The input has: {cols}. Name the right columns with ",
+                    said("/").join(kw(f"{field}=") for field in ("algorithm", "task", "seed", "score")),
+                    ".",
+                )
             )
         if isinstance(data.columns, pd.MultiIndex) or data.columns.duplicated().any():
             dup = [str(c) for c in data.columns[data.columns.duplicated()]]
@@ -470,30 +479,35 @@ class ScoreTable:
         return texts, drops
 
     @staticmethod
-    def _message(texts: list[str], problems: list[dict[str, Any]] | None = None) -> str:
-        fix = (
-            "Fix the data at its source, or pass --drop-invalid (on_invalid='drop') to drop these rows; "
-            "every dropped row is listed in the report's provenance."
+    def _message(texts: list[str], problems: list[dict[str, Any]] | None = None) -> Message:
+        fix = said(
+            "Fix the data at its source, or pass ",
+            kw("on_invalid='drop'"),
+            " to drop these rows; every dropped row is listed in the report's provenance.",
         )
         differs = list(dict.fromkeys(c for p in problems or () for c in p.get("differs", ())))
         if differs:
-            fix = (
-                f"These rows differ in {', '.join(map(str, differs))}: if that is their configuration, pass "
-                f"--hyperparameter-keys {','.join(map(str, differs))} (hyperparameter_keys=) to analyse each "
-                "configuration apart. " + fix
+            fix = said(
+                f"These rows differ in {', '.join(map(str, differs))}: if that is their configuration, pass ",
+                kw("hyperparameter_keys="),
+                f" {','.join(map(str, differs))} to analyse each configuration apart. ",
+                fix,
             )
         if any(t.startswith("duplicate") for t in texts):
             fix = (
                 fix
                 if differs
-                else (
-                    "If these are different runs, give each a unique key (--run-key / run_id=, e.g. the tracker run id "
-                    "or a source column; for a sweep, name its configuration columns with --hyperparameter-keys / "
-                    "hyperparameter_keys=); otherwise remove the duplicates. " + fix
+                else said(
+                    "If these are different runs, give each a unique key (",
+                    kw("run_id="),
+                    ", e.g. the tracker run id or a source column; for a sweep, name its configuration columns with ",
+                    kw("hyperparameter_keys="),
+                    "); otherwise remove the duplicates. ",
+                    fix,
                 )
             )
         if any("has no runs on task" in t for t in texts):
-            fix = "Evaluate all algorithms on the same tasks, or " + fix[0].lower() + fix[1:]
+            fix = said("Evaluate all algorithms on the same tasks, or ", fix.uncapitalized())
         summary = ""
         if problems and len(texts) > _MAX_LISTED:
             groups: dict[tuple[str, str], int] = {}
@@ -503,7 +517,7 @@ class ScoreTable:
                 )
                 groups[(kind, p["algorithm"])] = groups.get((kind, p["algorithm"]), 0) + 1
             summary = "by kind and algorithm: " + "; ".join(f"{k} — {a}: {n}" for (k, a), n in groups.items()) + " — "
-        return f"{len(texts)} problem(s) in the scores: {summary}{_listing(texts)}. {fix}"
+        return said(f"{len(texts)} problem(s) in the scores: {summary}{_listing(texts)}. ", fix)
 
     def _note_interval(self, text: str) -> None:
         """A warning about intervals only (see :attr:`interval_notes`)."""

@@ -24,6 +24,7 @@ from ..analysis.inputs import FieldOptions, as_score_table, split_field_options
 from ..data.scores import ScoreTable
 from ..errors import InputError, ReliabilityWarning, caller_stacklevel
 from ..stats.gate import online
+from ..wording import kw, said
 from .launch import parameters as launch_parameters_of
 from .launch import run_files
 from .ledger import Ledger, next_look
@@ -152,11 +153,14 @@ def gate(
     fields, rest = split_field_options(options)
     if rest:
         raise InputError(
-            f"`{next(iter(rest))}=` does not apply to a gate; it takes the field keywords of evaluate() "
-            "(algorithm_key=, ...), launch_parameters=, program= and wait="
+            said(
+                kw(f"{next(iter(rest))}="),
+                " does not apply to a gate; it takes the field keywords of evaluate() (algorithm_key=, ...), "
+                "launch_parameters=, program= and wait=",
+            )
         )
     if not isinstance(name, str) or not name.strip():
-        raise InputError(f"`name=` must be the candidate's name (a non-empty text), got {name!r}")
+        raise InputError(said(kw("name="), f" must be the candidate's name (a non-empty text), got {name!r}"))
     reading = FieldOptions(**fields)
     cand, inc = as_score_table(candidate, reading), as_score_table(incumbent, reading)
     asked = ga.make_design(cand, GateDesign(min_effect=min_effect, alpha=alpha, max_seeds=max_seeds, metric=metric))

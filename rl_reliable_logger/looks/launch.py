@@ -27,6 +27,7 @@ import pandas as pd
 
 from ..data.names import label_number, seed_number
 from ..errors import InputError
+from ..wording import kw, said
 from .launch_formats import formats
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -82,9 +83,14 @@ def check_size(max_runs: int, cells: int) -> None:
     avail = available_memory()
     if avail is not None and need > avail:
         raise InputError(
-            f"`max_runs={max_runs}` would list up to {plural(max_runs * cells, 'run')} in the launch files "
-            f"({plural(cells, 'cell')}), about {format_bytes(need)} of memory, but about {format_bytes(avail)} is "
-            "available; `max_runs=` is the most runs one (algorithm, task) cell may get"
+            said(
+                kw(f"max_runs={max_runs}"),
+                f" would list up to {plural(max_runs * cells, 'run')} in the launch files "
+                f"({plural(cells, 'cell')}), about {format_bytes(need)} of memory, but about {format_bytes(avail)} "
+                "is available; ",
+                kw("max_runs="),
+                " is the most runs one (algorithm, task) cell may get",
+            )
         )
 
 

@@ -27,6 +27,7 @@ from ..store.bundle import read_bundle, recover_swap, write_bundle
 from ..store.kinds import BundleError
 from ..store.lock import folder_lock
 from ..store.manifest import MANIFEST
+from ..wording import kw, said
 
 DESIGN, LOOKS = "design.json", "looks.json"
 
@@ -62,10 +63,14 @@ def read_state(folder: str | os.PathLike, *, ledger: Ledger) -> tuple[Any, list[
     if not root.is_symlink() and (not root.exists() or (root.is_dir() and not any(root.iterdir()))):
         return None
     if root.is_dir() and not (root / MANIFEST).exists():
-        raise BundleError(f"{root}: holds files that are not a {kind} state; pass a new or empty folder as `state=`")
+        raise BundleError(
+            said(f"{root}: holds files that are not a {kind} state; pass a new or empty folder as ", kw("state="))
+        )
     bundle = read_bundle(root)
     if bundle.kind != kind or {DESIGN, LOOKS} - set(bundle.contents):
-        raise BundleError(f"{root}: is not a {kind} state folder (it holds a {bundle.kind}); pick another `state=`")
+        raise BundleError(
+            said(f"{root}: is not a {kind} state folder (it holds a {bundle.kind}); pick another ", kw("state="))
+        )
     try:
         data = json.loads(bundle.contents[DESIGN])
         looks = json.loads(bundle.contents[LOOKS])
@@ -198,7 +203,11 @@ def next_look(
         change = design.changed(asked)
         if change is not None:
             raise InputError(
-                f"the {ledger.kind} design in {folder} cannot change: {change}; start a new state folder for a new design"
+                said(
+                    f"the {ledger.kind} design in {folder} cannot change: ",
+                    change,
+                    "; start a new state folder for a new design",
+                )
             )
         result = look(design, history)
         if not result.replayed:

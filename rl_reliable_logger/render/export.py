@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
+from ..wording import kw, said
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -71,13 +72,21 @@ def check_formats(formats: Sequence[str] | str) -> tuple[str, ...]:
         fmt = str(item).strip().lower()
         if fmt not in FIGURE_FORMATS:
             raise InputError(
-                f"`figure_formats=` has {str(item)!r}; the figures can be written as {', '.join(FIGURE_FORMATS)}"
+                said(
+                    kw("figure_formats="),
+                    f" has {str(item)!r}; the figures can be written as {', '.join(FIGURE_FORMATS)}",
+                )
             )
         if fmt not in out:
             out.append(fmt)
     if not out:
         raise InputError(
-            "`figure_formats=` is empty; name at least one of png, svg (or pass `figures=False` for tables only)"
+            said(
+                kw("figure_formats="),
+                " is empty; name at least one of png, svg (or pass ",
+                kw("figures=False"),
+                " for tables only)",
+            )
         )
     return tuple(out)
 

@@ -22,6 +22,7 @@ from ..analysis.caveats import MEDIAN_RUNS, study_words
 from ..analysis.options import DEFAULT_METHOD, PAPER_METHOD, ci_label
 from ..stats import intervals
 from ..stats.intervals.bounds import SEPARATED_PSEUDO, improvement_runs
+from ..wording import kw, said
 
 #: What each table holds, in words (declared with the tables, in the registry).
 TABLE_WORDS = intervals.TABLE_WORDS
@@ -153,10 +154,11 @@ def method_clause(prov: Mapping[str, Any]) -> str:
     another method (the first line names it) and for results that record none."""
     if prov.get("method") != DEFAULT_METHOD:
         return ""
-    return (
-        f"({DEFAULT_METHOD} is the default; `method={PAPER_METHOD}` gives the paper's and rliable's intervals; each "
-        "statistic's interval is said in report.html and methods.md)"
-    )
+    return said(
+        f"({DEFAULT_METHOD} is the default; ",
+        kw(f"method={PAPER_METHOD}"),
+        " gives the paper's and rliable's intervals; each statistic's interval is said in report.html and methods.md)",
+    ).text()
 
 
 def short_intervals(prov: Mapping[str, Any]) -> str:
@@ -189,8 +191,14 @@ def console_notes(prov: Mapping[str, Any]) -> list[str]:
     chosen = str(dict(prov.get("options") or {}).get("median_interval") or "")
     auto = chosen == "auto"  # the option's rule chose it: at few runs per task only
     return ([method] if method else []) + [
-        f"(`median_interval={chosen if auto else name}`: {method_phrase(name)} intervals for {stat}"
-        + (f" at {intervals.ORDER_STATISTIC_RUNS} runs per task or fewer)" if auto else ")")
+        (
+            said(
+                "(",
+                kw(f"median_interval={(chosen if auto else name)}"),
+                f": {method_phrase(name)} intervals for {stat}",
+            )
+            + (f" at {intervals.ORDER_STATISTIC_RUNS} runs per task or fewer)" if auto else ")")
+        ).text()
         for stat, name in statistics.items()
         if name in intervals.MEDIAN_INTERVALS and name not in ("method", "auto")
     ]

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..version import __version__
+from ..wording import kw, said
 from .disk import fsync, walk, write_new
 from .encode import encode
 from .kinds import KIND_NAMES, WRITERS, BundleError
@@ -122,12 +123,16 @@ def check_output_folder(
         if foreign or not force:
             detail = f"{out / foreign[0]}: not written by rl_reliable_logger" if foreign else str(err)
             hint = (
-                " Move that file out of the folder or write the results to another folder (files the tool did not"
-                " write are never deleted, not even with `force=True`)."
+                said(
+                    " Move that file out of the folder or write the results to another folder (files the tool did "
+                    "not write are never deleted, not even with ",
+                    kw("force=True"),
+                    ").",
+                )
                 if foreign
-                else " Pass `force=True` to replace it anyway."
+                else said(" Pass ", kw("force=True"), " to replace it anyway.")
             )
-            raise BundleError(f"{detail}; the output folder is not an unmodified results bundle.{hint}") from None
+            raise BundleError(said(f"{detail}; the output folder is not an unmodified results bundle.", hint)) from None
 
 
 def _leftovers(out: Path) -> list[tuple[str, Path]]:

@@ -48,7 +48,7 @@ def test_evaluate_and_to_report_warn_at_the_callers_line():
 
 def test_publish_mlflow_passes_no_warning_of_mlflow_or_ours_through(tmp_path):
     pytest.importorskip("mlflow")
-    from rl_reliable_logger import publish_mlflow
+    from rl_reliable_logger import PublishOptions, publish_mlflow
     from tests.support.mlflow_store import make_store
 
     uri = make_store(tmp_path)
@@ -57,7 +57,7 @@ def test_publish_mlflow_passes_no_warning_of_mlflow_or_ours_through(tmp_path):
         report = evaluate(ScoreTable(_few_runs()), **FAST)  # integer seeds: MLflow's integer-schema hint
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        publish_mlflow(report, tracking_uri=uri, experiment="warnings", figures=False)
+        publish_mlflow(report, tracking_uri=uri, experiment="warnings", publishing=PublishOptions(figures=False))
     mlflow_dir = os.path.dirname(__import__("mlflow").__file__)
     passed = [(w.category.__name__, w.filename, str(w.message)[:120]) for w in seen]
     assert not [w for w in passed if w[1].startswith((mlflow_dir, PACKAGE))], passed

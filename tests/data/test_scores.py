@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rl_reliable_logger.cli.flags import cli_message
 from rl_reliable_logger.data.scores import ScoreTable
 from rl_reliable_logger.errors import ScoreTableError
 from rl_reliable_logger.render.writer import save_scores
@@ -41,7 +42,9 @@ def test_bad_scores_name_algorithm_task_and_run(bad, expected):
     scores = [1.0, 2.0, 3.0, bad, 2.0, 3.0, 4.0, 5.0]
     with pytest.raises(ScoreTableError, match=expected) as err:
         ScoreTable(frame(score=scores))
-    assert "--drop-invalid" in str(err.value)
+    # the library names its keyword, the command line its flag (the one message, put into words at each edge)
+    assert "`on_invalid='drop'`" in str(err.value) and "--drop-invalid" not in str(err.value)
+    assert "--drop-invalid" in cli_message(err.value) and "on_invalid" not in cli_message(err.value)
 
 
 def test_missing_score_is_its_own_error():
@@ -56,7 +59,7 @@ def test_duplicate_seed_names_both_rows_and_the_fix():
     df = frame(seed=[0, 0, 0, 1, 0, 1, 0, 1])
     with pytest.raises(ScoreTableError, match=r"duplicate seed '0' for A / x: row 0, row 1") as err:
         ScoreTable(df)
-    assert "--run-key" in str(err.value)
+    assert "`run_id=`" in str(err.value) and "--run-key" in cli_message(err.value)
     # a run key makes them distinct runs
     table = ScoreTable(df.assign(run=[f"r{i}" for i in range(8)]), run_id="run")
     assert len(table.cells()[("A", "x")]) == 2
@@ -86,8 +89,9 @@ def _sweep_frame(steps: bool = False) -> pd.DataFrame:
 
 
 def test_a_sweep_run_is_its_configuration_and_seed():
-    with pytest.raises(ScoreTableError, match="duplicate seed.*--hyperparameter-keys"):
+    with pytest.raises(ScoreTableError, match="duplicate seed.*`hyperparameter_keys=` lr,clip") as err:
         ScoreTable(_sweep_frame())
+    assert "--hyperparameter-keys lr,clip to analyse each configuration apart" in cli_message(err.value)
     table = ScoreTable(_sweep_frame(), hyperparameter_keys=["lr", "clip"])
     assert len(table.frame) == 16 and table.frame["run_id"].nunique() == 8
     assert "lr=0.001, clip=0.1, seed=0" in set(table.frame["run_id"])

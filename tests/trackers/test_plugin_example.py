@@ -111,3 +111,25 @@ def test_a_plugin_of_the_earlier_shape_still_works_through_its_roles(tmp_path):
     finally:
         os.environ.pop("OLDSHAPE_TOKEN", None)
         registry.unregister("oldshape")
+
+
+def test_a_plugin_takes_its_roles_by_keyword_and_refuses_a_misspelt_one():
+    """``TrackerPlugin(name, label, **roles)``: a role given is the plugin's, one left out is the class's, and a
+    keyword that is no role is a TypeError (as a misspelt parameter was), not a role silently dropped."""
+    from rl_reliable_logger.trackers.base.plugin import PluginRoles, Redaction, SourceRole, TrackerPlugin
+
+    source = SourceRole()
+    plugin = TrackerPlugin("kw", "Keywords", source=source, redaction=None)
+    assert plugin.source is source and plugin.redaction is TrackerPlugin.redaction and plugin.sink is None
+    assert set(PluginRoles.__annotations__) == {
+        "source",
+        "cli",
+        "sink",
+        "final_score",
+        "pending",
+        "launch",
+        "redaction",
+    }
+    assert isinstance(plugin.redaction, Redaction)
+    with pytest.raises(TypeError, match="'sorce'"):
+        TrackerPlugin("kw", "Keywords", sorce=source)  # type: ignore[call-arg]

@@ -158,6 +158,29 @@ def test_publish_options_and_the_wandb_sink_keywords():
         publish_wandb(object(), new, project="p")  # type: ignore[arg-type]
 
 
+def test_the_mlflow_sink_takes_publish_options_as_the_wandb_sink_does(tmp_path):
+    """``MlflowSink`` / ``publish_mlflow`` take ``publishing=PublishOptions(...)``; the separate ``force=``,
+    ``figures=``, ``retry=`` still work for this release with a DeprecationWarning, and both spellings are an error."""
+    pytest.importorskip("mlflow")
+    from rl_reliable_logger.trackers.base.retry import RetryPolicy
+    from rl_reliable_logger.trackers.mlflow.sink import MlflowSink, publish_mlflow
+
+    policy = RetryPolicy(total=5)
+    with pytest.warns(
+        DeprecationWarning, match=r"MlflowSink\(force=\.\.\., figures=\.\.\., retry=\.\.\.\) is deprecated"
+    ):
+        old = MlflowSink(experiment="e", force=True, figures=False, retry=policy)
+    new = MlflowSink(experiment="e", publishing=PublishOptions(force=True, figures=False, retry=policy))
+    assert (old.force, old.figures, old.retry) == (new.force, new.figures, new.retry) == (True, False, policy)
+    assert (MlflowSink().force, MlflowSink().figures, MlflowSink().retry) == (False, True, None)
+    with pytest.raises(InputError, match=r"^MlflowSink\(\) got both `publishing=` and figures=: give these options"):
+        MlflowSink(figures=False, publishing=PublishOptions())
+    with pytest.raises(TypeError, match="'figure'"):
+        MlflowSink(figure=False)
+    with pytest.raises(InputError, match=r"^publish_mlflow\(\) got both `publishing=` and force="):
+        publish_mlflow(object(), force=True, publishing=PublishOptions())  # type: ignore[arg-type]
+
+
 def test_race_tune_takes_its_design_once():
     from rl_reliable_logger.analysis.race_options import RaceOptions
     from rl_reliable_logger.trackers.raytune import race_tune

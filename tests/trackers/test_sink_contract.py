@@ -23,7 +23,7 @@ from rl_reliable_logger.render.writer import save_report
 from rl_reliable_logger.store.bundle import read_bundle
 from rl_reliable_logger.store.kinds import BundleError
 from rl_reliable_logger.trackers.base.protocols import PublishResult, Sink
-from rl_reliable_logger.trackers.base.publishing import headline_metrics, key_segment, report_hash
+from rl_reliable_logger.trackers.base.publishing import PublishOptions, headline_metrics, key_segment, report_hash
 from rl_reliable_logger.trackers.folder import FolderSink
 from tests.support.reports import small_report
 from tests.support.wandb_env import isolate_wandb
@@ -62,7 +62,9 @@ class Target:
         if self.kind == "folder":
             return FolderSink(self.tmp / "published", figures=False)
         if self.kind == "mlflow":
-            return MlflowSink(tracking_uri=self.uri, experiment=self.exp, figures=False, **kw)
+            return MlflowSink(
+                tracking_uri=self.uri, experiment=self.exp, publishing=PublishOptions(figures=False), **kw
+            )
         if self.kind == "wandb-online":
             entity, project = ONLINE
             return WandbSink(project=project, entity=entity, group="g", mode="online", figures=False)
@@ -325,14 +327,16 @@ def test_a_failed_mlflow_publish_ends_failed_and_the_next_one_completes(store, m
 
     monkeypatch.setattr(mlflow.MlflowClient, "log_artifacts", flaky)
     with pytest.raises(OSError, match="connection reset"):
-        MlflowSink(tracking_uri=store, experiment=exp, figures=False).publish(small_report())
+        MlflowSink(tracking_uri=store, experiment=exp, publishing=PublishOptions(figures=False)).publish(small_report())
     (failed,) = client.search_runs([exp], "")
     assert failed.info.status == "FAILED"
     assert failed.data.tags["rl_reliable.publish_state"] == "failed"
     assert "connection reset" in failed.data.tags["rl_reliable.failure"]
     assert "rl_reliable.report_hash" not in failed.data.tags
     monkeypatch.setattr(mlflow.MlflowClient, "log_artifacts", real)
-    done = MlflowSink(tracking_uri=store, experiment=exp, figures=False).publish(small_report())
+    done = MlflowSink(tracking_uri=store, experiment=exp, publishing=PublishOptions(figures=False)).publish(
+        small_report()
+    )
     assert done.created and done.target != failed.info.run_id  # the failed run is not taken as a publish
     assert client.get_run(done.target).info.status == "FINISHED"
 
@@ -350,12 +354,16 @@ def test_a_failed_mlflow_publish_onto_a_parent_is_redone_next_time(store, monkey
 
     monkeypatch.setattr(mlflow.MlflowClient, "log_batch", failing)
     with pytest.raises(OSError):
-        MlflowSink(tracking_uri=store, parent_run_id=parent, figures=False).publish(small_report())
+        MlflowSink(tracking_uri=store, parent_run_id=parent, publishing=PublishOptions(figures=False)).publish(
+            small_report()
+        )
     tags = client.get_run(parent).data.tags
     assert tags["rl_reliable.publish_state"] == "failed" and "rl_reliable.report_hash" not in tags
     assert client.get_run(parent).info.status == "FINISHED"  # the user's run keeps its status
     monkeypatch.setattr(mlflow.MlflowClient, "log_batch", real)
-    again = MlflowSink(tracking_uri=store, parent_run_id=parent, figures=False).publish(small_report())
+    again = MlflowSink(tracking_uri=store, parent_run_id=parent, publishing=PublishOptions(figures=False)).publish(
+        small_report()
+    )
     assert again.created and client.get_run(parent).data.tags["rl_reliable.publish_state"] == "complete"
 
 

@@ -13,6 +13,7 @@ from ...stats import metrics as mt
 from ...stats.aggregate import AlgorithmAggregates, aggregate_intervals, statistic_kind
 from ...stats.checks import clip_noise
 from ...stats.intervals import ResamplingRequest
+from ...wording import kw, said
 from .. import caveats
 from ..declared import OptionError
 from ..report import SPECS
@@ -71,8 +72,13 @@ def check_method(request: ResamplingRequest, cells: dict[str, bs.Cells]) -> None
         if (c.sizes < 2).all():
             raise OptionError(
                 "method",
-                f"`method={request.method!r}` needs two or more runs in at least one task, but {alg!r} has one run "
-                "per task (no jackknife for the acceleration); use `method='percentile'` or add runs",
+                said(
+                    kw(f"method={request.method!r}"),
+                    f" needs two or more runs in at least one task, but {alg!r} has one run per task (no jackknife "
+                    "for the acceleration); use ",
+                    kw("method='percentile'"),
+                    " or add runs",
+                ),
             )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...stats.intervals import ResamplingRequest
+from ...wording import kw, said
 from ..comparisons import compare_all
 from .base import Part, TableInputs
 
@@ -27,7 +28,12 @@ def build(inputs: TableInputs, request: ResamplingRequest, choices: ComparisonCh
         return Part({})
     if len(inputs.algorithms) < 2:
         return Part(
-            {}, warnings=["`comparisons=True` needs at least two algorithms; no all-pairs comparisons were made."]
+            {},
+            warnings=[
+                said(
+                    kw("comparisons=True"), " needs at least two algorithms; no all-pairs comparisons were made."
+                ).text()
+            ],
         )
     pairs = compare_all(
         inputs.final,

@@ -27,6 +27,7 @@ from ...data.counts import plural
 from ...errors import InputError
 from ...stats import success as su
 from ...stats.intervals import SUCCESS_METHODS, ResamplingRequest
+from ...wording import kw, said
 from ..report import SPECS
 from .base import Part, TableInputs
 
@@ -59,15 +60,18 @@ MAX_COUNT = 2**53
 def _counts(frame: pd.DataFrame, column: str, keyword: str) -> np.ndarray:
     if column not in frame.columns:
         others = ", ".join(map(str, frame.columns))
-        raise InputError(f"`{keyword}={column!r}` names no column of the scores (columns: {others})")
+        raise InputError(said(kw(f"{keyword}={column!r}"), f" names no column of the scores (columns: {others})"))
     values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
     bad = ~np.isfinite(values) | (values != np.round(values)) | (values < 0) | (values > MAX_COUNT)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         row = frame.iloc[i]
         raise InputError(
-            f"`{keyword}={column!r}`: run {row['run_id']!s} ({row['algorithm']!s} / {row['task']!s}) has "
-            f"{_plain(frame[column].iloc[i])!r}, not a whole number of episodes"
+            said(
+                kw(f"{keyword}={column!r}"),
+                f": run {row['run_id']!s} ({row['algorithm']!s} / {row['task']!s}) has "
+                f"{_plain(frame[column].iloc[i])!r}, not a whole number of episodes",
+            )
             + (
                 f" from 0 to {MAX_COUNT:,} (counted exactly)"
                 if np.isfinite(values[i]) and values[i] > MAX_COUNT
@@ -103,9 +107,14 @@ def _checked_counts(frame: pd.DataFrame, choices: SuccessChoices) -> tuple[np.nd
         i = int(over[0])
         row = frame.iloc[i]
         raise InputError(
-            f"run {row['run_id']!s} ({row['algorithm']!s} / {row['task']!s}) has {k[i]:g} successes of {n[i]:g} "
-            f"episodes (`successes={choices.successes!r}`, `episodes={choices.episodes!r}`): successes must be "
-            "between 0 and the episodes, and episodes at least 1"
+            said(
+                f"run {row['run_id']!s} ({row['algorithm']!s} / {row['task']!s}) has {k[i]:g} successes of "
+                f"{n[i]:g} episodes (",
+                kw(f"successes={choices.successes!r}"),
+                ", ",
+                kw(f"episodes={choices.episodes!r}"),
+                "): successes must be between 0 and the episodes, and episodes at least 1",
+            )
         )
     return k, n
 

@@ -20,6 +20,7 @@ from ...stats import registry
 from ...stats import tuning as tn
 from ...stats.aggregate import statistic_kind
 from ...stats.intervals import ResamplingRequest
+from ...wording import kw, said
 from ..normalization import normalize_final
 from ..options import AnalysisOptions, OptionKeywords, as_options
 from ..prepared import cells_by_algorithm
@@ -106,8 +107,12 @@ def views_table(
         final = normalize_final(final, normalize)
     elif len(final.tasks) > 1:
         warnings.append(
-            "tuning view: scores are not normalised, so selecting the best configuration pools raw scores of "
-            "tasks with possibly different scales; pass normalize= (or --normalize) if they differ."
+            said(
+                "tuning view: scores are not normalised, so selecting the best configuration pools raw scores of "
+                "tasks with possibly different scales; pass ",
+                kw("normalize="),
+                " if they differ.",
+            ).text()
         )
     root = np.random.default_rng(request.seed)
     split_rng, eval_seed = root.spawn(2)

@@ -26,8 +26,22 @@ from typing import Any
 
 from ...errors import InputError
 from ...redaction import redact
+from ...wording import Keyword, kw, said
 from .deprecation import callers_level, spelled
-from .messages import kw
+
+#: The keyword that takes a tracker client's options as one mapping.
+CLIENT_KWARGS = "client_kwargs"
+
+
+def client_key(name: str) -> Keyword:
+    """A client option as messages name it: a key of ``client_kwargs=`` (```client_kwargs['tracking_uri']``` in the
+    library; a command line names the flag its tracker declares for that key).
+
+    Example:
+        >>> str(client_key("tracking_uri"))
+        "`client_kwargs['tracking_uri']`"
+    """
+    return Keyword(name, bundle=CLIENT_KWARGS)
 
 
 def positive_number(value: Any) -> bool:
@@ -64,17 +78,22 @@ def client_options(given: Mapping[str, Any] | None, keys: ClientKeys, *, tracker
         return {}
     if not isinstance(given, Mapping):
         raise InputError(
-            f"{kw('client_kwargs=')} is a mapping of {tracker} client options, got a {type(given).__name__}"
+            said(kw("client_kwargs="), f" is a mapping of {tracker} client options, got a {type(given).__name__}")
         )
     out: dict[str, Any] = {}
     for key, value in given.items():
         declared = keys.get(key) if isinstance(key, str) else None
         if declared is None:
-            raise InputError(f"{kw('client_kwargs=')} of {tracker} takes {', '.join(keys)}, not {redact(repr(key))}")
+            raise InputError(
+                said(kw("client_kwargs="), f" of {tracker} takes {', '.join(keys)}, not {redact(repr(key))}")
+            )
         if value is not None and not declared.check(value):
             raise InputError(
-                f"{kw('client_kwargs=')} key {key!r} of {tracker} must be {declared.what}; the value given "
-                f"(a {type(value).__name__}) is not"
+                said(
+                    kw("client_kwargs="),
+                    f" key {key!r} of {tracker} must be {declared.what}; the value given (a "
+                    f"{type(value).__name__}) is not",
+                )
             )
         out[key] = value
     return out
@@ -90,8 +109,12 @@ def moved_client_options(
     both = [key for key in legacy if client_kwargs is not None and key in client_kwargs]
     if both:
         raise InputError(
-            f"{where} got {both[0]}= and {kw('client_kwargs=')} with the key {both[0]!r}: give it once, in "
-            f"{kw('client_kwargs=')}"
+            said(
+                f"{where} got {both[0]}= and ",
+                kw("client_kwargs="),
+                f" with the key {both[0]!r}: give it once, in ",
+                kw("client_kwargs="),
+            )
         )
     warnings.warn(
         f"{where.removesuffix('()')}({spelled(legacy)}) is deprecated: pass client_kwargs={{"

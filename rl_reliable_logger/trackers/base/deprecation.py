@@ -22,7 +22,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from ...errors import InputError
-from .messages import kw
+from ...wording import kw, said
 
 
 def callers_level() -> int:
@@ -57,8 +57,12 @@ def moved_keywords(
         return None
     if given is not None:
         raise InputError(
-            f"{where} got both {kw(keyword + '=')} and {', '.join(f'{name}=' for name in legacy)}: give these options "
-            f"once, in {kw(f'{keyword}={bundle}(...)')}"
+            said(
+                f"{where} got both ",
+                kw(keyword + "="),
+                f" and {', '.join(f'{name}=' for name in legacy)}: give these options once, in ",
+                kw(f"{keyword}={bundle}(...)"),
+            )
         )
     new = {(renamed or {}).get(name, name): value for name, value in legacy.items()}
     new.update({name: value for name, value in (implied or {}).items() if name not in new})

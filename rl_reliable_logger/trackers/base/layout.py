@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from ...errors import InputError
-from .messages import kw
+from ...wording import kw, said
 from .request import ROW_COLUMNS
 
 REQUIRED = ("algorithm", "task", "seed")
@@ -102,8 +102,11 @@ def _value(name: str, text: str) -> object:
 
 def _bad(pattern: str, why: str) -> InputError:
     return InputError(
-        f"{kw('layout=')} {pattern!r} {why}; write it like '{{algorithm}}/{{task}}/seed_{{seed}}' (relative to the log folder, "
-        "'/' between folders, '*' for text to skip, other {name} fields for hyperparameters)."
+        said(
+            kw("layout="),
+            f" {pattern!r} {why}; write it like '{{algorithm}}/{{task}}/seed_{{seed}}' (relative to the log "
+            f"folder, '/' between folders, '*' for text to skip, other {{name}} fields for hyperparameters).",
+        )
     )
 
 

@@ -1,8 +1,8 @@
 """How library messages name options, and how any error becomes the one line a user reads.
 
-Library code writes ``kw("include_unfinished=True")``, which renders as
-```include_unfinished=True```. A Python user reads the keyword to pass; the CLI replaces each
-backticked keyword it knows with its flag (``rl_reliable_logger.cli.flags``).
+Library code writes a message as data (:mod:`rl_reliable_logger.wording`): ``said("pass ",
+kw("include_unfinished=True"), " to use them")``, which a Python user reads as ``pass `include_unfinished=True` to
+use them`` and the command line as ``pass --include-unfinished to use them`` (``rl_reliable_logger.cli.flags``).
 
 Tracker clients raise errors whose text spans many lines: REST errors carry the server's response
 body (JSON, or a whole HTML error page), SQLAlchemy adds the SQL and a "Background on this error"
@@ -10,8 +10,8 @@ link, some clients add tracebacks. :func:`one_line` folds such a text into one r
 the cause; :func:`describe_failure` does it for an exception a tracker client raised.
 
 Example:
-    >>> kw("include_unfinished=True")
-    '`include_unfinished=True`'
+    >>> str(said("pass ", kw("include_unfinished=True")))
+    'pass `include_unfinished=True`'
     >>> one_line("failed with error code 403. Response body: '{\\n  \\"error_code\\": \\"PERMISSION_DENIED\\"\\n}'")
     'failed with error code 403. Response body: \\'{ "error_code": "PERMISSION_DENIED" }\\''
 """
@@ -25,6 +25,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 from ...redaction import redact
+from ...wording import Field, Message, Said, kw, said
 
 DROP_INVALID = "on_invalid='drop'"
 
@@ -40,11 +41,6 @@ _NOISE_LINES = re.compile(
 )
 _FRAME = re.compile(r'^\s*File ".*", line \d+')
 _BULLET = re.compile(r"^\s*[-*•]\s+")
-
-
-def kw(keyword: str) -> str:
-    """A keyword as messages write it (backticked, so :func:`as_flags` can find it)."""
-    return f"`{keyword}`"
 
 
 #: Every source keyword a hint may name (a Source that lacks one leaves it out of its :class:`Hints`).
@@ -74,22 +70,29 @@ class Hints:
         '3 runs lack tag eval/return'
     """
 
-    fields: str = (
-        f"Name the right fields with {kw('algorithm=')}, {kw('task=')}, {kw('seed=')} and {kw('score=')} "
-        "(a comma-separated fallback list for mixed conventions)"
+    fields: Message | str = said(
+        "Name the right fields with ",
+        kw("algorithm="),
+        ", ",
+        kw("task="),
+        ", ",
+        kw("seed="),
+        " and ",
+        kw("score="),
+        " (a comma-separated fallback list for mixed conventions)",
     )
     keywords: frozenset[str] = SOURCE_KEYWORDS
     configuration: str = "extra_fields="
-    duplicates: str = ""
+    duplicates: Message | str = ""
     refs: tuple[tuple[str, str], ...] = ()
     #: what to do where runs lack a score key, by the key as shown (``success``: how to log it); a key not named
     #: here gets :attr:`fields`
-    scores: Mapping[str, str] = field(default_factory=dict)
+    scores: Mapping[str, Message | str] = field(default_factory=dict)
     #: field references as the user wrote them, by the source's own reference (``summary.eval/return`` ->
     #: ``eval/return`` for a TensorBoard tag), so a message names what was given, not how the source reads it
     shown: Mapping[str, str] = field(default_factory=dict)
 
-    def fix_for(self, scores: Collection[str]) -> str:
+    def fix_for(self, scores: Collection[str]) -> Message | str:
         """The advice for runs that lack every one of the score keys ``scores`` (as shown): the source's own for
         the first it has one for (:attr:`scores`), else :attr:`fields`.
 
@@ -105,8 +108,34 @@ class Hints:
         """Whether the source takes ``keyword`` (so a message may suggest it)."""
         return keyword in self.keywords
 
+    def word(self, field: Field) -> str:
+        """A field reference of a message in the source's words (:attr:`refs`; itself where the source reads it as
+        given).
+
+        Example:
+            >>> Hints(refs=(("summary.eval/return", "tag eval/return"),)).word(Field("summary.eval/return"))
+            'tag eval/return'
+        """
+        return dict(self.refs).get(field.ref, field.ref)
+
+    def worded(self, message: Message | str) -> Message | str:
+        """A message with its field references in the source's words (:meth:`word`); a line that keeps its
+        message (:class:`~rl_reliable_logger.wording.Said`, a warning) stays one; plain text is read by
+        :meth:`said`."""
+        if isinstance(message, Said):
+            return message.message.with_fields(self.word).text()
+        if isinstance(message, Message):
+            return message.with_fields(self.word)
+        return self.said(message)
+
+    def worded_line(self, line: str) -> str:
+        """A warning line in the source's words (:meth:`worded`), still a line."""
+        worded = self.worded(line)
+        return worded if isinstance(worded, str) else str(worded)
+
     def said(self, text: str) -> str:
-        """``text`` with each field reference of :attr:`refs` in the source's words (longest reference first)."""
+        """Plain text (a message not yet built as data, provenance) with each field reference of :attr:`refs` in
+        the source's words (longest reference first)."""
         for ref, words in sorted(self.refs, key=lambda pair: -len(pair[0])):
             text = text.replace(ref, words)
         return text

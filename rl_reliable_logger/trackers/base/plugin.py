@@ -24,10 +24,13 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from .roles import FinalScoreRole, LaunchFormat, PendingRole, Redaction, SinkRole, SourceRole, recorded_fields
 from .wiring import Args, CliWiring
+
+if TYPE_CHECKING:  # PEP 692 (``**roles: Unpack[...]``); typing has Unpack from Python 3.11 on
+    from typing_extensions import Unpack
 
 __all__ = [
     "Args",
@@ -35,12 +38,25 @@ __all__ = [
     "FinalScoreRole",
     "LaunchFormat",
     "PendingRole",
+    "PluginRoles",
     "Redaction",
     "SinkRole",
     "SourceRole",
     "TrackerPlugin",
     "recorded_fields",
 ]
+
+
+class PluginRoles(TypedDict, total=False):
+    """The roles ``TrackerPlugin(name, label, **roles)`` takes by keyword; one left out (or None) is the class's."""
+
+    source: SourceRole | None
+    cli: CliWiring | None
+    sink: SinkRole | None
+    final_score: FinalScoreRole | None
+    pending: PendingRole | None
+    launch: LaunchFormat | None
+    redaction: Redaction | None
 
 
 class TrackerPlugin:
@@ -68,21 +84,11 @@ class TrackerPlugin:
     launch: LaunchFormat | None = None
     redaction: Redaction = Redaction()
 
-    def __init__(
-        self,
-        name: str | None = None,
-        label: str | None = None,
-        *,
-        source: SourceRole | None = None,
-        cli: CliWiring | None = None,
-        sink: SinkRole | None = None,
-        final_score: FinalScoreRole | None = None,
-        pending: PendingRole | None = None,
-        launch: LaunchFormat | None = None,
-        redaction: Redaction | None = None,
-    ) -> None:
-        given: dict[str, Any] = {"name": name, "label": label, "source": source, "cli": cli, "sink": sink}
-        given.update(final_score=final_score, pending=pending, launch=launch, redaction=redaction)
+    def __init__(self, name: str | None = None, label: str | None = None, **roles: Unpack[PluginRoles]) -> None:
+        unknown = sorted(set(roles) - set(PluginRoles.__annotations__))
+        if unknown:
+            raise TypeError(f"TrackerPlugin() got an unexpected keyword argument {unknown[0]!r}")
+        given: dict[str, Any] = {"name": name, "label": label, **roles}
         for key, value in given.items():  # what is not given stays the class's (a subclass may declare its parts)
             if value is not None:
                 setattr(self, key, value)

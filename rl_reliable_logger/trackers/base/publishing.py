@@ -22,7 +22,7 @@ from ...errors import InputError, TrackerError
 from ...render.tables import headline_phrase
 from ...store.bundle import read_bundle
 from ...store.manifest import Bundle
-from .messages import kw
+from ...wording import kw, said
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...analysis.report import Report
@@ -69,7 +69,7 @@ class PublishOptions:
     def __post_init__(self) -> None:
         for name in ("force", "figures"):
             if not isinstance(getattr(self, name), bool):
-                raise InputError(f"{kw(name + '=')} is True or False, got a {type(getattr(self, name)).__name__}")
+                raise InputError(said(kw(name + "="), f" is True or False, got a {type(getattr(self, name)).__name__}"))
 
 
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
@@ -386,8 +386,12 @@ def check_not_source(target: str | None, sources: Iterable[str], *, keyword: str
     """Refuse to publish onto a run the scores came from (call it before any computation)."""
     if target and str(target) in {str(s) for s in sources}:
         raise TrackerError(
-            f"refusing to publish onto run {target}: it is one of the runs the scores came from, and publishing "
-            f"never changes source runs. Pass another run to {kw(keyword)} or publish to a new analysis run."
+            said(
+                f"refusing to publish onto run {target}: it is one of the runs the scores came from, and "
+                "publishing never changes source runs. Pass another run to ",
+                kw(keyword),
+                " or publish to a new analysis run.",
+            )
         )
 
 
@@ -406,8 +410,12 @@ def bundle_files(report: Report, bundle: str | os.PathLike | None, *, figures: b
             verified = read_bundle(bundle)
             if verified.report_hash != digest:
                 raise InputError(
-                    f"{Path(bundle) / 'manifest.json'}: the bundle holds another report (hash {verified.report_hash[:8]}, "
-                    f"this one {digest[:8]}); write this report there first or publish without {kw('bundle=')}"
+                    said(
+                        f"{Path(bundle) / 'manifest.json'}: the bundle holds another report (hash "
+                        f"{verified.report_hash[:8]}, this one {digest[:8]}); write this report there first or "
+                        "publish without ",
+                        kw("bundle="),
+                    )
                 )
             verified.copy_to(Path(tmp) / "bundle")
             yield read_bundle(Path(tmp) / "bundle")

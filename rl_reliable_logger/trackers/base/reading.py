@@ -27,8 +27,8 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from ...errors import InputError
+from ...wording import kw, said
 from .deprecation import moved_keywords
-from .messages import kw
 from .request import KINDS, SourceRequest
 from .reruns import DEFAULT_RERUNS, check_reruns
 from .scoring import ScoreRule, parse_score_rule
@@ -84,7 +84,7 @@ def _keys(value: Any, keyword: str) -> tuple[str, ...] | None:
     if value is None:
         return None
     if isinstance(value, str):
-        raise InputError(f"{kw(keyword + '=')} is a list of names, got the string {value!r}: write [{value!r}]")
+        raise InputError(said(kw(keyword + "="), f" is a list of names, got the string {value!r}: write [{value!r}]"))
     return tuple(str(v) for v in value)
 
 
@@ -124,12 +124,12 @@ class ReadOptions:
         except ValueError as err:
             raise InputError(str(err)) from None
         if self.on_invalid not in ON_INVALID:
-            raise InputError(f"{kw('on_invalid=')} is 'raise' or 'drop', got {self.on_invalid!r}")
+            raise InputError(said(kw("on_invalid="), f" is 'raise' or 'drop', got {self.on_invalid!r}"))
         if self.names not in NAME_MODES:
-            raise InputError(f"{kw('names=')} is 'strict' or 'normalize', got {self.names!r}")
+            raise InputError(said(kw("names="), f" is 'strict' or 'normalize', got {self.names!r}"))
         check_reruns(self.reruns)
         if self.curve_key is not None and not self.curves:
-            raise InputError(f"{kw('curve_key=')} names the learning curves' key: add {kw('curves=True')}")
+            raise InputError(said(kw("curve_key="), " names the learning curves' key: add ", kw("curves=True")))
         keys = self.hyperparameter_keys
         if isinstance(keys, Mapping):
             object.__setattr__(self, "hyperparameter_keys", {str(k): str(v) for k, v in keys.items()})
@@ -148,7 +148,9 @@ class ReadOptions:
     def fixed_curves(self, where: str) -> ReadOptions:
         """These options for a tracker whose curves are its score's points: another ``curve_key`` is refused."""
         if self.curve_key is not None:
-            raise InputError(f"{where} reads the learning curves from the score's own points: drop {kw('curve_key=')}")
+            raise InputError(
+                said(f"{where} reads the learning curves from the score's own points: drop ", kw("curve_key="))
+            )
         return self
 
     def request(

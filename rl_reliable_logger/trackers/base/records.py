@@ -22,8 +22,9 @@ from ...data.counts import agree, plural
 from ...data.names import value_key, value_text
 from ...data.scores import FINAL_SCORE, LAST_STEP, ScoreTable, seed_key
 from ...errors import InputError, ScoreTableError
+from ...wording import Field, Message, kw, said
 from .drops import drop_summary
-from .messages import DROP_INVALID, Hints, kw
+from .messages import DROP_INVALID, Hints
 from .request import KINDS, REF_FIELDS, ROW_COLUMNS, SourceRequest
 from .reruns import choice_hint, pick_rerun, rerun_keyword
 from .scoring import (
@@ -280,7 +281,7 @@ def records_to_table(
     if grouping.problems and (req.on_invalid != "drop" or grouping.refused):
         shown = grouping.problems
         if req.on_invalid == "drop":  # the other problems were dropped as asked: only the refused seeds are said
-            shown = {kind: runs for kind, runs in shown.items() if kind.startswith("duplicate")}
+            shown = {kind: runs for kind, runs in shown.items() if str(kind).startswith("duplicate")}
         advice = list(grouping.advice)
         raise ScoreTableError(
             _problems_message(shown, hints, (grouping.differing, advice), dropping=req.on_invalid == "drop")
@@ -320,7 +321,7 @@ class _Fields:
                 name for name in REF_FIELDS if getattr(req, name) is None and not (name == "seed" and req.seeded)
             ]
             if missing:
-                raise ValueError(f"{kw(missing[0] + '=')} is needed: name the field reference of each run")
+                raise ValueError(said(kw(missing[0] + "="), " is needed: name the field reference of each run"))
             scores = score_refs(req.score or ())
             rule = parse_score_rule(req.score_rule)
         except ValueError as err:
@@ -332,12 +333,17 @@ class _Fields:
             clash = [name for name in columns or {} if name in (*ROW_COLUMNS, *REF_FIELDS[:3])]
             if clash:
                 raise ScoreTableError(
-                    f"{kw(keyword)} names the column {clash[0]!r}, which every run's row has of its own (the "
-                    "logged steps, the score, the run or its fields); read that key under another name"
+                    said(
+                        kw(keyword),
+                        f" names the column {clash[0]!r}, which every run's row has of its own (the logged steps, "
+                        "the score, the run or its fields); read that key under another name",
+                    )
                 )
         both = sorted(set(req.extra_fields or {}) & set(req.value_fields or {}))
         if both:
-            raise ScoreTableError(f"{kw('extra_fields=')} and {kw('value_fields=')} both name the column {both[0]!r}")
+            raise ScoreTableError(
+                said(kw("extra_fields="), " and ", kw("value_fields="), f" both name the column {both[0]!r}")
+            )
         refs.update(req.extra_fields or {})
         refs.update(req.value_fields or {})
         parsed: dict[str, FieldRef] = {}
@@ -345,13 +351,13 @@ class _Fields:
             try:
                 parsed[name] = parse_field_ref(text)
             except ValueError as err:
-                raise ScoreTableError(f"{kw(name.split(' ')[0] + '=')}: {err}") from None
+                raise ScoreTableError(said(kw(name.split(" ")[0] + "="), f": {err}")) from None
         score_parsed = []
         for text in scores:
             try:
                 score_parsed.append(parse_field_ref(text))
             except ValueError as err:
-                raise ScoreTableError(f"{kw('score=')}: {err}") from None
+                raise ScoreTableError(said(kw("score="), f": {err}")) from None
         _check_placeholders(score_parsed, history_key)
         return cls(req, refs, parsed, scores, score_parsed, rule, history_key)
 
@@ -427,7 +433,7 @@ class _Grouping:
         self.hints = hints  # a missing field is named as the user wrote it
         self.excluded: list[dict[str, Any]] = []
         self.candidates: list[tuple[RunRecord, dict[str, Any], Any]] = []
-        self.problems: dict[str, list[str]] = {}
+        self.problems: dict[Message | str, list[str]] = {}
         self.dropped: list[dict[str, Any]] = []
         self.used_refs: dict[str, int] = {}
         #: configuration keys whose values differ between runs reported as duplicates (the fix to name)
@@ -438,13 +444,13 @@ class _Grouping:
         #: one line per seed of which ``reruns=`` kept one run
         self.reruns: list[str] = []
         #: what to do about the problems other than duplicates, each once (:meth:`Hints.fix_for`)
-        self.advice: dict[str, None] = {}
+        self.advice: dict[Message | str, None] = {}
 
-    def problem(self, kind: str, record: RunRecord, values: Mapping[str, Any]) -> None:
+    def problem(self, kind: Message | str, record: RunRecord, values: Mapping[str, Any]) -> None:
         self.problems.setdefault(kind, []).append(_run_label(record))
         label = self.fields.label(values)
         self.dropped.append(
-            {"run_id": _identity(record), "algorithm": label, "task": values.get("task"), "reason": kind}
+            {"run_id": _identity(record), "algorithm": label, "task": values.get("task"), "reason": str(kind)}
         )
 
     def add(self, record: RunRecord) -> None:
@@ -454,8 +460,8 @@ class _Grouping:
             self.excluded.append({"run_id": record.run_id, "name": record.name, "state": state or "unknown"})
             self.excluded[-1].update(self._cell(record))
             return
-        values, lacks = self.fields.values(record)
-        lacks = [self.hints.ref(ref) for ref in lacks]
+        values, missing = self.fields.values(record)
+        lacks: list[Message | Field] = [Field(self.hints.ref(ref)) for ref in missing]
         if lacks:
             self.advice[self.hints.fields] = None
         refs = self.fields.score_refs_of(record)
@@ -463,18 +469,20 @@ class _Grouping:
         if used is None:
             shown = [self.hints.ref(score) for score in self.fields.scores]
             self.advice[self.hints.fix_for(shown)] = None
-            what = " or ".join(shown)
-            lacks.append(f"history of {what}" if self.fields.rule.needs_history else what)
+            what = said(" or ").join(Field(ref) for ref in shown)
+            lacks.append(said("history of ", what) if self.fields.rule.needs_history else what)
         if lacks:
-            self.problem("missing field(s) " + ", ".join(lacks), record, values)
+            self.problem(said(MISSING, said(", ").join(lacks)), record, values)
             return
         if why is not None:
-            self.advice[f"Score every run by a {kw('score_rule=')} it meets (e.g. an earlier budget step)"] = None
+            self.advice[said("Score every run by a ", kw("score_rule="), " it meets (e.g. an earlier budget step)")] = (
+                None
+            )
             self.problem(why.split(": ", 1)[1] if ": " in why else why, record, values)
             return
         bad = final_value_problem(final)
         if bad is not None:
-            self.problem(f"{bad} in {self.hints.ref(str(used))}", record, values)
+            self.problem(said(f"{bad} in ", Field(self.hints.ref(str(used)))), record, values)
             return
         key = self.fields.scores[[str(ref) for ref in refs].index(str(used))]  # the key as given, placeholder kept
         self.used_refs[key] = self.used_refs.get(key, 0) + 1
@@ -542,7 +550,7 @@ class _Grouping:
                     "run_id": _identity(r),
                     "algorithm": key[0],
                     "task": key[1],
-                    "reason": f"rerun of seed {key[2]} ({rerun_keyword(rule)} kept run {_identity(keep)})",
+                    "reason": f"rerun of seed {key[2]} ({rerun_keyword(rule)!s} kept run {_identity(keep)})",
                 }
             )
 
@@ -577,8 +585,12 @@ class _Grouping:
                 f"{plural(len(missing_curve), 'run')} {agree(len(missing_curve), 'have')} a final score but no logged history of the curve key "
                 f"{history_key!r}: {', '.join(missing_curve[:10])}"
                 + (" ..." if len(missing_curve) > 10 else "")
-                + (f". Check {kw('curve_key=')}" if hints.has("curve_key=") else ". Check the curve key")
-                + (f", or pass {kw(DROP_INVALID)} to leave these runs out." if hints.has(DROP_INVALID) else ".")
+                + (said(". Check ", kw("curve_key=")) if hints.has("curve_key=") else ". Check the curve key")
+                + (
+                    said(", or pass ", kw(DROP_INVALID), " to leave these runs out.")
+                    if hints.has(DROP_INVALID)
+                    else "."
+                )
             )
         return rows
 
@@ -629,17 +641,26 @@ def _check_placeholders(scores: Sequence[FieldRef], history_key: str | None) -> 
     seeded = [SEED_PLACEHOLDER in ref.key for ref in scores]
     if any(seeded) and not all(seeded):
         raise ScoreTableError(
-            f"{kw('score=')}: either every key of the fallback list has the {SEED_PLACEHOLDER} placeholder or none "
-            f"(got {', '.join(map(str, scores))})"
+            said(
+                kw("score="),
+                f": either every key of the fallback list has the {SEED_PLACEHOLDER} placeholder or none (got "
+                f"{', '.join(map(str, scores))})",
+            )
         )
     if history_key is not None and (SEED_PLACEHOLDER in history_key) != any(seeded):
         raise ScoreTableError(
-            f"{kw('curve_key=')} {history_key!r} and {kw('score=')} must both have the {SEED_PLACEHOLDER} "
-            "placeholder or neither (a run holds one seed or several)"
+            said(
+                kw("curve_key="),
+                f" {history_key!r} and ",
+                kw("score="),
+                f" must both have the {SEED_PLACEHOLDER} placeholder or neither (a run holds one seed or several)",
+            )
         )
 
 
 #: Duplicate (algorithm, task, seed) lines an error shows before it counts the rest.
+#: How a problem of runs that lack fields starts (its fields follow).
+MISSING = "missing field(s) "
 SHOWN_DUPLICATES = 5
 
 
@@ -658,21 +679,21 @@ def _differing_config(records: Sequence[RunRecord], fields_: _Fields) -> list[st
 
 
 def _problems_message(
-    problems: Mapping[str, list[str]],
+    problems: Mapping[Message | str, list[str]],
     hints: Hints,
-    fixes_of: tuple[Mapping[str, None], list[str]],
+    fixes_of: tuple[Mapping[str, None], list[Message | str]],
     *,
     dropping: bool = False,
-) -> str:
+) -> Message:
     """The error naming every run that cannot be used, by kind of problem, and what to do: ``fixes_of`` holds the
     configuration keys that differ between runs reported as one seed, and the advice that fits the other problems
     (a missing field's, a missing score's; none for a score the rule cannot read, such as a run short of the
     budget: it is the run, not the fields, that falls short)."""
     differing, advice = fixes_of
-    lines = []
-    duplicates = [kind for kind in problems if kind.startswith("duplicate")]
+    lines: list[Message | str] = []
+    duplicates = [kind for kind in problems if str(kind).startswith("duplicate")]
     for kind, runs in problems.items():
-        if kind.startswith("duplicate"):
+        if str(kind).startswith("duplicate"):
             if kind in duplicates[:SHOWN_DUPLICATES]:
                 lines.append(kind)
             elif kind == duplicates[SHOWN_DUPLICATES]:
@@ -681,31 +702,42 @@ def _problems_message(
                     f"... and {rest} more (algorithm, task, seed) {agree(rest, 'are')} repeated in another run"
                 )
             continue
-        what = f"{agree(len(runs), 'lack')} {kind[17:]}" if kind.startswith("missing field(s) ") else f"— {kind}"
-        lines.append(f"{plural(len(runs), 'run')} {what}: {', '.join(runs[:10])}" + (" ..." if len(runs) > 10 else ""))
-    fixes = list(advice) if len(duplicates) < len(problems) else []
+        lacked = said(kind).parts[1:] if str(kind).startswith(MISSING) else None
+        what = said(agree(len(runs), "lack"), " ", Message(lacked)) if lacked is not None else said("— ", kind)
+        listed = ", ".join(runs[:10]) + (" ..." if len(runs) > 10 else "")
+        lines.append(said(f"{plural(len(runs), 'run')} ", what, f": {listed}"))
+    fixes: list[Message | str] = list(advice) if len(duplicates) < len(problems) else []
     if hints.has(DROP_INVALID) and not dropping and len(duplicates) < len(problems):
         fixes.append(
-            f"{'or pass' if fixes else 'Pass'} {kw(DROP_INVALID)} to leave these runs out (they are listed in provenance)"
+            said(
+                f"{('or pass' if fixes else 'Pass')} ",
+                kw(DROP_INVALID),
+                " to leave these runs out (they are listed in provenance)",
+            )
         )
     # the duplicates' fix is said first: their list can be long, and the one line a user reads is cut at its end
-    head = f" ({_duplicate_hint(hints, list(differing))})" if duplicates else ""
-    return (
-        f"some runs cannot be used{head}:\n"
-        + "\n".join(f"  - {line}" for line in lines)
-        + ("\n" + "; ".join(fixes) + "." if fixes else "")
+    head = said(" (", _duplicate_hint(hints, list(differing)), ")") if duplicates else ""
+    return said(
+        "some runs cannot be used",
+        head,
+        ":\n",
+        said("\n").join(said("  - ", line) for line in lines),
+        said("\n", said("; ").join(fixes), ".") if fixes else "",
     )
 
 
-def _duplicate_hint(hints: Hints, differing: Sequence[str]) -> str:
+def _duplicate_hint(hints: Hints, differing: Sequence[str]) -> Message:
     """What to do about one seed in two runs, in the source's own options (the differing keys first)."""
-    fixes = []
+    fixes: list[Message | str] = []
     if differing:
         keys = ",".join(differing)
         fixes.append(
-            f"these runs differ in {', '.join(differing)}: if {'that is' if len(differing) == 1 else 'these are'} "
-            "part of the configuration, "
-            f"pass {kw(hints.configuration + keys)} so each configuration is analysed apart"
+            said(
+                f"these runs differ in {', '.join(differing)}: if "
+                f"{('that is' if len(differing) == 1 else 'these are')} part of the configuration, pass ",
+                kw(hints.configuration + keys),
+                " so each configuration is analysed apart",
+            )
         )
     fixes.append(
         (
@@ -715,27 +747,31 @@ def _duplicate_hint(hints: Hints, differing: Sequence[str]) -> str:
         )
         + choice_hint()
         + (
-            f", or keep one with {kw('filter_string=')} (e.g. a tag or the start time)"
+            said(", or keep one with ", kw("filter_string="), " (e.g. a tag or the start time)")
             if hints.has("filter_string=")
             else ""
         )
     )
     if hints.has("variant="):
-        fixes.append(f"for a sweep tell configurations apart with {kw('variant=')} or {kw(hints.configuration)}")
+        fixes.append(
+            said("for a sweep tell configurations apart with ", kw("variant="), " or ", kw(hints.configuration))
+        )
     elif not differing:
-        fixes.append(f"tell configurations apart with {kw(hints.configuration)}")
+        fixes.append(said("tell configurations apart with ", kw(hints.configuration)))
     if hints.has("run_key="):
-        fixes.append(f"pass {kw('run_key=')} (e.g. run.id) if these are deliberately repeated runs")
+        fixes.append(said("pass ", kw("run_key="), " (e.g. run.id) if these are deliberately repeated runs"))
     if hints.duplicates:
         fixes.append(hints.duplicates)
-    return "; ".join(fixes)
+    return said("; ").join(fixes)
 
 
-def _no_rows_message(info: Mapping[str, Any], records: Sequence[RunRecord], grouping: _Grouping, hints: Hints) -> str:
+def _no_rows_message(
+    info: Mapping[str, Any], records: Sequence[RunRecord], grouping: _Grouping, hints: Hints
+) -> Message:
     states = ", ".join(f"{n} {s}" for s, n in info.get("excluded_summary", {}).items())
-    use = f"; pass {kw('include_unfinished=True')} to use them" if hints.has("include_unfinished=True") else ""
-    return "no usable runs" + (
-        f": all {len(records)} runs were skipped as unfinished ({states}){use}"
+    use = said("; pass ", kw("include_unfinished=True"), " to use them") if hints.has("include_unfinished=True") else ""
+    return said("no usable runs") + (
+        said(f": all {len(records)} runs were skipped as unfinished ({states})", use)
         if grouping.excluded and not grouping.candidates
         else f": every run was dropped ({len(grouping.dropped)} drop(s))"
         if grouping.dropped
@@ -751,22 +787,30 @@ def _add_warnings(table: ScoreTable, grouping: _Grouping, *, n_runs: int) -> Non
         shown = grouping.reruns[:SHOWN_DUPLICATES]
         rule = grouping.fields.request.reruns
         table.warnings.append(
-            f"kept the run that started {'last' if rule == 'latest' else 'first'} of each of "
-            f"{plural(len(grouping.reruns), 'seed')} trained more than once ({rerun_keyword(rule)}): "
-            + "; ".join(shown)
-            + (
-                f"; and {len(grouping.reruns) - len(shown)} more (listed in provenance)"
-                if grouping.reruns[len(shown) :]
-                else ""
-            )
+            (
+                said(
+                    f"kept the run that started {('last' if rule == 'latest' else 'first')} of each of "
+                    f"{plural(len(grouping.reruns), 'seed')} trained more than once (",
+                    rerun_keyword(rule),
+                    "): ",
+                )
+                + "; ".join(shown)
+                + (
+                    f"; and {len(grouping.reruns) - len(shown)} more (listed in provenance)"
+                    if grouping.reruns[len(shown) :]
+                    else ""
+                )
+            ).text()
         )
         table.source["reruns"] = {"rule": rule, "kept": list(grouping.reruns)}
     if grouping.fields.rule.kind == "max":
         table.warnings.append(MAX_BIAS_WARNING)
     if len(grouping.used_refs) > 1:
         table.warnings.append(
-            "final scores come from several keys (fallback list): "
-            + ", ".join(f"{plural(n, 'run')} from {ref}" for ref, n in grouping.used_refs.items())
+            said(
+                "final scores come from several keys (fallback list): ",
+                said(", ").join(said(f"{plural(n, 'run')} from ", Field(ref)) for ref, n in grouping.used_refs.items()),
+            ).text()
         )
     if not len(table.dropped):
         return

@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from ...errors import InputError
-from .messages import kw
+from ...wording import kw, said
 from .reruns import DEFAULT_RERUNS, check_reruns
 from .scoring import SEED_PLACEHOLDER, ScoreRule, history_name
 
@@ -84,8 +84,14 @@ class SourceRequest:
         check_reruns(self.reruns)
         if self.seeded and self.seed is not None:
             raise InputError(
-                f"{kw('seed=')} {self.seed!r} and the {SEED_PLACEHOLDER} placeholder in {kw('score=')} both name the "
-                f"seed: drop {kw('seed=')} (the placeholder gives each matching key's seed label)"
+                said(
+                    kw("seed="),
+                    f" {self.seed!r} and the {SEED_PLACEHOLDER} placeholder in ",
+                    kw("score="),
+                    " both name the seed: drop ",
+                    kw("seed="),
+                    " (the placeholder gives each matching key's seed label)",
+                )
             )
 
     @property

@@ -28,7 +28,7 @@ import math
 from collections.abc import Sequence
 
 from ...errors import InputError
-from .messages import kw
+from ...wording import Keyword, Message, kw, said
 
 #: The choices, each with what it does (the words of ``--help`` and of the messages).
 RERUN_CHOICES = {
@@ -52,20 +52,25 @@ RERUNS_HELP = (
 def check_reruns(value: object) -> str:
     """``value`` if it is one of :data:`RERUN_CHOICES`, else an InputError naming them."""
     if value not in RERUN_CHOICES:
-        raise InputError(f"{kw(RERUNS_KEYWORD)} is one of {', '.join(map(repr, RERUN_CHOICES))}, got {value!r}")
+        raise InputError(said(kw(RERUNS_KEYWORD), f" is one of {', '.join(map(repr, RERUN_CHOICES))}, got {value!r}"))
     return str(value)
 
 
-def rerun_keyword(choice: str) -> str:
+def rerun_keyword(choice: str) -> Keyword:
     """``reruns='latest'`` as messages write it (the command line reads ``--reruns latest``)."""
     return kw(f"reruns={choice!r}")
 
 
-def choice_hint() -> str:
+def choice_hint() -> Message:
     """How a refused rerun is resolved: the two ways to keep one run named, the default said."""
-    return (
-        f"pass {rerun_keyword('latest')} to keep the run that started last or {rerun_keyword('first')} the one that started "
-        f"first (by default, {rerun_keyword(DEFAULT_RERUNS)}, a seed in two runs is refused)"
+    return said(
+        "pass ",
+        rerun_keyword("latest"),
+        " to keep the run that started last or ",
+        rerun_keyword("first"),
+        " the one that started first (by default, ",
+        rerun_keyword(DEFAULT_RERUNS),
+        ", a seed in two runs is refused)",
     )
 
 

@@ -18,7 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .messages import kw, one_line
+from ...wording import Message, kw, message_of, said
+from .messages import one_line
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...errors import TrackerError
@@ -184,7 +185,7 @@ class RetryPolicy:
         on_retry: Callable[[str], None] | None = None,
         transient: Callable[[BaseException], bool] | None = None,
         bounded: bool = True,
-        explain: Callable[[BaseException], str] | None = None,
+        explain: Callable[[BaseException], Message | str] | None = None,
     ) -> T:
         """``fn()``, retried on transient failures within the budget.
 
@@ -264,30 +265,30 @@ class RetryPolicy:
         what: str,
         attempts: int,
         start: float,
-        explain: Callable[[BaseException], str] | None,
+        explain: Callable[[BaseException], Message | str] | None,
     ) -> TrackerError:
         """The one message of an exhausted budget: the failure, then attempts, time and budget, in sentences."""
         from ...errors import TrackerError
 
         if explain is not None:
-            base = explain(exc)
+            base = said(explain(exc))
         elif isinstance(exc, TrackerError):
-            base = str(exc)
+            base = message_of(exc)
         else:
-            base = f"{what} failed ({classify(exc)}): {one_line(exc, limit=300)}"
+            base = said(f"{what} failed ({classify(exc)}): {one_line(exc, limit=300)}")
         base = base.rstrip()
         if not base.endswith((".", "!", "?")):
-            base += "."
+            base = said(base, ".")
         if self.whole is not None:
             start = self.whole[0]
         total, last = self._budget(), self.whole[2] if self.whole is not None else self.request_timeout
         spent = max(0.0, self.clock() - start)
         budget = (
-            f"the time budget ({kw('retry_for=')}) is 0 s, so nothing was retried"
+            said("the time budget (", kw("retry_for="), ") is 0 s, so nothing was retried")
             if total <= 0
-            else f"the time budget is {total:g} s ({kw('retry_for=')}) plus {last:g} s for the last request"
+            else said(f"the time budget is {total:g} s (", kw("retry_for="), f") plus {last:g} s for the last request")
         )
-        err = TrackerError(f"{base} Gave up after {_plural(attempts, 'attempt')} in {spent:.0f} s: {budget}.")
+        err = TrackerError(said(base, f" Gave up after {_plural(attempts, 'attempt')} in {spent:.0f} s: ", budget, "."))
         err.tracker_cause = classify(exc)  # type: ignore[attr-defined]
         return err
 

@@ -22,7 +22,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .messages import kw
+from ...wording import kw, said
 
 MAX_BIAS_WARNING = (
     "score rule 'max' takes each run's best logged evaluation: this is biased upwards (the maximum of "
@@ -124,8 +124,11 @@ def parse_score_rule(text: str | ScoreRule | None) -> ScoreRule:
         return ScoreRule("last")
     m = _RULE.match(str(text).strip())
     bad = ValueError(
-        f"{kw('score_rule=')} {text!r} is not a score rule: use last, mean-last-N (e.g. mean-last-5), "
-        "at-budget:STEP (e.g. at-budget:1000000) or max"
+        said(
+            kw("score_rule="),
+            f" {text!r} is not a score rule: use last, mean-last-N (e.g. mean-last-5), at-budget:STEP (e.g. "
+            "at-budget:1000000) or max",
+        )
     )
     if not m:
         raise bad
@@ -150,7 +153,7 @@ def score_refs(score: str | Sequence[str]) -> list[str]:
     parts = [score] if isinstance(score, str) else list(score)
     out = [p.strip() for part in parts for p in str(part).split(",") if p.strip()]
     if not out:
-        raise ValueError(f"{kw('score=')} is empty: name the field with the final score")
+        raise ValueError(said(kw("score="), " is empty: name the field with the final score"))
     return list(dict.fromkeys(out))
 
 

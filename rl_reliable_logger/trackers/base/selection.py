@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from ...data.counts import agree, plural
 from ...errors import InputError
+from ...wording import kw, said
 from .drops import drop_summary
-from .messages import DROP_INVALID, Hints, kw
+from .messages import DROP_INVALID, Hints
 from .records import FINISHED, FieldRef, RunRecord, parse_field_ref, records_to_table, resolve, variant_label
 from .request import SourceRequest
 from .scoring import expand_keys, history_name, parse_score_rule, score_refs, seed_pattern
@@ -41,7 +42,7 @@ def parse_refs(refs: Mapping[str, str]) -> dict[str, FieldRef]:
         try:
             out[name] = parse_field_ref(ref)
         except ValueError as err:
-            raise InputError(f"{kw(name + '=')}: {err}") from None
+            raise InputError(said(kw(name + "="), f": {err}")) from None
     return out
 
 
@@ -102,8 +103,11 @@ def select_records(
         unknown = [v for v in (values or ()) if str(v) not in seen[name]]
         if unknown and seen[name]:
             raise InputError(
-                f"{kw(name + 's=')} names {', '.join(repr(str(v)) for v in unknown)}, which no run has; "
-                f"known {name}s: {', '.join(repr(v) for v in sorted(seen[name]))}.",
+                said(
+                    kw(name + "s="),
+                    f" names {', '.join(repr(str(v)) for v in unknown)}, which no run has; known {name}s: "
+                    f"{', '.join(repr(v) for v in sorted(seen[name]))}.",
+                ),
                 [f"unknown {name} {v!r}" for v in unknown],
             )
     return kept, skipped
@@ -162,11 +166,12 @@ def source_table(runs: SourceRuns, request: SourceRequest) -> ScoreTable:
     try:
         table = _source_table(runs, request)
     except InputError as err:
-        raise InputError(hints.said(str(err)), [hints.said(p) for p in err.problems]) from None
+        message = hints.worded(err.message_parts) if err.message_parts is not None else hints.said(str(err))
+        raise InputError(message, [hints.said(p) for p in err.problems]) from None
     for key in ("fields", "score"):  # what was read; run ids and names stay as they are
         if key in table.source:
             table.source[key] = _said(table.source[key], hints)
-    table.warnings[:] = [hints.said(w) for w in table.warnings]
+    table.warnings[:] = [hints.worded_line(w) for w in table.warnings]
     return table
 
 
@@ -218,7 +223,7 @@ def _source_table(runs: SourceRuns, request: SourceRequest) -> ScoreTable:
             if skipped
             else ""
         )
-        raise InputError(f"no runs to analyse in {where}{reason}. {hints.fields}.")
+        raise InputError(said(f"no runs to analyse in {where}{reason}. ", hints.fields, "."))
     check_configuration_keys(kept, request, hints)
     wanted = [request.history_key] if request.history_key is not None else []
     if rule.needs_history:
@@ -241,10 +246,14 @@ def _source_table(runs: SourceRuns, request: SourceRequest) -> ScoreTable:
     excluded = table.source.get("excluded") or []
     if excluded:
         table.warnings.append(
-            f"left out {plural(len(excluded), 'run', f'unfinished {tracker}')} ("
-            + ", ".join(f"{n} {s}" for s, n in table.source.get("excluded_summary", {}).items())
-            + ")"
-            + (f"; pass {kw('include_unfinished=True')} to use them" if hints.has("include_unfinished=True") else "")
+            said(
+                f"left out {plural(len(excluded), 'run', f'unfinished {tracker}')} (",
+                ", ".join(f"{n} {s}" for s, n in table.source.get("excluded_summary", {}).items()),
+                ")",
+                said("; pass ", kw("include_unfinished=True"), " to use them")
+                if hints.has("include_unfinished=True")
+                else "",
+            ).text()
         )
     if runs.unreadable:
         record_unreadable(table, runs.unreadable, n_runs=len(records) + len(runs.unreadable))
@@ -307,7 +316,7 @@ def check_unreadable(unreadable: Sequence[Mapping[str, Any]], request: SourceReq
         + "; ".join(str(d["reason"]) for d in unreadable[:_SHOWN])
         + (" ..." if len(unreadable) > _SHOWN else "")
         + (
-            f". Pass {kw(DROP_INVALID)} to leave these runs out (they are listed in provenance)."
+            said(". Pass ", kw(DROP_INVALID), " to leave these runs out (they are listed in provenance).")
             if hints.has(DROP_INVALID)
             else "."
         ),
@@ -342,7 +351,7 @@ def check_configuration_keys(kept: Sequence[RunRecord], request: SourceRequest, 
         try:
             ref = parse_field_ref(text)
         except ValueError as err:
-            raise InputError(f"{kw(hints.configuration)} {name!r}: {err}") from None
+            raise InputError(said(kw(hints.configuration), f" {name!r}: {err}")) from None
         if any(_has(r, ref) for r in kept):
             continue
         known: set[str] = set()
@@ -352,7 +361,7 @@ def check_configuration_keys(kept: Sequence[RunRecord], request: SourceRequest, 
                 known.update(str(k) for k in mapping)
         shown = sorted(known)[:12]
         raise InputError(
-            f"{kw(hints.configuration)} names {name!r}, which no run has"
+            said(kw(hints.configuration), f" names {name!r}, which no run has")
             + (f" (the runs' {ref.kind} keys: {', '.join(shown)}{', ...' if len(known) > 12 else ''})" if shown else "")
             + "; check the spelling."
         )

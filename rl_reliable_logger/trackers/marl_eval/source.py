@@ -24,20 +24,24 @@ from typing import Any
 from ...data.files import walk
 from ...data.scores import ScoreTable
 from ...errors import InputError
+from ...wording import Message, kw, said
 from ..base.intake import SourceRuns, read_table
 from ..base.layout import Layout, parse_layout
-from ..base.messages import DROP_INVALID, Hints, kw
+from ..base.messages import DROP_INVALID, Hints
 from ..base.reading import SEPARATE_KEYWORDS, ReadOptions, read_options
 from ..base.records import FINISHED, RunRecord, success_fields
 from ..base.request import SourceRequest
 from .files import MarlRun, read_marl_eval
 
 HINTS = Hints(
-    fields=f"Check {kw('metric=')} (a metric of absolute_metrics or of the step_<k> entries)",
+    fields=said("Check ", kw("metric="), " (a metric of absolute_metrics or of the step_<k> entries)"),
     keywords=frozenset({DROP_INVALID, "curve_key="}),
     configuration="hyperparameter_keys=",
-    duplicates=f"if the files are batches of seeds numbered from 0 each, pass {kw('seeds_by_file=True')} so each "
-    "file's seeds are its own",
+    duplicates=said(
+        "if the files are batches of seeds numbered from 0 each, pass ",
+        kw("seeds_by_file=True"),
+        " so each file's seeds are its own",
+    ),
 )
 REFS = {"algorithm": "config.algorithm", "task": "config.task", "seed": "config.seed"}
 _SHOWN = 10
@@ -136,7 +140,7 @@ class MarlEvalSource:
         """One record per run of every file; a file that cannot be read is an ``unreadable`` entry naming it."""
         scores = [request.score] if isinstance(request.score, str) else list(request.score or ())
         if len(scores) != 1 or not str(scores[0]).strip():
-            raise InputError(f"{kw('metric=')} names one metric, got {', '.join(map(repr, scores)) or 'none'}.")
+            raise InputError(said(kw("metric="), f" names one metric, got {', '.join(map(repr, scores)) or 'none'}."))
         metric = str(scores[0]).strip()
         given = [name for name in REFS if getattr(request, name) is not None]
         if given:
@@ -153,7 +157,9 @@ class MarlEvalSource:
             started = _modified(file)
             for run in runs:
                 if self.last_step and not run.steps:  # never the absolute metric in its place without a word
-                    unreadable.append({"run_id": f"{relative}:{run.where}", **_cell(run), "reason": _no_steps(run)})
+                    unreadable.append(
+                        {"run_id": f"{relative}:{run.where}", **_cell(run), "reason": str(_no_steps(run))}
+                    )
                     continue
                 records.append(replace(self._record(run, relative, fields, metric), started=started))
         _check_task_environments(records)
@@ -194,10 +200,11 @@ def _cell(run: MarlRun) -> dict[str, str]:
     return {"algorithm": run.algorithm, "task": run.task}
 
 
-def _no_steps(run: MarlRun) -> str:
-    return (
-        f"{run.file}: run {run.where} has no step_<k> entry, so {kw('last_step=True')} has no last step to score it "
-        "by; score every run by its absolute_metrics (without it) or leave this run out"
+def _no_steps(run: MarlRun) -> Message:
+    return said(
+        f"{run.file}: run {run.where} has no step_<k> entry, so ",
+        kw("last_step=True"),
+        " has no last step to score it by; score every run by its absolute_metrics (without it) or leave this run out",
     )
 
 

@@ -23,7 +23,9 @@ from typing import Any
 from ...data.files import check_regular_file, open_input
 from ...errors import TrackerError
 from ...redaction import redact
-from ..base.messages import kw, one_line, shorten
+from ...wording import Keyword, Message, kw, message_of, said
+from ..base.clients import client_key
+from ..base.messages import one_line, shorten
 from ..base.retry import RetryPolicy, classify, no_retries
 
 PAGE_SIZE = 1000
@@ -135,11 +137,24 @@ def _is_connection_error(err: BaseException) -> bool:
     return any(m in text for m in markers)
 
 
+#: How messages name the tracking URI of a Source's client: its ``client_kwargs=`` key (``--tracking-uri`` on the
+#: command line). A sink and ``push_pending`` take ``tracking_uri=`` itself and pass that keyword instead.
+URI_KEYWORD = client_key("tracking_uri")
+
+
 class Tracker:
     """One MlflowClient on one URI; every call goes through :meth:`call` (retries + clear errors)."""
 
-    def __init__(self, tracking_uri: str | None = None, *, must_exist: bool = True, retry: RetryPolicy | None = None):
+    def __init__(
+        self,
+        tracking_uri: str | None = None,
+        *,
+        must_exist: bool = True,
+        retry: RetryPolicy | None = None,
+        uri_keyword: Keyword = URI_KEYWORD,
+    ):
         mlflow = import_mlflow()
+        self.uri_keyword = uri_keyword  # how the caller's messages name the URI: a client_kwargs key, or a keyword
         self.retry = retry if retry is not None else no_retries()
         self.uri = _resolve_uri(tracking_uri)
         self.shown_uri = redact(self.uri)
@@ -148,9 +163,12 @@ class Tracker:
             check_regular_file(path, "MLflow database")  # a FIFO would stall SQLite, a device never end
         if must_exist and path is not None and not path.exists():
             raise TrackerError(
-                f"no MLflow database at {path} (tracking URI {self.shown_uri}). MLflow's default store is "
-                "mlflow.db in the current folder: run from the folder you trained in, or pass "
-                f"{kw('tracking_uri=')} / set MLFLOW_TRACKING_URI (e.g. sqlite:////abs/path/mlflow.db or http://host:5000)."
+                said(
+                    f"no MLflow database at {path} (tracking URI {self.shown_uri}). MLflow's default store is "
+                    "mlflow.db in the current folder: run from the folder you trained in, or pass ",
+                    self.uri_keyword,
+                    " / set MLFLOW_TRACKING_URI (e.g. sqlite:////abs/path/mlflow.db or http://host:5000).",
+                )
             )
         if path is not None and path.exists() and (path.is_dir() or not os.access(path, os.R_OK)):
             # MLflow would retry opening it for about 100 s, logging a multi-line warning each time
@@ -160,17 +178,23 @@ class Tracker:
             problem = _not_an_mlflow_store(path)
             if problem:  # MLflow would create its tables in the user's database before any other check
                 raise TrackerError(
-                    f"{path} is not an MLflow database ({problem}; tracking URI {self.shown_uri}); it was not opened "
-                    f"and is left unchanged. Point {kw('tracking_uri=')} / MLFLOW_TRACKING_URI at the MLflow store "
-                    "you trained with."
+                    said(
+                        f"{path} is not an MLflow database ({problem}; tracking URI {self.shown_uri}); it was not "
+                        "opened and is left unchanged. Point ",
+                        self.uri_keyword,
+                        " / MLFLOW_TRACKING_URI at the MLflow store you trained with.",
+                    )
                 )
         if is_remote(self.uri) and not self.retry.wait_for_start:
             refused = first_contact_problem(self.uri)
             if refused:
                 raise TrackerError(
-                    f"could not connect to the MLflow tracking server at {self.shown_uri} ({refused}): nothing "
-                    "answers there. Check the host and port, and that the server is running; pass "
-                    f"{kw('retry_for=')} SECONDS to wait for a server that is still starting."
+                    said(
+                        f"could not connect to the MLflow tracking server at {self.shown_uri} ({refused}): nothing "
+                        "answers there. Check the host and port, and that the server is running; pass ",
+                        kw("retry_for="),
+                        " SECONDS to wait for a server that is still starting.",
+                    )
                 )
         self.client = mlflow.MlflowClient(tracking_uri=self.uri)
 
@@ -207,16 +231,18 @@ class Tracker:
         failure.tracker_cause = classify(err)  # type: ignore[attr-defined]
         return failure
 
-    def _unreachable(self, what: str, err: BaseException) -> str:
+    def _unreachable(self, what: str, err: BaseException) -> Message | str:
         """Whole sentences: what failed and why, then what to check (the retry policy adds attempts and budget)."""
         if isinstance(err, TrackerError):
-            return str(err)
+            return message_of(err)
         detail = shorten(one_line(err), 600)
-        return (
+        return said(
             f"could not reach the MLflow tracking server at {self.shown_uri} while {what} ({classify(err)}: "
-            f"{detail}). Check that the server is running (`mlflow server --host ... --port ...`), that the URI "
-            f"is right ({kw('tracking_uri=')} / MLFLOW_TRACKING_URI) and that no proxy or firewall blocks it. MLflow's "
-            "own retries within each request follow MLFLOW_HTTP_REQUEST_MAX_RETRIES and MLFLOW_HTTP_REQUEST_TIMEOUT."
+            f"{detail}). Check that the server is running (`mlflow server --host ... --port ...`), that the URI is "
+            "right (",
+            self.uri_keyword,
+            " / MLFLOW_TRACKING_URI) and that no proxy or firewall blocks it. MLflow's own retries within each "
+            "request follow MLFLOW_HTTP_REQUEST_MAX_RETRIES and MLFLOW_HTTP_REQUEST_TIMEOUT.",
         )
 
     # ------------------------------------------------------------------ experiments
@@ -242,9 +268,14 @@ class Tracker:
             existing = self.call("listing experiments", self.client.search_experiments, max_results=1000)
             listing = ", ".join(f"{e.name!r} (id {e.experiment_id})" for e in existing) or "none"
             raise TrackerError(
-                f"MLflow experiment(s) not found at {self.shown_uri}: {', '.join(repr(m) for m in missing)}. "
-                f"Existing experiments: {listing}. Pass {kw('experiments=')} with one of these names or ids "
-                f"(or point {kw('tracking_uri=')} at the store you trained with)."
+                said(
+                    f"MLflow experiment(s) not found at {self.shown_uri}: {', '.join(repr(m) for m in missing)}. "
+                    f"Existing experiments: {listing}. Pass ",
+                    kw("experiments="),
+                    " with one of these names or ids (or point ",
+                    self.uri_keyword,
+                    " at the store you trained with).",
+                )
             )
         return found
 

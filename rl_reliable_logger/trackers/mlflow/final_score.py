@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InputError, TrackerError, caller_stacklevel
+from ...wording import kw, said
 from ..base.final_score import FinalScore, check_final_score
-from ..base.messages import kw
 from ..base.pending import PendingScore, report_failure
 from ..base.request import DEFAULT_KEYS
 from ..base.retry import DEFAULT_RETRY_FOR, RetryPolicy
@@ -132,12 +132,15 @@ def push_pending(item: PendingScore, *, tracking_uri: str | None = None, retry: 
     uri = tracking_uri or str(item.run.get("tracking_uri") or "")
     if not uri or "***" in uri:
         raise InputError(
-            f"{item.path.name}: the tracking URI is not recorded in full (secrets are never saved); "
-            "pass `tracking_uri=` (the URI of that server)"
+            said(
+                f"{item.path.name}: the tracking URI is not recorded in full (secrets are never saved); pass ",
+                kw("tracking_uri="),
+                " (the URI of that server)",
+            )
         )
     from mlflow.exceptions import MlflowException
 
-    tracker = Tracker(uri, must_exist=True, retry=retry or RetryPolicy(total=0))
+    tracker = Tracker(uri, must_exist=True, retry=retry or RetryPolicy(total=0), uri_keyword=kw("tracking_uri="))
     checked = FinalScore(item.score, item.algorithm, item.task, item.seed)
     try:
         present = tracker.call("reading the run", tracker.client.get_run, item.run_id).data.metrics
@@ -145,8 +148,12 @@ def push_pending(item: PendingScore, *, tracking_uri: str | None = None, retry: 
         if getattr(err, "error_code", "") != "RESOURCE_DOES_NOT_EXIST":
             raise
         raise InputError(
-            f"{item.path.name}: run {item.run_id} does not exist at {tracker.shown_uri} (deleted, or another "
-            f"store); nothing was written. Pass {kw('tracking_uri=')} with the store that holds it, or remove the file"
+            said(
+                f"{item.path.name}: run {item.run_id} does not exist at {tracker.shown_uri} (deleted, or another "
+                "store); nothing was written. Pass ",
+                kw("tracking_uri="),
+                " with the store that holds it, or remove the file",
+            )
         ) from None
     old = present.get(DEFAULT_KEYS["score"])
     if old is not None and old != item.score:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...errors import InputError
+from ..base.clients import client_key
 from ..base.plugin import (
     Args,
     CliWiring,
@@ -63,6 +64,8 @@ class MlflowCli(CliWiring):
     """The flags and help of ``rl-reliable mlflow`` (and of ``plan`` / ``watch mlflow`` and ``pending``)."""
 
     refs_help = "tags.X, params.X, metrics.X, run.name, ..."
+    #: the client option a source takes in ``client_kwargs=`` is this command's ``--tracking-uri``
+    keyword_flags = {client_key("tracking_uri").token: "--tracking-uri"}
     summary = "analyse MLflow runs and publish the report to MLflow"
     description = _DESCRIPTION
     epilog = _EPILOG
@@ -163,7 +166,7 @@ class MlflowReports(SinkRole):
     """A new analysis run in the first experiment, or an existing parent run (``publish``); never a source run."""
 
     def open(self, settings: Settings, source: Source, table: ScoreTable, retry: RetryPolicy) -> Sink | None:
-        from ..base.publishing import check_not_source
+        from ..base.publishing import PublishOptions, check_not_source
         from .sink import MlflowSink
 
         mode, run_id = publish_target(settings)
@@ -175,9 +178,7 @@ class MlflowReports(SinkRole):
             tracking_uri=settings.tracking_uri,
             experiment=table.source["experiments"][0]["id"],
             parent_run_id=run_id,
-            figures=not settings.no_figures,
-            force=settings.force_publish,
-            retry=retry,
+            publishing=PublishOptions(force=settings.force_publish, figures=not settings.no_figures, retry=retry),
         )
 
     def unpublished(self, settings: Settings) -> str | None:

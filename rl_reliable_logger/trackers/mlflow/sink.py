@@ -44,9 +44,12 @@ from ...render.intervals import headline_intervals
 from ...store.files import write_private
 from ...store.manifest import Bundle
 from ...version import __version__
-from ..base.messages import kw, one_line
+from ...wording import kw, said
+from ..base.deprecation import moved_keywords
+from ..base.messages import one_line
 from ..base.protocols import PublishResult
 from ..base.publishing import (
+    PublishOptions,
     bundle_files,
     check_not_source,
     current_name,
@@ -63,7 +66,7 @@ from ..base.publishing import (
     source_run_ids,
     superseded_name,
 )
-from ..base.retry import TRANSIENT, RetryPolicy, classify
+from ..base.retry import TRANSIENT, classify
 from .client import Tracker, run_page_url
 from .names import LABEL
 from .presentation import (
@@ -268,6 +271,10 @@ def _table_json(frame: Any) -> str:
 class MlflowSink:
     """Publish reports to MLflow: onto ``parent_run_id``, or onto a new analysis run in ``experiment``.
 
+    ``publishing`` (:class:`PublishOptions`): ``force=True`` publishes a new analysis run even when one with the same
+    content exists, ``figures=False`` leaves the figures out, ``retry`` bounds the time spent riding out an outage.
+    ``force=``, ``figures=`` and ``retry=`` as separate keywords still work for this release (DeprecationWarning).
+
     Example:
         >>> MlflowSink(tracking_uri="sqlite:///mlflow.db", experiment="bandits").publish(report)  # doctest: +SKIP
         PublishResult(tracker='mlflow', target='3f2a...', url=None, created=True, report_hash='...')
@@ -281,16 +288,21 @@ class MlflowSink:
         tracking_uri: str | None = None,
         experiment: str | None = None,
         parent_run_id: str | None = None,
-        figures: bool = True,
-        force: bool = False,
-        retry: RetryPolicy | None = None,
+        publishing: PublishOptions | None = None,
+        **legacy: Any,
     ):
+        unknown = [key for key in legacy if key not in ("force", "figures", "retry")]
+        if unknown:
+            raise TypeError(f"MlflowSink() got an unexpected keyword argument {unknown[0]!r}")
+        moved = moved_keywords(publishing, legacy, where="MlflowSink()", keyword="publishing", bundle="PublishOptions")
+        publishing = PublishOptions(**moved) if moved is not None else publishing or PublishOptions()
         self.tracking_uri = tracking_uri
         self.experiment = experiment
         self.parent_run_id = parent_run_id
-        self.figures = figures
-        self.force = force  # a new analysis run even when one with the same content exists (as on every tracker)
-        self.retry = retry
+        self.publishing = publishing
+        self.figures = publishing.figures
+        self.force = publishing.force  # a new analysis run even when one with the same content exists
+        self.retry = publishing.retry
 
     def publish(self, report: Report, *, bundle: str | os.PathLike | None = None) -> PublishResult:
         digest = report_hash(report)
@@ -298,7 +310,7 @@ class MlflowSink:
         metrics = headline_metrics(report, valid=valid_metric_key)  # every key checked before any write
         curve_metrics(report, valid=valid_metric_key)
         with bundle_files(report, bundle, figures=self.figures) as verified:  # verified before anything is written
-            client = Tracker(self.tracking_uri, must_exist=False, retry=self.retry)
+            client = Tracker(self.tracking_uri, must_exist=False, retry=self.retry, uri_keyword=kw("tracking_uri="))
             if self.parent_run_id:
                 return self._onto_parent(client, report, digest, metrics, verified)
             return self._new_run(client, report, digest, metrics, verified)
@@ -314,8 +326,12 @@ class MlflowSink:
             run = client.call("reading the parent run", client.client.get_run, run_id)
         except MlflowException as err:
             raise TrackerError(
-                f"parent run {run_id!r} not found at {client.shown_uri}: {err.message}. "
-                f"Pass an existing run id to {kw('parent_run_id=')}, or publish to a new analysis run."
+                said(
+                    f"parent run {run_id!r} not found at {client.shown_uri}: {err.message}. Pass an existing run "
+                    "id to ",
+                    kw("parent_run_id="),
+                    ", or publish to a new analysis run.",
+                )
             ) from err
         url = run_page_url(client.uri, run.info.experiment_id, run_id)
         if _complete(run.data.tags, digest):
@@ -729,8 +745,11 @@ def _publish_experiment(client: Tracker, report: Report, experiment: str | None)
         exps = _source_info(report).get("experiments") or []
         if not exps:
             raise TrackerError(
-                f"publishing to MLflow needs {kw('experiment=')} (a name or id): the report does not say which "
-                "MLflow experiment its scores came from."
+                said(
+                    "publishing to MLflow needs ",
+                    kw("experiment="),
+                    " (a name or id): the report does not say which MLflow experiment its scores came from.",
+                )
             )
         first = exps[0]
         experiment = str(first.get("id") if isinstance(first, Mapping) else first)
@@ -755,10 +774,9 @@ def publish_mlflow(
     tracking_uri: str | None = None,
     experiment: str | None = None,
     parent_run_id: str | None = None,
-    figures: bool = True,
     bundle: str | os.PathLike | None = None,
-    force: bool = False,
-    retry: RetryPolicy | None = None,
+    publishing: PublishOptions | None = None,
+    **legacy: Any,
 ) -> PublishResult:
     """Publish ``report`` to MLflow (see :class:`MlflowSink`); return a PublishResult.
 
@@ -768,7 +786,8 @@ def publish_mlflow(
     (name or id; default: the first experiment the scores came from; the analysis run it replaces is renamed
     ``old · ...`` and its description links the new one).
     The same content published again writes nothing
-    (``created`` is False) unless ``force``. ``bundle`` uploads the verified files of a folder written by
+    (``created`` is False) unless ``publishing=PublishOptions(force=True)`` (``figures``, ``retry``: see
+    :class:`MlflowSink`; the separate ``force=``, ``figures=``, ``retry=`` are deprecated). ``bundle`` uploads the verified files of a folder written by
     ``save_report(report, folder)`` instead of drawing the figures again.
 
     Example:
@@ -776,12 +795,12 @@ def publish_mlflow(
         >>> publish_mlflow(report, experiment="bandits").created       # doctest: +SKIP
         False
     """
+    unknown = [key for key in legacy if key not in ("force", "figures", "retry")]
+    if unknown:
+        raise TypeError(f"publish_mlflow() got an unexpected keyword argument {unknown[0]!r}")
+    moved = moved_keywords(publishing, legacy, where="publish_mlflow()", keyword="publishing", bundle="PublishOptions")
+    publishing = PublishOptions(**moved) if moved is not None else publishing
     sink = MlflowSink(
-        tracking_uri=tracking_uri,
-        experiment=experiment,
-        parent_run_id=parent_run_id,
-        figures=figures,
-        force=force,
-        retry=retry,
+        tracking_uri=tracking_uri, experiment=experiment, parent_run_id=parent_run_id, publishing=publishing
     )
     return sink.publish(report, bundle=bundle)

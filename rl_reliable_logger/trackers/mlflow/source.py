@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import TrackerError
 from ...redaction import redact
+from ...wording import kw, said
 from ..base.clients import ClientKey, client_options, moved_client_options, positive_whole, text
 from ..base.intake import SourceRuns, read_table
 from ..base.publishing import uri_identity
@@ -105,7 +106,9 @@ class MlflowSource:
         tracking_uri, page_size = client.get("tracking_uri"), client.get("page_size") or PAGE_SIZE
         self.experiments = [experiments] if isinstance(experiments, str) else [str(e) for e in experiments]
         if not self.experiments:
-            raise TrackerError("no MLflow experiment given: pass `experiments=` (a name or id; several allowed).")
+            raise TrackerError(
+                said("no MLflow experiment given: pass ", kw("experiments="), " (a name or id; several allowed).")
+            )
         self.filter_string = filter_string or ""
         self.page_size = page_size
         self.client = Tracker(tracking_uri, retry=retry)

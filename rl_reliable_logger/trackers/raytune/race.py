@@ -35,6 +35,7 @@ from ...errors import InputError
 from ...looks.launch import new_runs, seeds_taken
 from ...looks.ledger import read_state
 from ...looks.race import RACE, race
+from ...wording import kw, said
 from ..base.deprecation import moved_keywords
 from ..base.reading import ReadOptions
 from .attempts import TrialReading, next_attempt, race_table, read_looks, unfinished
@@ -149,8 +150,15 @@ def _read(read: ReadOptions | None, rest: dict[str, Any]) -> ReadOptions:
     chosen = ReadOptions(**moved) if moved is not None else read or ReadOptions()
     if chosen.hyperparameter_keys or chosen.curves:
         raise InputError(
-            "race_tune() names each trial's config keys itself (algorithm, the hyperparameters, task, seed) and "
-            "reads no curves: leave `hyperparameter_keys=` and `curves=` out of `read=`"
+            said(
+                "race_tune() names each trial's config keys itself (algorithm, the hyperparameters, task, seed) "
+                "and reads no curves: leave ",
+                kw("hyperparameter_keys="),
+                " and ",
+                kw("curves="),
+                " out of ",
+                kw("read="),
+            )
         )
     if rest.pop("drop_invalid", False):
         chosen = replace(chosen, on_invalid="drop")
@@ -170,7 +178,11 @@ def _run_options(run_config: Mapping[str, Any] | None, rest: dict[str, Any]) -> 
     run.update(moved_keywords(None, old, where="race_tune()", keyword="run_config", bundle="dict") or {})
     if not run.get("storage_path"):
         raise InputError(
-            "race_tune() needs `run_config={'storage_path': ...}`: the folder Tune writes each look's experiment in"
+            said(
+                "race_tune() needs ",
+                kw("run_config={'storage_path': ...}"),
+                ": the folder Tune writes each look's experiment in",
+            )
         )
     return Path(run.pop("storage_path")).resolve(), str(run.pop("name", "race")), run
 
@@ -180,8 +192,12 @@ def _check_race_options(rest: Mapping[str, Any]) -> None:
     for key in rest:
         if key in FIELD_KEYWORDS:
             raise InputError(
-                f"`{key}=` does not apply to race_tune(): the race names each trial's config keys itself "
-                "(algorithm, the hyperparameters, task, seed) and reads `score_key=`"
+                said(
+                    kw(f"{key}="),
+                    " does not apply to race_tune(): the race names each trial's config keys itself (algorithm, "
+                    "the hyperparameters, task, seed) and reads ",
+                    kw("score_key="),
+                )
             )
 
 
@@ -191,8 +207,11 @@ def _tune_options(given: Mapping[str, Any] | None) -> dict[str, Any]:
     own = sorted(set(bundle) & set(OWN_TUNE))
     if own:
         raise InputError(
-            f"`tune_config={{{own[0]!r}: ...}}` is the race's: each look runs exactly its listed runs (a ListedRuns "
-            "searcher, one sample per run); pass the scheduler, max_concurrent_trials, resources, ..."
+            said(
+                kw(f"tune_config={{{own[0]!r}: ...}}"),
+                " is the race's: each look runs exactly its listed runs (a ListedRuns searcher, one sample per "
+                "run); pass the scheduler, max_concurrent_trials, resources, ...",
+            )
         )
     return bundle
 

@@ -19,8 +19,9 @@ from typing import Any
 
 from ...data.scores import ScoreTable
 from ...errors import InputError
+from ...wording import kw, said
 from ..base.intake import SourceRuns, read_table
-from ..base.messages import DROP_INVALID, Hints, kw
+from ..base.messages import DROP_INVALID, Hints
 from ..base.reading import SEPARATE_KEYWORDS, ReadOptions, read_options, request_of
 from ..base.records import FINISHED, RunRecord
 from ..base.request import SourceRequest
@@ -33,8 +34,16 @@ _PREFIX = "config/"
 
 #: How the intake's messages name this source's options (its command has the key flags, no filter or run key).
 HINTS = Hints(
-    fields=f"Name the trials' config keys with {kw('algorithm_key=')}, {kw('task_key=')} and {kw('seed_key=')} "
-    f"(Ray's flattened names, e.g. config/algo) and the reported metric with {kw('score_key=')}",
+    fields=said(
+        "Name the trials' config keys with ",
+        kw("algorithm_key="),
+        ", ",
+        kw("task_key="),
+        " and ",
+        kw("seed_key="),
+        " (Ray's flattened names, e.g. config/algo) and the reported metric with ",
+        kw("score_key="),
+    ),
     keywords=frozenset({"include_unfinished=True", DROP_INVALID}),
     configuration="hyperparameter_keys=",
 )
@@ -134,7 +143,7 @@ class RayTuneSource:
         scores = [request.score] if isinstance(request.score, str) else list(request.score or ())
         if len(scores) != 1 or not str(scores[0]).strip():
             raise InputError(
-                f"{kw('score_key=')} names one reported metric, got {', '.join(map(repr, scores)) or 'none'}."
+                said(kw("score_key="), f" names one reported metric, got {', '.join(map(repr, scores)) or 'none'}.")
             )
         metric = str(scores[0]).strip()
         keys = {name: getattr(request, name) or DEFAULT_KEYS[name] for name in ("algorithm", "task", "seed")}
@@ -238,7 +247,9 @@ def raytune_table(
         >>> evaluate(table, hyperparameter_keys=["lr"], seed=0).tuning               # doctest: +SKIP
     """
     if not score_key or not str(score_key).strip():
-        raise InputError(f"{kw('score_key=')} is empty: name the reported metric with the score (e.g. eval/return).")
+        raise InputError(
+            said(kw("score_key="), " is empty: name the reported metric with the score (e.g. eval/return).")
+        )
     options = read_options(read, legacy, where="raytune_table()", accepted=(*SEPARATE_KEYWORDS, "include_unfinished"))
     request = options.fixed_curves("Ray Tune").request(
         score=score_key, column=_column, algorithm=algorithm_key, task=task_key, seed=seed_key

@@ -32,9 +32,10 @@ from ...data.counts import agree, plural
 from ...data.files import walk
 from ...data.scores import ScoreTable
 from ...errors import InputError
+from ...wording import kw, said
 from ..base.intake import SourceRuns, read_table
 from ..base.layout import Layout, parse_layout
-from ..base.messages import DROP_INVALID, Hints, kw
+from ..base.messages import DROP_INVALID, Hints
 from ..base.reading import SEPARATE_KEYWORDS, ReadOptions, read_options
 from ..base.records import FINISHED, RunRecord, success_fields
 from ..base.request import SourceRequest
@@ -55,7 +56,7 @@ from .keys import DEFAULT_LAYOUT, QUANTITIES
 MONITOR_WINDOW = 100
 
 HINTS = Hints(
-    fields=f"Check {kw('layout=')} (the run folders' paths relative to the log folder)",
+    fields=said("Check ", kw("layout="), " (the run folders' paths relative to the log folder)"),
     scores={
         "success": "SB3 logs success only where the environment reports info['is_success'] at the end of an "
         'episode: EvalCallback then saves it in evaluations.npz, and Monitor(env, info_keywords=("is_success",)) '
@@ -232,7 +233,7 @@ class SB3Source:
         quantity = _quantity(request.score)
         given = [name for name in REFS if getattr(request, name) is not None]
         if given:
-            raise InputError(f"the {given[0]} comes from {kw('layout=')}, not from a field reference.")
+            raise InputError(said(f"the {given[0]} comes from ", kw("layout="), ", not from a field reference."))
         matched, skipped = self._matched()
         records: list[RunRecord] = []
         unreadable: list[dict[str, Any]] = []
@@ -290,8 +291,11 @@ def _quantity(score: Any) -> str:
     scores = [score] if isinstance(score, str) else list(score or ())
     if len(scores) != 1 or str(scores[0]).strip() not in QUANTITIES:
         raise InputError(
-            f"{kw('score_key=')} is one of {', '.join(QUANTITIES)} (what SB3 logs per episode), got "
-            f"{', '.join(map(repr, scores)) or 'none'}."
+            said(
+                kw("score_key="),
+                f" is one of {', '.join(QUANTITIES)} (what SB3 logs per episode), got "
+                f"{', '.join(map(repr, scores)) or 'none'}.",
+            )
         )
     return str(scores[0]).strip()
 

@@ -20,8 +20,9 @@ from typing import Any
 from ...data.files import check_regular_file, walk
 from ...data.scores import ScoreTable
 from ...errors import InputError
+from ...wording import kw, said
 from ..base.intake import SourceRuns, read_table
-from ..base.messages import DROP_INVALID, Hints, kw
+from ..base.messages import DROP_INVALID, Hints
 from ..base.reading import SEPARATE_KEYWORDS, ReadOptions, read_options
 from ..base.records import FINISHED, RunRecord
 from ..base.request import SourceRequest
@@ -52,8 +53,13 @@ def _merged(points: Sequence[list[tuple[float, float]]]) -> list[tuple[float, fl
 
 #: How the shared step's messages name this source's options (its command has no field flags and no run key).
 HINTS = Hints(
-    fields=f"Check {kw('layout=')} (the run folders' paths relative to the log folder) and {kw('score_key=')} "
-    "(the scalar tag with the score)",
+    fields=said(
+        "Check ",
+        kw("layout="),
+        " (the run folders' paths relative to the log folder) and ",
+        kw("score_key="),
+        " (the scalar tag with the score)",
+    ),
     keywords=frozenset({DROP_INVALID, "curve_key="}),
     configuration="hyperparameter_keys=",
 )
@@ -125,11 +131,13 @@ class TensorBoardSource:
         an ``unreadable`` entry naming the file."""
         scores = [request.score] if isinstance(request.score, str) else list(request.score or ())
         if len(scores) != 1 or not str(scores[0]).strip():
-            raise InputError(f"{kw('score_key=')} names one scalar tag, got {', '.join(map(repr, scores)) or 'none'}.")
+            raise InputError(
+                said(kw("score_key="), f" names one scalar tag, got {', '.join(map(repr, scores)) or 'none'}.")
+            )
         tag = str(scores[0]).strip()
         given = [name for name in REFS if getattr(request, name) is not None]
         if given:
-            raise InputError(f"the {given[0]} comes from {kw('layout=')}, not from a field reference.")
+            raise InputError(said(f"the {given[0]} comes from ", kw("layout="), ", not from a field reference."))
         tags = list(dict.fromkeys([tag, *([request.history_key] if request.history_key else [])]))
         matched, skipped = self._matched()
         records: list[RunRecord] = []
@@ -181,7 +189,7 @@ class TensorBoardSource:
 def _request(score_key: str, read: ReadOptions | None, legacy: dict[str, Any], *, where: str) -> SourceRequest:
     """The request of a TensorBoard table: the score tag and the reading options."""
     if not score_key or not str(score_key).strip():
-        raise InputError(f"{kw('score_key=')} is empty: name the scalar tag with the score (e.g. eval/return).")
+        raise InputError(said(kw("score_key="), " is empty: name the scalar tag with the score (e.g. eval/return)."))
     return read_options(read, legacy, where=where, accepted=(*SEPARATE_KEYWORDS, "curve_key")).request(score=score_key)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from ...errors import TrackerError
 from ...redaction import redact
+from ...wording import Message, kw, said
 from ..base.retry import classify
 
 
@@ -164,15 +165,22 @@ def describe_error(exc: BaseException, what: str, since: float | None = None) ->
     elif seen is not None and seen[0] is not None and (seen[0] == 429 or 500 <= seen[0] < 600):
         status, body = seen
         cause = "rate limit" if status == 429 else "server error"
-        hint = (
-            "W&B rate-limited the requests; wait and retry (a sweep post-hook retries for `retry_for=` seconds)."
+        hint: Message | str = (
+            said(
+                "W&B rate-limited the requests; wait and retry (a sweep post-hook retries for ",
+                kw("retry_for="),
+                " seconds).",
+            )
             if status == 429
             else "The W&B server kept failing; try again later (status page: https://status.wandb.com)."
         )
         err = TrackerError(
-            f"W&B request failed ({cause}) while {what} at {base_url}: the server answered HTTP {status} "
-            f"({redact(body) or 'no message'}) and wandb was still retrying when the client stopped waiting "
-            f"(its timeout: wandb.Api(timeout=), by default WANDB_HTTP_TIMEOUT, 19 s). {hint}"
+            said(
+                f"W&B request failed ({cause}) while {what} at {base_url}: the server answered HTTP {status} "
+                f"({redact(body) or 'no message'}) and wandb was still retrying when the client stopped waiting "
+                "(its timeout: wandb.Api(timeout=), by default WANDB_HTTP_TIMEOUT, 19 s). ",
+                hint,
+            )
         )
         err.tracker_cause = cause  # type: ignore[attr-defined]
         return err
@@ -195,7 +203,11 @@ def describe_error(exc: BaseException, what: str, since: float | None = None) ->
             "or run `wandb login` (and WANDB_BASE_URL for a self-hosted server), then retry."
         )
     elif re.search(r"\b429\b", low) or "rate limit" in low:
-        hint = "W&B rate-limited the requests (HTTP 429) and retries ran out; wait a minute and retry, or use a larger `per_page=`."
+        hint = said(
+            "W&B rate-limited the requests (HTTP 429) and retries ran out; wait a minute and retry, or use a larger ",
+            kw("per_page="),
+            ".",
+        )
     elif "did not respond in time" in low or "timeout" in low or "timed out" in low:
         hint = "the W&B server did not answer in time; check the network / WANDB_BASE_URL, or raise WANDB_HTTP_TIMEOUT."
     elif re.search(r"\b5\d\d\b", low) or "giving up" in low:
@@ -205,9 +217,9 @@ def describe_error(exc: BaseException, what: str, since: float | None = None) ->
     else:
         hint = "see the message above."
     text = redact(text).rstrip(". ")
-    err = TrackerError(
-        f"W&B request failed ({cause}) while {what} at {base_url}: {name}: {text}. {hint[0].upper()}{hint[1:]}"
-    )
+    if isinstance(hint, str):
+        hint = hint[0].upper() + hint[1:]
+    err = TrackerError(said(f"W&B request failed ({cause}) while {what} at {base_url}: {name}: {text}. ", hint))
     err.tracker_cause = cause  # type: ignore[attr-defined]
     return err
 

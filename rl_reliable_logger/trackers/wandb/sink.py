@@ -37,9 +37,9 @@ from ...analysis.options import published_options
 from ...analysis.report import TABLES
 from ...errors import InputError, TrackerError
 from ...store.manifest import Bundle
+from ...wording import kw, said
 from ..base.clients import ClientKey, client_options, moved_client_options
 from ..base.deprecation import callers_level, moved_keywords, spelled
-from ..base.messages import kw
 from ..base.pending import PendingPublishError, kept_message
 from ..base.protocols import PublishResult
 from ..base.publishing import (
@@ -424,7 +424,7 @@ class WandbSink:
         publishing = PublishOptions(**moved) if moved is not None else publishing or PublishOptions()
         mode = client.get("mode")
         if mode not in (None, "online", "offline", "disabled"):
-            raise InputError(f"{kw('mode=')} must be 'online', 'offline', 'disabled' or None, not {mode!r}")
+            raise InputError(said(kw("mode="), f" must be 'online', 'offline', 'disabled' or None, not {mode!r}"))
         self.project, self.entity, self.sweep = project, entity, sweep
         self.group = None if sweep else (group or "rl-reliable")
         self.mode, self.name, self.dir = mode, name, client.get("dir")
@@ -753,7 +753,10 @@ class WandbSink:
     ) -> str | None:
         """Save the optional W&B Report (best effort: the publish itself is complete); print its URL."""
         if mode != "online":
-            print("note: `wandb_report=True` needs an online W&B server; no W&B Report was made", file=sys.stderr)
+            print(
+                "note: `wandb_report=True` needs an online W&B server; no W&B Report was made",
+                file=sys.stderr,
+            )
             return None
         from .report_page import build_report, save_report_page
 
@@ -840,7 +843,11 @@ def sink_for(
         return None
     if target == "sweep" and not sweep:
         raise InputError(
-            f"publishing to a sweep needs {kw('sweep=')} (the runs do not share one sweep); or publish to a group"
+            said(
+                "publishing to a sweep needs ",
+                kw("sweep="),
+                " (the runs do not share one sweep); or publish to a group",
+            )
         )
     if project:
         entity, proj = split_path(project)
@@ -848,8 +855,10 @@ def sink_for(
         entity, proj = source.common("entity"), source.common("project")
         if not proj:
             raise InputError(
-                "the offline runs come from several projects (or none is recorded); "
-                f"say where to publish with {kw('project=')}"
+                said(
+                    "the offline runs come from several projects (or none is recorded); say where to publish with ",
+                    kw("project="),
+                )
             )
     else:
         entity, proj = split_path(str(source.path))

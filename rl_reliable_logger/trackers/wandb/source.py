@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import InputError
+from ...wording import kw, said
 from ..base.clients import ClientKey, client_options, moved_client_options, positive_number, positive_whole, text
 from ..base.heartbeat import DEFAULT_STALE_AFTER, mark_stale, stale_warning
 from ..base.intake import SourceRuns, read_table
-from ..base.messages import kw
 from ..base.reading import ReadOptions, kind_column, request_of
 from ..base.records import RunRecord
 from ..base.request import SourceRequest
@@ -256,17 +256,28 @@ class WandbSource:
     ):
         if bool(path) == bool(offline_dir):
             raise InputError(
-                f"give either {kw('path=')} (ENTITY/PROJECT, online) or {kw('offline_dir=')} (offline runs), "
-                "not both or neither"
+                said(
+                    "give either ",
+                    kw("path="),
+                    " (ENTITY/PROJECT, online) or ",
+                    kw("offline_dir="),
+                    " (offline runs), not both or neither",
+                )
             )
         if offline_dir and filters:
             raise InputError(
-                f"{kw('filters=')} is a server-side W&B filter; with {kw('offline_dir=')} select runs with "
-                f"{kw('sweep=')} or the field references instead"
+                said(
+                    kw("filters="),
+                    " is a server-side W&B filter; with ",
+                    kw("offline_dir="),
+                    " select runs with ",
+                    kw("sweep="),
+                    " or the field references instead",
+                )
             )
         client = moved_client_options(client_kwargs, legacy, where="WandbSource()")
         if isinstance((client or {}).get("per_page"), int) and (client or {})["per_page"] < 1:
-            raise InputError(f"{kw('per_page=')} must be at least 1")  # the words of --per-page
+            raise InputError(said(kw("per_page="), " must be at least 1"))  # the words of --per-page
         #: the W&B client options (:data:`CLIENT_KEYS`), checked
         self.client_kwargs = client_options(client, CLIENT_KEYS, tracker="W&B")
         self.path = path
@@ -277,7 +288,7 @@ class WandbSource:
         self.retry = retry
         if stale_after is not None and float(stale_after) <= 0:
             raise InputError(
-                f"{kw('stale_after=')} must be a positive number of seconds (or None), got {stale_after!r}"
+                said(kw("stale_after="), f" must be a positive number of seconds (or None), got {stale_after!r}")
             )
         self.stale_after = None if stale_after is None else float(stale_after)
         self.stale: list[str] = []

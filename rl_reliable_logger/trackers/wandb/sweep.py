@@ -14,9 +14,9 @@ from typing import Any
 
 from ...data.counts import plural
 from ...errors import TrackerError
+from ...wording import kw, said
 from ..base.clients import client_options, moved_client_options
 from ..base.heartbeat import DEFAULT_STALE_AFTER, is_stale, silence
-from ..base.messages import kw
 from ..base.retry import TRANSIENT, classify
 from .client import public_api, split_path, wandb_errors
 from .source import CLIENT_KEYS, DEFAULT_PER_PAGE, combine_filters
@@ -162,19 +162,31 @@ def wait_for_sweep(
             if state == "FINISHED" and not status["active"] and not enough and expect_runs is None:
                 # a grid sweep whose agent gave up: the server will not start the missing runs
                 raise TrackerError(
-                    f"sweep {sweep} is finished with {status['runs']} of {expected} expected runs and none running: "
-                    f"some runs were never started. Pass {kw('expect_runs=')} to wait for fewer, or analyse now without waiting."
+                    said(
+                        f"sweep {sweep} is finished with {status['runs']} of {expected} expected runs and none "
+                        "running: some runs were never started. Pass ",
+                        kw("expect_runs="),
+                        " to wait for fewer, or analyse now without waiting.",
+                    )
                 )
         elapsed = tick.now() - start
         if elapsed + poll > timeout:
             if status is None or last_failure:
                 raise TrackerError(
-                    f"could not read sweep {sweep} for {elapsed:.0f} s (last failure: {last_failure}). "
-                    f"Check the network / WANDB_BASE_URL and retry, or raise {kw('timeout=')}."
+                    said(
+                        f"could not read sweep {sweep} for {elapsed:.0f} s (last failure: {last_failure}). Check "
+                        "the network / WANDB_BASE_URL and retry, or raise ",
+                        kw("timeout="),
+                        ".",
+                    )
                 )
             still = ", ".join(status["active"][:10]) or "none, but the sweep is not finished"
             raise TrackerError(
-                f"sweep {sweep} was not finished after {elapsed:.0f} s (state {status['state']}; still active: {still}). "
-                f"Re-run with a larger {kw('timeout=')}, stop the sweep (`wandb sweep --stop`), or evaluate now without waiting."
+                said(
+                    f"sweep {sweep} was not finished after {elapsed:.0f} s (state {status['state']}; still active: "
+                    f"{still}). Re-run with a larger ",
+                    kw("timeout="),
+                    ", stop the sweep (`wandb sweep --stop`), or evaluate now without waiting.",
+                )
             )
         tick.sleep(poll)

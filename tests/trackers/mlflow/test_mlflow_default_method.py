@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rl_reliable_logger import ScoreTable, evaluate
+from rl_reliable_logger import PublishOptions, ScoreTable, evaluate
 from rl_reliable_logger.trackers.mlflow.sink import publish_mlflow
 from tests.support.mlflow_store import make_store, mlflow
 
@@ -33,6 +33,8 @@ def test_the_method_param_is_the_one_the_analysis_used(store_uri, request, extra
     report = evaluate(_table(), reps=200, profile_reps=50, improvement_reps=50, seed=0, **extra)
     assert report.provenance["intervals"]["aggregates"]["method"] == expected
     name = request.node.name
-    run_id = publish_mlflow(report, tracking_uri=store_uri, experiment=name, figures=False).target
+    run_id = publish_mlflow(
+        report, tracking_uri=store_uri, experiment=name, publishing=PublishOptions(figures=False)
+    ).target
     params = mlflow.MlflowClient(store_uri).get_run(run_id).data.params
     assert params["rl_reliable.method"] == expected

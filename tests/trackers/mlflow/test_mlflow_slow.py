@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rl_reliable_logger import ScoreTable, evaluate
+from rl_reliable_logger import PublishOptions, ScoreTable, evaluate
 from rl_reliable_logger.trackers.mlflow import mlflow_table, publish_mlflow, write_final_score
 from tests.support.mlflow_server import mlflow_server
 from tests.support.mlflow_store import REPO, convention, log_run, mlflow
@@ -167,6 +167,7 @@ PUBLISHER = r"""
 import json, sys, time
 import mlflow
 from tests.support.reports import small_report
+from rl_reliable_logger.trackers.base.publishing import PublishOptions
 from rl_reliable_logger.trackers.mlflow.sink import MlflowSink
 uri, target, shift, mode = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
 real = mlflow.MlflowClient.log_artifacts
@@ -179,7 +180,7 @@ def slow(self, *args, **kwargs):
 mlflow.MlflowClient.log_artifacts = slow
 kwargs = {"parent_run_id": target} if mode != "hang" else {"experiment": target}
 try:
-    result = MlflowSink(tracking_uri=uri, figures=False, **kwargs).publish(small_report(shift=shift))
+    result = MlflowSink(tracking_uri=uri, publishing=PublishOptions(figures=False), **kwargs).publish(small_report(shift=shift))
     print(json.dumps({"ok": True, "hash": result.report_hash}))
 except Exception as err:
     print(json.dumps({"ok": False, "error": str(err)}))
@@ -235,6 +236,8 @@ def test_concurrent_publishes_and_a_killed_publisher_on_a_real_server(server, tm
     (killed,) = client.search_runs([exp], "tags.`rl_reliable.role` = 'analysis'")
     assert killed.info.status == "RUNNING" and killed.data.tags["rl_reliable.publish_state"] == "writing"
     assert "rl_reliable.report_hash" not in killed.data.tags
-    result = publish_mlflow(small_report(shift=0.5), tracking_uri=server, experiment=exp, figures=False)
+    result = publish_mlflow(
+        small_report(shift=0.5), tracking_uri=server, experiment=exp, publishing=PublishOptions(figures=False)
+    )
     assert result.created and result.target != killed.info.run_id
     assert client.get_run(result.target).info.status == "FINISHED"

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from rl_reliable_logger.trackers.base.publishing import SUPERSEDED_PREFIX, report_hash, run_name
+from rl_reliable_logger.trackers.base.publishing import SUPERSEDED_PREFIX, PublishOptions, report_hash, run_name
 from rl_reliable_logger.trackers.mlflow.sink import CURRENT_RUN_TAG, NOTE_TAG, publish_mlflow
 from tests.support.mlflow_store import convention, log_run, make_store, mlflow
 from tests.support.reports import hand_report
@@ -122,7 +122,9 @@ def test_the_comparison_chart_is_in_the_bundle_uploaded_and_shown_in_the_descrip
 
 def test_no_figures_no_chart_in_the_description(store):
     report = hand_report(store["runs"], (store["exp"], "exp"))
-    result = publish_mlflow(report, tracking_uri=store["uri"], experiment="exp", figures=False)
+    result = publish_mlflow(
+        report, tracking_uri=store["uri"], experiment="exp", publishing=PublishOptions(figures=False)
+    )
     assert "get-artifact" not in store["client"].get_run(result.target).data.tags[NOTE_TAG]
 
 

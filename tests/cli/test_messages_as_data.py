@@ -1,0 +1,172 @@
+"""Messages as data (``rl_reliable_logger.wording``): an error or warning keeps the keywords it names and is put
+into words once, by the edge that prints it: the library's keywords in ``str(err)``, the running command's flags on
+the command line, and a keyword the command has no flag for left as the keyword. No sentence is rewritten."""
+
+from __future__ import annotations
+
+import ast
+import pickle
+import warnings
+from pathlib import Path
+
+import pytest
+
+from rl_reliable_logger.cli.flags import as_flags, cli_message, command_flags
+from rl_reliable_logger.cli.main import build_parser
+from rl_reliable_logger.errors import InputError, ReliabilityWarning, TrackerError
+from rl_reliable_logger.trackers.base.clients import client_key
+from rl_reliable_logger.wording import Field, Keyword, Said, kw, said
+from tests.support.cli import run_cli
+
+PACKAGE = Path(__file__).resolve().parents[2] / "rl_reliable_logger"
+
+
+def _parser(*argv: str):
+    return build_parser().parse_args(list(argv)).command_parser
+
+
+def test_the_library_reads_keywords_and_the_command_line_its_flags():
+    err = InputError(said("pass ", kw("include_unfinished=True"), " or ", Keyword("ci", "1.5"), " again"))
+    assert str(err) == "pass `include_unfinished=True` or `ci=1.5` again"  # the library's words, as before
+    with command_flags(_parser("mlflow", "--experiment", "x")):
+        assert cli_message(err) == "pass --include-unfinished or --ci 1.5 again"
+
+
+def test_a_keyword_the_command_has_no_flag_for_stays_the_keyword():
+    """``rl-reliable tensorboard`` takes no ``--algorithm-key``: its message names the keyword, not a flag it
+    would reject; the same message under ``evaluate`` names the flag."""
+    message = said("name it with ", kw("algorithm="), " and ", kw("score="))
+    with command_flags(_parser("tensorboard", "logs", "--score-key", "r")):
+        assert as_flags(message) == "name it with `algorithm=` and --score-key"
+    with command_flags(_parser("evaluate", "x.csv")):
+        assert as_flags(message) == "name it with --algorithm-key and --score-key"
+
+
+def test_text_that_only_looks_like_a_keyword_is_never_rewritten():
+    """Backticks in a message's text (a shell command, a name a user gave) are text: only the message's Keyword
+    parts become flags (the earlier regex turned any backticked ``reps=`` in a sentence into ``--reps``)."""
+    err = InputError(said("run named `reps=3` failed; raise ", kw("reps=")))
+    assert cli_message(err) == "run named `reps=3` failed; raise --reps"
+
+
+def test_a_client_option_is_a_client_kwargs_key_in_the_library_and_a_flag_on_the_command_line():
+    uri = client_key("tracking_uri")
+    message = said("point ", uri, " at the store")
+    assert str(message) == "point `client_kwargs['tracking_uri']` at the store"
+    with command_flags(_parser("mlflow", "--experiment", "x")):
+        assert as_flags(message) == "point --tracking-uri at the store"
+    with command_flags(_parser("tensorboard", "logs", "--score-key", "r")):  # no such flag there: the key
+        assert as_flags(message) == "point `client_kwargs['tracking_uri']` at the store"
+
+
+def test_mlflow_names_its_tracking_uri_as_each_edge_takes_it(tmp_path, capsys):
+    """A missing MLflow database: the Source's error names its ``client_kwargs`` key, the command line's error
+    ``--tracking-uri`` (the same message, put into words twice)."""
+    pytest.importorskip("mlflow")
+    from rl_reliable_logger.trackers.mlflow.source import MlflowSource
+
+    uri = f"sqlite:///{tmp_path / 'absent' / 'mlflow.db'}"
+    with pytest.raises(TrackerError) as caught:
+        MlflowSource(["bandits"], client_kwargs={"tracking_uri": uri})
+    assert "`client_kwargs['tracking_uri']`" in str(caught.value) and "`tracking_uri=`" not in str(caught.value)
+    code, out, err = run_cli(capsys, "mlflow", "--experiment", "bandits", "--tracking-uri", uri)
+    assert code == 2 and "--tracking-uri" in err and "client_kwargs" not in err, err
+
+
+def test_a_field_is_said_in_the_words_the_edge_gives():
+    message = said("3 runs lack ", Field("summary.eval/return"), "; pass ", kw("score="))
+    assert str(message) == "3 runs lack summary.eval/return; pass `score=`"
+    worded = message.with_fields(lambda f: f"tag {f.ref.removeprefix('summary.')}")
+    assert str(worded) == "3 runs lack tag eval/return; pass `score=`" and worded.keywords == (Keyword("score"),)
+
+
+def test_a_warning_keeps_its_message_as_a_line_of_text_and_on_the_console():
+    line = said("left out 2 runs; pass ", kw("include_unfinished=True"), " to use them").text()
+    assert isinstance(line, Said) and line == "left out 2 runs; pass `include_unfinished=True` to use them"
+    assert {line} == {"left out 2 runs; pass `include_unfinished=True` to use them"}  # a line among lines
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        warnings.warn(line, ReliabilityWarning, stacklevel=1)
+    assert str(seen[0].message) == line
+    with command_flags(_parser("mlflow", "--experiment", "x")):
+        assert cli_message(seen[0].message) == "left out 2 runs; pass --include-unfinished to use them"
+    copy = pickle.loads(pickle.dumps(line))  # a line crosses processes (executors) with its message
+    assert copy == line and copy.message == line.message
+
+
+def test_an_error_keeps_its_parts_through_pickling():
+    err = InputError(said("raise ", kw("reps=")), ["row 1"])
+    copy = pickle.loads(pickle.dumps(err))
+    assert str(copy) == "raise `reps=`" and copy.problems == ["row 1"] and copy.message_parts == err.message_parts
+
+
+def test_an_error_raised_with_a_keyword_prints_its_flag_end_to_end(tmp_path, capsys):
+    """A converted message from the intake (a duplicate run) reaches ``error:`` with the command's flags."""
+    scores = tmp_path / "s.csv"
+    scores.write_text("algorithm,task,seed,score\nA,t,0,1\nA,t,0,2\nB,t,0,1\n", encoding="utf-8")
+    code, _, err = run_cli(capsys, "evaluate", scores)
+    assert code == 2 and "--drop-invalid" in err and "on_invalid" not in err, err
+
+
+def _calls(tree: ast.AST, name: str) -> list[ast.Call]:
+    return [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == name
+    ]
+
+
+def test_no_module_outside_the_command_line_edge_renders_flags():
+    """Only ``cli/flags.py`` puts a message's keywords into words of its own (``Message.words(keyword=...)``), and
+    only ``cli/`` reads the flag tables: the library never writes a flag into a message."""
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE).as_posix()
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        renders = [c for c in _calls(tree, "words") if any(k.arg == "keyword" for k in c.keywords)]
+        if rel not in ("cli/flags.py", "wording.py"):
+            assert not renders, f"{rel} renders keywords itself"
+        if not rel.startswith("cli/"):
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and node.module and node.module.endswith("cli.flags"):
+                    pytest.fail(f"{rel} imports the command line's flag tables")
+
+
+#: Calls that make a message part or a message.
+MAKERS = {"kw", "said", "client_key", "rerun_keyword", "choice_hint", "Keyword", "Field"}
+
+
+def _makes(expr: ast.AST) -> bool:
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in MAKERS for n in ast.walk(expr))
+
+
+def _formatted_messages(tree: ast.AST) -> list[int]:
+    """Lines where an f-string formats a message part or message: made there, or a name of the same function
+    assigned one (a message formatted into text loses its parts)."""
+    lines = []
+    for scope in ast.walk(tree):
+        if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            continue
+        names = set()
+        for n in ast.walk(scope):
+            if isinstance(n, ast.Assign) and _makes(n.value):
+                names |= {t.id for t in n.targets if isinstance(t, ast.Name)}
+            elif isinstance(n, ast.AnnAssign) and n.value is not None and _makes(n.value):
+                names |= {n.target.id} if isinstance(n.target, ast.Name) else set()
+        for n in ast.walk(scope):
+            if isinstance(n, ast.FormattedValue) and n.conversion == -1:  # ``!s`` says: the library's words, on purpose
+                if (isinstance(n.value, ast.Name) and n.value.id in names) or _makes(n.value):
+                    lines.append(n.lineno)
+    return sorted(set(lines))
+
+
+def test_a_keyword_in_an_f_string_is_a_bug_the_source_shows():
+    """A Keyword or Message formatted into an f-string would lose its parts (the command line would show the
+    library's keyword): no module of the package (outside ``stats/``, whose messages are still text) does it."""
+    suspects = []
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE).as_posix()
+        if not rel.startswith("stats/"):
+            suspects += [f"{rel}:{line}" for line in _formatted_messages(ast.parse(path.read_text(encoding="utf-8")))]
+    assert not suspects, suspects
+    planted = ast.parse("def f():\n    hint = said('pass ', kw('reps='))\n    return f'no: {hint}'\n")
+    assert _formatted_messages(planted) == [3]  # the check finds what it looks for
