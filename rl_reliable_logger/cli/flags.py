@@ -176,7 +176,8 @@ def as_flags(text: Message | str, *, analysis: bool = False, table: Mapping[str,
 
 def _plain_flags(text: str, tables: tuple[Mapping[str, str], ...]) -> str:
     """A message given as plain text, the earlier way: each backticked keyword swapped for its flag, and a flag the
-    command lacks put back as its keyword (``stats/`` messages, until they are data)."""
+    command lacks put back as its keyword. What still comes this way: a tracker client's own error text, warning lines
+    rebuilt as new text (folded or redacted), and the few messages that still write a flag literally."""
 
     def swap(m: re.Match[str]) -> str:
         word = _word(m.group(1), tables)

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..wording import Keyword, said
+
 #: Relative tolerance below which a difference is floating-point noise (about 4500 ulps at 1.0).
 NOISE_TOL = 1e-12
 #: Ratio of task scales above which aggregating raw scores across tasks draws a warning.
@@ -78,12 +80,13 @@ def raw_scale_warning(per_task: dict[str, np.ndarray], threshold: float = SCALE_
     """
     signs = opposite_signs(per_task)
     if signs is not None:
-        return (
+        return said(
             f"scores are not normalised and every run of {signs[0]!r} scores at or below 0 where every run of "
             f"{signs[1]!r} scores at or above 0: the task scales differ, so an aggregate across tasks adds penalties "
-            "to rewards; normalise the scores first (`normalize=` a CSV of task,low,high: each task's random and best "
-            "score)."
-        )
+            "to rewards; normalise the scores first (",
+            Keyword("normalize"),
+            " a CSV of task,low,high: each task's random and best score).",
+        ).text()
     ratio = task_scale_ratio(list(per_task.values()))
     if ratio <= threshold:
         return None
@@ -92,16 +95,20 @@ def raw_scale_warning(per_task: dict[str, np.ndarray], threshold: float = SCALE_
     reach = task_reach_ratio(list(per_task.values()))
     typical = f"scores are not normalised and the tasks' typical scores differ {ratio:.0f}-fold ({big!r} vs {small!r})"
     if reach <= threshold:
-        return (
+        return said(
             f"{typical}, but their best runs differ only {reach:.1f}-fold: this may be a difference of performance on "
-            "one common scale (some tasks solved less often), not of scale. If the tasks share a scale, say so "
-            "(`normalize=already-normalized`); if not, normalise them (`normalize=`): aggregates across tasks of "
-            "different scales are dominated by the large-scale tasks."
-        )
-    return (
+            "one common scale (some tasks solved less often), not of scale. If the tasks share a scale, say so (",
+            Keyword("normalize", "already-normalized"),
+            "); if not, normalise them (",
+            Keyword("normalize"),
+            "): aggregates across tasks of different scales are dominated by the large-scale tasks.",
+        ).text()
+    return said(
         f"{typical}, and so do their best runs ({reach:.0f}-fold): the task scales differ, so aggregates across tasks "
-        "are dominated by the large-scale tasks; normalise the scores first (`normalize=`)."
-    )
+        "are dominated by the large-scale tasks; normalise the scores first (",
+        Keyword("normalize"),
+        ").",
+    ).text()
 
 
 #: Median |score| above which scores said to be normalised contradict it: on a normalised scale 0 and 1 are the
@@ -118,25 +125,30 @@ def normalization_warning(values: np.ndarray, normalization: str, gamma: float =
     v = v[np.isfinite(v)]
     if not v.size or not float(np.median(v)) > NORMALIZED_MEDIAN_LIMIT:
         return None
-    return (
+    return said(
         f"the scores are declared normalised ({normalization}) but look like raw returns: their median |score| is "
         f"{float(np.median(v)):.4g} (from {float(v.min()):.4g} to {float(v.max()):.4g}), where normalised scores put "
         f"0 and 1 at the reference levels; so the optimality gap (gamma = {gamma:g}) is about 0 for every algorithm "
-        "and the figures and methods paragraph call raw returns normalised. Pass the normaliser of these tasks "
-        "(`normalize=` atari100k, atari, procgen, dmc or a CSV of task,low,high), or leave `normalize=` out for raw "
-        "returns."
-    )
+        "and the figures and methods paragraph call raw returns normalised. Pass the normaliser of these tasks (",
+        Keyword("normalize"),
+        " atari100k, atari, procgen, dmc or a CSV of task,low,high), or leave ",
+        Keyword("normalize"),
+        " out for raw returns.",
+    ).text()
 
 
 def gap_warning(gamma: float, values: np.ndarray, normalized: bool) -> str | None:
     """A warning when the optimality gap at ``gamma`` is uninformative: raw scores, or ``gamma`` below almost all runs."""
     v = np.asarray(values, dtype=float)
     if not normalized:
-        return (
+        return said(
             f"the optimality gap measures the shortfall below gamma = {gamma:g}, a target on a normalised scale; the "
-            "scores are not normalised, so it is not meaningful here (normalise with `normalize=`, or set `gamma=` on the "
-            "raw scale)."
-        )
+            "scores are not normalised, so it is not meaningful here (normalise with ",
+            Keyword("normalize"),
+            ", or set ",
+            Keyword("gamma"),
+            " on the raw scale).",
+        ).text()
     if v.size and np.mean(v >= gamma) > 0.95:
         return (
             f"over 95% of runs score at or above gamma = {gamma:g}: the optimality gap is about 0 for every algorithm."

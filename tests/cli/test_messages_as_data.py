@@ -170,3 +170,22 @@ def test_a_keyword_in_an_f_string_is_a_bug_the_source_shows():
     assert not suspects, suspects
     planted = ast.parse("def f():\n    hint = said('pass ', kw('reps='))\n    return f'no: {hint}'\n")
     assert _formatted_messages(planted) == [3]  # the check finds what it looks for
+
+
+def test_the_stats_warnings_name_keywords_as_parts():
+    """The scale and score-range warnings of ``stats/`` keep their keywords as parts: the library says
+    ``normalize=`` / ``score_range=``, the command line ``--normalize`` / ``--score-range``, with no rewriting."""
+    import numpy as np
+
+    from rl_reliable_logger.stats.checks import gap_warning, raw_scale_warning
+    from rl_reliable_logger.stats.jordan.ecdf import resolve_support
+
+    scale = raw_scale_warning({"a": np.array([-500.0, -145]), "b": np.array([338.0, 15])})
+    assert isinstance(scale, Said) and [k.name for k in scale.message.keywords] == ["normalize"]
+    assert "(`normalize=` a CSV" in scale and "(--normalize a CSV" in as_flags(scale, analysis=True)
+    gap = gap_warning(1.0, np.array([1.0, 2.0]), normalized=False)
+    assert isinstance(gap, Said) and [k.name for k in gap.message.keywords] == ["normalize", "gamma"]
+    assert "or set --gamma on the raw scale" in as_flags(gap, analysis=True)
+    _, (support,) = resolve_support([[np.array([0.0, 1.0])], [np.array([0.5, 2.0])]])
+    assert isinstance(support, Said) and "(`score_range=` LOW,HIGH)" in support
+    assert "(--score-range LOW,HIGH)" in as_flags(support, analysis=True)

@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from ...wording import Keyword, said
+
 #: Default confidence parameter: intervals hold for all algorithms at once with probability 1 - delta.
 DEFAULT_DELTA = 0.05
 #: Population constant m of the saturated alpha-Rank chain (tie transitions get eta / m).
@@ -80,9 +82,13 @@ def resolve_support(
     hi = np.array([max(samples[i][j][-1] for i in range(len(samples))) for j in range(n_env)])
     if support is None:
         return np.stack([lo, hi], axis=1), [
-            "no score range given: PBP uses the observed pooled min/max of each task as the score bounds, "
-            "so its guarantee is only approximate (it holds if no future run could score outside the "
-            "observed range); give the known range (score_range / --score-range LOW,HIGH) for a valid bound."
+            said(
+                "no score range given: PBP uses the observed pooled min/max of each task as the score bounds, "
+                "so its guarantee is only approximate (it holds if no future run could score outside the "
+                "observed range); give the known range (",
+                Keyword("score_range"),
+                " LOW,HIGH) for a valid bound.",
+            ).text()
         ]
     arr = np.asarray(support, dtype=float)
     if arr.shape == (2,):
