@@ -136,3 +136,29 @@ def test_an_interrupted_look_is_finished_by_the_next_call_and_no_seed_runs_twice
             set(this) - {(float(r.lr), int(r.seed)) for r in before.itertuples()}
         )
     assert (tmp_path / "tune" / "race-look1.2").is_dir() and (tmp_path / "tune" / "race-look2.2").is_dir()
+
+
+@pytest.mark.slow
+def test_a_look_whose_state_file_was_cut_short_is_finished_by_the_next_call(ray_address: str, tmp_path: Path) -> None:
+    """Ray writes its experiment state in place: a driver killed while writing it leaves the file cut short. The
+    next call reads the look's trials from their folders and finishes the look. Tune records a function trial's
+    normal end only in that file, so the look's runs are all run again (in ``race-look1.2``); each is counted once."""
+    from rl_reliable_logger.trackers.raytune.attempts import TrialReading, read_looks
+
+    cut = _call(tmp_path, ray_address, 1, (LOOK_1[2], signal.SIGKILL))  # look 1: two runs ended, the third cut off
+    assert cut.returncode != 0 and (tmp_path / "trigger.fired").exists(), cut.stderr[-2000:]
+    (tmp_path / "trigger.fired").unlink()
+    state = next((tmp_path / "tune" / "race-look1").glob("experiment_state-*.json"))
+    text = state.read_text()
+    state.write_text(text[: len(text) // 2])  # as a kill landing mid-write leaves it
+
+    done = _call(tmp_path, ray_address, 2, None)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"stop": True, "look": 2}
+    ended = _ended(tmp_path)
+    assert [run for call, run in ended if call == 2] == [_run(c) for c in LOOK_1 + LOOK_2]
+    looks = json.loads((tmp_path / "race" / "looks.json").read_text())
+    assert len(looks) == 2 and all("missing" not in look for look in looks)  # each look had every listed run
+    first, _ = read_looks(tmp_path / "tune", "race", 1, ["lr"], TrialReading("score"))
+    assert sorted((float(r.lr), int(r.seed)) for r in first.itertuples()) == sorted((lr, s) for lr, _, s in LOOK_1)
+    assert (tmp_path / "tune" / "race-look1.2").is_dir()
