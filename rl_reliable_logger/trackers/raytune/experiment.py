@@ -40,7 +40,7 @@ from typing import Any
 
 from ...data.csvrows import csv_records
 from ...data.files import read_text
-from ...data.jsontext import JsonProblem, loads, parse
+from ...data.jsontext import JsonProblem, loads, parse, read_json
 from ...errors import InputError
 
 #: Tune's trial states, as our run states (a trial is a finished run only when Tune terminated it normally).
@@ -272,7 +272,7 @@ def _folder_trial(folder: Path, pickled: Pickled) -> Trial:
     trial.trial_id = str(last.get("trial_id") or folder.name)
     trial.status = _folder_state(folder, rows)
     params = folder / "params.json"
-    config = loads(read_text(params, "Ray Tune trial config"), params) if os.path.lexists(params) else {}
+    config = read_json(params, "Ray Tune trial config") if os.path.lexists(params) else {}
     if not isinstance(config, Mapping):
         raise InputError(f"{params}: is not a JSON object (an unknown Ray Tune format)")
     trial.config = _without_pickles(flat(config), "config key", trial.trial_id, pickled)
