@@ -233,8 +233,8 @@ def cut_short(text: str) -> bool:
     Example:
         >>> cut_short(""), cut_short('{"trial_data": [["{'), cut_short('{"trial_data": [1.'), cut_short("{}")
         (True, True, True, False)
-        >>> cut_short('{"a": 1} x'), cut_short("\\x00garbage"), cut_short('{"a": tru')
-        (False, False, True)
+        >>> cut_short('{"a": 1} x'), cut_short("\\x00garbage"), cut_short('{"a": tru'), cut_short('{"a": 1 2')
+        (False, False, True, False)
     """
     if not text.strip():
         return True
@@ -246,7 +246,9 @@ def cut_short(text: str) -> bool:
             return False
         if err.msg.startswith("Unterminated string") or not tail:
             return True  # the decoder reached the end of the text inside a value
-        return any(word.startswith(tail) for word in _WORDS) or _NUMBER_PART.fullmatch(tail) is not None
+        if err.msg.startswith("Expecting value"):  # a value begun: a word or a number cut short
+            return any(word.startswith(tail) for word in _WORDS) or _NUMBER_PART.fullmatch(tail) is not None
+        return text[err.pos - 1 : err.pos].isdigit() and _NUMBER_PART.fullmatch(tail) is not None  # "1." "1e"
     except (ValueError, RecursionError):
         return False
     return False
@@ -292,11 +294,11 @@ def _from_trial_folders(folder: Path, state_file: Path, how: str) -> Experiment:
     pickled: Pickled = {}
     found = sorted(p for p in folder.iterdir() if _is_trial_folder(p))
     trials = sorted((_folder_trial(p, pickled) for p in found), key=lambda t: t.trial_id)
+    count = f"its {len(trials)} trials were" if len(trials) != 1 else "its 1 trial was"
     note = (
-        f"Ray Tune experiment state {str(state_file)!r} is {how} (Tune was stopped while writing it): its "
-        f"{len(trials)} trials were read from their folders (params.json, result.json or progress.csv); Tune "
-        "records a normal end only in that file, so a trial whose last report is not marked done is of unknown "
-        "state and left out as unfinished"
+        f"Ray Tune experiment state {str(state_file)!r} is {how} (as Tune leaves it when stopped while writing it): "
+        f"{count} read from their folders (params.json, result.json or progress.csv); Tune records a normal end "
+        "only in that file, so a trial whose last report is not marked done is of unknown state, an unfinished run"
     )
     return Experiment(folder, state_file, trials, [note, *pickle_notes(pickled)])
 
