@@ -9,6 +9,11 @@ keeps the same facts twice, as JSON/CSV and as pickles (``tuner.pkl``, ``params.
   name (the trial state) and its last reported result (the runtime state). Values Tune could only pickle are
   stored as ``{"_type": "CLOUDPICKLE_FALLBACK", "value": <hex>}``: they are never decoded, the note says which
   trial and key, and the trial goes on without them (a field it needs is then missing and named as such);
+* when that file is empty or cut short (Tune writes it in place, so a driver killed mid-write leaves it so; JSON
+  that is complete, or wrong before its end, is still refused), each trial's folder instead: ``params.json`` (the
+  config) and its reports (the last one the last result). Tune records a function trial's normal end only in the
+  state file, so such a trial is TERMINATED only when its last report is marked ``done``, ERROR with Tune's
+  ``error.txt``, else UNKNOWN (left out as unfinished); the Experiment's note says so;
 * each trial folder's ``result.json`` (one JSON object per report; ``progress.csv`` when there is no
   ``result.json``), for the reported history, only when a score rule or the curves need it.
 
@@ -24,8 +29,10 @@ is imported, so reading needs no Ray and prints none of Ray's log lines; a relat
 from __future__ import annotations
 
 import io
+import json
 import math
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +40,7 @@ from typing import Any
 
 from ...data.csvrows import csv_records
 from ...data.files import read_text
-from ...data.jsontext import JsonProblem, loads, parse
+from ...data.jsontext import JsonProblem, loads, parse, read_json
 from ...errors import InputError
 
 #: Tune's trial states, as our run states (a trial is a finished run only when Tune terminated it normally).
@@ -185,7 +192,8 @@ def _start_time(value: Any) -> float | None:
 
 
 def read_experiment(folder: str | os.PathLike[str]) -> Experiment:
-    """The trials of the experiment folder, in trial order (trial ids count up as Tune creates trials).
+    """The trials of the experiment folder, in trial order (trial ids count up as Tune creates trials); read from
+    the trial folders, with a note, when the state file is empty or cut short.
 
     Example:
         >>> read_experiment("~/ray_results/bandits").trials[0].status   # doctest: +SKIP
@@ -196,13 +204,103 @@ def read_experiment(folder: str | os.PathLike[str]) -> Experiment:
         raise InputError(f"Ray Tune experiment folder {str(os.fspath(folder))!r} does not exist or is not a folder.")
     state_file = _state_file(path)
     where = str(state_file)
-    data = _json(read_text(state_file, "Ray Tune experiment state", max_bytes=MAX_STATE_BYTES), where)
+    text = read_text(state_file, "Ray Tune experiment state", max_bytes=MAX_STATE_BYTES)
+    try:
+        data = _json(text, where)
+    except InputError:
+        if not cut_short(text):
+            raise
+        return _from_trial_folders(path, state_file, "empty" if not text.strip() else "cut short")
     entries = data.get("trial_data") if isinstance(data, Mapping) else None
     if not isinstance(entries, list):
         raise InputError(f"{where}: has no trial_data list (an unknown Ray Tune format)")
     pickled: Pickled = {}
     trials = sorted((_trial(path, entry, where, pickled) for entry in entries), key=lambda t: t.trial_id)
     return Experiment(path, state_file, trials, pickle_notes(pickled))
+
+
+#: What Python's JSON decoder says when a text ends before its value does (the text read so far was valid).
+_ENDED_EARLY = ("Expecting", "Unterminated string")
+#: The words JSON has, and the characters of a number: a text cut inside one ends in a part of it.
+_WORDS = ("true", "false", "null", "NaN", "Infinity", "-Infinity")
+_NUMBER_PART = re.compile(r"[-+0-9.eE]+")
+
+
+def cut_short(text: str) -> bool:
+    """Whether ``text`` is empty or JSON cut off before its end (a writer killed mid-write), not JSON that is wrong
+    somewhere before its end or complete.
+
+    Example:
+        >>> cut_short(""), cut_short('{"trial_data": [["{'), cut_short('{"trial_data": [1.'), cut_short("{}")
+        (True, True, True, False)
+        >>> cut_short('{"a": 1} x'), cut_short("\\x00garbage"), cut_short('{"a": tru'), cut_short('{"a": 1 2')
+        (False, False, True, False)
+    """
+    if not text.strip():
+        return True
+    try:
+        json.loads(text)  # only where it fails: the text is read by the one JSON reader
+    except json.JSONDecodeError as err:
+        tail = text[err.pos :].strip()
+        if not err.msg.startswith(_ENDED_EARLY):
+            return False
+        if err.msg.startswith("Unterminated string") or not tail:
+            return True  # the decoder reached the end of the text inside a value
+        if err.msg.startswith("Expecting value"):  # a value begun: a word or a number cut short
+            return any(word.startswith(tail) for word in _WORDS) or _NUMBER_PART.fullmatch(tail) is not None
+        return text[err.pos - 1 : err.pos].isdigit() and _NUMBER_PART.fullmatch(tail) is not None  # "1." "1e"
+    except (ValueError, RecursionError):
+        return False
+    return False
+
+
+def _folder_state(folder: Path, rows: list[dict[str, Any]]) -> str:
+    """What a trial's folder says of its state: ERROR with Tune's ``error.txt``, TERMINATED when its last report
+    is marked done, else UNKNOWN (a function trainable's normal end is recorded only in the experiment state)."""
+    if os.path.lexists(folder / "error.txt"):
+        return "ERROR"
+    return "TERMINATED" if rows and rows[-1].get("done") in (True, "True") else "UNKNOWN"
+
+
+def _folder_trial(folder: Path, pickled: Pickled) -> Trial:
+    """One trial as its own folder says: ``params.json`` (the config) and its reports (the last one the last
+    result, its ``trial_id`` the id; a trial that never reported is known by its folder name)."""
+    trial = Trial(folder.name, "UNKNOWN", {}, {}, folder, folder.name)
+    if os.path.lexists(folder / "result.json") or os.path.lexists(folder / "progress.csv"):
+        rows = reports(trial, complete=False)
+    else:
+        rows = []
+    last = rows[-1] if rows else {}
+    trial.trial_id = str(last.get("trial_id") or folder.name)
+    trial.status = _folder_state(folder, rows)
+    params = folder / "params.json"
+    config = read_json(params, "Ray Tune trial config") if os.path.lexists(params) else {}
+    if not isinstance(config, Mapping):
+        raise InputError(f"{params}: is not a JSON object (an unknown Ray Tune format)")
+    trial.config = _without_pickles(flat(config), "config key", trial.trial_id, pickled)
+    trial.last_result = _without_pickles(dict(last), "reported metric", trial.trial_id, pickled)
+    return trial
+
+
+def _is_trial_folder(path: Path) -> bool:
+    """A folder of the experiment (not a link out of it) holding a trial's files."""
+    if path.is_symlink() or not path.is_dir() or _trial_folder(path.parent, path.name) is None:
+        return False
+    return any(os.path.lexists(path / name) for name in ("params.json", "result.json", "progress.csv"))
+
+
+def _from_trial_folders(folder: Path, state_file: Path, how: str) -> Experiment:
+    """The experiment read from its trial folders, when its state file is ``how`` (empty or cut short)."""
+    pickled: Pickled = {}
+    found = sorted(p for p in folder.iterdir() if _is_trial_folder(p))
+    trials = sorted((_folder_trial(p, pickled) for p in found), key=lambda t: t.trial_id)
+    count = f"its {len(trials)} trials were" if len(trials) != 1 else "its 1 trial was"
+    note = (
+        f"Ray Tune experiment state {str(state_file)!r} is {how} (as Tune leaves it when stopped while writing it): "
+        f"{count} read from their folders (params.json, result.json or progress.csv); Tune records a normal end "
+        "only in that file, so a trial whose last report is not marked done is of unknown state, an unfinished run"
+    )
+    return Experiment(folder, state_file, trials, [note, *pickle_notes(pickled)])
 
 
 def _number_or_text(text: str) -> Any:

@@ -16,6 +16,7 @@ import pytest
 
 from rl_reliable_logger import InputError
 from rl_reliable_logger.cli.main import main
+from rl_reliable_logger.trackers import ReadOptions
 from rl_reliable_logger.trackers.raytune import raytune_table
 from tests.contract.source_corpus import Run, payload, tune_folder
 from tests.support.paths import REPO
@@ -36,7 +37,7 @@ def test_only_terminated_trials_are_runs_the_others_are_listed(tmp_path):
     assert len(table.frame) == 12 and 9.0 not in set(table.frame["score"])
     assert {e["state"] for e in table.source["excluded"]} == {"running", "pending", "error", "paused"}
     assert "left out 4 unfinished Ray Tune runs (1 error, 1 paused, 1 pending, 1 running)" in table.warnings[-1]
-    every = raytune_table(tmp_path / "exp", score_key="score", include_unfinished=True)
+    every = raytune_table(tmp_path / "exp", score_key="score", read=ReadOptions(include_unfinished=True))
     assert len(every.frame) == 16 and sorted(every.frame[every.frame["score"] == 9.0]["seed"]) == [10, 11, 12, 13]
 
 
@@ -88,7 +89,7 @@ def test_a_trial_folder_out_of_the_experiment_is_not_followed(tmp_path):
     assert len(raytune_table(tmp_path / "exp", score_key="score").frame) == 12  # the last result is in the state
 
 
-@pytest.mark.parametrize("damage", ["cut", "not_json", "no_trials", "fifo"])
+@pytest.mark.parametrize("damage", ["not_json", "no_trials", "foreign", "bad_middle", "fifo"])
 def test_a_damaged_state_file_is_one_sentence_naming_it(tmp_path, damage, capsys):
     import os
 
@@ -99,10 +100,43 @@ def test_a_damaged_state_file_is_one_sentence_naming_it(tmp_path, damage, capsys
         state.unlink()
         os.mkfifo(state)
     else:
-        state.write_text({"cut": text[: len(text) // 2], "not_json": "\x00garbage", "no_trials": "{}"}[damage])
+        damaged = {"not_json": "\x00garbage", "no_trials": "{}", "foreign": '{"trial_data": [1]}'}
+        damaged["bad_middle"] = text[: len(text) // 2] + "\x01" + text[len(text) // 2 :]  # wrong, not cut short
+        state.write_text(damaged[damage])
     assert main(["raytune", str(tmp_path / "exp"), "--score-key", "score", *FAST]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and state.name in err and "Traceback" not in err, err
+    says = {"no_trials": "has no trial_data list", "foreign": "a trial_data entry is not a pair of JSON texts"}
+    assert says.get(damage, "") in err and "read from their folders" not in err, err
+
+
+@pytest.mark.parametrize("keep", [0.0, 0.5, 0.999])
+def test_a_state_file_cut_short_is_read_from_the_trial_folders(tmp_path, keep):
+    """A driver killed while Tune wrote its state file (Tune writes it in place) leaves it empty or cut short:
+    the trials are read from their own folders, the same ids, configs and last results, and the note says so."""
+    from rl_reliable_logger.trackers.raytune.experiment import read_experiment
+
+    tune_folder(tmp_path / "exp", _runs(c="error"))
+    intact = read_experiment(tmp_path / "exp")
+    every = raytune_table(tmp_path / "exp", score_key="score", read=ReadOptions(include_unfinished=True))
+    state = next((tmp_path / "exp").glob("experiment_state-*.json"))
+    text = state.read_text()
+    state.write_text(text[: int(len(text) * keep)])
+    cut = read_experiment(tmp_path / "exp")
+    assert [(t.trial_id, t.name, t.folder, t.config, t.last_result) for t in cut.trials] == [
+        (t.trial_id, t.name, t.folder, t.config, t.last_result) for t in intact.trials
+    ]
+    # the folders say ERROR (error.txt); a trial whose last report is not marked done is of unknown state
+    assert [t.status for t in cut.trials] == ["UNKNOWN"] * 12 + ["ERROR"]
+    how = "empty" if keep == 0 else "cut short"
+    assert cut.notes[0].startswith(f"Ray Tune experiment state {str(state)!r} is {how} ")
+    assert "its 13 trials were read from their folders" in cut.notes[0]
+    read = raytune_table(tmp_path / "exp", score_key="score", read=ReadOptions(include_unfinished=True))
+    pd.testing.assert_frame_equal(read.frame.drop(columns="state"), every.frame.drop(columns="state"))
+    assert list(read.frame["state"]) == ["unknown"] * 12 + ["error"]
+    assert read.warnings[0] == cut.notes[0]
+    with pytest.raises(InputError):  # none is known to have ended: nothing is taken as a finished run
+        raytune_table(tmp_path / "exp", score_key="score")
 
 
 def test_no_state_file_but_pickles_says_they_are_not_read(tmp_path):

@@ -141,3 +141,34 @@ def test_planted_pickles_in_a_real_experiment_never_run(experiment, tmp_path, ca
     assert main([*argv, "--include-unfinished", "--no-figures", "--reps", "100"]) == 0
     err = capsys.readouterr().err
     assert not marker.exists() and "WARNING" not in err and "URI" not in err, err
+
+
+@pytest.mark.parametrize("keep", [0.0, 0.5])
+def test_a_real_state_file_cut_short_reads_the_same_trials_from_their_folders(experiment, tmp_path, keep):
+    """Ray writes its experiment state in place: a driver killed while writing it leaves it empty or cut short. The
+    trials are then read from their folders (params.json, result.json): the same ids, folders, configs and last
+    results (but ``done`` and ``experiment_tag``, which Tune records only in the state file), of unknown state."""
+    import shutil
+
+    from rl_reliable_logger.trackers import ReadOptions
+    from rl_reliable_logger.trackers.raytune.experiment import read_experiment
+
+    folder = tmp_path / "bandits"
+    shutil.copytree(experiment["folder"], folder)
+    intact = read_experiment(folder)
+    state = next(folder.glob("experiment_state-*.json"))
+    text = state.read_text()
+    state.write_text(text[: int(len(text) * keep)])
+    cut = read_experiment(folder)
+
+    def seen(trial: Any) -> tuple[Any, ...]:
+        last = {k: v for k, v in trial.last_result.items() if k not in ("done", "experiment_tag")}
+        return trial.trial_id, trial.name, trial.folder, trial.config, last
+
+    assert len(intact.trials) == 16 and {t.status for t in intact.trials} == {"TERMINATED"}
+    assert [seen(t) for t in cut.trials] == [seen(t) for t in intact.trials]
+    assert {t.status for t in cut.trials} == {"UNKNOWN"} and "16 trials were read from their folders" in cut.notes[0]
+    read = ReadOptions(hyperparameter_keys=["config/explore"], include_unfinished=True)
+    folder_table = raytune_table(folder, **KEYS, read=read)
+    assert folder_table.warnings[0] == cut.notes[0]
+    assert_same_tables(folder_table, experiment["csv"].final(), hyperparameter_keys=["explore"])
