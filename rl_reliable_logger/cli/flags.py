@@ -5,7 +5,7 @@ Library messages are data (:class:`~rl_reliable_logger.wording.Message`): text a
 :func:`as_flags` puts each keyword the running command has a flag for into that flag (``--include-unfinished``,
 ``--reps``, ``--ci 1.5``) and leaves the others as the library writes them (```seeds_by_file=True```);
 :func:`cli_message` does it for an exception, with the parts it was raised with. A message given as plain text
-(the statistics engine's, not yet data) is read the earlier way: its backticked keywords swapped for flags. An
+(a tracker client's own text, a warning line rebuilt as new text) is read the earlier way: its backticked keywords swapped for flags. An
 analysis option's flag is part of its declaration
 (:mod:`rl_reliable_logger.analysis.declared`); :data:`ANALYSIS_FLAGS` is read from there. The source table
 below pairs the keywords of ScoreTable and the trackers with their flags; ``rl-reliable plan`` reads
