@@ -8,6 +8,7 @@ upstream is gone the proxy answers 502. ``hits`` counts the requests it saw.
 
 from __future__ import annotations
 
+import http.client
 import threading
 import time
 import urllib.error
@@ -46,7 +47,7 @@ class FaultProxy:
                         self._send(answer.status, answer.read(), answer.headers.get("Content-Type"))
                 except urllib.error.HTTPError as err:
                     self._send(err.code, err.read(), err.headers.get("Content-Type"))
-                except OSError:
+                except (OSError, http.client.HTTPException):  # the upstream gone, or not speaking HTTP
                     self._send(502, b'{"error_code": "BAD_GATEWAY", "message": "upstream gone"}')
 
             def _send(self, status: int, payload: bytes, content_type: str | None = None) -> None:

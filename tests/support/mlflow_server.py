@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import http.client
 import os
 import signal
 import subprocess
@@ -91,7 +92,7 @@ def _start(root: Path, port: int, startup: float) -> subprocess.Popen[bytes]:
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as response:
                     healthy = response.read().strip() == b"OK"
-            except OSError:
+            except (OSError, http.client.HTTPException):  # not up yet, or another process's server (not HTTP)
                 pass
             if not healthy:
                 if time.monotonic() > deadline:

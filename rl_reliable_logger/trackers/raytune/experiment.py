@@ -289,17 +289,41 @@ def _is_trial_folder(path: Path) -> bool:
     return any(os.path.lexists(path / name) for name in ("params.json", "result.json", "progress.csv"))
 
 
+def _not_begun(folder: Path) -> bool:
+    """A trial folder Tune was still setting up when it was stopped: no report yet, and its ``params.json`` empty
+    or cut short (the driver writes it in place, as the state file). A cut config beside reports is refused."""
+    params = folder / "params.json"
+    reported = any(_size(folder / name) for name in ("result.json", "progress.csv"))
+    return not reported and os.path.lexists(params) and cut_short(read_text(params, "Ray Tune trial config"))
+
+
+def _size(path: Path) -> int:
+    """The size of the file (or link) at ``path``, 0 when there is none."""
+    try:
+        return os.lstat(path).st_size
+    except FileNotFoundError:
+        return 0
+
+
 def _from_trial_folders(folder: Path, state_file: Path, how: str) -> Experiment:
-    """The experiment read from its trial folders, when its state file is ``how`` (empty or cut short)."""
+    """The experiment read from its trial folders, when its state file is ``how`` (empty or cut short); a folder
+    of a trial that had not begun is passed over, with a note (its run is not there: a race runs it again)."""
     pickled: Pickled = {}
     found = sorted(p for p in folder.iterdir() if _is_trial_folder(p))
-    trials = sorted((_folder_trial(p, pickled) for p in found), key=lambda t: t.trial_id)
+    begun = [p for p in found if not _not_begun(p)]
+    trials = sorted((_folder_trial(p, pickled) for p in begun), key=lambda t: t.trial_id)
     count = f"its {len(trials)} trials were" if len(trials) != 1 else "its 1 trial was"
     note = (
         f"Ray Tune experiment state {str(state_file)!r} is {how} (as Tune leaves it when stopped while writing it): "
         f"{count} read from their folders (params.json, result.json or progress.csv); Tune records a normal end "
         "only in that file, so a trial whose last report is not marked done is of unknown state, an unfinished run"
     )
+    passed = [p.name for p in found if p not in begun]
+    if passed:
+        note += (
+            f"; {len(passed)} trial folder(s) ({', '.join(repr(n) for n in passed)}) had not begun (no report, "
+            "params.json empty or cut short) and are not read"
+        )
     return Experiment(folder, state_file, trials, [note, *pickle_notes(pickled)])
 
 

@@ -139,6 +139,32 @@ def test_a_state_file_cut_short_is_read_from_the_trial_folders(tmp_path, keep):
         raytune_table(tmp_path / "exp", score_key="score")
 
 
+@pytest.mark.parametrize("params", ["", '{"algorithm": "C", "ta'])
+def test_a_trial_folder_not_begun_beside_a_cut_state_file_is_passed_over(tmp_path, params):
+    """The driver writes a trial's params.json in place too: killed while writing it, it leaves a trial folder
+    with an empty or cut config and no report. Beside a cut state file that trial had not begun: it is passed
+    over with a note (its run is not there, so a race runs it again), and the other trials read as before."""
+    from rl_reliable_logger.trackers.raytune.experiment import read_experiment
+
+    tune_folder(tmp_path / "exp", _runs())
+    intact = read_experiment(tmp_path / "exp")
+    state = next((tmp_path / "exp").glob("experiment_state-*.json"))
+    state.write_text(state.read_text()[:100])
+    begun = tmp_path / "exp" / "trainable_00099_99_algorithm=C"
+    begun.mkdir()
+    (begun / "params.json").write_text(params)
+    (begun / "result.json").write_text("")  # Tune opens it after writing params.json: it may be there, empty
+    cut = read_experiment(tmp_path / "exp")
+    assert [(t.trial_id, t.config, t.last_result) for t in cut.trials] == [
+        (t.trial_id, t.config, t.last_result) for t in intact.trials
+    ]
+    assert "its 12 trials were read from their folders" in cut.notes[0]
+    assert "1 trial folder(s) ('trainable_00099_99_algorithm=C') had not begun" in cut.notes[0]
+    (begun / "result.json").write_text('{"score": 1.0, "trial_id": "99"}\n')  # reports beside a cut config
+    with pytest.raises(InputError, match="params.json"):
+        read_experiment(tmp_path / "exp")
+
+
 def test_no_state_file_but_pickles_says_they_are_not_read(tmp_path):
     (tmp_path / "exp").mkdir()
     (tmp_path / "exp" / "tuner.pkl").write_bytes(payload(tmp_path / "EXECUTED"))

@@ -18,6 +18,7 @@ back of the logged artifact fails (the sink prints a note; the upload itself had
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import shutil
@@ -88,7 +89,7 @@ def openwandb(tmp_path, monkeypatch, free_port):
                 with urllib.request.urlopen(base + "/", timeout=2) as response:
                     if response.status == 200:
                         break
-            except OSError:
+            except (OSError, http.client.HTTPException):  # not up yet, or another process's server (not HTTP)
                 pass
             if server.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"openwandb did not start: {(tmp_path / 'openwandb.log').read_text()[-2000:]}")
