@@ -111,8 +111,8 @@ def test_an_infinite_final_score_stored_by_mlflow_as_the_largest_float_is_said(s
 @pytest.fixture(scope="module")
 def auth_server(tmp_path_factory: pytest.TempPathFactory):
     """``mlflow server --app-name basic-auth`` (needs MLflow's ``auth`` extra: Flask-WTF; skipped without it)."""
+    import http.client
     import signal
-    import urllib.error
     import urllib.request
 
     pytest.importorskip("flask_wtf", reason="MLflow's basic-auth app needs mlflow[auth]")
@@ -143,7 +143,7 @@ def auth_server(tmp_path_factory: pytest.TempPathFactory):
             try:
                 urllib.request.urlopen(f"{url}/health", timeout=5).close()
                 break
-            except (urllib.error.URLError, OSError):
+            except (OSError, http.client.HTTPException):  # not up yet, or another process's server
                 assert time.monotonic() < deadline, "basic-auth server did not start"
                 time.sleep(1)
         yield {
