@@ -1,6 +1,7 @@
 """The Tune experiments of a race's looks, read as one table: each look is one experiment or more (a look that was
 interrupted is finished by another, its *attempt*), and the runs of a look that finished are the trials Tune
-terminated normally in any of them.
+terminated normally in any of them (beside a state file a kill cut short: those race_tune's end records say ended,
+:mod:`.ended`).
 
 A look's first attempt is ``<storage>/<name>-look<k>``, a later one ``<name>-look<k>.<n>`` (n = 2, 3, ...). An
 attempt folder without Tune's state file (Tune killed before it wrote one) holds no finished run; a trial left

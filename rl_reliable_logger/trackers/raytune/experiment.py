@@ -12,8 +12,9 @@ keeps the same facts twice, as JSON/CSV and as pickles (``tuner.pkl``, ``params.
 * when that file is empty or cut short (Tune writes it in place, so a driver killed mid-write leaves it so; JSON
   that is complete, or wrong before its end, is still refused), each trial's folder instead: ``params.json`` (the
   config) and its reports (the last one the last result). Tune records a function trial's normal end only in the
-  state file, so such a trial is TERMINATED only when its last report is marked ``done``, ERROR with Tune's
-  ``error.txt``, else UNKNOWN (left out as unfinished); the Experiment's note says so;
+  state file, so such a trial is TERMINATED only when its last report is marked ``done`` or is the report
+  race_tune's end record names (:mod:`.ended`), ERROR with Tune's ``error.txt``, else UNKNOWN (left out as
+  unfinished); the Experiment's note says so;
 * each trial folder's ``result.json`` (one JSON object per report; ``progress.csv`` when there is no
   ``result.json``), for the reported history, only when a score rule or the curves need it.
 
@@ -42,6 +43,7 @@ from ...data.csvrows import csv_records
 from ...data.files import read_text
 from ...data.jsontext import JsonProblem, loads, parse, read_json
 from ...errors import InputError
+from .ended import FOLDER, ended, last_iteration
 
 #: Tune's trial states, as our run states (a trial is a finished run only when Tune terminated it normally).
 STATES = {"TERMINATED": "finished", "ERROR": "error", "RUNNING": "running", "PENDING": "pending", "PAUSED": "paused"}
@@ -254,15 +256,18 @@ def cut_short(text: str) -> bool:
     return False
 
 
-def _folder_state(folder: Path, rows: list[dict[str, Any]]) -> str:
-    """What a trial's folder says of its state: ERROR with Tune's ``error.txt``, TERMINATED when its last report
-    is marked done, else UNKNOWN (a function trainable's normal end is recorded only in the experiment state)."""
+def _folder_state(folder: Path, rows: list[dict[str, Any]], end: int | None) -> str:
+    """What a trial's folder says of its state: ERROR with Tune's ``error.txt``; TERMINATED when its last report
+    is marked done, or is the report race_tune's end record names (``end``, :mod:`.ended`); else UNKNOWN (a
+    function trainable's normal end is recorded only in the experiment state)."""
     if os.path.lexists(folder / "error.txt"):
         return "ERROR"
-    return "TERMINATED" if rows and rows[-1].get("done") in (True, "True") else "UNKNOWN"
+    if rows and rows[-1].get("done") in (True, "True"):
+        return "TERMINATED"
+    return "TERMINATED" if rows and end is not None and last_iteration(rows[-1]) == end else "UNKNOWN"
 
 
-def _folder_trial(folder: Path, pickled: Pickled) -> Trial:
+def _folder_trial(folder: Path, pickled: Pickled, ends: Mapping[str, int]) -> Trial:
     """One trial as its own folder says: ``params.json`` (the config) and its reports (the last one the last
     result, its ``trial_id`` the id; a trial that never reported is known by its folder name)."""
     trial = Trial(folder.name, "UNKNOWN", {}, {}, folder, folder.name)
@@ -272,7 +277,7 @@ def _folder_trial(folder: Path, pickled: Pickled) -> Trial:
         rows = []
     last = rows[-1] if rows else {}
     trial.trial_id = str(last.get("trial_id") or folder.name)
-    trial.status = _folder_state(folder, rows)
+    trial.status = _folder_state(folder, rows, ends.get(trial.trial_id))
     params = folder / "params.json"
     config = read_json(params, "Ray Tune trial config") if os.path.lexists(params) else {}
     if not isinstance(config, Mapping):
@@ -307,24 +312,33 @@ def _size(path: Path) -> int:
 
 def _from_trial_folders(folder: Path, state_file: Path, how: str) -> Experiment:
     """The experiment read from its trial folders, when its state file is ``how`` (empty or cut short); a folder
-    of a trial that had not begun is passed over, with a note (its run is not there: a race runs it again)."""
+    of a trial that had not begun is passed over, with a note (its run is not there: a race runs it again). A
+    trial race_tune recorded as ended normally (:mod:`.ended`) is TERMINATED when its last report is the one
+    recorded."""
     pickled: Pickled = {}
+    ends, end_notes = ended(folder)
     found = sorted(p for p in folder.iterdir() if _is_trial_folder(p))
     begun = [p for p in found if not _not_begun(p)]
-    trials = sorted((_folder_trial(p, pickled) for p in begun), key=lambda t: t.trial_id)
+    trials = sorted((_folder_trial(p, pickled, ends) for p in begun), key=lambda t: t.trial_id)
     count = f"its {len(trials)} trials were" if len(trials) != 1 else "its 1 trial was"
     note = (
         f"Ray Tune experiment state {str(state_file)!r} is {how} (as Tune leaves it when stopped while writing it): "
         f"{count} read from their folders (params.json, result.json or progress.csv); Tune records a normal end "
         "only in that file, so a trial whose last report is not marked done is of unknown state, an unfinished run"
     )
+    if ends:
+        recorded = sum(t.status == "TERMINATED" and t.trial_id in ends for t in trials)
+        note += (
+            f", unless race_tune recorded its end ({recorded} trial(s) ended normally by their end records in "
+            f"{FOLDER!r})"
+        )
     passed = [p.name for p in found if p not in begun]
     if passed:
         note += (
             f"; {len(passed)} trial folder(s) ({', '.join(repr(n) for n in passed)}) had not begun (no report, "
             "params.json empty or cut short) and are not read"
         )
-    return Experiment(folder, state_file, trials, [note, *pickle_notes(pickled)])
+    return Experiment(folder, state_file, trials, [note, *end_notes, *pickle_notes(pickled)])
 
 
 def _number_or_text(text: str) -> Any:

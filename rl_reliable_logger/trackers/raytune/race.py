@@ -10,8 +10,9 @@ Each look is its own Tune experiment, ``<storage_path>/<name>-look<k>`` (both of
 interruption (SIGTERM, SIGKILL, a crash: in any look), it goes on where it stopped: a look already recorded in
 the state folder runs nothing; the look that was cut off runs exactly its listed runs that no attempt finished
 (the same seeds, none twice), as another experiment ``<name>-look<k>.<n>``, and then takes the look. While a look
-runs, Tune saves its experiment state at every step (``TUNE_GLOBAL_CHECKPOINT_S=0``, Tune's own setting), so a
-trial Tune saw finish is never run again.
+runs, Tune saves its experiment state at every step (``TUNE_GLOBAL_CHECKPOINT_S=0``, Tune's own setting), and
+each trial Tune ends normally gets an end record a kill cannot cut (:mod:`.ended`; Tune writes its state file in
+place, and a kill mid-write cuts it), so a trial Tune saw finish is never run again.
 
 Each trial's config holds ``algorithm``, the hyperparameters, ``task`` and ``seed`` (and the fixed values of
 ``param_space``); the trainable reports ``score_key``. The race's design is one
@@ -39,6 +40,7 @@ from ...wording import kw, said
 from ..base.deprecation import moved_keywords
 from ..base.reading import ReadOptions
 from .attempts import TrialReading, next_attempt, race_table, read_looks, unfinished
+from .ended import end_recorder
 from .keys import DEFAULT_STEP
 from .listed import tune_config as listed_config
 
@@ -244,17 +246,20 @@ def _run_look(
     run_config: Mapping[str, Any] | None,
     tune_options: Mapping[str, Any] | None = None,
 ) -> None:
-    """Exactly ``runs`` as the trials of one Tune experiment ``name``."""
+    """Exactly ``runs`` as the trials of one Tune experiment ``name``; each trial Tune ends normally gets an end
+    record (:mod:`.ended`, a callback after the user's ``run_config`` callbacks), which a kill cannot cut."""
     from ray import train, tune
 
     settings = dict(tune_options or {})
     resources = settings.pop("resources", None)
     config_class: Any = getattr(tune, "RunConfig", None) or train.RunConfig  # Ray 2.40 has train.RunConfig only
+    run = dict(run_config or {})
+    callbacks = [*(run.pop("callbacks", None) or []), end_recorder(storage / name)]  # the user's run first
     tuner = tune.Tuner(
         trainable if resources is None else tune.with_resources(trainable, resources),
         param_space=dict(param_space or {}),
         tune_config=listed_config([_plain(r) for r in runs], **settings),
-        run_config=config_class(storage_path=str(storage), name=name, **dict(run_config or {})),
+        run_config=config_class(storage_path=str(storage), name=name, callbacks=callbacks, **run),
     )
     with _state_saved_each_step():
         tuner.fit()

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 pytest.importorskip("ray.tune", reason="Ray Tune is not installed (pip install 'rl_reliable_logger[raytune]')")
+
+from ray import tune
 
 from rl_reliable_logger.analysis.race_options import RaceOptions
 from rl_reliable_logger.trackers import ReadOptions
@@ -84,3 +87,46 @@ def _listed(look: dict) -> list[dict]:
         have = look["counts"][label][cell["task"]]
         rows += [{"lr": cell["lr"], "task": cell["task"], "seed": have + i} for i in range(cell["add_runs"])]
     return rows
+
+
+def reporting(config: dict) -> None:
+    """Reports ``config["reports"]`` times; ``lr`` 0.03 diverges (raises) after its first report."""
+    from ray import train, tune
+
+    report = getattr(tune, "report", None) or train.report
+    for step in range(int(config["reports"])):
+        if step == 1 and config["lr"] == 0.03:
+            raise RuntimeError("diverged")
+        report({"eval/return": score(config)})
+
+
+class Completions(tune.Callback):
+    """A user's callback (``run_config={"callbacks": [...]}``): the trials Tune completed, seen in the driver."""
+
+    seen: list[str] = []
+
+    def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        Completions.seen.append(str(trial.config["lr"]))
+
+
+@pytest.mark.slow
+def test_each_trial_tune_ends_normally_gets_an_end_record_and_the_users_callbacks_still_run(
+    ray_cluster, tmp_path: Path
+) -> None:
+    """A look's trials as one Tune experiment: each trial whose trainable returned gets an end record naming its last
+    report; the one that raised gets none; the callbacks the user passed in ``run_config`` run as well."""
+    from rl_reliable_logger.trackers.raytune.ended import ended
+    from rl_reliable_logger.trackers.raytune.experiment import read_experiment
+    from rl_reliable_logger.trackers.raytune.race import _run_look
+
+    runs = [{"algorithm": "ppo", "lr": lr, "task": "cartpole", "seed": 0} for lr in SHIFT]
+    Completions.seen = []
+    settings = {"callbacks": [Completions()], "verbose": 0}
+    _run_look(reporting, runs, tmp_path, "look", {"reports": 3}, settings, {"max_concurrent_trials": 1})
+    trials = {t.trial_id: t for t in read_experiment(tmp_path / "look").trials}
+    records, notes = ended(tmp_path / "look")
+    assert notes == [] and sorted(Completions.seen) == ["0.001", "0.003"]
+    assert {trials[i].config["lr"]: n for i, n in records.items()} == {0.001: 3, 0.003: 3}
+    assert sorted((t.config["lr"], t.status) for t in trials.values()) == [
+        (0.001, "TERMINATED"), (0.003, "TERMINATED"), (0.03, "ERROR")
+    ]  # fmt: skip

@@ -7,7 +7,8 @@ the test names sends the driver the signal and then waits (it never ends: the dr
 at a time (``tune_config={"max_concurrent_trials": 1}``, the bundle's path to TuneConfig), so which runs finished
 before the signal is known: in each look, two of the four listed runs. Should a kill land while Tune writes the
 look's state file (Tune writes it in place), the file is left cut short and the next call reads the look's trials
-from their folders; Tune records a trial's normal end only in that file, so the look's ended runs run again."""
+from their folders; Tune records a trial's normal end only in that file, so race_tune records it too (an end record
+per trial, written whole or not at all): the look's ended runs never run again."""
 
 from __future__ import annotations
 
@@ -101,15 +102,6 @@ def _run(cell: tuple[float, int, int]) -> str:
     return f"{cell[0]} a {cell[2]}"
 
 
-def _rerun(tmp_path: Path, look: int, ended: list[tuple[float, int, int]]) -> list[tuple[float, int, int]]:
-    """The runs of ``look`` that ended before the kill but run again: all of them when the kill landed while Tune
-    wrote the look's state file (Tune writes it in place and records a trial's normal end only there), else none."""
-    from rl_reliable_logger.trackers.raytune.experiment import cut_short
-
-    state = next((tmp_path / "tune" / f"race-look{look}").glob("experiment_state-*.json"), None)
-    return list(ended) if state is not None and cut_short(state.read_text()) else []
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize(("first", "later"), [(signal.SIGTERM, signal.SIGKILL), (signal.SIGKILL, signal.SIGTERM)])
 def test_an_interrupted_look_is_finished_by_the_next_call_and_no_seed_runs_twice(
@@ -123,22 +115,18 @@ def test_an_interrupted_look_is_finished_by_the_next_call_and_no_seed_runs_twice
     assert [run for _, run in _ended(tmp_path)] == [_run(c) for c in LOOK_1[:2]]
     (tmp_path / "trigger.fired").unlink()
 
-    again_1 = _rerun(tmp_path, 1, LOOK_1[:2])
     cut = _call(tmp_path, ray_address, 2, (LOOK_2[2], later))  # look 1 finished and taken; look 2 cut off likewise
     assert cut.returncode != 0 and (tmp_path / "trigger.fired").exists(), cut.stderr[-2000:]
     ended = _ended(tmp_path)
-    assert [run for call, run in ended if call == 2] == [_run(c) for c in again_1 + LOOK_1[2:] + LOOK_2[:2]]
+    assert [run for call, run in ended if call == 2] == [_run(c) for c in LOOK_1[2:] + LOOK_2[:2]]
     assert len(json.loads((tmp_path / "race" / "looks.json").read_text())) == 1
 
-    again_2 = _rerun(tmp_path, 2, LOOK_2[:2])
     done = _call(tmp_path, ray_address, 3, None)
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"stop": True, "look": 2}
     ended = _ended(tmp_path)
-    assert [run for call, run in ended if call == 3] == [_run(c) for c in again_2 + LOOK_2[2:]]  # what did not end
-    counts = Counter(run for _, run in ended)
-    twice = {_run(c) for c in again_1 + again_2}
-    assert counts == {_run(c): 2 if _run(c) in twice else 1 for c in LOOK_1 + LOOK_2}  # none twice but those
+    assert [run for call, run in ended if call == 3] == [_run(c) for c in LOOK_2[2:]]  # what did not end
+    assert Counter(run for _, run in ended) == {_run(c): 1 for c in LOOK_1 + LOOK_2}  # none twice
     looks = json.loads((tmp_path / "race" / "looks.json").read_text())
     assert len(looks) == 2 and all("missing" not in look for look in looks)  # each look had every listed run
     for k, cells in ((1, LOOK_1), (2, LOOK_2)):
@@ -152,27 +140,47 @@ def test_an_interrupted_look_is_finished_by_the_next_call_and_no_seed_runs_twice
     assert (tmp_path / "tune" / "race-look1.2").is_dir() and (tmp_path / "tune" / "race-look2.2").is_dir()
 
 
-@pytest.mark.slow
-def test_a_look_whose_state_file_was_cut_short_is_finished_by_the_next_call(ray_address: str, tmp_path: Path) -> None:
-    """Ray writes its experiment state in place: a driver killed while writing it leaves the file cut short. The
-    next call reads the look's trials from their folders and finishes the look. Tune records a function trial's
-    normal end only in that file, so the look's runs are all run again (in ``race-look1.2``); each is counted once."""
+def _cut(tmp_path: Path, look: int) -> None:
+    """Cut the look's state file as a kill landing while Tune writes it leaves it (Tune writes it in place)."""
+    state = next((tmp_path / "tune" / f"race-look{look}").glob("experiment_state-*.json"))
+    text = state.read_text()
+    state.write_text(text[: len(text) // 2])
+
+
+def _outcome(tmp_path: Path) -> tuple[list[tuple[float, int, float]], list[dict]]:
+    """The race's scores (lr, seed, score: every look's finished runs) and its looks as recorded."""
     from rl_reliable_logger.trackers.raytune.attempts import TrialReading, read_looks
+
+    frame, _ = read_looks(tmp_path / "tune", "race", 2, ["lr"], TrialReading("score"))
+    scores = sorted((float(r.lr), int(r.seed), round(float(r.score), 12)) for r in frame.itertuples())
+    return scores, json.loads((tmp_path / "race" / "looks.json").read_text())
+
+
+@pytest.mark.slow
+def test_a_look_whose_state_file_was_cut_short_runs_only_what_had_not_ended(ray_address: str, tmp_path: Path) -> None:
+    """Ray writes its experiment state in place: a driver killed while writing it leaves the file cut short, and
+    Tune records a function trial's normal end only there. race_tune records each normal end itself (one record
+    per trial, swapped in whole), so the next call reads the look's trials from their folders, takes the two that
+    ended as finished and runs only the two that had not: the race comes out as an uninterrupted one."""
+    from rl_reliable_logger.trackers.raytune.ended import FOLDER
 
     cut = _call(tmp_path, ray_address, 1, (LOOK_1[2], signal.SIGKILL))  # look 1: two runs ended, the third cut off
     assert cut.returncode != 0 and (tmp_path / "trigger.fired").exists(), cut.stderr[-2000:]
     (tmp_path / "trigger.fired").unlink()
-    state = next((tmp_path / "tune" / "race-look1").glob("experiment_state-*.json"))
-    text = state.read_text()
-    state.write_text(text[: len(text) // 2])  # as a kill landing mid-write leaves it
+    records = sorted((tmp_path / "tune" / "race-look1" / FOLDER).glob("*.ended.json"))
+    assert len(records) == 2  # the two that ended; the trial killed mid-run has none
+    _cut(tmp_path, 1)
 
     done = _call(tmp_path, ray_address, 2, None)
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"stop": True, "look": 2}
     ended = _ended(tmp_path)
-    assert [run for call, run in ended if call == 2] == [_run(c) for c in LOOK_1 + LOOK_2]
-    looks = json.loads((tmp_path / "race" / "looks.json").read_text())
-    assert len(looks) == 2 and all("missing" not in look for look in looks)  # each look had every listed run
-    first, _ = read_looks(tmp_path / "tune", "race", 1, ["lr"], TrialReading("score"))
-    assert sorted((float(r.lr), int(r.seed)) for r in first.itertuples()) == sorted((lr, s) for lr, _, s in LOOK_1)
-    assert (tmp_path / "tune" / "race-look1.2").is_dir()
+    assert [run for call, run in ended if call == 2] == [_run(c) for c in LOOK_1[2:] + LOOK_2]  # not LOOK_1[:2]
+    assert Counter(run for _, run in ended) == {_run(c): 1 for c in LOOK_1 + LOOK_2}  # none twice
+
+    plain = tmp_path / "uninterrupted"
+    plain.mkdir()
+    whole = _call(plain, ray_address, 1, None)
+    assert whole.returncode == 0, whole.stderr[-2000:]
+    assert whole.stdout.strip().splitlines()[-1] == done.stdout.strip().splitlines()[-1]
+    assert _outcome(tmp_path) == _outcome(plain)

@@ -1,0 +1,149 @@
+"""A trial's normal end, recorded by :func:`~.race.race_tune` where a kill cannot leave it half-written.
+
+Ray Tune records a function trial's normal end only in its experiment state file, which it writes in place: a
+driver killed mid-write leaves the file cut short, and the trials read from their folders are then of unknown
+state, so a race would run the look's ended runs again. While a look runs, :func:`end_recorder` (a
+``ray.tune.Callback``) writes one small JSON per trial Tune stops normally (``on_trial_complete`` of a RUNNING trial:
+its trainable returned, or a stop criterion or scheduler ended it; Tune marks it TERMINATED) into
+``<experiment>/rl-reliable-ended/<trial id>.ended.json``, through the one writer (a temporary sibling renamed over
+it: a reader sees the record whole or not at all). An errored trial, or one cut off by a kill, Ctrl-C or the end
+of the experiment, never gets one (Tune calls ``on_trial_error`` or no callback for those).
+
+When the state file is cut short, :func:`ended` tells the folder reading (:mod:`.experiment`) which trials ended
+normally, and after which report (``training_iteration``): a trial counts as ended only when its folder's last
+report is that one. A record that is not one we write (not JSON, another format or version, a name that is not its
+trial's, ...) is passed over with a note naming the file: the record only spares compute (without it the trial is
+unfinished and its run runs again, with its seed, counted once), so refusing the whole look over it would be worse.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ...data.files import read_text
+from ...data.jsontext import loads
+from ...errors import InputError
+
+#: The folder of the end records inside an experiment folder (it holds no trial's files, so it is no trial folder).
+FOLDER = "rl-reliable-ended"
+#: How a record's file name ends (after the trial id).
+SUFFIX = ".ended.json"
+#: A record's ``format``: ours, and its version.
+FORMAT = "rl_reliable_logger/raytune-trial-end"
+VERSION = 1
+#: The largest record read (one is under 200 bytes).
+MAX_RECORD_BYTES = 4096
+#: The file kind the one writer writes a record as. ``store.kinds`` has no kind of its own for it yet: a single
+#: file replaced atomically, as a publish record is (see the docstring of :mod:`rl_reliable_logger.store.kinds`).
+KIND = "publish-record"
+#: A trial id that is one plain file name (Tune's are ``<hex>_<5 digits>``).
+_PLAIN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+
+
+def record_path(experiment: Path, trial_id: str) -> Path | None:
+    """Where the end record of ``trial_id`` lives in ``experiment``; None for an id that is no plain file name."""
+    if not _PLAIN_ID.fullmatch(trial_id):
+        return None
+    return experiment / FOLDER / f"{trial_id}{SUFFIX}"
+
+
+def record_text(trial_id: str, iteration: int) -> str:
+    """The record of a trial that ended normally after its report ``iteration`` (``training_iteration``)."""
+    return json.dumps({"format": FORMAT, "version": VERSION, "trial_id": trial_id, "training_iteration": iteration})
+
+
+def write_end(experiment: Path, trial_id: str, iteration: int) -> Path | None:
+    """Record that ``trial_id`` ended normally after report ``iteration`` (replaced atomically; None: not recorded,
+    for an id that is no plain file name)."""
+    from ...store.files import write_file
+
+    path = record_path(experiment, trial_id)
+    if path is None:
+        return None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return write_file(path, (record_text(trial_id, iteration) + "\n").encode("utf-8"), kind=KIND)
+
+
+def _iteration(value: Any) -> int | None:
+    """A report's ``training_iteration`` as an int (a ``progress.csv`` gives 3.0), None if it is none."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        return None
+    return int(value) if float(value).is_integer() and value >= 1 else None
+
+
+def _record(path: Path) -> tuple[str, int] | str:
+    """(trial id, iteration) of the record at ``path``, or why it is passed over."""
+    try:
+        data = loads(read_text(path, "Ray Tune trial end record", max_bytes=MAX_RECORD_BYTES), str(path))
+    except InputError as err:
+        return str(err)
+    if not isinstance(data, Mapping) or data.get("format") != FORMAT:
+        return "it is not an end record race_tune writes"
+    if data.get("version") != VERSION:
+        return f"its version {data.get('version')!r} is not {VERSION}, the one this version reads"
+    trial_id, iteration = data.get("trial_id"), _iteration(data.get("training_iteration"))
+    if not isinstance(trial_id, str) or path.name != f"{trial_id}{SUFFIX}" or iteration is None:
+        return "its trial id or training_iteration is not that of its file name and a report"
+    return trial_id, iteration
+
+
+def ended(experiment: Path) -> tuple[dict[str, int], list[str]]:
+    """The trials of ``experiment`` recorded as ended normally (id -> the ``training_iteration`` of their last
+    report), and one note per record passed over. A hidden file (the writer's temporary file a kill left) is no
+    record."""
+    folder = experiment / FOLDER
+    if not os.path.lexists(folder):
+        return {}, []
+    if folder.is_symlink() or not folder.is_dir():
+        return {}, [f"{str(folder)!r} is not a folder: its end records are not read (its trials' runs run again)"]
+    out: dict[str, int] = {}
+    notes = []
+    for path in sorted(folder.iterdir()):
+        if path.name.startswith(".") or not path.name.endswith(SUFFIX):
+            continue
+        got = _record(path)
+        if isinstance(got, str):
+            notes.append(
+                f"Ray Tune trial end record {str(path)!r} is passed over ({got}): its trial counts as ended only "
+                "if the state file or its last report says so"
+            )
+        else:
+            out[got[0]] = got[1]
+    return out, notes
+
+
+def last_iteration(result: Mapping[str, Any]) -> int | None:
+    """The ``training_iteration`` of a trial's last report (None when it reported none)."""
+    return _iteration(result.get("training_iteration"))
+
+
+def end_recorder(experiment: Path) -> Any:
+    """A ``ray.tune.Callback`` recording, in the driver, each trial of ``experiment`` Tune stops normally."""
+    from ray import tune
+
+    class EndRecorder(tune.Callback):
+        """Writes a trial's end record when Tune stops it normally (never for an error: ``on_trial_error``)."""
+
+        def on_trial_complete(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
+            # Tune calls this from stop_trial, before it marks the trial TERMINATED: a RUNNING trial is one whose
+            # trainable returned or that a stop criterion or scheduler ended; a PENDING or PAUSED one is left out
+            done = last_iteration(trial.last_result or {})
+            if str(trial.status) != "RUNNING" or done is None:
+                return
+            try:
+                write_end(experiment, str(trial.trial_id), done)
+            except (OSError, InputError) as err:  # the record only spares compute: the trial must not error
+                warnings.warn(
+                    f"race_tune could not record the end of trial {trial.trial_id} ({err}); should this look's "
+                    "state file be cut by a kill, its run runs again",
+                    RuntimeWarning,
+                    stacklevel=1,
+                )
+
+    return EndRecorder()
