@@ -38,6 +38,7 @@ WRITERS: dict[str, Writer] = {
         Writer("scores", "score table (save_scores)", bundle=False),
         Writer("pending", "pending score file (log_final_score)", bundle=False),
         Writer("publish-record", "offline publish record (a tracker's offline sink)", bundle=False),
+        Writer("raytune-end", "trial end record (race_tune)", bundle=False),
     )
 }
 

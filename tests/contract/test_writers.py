@@ -72,6 +72,8 @@ def test_every_registered_writer_has_a_case():
 @pytest.mark.parametrize("kind", KINDS)
 def test_hostile_names_run_nowhere_and_read_back_exactly(tmp_path, kind):
     case = CASES[kind]
+    if not case.names:  # race_tune's end record: Tune's trial id only, and never an id that is no plain file name
+        pytest.skip("this writer stores no names (test_trial_end_records: a hostile trial id is never written)")
     target = tmp_path / case.target
     case.write(target, 1)
     seen = case.read(target).names

@@ -232,6 +232,21 @@ def _read_record(path: Path) -> Written:
     return Written(entries[0]["version"], {e["artifact"] for e in entries})
 
 
+# ----------------------------------------------------------------------------- race_tune's trial end record
+def _write_end(path: Path, version: int) -> None:
+    from rl_reliable_logger.trackers.raytune.ended import SUFFIX, write_end
+
+    write_end(path.parent.parent, path.name.removesuffix(SUFFIX), version)
+
+
+def _read_end(path: Path) -> Written:
+    from rl_reliable_logger.trackers.raytune.ended import SUFFIX, ended
+
+    records, notes = ended(path.parent.parent)
+    assert not notes, notes
+    return Written(records[path.name.removesuffix(SUFFIX)], set())
+
+
 #: One case per registered writer (``store.kinds.WRITERS``); the battery fails for a writer without one.
 _TABLE = frozenset(HOSTILE_NAMES[:4] + HOSTILE_TASKS)
 CASES: dict[str, WriterCase] = {
@@ -252,6 +267,7 @@ CASES: dict[str, WriterCase] = {
             shared=False,
         ),  # fmt: skip
         WriterCase("publish-record", "published.json", _write_record, _read_record, frozenset(HOSTILE_NAMES)),
+        WriterCase("raytune-end", "exp/rl-reliable-ended/t_00001.ended.json", _write_end, _read_end, frozenset()),
     )
 }
 

@@ -39,9 +39,8 @@ FORMAT = "rl_reliable_logger/raytune-trial-end"
 VERSION = 1
 #: The largest record read (one is under 200 bytes).
 MAX_RECORD_BYTES = 4096
-#: The file kind the one writer writes a record as. ``store.kinds`` has no kind of its own for it yet: a single
-#: file replaced atomically, as a publish record is (see the docstring of :mod:`rl_reliable_logger.store.kinds`).
-KIND = "publish-record"
+#: The file kind the one writer writes a record as (:data:`rl_reliable_logger.store.kinds.WRITERS`).
+KIND = "raytune-end"
 #: A trial id that is one plain file name (Tune's are ``<hex>_<5 digits>``).
 _PLAIN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
