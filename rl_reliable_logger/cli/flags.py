@@ -33,11 +33,11 @@ import contextvars
 import re
 from collections.abc import Iterator, Mapping, Sequence
 
-from ..errors import RLReliableError
+from ..errors import ReliabilityWarning, RLReliableError
 from ..trackers import registry
 from ..trackers.base.messages import DROP_INVALID, one_line
 from ..trackers.base.reruns import RERUN_CHOICES, RERUNS_FLAG
-from ..wording import Keyword, Message, kw, message_of, said
+from ..wording import Keyword, Message, Said, kw, message_of, said
 
 
 class CliError(Exception):
@@ -111,6 +111,7 @@ def _plan_flags() -> dict[str, str]:
 PLAN_FLAGS: dict[str, str] = _plan_flags()
 
 _TOKEN = re.compile(r"`([^`]+)`")
+_BUNDLED = re.compile(r"(\w+)\[(['\"])(.+)\2\]")
 _FLAG = re.compile(r"(?<![\w-])--[a-z0-9][a-z0-9-]*")
 #: The flags of the command being run (``main`` sets them): a keyword whose flag that command does not have is
 #: left as the keyword, so no message names a flag the command would reject.
@@ -178,34 +179,50 @@ def cli_message(
     err: BaseException | Warning | str, *, table: Mapping[str, str] | None = None, analysis: bool = False
 ) -> str:
     """An exception's (or warning's) message in command-line words, from the parts it was raised with
-    (:func:`~rl_reliable_logger.wording.message_of`; analysis options read as such; ``table`` first)."""
+    (:func:`~rl_reliable_logger.wording.message_of`; analysis options read as such; ``table`` first); one of ours
+    that came as text is read by :func:`our_words`, anything else's text is printed as it is."""
     analysis = analysis or getattr(err, "keyword", None) is not None
-    message = message_of(err)
-    if isinstance(err, (RLReliableError, CliError)) and getattr(err, "message_parts", None) is None:
-        message = _keywords_named(str(err), _tables(analysis, table))
-    return as_flags(message, analysis=analysis, table=table)
+    if isinstance(err, (RLReliableError, CliError, ReliabilityWarning)):
+        return our_words(err, analysis=analysis, table=table)
+    return as_flags(message_of(err), analysis=analysis, table=table)
+
+
+def our_words(
+    text: BaseException | Message | str, *, analysis: bool = False, table: Mapping[str, str] | None = None
+) -> str:
+    """A message of ours (an error or warning of this package, a warning line of a source or an analysis) in
+    command-line words: its parts when it keeps them, else its text read by :func:`_keywords_named`."""
+    tables = _tables(analysis, table)
+    if isinstance(text, (Message, Said)) or getattr(text, "message_parts", None) is not None:
+        message = message_of(text)
+    else:
+        message = _keywords_named(str(text), tables)
+    return message.words(keyword=lambda k: flag_of(k, tables))
 
 
 def _keywords_named(text: str, tables: tuple[Mapping[str, str], ...]) -> Message:
-    """An error of ours that reaches the edge as text, as a message: each backticked keyword a flag table knows read
-    as a :class:`~rl_reliable_logger.wording.Keyword` part. Kept for the library's messages that still flatten a
-    keyword into text: ``data/fields.check_distinct`` raises an f-string of the two keywords that name one field,
-    and ``trackers/base/selection.check_unreadable`` joins its runs' reasons (``marl_eval``'s
-    ```last_step=True```) as text into the message it raises, which a command re-raises as a :class:`CliError`
-    already in its words. Both go when those messages keep their parts (``said()``). Nothing else is read this
-    way: a tracker client's text, a Python warning and a line the command wrote are printed as they are.
+    """A message of ours that reaches the edge as text, as a message: each backticked keyword a flag table knows read
+    as a :class:`~rl_reliable_logger.wording.Keyword` part. Kept, and only for our own errors and warning lines
+    (:func:`our_words`), because some library messages still flatten a keyword into text: ``data/fields.
+    check_distinct`` raises an f-string of the two keywords that name one field; ``trackers/base/selection.
+    check_unreadable`` joins its runs' reasons as text (``marl_eval``'s ```last_step=True```, flattened by
+    ``str()`` there); ``analysis/jordan.py`` prefixes PBP's ```score_range=``` warning in an f-string. Each goes
+    when its message keeps its parts (``said()``, or ``+`` on a :class:`~rl_reliable_logger.wording.Said`).
+    A tracker client's text, another library's warning or log line and a line the command wrote are never read this
+    way: :func:`as_flags` prints plain text as it is.
 
     Example:
-        >>> str(_keywords_named("`variant=` and `x` clash", (SOURCE_FLAGS,)).keywords[0])
-        '`variant=`'
+        >>> _keywords_named("`variant=` and `client_kwargs['tracking_uri']`, not `x`", (SOURCE_FLAGS,)).keywords
+        (Keyword(name='variant', value=None, bundle=None), Keyword(name='tracking_uri', value=None, bundle='client_kwargs'))
     """
     parts: list[str | Keyword] = []
     at = 0
     for m in _TOKEN.finditer(text):
         token = m.group(1)
-        if "[" in token or _word(token, tables) is None:
+        if _word(token, tables) is None:
             continue
-        parts += [text[at : m.start()], kw(token)]
+        key = _BUNDLED.fullmatch(token)  # client_kwargs['tracking_uri']
+        parts += [text[at : m.start()], Keyword(key[3], bundle=key[1]) if key else kw(token)]
         at = m.end()
     return said(*parts, text[at:])
 

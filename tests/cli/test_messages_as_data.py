@@ -192,10 +192,10 @@ def test_the_stats_warnings_name_keywords_as_parts():
 
 
 def test_plain_text_is_printed_as_it_is():
-    """A tracker client's own error is text: a backticked ``seed=`` or a ``--reps`` in it is its own, never turned
+    """A tracker client's own error is text: a backticked ``seed=`` or an ``--experiment`` in it is its own, never turned
     into a flag or back into a keyword (the earlier fallback rewrote both)."""
-    text = "MlflowException: the server says `seed=` is unknown; retry with --reps"
-    with command_flags(_parser("tensorboard", "logs", "--score-key", "r")):
+    text = "MlflowException: the server says `seed=` is unknown; retry with --experiment"
+    with command_flags(_parser("evaluate", "x.csv")):
         assert as_flags(text) == text
         assert cli_message(RuntimeError(text)) == text
 
@@ -274,3 +274,21 @@ def test_the_mlflow_curves_hint_names_keywords():
             "--curves needs --curve-key METRIC: the metric logged during training whose history gives the learning "
             "curves (e.g. --curve-key normalized_reward)."
         )
+
+
+def test_a_line_of_ours_given_as_text_names_flags_and_a_client_log_line_is_printed_as_it_is(capsys):
+    """A warning line of ours still flattened into text (``analysis/jordan.py`` prefixes PBP's warning in an
+    f-string) names the flag; another library's log line or warning is its own text, never rewritten."""
+    import logging
+
+    from rl_reliable_logger.cli import common
+
+    with common.console(), command_flags(_parser("evaluate", "x.csv")):
+        common.say_warning("Jordan aggregate: give the known range (`score_range=` LOW,HIGH)")
+        logging.getLogger("urllib3.connectionpool").warning("pass `seed=` to the pool; --reps is not ours")
+        warnings.warn("a client says `seed=`", RuntimeWarning, stacklevel=1)
+    assert capsys.readouterr().err == (
+        "warning: Jordan aggregate: give the known range (--score-range LOW,HIGH)\n"
+        "warning: urllib3: pass `seed=` to the pool; --reps is not ours\n"
+        "warning: a client says `seed=`\n"
+    )
