@@ -144,13 +144,16 @@ class Message:
 
 class Said(str):
     """The library's words of a message, as text that keeps the message: a warning stays a line (report files,
-    provenance, sets of lines see the text) and the console still puts its keywords into flags. Any edit of the
-    text (``+``, an f-string) is plain text again.
+    provenance, sets of lines see the text) and the console still puts its keywords into flags. A line extended
+    with ``+`` (a warning folded with the pairs it also flags) keeps the message, the added text a plain part; any
+    other edit of the text (an f-string, ``replace``) is plain text again.
 
     Example:
         >>> line = said("pass ", Keyword("reps"), " again").text()
         >>> line == "pass `reps=` again", line.message.keywords
         (True, (Keyword(name='reps', value=None, bundle=None),))
+        >>> (line + " (also flagged: B)").message.keywords
+        (Keyword(name='reps', value=None, bundle=None),)
     """
 
     message: Message
@@ -159,6 +162,19 @@ class Said(str):
         line = super().__new__(cls, str(message))
         line.message = message if isinstance(message, Message) else Message((message,) if message else ())
         return line
+
+    def __add__(self, other: str) -> Said:
+        if not isinstance(other, str):
+            return NotImplemented
+        return Said(said(self.message, message_of(other)))
+
+    def __radd__(self, other: str) -> Said:
+        if not isinstance(other, str):
+            return NotImplemented
+        return Said(said(message_of(other), self.message))
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (Said, (self.message,))
 
 
 def said(*parts: Message | Part | BaseException) -> Message:

@@ -3,15 +3,20 @@
 ``redacting_run_names(pattern)`` (:mod:`rl_reliable_logger.redaction`; ``--redact-run-names`` on the command
 line) names the run-name texts to hide; :func:`redact_report` applies it to every text of a Report (tables,
 provenance, warnings) after the numbers are computed (runs are ordered by their ids first). The library and the
-command line call this one function, so both write and publish the same text for one analysis.
+command line call this one function, so both write and publish the same text for one analysis. A warning line that
+keeps its message (:class:`~rl_reliable_logger.wording.Said`) is redacted part by part and stays one, so the console
+still names flags for its keywords.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from ..wording import Field, Keyword, Message, Said
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..redaction import RunNameRedactor
     from .report import Report
 
 #: What provenance says when run names were redacted (the pattern itself is never recorded).
@@ -34,6 +39,27 @@ def redact_report(report: Report) -> Report:
     if redactor is None:
         return report
     changes = {f.name: redactor.scrub(getattr(report, f.name)) for f in dataclasses.fields(report)}
+    changes["warnings"] = [_line(redactor, line) for line in report.warnings]
     report = dataclasses.replace(report, **changes)
     report.provenance["redacted_run_names"] = REDACTED_NOTE
     return report
+
+
+def _line(redactor: RunNameRedactor, line: Any) -> Any:
+    """One warning line redacted; a line that keeps its message redacted part by part (text, field references,
+    keyword values) and kept as one when that reads as the whole line redacted, else the redacted text (a match
+    across two parts is never left in)."""
+    whole = redactor.scrub(line)
+    if not isinstance(line, Said):
+        return whole
+    parts: list[str | Keyword | Field] = []
+    for part in line.message.parts:
+        if isinstance(part, Keyword):
+            value = None if part.value is None else redactor(part.value)
+            parts.append(dataclasses.replace(part, value=value))
+        elif isinstance(part, Field):
+            parts.append(Field(redactor(part.ref)))
+        else:
+            parts.append(redactor(part))
+    message = Message(tuple(parts))
+    return message.text() if str(message) == whole else whole

@@ -19,7 +19,7 @@ from typing import Any
 from ..trackers import registry
 from ..trackers.base.request import KINDS
 from ..wording import Message
-from .flags import CliError, as_flags, cli_message
+from .flags import CliError, as_flags, cli_message, our_words
 from .options import analysis_options, name_mode
 
 __all__ = ["EPILOG", "CliError", "format_comparisons", "format_summary", "run_and_report", "tracker_fields"]
@@ -80,18 +80,23 @@ class _Console(logging.Handler):
             text = record.getMessage()
         except Exception:  # a library's malformed log call: say what it tried to say
             text = str(record.msg)
-        say_warning(f"{record.name.split('.')[0]}: {text}")
+        say_warning(f"{record.name.split('.')[0]}: {text}", foreign=True)
 
 
 _CONSOLES: list[tuple[_Console, dict[str, tuple[list[logging.Handler], bool]]]] = []
 
 
-def say_warning(text: Message | str | Warning, *, table: Any = None) -> None:
+def say_warning(text: Message | str | Warning, *, table: Any = None, foreign: bool = False) -> None:
     """Print one ``warning:`` line (flag words: ``table`` first, as :func:`~.flags.as_flags`; redacted; one line),
-    once per command: a warning the command prints itself and a library emits again is said once."""
+    once per command: a warning the command prints itself and a library emits again is said once. A line given as
+    text is ours (a source's or an analysis's warning line, :func:`~.flags.our_words`) unless ``foreign`` (another
+    library's log line: printed as it is)."""
     from ..trackers.base.messages import one_line
 
-    words = cli_message(text, table=table) if isinstance(text, Warning) else as_flags(text, table=table)
+    if isinstance(text, Warning):
+        words = cli_message(text, table=table)
+    else:
+        words = as_flags(text, table=table) if foreign else our_words(text, table=table)
     _say(warning_line(one_line(words, limit=4000)))
 
 
@@ -404,5 +409,5 @@ def summary_text(view: Any, warned: Sequence[str] | None = None) -> str:
     n_dropped = len(view.provenance.get("dropped") or [])
     if n_dropped:
         lines.append(f"left out {plural(n_dropped, 'row')}; each is listed with its reason in provenance.json")
-    lines += [warning_line(as_flags(w)) for w in ([line for _, line in view.notices] if warned is None else warned)]
+    lines += [warning_line(our_words(w)) for w in ([line for _, line in view.notices] if warned is None else warned)]
     return "\n".join(lines)

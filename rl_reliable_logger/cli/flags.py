@@ -4,8 +4,8 @@ Library messages are data (:class:`~rl_reliable_logger.wording.Message`): text a
 ``Keyword("include_unfinished", "True")``, ``Keyword("reps")`` or with the value given, ``Keyword("ci", "1.5")``.
 :func:`as_flags` puts each keyword the running command has a flag for into that flag (``--include-unfinished``,
 ``--reps``, ``--ci 1.5``) and leaves the others as the library writes them (```seeds_by_file=True```);
-:func:`cli_message` does it for an exception, with the parts it was raised with. A message given as plain text
-(a tracker client's own text, a warning line rebuilt as new text) is read the earlier way: its backticked keywords swapped for flags. An
+:func:`cli_message` does it for an exception, with the parts it was raised with. Plain text (a tracker client's own
+error, a line the command wrote in its own words) names no keyword of ours and is printed as it is. An
 analysis option's flag is part of its declaration
 (:mod:`rl_reliable_logger.analysis.declared`); :data:`ANALYSIS_FLAGS` is read from there. The source table
 below pairs the keywords of ScoreTable and the trackers with their flags; ``rl-reliable plan`` reads
@@ -19,8 +19,10 @@ Example:
     >>> from rl_reliable_logger.wording import Keyword, said
     >>> as_flags(said("pass ", Keyword("include_unfinished", "True"), " to use them"))
     'pass --include-unfinished to use them'
-    >>> as_flags("`ci=1.5` reads as a 1.5% interval; the largest feasible `reps=` is 10", analysis=True)
+    >>> as_flags(said(Keyword("ci", "1.5"), " reads as a 1.5% interval; the largest feasible ", Keyword("reps"), " is 10"), analysis=True)
     '--ci 1.5 reads as a 1.5% interval; the largest feasible --reps is 10'
+    >>> as_flags("a client's `ci=1.5` stays")
+    "a client's `ci=1.5` stays"
 """
 
 from __future__ import annotations
@@ -31,10 +33,11 @@ import contextvars
 import re
 from collections.abc import Iterator, Mapping, Sequence
 
+from ..errors import ReliabilityWarning, RLReliableError
 from ..trackers import registry
 from ..trackers.base.messages import DROP_INVALID, one_line
 from ..trackers.base.reruns import RERUN_CHOICES, RERUNS_FLAG
-from ..wording import Keyword, Message, Said
+from ..wording import Keyword, Message, Said, kw, message_of, said
 
 
 class CliError(Exception):
@@ -108,6 +111,7 @@ def _plan_flags() -> dict[str, str]:
 PLAN_FLAGS: dict[str, str] = _plan_flags()
 
 _TOKEN = re.compile(r"`([^`]+)`")
+_BUNDLED = re.compile(r"(\w+)\[(['\"])(.+)\2\]")
 _FLAG = re.compile(r"(?<![\w-])--[a-z0-9][a-z0-9-]*")
 #: The flags of the command being run (``main`` sets them): a keyword whose flag that command does not have is
 #: left as the keyword, so no message names a flag the command would reject.
@@ -161,60 +165,66 @@ def flag_of(keyword: Keyword, tables: Sequence[Mapping[str, str]]) -> str:
 
 def as_flags(text: Message | str, *, analysis: bool = False, table: Mapping[str, str] | None = None) -> str:
     """``text`` in the running command's words: every keyword it names that the command has a flag for as that
-    flag (others as the library writes them).
+    flag (others as the library writes them). Plain text (a tracker client's own words, a line the command wrote in
+    its own words) is printed as it is: it names no keyword of ours.
 
     ``analysis=True`` reads a keyword as an analysis option first (``seed=`` -> ``--seed``); ``table``
     (e.g. :data:`PLAN_FLAGS`) is read before both.
     """
     tables = _tables(analysis, table)
-    if isinstance(text, Said):  # a line kept as text that keeps its message
-        text = text.message
-    if isinstance(text, Message):
-        return text.words(keyword=lambda k: flag_of(k, tables))
-    return _plain_flags(text, tables)
-
-
-def _plain_flags(text: str, tables: tuple[Mapping[str, str], ...]) -> str:
-    """A message given as plain text, the earlier way: each backticked keyword swapped for its flag, and a flag the
-    command lacks put back as its keyword. What still comes this way: a tracker client's own error text, warning lines
-    rebuilt as new text (folded or redacted), and the few messages that still write a flag literally."""
-
-    def swap(m: re.Match[str]) -> str:
-        word = _word(m.group(1), tables)
-        return m.group(0) if word is None or not _available(word) else word
-
-    return _foreign_flags(_TOKEN.sub(swap, text), tables)
-
-
-def _foreign_flags(text: str, tables: tuple[Mapping[str, str], ...]) -> str:
-    """A flag written into a message that the running command does not have, put back as its keyword (so a hint
-    never names a flag the command would reject)."""
-    flags = _COMMAND_FLAGS.get()
-    if flags is None:
-        return text
-    keywords: dict[str, str] = {}
-    for table in tables:  # the first keyword of the first table that names the flag
-        for keyword, flag in table.items():
-            keywords.setdefault(flag, keyword)
-
-    def back(m: re.Match[str]) -> str:
-        flag = m.group(0)
-        keyword = keywords.get(flag)
-        return flag if flag in flags or keyword is None else f"`{keyword}`"
-
-    return _FLAG.sub(back, text)
+    return message_of(text).words(keyword=lambda k: flag_of(k, tables))
 
 
 def cli_message(
     err: BaseException | Warning | str, *, table: Mapping[str, str] | None = None, analysis: bool = False
 ) -> str:
-    """An exception's (or warning's) message in command-line words, from the parts it was raised with (analysis
-    options read as such; ``table`` first)."""
-    parts = getattr(err, "message_parts", None)
+    """An exception's (or warning's) message in command-line words, from the parts it was raised with
+    (:func:`~rl_reliable_logger.wording.message_of`; analysis options read as such; ``table`` first); one of ours
+    that came as text is read by :func:`our_words`, anything else's text is printed as it is."""
     analysis = analysis or getattr(err, "keyword", None) is not None
-    if isinstance(parts, Message) and str(parts) == str(err):
-        return as_flags(parts, analysis=analysis, table=table)
-    return as_flags(str(err), analysis=analysis, table=table)
+    if isinstance(err, (RLReliableError, CliError, ReliabilityWarning)):
+        return our_words(err, analysis=analysis, table=table)
+    return as_flags(message_of(err), analysis=analysis, table=table)
+
+
+def our_words(
+    text: BaseException | Message | str, *, analysis: bool = False, table: Mapping[str, str] | None = None
+) -> str:
+    """A message of ours (an error or warning of this package, a warning line of a source or an analysis) in
+    command-line words: its parts when it keeps them, else its text read by :func:`_keywords_named`."""
+    tables = _tables(analysis, table)
+    if isinstance(text, (Message, Said)) or getattr(text, "message_parts", None) is not None:
+        message = message_of(text)
+    else:
+        message = _keywords_named(str(text), tables)
+    return message.words(keyword=lambda k: flag_of(k, tables))
+
+
+def _keywords_named(text: str, tables: tuple[Mapping[str, str], ...]) -> Message:
+    """A message of ours that reaches the edge as text, as a message: each backticked keyword a flag table knows read
+    as a :class:`~rl_reliable_logger.wording.Keyword` part. Kept, and only for our own errors and warning lines
+    (:func:`our_words`), because some library messages still flatten a keyword into text: ``data/fields.
+    check_distinct`` raises an f-string of the two keywords that name one field; ``trackers/base/selection.
+    check_unreadable`` joins its runs' reasons as text (``marl_eval``'s ```last_step=True```, flattened by
+    ``str()`` there); ``analysis/jordan.py`` prefixes PBP's ```score_range=``` warning in an f-string. Each goes
+    when its message keeps its parts (``said()``, or ``+`` on a :class:`~rl_reliable_logger.wording.Said`).
+    A tracker client's text, another library's warning or log line and a line the command wrote are never read this
+    way: :func:`as_flags` prints plain text as it is.
+
+    Example:
+        >>> _keywords_named("`variant=` and `client_kwargs['tracking_uri']`, not `x`", (SOURCE_FLAGS,)).keywords
+        (Keyword(name='variant', value=None, bundle=None), Keyword(name='tracking_uri', value=None, bundle='client_kwargs'))
+    """
+    parts: list[str | Keyword] = []
+    at = 0
+    for m in _TOKEN.finditer(text):
+        token = m.group(1)
+        if _word(token, tables) is None:
+            continue
+        key = _BUNDLED.fullmatch(token)  # client_kwargs['tracking_uri']
+        parts += [text[at : m.start()], Keyword(key[3], bundle=key[1]) if key else kw(token)]
+        at = m.end()
+    return said(*parts, text[at:])
 
 
 def user_message(err: BaseException | Message | str) -> str:

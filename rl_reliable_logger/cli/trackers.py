@@ -108,7 +108,7 @@ def read_table(plugin: TrackerPlugin, args: argparse.Namespace, options: Any) ->
     source = plugin.source.open(args, retry_policy(args))
     table = read_source_table(source, source_request(args, options, plugin))
     for warning in plugin.source.warnings(source):
-        say_warning(f"skipped {warning}")  # redacted, --redact-run-names too
+        say_warning("skipped " + warning)  # redacted, --redact-run-names too
     return table
 
 
@@ -135,7 +135,7 @@ def handle(plugin: TrackerPlugin, args: argparse.Namespace) -> int:
     if unread and options.strict:  # a damaged log is a dropped run: --strict refuses to go on without it
         raise CliError(f"--strict: {redact(unread[0])}; repair or remove it, or drop --strict")
     for warning in unread:
-        say_warning(f"skipped {warning}")  # redacted, --redact-run-names too
+        say_warning("skipped " + warning)  # redacted, --redact-run-names too
 
     report = run_and_report(table, args, source=table.source, options=selected_options(options, table))
     if sink is None:

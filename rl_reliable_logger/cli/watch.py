@@ -324,7 +324,7 @@ def _tracker_runs(
     except RLReliableError as err:
         raise CliError(cli_message(err)) from None
     for warning in plugin.source.warnings(source):
-        say_warning(f"skipped {warning}")
+        say_warning("skipped " + warning)
     return table, sink
 
 

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError, ScoreTableError
+from ..wording import Keyword, said
 from . import csvcells
 from .counts import agree, plural
 from .files import check_regular_file
@@ -143,10 +144,15 @@ class Normalizer:
                 hint = f" (closest: {', '.join(keyed[c][0] for c in close)})" if close else ""
                 lines.append(f"{task}{hint}")
             raise ScoreTableError(
-                f"{plural(len(unmatched), 'task')} {agree(len(unmatched), 'have')} no reference score in the {self.name!r} table: "
-                + "; ".join(lines)
-                + f". The table knows {len(known)} tasks. Drop these tasks, or pass your own CSV with columns "
-                "task,low,high (--normalize path/to/refs.csv)."
+                said(
+                    f"{plural(len(unmatched), 'task')} {agree(len(unmatched), 'have')} no reference score in the "
+                    f"{self.name!r} table: "
+                    + "; ".join(lines)
+                    + f". The table knows {len(known)} tasks. Drop these tasks, or pass your own CSV with columns "
+                    "task,low,high (",
+                    Keyword("normalize", "path/to/refs.csv"),  # the command line: --normalize path/to/refs.csv
+                    ").",
+                )
             )
         bad = [f"{t} (low={lo!r}, high={hi!r})" for t, (lo, hi) in out.items() if _degenerate(lo, hi)]
         if bad:

@@ -11,6 +11,7 @@ import pytest
 from rl_reliable_logger.cli import common
 from rl_reliable_logger.cli.flags import as_flags, command_flags
 from rl_reliable_logger.cli.main import build_parser
+from rl_reliable_logger.wording import kw, said
 from tests.support.cli import run_cli
 
 
@@ -20,16 +21,25 @@ def _parser(*argv: str):
 
 
 def test_a_keyword_becomes_a_flag_only_when_the_command_has_it():
-    text = "Name the right fields with `algorithm=` and `score=`; or --algorithm-key/--task-key"
+    text = said(
+        "Name the right fields with ",
+        kw("algorithm="),
+        " and ",
+        kw("score="),
+        "; or ",
+        kw("algorithm="),
+        "/",
+        kw("task="),
+    )
     with command_flags(_parser("evaluate", "x.csv")):
         assert (
             as_flags(text)
             == "Name the right fields with --algorithm-key and --score-key; or --algorithm-key/--task-key"
         )
     with command_flags(_parser("tensorboard", "logs", "--score-key", "r")):
-        said = as_flags(text)
-    assert "--algorithm-key" not in said and "--task-key" not in said
-    assert said == "Name the right fields with `algorithm=` and --score-key; or `algorithm=`/`task=`"
+        words = as_flags(text)
+    assert "--algorithm-key" not in words and "--task-key" not in words
+    assert words == "Name the right fields with `algorithm=` and --score-key; or `algorithm=`/`task=`"
     assert as_flags(text).startswith("Name the right fields with --algorithm-key")  # outside a command: every flag
 
 

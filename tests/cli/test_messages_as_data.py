@@ -189,3 +189,106 @@ def test_the_stats_warnings_name_keywords_as_parts():
     _, (support,) = resolve_support([[np.array([0.0, 1.0])], [np.array([0.5, 2.0])]])
     assert isinstance(support, Said) and "(`score_range=` LOW,HIGH)" in support
     assert "(--score-range LOW,HIGH)" in as_flags(support, analysis=True)
+
+
+def test_plain_text_is_printed_as_it_is():
+    """A tracker client's own error is text: a backticked ``seed=`` or an ``--experiment`` in it is its own, never turned
+    into a flag or back into a keyword (the earlier fallback rewrote both)."""
+    text = "MlflowException: the server says `seed=` is unknown; retry with --experiment"
+    with command_flags(_parser("evaluate", "x.csv")):
+        assert as_flags(text) == text
+        assert cli_message(RuntimeError(text)) == text
+
+
+def test_an_error_of_ours_raised_as_text_still_names_flags():
+    """``check_distinct`` still raises an f-string of keywords: the command line reads it as keywords (the one
+    text of ours read that way; see ``cli.flags._keywords_named``)."""
+    from rl_reliable_logger.data.fields import check_distinct
+
+    with pytest.raises(InputError) as caught:
+        check_distinct({"variant=": ["params.lr"], "extra_fields=": ["params.lr"]}, what="field")
+    assert caught.value.message_parts is None and str(caught.value).startswith("`variant=` and `extra_fields=`")
+    with command_flags(_parser("mlflow", "--experiment", "x")):
+        assert cli_message(caught.value).startswith("--variant-key and --hyperparameter-keys both name the field")
+
+
+def test_a_folded_warning_line_keeps_its_message():
+    """A warning line with the pairs it also flags added (``analysis.notices``) still names flags on the console."""
+    line = said("left out 2 runs; pass ", kw("include_unfinished=True"), " to use them").text()
+    folded = line + " (also flagged: its mean differences with B)"
+    assert isinstance(folded, Said) and folded == str(line) + " (also flagged: its mean differences with B)"
+    assert folded.message.keywords == (kw("include_unfinished=True"),)
+    with command_flags(_parser("mlflow", "--experiment", "x")):
+        assert as_flags(folded) == "left out 2 runs; pass --include-unfinished to use them (also flagged: its mean " + (
+            "differences with B)"
+        )
+    assert isinstance("A: " + line, Said) and ("A: " + line).message.keywords == (kw("include_unfinished=True"),)
+
+
+def test_a_redacted_warning_keeps_its_flags():
+    """``redact_report`` hides run names part by part: the warning stays a message (flags on the console) and no
+    match is left in, in its text, its field references or a keyword's value."""
+    from rl_reliable_logger.analysis.redacted import redact_report
+    from rl_reliable_logger.analysis.report import Report
+    from rl_reliable_logger.redaction import redacting_run_names
+
+    line = said("run ppo-tok_abc of ", Field("config.tok_def"), " stopped; pass ", kw("include_unfinished=True")).text()
+    keyed = said("use ", Keyword("run_key", "tok_ghi")).text()
+    with redacting_run_names("tok_[a-z]+"):
+        out, key_out = redact_report(Report(warnings=[line, keyed])).warnings
+    assert isinstance(out, Said) and "tok_" not in out and out.startswith("run ppo-redacted-")
+    assert out.message.keywords == (kw("include_unfinished=True"),)
+    with command_flags(_parser("mlflow", "--experiment", "x")):
+        assert as_flags(out).endswith("stopped; pass --include-unfinished")
+    assert isinstance(key_out, Said) and "tok_" not in key_out
+    across = said("run ppo-tok_", kw("reps=")).text()  # a match across two parts: the whole text, redacted
+    with redacting_run_names(r"tok_\S+"):
+        (flat,) = redact_report(Report(warnings=[across])).warnings
+    assert "tok_" not in flat and "reps" not in flat
+
+
+def test_an_unknown_task_names_the_normalize_keyword_in_the_library_and_the_flag_on_the_command_line(tmp_path, capsys):
+    from rl_reliable_logger.data.normalize import get_normalizer
+
+    with pytest.raises(InputError) as caught:
+        get_normalizer("atari100k").bounds(["NoSuchGame"])
+    assert "(`normalize=path/to/refs.csv`)." in str(caught.value) and "--normalize" not in str(caught.value)
+    scores = tmp_path / "s.csv"
+    scores.write_text("algorithm,task,seed,score\nA,NoSuchGame,0,1\nB,NoSuchGame,0,2\n", encoding="utf-8")
+    code, _, err = run_cli(capsys, "evaluate", scores, "--normalize", "atari100k")
+    assert code == 2 and "(--normalize path/to/refs.csv)." in err and "normalize=" not in err, err
+
+
+def test_the_mlflow_curves_hint_names_keywords():
+    from types import SimpleNamespace
+
+    from rl_reliable_logger.trackers.mlflow.plugin import MlflowCli
+
+    args = SimpleNamespace(publish=None, experiment=["x"], curve_key=None)
+    with pytest.raises(InputError) as caught:
+        MlflowCli().check_command(args, SimpleNamespace(curves=True))  # type: ignore[arg-type]
+    assert caught.value.message_parts is not None
+    assert str(caught.value).startswith("`curves=True` needs `curve_key=METRIC`")
+    with command_flags(_parser("mlflow", "--experiment", "x")):
+        assert cli_message(caught.value) == (
+            "--curves needs --curve-key METRIC: the metric logged during training whose history gives the learning "
+            "curves (e.g. --curve-key normalized_reward)."
+        )
+
+
+def test_a_line_of_ours_given_as_text_names_flags_and_a_client_log_line_is_printed_as_it_is(capsys):
+    """A warning line of ours still flattened into text (``analysis/jordan.py`` prefixes PBP's warning in an
+    f-string) names the flag; another library's log line or warning is its own text, never rewritten."""
+    import logging
+
+    from rl_reliable_logger.cli import common
+
+    with common.console(), command_flags(_parser("evaluate", "x.csv")):
+        common.say_warning("Jordan aggregate: give the known range (`score_range=` LOW,HIGH)")
+        logging.getLogger("urllib3.connectionpool").warning("pass `seed=` to the pool; --reps is not ours")
+        warnings.warn("a client says `seed=`", RuntimeWarning, stacklevel=1)
+    assert capsys.readouterr().err == (
+        "warning: Jordan aggregate: give the known range (--score-range LOW,HIGH)\n"
+        "warning: urllib3: pass `seed=` to the pool; --reps is not ours\n"
+        "warning: a client says `seed=`\n"
+    )

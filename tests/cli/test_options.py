@@ -12,6 +12,7 @@ from rl_reliable_logger.analysis.options import AnalysisOptions
 from rl_reliable_logger.cli.flags import ANALYSIS_FLAGS, SOURCE_FLAGS, as_flags
 from rl_reliable_logger.cli.main import build_parser, main
 from rl_reliable_logger.cli.options import analysis_options
+from rl_reliable_logger.wording import kw, said
 from tests.support.cli import run_cli
 from tests.support.imports import modules_loaded
 
@@ -151,12 +152,12 @@ def test_tracker_fields_reads_references_of_every_kind():
 
 
 def test_library_messages_in_flag_words():
-    assert as_flags("`jordan_delta=2` is bad", analysis=True) == "--delta 2 is bad"
+    assert as_flags(said(kw("jordan_delta=2"), " is bad"), analysis=True) == "--delta 2 is bad"
     # one word, two meanings: the seed field of a source vs the random seed of an analysis
-    assert as_flags("`seed=` names no field") == "--seed-key names no field"
-    assert as_flags("`seed=-1` is negative", analysis=True) == "--seed -1 is negative"
-    assert as_flags("`curves=True` need steps", analysis=True) == "--curves need steps"
-    assert as_flags("`unknown=` stays") == "`unknown=` stays"
+    assert as_flags(said(kw("seed="), " names no field")) == "--seed-key names no field"
+    assert as_flags(said(kw("seed=-1"), " is negative"), analysis=True) == "--seed -1 is negative"
+    assert as_flags(said(kw("curves=True"), " need steps"), analysis=True) == "--curves need steps"
+    assert as_flags(said(kw("unknown="), " stays")) == "`unknown=` stays"
     assert SOURCE_FLAGS["algorithms="] == ANALYSIS_FLAGS["only_algorithms="]  # same flag, source and analysis
 
 

@@ -25,7 +25,7 @@ def test_library_messages_name_keywords_and_the_cli_turns_them_into_flags():
         records_to_table([_rec("a", "PPO", score=None)], **REFS)
     text = str(err.value)
     assert "`on_invalid='drop'`" in text and "`score=`" in text and "--" not in text
-    flags = as_flags(text)
+    flags = as_flags(err.value.message_parts)
     assert "--drop-invalid" in flags and "--score-key" in flags and "`" not in flags.split("\n")[-1]
 
 

@@ -134,8 +134,10 @@ class Hints:
         return worded if isinstance(worded, str) else str(worded)
 
     def said(self, text: str) -> str:
-        """Plain text (a message not yet built as data, provenance) with each field reference of :attr:`refs` in
-        the source's words (longest reference first)."""
+        """Text that is not a message with each field reference of :attr:`refs` in the source's words (longest
+        reference first). What still comes as text: the ``problems`` of an intake error (one line per run, listed as
+        they were found) and the provenance values ``fields`` and ``score`` (``trackers.base.selection``); a message
+        or warning line keeps its field references as parts and is worded by :meth:`worded` instead."""
         for ref, words in sorted(self.refs, key=lambda pair: -len(pair[0])):
             text = text.replace(ref, words)
         return text

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...errors import InputError
+from ...wording import Keyword, said
 from ..base.clients import client_key
 from ..base.plugin import (
     Args,
@@ -140,8 +141,14 @@ class MlflowCli(CliWiring):
         publish_target(args)
         if options.curves and not args.curve_key:
             raise InputError(
-                "--curves needs --curve-key METRIC: the metric logged during training whose history "
-                "gives the learning curves (e.g. --curve-key normalized_reward)."
+                said(
+                    Keyword("curves", "True"),
+                    " needs ",
+                    Keyword("curve_key", "METRIC"),
+                    ": the metric logged during training whose history gives the learning curves (e.g. ",
+                    Keyword("curve_key", "normalized_reward"),
+                    ").",
+                )
             )
 
 
