@@ -128,7 +128,7 @@ def jordan_tables(
     res = jd.jordan_evaluate(
         samples, method=method, delta=delta, support=support, reps=reps, seed=seed, progress=progress, **choices
     )
-    warnings = [f"Jordan aggregate: {w}" for w in res.warnings]
+    warnings = ["Jordan aggregate: " + w for w in res.warnings]  # a line keeps its message
     if score_range is not None and res.method != "pbp":
         warnings.append(f"Jordan aggregate: score_range is only used by PBP; ignored for {res.method}.")
     agg = pd.DataFrame(

@@ -202,13 +202,11 @@ def our_words(
 
 def _keywords_named(text: str, tables: tuple[Mapping[str, str], ...]) -> Message:
     """A message of ours that reaches the edge as text, as a message: each backticked keyword a flag table knows read
-    as a :class:`~rl_reliable_logger.wording.Keyword` part. Kept, and only for our own errors and warning lines
-    (:func:`our_words`), because some library messages still flatten a keyword into text: ``data/fields.
-    check_distinct`` raises an f-string of the two keywords that name one field; ``trackers/base/selection.
-    check_unreadable`` joins its runs' reasons as text (``marl_eval``'s ```last_step=True```, flattened by
-    ``str()`` there); ``analysis/jordan.py`` prefixes PBP's ```score_range=``` warning in an f-string. Each goes
-    when its message keeps its parts (``said()``, or ``+`` on a :class:`~rl_reliable_logger.wording.Said`).
-    A tracker client's text, another library's warning or log line and a line the command wrote are never read this
+    as a :class:`~rl_reliable_logger.wording.Keyword` part. Only for errors and warning lines of this package's
+    classes (:func:`our_words`) that arrive as text: every message this package builds keeps its parts (``said()``,
+    or ``+`` on a :class:`~rl_reliable_logger.wording.Said`), but a tracker plugin from outside the package (the
+    registry takes third-party plugins) may raise an ``InputError`` in the earlier style, backticked keywords in
+    text, and its user should still see flags. A tracker client's text, another library's warning or log line and a line the command wrote are never read this
     way: :func:`as_flags` prints plain text as it is.
 
     Example:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from ..errors import InputError
+from ..wording import kw, said
 
 
 def check_distinct(roles: Mapping[str, str | Iterable[str | None] | None], *, what: str = "column") -> None:
@@ -35,6 +36,11 @@ def check_distinct(roles: Mapping[str, str | Iterable[str | None] | None], *, wh
             first = owner.setdefault(str(name), keyword)
             if first != keyword:
                 raise InputError(
-                    f"`{first}` and `{keyword}` both name the {what} {str(name)!r}: a field plays one role "
-                    f"(algorithm, task, seed, configuration, ...); drop it from one of the two."
+                    said(
+                        kw(first),
+                        " and ",
+                        kw(keyword),
+                        f" both name the {what} {str(name)!r}: a field plays one role (algorithm, task, seed, "
+                        "configuration, ...); drop it from one of the two.",
+                    )
                 )

@@ -15,7 +15,7 @@ from rl_reliable_logger.cli.flags import as_flags, cli_message, command_flags
 from rl_reliable_logger.cli.main import build_parser
 from rl_reliable_logger.errors import InputError, ReliabilityWarning, TrackerError
 from rl_reliable_logger.trackers.base.clients import client_key
-from rl_reliable_logger.wording import Field, Keyword, Said, kw, said
+from rl_reliable_logger.wording import Field, Keyword, Said, kw, message_of, said
 from tests.support.cli import run_cli
 
 PACKAGE = Path(__file__).resolve().parents[2] / "rl_reliable_logger"
@@ -200,16 +200,25 @@ def test_plain_text_is_printed_as_it_is():
         assert cli_message(RuntimeError(text)) == text
 
 
-def test_an_error_of_ours_raised_as_text_still_names_flags():
-    """``check_distinct`` still raises an f-string of keywords: the command line reads it as keywords (the one
-    text of ours read that way; see ``cli.flags._keywords_named``)."""
+def test_a_field_in_two_roles_names_both_keywords_as_flags():
+    """``check_distinct`` raises its two keywords as parts: the library writes them as keywords, the command line
+    as its flags."""
     from rl_reliable_logger.data.fields import check_distinct
 
     with pytest.raises(InputError) as caught:
         check_distinct({"variant=": ["params.lr"], "extra_fields=": ["params.lr"]}, what="field")
-    assert caught.value.message_parts is None and str(caught.value).startswith("`variant=` and `extra_fields=`")
+    assert caught.value.message_parts is not None and str(caught.value).startswith("`variant=` and `extra_fields=`")
     with command_flags(_parser("mlflow", "--experiment", "x")):
         assert cli_message(caught.value).startswith("--variant-key and --hyperparameter-keys both name the field")
+
+
+def test_an_error_of_ours_raised_as_text_still_names_flags():
+    """An error of ours that reaches the edge as text (a few library messages still flatten a keyword) is read for
+    its backticked keywords (``cli.flags._keywords_named``); a client's text is not (above)."""
+    err = InputError("`variant=` and `extra_fields=` both name the field 'params.lr'")
+    assert err.message_parts is None
+    with command_flags(_parser("mlflow", "--experiment", "x")):
+        assert cli_message(err).startswith("--variant-key and --hyperparameter-keys both name the field")
 
 
 def test_a_folded_warning_line_keeps_its_message():
@@ -291,4 +300,21 @@ def test_a_line_of_ours_given_as_text_names_flags_and_a_client_log_line_is_print
         "warning: Jordan aggregate: give the known range (--score-range LOW,HIGH)\n"
         "warning: urllib3: pass `seed=` to the pool; --reps is not ours\n"
         "warning: a client says `seed=`\n"
+    )
+
+
+def test_the_reasons_of_unreadable_runs_keep_their_keywords():
+    """``check_unreadable`` lists its runs' reasons in one error: a reason that names a keyword (marl-eval's
+    ``last_step=True``) keeps it as a part, so the command line names its flag, and a plain reason stays text."""
+    from rl_reliable_logger.trackers.base.request import SourceRequest
+    from rl_reliable_logger.trackers.base.selection import check_unreadable
+    from rl_reliable_logger.trackers.marl_eval.source import HINTS
+
+    reason = said("run 1 has no step_<k> entry, so ", kw("last_step=True"), " has no last step").text()
+    request = SourceRequest(algorithm="a", task="t", seed="s", score="v")
+    with pytest.raises(InputError) as caught:
+        check_unreadable([{"reason": reason}, {"reason": "b.json: not JSON"}], request, HINTS)
+    assert str(caught.value).startswith("2 runs cannot be read: run 1 has no step_<k> entry, so `last_step=True`")
+    assert kw("last_step=True") in message_of(caught.value).keywords and "; b.json: not JSON. Pass `" in str(
+        caught.value
     )

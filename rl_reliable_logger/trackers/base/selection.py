@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...data.counts import agree, plural
 from ...errors import InputError
-from ...wording import kw, said
+from ...wording import Message, kw, message_of, said
 from .drops import drop_summary
 from .messages import DROP_INVALID, Hints
 from .records import FINISHED, FieldRef, RunRecord, parse_field_ref, records_to_table, resolve, variant_label
@@ -311,14 +311,17 @@ def check_unreadable(unreadable: Sequence[Mapping[str, Any]], request: SourceReq
     """Runs whose files cannot be read are an error naming each file, unless ``on_invalid="drop"``."""
     if not unreadable or request.on_invalid == "drop":
         return
+    reasons: list[Message | str] = []
+    for d in unreadable[:_SHOWN]:  # a reason that keeps its message (a keyword named in it) stays a message
+        reasons += ["; " if reasons else "", message_of(d["reason"])]
     raise InputError(
-        f"{plural(len(unreadable), 'run')} cannot be read: "
-        + "; ".join(str(d["reason"]) for d in unreadable[:_SHOWN])
-        + (" ..." if len(unreadable) > _SHOWN else "")
-        + (
+        said(
+            f"{plural(len(unreadable), 'run')} cannot be read: ",
+            *reasons,
+            " ..." if len(unreadable) > _SHOWN else "",
             said(". Pass ", kw(DROP_INVALID), " to leave these runs out (they are listed in provenance).")
             if hints.has(DROP_INVALID)
-            else "."
+            else ".",
         ),
         [str(d["reason"]) for d in unreadable],
     )

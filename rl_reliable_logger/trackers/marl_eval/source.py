@@ -158,7 +158,7 @@ class MarlEvalSource:
             for run in runs:
                 if self.last_step and not run.steps:  # never the absolute metric in its place without a word
                     unreadable.append(
-                        {"run_id": f"{relative}:{run.where}", **_cell(run), "reason": str(_no_steps(run))}
+                        {"run_id": f"{relative}:{run.where}", **_cell(run), "reason": _no_steps(run).text()}
                     )
                     continue
                 records.append(replace(self._record(run, relative, fields, metric), started=started))
