@@ -62,7 +62,7 @@ class Declared:
     metavar: str | None = None
     parse: Callable[[str], Any] | type | None = None
     repeatable: bool = False
-    default_text: str | Callable[[], str] | None = None
+    default_text: Message | str | Callable[[], str] | None = None
     record: Callable[[Any], Any] | None = None
 
 

@@ -158,7 +158,7 @@ class PlanOptions:
         group=PLANNING,
         metavar="N1,N2",
         parse=_ints,
-        default_text="a grid up to `max_runs=`",
+        default_text=said("a grid up to ", kw("max_runs=")),
     )
     trials: int = option(
         200,

@@ -87,8 +87,8 @@ def _default_text(field: Any, decl: Any) -> str:
 
     if callable(decl.default_text):
         return decl.default_text()
-    if decl.default_text is not None:
-        return decl.default_text
+    if decl.default_text is not None:  # in flag words, as the help itself
+        return as_flags(decl.default_text, analysis=True, table=PLAN_FLAGS)
     value = default_of(field)
     return ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
 

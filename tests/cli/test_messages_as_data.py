@@ -318,3 +318,15 @@ def test_the_reasons_of_unreadable_runs_keep_their_keywords():
     assert kw("last_step=True") in message_of(caught.value).keywords and "; b.json: not JSON. Pass `" in str(
         caught.value
     )
+
+
+@pytest.mark.parametrize("argv", [("plan", "file", "x"), ("evaluate",), ("mlflow",), ("race", "file", "x")])
+def test_a_help_text_names_flags_not_keywords(capsys, argv):
+    """Every part of ``--help`` (an option's help and its default) is in the command's words: a declared
+    default such as ``--runs``'s "a grid up to --max-runs" names the flag, never a backticked keyword."""
+    import re
+
+    with pytest.raises(SystemExit):
+        run_cli(capsys, *argv, "--help")
+    out = capsys.readouterr().out
+    assert "--" in out and not re.search(r"`\w+=", out), re.findall(r".*`\w+=.*", out)
