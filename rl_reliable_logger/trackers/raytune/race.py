@@ -7,7 +7,9 @@ reads every look's experiments, takes the race's next look (:func:`rl_reliable_l
 folder, replay and refusals as the command) and stops when the race does.
 
 Each look is its own Tune experiment, ``<storage_path>/<name>-look<k>`` (both of ``run_config``) (:mod:`.attempts`). Called again after an
-interruption (SIGTERM, SIGKILL, a crash: in any look), it goes on where it stopped: a look already recorded in
+interruption (SIGTERM, SIGKILL, Ctrl-C, a crash: in any look), it goes on where it stopped (Tune returns from
+``fit()`` on Ctrl-C as if done: a look whose trials did not all end is not taken, and the call raises
+``KeyboardInterrupt``): a look already recorded in
 the state folder runs nothing; the look that was cut off runs exactly its listed runs that no attempt finished
 (the same seeds, none twice), as another experiment ``<name>-look<k>.<n>``, and then takes the look. While a look
 runs, Tune saves its experiment state at every step (``TUNE_GLOBAL_CHECKPOINT_S=0``, Tune's own setting), and
@@ -41,6 +43,7 @@ from ..base.deprecation import moved_keywords
 from ..base.reading import ReadOptions
 from .attempts import TrialReading, next_attempt, race_table, read_looks, unfinished
 from .ended import end_recorder
+from .experiment import read_experiment
 from .keys import DEFAULT_STEP
 from .listed import tune_config as listed_config
 
@@ -263,6 +266,20 @@ def _run_look(
     )
     with _state_saved_each_step():
         tuner.fit()
+    _check_all_ended(storage / name, len(runs))
+
+
+def _check_all_ended(folder: Path, listed: int) -> None:
+    """Tune ends an experiment on an interrupt (Ctrl-C, SIGUSR1) by returning from ``fit()`` as it does when the
+    experiment is done: a look whose listed trials did not all end (TERMINATED or ERROR) was interrupted. It is
+    not taken (a look taken then would lack those runs for good); the interrupt goes on, and the next call runs
+    the look's runs that had not ended."""
+    ended = sum(t.status in ("TERMINATED", "ERROR") for t in read_experiment(folder).trials)
+    if ended < listed:
+        raise KeyboardInterrupt(
+            f"Ray Tune stopped the experiment {folder.name!r} on an interrupt with {ended} of its {listed} trials "
+            "ended; the look is not taken: call race_tune again to run the rest (the runs that ended are kept)"
+        )
 
 
 def _plain(run: Mapping[str, Any]) -> dict[str, Any]:

@@ -184,3 +184,25 @@ def test_a_look_whose_state_file_was_cut_short_runs_only_what_had_not_ended(ray_
     assert whole.returncode == 0, whole.stderr[-2000:]
     assert whole.stdout.strip().splitlines()[-1] == done.stdout.strip().splitlines()[-1]
     assert _outcome(tmp_path) == _outcome(plain)
+
+
+@pytest.mark.slow
+def test_a_look_stopped_by_ctrl_c_is_not_taken_and_the_next_call_finishes_it(ray_address: str, tmp_path: Path) -> None:
+    """Tune ends an experiment on Ctrl-C (SIGINT) by returning from ``fit()`` as it does when the experiment is
+    done. A look whose trials did not all end is not taken (taken, it would lack the cut-off run for good): the
+    call stops with KeyboardInterrupt, saying so, and the next call runs only the run that had not ended."""
+    cut = _call(tmp_path, ray_address, 1, (LOOK_1[3], signal.SIGINT))  # three runs ended, the fourth interrupted
+    assert cut.returncode != 0 and (tmp_path / "trigger.fired").exists(), cut.stderr[-2000:]
+    assert "KeyboardInterrupt: Ray Tune stopped the experiment 'race-look1' on an interrupt with 3 of its 4" in (
+        cut.stderr
+    ), cut.stderr[-2000:]
+    assert not (tmp_path / "race" / "looks.json").exists()  # look 1 is not taken
+    (tmp_path / "trigger.fired").unlink()
+
+    done = _call(tmp_path, ray_address, 2, None)
+    assert done.returncode == 0, done.stderr[-2000:]
+    ended = _ended(tmp_path)
+    assert [run for call, run in ended if call == 2] == [_run(c) for c in LOOK_1[3:] + LOOK_2]
+    assert Counter(run for _, run in ended) == {_run(c): 1 for c in LOOK_1 + LOOK_2}  # none twice
+    looks = json.loads((tmp_path / "race" / "looks.json").read_text())
+    assert len(looks) == 2 and all("missing" not in look for look in looks)  # each look had every listed run
