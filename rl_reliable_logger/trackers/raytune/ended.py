@@ -26,8 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ...data.files import read_text
-from ...data.jsontext import loads
+from ...data.jsontext import read_json
 from ...errors import InputError
 
 #: The folder of the end records inside an experiment folder (it holds no trial's files, so it is no trial folder).
@@ -79,7 +78,7 @@ def _iteration(value: Any) -> int | None:
 def _record(path: Path) -> tuple[str, int] | str:
     """(trial id, iteration) of the record at ``path``, or why it is passed over."""
     try:
-        data = loads(read_text(path, "Ray Tune trial end record", max_bytes=MAX_RECORD_BYTES), str(path))
+        data = read_json(path, "Ray Tune trial end record", max_bytes=MAX_RECORD_BYTES)
     except InputError as err:
         return str(err)
     if not isinstance(data, Mapping) or data.get("format") != FORMAT:

@@ -41,7 +41,7 @@ from typing import Any
 
 from ...data.csvrows import csv_records
 from ...data.files import read_text
-from ...data.jsontext import JsonProblem, loads, parse, read_json
+from ...data.jsontext import JsonProblem, loads, parse
 from ...errors import InputError
 from .ended import FOLDER, ended, last_iteration
 
@@ -267,21 +267,27 @@ def _folder_state(folder: Path, rows: list[dict[str, Any]], end: int | None) -> 
     return "TERMINATED" if rows and end is not None and last_iteration(rows[-1]) == end else "UNKNOWN"
 
 
-def _folder_trial(folder: Path, pickled: Pickled, ends: Mapping[str, int]) -> Trial:
+#: The files a trial folder holds its reports in (``progress.csv`` only when there is no ``result.json``).
+_REPORT_FILES = ("result.json", "progress.csv")
+
+
+def _folder_trial(folder: Path, pickled: Pickled, ends: Mapping[str, int]) -> Trial | None:
     """One trial as its own folder says: ``params.json`` (the config) and its reports (the last one the last
-    result, its ``trial_id`` the id; a trial that never reported is known by its folder name)."""
+    result, its ``trial_id`` the id; a trial that never reported is known by its folder name). None for a trial
+    Tune was still setting up when it was stopped: no report yet, and its ``params.json`` empty or cut short (the
+    driver writes it in place, as the state file); a cut config beside reports is refused."""
     trial = Trial(folder.name, "UNKNOWN", {}, {}, folder, folder.name)
-    if os.path.lexists(folder / "result.json") or os.path.lexists(folder / "progress.csv"):
-        rows = reports(trial, complete=False)
-    else:
-        rows = []
+    rows = reports(trial, complete=False) if any(os.path.lexists(folder / name) for name in _REPORT_FILES) else []
+    params = folder / "params.json"
+    text = read_text(params, "Ray Tune trial config") if os.path.lexists(params) else "{}"
+    if not any(_size(folder / name) for name in _REPORT_FILES) and cut_short(text):
+        return None
+    config = loads(text, params)
+    if not isinstance(config, Mapping):
+        raise InputError(f"{params}: is not a JSON object (an unknown Ray Tune format)")
     last = rows[-1] if rows else {}
     trial.trial_id = str(last.get("trial_id") or folder.name)
     trial.status = _folder_state(folder, rows, ends.get(trial.trial_id))
-    params = folder / "params.json"
-    config = read_json(params, "Ray Tune trial config") if os.path.lexists(params) else {}
-    if not isinstance(config, Mapping):
-        raise InputError(f"{params}: is not a JSON object (an unknown Ray Tune format)")
     trial.config = _without_pickles(flat(config), "config key", trial.trial_id, pickled)
     trial.last_result = _without_pickles(dict(last), "reported metric", trial.trial_id, pickled)
     return trial
@@ -291,15 +297,7 @@ def _is_trial_folder(path: Path) -> bool:
     """A folder of the experiment (not a link out of it) holding a trial's files."""
     if path.is_symlink() or not path.is_dir() or _trial_folder(path.parent, path.name) is None:
         return False
-    return any(os.path.lexists(path / name) for name in ("params.json", "result.json", "progress.csv"))
-
-
-def _not_begun(folder: Path) -> bool:
-    """A trial folder Tune was still setting up when it was stopped: no report yet, and its ``params.json`` empty
-    or cut short (the driver writes it in place, as the state file). A cut config beside reports is refused."""
-    params = folder / "params.json"
-    reported = any(_size(folder / name) for name in ("result.json", "progress.csv"))
-    return not reported and os.path.lexists(params) and cut_short(read_text(params, "Ray Tune trial config"))
+    return any(os.path.lexists(path / name) for name in ("params.json", *_REPORT_FILES))
 
 
 def _size(path: Path) -> int:
@@ -317,9 +315,8 @@ def _from_trial_folders(folder: Path, state_file: Path, how: str) -> Experiment:
     recorded."""
     pickled: Pickled = {}
     ends, end_notes = ended(folder)
-    found = sorted(p for p in folder.iterdir() if _is_trial_folder(p))
-    begun = [p for p in found if not _not_begun(p)]
-    trials = sorted((_folder_trial(p, pickled, ends) for p in begun), key=lambda t: t.trial_id)
+    read = {p: _folder_trial(p, pickled, ends) for p in sorted(folder.iterdir()) if _is_trial_folder(p)}
+    trials = sorted((t for t in read.values() if t is not None), key=lambda t: t.trial_id)
     count = f"its {len(trials)} trials were" if len(trials) != 1 else "its 1 trial was"
     note = (
         f"Ray Tune experiment state {str(state_file)!r} is {how} (as Tune leaves it when stopped while writing it): "
@@ -332,7 +329,7 @@ def _from_trial_folders(folder: Path, state_file: Path, how: str) -> Experiment:
             f", unless race_tune recorded its end ({recorded} trial(s) ended normally by their end records in "
             f"{FOLDER!r})"
         )
-    passed = [p.name for p in found if p not in begun]
+    passed = [p.name for p, t in read.items() if t is None]
     if passed:
         note += (
             f"; {len(passed)} trial folder(s) ({', '.join(repr(n) for n in passed)}) had not begun (no report, "
