@@ -233,8 +233,7 @@ def trial(data: DataSet, n: int, truth: dict[str, np.ndarray], rng: np.random.Ge
         rec["agg"].append((side, [feats[a][k] for k in cv.ALGORITHM_FEATURES]))
         rec["agg_w"].append((rows["high"] - rows["low"]).to_numpy())
         low, high = student_t_runs(cells[a], 0.95)
-        tf = cv.task_features(cells[a])
-        rec["task"].append((_side(low, high, truth[f"{a}/tasks"]), [[f[k] for k in cv.TASK_FEATURES] for f in tf]))
+        rec["task"].append((_side(low, high, truth[f"{a}/tasks"]), task_columns(cells[a])))
     for x, y in pairs(algs):
         rows = diff[(diff["algorithm_x"] == x) & (diff["algorithm_y"] == y)]
         side = _side(rows["low"].to_numpy(), rows["high"].to_numpy(), truth[x] - truth[y])
@@ -317,10 +316,39 @@ def task_records(data: DataSet, n: int, trials: int, seed: int) -> dict[str, np.
         for a, c in cells.items():
             low, high = student_t_runs(c, 0.95)
             side.append(_side(low, high, truth[f"{a}/tasks"]))
-            feat.append([[f[k] for k in cv.TASK_FEATURES] for f in cv.task_features(c)])
+            feat.append(task_columns(c))
         sides.append(side)
         feats.append(feat)
     return {f"task_side_{n}": np.array(sides), f"task_feat_{n}": np.array(feats, dtype=np.float32)}
+
+
+# ----------------------------------------------------------------------------- the per-task columns
+#: The per-task columns the study records (the order of every ``task_feat_<N>``): the library's caveat features
+#: (:data:`rl_reliable_logger.analysis.caveats.TASK_FEATURES`), then the spread ratio the study splits the rows by.
+TASK_COLUMNS = (*cv.TASK_FEATURES, "spread_ratio")
+
+
+def spread_ratios(runs: list[np.ndarray]) -> np.ndarray:
+    """Each task's standard deviation over the median of those of the tasks with two runs or more (an algorithm's
+    typical spread, on the one scale its tasks share after normalisation): 1 for a task of one run, inf for a task
+    with spread among tasks whose median has none.
+
+    Example:
+        >>> spread_ratios([np.array([0.0, 2.0]), np.array([1.0, 1.1]), np.array([5.0, 9.0]), np.array([3.0])]).round(3)
+        array([1.  , 0.05, 2.  , 1.  ])
+    """
+    sds = np.array([float(np.std(r, ddof=1)) if r.size > 1 else np.nan for r in runs])
+    typical = float(np.median(sds[np.isfinite(sds)])) if np.isfinite(sds).any() else np.nan
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.where(sds > 0, sds / typical, 0.0) if typical > 0 else np.where(sds > 0, np.inf, 0.0)
+    return np.where(np.isfinite(sds), ratios, 1.0)
+
+
+def task_columns(cells: bs.Cells) -> list[list[float]]:
+    """One row of :data:`TASK_COLUMNS` per task of ``cells``."""
+    runs = [cells.values[o : o + n] for o, n in zip(cells.offsets, cells.sizes)]
+    features = cv.task_features(cells)
+    return [[*(f[k] for k in cv.TASK_FEATURES), float(r)] for f, r in zip(features, spread_ratios(runs), strict=True)]
 
 
 # ----------------------------------------------------------------------------- rating the rules
@@ -380,7 +408,7 @@ def caveated(found: dict[str, np.ndarray], n: int) -> dict[str, tuple[np.ndarray
         out[f"diff median {ALTERNATIVE}"] = (found[f"meddiffboot_side_{n}"] != 0, marks)
     side, feat = found[f"task_side_{n}"], found[f"task_feat_{n}"]
     flat = feat.reshape(-1, feat.shape[-1])
-    marks = np.array([bool(cv.task_caveat(_features(cv.TASK_FEATURES, f))) for f in flat]).reshape(side.shape)
+    marks = np.array([bool(cv.task_caveat(_features(TASK_COLUMNS, f))) for f in flat]).reshape(side.shape)
     out["task mean"] = (side != 0, marks)
     return out
 
@@ -640,7 +668,7 @@ def task_split(folder: Path, sets: list[str], runs: list[int]) -> list[str]:
     the share of cells marked): what a caveat says of its cells, measured."""
     head = ["set", *(f"N = {n}: runs all equal / nearly equal / rest" for n in runs)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    column = {k: list(cv.TASK_FEATURES).index(k) for k in ("runs", "no_spread", "spread_ratio")}
+    column = {k: TASK_COLUMNS.index(k) for k in ("runs", "no_spread", "spread_ratio")}
     for name, found in recorded(folder, sets):
         cells = []
         for n in runs:
@@ -671,7 +699,7 @@ def tie_features(cells: bs.Cells) -> dict[str, float]:
         "cut_ties": float(np.mean((pooled == low) | (pooled == high))),
         "duplicates": 1.0 - np.unique(pooled).size / k,
         "tasks_tied": float(tied.mean()),
-        "tasks_near_tied": float(np.mean(cv.spread_ratios(runs) < NEAR_TIED)),
+        "tasks_near_tied": float(np.mean(spread_ratios(runs) < NEAR_TIED)),
         "middle_from_tied": float(np.mean(middle)) if middle else 0.0,
     }
 

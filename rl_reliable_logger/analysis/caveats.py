@@ -59,7 +59,7 @@ ALGORITHM_FEATURES = (
 #: The pair features (P(X > Y)).
 PAIR_FEATURES = ("separated_share", "point")
 #: The per-task features.
-TASK_FEATURES = ("runs", "no_spread", "spread_ratio")
+TASK_FEATURES = ("runs", "no_spread")
 
 
 def _per_task(cells: bs.Cells) -> list[np.ndarray]:
@@ -137,29 +137,9 @@ def pair_features(x: bs.Cells, y: bs.Cells) -> dict[str, float]:
     return {"separated_share": float(np.mean(separated)), "point": mt.probability_of_improvement(runs_x, runs_y)}
 
 
-def spread_ratios(runs: list[np.ndarray]) -> np.ndarray:
-    """Each task's standard deviation over the median of those of the tasks with two runs or more (an algorithm's
-    typical spread, on the one scale its tasks share after normalisation): 1 for a task of one run, inf for a task
-    with spread among tasks whose median has none.
-
-    Example:
-        >>> spread_ratios([np.array([0.0, 2.0]), np.array([1.0, 1.1]), np.array([5.0, 9.0]), np.array([3.0])]).round(3)
-        array([1.  , 0.05, 2.  , 1.  ])
-    """
-    sds = np.array([float(np.std(r, ddof=1)) if r.size > 1 else np.nan for r in runs])
-    typical = float(np.median(sds[np.isfinite(sds)])) if np.isfinite(sds).any() else np.nan
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = np.where(sds > 0, sds / typical, 0.0) if typical > 0 else np.where(sds > 0, np.inf, 0.0)
-    return np.where(np.isfinite(sds), ratios, 1.0)
-
-
 def task_features(cells: bs.Cells) -> list[dict[str, float]]:
     """What the caveat of each task's mean reads (:data:`TASK_FEATURES`), one mapping per task."""
-    runs = _per_task(cells)
-    return [
-        {"runs": float(r.size), "no_spread": float(r.size > 1 and np.ptp(r) == 0), "spread_ratio": float(ratio)}
-        for r, ratio in zip(runs, spread_ratios(runs))
-    ]
+    return [{"runs": float(r.size), "no_spread": float(r.size > 1 and np.ptp(r) == 0)} for r in _per_task(cells)]
 
 
 # ----------------------------------------------------------------------------- the rules
