@@ -61,13 +61,14 @@ class Hints:
     source's own advice for one seed in two runs, said after the configuration fix (marl-eval: batches of seeds
     numbered from 0 in two files). ``refs`` says a field reference in the source's own words where they differ
     from the records' (``summary.eval/return`` of a TensorBoard run is the scalar tag ``eval/return``), in
-    messages and provenance (:meth:`said`).
+    messages (:meth:`worded`: a message's :class:`~rl_reliable_logger.wording.Field` parts) and provenance
+    (:meth:`ref_words`); text is never rewritten (a run name that contains a reference stays as it is).
 
     Example:
         >>> Hints(keywords=frozenset({"run_key="})).has("filter_string=")
         False
-        >>> Hints(refs=(("summary.eval/return", "tag eval/return"),)).said("3 runs lack summary.eval/return")
-        '3 runs lack tag eval/return'
+        >>> Hints(refs=(("summary.eval/return", "tag eval/return"),)).ref_words("summary.eval/return")
+        'tag eval/return'
     """
 
     fields: Message | str = said(
@@ -116,31 +117,33 @@ class Hints:
             >>> Hints(refs=(("summary.eval/return", "tag eval/return"),)).word(Field("summary.eval/return"))
             'tag eval/return'
         """
-        return dict(self.refs).get(field.ref, field.ref)
+        return self.ref_words(field.ref)
 
     def worded(self, message: Message | str) -> Message | str:
         """A message with its field references in the source's words (:meth:`word`); a line that keeps its
-        message (:class:`~rl_reliable_logger.wording.Said`, a warning) stays one; plain text is read by
-        :meth:`said`."""
+        message (:class:`~rl_reliable_logger.wording.Said`, a warning) stays one; plain text (which names no field
+        as a part: run names, another library's words) is kept as it is."""
         if isinstance(message, Said):
             return message.message.with_fields(self.word).text()
         if isinstance(message, Message):
             return message.with_fields(self.word)
-        return self.said(message)
+        return message
 
     def worded_line(self, line: str) -> str:
         """A warning line in the source's words (:meth:`worded`), still a line."""
         worded = self.worded(line)
         return worded if isinstance(worded, str) else str(worded)
 
-    def said(self, text: str) -> str:
-        """Text that is not a message with each field reference of :attr:`refs` in the source's words (longest
-        reference first). What still comes as text: the ``problems`` of an intake error (one line per run, listed as
-        they were found) and the provenance values ``fields`` and ``score`` (``trackers.base.selection``); a message
-        or warning line keeps its field references as parts and is worded by :meth:`worded` instead."""
-        for ref, words in sorted(self.refs, key=lambda pair: -len(pair[0])):
-            text = text.replace(ref, words)
-        return text
+    def ref_words(self, ref: str) -> str:
+        """A field reference (as the records hold it) in the source's words (:attr:`refs`; itself where the source
+        reads it as given): what provenance says of the fields read.
+
+        Example:
+            >>> hints = Hints(refs=(("summary.eval/return", "tag eval/return"),))
+            >>> hints.ref_words("summary.eval/return"), hints.ref_words("config.env")
+            ('tag eval/return', 'config.env')
+        """
+        return dict(self.refs).get(ref, ref)
 
     def ref(self, ref: str) -> str:
         """``ref`` as the user wrote it (itself when the source reads it as given)."""

@@ -12,7 +12,7 @@ of the tag that starts with it: a tag ``algo:PPO`` gives ``PPO`` for ``tags.algo
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -259,7 +259,7 @@ def records_to_table(
     fields_ = _Fields.parse(req, req.history_key if isinstance(history_key, _Unset) else history_key)
     records = [one for record in records for one in fields_.expand(record)]
     info: dict[str, Any] = dict(source or {})
-    info["fields"] = fields_.provenance()
+    info["fields"] = fields_.provenance(hints.ref_words)
     info["n_runs_seen"] = len(records)
     if not records:
         raise ScoreTableError(
@@ -287,7 +287,7 @@ def records_to_table(
             _problems_message(shown, hints, (grouping.differing, advice), dropping=req.on_invalid == "drop")
         )
     rows = _one_seed_type(grouping.rows(hints))
-    info["score"] = fields_.score_provenance(grouping.used_refs)
+    info["score"] = fields_.score_provenance(grouping.used_refs, hints.ref_words)
     if not rows:
         raise ScoreTableError(_no_rows_message(info, records, grouping, hints))
     table = ScoreTable(
@@ -383,20 +383,25 @@ class _Fields:
         """The score references of one record (the placeholder filled by its seed label)."""
         return [FieldRef(ref.kind, with_seed(ref.key, record.seed_label)) for ref in self.score_parsed]
 
-    def provenance(self) -> dict[str, Any]:
-        out: dict[str, Any] = {**self.refs, "score": self.scores[0] if len(self.scores) == 1 else self.scores}
+    def provenance(self, words: Callable[[str], str]) -> dict[str, Any]:
+        """The fields read, each reference in the source's ``words`` (:meth:`.messages.Hints.ref_words`)."""
+        scores = [words(s) for s in self.scores]
+        out: dict[str, Any] = {k: words(v) for k, v in self.refs.items()}
+        out["score"] = scores[0] if len(scores) == 1 else scores
         if self.request.variant:
-            out["variant"] = list(self.request.variant)
+            out["variant"] = [words(v) for v in self.request.variant]
         return out
 
-    def score_provenance(self, used_refs: Mapping[str, int]) -> dict[str, Any]:
-        history_key = self.history_key
+    def score_provenance(self, used_refs: Mapping[str, int], words: Callable[[str], str]) -> dict[str, Any]:
+        """How the final scores were read, each reference in the source's ``words``."""
+        scores = [words(s) for s in self.scores]
+        history_key = None if self.history_key is None else words(self.history_key)
         return {
-            "keys": self.scores,
+            "keys": scores,
             "rule": str(self.rule),
-            "runs_per_key": dict(used_refs),
+            "runs_per_key": {words(k): n for k, n in used_refs.items()},
             "curve_key": history_key,
-            "final_scores_from": f"{' or '.join(self.scores)} ({self.rule})"
+            "final_scores_from": f"{' or '.join(scores)} ({self.rule})"
             + (f"; the curve key {history_key} gives the learning curves only" if history_key else ""),
         }
 

@@ -166,24 +166,11 @@ def source_table(runs: SourceRuns, request: SourceRequest) -> ScoreTable:
     try:
         table = _source_table(runs, request)
     except InputError as err:
-        message = hints.worded(err.message_parts) if err.message_parts is not None else hints.said(str(err))
-        raise InputError(message, [hints.said(p) for p in err.problems]) from None
-    for key in ("fields", "score"):  # what was read; run ids and names stay as they are
-        if key in table.source:
-            table.source[key] = _said(table.source[key], hints)
+        if err.message_parts is None:  # text names no field as a part: nothing to put in the source's words
+            raise
+        raise InputError(hints.worded(err.message_parts), err.problems) from None
     table.warnings[:] = [hints.worded_line(w) for w in table.warnings]
     return table
-
-
-def _said(value: Any, hints: Hints) -> Any:
-    """Every text in ``value`` (nested dicts and lists, keys too) in the source's words."""
-    if isinstance(value, str):
-        return hints.said(value)
-    if isinstance(value, Mapping):
-        return {_said(k, hints): _said(v, hints) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_said(v, hints) for v in value]
-    return value
 
 
 def _source_table(runs: SourceRuns, request: SourceRequest) -> ScoreTable:

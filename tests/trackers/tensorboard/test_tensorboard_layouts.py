@@ -130,3 +130,17 @@ def test_a_star_is_read_as_nothing():
     assert layout.fields == ("algorithm", "task", "seed") and layout.hyperparameters == ()
     assert layout.match("2026-11-28/PPO/Pong/run_a_b_seed_3") == {"algorithm": "PPO", "task": "Pong", "seed": 3}
     assert layout.match("PPO/Pong/run_a_seed_3") is None  # a '*' level is a folder of its own
+
+
+def test_a_name_that_spells_a_field_reference_stays_as_written(tmp_path):
+    """The source's words replace field references that are parts of a message, never text: a task folder named
+    ``config.task`` (W&B's spelling of the layout field ``task``) is named as it is in every warning, while
+    provenance says the fields read in TensorBoard's words."""
+    for seed in range(4):
+        _write(tmp_path / "PPO" / "config.task" / f"seed_{seed}" / "PPO_1", "ret", float("nan") if seed == 3 else 1.0)
+    table = tensorboard_table(tmp_path, layout=SB3, score_key="ret", on_invalid="drop")
+    assert set(table.frame["task"]) == {"config.task"}
+    said = "\n".join(table.warnings)
+    assert "PPO / config.task (3)" in said and "tasks config.task (1)" in said, said
+    assert "layout {task}" not in said, said
+    assert table.source["fields"]["task"] == "layout {task}" and table.source["score"]["keys"] == ["tag ret"]
