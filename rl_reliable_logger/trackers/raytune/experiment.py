@@ -6,7 +6,10 @@ keeps the same facts twice, as JSON/CSV and as pickles (``tuner.pkl``, ``params.
 
 * ``experiment_state-<time>.json`` (the newest one): its ``trial_data`` entries, each a pair of JSON texts, give
   each trial's id, status (``TERMINATED``, ``ERROR``, ``RUNNING``, ``PENDING``, ``PAUSED``), config and folder
-  name (the trial state) and its last reported result (the runtime state). Values Tune could only pickle are
+  name (the trial state) and its last reported result (the runtime state). In an experiment race_tune's end
+  recorder watched (:func:`.ended.recording`), a TERMINATED trial without an end record is CUT_OFF: Tune stopped
+  the whole experiment (``fail_fast`` after an error, a ``Stopper``'s ``stop_all()``, ``time_budget_s``) and
+  marked it TERMINATED before its trainable returned; the note says how many. Values Tune could only pickle are
   stored as ``{"_type": "CLOUDPICKLE_FALLBACK", "value": <hex>}``: they are never decoded, the note says which
   trial and key, and the trial goes on without them (a field it needs is then missing and named as such);
 * when that file is empty or cut short (Tune writes it in place, so a driver killed mid-write leaves it so; JSON
@@ -43,10 +46,20 @@ from ...data.csvrows import csv_records
 from ...data.files import read_text
 from ...data.jsontext import JsonProblem, loads, parse
 from ...errors import InputError
-from .ended import FOLDER, ended, last_iteration
+from .ended import FOLDER, ended, last_iteration, recording
 
+#: The status of a trial Tune marked TERMINATED when it stopped the whole experiment, before its trainable returned
+#: (no end record in an experiment race_tune's recorder watched): not Tune's word, ours.
+CUT_OFF = "CUT_OFF"
 #: Tune's trial states, as our run states (a trial is a finished run only when Tune terminated it normally).
-STATES = {"TERMINATED": "finished", "ERROR": "error", "RUNNING": "running", "PENDING": "pending", "PAUSED": "paused"}
+STATES = {
+    "TERMINATED": "finished",
+    "ERROR": "error",
+    "RUNNING": "running",
+    "PENDING": "pending",
+    "PAUSED": "paused",
+    CUT_OFF: "cut off",
+}
 #: How Tune marks a value it could only pickle (the pickle is never read).
 PICKLED = "CLOUDPICKLE_FALLBACK"
 #: The largest experiment state or result file read (far beyond any real one).
@@ -218,7 +231,27 @@ def read_experiment(folder: str | os.PathLike[str]) -> Experiment:
         raise InputError(f"{where}: has no trial_data list (an unknown Ray Tune format)")
     pickled: Pickled = {}
     trials = sorted((_trial(path, entry, where, pickled) for entry in entries), key=lambda t: t.trial_id)
-    return Experiment(path, state_file, trials, pickle_notes(pickled))
+    return Experiment(path, state_file, trials, [*_cut_off(path, trials), *pickle_notes(pickled)])
+
+
+def _cut_off(folder: Path, trials: list[Trial]) -> list[str]:
+    """Mark CUT_OFF the TERMINATED trials without an end record, when race_tune's recorder watched the experiment
+    (an older folder, or any other experiment, is read as Tune says); the notes say how many (and any record
+    passed over)."""
+    if not recording(folder):
+        return []
+    ends, notes = ended(folder)
+    cut = [t for t in trials if t.status == "TERMINATED" and t.trial_id not in ends]
+    for trial in cut:
+        trial.status = CUT_OFF
+    if cut:
+        count = f"{len(cut)} of its {len(trials)} trials" if len(trials) != 1 else "its 1 trial"
+        notes.append(
+            f"Ray Tune experiment {str(folder)!r}: {count} marked TERMINATED ended with no end record from "
+            f"race_tune ({FOLDER!r}): Tune cut them off when it stopped the whole experiment (fail_fast after an "
+            "error, a Stopper's stop_all(), time_budget_s) before their trainable returned; they are unfinished runs"
+        )
+    return notes
 
 
 #: What Python's JSON decoder says when a text ends before its value does (the text read so far was valid).

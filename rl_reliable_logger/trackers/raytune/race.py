@@ -16,6 +16,14 @@ runs, Tune saves its experiment state at every step (``TUNE_GLOBAL_CHECKPOINT_S=
 each trial Tune ends normally gets an end record a kill cannot cut (:mod:`.ended`; Tune writes its state file in
 place, and a kill mid-write cuts it), so a trial Tune saw finish is never run again.
 
+Tune also stops a whole experiment itself (``FailureConfig(fail_fast=True)`` after a trial errors, a ``Stopper``
+whose ``stop_all()`` is True, ``TuneConfig(time_budget_s=...)``), and marks TERMINATED the trials it cuts off then,
+with their partial reports and no callback: those get no end record, so they are no finished runs (CUT_OFF,
+:mod:`.experiment`). Such a look is not taken, as after an interrupt: the call stops with an InputError naming the
+experiment, how many runs were cut off and why, and the next call runs exactly those runs (their seeds, counted
+once). A trial a scheduler stops early (ASHA, HyperBand, a per-trial stop criterion) goes through Tune's
+``stop_trial`` and gets its end record: a finished run, scored on its last report.
+
 Each trial's config holds ``algorithm``, the hyperparameters, ``task`` and ``seed`` (and the fixed values of
 ``param_space``); the trainable reports ``score_key``. The race's design is one
 :class:`~rl_reliable_logger.analysis.race_options.RaceOptions` (``design=``), how its trials are read one
@@ -43,7 +51,7 @@ from ..base.deprecation import moved_keywords
 from ..base.reading import ReadOptions
 from .attempts import TrialReading, next_attempt, race_table, read_looks, unfinished
 from .ended import end_recorder
-from .experiment import read_experiment
+from .experiment import CUT_OFF, read_experiment
 from .keys import DEFAULT_STEP
 from .listed import tune_config as listed_config
 
@@ -266,20 +274,51 @@ def _run_look(
     )
     with _state_saved_each_step():
         tuner.fit()
-    _check_all_ended(storage / name, len(runs))
+    _check_all_ended(storage / name, len(runs), _stops(run, settings))
 
 
-def _check_all_ended(folder: Path, listed: int) -> None:
+#: A trial's statuses once its run is over, one way or another (a CUT_OFF trial is over but not finished).
+OVER = ("TERMINATED", "ERROR", CUT_OFF)
+
+
+def _check_all_ended(folder: Path, listed: int, stops: Sequence[str] = ()) -> None:
     """Tune ends an experiment on an interrupt (Ctrl-C, SIGUSR1) by returning from ``fit()`` as it does when the
-    experiment is done: a look whose listed trials did not all end (TERMINATED or ERROR) was interrupted. It is
-    not taken (a look taken then would lack those runs for good); the interrupt goes on, and the next call runs
-    the look's runs that had not ended."""
-    ended = sum(t.status in ("TERMINATED", "ERROR") for t in read_experiment(folder).trials)
-    if ended < listed:
+    experiment is done: a look with a trial still running, pending or paused was interrupted. It is not taken (a
+    look taken then would lack those runs for good); the interrupt goes on, and the next call runs the look's runs
+    that had not ended. A look Tune stopped itself (``stops``: what may have stopped it) has trials it cut off
+    (CUT_OFF), or runs it never started: it is not taken either, and the call stops with one sentence saying so."""
+    trials = read_experiment(folder).trials
+    if any(t.status not in OVER for t in trials):
+        ended = sum(t.status in ("TERMINATED", "ERROR") for t in trials)
         raise KeyboardInterrupt(
             f"Ray Tune stopped the experiment {folder.name!r} on an interrupt with {ended} of its {listed} trials "
             "ended; the look is not taken: call race_tune again to run the rest (the runs that ended are kept)"
         )
+    cut = sum(t.status == CUT_OFF for t in trials) + max(0, listed - len(trials))
+    if cut:
+        finished = sum(t.status == "TERMINATED" for t in trials)
+        errored = [t.trial_id for t in trials if t.status == "ERROR"]
+        why = " or ".join(stops) if stops else "fail_fast, a Stopper's stop_all() or time_budget_s"
+        after = f", after trial {errored[0]} errored" if errored and "fail_fast" in stops else ""
+        raise InputError(
+            f"Ray Tune stopped the experiment {folder.name!r} itself ({why}{after}) and cut off {cut} of its "
+            f"{listed} listed runs before they finished ({finished} finished, {len(errored)} errored); the look is "
+            f"not taken: call race_tune again to run the {cut + len(errored)} that did not finish with their own "
+            f"seeds (the finished ones are kept), and leave out {why} should it stop the look again"
+        )
+
+
+def _stops(run: Mapping[str, Any], tune_options: Mapping[str, Any]) -> list[str]:
+    """What in the look's settings lets Tune stop the whole experiment: ``fail_fast``, a ``stop_all()``,
+    ``time_budget_s`` (as the message names them)."""
+    out = []
+    if getattr(run.get("failure_config"), "fail_fast", False):
+        out.append("fail_fast")
+    if callable(getattr(run.get("stop"), "stop_all", None)):
+        out.append("the stop_all() of run_config's stop")
+    if tune_options.get("time_budget_s") is not None:
+        out.append("time_budget_s")
+    return out
 
 
 def _plain(run: Mapping[str, Any]) -> dict[str, Any]:

@@ -63,12 +63,46 @@ def test_a_record_of_another_report_than_the_last_does_not_finish_a_trial(tmp_pa
     assert _states(exp)["c0ffe_00000"] == _states(exp)["c0ffe_00001"] == "UNKNOWN"
 
 
-def test_records_are_read_only_beside_a_cut_state_file(tmp_path):
+def test_records_do_not_outweigh_an_intact_state_file(tmp_path):
     """An intact state file is Tune's word: a RUNNING trial stays running whatever a record says."""
     runs = [Run("A", "x", 0, 0.0), Run("A", "x", 1, 0.1, state="running")]
     tune_folder(tmp_path / "exp", runs)
+    write_end(tmp_path / "exp", "c0ffe_00000", 1)
     write_end(tmp_path / "exp", "c0ffe_00001", 3)
     assert _states(tmp_path / "exp") == {"c0ffe_00000": "TERMINATED", "c0ffe_00001": "RUNNING"}
+
+
+def test_a_terminated_trial_without_a_record_in_a_watched_experiment_is_cut_off(tmp_path):
+    """Tune marks TERMINATED, with no callback, the trials it cuts off when it stops the whole experiment (fail_fast
+    after an error, a Stopper's stop_all(), time_budget_s). In an experiment race_tune's recorder watched (it made
+    the records' folder), a TERMINATED trial without a record is such a trial: an unfinished run, with a note; its
+    partial last report is no score."""
+    runs = [Run("A", "x", s, 0.1 * s) for s in range(3)] + [Run("A", "x", 9, 9.0, state="error")]
+    tune_folder(tmp_path / "exp", runs)
+    exp = tmp_path / "exp"
+    write_end(exp, "c0ffe_00000", 3)
+    write_end(exp, "c0ffe_00002", 3)
+    experiment = read_experiment(exp)
+    assert _states(exp) == {
+        "c0ffe_00000": "TERMINATED", "c0ffe_00001": "CUT_OFF", "c0ffe_00002": "TERMINATED", "c0ffe_00003": "ERROR"
+    }  # fmt: skip
+    said = [n for n in experiment.notes if "1 of its 4 trials marked TERMINATED ended with no end record" in n]
+    assert len(said) == 1 and "Tune cut them off when it stopped the whole experiment (fail_fast" in said[0]
+    table = raytune_table(exp, score_key="score")
+    assert sorted(table.frame["seed"].astype(int)) == [0, 2]
+    assert sorted((int(r["seed"]), r["state"]) for r in table.source["excluded"]) == [
+        (1, "cut off"), (9, "error")
+    ]  # fmt: skip
+    assert said[0] in table.warnings
+
+
+def test_a_folder_the_recorder_did_not_watch_is_read_as_tune_says(tmp_path):
+    """A look folder of an older version (no records' folder), or any other Tune experiment: its TERMINATED trials
+    are finished runs, as before."""
+    runs = [Run("A", "x", s, 0.1 * s) for s in range(3)]
+    tune_folder(tmp_path / "exp", runs)
+    assert set(_states(tmp_path / "exp").values()) == {"TERMINATED"}
+    assert len(raytune_table(tmp_path / "exp", score_key="score").frame) == 3
 
 
 DAMAGED = {
@@ -166,24 +200,30 @@ class _Trial:
         self.trial_id, self.status, self.last_result = trial_id, status, last_result
 
 
-def test_the_callback_records_only_a_running_trial_tune_stops_normally(tmp_path):
+def test_the_callback_records_each_trial_tune_stops_through_stop_trial(tmp_path):
     """Tune calls ``on_trial_complete`` from ``stop_trial`` before marking the trial TERMINATED: RUNNING is a trial
-    whose trainable returned (or a stop criterion or scheduler ended it). A PENDING or PAUSED trial stopped, or one
-    that never reported, gets no record; an error goes to ``on_trial_error``, which records nothing."""
+    whose trainable returned (or a stop criterion or scheduler ended it; one that never reported is recorded after
+    report 0), PAUSED one a scheduler stopped (HyperBand stops its paused trials through ``stop_trial``). A PENDING
+    trial stopped never ran: no record; an error goes to ``on_trial_error``, which records nothing. The records'
+    folder is made when the look starts (``setup``): the experiment is one the recorder watched."""
     pytest.importorskip("ray.tune", reason="Ray Tune is not installed (pip install 'rl_reliable_logger[raytune]')")
-    from rl_reliable_logger.trackers.raytune.ended import end_recorder
+    from rl_reliable_logger.trackers.raytune.ended import end_recorder, recording
 
     recorder = end_recorder(tmp_path)
+    assert not recording(tmp_path)
+    recorder.setup(stop=None, num_samples=5, total_num_samples=5)
+    assert recording(tmp_path) and ended(tmp_path) == ({}, [])
     trials = [
         _Trial("t_00000", "RUNNING", {"training_iteration": 5, "done": True}),
         _Trial("t_00001", "PENDING", {}),
         _Trial("t_00002", "PAUSED", {"training_iteration": 2}),
         _Trial("t_00003", "RUNNING", {}),
+        _Trial("t_00005", "PAUSED", {}),
     ]
     for trial in trials:
         recorder.on_trial_complete(iteration=1, trials=trials, trial=trial)
     recorder.on_trial_error(iteration=1, trials=trials, trial=_Trial("t_00004", "RUNNING", {"training_iteration": 1}))
-    assert ended(tmp_path) == ({"t_00000": 5}, [])
+    assert ended(tmp_path) == ({"t_00000": 5, "t_00002": 2, "t_00003": 0}, [])
 
 
 def test_a_record_that_cannot_be_written_is_a_warning_not_an_error_of_the_trial(tmp_path):

@@ -1,0 +1,138 @@
+"""``race_tune`` when Ray Tune stops a look's experiment itself, on a real local Ray: ``FailureConfig(fail_fast=True)``
+after a trial errors, or a ``Stopper`` whose ``stop_all()`` is True. Tune then marks TERMINATED the trials it cut
+off, with their partial reports and no callback (``TuneController._stop_experiment_if_needed``): they are no
+finished runs. The look is not taken (the call stops with one sentence naming the experiment and the cause), and
+the next call runs exactly the runs that did not finish, with their seeds: the race comes out as an uninterrupted
+one, and no seed runs to its end twice.
+
+Each trial reports ``REPORTS`` times, a score that grows with each report: a run cut off has a lower last report
+than its final score, so scoring it would change the race."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("ray.tune", reason="Ray Tune is not installed (pip install 'rl_reliable_logger[raytune]')")
+
+from ray import tune
+
+from rl_reliable_logger.analysis.race_options import RaceOptions
+from rl_reliable_logger.errors import InputError
+from rl_reliable_logger.trackers.raytune import race_tune
+from rl_reliable_logger.trackers.raytune.attempts import TrialReading, read_looks
+
+REPORTS = 4
+#: The run that errors once (its first start), in look 1: the first listed, so the others are running or pending.
+FAILS = "0.1 a 0"
+
+
+def final(config: dict) -> float:
+    """A run's final score: a pure function of its configuration and seed."""
+    value = float(np.random.default_rng([int(config["seed"])]).normal())
+    return value + 0.01 * float(np.random.default_rng([int(config["seed"]), int(config["lr"] * 10)]).normal())
+
+
+def trainable(config: dict) -> None:
+    from ray import train, tune
+
+    report = getattr(tune, "report", None) or train.report  # Ray 2.40 has train.report only
+    run = f"{config['lr']} {config['task']} {config['seed']}"
+    flag = Path(config["flag"])
+    if run == FAILS and config["fail_once"] and not flag.exists():
+        flag.write_text("failed")
+        raise RuntimeError("diverged (once)")
+    for step in range(1, REPORTS + 1):
+        report({"score": final(config) - (REPORTS - step)})  # the last report is the final score
+        time.sleep(0.3)
+    with open(config["log"], "a") as log:
+        log.write(f"{config['call']}|{run}\n")  # one write: the run ended
+
+
+class StopAllAfter(tune.Stopper):
+    """Stops the whole experiment after ``results`` reports (of any trial): a Stopper's ``stop_all()``."""
+
+    def __init__(self, results: int) -> None:
+        self.results, self.seen = results, 0
+
+    def __call__(self, trial_id: str, result: dict[str, Any]) -> bool:
+        self.seen += 1
+        return False
+
+    def stop_all(self) -> bool:
+        return self.seen >= self.results
+
+
+def _race(folder: Path, call: int, *, fail_once: bool = False, run: dict[str, Any] | None = None) -> Any:
+    space = {"flag": str(folder / "failed"), "log": str(folder / "ended.log"), "call": call, "fail_once": fail_once}
+    return race_tune(
+        trainable, [{"lr": 0.1}, {"lr": 0.2}], ["a"], state=folder / "race", design=RaceOptions(looks=2, max_runs=4),
+        score_key="score", reps=200, seed=0, param_space=space,
+        run_config={"storage_path": folder / "tune", "verbose": 0, **(run or {})},
+        tune_config={"max_concurrent_trials": 2},
+    )  # fmt: skip
+
+
+def _ended(folder: Path) -> list[tuple[int, str]]:
+    lines = (folder / "ended.log").read_text().splitlines() if (folder / "ended.log").exists() else []
+    return [(int(call), run) for call, run in (line.split("|") for line in lines)]
+
+
+def _outcome(folder: Path) -> tuple[list[tuple[float, int, float]], list[dict]]:
+    """The race's scores (lr, seed, score: every look's finished runs) and its looks as recorded."""
+    frame, _ = read_looks(folder / "tune", "race", 2, ["lr"], TrialReading("score"))
+    scores = sorted((float(r.lr), int(r.seed), round(float(r.score), 12)) for r in frame.itertuples())
+    return scores, json.loads((folder / "race" / "looks.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(ray_cluster, tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Any]:
+    """The race run without a stop: its result and outcome."""
+    folder = tmp_path_factory.mktemp("uninterrupted")
+    result = _race(folder, 1)
+    return (result.stop, result.look, result.best), _outcome(folder)
+
+
+def _check_resumed(folder: Path, uninterrupted: tuple[Any, Any]) -> None:
+    """The next call (no stop) finishes the look that was cut off and the race: as an uninterrupted one, no seed
+    run to its end twice, and the first call's finished runs not run again."""
+    first = {run for call, run in _ended(folder) if call == 1}
+    result = _race(folder, 2)
+    assert ((result.stop, result.look, result.best), _outcome(folder)) == uninterrupted
+    ended = _ended(folder)
+    assert not first & {run for call, run in ended if call == 2}  # what finished in the first call is kept
+    assert all(n == 1 for n in Counter(run for _, run in ended).values())  # no seed runs to its end twice
+    assert (folder / "tune" / "race-look1.2").is_dir()
+
+
+@pytest.mark.slow
+def test_runs_fail_fast_cut_off_are_not_scored_and_the_next_call_runs_them(
+    ray_cluster, tmp_path: Path, uninterrupted: tuple[Any, Any]
+) -> None:
+    with pytest.raises(InputError) as stopped:
+        _race(tmp_path, 1, fail_once=True, run={"failure_config": tune.FailureConfig(fail_fast=True)})
+    said = str(stopped.value)
+    assert said.startswith("Ray Tune stopped the experiment 'race-look1' itself (fail_fast, after trial "), said
+    assert "errored) and cut off " in said and "1 errored); the look is not taken: call race_tune again" in said
+    assert not (tmp_path / "race" / "looks.json").exists()  # look 1 is not taken
+    assert len(_ended(tmp_path)) < 3  # some of the other three runs were cut off
+    _check_resumed(tmp_path, uninterrupted)
+
+
+@pytest.mark.slow
+def test_runs_a_stoppers_stop_all_cut_off_are_not_scored_and_the_next_call_runs_them(
+    ray_cluster, tmp_path: Path, uninterrupted: tuple[Any, Any]
+) -> None:
+    with pytest.raises(InputError) as stopped:
+        _race(tmp_path, 1, run={"stop": StopAllAfter(REPORTS + 1)})
+    said = str(stopped.value)
+    assert said.startswith("Ray Tune stopped the experiment 'race-look1' itself (the stop_all() of run_config's "), said
+    assert not (tmp_path / "race" / "looks.json").exists()
+    assert len(_ended(tmp_path)) < 4
+    _check_resumed(tmp_path, uninterrupted)
