@@ -191,7 +191,12 @@ def check_output(args: argparse.Namespace, *, inputs: Sequence[Any] = (), kind: 
     and ``--figure-formats`` names known formats; a problem is a one-line CliError naming the flag. The folder's
     write lock is then held until the command ends (:func:`hold_lock`).
 
-    Every writing command (``evaluate``, each tracker's command with ``--out``, ``plan``) calls this one guard."""
+    Every writing command (``evaluate``, each tracker's command with ``--out``, ``plan``) calls this one guard; an
+    output flag that cannot act (``--force`` without ``--out``, ``--figure-formats`` with ``--no-figures``) is
+    refused here too (:func:`~.options.check_output_flags`)."""
+    from .options import check_output_flags
+
+    check_output_flags(args)
     if not getattr(args, "out", None):
         return
     from ..errors import InputError
@@ -201,7 +206,7 @@ def check_output(args: argparse.Namespace, *, inputs: Sequence[Any] = (), kind: 
     try:
         hold_lock(args.out, args)
         check_output_folder(args.out, inputs=inputs, force=getattr(args, "force", False), kind=kind)
-        if not getattr(args, "no_figures", False) and hasattr(args, "figure_formats"):
+        if getattr(args, "figure_formats", None) is not None:
             check_formats(args.figure_formats)
     except InputError as err:
         raise CliError(cli_message(err)) from None

@@ -34,6 +34,7 @@ __all__ = [
     "add_score_rule_option",
     "add_source_options",
     "analysis_options",
+    "check_output_flags",
     "given_options",
     "name_mode",
     "names",
@@ -249,10 +250,10 @@ OUTPUT_FLAGS: dict[str, dict[str, Any]] = {
     "--out": {"metavar": "DIR", "help": "write tables (CSV), provenance.json, figures and report.html here"},
     "--no-figures": {"action": "store_true", "help": "with --out, write tables only (no PNG/SVG, no HTML)"},
     "--figure-formats": {
-        "default": ",".join(DEFAULT_FIGURE_FORMATS),
+        "default": None,  # None: not given (DEFAULT_FIGURE_FORMATS), so a list given with --no-figures is refused
         "metavar": "LIST",
-        "help": "with --out, the figure files to write: png, svg or png,svg (default: %(default)s; report.html "
-        "shows the PNG; `rl-reliable report DIR --figure-formats png,svg` adds SVG copies later)",
+        "help": f"with --out, the figure files to write: png, svg or png,svg (default: {','.join(DEFAULT_FIGURE_FORMATS)}"
+        "; report.html shows the PNG; `rl-reliable report DIR --figure-formats png,svg` adds SVG copies later)",
     },
     "--force": {
         "action": "store_true",
@@ -261,6 +262,22 @@ OUTPUT_FLAGS: dict[str, dict[str, Any]] = {
     },
     "--quiet": {"action": "store_true", "help": "no progress bar, no table on stdout"},
 }
+#: The output flags that act only on the folder ``--out`` writes (their help begins "with --out"): given without
+#: ``--out`` they would be ignored, so they are refused (:func:`check_output_flags`). ``--no-figures`` is not among
+#: them: a tracker's command publishes without ``--out`` and leaves the figures out of the run too.
+WITH_OUT = ("--figure-formats", "--force")
+
+
+def check_output_flags(args: argparse.Namespace) -> None:
+    """Refuse output flags that cannot act: one of :data:`WITH_OUT` without ``--out``, and ``--figure-formats``
+    with ``--no-figures`` (they contradict each other); a :class:`CliError` naming the flags and what to do."""
+    given = [f for f in WITH_OUT if getattr(args, f[2:].replace("-", "_"), None) not in (None, False)]
+    if given and not getattr(args, "out", None):
+        flags = " and ".join(given)
+        verb = "act" if len(given) > 1 else "acts"
+        raise CliError(f"{flags} {verb} only on the folder --out writes: add --out DIR, or leave {flags} out")
+    if getattr(args, "no_figures", False) and getattr(args, "figure_formats", None) is not None:
+        raise CliError("--figure-formats asks for figures and --no-figures for none: give one of them")
 
 
 def add_output_options(

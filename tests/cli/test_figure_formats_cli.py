@@ -48,3 +48,24 @@ def test_png_only_by_default_and_svg_copies_later_from_the_bundle(tmp_path, caps
     assert {p: (out / p).read_bytes() for p in tables} == tables  # the tables are kept byte for byte
     assert main(["report", str(out), "--figure-formats", "gif"]) == 2
     assert "--figure-formats has 'gif'" in capsys.readouterr().err
+
+
+def test_output_flags_that_cannot_act_are_refused_before_any_work(tmp_path, capsys):
+    """``--figure-formats`` with ``--no-figures`` contradict each other; ``--figure-formats`` and ``--force`` act only
+    on the folder ``--out`` writes: each is one sentence naming the flags, exit 2, and nothing is written."""
+    out = tmp_path / "res"
+    args = ["evaluate", str(EXAMPLES / "atari100k_scores.csv"), *FAST, "--quiet"]
+    cases = {
+        ("--no-figures", "--figure-formats", "svg", "--out", str(out)): "--figure-formats asks for figures and "
+        "--no-figures for none: give one of them",
+        ("--figure-formats", "svg"): "--figure-formats acts only on the folder --out writes: add --out DIR, or "
+        "leave --figure-formats out",
+        ("--force", "--figure-formats", "png"): "--figure-formats and --force act only on the folder --out writes",
+    }
+    for flags, said in cases.items():
+        assert main([*args, *flags]) == 2, flags
+        captured = capsys.readouterr()
+        assert captured.out == "" and len(captured.err.strip().splitlines()) == 1, captured
+        assert captured.err.startswith(f"error: {said}"), captured.err
+        assert not out.exists()
+    assert main([*args, "--no-figures"]) == 0  # a tracker's command publishes without --out: not refused
