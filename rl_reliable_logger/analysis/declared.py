@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,7 +51,9 @@ class Declared:
     an option the command line does not expose; ``parse`` turns the flag's text into the value (``bool``: a
     switch); ``repeatable``: the flag may be given again, its values joined. ``default_text`` is the default as
     the help says it when the value alone would not explain it (or a function returning it, called when the help
-    is built). ``record`` turns the value into what provenance records (default: :func:`record`).
+    is built). ``record`` turns the value into what provenance records (default: :func:`record`). ``only_with``
+    names the switch (a ``bool`` option) this option acts under: given while that switch is off, it would be
+    ignored, so it is refused (:func:`check_given`).
     """
 
     help: Message | str
@@ -64,6 +66,7 @@ class Declared:
     repeatable: bool = False
     default_text: Message | str | Callable[[], str] | None = None
     record: Callable[[Any], Any] | None = None
+    only_with: str | None = None
 
 
 def option(default: Any = dataclasses.MISSING, *, default_factory: Any = dataclasses.MISSING, **declared: Any) -> Any:
@@ -84,6 +87,35 @@ def check_all(options: Any) -> None:
     for field, decl in declared(options):
         if decl.check is not None:
             object.__setattr__(options, field.name, decl.check(field.name, getattr(options, field.name)))
+
+
+def check_given(options: Any, given: Collection[str]) -> None:
+    """Refuse an option the caller gave (``given``: the keywords, or the flags' options) that cannot act: one
+    declared ``only_with`` a switch that is off (``curve_reps=`` without ``curves=True``), an :class:`OptionError`
+    naming both. An option left at its default is never refused, whatever its switch.
+
+    Example:
+        >>> from rl_reliable_logger.analysis.options import AnalysisOptions
+        >>> check_given(AnalysisOptions(curve_reps=100, curves=True), ["curve_reps", "curves"])
+        >>> check_given(AnalysisOptions(curve_reps=100), ["curve_reps"])
+        Traceback (most recent call last):
+        ...
+        rl_reliable_logger.analysis.declared.OptionError: `curve_reps=` acts only with `curves=True`: pass it too, or leave `curve_reps=` out
+    """
+    for field, decl in declared(options):
+        if decl.only_with and field.name in given and not getattr(options, decl.only_with):
+            keyword = kw(f"{field.name}=")
+            raise OptionError(
+                field.name,
+                said(
+                    keyword,
+                    " acts only with ",
+                    kw(f"{decl.only_with}=True"),
+                    ": pass it too, or leave ",
+                    keyword,
+                    " out",
+                ),
+            )
 
 
 def default_of(field: dataclasses.Field[Any]) -> Any:

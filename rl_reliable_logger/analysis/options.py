@@ -179,7 +179,7 @@ class AnalysisOptions:
         2_000, **_replicates("--profile-reps", "performance profiles, ranks, per-task intervals")
     )
     improvement_reps: int = option(2_000, **_replicates("--improvement-reps", "probability of improvement"))
-    curve_reps: int = option(2_000, **_replicates("--curve-reps", "sample-efficiency curves"))
+    curve_reps: int = option(2_000, **_replicates("--curve-reps", "sample-efficiency curves", only_with="curves"))
     ci: float = option(
         0.95,
         help="confidence level: a fraction such as 0.95 or a percentage such as 95 or 99.5; at least 50%; "
@@ -291,6 +291,7 @@ class AnalysisOptions:
         25,
         help="steps on the curve grid",
         check=d.positive_int,
+        only_with="curves",
         flag="--curve-points",
         metavar="N",
         parse=int,
@@ -301,6 +302,7 @@ class AnalysisOptions:
         check=lambda name, value: tuple(
             d.known_metric(name, m) for m in ((value,) if isinstance(value, str) else value)
         ),
+        only_with="curves",
     )
     budget: float | None = option(
         None,
@@ -353,6 +355,7 @@ class AnalysisOptions:
         check=d.within(0, 1, "between 0 and 1 (e.g. 0.05)"),
         flag="--delta",
         group=JORDAN,
+        only_with="jordan",
         metavar="DELTA",
         parse=float,
     )
@@ -362,6 +365,7 @@ class AnalysisOptions:
         check=d.one_of(lambda: JORDAN_METHODS, "a Jordan interval method"),
         flag="--jordan-ci",
         group=JORDAN,
+        only_with="jordan",
         metavar="METHOD",
         parse=str,
         default_text="pbp; also pbp-t, bootstrap",
@@ -373,6 +377,7 @@ class AnalysisOptions:
             said("the Jordan aggregate with ", kw("jordan_method=bootstrap")),
             group=JORDAN,
             default_text="10000, as in the paper",
+            only_with="jordan",
         ),
     )
     score_range: tuple[float, float] | Mapping[str, tuple[float, float]] | None = option(
@@ -381,6 +386,7 @@ class AnalysisOptions:
         check=d.optional(d.score_range),
         flag="--score-range",
         group=JORDAN,
+        only_with="jordan",
         metavar="LOW,HIGH",
         parse=d.low_high,
         default_text="observed range, warned",
@@ -818,7 +824,9 @@ def as_options(options: AnalysisOptions | None = None, **overrides: Unpack[Optio
     import numpy as np
 
     fixed = {k: (tuple(v) if isinstance(v, (list, np.ndarray)) else v) for k, v in overrides.items()}
-    return base.replace(**fixed)
+    out = base.replace(**fixed)
+    d.check_given(out, fixed)  # a keyword that cannot act (curve_reps= without curves=True) is refused
+    return out
 
 
 __all__ = [

@@ -292,10 +292,14 @@ def add_output_options(
 
 def analysis_options(args: argparse.Namespace, *, progress: bool = False) -> Any:
     """The AnalysisOptions of parsed ``args``: the one mapping from flags to the library's options."""
+    from ..analysis.declared import check_given
     from ..analysis.options import AnalysisOptions, OptionError
 
+    given = given_options(args)
     try:
-        return AnalysisOptions(progress=progress, **given_options(args))
+        options = AnalysisOptions(progress=progress, **given)
+        check_given(options, given)  # a flag that cannot act (--curve-reps without --curves) is refused
+        return options
     except OptionError as err:
         raise CliError(cli_message(err)) from None
 

@@ -9,12 +9,12 @@ import pytest
 
 from rl_reliable_logger import AnalysisOptions, OptionError, ScoreTable, evaluate
 from rl_reliable_logger.analysis.aggregates import aggregate
-from rl_reliable_logger.analysis.options import JORDAN_METHODS, ci_label
+from rl_reliable_logger.analysis.options import JORDAN_METHODS, as_options, ci_label
 from rl_reliable_logger.analysis.report import LOOK_TABLES, OPTIONAL_TABLES, REPORT_TABLES, TABLES, Report
 from rl_reliable_logger.render.writer import save_tables
 from rl_reliable_logger.stats import intervals
 
-FAST = dict(reps=300, profile_reps=100, improvement_reps=100, curve_reps=100, jordan_reps=100, tuning_reps=100)
+FAST = dict(reps=300, profile_reps=100, improvement_reps=100, tuning_reps=100)
 
 
 def _frame(algorithms=("A", "B", "C"), tasks=("x", "y"), runs=4, steps=False, sweep=False):
@@ -219,8 +219,10 @@ def test_save_load_round_trips_every_table(tmp_path):
         **FAST,
         curves=True,
         curve_points=3,
+        curve_reps=100,
         jordan=True,
         jordan_method="bootstrap",
+        jordan_reps=100,
         hyperparameter_keys=["lr"],
         comparisons=True,
         successes="won",
@@ -289,3 +291,26 @@ def test_how_to_add_an_option_runs_as_written():
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     runner.run(test)
     assert runner.failures == 0
+
+
+@pytest.mark.parametrize(
+    ("given", "switch"),
+    [
+        (dict(curve_reps=100), "curves"),
+        (dict(curve_points=5), "curves"),
+        (dict(curve_metrics=["iqm"]), "curves"),
+        (dict(jordan_reps=100), "jordan"),
+        (dict(jordan_delta=0.1), "jordan"),
+        (dict(jordan_method="pbp-t"), "jordan"),
+        (dict(score_range=(0, 1)), "jordan"),
+    ],
+)
+def test_an_option_that_acts_only_under_a_switch_is_refused_without_it(table, given, switch):
+    """An option given while the switch it acts under is off would be ignored: refused, naming both, before any
+    statistics; with the switch on it is taken, and an option left at its default is never refused."""
+    (keyword,) = given
+    with pytest.raises(OptionError, match=rf"`{keyword}=` acts only with `{switch}=True`") as err:
+        evaluate(table, **FAST, **given)
+    assert err.value.keyword == keyword
+    assert getattr(as_options(**given, **{switch: True}), keyword) is not None
+    assert as_options(AnalysisOptions(**given), seed=1).seed == 1  # an options object is taken as it is

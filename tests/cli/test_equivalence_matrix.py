@@ -46,7 +46,8 @@ SOURCES = ("csv", "parquet", "json", "mlflow", "wandb-offline", "wandb-online", 
 NORMALIZE = ("none", "atari100k", "csv")
 GROUPING = ("plain", "variant", "sweep")
 STATS = ["--seed", "0", "--reps", "200", "--profile-reps", "100", "--improvement-reps", "100"]
-STATS += ["--curve-reps", "100", "--curve-points", "4", "--no-figures", "--quiet"]
+STATS += ["--no-figures", "--quiet"]
+CURVES = ["--curves", "--curve-reps", "100", "--curve-points", "4"]  # the curve flags act only with --curves
 
 
 def _final(algorithm: str, task: str, lr: float, seed: int) -> float:
@@ -264,7 +265,7 @@ def _seeds_command(source: str, grouping: str, stores: dict[str, Any]) -> list[s
 def _options(curves: bool, normalize: str, grouping: str, stores: dict[str, Any]) -> list[str]:
     argv = list(STATS)
     if curves:
-        argv.append("--curves")
+        argv += CURVES
     if normalize == "atari100k":
         argv += ["--normalize", "atari100k"]
     elif normalize == "csv":

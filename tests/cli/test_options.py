@@ -216,3 +216,21 @@ def test_a_step_column_named_step_needs_no_flag_on_the_command_line_or_in_python
     pd.DataFrame(rows).drop(columns=["step"]).drop_duplicates(["algorithm", "task", "seed"]).to_csv(flat, index=False)
     code, _, err = run_cli(capsys, "evaluate", flat, *FAST, "--curves")
     assert code == 2 and "--curves needs per-step scores" in err and "--step-key" in err, err
+
+
+def test_a_flag_that_acts_only_under_a_switch_is_refused_without_it(tmp_path, capsys):
+    """``--curve-reps`` without ``--curves``, ``--delta`` without ``--jordan``: one sentence in flag words, exit 2,
+    before any statistics (nothing is written)."""
+    from rl_reliable_logger.cli.main import main
+    from tests.support.paths import EXAMPLES
+
+    scores = EXAMPLES / "atari100k_scores.csv"
+    for flags, expected in (
+        (["--curve-reps", "100"], "--curve-reps acts only with --curves: pass it too, or leave --curve-reps out"),
+        (["--delta", "0.1"], "--delta acts only with --jordan: pass it too, or leave --delta out"),
+        (["--score-range", "0,1"], "--score-range acts only with --jordan"),
+    ):
+        assert main(["evaluate", str(scores), *flags, "--out", str(tmp_path / "out")]) == 2
+        err = capsys.readouterr().err
+        assert not (tmp_path / "out").exists()
+        assert err.startswith(f"error: {expected}") and err.count("\n") == 1, err

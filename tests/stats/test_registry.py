@@ -113,8 +113,10 @@ def test_a_registered_user_metric_gives_the_same_interval_on_every_code_path(use
     table = _table()
     slow = mt.per_replicate(best_task_slow, name="best_task_slow")
     # percentile: the definition's interval below is the replicates' 2.5% and 97.5% quantiles
-    kw = dict(reps=400, profile_reps=50, improvement_reps=50, curve_reps=200, seed=3, method="percentile")
-    report = evaluate(table, metrics=["iqm", user_metric, slow], curves=True, curve_metrics=[user_metric, slow], **kw)
+    kw = dict(reps=400, profile_reps=50, improvement_reps=50, seed=3, method="percentile")
+    report = evaluate(
+        table, metrics=["iqm", user_metric, slow], curves=True, curve_metrics=[user_metric, slow], curve_reps=200, **kw
+    )
 
     def rows(frame: pd.DataFrame, name: str) -> np.ndarray:
         return frame.loc[frame["metric"] == name, ["point", "low", "high"]].to_numpy(float)

@@ -9,14 +9,15 @@ import pandas as pd
 from rl_reliable_logger import ScoreTable, evaluate
 
 #: Small replicate counts: the comparison is exact at any count (both evaluations draw the same seeded streams).
-OPTIONS: dict[str, Any] = {"reps": 200, "profile_reps": 100, "improvement_reps": 100, "curve_reps": 100, "seed": 0}
+OPTIONS: dict[str, Any] = {"reps": 200, "profile_reps": 100, "improvement_reps": 100, "seed": 0}
 #: The per-run table names its runs by each source's own ids, so it is the one table not compared.
 _SKIPPED = ("scores",)
 
 
 def tables(table: ScoreTable, **options: Any) -> dict[str, pd.DataFrame]:
     """Every table of ``evaluate(table)`` (rows sorted), without the per-run one."""
-    report = evaluate(table, **{**OPTIONS, **options})
+    curves = {"curve_reps": 100} if options.get("curves") else {}  # the curve options act only with curves=True
+    report = evaluate(table, **{**OPTIONS, **curves, **options})
     out = {}
     for name, frame in report.tables():
         if name in _SKIPPED:

@@ -227,7 +227,7 @@ def test_a_record_that_is_no_event_is_named(tmp_path):
 
 
 # ---------------------------------------------------------------------------- rl-reliable tensorboard (the plugin)
-FLAGS = ["--reps", "200", "--profile-reps", "100", "--improvement-reps", "100", "--curve-reps", "100", "--seed", "0"]
+FLAGS = ["--reps", "200", "--profile-reps", "100", "--improvement-reps", "100", "--seed", "0"]
 TABLES = ("aggregates.csv", "per_task.csv", "differences.csv", "improvement.csv", "profiles.csv", "ranks.csv")
 
 
@@ -236,7 +236,7 @@ def test_the_command_writes_the_tables_of_evaluate_on_the_csv(logs, tmp_path):
     write byte-identical tables (sweep view and learning curves included)."""
     from rl_reliable_logger.cli.main import main
 
-    both = [*FLAGS, "--hyperparameter-keys", "lr", "--curves", "--quiet", "--no-figures"]
+    both = [*FLAGS, "--hyperparameter-keys", "lr", "--curves", "--curve-reps", "100", "--quiet", "--no-figures"]
     tb = ["tensorboard", str(logs["logdir"]), "--layout", LAYOUT, "--score-key", TAG]
     assert main([*tb, *both, "--out", str(tmp_path / "tb")]) == 0
     assert main(["evaluate", str(logs["csv"]), *both, "--out", str(tmp_path / "csv")]) == 0
