@@ -121,7 +121,9 @@ def check_output_folder(
         listed = {str(e["path"]) for e in manifest["files"]} | {MANIFEST}
         foreign = [f for f in files if f not in listed]
         if foreign or not force:
-            detail = f"{out / foreign[0]}: not written by rl_reliable_logger" if foreign else str(err)
+            detail = (
+                f"{out / foreign[0]}: not written by rl_reliable_logger" if foreign else getattr(err, "what", str(err))
+            )
             hint = (
                 said(
                     " Move that file out of the folder or write the results to another folder (files the tool did "

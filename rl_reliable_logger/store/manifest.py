@@ -129,6 +129,18 @@ def _manifest_problem(data: dict[str, Any]) -> str | None:
     return None
 
 
+class ChangedBundle(BundleError):
+    """A bundle changed after it was written (a file edited, missing or added), and what to do: its files are the
+    writer's alone, so the way back is the files as written, or the bundle written again (the writer then says how
+    to replace a changed bundle). ``what`` is the change alone, for a message that gives its own advice."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        super().__init__(
+            f"{what}: put its files back as written, or write the bundle again with the command that wrote it"
+        )
+
+
 def verify_bundle(root: Path) -> Bundle:
     """Verify the bundle folder ``root`` against its manifest and return it with the verified file contents (a swap
     a killed writer left half done is not looked for: :func:`.bundle.read_bundle` does that first).
@@ -152,15 +164,17 @@ def verify_bundle(root: Path) -> Bundle:
         raise BundleError(f"{root / other[0]}: not a regular file (symlinks are never followed); bundle refused")
     extra = [f for f in files if f != MANIFEST and f not in listed]
     if extra:
-        raise BundleError(f"{root / extra[0]}: not listed in the manifest; the bundle was changed after it was written")
+        raise ChangedBundle(
+            f"{root / extra[0]}: not listed in the manifest; the bundle was changed after it was written"
+        )
     contents: dict[str, bytes] = {}
     for rel, meta in sorted(listed.items()):
         path = root.joinpath(*rel.split("/"))
         if rel not in files:
-            raise BundleError(f"{path}: listed in the manifest but missing; the bundle is incomplete")
+            raise ChangedBundle(f"{path}: listed in the manifest but missing; the bundle is incomplete")
         data = read_no_follow(path)
         if len(data) != meta.size or sha256(data) != meta.sha256:
-            raise BundleError(f"{path}: does not match the manifest (size or SHA-256); the bundle was modified")
+            raise ChangedBundle(f"{path}: does not match the manifest (size or SHA-256); the bundle was modified")
         contents[rel] = data
     return Bundle(
         root=root,

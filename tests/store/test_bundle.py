@@ -216,3 +216,20 @@ def test_cli_force_replaces_only_an_edited_bundle(tmp_path, capsys):
     assert "aggregates.csv: does not match" in err and "Pass --force to replace it anyway" in err
     assert main(["evaluate", str(scores), *FAST, "--no-figures", "--out", str(out), "--force"]) == 0
     read_bundle(out)
+
+
+def test_a_changed_bundle_says_what_to_do(tmp_path, capsys):
+    """Edited, missing or added files: the refusal says what to do (the files back, or the bundle written again),
+    and the writer, asked to write over it, says how (--force) without repeating that advice."""
+    out = save_report(small_report(), tmp_path / "out", figures=False)
+    (out / "aggregates.csv").write_text("algorithm,metric,point,low,high\nX,iqm,9,9,9\n")
+    assert main(["report", str(out)]) == 2
+    printed = capsys.readouterr().err
+    assert printed.endswith(
+        "the bundle was modified: put its files back as written, or write the bundle again with the command that "
+        "wrote it\n"
+    ), printed
+    with pytest.raises(BundleError) as err:
+        save_report(small_report(), out, figures=False)
+    assert "the bundle was modified; the output folder is not an unmodified results bundle." in str(err.value)
+    assert "write the bundle again" not in str(err.value)

@@ -27,6 +27,7 @@ from rl_reliable_logger.analysis.race_options import RaceOptions
 from rl_reliable_logger.errors import InputError
 from rl_reliable_logger.trackers.raytune import race_tune
 from rl_reliable_logger.trackers.raytune.attempts import TrialReading, read_looks
+from rl_reliable_logger.trackers.raytune.experiment import read_experiment
 
 REPORTS = 4
 #: The run that errors once (its first start), in look 1: the first listed, so the others are running or pending.
@@ -99,15 +100,28 @@ def uninterrupted(ray_cluster, tmp_path_factory: pytest.TempPathFactory) -> tupl
     return (result.stop, result.look, result.best), _outcome(folder)
 
 
+def _kept(folder: Path) -> set[str]:
+    """The runs of look 1 the race reads as finished (TERMINATED with their end record: not cut off)."""
+    trials = read_experiment(folder / "tune" / "race-look1").trials
+    return {f"{t.config['lr']} {t.config['task']} {t.config['seed']}" for t in trials if t.status == "TERMINATED"}
+
+
 def _check_resumed(folder: Path, uninterrupted: tuple[Any, Any]) -> None:
-    """The next call (no stop) finishes the look that was cut off and the race: as an uninterrupted one, no seed
-    run to its end twice, and the first call's finished runs not run again."""
+    """The next call (no stop) finishes the look that was cut off and the race: as an uninterrupted one, the first
+    call's finished runs not run again, and every other run once.
+
+    A trainable that returns just as Tune stops the experiment (its last report in, Tune's callback not yet called:
+    a matter of timing, more likely on a loaded machine) has no end record, so it is cut off and runs again, with
+    its seed: the same score, counted once. Only such a run may end in both calls."""
     first = {run for call, run in _ended(folder) if call == 1}
+    kept = _kept(folder)
+    assert kept <= first
     result = _race(folder, 2)
     assert ((result.stop, result.look, result.best), _outcome(folder)) == uninterrupted
-    ended = _ended(folder)
-    assert not first & {run for call, run in ended if call == 2}  # what finished in the first call is kept
-    assert all(n == 1 for n in Counter(run for _, run in ended).values())  # no seed runs to its end twice
+    second = [run for call, run in _ended(folder) if call == 2]
+    assert not kept & set(second)  # what the race took as finished in the first call is kept
+    assert all(n == 1 for n in Counter(second).values())  # the second call runs each run once
+    assert set(second) & first <= first - kept  # ended twice: only a run Tune stopped as its trainable returned
     assert (folder / "tune" / "race-look1.2").is_dir()
 
 
