@@ -460,7 +460,11 @@ def _reason(outcome: str, look: gs.Look, design: Design, next_seeds: Sequence[in
             f"(z {look.z:.2f} >= {look.bound:.2f}, level {look.level:.3g})"
         )
     if outcome == "screened":
-        return f"discard: a clear loser at the screen (mean improvement {look.mean:+.3g} over {look.seeds} seeds)"
+        z = f", z {look.z:.2f}" if math.isfinite(look.z) else ""
+        return (
+            f"discard at the screen: not on course to beat the incumbent by min_effect {m} (mean improvement "
+            f"{look.mean:+.3g} over {look.seeds} seeds{z})"
+        )
     if outcome == "futile":
         return f"discard: unlikely to be better by min_effect {m} (z {look.z:.2f} at {look.seeds} seeds, futility)"
     if outcome == "exhausted":

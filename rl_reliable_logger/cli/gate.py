@@ -60,8 +60,9 @@ def gate_flags() -> dict[str, str]:
 _DESCRIPTION = """\
 Keep or discard a change of a research loop: compare the candidate with the incumbent on paired seeds (both
 run on the same fresh seeds) and keep it only when it is better by more than --min-effect, with the
-false-discovery rate over every candidate ever submitted to --state at most --alpha. A clear loser is
-discarded after 3 seeds (the screen), a clear winner kept early; at most --max-seeds seeds per candidate.
+false-discovery rate over every candidate ever submitted to --state at most --alpha. A candidate not on
+course to beat the incumbent by --min-effect is discarded after 3 seeds (the screen), a clear winner kept
+early; at most --max-seeds seeds per candidate.
 The same --name again with more seeds is that candidate's next look; a new --name is the next candidate. A
 kept candidate becomes the incumbent. The design (--min-effect, --alpha, --max-seeds, --metric, the tasks) is
 frozen at the first candidate; the same scores again replay the recorded verdict.
@@ -143,6 +144,11 @@ def _sides(table: ScoreTable, args: argparse.Namespace, plugin: Any) -> tuple[An
     from .common import read_scores
 
     if plugin is None and Path(args.incumbent).is_file():
+        if Path(args.incumbent).resolve() == Path(args.input).resolve():
+            raise CliError(
+                f"--incumbent {args.incumbent} is the candidate's own file: the gate would compare the candidate with "
+                "itself; give the incumbent's runs (its file, or its algorithm in one file holding both)"
+            )
         return table, read_scores(Path(args.incumbent), args)
     frame = table.final().frame
     algorithms = sorted(map(str, frame["algorithm"].unique()))

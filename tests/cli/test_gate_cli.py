@@ -54,7 +54,7 @@ def test_a_loop_on_the_exit_status_keeps_a_real_change_and_discards_a_useless_on
     fresh = [int(s) for s in next(x for x in out.splitlines() if x.startswith("next seeds")).split(": ")[1].split(", ")]
     code, out, err = _gate(capsys, tmp_path, "wd", -3.0, ("lr-3e-4", 3.0), fresh)
     assert code == 4 and out.startswith("discard: wd against lr-3e-4"), err
-    assert "a clear loser at the screen" in out
+    assert "discard at the screen: not on course to beat the incumbent" in out
 
 
 def test_json_is_one_object_for_agents(tmp_path: Path, capsys) -> None:
@@ -95,3 +95,18 @@ def test_help_teaches_the_loop() -> None:
     assert out.returncode == 0
     for words in ("Exit status: 0 keep, 4 discard, 3 run more", "a research loop", "case $? in", "--min-effect E"):
         assert words in out.stdout
+
+
+def test_the_candidates_own_file_as_incumbent_is_refused(tmp_path, capsys):
+    """The same file on both sides would compare the candidate with itself: one sentence, exit 2, no state."""
+    from tests.support.cli import run_cli
+
+    runs = tmp_path / "cand.csv"
+    runs.write_text("algorithm,task,seed,score\n" + "".join(f"B,t1,{s},{1 + s / 10}\n" for s in range(3)))
+    same = tmp_path / "." / "cand.csv"
+    code, _, err = run_cli(
+        capsys, "gate", runs, "--incumbent", same, "--state", tmp_path / "g", "--name", "x", "--min-effect", 0.1
+    )
+    assert code == 2 and err.count("\n") == 1, err
+    assert "is the candidate's own file: the gate would compare the candidate with itself" in err
+    assert not (tmp_path / "g").exists()

@@ -70,7 +70,7 @@ def test_a_clear_loser_is_discarded_at_the_screen_spending_nothing(tmp_path: Pat
                   min_effect=0.5)  # fmt: skip
     assert result.verdict == "discard" and result.outcome == "screened" and result.level is None
     assert result.alpha_spent == 0 and result.next_seeds == (3, 4, 5)
-    assert result.reason.startswith("discard: a clear loser at the screen")
+    assert result.reason.startswith("discard at the screen: not on course to beat the incumbent by min_effect")
 
 
 def test_the_same_scores_replay_the_verdict_and_the_ledger_is_the_audit_trail(tmp_path: Path) -> None:

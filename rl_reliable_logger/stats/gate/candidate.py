@@ -1,7 +1,8 @@
 """One candidate's sequential paired test: the screen, the looks after it, and the verdict of a look (pure arrays).
 
 The plan (:class:`Plan`): at most ``max_seeds`` paired seeds; the first look at ``screen_seeds`` or more is the
-**screen** (``Z_1 < screen`` discards the candidate: a clear loser, before it becomes a test of the stream); a
+**screen** (``Z_1 < screen`` discards the candidate: not on course to beat the incumbent by the minimum effect,
+before it becomes a test of the stream); a
 candidate that passes is a test of the stream at the level the stream gives it (``online``), with ``looks`` more
 looks planned up to ``max_seeds`` (:func:`planned_seeds`). At each later look k it is **kept** when
 ``Z_k >= b_k`` (``student.upper_boundaries`` at its level, given its screen: exact for normal differences), **discarded** when
