@@ -52,7 +52,10 @@ def test_a_note_said_twice_in_one_command_is_printed_once(capsys):
         _one_retry("looking up experiment 'exp'")
         _one_retry("looking up experiment 'exp'")  # the same line again: said once per command
     err = capsys.readouterr().err
-    assert err == "note: looking up experiment 'exp' failed (connection); attempt 2 in 2 s (100 s left of the 100 s time budget)\n"
+    line = (
+        "note: looking up experiment 'exp' failed (connection); attempt 2 in 2 s (100 s left of the 100 s time budget)"
+    )
+    assert err == line + "\n"
     _one_retry("looking up experiment 'exp'")  # as a library, after the command: every note is printed, as before
     _one_retry("looking up experiment 'exp'")
     assert capsys.readouterr().err == 2 * err
@@ -101,5 +104,7 @@ def test_no_tracker_prints_to_stderr_itself():
         for line in _stderr_prints(ast.parse(path.read_text(encoding="utf-8")))
     ]
     assert not found, found
-    planted = ast.parse('"""print("x", file=sys.stderr)"""\nimport sys\nprint("x", file=sys.stderr)\nsys.stderr.write("y")\n')
+    planted = ast.parse(
+        '"""print("x", file=sys.stderr)"""\nimport sys\nprint("x", file=sys.stderr)\nsys.stderr.write("y")\n'
+    )
     assert _stderr_prints(planted) == [3, 4]  # the scan finds what it looks for, and skips the docstring

@@ -15,10 +15,15 @@ pytest.importorskip("wandb")
 pytest.importorskip("wandb_workspaces")  # wandb_report=True needs the extra before anything is written
 
 from rl_reliable_logger.cli.main import main
+from rl_reliable_logger.trackers.base.publishing import PublishOptions
 from rl_reliable_logger.trackers.wandb.sink import OFFLINE_PRESETS_NOTE, WandbSink
+from tests.support.paths import REPO
 from tests.support.reports import small_report
-from tests.support.wandb_env import isolate_wandb
+from tests.support.wandb_env import isolate_wandb, wandb_env
+from tests.support.wandb_standin import API_KEY
 
+#: A publish without figures (quick).
+QUICK = PublishOptions(figures=False)
 ONLINE_ONLY = "needs an online W&B server; no W&B Report was made"
 
 
@@ -47,7 +52,8 @@ def test_the_online_only_note_names_the_keyword_in_the_library_and_the_flag_on_t
     offline, monkeypatch, capsys
 ):
     monkeypatch.chdir(offline)
-    sink = WandbSink(project="p", group="g", mode="offline", dir=offline / "wb", figures=False, wandb_report=True)
+    client = {"mode": "offline", "dir": offline / "wb"}
+    sink = WandbSink(project="p", group="g", wandb_report=True, publishing=QUICK, client_kwargs=client)
     assert sink.publish(small_report()).created
     library = capsys.readouterr().err
     assert f"note: `wandb_report=True` {ONLINE_ONLY}\n" in library, library
@@ -60,3 +66,37 @@ def test_the_online_only_note_names_the_keyword_in_the_library_and_the_flag_on_t
     command = capsys.readouterr().err
     assert f"note: --wandb-report {ONLINE_ONLY}\n" in command, command
     assert "wandb_report" not in command and command.count(f"note: {OFFLINE_PRESETS_NOTE}\n") == 1, command
+
+
+#: An online publish with ``wandb_report=True`` in its own process, as the publish-budget tests run theirs (in this
+#: process, after the offline publish above, ``wandb.init`` went to W&B's default server instead of the stand-in).
+#: Saving the Report is replaced: the stand-in does not answer wandb-workspaces' project query for a project a run
+#: created (``test_wandb_report_page.py`` saves a Report to it directly).
+_ONLINE_REPORT = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from rl_reliable_logger.trackers.wandb import report_page
+from rl_reliable_logger.trackers.base.publishing import PublishOptions
+from rl_reliable_logger.trackers.wandb.sink import WandbSink
+from tests.support.reports import small_report
+
+saved = []
+report_page.save_report_page = lambda page: saved.append(page.entity) or sys.argv[2]
+options = PublishOptions(figures=False)
+sink = WandbSink(project="proj", entity="ent", group="g", wandb_report=True, publishing=options,
+                 client_kwargs={"mode": "online"})
+print("CREATED", sink.publish(small_report()).created, saved)
+"""
+
+
+@pytest.mark.slow
+def test_the_w_and_b_report_url_is_a_note(wandb_standin, tmp_path):
+    """Online, the saved W&B Report's URL is said through the one chokepoint: ``note: W&B Report: URL``."""
+    url = "http://127.0.0.1/ent/proj/reports/rl-reliable-test--VmlldzoxMjM="
+    env = wandb_env(tmp_path)
+    del env["WANDB_MODE"]
+    env.update(WANDB_BASE_URL=wandb_standin.base_url, WANDB_API_KEY=API_KEY)
+    proc = subprocess.run([sys.executable, "-c", _ONLINE_REPORT, str(REPO), url], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=240)  # fmt: skip
+    assert proc.stdout.strip() == "CREATED True ['ent']", proc.stdout + proc.stderr
+    assert [ln for ln in proc.stderr.splitlines() if "W&B Report" in ln] == [f"note: W&B Report: {url}"], proc.stderr
