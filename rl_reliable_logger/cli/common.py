@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..notes import routed
 from ..trackers import registry
 from ..trackers.base.request import KINDS
 from ..wording import Message
@@ -101,7 +102,8 @@ def say_warning(text: Message | str | Warning, *, table: Any = None, foreign: bo
 
 
 def say_note(text: Message | str) -> None:
-    """Print one ``note:`` line (redacted, one line), once per command."""
+    """Print one ``note:`` line (flag words, redacted, one line), once per command. While a command runs, every
+    note of the library (:func:`rl_reliable_logger.notes.note`: a tracker's) is said here (:func:`console`)."""
     from ..trackers.base.messages import one_line
 
     _say(f"note: {one_line(as_flags(text), limit=4000)}")
@@ -120,7 +122,8 @@ def _say(line: str) -> None:
 def console() -> Iterator[None]:
     """The one way text reaches the terminal besides our own prints: every Python warning that is not for
     developers (our own, numpy's, a client's) and every library log line at WARNING or above becomes one
-    ``warning:`` line, with no file path, in flag words, redacted, each once (``main`` runs every command in it).
+    ``warning:`` line, and every note of the library (:func:`rl_reliable_logger.notes.note`) one ``note:`` line,
+    with no file path, in flag words, redacted, each once (``main`` runs every command in it).
 
     A client library that installs its own log handlers when imported (MLflow) is adopted by :func:`load_clients`
     once it is imported; the ReliabilityWarnings of an analysis are printed after its results
@@ -134,7 +137,7 @@ def console() -> Iterator[None]:
         if not issubclass(category, _DEVELOPER_WARNINGS):
             say_warning(message if isinstance(message, Warning) else str(message))
 
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), routed(say_note):
         warnings.showwarning = show
         root.addHandler(handler)
         _CONSOLES.append((handler, adopted))

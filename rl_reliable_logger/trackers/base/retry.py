@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ...notes import note
 from ...wording import Message, kw, message_of, said
 from .messages import one_line
 
@@ -124,10 +125,9 @@ class OutOfTime(TimeoutError):
 
 
 def _say(line: str) -> None:
-    """Progress on stderr: an outage being waited out is never silent."""
-    import sys
-
-    print(f"note: {line}", file=sys.stderr, flush=True)
+    """Progress as a note (the command line's console while a command runs, else stderr): an outage being waited
+    out is never silent."""
+    note(line)
 
 
 def _plural(n: int, word: str) -> str:

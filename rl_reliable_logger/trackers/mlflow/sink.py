@@ -27,7 +27,6 @@ import math
 import os
 import random
 import re
-import sys
 import time
 import urllib.parse
 import uuid
@@ -39,6 +38,7 @@ from ...analysis.report import TABLES
 from ...data.counts import fixed
 from ...data.names import escape_markdown, escape_markdown_prose
 from ...errors import TrackerError
+from ...notes import note
 from ...render.export import PAGE_CHART, PAGE_CHART_FORMATS
 from ...render.intervals import headline_intervals
 from ...store.files import write_private
@@ -376,7 +376,7 @@ class MlflowSink:
         series = series_key(report)
         ended = _end_orphans(client, exp_id, series)  # an earlier publish that was killed: FAILED, not RUNNING
         if ended:
-            print(f"note: {recovered_line(LABEL, ended)}", file=sys.stderr)
+            note(recovered_line(LABEL, ended))
         sources = source_run_ids(report)
         earlier = [] if self.force else _finished_analysis_runs(client, exp_id, digest)
         if earlier:
@@ -710,10 +710,9 @@ def _rename(client: Tracker, names: Mapping[str, str]) -> None:
         try:
             quick.call("renaming an analysis run", quick.client.update_run, run_id, name=name)
         except Exception as err:
-            print(
-                f"note: analysis run {run_id} could not be renamed {name!r} ({one_line(str(err))[:300]}); "
-                f"its tag {CURRENT_RUN_TAG} says whether it is current",
-                file=sys.stderr,
+            note(
+                f"analysis run {run_id} could not be renamed {name!r} ({one_line(str(err))[:300]}); "
+                f"its tag {CURRENT_RUN_TAG} says whether it is current"
             )
             return
 

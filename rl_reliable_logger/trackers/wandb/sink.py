@@ -25,7 +25,6 @@ import json
 import os
 import re
 import shutil
-import sys
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping
@@ -36,8 +35,9 @@ from typing import TYPE_CHECKING, Any
 from ...analysis.options import published_options
 from ...analysis.report import TABLES
 from ...errors import InputError, TrackerError
+from ...notes import note
 from ...store.manifest import Bundle
-from ...wording import kw, said
+from ...wording import Message, kw, message_of, said
 from ..base.clients import ClientKey, client_options, moved_client_options
 from ..base.deprecation import callers_level, moved_keywords, spelled
 from ..base.pending import PendingPublishError, kept_message
@@ -176,7 +176,7 @@ def _end_offline_orphans(index: Path, name: str, entity: str | None, project: st
 
     _update_index(index, change)
     if ended:
-        print(f"note: {recovered_line(LABEL + ' offline', ended)}", file=sys.stderr)
+        note(recovered_line(LABEL + " offline", ended))
 
 
 def _make_offline_current(index: Path, name: str, entity: str | None, project: str, run_id: str) -> None:
@@ -256,9 +256,17 @@ def _update_public_run(run: Any, fields: dict[str, Any], what: str) -> bool:
                 run.summary[key] = value
             run.update()
     except TrackerError as err:
-        print(f"note: {err}", file=sys.stderr)
+        note(message_of(err))
         return False
     return True
+
+
+def _without_stop(message: Message) -> Message:
+    """``message`` without the full stop at its end (a sentence that goes on after it)."""
+    message = message.rstrip()
+    if message.parts and isinstance(message.parts[-1], str):
+        return Message((*message.parts[:-1], message.parts[-1].rstrip(".")))
+    return message
 
 
 def _hash_alias(digest: str) -> str:
@@ -639,7 +647,7 @@ class WandbSink:
             # best effort, like marking a run superseded: the publish does not depend on it (a new project has
             # nothing to find; a server without the Public API's run listing cannot be asked)
             if getattr(err, "tracker_cause", "") != "not found":
-                print(f"note: {str(err).rstrip('.')}; interrupted publishes, if any, stay as they are", file=sys.stderr)
+                note(said(_without_stop(message_of(err)), "; interrupted publishes, if any, stay as they are"))
             return
         ended = []
         for run in runs:
@@ -655,7 +663,7 @@ class WandbSink:
             if _update_public_run(run, fields, "marking an interrupted publish failed"):
                 ended.append(str(run.id))
         if ended:
-            print(f"note: {recovered_line(LABEL, ended)}", file=sys.stderr)
+            note(recovered_line(LABEL, ended))
 
     def _current_online(self, art_name: str, deadline: Deadline) -> Any:
         """The run that logged the current (``latest``) version of the report artifact, or None."""
@@ -675,21 +683,18 @@ class WandbSink:
         """The chart presets to use: the packaged ones when they can be created online, else None (built-ins)."""
         if mode != "online" or deadline is None:
             if mode == "offline":  # the promise of docs/wandb.md: the fallback is said, not silent
-                print(f"note: {OFFLINE_PRESETS_NOTE}", file=sys.stderr)
+                note(OFFLINE_PRESETS_NOTE)
             return {}
         if deadline.left() < 2 * FINISH_RESERVE:  # best effort: never at the cost of the upload
-            print(
-                "note: W&B chart presets not created (little of the time budget left); using built-in presets",
-                file=sys.stderr,
-            )
+            note("W&B chart presets not created (little of the time budget left); using built-in presets")
             return {}
         try:
             timeout = min(REQUEST_TIMEOUT, deadline.timeout(2 * FINISH_RESERVE))
             names, notes = create_presets(public_api(timeout=timeout), str(run.entity), timeout=timeout)
         except Exception as err:  # no Public API (e.g. no key): built-in presets
             names, notes = {}, [f"W&B chart presets not created ({type(err).__name__}); using built-in presets"]
-        for note in notes:
-            print(f"note: {note}", file=sys.stderr)
+        for line in notes:
+            note(line)
         return names
 
     def _log(self, job: _Job, run: Any) -> dict[str, Any]:
@@ -745,7 +750,7 @@ class WandbSink:
                     raise _Unconfirmed(out, _late(deadline, f"uploading the artifact {art_name}")) from None
                 if not is_client_error(err):
                     raise
-                print(f"note: {describe_error(err, f'reading back the uploaded artifact {art_name}')}", file=sys.stderr)
+                note(message_of(describe_error(err, f"reading back the uploaded artifact {art_name}")))
         return out
 
     def _report_page(
@@ -753,10 +758,7 @@ class WandbSink:
     ) -> str | None:
         """Save the optional W&B Report (best effort: the publish itself is complete); print its URL."""
         if mode != "online":
-            print(
-                "note: `wandb_report=True` needs an online W&B server; no W&B Report was made",
-                file=sys.stderr,
-            )
+            note(said(kw("wandb_report=True"), " needs an online W&B server; no W&B Report was made"))
             return None
         from .report_page import build_report, save_report_page
 
@@ -776,9 +778,9 @@ class WandbSink:
             )
             url = save_report_page(page)
         except Exception as err:  # the analysis run is published; only the Report failed
-            print(f"note: the W&B Report could not be saved ({type(err).__name__}: {str(err)[:300]})", file=sys.stderr)
+            note(f"the W&B Report could not be saved ({type(err).__name__}: {str(err)[:300]})")
             return None
-        print(f"W&B Report: {url}", file=sys.stderr)
+        note(f"W&B Report: {url}")
         return url
 
 
