@@ -22,7 +22,12 @@ the data, the design and the interval method show, never from the interval itsel
 * **P(X > Y)** under a bootstrap interval, at 0.2 or below, 0.8 or above: *at the boundary*, where the runs of X
   and Y separate on most tasks (each such task's Mann-Whitney share is 0 or 1 in every replicate, so it adds no
   width); the default interval (``mann-whitney``) gives such a task a width of its own and carries none;
-* **a task's mean**: *runs all equal*, when the runs of a task have no spread: its Student-t interval borrows the
+* **an algorithm of one run per task** (its aggregates, their differences and its P(X > Y)): *one run per task*,
+  always: resampling runs within a task repeats its one run, so the interval shows no run-to-run spread at all
+  (zero width under a bootstrap); read from the design, not the scores. A task of one run in an algorithm with
+  others of two or more is covered by the run-count warning and the rules above;
+* **a task's mean**: *one run*, no interval (NaN low and high: a Student-t interval needs two runs, ``t`` has
+  ``N - 1 = 0`` degrees of freedom, and a bootstrap of one run repeats it); *runs all equal*, when the runs of a task have no spread: its Student-t interval borrows the
   median spread of its algorithm's tasks (:data:`..stats.intervals.bounds.TASK_SPREAD_FLOOR`), and a rare run off
   that value went unseen (such cells covered 0.73-0.94 at 3 runs per task on the real data sets of the coverage
   study). Tasks whose runs are merely close are covered by the same floor (0.75-0.99 at 3 runs, 0.84-1.0 at 10) and
@@ -117,6 +122,8 @@ def algorithm_features(cells: bs.Cells, gamma: float = 1.0) -> dict[str, float]:
         "top_share": float(np.abs(means).max()) / total if total > 0 else 0.0,
         "tied_share": float(np.mean([np.ptp(r) == 0 for r in varied])) if varied else 0.0,
         "above_median": above_median(runs),
+        # read with .get by the rules: not in ALGORITHM_FEATURES, whose order the coverage study records
+        "one_run": float(bool((cells.sizes <= 1).all())),
     }
 
 
@@ -134,12 +141,22 @@ def pair_features(x: bs.Cells, y: bs.Cells) -> dict[str, float]:
     of one above every run of the other) and the estimate."""
     runs_x, runs_y = _per_task(x), _per_task(y)
     separated = [float(a.min() > b.max() or a.max() < b.min()) for a, b in zip(runs_x, runs_y, strict=True)]
-    return {"separated_share": float(np.mean(separated)), "point": mt.probability_of_improvement(runs_x, runs_y)}
+    return {
+        "separated_share": float(np.mean(separated)),
+        "point": mt.probability_of_improvement(runs_x, runs_y),
+        # read with .get by the rule: not in PAIR_FEATURES, whose order the coverage study records
+        "one_run": float(bool((x.sizes <= 1).all() or (y.sizes <= 1).all())),
+    }
 
 
 def task_features(cells: bs.Cells) -> list[dict[str, float]]:
     """What the caveat of each task's mean reads (:data:`TASK_FEATURES`), one mapping per task."""
     return [{"runs": float(r.size), "no_spread": float(r.size > 1 and np.ptp(r) == 0)} for r in _per_task(cells)]
+
+
+def no_task_interval(runs: float) -> bool:
+    """Whether a task of ``runs`` runs gets no interval of its mean (:func:`task_caveat` says why)."""
+    return runs < 2
 
 
 # ----------------------------------------------------------------------------- the rules
@@ -180,12 +197,17 @@ REASONS = {
     f"{MEDIAN_RUNS} runs per task or fewer (median_interval=order-statistic is conservative)",
     "boundary": "near 0 or 1 (at the boundary) a task whose runs separate adds no width to a bootstrap interval; "
     "may under-cover (the default method, bootstrap-t, gives P(X>Y) an interval that does not collapse there)",
+    "one_run": "one run per task: the interval cannot show run-to-run spread; may under-cover (run 2 or more seeds "
+    "per task)",
+    "single_task": "one run: no interval (a task's interval needs 2 runs or more to show their spread)",
     "no_spread": "runs all equal: the interval's width is the median spread of the algorithm's tasks, not the "
     "task's own, and a rare run off that value is unseen; may under-cover",
 }
 
 
 def _mean_caveat(kind: str, features: Mapping[str, float]) -> str:
+    if features.get("one_run", 0.0):
+        return REASONS["one_run"]
     few = features["runs"] <= TAIL_RUNS
     if kind == "mean" and few and features["top_share"] >= TOP_SHARE:
         return REASONS["top"]
@@ -204,7 +226,7 @@ def aggregate_caveat(kind: str, features: Mapping[str, float], resampled: bool =
     """The caveat of one algorithm's aggregate of ``kind`` (:data:`..stats.intervals.STATISTIC_KINDS`), its interval
     a bootstrap one (``resampled``) or computed from the runs (the order-statistic median): empty where its interval
     is expected to hold, else one reason (:data:`REASONS`)."""
-    if kind != "median":
+    if kind != "median" or features.get("one_run", 0.0):
         return _mean_caveat(kind, features)
     return REASONS["median"] if resampled and features["runs"] <= MEDIAN_RUNS else ""
 
@@ -217,14 +239,19 @@ def difference_caveat(kind: str, x: Mapping[str, float], y: Mapping[str, float],
 def improvement_caveat(features: Mapping[str, float], resampled: bool = True) -> str:
     """The caveat of P(X > Y) from :func:`pair_features`, its interval a bootstrap one (``resampled``) or not: near 0
     or 1 most tasks' runs separate, and a separated task's share is 0 or 1 in every bootstrap replicate, so it adds no
-    width to a bootstrap interval (the ``mann-whitney`` interval, from the runs, gives it its own)."""
+    width to a bootstrap interval (the ``mann-whitney`` interval, from the runs, gives it its own); where either
+    algorithm has one run per task, whatever the interval, no run-to-run spread shows."""
+    if features.get("one_run", 0.0):
+        return REASONS["one_run"]
     if resampled and abs(features["point"] - 0.5) >= IMPROVEMENT_EDGE:
         return REASONS["boundary"]
     return ""
 
 
 def task_caveat(features: Mapping[str, float]) -> str:
-    """The caveat of one task's mean from :func:`task_features`."""
+    """The caveat of one task's mean from :func:`task_features`: a task of one run gets no interval, and says so."""
+    if no_task_interval(features["runs"]):
+        return REASONS["single_task"]
     return REASONS["no_spread"] if features["no_spread"] else ""
 
 

@@ -73,7 +73,8 @@ def _runs_text(prov: dict[str, Any]) -> str:
     counts = {a: sorted(set(v.values())) for a, v in per.items()}
     every = sorted({n for c in counts.values() for n in c})
     if len(every) == 1:
-        return f"{every[0]} independent runs (seeds) per task for every algorithm"
+        runs = "run (seed)" if every[0] == 1 else "runs (seeds)"
+        return f"{every[0]} independent {runs} per task for every algorithm"
     parts = [f"{a}: {span(c[0], c[-1])}" for a, c in counts.items()]
     return "runs per task that differ between algorithms (" + "; ".join(parts) + ")"
 
@@ -100,6 +101,40 @@ def _why_not(check: dict[str, Any]) -> str:
     return detail[len("not checked (") : -1] if detail.startswith("not checked (") and detail.endswith(")") else detail
 
 
+def _one_run_algorithms(prov: Mapping[str, Any]) -> list[str]:
+    """The algorithms with one run on every task (``provenance["runs_per_task"]``): no interval of theirs can show
+    run-to-run spread (their rows carry the caveat, :mod:`..analysis.caveats`)."""
+    per = prov.get("runs_per_task") or {}
+    return [str(a) for a, v in per.items() if isinstance(v, Mapping) and v and max(v.values()) <= 1]
+
+
+def _one_run_sentence(prov: Mapping[str, Any], what: str) -> str:
+    """What one run per task leaves of ``what`` (the intervals said before it): "" where every algorithm has two runs
+    or more on some task."""
+    alone = _one_run_algorithms(prov)
+    if not alone:
+        return ""
+    every = len(alone) == len(prov.get("runs_per_task") or {})
+    who = "every algorithm" if every else _join(alone)
+    whose = what if every else f"those of {_join(alone)} (and of the pairs they are in)"
+    return (
+        f" With one run per task for {who}, {whose} cannot show run-to-run spread (a task's one run shows none): "
+        "the rows of the aggregates, the differences and P(X > Y) carry that caveat."
+    )
+
+
+def _single_cells_sentence(view: ReportView, prov: Mapping[str, Any]) -> str:
+    """That tasks of one run get no per-task interval ("" where none has one run or no per-task table)."""
+    per = prov.get("runs_per_task") or {}
+    single = sum(1 for v in per.values() if isinstance(v, Mapping) for n in v.values() if n <= 1)
+    if not single or view.per_task.empty:
+        return ""
+    return (
+        f" The per-task means of {single:,} (algorithm, task) {'cell' if single == 1 else 'cells'} of one run have "
+        "no interval (a Student-t interval needs two runs, a bootstrap of one run repeats it)."
+    )
+
+
 def _interval_sentence(view: ReportView, prov: Mapping[str, Any]) -> str:
     """What the intervals are, per table computed (its method, level and replicates), and how the bootstrap ones
     resample."""
@@ -116,7 +151,7 @@ def _interval_sentence(view: ReportView, prov: Mapping[str, Any]) -> str:
     others = view.intervals.resampling_free
     if others:
         text += "; " + " and ".join(others) + " use no resampling"
-    return text + "."
+    return text + "." + _one_run_sentence(prov, "these intervals") + _single_cells_sentence(view, prov)
 
 
 #: The most algorithms the paragraph names one by one (more: their number, the names under "Details").
@@ -139,7 +174,7 @@ def _runs_short(prov: dict[str, Any]) -> str:
     shared = max(dict.fromkeys(said.values()), key=list(said.values()).count)  # a tie: the first algorithm's
     others = [f"{a}: {n}" for a, n in said.items() if n != shared]
     if not others:
-        return f"{shared} runs (seeds) per task"
+        return f"{shared} {'run (seed)' if shared == '1' else 'runs (seeds)'} per task"
     if len(others) > 3:
         every = [n for v in per.values() for n in v.values()]
         return f"{span(min(every), max(every))} runs (seeds) per task, depending on the algorithm"
@@ -172,7 +207,7 @@ def _interval_summary(view: ReportView, prov: Mapping[str, Any]) -> str:
     if "aggregates" not in words.non_bootstrap_tables(prov, {"aggregates"}):
         tasks = "tasks, then " if prov.get("task_bootstrap") else ""
         text += f"; the bootstrap intervals resample {tasks}runs within each task (stratified bootstrap)"
-    return text + "."
+    return text + "." + _one_run_sentence(prov, "these intervals")
 
 
 def methods_paragraph(report: Viewable) -> str:

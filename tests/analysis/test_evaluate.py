@@ -117,7 +117,10 @@ def test_unequal_runs_and_single_run_cells_are_handled():
     report = evaluate(table, seed=0, **FAST)
     assert any("single run" in w for w in report.warnings)
     assert report.provenance["runs_per_task"]["A"] == {"x": 5, "y": 1}
-    assert report.per_task.set_index(["algorithm", "task"]).loc[("A", "y"), "low"] == 1.0
+    single = report.per_task.set_index(["algorithm", "task"]).loc[("A", "y")]
+    # one run: the mean, but no interval (Student-t has 0 degrees of freedom), and the row says why
+    assert single["mean"] == 1.0 and np.isnan(single["low"]) and np.isnan(single["high"])
+    assert single["caveat"].startswith("one run: no interval")
 
 
 def test_task_bootstrap_widens_intervals(atari_subset):

@@ -255,3 +255,27 @@ def test_every_sentence_and_tick_follows_the_provenance(name):
     if options["method"] in ("expanded", "bootstrap-t"):  # the false sentence of issue 26: one method for all
         text = methods_markdown(report)
         assert "replicates for aggregate metrics and their differences" not in text
+
+
+def _one_run_table(runs_b: int) -> ScoreTable:
+    rng = np.random.default_rng(1)
+    rows = [{"algorithm": "A", "task": t, "seed": 0, "score": rng.normal(10, 3)} for t in ("Pong", "Breakout")]
+    rows += [
+        {"algorithm": "B", "task": t, "seed": s, "score": rng.normal(12, 3)}
+        for t in ("Pong", "Breakout")
+        for s in range(runs_b)
+    ]
+    return ScoreTable(pd.DataFrame(rows))
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_one_run_per_task_is_said_where_the_intervals_are():
+    every = methods_markdown(_report(_one_run_table(1)))
+    assert "with 1 run (seed) per task," in every and "1 independent run (seed) per task" in every
+    said = "With one run per task for every algorithm, these intervals cannot show run-to-run spread"
+    assert every.count(said) == 2  # the paragraph and the details' intervals
+    assert "The per-task means of 4 (algorithm, task) cells of one run have no interval" in every
+    one = methods_markdown(_report(_one_run_table(3)))
+    assert "With one run per task for A, those of A (and of the pairs they are in) cannot show" in one
+    assert "The per-task means of 2 (algorithm, task) cells of one run have no interval" in one
+    assert "one run per task" not in methods_markdown(_report(_table())).lower()

@@ -47,7 +47,9 @@ def build(inputs: TableInputs, request: ResamplingRequest, rank_by: str) -> Part
 
 
 def _per_task_table(cells, tasks, points, results) -> pd.DataFrame:
-    """One row per (algorithm, task): the mean with its interval, the runs' median, min and max, and the caveat."""
+    """One row per (algorithm, task): the mean with its interval, the runs' median, min and max, and the caveat. A
+    task of one run gets no interval (NaN low and high, its caveat says why): Student-t has ``N - 1 = 0`` degrees of
+    freedom there, and every bootstrap repeats the one run (the zero width would pass for certainty)."""
     columns: dict[str, list] = {k: [] for k in PER_TASK_COLUMNS}
     for alg, point, result in zip(list(cells), points, results):
         c = cells[alg]
@@ -60,8 +62,9 @@ def _per_task_table(cells, tasks, points, results) -> pd.DataFrame:
             columns["task"].append(task)
             columns["n_runs"].append(int(c.sizes[m]))
             columns["mean"].append(point[m])
-            columns["low"].append(low[m])
-            columns["high"].append(high[m])
+            none = caveats.no_task_interval(features[m]["runs"])
+            columns["low"].append(np.nan if none else low[m])
+            columns["high"].append(np.nan if none else high[m])
             columns["median"].append(float(np.median(run_scores)))
             columns["min"].append(float(run_scores.min()))
             columns["max"].append(float(run_scores.max()))
