@@ -56,19 +56,32 @@ def _listing(items: Sequence[str]) -> str:
     return "; ".join(shown)
 
 
-#: Largest |score| times this many rows must stay below float64's maximum: sums of resampled scores and
-#: differences between algorithms are then finite. (Any real return is many orders of magnitude below.)
+#: Largest |score| times this many rows, to the fourth power, must stay below float64's maximum (see
+#: :func:`magnitude_limit`).
 _HEADROOM = 4.0
 
 
+def magnitude_limit(n_rows: int) -> float:
+    """The largest magnitude a score may have in a table of ``n_rows`` values, raw or normalised (the one bound):
+    sums of the values, differences between them, their squares (variances, standard errors) and the squares of
+    those (the effective number of tasks weighs each task by its variance squared) all stay finite in float64.
+    About 1e75 for 30 rows; any real return is many orders of magnitude below.
+
+    Example:
+        >>> f"{magnitude_limit(30):.2g}"
+        '9.6e+74'
+    """
+    return float(np.finfo(np.float64).max) ** 0.25 / (_HEADROOM * max(n_rows, 2))
+
+
 def check_magnitudes(values: np.ndarray, *, what: str = "scores", rows: pd.DataFrame | None = None) -> None:
-    """Refuse scores so large that a sum or difference of them overflows float64 (inf/nan intervals); ``rows``
-    (the table the values come from) names the run with the largest."""
+    """Refuse scores so large that a sum, a difference or a variance of them overflows float64 (inf/nan intervals);
+    ``rows`` (the table the values come from) names the run with the largest."""
     if values.size == 0:
         return
     at = int(np.argmax(np.abs(values)))
     biggest = float(abs(values[at]))
-    limit = np.finfo(np.float64).max / (_HEADROOM * max(values.size, 2))
+    limit = magnitude_limit(values.size)
     if biggest > limit:
         where = ""
         if rows is not None:
@@ -77,8 +90,9 @@ def check_magnitudes(values: np.ndarray, *, what: str = "scores", rows: pd.DataF
         if biggest == np.finfo(np.float64).max:
             where += "; 1.8e+308 (the largest float) is how some trackers store an infinite metric (a diverged run)"
         raise ScoreTableError(
-            f"{what} up to {biggest:.3g} in magnitude{where}: with {values.size} rows, sums and differences of such "
-            f"values overflow float64 (the limit here is {limit:.3g}); rescale or normalise the scores first."
+            f"{what} up to {biggest:.3g} in magnitude{where}: with {values.size} rows, sums, differences and "
+            f"variances of such values overflow float64 (the limit here is {limit:.3g}); rescale or normalise the "
+            "scores first."
         )
 
 
