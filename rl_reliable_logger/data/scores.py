@@ -262,7 +262,9 @@ class ScoreTable:
                 ).text()
             )
         frame, bad = self._check_scores(frame, score)
-        dups = self._check_duplicates(frame, seed_given=run_id is None)
+        dups = self._check_duplicates(
+            frame, seed_given=run_id is None, drop=on_invalid == "drop", recorded={p["index"] for p in bad}
+        )
         problems = bad + dups
         if problems and on_invalid == "raise":
             texts = [p["text"] for p in problems]
@@ -437,7 +439,14 @@ class ScoreTable:
             "text": f"{reason}: {self._where(row, index)}",
         }
 
-    def _check_duplicates(self, frame: pd.DataFrame, seed_given: bool) -> list[dict[str, Any]]:
+    def _check_duplicates(
+        self, frame: pd.DataFrame, seed_given: bool, drop: bool = False, recorded: set[Any] | None = None
+    ) -> list[dict[str, Any]]:
+        """Rows that share a run key (and step). Raised: one problem per row after a key's first. Dropped
+        (``drop``): which row of a key to keep must not depend on the order of the rows, so a key's rows that
+        differ in any column are all dropped (none can be trusted over the others), and of rows identical in every
+        column one is kept (which one cannot matter). Rows in ``recorded`` (already dropped for their score) are
+        not recorded twice."""
         keys = ["algorithm", "task", "run_id"] + (["step"] if "step" in frame.columns else [])
         dup = frame.duplicated(keys, keep=False)
         problems: list[dict[str, Any]] = []
@@ -446,19 +455,33 @@ class ScoreTable:
         fixed = {*CANONICAL, "step", "tracker_run_id", "run_name", "name", "source_dir", "url", "state", "score_key"}
         for _, group in frame[dup].groupby(keys, sort=False):
             first, *rest = list(group.index)
-            differs = [c for c in group.columns if c not in fixed and group[c].astype(str).nunique() > 1][:3]
+            # values as text, a missing one included (pandas 3 keeps NaN through astype(str), nunique skips it)
+            kinds = group.astype(str).nunique(dropna=False)
+            differs = [c for c in group.columns if c not in fixed and kinds[c] > 1][:3]
             names = ", ".join(f"row {i}" + self._extra_name(frame.loc[i]) for i in group.index)
-            for index in rest:
+            identical = not drop or bool((kinds <= 1).all())
+            for index in rest if identical else group.index:
                 row = frame.loc[index]
                 what = "seed" if seed_given or row["run_id"] == seed_key(row["seed"]) else "run id"
-                problem = self._problem(row, index, f"duplicate {what} {row['run_id']!r} (also in row {first})")
+                if not drop:
+                    reason = f"duplicate {what} {row['run_id']!r} (also in row {first})"
+                elif identical:
+                    reason = f"duplicate {what} {row['run_id']!r}, identical to row {first} in every column (kept)"
+                else:
+                    others = ", ".join(str(i) for i in group.index if i != index)
+                    reason = (
+                        f"duplicate {what} {row['run_id']!r} with different values in row(s) {others}: every copy "
+                        "dropped (which one is right cannot be told)"
+                    )
+                problem = self._problem(row, index, reason)
                 problem["differs"] = differs
                 problem["text"] = (
                     f"duplicate {what} {row['run_id']!r} for {row['algorithm']} / {row['task']}"
                     + (f" step {row['step']}" if "step" in row.index else "")
                     + f": {names}"
                 )
-                problems.append(problem)
+                if not drop or index not in (recorded or set()):
+                    problems.append(problem)
         return problems
 
     @staticmethod
