@@ -202,7 +202,7 @@ def check_names(
     if missing:
         raise InputError(
             f"empty or missing {field} name (empty, NaN or an NA marker such as 'NA'/'nan'/'None') in {where}, "
-            f"{at(missing)}: every run needs a {field}; fill the cells or drop those rows.",
+            f"{at(missing)}: every run needs {'an' if field[0] in 'aeiou' else 'a'} {field}; fill the cells or drop those rows.",
             [f"{one(i)}: missing {field}" for i in missing],
         )
     try:

@@ -39,6 +39,7 @@ from ..errors import InputError, ScoreTableError
 from ..wording import Keyword, said
 from . import csvcells
 from .counts import agree, plural
+from .fields import column_list
 from .files import check_regular_file
 from .scores import ScoreTable, magnitude_limit
 
@@ -367,7 +368,7 @@ def _reference_table(table: pd.DataFrame, where: str, name: str) -> pd.DataFrame
     if missing:
         raise ScoreTableError(
             f"{where}: a reference table needs columns task,low,high; missing {', '.join(sorted(missing))} "
-            f"(it has {', '.join(map(str, table.columns))})."
+            f"(it has {column_list(table.columns)})."
         )
     nonnum = table[
         ~np.isfinite(pd.to_numeric(table["low"], errors="coerce").astype(float))

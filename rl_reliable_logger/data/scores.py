@@ -29,7 +29,7 @@ from ..errors import ScoreTableError
 from ..wording import Message, kw, said
 from . import csvcells
 from .counts import agree, plural
-from .fields import check_distinct
+from .fields import check_distinct, column_list, separator_hint
 from .files import check_regular_file
 from .jsontext import JsonProblem, parse
 from .names import NameMode, check_names, is_missing, seed_key, value_text
@@ -101,7 +101,7 @@ def _configured_run_ids(frame: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
     text is one value's (:func:`~.names.value_text`: ``lr='1, b=2', b=3`` is not ``lr=1, b='2, b=3'``)."""
     absent = [str(k) for k in keys if k not in frame.columns]
     if absent:
-        cols = ", ".join(map(str, frame.columns))
+        cols = column_list(frame.columns)
         raise ScoreTableError(
             said(
                 f"hyperparameter column(s) {', '.join(map(repr, absent))} not in the input (it has: {cols}); "
@@ -327,7 +327,7 @@ class ScoreTable:
         seed, run_id, step = given.get("seed"), given.get("run_id"), given.get("step")
         absent = {field: col for field, col in wanted.items() if col not in data.columns}
         if absent:
-            cols = ", ".join(map(str, data.columns))
+            cols = column_list(data.columns)
             parts = [f"{field} column {col!r}" for field, col in absent.items()]
             raise ScoreTableError(
                 said(
@@ -782,6 +782,10 @@ class ScoreTable:
                 value_columns=kwargs.get("hyperparameter_keys") or (),
                 sep=sep,
             )
+        hint = separator_hint(frame.columns, sep)
+        fields = [kwargs.get(k, k) for k in ("algorithm", "task", "score")]
+        if hint and any(f not in frame.columns for f in fields):  # read as one column: say why, not which are absent
+            raise ScoreTableError(f"{path}: the header is one column, {str(frame.columns[0])!r}: {hint}.")
         return cls(frame, **kwargs)
 
     @classmethod
