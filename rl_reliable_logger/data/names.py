@@ -25,7 +25,7 @@ import html
 import math
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 import numpy as np
@@ -202,7 +202,7 @@ def check_names(
     if missing:
         raise InputError(
             f"empty or missing {field} name (empty, NaN or an NA marker such as 'NA'/'nan'/'None') in {where}, "
-            f"{at(missing)}: every run needs a {field}; fill the cells or drop those rows.",
+            f"{at(missing)}: every run needs {'an' if field[0] in 'aeiou' else 'a'} {field}; fill the cells or drop those rows.",
             [f"{one(i)}: missing {field}" for i in missing],
         )
     try:
@@ -234,6 +234,7 @@ def check_names(
         text = fixed
         if any(v == "" or v in NA_MARKERS for v in rewritten):
             raise InputError(f"{where}: a name is empty after stripping whitespace; fill the cells.")
+        _check_merged(texts, rewritten, codes, values.index, field, where, at)
     else:
         rows = np.flatnonzero(np.array([v != v.strip() for v in texts], dtype=bool)[codes])
         padded = [(values.index[int(j)], texts[codes[j]]) for j in rows]
@@ -255,12 +256,48 @@ def check_names(
         shown = "; ".join(" vs ".join(f"{n!r} ({at(text.index[text == n])})" for n in names) for names in clashes[:4])
         raise InputError(
             f"{len(clashes)} group(s) of different {field} names in {where} print the same (Unicode normalisation, "
-            f"compatibility forms or invisible characters differ): {shown}. Rename them at the source"
-            + ("" if mode == "normalize" else said(", or pass ", kw("names='normalize'"), " to merge NFC variants"))
-            + ".",
+            f"compatibility forms or invisible characters differ): {shown}. Rename them at the source.",
             [" vs ".join(map(repr, names)) for names in clashes],
         )
     return text, notes
+
+
+def _check_merged(
+    texts: list[str],
+    rewritten: list[str],
+    codes: np.ndarray,
+    index: pd.Index,
+    field: str,
+    where: str,
+    at: Callable[[Iterable[Any]], str],
+) -> None:
+    """Refuse two different names that ``names="normalize"`` would make one (``'B '`` and ``'B'``): merged, the runs
+    of two algorithms would count as one's, or be dropped as duplicate seeds of each other. Checked on the names
+    themselves, before any duplicate is looked for, however invalid rows are handled."""
+    spellings: dict[str, list[str]] = {}
+    for old, new in dict.fromkeys(zip(texts, rewritten)):
+        spellings.setdefault(new, [])
+        if old not in spellings[new]:
+            spellings[new].append(old)
+    merged = [(new, olds) for new, olds in spellings.items() if len(olds) > 1]
+    if not merged:
+        return
+    row_text = np.array(texts, dtype=object)[codes]
+
+    def named(olds: list[str]) -> str:
+        return " and ".join(f"{old!r} ({at(index[row_text == old])})" for old in olds)
+
+    new, olds = merged[0]
+    more = f" (and {len(merged) - 1} more such group(s))" if len(merged) > 1 else ""
+    raise InputError(
+        said(
+            f"{field} names {named(olds)} in {where} both become {new!r} with ",
+            kw("names='normalize'"),
+            f"{more}: two names are never merged into one (their runs would count as one {field}'s, or as "
+            f"duplicates of each other); write each {field} one way at the source, or rename one of them.",
+        ),
+        [" and ".join(map(repr, olds)) + f" -> {new!r}" for new, olds in merged],
+    )
 
 
 def _decodes(value: bytes) -> bool:

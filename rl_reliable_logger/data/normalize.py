@@ -39,8 +39,9 @@ from ..errors import InputError, ScoreTableError
 from ..wording import Keyword, said
 from . import csvcells
 from .counts import agree, plural
+from .fields import column_list
 from .files import check_regular_file
-from .scores import ScoreTable
+from .scores import ScoreTable, magnitude_limit
 
 #: Scores the training code already normalised (0 and 1 as it defines them): kept as they are, and labelled
 #: normalised, so no "scores are not normalised" warning is raised about them.
@@ -162,6 +163,33 @@ class Normalizer:
             )
         return out
 
+    def _check_normalised(
+        self, out: np.ndarray, raw: np.ndarray, tasks: pd.Series, bounds: Mapping[str, tuple[float, float]]
+    ) -> None:
+        """Refuse normalised scores beyond the bound raw scores get (:func:`~.scores.magnitude_limit`), naming the
+        tasks whose reference range is too narrow for their scores."""
+        limit = magnitude_limit(out.size)
+        with np.errstate(invalid="ignore"):
+            bad = ~(np.abs(out) <= limit)
+        if not bad.any():
+            return
+        worst: dict[str, tuple[float, float]] = {}  # task -> (largest |normalised|, largest |raw|)
+        for task, value, score in zip(tasks[bad].astype(str), np.abs(out[bad]), np.abs(raw[bad])):
+            seen = worst.get(task, (0.0, 0.0))
+            worst[task] = (max(seen[0], float(value)), max(seen[1], float(score)))
+        named = sorted(worst, key=lambda t: worst[t][0], reverse=True)
+        shown = "; ".join(
+            f"task {t!r} reaches {worst[t][0]:.3g} (raw up to {worst[t][1]:.3g}, reference low={bounds[t][0]:g}, "
+            f"high={bounds[t][1]:g})"
+            for t in named[:3]
+        ) + (f"; and {len(named) - 3} more" if len(named) > 3 else "")
+        raise ScoreTableError(
+            f"normalised scores too large: {shown}; with {out.size} rows, sums and variances of such values "
+            f"overflow float64 (the limit here is {limit:.3g}), so check the low/high of "
+            f"{'that task' if len(named) == 1 else 'those tasks'} in the {self.name!r} reference table (the range "
+            "is far narrower than the scores), or rescale the raw scores."
+        )
+
     #: An affine map applies to every training step, so learning curves are normalised too.
     per_step: bool = True
     #: Nothing to add to the report's warnings.
@@ -174,7 +202,10 @@ class Normalizer:
         def affine(tasks: pd.Series, values: np.ndarray) -> np.ndarray:
             low = tasks.map({t: b[0] for t, b in bounds.items()}).to_numpy(float)
             high = tasks.map({t: b[1] for t, b in bounds.items()}).to_numpy(float)
-            return (values - low) / (high - low)
+            with np.errstate(over="ignore", invalid="ignore"):  # refused below, naming the task, not warned
+                out = (values - low) / (high - low)
+            self._check_normalised(out, values, tasks, bounds)
+            return out
 
         out = table.map_scores(affine)  # final scores of a tracker table with curves too
         out.source = {**out.source, "normalization": self.name, "normalization_description": self.description}
@@ -337,7 +368,7 @@ def _reference_table(table: pd.DataFrame, where: str, name: str) -> pd.DataFrame
     if missing:
         raise ScoreTableError(
             f"{where}: a reference table needs columns task,low,high; missing {', '.join(sorted(missing))} "
-            f"(it has {', '.join(map(str, table.columns))})."
+            f"(it has {column_list(table.columns)})."
         )
     nonnum = table[
         ~np.isfinite(pd.to_numeric(table["low"], errors="coerce").astype(float))

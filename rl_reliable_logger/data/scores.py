@@ -29,7 +29,7 @@ from ..errors import ScoreTableError
 from ..wording import Message, kw, said
 from . import csvcells
 from .counts import agree, plural
-from .fields import check_distinct
+from .fields import check_distinct, column_list, separator_hint
 from .files import check_regular_file
 from .jsontext import JsonProblem, parse
 from .names import NameMode, check_names, is_missing, seed_key, value_text
@@ -56,19 +56,32 @@ def _listing(items: Sequence[str]) -> str:
     return "; ".join(shown)
 
 
-#: Largest |score| times this many rows must stay below float64's maximum: sums of resampled scores and
-#: differences between algorithms are then finite. (Any real return is many orders of magnitude below.)
+#: Largest |score| times this many rows, to the fourth power, must stay below float64's maximum (see
+#: :func:`magnitude_limit`).
 _HEADROOM = 4.0
 
 
+def magnitude_limit(n_rows: int) -> float:
+    """The largest magnitude a score may have in a table of ``n_rows`` values, raw or normalised (the one bound):
+    sums of the values, differences between them, their squares (variances, standard errors) and the squares of
+    those (the effective number of tasks weighs each task by its variance squared) all stay finite in float64.
+    About 1e75 for 30 rows; any real return is many orders of magnitude below.
+
+    Example:
+        >>> f"{magnitude_limit(30):.2g}"
+        '9.6e+74'
+    """
+    return float(np.finfo(np.float64).max) ** 0.25 / (_HEADROOM * max(n_rows, 2))
+
+
 def check_magnitudes(values: np.ndarray, *, what: str = "scores", rows: pd.DataFrame | None = None) -> None:
-    """Refuse scores so large that a sum or difference of them overflows float64 (inf/nan intervals); ``rows``
-    (the table the values come from) names the run with the largest."""
+    """Refuse scores so large that a sum, a difference or a variance of them overflows float64 (inf/nan intervals);
+    ``rows`` (the table the values come from) names the run with the largest."""
     if values.size == 0:
         return
     at = int(np.argmax(np.abs(values)))
     biggest = float(abs(values[at]))
-    limit = np.finfo(np.float64).max / (_HEADROOM * max(values.size, 2))
+    limit = magnitude_limit(values.size)
     if biggest > limit:
         where = ""
         if rows is not None:
@@ -77,8 +90,9 @@ def check_magnitudes(values: np.ndarray, *, what: str = "scores", rows: pd.DataF
         if biggest == np.finfo(np.float64).max:
             where += "; 1.8e+308 (the largest float) is how some trackers store an infinite metric (a diverged run)"
         raise ScoreTableError(
-            f"{what} up to {biggest:.3g} in magnitude{where}: with {values.size} rows, sums and differences of such "
-            f"values overflow float64 (the limit here is {limit:.3g}); rescale or normalise the scores first."
+            f"{what} up to {biggest:.3g} in magnitude{where}: with {values.size} rows, sums, differences and "
+            f"variances of such values overflow float64 (the limit here is {limit:.3g}); rescale or normalise the "
+            "scores first."
         )
 
 
@@ -87,7 +101,7 @@ def _configured_run_ids(frame: pd.DataFrame, keys: Sequence[str]) -> pd.Series:
     text is one value's (:func:`~.names.value_text`: ``lr='1, b=2', b=3`` is not ``lr=1, b='2, b=3'``)."""
     absent = [str(k) for k in keys if k not in frame.columns]
     if absent:
-        cols = ", ".join(map(str, frame.columns))
+        cols = column_list(frame.columns)
         raise ScoreTableError(
             said(
                 f"hyperparameter column(s) {', '.join(map(repr, absent))} not in the input (it has: {cols}); "
@@ -248,7 +262,9 @@ class ScoreTable:
                 ).text()
             )
         frame, bad = self._check_scores(frame, score)
-        dups = self._check_duplicates(frame, seed_given=run_id is None)
+        dups = self._check_duplicates(
+            frame, seed_given=run_id is None, drop=on_invalid == "drop", recorded={p["index"] for p in bad}
+        )
         problems = bad + dups
         if problems and on_invalid == "raise":
             texts = [p["text"] for p in problems]
@@ -311,7 +327,7 @@ class ScoreTable:
         seed, run_id, step = given.get("seed"), given.get("run_id"), given.get("step")
         absent = {field: col for field, col in wanted.items() if col not in data.columns}
         if absent:
-            cols = ", ".join(map(str, data.columns))
+            cols = column_list(data.columns)
             parts = [f"{field} column {col!r}" for field, col in absent.items()]
             raise ScoreTableError(
                 said(
@@ -423,7 +439,14 @@ class ScoreTable:
             "text": f"{reason}: {self._where(row, index)}",
         }
 
-    def _check_duplicates(self, frame: pd.DataFrame, seed_given: bool) -> list[dict[str, Any]]:
+    def _check_duplicates(
+        self, frame: pd.DataFrame, seed_given: bool, drop: bool = False, recorded: set[Any] | None = None
+    ) -> list[dict[str, Any]]:
+        """Rows that share a run key (and step). Raised: one problem per row after a key's first. Dropped
+        (``drop``): which row of a key to keep must not depend on the order of the rows, so a key's rows that
+        differ in any column are all dropped (none can be trusted over the others), and of rows identical in every
+        column one is kept (which one cannot matter). Rows in ``recorded`` (already dropped for their score) are
+        not recorded twice."""
         keys = ["algorithm", "task", "run_id"] + (["step"] if "step" in frame.columns else [])
         dup = frame.duplicated(keys, keep=False)
         problems: list[dict[str, Any]] = []
@@ -432,19 +455,33 @@ class ScoreTable:
         fixed = {*CANONICAL, "step", "tracker_run_id", "run_name", "name", "source_dir", "url", "state", "score_key"}
         for _, group in frame[dup].groupby(keys, sort=False):
             first, *rest = list(group.index)
-            differs = [c for c in group.columns if c not in fixed and group[c].astype(str).nunique() > 1][:3]
+            # values as text, a missing one included (pandas 3 keeps NaN through astype(str), nunique skips it)
+            kinds = group.astype(str).nunique(dropna=False)
+            differs = [c for c in group.columns if c not in fixed and kinds[c] > 1][:3]
             names = ", ".join(f"row {i}" + self._extra_name(frame.loc[i]) for i in group.index)
-            for index in rest:
+            identical = not drop or bool((kinds <= 1).all())
+            for index in rest if identical else group.index:
                 row = frame.loc[index]
                 what = "seed" if seed_given or row["run_id"] == seed_key(row["seed"]) else "run id"
-                problem = self._problem(row, index, f"duplicate {what} {row['run_id']!r} (also in row {first})")
+                if not drop:
+                    reason = f"duplicate {what} {row['run_id']!r} (also in row {first})"
+                elif identical:
+                    reason = f"duplicate {what} {row['run_id']!r}, identical to row {first} in every column (kept)"
+                else:
+                    others = ", ".join(str(i) for i in group.index if i != index)
+                    reason = (
+                        f"duplicate {what} {row['run_id']!r} with different values in row(s) {others}: every copy "
+                        "dropped (which one is right cannot be told)"
+                    )
+                problem = self._problem(row, index, reason)
                 problem["differs"] = differs
                 problem["text"] = (
                     f"duplicate {what} {row['run_id']!r} for {row['algorithm']} / {row['task']}"
                     + (f" step {row['step']}" if "step" in row.index else "")
                     + f": {names}"
                 )
-                problems.append(problem)
+                if not drop or index not in (recorded or set()):
+                    problems.append(problem)
         return problems
 
     @staticmethod
@@ -745,6 +782,10 @@ class ScoreTable:
                 value_columns=kwargs.get("hyperparameter_keys") or (),
                 sep=sep,
             )
+        hint = separator_hint(frame.columns, sep)
+        fields = [kwargs.get(k, k) for k in ("algorithm", "task", "score")]
+        if hint and any(f not in frame.columns for f in fields):  # read as one column: say why, not which are absent
+            raise ScoreTableError(f"{path}: the header is one column, {str(frame.columns[0])!r}: {hint}.")
         return cls(frame, **kwargs)
 
     @classmethod
