@@ -277,6 +277,9 @@ def run_and_report(
     else:
         for w in warned:  # what was dropped or left out is never only in provenance
             say_warning(w)
+        dropped = dropped_line(view)
+        if dropped:
+            say_note(dropped)
     if getattr(args, "out", None):
         from ..render.writer import DEFAULT_FIGURE_FORMATS, save_report
 
@@ -387,13 +390,24 @@ def format_summary(report: Any, warned: Sequence[str] | None = None) -> str:
     return summary_text(as_view(report), warned)
 
 
+def dropped_line(view: Any) -> str | None:
+    """How many rows the analysis left out (``--drop-invalid``), said with the summary or, under ``--quiet``, as a
+    note: a drop is never only in provenance.json."""
+    from ..data.counts import plural
+
+    n_dropped = len(view.provenance.get("dropped") or [])
+    return (
+        f"left out {plural(n_dropped, 'row')}; each is listed with its reason in provenance.json" if n_dropped else None
+    )
+
+
 def summary_text(view: Any, warned: Sequence[str] | None = None) -> str:
     """Results first: the headline table (one row per algorithm, one column per metric, ``point [low, high]``),
     the letter display of ``--compare-all``, then the warnings, grouped one line per algorithm (``warned``: the
     lines ``evaluate()`` emitted; by default the view's, as :func:`~rl_reliable_logger.analysis.notices.grouped`
     groups them); a cell with a caveat carries the mark and each caveat reason is said once under the table, naming
     its cells. All of it read from the Report's view (:func:`~rl_reliable_logger.render.view.report_view`)."""
-    from ..data.counts import fixed, plural
+    from ..data.counts import fixed
     from ..render.tables import MARK
 
     agg = view.aggregates
@@ -414,8 +428,8 @@ def summary_text(view: Any, warned: Sequence[str] | None = None) -> str:
     letters = _letters_text(view.letters)
     if letters:
         lines.append(letters)
-    n_dropped = len(view.provenance.get("dropped") or [])
-    if n_dropped:
-        lines.append(f"left out {plural(n_dropped, 'row')}; each is listed with its reason in provenance.json")
+    dropped = dropped_line(view)
+    if dropped:
+        lines.append(dropped)
     lines += [warning_line(our_words(w)) for w in ([line for _, line in view.notices] if warned is None else warned)]
     return "\n".join(lines)

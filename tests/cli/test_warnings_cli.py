@@ -59,3 +59,20 @@ def test_skipped_runs_sentence_agrees_with_its_count(n, verb):
     skipped = [{"run_id": f"r{i}", "reason": "has none of the fields"} for i in range(n)]
     text = unrelated_warning(skipped, {"score": "metrics.return"}, "MLflow")
     assert text is not None and f"MLflow run{'s' if n > 1 else ''} that {verb} none of the fields" in text
+
+
+def test_rows_left_out_are_said_under_quiet_too(tmp_path, capsys):
+    """``--drop-invalid`` leaves rows out: the count is printed with the summary and, under ``--quiet`` (no
+    summary), as a note; a drop is never only in provenance.json."""
+    from rl_reliable_logger.cli.main import main
+
+    rows = [f"{a},t{t},{s},{1.0 + 0.1 * s + (a == 'B')}" for a in "AB" for t in (1, 2) for s in range(4)]
+    scores = tmp_path / "scores.csv"
+    scores.write_text("algorithm,task,seed,score\n" + "\n".join(rows + ["A,t1,0,nan"]) + "\n")
+    fast = ["--reps", "200", "--profile-reps", "50", "--improvement-reps", "50", "--drop-invalid"]
+    said = "left out 2 rows; each is listed with its reason in provenance.json"
+    assert main(["evaluate", str(scores), *fast]) == 0
+    assert said in capsys.readouterr().out
+    assert main(["evaluate", str(scores), *fast, "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "" and f"note: {said}" in captured.err, captured
