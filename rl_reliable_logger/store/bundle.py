@@ -84,7 +84,12 @@ def check_output_folder(
     """
     out = Path(folder)
     for item in inputs:
-        if item and (Path(item) == out or _inside(Path(item), out)):
+        if item and Path(item) == out:
+            raise BundleError(
+                f"{out}: the output folder is the input file itself; the bundle would replace it. "
+                "Write the results to another folder."
+            )
+        if item and _inside(Path(item), out):
             raise BundleError(
                 f"{item}: an input file inside the output folder {out}; the bundle would replace it. "
                 "Write the results to another folder."

@@ -233,3 +233,14 @@ def test_a_changed_bundle_says_what_to_do(tmp_path, capsys):
         save_report(small_report(), out, figures=False)
     assert "the bundle was modified; the output folder is not an unmodified results bundle." in str(err.value)
     assert "write the bundle again" not in str(err.value)
+
+
+def test_the_input_file_as_output_folder_is_named_as_such(tmp_path, capsys):
+    """``--out`` naming the input file itself: one sentence saying so (not "a file inside the folder"), exit 2, and
+    the file untouched."""
+    scores = _scores(tmp_path / "scores.csv")
+    before = scores.read_bytes()
+    assert main(["evaluate", str(scores), *FAST, "--out", str(scores)]) == 2
+    err = capsys.readouterr().err
+    assert "the output folder is the input file itself; the bundle would replace it" in err, err
+    assert scores.read_bytes() == before
