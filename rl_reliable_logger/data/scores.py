@@ -145,6 +145,11 @@ _KINDS = {
 
 def _file_kind(path: str | os.PathLike, default: str | None = None) -> str:
     kind = _KINDS.get(_stem_suffix(path), default)
+    if kind is None and os.path.isdir(path):
+        raise ScoreTableError(
+            f"{path} is a folder, not a score file: give a .csv, .tsv, .parquet, .json or .jsonl file (optionally "
+            ".gz), or read a folder of logs with its reader (TensorBoard, Stable-Baselines3, Ray Tune, marl-eval)."
+        )
     if kind is None:
         raise ScoreTableError(
             f"cannot tell the format of {path}: use a .csv, .tsv, .parquet, .json or .jsonl file (optionally .gz)."

@@ -51,3 +51,15 @@ def test_a_header_read_as_one_column_names_the_separator_the_file_seems_to_use(t
         ScoreTable.from_csv(path)
     text = str(err.value)
     assert "\n" not in text and f"the header is one column, {header!r}: the file {said}" in text, text
+
+
+def test_a_folder_given_as_the_score_file_is_named_a_folder(tmp_path):
+    """A folder is no score file: the message says so (not "cannot tell the format") and names the readers of logs."""
+    import pytest
+
+    from rl_reliable_logger import ScoreTable
+    from rl_reliable_logger.errors import ScoreTableError
+
+    with pytest.raises(ScoreTableError, match=r"is a folder, not a score file: give a \.csv") as err:
+        ScoreTable.from_file(tmp_path)
+    assert "cannot tell the format" not in str(err.value)
