@@ -66,6 +66,17 @@ def opposite_signs(per_task: dict[str, np.ndarray]) -> tuple[str, str] | None:
     return (below[0], above[0]) if below and above else None
 
 
+def _fold(ratio: float) -> str:
+    """A ratio of scales as the warnings say it: ``11-fold``, and a huge one in powers of ten (``3.2e+40-fold``),
+    never a number of 40 digits.
+
+    Example:
+        >>> _fold(11.4), _fold(3.2e40)
+        ('11-fold', '3.2e+40-fold')
+    """
+    return f"{ratio:.0f}-fold" if ratio < 1e6 else f"{ratio:.2g}-fold"
+
+
 def raw_scale_warning(per_task: dict[str, np.ndarray], threshold: float = SCALE_RATIO_WARN) -> str | None:
     """A warning when raw scores of different tasks lie on opposite sides of 0 (:func:`opposite_signs`) or differ
     in scale by more than ``threshold`` (else None).
@@ -93,7 +104,7 @@ def raw_scale_warning(per_task: dict[str, np.ndarray], threshold: float = SCALE_
     scales = {t: _scale(v) for t, v in per_task.items()}
     big, small = max(scales, key=scales.__getitem__), min((t for t in scales if scales[t] > 0), key=scales.__getitem__)
     reach = task_reach_ratio(list(per_task.values()))
-    typical = f"scores are not normalised and the tasks' typical scores differ {ratio:.0f}-fold ({big!r} vs {small!r})"
+    typical = f"scores are not normalised and the tasks' typical scores differ {_fold(ratio)} ({big!r} vs {small!r})"
     if reach <= threshold:
         return said(
             f"{typical}, but their best runs differ only {reach:.1f}-fold: this may be a difference of performance on "
@@ -104,7 +115,7 @@ def raw_scale_warning(per_task: dict[str, np.ndarray], threshold: float = SCALE_
             "): aggregates across tasks of different scales are dominated by the large-scale tasks.",
         ).text()
     return said(
-        f"{typical}, and so do their best runs ({reach:.0f}-fold): the task scales differ, so aggregates across tasks "
+        f"{typical}, and so do their best runs ({_fold(reach)}): the task scales differ, so aggregates across tasks "
         "are dominated by the large-scale tasks; normalise the scores first (",
         Keyword("normalize"),
         ").",
