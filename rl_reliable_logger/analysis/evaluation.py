@@ -131,7 +131,7 @@ def evaluate(
     checks = pc.checks_run(prep.selected or prep.table, hyperparameter_keys=fields.sweep_keys)
     inputs, request = _inputs(prep, request, choices)
     warnings = [pc.format_finding(f) for f in findings] + prep.warnings
-    warnings += _scale_warnings(inputs, choices.gamma, prep.normalization if choices.normalized else None)
+    warnings += _scale_warnings(inputs, choices.gamma, prep.normalization if prep.normalized else None)
     parts = _tables(inputs, request, prep, choices)
     for part in parts:
         warnings += part.warnings
@@ -203,7 +203,6 @@ class TableChoices:
     jordan: jordan.JordanTableChoices | None
     tuning: tuning.TuningChoices | None
     success: success.SuccessChoices | None = None
-    normalized: bool = False
     progress: bool = False
 
     @classmethod
@@ -229,7 +228,6 @@ class TableChoices:
             success=success.SuccessChoices(opts.successes, opts.episodes)
             if opts.successes is not None and opts.episodes is not None
             else None,
-            normalized=opts.normalize is not None,
             progress=opts.progress,
         )
 

@@ -23,6 +23,9 @@ from .budgets import budget_warnings, histories
 from .normalization import normalize_final
 from .options import AnalysisOptions, OptionError
 
+#: What provenance says of scores no normaliser changed.
+RAW_SCORE = "raw score"
+
 
 @dataclass
 class Prepared:
@@ -39,6 +42,11 @@ class Prepared:
     warnings: list[str] = field(default_factory=list)
     filters: dict[str, list[str]] = field(default_factory=dict)
     selected: ScoreTable | None = None
+
+    @property
+    def normalized(self) -> bool:
+        """Whether the scores are normalised: by ``normalize=`` here, or before (``data.normalize``)."""
+        return self.normalization != RAW_SCORE
 
 
 def select(table: ScoreTable, algorithms: Sequence[str] | None, tasks: Sequence[str] | None) -> ScoreTable:
@@ -151,7 +159,9 @@ def prepare(table: ScoreTable, options: AnalysisOptions | Preparation) -> Prepar
     sizes = final.frame.groupby("algorithm", sort=False).size()
     options.check_memory(len(final.algorithms), len(final.tasks), int(sizes.max()))
     warnings = list(table.warnings) + budget_warnings(runs, options.budget) + options.resolution_warnings()
-    normalization = "raw score"
+    normalization = RAW_SCORE
+    if options.normalize is None and "normalization" in table.source:  # normalised before: never said to be raw
+        normalization = str(table.source.get("normalization_description", table.source["normalization"]))
     if options.normalize is not None:
         _check_not_normalized_twice(table, options.normalize)
         normalizer = get_normalizer(options.normalize)
