@@ -200,3 +200,56 @@ def test_a_publish_that_replaces_an_analysis_says_so(store, capsys, monkeypatch)
     assert f"it replaces analysis run {old.info.run_id} (no longer current)" in second, second
     note = store["client"].get_run(old.info.run_id).data.tags["mlflow.note.content"]
     assert note.startswith("**Superseded**") and new.info.run_id in note
+
+
+def test_a_missing_parent_run_is_refused_before_any_run_is_read(store, capsys, monkeypatch):
+    from rl_reliable_logger.trackers.mlflow.client import Tracker
+
+    def no_reading(*args, **kwargs):
+        raise AssertionError("runs were read before the --publish run was checked")
+
+    monkeypatch.setattr(Tracker, "search", no_reading)
+    out = store["tmp"] / "never-written"
+    args = ["mlflow", "--tracking-uri", store["uri"], "--experiment", "cli", *FAST, "--out", str(out)]
+    code = cli.main([*args, "--publish", "0123456789abcdef"])
+    err = capsys.readouterr().err
+    assert code == 2 and not out.exists()
+    assert "'0123456789abcdef'" in err and "not found" in err and "--publish RUN_ID" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+    deleted = log_run(store["client"], store["exp"], "deleted-parent")
+    store["client"].delete_run(deleted)
+    code = cli.main([*args, "--publish", deleted])
+    err = capsys.readouterr().err
+    assert code == 2 and not out.exists() and f"run {deleted!r}" in err and "is deleted" in err
+
+
+@pytest.mark.parametrize("scheme", ["postgresql", "mysql"])
+def test_a_database_uri_without_its_driver_is_exit_2_without_the_password(scheme, capsys):
+    import importlib.util
+
+    module = {"postgresql": "psycopg", "mysql": "MySQLdb"}[scheme]
+    if importlib.util.find_spec(module) is not None:
+        pytest.skip(f"{module} is installed here")
+    uri = f"{scheme}://bob:S3CRET@127.0.0.1:1/db"
+    code = cli.main(["mlflow", "--tracking-uri", uri, "--experiment", "exp", "--publish", "none"])
+    err = capsys.readouterr().err
+    assert code == 2 and "driver" in err and "pip install" in err and "S3CRET" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_retry_for_0_is_one_fast_attempt_naming_the_refused_connection(capsys):
+    import socket
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    start = time.monotonic()
+    code = cli.main(
+        ["mlflow", "--tracking-uri", f"http://127.0.0.1:{port}", "--experiment", "exp", "--publish", "none"]
+        + ["--retry-for", "0"]
+    )
+    err = capsys.readouterr().err
+    assert time.monotonic() - start < 5
+    assert code == 2 and "connection refused" in err and "timeout" not in err and "urllib3" not in err

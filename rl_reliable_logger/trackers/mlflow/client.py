@@ -26,7 +26,7 @@ from ...redaction import redact
 from ...wording import Keyword, Message, kw, message_of, said
 from ..base.clients import client_key
 from ..base.messages import one_line, shorten
-from ..base.retry import RetryPolicy, classify, no_retries
+from ..base.retry import OutOfTime, RetryPolicy, classify, no_retries
 
 PAGE_SIZE = 1000
 
@@ -93,6 +93,47 @@ def sqlite_path(uri: str) -> Path | None:
     if path in ("", ":memory:"):
         return None
     return Path(path if path.startswith("/") else path)
+
+
+#: The pip package of each Python module a database tracking URI loads through SQLAlchemy (its driver).
+_DRIVER_PACKAGES = {
+    "psycopg": "psycopg[binary]",
+    "psycopg2": "psycopg2-binary",
+    "MySQLdb": "mysqlclient",
+    "pymysql": "PyMySQL",
+    "pymssql": "pymssql",
+    "pyodbc": "pyodbc",
+    "databricks.sdk": "databricks-sdk",
+}
+#: Tracking URI schemes MLflow opens as a database (SQLAlchemy), with the database they name.
+_DATABASES = {"postgresql": "PostgreSQL", "mysql": "MySQL", "mssql": "SQL Server", "sqlite": "SQLite"}
+
+
+def missing_module(uri: str, shown_uri: str, err: ImportError, uri_keyword: Keyword = kw("tracking_uri=")) -> Message:
+    """One sentence for a tracking URI whose store needs a Python module that is not installed (a database
+    driver, typically): the module, the package to ``pip install``, never the URI's password (``shown_uri``).
+
+    Example:
+        >>> err = ModuleNotFoundError("No module named 'psycopg'", name="psycopg")
+        >>> str(missing_module("postgresql://h/db", "postgresql://h/db", err))[:79]
+        'the postgresql:// tracking URI postgresql://h/db needs a PostgreSQL driver that'
+    """
+    scheme = uri.split(":", 1)[0].lower()
+    module = err.name or one_line(err, limit=120)
+    package = _DRIVER_PACKAGES.get(module, module.split(".", 1)[0])
+    base = scheme.split("+", 1)[0]
+    database = _DATABASES.get(base)
+    if database is None:
+        return said(
+            f"the tracking URI {shown_uri} needs the Python module {module!r}, which is not installed: "
+            f"`pip install '{package}'`, or point ",
+            uri_keyword,
+            " / MLFLOW_TRACKING_URI at another store.",
+        )
+    return said(
+        f"the {scheme}:// tracking URI {shown_uri} needs a {database} driver that is not installed (Python module "
+        f"{module!r}): `pip install '{package}'`, or name an installed driver in the URI ({base}+DRIVER://...).",
+    )
 
 
 #: Tables every MLflow SQLite store has (the schema migrations' own table and the experiments).
@@ -185,7 +226,9 @@ class Tracker:
                         " / MLFLOW_TRACKING_URI at the MLflow store you trained with.",
                     )
                 )
-        if is_remote(self.uri) and not self.retry.wait_for_start:
+        # a zero budget waits for nothing, a starting server included: a closed port is said at once (MLflow's own
+        # HTTP retries of a refused connection would otherwise use up the whole last request as a "timeout")
+        if is_remote(self.uri) and (not self.retry.wait_for_start or self.retry.total <= 0):
             refused = first_contact_problem(self.uri)
             if refused:
                 raise TrackerError(
@@ -193,10 +236,13 @@ class Tracker:
                         f"could not connect to the MLflow tracking server at {self.shown_uri} ({refused}): nothing "
                         "answers there. Check the host and port, and that the server is running; pass ",
                         kw("retry_for="),
-                        " SECONDS to wait for a server that is still starting.",
+                        " SECONDS (more than 0) to wait for a server that is still starting.",
                     )
                 )
-        self.client = mlflow.MlflowClient(tracking_uri=self.uri)
+        try:
+            self.client = mlflow.MlflowClient(tracking_uri=self.uri)  # a database URI opens its store here
+        except ImportError as err:  # MLflow's SQLAlchemy store without the database's driver
+            raise TrackerError(missing_module(self.uri, self.shown_uri, err, self.uri_keyword)) from None
 
     def single_attempt(self) -> Tracker:
         """This tracker with a single attempt (no retries, still bounded): for clean-up after a failure."""
@@ -235,9 +281,13 @@ class Tracker:
         """Whole sentences: what failed and why, then what to check (the retry policy adds attempts and budget)."""
         if isinstance(err, TrackerError):
             return message_of(err)
-        detail = shorten(one_line(err), 600)
+        detail, cause = shorten(one_line(err), 600), classify(err)
+        if isinstance(err, OutOfTime):  # MLflow was still retrying inside the request: say why, when a probe can
+            refused = first_contact_problem(self.uri, timeout=2.0)
+            if refused:
+                cause, detail = "connection", f"{refused}; {detail}"
         return said(
-            f"could not reach the MLflow tracking server at {self.shown_uri} while {what} ({classify(err)}: "
+            f"could not reach the MLflow tracking server at {self.shown_uri} while {what} ({cause}: "
             f"{detail}). Check that the server is running (`mlflow server --host ... --port ...`), that the URI is "
             "right (",
             self.uri_keyword,

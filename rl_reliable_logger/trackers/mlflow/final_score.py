@@ -54,11 +54,12 @@ def write_final_score(
 
     run_id = _run_id_of(run, mlflow)
     # the end of a long training run: ride out a server restart rather than lose the score
-    tracker = Tracker(None, must_exist=False, retry=RetryPolicy(total=_seconds(retry_for)))
-    try:
+    uri = str(mlflow.get_tracking_uri())
+    try:  # opening the client may fail too (a refused server with no retries, a missing driver): the score is kept
+        tracker = Tracker(uri, must_exist=False, retry=RetryPolicy(total=_seconds(retry_for)))
         _write(tracker, run_id, checked)
     except (TrackerError, MlflowException, OSError) as err:
-        target = {"run_id": run_id, "tracking_uri": _absolute_uri(tracker.uri)}
+        target = {"run_id": run_id, "tracking_uri": _absolute_uri(uri)}
         report_failure(
             checked,
             tracker=NAME,

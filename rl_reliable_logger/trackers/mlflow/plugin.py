@@ -164,6 +164,18 @@ class MlflowRuns(SourceRole):
         client = {"tracking_uri": settings.tracking_uri}
         return MlflowSource(settings.experiment, filter_string=settings.filter, retry=retry, client_kwargs=client)
 
+    def prepare(self, settings: Settings, source: Source, say: Any) -> None:
+        """Before any run is read: a ``--publish RUN_ID`` run must exist, so a wrong id costs no reading or
+        computing (whether it is one of the runs analysed is checked once they are read, still before computing)."""
+        from .sink import parent_run
+
+        if getattr(settings, "publish", None) is None:
+            return
+        mode, run_id = publish_target(settings)
+        client = getattr(source, "client", None)
+        if mode == "run" and run_id and client is not None:
+            parent_run(client, run_id)
+
     def describe(self, source: Mapping[str, Any]) -> str:
         names = ", ".join(str(e.get("name")) for e in source.get("experiments") or [])
         return f"MLflow experiment(s) {names} ({source.get('tracking_uri')})"

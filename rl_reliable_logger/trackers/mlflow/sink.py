@@ -116,6 +116,34 @@ WAIT_SECONDS = 300.0
 _KEY = re.compile(r"^[A-Za-z0-9_\-. /]{1,250}$")
 
 
+def parent_run(client: Tracker, run_id: str) -> Any:
+    """The existing, not deleted run ``run_id`` a report is published onto, or a TrackerError in one sentence
+    naming the run id and what to do. Called before any run is read (``--publish RUN_ID``), and again on publishing.
+    """
+    from mlflow.exceptions import MlflowException
+
+    try:
+        run = client.call(f"reading the parent run {run_id}", client.client.get_run, run_id)
+    except MlflowException as err:  # a refused or silent server is a TrackerError from client.call already
+        missing = getattr(err, "error_code", "") in ("RESOURCE_DOES_NOT_EXIST", "INVALID_PARAMETER_VALUE")
+        detail = one_line(err.message, limit=200)
+        problem = (
+            f"not found at {client.shown_uri} ({detail})" if missing else f"unreadable at {client.shown_uri} ({detail})"
+        )
+    else:
+        if getattr(run.info, "lifecycle_stage", "active") == "active":
+            return run
+        problem = f"at {client.shown_uri} is deleted"
+    raise TrackerError(
+        said(
+            f"parent run {run_id!r} {problem}, so nothing can be published onto it. Pass the id of an existing run "
+            "that is not one of the runs analysed (e.g. the sweep's parent run) to ",
+            kw("parent_run_id="),
+            ", or publish to a new analysis run.",
+        )
+    )
+
+
 def valid_metric_key(key: str) -> bool:
     """MLflow's metric-name rule (letters, digits, ``_ - . /`` and spaces; no ``..`` or leading ``/``)."""
     return bool(_KEY.match(key)) and ".." not in key and not key.startswith("/") and "//" not in key
@@ -319,20 +347,8 @@ class MlflowSink:
     def _onto_parent(
         self, client: Tracker, report: Report, digest: str, metrics: dict[str, float], verified: Bundle
     ) -> PublishResult:
-        from mlflow.exceptions import MlflowException
-
         run_id = str(self.parent_run_id)
-        try:
-            run = client.call("reading the parent run", client.client.get_run, run_id)
-        except MlflowException as err:
-            raise TrackerError(
-                said(
-                    f"parent run {run_id!r} not found at {client.shown_uri}: {err.message}. Pass an existing run "
-                    "id to ",
-                    kw("parent_run_id="),
-                    ", or publish to a new analysis run.",
-                )
-            ) from err
+        run = parent_run(client, run_id)
         url = run_page_url(client.uri, run.info.experiment_id, run_id)
         if _complete(run.data.tags, digest):
             return PublishResult("mlflow", run_id, url, False, digest, label=LABEL)

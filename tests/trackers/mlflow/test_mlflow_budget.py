@@ -68,7 +68,7 @@ def test_closed_port_retry_for_10_ends_within_45_s(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert took < 45
     line = _one_error(proc.stderr)
-    assert "could not reach the MLflow tracking server" in line and "(timeout" in line
+    assert "could not reach the MLflow tracking server" in line and "(connection: connection refused" in line
     assert line.endswith(
         f"Gave up after 1 attempt in {10 + REQUEST_TIMEOUT:.0f} s: the time budget is 10 s (--retry-for) plus "
         f"{REQUEST_TIMEOUT:g} s for the last request."

@@ -9,7 +9,9 @@ import time
 import pytest
 
 from rl_reliable_logger.errors import InputError, ScoreTableError, TrackerError
+from rl_reliable_logger.trackers.base.retry import RetryPolicy
 from rl_reliable_logger.trackers.mlflow import load_mlflow_runs, mlflow_table, write_final_score
+from rl_reliable_logger.trackers.mlflow.source import MlflowSource
 from tests.support.mlflow_store import convention, log_run, make_store, mlflow, use_store
 
 # Hand-written final scores: (algorithm, task, seed) -> score
@@ -244,11 +246,23 @@ def test_unreachable_server_retries_then_names_the_uri(monkeypatch):
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "2")
     uri = f"http://127.0.0.1:{_closed_port()}"
     start = time.monotonic()
-    with pytest.raises(TrackerError) as err:
-        mlflow_table("anything", tracking_uri=uri)
+    with pytest.raises(TrackerError) as err:  # a budget above 0 waits for a server that is still starting
+        MlflowSource("anything", retry=RetryPolicy(total=1.0), client_kwargs={"tracking_uri": uri}).table()
     assert time.monotonic() - start < 20
     text = str(err.value)
     assert uri in text and "MLFLOW_HTTP_REQUEST_MAX_RETRIES" in text and "Gave up after 1 attempt" in text
+    assert "connection" in text and "timeout:" not in text
+
+
+def test_a_zero_budget_is_one_attempt_that_says_the_connection_was_refused():
+    # MLflow's defaults (7 HTTP retries, 120 s timeouts): the zero budget must not wait them out
+    uri = f"http://127.0.0.1:{_closed_port()}"
+    start = time.monotonic()
+    with pytest.raises(TrackerError) as err:
+        mlflow_table("anything", client_kwargs={"tracking_uri": uri})  # the library's default: no retries
+    assert time.monotonic() - start < 5
+    text = str(err.value)
+    assert uri in text and "connection refused" in text and "timeout" not in text
 
 
 # ---------------------------------------------------------------- end of training
