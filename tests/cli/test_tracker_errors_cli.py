@@ -89,7 +89,7 @@ def test_unreachable_server_redacts_the_uri(capsys, monkeypatch):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     line = error_line(capsys, mlflow_args(f"http://alice:hunter2pw@127.0.0.1:{port}/?token=tok98765"))
-    assert "could not reach the MLflow tracking server" in line and "Connection refused" in line
+    assert "could not connect to the MLflow tracking server" in line and "connection refused" in line
     assert "hunter2pw" not in line and "tok98765" not in line and "alice:***@" in line
 
 
