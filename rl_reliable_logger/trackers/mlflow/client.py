@@ -283,7 +283,9 @@ class Tracker:
             return message_of(err)
         detail, cause = shorten(one_line(err), 600), classify(err)
         if isinstance(err, OutOfTime):  # MLflow was still retrying inside the request: say why, when a probe can
-            refused = first_contact_problem(self.uri, timeout=2.0)
+            # (a refused port answers at once; a silent host is left a "timeout" after half a second, so the
+            # sentence costs the --retry-for promise at most that)
+            refused = first_contact_problem(self.uri, timeout=0.5)
             if refused:
                 cause, detail = "connection", f"{refused}; {detail}"
         return said(
