@@ -21,13 +21,16 @@ import pytest
 
 pytest.importorskip("ray.tune", reason="Ray Tune is not installed (pip install 'rl_reliable_logger[raytune]')")
 
-from ray import tune
+from ray import train, tune
 
 from rl_reliable_logger.analysis.race_options import RaceOptions
 from rl_reliable_logger.errors import InputError
 from rl_reliable_logger.trackers.raytune import race_tune
 from rl_reliable_logger.trackers.raytune.attempts import TrialReading, read_looks
 from rl_reliable_logger.trackers.raytune.experiment import read_experiment
+
+#: Tune's FailureConfig (Ray 2.60 has it in ``ray.tune``; Ray 2.40, the floor, only in ``ray.train``).
+FailureConfig = getattr(tune, "FailureConfig", None) or train.FailureConfig
 
 REPORTS = 4
 #: The run that errors once (its first start), in look 1: the first listed, so the others are running or pending.
@@ -130,7 +133,7 @@ def test_runs_fail_fast_cut_off_are_not_scored_and_the_next_call_runs_them(
     ray_cluster, tmp_path: Path, uninterrupted: tuple[Any, Any]
 ) -> None:
     with pytest.raises(InputError) as stopped:
-        _race(tmp_path, 1, fail_once=True, run={"failure_config": tune.FailureConfig(fail_fast=True)})
+        _race(tmp_path, 1, fail_once=True, run={"failure_config": FailureConfig(fail_fast=True)})
     said = str(stopped.value)
     assert said.startswith("Ray Tune stopped the experiment 'race-look1' itself (fail_fast, after trial "), said
     assert "errored) and cut off " in said and "1 errored); the look is not taken: call race_tune again" in said
