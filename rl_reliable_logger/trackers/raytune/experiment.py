@@ -307,13 +307,15 @@ _REPORT_FILES = ("result.json", "progress.csv")
 def _folder_trial(folder: Path, pickled: Pickled, ends: Mapping[str, int]) -> Trial | None:
     """One trial as its own folder says: ``params.json`` (the config) and its reports (the last one the last
     result, its ``trial_id`` the id; a trial that never reported is known by its folder name). None for a trial
-    Tune was still setting up when it was stopped: no report yet, and its ``params.json`` empty or cut short (the
-    driver writes it in place, as the state file); a cut config beside reports is refused."""
+    whose ``params.json`` is empty or cut short: the driver writes it in place, as the state file, when it sets the
+    trial up, and again when it copies the trial's folder to the storage path (seen: an ended trial's
+    ``params.json`` and ``result.json`` empty, its ``progress.csv`` whole, after a kill). Its configuration is
+    unknown, so its run is not there, and a race runs it again with its seed."""
     trial = Trial(folder.name, "UNKNOWN", {}, {}, folder, folder.name)
     rows = reports(trial, complete=False) if any(os.path.lexists(folder / name) for name in _REPORT_FILES) else []
     params = folder / "params.json"
     text = read_text(params, "Ray Tune trial config") if os.path.lexists(params) else "{}"
-    if not any(_size(folder / name) for name in _REPORT_FILES) and cut_short(text):
+    if cut_short(text):
         return None
     config = loads(text, params)
     if not isinstance(config, Mapping):
@@ -333,17 +335,9 @@ def _is_trial_folder(path: Path) -> bool:
     return any(os.path.lexists(path / name) for name in ("params.json", *_REPORT_FILES))
 
 
-def _size(path: Path) -> int:
-    """The size of the file (or link) at ``path``, 0 when there is none."""
-    try:
-        return os.lstat(path).st_size
-    except FileNotFoundError:
-        return 0
-
-
 def _from_trial_folders(folder: Path, state_file: Path, how: str) -> Experiment:
     """The experiment read from its trial folders, when its state file is ``how`` (empty or cut short); a folder
-    of a trial that had not begun is passed over, with a note (its run is not there: a race runs it again). A
+    whose config a kill cut is passed over, with a note (its run is not there: a race runs it again). A
     trial race_tune recorded as ended normally (:mod:`.ended`) is TERMINATED when its last report is the one
     recorded."""
     pickled: Pickled = {}
@@ -365,8 +359,9 @@ def _from_trial_folders(folder: Path, state_file: Path, how: str) -> Experiment:
     passed = [p.name for p, t in read.items() if t is None]
     if passed:
         note += (
-            f"; {len(passed)} trial folder(s) ({', '.join(repr(n) for n in passed)}) had not begun (no report, "
-            "params.json empty or cut short) and are not read"
+            f"; {len(passed)} trial folder(s) ({', '.join(repr(n) for n in passed)}) are not read: their params.json "
+            "is empty or cut short (a kill while Tune set the trial up or copied its folder), so their configuration "
+            "is unknown and a race runs them again"
         )
     return Experiment(folder, state_file, trials, [note, *end_notes, *pickle_notes(pickled)])
 
