@@ -115,18 +115,23 @@ def test_an_interrupted_look_is_finished_by_the_next_call_and_no_seed_runs_twice
     assert [run for _, run in _ended(tmp_path)] == [_run(c) for c in LOOK_1[:2]]
     (tmp_path / "trigger.fired").unlink()
 
+    cut1 = {_run(c) for c in LOOK_1[:2]} - _readable_runs(tmp_path, 1)  # ended, but their config cut by the kill
     cut = _call(tmp_path, ray_address, 2, (LOOK_2[2], later))  # look 1 finished and taken; look 2 cut off likewise
     assert cut.returncode != 0 and (tmp_path / "trigger.fired").exists(), cut.stderr[-2000:]
     ended = _ended(tmp_path)
-    assert [run for call, run in ended if call == 2] == [_run(c) for c in LOOK_1[2:] + LOOK_2[:2]]
+    again2 = [run for call, run in ended if call == 2]
+    assert [r for r in again2 if r not in cut1] == [_run(c) for c in LOOK_1[2:] + LOOK_2[:2]]
     assert len(json.loads((tmp_path / "race" / "looks.json").read_text())) == 1
 
+    cut2 = {_run(c) for c in LOOK_2[:2]} - _readable_runs(tmp_path, 2)
     done = _call(tmp_path, ray_address, 3, None)
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"stop": True, "look": 2}
     ended = _ended(tmp_path)
-    assert [run for call, run in ended if call == 3] == [_run(c) for c in LOOK_2[2:]]  # what did not end
-    assert Counter(run for _, run in ended) == {_run(c): 1 for c in LOOK_1 + LOOK_2}  # none twice
+    again3 = [run for call, run in ended if call == 3]
+    assert [r for r in again3 if r not in cut2] == [_run(c) for c in LOOK_2[2:]]  # what did not end
+    rerun = (set(again2) & cut1) | (set(again3) & cut2)  # the same seed and score, counted once in the race
+    assert Counter(run for _, run in ended) == {_run(c): 1 + (_run(c) in rerun) for c in LOOK_1 + LOOK_2}
     looks = json.loads((tmp_path / "race" / "looks.json").read_text())
     assert len(looks) == 2 and all("missing" not in look for look in looks)  # each look had every listed run
     for k, cells in ((1, LOOK_1), (2, LOOK_2)):
@@ -147,11 +152,12 @@ def _cut(tmp_path: Path, look: int) -> None:
     state.write_text(text[: len(text) // 2])
 
 
-def _readable_runs(tmp_path: Path) -> set[str]:
-    """The runs of look 1 whose trial folder still holds its configuration (a whole ``params.json``)."""
+def _readable_runs(tmp_path: Path, look: int = 1) -> set[str]:
+    """The runs of a look whose trial folder still holds its configuration (a whole ``params.json``): a kill can cut
+    an ended trial's (Tune copies a trial's folder to the storage path in place); such a run runs again."""
     from rl_reliable_logger.trackers.raytune.experiment import read_experiment
 
-    trials = read_experiment(tmp_path / "tune" / "race-look1").trials
+    trials = read_experiment(tmp_path / "tune" / f"race-look{look}").trials
     return {f"{float(t.config['lr'])} a {int(t.config['seed'])}" for t in trials if "seed" in t.config}
 
 
