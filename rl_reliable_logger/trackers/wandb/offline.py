@@ -87,8 +87,8 @@ def _block_chunks(block: bytes, offset: int) -> Iterator[tuple[int, bytes]]:
     crosses a block; a block shorter than the rest of its block is the end of the file."""
     pos, n = 0, len(block)
     while pos < n:
-        if n - pos < _CHUNK_HEADER:  # padding at the end of a block, or a header cut short
-            if any(block[pos:]) and (offset + n) % _BLOCK:
+        if n - pos < _CHUNK_HEADER:  # padding ends a full block; anywhere else it is a header cut short,
+            if (offset + n) % _BLOCK:  # even when the bytes left are zeros (a checksum may start with 0x00)
                 raise _Damaged(f"it ends in the middle of a chunk header at byte {offset + n}")
             return
         crc, length, ctype = struct.unpack_from("<IHB", block, pos)

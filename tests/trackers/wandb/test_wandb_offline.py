@@ -219,6 +219,10 @@ def test_checksum_mismatch_is_detected():
     assert list(off._iter_chunks_payloads(split)) == [b"abcdefg"]
     with pytest.raises(off._Damaged, match="middle of a chunk header"):
         list(off._iter_chunks_payloads(split + b"\x01\x02"))
+    with pytest.raises(off._Damaged, match="middle of a chunk header"):  # a cut checksum that starts with 0x00
+        list(off._iter_chunks_payloads(split + b"\x00"))
+    with pytest.raises(off._Damaged, match="middle of a chunk header"):
+        list(off._iter_chunks_payloads(off._HEADER + b"\x00"))
     with pytest.raises(off._Damaged, match="last record is cut short"):
         list(off._iter_chunks_payloads(split[: -(len(b) + 7)]))
 
