@@ -395,6 +395,18 @@ def _protocol_item(fired: set[Any], known: bool, checks: dict[str, dict[str, Any
     return item, (True if protocol.get("ran") else None), str(protocol.get("detail"))
 
 
+def _interval_item(view: ReportView, prov: Mapping[str, Any]) -> tuple[str, bool | None, str]:
+    """Intervals are there, but an algorithm with one run per task has intervals that cannot show run-to-run
+    spread: the item is not met for it, and the reason names it."""
+    item = "Interval estimates (not only point estimates) for aggregate metrics"
+    if view.aggregates.empty:
+        return item, False, view.intervals.headline
+    alone = _one_run_algorithms(prov)
+    if not alone:
+        return item, True, view.intervals.headline
+    return item, False, f"{view.intervals.headline}; one run per task for {_join(alone)}: no run-to-run spread shown"
+
+
 def checklist(report: Viewable) -> list[tuple[str, bool | None, str]]:
     """(item, met: True / False / None for unknown, reason) for each recommendation."""
     view = as_view(report)
@@ -407,11 +419,7 @@ def checklist(report: Viewable) -> list[tuple[str, bool | None, str]]:
     counts = {n for v in per.values() for n in v.values()}
     items: list[tuple[str, bool | None, str]] = [
         ("Number of runs per task reported", bool(per), _runs_text(prov) if per else "not recorded"),
-        (
-            "Interval estimates (not only point estimates) for aggregate metrics",
-            not view.aggregates.empty,
-            view.intervals.headline,
-        ),
+        _interval_item(view, prov),
         (
             "Robust aggregate metric (IQM, median or optimality gap) instead of the mean alone",
             bool(metrics & _ROBUST),

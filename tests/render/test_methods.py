@@ -279,3 +279,15 @@ def test_one_run_per_task_is_said_where_the_intervals_are():
     assert "With one run per task for A, those of A (and of the pairs they are in) cannot show" in one
     assert "The per-task means of 2 (algorithm, task) cells of one run have no interval" in one
     assert "one run per task" not in methods_markdown(_report(_table())).lower()
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize(("runs_b", "named"), [(1, "A and B"), (3, "A")])
+def test_the_checklist_does_not_tick_intervals_that_cannot_show_spread(runs_b, named):
+    """An interval of an algorithm with one run per task shows no run-to-run spread: the checklist item is not
+    met, and says whose intervals they are; with two runs or more it is met."""
+    items = {item: (met, why) for item, met, why in checklist(_report(_one_run_table(runs_b)))}
+    met, why = items["Interval estimates (not only point estimates) for aggregate metrics"]
+    assert met is False and why.endswith(f"one run per task for {named}: no run-to-run spread shown"), why
+    items = {item: met for item, met, _ in checklist(_report(_table()))}
+    assert items["Interval estimates (not only point estimates) for aggregate metrics"] is True
