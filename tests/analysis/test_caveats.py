@@ -245,3 +245,41 @@ def test_the_methods_median_sentence_quotes_the_studys_recorded_figures_only():
     assert near is not None and near["rows"] in cv.study_words("P(X>Y) near 1")
     boot = methods_text(evaluate(_frame(runs), metrics=["median"], median_interval="method", **FAST))
     assert cv.study_words("median: bootstrap") in boot and "its cells carry a caveat" in boot
+
+
+# ----------------------------------------------------------------------------- pair features at once, scale-free counts
+def _pair_features_task_by_task(x: bs.Cells, y: bs.Cells) -> dict[str, float]:
+    """The definition, task by task in plain Python: a task separates when every run of one algorithm lies above every
+    run of the other; the estimate averages each task's share of pairs won (ties count 1/2)."""
+    separated, shares = [], []
+    for m in range(x.n_tasks):
+        a = [float(v) for v in x.values[x.offsets[m] : x.offsets[m] + x.sizes[m]]]
+        b = [float(v) for v in y.values[y.offsets[m] : y.offsets[m] + y.sizes[m]]]
+        separated.append(1.0 if min(a) > max(b) or max(a) < min(b) else 0.0)
+        wins = sum(1.0 if u > v else 0.5 if u == v else 0.0 for u in a for v in b)
+        shares.append(wins / (len(a) * len(b)))
+    return {
+        "separated_share": float(np.mean(separated)),
+        "point": float(np.mean(shares)),
+        "one_run": float(bool((x.sizes <= 1).all() or (y.sizes <= 1).all())),
+    }
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_pair_features_are_the_task_by_task_definition_exactly(seed):
+    rng = np.random.default_rng(seed)
+    tasks = int(rng.integers(1, 30))
+    grid = seed % 2 == 0  # scores on a grid of four values: ties within and across the two algorithms
+
+    def cells() -> bs.Cells:
+        sizes = rng.integers(1, 9, tasks)
+        return _cells([rng.integers(0, 4, k) / 4 if grid else rng.normal(0.0, 1.0, k) + rng.normal() for k in sizes])
+
+    x, y = cells(), cells()
+    assert cv.pair_features(x, y) == _pair_features_task_by_task(x, y)
+    assert cv.pair_features(y, x) == _pair_features_task_by_task(y, x)
+
+
+def test_pair_features_refuse_algorithms_over_different_tasks():
+    with pytest.raises(ValueError, match="same tasks"):
+        cv.pair_features(_cells([[1.0, 2.0], [3.0]]), _cells([[1.0, 2.0]]))
