@@ -73,7 +73,8 @@ def _per_task(cells: bs.Cells) -> list[np.ndarray]:
 
 def effective_tasks(variances: np.ndarray) -> float:
     """Kish's effective number of tasks carrying a sum of variances ``(Σ v)² / Σ v²``: M when every task carries
-    the same, 1 when one task carries it all (inf when none carries any).
+    the same, 1 when one task carries it all (inf when none carries any). Scale-free: computed on the variances
+    divided by the largest, so any finite variances give a finite count (a variance of 1e300 as well as 1e-300).
 
     Example:
         >>> effective_tasks(np.array([1.0, 1.0, 1.0, 1.0])), effective_tasks(np.array([9.0, 0.0, 0.0, 1.0]))
@@ -81,10 +82,16 @@ def effective_tasks(variances: np.ndarray) -> float:
     """
     v = np.asarray(variances, dtype=float)
     v = v[np.isfinite(v)]
-    total = float(v.sum())
+    largest = float(v.max()) if v.size else 0.0
+    if largest <= 0:
+        return float("inf")
+    # in units of the largest variance: the count is the same at any scale, and no sum or square of the shares (each
+    # at most 1, the largest exactly 1) overflows or vanishes, for any finite variances
+    share = v / largest
+    total = float(share.sum())
     if total <= 0:
         return float("inf")
-    return round(total**2 / float((v**2).sum()), 2)
+    return round(total**2 / float((share**2).sum()), 2)
 
 
 def _mean_variances(runs: list[np.ndarray]) -> np.ndarray:

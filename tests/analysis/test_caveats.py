@@ -283,3 +283,33 @@ def test_pair_features_are_the_task_by_task_definition_exactly(seed):
 def test_pair_features_refuse_algorithms_over_different_tasks():
     with pytest.raises(ValueError, match="same tasks"):
         cv.pair_features(_cells([[1.0, 2.0], [3.0]]), _cells([[1.0, 2.0]]))
+
+
+def test_effective_tasks_is_the_same_at_any_scale():
+    rng = np.random.default_rng(4)
+    for _ in range(50):
+        v = rng.lognormal(0.0, 2.0, int(rng.integers(1, 40))) * (rng.random(1) < 0.8)
+        base = cv.effective_tasks(v)
+        for power in (-1000, -600, -100, 100, 600, 1000):  # exact scalings, tiny to huge (every value stays normal)
+            assert cv.effective_tasks(v * 2.0**power) == base
+        if v.max() > 0:  # as (Σ v)² / Σ v² where that does not overflow
+            assert base == round(float(v.sum()) ** 2 / float((v**2).sum()), 2)
+
+
+def test_effective_tasks_holds_for_variances_beyond_where_their_squares_overflow():
+    # squares overflow above 1.3e154 and vanish below 1e-162: the count is still the count
+    assert cv.effective_tasks(np.array([1e200, 1e200, 0.0])) == 2.0
+    assert cv.effective_tasks(np.array([1e-170, 1e-170])) == 2.0
+    assert cv.effective_tasks(np.array([1.7e308, 1.7e308, 1.7e308, 1.7e308])) == 4.0
+    assert cv.effective_tasks(np.array([9e300, 0.0, 0.0, 1e300])) == 1.22
+    assert cv.effective_tasks(np.array([5e-324, 0.0])) == 1.0
+    assert cv.effective_tasks(np.array([np.inf, 3.0, 3.0])) == 2.0  # a variance that is not finite is left out
+
+
+def test_caveat_features_of_huge_scores_are_those_of_the_same_scores_rescaled():
+    rng = np.random.default_rng(6)
+    runs = [rng.lognormal(0.0, 1.0, 5) for _ in range(6)]
+    small = cv.algorithm_features(_cells(runs))
+    huge = cv.algorithm_features(_cells([r * 2.0**400 for r in runs]))  # about 2.6e120: variances near 1e241
+    del small["gap_tasks"], huge["gap_tasks"]  # runs clipped at γ = 1: not a feature of the scale-free kind
+    assert huge == small
