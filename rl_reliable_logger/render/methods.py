@@ -123,6 +123,21 @@ def _one_run_sentence(prov: Mapping[str, Any], what: str) -> str:
     )
 
 
+#: The tables of bands (no caveat column), as a sentence names them.
+_BANDS = {"profiles": "the performance profiles", "gap_curve": "the optimality-gap curve", "curves": "the curves"}
+
+
+def _one_run_bands_sentence(view: ReportView, prov: Mapping[str, Any]) -> str:
+    """The bands that show no spread for an algorithm of one run per task either, and have no caveat column to
+    say so: "" when no algorithm has one run per task or no such table was computed."""
+    alone = _one_run_algorithms(prov)
+    bands = [said for name, said in _BANDS.items() if name in view.frames and not view.frames[name].empty]
+    if not alone or not bands:
+        return ""
+    whose = "their" if len(alone) == len(prov.get("runs_per_task") or {}) else f"{_join(alone)}'s"
+    return f" The bands of {_join(bands)} have no caveat column: {whose} bands show no run-to-run spread either."
+
+
 def _single_cells_sentence(view: ReportView, prov: Mapping[str, Any]) -> str:
     """That tasks of one run get no per-task interval ("" where none has one run or no per-task table)."""
     per = prov.get("runs_per_task") or {}
@@ -151,7 +166,13 @@ def _interval_sentence(view: ReportView, prov: Mapping[str, Any]) -> str:
     others = view.intervals.resampling_free
     if others:
         text += "; " + " and ".join(others) + " use no resampling"
-    return text + "." + _one_run_sentence(prov, "these intervals") + _single_cells_sentence(view, prov)
+    return (
+        text
+        + "."
+        + _one_run_sentence(prov, "these intervals")
+        + _one_run_bands_sentence(view, prov)
+        + _single_cells_sentence(view, prov)
+    )
 
 
 #: The most algorithms the paragraph names one by one (more: their number, the names under "Details").
