@@ -251,7 +251,19 @@ def raytune_table(
             said(kw("score_key="), " is empty: name the reported metric with the score (e.g. eval/return).")
         )
     options = read_options(read, legacy, where="raytune_table()", accepted=(*SEPARATE_KEYWORDS, "include_unfinished"))
-    request = options.fixed_curves("Ray Tune").request(
+    request = table_request(options, score_key, algorithm_key=algorithm_key, task_key=task_key, seed_key=seed_key)
+    return read_table(RayTuneSource(experiment, step_key=step_key), request)
+
+
+def table_request(
+    read: ReadOptions,
+    score_key: str,
+    *,
+    algorithm_key: str = DEFAULT_KEYS["algorithm"],
+    task_key: str = DEFAULT_KEYS["task"],
+    seed_key: str = DEFAULT_KEYS["seed"],
+) -> SourceRequest:
+    """The request :func:`raytune_table` reads a Ray Tune experiment with (``read``, the keys)."""
+    return read.fixed_curves("Ray Tune").request(
         score=score_key, column=_column, algorithm=algorithm_key, task=task_key, seed=seed_key
     )
-    return read_table(RayTuneSource(experiment, step_key=step_key), request)
