@@ -22,7 +22,10 @@ keeps the same facts twice, as JSON/CSV and as pickles (``tuner.pkl``, ``params.
   report, or ``result.json`` holds fewer than ``progress.csv``), is passed over, the note naming its folder (its
   run is not known whole: a race runs it again with its seed);
 * each trial folder's ``result.json`` (one JSON object per report; ``progress.csv`` when there is no
-  ``result.json``), for the reported history, only when a score rule or the curves need it.
+  ``result.json``), for the reported history, only when a score rule or the curves need it. A TERMINATED trial's
+  reports a kill cut (the file ends inside a report, or before the last report the state file records:
+  :func:`finished_reports`) are passed over as the folder read passes them over, with one note naming the folder
+  and file (:func:`cut_reports_note`).
 
 JSON goes through the one JSON reader (:mod:`...data.jsontext`: a key written twice, an integer no float holds,
 nesting too deep are refused naming the file) and ``progress.csv`` through the one CSV row reader
@@ -340,10 +343,17 @@ def _has_reports(folder: Path) -> bool:
     return any(os.path.lexists(folder / name) for name in _REPORT_FILES)
 
 
-def _reports_cut(folder: Path, rows: list[dict[str, Any]]) -> str | None:
-    """``result.json`` when it holds fewer whole reports (``rows``) than the ``progress.csv`` beside it: Tune
-    writes every report to both, so a copy cut it at a line end (or left it empty); else None."""
+def _reports_cut(folder: Path, rows: list[dict[str, Any]], last: int | None = None) -> str | None:
+    """The report file read when its whole reports (``rows``) end before the last one Tune recorded: before report
+    ``last`` (the ``training_iteration`` of the state file's last result; no report reaches it, in any order), or,
+    for ``result.json``, fewer than the ``progress.csv`` beside it (Tune writes every report to both). A kill cut
+    it at a line end (or left it empty) while Tune wrote or copied it. Else None."""
     result, progress = folder / "result.json", folder / "progress.csv"
+    read = result if os.path.lexists(result) or not os.path.lexists(progress) else progress
+    if last is not None:
+        reached = [i for i in map(last_iteration, rows) if i is not None]
+        if not rows or (reached and max(reached) < last):  # reports without the counter tell nothing of it
+            return read.name
     if not (os.path.lexists(result) and os.path.lexists(progress)):
         return None
     try:
@@ -389,13 +399,9 @@ def _from_trial_folders(folder: Path, state_file: Path, how: str) -> Experiment:
             "is empty or cut short (a kill while Tune set the trial up or copied its folder), so their configuration "
             "is unknown and a race runs them again"
         )
-    cut = [f"{p.name!r} ({t})" for p, t in read.items() if t in _REPORT_FILES]
+    cut = {p.name: t for p, t in read.items() if isinstance(t, str) and t in _REPORT_FILES}
     if cut:
-        note += (
-            f"; {len(cut)} trial folder(s) ({', '.join(cut)}) are not read: their reports are cut short (the file "
-            "ends inside a report, or result.json holds fewer than progress.csv: a kill while Tune wrote or copied "
-            "them), so the run they hold is not known whole and a race runs them again with their seeds"
-        )
+        note += "; " + _cut_clause(cut, "the file ends inside a report, or result.json holds fewer than progress.csv")
     return Experiment(folder, state_file, trials, [note, *end_notes, *pickle_notes(pickled)])
 
 
@@ -439,6 +445,35 @@ def _report_text(path: Path, what: str, *, complete: bool) -> tuple[str, str | N
         if err.end < len(data) - end:  # not a character cut at the end: bytes that are no UTF-8
             raise InputError(f"{path}: the {what} file is not UTF-8 text (byte {end + err.start})") from None
         return text, None
+
+
+def finished_reports(trial: Trial) -> tuple[list[dict[str, Any]], str | None]:
+    """Every report of a trial Tune terminated (read from an intact state file), and the name of its report file
+    when a kill cut it (None when whole): Tune writes the file in place and copies the trial's folder to the
+    storage path in place, so it may end inside a report (:func:`_reports`), or at a line end before the last
+    report the state file records (:func:`_reports_cut`). The run it holds is then not known whole (a report left
+    out could be the last, the score): the trial is passed over as the folder read passes it over."""
+    rows, cut = _reports(trial, complete=False)
+    if cut is None and trial.folder is not None:
+        cut = _reports_cut(trial.folder, rows, last_iteration(trial.last_result))
+    return rows, cut
+
+
+def cut_reports_note(folder: Path, cut: Mapping[str, str]) -> str:
+    """The note on the trials of an intact state file passed over because a kill cut their reports: ``cut`` maps
+    each trial folder's name to the report file cut."""
+    why = "the file ends inside a report or before the last report the state file records, or result.json holds"
+    return f"Ray Tune experiment {str(folder)!r}: " + _cut_clause(cut, why + " fewer than progress.csv")
+
+
+def _cut_clause(cut: Mapping[str, str], why: str) -> str:
+    """Trial folders passed over for reports a kill cut (``why``: how it shows), one clause naming each folder (in
+    name order) and its file."""
+    named = ", ".join(f"{name!r} ({cut[name]})" for name in sorted(cut))
+    return (
+        f"{len(cut)} trial folder(s) ({named}) are not read: their reports are cut short ({why}: a kill while Tune "
+        "wrote or copied them), so the run they hold is not known whole and a race runs them again with their seeds"
+    )
 
 
 def reports(trial: Trial, *, complete: bool) -> list[dict[str, Any]]:

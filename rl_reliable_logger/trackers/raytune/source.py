@@ -30,7 +30,7 @@ from ..base.request import SourceRequest
 from ..base.reruns import start_seconds
 from ..base.scoring import parse_score_rule
 from .ended import FOLDER, ended, recording
-from .experiment import CUT_OFF, STATES, flat, history, read_experiment, reports
+from .experiment import CUT_OFF, STATES, cut_reports_note, finished_reports, flat, history, read_experiment, reports
 from .keys import DEFAULT_KEYS, DEFAULT_STEP
 
 _PREFIX = "config/"
@@ -198,6 +198,7 @@ class RayTuneSource:
         info.update(experiment=where, location=f"Ray Tune experiment {where!r}", state_file=str(experiment.state_file))
         records: list[RunRecord] = []
         unreadable: list[dict[str, Any]] = []
+        cut: dict[str, str] = {}  # trial folder name -> its report file a kill cut
         for trial in experiment.trials:
             state = STATES.get(trial.status, trial.status.lower())
             record = RunRecord(
@@ -213,15 +214,19 @@ class RayTuneSource:
             )
             if wanted and (state == FINISHED or request.include_unfinished):
                 try:
-                    rows = reports(trial, complete=state == FINISHED)
+                    rows, file = (
+                        finished_reports(trial) if state == FINISHED else (reports(trial, complete=False), None)
+                    )
                 except InputError as err:
                     unreadable.append({"run_id": trial.trial_id, "reason": str(err)})
                     continue
+                if file is not None and trial.folder is not None:  # passed over: its run is not known whole
+                    cut[trial.folder.name] = file
+                    continue
                 record.history = {key: history(rows, key, self.step_key) for key in wanted}
             records.append(record)
-        return SourceRuns(
-            records, "Ray Tune", info, request=read, unreadable=unreadable, notes=experiment.notes, hints=HINTS
-        )
+        notes = [*experiment.notes, cut_reports_note(experiment.folder, cut)] if cut else experiment.notes
+        return SourceRuns(records, "Ray Tune", info, request=read, unreadable=unreadable, notes=notes, hints=HINTS)
 
     def table(
         self, request: SourceRequest | None = None, /, *, read: ReadOptions | None = None, **keywords: Any

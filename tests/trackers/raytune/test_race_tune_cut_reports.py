@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +41,10 @@ def trainable(config: dict) -> None:
         report({"score": value + 0.5 * (step + 1 - REPORTS), "stage": "évaluation"})
 
 
-def _race(root: Path) -> Any:
+def _race(root: Path, read: ReadOptions | None = None) -> Any:
     return race_tune(
         trainable, [{"lr": 0.1}, {"lr": 0.2}], ["a"], state=root / "race", design=RaceOptions(looks=2, max_runs=4),
-        score_key="score", reps=200, seed=0, run_config={"storage_path": root / "tune", "verbose": 0},
+        score_key="score", reps=200, seed=0, run_config={"storage_path": root / "tune", "verbose": 0}, read=read,
     )  # fmt: skip
 
 
@@ -66,14 +67,15 @@ def race(ray_cluster: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str
     return {"look1": look1, "outcome": _outcome(root), "result": (result.stop, result.look)}
 
 
-def _look1(race: dict[str, Any], root: Path) -> tuple[Path, Path]:
-    """A copy of the race's first look as a kill after its trials ended leaves it (the state file cut short), and
-    the folder of the victim's trial."""
+def _look1(race: dict[str, Any], root: Path, *, cut_state: bool = True) -> tuple[Path, Path]:
+    """A copy of the race's first look as a kill after its trials ended leaves it (the state file cut short, unless
+    not ``cut_state``), and the folder of the victim's trial."""
     folder = root / "tune" / "race-look1"
     shutil.copytree(race["look1"], folder)
     state = next(folder.glob("experiment_state-*.json"))
     text = state.read_text()
-    state.write_text(text[: len(text) // 2])
+    if cut_state:
+        state.write_text(text[: len(text) // 2])
     for trial in sorted(folder.iterdir()):
         params = trial / "params.json"
         config = json.loads(params.read_text()) if params.exists() else {}
@@ -91,6 +93,8 @@ def _cut(trial: Path, file: str, at: float | int | str) -> None:
     data = path.read_bytes()
     if at == "line":
         keep = data[: data.index(b"\n") + 1]
+    elif at == "last line":  # every report but the last, whole lines: nothing in the file tells of a cut
+        keep = data[: data.rindex(b"\n", 0, len(data) - 1) + 1]
     elif at == "character":
         keep = data[: data.rindex("é".encode()) + 1]  # the first of its two bytes
     elif isinstance(at, int):
@@ -176,3 +180,93 @@ def test_the_race_runs_a_trial_whose_reports_were_cut_again_and_comes_out_as_an_
     again = read_experiment(tmp_path / "tune" / "race-look1.2").trials
     assert [(t.config["lr"], t.config["seed"], t.status) for t in again] == [(*VICTIM, "TERMINATED")]
     assert _outcome(tmp_path) == race["outcome"]
+
+
+# ---------------------------------------------------------------------------- beside an intact state file
+MEAN2 = ReadOptions(hyperparameter_keys=["config/lr"], score_rule="mean-last-2")
+
+INTACT_CUTS = [
+    ("result.json", "last line"),  # was read as whole: the score averaged the two reports before the last
+    ("result.json", 0.999),  # inside the last report: stopped the whole read ("1 run cannot be read")
+    ("result.json", -2),  # the last report without its closing brace
+    ("result.json", 0.0),  # emptied: no reports at all
+    ("both", "last line"),  # result.json and progress.csv cut alike: only the state file's last result tells
+    ("progress.csv", "last line"),
+    ("progress.csv", -3),  # inside the last row's last field: read as a whole row
+    ("progress.csv", "character"),
+]
+
+
+def _scores(table: Any) -> dict[tuple[float, int], float]:
+    frame = table.final().frame if table.has_steps else table.frame
+    return {(float(r.lr), int(r.seed)): float(r.score) for r in frame.itertuples()}
+
+
+@pytest.mark.parametrize("curves", [False, True])
+@pytest.mark.parametrize(("file", "at"), INTACT_CUTS)
+def test_beside_an_intact_state_file_a_terminated_trial_whose_reports_a_kill_cut_is_passed_over(
+    race, tmp_path, file, at, curves
+):
+    """The state file is whole and says the victim TERMINATED after its third report, but a kill cut its reports
+    (Tune copies a trial's folder in place): a score rule reading the history (or the curves) passes the trial
+    over with one note naming its folder and file, as the folder read does, and scores the others as before."""
+    folder, victim = _look1(race, tmp_path, cut_state=False)
+    read = replace(MEAN2, curves=curves)
+    whole = raytune_table(folder, score_key="score", read=read)
+    assert len(_scores(whole)) == 4 and not any(victim.name in w for w in whole.warnings)
+    if file == "both":
+        progress = (victim / "progress.csv").read_bytes()
+        _cut(victim, "result.json", at)
+        (victim / "progress.csv").write_bytes(progress[: progress.rindex(b"\n", 0, len(progress) - 1) + 1])
+    else:
+        _cut(victim, file, at)
+
+    table = raytune_table(folder, score_key="score", read=read)
+    scores = _scores(table)
+    assert VICTIM not in scores and scores == {k: v for k, v in _scores(whole).items() if k != VICTIM}
+    if curves:
+        assert VICTIM not in {(float(r.lr), int(r.seed)) for r in table.frame.itertuples()}
+    named = "result.json" if file == "both" else file
+    said = [w for w in table.warnings if victim.name in w]
+    assert len(said) == 1 and said[0].count(victim.name) == 1, table.warnings
+    assert f"1 trial folder(s) ({victim.name!r} ({named})) are not read: their reports are cut short" in said[0]
+    assert said[0].startswith(f"Ray Tune experiment {str(folder)!r}: ") and not table.source.get("damaged")
+    assert all(t.status == "TERMINATED" for t in read_experiment(folder).trials)  # the last score is the state's
+    assert len(raytune_table(folder, score_key="score", read=ReadOptions(hyperparameter_keys=["config/lr"])).frame) == 4
+
+
+def test_beside_an_intact_state_file_reports_in_any_order_are_not_cut(race, tmp_path):
+    """The cut is told by the reports reaching the state file's last one, not by the order of the lines: a whole
+    result.json written in another order is read as before, and one cut is passed over in any order."""
+    folder, victim = _look1(race, tmp_path, cut_state=False)
+    whole = _scores(raytune_table(folder, score_key="score", read=MEAN2))
+    result = victim / "result.json"
+    lines = result.read_bytes().splitlines(keepends=True)
+    result.write_bytes(b"".join(reversed(lines)))
+    table = raytune_table(folder, score_key="score", read=MEAN2)
+    assert _scores(table) == whole and not any(victim.name in w for w in table.warnings)
+
+    result.write_bytes(b"".join(reversed(lines[:-1])))  # the last report left out, the first line now its last
+    table = raytune_table(folder, score_key="score", read=MEAN2)
+    assert VICTIM not in _scores(table) and sum(victim.name in w for w in table.warnings) == 1
+
+
+@pytest.mark.slow
+def test_a_race_reading_the_history_runs_a_trial_whose_reports_were_cut_again_once(race, tmp_path):
+    """The look's state file is whole, one trial's result.json cut at a line end: a race scoring ``mean-last-2``
+    passes it over, runs its run again with its seed as the look's next attempt, and counts every run once, with
+    the score an uncut look gives."""
+    rule = ReadOptions(score_rule="mean-last-2")
+    whole = _scores(
+        raytune_table(race["look1"], score_key="score", read=replace(rule, hyperparameter_keys=["config/lr"]))
+    )
+    folder, victim = _look1(race, tmp_path, cut_state=False)
+    _cut(victim, "result.json", "last line")
+
+    result = _race(tmp_path, rule)
+    again = read_experiment(tmp_path / "tune" / "race-look1.2").trials
+    assert [(t.config["lr"], t.config["seed"], t.status) for t in again] == [(*VICTIM, "TERMINATED")]
+    frame, _ = read_looks(tmp_path / "tune", "race", result.look, ["lr"], TrialReading("score", read=rule))
+    runs = [(float(r.lr), int(r.seed)) for r in frame.itertuples()]
+    assert len(runs) == len(set(runs)) and set(whole) <= set(runs)
+    assert {k: float(s) for k, s in zip(runs, frame["score"]) if k in whole} == pytest.approx(whole)
