@@ -162,6 +162,11 @@ def make_design(table: ScoreTable, design: WatchDesign, **options: Any) -> Desig
     algorithms = sorted(final.algorithms)
     chosen = algorithms if design.compare is None else _compared(design.compare, algorithms)
     pairs = tuple((x, y) for i, x in enumerate(chosen) for y in chosen[i + 1 :])
+    if not pairs:  # nothing to decide: a look would say "every comparison is decided" at once (compare= names two)
+        raise InputError(
+            f"the scores have one algorithm ({chosen[0]!r}) and a watch compares pairs of algorithms; "
+            "give the runs of two or more"
+        )
     frozen = tuple(sorted((k, _frozen(k, getattr(opts, k))) for k in FROZEN_OPTIONS))
     return Design(
         design.looks,

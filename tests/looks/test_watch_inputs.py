@@ -57,6 +57,21 @@ def test_anything_else_is_one_sentence(tmp_path: Path) -> None:
         rl.watch([1, 2, 3], state=tmp_path / "a", **DESIGN)  # type: ignore[arg-type]
 
 
+def test_one_algorithm_is_refused_not_a_decided_watch(tmp_path: Path) -> None:
+    """With one algorithm there is no pair to compare: the first look said "stop: every comparison is decided",
+    exit 0, and a loop would stop as if it had finished. It is refused, and no state is written."""
+    from rl_reliable_logger.cli.main import main
+
+    data = frame()
+    path = tmp_path / "one.csv"
+    data[data["algorithm"] == "A"].to_csv(path, index=False)
+    with pytest.raises(InputError, match=r"the scores have one algorithm \('A'\) and a watch compares pairs"):
+        rl.watch(str(path), state=tmp_path / "lib", **DESIGN)
+    args = ["watch", str(path), "--state", str(tmp_path / "cli"), "--looks", "3", "--max-runs", "9", "--reps", "200"]
+    assert main(args) == 2
+    assert not (tmp_path / "lib").exists() and not (tmp_path / "cli").exists()
+
+
 def test_the_docstring_states_the_futility_default() -> None:
     doc = " ".join((rl.watch.__doc__ or "").split())
     assert f"default {FUTILITY:g}" in doc and "default 0.1" not in doc
