@@ -567,7 +567,7 @@ def enforce(findings: Sequence[Finding], *, strict: bool = False) -> None:
     blocking = [f for f in findings if f.severity == "error" or (strict and f.severity == "warning")]
     if blocking:
         raise InputError(
-            f"{len(blocking)} protocol problem(s)"
+            plural(len(blocking), "problem", "protocol")
             + (" (strict mode: warnings count)" if strict else "")
             + ":\n"
             + "\n".join(f"  - {f}" for f in blocking),

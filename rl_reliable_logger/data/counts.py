@@ -41,6 +41,7 @@ _PLURALS = {
     "warning": "warnings",
     "folder": "folders",
     "file": "files",
+    "problem": "problems",
 }
 
 

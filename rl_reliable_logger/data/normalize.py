@@ -149,7 +149,7 @@ class Normalizer:
                     f"{plural(len(unmatched), 'task')} {agree(len(unmatched), 'have')} no reference score in the "
                     f"{self.name!r} table: "
                     + "; ".join(lines)
-                    + f". The table knows {len(known)} tasks. Drop these tasks, or pass your own CSV with columns "
+                    + f". The table knows {plural(len(known), 'task')}. Drop these tasks, or pass your own CSV with columns "
                     "task,low,high (",
                     Keyword("normalize", "path/to/refs.csv"),  # the command line: --normalize path/to/refs.csv
                     ").",

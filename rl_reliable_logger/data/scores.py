@@ -559,7 +559,7 @@ class ScoreTable:
                 )
                 groups[(kind, p["algorithm"])] = groups.get((kind, p["algorithm"]), 0) + 1
             summary = "by kind and algorithm: " + "; ".join(f"{k} — {a}: {n}" for (k, a), n in groups.items()) + " — "
-        return said(f"{len(texts)} problem(s) in the scores: {summary}{_listing(texts)}. ", fix)
+        return said(f"{plural(len(texts), 'problem')} in the scores: {summary}{_listing(texts)}. ", fix)
 
     def _note_interval(self, text: str) -> None:
         """A warning about intervals only (see :attr:`interval_notes`)."""

@@ -69,5 +69,5 @@ def test_a_missing_copy_drops_its_valid_twin_and_each_row_is_recorded_once():
         table = ScoreTable(rows, on_invalid="drop")
         assert len(table.cells()[("A", "t1")]) == 4
         assert len(table.frame) + len(table.dropped) == len(rows)  # nothing vanished, nothing counted twice
-    with pytest.raises(InputError, match=r"2 problem\(s\).*non-finite score.*duplicate seed '0' for A / t1"):
+    with pytest.raises(InputError, match=r"2 problems in the scores: non-finite score.*duplicate seed '0' for A / t1"):
         ScoreTable(frame)  # raised, every problem is still named

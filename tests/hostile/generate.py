@@ -277,7 +277,7 @@ def cases() -> list[Case]:
             },
             ["evaluate", "{dir}/scores.parquet", *FAST],
             2,
-            error=r"4 problem\(s\) in the scores: boolean score",
+            error=r"4 problems in the scores: boolean score",
         )
     )
     steps = [(a, t, s, sc, st) for (a, t, s, sc) in base for st in (0, 100)]
