@@ -14,7 +14,8 @@ project's engine) and, for every pair (X, Y), reports beside the usual per-pair 
 * the two-sided bootstrap p-value and its Holm-adjusted value;
 
 for two families: the difference metric(X) − metric(Y) (null 0) and the probability of improvement
-P(X > Y) (null 0.5). A pair is *distinguishable* when its simultaneous interval excludes the null;
+P(X > Y) (null 0.5). A pair is *distinguishable* when its simultaneous interval excludes the null; a pair with an
+algorithm of one run per task has no interval and no p-value (NaN), and is not distinguishable (:func:`blind_pairs`);
 :func:`letters` summarises that as a compact letter display.
 """
 
@@ -45,6 +46,13 @@ def _cells(final: ScoreTable) -> tuple[dict[str, bs.Cells], list[str]]:
     cells = final.cells()
     # runs sorted within tasks: a canonical order, so results do not depend on the input's row order
     return {a: bs.Cells.from_list([np.sort(cells[(a, t)]) for t in tasks]) for a in final.algorithms}, tasks
+
+
+def blind_pairs(cells: dict[str, bs.Cells], pairs: list[tuple[str, str]]) -> np.ndarray:
+    """For each pair, whether one of its algorithms has one run on every task: the bootstrap then shows none of
+    that algorithm's run-to-run spread, and an interval or p-value would claim a precision no data gave."""
+    alone = {a: bool((c.sizes <= 1).all()) for a, c in cells.items()}
+    return np.array([alone[x] or alone[y] for x, y in pairs], dtype=bool)
 
 
 def compare_all(
@@ -105,14 +113,21 @@ def compare_all(
     scale = np.where(n_pair > 1, np.sqrt(n_pair / np.maximum(n_pair - 1, 1)), 1.0)
     dof = {a: float((cells[a].sizes - 1).sum()) for a in algorithms}
     df_pair = np.array([max(dof[x] + dof[y], 1.0) for x, y in pairs])
+    # a pair with an algorithm of one run per task: no run-to-run spread to compare with, so no interval, p-value or
+    # claim (the family and Holm's step-down are the other pairs); its point stays (blind_pairs names them)
+    live = ~blind_pairs(cells, pairs)
     rows = []
     for statistic, dist, point, null in (("difference", diff, diff_point, 0.0), ("improvement", poi, poi_point, 0.5)):
-        low, high = intervals.interval(dist, point, ci=ci, method="percentile")
-        s_low, s_high, _ = mp.max_t_intervals(dist, point, ci, scale=scale, df=df_pair)
+        low, high, s_low, s_high, p, p_holm = (np.full(len(pairs), np.nan) for _ in range(6))
+        if live.any():
+            low[live], high[live] = intervals.interval(dist[:, live], point[live], ci=ci, method="percentile")
+            s_low[live], s_high[live], _ = mp.max_t_intervals(
+                dist[:, live], point[live], ci, scale=scale[live], df=df_pair[live]
+            )
+            p[live] = mp.bootstrap_pvalues(dist[:, live], null)
+            p_holm[live] = mp.holm(p[live])
         if statistic == "improvement":
             s_low, s_high = np.clip(s_low, 0, 1), np.clip(s_high, 0, 1)
-        p = mp.bootstrap_pvalues(dist, null)
-        p_holm = mp.holm(p)
         for k, (x, y) in enumerate(pairs):
             rows.append(
                 {

@@ -42,6 +42,7 @@ _PLURALS = {
     "folder": "folders",
     "file": "files",
     "problem": "problems",
+    "pair": "pairs",
 }
 
 

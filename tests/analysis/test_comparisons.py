@@ -93,3 +93,26 @@ def test_unequal_runs_per_task_are_handled():
     assert out["distinguishable"].all()
     poi = out[out["statistic"] == "improvement"].iloc[0]
     assert 0 <= poi["low_simultaneous"] <= poi["point"] <= poi["high_simultaneous"] <= 1
+
+
+def test_a_pair_with_an_algorithm_of_one_run_per_task_claims_nothing():
+    """One run per task shows no run-to-run spread: such a pair was 'distinguishable' on a zero-width interval (p
+    0.039, letters a / b). It now has no interval or p-value, and is not told apart; the other pairs keep a
+    family and Holm adjustment of their own, the same as without that algorithm."""
+    rng = np.random.default_rng(3)
+    rows = [{"algorithm": "A", "task": t, "seed": 0, "score": rng.normal()} for t in ("t1", "t2")]
+    rows += [
+        {"algorithm": a, "task": t, "seed": s, "score": rng.normal(shift)}
+        for a, shift in (("B", 3.0), ("C", 0.0))
+        for t in ("t1", "t2")
+        for s in range(10)
+    ]
+    out = compare_all(ScoreTable(pd.DataFrame(rows)), metric="mean", reps=500, seed=0)
+    with_a = out[(out["algorithm_x"] == "A") | (out["algorithm_y"] == "A")]
+    assert len(with_a) == 4 and not with_a["distinguishable"].any()
+    blank = ["low", "high", "low_simultaneous", "high_simultaneous", "p_value", "p_holm"]
+    assert with_a[blank].isna().all().all() and with_a["point"].notna().all()
+    without = compare_all(ScoreTable(pd.DataFrame(rows[2:])), metric="mean", reps=500, seed=0)
+    rest = out[(out["algorithm_x"] != "A") & (out["algorithm_y"] != "A")].reset_index(drop=True)
+    assert rest["distinguishable"].all()
+    pd.testing.assert_series_equal(rest["p_holm"], without["p_holm"], check_names=False)

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pandas as pd
+
+from ...data.counts import plural
 from ...stats.intervals import ResamplingRequest
 from ...wording import kw, said
 from ..comparisons import compare_all
@@ -45,4 +48,16 @@ def build(inputs: TableInputs, request: ResamplingRequest, choices: ComparisonCh
     )
     own = request.replace(method=COMPARISON_METHOD).record("comparisons", simultaneous="max-T")
     provenance = {"comparisons": pairs.attrs["method"], "comparisons_metric": choices.metric}
-    return Part({"comparisons": pairs}, {"comparisons": own}, provenance)
+    return Part({"comparisons": pairs}, {"comparisons": own}, provenance, warnings=_blind_warning(pairs))
+
+
+def _blind_warning(pairs: pd.DataFrame) -> list[str]:
+    """The pairs left without interval, p-value or claim (an algorithm of one run per task), named once."""
+    blind = pairs[(pairs["statistic"] == "difference") & pairs["p_value"].isna()]
+    if blind.empty:
+        return []
+    named = "; ".join(f"{x!r} vs {y!r}" for x, y in zip(blind["algorithm_x"], blind["algorithm_y"], strict=True))
+    return [
+        f"all-pairs comparisons: no interval, p-value or claim for {plural(len(blind), 'pair')} with an algorithm "
+        f"of one run per task ({named}): one run shows no run-to-run spread; run 2 or more seeds per task"
+    ]
