@@ -70,6 +70,10 @@ def _pair(name: str, value: Any) -> tuple[str, str] | None:
     return names[0], names[1]
 
 
+#: why a plan refuses a run count of 1 (as it refuses a pilot of one run per task)
+_ONE_RUN = "one run per task shows no run-to-run spread, so its predicted width would be 0"
+
+
 def _grid(name: str, value: Any) -> tuple[int, ...] | None:
     if value is None:
         return None
@@ -79,9 +83,17 @@ def _grid(name: str, value: Any) -> tuple[int, ...] | None:
         raise OptionError(
             name, said(kw(f"{name}="), f" must be positive integers (e.g. 5,10,20), got {value!r}")
         ) from None
-    if not grid or grid[0] < 1:
-        raise OptionError(name, said(kw(f"{name}="), f" must be positive integers, got {list(value)!r}"))
+    if not grid or grid[0] < 2:
+        raise OptionError(
+            name, said(kw(f"{name}="), f" must be run counts of at least 2 ({_ONE_RUN}), got {list(value)!r}")
+        )
     return tuple(grid)
+
+
+def _runs_per_task(name: str, value: Any) -> int:
+    if not d.is_int(value) or value < 2:
+        raise OptionError(name, said(kw(f"{name}="), f" must be an integer of at least 2 ({_ONE_RUN}), got {value!r}"))
+    return int(value)
 
 
 def _ints(text: str) -> list[int]:
@@ -143,7 +155,7 @@ class PlanOptions:
     max_runs: int | None = option(
         None,
         help="largest number of runs per task considered",
-        check=d.optional(d.positive_int),
+        check=d.optional(_runs_per_task),
         flag="--max-runs",
         group=PLANNING,
         metavar="N",

@@ -98,6 +98,9 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
     #: protocol checks on the pilot (see :mod:`~rl_reliable_logger.analysis.protocol`), shown first
     findings: list[Finding] = field(default_factory=list)
+    #: per algorithm whose ``needed`` is None, the targets no N of the grid meets: ``"width"`` (``target_width``)
+    #: and/or ``"power"`` (the ``compare`` pair's separation probability)
+    unmet: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         """At most 20 lines: the target and the runs per task each algorithm needs for it."""
@@ -414,17 +417,9 @@ def plan_with(table: ScoreTable, opts: PlanOptions) -> Plan:
     units = _units(pilots, slot, grid, metric_obj, pair, opts)
     rows = _rows(units, runner, algorithms, grid, metric_obj.name, pair, opts.progress)
     frame = pd.DataFrame(rows, columns=PLAN_COLUMNS)
-    needed = _needed(frame, algorithms, opts.target_width, pair, opts.power)
+    needed, unmet = _needed(frame, algorithms, opts.target_width, pair, opts.power)
     launch = _launch(needed, sizes, tasks)
-    unmet = [a for a, n in needed.items() if n is None]
-    if unmet:
-        warnings.append(
-            said(
-                f"the target is not reached within {grid[-1]} runs per task for {', '.join(unmet)}: raise ",
-                kw("max_runs="),
-                " or relax the target.",
-            ).text()
-        )
+    warnings += _unmet_warnings(frame, unmet, grid[-1], opts, pair)
     provenance = {
         "metric": metric_obj.name,
         "normalize": None if opts.normalize is None else str(opts.normalize),
@@ -444,7 +439,7 @@ def plan_with(table: ScoreTable, opts: PlanOptions) -> Plan:
         f"stratified bootstrap {PLANNED_METHOD} interval on each synthetic data set",
         "interval_method": PLANNED_METHOD,
     }
-    return Plan(frame, launch, needed, provenance, warnings, findings)
+    return Plan(frame, launch, needed, provenance, warnings, findings, unmet)
 
 
 def _known_pair(compare: tuple[str, str] | None, algorithms: Sequence[str]) -> tuple[str, str] | None:
@@ -630,24 +625,66 @@ def _needed(
     target_width: float | None,
     pair: tuple[str, str] | None,
     power: float,
-) -> dict[str, int | None]:
-    """Smallest N on the grid meeting every target that concerns each algorithm."""
+) -> tuple[dict[str, int | None], dict[str, tuple[str, ...]]]:
+    """Smallest N on the grid meeting every target that concerns each algorithm (None: some target is not met),
+    and per algorithm not met, which targets no N meets (``"width"``, ``"power"``)."""
     needed: dict[str, int | None] = {}
+    unmet: dict[str, tuple[str, ...]] = {}
     if target_width is not None:
         for a in algorithms:
             rows = frame[(frame["kind"] == "algorithm") & (frame["algorithm"] == a)]
             ok = rows[rows["expected_width"] <= target_width]["n_runs"]
             needed[a] = int(ok.min()) if len(ok) else None
+            if needed[a] is None:
+                unmet[a] = ("width",)
     if pair is not None:
         rows = frame[frame["kind"] == "pair"]
         ok = rows[rows["p_separate"] >= power]["n_runs"]
         n_pair = int(ok.min()) if len(ok) else None
         for a in pair:
+            if n_pair is None:
+                unmet[a] = (*unmet.get(a, ()), "power")
             if n_pair is None or (a in needed and needed[a] is None):
                 needed[a] = None
             else:
                 needed[a] = max(n_pair, needed.get(a) or 0)
-    return needed
+    return needed, unmet
+
+
+def _unmet_warnings(
+    frame: pd.DataFrame,
+    unmet: dict[str, tuple[str, ...]],
+    largest: int,
+    opts: PlanOptions,
+    pair: tuple[str, str] | None,
+) -> list[str]:
+    """One warning per target no N of the grid meets, naming it and what to change for it."""
+    within = f"within {plural(largest, 'run')} per task"
+    warnings: list[str] = []
+    wide = [a for a, what in unmet.items() if "width" in what]
+    if wide:
+        warnings.append(
+            said(
+                f"the target width {opts.target_width:g} is not reached {within} for {', '.join(wide)}: raise ",
+                kw("max_runs="),
+                " or relax ",
+                kw("target_width="),
+                ".",
+            ).text()
+        )
+    if pair is not None and any("power" in what for what in unmet.values()):
+        best = float(frame.loc[frame["kind"] == "pair", "p_separate"].max())
+        warnings.append(
+            said(
+                f"the {pair[0]} - {pair[1]} comparison does not reach power {opts.power * 100:g}% {within} (at most "
+                f"{best:.0%}): raise ",
+                kw("max_runs="),
+                " or lower ",
+                kw("power="),
+                ".",
+            ).text()
+        )
+    return warnings
 
 
 def _launch(needed: dict[str, int | None], sizes: pd.DataFrame, tasks: list[str]) -> pd.DataFrame:

@@ -256,10 +256,17 @@ def format_plan(result: Plan) -> str:
         from ..data.counts import plural
 
         lines.append("")
+        targets = {}
+        if prov.get("target_width") is not None:
+            targets["width"] = f"the target width {prov['target_width']:g}"
+        if prov.get("compare"):
+            targets["power"] = f"the {' - '.join(prov['compare'])} comparison's power {prov['power'] * 100:g}%"
+        within = f"within {plural(int(prov['grid'][-1]), 'run')} per task"
         for alg, n in result.needed.items():
             if n is None:
-                lines.append(f"{alg}: target not reached within {prov['grid'][-1]} runs per task")
+                unmet = [targets[what] for what in result.unmet.get(alg, ())] or ["the target"]
+                lines.append(f"{alg}: {' and '.join(unmet)} {'is' if len(unmet) == 1 else 'are'} not reached {within}")
                 continue
             more = result.launch[result.launch["algorithm"] == alg]["more_runs"]
-            lines.append(f"{alg}: {n} runs per task needed; launch {plural(int(more.sum()), 'run', 'more')}")
+            lines.append(f"{alg}: {plural(n, 'run')} per task needed; launch {plural(int(more.sum()), 'run', 'more')}")
     return "\n".join(lines)

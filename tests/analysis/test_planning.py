@@ -117,3 +117,25 @@ def test_bad_arguments_name_the_keyword():
         plan(table, target_width=-1)
     with pytest.raises(InputError, match="trials="):
         plan(table, trials=1)
+
+
+def test_unmet_targets_are_told_apart():
+    # the pair's power folded into each algorithm's result used to read as "target not reached" for its width
+    rng = np.random.default_rng(4)
+    table = _table(rng, {"A": (0.0, 1.0), "B": (0.0, 1.0)}, tasks=4, runs=3)
+    p = plan(table, metric="mean", runs=[3, 5], trials=10, sim_reps=100, target_width=100, compare=("A", "B"))
+    assert p.needed == {"A": None, "B": None} and p.unmet == {"A": ("power",), "B": ("power",)}
+    assert not any("target_width=" in w for w in p.warnings)
+    assert any("comparison does not reach power 80%" in w and "power=" in w for w in p.warnings)
+    both = plan(table, metric="mean", runs=[3], trials=10, sim_reps=100, target_width=1e-6, compare=("A", "B"))
+    assert both.unmet == {"A": ("width", "power"), "B": ("width", "power")}
+
+
+def test_a_run_count_of_one_is_refused():
+    from rl_reliable_logger.analysis.declared import OptionError
+
+    table = _table(np.random.default_rng(0), {"A": (0.0, 1.0)}, tasks=2, runs=3)
+    with pytest.raises(OptionError, match="at least 2"):
+        plan(table, runs=[1, 3])
+    with pytest.raises(OptionError, match="at least 2"):
+        plan(table, max_runs=1)

@@ -192,3 +192,53 @@ def test_the_first_word_names_a_tracker_only_when_it_is_one(tmp_path, monkeypatc
     assert main(["plan", "mlflow.csv", *argv, "a"]) == 0  # a file, not the tracker
     assert main(["plan", "file", "mlflow.csv", *argv, "b"]) == 0  # the optional word `file`
     assert (tmp_path / "a" / "plan.csv").read_bytes() == (tmp_path / "b" / "plan.csv").read_bytes()
+
+
+# ----------------------------------------------------------------------------- run counts and unmet targets
+@pytest.mark.parametrize("flags", [["--runs", "1,2,3"], ["--max-runs", "1"]])
+def test_a_run_count_of_one_is_refused(tmp_path, capsys, flags):
+    # one run per task has no run-to-run spread: it predicted width 0 and "1 runs per task needed; launch 0 more"
+    src = tmp_path / "pilot.csv"
+    _pilot(src)
+    assert main(["plan", str(src), *flags, "--target-width", "1.0", "--trials", "5", "--sim-reps", "50"]) == 2
+    captured = capsys.readouterr()
+    assert (
+        f"{flags[0]} must be" in captured.err
+        and "at least 2" in captured.err
+        and "no run-to-run spread" in captured.err
+    )
+    assert "Traceback" not in captured.err and "runs per task needed" not in captured.out
+
+
+def _close_pair(path) -> None:
+    """A and B with the same runs but for a shift far inside their spread: narrow intervals, no separation."""
+    rng = np.random.default_rng(0)
+    base = [(f"game{t}", s, rng.normal(t, 1.0)) for t in range(4) for s in range(3)]
+    rows = [{"algorithm": a, "task": t, "seed": s, "score": x + shift} for a, shift in (("A", 0.0), ("B", 0.01))
+            for t, s, x in base]  # fmt: skip
+    pd.DataFrame(rows).to_csv(path, index=False)
+
+
+FAST = ["--runs", "3,5", "--trials", "10", "--sim-reps", "100"]
+
+
+def test_an_unmet_comparison_power_is_said_as_such(tmp_path, capsys):
+    src = tmp_path / "pilot.csv"
+    _close_pair(src)
+    assert main(["plan", str(src), "--target-width", "100", "--compare", "A,B", *FAST]) == 0
+    captured = capsys.readouterr()
+    assert "A: the A - B comparison's power 80% is not reached within 5 runs per task" in captured.out
+    assert "target width" not in captured.out and "relax" not in captured.err
+    assert "the A - B comparison does not reach power 80% within 5 runs per task" in captured.err
+    assert "raise --max-runs or lower --power." in captured.err
+
+
+def test_an_unmet_width_is_said_as_such(tmp_path, capsys):
+    src = tmp_path / "pilot.csv"
+    _close_pair(src)
+    assert main(["plan", str(src), "--target-width", "0.001", *FAST]) == 0
+    captured = capsys.readouterr()
+    assert "A: the target width 0.001 is not reached within 5 runs per task" in captured.out
+    assert "power" not in captured.out + captured.err
+    assert "the target width 0.001 is not reached within 5 runs per task for A, B: raise --max-runs or relax " \
+        "--target-width." in captured.err  # fmt: skip
