@@ -35,6 +35,14 @@ from .bootstrap import Resample
 
 MetricFn = Callable[[Resample], np.ndarray]
 
+#: A metric's hard range: the values its estimand can take whatever the data (``(low, high)``). A metric declares
+#: its own next to its definition (``fn.hard_range``, read by :attr:`Metric.hard_range`); an interval bound outside
+#: it is moved to its edge (:attr:`.intervals.Sample.hard_range`). Never the observed data's range (that is biased).
+UNBOUNDED = (-math.inf, math.inf)
+#: The hard range of a fraction: of runs above a threshold (:func:`prob_above`), or P(X > Y)
+#: (:func:`probability_of_improvement`).
+FRACTION_RANGE = (0.0, 1.0)
+
 
 @dataclass(frozen=True)
 class Metric:
@@ -45,6 +53,26 @@ class Metric:
 
     def __call__(self, resample: Resample) -> np.ndarray:
         return np.asarray(self.fn(resample), dtype=float).reshape(resample.n_reps)
+
+    @property
+    def hard_range(self) -> tuple[float, float]:
+        """The values the metric can take whatever the data, as its function declares them (``fn.hard_range``):
+        the optimality gap's ``[0, inf)`` (it exceeds γ where scores are negative), a fraction's ``[0, 1]``;
+        unbounded for the others (mean, IQM, median, a custom metric).
+
+        Example:
+            >>> Metric("optimality_gap", optimality_gap(2.0)).hard_range, Metric("mean", mean).hard_range
+            ((0.0, inf), (-inf, inf))
+        """
+        low, high = getattr(self.fn, "hard_range", UNBOUNDED)
+        return float(low), float(high)
+
+
+def hard_ranges(metrics: Sequence[Metric]) -> tuple[np.ndarray, np.ndarray]:
+    """The metrics' hard ranges as ``(lows, highs)``, one per metric: :attr:`.intervals.Sample.hard_range` of a
+    table of these metrics' statistics."""
+    found = [m.hard_range for m in metrics]
+    return np.array([lo for lo, _ in found], dtype=float), np.array([hi for _, hi in found], dtype=float)
 
 
 def batched(fn: MetricFn, name: str | None = None) -> Metric:
@@ -297,6 +325,9 @@ def optimality_gap(gamma: float = 1.0) -> MetricFn:
 
     fn.__name__ = "optimality_gap"
     fn.gamma = gamma  # type: ignore[attr-defined]  # read by the interval rules (the gap's kind) and its standard error
+    # the mean of max(γ - x, 0): never below 0; above γ when scores are below 0 (no upper edge: the scores are not
+    # bounded below)
+    fn.hard_range = (0.0, math.inf)  # type: ignore[attr-defined]
     return fn
 
 
@@ -342,6 +373,7 @@ def prob_above(threshold: float) -> MetricFn:
         return (weights * (values > threshold)).sum(axis=1)
 
     fn.__name__ = f"p_above_{threshold:g}"
+    fn.hard_range = FRACTION_RANGE  # type: ignore[attr-defined]
     return fn
 
 
@@ -356,6 +388,10 @@ def probability_of_improvement(x_tasks: list[np.ndarray], y_tasks: list[np.ndarr
     return float(
         np.mean([_pairwise_wins(np.asarray(x, float), np.asarray(y, float)) for x, y in zip(x_tasks, y_tasks)])
     )
+
+
+#: P(X > Y)'s hard range (a fraction of pairs), for its intervals' :attr:`.intervals.Sample.hard_range`.
+IMPROVEMENT_RANGE = FRACTION_RANGE
 
 
 def _pairwise_wins(x: np.ndarray, y: np.ndarray) -> float:

@@ -35,7 +35,15 @@ from .bounds import (
     student_t_runs,
     tie_tolerance,
 )
-from .estimate import estimate, estimate_stacked, fallback_note, interval, studentized_difference
+from .estimate import (
+    clip_note,
+    clip_to_range,
+    estimate,
+    estimate_stacked,
+    fallback_note,
+    interval,
+    studentized_difference,
+)
 from .methods import (
     JORDAN_METHODS,
     MEDIAN_DIFFERENCES,
@@ -59,7 +67,7 @@ from .methods import (
     unregister,
 )
 from .request import REPLICATE_OPTIONS, ResamplingRequest
-from .result import ConfidenceInterval, Fallback, IntervalResult, Sample
+from .result import Clip, ConfidenceInterval, Fallback, IntervalResult, Sample
 
 #: The requestable methods' names, in registration order: read from :mod:`.methods` when asked, so a method
 #: registered later is in it.
@@ -88,6 +96,7 @@ __all__ = [
     "TABLES",
     "TABLE_WORDS",
     "TAILS",
+    "Clip",
     "ConfidenceInterval",
     "IntervalMethod",
     "Fallback",
@@ -96,6 +105,8 @@ __all__ = [
     "Sample",
     "basic_bounds",
     "bias_corrected_bounds",
+    "clip_note",
+    "clip_to_range",
     "describe",
     "diag_quantile",
     "estimate",

@@ -22,7 +22,7 @@ from .bounds import (
 )
 from .methods import IntervalMethod, requested
 from .request import ResamplingRequest
-from .result import ConfidenceInterval, Fallback, IntervalResult, Sample
+from .result import Clip, ConfidenceInterval, Fallback, IntervalResult, Sample
 
 if TYPE_CHECKING:  # numpy loads when an interval is computed
     import numpy as np
@@ -49,6 +49,47 @@ def fallback_note(what: str, share: float = 1.0) -> str:
     else:
         why = "every studentized replicate is equal"
     return f"bootstrap-t: {what}'s studentized replicates are degenerate ({why}), so its interval is the expanded percentile one"
+
+
+def clip_note(what: str, moved: int) -> str:
+    """The sentence that says ``moved`` bounds of ``what``'s interval fell outside the values its estimand can take
+    (:attr:`.result.Sample.hard_range`) and were moved to that range's edge (:attr:`.result.IntervalResult.clipped`).
+
+    Example:
+        >>> clip_note("the optimality_gap", 1)
+        "the optimality_gap's interval: 1 bound outside the values the statistic can take was moved to the range's edge"
+    """
+    bounds = "1 bound" if moved == 1 else f"{moved} bounds"
+    verb = "was" if moved == 1 else "were"
+    return f"{what}'s interval: {bounds} outside the values the statistic can take {verb} moved to the range's edge"
+
+
+def clip_to_range(low: Any, high: Any, hard_range: tuple[Any, Any] | None) -> tuple[Any, Any, tuple[Clip, ...]]:
+    """``(low, high)`` with every bound outside ``hard_range`` (``(low, high)``, scalars or one per statistic of the
+    last axis; None: unbounded) moved to the range's edge, and a :class:`.result.Clip` per statistic with a bound
+    moved. Elementwise: the same whatever the chunking or the input's row order. NaN stays NaN.
+
+    Example:
+        >>> import numpy as np
+        >>> low, high, clips = clip_to_range(np.array([-0.2, 0.1]), np.array([0.5, 1.3]), (0.0, 1.0))
+        >>> low.tolist(), high.tolist(), clips
+        ([0.0, 0.1], [0.5, 1.0], (Clip(statistic=0, moved=1), Clip(statistic=1, moved=1)))
+    """
+    import numpy as np
+
+    if hard_range is None or np.size(low) == 0:
+        return low, high, ()
+    low, high = np.array(low, dtype=float), np.array(high, dtype=float)
+    edge_low = np.broadcast_to(np.asarray(hard_range[0], dtype=float), np.shape(low))
+    edge_high = np.broadcast_to(np.asarray(hard_range[1], dtype=float), np.shape(low))
+    moved = np.zeros(np.shape(low), dtype=int)
+    for bound in (low, high):
+        out = (bound < edge_low) | (bound > edge_high)
+        moved += out
+        bound[...] = np.where(out, np.clip(bound, edge_low, edge_high), bound)
+    per_statistic = moved.reshape(-1, moved.shape[-1]).sum(axis=0) if moved.ndim else moved.reshape(1)
+    clips = tuple(Clip(int(j), int(n)) for j, n in enumerate(per_statistic) if n)
+    return low, high, clips
 
 
 def percent(share: float) -> str:
@@ -88,8 +129,8 @@ def estimate(
     ci, spec = sided_level(request.level, tail), request.table_method(table)
     point = np.asarray(point, dtype=float)
     if kinds is None and spec.from_runs is not None:
-        low, high = spec.from_runs(sample.runs, ci)
-        return IntervalResult(ConfidenceInterval(*one_sided(low, high, tail)), (spec.name,))
+        low, high, clips = clip_to_range(*spec.from_runs(sample.runs, ci), sample.hard_range)
+        return IntervalResult(ConfidenceInterval(*one_sided(low, high, tail)), (spec.name,), clipped=clips)
     methods = [spec] * point.shape[-1] if kinds is None else [request.statistic_method(table, k) for k in kinds]
     level_tail = sample.level(ci) if sample.level is not None and any(m.needs_tail for m in methods) else None
     accel = None
@@ -115,8 +156,9 @@ def estimate(
             kind = kinds[j] if kinds is not None else "*"
             extras = (_at(level_tail, j), _at(accel, j))
             low[j], high[j] = _own(m, dist[:, j], point[j], ci, extras, sample, (kind, label, j), notes)
+    low, high, clips = clip_to_range(low, high, sample.hard_range)
     bounds = ConfidenceInterval(*one_sided(low, high, tail))
-    return _result(bounds, methods, notes, dist)
+    return _result(bounds, methods, notes, dist, clips)
 
 
 def estimate_stacked(
@@ -190,8 +232,9 @@ def estimate_stacked(
                 low[k - i, c], high[k - i, c] = _own(
                     m, stack[k - i][:, c], point[k - i, c], ci, at, samples[k], (kind, label, c), notes
                 )
-            result = ConfidenceInterval(np.reshape(low[k - i], -1), np.reshape(high[k - i], -1))
-            out.append(_result(result, methods, notes))
+            low_k, high_k, clips = clip_to_range(low[k - i], high[k - i], samples[k].hard_range)
+            result = ConfidenceInterval(np.reshape(low_k, -1), np.reshape(high_k, -1))
+            out.append(_result(result, methods, notes, clips=clips))
     return out
 
 
@@ -212,15 +255,21 @@ def _studentized_parts(samples: Sequence[Sample], kind: str, ci: float) -> tuple
 
 
 def _result(
-    bounds: ConfidenceInterval, methods: Sequence[IntervalMethod], notes: list[tuple[str, Fallback]], dist: Any = None
+    bounds: ConfidenceInterval,
+    methods: Sequence[IntervalMethod],
+    notes: list[tuple[str, Fallback]],
+    dist: Any = None,
+    clips: tuple[Clip, ...] = (),
 ) -> IntervalResult:
-    """The result with its fallbacks' sentences (``notes``) and records (``fallbacks``)."""
+    """The result with its fallbacks' sentences (``notes``) and records (``fallbacks``), and its bounds moved into
+    their hard range (``clipped``)."""
     return IntervalResult(
         bounds,
         tuple(m.name for m in methods),
         tuple(text for text, _ in notes),
         bootstrap_distribution=dist,
         fallbacks=tuple(fallback for _, fallback in notes),
+        clipped=clips,
     )
 
 

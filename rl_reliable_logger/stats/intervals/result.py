@@ -26,6 +26,16 @@ class Fallback:
 
 
 @dataclass(frozen=True)
+class Clip:
+    """A statistic whose interval had bounds outside its hard range (:attr:`Sample.hard_range`, the values its
+    estimand can take whatever the data), moved to the range's edge: its index on the last axis and how many of its
+    bounds were moved (over the leading axes, if any)."""
+
+    statistic: int
+    moved: int
+
+
+@dataclass(frozen=True)
 class IntervalResult:
     """The intervals of some statistics (modelled on ``scipy.stats.bootstrap``'s result, with its names):
     ``confidence_interval`` (``low``, ``high``, each the statistics' shape), the method each statistic's interval
@@ -33,7 +43,9 @@ class IntervalResult:
     from its method (``notes``; which statistics and why: ``fallbacks``), the ``bootstrap_distribution`` the intervals were computed from (the replicates,
     ``(B, ...)``: on the first axis, where scipy puts them last; None when no replicates were kept, as for a method
     computed from the runs or :func:`.estimate.estimate_stacked`, which bounds its memory) and their
-    ``standard_error`` (the replicates' standard deviation, ``ddof=1`` as scipy's).
+    ``standard_error`` (the replicates' standard deviation, ``ddof=1`` as scipy's); ``clipped``: the statistics
+    whose bounds fell outside their hard range (:attr:`Sample.hard_range`) and were moved to its edge
+    (:class:`Clip`; :func:`.estimate.clip_note` says it).
 
     Example:
         >>> import numpy as np
@@ -47,6 +59,7 @@ class IntervalResult:
     notes: tuple[str, ...] = ()
     bootstrap_distribution: Any = field(default=None, repr=False, compare=False)
     fallbacks: tuple[Fallback, ...] = ()
+    clipped: tuple[Clip, ...] = ()
 
     @property
     def low(self) -> Any:
@@ -81,6 +94,10 @@ class Sample:
             standard error) of the statistic of kind ``kind`` (the mean, the IQM, the optimality gap), for its
             studentized interval.
         name: what a fallback sentence is about (``"A - B"``), or None.
+        hard_range: ``(low, high)``: the values each statistic's estimand can take whatever the data (scalars, or
+            one per statistic of the last axis; :func:`..metrics.hard_ranges`), or None (unbounded). A bound outside
+            it (a bootstrap-t or expanded percentile interval can extrapolate) is moved to its edge and recorded
+            (:attr:`IntervalResult.clipped`). Only a range the estimand cannot leave: never the data's own.
     """
 
     level: Callable[[float], Any] | None = None
@@ -88,3 +105,4 @@ class Sample:
     runs: Any = None
     standard_errors: Callable[[str], tuple[Any, Any]] | None = None
     name: str | None = None
+    hard_range: tuple[Any, Any] | None = None
