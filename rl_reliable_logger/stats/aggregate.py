@@ -90,6 +90,7 @@ def aggregate_intervals(
         jackknife=lambda: (bs.jackknife(cells, stacked), bs.jackknife_tasks(cells)),
         runs=cells,
         standard_errors=(lambda kind: (se[kind]["dist"], se[kind]["point"])) if se else None,
+        hard_range=mt.hard_ranges(metric_objs),
     )
     labels = [f"the {m.name}" for m in metric_objs]
     result = intervals.estimate(request, "aggregates", dist, point, sample, kinds=kinds, labels=labels)

@@ -12,7 +12,7 @@ from ...stats import bootstrap as bs
 from ...stats import metrics as mt
 from ...stats.aggregate import AlgorithmAggregates, aggregate_intervals, statistic_kind
 from ...stats.checks import clip_noise
-from ...stats.intervals import ResamplingRequest
+from ...stats.intervals import ResamplingRequest, clip_note
 from ...wording import kw, said
 from .. import caveats
 from ..declared import OptionError
@@ -97,6 +97,7 @@ def aggregate_table(
     for alg, c in cells.items():
         found = results[alg] = aggregate_intervals(c, metric_objs, request, rngs[alg], progress=progress)  # type: ignore[arg-type]
         notes += [f"{alg}: {n}" for n in found.result.notes]
+        notes += [f"{alg}: {clip_note(f'the {metric_objs[c.statistic].name}', c.moved)}" for c in found.result.clipped]
         point = clip_noise(found.point, found.low, found.high)  # a point outside its interval by rounding only
         notes += _nan_notes(alg, metric_objs, point, found.low, found.high)
         features = caveats.algorithm_features(c, caveats.gamma_of(metric_objs))

@@ -45,15 +45,22 @@ def build(inputs: TableInputs, request: ResamplingRequest, chosen: ComparedPairs
     estimates = pairwise.improvement_points([cells[a] for a in algorithms], _positions(algorithms, by_pair))
     points = [np.array([v]) for v in estimates]
     if replicates(request):
-        samples = [intervals.Sample(level=partial(improvement_level, cells[x], cells[y])) for x, y in by_pair]
+        samples = [
+            intervals.Sample(level=partial(improvement_level, cells[x], cells[y]), hard_range=mt.IMPROVEMENT_RANGE)
+            for x, y in by_pair
+        ]
         results = stacked(request, "improvement", _replicates(inputs, request, by_pair), points, samples)
     else:
         tasks_resampled = bool(request.task_bootstrap)
-        samples = [intervals.Sample(runs=ImprovementPair(cells[x], cells[y], tasks_resampled)) for x, y in by_pair]
+        samples = [
+            intervals.Sample(runs=ImprovementPair(cells[x], cells[y], tasks_resampled), hard_range=mt.IMPROVEMENT_RANGE)
+            for x, y in by_pair
+        ]
         results = [intervals.estimate(request, "improvement", np.empty((0, 1)), p, s) for p, s in zip(points, samples)]
     resampled = request.table_method("improvement").bootstrap
-    rows = []
+    rows, notes = [], []
     for (x, y), point_x, result in zip(by_pair, points, results):
+        notes += [intervals.clip_note(f"P({x!r} > {y!r})", c.moved) for c in result.clipped]
         low, high = ck.clip_fraction(result.low), ck.clip_fraction(result.high)
         point = float(ck.clip_noise(point_x, low, high)[0])
         caveat = caveats.improvement_caveat(caveats.pair_features(cells[x], cells[y]), resampled)
@@ -74,7 +81,7 @@ def build(inputs: TableInputs, request: ResamplingRequest, chosen: ComparedPairs
     out = pd.DataFrame(rows, columns=COLUMNS)
     order = {a: i for i, a in enumerate(algorithms)}
     out = out.sort_values(["algorithm_x", "algorithm_y"], key=lambda s: s.map(order), kind="stable")
-    return Part({"improvement": out.reset_index(drop=True)}, records)
+    return Part({"improvement": out.reset_index(drop=True)}, records, warnings=notes)
 
 
 def _replicates(inputs: TableInputs, request: ResamplingRequest, by_pair: list[tuple[str, str]]) -> list[np.ndarray]:
