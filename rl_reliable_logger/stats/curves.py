@@ -9,10 +9,11 @@ interval of any of its runs. A cell reaches the target when one of its runs last
 tolerance of it (a run that last logged at 199M frames of 200M, logging every 1M, has finished);
 otherwise it reaches only its longest run's last step. The grid starts at the latest first-logged
 step over all runs and ends at the earliest step every cell reaches; it never extrapolates beyond
-that. A run **reaches the end** when its last step is within its cell's tolerance of the grid's end:
-it is carried to the end by its last value. Runs that stop earlier are **not** removed from the
-curve: they count at every grid step they reach, so a cell's run count can fall along the curve
-(reported per step, see :func:`run_counts`).
+that, and there is no curve when that range is empty or a single step (:class:`NoCommonRange`). A run
+**reaches the end** when its last step is within its cell's tolerance of the grid's end: it is carried
+to the end by its last value. Runs that stop earlier are **not** removed from the curve: they count at
+every grid step they reach, so a cell's run count can fall along the curve (reported per step, see
+:func:`run_counts`).
 
 Resampling (in ``analysis``): each bootstrap replicate draws whole runs once and follows the same runs
 across all steps where the set of runs does not change (rliable draws a fresh run for every step,
@@ -94,8 +95,19 @@ class CurveGrid:
         return float(self.grid[-1])
 
 
+class NoCommonRange(ValueError):
+    """The runs share no range of steps: the latest first step ``start`` is at or after ``end``, the earliest step
+    every cell reaches. ``late``: runs whose first step is at or after ``end`` (key -> first step); ``early``: cells
+    that end before ``start`` (cell -> the step they reach)."""
+
+    def __init__(self, start: float, end: float, late: dict[RunKey, float], early: dict[Cell, float]) -> None:
+        super().__init__(f"the runs share no range of steps (latest first step {start:g}, earliest cell end {end:g})")
+        self.start, self.end, self.late, self.early = start, end, late, early
+
+
 def common_grid(histories: Sequence[RunHistory], n_points: int = 25, *, budget: float | None = None) -> CurveGrid:
-    """The step grid (see the module docstring) and how far each run counts along it.
+    """The step grid (see the module docstring) and how far each run counts along it; :class:`NoCommonRange`
+    when the runs share no range of steps (a single shared step included).
 
     When every run logged the very same steps and there are at most ``n_points`` of them, the grid is
     exactly those steps (plus the grid's end); otherwise ``n_points`` evenly spaced steps: the grid never
@@ -111,9 +123,13 @@ def common_grid(histories: Sequence[RunHistory], n_points: int = 25, *, budget: 
     # cell reaches only its longest run's last step, and the grid stops there (no extrapolation)
     reach_of_cell = {c: target if cell_max[c] >= target - ends.tolerances[c] else cell_max[c] for c in cell_max}
     end = min(reach_of_cell.values())
-    if end < start:
-        raise ValueError(
-            f"the runs share no common step range (latest first step {start:g} is after the earliest cell end {end:g})"
+    if end <= start:  # no range, or a single step: a curve of one point repeated is no curve
+        firsts = {h.key: float(h.steps[0]) for h in histories}
+        raise NoCommonRange(
+            start,
+            end,
+            {k: s for k, s in sorted(firsts.items()) if s >= end},
+            {c: r for c, r in sorted(reach_of_cell.items()) if r < start},
         )
     stopped = sorted(c for c in cell_max if budget is not None and reach_of_cell[c] < target)
     grid_end = {c: end for c in ends.ends}
@@ -127,7 +143,9 @@ def common_grid(histories: Sequence[RunHistory], n_points: int = 25, *, budget: 
         if grid.size == 0 or grid[-1] < end:
             grid = np.append(grid, end)
     else:
-        grid = even_steps(start, end, n_points)
+        # np.unique: steps closer than the float spacing (a range of 1 at step 1e17) round to the same number;
+        # the grid never repeats a step (a repeated step is the same numbers twice in curves.csv)
+        grid = np.unique(even_steps(start, end, n_points))
     return CurveGrid(grid, reach, short, ends.tolerances, stopped)
 
 

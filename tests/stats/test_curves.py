@@ -147,3 +147,24 @@ def test_a_finer_grid_repeats_the_logged_steps_numbers_between_them():
         for _, row in g.iterrows():
             before = logged.loc[10 * (row["step"] // 10), cols]  # the last logged step at or before this one
             np.testing.assert_array_equal(row[cols].to_numpy(float), before.to_numpy(float))
+
+
+def test_the_grid_never_repeats_a_step():
+    """A range narrower than the float spacing gives fewer points, never the same step twice (curves.csv would
+    repeat its row); a range of a single step is no curve: NoCommonRange names the runs that start there."""
+    from rl_reliable_logger.stats.curves import NoCommonRange
+
+    big = 1e17  # floats 16 apart here: 25 points over a range of 32 round onto 3 steps
+    runs = [
+        RunHistory(("A", "x", "0"), np.array([big, big + 32]), np.zeros(2)),
+        RunHistory(("A", "x", "1"), np.array([big, big + 16, big + 32]), np.zeros(3)),
+    ]
+    grid = common_grid(runs, n_points=25).grid
+    assert np.unique(grid).size == grid.size and grid[0] == big and grid[-1] == big + 32
+    one_step = [
+        RunHistory(("A", "x", "0"), np.array([1000.0]), np.zeros(1)),  # starts where the others end
+        RunHistory(("A", "x", "1"), np.arange(0.0, 1001.0, 100.0), np.zeros(11)),
+    ]
+    with pytest.raises(NoCommonRange) as err:
+        common_grid(one_step, n_points=10)
+    assert err.value.late == {("A", "x", "0"): 1000.0} and err.value.start == err.value.end == 1000.0

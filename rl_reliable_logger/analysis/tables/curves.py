@@ -13,10 +13,12 @@ import pandas as pd
 
 from ...data.counts import agree, plural
 from ...data.scores import ScoreTable
+from ...errors import InputError
 from ...stats import bootstrap as bs
 from ...stats import curves as cv
 from ...stats import intervals, registry
 from ...stats.intervals import ResamplingRequest
+from ...wording import Message, kw, said
 from ..budgets import histories
 from .base import Part, TableInputs
 
@@ -53,7 +55,12 @@ def curves_table(
 ) -> tuple[pd.DataFrame, dict[str, Any], list[str]]:
     """Curve table, provenance and warnings."""
     runs = histories(table)
-    shape = cv.common_grid(runs, choices.points, budget=choices.budget)
+    if choices.budget is not None:  # as in the final scores: a run first logged after the budget is left out
+        runs = [h for h in runs if float(h.steps[0]) <= choices.budget]
+    try:
+        shape = cv.common_grid(runs, choices.points, budget=choices.budget)
+    except cv.NoCommonRange as err:
+        raise InputError(_no_range(err, runs, choices.budget)) from None
     grid = shape.grid
     by_cell: dict[tuple[str, str], list[np.ndarray]] = {}
     for h in runs:
@@ -153,3 +160,36 @@ def _warnings(counts, grid, shape, budget) -> list[str]:
             + " reaches it."
         )
     return warnings
+
+
+def _no_range(err: cv.NoCommonRange, runs: list[cv.RunHistory], budget: float | None) -> Message:
+    """One sentence: the cells (or runs) that start too late and the cells that end too early, and what to do."""
+    per_cell: dict[cv.Cell, list[cv.RunKey]] = {}
+    for h in runs:
+        per_cell.setdefault(h.key[:2], []).append(h.key)
+    late = []
+    for cell, keys in sorted(per_cell.items()):
+        mine = [k for k in keys if k in err.late]
+        if mine and len(mine) == len(keys):
+            late.append(f"{cell[0]} / {cell[1]} (first step {min(err.late[k] for k in mine):g})")
+        else:
+            late += [f"{a} / {t} run {r} (first step {err.late[(a, t, r)]:g})" for a, t, r in mine]
+    starts = ", ".join(late[:8]) + (f", ... ({len(late) - 8} more)" if len(late) > 8 else "")
+    if err.early:
+        early = [f"{a} / {t} (last step {s:g})" for (a, t), s in err.early.items()]
+        ends = ", ".join(early[:8]) + (f", ... ({len(early) - 8} more)" if len(early) > 8 else "")
+        head = f"curves: the runs share no range of steps: {starts} start after {ends} end"
+    else:
+        head = (
+            f"curves: the runs share only step {err.end:g}, no range of steps: {starts} first log where the curves end"
+        )
+    later = said(", or give a later ", kw("budget=")) if budget is not None and err.end >= budget else ""
+    return said(
+        head,
+        "; log the same range of steps for every run, or leave those runs out of the scores (whole cells with ",
+        kw("only_algorithms="),
+        " or ",
+        kw("only_tasks="),
+        ")",
+        later,
+    )
