@@ -29,9 +29,10 @@ def _closed_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _cli(tmp_path, url: str, seconds: float | None, **extra: str) -> tuple[int, str, float]:
-    """(exit code, stderr, seconds) of ``rl-reliable wandb ent/proj`` against ``url`` in a subprocess; stderr goes
-    to a file, since the wandb-core the command started may hold a pipe open after the command has ended."""
+def _cli(tmp_path, url: str, seconds: float | None, *command: str, **extra: str) -> tuple[int, str, float]:
+    """(exit code, stderr, seconds) of ``rl-reliable wandb ent/proj`` (or ``rl-reliable COMMAND...``) against
+    ``url`` in a subprocess; stderr goes to a file, since the wandb-core the command started may hold a pipe open
+    after the command has ended."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}
     env.update(
         PYTHONPATH=str(REPO) + os.pathsep + env.get("PYTHONPATH", ""),
@@ -45,17 +46,8 @@ def _cli(tmp_path, url: str, seconds: float | None, **extra: str) -> tuple[int, 
         **extra,
     )
     budget = [] if seconds is None else ["--retry-for", f"{seconds:g}"]
-    argv = [
-        sys.executable,
-        "-m",
-        "rl_reliable_logger",
-        "wandb",
-        "ent/proj",
-        *budget,
-        "--no-figures",
-        "--publish",
-        "none",
-    ]
+    command = command or ("wandb", "ent/proj", "--no-figures", "--publish", "none")
+    argv = [sys.executable, "-m", "rl_reliable_logger", *command, *budget]
     err = tmp_path / "stderr.txt"
     start = time.monotonic()
     with open(err, "w") as fh:
@@ -261,3 +253,24 @@ def test_log_final_score_with_no_budget_on_a_server_gone_away_saves_the_score_at
     (message,) = [ln for ln in out.splitlines() if ln.startswith("WARNING")]
     assert str(path) in message and "could not write the final score to W&B run r1" in message
     assert f"could not connect to the W&B server at {st.base_url} (connection refused)" in message
+
+
+def test_pushing_a_pending_score_to_a_refused_port_keeps_it_and_says_so_at_once(tmp_path):
+    """``rl-reliable pending DIR --push`` without ``--retry-for``: a W&B server that refuses the connection is one
+    line at once (not 300 s of retries), and the file stays for the next push."""
+    from rl_reliable_logger.trackers.base.final_score import FinalScore
+    from rl_reliable_logger.trackers.base.pending import save_pending
+
+    url = f"http://127.0.0.1:{_closed_port()}"
+    target = {"run_id": "r1", "entity": "ent", "project": "proj", "base_url": url}
+    folder = tmp_path / "pending"
+    path = save_pending(
+        FinalScore(55.0, "PPO", "Hopper", 1), tracker="wandb", target=target, error=OSError("down"), directory=folder
+    )
+    code, stderr, took = _cli(tmp_path, url, None, "pending", str(folder), "--push")
+    print(f"W&B pending --push to a refused port: exit {code} after {took:.1f} s")
+    assert code == 2, stderr
+    assert took < 10
+    (line,) = [ln for ln in stderr.splitlines() if ln.startswith("not pushed: ")]
+    assert f"not pushed: {path.name}: could not connect to the W&B server at {url} (connection refused)" in line
+    assert path.is_file() and "Traceback" not in stderr and "still waiting" not in stderr
