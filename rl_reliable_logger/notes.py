@@ -7,7 +7,7 @@ redacted (:func:`rl_reliable_logger.redaction.redact`), folded into one line. Th
 note to its own ``note:`` line while a command runs (:func:`routed`): flag words (``--wandb-report``), redacted, said
 once per command.
 
-Beside ``wording`` at the floor of the package: it imports nothing above it, so every folder may call it.
+Beside ``wording`` and ``lines`` at the floor of the package: it imports nothing above it, so every folder may call it.
 
 Example:
     >>> from rl_reliable_logger.wording import kw, said
@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import unicodedata
 from collections.abc import Callable, Iterator
 
-from .redaction import redact
+from .lines import one_line
 from .wording import Message, message_of
 
 __all__ = ["note", "note_line", "routed"]
@@ -50,19 +49,15 @@ def note(message: Message | str) -> None:
 
 
 def note_line(message: Message | str) -> str:
-    """The line a note is printed as without a console: ``note: `` and its text in the library's words, redacted
-    (before anything else, on the whole text), whitespace runs as one space, control characters shown as
-    ``\\uXXXX``, at most :data:`LIMIT` characters.
+    """The line a note is printed as without a console: ``note: `` and its text in the library's words, folded
+    into one redacted line as every message is (:func:`rl_reliable_logger.lines.one_line`), at most :data:`LIMIT`
+    characters.
 
     Example:
         >>> note_line("saved to https://user:hunter22@host/x\\n  twice")
-        'note: saved to https://user:***@host/x twice'
+        'note: saved to https://user:***@host/x; twice'
     """
-    text = " ".join(redact(str(message_of(message))).split()) or "(no message)"
-    text = "".join(
-        f"\\u{ord(ch):04X}" if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp", "Co") else ch for ch in text
-    )
-    return "note: " + (text if len(text) <= LIMIT else text[: LIMIT - 1] + "…")
+    return "note: " + one_line(message_of(message), limit=LIMIT)
 
 
 @contextlib.contextmanager

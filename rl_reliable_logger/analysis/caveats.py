@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from ..stats import bootstrap as bs
-from ..stats import metrics as mt
+from ..stats.pairwise import improvement_points
 
 #: The algorithm features the rules read (one float each).
 ALGORITHM_FEATURES = (
@@ -73,7 +73,8 @@ def _per_task(cells: bs.Cells) -> list[np.ndarray]:
 
 def effective_tasks(variances: np.ndarray) -> float:
     """Kish's effective number of tasks carrying a sum of variances ``(Σ v)² / Σ v²``: M when every task carries
-    the same, 1 when one task carries it all (inf when none carries any).
+    the same, 1 when one task carries it all (inf when none carries any). Scale-free: computed on the variances
+    divided by the largest, so any finite variances give a finite count (a variance of 1e300 as well as 1e-300).
 
     Example:
         >>> effective_tasks(np.array([1.0, 1.0, 1.0, 1.0])), effective_tasks(np.array([9.0, 0.0, 0.0, 1.0]))
@@ -81,10 +82,16 @@ def effective_tasks(variances: np.ndarray) -> float:
     """
     v = np.asarray(variances, dtype=float)
     v = v[np.isfinite(v)]
-    total = float(v.sum())
+    largest = float(v.max()) if v.size else 0.0
+    if largest <= 0:
+        return float("inf")
+    # in units of the largest variance: the count is the same at any scale, and no sum or square of the shares (each
+    # at most 1, the largest exactly 1) overflows or vanishes, for any finite variances
+    share = v / largest
+    total = float(share.sum())
     if total <= 0:
         return float("inf")
-    return round(total**2 / float((v**2).sum()), 2)
+    return round(total**2 / float((share**2).sum()), 2)
 
 
 def _mean_variances(runs: list[np.ndarray]) -> np.ndarray:
@@ -138,12 +145,24 @@ def gamma_of(metric_objs: Sequence[Any]) -> float:
 
 def pair_features(x: bs.Cells, y: bs.Cells) -> dict[str, float]:
     """What the caveat of P(X > Y) reads (:data:`PAIR_FEATURES`): the share of tasks whose runs separate (every run
-    of one above every run of the other) and the estimate."""
-    runs_x, runs_y = _per_task(x), _per_task(y)
-    separated = [float(a.min() > b.max() or a.max() < b.min()) for a, b in zip(runs_x, runs_y, strict=True)]
+    of one above every run of the other) and the estimate (:func:`~..stats.pairwise.improvement_points`: every task
+    at once, :func:`~..stats.metrics.probability_of_improvement` bit for bit).
+
+    Example:
+        >>> x = bs.Cells.from_list([np.array([3.0, 4.0]), np.array([1.0, 2.0])])
+        >>> y = bs.Cells.from_list([np.array([1.0, 2.0]), np.array([2.0, 5.0])])
+        >>> {k: pair_features(x, y)[k] for k in PAIR_FEATURES}
+        {'separated_share': 0.5, 'point': 0.5625}
+    """
+    if x.n_tasks != y.n_tasks:
+        raise ValueError(f"pair_features needs the same tasks for both algorithms, got {x.n_tasks} and {y.n_tasks}")
+    # each task's lowest and highest run (every task has one run or more: its first run's offset starts its segment)
+    low_x, high_x = np.minimum.reduceat(x.values, x.offsets), np.maximum.reduceat(x.values, x.offsets)
+    low_y, high_y = np.minimum.reduceat(y.values, y.offsets), np.maximum.reduceat(y.values, y.offsets)
+    separated = ((low_x > high_y) | (high_x < low_y)).astype(float)
     return {
         "separated_share": float(np.mean(separated)),
-        "point": mt.probability_of_improvement(runs_x, runs_y),
+        "point": float(improvement_points([x, y], [(0, 1)])[0]),
         # read with .get by the rule: not in PAIR_FEATURES, whose order the coverage study records
         "one_run": float(bool((x.sizes <= 1).all() or (y.sizes <= 1).all())),
     }

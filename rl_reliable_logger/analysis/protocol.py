@@ -208,10 +208,14 @@ def runs_by_algorithm(per_alg: dict[str, tuple[int, int]]) -> str:
         'SimPLe: 5 runs per task, the others 10'
         >>> runs_by_algorithm({"A": (3, 3), "B": (4, 5)})
         'A: 3 runs per task; B: 4–5'
+        >>> runs_by_algorithm({"A": (3, 6), "B": (3, 6)})
+        'every algorithm 3–6 runs per task'
     """
     spans = {a: span(lo, hi) for a, (lo, hi) in per_alg.items()}
     counts = list(spans.values())
     common = max(counts, key=counts.count)
+    if counts.count(common) == len(counts):  # the same span for every algorithm: no algorithm is the odd one
+        return f"every algorithm {common} {'run' if common == '1' else 'runs'} per task"
     shared = counts.count(common) > 1
     odd = [a for a, v in spans.items() if not shared or v != common]
     unit = "run" if spans[odd[0]] == "1" else "runs"
@@ -229,6 +233,8 @@ def _runs_checks(final: ScoreTable, min_runs: int) -> list[Finding]:
         fewest = min(totals.values())
         short = [a for a, n in totals.items() if n == fewest]
         desc = runs_by_algorithm(per_alg)
+        if len(set(per_alg.values())) == 1:  # the same span, different totals: the totals tell them apart
+            desc += ", in all " + "; ".join(f"{a}: {n}" for a, n in totals.items())
         out.append(
             _finding(
                 "runs.unequal",

@@ -92,7 +92,7 @@ def say_warning(text: Message | str | Warning, *, table: Any = None, foreign: bo
     once per command: a warning the command prints itself and a library emits again is said once. A line given as
     text is ours (a source's or an analysis's warning line, :func:`~.flags.our_words`) unless ``foreign`` (another
     library's log line: printed as it is)."""
-    from ..trackers.base.messages import one_line
+    from ..lines import one_line
 
     if isinstance(text, Warning):
         words = cli_message(text, table=table)
@@ -104,7 +104,7 @@ def say_warning(text: Message | str | Warning, *, table: Any = None, foreign: bo
 def say_note(text: Message | str) -> None:
     """Print one ``note:`` line (flag words, redacted, one line), once per command. While a command runs, every
     note of the library (:func:`rl_reliable_logger.notes.note`: a tracker's) is said here (:func:`console`)."""
-    from ..trackers.base.messages import one_line
+    from ..lines import one_line
 
     _say(f"note: {one_line(as_flags(text), limit=4000)}")
 

@@ -34,8 +34,9 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 
 from ..errors import ReliabilityWarning, RLReliableError
+from ..lines import one_line
 from ..trackers import registry
-from ..trackers.base.messages import DROP_INVALID, one_line
+from ..trackers.base.messages import DROP_INVALID
 from ..trackers.base.reruns import RERUN_CHOICES, RERUNS_FLAG
 from ..wording import Keyword, Message, Said, kw, message_of, said
 
@@ -226,5 +227,5 @@ def _keywords_named(text: str, tables: tuple[Mapping[str, str], ...]) -> Message
 
 
 def user_message(err: BaseException | Message | str) -> str:
-    """What ``error: ...`` prints: in command-line words, redacted, on one line (``trackers.base.messages.one_line``)."""
+    """What ``error: ...`` prints: in command-line words, redacted, on one line (``lines.one_line``)."""
     return one_line(cli_message(err) if isinstance(err, BaseException) else as_flags(err))

@@ -229,7 +229,7 @@ def as_json(result: Any, state: str) -> dict[str, Any]:
 def format_gate(result: Any, state: str) -> str:
     """The verdict, its reason, the interval and the error spent, and the seeds to run next with their files."""
     from ..data.counts import fixed
-    from ..trackers.base.messages import printable
+    from ..lines import printable
     from .watch import interval_digits
 
     low, high = result.interval

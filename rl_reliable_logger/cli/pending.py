@@ -64,7 +64,7 @@ def register(subparsers: Any) -> None:
 
 def _handler(args: argparse.Namespace) -> int:
     from ..errors import RLReliableError
-    from ..trackers.base.messages import one_line, printable
+    from ..lines import one_line, printable
     from ..trackers.base.pending import list_pending, pending_dir
 
     def say(text: object, **kwargs: Any) -> None:  # like every message: redacted, escaped, one line

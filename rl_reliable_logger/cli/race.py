@@ -258,8 +258,8 @@ def format_race(result: Any, state: str, *, rows: int = 20) -> str:
     import pandas as pd
 
     from ..data.counts import fixed, plural
+    from ..lines import printable
     from ..stats.tuning import config_labels
-    from ..trackers.base.messages import printable
 
     design = result.design
     bounds = [

@@ -417,7 +417,7 @@ def format_look(result: Any, state: str, *, rows: int = 20) -> str:
     """The look (k of K), each pair's decision with its repeated interval (what that is, in one line), and the
     launch list (at most ``rows``)."""
     from ..data.counts import fixed, plural
-    from ..trackers.base.messages import printable
+    from ..lines import printable
 
     design = result.design
     how = " (the same scores as this recorded look: no look spent)" if result.replayed else ""
@@ -476,7 +476,7 @@ def launch_files_in(state: Path) -> list[tuple[Path, str]]:
 def _launch_lines(launch: Any, tasks: int, rows: int) -> list[str]:
     """One line per algorithm whose every task needs the same runs, else one per cell (at most ``rows`` cells)."""
     from ..data.counts import plural
-    from ..trackers.base.messages import printable
+    from ..lines import printable
 
     lines, cells = [], []
     for algorithm, group in launch.groupby("algorithm", sort=True):

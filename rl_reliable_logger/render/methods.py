@@ -123,6 +123,21 @@ def _one_run_sentence(prov: Mapping[str, Any], what: str) -> str:
     )
 
 
+#: The tables of bands (no caveat column), as a sentence names them.
+_BANDS = {"profiles": "the performance profiles", "gap_curve": "the optimality-gap curve", "curves": "the curves"}
+
+
+def _one_run_bands_sentence(view: ReportView, prov: Mapping[str, Any]) -> str:
+    """The bands that show no spread for an algorithm of one run per task either, and have no caveat column to
+    say so: "" when no algorithm has one run per task or no such table was computed."""
+    alone = _one_run_algorithms(prov)
+    bands = [said for name, said in _BANDS.items() if name in view.frames and not view.frames[name].empty]
+    if not alone or not bands:
+        return ""
+    whose = "their" if len(alone) == len(prov.get("runs_per_task") or {}) else f"{_join(alone)}'s"
+    return f" The bands of {_join(bands)} have no caveat column: {whose} bands show no run-to-run spread either."
+
+
 def _single_cells_sentence(view: ReportView, prov: Mapping[str, Any]) -> str:
     """That tasks of one run get no per-task interval ("" where none has one run or no per-task table)."""
     per = prov.get("runs_per_task") or {}
@@ -151,7 +166,13 @@ def _interval_sentence(view: ReportView, prov: Mapping[str, Any]) -> str:
     others = view.intervals.resampling_free
     if others:
         text += "; " + " and ".join(others) + " use no resampling"
-    return text + "." + _one_run_sentence(prov, "these intervals") + _single_cells_sentence(view, prov)
+    return (
+        text
+        + "."
+        + _one_run_sentence(prov, "these intervals")
+        + _one_run_bands_sentence(view, prov)
+        + _single_cells_sentence(view, prov)
+    )
 
 
 #: The most algorithms the paragraph names one by one (more: their number, the names under "Details").
@@ -395,6 +416,18 @@ def _protocol_item(fired: set[Any], known: bool, checks: dict[str, dict[str, Any
     return item, (True if protocol.get("ran") else None), str(protocol.get("detail"))
 
 
+def _interval_item(view: ReportView, prov: Mapping[str, Any]) -> tuple[str, bool | None, str]:
+    """Intervals are there, but an algorithm with one run per task has intervals that cannot show run-to-run
+    spread: the item is not met for it, and the reason names it."""
+    item = "Interval estimates (not only point estimates) for aggregate metrics"
+    if view.aggregates.empty:
+        return item, False, view.intervals.headline
+    alone = _one_run_algorithms(prov)
+    if not alone:
+        return item, True, view.intervals.headline
+    return item, False, f"{view.intervals.headline}; one run per task for {_join(alone)}: no run-to-run spread shown"
+
+
 def checklist(report: Viewable) -> list[tuple[str, bool | None, str]]:
     """(item, met: True / False / None for unknown, reason) for each recommendation."""
     view = as_view(report)
@@ -407,11 +440,7 @@ def checklist(report: Viewable) -> list[tuple[str, bool | None, str]]:
     counts = {n for v in per.values() for n in v.values()}
     items: list[tuple[str, bool | None, str]] = [
         ("Number of runs per task reported", bool(per), _runs_text(prov) if per else "not recorded"),
-        (
-            "Interval estimates (not only point estimates) for aggregate metrics",
-            not view.aggregates.empty,
-            view.intervals.headline,
-        ),
+        _interval_item(view, prov),
         (
             "Robust aggregate metric (IQM, median or optimality gap) instead of the mean alone",
             bool(metrics & _ROBUST),

@@ -245,3 +245,71 @@ def test_the_methods_median_sentence_quotes_the_studys_recorded_figures_only():
     assert near is not None and near["rows"] in cv.study_words("P(X>Y) near 1")
     boot = methods_text(evaluate(_frame(runs), metrics=["median"], median_interval="method", **FAST))
     assert cv.study_words("median: bootstrap") in boot and "its cells carry a caveat" in boot
+
+
+# ----------------------------------------------------------------------------- pair features at once, scale-free counts
+def _pair_features_task_by_task(x: bs.Cells, y: bs.Cells) -> dict[str, float]:
+    """The definition, task by task in plain Python: a task separates when every run of one algorithm lies above every
+    run of the other; the estimate averages each task's share of pairs won (ties count 1/2)."""
+    separated, shares = [], []
+    for m in range(x.n_tasks):
+        a = [float(v) for v in x.values[x.offsets[m] : x.offsets[m] + x.sizes[m]]]
+        b = [float(v) for v in y.values[y.offsets[m] : y.offsets[m] + y.sizes[m]]]
+        separated.append(1.0 if min(a) > max(b) or max(a) < min(b) else 0.0)
+        wins = sum(1.0 if u > v else 0.5 if u == v else 0.0 for u in a for v in b)
+        shares.append(wins / (len(a) * len(b)))
+    return {
+        "separated_share": float(np.mean(separated)),
+        "point": float(np.mean(shares)),
+        "one_run": float(bool((x.sizes <= 1).all() or (y.sizes <= 1).all())),
+    }
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_pair_features_are_the_task_by_task_definition_exactly(seed):
+    rng = np.random.default_rng(seed)
+    tasks = int(rng.integers(1, 30))
+    grid = seed % 2 == 0  # scores on a grid of four values: ties within and across the two algorithms
+
+    def cells() -> bs.Cells:
+        sizes = rng.integers(1, 9, tasks)
+        return _cells([rng.integers(0, 4, k) / 4 if grid else rng.normal(0.0, 1.0, k) + rng.normal() for k in sizes])
+
+    x, y = cells(), cells()
+    assert cv.pair_features(x, y) == _pair_features_task_by_task(x, y)
+    assert cv.pair_features(y, x) == _pair_features_task_by_task(y, x)
+
+
+def test_pair_features_refuse_algorithms_over_different_tasks():
+    with pytest.raises(ValueError, match="same tasks"):
+        cv.pair_features(_cells([[1.0, 2.0], [3.0]]), _cells([[1.0, 2.0]]))
+
+
+def test_effective_tasks_is_the_same_at_any_scale():
+    rng = np.random.default_rng(4)
+    for _ in range(50):
+        v = rng.lognormal(0.0, 2.0, int(rng.integers(1, 40))) * (rng.random(1) < 0.8)
+        base = cv.effective_tasks(v)
+        for power in (-1000, -600, -100, 100, 600, 1000):  # exact scalings, tiny to huge (every value stays normal)
+            assert cv.effective_tasks(v * 2.0**power) == base
+        if v.max() > 0:  # as (Σ v)² / Σ v² where that does not overflow
+            assert base == round(float(v.sum()) ** 2 / float((v**2).sum()), 2)
+
+
+def test_effective_tasks_holds_for_variances_beyond_where_their_squares_overflow():
+    # squares overflow above 1.3e154 and vanish below 1e-162: the count is still the count
+    assert cv.effective_tasks(np.array([1e200, 1e200, 0.0])) == 2.0
+    assert cv.effective_tasks(np.array([1e-170, 1e-170])) == 2.0
+    assert cv.effective_tasks(np.array([1.7e308, 1.7e308, 1.7e308, 1.7e308])) == 4.0
+    assert cv.effective_tasks(np.array([9e300, 0.0, 0.0, 1e300])) == 1.22
+    assert cv.effective_tasks(np.array([5e-324, 0.0])) == 1.0
+    assert cv.effective_tasks(np.array([np.inf, 3.0, 3.0])) == 2.0  # a variance that is not finite is left out
+
+
+def test_caveat_features_of_huge_scores_are_those_of_the_same_scores_rescaled():
+    rng = np.random.default_rng(6)
+    runs = [rng.lognormal(0.0, 1.0, 5) for _ in range(6)]
+    small = cv.algorithm_features(_cells(runs))
+    huge = cv.algorithm_features(_cells([r * 2.0**400 for r in runs]))  # about 2.6e120: variances near 1e241
+    del small["gap_tasks"], huge["gap_tasks"]  # runs clipped at γ = 1: not a feature of the scale-free kind
+    assert huge == small

@@ -62,6 +62,20 @@ def test_unequal_runs_between_algorithms_are_said_once():
     assert len(about_runs) == 1 and "runs.unequal" in about_runs[0] and "B has the fewest" in about_runs[0]
 
 
+def test_unequal_totals_with_the_same_span_of_runs_are_said_not_a_traceback():
+    """A runs 3, 6 and 6 times on its tasks, B 3, 3 and 6 times: the same span of runs per task, different totals.
+    Finding the odd algorithm out of identical spans raised IndexError (a traceback through ``evaluate``)."""
+    rows = [
+        {"algorithm": a, "task": t, "seed": s, "score": float(s)}
+        for a, counts in (("A", (3, 6, 6)), ("B", (3, 3, 6)))
+        for t, n in zip(("t1", "t2", "t3"), counts)
+        for s in range(n)
+    ]
+    (unequal,) = [f for f in check_protocol(ScoreTable(pd.DataFrame(rows))) if f.check == "runs.unequal"]
+    assert unequal.algorithms == ("B",)
+    assert "(every algorithm 3–6 runs per task, in all A: 15; B: 12)" in unequal.message, unequal.message
+
+
 def test_budgets_from_steps_between_algorithms_and_within_a_cell():
     rows = []
     for alg, budget in (("A", 1_000_000), ("B", 500_000)):

@@ -1,11 +1,12 @@
-"""trackers.base.messages.one_line: the multi-line texts tracker clients raise become one redacted line that keeps
+"""lines.one_line: the multi-line texts tracker clients raise become one redacted line that keeps
 the cause (shapes taken from real MLflow, SQLAlchemy, requests and W&B errors)."""
 
 from __future__ import annotations
 
 import pytest
 
-from rl_reliable_logger.trackers.base.messages import MAX_LINE, describe_failure, describe_os_error, one_line
+from rl_reliable_logger.lines import MAX_LINE, one_line
+from rl_reliable_logger.trackers.base.messages import describe_failure, describe_os_error
 
 HTML_404 = """API request to endpoint /api/2.0/mlflow/experiments/get-by-name failed with error code 404 != 200. \
 Response body: '<!DOCTYPE HTML>

@@ -279,3 +279,29 @@ def test_one_run_per_task_is_said_where_the_intervals_are():
     assert "With one run per task for A, those of A (and of the pairs they are in) cannot show" in one
     assert "The per-task means of 2 (algorithm, task) cells of one run have no interval" in one
     assert "one run per task" not in methods_markdown(_report(_table())).lower()
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_bands_without_a_caveat_column_are_said_to_show_no_spread():
+    """The profile and gap-curve bands of an algorithm of one run per task are zero wide and have no caveat column:
+    the details say so, naming whose; it is true of the tables (low == high for that algorithm only)."""
+    report = _report(_one_run_table(3))
+    profile = report.profiles
+    assert (profile[profile.algorithm == "A"].low == profile[profile.algorithm == "A"].high).all()
+    assert (profile[profile.algorithm == "B"].high - profile[profile.algorithm == "B"].low).max() > 0
+    said = "The bands of the performance profiles and the optimality-gap curve have no caveat column: "
+    assert said + "A's bands show no run-to-run spread either." in methods_markdown(report)
+    assert said + "their bands show" in methods_markdown(_report(_one_run_table(1)))
+    assert "bands" not in methods_markdown(_report(_table()))
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize(("runs_b", "named"), [(1, "A and B"), (3, "A")])
+def test_the_checklist_does_not_tick_intervals_that_cannot_show_spread(runs_b, named):
+    """An interval of an algorithm with one run per task shows no run-to-run spread: the checklist item is not
+    met, and says whose intervals they are; with two runs or more it is met."""
+    items = {item: (met, why) for item, met, why in checklist(_report(_one_run_table(runs_b)))}
+    met, why = items["Interval estimates (not only point estimates) for aggregate metrics"]
+    assert met is False and why.endswith(f"one run per task for {named}: no run-to-run spread shown"), why
+    items = {item: met for item, met, _ in checklist(_report(_table()))}
+    assert items["Interval estimates (not only point estimates) for aggregate metrics"] is True

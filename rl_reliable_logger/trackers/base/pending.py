@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InputError, TrackerError, caller_stacklevel
+from ...lines import one_line
 from ...redaction import redact
 from .final_score import FinalScore
-from .messages import one_line
 from .retry import classify
 
 #: Environment variable naming the pending folder.

@@ -18,9 +18,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ...lines import one_line
 from ...notes import note
 from ...wording import Message, kw, message_of, said
-from .messages import one_line
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...errors import TrackerError

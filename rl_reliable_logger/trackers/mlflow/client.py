@@ -22,10 +22,10 @@ from typing import Any
 
 from ...data.files import check_regular_file, open_input
 from ...errors import TrackerError
+from ...lines import one_line, shorten
 from ...redaction import redact
 from ...wording import Keyword, Message, kw, message_of, said
 from ..base.clients import client_key
-from ..base.messages import one_line, shorten
 from ..base.retry import OutOfTime, RetryPolicy, classify, no_retries
 
 PAGE_SIZE = 1000

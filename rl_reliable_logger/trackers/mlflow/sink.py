@@ -38,6 +38,7 @@ from ...analysis.report import TABLES
 from ...data.counts import fixed
 from ...data.names import escape_markdown, escape_markdown_prose
 from ...errors import TrackerError
+from ...lines import one_line
 from ...notes import note
 from ...render.export import PAGE_CHART, PAGE_CHART_FORMATS
 from ...render.intervals import headline_intervals
@@ -46,7 +47,6 @@ from ...store.manifest import Bundle
 from ...version import __version__
 from ...wording import kw, said
 from ..base.deprecation import moved_keywords
-from ..base.messages import one_line
 from ..base.protocols import PublishResult
 from ..base.publishing import (
     PublishOptions,

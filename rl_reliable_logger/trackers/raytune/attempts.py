@@ -21,11 +21,13 @@ import pandas as pd
 
 from ...data.names import seed_key, value_key
 from ...data.scores import ScoreTable
+from ..base.intake import SourceRuns, read_table
 from ..base.reading import ReadOptions
 from ..base.records import FINISHED
+from ..base.request import SourceRequest
 from .experiment import has_state
 from .keys import DEFAULT_STEP
-from .source import raytune_table, trial_records
+from .source import RayTuneSource, table_request
 
 
 def attempts(storage: Path, name: str, look: int) -> Iterator[Path]:
@@ -65,13 +67,26 @@ def _attempt(folder: Path, keys: Sequence[str], reading: TrialReading) -> tuple[
     columns = ["algorithm", *keys, "task", "seed", "score"]
     if not has_state(folder):
         return pd.DataFrame(columns=columns), []
-    records = trial_records(folder)
-    if not any(r.state == FINISHED for r in records):  # nothing finished: every trial is left out
-        cells = ["algorithm", *keys, "task", "seed"]
-        return pd.DataFrame(columns=columns), [{k: r.config.get(k) for k in cells} for r in records]
     read = replace(reading.read, hyperparameter_keys=[f"config/{key}" for key in keys])
-    table = raytune_table(folder, score_key=reading.score_key, step_key=reading.step_key, read=read)
+    request = table_request(read, reading.score_key)
+    runs = RayTuneSource(folder, step_key=reading.step_key).runs(request)  # the experiment read once
+    if not any(r.state == FINISHED for r in runs.records):  # nothing finished: every trial is left out
+        cells = ["algorithm", *keys, "task", "seed"]
+        return pd.DataFrame(columns=columns), [{k: r.config.get(k) for k in cells} for r in runs.records]
+    table = read_table(_Read(runs), request)
     return table.frame[columns], list(table.source.get("excluded") or [])
+
+
+class _Read:
+    """An experiment's runs already read, as the Source the one intake takes them from."""
+
+    tracker = "raytune"
+
+    def __init__(self, read: SourceRuns) -> None:
+        self.read = read
+
+    def runs(self, request: SourceRequest, /) -> SourceRuns:
+        return self.read
 
 
 def read_looks(

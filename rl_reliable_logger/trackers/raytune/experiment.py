@@ -17,7 +17,10 @@ keeps the same facts twice, as JSON/CSV and as pickles (``tuner.pkl``, ``params.
   config) and its reports (the last one the last result). Tune records a function trial's normal end only in the
   state file, so such a trial is TERMINATED only when its last report is marked ``done`` or is the report
   race_tune's end record names (:mod:`.ended`), ERROR with Tune's ``error.txt``, else UNKNOWN (left out as
-  unfinished); the Experiment's note says so;
+  unfinished); the Experiment's note says so. Tune writes those files in place too, and copies a trial's folder
+  to the storage path in place: a trial whose ``params.json`` is cut, or whose reports are (the file ends inside a
+  report, or ``result.json`` holds fewer than ``progress.csv``), is passed over, the note naming its folder (its
+  run is not known whole: a race runs it again with its seed);
 * each trial folder's ``result.json`` (one JSON object per report; ``progress.csv`` when there is no
   ``result.json``), for the reported history, only when a score rule or the curves need it.
 
@@ -43,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from ...data.csvrows import csv_records
-from ...data.files import read_text
+from ...data.files import read_bytes, read_text
 from ...data.jsontext import JsonProblem, loads, parse
 from ...errors import InputError
 from .ended import FOLDER, ended, last_iteration, recording
@@ -304,28 +307,51 @@ def _folder_state(folder: Path, rows: list[dict[str, Any]], end: int | None) -> 
 _REPORT_FILES = ("result.json", "progress.csv")
 
 
-def _folder_trial(folder: Path, pickled: Pickled, ends: Mapping[str, int]) -> Trial | None:
+def _folder_trial(folder: Path, pickled: Pickled, ends: Mapping[str, int]) -> Trial | str:
     """One trial as its own folder says: ``params.json`` (the config) and its reports (the last one the last
-    result, its ``trial_id`` the id; a trial that never reported is known by its folder name). None for a trial
-    whose ``params.json`` is empty or cut short: the driver writes it in place, as the state file, when it sets the
-    trial up, and again when it copies the trial's folder to the storage path (seen: an ended trial's
-    ``params.json`` and ``result.json`` empty, its ``progress.csv`` whole, after a kill). Its configuration is
-    unknown, so its run is not there, and a race runs it again with its seed."""
+    result, its ``trial_id`` the id; a trial that never reported is known by its folder name). Instead, the name of
+    the file a kill cut, for a trial whose ``params.json`` is empty or cut short, or whose reports are cut short
+    (:func:`_reports_cut`): the driver writes them in place, as the state file, and copies the trial's folder to
+    the storage path in place too (seen: an ended trial's ``params.json`` and ``result.json`` empty, its
+    ``progress.csv`` whole, after a kill). Its configuration, or the run it holds, is then not known whole (a
+    report left out could be the last, the score), so its run is not there, and a race runs it again with its
+    seed (counted once: the trial passed over has no score)."""
     trial = Trial(folder.name, "UNKNOWN", {}, {}, folder, folder.name)
-    rows = reports(trial, complete=False) if any(os.path.lexists(folder / name) for name in _REPORT_FILES) else []
     params = folder / "params.json"
     text = read_text(params, "Ray Tune trial config") if os.path.lexists(params) else "{}"
     if cut_short(text):
-        return None
+        return "params.json"
     config = loads(text, params)
     if not isinstance(config, Mapping):
         raise InputError(f"{params}: is not a JSON object (an unknown Ray Tune format)")
+    rows, cut = _reports(trial, complete=False) if _has_reports(folder) else ([], None)
+    cut = cut or _reports_cut(folder, rows)
+    if cut is not None:
+        return cut
     last = rows[-1] if rows else {}
     trial.trial_id = str(last.get("trial_id") or folder.name)
     trial.status = _folder_state(folder, rows, ends.get(trial.trial_id))
     trial.config = _without_pickles(flat(config), "config key", trial.trial_id, pickled)
     trial.last_result = _without_pickles(dict(last), "reported metric", trial.trial_id, pickled)
     return trial
+
+
+def _has_reports(folder: Path) -> bool:
+    return any(os.path.lexists(folder / name) for name in _REPORT_FILES)
+
+
+def _reports_cut(folder: Path, rows: list[dict[str, Any]]) -> str | None:
+    """``result.json`` when it holds fewer whole reports (``rows``) than the ``progress.csv`` beside it: Tune
+    writes every report to both, so a copy cut it at a line end (or left it empty); else None."""
+    result, progress = folder / "result.json", folder / "progress.csv"
+    if not (os.path.lexists(result) and os.path.lexists(progress)):
+        return None
+    try:
+        text, _ = _report_text(progress, "Ray Tune progress", complete=False)
+        listed = _csv_rows(text, str(progress), complete=False)
+    except InputError:  # progress.csv is not read when there is a result.json: it only tells of a cut
+        return None
+    return "result.json" if len(listed) > len(rows) else None
 
 
 def _is_trial_folder(path: Path) -> bool:
@@ -337,13 +363,13 @@ def _is_trial_folder(path: Path) -> bool:
 
 def _from_trial_folders(folder: Path, state_file: Path, how: str) -> Experiment:
     """The experiment read from its trial folders, when its state file is ``how`` (empty or cut short); a folder
-    whose config a kill cut is passed over, with a note (its run is not there: a race runs it again). A
-    trial race_tune recorded as ended normally (:mod:`.ended`) is TERMINATED when its last report is the one
-    recorded."""
+    whose config or reports a kill cut is passed over, with a note naming it (its run is not there: a race runs it
+    again). A trial race_tune recorded as ended normally (:mod:`.ended`) is TERMINATED when its last report is the
+    one recorded."""
     pickled: Pickled = {}
     ends, end_notes = ended(folder)
     read = {p: _folder_trial(p, pickled, ends) for p in sorted(folder.iterdir()) if _is_trial_folder(p)}
-    trials = sorted((t for t in read.values() if t is not None), key=lambda t: t.trial_id)
+    trials = sorted((t for t in read.values() if isinstance(t, Trial)), key=lambda t: t.trial_id)
     count = f"its {len(trials)} trials were" if len(trials) != 1 else "its 1 trial was"
     note = (
         f"Ray Tune experiment state {str(state_file)!r} is {how} (as Tune leaves it when stopped while writing it): "
@@ -356,12 +382,19 @@ def _from_trial_folders(folder: Path, state_file: Path, how: str) -> Experiment:
             f", unless race_tune recorded its end ({recorded} trial(s) ended normally by their end records in "
             f"{FOLDER!r})"
         )
-    passed = [p.name for p, t in read.items() if t is None]
+    passed = [p.name for p, t in read.items() if t == "params.json"]
     if passed:
         note += (
             f"; {len(passed)} trial folder(s) ({', '.join(repr(n) for n in passed)}) are not read: their params.json "
             "is empty or cut short (a kill while Tune set the trial up or copied its folder), so their configuration "
             "is unknown and a race runs them again"
+        )
+    cut = [f"{p.name!r} ({t})" for p, t in read.items() if t in _REPORT_FILES]
+    if cut:
+        note += (
+            f"; {len(cut)} trial folder(s) ({', '.join(cut)}) are not read: their reports are cut short (the file "
+            "ends inside a report, or result.json holds fewer than progress.csv: a kill while Tune wrote or copied "
+            "them), so the run they hold is not known whole and a race runs them again with their seeds"
         )
     return Experiment(folder, state_file, trials, [note, *end_notes, *pickle_notes(pickled)])
 
@@ -377,21 +410,50 @@ def _number_or_text(text: str) -> Any:
 
 def _csv_rows(text: str, where: str, *, complete: bool) -> list[dict[str, Any]]:
     """The reports of a ``progress.csv``, through the one CSV row reader (a column named twice, a ragged row or a
-    huge field refused by line); a trial still running may end in a row cut short while Tune writes it."""
+    huge field refused by line); a trial still running may end in a row cut short while Tune writes it. The trial
+    id stays text (Tune's are hex digits: ``12345678`` or ``1234e567`` is no number)."""
     records = csv_records(io.StringIO(text, newline=""), where, short_last=not complete)
     _, header = next(records, (0, []))
     rows = [fields for _, fields in records]
     if rows and len(rows[-1]) < len(header):
         rows.pop()  # being written
-    return [{k: _number_or_text(v) for k, v in zip(header, fields) if k} for fields in rows]
+    return [
+        {k: v if k == "trial_id" and v else _number_or_text(v) for k, v in zip(header, fields) if k} for fields in rows
+    ]
+
+
+def _report_text(path: Path, what: str, *, complete: bool) -> tuple[str, str | None]:
+    """The text of a report file: all of it (``complete``), or its whole lines and what follows the last line end
+    (``""``: nothing; None: a line cut inside a character), a line Tune was writing or copying when stopped."""
+    if complete:
+        return read_text(path, what, max_bytes=MAX_STATE_BYTES), ""
+    data = read_bytes(path, what, max_bytes=MAX_STATE_BYTES)
+    end = data.rfind(b"\n") + 1
+    try:
+        text = data[:end].decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(f"{path}: the {what} file is not UTF-8 text (byte {err.start})") from None
+    try:
+        return text, data[end:].decode("utf-8")
+    except UnicodeDecodeError as err:
+        if err.end < len(data) - end:  # not a character cut at the end: bytes that are no UTF-8
+            raise InputError(f"{path}: the {what} file is not UTF-8 text (byte {end + err.start})") from None
+        return text, None
 
 
 def reports(trial: Trial, *, complete: bool) -> list[dict[str, Any]]:
     """Every reported result of ``trial`` (flattened), from ``result.json`` (or ``progress.csv``).
 
-    ``complete=False`` (a trial still running) allows a last line cut short while Tune writes it; any other
-    line that is not JSON is an InputError naming the file and line.
+    ``complete=False`` (a trial still running) allows a last line cut short while Tune writes it (left out); any
+    other line that is not JSON is an InputError naming the file and line.
     """
+    return _reports(trial, complete=complete)[0]
+
+
+def _reports(trial: Trial, *, complete: bool) -> tuple[list[dict[str, Any]], str | None]:
+    """:func:`reports`, and the name of the report file whose last line is cut short (None when none is): a
+    ``progress.csv`` row without its line end (its last field may be cut), a ``result.json`` line that is not one
+    whole JSON object."""
     if trial.folder is None:
         raise InputError(
             f"Ray Tune trial {trial.trial_id}: its folder name {trial.name!r} is not one plain folder name; "
@@ -400,25 +462,39 @@ def reports(trial: Trial, *, complete: bool) -> list[dict[str, Any]]:
     result = trial.folder / "result.json"
     if not os.path.lexists(result) and os.path.lexists(trial.folder / "progress.csv"):
         progress = trial.folder / "progress.csv"
-        text = read_text(progress, "Ray Tune progress", max_bytes=MAX_STATE_BYTES)
-        return _csv_rows(text, str(progress), complete=complete)
-    text = read_text(result, "Ray Tune result", max_bytes=MAX_STATE_BYTES)
-    lines = text.split("\n")
+        text, tail = _report_text(progress, "Ray Tune progress", complete=complete)
+        cut = tail is None or bool(tail.strip())
+        return _csv_rows(text, str(progress), complete=complete), progress.name if cut else None
+    text, tail = _report_text(result, "Ray Tune result", complete=complete)
     out = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+    for number, line in enumerate(text.split("\n"), 1):
+        row = _report(line, f"{result}: line {number}")
+        if row is not None:
+            out.append(row)
+    if tail is None or tail.strip():
         try:
-            row = parse(line)
-        except JsonProblem as err:
-            if not complete and number == len(lines) and str(err).startswith("invalid JSON"):
-                break  # being written
-            raise InputError(f"{result}: line {number}: {err}; repair or remove the trial") from None
-        if isinstance(row, Mapping):
-            row = dict(row)
-            row.pop("config", None)
-            out.append(flat(row))
-    return out
+            row = _report(tail or "", "")
+        except InputError:  # the line Tune was writing or copying
+            return out, result.name
+        if row is None:
+            return out, result.name
+        out.append(row)
+    return out, None
+
+
+def _report(line: str, where: str) -> dict[str, Any] | None:
+    """One ``result.json`` line as a flattened report (None: a blank line, or JSON that is no object)."""
+    if not line.strip():
+        return None
+    try:
+        row = parse(line)
+    except JsonProblem as err:
+        raise InputError(f"{where}: {err}; repair or remove the trial") from None
+    if not isinstance(row, Mapping):
+        return None
+    row = dict(row)
+    row.pop("config", None)
+    return flat(row)
 
 
 def history(rows: Iterable[Mapping[str, Any]], key: str, step_key: str) -> list[tuple[float, Any]]:

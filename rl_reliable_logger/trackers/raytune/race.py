@@ -125,12 +125,13 @@ def race_tune(
     ]
     result = None
     for look in range(1, plan.looks + 1):
+        looked = read_looks(storage, name, look, keys, reading)  # read again only after running the look's rest
         if look > _recorded(state):  # a recorded look's runs are what they were: only a look to take runs trials
-            finished, _ = read_looks(storage, name, look, keys, reading)
-            missing = unfinished(runs, finished, keys)
+            missing = unfinished(runs, looked[0], keys)
             if missing:
                 _run_look(trainable, missing, storage, next_attempt(storage, name, look), param_space, run, tune)
-        table = race_table(*read_looks(storage, name, look, keys, reading), keys)
+                looked = read_looks(storage, name, look, keys, reading)
+        table = race_table(*looked, keys)
         result = race(table, state, hyperparameter_keys=keys, **_as_keywords(plan), **rest)
         if result.stop:
             return result

@@ -7,7 +7,8 @@ Keys are Ray's flattened names: ``config/algo`` is the trial config's ``algo`` (
 one), and a metric is named as reported (``eval/return``). The runs then go through the one intake every
 Source shares (:func:`~rl_reliable_logger.trackers.base.intake.read_table`): a trial is a finished run only when
 Tune terminated it; ERROR, RUNNING, PENDING and PAUSED trials are left out and listed unless
-``include_unfinished``.
+``include_unfinished``. A ResultGrid whose experiment folder is on this machine and holds race_tune's end records
+(:mod:`.ended`) is read as that folder is: a trial without an error and without an end record was cut off.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from ...data.scores import ScoreTable
@@ -27,7 +29,8 @@ from ..base.records import FINISHED, RunRecord
 from ..base.request import SourceRequest
 from ..base.reruns import start_seconds
 from ..base.scoring import parse_score_rule
-from .experiment import STATES, flat, history, read_experiment, reports
+from .ended import FOLDER, ended, recording
+from .experiment import CUT_OFF, STATES, flat, history, read_experiment, reports
 from .keys import DEFAULT_KEYS, DEFAULT_STEP
 
 _PREFIX = "config/"
@@ -86,17 +89,34 @@ def _grid_history(result: Any, key: str, step_key: str) -> list[tuple[float, flo
     return [(float(s), v) for s, v in zip(steps, frame[key]) if v is not None and v == v]
 
 
-def _grid_records(grid: Any, history_keys: Sequence[str], step_key: str) -> list[RunRecord]:
-    """The trials of a ResultGrid (indexed, with a length: it defines no ``__iter__``), in trial order."""
+def _grid_ends(grid: Any) -> tuple[dict[str, int] | None, list[str]]:
+    """The end records race_tune wrote beside the grid's experiment (:mod:`.ended`), when its recorder watched it
+    and the experiment's folder is on this machine (None otherwise: the grid is read as Tune says), and the notes
+    on records passed over."""
+    where = getattr(grid, "experiment_path", None)
+    if not isinstance(where, (str, os.PathLike)) or "://" in os.fspath(where) or not recording(Path(where)):
+        return None, []
+    return ended(Path(where))
+
+
+def _grid_records(grid: Any, history_keys: Sequence[str], step_key: str) -> tuple[list[RunRecord], list[str]]:
+    """The trials of a ResultGrid (indexed, with a length: it defines no ``__iter__``), in trial order, and the
+    notes. A trial without an error is finished, unless race_tune's recorder watched the experiment and it has no
+    end record: Tune cut it off when it stopped the whole experiment (:data:`.experiment.CUT_OFF`)."""
+    ends, notes = _grid_ends(grid)
     records = []
+    cut = 0
     for result in sorted((grid[i] for i in range(len(grid))), key=_trial_id):
         metrics = dict(result.metrics or {})
         config = metrics.pop("config", None) or result.config or {}
+        state = FINISHED if result.error is None else "error"
+        if state == FINISHED and ends is not None and _trial_id(result) not in ends:
+            state, cut = STATES[CUT_OFF], cut + 1
         records.append(
             RunRecord(
                 run_id=_trial_id(result),
                 name=os.path.basename(str(result.path)) if result.path else None,
-                state=FINISHED if result.error is None else "error",
+                state=state,
                 config=flat(config),
                 summary=flat(metrics),
                 history={key: _grid_history(result, key, step_key) for key in history_keys},
@@ -105,7 +125,15 @@ def _grid_records(grid: Any, history_keys: Sequence[str], step_key: str) -> list
                 started=started(metrics),
             )
         )
-    return records
+    if cut:
+        count = f"{cut} of its {len(records)} trials" if len(records) != 1 else "its 1 trial"
+        notes.append(
+            f"Ray Tune experiment {str(getattr(grid, 'experiment_path', ''))!r}: {count} without an error ended with "
+            f"no end record from race_tune ({FOLDER!r}): Tune cut them off when it stopped the whole experiment "
+            "(fail_fast after an error, a Stopper's stop_all(), time_budget_s) before their trainable returned; they "
+            "are unfinished runs"
+        )
+    return records, notes
 
 
 def _is_grid(experiment: Any) -> bool:
@@ -163,8 +191,8 @@ class RayTuneSource:
         if self.grid:
             where = str(getattr(self.experiment, "experiment_path", "a Ray Tune ResultGrid"))
             info.update(experiment=where, location=f"Ray Tune experiment {where!r}")
-            grid = _grid_records(self.experiment, wanted, self.step_key)
-            return SourceRuns(grid, "Ray Tune", info, request=read, hints=HINTS)
+            grid, notes = _grid_records(self.experiment, wanted, self.step_key)
+            return SourceRuns(grid, "Ray Tune", info, request=read, notes=notes, hints=HINTS)
         experiment = read_experiment(self.experiment)
         where = str(experiment.folder)
         info.update(experiment=where, location=f"Ray Tune experiment {where!r}", state_file=str(experiment.state_file))
@@ -251,7 +279,19 @@ def raytune_table(
             said(kw("score_key="), " is empty: name the reported metric with the score (e.g. eval/return).")
         )
     options = read_options(read, legacy, where="raytune_table()", accepted=(*SEPARATE_KEYWORDS, "include_unfinished"))
-    request = options.fixed_curves("Ray Tune").request(
+    request = table_request(options, score_key, algorithm_key=algorithm_key, task_key=task_key, seed_key=seed_key)
+    return read_table(RayTuneSource(experiment, step_key=step_key), request)
+
+
+def table_request(
+    read: ReadOptions,
+    score_key: str,
+    *,
+    algorithm_key: str = DEFAULT_KEYS["algorithm"],
+    task_key: str = DEFAULT_KEYS["task"],
+    seed_key: str = DEFAULT_KEYS["seed"],
+) -> SourceRequest:
+    """The request :func:`raytune_table` reads a Ray Tune experiment with (``read``, the keys)."""
+    return read.fixed_curves("Ray Tune").request(
         score=score_key, column=_column, algorithm=algorithm_key, task=task_key, seed=seed_key
     )
-    return read_table(RayTuneSource(experiment, step_key=step_key), request)

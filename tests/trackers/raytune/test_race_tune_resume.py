@@ -152,3 +152,24 @@ def test_tune_config_is_one_bundle_and_the_race_keeps_its_searcher(tmp_path, mon
     with pytest.raises(InputError, match="is the race's"):
         race_tune(lambda c: None, [{"lr": 0.1}, {"lr": 0.2}], TASKS, state=tmp_path / "r", run_config={"storage_path": tmp_path / "t"},
                   tune_config={"num_samples": 3}, **DESIGN)  # fmt: skip
+
+
+def test_each_look_reads_the_experiments_once_when_it_runs_nothing(tmp_path, monkeypatch) -> None:
+    """A look reads its experiments (every attempt of every look so far) once, and again only after it ran the
+    runs it lacked: here look 1 is whole (read once, taken), look 2 reads look 1 once more and runs its runs."""
+    from rl_reliable_logger.trackers.raytune import source
+
+    reads: list[str] = []
+    read = source.read_experiment
+
+    def counted(folder):
+        reads.append(Path(folder).name)
+        return read(folder)
+
+    monkeypatch.setattr(source, "read_experiment", counted)
+    tune_folder(tmp_path / "tune" / "race-look1", _runs())
+    started: list[tuple[str, list[dict]]] = []
+    with pytest.raises(Started):
+        _call(tmp_path, monkeypatch, started)
+    assert [n for n, _ in started] == ["race-look2"]
+    assert reads == ["race-look1", "race-look1"]

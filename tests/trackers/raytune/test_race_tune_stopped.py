@@ -153,3 +153,38 @@ def test_runs_a_stoppers_stop_all_cut_off_are_not_scored_and_the_next_call_runs_
     assert not (tmp_path / "race" / "looks.json").exists()
     assert len(_ended(tmp_path)) < 4
     _check_resumed(tmp_path, uninterrupted)
+
+
+@pytest.mark.slow
+def test_a_result_grid_of_an_experiment_race_tune_watched_leaves_out_the_trials_tune_cut_off(
+    ray_cluster, tmp_path: Path
+) -> None:
+    """``raytune_table(grid)`` on the ResultGrid of an experiment race_tune's end recorder watched, whose folder is
+    on this machine: a trial without an error but without an end record was cut off by Tune when it stopped the
+    whole experiment (here a Stopper's stop_all() after six reports, trials one at a time: the first ends after its
+    four, the second is cut off), so it is no finished run, as when the experiment's folder is read."""
+    from rl_reliable_logger.trackers import ReadOptions
+    from rl_reliable_logger.trackers.raytune import raytune_table
+    from rl_reliable_logger.trackers.raytune.ended import end_recorder, ended
+
+    space = {"lr": tune.grid_search([0.1, 0.2]), "seed": tune.grid_search([0, 1]), "task": "a", "algorithm": "x",
+             "flag": str(tmp_path / "failed"), "log": str(tmp_path / "ended.log"), "call": 1, "fail_once": False}  # fmt: skip
+    config_class: Any = getattr(tune, "RunConfig", None) or train.RunConfig  # Ray 2.40 has train.RunConfig only
+    experiment = tmp_path / "tune" / "look"
+    run = config_class(
+        storage_path=str(tmp_path / "tune"), name="look", callbacks=[end_recorder(experiment)],
+        stop=StopAllAfter(REPORTS + 2), verbose=0,
+    )  # fmt: skip
+    grid = tune.Tuner(
+        trainable, param_space=space, tune_config=tune.TuneConfig(max_concurrent_trials=1), run_config=run
+    ).fit()
+    records, _ = ended(experiment)
+    assert 0 < len(records) < len(grid) and all(grid[i].error is None for i in range(len(grid)))
+
+    read = ReadOptions(hyperparameter_keys=["config/lr"])
+    table = raytune_table(grid, score_key="score", read=read)
+    assert sorted(table.frame["run_id"]) == sorted(records)
+    assert {e["state"] for e in table.source["excluded"]} == {"cut off"}
+    assert any("ended with no end record from race_tune" in w for w in table.warnings), table.warnings
+    folder = raytune_table(experiment, score_key="score", read=read)
+    assert sorted(folder.frame["run_id"]) == sorted(records)
