@@ -16,10 +16,10 @@ import os
 from typing import Any
 
 from ...errors import InputError, TrackerError
+from ...lines import one_line
 from ...redaction import redact
 from ...wording import Message, message_of, said
 from ..base.final_score import FinalScore, check_final_score
-from ..base.messages import one_line
 from ..base.pending import PendingScore, report_failure
 from ..base.request import DEFAULT_KEYS
 from ..base.retry import DEFAULT_RETRY_FOR, OutOfTime, RetryPolicy, classify
