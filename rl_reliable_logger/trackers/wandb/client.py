@@ -15,11 +15,19 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from ...errors import TrackerError
 from ...redaction import redact
 from ...wording import Message, kw, said
-from ..base.retry import classify
+from ..base.retry import RetryPolicy, classify
+from ..mlflow.client import first_contact_problem
+
+#: The server a client talks to when neither ``base_url`` nor ``WANDB_BASE_URL`` names one.
+DEFAULT_BASE_URL = "https://api.wandb.ai"
+#: How long the probe that names the cause of a request that got no answer waits for a TCP connection: a
+#: refused port answers at once; a silent host costs the ``--retry-for`` promise at most this.
+CAUSE_PROBE_TIMEOUT = 0.5
 
 
 # ---------------------------------------------------------------------------- client plumbing
@@ -41,6 +49,56 @@ def split_path(path: str) -> tuple[str | None, str]:
     if len(parts) == 2:
         return parts[0], parts[1]
     raise TrackerError(f"bad W&B path {path!r}: use ENTITY/PROJECT (e.g. my-team/hopper-sweep) or PROJECT")
+
+
+def server_url(base_url: str | None = None) -> str:
+    """The W&B server of a client: ``base_url``, else ``WANDB_BASE_URL``, else W&B's cloud (no trailing ``/``)."""
+    return str(base_url or os.environ.get("WANDB_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+
+
+def check_reachable(retry: RetryPolicy | None, base_url: str | None = None) -> None:
+    """Say at once that nothing answers at the W&B server's port, when the time budget waits for no starting server.
+
+    With a zero budget (``retry_for=0``, or no policy) or a command line without ``--retry-for``
+    (``wait_for_start`` false), a refused first connection is a wrong port or a stopped server: one TCP
+    connection says so in a moment, where wandb-core would retry it until the client's timeout (about
+    20 s) and the message would call it a timeout. A budget given to wait for a server (``--retry-for S``)
+    is used to wait instead. Raises :class:`TrackerError`; never names the URL's password.
+    """
+    if retry is not None and retry.total > 0 and retry.wait_for_start:
+        return
+    url = server_url(base_url)
+    problem = first_contact_problem(url)
+    if problem:
+        err = TrackerError(
+            said(
+                f"could not connect to the W&B server at {redact(url)} ({problem}): nothing answers there. Check "
+                "that the server is running and that WANDB_BASE_URL (or the base_url client option) names it; pass ",
+                kw("retry_for="),
+                " SECONDS (more than 0) to wait for a server that is still starting.",
+            )
+        )
+        err.tracker_cause = "connection"  # type: ignore[attr-defined]
+        raise err
+
+
+def request_timeout(retry: RetryPolicy) -> float | None:
+    """The per-request client timeout under ``retry``'s time budget: wandb's own (None) unless
+    ``WANDB_HTTP_TIMEOUT`` asks for more than the budget's request timeout, which the budget's promise
+    (its total plus one request timeout) would not keep; then that request timeout (at least 1 s)."""
+    try:
+        asked = float(os.environ.get("WANDB_HTTP_TIMEOUT") or 0)
+    except ValueError:
+        return None  # wandb reads the variable itself and says what is wrong with it
+    limit = max(1.0, retry.request_timeout)
+    return limit if asked > limit else None
+
+
+def no_answer_cause(base_url: str | None = None) -> str | None:
+    """Why a request that got no answer got none, when one short TCP connection can tell (a refused port, an
+    unknown host), else None (the port is open: the server itself was silent; or a proxy is in the way)."""
+    problem = first_contact_problem(server_url(base_url), timeout=CAUSE_PROBE_TIMEOUT)
+    return None if problem is None or problem.startswith("no answer from") else problem
 
 
 # ---------------------------------------------------------------------------- the cause behind a client timeout
@@ -140,15 +198,12 @@ _SERVER_HINT = (
 )
 
 
-def describe_error(exc: BaseException, what: str, since: float | None = None) -> TrackerError:
-    """One clear message for every client failure; never includes the API key.
-
-    When the client timed out while wandb-core was still retrying (``since``: when the request
-    started), the last HTTP error core retried names the real cause (server error, rate limit).
-    """
-    name = type(exc).__name__
-    text = " ".join(str(exc).split())[:600] or name
-    base_url = os.environ.get("WANDB_BASE_URL", "https://api.wandb.ai")
+def _transport_cause(
+    exc: BaseException, base_url: str, since: float | None
+) -> tuple[str, str, tuple[int | None, str] | None]:
+    """(cause, text, the last failure wandb-core retried) of a client failure: a request wandb-core was still
+    retrying when the client stopped waiting is named by core's log, else by one short probe of the port."""
+    text = " ".join(str(exc).split())[:600] or type(exc).__name__
     low = text.lower()
     cause = classify(exc)
     # wandb words an unreachable server as failing to verify credentials: the transport cause comes first
@@ -161,8 +216,26 @@ def describe_error(exc: BaseException, what: str, since: float | None = None) ->
         # wandb-core kept retrying a server that never answered: the transport error is the cause
         cause = "connection"
         text = f"{text} (wandb-core was retrying: {seen[1].split(': ', 1)[-1]})"
-        low = text.lower()
-    elif seen is not None and seen[0] is not None and (seen[0] == 429 or 500 <= seen[0] < 600):
+    elif seen is None and cause == "timeout":
+        # wandb-core retries a refused connection until the client stops waiting: one short probe names it
+        refused = no_answer_cause(base_url)
+        if refused:
+            cause, text = "connection", f"{text} ({refused} at {urlsplit(base_url).netloc.rpartition('@')[2]})"
+    return cause, text, seen
+
+
+def describe_error(exc: BaseException, what: str, since: float | None = None) -> TrackerError:
+    """One clear message for every client failure; never includes the API key.
+
+    When the client timed out while wandb-core was still retrying (``since``: when the request
+    started), the last HTTP error core retried names the real cause (server error, rate limit).
+    """
+    name = type(exc).__name__
+    base_url = server_url()
+    shown_url = redact(base_url)
+    cause, text, seen = _transport_cause(exc, base_url, since)
+    low = text.lower()
+    if seen is not None and seen[0] is not None and (seen[0] == 429 or 500 <= seen[0] < 600):
         status, body = seen
         cause = "rate limit" if status == 429 else "server error"
         hint: Message | str = (
@@ -176,7 +249,7 @@ def describe_error(exc: BaseException, what: str, since: float | None = None) ->
         )
         err = TrackerError(
             said(
-                f"W&B request failed ({cause}) while {what} at {base_url}: the server answered HTTP {status} "
+                f"W&B request failed ({cause}) while {what} at {shown_url}: the server answered HTTP {status} "
                 f"({redact(body) or 'no message'}) and wandb was still retrying when the client stopped waiting "
                 "(its timeout: wandb.Api(timeout=), by default WANDB_HTTP_TIMEOUT, 19 s). ",
                 hint,
@@ -185,7 +258,7 @@ def describe_error(exc: BaseException, what: str, since: float | None = None) ->
         err.tracker_cause = cause  # type: ignore[attr-defined]
         return err
     if cause == "timeout":
-        hint = "the W&B server did not answer in time; check the network / WANDB_BASE_URL, or raise WANDB_HTTP_TIMEOUT."
+        hint = "the W&B server did not answer in time; check that it is running and answering, and the network / WANDB_BASE_URL."
     elif cause == "connection":
         hint = "the W&B server could not be reached; check that it is running and WANDB_BASE_URL / the network."
     elif cause == "server error":
@@ -209,17 +282,20 @@ def describe_error(exc: BaseException, what: str, since: float | None = None) ->
             ".",
         )
     elif "did not respond in time" in low or "timeout" in low or "timed out" in low:
-        hint = "the W&B server did not answer in time; check the network / WANDB_BASE_URL, or raise WANDB_HTTP_TIMEOUT."
+        hint = "the W&B server did not answer in time; check that it is running and answering, and the network / WANDB_BASE_URL."
     elif re.search(r"\b5\d\d\b", low) or "giving up" in low:
         hint = _SERVER_HINT
     elif "could not find" in low or "not found" in low:
         hint = "check the ENTITY/PROJECT spelling (and that your key can see it)."
     else:
         hint = "see the message above."
+    if cause in ("connection", "timeout") and name == "AuthenticationError":
+        # wandb's words for a server that never answered the login check: no credentials were looked at
+        name, text = "no answer", re.sub(r"^Failed to verify credentials with \S+?:? (?=\S)", "", text)
     text = redact(text).rstrip(". ")
     if isinstance(hint, str):
         hint = hint[0].upper() + hint[1:]
-    err = TrackerError(said(f"W&B request failed ({cause}) while {what} at {base_url}: {name}: {text}. ", hint))
+    err = TrackerError(said(f"W&B request failed ({cause}) while {what} at {shown_url}: {name}: {text}. ", hint))
     err.tracker_cause = cause  # type: ignore[attr-defined]
     return err
 

@@ -16,11 +16,22 @@ import os
 from typing import Any
 
 from ...errors import InputError, TrackerError
+from ...lines import one_line
+from ...redaction import redact
+from ...wording import Message, message_of, said
 from ..base.final_score import FinalScore, check_final_score
 from ..base.pending import PendingScore, report_failure
 from ..base.request import DEFAULT_KEYS
-from ..base.retry import DEFAULT_RETRY_FOR, RetryPolicy
-from .client import import_wandb, is_client_error, public_api, wandb_errors
+from ..base.retry import DEFAULT_RETRY_FOR, OutOfTime, RetryPolicy, classify
+from .client import (
+    check_reachable,
+    import_wandb,
+    is_client_error,
+    no_answer_cause,
+    public_api,
+    server_url,
+    wandb_errors,
+)
 from .names import LABEL, NAME
 
 #: W&B's limit on the length of one tag.
@@ -156,13 +167,32 @@ def _write_public(run: Any, checked: FinalScore, retry: RetryPolicy) -> str:
 
 
 def _call(retry: RetryPolicy, what: str, fn: Any) -> Any:
-    """``fn()`` with each attempt's wandb errors made TrackerErrors (which name the cause), retried."""
+    """``fn()`` with each attempt's wandb errors made TrackerErrors (which name the cause), retried.
+
+    A zero budget checks the server's port first (a refused one fails at once, not after wandb-core's own
+    retries); a request still unanswered when the budget ran out is named by a short probe of that port.
+    """
+    check_reachable(retry)
 
     def once() -> Any:
         with wandb_errors(what):
             return fn()
 
-    return retry.call(once, what)
+    return retry.call(once, what, explain=lambda err: _explain(err, what))
+
+
+def _explain(err: BaseException, what: str) -> Message | str:
+    """The failure of an exhausted budget in words: a TrackerError's own, else the cause of a request left
+    without an answer (a refused port, when the probe can tell) and the server to check."""
+    if isinstance(err, TrackerError):
+        return message_of(err)
+    url = server_url()
+    refused = no_answer_cause(url) if isinstance(err, OutOfTime) else None
+    return said(
+        f"{what} failed ({'connection' if refused else classify(err)}: {refused + '; ' if refused else ''}"
+        f"{one_line(err, limit=300)}) at {redact(url)}. Check that the W&B server is running and that "
+        "WANDB_BASE_URL names it."
+    )
 
 
 def push_pending(item: PendingScore, *, retry: RetryPolicy | None = None) -> str:

@@ -24,7 +24,7 @@ from ..base.request import SourceRequest
 from ..base.reruns import start_seconds
 from ..base.retry import RetryPolicy
 from ..base.scoring import expand_keys, history_name, parse_score_rule, score_refs
-from .client import public_api, split_path, wandb_errors
+from .client import check_reachable, public_api, request_timeout, split_path, wandb_errors
 from .names import DEFAULT_PER_PAGE, DEFAULT_REFS
 from .offline import flatten, read_offline_runs
 
@@ -154,7 +154,10 @@ def load_wandb_runs(
     ``wandb.Api(timeout=)``; default: wandb's; a request wandb-core is still retrying (5xx, 429) fails after it),
     ``api_key`` and ``base_url`` (default: the environment's), or ``api``, a ``wandb.Api`` to use. ``retry`` is
     our own retry loop around the whole listing (its time budget, waits and progress); wandb-core's internal
-    retry count is not configurable through a public API, so there is no option for it.
+    retry count is not configurable through a public API, so there is no option for it. Under a ``retry``
+    budget a request waits at most the budget's request timeout (a larger ``WANDB_HTTP_TIMEOUT`` is not waited
+    for; an explicit ``timeout`` is), and a zero budget, or one that does not wait for a starting server, says
+    at once that the server's port refuses connections.
 
     Example:
         >>> runs = load_wandb_runs("my-team/hopper", sweep="abc123",
@@ -164,17 +167,14 @@ def load_wandb_runs(
     client = client_options(
         moved_client_options(client_kwargs, legacy, where="load_wandb_runs()"), CLIENT_KEYS, tracker="W&B"
     )
+    if client.get("api") is None:  # a closed port is said at once, unless the budget is there to wait for it
+        check_reachable(retry, client.get("base_url"))
+        if retry is not None and client.get("timeout") is None:
+            client = {**client, "timeout": request_timeout(retry)}
     if retry is not None and retry.total > 0:
         # the whole listing is retried (a failed page leaves no half-read state behind)
         return retry.call(
-            lambda: load_wandb_runs(
-                path,
-                sweep=sweep,
-                filters=filters,
-                history_keys=history_keys,
-                history_states=history_states,
-                client_kwargs=client,
-            ),
+            lambda: _listing(path, sweep, filters, history_keys, history_states, client),
             f"listing runs of {path}",
             bounded=False,  # a long listing makes progress page by page; each request has wandb's own timeout
         )

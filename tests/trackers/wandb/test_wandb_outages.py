@@ -280,3 +280,29 @@ def test_a_failure_window_longer_than_the_client_timeout_names_the_real_cause(wa
     )
     assert f"the server answered HTTP {status} (injected {status})" in text and "did not respond in time" not in text
     assert st.ops().count("Runs") >= 2  # wandb-core was retrying when the client stopped waiting
+
+
+def test_a_client_timeout_at_a_refused_port_names_the_refusal_without_the_password(monkeypatch):
+    """wandb-core retries a refused connection until the client stops waiting, and wandb then says it failed to
+    verify the credentials: one probe of the port says what happened; the URL's password is never shown."""
+    import socket
+
+    import wandb.errors
+
+    from rl_reliable_logger.trackers.wandb.client import describe_error
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://bob:S3CRET@127.0.0.1:{port}"
+    monkeypatch.setenv("WANDB_BASE_URL", url)
+    timeout = wandb.errors.AuthenticationError(
+        f"Failed to verify credentials with {url}: Failed to execute API request: the service process is busy and "
+        "did not respond in time"
+    )
+    err = describe_error(timeout, "connecting")
+    text = str(err)
+    assert getattr(err, "tracker_cause", None) == "connection"
+    assert text.startswith(f"W&B request failed (connection) while connecting at http://bob:***@127.0.0.1:{port}: ")
+    assert f"(connection refused at 127.0.0.1:{port})" in text and "could not be reached" in text
+    assert "S3CRET" not in text and "credentials" not in text
