@@ -385,3 +385,36 @@ __all__ = [
     "no_retries",
     "retry_after",
 ]
+
+
+def first_contact_problem(uri: str, timeout: float = 5.0) -> str | None:
+    """Why nothing answers at ``uri``'s host and port (a refused connection, an unknown host, silence for
+    ``timeout`` seconds), or None when a connection opens (or goes through a proxy, which this cannot probe).
+
+    A tracker's own client (MLflow's, wandb-core) retries a refused connection for minutes before it raises; this
+    one TCP connection says at once that a port is closed.
+
+    Example:
+        >>> first_contact_problem("http://127.0.0.1:9")   # the discard port: nothing listens here
+        'connection refused'
+    """
+    import socket
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(uri)
+    host = parts.hostname
+    if not host or urllib.request.getproxies().get(parts.scheme) and not urllib.request.proxy_bypass(host):
+        return None
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        socket.create_connection((host, port), timeout=timeout).close()
+    except ConnectionRefusedError:
+        return "connection refused"
+    except socket.gaierror:
+        return f"the host name {host!r} does not resolve"
+    except TimeoutError:
+        return f"no answer from {host}:{port} in {timeout:g} s"
+    except (OSError, ValueError) as err:
+        return one_line(err, limit=200)
+    return None

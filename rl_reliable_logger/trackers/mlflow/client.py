@@ -26,7 +26,7 @@ from ...lines import one_line, shorten
 from ...redaction import redact
 from ...wording import Keyword, Message, kw, message_of, said
 from ..base.clients import client_key
-from ..base.retry import OutOfTime, RetryPolicy, classify, no_retries
+from ..base.retry import OutOfTime, RetryPolicy, classify, first_contact_problem, no_retries
 
 PAGE_SIZE = 1000
 
@@ -51,39 +51,6 @@ def _resolve_uri(tracking_uri: str | None) -> str:
 
 def is_remote(uri: str) -> bool:
     return uri.split(":", 1)[0].lower() in ("http", "https", "databricks")
-
-
-def first_contact_problem(uri: str, timeout: float = 5.0) -> str | None:
-    """Why nothing answers at ``uri``'s host and port (a refused connection, an unknown host, silence for
-    ``timeout`` seconds), or None when a connection opens (or goes through a proxy, which this cannot probe).
-
-    MLflow's own client retries a refused connection for minutes before it raises; this one TCP connection
-    says at once that a port is closed.
-
-    Example:
-        >>> first_contact_problem("http://127.0.0.1:9")   # the discard port: nothing listens here
-        'connection refused'
-    """
-    import socket
-    import urllib.request
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(uri)
-    host = parts.hostname
-    if not host or urllib.request.getproxies().get(parts.scheme) and not urllib.request.proxy_bypass(host):
-        return None
-    try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        socket.create_connection((host, port), timeout=timeout).close()
-    except ConnectionRefusedError:
-        return "connection refused"
-    except socket.gaierror:
-        return f"the host name {host!r} does not resolve"
-    except TimeoutError:
-        return f"no answer from {host}:{port} in {timeout:g} s"
-    except (OSError, ValueError) as err:
-        return one_line(err, limit=200)
-    return None
 
 
 def sqlite_path(uri: str) -> Path | None:

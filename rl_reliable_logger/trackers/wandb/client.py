@@ -20,8 +20,7 @@ from urllib.parse import urlsplit
 from ...errors import TrackerError
 from ...redaction import redact
 from ...wording import Message, kw, said
-from ..base.retry import RetryPolicy, classify
-from ..mlflow.client import first_contact_problem
+from ..base.retry import RetryPolicy, classify, first_contact_problem
 
 #: The server a client talks to when neither ``base_url`` nor ``WANDB_BASE_URL`` names one.
 DEFAULT_BASE_URL = "https://api.wandb.ai"
