@@ -459,8 +459,9 @@ def _reason(outcome: str, look: gs.Look, design: Design, next_seeds: Sequence[in
             f"keep: better than the incumbent by more than min_effect {m} at {look.seeds} paired seeds "
             f"(z {look.z:.2f} >= {look.bound:.2f}, level {look.level:.3g})"
         )
-    if outcome == "screened":
-        z = f", z {look.z:.2f}" if math.isfinite(look.z) else ""
+    if outcome == "screened":  # z is of the improvement beyond min_effect: a mean above it can still fall short
+        screen = design.candidate_plan.screen
+        z = f", z {look.z:.2f} < screen {screen:g}" if math.isfinite(look.z) else ""
         return (
             f"discard at the screen: not on course to beat the incumbent by min_effect {m} (mean improvement "
             f"{look.mean:+.3g} over {look.seeds} seeds{z})"

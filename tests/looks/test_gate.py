@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -71,6 +72,7 @@ def test_a_clear_loser_is_discarded_at_the_screen_spending_nothing(tmp_path: Pat
     assert result.verdict == "discard" and result.outcome == "screened" and result.level is None
     assert result.alpha_spent == 0 and result.next_seeds == (3, 4, 5)
     assert result.reason.startswith("discard at the screen: not on course to beat the incumbent by min_effect")
+    assert re.search(r", z -?\d+\.\d\d < screen 0\.75\)$", result.reason), result.reason  # the threshold it missed
 
 
 def test_the_same_scores_replay_the_verdict_and_the_ledger_is_the_audit_trail(tmp_path: Path) -> None:
