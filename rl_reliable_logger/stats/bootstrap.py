@@ -535,7 +535,7 @@ class Resample:
             if mask is not None:
                 np.copyto(dev, 0.0, where=~mask)
         if self.unit != 1.0:
-            dev *= 1.0 / self.unit  # a power of two: exact
+            dev /= self.unit  # a power of two: exact (its reciprocal overflows below 2^-1024, subnormal scores)
         return dev
 
     def padded_samples(self) -> np.ndarray:

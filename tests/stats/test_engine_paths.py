@@ -7,6 +7,8 @@ exactly the same statistics."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -84,3 +86,18 @@ def test_a_chunks_buffers_stay_within_what_the_memory_check_counts(chunk_bytes):
     held = sum(a.nbytes for a in space.values() if isinstance(a, np.ndarray)) + resample.uniforms.nbytes
     budget = max(bs.cache_chunk_bytes(chunk_bytes), 32 * cells.n_runs)  # a chunk holds one replicate at least
     assert held <= 2 * budget
+
+
+@pytest.mark.parametrize("scale", [5e-324, 1e-310, 1e-250, 1e250])
+def test_deviations_are_the_same_numbers_in_their_unit_at_any_scale(scale):
+    """Scores beyond 2^+-200 are scaled by a power of two, exactly. At subnormal scores (5e-324) the reciprocal of
+    that unit overflowed (a RuntimeWarning the console printed, and inf * 0 = NaN deviations)."""
+    runs = np.array([[1.0, 3.0, 2.0, 6.0], [4.0, 4.0, 1.0, 2.0]])
+    draws = bs.draw(bs.Cells.from_array(runs), 20, np.random.default_rng(0))
+    scaled = bs.draw(bs.Cells.from_array(runs * scale), 20, np.random.default_rng(0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        got = scaled.deviations().copy()
+    assert np.isfinite(got).all()
+    if scale >= 1e-300:  # normal numbers: the same deviations, scaled exactly (subnormal means are rounded)
+        np.testing.assert_allclose(got, draws.deviations() * (scale / scaled.unit), rtol=1e-12, atol=0)

@@ -21,14 +21,17 @@ def _aggregates(metric: mt.Metric, runs: np.ndarray, seed: int = 8) -> tuple[bs.
     return cells, aggregate.aggregate_intervals(cells, [metric], request, np.random.default_rng(seed))
 
 
-def _with_range(metric: mt.Metric, cells: bs.Cells, found: aggregate.AlgorithmAggregates) -> intervals.IntervalResult:
-    """The same interval as :func:`aggregate.aggregate_intervals`, from its replicates, with the metric's range."""
+def _with_range(
+    metric: mt.Metric, cells: bs.Cells, found: aggregate.AlgorithmAggregates, *, ranged: bool = True
+) -> intervals.IntervalResult:
+    """The same interval as :func:`aggregate.aggregate_intervals`, from its replicates, with the metric's range (or
+    without any, ``ranged=False``)."""
     se = found.standard_errors or {}
     sample = intervals.Sample(
         level=lambda ci: expanded_level(cells, ci),
         runs=cells,
         standard_errors=(lambda kind: (se[kind]["dist"], se[kind]["point"])) if se else None,
-        hard_range=mt.hard_ranges([metric]),
+        hard_range=mt.hard_ranges([metric]) if ranged else None,
     )
     request = intervals.ResamplingRequest("bootstrap-t", 0.95, {"aggregates": 1000})
     kinds = [aggregate.statistic_kind(metric)]
@@ -38,10 +41,12 @@ def _with_range(metric: mt.Metric, cells: bs.Cells, found: aggregate.AlgorithmAg
 def test_the_optimality_gaps_studentized_interval_is_moved_into_its_range_and_the_move_recorded():
     gap = mt.Metric("optimality_gap", mt.optimality_gap(1.0))
     cells, found = _aggregates(gap, GAP_RUNS)
-    assert found.low[0] < 0  # the bootstrap-t interval extrapolates below 0, where no gap can be
+    raw = _with_range(gap, cells, found, ranged=False)
+    assert raw.low[0] < 0 and raw.clipped == ()  # the bootstrap-t interval extrapolates below 0, where no gap can be
     result = _with_range(gap, cells, found)
-    assert result.low[0] == 0.0 and result.high[0] == found.high[0]  # the upper end (above γ: scores < 0) stays
-    assert result.clipped == (intervals.Clip(0, 1),) and result.methods == found.result.methods
+    assert result.low[0] == 0.0 and result.high[0] == raw.high[0]  # the upper end (above γ: scores < 0) stays
+    assert result.clipped == (intervals.Clip(0, 1),) and result.methods == raw.methods
+    assert found.low[0] == 0.0 and found.result.clipped == result.clipped  # aggregate_intervals passes the range
     assert "1 bound outside" in intervals.clip_note("the optimality_gap", result.clipped[0].moved)
     assert found.point[0] > 1.0 and mt.Metric("g", mt.optimality_gap(1.0)).hard_range == (0.0, np.inf)
 
