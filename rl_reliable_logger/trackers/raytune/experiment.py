@@ -251,13 +251,19 @@ def _cut_off(folder: Path, trials: list[Trial]) -> list[str]:
     for trial in cut:
         trial.status = CUT_OFF
     if cut:
-        count = f"{len(cut)} of its {len(trials)} trials" if len(trials) != 1 else "its 1 trial"
-        notes.append(
-            f"Ray Tune experiment {str(folder)!r}: {count} marked TERMINATED ended with no end record from "
-            f"race_tune ({FOLDER!r}): Tune cut them off when it stopped the whole experiment (fail_fast after an "
-            "error, a Stopper's stop_all(), time_budget_s) before their trainable returned; they are unfinished runs"
-        )
+        notes.append(cut_off_note(str(folder), len(cut), len(trials), "marked TERMINATED"))
     return notes
+
+
+def cut_off_note(experiment: str, cut: int, total: int, which: str) -> str:
+    """The note on ``cut`` of an experiment's ``total`` trials (``which``: how Tune listed them) that ended with no
+    end record: Tune cut them off; said alike for a folder read and a ``ResultGrid``."""
+    count = f"{cut} of its {total} trials" if total != 1 else "its 1 trial"
+    return (
+        f"Ray Tune experiment {experiment!r}: {count} {which} ended with no end record from race_tune ({FOLDER!r}): "
+        "Tune cut them off when it stopped the whole experiment (fail_fast after an error, a Stopper's stop_all(), "
+        "time_budget_s) before their trainable returned; they are unfinished runs"
+    )
 
 
 #: What Python's JSON decoder says when a text ends before its value does (the text read so far was valid).

@@ -29,8 +29,18 @@ from ..base.records import FINISHED, RunRecord
 from ..base.request import SourceRequest
 from ..base.reruns import start_seconds
 from ..base.scoring import parse_score_rule
-from .ended import FOLDER, ended, recording
-from .experiment import CUT_OFF, STATES, cut_reports_note, finished_reports, flat, history, read_experiment, reports
+from .ended import ended, recording
+from .experiment import (
+    CUT_OFF,
+    STATES,
+    cut_off_note,
+    cut_reports_note,
+    finished_reports,
+    flat,
+    history,
+    read_experiment,
+    reports,
+)
 from .keys import DEFAULT_KEYS, DEFAULT_STEP
 
 _PREFIX = "config/"
@@ -126,13 +136,7 @@ def _grid_records(grid: Any, history_keys: Sequence[str], step_key: str) -> tupl
             )
         )
     if cut:
-        count = f"{cut} of its {len(records)} trials" if len(records) != 1 else "its 1 trial"
-        notes.append(
-            f"Ray Tune experiment {str(getattr(grid, 'experiment_path', ''))!r}: {count} without an error ended with "
-            f"no end record from race_tune ({FOLDER!r}): Tune cut them off when it stopped the whole experiment "
-            "(fail_fast after an error, a Stopper's stop_all(), time_budget_s) before their trainable returned; they "
-            "are unfinished runs"
-        )
+        notes.append(cut_off_note(str(getattr(grid, "experiment_path", "")), cut, len(records), "without an error"))
     return records, notes
 
 
